@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// tsapply: a declarative configuration reconciler for TopStep smartwatches.
+//
+// Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
+// No package dependencies: the machine cannot fetch packages. C libraries come from Debian
+// through system-library targets (libyaml-dev, libssl-dev).
+import PackageDescription
+
+let package = Package(
+  name: "tsapply",
+  platforms: [.macOS(.v14)],
+  products: [
+    .executable(name: "tsapply", targets: ["tsapply"]),
+  ],
+  targets: [
+    // libyaml (Debian libyaml-dev, pkg-config yaml-0.1): the YAML parser and emitter.
+    .systemLibrary(
+      name: "CYaml", pkgConfig: "yaml-0.1",
+      providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+    // OpenSSL's libcrypto (Debian libssl-dev): SHA-256 for manifest hashes and state fingerprints.
+    .systemLibrary(
+      name: "CCrypto", pkgConfig: "libcrypto",
+      providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+    // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
+    .target(name: "TSModel", dependencies: ["CCrypto"]),
+    // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
+    .target(name: "TSManifest", dependencies: ["TSModel", "CYaml"], exclude: ["README.md"]),
+    // The Device interface (mirrors the SDK) and the faithful simulated watch.
+    .target(name: "TSDevice", dependencies: ["TSModel"], exclude: ["README.md"]),
+    // (Manifest, DeviceState, DeviceCapabilities) → Plan; pure, cannot reach a device. Renderers.
+    .target(name: "TSPlan", dependencies: ["TSModel", "TSManifest"], exclude: ["README.md"]),
+    // Plan + Device → applied changes: ordering, backups, verification, saved plans, restore.
+    .target(name: "TSApply", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice"], exclude: ["README.md"]),
+    // The command line: argument parsing, commands, output streams, exit statuses.
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    // The executable: main.swift only.
+    .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
+    // Helpers shared by the test targets: golden files, marked YAML, running the binary.
+    .target(name: "TSTestSupport", dependencies: ["TSModel"], path: "Tests/TSTestSupport"),
+
+    .testTarget(name: "TSModelTests", dependencies: ["TSModel", "TSTestSupport"]),
+    .testTarget(name: "TSManifestTests", dependencies: ["TSManifest", "TSTestSupport"],
+                exclude: ["Fixtures"]),
+    .testTarget(name: "TSDeviceTests", dependencies: ["TSDevice", "TSTestSupport"]),
+    .testTarget(name: "TSPlanTests", dependencies: ["TSPlan", "TSManifest", "TSTestSupport"],
+                exclude: ["Golden"]),
+    .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"]),
+  ]
+)

@@ -1,0 +1,116 @@
+/// One option or flag a command accepts.
+public struct OptionSpec: Sendable {
+  /// Every spelling, e.g. `["--out", "-out", "-o"]`; the first is the canonical name.
+  public var names: [String]
+  /// Whether the option takes a value (`--device sim:x`, `--device=sim:x`).
+  public var takesValue: Bool
+  /// Placeholder for the value in help, e.g. `FILE`.
+  public var valueName: String
+  /// One line of help.
+  public var help: String
+
+  public init(_ names: [String], value: String? = nil, help: String) {
+    self.names = names
+    self.takesValue = value != nil
+    self.valueName = value ?? ""
+    self.help = help
+  }
+
+  /// The canonical name, e.g. `--out`.
+  public var name: String { names[0] }
+}
+
+/// The command line after parsing: flags seen, option values, positional arguments.
+public struct ParsedArguments: Sendable, Equatable {
+  /// Canonical names of flags that were given.
+  public var flags: Set<String> = []
+  /// Values by canonical option name, in command-line order.
+  public var values: [String: [String]] = [:]
+  /// Positional arguments in order (`-` counts as positional: standard input).
+  public var positionals: [String] = []
+
+  public init() {}
+
+  /// Whether the flag with canonical name `name` was given.
+  public func has(_ name: String) -> Bool { flags.contains(name) }
+  /// The last value given for `name`, if any.
+  public func value(_ name: String) -> String? { values[name]?.last }
+
+  /// Parses `arguments` against `options`.
+  ///
+  /// Accepts `--name value`, `--name=value`, Terraform's single-dash forms when listed in
+  /// `names` (`-out FILE`, `-auto-approve`), and `--` to end options.
+  /// - Throws: `UsageError` for an unknown option (with a did-you-mean suggestion) or a
+  ///   missing value.
+  public static func parse(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+    var result = ParsedArguments()
+    var index = 0
+    var optionsEnded = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+        result.positionals.append(argument)
+        continue
+      }
+      if argument == "--" {
+        optionsEnded = true
+        continue
+      }
+      let (name, inlineValue) = splitInline(argument)
+      guard let spec = options.first(where: { $0.names.contains(name) }) else {
+        let known = options.flatMap(\.names)
+        var message = "unknown option '\(name)'"
+        if let suggestion = closestMatch(to: name, in: known) { message += "; did you mean '\(suggestion)'?" }
+        throw UsageError(message)
+      }
+      if spec.takesValue {
+        let value: String
+        if let inlineValue {
+          value = inlineValue
+        } else if index < arguments.count {
+          value = arguments[index]
+          index += 1
+        } else {
+          throw UsageError("option '\(name)' needs a value (\(spec.valueName))")
+        }
+        result.values[spec.name, default: []].append(value)
+      } else {
+        if inlineValue != nil { throw UsageError("option '\(name)' takes no value") }
+        result.flags.insert(spec.name)
+      }
+    }
+    return result
+  }
+
+  private static func splitInline(_ argument: String) -> (String, String?) {
+    guard let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+    return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+  }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
+/// (distance at most a third of the longer word, and at most 3).
+public func closestMatch(to word: String, in candidates: [String]) -> String? {
+  let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+  guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+  let limit = min(3, max(1, max(word.count, best.0.count) / 3))
+  return best.1 <= limit ? best.0 : nil
+}
+
+/// Levenshtein distance between two strings, counted in Characters.
+public func editDistance(_ a: String, _ b: String) -> Int {
+  let a = Array(a), b = Array(b)
+  if a.isEmpty { return b.count }
+  if b.isEmpty { return a.count }
+  var previous = Array(0...b.count)
+  var current = [Int](repeating: 0, count: b.count + 1)
+  for i in 1...a.count {
+    current[0] = i
+    for j in 1...b.count {
+      current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    }
+    swap(&previous, &current)
+  }
+  return previous[b.count]
+}

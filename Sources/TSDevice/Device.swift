@@ -1,0 +1,89 @@
+import TSModel
+
+/// A TopStep watch, seen through the SDK's reminder and contact calls.
+///
+/// The operations mirror `TSRemindersInterface` and `TSContactInterface` (../shared/sdk/,
+/// sdk-facts.md §1.1, §2.1) one for one, so a bridge to a real watch can implement this protocol
+/// by forwarding each call. The SDK's synchronous limit getters (`maxSupportedCustomReminderCount`,
+/// `supportMaxContacts`, `supportMaxEmergencyContacts`, `isSupportEmergencyContacts`) are part of
+/// `capabilities()`, which also says which operations and fields the platform has.
+///
+/// Every call is asynchronous and throws `DeviceError` with the SDK's domain and code
+/// (sdk-facts.md §3); an operation the platform lacks throws 2004.
+public protocol Device: AnyObject, Sendable {
+  /// What the platform stores and supports: limits, operations, fields and their byte limits.
+  func capabilities() async throws(DeviceError) -> DeviceCapabilities
+
+  // MARK: Reminders (TSRemindersInterface)
+
+  /// `createCustomReminderTemplateWithCompletion:`: a new custom reminder with a device-assigned
+  /// ID and the platform's defaults. Not written to the watch.
+  /// - Throws: 2004 where unsupported; 3004 (Npk, no free ID) or 3001 (Fit, slots full).
+  func createCustomReminderTemplate() async throws(DeviceError) -> Reminder
+  /// `fetchAllRemindersWithCompletion:`: every reminder, built-ins first, in watch order.
+  func fetchAllReminders() async throws(DeviceError) -> [Reminder]
+  /// `replaceAllReminders:completion:`: the watch's list becomes exactly `reminders`.
+  /// - Throws: 2004 where unsupported; 3004 custom limit; 3001/3002 validation (first error).
+  func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError)
+  /// `setReminder:completion:`: upsert by exact `reminderId` (replace in place, else append).
+  func setReminder(_ reminder: Reminder) async throws(DeviceError)
+  /// `deleteReminderWithId:completion:`.
+  /// - Throws: 3001 empty id; 4001 (Npk) or 4004 (Fw) not found; 2004 where unsupported.
+  func deleteReminder(id: String) async throws(DeviceError)
+
+  // MARK: Contacts (TSContactInterface)
+
+  /// `getAllContacts:`: regular contacts in watch order.
+  func getAllContacts() async throws(DeviceError) -> [Contact]
+  /// `setAllContacts:completion:`: overwrites the whole list, keeping the given order.
+  func setAllContacts(_ contacts: [Contact]) async throws(DeviceError)
+  /// `getEmergencyContacts:`: the emergency list and the SOS switch.
+  func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts
+  /// `setEmergencyContacts:sosOn:completion:`: list and switch in one call.
+  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError)
+
+  // MARK: Listeners
+
+  /// `registerContactsDidChangedBlock:`: called with the new list when contacts change on the
+  /// watch; called once with 2004 where the platform never reports changes.
+  func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async
+  /// `registerEmergencyContactsDidChangedBlock:`: as above, for the emergency list.
+  func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async
+  /// `registerSOSRequestBlock:`: called with `nil` when the wearer triggers SOS; with 2004 where unsupported.
+  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async
+
+  // MARK: Accounting
+
+  /// Calls made through this instance so far and the bytes they moved over the link (estimated).
+  func statistics() async -> DeviceStatistics
+}
+
+/// Counts of device calls and link bytes, for progress lines, apply summaries and benchmarks.
+public struct DeviceStatistics: Hashable, Codable, Sendable {
+  /// Number of calls per operation name (e.g. `setReminder`: 3).
+  public var calls: [String: Int]
+  /// Bytes sent to the watch (estimated, including packet headers).
+  public var bytesSent: Int
+  /// Bytes received from the watch (estimated, including packet headers).
+  public var bytesReceived: Int
+
+  public init(calls: [String: Int] = [:], bytesSent: Int = 0, bytesReceived: Int = 0) {
+    self.calls = calls
+    self.bytesSent = bytesSent
+    self.bytesReceived = bytesReceived
+  }
+
+  /// All calls, over every operation.
+  public var totalCalls: Int { calls.values.reduce(0, +) }
+}
+
+extension Device {
+  /// Reads everything tsapply manages in as few calls as the SDK allows: fetch all reminders,
+  /// get all contacts (when supported), get emergency contacts (when supported).
+  public func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
+    let reminders = try await fetchAllReminders()
+    let contacts = capabilities.contacts.maxContacts > 0 ? try await getAllContacts() : []
+    let emergency = capabilities.contacts.supportsEmergencyContacts ? try await getEmergencyContacts() : nil
+    return DeviceState(reminders: reminders, contacts: contacts, emergency: emergency)
+  }
+}

@@ -1,0 +1,143 @@
+import TSModel
+
+/// The desired state of a watch, decoded and validated from a YAML manifest (watch.yaml).
+///
+/// Sections are opt-in: a section that is `nil` is unmanaged and tsapply never touches it; a
+/// section that is present is authoritative for what it covers (the `custom` list is the
+/// complete set of custom reminders; an empty `contacts` list means "no contacts"). Inside one
+/// reminder, a field that is `nil` keeps whatever the watch has. Every field keeps the position
+/// it was read from, so later checks (capabilities at plan time) can point at it.
+public struct Manifest: Hashable, Sendable {
+  /// The file as the user named it (`-` for standard input).
+  public var file: String
+  /// Manifest format version; only 1 exists.
+  public var version: Int
+  /// Reminders section; `nil` when absent (unmanaged).
+  public var reminders: ManifestReminders?
+  /// Regular contacts; `nil` when absent (unmanaged). The position is the `contacts` key's.
+  public var contacts: Located<[ManifestContact]>?
+  /// Emergency contacts and SOS; `nil` when absent (unmanaged).
+  public var emergency: ManifestEmergency?
+
+  public init(file: String, version: Int = 1, reminders: ManifestReminders? = nil,
+              contacts: Located<[ManifestContact]>? = nil, emergency: ManifestEmergency? = nil) {
+    self.file = file
+    self.version = version
+    self.reminders = reminders
+    self.contacts = contacts
+    self.emergency = emergency
+  }
+}
+
+/// The `reminders:` section. A built-in left out, or `custom` left out, is unmanaged.
+public struct ManifestReminders: Hashable, Sendable {
+  /// Position of the `reminders` key.
+  public var position: SourcePosition
+  public var sedentary: ManifestReminder?
+  public var drinking: ManifestReminder?
+  public var medicine: ManifestReminder?
+  /// The complete set of custom reminders when present (names unique); position of the `custom` key.
+  public var custom: Located<[ManifestReminder]>?
+
+  public init(position: SourcePosition, sedentary: ManifestReminder? = nil, drinking: ManifestReminder? = nil,
+              medicine: ManifestReminder? = nil, custom: Located<[ManifestReminder]>? = nil) {
+    self.position = position
+    self.sedentary = sedentary
+    self.drinking = drinking
+    self.medicine = medicine
+    self.custom = custom
+  }
+
+  /// The built-in reminder of `kind`; `nil` for `.custom` or when not managed.
+  public subscript(builtIn kind: ReminderKind) -> ManifestReminder? {
+    switch kind {
+    case .sedentary: sedentary
+    case .drinking: drinking
+    case .medicine: medicine
+    case .custom: nil
+    }
+  }
+}
+
+/// One reminder as the manifest states it. A `nil` field is unmanaged: the watch's value stays.
+public struct ManifestReminder: Hashable, Sendable {
+  /// Built-in kind, or `.custom`.
+  public var kind: ReminderKind
+  /// Position of the reminder's mapping (for custom reminders, the list item).
+  public var position: SourcePosition
+  /// Manifest field path prefix, e.g. `reminders.sedentary` or `reminders.custom[1]`.
+  public var path: String
+  /// Name (custom reminders: required and unique; at most 32 bytes of UTF-8).
+  public var name: Located<String>?
+  /// `enabled`; custom reminders default to `true` when created.
+  public var isEnabled: Located<Bool>?
+  /// `repeat`, as the SDK mask.
+  public var repeatDays: Located<RepeatDays>?
+  /// `at` (time points) or `period` (start, end, every).
+  public var schedule: Located<ReminderSchedule>?
+  /// `lunch_break`.
+  public var lunchBreak: Located<LunchBreak>?
+  /// `notes`, at most 64 bytes of UTF-8.
+  public var notes: Located<String>?
+
+  public init(kind: ReminderKind, position: SourcePosition, path: String, name: Located<String>? = nil,
+              isEnabled: Located<Bool>? = nil, repeatDays: Located<RepeatDays>? = nil,
+              schedule: Located<ReminderSchedule>? = nil, lunchBreak: Located<LunchBreak>? = nil,
+              notes: Located<String>? = nil) {
+    self.kind = kind
+    self.position = position
+    self.path = path
+    self.name = name
+    self.isEnabled = isEnabled
+    self.repeatDays = repeatDays
+    self.schedule = schedule
+    self.lunchBreak = lunchBreak
+    self.notes = notes
+  }
+}
+
+/// One contact as the manifest states it, already normalised to what the watch will store.
+///
+/// `name` is the stored value (cut to 32 bytes at a grapheme boundary, with a warning, when
+/// longer); `phone` has its formatting (spaces, dashes, dots, parentheses) removed; `shortName`
+/// is the explicit `short_name` or one derived from the name's first letter.
+public struct ManifestContact: Hashable, Sendable {
+  /// Position of the contact's list item.
+  public var position: SourcePosition
+  /// Field path prefix, e.g. `contacts[2]` or `emergency.contacts[0]`.
+  public var path: String
+  /// Name as the watch will store it.
+  public var name: Located<String>
+  /// Phone number: ASCII digits with at most one leading '+', 1–20 bytes.
+  public var phone: Located<String>
+  /// Short name as stored where the platform stores it.
+  public var shortName: String
+  /// Whether `short_name` was written in the manifest (else derived).
+  public var shortNameIsExplicit: Bool
+
+  public init(position: SourcePosition, path: String, name: Located<String>, phone: Located<String>,
+              shortName: String, shortNameIsExplicit: Bool) {
+    self.position = position
+    self.path = path
+    self.name = name
+    self.phone = phone
+    self.shortName = shortName
+    self.shortNameIsExplicit = shortNameIsExplicit
+  }
+}
+
+/// The `emergency:` section: the SOS switch and the emergency contacts, written together.
+public struct ManifestEmergency: Hashable, Sendable {
+  /// Position of the `emergency` key.
+  public var position: SourcePosition
+  /// `sos`; `nil` keeps the watch's switch.
+  public var isSosOn: Located<Bool>?
+  /// `contacts`; `nil` keeps the watch's list.
+  public var contacts: Located<[ManifestContact]>?
+
+  public init(position: SourcePosition, isSosOn: Located<Bool>? = nil, contacts: Located<[ManifestContact]>? = nil) {
+    self.position = position
+    self.isSosOn = isSosOn
+    self.contacts = contacts
+  }
+}

@@ -1,0 +1,34 @@
+/// A contact as the watch holds it: the SDK's `TopStepContactModel`.
+///
+/// SDK rules (contacts.txt; sdk-facts.md §2.2–§2.4): `name` non-empty, at most 32 bytes of UTF-8
+/// (31 on Npk emergency contacts); `phoneNum` ASCII digits with an optional leading '+', at most
+/// 20 bytes; `shortName` is "typically the first letter of the name" and is stored only by some
+/// platforms (Fw), so it reads back `nil` elsewhere.
+public struct Contact: Hashable, Codable, Sendable {
+  /// Display name, UTF-8, at most 32 bytes on the watch.
+  public var name: String
+  /// Phone number: ASCII digits, optionally one leading '+'; at most 20 bytes.
+  public var phoneNum: String
+  /// Index letter used by the watch for sorting and search; `nil` where the platform does not store it.
+  public var shortName: String?
+
+  public init(name: String, phoneNum: String, shortName: String? = nil) {
+    self.name = name
+    self.phoneNum = phoneNum
+    self.shortName = shortName
+  }
+}
+
+/// The emergency-contact list and the SOS switch, which the SDK reads and writes together
+/// (`getEmergencyContacts:` gives both; `setEmergencyContacts:sosOn:` writes both in one call).
+public struct EmergencyContacts: Hashable, Codable, Sendable {
+  /// Emergency contacts in watch order; most platforms hold at most 1.
+  public var contacts: [Contact]
+  /// Whether the SOS feature is on (SDK `isSosOn`).
+  public var isSosOn: Bool
+
+  public init(contacts: [Contact], isSosOn: Bool) {
+    self.contacts = contacts
+    self.isSosOn = isSosOn
+  }
+}

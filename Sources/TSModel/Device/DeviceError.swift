@@ -1,0 +1,68 @@
+/// An error from a watch call, carrying the SDK's error domain and code (sdk-facts.md §3).
+///
+/// Messages are the SDK's English texts where the SDK has one (e.g. 3002 "Start time must be
+/// earlier than end time"). Storage problems of the simulated watch use the `simulator` domain.
+public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConvertible {
+  /// The SDK's `NSError` domain.
+  public var domain: Domain
+  /// The SDK's `TSErrorCode` (or a vendor code such as FitCloud's 70001).
+  public var code: TSErrorCode
+  /// Readable message (the SDK's `NSLocalizedDescriptionKey` text).
+  public var message: String
+
+  public init(_ domain: Domain, _ code: TSErrorCode, _ message: String) {
+    self.domain = domain
+    self.code = code
+    self.message = message
+  }
+
+  /// `message (domain code)`, e.g. `Custom reminders exceed limit (com.topstepcomkit.reminder 3004)`.
+  public var description: String { "\(message) (\(domain.rawValue) \(code.rawValue))" }
+
+  /// SDK error domains (TSError.h strings, read from the binary; sdk-facts.md §3.1).
+  public struct Domain: RawRepresentable, Hashable, Codable, Sendable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let reminder = Domain(rawValue: "com.topstepcomkit.reminder")
+    public static let contact = Domain(rawValue: "com.topstepcomkit.contact")
+    public static let setting = Domain(rawValue: "com.topstepcomkit.setting")
+    public static let bleConnect = Domain(rawValue: "com.topstepcomkit.bleConnect")
+    /// tsapply's own domain for the simulated watch's storage (unreadable or corrupted state file, lock).
+    public static let simulator = Domain(rawValue: "tsapply.simulator")
+  }
+}
+
+/// The SDK's `TSErrorCode` values used on reminder and contact paths (TSErrorEnum.h; sdk-facts.md §3.2).
+public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
+  public var rawValue: Int
+  public init(rawValue: Int) { self.rawValue = rawValue }
+  public init(_ rawValue: Int) { self.rawValue = rawValue }
+
+  public static let unknown = TSErrorCode(1001)
+  public static let notReady = TSErrorCode(2001)
+  public static let unConnected = TSErrorCode(2003)
+  /// "暂不支持此功能": the platform does not implement the operation.
+  public static let notSupport = TSErrorCode(2004)
+  public static let noSpace = TSErrorCode(2005)
+  public static let isBusy = TSErrorCode(2006)
+  /// Empty or nil parameter ("参数不存在"); also Fit's "custom reminders full".
+  public static let invalidParam = TSErrorCode(3001)
+  /// Reminder validation failure.
+  public static let paramError = TSErrorCode(3002)
+  /// Size error: custom limit exceeded, no free reminder ID, contact too long.
+  public static let paramSizeError = TSErrorCode(3004)
+  /// Data get failed; Npk "Reminder with ID %@ not found".
+  public static let dataGetFailed = TSErrorCode(4001)
+  /// The device rejected a set.
+  public static let dataSetFailed = TSErrorCode(4002)
+  public static let dataFormatError = TSErrorCode(4003)
+  /// Fw "reminder not found".
+  public static let dataIsEmpty = TSErrorCode(4004)
+  /// Command timeout.
+  public static let timeout = TSErrorCode(6001)
+  public static let connectionLost = TSErrorCode(9309)
+  /// "连接已断开，请求被取消": pending requests fail with this on disconnect.
+  public static let requestCancelledByDisconnect = TSErrorCode(9310)
+  /// FitCloud: more favourite contacts than the watch holds.
+  public static let fitCloudContactLimit = TSErrorCode(70001)
+}

@@ -1,0 +1,150 @@
+import TSModel
+
+/// The changes that make a watch match a manifest: data, rendered separately as text or JSON and
+/// executed by TSApply.
+///
+/// Made by the pure planner from (Manifest, DeviceState, DeviceCapabilities). Resource changes are
+/// sorted by address. A plan with no resource changes means the watch already matches.
+public struct Plan: Hashable, Codable, Sendable {
+  /// Version of the plan's JSON form; adding fields does not change it (Terraform's rule).
+  public static let currentFormatVersion = "1"
+
+  /// `format_version` in JSON.
+  public var formatVersion: String
+  /// The manifest file as named on the command line.
+  public var manifestFile: String
+  /// Platform profile of the watch the plan was made for (e.g. `npk`).
+  public var profile: String
+  /// SHA-256 of the watch state the plan was made from (canonical JSON of `DeviceState`).
+  public var priorStateDigest: String
+  /// Changes, sorted by address.
+  public var resourceChanges: [ResourceChange]
+  /// Warnings found while planning (e.g. a name the watch will cut). Errors never reach a plan.
+  public var warnings: [Diagnostic]
+
+  public init(manifestFile: String, profile: String, priorStateDigest: String,
+              resourceChanges: [ResourceChange], warnings: [Diagnostic] = []) {
+    self.formatVersion = Self.currentFormatVersion
+    self.manifestFile = manifestFile
+    self.profile = profile
+    self.priorStateDigest = priorStateDigest
+    self.resourceChanges = resourceChanges.sorted { $0.address < $1.address }
+    self.warnings = warnings
+  }
+
+  /// True when nothing would change.
+  public var isEmpty: Bool { resourceChanges.isEmpty }
+}
+
+/// What happens to one resource.
+public enum Action: String, Hashable, Codable, Sendable {
+  case create
+  case update
+  case delete
+
+  /// Terraform's symbol: `+` create, `~` update, `-` delete.
+  public var symbol: String {
+    switch self {
+    case .create: "+"
+    case .update: "~"
+    case .delete: "-"
+    }
+  }
+}
+
+/// A stable resource address, e.g. `reminder.sedentary`, `reminder.custom["Evening walk"]`,
+/// `contacts`, `emergency`. Used in output, JSON and saved plans.
+public struct ResourceAddress: Hashable, Codable, Sendable, Comparable, CustomStringConvertible {
+  /// The address text.
+  public var rawValue: String
+  public init(rawValue: String) { self.rawValue = rawValue }
+
+  /// A built-in reminder: `reminder.sedentary`, `reminder.drinking`, `reminder.medicine`.
+  public static func builtIn(_ kind: ReminderKind) -> ResourceAddress { ResourceAddress(rawValue: "reminder.\(kind.rawValue)") }
+  /// A custom reminder by name: `reminder.custom["Evening walk"]` (quotes and backslashes escaped).
+  public static func custom(_ name: String) -> ResourceAddress {
+    var escaped = ""
+    for character in name {
+      if character == "\\" || character == "\"" { escaped.append("\\") }
+      escaped.append(character)
+    }
+    return ResourceAddress(rawValue: "reminder.custom[\"\(escaped)\"]")
+  }
+  /// The regular contact list.
+  public static let contacts = ResourceAddress(rawValue: "contacts")
+  /// The emergency contacts and the SOS switch.
+  public static let emergency = ResourceAddress(rawValue: "emergency")
+
+  public var description: String { rawValue }
+  public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One resource's change: action, the fields that change, and the whole values before and after.
+///
+/// | action | before | after |
+/// |---|---|---|
+/// | create | nil | the value to write (custom reminder: `reminderId` empty, assigned by the template call) |
+/// | update | the watch's value | the value to write |
+/// | delete | the watch's value | nil |
+public struct ResourceChange: Hashable, Codable, Sendable {
+  public var address: ResourceAddress
+  public var action: Action
+  /// Only the fields that change, in a fixed order per resource kind.
+  public var fields: [FieldChange]
+  /// The resource as the watch holds it now.
+  public var before: ResourceValue?
+  /// The resource as it will be written.
+  public var after: ResourceValue?
+
+  public init(address: ResourceAddress, action: Action, fields: [FieldChange],
+              before: ResourceValue?, after: ResourceValue?) {
+    self.address = address
+    self.action = action
+    self.fields = fields
+    self.before = before
+    self.after = after
+  }
+}
+
+/// A resource's whole value, as written to or read from the watch.
+public enum ResourceValue: Hashable, Codable, Sendable {
+  case reminder(Reminder)
+  case contacts([Contact])
+  case emergency(EmergencyContacts)
+}
+
+/// One field that changes, with SDK field names (`repeatDays`, `timePoints`, `isSosOn`, …).
+public struct FieldChange: Hashable, Codable, Sendable {
+  /// Field name, e.g. `repeatDays`, or for contacts the contact it concerns.
+  public var field: String
+  /// Value before; `nil` when the field is being added.
+  public var before: FieldValue?
+  /// Value after; `nil` when the field is being removed.
+  public var after: FieldValue?
+
+  public init(field: String, before: FieldValue?, after: FieldValue?) {
+    self.field = field
+    self.before = before
+    self.after = after
+  }
+}
+
+/// A JSON-like value shown in a plan: what a field holds before or after.
+public indirect enum FieldValue: Hashable, Codable, Sendable {
+  case string(String)
+  case integer(Int)
+  case bool(Bool)
+  case list([FieldValue])
+  /// Keys in the order given (rendered in that order).
+  case object([KeyValue])
+
+  /// One entry of an `object`.
+  public struct KeyValue: Hashable, Codable, Sendable {
+    public var key: String
+    public var value: FieldValue
+    public init(_ key: String, _ value: FieldValue) {
+      self.key = key
+      self.value = value
+    }
+  }
+}
