@@ -35,6 +35,8 @@ let package = Package(
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // The executable: main.swift only.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
+    // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
+    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel"], path: "Tests/TSTestSupport"),
 

@@ -1,0 +1,27 @@
+// tsapply-bench: benchmarks run by hand (never as timed unit tests); figures go in closing notes.
+//
+//   swift run -c release tsapply-bench <name> [options]
+//
+// Each benchmark prints wall time and peak memory (ru_maxrss) for what it measures.
+import Foundation
+
+/// The benchmarks, by name. Each takes the remaining arguments and returns an exit status.
+let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
+  "memory": ("print this process's peak resident memory (a smoke test of the harness)", { _ in
+    print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
+    return 0
+  }),
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first, let benchmark = benchmarks[name] else {
+  print("usage: tsapply-bench <benchmark> [options]\n\nbenchmarks:")
+  for (name, entry) in benchmarks.sorted(by: { $0.key < $1.key }) { print("  \(name): \(entry.0)") }
+  exit(arguments.isEmpty ? 0 : 64)
+}
+do {
+  exit(try await benchmark.1(Array(arguments.dropFirst())))
+} catch {
+  FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+  exit(1)
+}
