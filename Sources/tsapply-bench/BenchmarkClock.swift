@@ -35,7 +35,11 @@ enum BenchmarkClock {
   /// Peak resident set size of this process so far, in KiB (getrusage ru_maxrss).
   static func peakResidentKiB() -> Int {
     var usage = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
     getrusage(RUSAGE_SELF, &usage)
+    #endif
     return usage.ru_maxrss
   }
 }
