@@ -8,6 +8,10 @@ public enum CLI {
 
   /// Top-level subcommands, in the order `tsapply --help` lists them.
   public static let commands: [any Command.Type] = [
+    PlanCommand.self,
+    ApplyCommand.self,
+    ShowCommand.self,
+    RestoreCommand.self,
     HelpCommand.self,
   ]
 

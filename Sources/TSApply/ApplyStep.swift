@@ -1,0 +1,91 @@
+import TSModel
+import TSPlan
+
+/// One unit of work for the watch: one device call, or two for a custom reminder create
+/// (template, then set). Steps are atomic on the watch: each either happened or did not.
+public enum ApplyStep: Hashable, Sendable {
+  /// `replaceAllReminders:` with the whole list; covers several reminder updates and deletes.
+  case replaceAllReminders([Reminder], covering: [ResourceAddress])
+  /// `setReminder:` (upsert by ID) for one reminder update.
+  case setReminder(Reminder, address: ResourceAddress)
+  /// `deleteReminderWithId:` for one custom reminder.
+  case deleteReminder(id: String, address: ResourceAddress)
+  /// `createCustomReminderTemplateWithCompletion:` then `setReminder:` with the patch applied to the template.
+  case createCustomReminder(ReminderPatch, address: ResourceAddress)
+  /// `setAllContacts:` with the whole list, in manifest order.
+  case setAllContacts([Contact])
+  /// `setEmergencyContacts:sosOn:` with the list and the switch together.
+  case setEmergencyContacts(EmergencyContacts)
+
+  /// The resources this step changes.
+  public var addresses: [ResourceAddress] {
+    switch self {
+    case .replaceAllReminders(_, let covering): covering
+    case .setReminder(_, let address), .deleteReminder(_, let address), .createCustomReminder(_, let address): [address]
+    case .setAllContacts: [.contacts]
+    case .setEmergencyContacts: [.emergency]
+    }
+  }
+
+  /// Device calls the step makes.
+  public var deviceCalls: Int {
+    if case .createCustomReminder = self { return 2 }
+    return 1
+  }
+}
+
+/// Orders a plan's changes into device calls for the platform: a pure function.
+///
+/// Rules (issue 4, "fewest device calls for the platform"):
+///
+/// | situation | steps |
+/// |---|---|
+/// | replace-all supported, 2+ reminder updates/deletes | one `replaceAllReminders` with the watch's list, updates applied, deletes removed, order kept |
+/// | otherwise | one `deleteReminder` per delete, then one `setReminder` per update |
+/// | custom reminder creates | after all deletes (so full slots are freed first): template + set, each |
+/// | contacts differ | one `setAllContacts` |
+/// | emergency list or SOS differ | one `setEmergencyContacts` (list and switch together) |
+public enum ApplyOrder {
+  /// The steps that carry out `plan` on a watch holding `state` with `capabilities`.
+  public static func steps(for plan: Plan, state: DeviceState, capabilities: DeviceCapabilities) -> [ApplyStep] {
+    var deletes: [(id: String, address: ResourceAddress)] = []
+    var updates: [(reminder: Reminder, address: ResourceAddress)] = []
+    var steps: [ApplyStep] = []
+    var creates: [ApplyStep] = []
+    var tail: [ApplyStep] = []
+    for change in plan.resourceChanges {
+      switch (change.action, change.before, change.after) {
+      case (.delete, .reminder(let reminder)?, _):
+        deletes.append((reminder.reminderId, change.address))
+      case (.update, _, .reminder(let reminder)?):
+        updates.append((reminder, change.address))
+      case (.create, _, .reminder):
+        if let patch = change.patch { creates.append(.createCustomReminder(patch, address: change.address)) }
+      case (_, _, .contacts(let contacts)?):
+        tail.append(.setAllContacts(contacts))
+      case (_, _, .emergency(let emergency)?):
+        tail.append(.setEmergencyContacts(emergency))
+      default:
+        break
+      }
+    }
+    if capabilities.reminders.operations.contains(.replaceAll) && deletes.count + updates.count >= 2 {
+      steps.append(replaceAll(state: state, deletes: deletes, updates: updates))
+    } else {
+      steps += deletes.map { ApplyStep.deleteReminder(id: $0.id, address: $0.address) }
+      steps += updates.map { ApplyStep.setReminder($0.reminder, address: $0.address) }
+    }
+    return steps + creates + tail
+  }
+
+  private static func replaceAll(state: DeviceState, deletes: [(id: String, address: ResourceAddress)],
+                                 updates: [(reminder: Reminder, address: ResourceAddress)]) -> ApplyStep {
+    let deleted = Set(deletes.map(\.id))
+    var updated: [String: Reminder] = [:]
+    for update in updates { updated[update.reminder.reminderId] = update.reminder }
+    let list = state.reminders.compactMap { reminder -> Reminder? in
+      deleted.contains(reminder.reminderId) ? nil : (updated[reminder.reminderId] ?? reminder)
+    }
+    return .replaceAllReminders(list, covering: deletes.map(\.address) + updates.map(\.address))
+  }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import TSModel
+
+/// A copy of everything tsapply manages on a watch, taken before an apply's first write so that
+/// `tsapply restore` can put the watch back exactly as it was.
+///
+/// Stored as JSON at `.tsapply/backups/<UTC timestamp>.json`, mode 0600 (it holds contacts).
+public struct Backup: Hashable, Codable, Sendable {
+  /// Version of this file's format.
+  public static let currentFormatVersion = 1
+
+  public var formatVersion: Int
+  /// When the backup was taken, ISO 8601 UTC.
+  public var createdAt: String
+  /// Platform profile of the watch (restore refuses another platform).
+  public var profile: String
+  /// The watch's state before the apply.
+  public var state: DeviceState
+
+  public init(createdAt: Date, profile: String, state: DeviceState) {
+    self.formatVersion = Self.currentFormatVersion
+    self.createdAt = Backup.timestamp(createdAt, style: .iso)
+    self.profile = profile
+    self.state = state
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", createdAt = "created_at", profile, state
+  }
+
+  /// Writes the backup into `directory` under a timestamped name and returns the path.
+  ///
+  /// A second backup in the same second gets a `-2`, `-3`… suffix instead of replacing the first.
+  /// - Throws: `SecureFileError` when the directory or file cannot be written.
+  public func write(into directory: String, at date: Date) throws(SecureFileError) -> String {
+    let base = directory + "/" + Backup.timestamp(date, style: .fileName)
+    var path = base + ".json"
+    var counter = 2
+    while FileManager.default.fileExists(atPath: path) {
+      path = "\(base)-\(counter).json"
+      counter += 1
+    }
+    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path, overwrite: false)
+    return path
+  }
+
+  /// Reads a backup file.
+  /// - Throws: `BackupError` when the file is missing, unreadable, or not a tsapply backup.
+  public static func read(path: String) throws(BackupError) -> Backup {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw BackupError(path: path, reason: "the file does not exist or cannot be read")
+    }
+    let backup: Backup
+    do {
+      backup = try JSONDecoder().decode(Backup.self, from: data)
+    } catch {
+      throw BackupError(path: path, reason: "not a tsapply backup (\(error))")
+    }
+    guard backup.formatVersion == currentFormatVersion else {
+      throw BackupError(path: path, reason: "backup format \(backup.formatVersion) is not supported (expected \(currentFormatVersion))")
+    }
+    return backup
+  }
+
+  enum TimestampStyle { case iso, fileName }
+
+  static func timestamp(_ date: Date, style: TimestampStyle) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = style == .iso ? "yyyy-MM-dd'T'HH:mm:ss'Z'" : "yyyyMMdd'T'HHmmss'Z'"
+    return formatter.string(from: date)
+  }
+}
+
+/// A backup file that cannot be used, with the path and the reason.
+public struct BackupError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var path: String
+  public var reason: String
+  public var description: String { "cannot restore from \(path): \(reason)" }
+}
+
+/// JSON with sorted keys and a trailing newline, so files are stable byte for byte.
+func canonicalJSON<T: Encodable>(_ value: T) -> String {
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+  // Encoding plain value types cannot fail; an empty object is the safe fallback.
+  let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+  return String(decoding: data, as: UTF8.self) + "\n"
+}

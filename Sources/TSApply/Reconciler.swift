@@ -1,0 +1,129 @@
+import Foundation
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+
+/// Plans and applies one manifest against one watch: read the state, plan, and apply with a
+/// staleness check, a backup before the first write, and verification by reading back.
+public struct Reconciler: Sendable {
+  /// The watch.
+  public var device: any Device
+  /// The watch's capabilities, read once when connecting.
+  public var capabilities: DeviceCapabilities
+
+  public init(device: any Device, capabilities: DeviceCapabilities) {
+    self.device = device
+    self.capabilities = capabilities
+  }
+
+  /// Reads the watch's capabilities and returns a reconciler for it.
+  /// - Throws: `DeviceError` from the capabilities call.
+  public static func connect(_ device: any Device) async throws(DeviceError) -> Reconciler {
+    Reconciler(device: device, capabilities: try await device.capabilities())
+  }
+
+  /// Reads everything tsapply manages on the watch.
+  public func readState() async throws(DeviceError) -> DeviceState {
+    try await device.readState(capabilities: capabilities)
+  }
+
+  /// Reads the state and plans `manifest` against it.
+  public func plan(_ manifest: Manifest) async throws(DeviceError) -> (state: DeviceState, result: PlanResult) {
+    let state = try await readState()
+    return (state, Planner.plan(manifest, state: state, capabilities: capabilities))
+  }
+
+  /// Applies `plan`, made from `manifest`, to the watch.
+  ///
+  /// Steps: read the state and refuse if it differs from the one the plan was made from; save a
+  /// backup (0600) into `backupDirectory`; run the device calls in `ApplyOrder`; read the watch
+  /// back and plan again: anything left is a verification failure.
+  ///
+  /// - Parameters:
+  ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
+  ///   - now: The time that names the backup.
+  ///   - progress: Receives progress events (the backup path first, then steps and calls).
+  /// - Returns: What was done, with the backup path and device statistics.
+  /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
+  public func apply(_ plan: Plan, manifest: Manifest, backupDirectory: String, now: Date,
+                    progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
+    guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: []) }
+    let state: DeviceState
+    do { state = try await readState() } catch { throw .device(error) }
+    guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
+    let backupPath: String
+    do {
+      backupPath = try Backup(createdAt: now, profile: capabilities.profile, state: state).write(into: backupDirectory, at: now)
+    } catch { throw .backupFailed(error) }
+    progress(.backedUp(path: backupPath))
+    let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)
+    let applied: [ResourceAddress]
+    do {
+      applied = try await Applier(device: device).execute(steps) { progress(.apply($0)) }
+    } catch { throw .partial(error, backupPath: backupPath) }
+    let after: DeviceState
+    do { after = try await readState() } catch { throw .device(error) }
+    let check = Planner.plan(manifest, state: after, capabilities: capabilities)
+    if let remaining = check.plan, remaining.isEmpty {
+      return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps)
+    }
+    throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath)
+  }
+}
+
+/// Progress of `Reconciler.apply`.
+public enum ReconcileEvent: Sendable {
+  /// The backup was written to `path`.
+  case backedUp(path: String)
+  /// A step or device call progressed.
+  case apply(ApplyProgress)
+}
+
+/// The outcome of a successful apply.
+public struct ApplyReport: Sendable {
+  /// The plan that was applied.
+  public var plan: Plan
+  /// Where the state before the apply was saved; `nil` when there was nothing to do.
+  public var backupPath: String?
+  /// Resources changed, in order.
+  public var applied: [ResourceAddress]
+  /// The steps that ran.
+  public var steps: [ApplyStep]
+
+  /// Resources created.
+  public var added: Int { plan.resourceChanges.filter { $0.action == .create }.count }
+  /// Resources updated.
+  public var changed: Int { plan.resourceChanges.filter { $0.action == .update }.count }
+  /// Resources deleted.
+  public var destroyed: Int { plan.resourceChanges.filter { $0.action == .delete }.count }
+}
+
+/// Why an apply did not complete.
+public enum ApplyError: Error, Sendable, CustomStringConvertible {
+  /// The watch changed between planning and applying; nothing was written.
+  case stateChanged
+  /// The backup could not be written; nothing was written to the watch.
+  case backupFailed(SecureFileError)
+  /// Reading the watch failed.
+  case device(DeviceError)
+  /// A device call failed part-way; some changes may have been applied.
+  case partial(PartialApplyFailure, backupPath: String)
+  /// Every call succeeded, but reading back shows the watch does not match the manifest.
+  case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String)
+
+  public var description: String {
+    switch self {
+    case .stateChanged:
+      "the watch changed since the plan was made; nothing was written. Run 'tsapply plan' again"
+    case .backupFailed(let error):
+      "cannot back up the watch before applying, so nothing was written: \(error)"
+    case .device(let error):
+      "cannot read the watch: \(error)"
+    case .partial(let failure, let backupPath):
+      "apply stopped part-way: \(failure.error). Backup of the previous state: \(backupPath)"
+    case .verificationFailed(_, _, let backupPath):
+      "the watch does not match the manifest after applying. Backup of the previous state: \(backupPath)"
+    }
+  }
+}

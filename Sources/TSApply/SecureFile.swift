@@ -1,0 +1,72 @@
+import Foundation
+
+/// Writes files that may hold personal data (contacts' names and phone numbers).
+///
+/// Files are created with mode 0600 from the start (never chmod-ed afterwards) and replaced
+/// atomically: the bytes go to a temporary file in the same directory, are flushed with fsync,
+/// and the temporary file is renamed over the destination, so a crash never leaves a half-written
+/// backup or saved plan.
+public enum SecureFile {
+  /// Writes `bytes` to `path` (mode 0600), creating parent directories with mode 0700.
+  ///
+  /// - Parameters:
+  ///   - bytes: The file content.
+  ///   - path: Absolute destination path.
+  ///   - overwrite: When `false`, an existing file is an error.
+  /// - Throws: `SecureFileError` naming the path and the system's reason.
+  public static func write(_ bytes: [UInt8], to path: String, overwrite: Bool = true) throws(SecureFileError) {
+    let directory = (path as NSString).deletingLastPathComponent
+    try createDirectory(directory)
+    if !overwrite && FileManager.default.fileExists(atPath: path) {
+      throw SecureFileError(path: path, reason: "the file already exists")
+    }
+    let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw SecureFileError(path: temporary, reason: systemReason()) }
+    var failure: SecureFileError?
+    bytes.withUnsafeBytes { buffer in
+      guard let base = buffer.baseAddress else { return }
+      var offset = 0
+      while offset < buffer.count {
+        let written = Foundation.write(fd, base + offset, buffer.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = SecureFileError(path: temporary, reason: systemReason())
+          return
+        }
+        offset += written
+      }
+    }
+    if failure == nil && fsync(fd) != 0 { failure = SecureFileError(path: temporary, reason: systemReason()) }
+    close(fd)
+    if let failure {
+      unlink(temporary)
+      throw failure
+    }
+    guard rename(temporary, path) == 0 else {
+      let error = SecureFileError(path: path, reason: systemReason())
+      unlink(temporary)
+      throw error
+    }
+  }
+
+  /// Creates `path` and missing parents with mode 0700; an existing directory is fine.
+  public static func createDirectory(_ path: String) throws(SecureFileError) {
+    guard !path.isEmpty else { return }
+    do {
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                              attributes: [.posixPermissions: 0o700])
+    } catch {
+      throw SecureFileError(path: path, reason: "cannot create directory: \(error.localizedDescription)")
+    }
+  }
+
+  private static func systemReason() -> String { String(cString: strerror(errno)) }
+}
+
+/// A file that could not be written, with the path and the reason.
+public struct SecureFileError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var path: String
+  public var reason: String
+  public var description: String { "cannot write \(path): \(reason)" }
+}

@@ -1,0 +1,105 @@
+import TSManifest
+import TSModel
+
+/// Turns a watch's state into a manifest that states all of it, for `tsapply restore` (and later
+/// `tsapply export`): planning that manifest against any watch state gives the changes that put
+/// the watch back into `state`.
+///
+/// Every section the platform has is present and every stored field is set; fields the platform
+/// does not store are left out (so they are never compared). Positions point at line 1, column 1
+/// of `file`, since the manifest has no source text.
+public enum StateManifest {
+  /// The manifest for `state` on a platform with `capabilities`, and problems that make part of
+  /// the state impossible to state (e.g. two custom reminders with the same name, times outside
+  /// 0...1439); those parts are left out and reported as errors.
+  public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String) -> (Manifest, [Diagnostic]) {
+    let origin = SourcePosition(file: file, line: 1, column: 1)
+    var diagnostics: [Diagnostic] = []
+    var reminders = ManifestReminders(position: origin)
+    for kind in ReminderKind.builtIns {
+      guard let stored = capabilities.reminders[kind], let reminder = state.builtIn(kind) else { continue }
+      let item = manifestReminder(reminder, kind: kind, stored: stored, path: "reminders.\(kind.rawValue)",
+                                  origin: origin, diagnostics: &diagnostics)
+      switch kind {
+      case .sedentary: reminders.sedentary = item
+      case .drinking: reminders.drinking = item
+      case .medicine: reminders.medicine = item
+      case .custom: break
+      }
+    }
+    if let stored = capabilities.reminders.custom, capabilities.reminders.maxCustomReminders > 0 {
+      var seen: Set<String> = []
+      var items: [ManifestReminder] = []
+      for reminder in state.customReminders {
+        let path = "reminders.custom[\(items.count)]"
+        guard seen.insert(reminder.reminderName).inserted else {
+          diagnostics.append(.error(at: origin, field: path, "the watch holds two custom reminders named \"\(reminder.reminderName)\" (IDs include \(reminder.reminderId)); names must be unique"))
+          continue
+        }
+        items.append(manifestReminder(reminder, kind: .custom, stored: stored, path: path, origin: origin, diagnostics: &diagnostics))
+      }
+      reminders.custom = Located(items, at: origin)
+    }
+    var manifest = Manifest(file: file, reminders: reminders)
+    if capabilities.contacts.maxContacts > 0 {
+      manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin), at: origin)
+    }
+    if capabilities.contacts.supportsEmergencyContacts, let emergency = state.emergency {
+      manifest.emergency = ManifestEmergency(
+        position: origin, isSosOn: Located(emergency.isSosOn, at: origin),
+        contacts: Located(contacts(emergency.contacts, path: "emergency.contacts", origin: origin), at: origin))
+    }
+    return (manifest, diagnostics)
+  }
+
+  private static func manifestReminder(_ reminder: Reminder, kind: ReminderKind, stored: ReminderKindCapabilities,
+                                       path: String, origin: SourcePosition, diagnostics: inout [Diagnostic]) -> ManifestReminder {
+    var item = ManifestReminder(kind: kind, position: origin, path: path)
+    let at = { (value: String) in Located(value, at: origin) }
+    if kind == .custom { item.name = at(reminder.reminderName) }
+    item.isEnabled = Located(reminder.isEnabled, at: origin)
+    if stored.storesRepeatDays { item.repeatDays = Located(reminder.repeatDays, at: origin) }
+    if let schedule = schedule(of: reminder, stored: stored) {
+      item.schedule = Located(schedule, at: origin)
+    } else if stored.timeTypes.contains(reminder.timeType) {
+      diagnostics.append(.error(at: origin, field: path, "the watch holds a schedule outside 00:00–23:59 (start \(reminder.startTime), end \(reminder.endTime), timePoints \(reminder.timePoints)); it is left out"))
+    }
+    switch stored.lunchBreak {
+    case .none: break
+    case .flagOnly: item.lunchBreak = Located(LunchBreak(isEnabled: reminder.isLunchBreakDNDEnabled), at: origin)
+    case .times: item.lunchBreak = Located(lunchBreak(of: reminder), at: origin)
+    }
+    if stored.notesMaxBytes != nil { item.notes = at(reminder.notes) }
+    return item
+  }
+
+  private static func schedule(of reminder: Reminder, stored: ReminderKindCapabilities) -> ReminderSchedule? {
+    guard stored.timeTypes.contains(reminder.timeType) else { return nil }
+    switch reminder.timeType {
+    case .point:
+      let points = reminder.timePoints.compactMap(MinuteOfDay.init(rawValue:))
+      guard points.count == reminder.timePoints.count, !points.isEmpty else { return nil }
+      return .timePoints(Array(Set(points)).sorted())
+    case .period:
+      guard let start = MinuteOfDay(rawValue: reminder.startTime), let end = MinuteOfDay(rawValue: reminder.endTime) else { return nil }
+      return .period(start: start, end: end, interval: reminder.interval)
+    }
+  }
+
+  private static func lunchBreak(of reminder: Reminder) -> LunchBreak {
+    guard reminder.isLunchBreakDNDEnabled,
+          let start = MinuteOfDay(rawValue: reminder.lunchBreakDNDStartTime),
+          let end = MinuteOfDay(rawValue: reminder.lunchBreakDNDEndTime) else {
+      return LunchBreak(isEnabled: reminder.isLunchBreakDNDEnabled)
+    }
+    return LunchBreak(isEnabled: true, window: .init(start: start, end: end))
+  }
+
+  private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition) -> [ManifestContact] {
+    contacts.enumerated().map { index, contact in
+      ManifestContact(position: origin, path: "\(path)[\(index)]", name: Located(contact.name, at: origin),
+                      phone: Located(contact.phoneNum, at: origin), shortName: contact.shortName ?? "",
+                      shortNameIsExplicit: contact.shortName != nil)
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import TSApply
+import TSManifest
+import TSModel
+import TSPlan
+
+/// `tsapply apply [FILE | PLANFILE]`: makes the watch match the manifest.
+struct ApplyCommand: Command {
+  static let name = "apply"
+  static let abstract = "Make the watch match the manifest (shows the plan and asks first)."
+  static let usage = "[options] [FILE | PLANFILE]"
+  static let discussion = """
+    With a manifest (default watch.yaml), apply plans, shows the plan and asks for confirmation;
+    only 'yes' is accepted. --auto-approve skips the question; without a terminal and without
+    --auto-approve it refuses instead of waiting. With a saved plan from 'tsapply plan -out FILE'
+    it applies exactly that plan without asking, and refuses it when stale.
+    Before the first write the watch's state is saved to .tsapply/backups/ (mode 0600);
+    'tsapply restore BACKUP' puts it back.
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation."),
+    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+  ] + PlanOutputOptions.specs
+
+  var file: String
+  var autoApprove: Bool
+  var deviceSpec: String?
+  var output: PlanOutputOptions
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    file = try ManifestArgument.file(from: arguments)
+    autoApprove = arguments.has("--auto-approve")
+    deviceSpec = arguments.value("--device")
+    output = PlanOutputOptions(arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    if file != "-", let data = FileManager.default.contents(atPath: context.resolve(file)),
+       let saved = try SavedPlan.parse(Array(data), path: file) {
+      return try await applySaved(saved, context: context)
+    }
+    let input = try ManifestInputFile.read(file, context: context)
+    try report(input.result.diagnostics, source: input.bytes, context: context)
+    guard let manifest = input.result.manifest else { return .failure }
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let (_, result) = try await session.reconciler.plan(manifest)
+    try report(result.diagnostics, source: input.bytes, context: context)
+    guard let plan = result.plan else { return .failure }
+    let apply = ApplyRun(session: session, output: output, context: context)
+    return try await apply.run(plan, manifest: manifest, confirm: !autoApprove)
+  }
+
+  private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
+    let manifestBytes = FileManager.default.contents(atPath: saved.manifestPath).map(Array.init)
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let state = try await session.reconciler.readState()
+    try saved.checkFresh(manifestBytes: manifestBytes, state: state)
+    guard let bytes = manifestBytes else { return .failure }
+    let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
+    guard let manifest = loaded.manifest else {
+      try report(loaded.diagnostics, source: bytes, context: context)
+      return .failure
+    }
+    let apply = ApplyRun(session: session, output: output, context: context)
+    return try await apply.run(saved.plan, manifest: manifest, confirm: false)
+  }
+}
+
+/// Shows a plan, asks for confirmation when needed, applies it with progress lines, and prints
+/// the outcome. Shared by `apply` and `restore`.
+struct ApplyRun {
+  var session: WatchSession
+  var output: PlanOutputOptions
+  var context: CommandContext
+
+  /// Runs the apply; returns `.success`, or throws a `CommandFailure` describing what happened.
+  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, action: String = "apply") async throws -> ExitStatus {
+    let renderer = output.renderer(context)
+    context.stdout.write(renderer.render(plan))
+    if plan.isEmpty {
+      context.stdout.write("\nApply complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
+      return .success
+    }
+    if confirm { try askForConfirmation() }
+    let context = self.context
+    let verbose = context.stdoutIsTerminal
+    let actions = Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first })
+    do {
+      let report = try await session.reconciler.apply(
+        plan, manifest: manifest, backupDirectory: session.backupDirectory, now: Date()) { event in
+          ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
+        }
+      context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+      return .success
+    } catch let error as ApplyError {
+      throw CommandFailure(describe(error, renderer: renderer))
+    }
+  }
+
+  private func askForConfirmation() throws {
+    guard context.stdinIsTerminal else {
+      throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
+        + "  Re-run with --auto-approve, or save the plan with 'tsapply plan -out FILE' and run 'tsapply apply FILE'.")
+    }
+    context.stdout.write("""
+
+      Do you want to perform these actions?
+        tsapply will perform the actions described above.
+        Only 'yes' will be accepted to approve.
+
+        Enter a value: 
+      """)
+    let answer = context.readLine()?.trimmingCharacters(in: .whitespaces)
+    guard answer == "yes" else { throw CommandFailure("Apply cancelled: the watch was not touched.") }
+    context.stdout.write("\n")
+  }
+
+  private static func print(_ event: ReconcileEvent, actions: [ResourceAddress: Action], verbose: Bool,
+                            to context: CommandContext) {
+    switch event {
+    case .backedUp(let path):
+      context.stdout.write("Backed up the watch's current state to \(relative(path, context)) (restore with 'tsapply restore \(relative(path, context))').\n")
+    case .apply(.stepStarted(let step)):
+      for address in step.addresses { context.stdout.write("\(address): \(verb(actions[address], done: false))...\n") }
+    case .apply(.deviceCall(let name, let seconds)):
+      if verbose { context.stdout.write("  device call \(name) done [\(elapsedText(seconds)) elapsed]\n") }
+    case .apply(.stepFinished(let step, let seconds)):
+      for address in step.addresses {
+        context.stdout.write("\(address): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
+      }
+    }
+  }
+
+  private static func elapsedText(_ seconds: Double) -> String { String(format: "%.1fs", seconds) }
+
+  private static func verb(_ action: Action?, done: Bool) -> String {
+    switch action {
+    case .create: done ? "Creation complete" : "Creating"
+    case .delete: done ? "Destruction complete" : "Destroying"
+    case .update, nil: done ? "Modifications complete" : "Modifying"
+    }
+  }
+
+  private func describe(_ error: ApplyError, renderer: HumanPlanRenderer) -> String {
+    switch error {
+    case .partial(let failure, let backupPath):
+      var text = "apply stopped part-way: \(failure.error)\n"
+      text += "  applied:      " + list(failure.applied) + "\n"
+      text += "  failed:       " + list(failure.failed) + "\n"
+      text += "  not applied:  " + list(failure.notApplied) + "\n"
+      text += "Run 'tsapply apply' again to finish, or 'tsapply restore \(ApplyRun.relative(backupPath, context))' to undo."
+      return text
+    case .verificationFailed(let remaining, let diagnostics, let backupPath):
+      var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
+      if let remaining { text += renderer.render(remaining) }
+      text += diagnostics.map { "  \($0)\n" }.joined()
+      text += "Backup of the previous state: \(ApplyRun.relative(backupPath, context))"
+      return text
+    default:
+      return "\(error)"
+    }
+  }
+
+  private func list(_ addresses: [ResourceAddress]) -> String {
+    addresses.isEmpty ? "(none)" : addresses.map(\.rawValue).joined(separator: ", ")
+  }
+
+  static func relative(_ path: String, _ context: CommandContext) -> String {
+    let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
+    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+  }
+}

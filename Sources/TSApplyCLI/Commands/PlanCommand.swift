@@ -1,0 +1,59 @@
+import Foundation
+import TSApply
+import TSModel
+import TSPlan
+
+/// `tsapply plan [FILE]`: shows what `apply` would change on the watch, without changing it.
+struct PlanCommand: Command {
+  static let name = "plan"
+  static let abstract = "Show what would change on the watch to match the manifest."
+  static let usage = "[options] [FILE]"
+  static let discussion = """
+    FILE defaults to watch.yaml in the current directory; '-' reads standard input.
+    With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something
+    would, and 1 on errors. With -out the plan is saved (mode 0600) and 'tsapply apply FILE'
+    applies exactly that plan, or refuses if the manifest or the watch changed since.
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
+    OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
+    OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
+    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+  ] + PlanOutputOptions.specs
+
+  var file: String
+  var json: Bool
+  var detailedExitCode: Bool
+  var out: String?
+  var deviceSpec: String?
+  var output: PlanOutputOptions
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    file = try ManifestArgument.file(from: arguments)
+    json = arguments.has("--json")
+    detailedExitCode = arguments.has("--detailed-exitcode")
+    out = arguments.value("--out")
+    deviceSpec = arguments.value("--device")
+    output = PlanOutputOptions(arguments)
+    if out != nil && file == "-" { throw UsageError("-out needs a manifest file, not standard input: the saved plan is bound to the file") }
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let input = try ManifestInputFile.read(file, context: context)
+    try report(input.result.diagnostics, source: input.bytes, context: context)
+    guard let manifest = input.result.manifest else { return .failure }
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let (_, result) = try await session.reconciler.plan(manifest)
+    try report(result.diagnostics, source: input.bytes, context: context)
+    guard let plan = result.plan else { return .failure }
+    context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
+    if let out, let path = input.path {
+      let saved = SavedPlan(manifestPath: path, manifestDigest: SHA256Digest.hex(of: input.bytes), plan: plan)
+      try saved.write(to: context.resolve(out))
+      if !json {
+        context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(out)\n")
+      }
+    }
+    return detailedExitCode && !plan.isEmpty ? .changesPresent : .success
+  }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import TSApply
+import TSModel
+
+/// `tsapply restore BACKUP`: puts the watch back into the state saved before an apply.
+struct RestoreCommand: Command {
+  static let name = "restore"
+  static let abstract = "Put the watch back as a backup from .tsapply/backups/ saved it."
+  static let usage = "[options] BACKUP"
+  static let discussion = """
+    Plans the changes that return the watch to the backed-up state, shows them and asks for
+    confirmation like 'apply' (only 'yes' is accepted; --auto-approve skips the question).
+    The current state is itself backed up first, so a restore can be undone.
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--auto-approve", "-auto-approve"], help: "Restore without asking for confirmation."),
+    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+  ] + PlanOutputOptions.specs
+
+  var file: String
+  var autoApprove: Bool
+  var deviceSpec: String?
+  var output: PlanOutputOptions
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.count == 1 else { throw UsageError("expected one backup file (see .tsapply/backups/)") }
+    file = arguments.positionals[0]
+    autoApprove = arguments.has("--auto-approve")
+    deviceSpec = arguments.value("--device")
+    output = PlanOutputOptions(arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let backup = try Backup.read(path: context.resolve(file))
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let capabilities = session.reconciler.capabilities
+    guard backup.profile == capabilities.profile else {
+      throw CommandFailure("\(file) was taken from a '\(backup.profile)' watch; this watch is '\(capabilities.profile)'")
+    }
+    let (manifest, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
+    try report(problems, source: nil, context: context)
+    let (_, result) = try await session.reconciler.plan(manifest)
+    try report(result.diagnostics, source: nil, context: context)
+    guard let plan = result.plan else { return .failure }
+    return try await ApplyRun(session: session, output: output, context: context).run(plan, manifest: manifest, confirm: !autoApprove)
+  }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import TSApply
+import TSPlan
+
+/// `tsapply show PLANFILE`: prints a saved plan, as text or JSON, without touching the watch.
+struct ShowCommand: Command {
+  static let name = "show"
+  static let abstract = "Show a saved plan (from 'tsapply plan -out FILE')."
+  static let usage = "[options] PLANFILE"
+  static let options: [OptionSpec] = [
+    OptionSpec(["--json", "-json"], help: "Print the plan as JSON."),
+  ] + PlanOutputOptions.specs
+
+  var file: String
+  var json: Bool
+  var output: PlanOutputOptions
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.count == 1 else { throw UsageError("expected one saved plan file") }
+    file = arguments.positionals[0]
+    json = arguments.has("--json")
+    output = PlanOutputOptions(arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let saved = try readSavedPlan(file, context: context)
+    context.stdout.write(json ? JSONPlanRenderer.render(saved.plan, redact: output.redact)
+                              : output.renderer(context).render(saved.plan))
+    return .success
+  }
+}
+
+/// Reads `file` as a saved plan; fails with a plain message when it is not one.
+func readSavedPlan(_ file: String, context: CommandContext) throws -> SavedPlan {
+  guard let data = FileManager.default.contents(atPath: context.resolve(file)) else {
+    throw CommandFailure("cannot read \(file): no such file or it is not readable")
+  }
+  guard let saved = try SavedPlan.parse(Array(data), path: file) else {
+    throw CommandFailure("\(file) is not a saved plan (make one with 'tsapply plan -out \(file)')")
+  }
+  return saved
+}

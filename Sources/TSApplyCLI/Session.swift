@@ -1,0 +1,80 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+
+/// Options shared by the commands that show plans: output form and redaction.
+struct PlanOutputOptions: Sendable {
+  static let specs: [OptionSpec] = [
+    OptionSpec(["--no-color", "-no-color"], help: "Never colour the output (also: NO_COLOR set, or not a terminal)."),
+    OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits) in every output."),
+  ]
+
+  var noColor: Bool
+  var redact: Bool
+
+  init(_ arguments: ParsedArguments) {
+    noColor = arguments.has("--no-color")
+    redact = arguments.has("--redact")
+  }
+
+  /// The human renderer for `context`.
+  func renderer(_ context: CommandContext) -> HumanPlanRenderer {
+    HumanPlanRenderer(color: context.useColor(noColorFlag: noColor), redact: redact)
+  }
+}
+
+/// A manifest read for a command: its bytes (for the saved-plan hash), the load result, and
+/// the path it came from.
+struct ManifestInputFile {
+  /// The file as the user named it.
+  var displayName: String
+  /// Absolute path; `nil` for standard input.
+  var path: String?
+  var bytes: [UInt8]
+  var result: ManifestLoadResult
+
+  /// Reads `file` (`-` = standard input) and loads it as a manifest.
+  static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
+    if file == "-" {
+      let bytes = context.readAll()
+      return ManifestInputFile(displayName: "<stdin>", path: nil, bytes: bytes,
+                               result: ManifestLoader.load(bytes: bytes, file: "<stdin>"))
+    }
+    let path = context.resolve(file)
+    guard let data = FileManager.default.contents(atPath: path) else {
+      var message = "cannot read \(file): no such file or it is not readable"
+      if file == ManifestArgument.defaultFile { message += " (give the manifest's path, e.g. 'tsapply plan examples/watch.yaml')" }
+      throw CommandFailure(message)
+    }
+    let bytes = Array(data)
+    return ManifestInputFile(displayName: file, path: path, bytes: bytes, result: ManifestLoader.load(bytes: bytes, file: file))
+  }
+}
+
+/// One connected watch for a command: the device, its reconciler, and where backups go.
+struct WatchSession {
+  var reconciler: Reconciler
+  /// `.tsapply/backups` under the working directory.
+  var backupDirectory: String
+
+  /// Opens the watch named by `--device`, `TSAPPLY_DEVICE`, or the default simulated watch.
+  static func open(spec: String?, context: CommandContext) async throws -> WatchSession {
+    let device = try DeviceSelector.open(spec: spec, environment: context.environment,
+                                         currentDirectory: context.currentDirectory)
+    let reconciler = try await Reconciler.connect(device)
+    return WatchSession(reconciler: reconciler,
+                        backupDirectory: context.resolve(".tsapply/backups"))
+  }
+}
+
+/// Prints manifest diagnostics and fails when any is an error.
+func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext) throws(CommandFailure) {
+  DiagnosticPrinter.print(diagnostics, source: source, to: context)
+  let errors = diagnostics.filter { $0.severity == .error }.count
+  if errors > 0 {
+    throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in the manifest; the watch was not touched")
+  }
+}
