@@ -55,7 +55,8 @@ public struct HumanPlanRenderer: Sendable {
     }
     var lines = ["  " + paint("# \(change.address) \(verb)", .bold)]
     let counts = ContactCounts(change.fields)
-    if !counts.summary.isEmpty { lines.append("  # contacts: \(counts.summary)") }
+    let list = change.address == .emergency ? "emergency contacts" : "contacts"
+    if !counts.summary.isEmpty { lines.append("  # \(list): \(counts.summary)") }
     let single = Plan(manifestFile: plan.manifestFile, profile: plan.profile, priorStateDigest: plan.priorStateDigest,
                       resourceChanges: [change])
     for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }

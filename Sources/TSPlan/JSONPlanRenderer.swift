@@ -6,8 +6,9 @@ import TSModel
 /// Top-level keys (sorted): `counts` `{add, change, destroy}`, `format_version`, `manifest`,
 /// `prior_state_digest`, `profile`, `resource_changes`, `warnings`. Each resource change has
 /// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
-/// names; `null` when absent), `changed` (changed field names, in order) and `fields`
-/// (`{field, before, after}` per change). Warnings are `{severity, file, line, column, field,
+/// names; `null` when absent), `changed` (changed field names, in order), `fields`
+/// (`{field, before, after}` per change) and, for contact lists, `contact_counts`
+/// `{added, removed, renamed}`. Warnings are `{severity, file, line, column, field,
 /// message}`. Keys are sorted at every level, so output is stable. With `redact`, every
 /// `phoneNum` and every phone in a message is masked (`PhoneRedaction`).
 public enum JSONPlanRenderer {
@@ -31,7 +32,7 @@ public enum JSONPlanRenderer {
   private static func resourceChange(_ change: ResourceChange) -> JSONValue {
     var changed: [String] = []
     for field in change.fields where !changed.contains(field.field) { changed.append(field.field) }
-    return .object([
+    var object: [String: JSONValue] = [
       "address": .string(change.address.rawValue),
       "actions": .array([.string(change.action.rawValue)]),
       "before": change.before.map(JSONValue.init(encoding:)) ?? .null,
@@ -42,7 +43,13 @@ public enum JSONPlanRenderer {
                  "before": field.before.map(JSONValue.init) ?? .null,
                  "after": field.after.map(JSONValue.init) ?? .null])
       }),
-    ])
+    ]
+    if changed.contains("contacts") {
+      let counts = ContactCounts(change.fields)
+      object["contact_counts"] = .object(["added": .int(counts.added), "removed": .int(counts.removed),
+                                          "renamed": .int(counts.renamed)])
+    }
+    return .object(object)
   }
 
   private static func warning(_ diagnostic: Diagnostic, phones: Set<String>, redact: Bool) -> JSONValue {

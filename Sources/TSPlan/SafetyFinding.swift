@@ -16,14 +16,14 @@ public enum SafetyFinding: Hashable, Sendable, CustomStringConvertible {
   /// One line for the human plan, e.g. `clears all 3 contacts`.
   public var description: String {
     switch self {
-    case .clearsAllContacts(let count): "clears all \(count) \(count == 1 ? "contact" : "contacts")"
+    case .clearsAllContacts(let count): count == 1 ? "clears the only contact" : "clears all \(count) contacts"
     case .removesContacts(let count): "removes \(count) \(count == 1 ? "contact" : "contacts")"
     case .deletesCustomReminders(let addresses):
       "deletes \(addresses.count) custom \(addresses.count == 1 ? "reminder" : "reminders"): "
         + addresses.map(\.rawValue).joined(separator: ", ")
     case .disablesSOS: "turns SOS off"
     case .clearsEmergencyContacts(let count):
-      "clears all \(count) emergency \(count == 1 ? "contact" : "contacts")"
+      count == 1 ? "clears the only emergency contact" : "clears all \(count) emergency contacts"
     }
   }
 }
