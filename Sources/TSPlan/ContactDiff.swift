@@ -13,7 +13,9 @@ public struct ContactDiff: Hashable, Sendable {
 
   /// One contact renamed: the old and the new value.
   public struct Pair: Hashable, Sendable {
+    /// The contact as the watch holds it.
     public var before: Contact
+    /// The contact as it will be written (same `phoneNum`).
     public var after: Contact
   }
 
@@ -62,8 +64,11 @@ public struct ContactDiff: Hashable, Sendable {
 
 /// How many contacts a change adds, removes and renames, read from its `contacts` field changes.
 public struct ContactCounts: Hashable, Sendable {
+  /// Contacts added (a new phone number, or a new name and phone).
   public var added: Int
+  /// Contacts removed.
   public var removed: Int
+  /// Contacts kept by phone number whose name or short name changes.
   public var renamed: Int
 
   /// Counts the `contacts` entries of `fields`.

@@ -33,6 +33,7 @@ enum CustomReminderPlanner {
         part.changes += matches.dropFirst().map { ReminderPlanner.delete($0, at: .customDuplicate(stored, reminderId: $0.reminderId)) }
       }
       let base = existing ?? ReminderPlanner.customTemplate
+      part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
       if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch) {
         part.changes.append(change)
       }

@@ -9,9 +9,12 @@ import TSModel
 /// destroy.` An empty plan renders `No changes. The watch matches <manifest file>.` ANSI colour
 /// codes appear only when `color` is true; with `redact`, no full phone number is printed.
 public struct HumanPlanRenderer: Sendable {
+  /// Whether to emit ANSI colour codes (a terminal without `--no-color` and `NO_COLOR`).
   public var color: Bool
+  /// Whether to mask phone numbers (`--redact`).
   public var redact: Bool
 
+  /// A renderer with the given colour and redaction settings.
   public init(color: Bool, redact: Bool) {
     self.color = color
     self.redact = redact

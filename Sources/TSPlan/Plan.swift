@@ -106,6 +106,7 @@ public struct ResourceChange: Hashable, Codable, Sendable {
   /// `nil` for deletes, contacts and emergency.
   public var patch: ReminderPatch?
 
+  /// A change; `patch` only for reminder creates and updates.
   public init(address: ResourceAddress, action: Action, fields: [FieldChange],
               before: ResourceValue?, after: ResourceValue?, patch: ReminderPatch? = nil) {
     self.address = address
@@ -164,10 +165,14 @@ public indirect enum FieldValue: Hashable, Codable, Sendable {
 /// count as add, updates as change, deletes as destroy. `contacts` and `emergency` are single
 /// resources, so a contact list change counts as one change.
 public struct PlanCounts: Hashable, Codable, Sendable {
+  /// Creates (custom reminders, a built-in missing from the watch).
   public var add: Int
+  /// Updates, including each changed contact list.
   public var change: Int
+  /// Deletes (custom reminders only).
   public var destroy: Int
 
+  /// Counts as given.
   public init(add: Int, change: Int, destroy: Int) {
     self.add = add
     self.change = change

@@ -8,6 +8,7 @@ public struct PlanResult: Sendable {
   /// Errors and warnings, sorted by position (`Array<Diagnostic>.sortedByPosition()`).
   public var diagnostics: [Diagnostic]
 
+  /// A result as given (the planner sorts `diagnostics`).
   public init(plan: Plan?, diagnostics: [Diagnostic]) {
     self.plan = plan
     self.diagnostics = diagnostics

@@ -43,6 +43,18 @@ struct ReminderChecks {
     return (patch, diagnostics)
   }
 
+  /// Problems only the combined result shows: lunch break turned on without times while the
+  /// reminder holds no valid window (SDK rule start < end, both 0...1439; sdk-facts.md §1.4),
+  /// which the watch would refuse (3002).
+  func resultErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
+    guard storage.lunchBreak == .times, let lunch = reminder.lunchBreak, lunch.value.isEnabled,
+          lunch.value.window == nil, after.isLunchBreakDNDEnabled else { return [] }
+    let start = after.lunchBreakDNDStartTime, end = after.lunchBreakDNDEndTime
+    guard !(MinuteOfDay.range.contains(start) && MinuteOfDay.range.contains(end) && start < end) else { return [] }
+    return [.error(at: lunch.position, field: "\(reminder.path).lunch_break",
+      "\(label) on the watch has no valid lunch-break times (\(start)–\(end) minutes); give them: `lunch_break: {start: \"12:00\", end: \"14:00\"}`")]
+  }
+
   private func storedText(_ text: Located<String>, maxBytes: Int?, field: String, what: String,
                           _ diagnostics: inout [Diagnostic]) -> String? {
     guard let maxBytes else {

@@ -23,6 +23,7 @@ public struct ReminderPatch: Hashable, Codable, Sendable {
   /// `notes`, as stored.
   public var notes: String?
 
+  /// A patch; every field left `nil` is unmanaged.
   public init(name: String? = nil, isEnabled: Bool? = nil, repeatDays: RepeatDays? = nil,
               schedule: ReminderSchedule? = nil, lunchBreak: LunchBreak? = nil, notes: String? = nil) {
     self.name = name

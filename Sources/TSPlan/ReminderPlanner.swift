@@ -41,6 +41,7 @@ enum ReminderPlanner {
     let (patch, diagnostics) = checks.patch(for: reminder, creating: existing == nil)
     part.diagnostics = diagnostics
     let base = existing ?? Reminder(reminderId: id, reminderType: kind.reminderType)
+    part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
     part.changes = change(.builtIn(kind), existing: existing, base: base, patch: patch).map { [$0] } ?? []
     return part
   }

@@ -104,6 +104,9 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
     CapabilityCase(name: "SOS on with no emergency contact in the final state", capabilities: Profiles.roomy,
       manifest: Build.manifest(emergency: Build.emergency(sos: true)),
       expected: ["watch.yaml:81:8: error: emergency.sos: SOS would be on with no emergency contact; add one under `emergency.contacts` or write `sos: false`"]),
+    CapabilityCase(name: "lunch break on without times where the watch holds none", capabilities: Profiles.npk,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, lunch: LunchBreak(isEnabled: true)))),
+      expected: ["watch.yaml:8:7: error: reminders.sedentary.lunch_break: the sedentary reminder on the watch has no valid lunch-break times (0–0 minutes); give them: `lunch_break: {start: \"12:00\", end: \"14:00\"}`"]),
   ]
 
   @Test(arguments: cases)
