@@ -75,6 +75,12 @@ public struct ResourceAddress: Hashable, Codable, Sendable, Comparable, CustomSt
   /// The emergency contacts and the SOS switch.
   public static let emergency = ResourceAddress(rawValue: "emergency")
 
+  /// A second custom reminder on the watch with the same name as one already matched, told apart
+  /// by its device ID: `reminder.custom["Walk"]#33`. Only ever deleted.
+  public static func customDuplicate(_ name: String, reminderId: String) -> ResourceAddress {
+    ResourceAddress(rawValue: custom(name).rawValue + "#" + reminderId)
+  }
+
   public var description: String { rawValue }
   public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
@@ -95,14 +101,20 @@ public struct ResourceChange: Hashable, Codable, Sendable {
   public var before: ResourceValue?
   /// The resource as it will be written.
   public var after: ResourceValue?
+  /// For reminders: the manifest fields to overlay, the same overlay that made `after`.
+  /// A custom-reminder create overlays it onto the device's template (`ReminderPatch.applying(to:)`);
+  /// `nil` for deletes, contacts and emergency.
+  public var patch: ReminderPatch?
 
+  /// A change; `patch` only for reminder creates and updates.
   public init(address: ResourceAddress, action: Action, fields: [FieldChange],
-              before: ResourceValue?, after: ResourceValue?) {
+              before: ResourceValue?, after: ResourceValue?, patch: ReminderPatch? = nil) {
     self.address = address
     self.action = action
     self.fields = fields
     self.before = before
     self.after = after
+    self.patch = patch
   }
 }
 
@@ -146,5 +158,33 @@ public indirect enum FieldValue: Hashable, Codable, Sendable {
       self.key = key
       self.value = value
     }
+  }
+}
+
+/// How many resources a plan adds, changes and destroys (Terraform's summary counts): creates
+/// count as add, updates as change, deletes as destroy. `contacts` and `emergency` are single
+/// resources, so a contact list change counts as one change.
+public struct PlanCounts: Hashable, Codable, Sendable {
+  /// Creates (custom reminders, a built-in missing from the watch).
+  public var add: Int
+  /// Updates, including each changed contact list.
+  public var change: Int
+  /// Deletes (custom reminders only).
+  public var destroy: Int
+
+  /// Counts as given.
+  public init(add: Int, change: Int, destroy: Int) {
+    self.add = add
+    self.change = change
+    self.destroy = destroy
+  }
+}
+
+extension Plan {
+  /// The summary counts of this plan.
+  public var counts: PlanCounts {
+    PlanCounts(add: resourceChanges.filter { $0.action == .create }.count,
+               change: resourceChanges.filter { $0.action == .update }.count,
+               destroy: resourceChanges.filter { $0.action == .delete }.count)
   }
 }

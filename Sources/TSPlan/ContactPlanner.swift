@@ -1,0 +1,69 @@
+import TSModel
+import TSManifest
+
+/// Plans the `contacts:` section: one resource, `contacts`, written as a whole list.
+///
+/// Desired list: the manifest's contacts in manifest order, shortName kept only where the
+/// platform stores it (sdk-facts.md §2.3). The watch list is compared as a multiset
+/// (`ContactDiff`); when equal there is no change. Capacity and byte limits
+/// (`ContactCapabilities`, sdk-facts.md §2.4–§2.5) are errors: a phone number is never cut.
+enum ContactPlanner {
+  static func plan(_ contacts: Located<[ManifestContact]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+    var part = PlanPart()
+    let limits = capabilities.contacts
+    let watch = "the watch (profile \(capabilities.profile))"
+    guard limits.maxContacts > 0 else {
+      part.diagnostics.append(.error(at: contacts.position, field: "contacts",
+        "\(watch) does not store regular contacts; remove the `contacts` section"))
+      return part
+    }
+    part.diagnostics = limitErrors(contacts, maxCount: limits.maxContacts, field: "contacts", capabilities: capabilities)
+    let desired = storedContacts(contacts.value, capabilities: capabilities)
+    let diff = ContactDiff(from: storedContacts(state.contacts, capabilities: capabilities), to: desired)
+    if !diff.isEmpty {
+      part.changes.append(ResourceChange(address: .contacts, action: .update, fields: diff.fieldChanges,
+                                         before: .contacts(state.contacts), after: .contacts(desired)))
+    }
+    return part
+  }
+
+  /// Manifest contacts as the watch stores them: shortName only where stored.
+  static func storedContacts(_ contacts: [ManifestContact], capabilities: DeviceCapabilities) -> [Contact] {
+    contacts.map {
+      Contact(name: $0.name.value, phoneNum: $0.phone.value,
+              shortName: capabilities.contacts.storesShortName ? $0.shortName : nil)
+    }
+  }
+
+  /// Watch contacts in comparable form: shortName dropped where the platform does not store it.
+  static func storedContacts(_ contacts: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
+    guard !capabilities.contacts.storesShortName else { return contacts }
+    return contacts.map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) }
+  }
+
+  /// Count, name and phone limits of a contact list (`what` names the list in messages).
+  static func limitErrors(_ contacts: Located<[ManifestContact]>, maxCount: Int, field: String,
+                          capabilities: DeviceCapabilities) -> [Diagnostic] {
+    let limits = capabilities.contacts
+    let watch = "the watch (profile \(capabilities.profile))"
+    let noun = field == "contacts" ? "contacts" : "emergency contacts"
+    var diagnostics: [Diagnostic] = []
+    if contacts.value.count > maxCount {
+      diagnostics.append(.error(at: contacts.position, field: field,
+        "\(contacts.value.count) \(noun), but \(watch) holds at most \(maxCount)"))
+    }
+    for contact in contacts.value {
+      let nameBytes = contact.name.value.utf8.count
+      if nameBytes > limits.nameMaxBytes {
+        diagnostics.append(.error(at: contact.name.position, field: "\(contact.path).name",
+          "\"\(contact.name.value)\" is \(nameBytes) bytes, but \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes"))
+      }
+      let phoneBytes = contact.phone.value.utf8.count
+      if phoneBytes > limits.phoneMaxBytes {
+        diagnostics.append(.error(at: contact.phone.position, field: "\(contact.path).phone",
+          "the phone number is \(phoneBytes) bytes, but \(watch) stores phone numbers of at most \(limits.phoneMaxBytes) bytes; tsapply never shortens a phone number"))
+      }
+    }
+    return diagnostics
+  }
+}

@@ -1,0 +1,92 @@
+import TSModel
+import TSManifest
+
+/// Plans a present `custom:` list: the complete set of custom reminders.
+///
+/// Matching is by stored name: the manifest name cut the way the platform stores it
+/// (sdk-facts.md §2.4), compared with the name the watch holds. Capacity counts the final state:
+/// exactly the manifest's list (sdk-facts.md §1.9 `maxSupportedCustomReminderCount`).
+enum CustomReminderPlanner {
+  static func plan(_ list: Located<[ManifestReminder]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+    var part = PlanPart()
+    part.diagnostics = capacityErrors(list, capabilities: capabilities)
+    guard let storage = capabilities.reminders.custom, part.diagnostics.isEmpty else {
+      return part
+    }
+    var unmatched = Dictionary(grouping: state.customReminders, by: \.reminderName)
+    var storedNames: [String: ManifestReminder] = [:]
+    for reminder in list.value {
+      let name = reminder.name?.value ?? ""
+      let checks = ReminderChecks(capabilities: capabilities, storage: storage, label: "custom reminder \"\(name)\"")
+      let existing = unmatched[storedName(name, storage: storage)]?.first
+      let (patch, diagnostics) = checks.patch(for: reminder, creating: existing == nil)
+      part.diagnostics += diagnostics
+      guard let stored = patch.name else { continue }
+      if let other = storedNames[stored] {
+        part.diagnostics.append(.error(at: reminder.name?.position ?? reminder.position, field: "\(reminder.path).name",
+          "\"\(name)\" and \"\(other.name?.value ?? "")\" (\(other.path)) are both stored as \"\(stored)\" on the watch (profile \(capabilities.profile)); make them differ within the first \(storage.nameMaxBytes ?? 0) bytes"))
+        continue
+      }
+      storedNames[stored] = reminder
+      if let matches = unmatched.removeValue(forKey: stored), matches.count > 1 {
+        part.diagnostics.append(duplicateWarning(matches, reminder: reminder))
+        part.changes += matches.dropFirst().map { ReminderPlanner.delete($0, at: .customDuplicate(stored, reminderId: $0.reminderId)) }
+      }
+      let base = existing ?? ReminderPlanner.customTemplate
+      part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
+      if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch) {
+        part.changes.append(change)
+      }
+    }
+    part.changes += deletes(of: unmatched, avoiding: Set(part.changes.map(\.address)))
+    return part
+  }
+
+  /// The name as the platform stores it (unchanged where the name fits or is not stored).
+  static func storedName(_ name: String, storage: ReminderKindCapabilities) -> String {
+    guard let limit = storage.nameMaxBytes, storage.truncatesLongText else { return name }
+    return StoredText.truncated(name, toUTF8Bytes: limit)
+  }
+
+  private static func capacityErrors(_ list: Located<[ManifestReminder]>, capabilities: DeviceCapabilities) -> [Diagnostic] {
+    let count = list.value.count
+    let limit = capabilities.reminders.maxCustomReminders
+    let watch = "the watch (profile \(capabilities.profile))"
+    guard count > 0 else { return [] }
+    guard let storage = capabilities.reminders.custom, limit > 0 else {
+      return [.error(at: list.position, field: "reminders.custom",
+        "\(watch) has no custom reminders; remove the custom list or write `custom: []`")]
+    }
+    if storage.nameMaxBytes == nil {
+      return [.error(at: list.position, field: "reminders.custom",
+        "\(watch) does not store custom reminder names, so tsapply cannot match them")]
+    }
+    guard count <= limit else {
+      return [.error(at: list.position, field: "reminders.custom",
+        "\(count) custom reminders, but \(watch) holds at most \(limit)")]
+    }
+    return []
+  }
+
+  private static func duplicateWarning(_ matches: [Reminder], reminder: ManifestReminder) -> Diagnostic {
+    let ids = matches.map(\.reminderId).joined(separator: ", ")
+    let kept = matches.first?.reminderId ?? ""
+    return .warning(at: reminder.name?.position ?? reminder.position, field: "\(reminder.path).name",
+      "the watch holds \(matches.count) custom reminders named \"\(matches.first?.reminderName ?? "")\" (IDs \(ids)); tsapply keeps ID \(kept) and deletes the others")
+  }
+
+  /// Deletes of every watch custom left unmatched; addresses made unique with the device ID.
+  private static func deletes(of unmatched: [String: [Reminder]], avoiding used: Set<ResourceAddress>) -> [ResourceChange] {
+    var used = used
+    var changes: [ResourceChange] = []
+    for name in unmatched.keys.sorted() {
+      for reminder in unmatched[name] ?? [] {
+        var address = ResourceAddress.custom(name)
+        if used.contains(address) { address = .customDuplicate(name, reminderId: reminder.reminderId) }
+        used.insert(address)
+        changes.append(ReminderPlanner.delete(reminder, at: address))
+      }
+    }
+    return changes
+  }
+}

@@ -1,0 +1,45 @@
+import TSModel
+import TSManifest
+
+/// Plans the `emergency:` section: one resource, `emergency`, holding the emergency list and the
+/// SOS switch, which the SDK writes in one call (`setEmergencyContacts:sosOn:`, sdk-facts.md §2.6).
+///
+/// A part the manifest leaves out (`sos` or `contacts`) keeps the watch's value in `after`. The
+/// list is compared as a multiset like `contacts`. SOS on with no emergency contact in the final
+/// state is an error.
+enum EmergencyPlanner {
+  static func plan(_ emergency: ManifestEmergency, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+    var part = PlanPart()
+    let limits = capabilities.contacts
+    let watch = "the watch (profile \(capabilities.profile))"
+    guard limits.supportsEmergencyContacts, limits.maxEmergencyContacts > 0 else {
+      part.diagnostics.append(.error(at: emergency.position, field: "emergency",
+        "\(watch) has no emergency contacts or SOS; remove the `emergency` section"))
+      return part
+    }
+    let before = state.emergency ?? EmergencyContacts(contacts: [], isSosOn: false)
+    var after = before
+    if let contacts = emergency.contacts {
+      part.diagnostics = ContactPlanner.limitErrors(contacts, maxCount: limits.maxEmergencyContacts,
+                                                    field: "emergency.contacts", capabilities: capabilities)
+      after.contacts = ContactPlanner.storedContacts(contacts.value, capabilities: capabilities)
+    }
+    if let sos = emergency.isSosOn { after.isSosOn = sos.value }
+    var fields: [FieldChange] = []
+    if after.isSosOn != before.isSosOn {
+      fields.append(FieldChange(field: "isSosOn", before: .bool(before.isSosOn), after: .bool(after.isSosOn)))
+    }
+    if emergency.contacts != nil {
+      fields += ContactDiff(from: ContactPlanner.storedContacts(before.contacts, capabilities: capabilities),
+                            to: after.contacts).fieldChanges
+    }
+    guard !fields.isEmpty else { return part }
+    if after.isSosOn && after.contacts.isEmpty {
+      part.diagnostics.append(.error(at: emergency.isSosOn?.position ?? emergency.position, field: "emergency.sos",
+        "SOS would be on with no emergency contact; add one under `emergency.contacts` or write `sos: false`"))
+    }
+    part.changes.append(ResourceChange(address: .emergency, action: .update, fields: fields,
+                                       before: .emergency(before), after: .emergency(after)))
+    return part
+  }
+}

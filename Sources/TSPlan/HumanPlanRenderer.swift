@@ -1,0 +1,111 @@
+import TSModel
+
+/// Renders a plan as text in Terraform's style.
+///
+/// Shape: a header explaining the symbols (`+` create, `~` update in-place, `-` destroy), one
+/// block per resource change with only the changed fields as `old -> new` (formatted by
+/// `FieldFormatter`), destructive changes as `# (!) …` lines under the resource they concern
+/// (`safetyFindings(for:)`), the warnings, and the summary `Plan: 2 to add, 1 to change, 0 to
+/// destroy.` An empty plan renders `No changes. The watch matches <manifest file>.` ANSI colour
+/// codes appear only when `color` is true; with `redact`, no full phone number is printed.
+public struct HumanPlanRenderer: Sendable {
+  /// Whether to emit ANSI colour codes (a terminal without `--no-color` and `NO_COLOR`).
+  public var color: Bool
+  /// Whether to mask phone numbers (`--redact`).
+  public var redact: Bool
+
+  /// A renderer with the given colour and redaction settings.
+  public init(color: Bool, redact: Bool) {
+    self.color = color
+    self.redact = redact
+  }
+
+  /// The whole plan text, ending with a newline.
+  public func render(_ plan: Plan) -> String {
+    var lines: [String] = []
+    if plan.isEmpty {
+      lines.append(paint("No changes.", .bold, .green) + " The watch matches \(plan.manifestFile).")
+    } else {
+      lines += header(plan)
+      for change in plan.resourceChanges { lines += block(change, plan: plan) + [""] }
+    }
+    lines += warnings(plan)
+    if !plan.isEmpty {
+      let counts = plan.counts
+      lines.append(paint("Plan:", .bold) + " \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy.")
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private func header(_ plan: Plan) -> [String] {
+    [
+      "tsapply compared \(plan.manifestFile) with the watch (profile \(plan.profile)).",
+      "Resource actions are indicated with the following symbols:",
+      "  " + paint("+", .green) + " create",
+      "  " + paint("~", .yellow) + " update in-place",
+      "  " + paint("-", .red) + " destroy",
+      "",
+      "tsapply will perform the following actions:",
+      "",
+    ]
+  }
+
+  private func block(_ change: ResourceChange, plan: Plan) -> [String] {
+    let verb = switch change.action {
+    case .create: "will be created"
+    case .update: "will be updated in-place"
+    case .delete: "will be destroyed"
+    }
+    var lines = ["  " + paint("# \(change.address) \(verb)", .bold)]
+    let counts = ContactCounts(change.fields)
+    let list = change.address == .emergency ? "emergency contacts" : "contacts"
+    if !counts.summary.isEmpty { lines.append("  # \(list): \(counts.summary)") }
+    let single = Plan(manifestFile: plan.manifestFile, profile: plan.profile, priorStateDigest: plan.priorStateDigest,
+                      resourceChanges: [change])
+    for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
+    lines.append("  " + symbol(change.action) + " \(change.address) {")
+    lines += fieldLines(change.fields)
+    lines.append("    }")
+    return lines
+  }
+
+  private func fieldLines(_ fields: [FieldChange]) -> [String] {
+    let formatter = FieldFormatter(redact: redact)
+    let width = fields.filter { $0.field != "contacts" }.map(\.field.count).max() ?? 0
+    return fields.map { field in
+      let action: Action = field.before == nil ? .create : (field.after == nil ? .delete : .update)
+      let name = field.field == "contacts" ? "contact" : field.field + String(repeating: " ", count: max(0, width - field.field.count))
+      let value: String = switch action {
+      case .create: formatter.format(field.after, field: field.field)
+      case .delete: formatter.format(field.before, field: field.field) + (field.field == "contacts" ? "" : " -> null")
+      case .update: formatter.formatChange(field.before, field.after, field: field.field)
+      }
+      let separator = field.field == "contacts" ? " " : " = "
+      return "      " + symbol(action) + " " + name + separator + value
+    }
+  }
+
+  private func warnings(_ plan: Plan) -> [String] {
+    guard !plan.warnings.isEmpty else { return [] }
+    let phones = PhoneRedaction.phones(in: plan)
+    let texts = plan.warnings.map { redact ? PhoneRedaction.redactText($0.description, phones: phones) : $0.description }
+    return [paint("Warnings:", .bold, .yellow)] + texts.map { "  " + $0 } + [""]
+  }
+
+  private func symbol(_ action: Action) -> String {
+    switch action {
+    case .create: paint("+", .green)
+    case .update: paint("~", .yellow)
+    case .delete: paint("-", .red)
+    }
+  }
+
+  private enum Style: String {
+    case bold = "1", red = "31", green = "32", yellow = "33"
+  }
+
+  private func paint(_ text: String, _ styles: Style...) -> String {
+    guard color else { return text }
+    return "\u{1B}[" + styles.map(\.rawValue).joined(separator: ";") + "m" + text + "\u{1B}[0m"
+  }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import TSModel
+
+/// Renders a plan as JSON for scripts and CI (`tsapply plan --json`).
+///
+/// Top-level keys (sorted): `counts` `{add, change, destroy}`, `format_version`, `manifest`,
+/// `prior_state_digest`, `profile`, `resource_changes`, `warnings`. Each resource change has
+/// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
+/// names; `null` when absent), `changed` (changed field names, in order), `fields`
+/// (`{field, before, after}` per change) and, for contact lists, `contact_counts`
+/// `{added, removed, renamed}`. Warnings are `{severity, file, line, column, field,
+/// message}`. Keys are sorted at every level, so output is stable. With `redact`, every
+/// `phoneNum` and every phone in a message is masked (`PhoneRedaction`).
+public enum JSONPlanRenderer {
+  /// Pretty-printed JSON, ending with a newline.
+  public static func render(_ plan: Plan, redact: Bool) -> String {
+    let phones = redact ? PhoneRedaction.phones(in: plan) : []
+    let counts = plan.counts
+    var root: [String: JSONValue] = [
+      "format_version": .string(plan.formatVersion),
+      "manifest": .string(plan.manifestFile),
+      "profile": .string(plan.profile),
+      "prior_state_digest": .string(plan.priorStateDigest),
+      "counts": .object(["add": .int(counts.add), "change": .int(counts.change), "destroy": .int(counts.destroy)]),
+      "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
+      "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
+    ]
+    if redact { root = root.mapValues { $0.redactingPhones() } }
+    return JSONValue.object(root).encoded() + "\n"
+  }
+
+  private static func resourceChange(_ change: ResourceChange) -> JSONValue {
+    var changed: [String] = []
+    for field in change.fields where !changed.contains(field.field) { changed.append(field.field) }
+    var object: [String: JSONValue] = [
+      "address": .string(change.address.rawValue),
+      "actions": .array([.string(change.action.rawValue)]),
+      "before": change.before.map(JSONValue.init(encoding:)) ?? .null,
+      "after": change.after.map(JSONValue.init(encoding:)) ?? .null,
+      "changed": .array(changed.map(JSONValue.string)),
+      "fields": .array(change.fields.map { field in
+        .object(["field": .string(field.field),
+                 "before": field.before.map(JSONValue.init) ?? .null,
+                 "after": field.after.map(JSONValue.init) ?? .null])
+      }),
+    ]
+    if changed.contains("contacts") {
+      let counts = ContactCounts(change.fields)
+      object["contact_counts"] = .object(["added": .int(counts.added), "removed": .int(counts.removed),
+                                          "renamed": .int(counts.renamed)])
+    }
+    return .object(object)
+  }
+
+  private static func warning(_ diagnostic: Diagnostic, phones: Set<String>, redact: Bool) -> JSONValue {
+    var object: [String: JSONValue] = [
+      "severity": .string(diagnostic.severity.rawValue),
+      "field": .string(diagnostic.field),
+      "message": .string(redact ? PhoneRedaction.redactText(diagnostic.message, phones: phones) : diagnostic.message),
+    ]
+    if let position = diagnostic.position {
+      object["file"] = .string(position.file)
+      object["line"] = .int(position.line)
+      object["column"] = .int(position.column)
+    }
+    return .object(object)
+  }
+}
+
+/// A JSON value, encoded with sorted keys.
+enum JSONValue: Hashable, Codable {
+  case null
+  case bool(Bool)
+  case int(Int)
+  case string(String)
+  case array([JSONValue])
+  case object([String: JSONValue])
+
+  /// A field value (object keys keep their names; JSON sorts them).
+  init(_ value: FieldValue) {
+    switch value {
+    case .string(let text): self = .string(text)
+    case .integer(let number): self = .int(number)
+    case .bool(let flag): self = .bool(flag)
+    case .list(let items): self = .array(items.map(JSONValue.init))
+    case .object(let entries): self = .object(Dictionary(entries.map { ($0.key, JSONValue($0.value)) }) { a, _ in a })
+    }
+  }
+
+  /// A resource value through its `Codable` form (SDK field names).
+  init(encoding value: ResourceValue) {
+    let inner: any Encodable = switch value {
+    case .reminder(let reminder): reminder
+    case .contacts(let contacts): contacts
+    case .emergency(let emergency): emergency
+    }
+    let data = (try? JSONEncoder().encode(inner)) ?? Data("null".utf8)
+    self = (try? JSONDecoder().decode(JSONValue.self, from: data)) ?? .null
+  }
+
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() { self = .null }
+    else if let flag = try? container.decode(Bool.self) { self = .bool(flag) }
+    else if let number = try? container.decode(Int.self) { self = .int(number) }
+    else if let text = try? container.decode(String.self) { self = .string(text) }
+    else if let items = try? container.decode([JSONValue].self) { self = .array(items) }
+    else { self = .object(try container.decode([String: JSONValue].self)) }
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .null: try container.encodeNil()
+    case .bool(let flag): try container.encode(flag)
+    case .int(let number): try container.encode(number)
+    case .string(let text): try container.encode(text)
+    case .array(let items): try container.encode(items)
+    case .object(let entries): try container.encode(entries)
+    }
+  }
+
+  /// Every string under a `phoneNum` key masked.
+  func redactingPhones() -> JSONValue {
+    switch self {
+    case .array(let items): return .array(items.map { $0.redactingPhones() })
+    case .object(let entries):
+      return .object(Dictionary(uniqueKeysWithValues: entries.map { key, value in
+        if key == "phoneNum", case .string(let phone) = value { return (key, .string(PhoneRedaction.redact(phone))) }
+        return (key, value.redactingPhones())
+      }))
+    default: return self
+    }
+  }
+
+  /// Pretty-printed with sorted keys and unescaped slashes.
+  func encoded() -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(self) else { return "null" }
+    return String(decoding: data, as: UTF8.self)
+  }
+}

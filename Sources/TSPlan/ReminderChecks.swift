@@ -1,0 +1,135 @@
+import TSModel
+import TSManifest
+
+/// Checks one manifest reminder against what the platform stores for its kind, and builds the
+/// patch in stored form. Pure: errors and warnings are returned, never thrown.
+///
+/// Rules (sdk-facts.md §1.6–§1.11, §6): `once` only where `supportsOnce`; a schedule only of a
+/// stored time type, at most `maxTimePoints` points; lunch-break times only where stored
+/// (`flagOnly` accepts `lunch_break: true/false`; `none` accepts only `false`); repeat days other
+/// than everyday only where stored; names and notes within the byte limit (an error where the
+/// platform rejects longer text, a warning showing the stored value where it cuts it, a warning
+/// that they are ignored where not stored).
+struct ReminderChecks {
+  let capabilities: DeviceCapabilities
+  let storage: ReminderKindCapabilities
+  /// How messages name the reminder, e.g. `the sedentary reminder`.
+  let label: String
+
+  private var watch: String { "the watch (profile \(capabilities.profile))" }
+
+  /// The stored-form patch and every problem found. `creating` makes a custom reminder enabled
+  /// unless the manifest says otherwise.
+  func patch(for reminder: ManifestReminder, creating: Bool) -> (ReminderPatch, [Diagnostic]) {
+    var diagnostics: [Diagnostic] = []
+    var patch = ReminderPatch()
+    let path = reminder.path
+    if let name = reminder.name {
+      patch.name = storedText(name, maxBytes: storage.nameMaxBytes, field: "\(path).name", what: "name", &diagnostics)
+    }
+    if let notes = reminder.notes {
+      patch.notes = storedText(notes, maxBytes: storage.notesMaxBytes, field: "\(path).notes", what: "notes", &diagnostics)
+    }
+    patch.isEnabled = reminder.isEnabled?.value ?? (creating && reminder.kind == .custom ? true : nil)
+    if let repeatDays = reminder.repeatDays {
+      patch.repeatDays = checkedRepeat(repeatDays, field: "\(path).repeat", &diagnostics)
+    }
+    if let schedule = reminder.schedule {
+      patch.schedule = checkedSchedule(schedule, path: path, &diagnostics)
+    }
+    if let lunchBreak = reminder.lunchBreak {
+      patch.lunchBreak = checkedLunchBreak(lunchBreak, field: "\(path).lunch_break", &diagnostics)
+    }
+    return (patch, diagnostics)
+  }
+
+  /// Problems only the combined result shows: lunch break turned on without times while the
+  /// reminder holds no valid window (SDK rule start < end, both 0...1439; sdk-facts.md §1.4),
+  /// which the watch would refuse (3002).
+  func resultErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
+    guard storage.lunchBreak == .times, let lunch = reminder.lunchBreak, lunch.value.isEnabled,
+          lunch.value.window == nil, after.isLunchBreakDNDEnabled else { return [] }
+    let start = after.lunchBreakDNDStartTime, end = after.lunchBreakDNDEndTime
+    guard !(MinuteOfDay.range.contains(start) && MinuteOfDay.range.contains(end) && start < end) else { return [] }
+    return [.error(at: lunch.position, field: "\(reminder.path).lunch_break",
+      "\(label) on the watch has no valid lunch-break times (\(start)–\(end) minutes); give them: `lunch_break: {start: \"12:00\", end: \"14:00\"}`")]
+  }
+
+  private func storedText(_ text: Located<String>, maxBytes: Int?, field: String, what: String,
+                          _ diagnostics: inout [Diagnostic]) -> String? {
+    guard let maxBytes else {
+      diagnostics.append(.warning(at: text.position, field: field,
+        "\(watch) does not store \(what) for \(label); the value is ignored"))
+      return nil
+    }
+    let bytes = text.value.utf8.count
+    guard bytes > maxBytes else { return text.value }
+    guard storage.truncatesLongText else {
+      diagnostics.append(.error(at: text.position, field: field,
+        "\"\(text.value)\" is \(bytes) bytes, but \(watch) stores at most \(maxBytes) bytes of \(what) for \(label)"))
+      return nil
+    }
+    let stored = StoredText.truncated(text.value, toUTF8Bytes: maxBytes)
+    diagnostics.append(.warning(at: text.position, field: field,
+      "\"\(text.value)\" is \(bytes) bytes; \(watch) stores at most \(maxBytes) bytes and will keep \"\(stored)\""))
+    return stored
+  }
+
+  private func checkedRepeat(_ days: Located<RepeatDays>, field: String, _ diagnostics: inout [Diagnostic]) -> RepeatDays? {
+    if days.value == .once && !capabilities.reminders.supportsOnce {
+      diagnostics.append(.error(at: days.position, field: field,
+        "`once` (no repeat day) is not supported by \(watch); choose at least one day"))
+      return nil
+    }
+    guard storage.storesRepeatDays else {
+      if days.value != .everyday {
+        diagnostics.append(.error(at: days.position, field: field,
+          "\(watch) repeats \(label) every day and stores no repeat days; remove `repeat` or write `everyday`"))
+      }
+      return nil
+    }
+    return days.value
+  }
+
+  private func checkedSchedule(_ schedule: Located<ReminderSchedule>, path: String,
+                               _ diagnostics: inout [Diagnostic]) -> ReminderSchedule? {
+    switch schedule.value {
+    case .timePoints(let points):
+      let field = "\(path).at"
+      guard storage.timeTypes.contains(.point) else {
+        diagnostics.append(.error(at: schedule.position, field: field,
+          "\(watch) stores only a period for \(label); use `period: {start, end, every}` instead of `at`"))
+        return nil
+      }
+      let limit = capabilities.reminders.maxTimePoints
+      guard points.count <= limit else {
+        diagnostics.append(.error(at: schedule.position, field: field,
+          "\(points.count) time points, but \(watch) holds at most \(limit) per reminder"))
+        return nil
+      }
+    case .period:
+      guard storage.timeTypes.contains(.period) else {
+        diagnostics.append(.error(at: schedule.position, field: "\(path).period",
+          "\(watch) stores only time points for \(label); use `at: [...]` instead of `period`"))
+        return nil
+      }
+    }
+    return schedule.value
+  }
+
+  private func checkedLunchBreak(_ lunch: Located<LunchBreak>, field: String,
+                                 _ diagnostics: inout [Diagnostic]) -> LunchBreak? {
+    switch storage.lunchBreak {
+    case .none where lunch.value.isEnabled || lunch.value.window != nil:
+      diagnostics.append(.error(at: lunch.position, field: field,
+        "\(watch) has no lunch break for \(label); remove `lunch_break`"))
+      return nil
+    case .flagOnly where lunch.value.window != nil:
+      diagnostics.append(.error(at: lunch.position, field: field,
+        "\(watch) stores only whether the lunch break is on for \(label), not its times; write `lunch_break: true` or `false`"))
+      return nil
+    default:
+      return lunch.value
+    }
+  }
+}

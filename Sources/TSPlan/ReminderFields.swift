@@ -1,0 +1,62 @@
+import TSModel
+
+/// The reminder fields a plan compares, in the fixed order they are shown, each with the rule
+/// that says whether a patch manages it and the canonical value compared.
+///
+/// Canonical values: times and intervals in minutes, `repeatDays` as the mask, `timePoints` as
+/// a sorted set (order and duplicates on the watch do not count), `timeType` as `period`/`point`.
+/// Period fields are compared only when the manifest gives a period, time points only when it
+/// gives time points, lunch times only when it gives a lunch window.
+struct ReminderField: Sendable {
+  let name: String
+  let isManaged: @Sendable (ReminderPatch) -> Bool
+  let value: @Sendable (Reminder) -> FieldValue
+
+  /// Every compared field, in display order.
+  static let all: [ReminderField] = [
+    ReminderField(name: "reminderName", isManaged: { $0.name != nil }) { .string($0.reminderName) },
+    ReminderField(name: "isEnabled", isManaged: { $0.isEnabled != nil }) { .bool($0.isEnabled) },
+    ReminderField(name: "repeatDays", isManaged: { $0.repeatDays != nil }) { .integer($0.repeatDays.rawValue) },
+    ReminderField(name: "timeType", isManaged: { $0.schedule != nil }) {
+      .string($0.timeType == .point ? "point" : "period")
+    },
+    ReminderField(name: "startTime", isManaged: isPeriod) { .integer($0.startTime) },
+    ReminderField(name: "endTime", isManaged: isPeriod) { .integer($0.endTime) },
+    ReminderField(name: "interval", isManaged: isPeriod) { .integer($0.interval) },
+    ReminderField(name: "timePoints", isManaged: isTimePoints) {
+      .list(Set($0.timePoints).sorted().map(FieldValue.integer))
+    },
+    ReminderField(name: "notes", isManaged: { $0.notes != nil }) { .string($0.notes) },
+    ReminderField(name: "isLunchBreakDNDEnabled", isManaged: { $0.lunchBreak != nil }) {
+      .bool($0.isLunchBreakDNDEnabled)
+    },
+    ReminderField(name: "lunchBreakDNDStartTime", isManaged: hasLunchWindow) { .integer($0.lunchBreakDNDStartTime) },
+    ReminderField(name: "lunchBreakDNDEndTime", isManaged: hasLunchWindow) { .integer($0.lunchBreakDNDEndTime) },
+  ]
+
+  private static let isPeriod: @Sendable (ReminderPatch) -> Bool = {
+    if case .period? = $0.schedule { return true }
+    return false
+  }
+  private static let isTimePoints: @Sendable (ReminderPatch) -> Bool = {
+    if case .timePoints? = $0.schedule { return true }
+    return false
+  }
+  private static let hasLunchWindow: @Sendable (ReminderPatch) -> Bool = { $0.lunchBreak?.window != nil }
+
+  /// The managed fields whose canonical values differ between `before` and `after`.
+  static func changes(from before: Reminder, to after: Reminder, managedBy patch: ReminderPatch) -> [FieldChange] {
+    all.compactMap { field in
+      guard field.isManaged(patch) else { return nil }
+      let old = field.value(before), new = field.value(after)
+      return old == new ? nil : FieldChange(field: field.name, before: old, after: new)
+    }
+  }
+
+  /// Every managed field of a reminder being created (no value before).
+  static func created(_ after: Reminder, managedBy patch: ReminderPatch) -> [FieldChange] {
+    all.compactMap { field in
+      field.isManaged(patch) ? FieldChange(field: field.name, before: nil, after: field.value(after)) : nil
+    }
+  }
+}

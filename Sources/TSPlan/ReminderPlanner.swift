@@ -1,0 +1,69 @@
+import TSModel
+import TSManifest
+
+/// Plans the `reminders:` section: each managed built-in, then the custom list.
+///
+/// Built-ins are updated (or created when the watch lacks one its platform has) and never
+/// deleted. Custom reminders are matched by their stored name (sdk-facts.md §2.4 truncation);
+/// watch customs not in a present `custom:` list are deleted; when the watch holds several
+/// customs with one name, the first in watch order is matched and the rest deleted, with a warning.
+enum ReminderPlanner {
+  /// The reminder a create's `after` is computed on: the Npk template defaults (sdk-facts.md
+  /// §1.6) with an empty ID. The applier overlays the same patch on the device's real template.
+  static let customTemplate = Reminder(
+    reminderId: "", reminderName: "自定义提醒", isEnabled: true, reminderType: .custom, repeatDays: .everyday,
+    timeType: .period, startTime: 480, endTime: 1200, interval: 60, notes: "",
+    isLunchBreakDNDEnabled: true, lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
+
+  static func plan(_ reminders: ManifestReminders, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+    var part = PlanPart()
+    for kind in ReminderKind.builtIns {
+      if let reminder = reminders[builtIn: kind] {
+        part.merge(builtIn(kind, reminder, state: state, capabilities: capabilities))
+      }
+    }
+    if let custom = reminders.custom {
+      part.merge(CustomReminderPlanner.plan(custom, state: state, capabilities: capabilities))
+    }
+    return part
+  }
+
+  static func builtIn(_ kind: ReminderKind, _ reminder: ManifestReminder, state: DeviceState,
+                      capabilities: DeviceCapabilities) -> PlanPart {
+    var part = PlanPart()
+    guard let storage = capabilities.reminders[kind], let id = kind.builtInID else {
+      part.diagnostics.append(.error(at: reminder.position, field: reminder.path,
+        "the watch (profile \(capabilities.profile)) has no \(kind.rawValue) reminder; remove `\(reminder.path)`"))
+      return part
+    }
+    let checks = ReminderChecks(capabilities: capabilities, storage: storage, label: "the \(kind.rawValue) reminder")
+    let existing = state.builtIn(kind)
+    let (patch, diagnostics) = checks.patch(for: reminder, creating: existing == nil)
+    part.diagnostics = diagnostics
+    let base = existing ?? Reminder(reminderId: id, reminderType: kind.reminderType)
+    part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
+    part.changes = change(.builtIn(kind), existing: existing, base: base, patch: patch).map { [$0] } ?? []
+    return part
+  }
+
+  /// An update of `existing` (nil when nothing managed differs) or a create on `base`.
+  static func change(_ address: ResourceAddress, existing: Reminder?, base: Reminder,
+                     patch: ReminderPatch) -> ResourceChange? {
+    let after = patch.applying(to: base)
+    guard let existing else {
+      return ResourceChange(address: address, action: .create, fields: ReminderField.created(after, managedBy: patch),
+                            before: nil, after: .reminder(after), patch: patch)
+    }
+    let fields = ReminderField.changes(from: existing, to: after, managedBy: patch)
+    guard !fields.isEmpty else { return nil }
+    return ResourceChange(address: address, action: .update, fields: fields,
+                          before: .reminder(existing), after: .reminder(after), patch: patch)
+  }
+
+  /// A delete of a watch reminder at `address`.
+  static func delete(_ reminder: Reminder, at address: ResourceAddress) -> ResourceChange {
+    ResourceChange(address: address, action: .delete,
+                   fields: [FieldChange(field: "reminderName", before: .string(reminder.reminderName), after: nil)],
+                   before: .reminder(reminder), after: nil)
+  }
+}

@@ -1,0 +1,119 @@
+import Testing
+import TSManifest
+import TSModel
+@testable import TSPlan
+
+/// A manifest that does not fit a watch, and the exact diagnostics expected.
+struct CapabilityCase: Sendable, CustomTestStringConvertible {
+  var name: String
+  var capabilities: DeviceCapabilities
+  var manifest: Manifest
+  var expected: [String]
+  var testDescription: String { name }
+}
+
+@Suite struct CapabilityErrorTests {
+  static func customs(_ count: Int) -> [ManifestReminder] {
+    (0..<count).map { Build.custom($0, "Custom \($0)", line: 31 + 8 * $0) }
+  }
+  static func contactList(_ count: Int) -> [(String, String)] {
+    (0..<count).map { ("Person \($0)", "+1555010\($0)") }
+  }
+  static var noContacts: DeviceCapabilities {
+    var capabilities = Profiles.npk
+    capabilities.contacts.maxContacts = 0
+    return capabilities
+  }
+  static var noEmergency: DeviceCapabilities {
+    var capabilities = Profiles.fw
+    capabilities.contacts.supportsEmergencyContacts = false
+    capabilities.contacts.maxEmergencyContacts = 0
+    return capabilities
+  }
+  static var strictNames: DeviceCapabilities {
+    var capabilities = Profiles.npk
+    capabilities.reminders.custom?.nameMaxBytes = 12
+    return capabilities
+  }
+
+  static let cases: [CapabilityCase] = [
+    CapabilityCase(name: "more custom reminders than the watch holds", capabilities: Profiles.fit,
+      manifest: Build.manifest(reminders: Build.reminders(custom: customs(4))),
+      expected: ["watch.yaml:30:3: error: reminders.custom: 4 custom reminders, but the watch (profile fit) holds at most 3"]),
+    CapabilityCase(name: "custom list on a watch without custom reminders", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(custom: customs(1))),
+      expected: ["watch.yaml:30:3: error: reminders.custom: the watch (profile fit-basic) has no custom reminders; remove the custom list or write `custom: []`"]),
+    CapabilityCase(name: "built-in the platform lacks", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(medicine: Build.reminder(.medicine, line: 3, enabled: true))),
+      expected: ["watch.yaml:3:5: error: reminders.medicine: the watch (profile fit-basic) has no medicine reminder; remove `reminders.medicine`"]),
+    CapabilityCase(name: "once where unsupported", capabilities: Profiles.npk,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, repeatDays: .once))),
+      expected: ["watch.yaml:6:7: error: reminders.sedentary.repeat: `once` (no repeat day) is not supported by the watch (profile npk); choose at least one day"]),
+    CapabilityCase(name: "time points where only a period is stored", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, schedule: Build.points(["08:00"])))),
+      expected: ["watch.yaml:7:7: error: reminders.sedentary.at: the watch (profile fit-basic) stores only a period for the sedentary reminder; use `period: {start, end, every}` instead of `at`"]),
+    CapabilityCase(name: "more time points than the watch holds", capabilities: Profiles.npk,
+      manifest: Build.manifest(reminders: Build.reminders(drinking: Build.reminder(.drinking, line: 3,
+        schedule: Build.points((8...18).map { "\($0):00" })))),
+      expected: ["watch.yaml:7:7: error: reminders.drinking.at: 11 time points, but the watch (profile npk) holds at most 10 per reminder"]),
+    CapabilityCase(name: "lunch-break times where only the flag is stored", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3,
+        lunch: LunchBreak(isEnabled: true, window: .init(start: Build.minutes("12:00"), end: Build.minutes("13:00")))))),
+      expected: ["watch.yaml:8:7: error: reminders.sedentary.lunch_break: the watch (profile fit-basic) stores only whether the lunch break is on for the sedentary reminder, not its times; write `lunch_break: true` or `false`"]),
+    CapabilityCase(name: "lunch break where there is none", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(drinking: Build.reminder(.drinking, line: 3, lunch: LunchBreak(isEnabled: true)))),
+      expected: ["watch.yaml:8:7: error: reminders.drinking.lunch_break: the watch (profile fit-basic) has no lunch break for the drinking reminder; remove `lunch_break`"]),
+    CapabilityCase(name: "repeat days where they are not stored", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, repeatDays: .workday))),
+      expected: ["watch.yaml:6:7: error: reminders.sedentary.repeat: the watch (profile fit-basic) repeats the sedentary reminder every day and stores no repeat days; remove `repeat` or write `everyday`"]),
+    CapabilityCase(name: "name beyond the limit where the platform rejects", capabilities: strictNames,
+      manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "Evening walk 2", line: 31)])),
+      expected: [#"watch.yaml:32:7: error: reminders.custom[0].name: "Evening walk 2" is 14 bytes, but the watch (profile npk) stores at most 12 bytes of name for custom reminder "Evening walk 2""#]),
+    CapabilityCase(name: "name beyond the limit where the platform truncates", capabilities: Profiles.fit,
+      manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "体操体操体操体操体操体操", line: 31)])),
+      expected: [#"watch.yaml:32:7: warning: reminders.custom[0].name: "体操体操体操体操体操体操" is 36 bytes; the watch (profile fit) stores at most 30 bytes and will keep "体操体操体操体操体操""#]),
+    CapabilityCase(name: "names that collide once truncated", capabilities: Profiles.fit,
+      manifest: Build.manifest(reminders: Build.reminders(custom: [
+        Build.custom(0, "Take the blood pressure tablet A", line: 31), Build.custom(1, "Take the blood pressure tablet B", line: 39)])),
+      expected: [
+        #"watch.yaml:32:7: warning: reminders.custom[0].name: "Take the blood pressure tablet A" is 32 bytes; the watch (profile fit) stores at most 30 bytes and will keep "Take the blood pressure tablet""#,
+        #"watch.yaml:40:7: error: reminders.custom[1].name: "Take the blood pressure tablet B" and "Take the blood pressure tablet A" (reminders.custom[0]) are both stored as "Take the blood pressure tablet" on the watch (profile fit); make them differ within the first 30 bytes"#,
+        #"watch.yaml:40:7: warning: reminders.custom[1].name: "Take the blood pressure tablet B" is 32 bytes; the watch (profile fit) stores at most 30 bytes and will keep "Take the blood pressure tablet""#,
+      ]),
+    CapabilityCase(name: "notes where not stored are ignored", capabilities: Profiles.fitBasic,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, notes: "Stand up"))),
+      expected: ["watch.yaml:9:7: warning: reminders.sedentary.notes: the watch (profile fit-basic) does not store notes for the sedentary reminder; the value is ignored"]),
+    CapabilityCase(name: "more contacts than the watch holds", capabilities: Profiles.fit,
+      manifest: Build.manifest(contacts: Build.contacts(contactList(11))),
+      expected: ["watch.yaml:50:1: error: contacts: 11 contacts, but the watch (profile fit) holds at most 10"]),
+    CapabilityCase(name: "contacts on a watch without regular contacts", capabilities: noContacts,
+      manifest: Build.manifest(contacts: Build.contacts([])),
+      expected: ["watch.yaml:50:1: error: contacts: the watch (profile npk) does not store regular contacts; remove the `contacts` section"]),
+    CapabilityCase(name: "emergency on a watch without emergency support", capabilities: noEmergency,
+      manifest: Build.manifest(emergency: Build.emergency(sos: false)),
+      expected: ["watch.yaml:80:1: error: emergency: the watch (profile fw) has no emergency contacts or SOS; remove the `emergency` section"]),
+    CapabilityCase(name: "more emergency contacts than the watch holds", capabilities: Profiles.npk,
+      manifest: Build.manifest(emergency: Build.emergency(sos: true, contacts: contactList(2))),
+      expected: ["watch.yaml:82:3: error: emergency.contacts: 2 emergency contacts, but the watch (profile npk) holds at most 1"]),
+    CapabilityCase(name: "contact name and phone beyond the limits", capabilities: Profiles.npk,
+      manifest: Build.manifest(contacts: Build.contacts([("Alexandra Maria Doe-Smithsonian!", "+12345678901234567890123456789012")])),
+      expected: [
+        #"watch.yaml:51:13: error: contacts[0].name: "Alexandra Maria Doe-Smithsonian!" is 32 bytes, but the watch (profile npk) stores contact names of at most 31 bytes"#,
+        "watch.yaml:51:30: error: contacts[0].phone: the phone number is 33 bytes, but the watch (profile npk) stores phone numbers of at most 31 bytes; tsapply never shortens a phone number",
+      ]),
+    CapabilityCase(name: "SOS on with no emergency contact in the final state", capabilities: Profiles.roomy,
+      manifest: Build.manifest(emergency: Build.emergency(sos: true)),
+      expected: ["watch.yaml:81:8: error: emergency.sos: SOS would be on with no emergency contact; add one under `emergency.contacts` or write `sos: false`"]),
+    CapabilityCase(name: "lunch break on without times where the watch holds none", capabilities: Profiles.npk,
+      manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3, lunch: LunchBreak(isEnabled: true)))),
+      expected: ["watch.yaml:8:7: error: reminders.sedentary.lunch_break: the sedentary reminder on the watch has no valid lunch-break times (0–0 minutes); give them: `lunch_break: {start: \"12:00\", end: \"14:00\"}`"]),
+  ]
+
+  @Test(arguments: cases)
+  func reportsExactDiagnostics(_ scenario: CapabilityCase) {
+    let state = Profiles.factoryState(scenario.capabilities)
+    let result = Planner.plan(scenario.manifest, state: state, capabilities: scenario.capabilities)
+    #expect(result.diagnostics.map(\.description) == scenario.expected)
+    #expect((result.plan == nil) == result.diagnostics.hasErrors)
+  }
+}

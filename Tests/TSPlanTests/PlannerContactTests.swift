@@ -1,0 +1,88 @@
+import Testing
+import TSManifest
+import TSModel
+@testable import TSPlan
+
+@Suite struct PlannerContactTests {
+  static let alex = Contact(name: "Alex Doe", phoneNum: "+15550100", shortName: "A")
+  static let sam = Contact(name: "Sam Roe", phoneNum: "+15550101", shortName: "S")
+  static let kim = Contact(name: "Kim Li", phoneNum: "+15550102", shortName: "K")
+
+  static let cases: [PlannerCase] = [
+    PlannerCase(name: "add, remove and rename in one contacts change",
+      state: States.watch(contacts: [alex, sam, kim]),
+      manifest: Build.manifest(contacts: Build.contacts([("Alex Doe", "+15550100"), ("Samuel Roe", "+15550101"),
+                                                          ("Lee Park", "+15550103")])),
+      expected: ["~ contacts: contacts contacts contacts"]),
+    PlannerCase(name: "order on the watch is not managed (npk: shortName not stored)",
+      capabilities: Profiles.npk, state: States.watch(Profiles.npk, contacts: [sam, alex]),
+      manifest: Build.manifest(contacts: Build.contacts([("Alex Doe", "+15550100"), ("Sam Roe", "+15550101")])),
+      expected: []),
+    PlannerCase(name: "shortName compared where stored",
+      state: States.watch(contacts: [Contact(name: "Alex Doe", phoneNum: "+15550100", shortName: "X")]),
+      manifest: Build.manifest(contacts: Build.contacts([("Alex Doe", "+15550100")])),
+      expected: ["~ contacts: contacts"]),
+    PlannerCase(name: "empty list clears all contacts",
+      state: States.watch(contacts: [alex, sam]),
+      manifest: Build.manifest(contacts: Build.contacts([])),
+      expected: ["~ contacts: contacts contacts"]),
+    PlannerCase(name: "contacts left out are untouched",
+      state: States.watch(contacts: [alex]),
+      manifest: Build.manifest(emergency: Build.emergency(sos: false)),
+      expected: []),
+    PlannerCase(name: "SOS turned on keeps the watch's emergency list",
+      state: States.watch(emergency: EmergencyContacts(contacts: [sam], isSosOn: false)),
+      manifest: Build.manifest(emergency: Build.emergency(sos: true)),
+      expected: ["~ emergency: isSosOn"]),
+    PlannerCase(name: "emergency list change keeps the watch's SOS",
+      state: States.watch(emergency: EmergencyContacts(contacts: [sam], isSosOn: true)),
+      manifest: Build.manifest(emergency: Build.emergency(contacts: [("Alex Doe", "+15550100")])),
+      expected: ["~ emergency: contacts contacts"]),
+    PlannerCase(name: "SOS off and emergency list cleared",
+      state: States.watch(emergency: EmergencyContacts(contacts: [sam], isSosOn: true)),
+      manifest: Build.manifest(emergency: Build.emergency(sos: false, contacts: [])),
+      expected: ["~ emergency: isSosOn contacts"]),
+    PlannerCase(name: "matching emergency section gives no change",
+      capabilities: Profiles.npk,
+      state: States.watch(Profiles.npk, emergency: EmergencyContacts(contacts: [sam], isSosOn: true)),
+      manifest: Build.manifest(emergency: Build.emergency(sos: true, contacts: [("Sam Roe", "+15550101")])),
+      expected: []),
+  ]
+
+  @Test(arguments: cases)
+  func plansTheExpectedChanges(_ scenario: PlannerCase) {
+    let result = Planner.plan(scenario.manifest, state: scenario.state, capabilities: scenario.capabilities)
+    #expect(!result.diagnostics.hasErrors, "\(result.diagnostics)")
+    #expect(States.summary(result.plan) == scenario.expected)
+  }
+
+  @Test func renameIsOneChangeAndAfterIsTheManifestOrder() throws {
+    let state = States.watch(contacts: [Self.kim, Self.alex])
+    let manifest = Build.manifest(contacts: Build.contacts([("Alexander Doe", "+15550100"), ("Kim Li", "+15550102")]))
+    let change = try #require(Planner.plan(manifest, state: state, capabilities: Profiles.roomy).plan?.resourceChanges.first)
+    #expect(ContactCounts(change.fields) == ContactCounts([FieldChange(field: "contacts", before: .bool(true), after: .bool(false))]))
+    #expect(change.after == .contacts([Contact(name: "Alexander Doe", phoneNum: "+15550100", shortName: "A"),
+                                       Contact(name: "Kim Li", phoneNum: "+15550102", shortName: "K")]))
+    #expect(change.before == .contacts([Self.kim, Self.alex]))
+  }
+
+  @Test func unmanagedSOSKeepsTheWatchValueInAfter() throws {
+    let state = States.watch(emergency: EmergencyContacts(contacts: [Self.sam], isSosOn: true))
+    let manifest = Build.manifest(emergency: Build.emergency(contacts: [("Sam Roe", "+15550101"), ("Kim Li", "+15550102")]))
+    let change = try #require(Planner.plan(manifest, state: state, capabilities: Profiles.roomy).plan?.resourceChanges.first)
+    guard case .emergency(let after)? = change.after else { Issue.record("no emergency after"); return }
+    #expect(after.isSosOn)
+    #expect(after.contacts.map(\.phoneNum) == ["+15550101", "+15550102"])
+  }
+
+  @Test(arguments: [
+    ([alex, sam], [alex, sam], ContactCounts([])),
+    ([alex, sam], [sam], ContactCounts([FieldChange(field: "contacts", before: .bool(true), after: nil)])),
+    ([alex], [Contact(name: "A. Doe", phoneNum: "+15550100"), kim],
+     ContactCounts([FieldChange(field: "contacts", before: nil, after: .bool(true)),
+                    FieldChange(field: "contacts", before: .bool(true), after: .bool(true))])),
+  ])
+  func contactDiffCounts(_ old: [Contact], _ new: [Contact], _ expected: ContactCounts) {
+    #expect(ContactCounts(ContactDiff(from: old, to: new).fieldChanges) == expected)
+  }
+}

@@ -1,0 +1,66 @@
+import Testing
+import TSModel
+@testable import TSPlan
+
+@Suite struct RedactionTests {
+  @Test(arguments: [
+    ("+15550100", "+******00"),
+    ("0123456", "*****56"),
+    ("+8613912345678", "+***********78"),
+    ("123", "*23"),
+    ("12", "**"),
+    ("+1", "+*"),
+  ])
+  func masksAllButTheLastTwoDigits(_ phone: String, _ expected: String) {
+    #expect(PhoneRedaction.redact(phone) == expected)
+  }
+
+  /// Every phone number the scenarios hold, on the watch or in the manifest.
+  static var allPhones: Set<String> {
+    var phones = Set<String>()
+    for scenario in Scenarios.all {
+      phones.formUnion(scenario.state.contacts.map(\.phoneNum))
+      phones.formUnion(scenario.state.emergency?.contacts.map(\.phoneNum) ?? [])
+      phones.formUnion(scenario.manifest.contacts?.value.map(\.phone.value) ?? [])
+      phones.formUnion(scenario.manifest.emergency?.contacts?.value.map(\.phone.value) ?? [])
+    }
+    return phones
+  }
+
+  @Test(arguments: Scenarios.all)
+  func noFullPhoneNumberInAnyRedactedOutput(_ scenario: Scenarios.Scenario) throws {
+    let plan = try #require(scenario.result.plan)
+    let outputs = [HumanPlanRenderer(color: false, redact: true).render(plan),
+                   HumanPlanRenderer(color: true, redact: true).render(plan),
+                   JSONPlanRenderer.render(plan, redact: true)]
+    #expect(Self.allPhones.count >= 4)
+    for output in outputs {
+      for phone in Self.allPhones { #expect(!output.contains(phone), "\(phone) in \(scenario.name)") }
+    }
+    // The same outputs without redaction do show the numbers, masked ones stand in their place.
+    let json = JSONPlanRenderer.render(plan, redact: false)
+    for phone in PhoneRedaction.phones(in: plan) {
+      #expect(json.contains(phone))
+      #expect(outputs[2].contains(PhoneRedaction.redact(phone)))
+    }
+    let human = HumanPlanRenderer(color: false, redact: false).render(plan)
+    for phone in Self.allPhones where human.contains(phone) {
+      #expect(outputs[0].contains(PhoneRedaction.redact(phone)))
+    }
+  }
+
+  @Test func warningsAreRedactedToo() {
+    var plan = Plan(manifestFile: "watch.yaml", profile: "npk", priorStateDigest: "", resourceChanges: [])
+    plan.warnings = [.warning(at: nil, field: "contacts[1].phone", "+15550100 is also the phone of Alex; 8613912345678 at 12:30")]
+    let human = HumanPlanRenderer(color: false, redact: true).render(plan)
+    let json = JSONPlanRenderer.render(plan, redact: true)
+    for output in [human, json] {
+      #expect(!output.contains("+15550100") && !output.contains("8613912345678"))
+      #expect(output.contains("+******00") && output.contains("12:30"))
+    }
+  }
+
+  @Test func phonesInsideLongerNumbersAreNotMatched() {
+    #expect(PhoneRedaction.redact("call 1234 or 12345", phones: ["1234"]) == "call **34 or 12345")
+  }
+}

@@ -1,0 +1,38 @@
+import Testing
+import TSModel
+import TSTestSupport
+@testable import TSPlan
+
+@Suite struct RenderGoldenTests {
+  @Test(arguments: Scenarios.all)
+  func humanText(_ scenario: Scenarios.Scenario) throws {
+    let plan = try #require(scenario.result.plan, "\(scenario.result.diagnostics)")
+    expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "\(scenario.name).txt")
+  }
+
+  @Test(arguments: Scenarios.all)
+  func json(_ scenario: Scenarios.Scenario) throws {
+    let plan = try #require(scenario.result.plan, "\(scenario.result.diagnostics)")
+    expectGolden(JSONPlanRenderer.render(plan, redact: false), "\(scenario.name).json")
+  }
+
+  @Test func capabilityErrors() {
+    let result = Scenarios.capabilityErrors.result
+    #expect(result.plan == nil)
+    expectGolden(result.diagnostics.map(\.description).joined(separator: "\n") + "\n", "capability-errors.txt")
+  }
+
+  @Test func colourOnlyWhenAsked() throws {
+    let plan = try #require(Scenarios.all.last?.result.plan)
+    #expect(!HumanPlanRenderer(color: false, redact: false).render(plan).contains("\u{1B}["))
+    let coloured = HumanPlanRenderer(color: true, redact: false).render(plan)
+    #expect(coloured.contains("\u{1B}[31m-\u{1B}[0m") && coloured.contains("\u{1B}[32m+\u{1B}[0m"))
+  }
+
+  @Test(arguments: [(PlanCounts(add: 0, change: 0, destroy: 0), "empty"), (PlanCounts(add: 1, change: 0, destroy: 0), "custom-create"),
+                    (PlanCounts(add: 0, change: 0, destroy: 2), "custom-delete"), (PlanCounts(add: 1, change: 3, destroy: 1), "mixed-fit")])
+  func countsFollowTheActions(_ counts: PlanCounts, _ name: String) throws {
+    let scenario = try #require(Scenarios.all.first { $0.name == name })
+    #expect(scenario.result.plan?.counts == counts)
+  }
+}
