@@ -16,11 +16,16 @@ public struct LinkMeter: Hashable, Sendable {
   /// Body of a set acknowledgement: one varint result field.
   static let acknowledgementBody = 2
 
+  /// Bytes sent to the watch (frames: header + message).
   public private(set) var bytesSent = 0
+  /// Bytes received from the watch.
   public private(set) var bytesReceived = 0
+  /// Packets sent, ⌈frame / 20⌉ per frame.
   public private(set) var packetsSent = 0
+  /// Packets received.
   public private(set) var packetsReceived = 0
 
+  /// A meter with nothing counted.
   public init() {}
 
   /// Packets moved in either direction.

@@ -14,12 +14,17 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
   /// Journal entries kept; older ones are dropped (listeners only need recent events).
   public static let journalLimit = 200
 
+  /// Always `formatName`; a file without it is refused as not a state file.
   public var format: String
+  /// State file version; only `currentVersion` is read.
   public var version: Int
   /// Profile name (`PlatformProfile.name`).
   public var profile: String
+  /// Every reminder as the watch stores it, built-ins first, in watch order.
   public var reminders: [Reminder]
+  /// Regular contacts in watch order (empty where the platform has none).
   public var contacts: [Contact]
+  /// Emergency contacts and the SOS switch.
   public var emergency: EmergencyContacts
   /// Watch-side changes, oldest first, at most `journalLimit`.
   public var journal: [WatchEvent]
@@ -62,6 +67,7 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
 
 /// A change made on the watch itself, as recorded in the journal.
 public struct WatchEvent: Codable, Hashable, Sendable {
+  /// What changed.
   public enum Kind: String, Codable, Hashable, Sendable {
     /// Regular contacts changed; `contacts` holds the new list.
     case contactsChanged
@@ -75,8 +81,12 @@ public struct WatchEvent: Codable, Hashable, Sendable {
 
   /// Position in the journal, 1 and up, never reused.
   public var sequence: Int
+  /// What changed.
   public var kind: Kind
+  /// The new list, for contact and emergency-contact changes.
   public var contacts: [Contact]?
+  /// The reminder switched, for `reminderToggled`.
   public var reminderId: String?
+  /// Its new state, for `reminderToggled`.
   public var isEnabled: Bool?
 }

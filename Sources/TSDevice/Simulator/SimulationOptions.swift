@@ -14,6 +14,7 @@ public struct SimulationOptions: Hashable, Sendable {
     /// Milliseconds per packet moved (either direction).
     public var perPacketMilliseconds: Int
 
+    /// A latency of `perCallMilliseconds` per call plus `perPacketMilliseconds` per packet.
     public init(perCallMilliseconds: Int, perPacketMilliseconds: Int) {
       self.perCallMilliseconds = perCallMilliseconds
       self.perPacketMilliseconds = perPacketMilliseconds
@@ -28,24 +29,31 @@ public struct SimulationOptions: Hashable, Sendable {
   /// A failure injected at the `call`-th link call (1-based) of one device instance; that call
   /// fails and has no effect.
   public struct Fault: Hashable, Sendable {
+    /// How the call fails.
     public enum Kind: Hashable, Sendable {
       /// The call fails with this code (default 6001 timeout) in the operation's domain.
       case fail(TSErrorCode)
       /// The connection drops: the call fails with 9310 and every later call with 2003.
       case disconnect
     }
+    /// How the call fails.
     public var kind: Kind
+    /// The 1-based number of the failing link call.
     public var call: Int
 
+    /// A fault of `kind` at link call `call` (1-based).
     public init(_ kind: Kind, atCall call: Int) {
       self.kind = kind
       self.call = call
     }
   }
 
+  /// The latency model; `nil` answers at once.
   public var latency: Latency?
+  /// Injected faults, by call number.
   public var faults: [Fault]
 
+  /// Options with the given latency and faults (none by default).
   public init(latency: Latency? = nil, faults: [Fault] = []) {
     self.latency = latency
     self.faults = faults
