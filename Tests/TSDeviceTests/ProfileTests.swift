@@ -74,6 +74,26 @@ import TSModel
     #expect(try await device.fetchAllReminders().count == 3)
   }
 
+  static let templateDefaults: [(String, String, Bool)] = [("default", "Custom reminder", true), ("fit", "", false)]
+
+  @Test(arguments: templateDefaults)
+  func templatesOfOtherProfilesAreEnabledEveryDayFromEightToEight(profile: String, name: String, lunch: Bool) async throws {
+    let template = try await watch(profile).createCustomReminderTemplate()
+    #expect(template.reminderName == name && template.isLunchBreakDNDEnabled == lunch)
+    #expect(template.reminderType == .custom && template.isEnabled && template.repeatDays == .everyday)
+    #expect((template.timeType, template.startTime, template.endTime, template.interval) == (.period, 480, 1200, 60))
+  }
+
+  @Test(arguments: ["default", "npk", "fit", "fit-basic", "fw"])
+  func readStateReadsWhatThePlatformHas(profile: String) async throws {
+    let device = try watch(profile)
+    let capabilities = try await device.capabilities()
+    let state = try await device.readState(capabilities: capabilities)
+    #expect(state.reminders == (try PlatformProfile.named(profile).factoryState.reminders))
+    #expect(state.emergency == EmergencyContacts(contacts: [], isSosOn: false))
+    #expect(await device.statistics().totalCalls == (capabilities.contacts.maxContacts > 0 ? 3 : 2))
+  }
+
   @Test func npkTemplateAnswers3004WhenNoIDIsLeft() async throws {
     let device = try watch("npk", state: try state("npk", plus: (32...255).map { customReminder(String($0)) }))
     await #expect(throws: DeviceError(.reminder, .paramSizeError, "No available reminder ID")) {
