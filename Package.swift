@@ -48,6 +48,6 @@ let package = Package(
                 exclude: ["Golden"]),
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"], exclude: ["Golden"]),
   ]
 )

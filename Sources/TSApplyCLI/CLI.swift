@@ -13,6 +13,7 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     HelpCommand.self,
+    DeviceCommand.self,
   ]
 
   /// Runs `tsapply` with `arguments` (without the program name) in `context`.
@@ -58,7 +59,7 @@ public enum CLI {
     if !command.subcommands.isEmpty {
       let word = remaining.first ?? ""
       let names = command.subcommands.map { $0.name }
-      var message = word.isEmpty ? "'\(prefix) \(command.name)' needs a subcommand: \(names.joined(separator: ", "))"
+      var message = word.isEmpty ? "'\(prefix)' needs a subcommand: \(names.joined(separator: ", "))"
         : "unknown subcommand '\(word)'; expected one of: \(names.joined(separator: ", "))"
       if !word.isEmpty, let suggestion = closestMatch(to: word, in: names) { message += "; did you mean '\(suggestion)'?" }
       context.stderr.write("Error: \(message)\n")

@@ -66,11 +66,18 @@ public struct DeviceStatistics: Hashable, Codable, Sendable {
   public var bytesSent: Int
   /// Bytes received from the watch (estimated, including packet headers).
   public var bytesReceived: Int
+  /// 20-byte packets sent to the watch (estimated; see `LinkMeter`).
+  public var packetsSent: Int
+  /// 20-byte packets received from the watch (estimated).
+  public var packetsReceived: Int
 
-  public init(calls: [String: Int] = [:], bytesSent: Int = 0, bytesReceived: Int = 0) {
+  public init(calls: [String: Int] = [:], bytesSent: Int = 0, bytesReceived: Int = 0,
+              packetsSent: Int = 0, packetsReceived: Int = 0) {
     self.calls = calls
     self.bytesSent = bytesSent
     self.bytesReceived = bytesReceived
+    self.packetsSent = packetsSent
+    self.packetsReceived = packetsReceived
   }
 
   /// All calls, over every operation.

@@ -11,6 +11,7 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0
   }),
+  "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -39,6 +39,9 @@ public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
   public init(_ rawValue: Int) { self.rawValue = rawValue }
 
   public static let unknown = TSErrorCode(1001)
+  /// SDK configuration error; the simulated watch uses it for bad simulation settings
+  /// (`TSAPPLY_DEVICE`, `TSAPPLY_SIM_LATENCY`, `TSAPPLY_SIM_FAULT`).
+  public static let sdkConfigError = TSErrorCode(1004)
   public static let notReady = TSErrorCode(2001)
   public static let unConnected = TSErrorCode(2003)
   /// "暂不支持此功能": the platform does not implement the operation.

@@ -1,0 +1,64 @@
+import Foundation
+import TSDevice
+import TSModel
+
+/// `tsapply device …`: create, inspect and drive the simulated watch.
+struct DeviceCommand: Command {
+  static let name = "device"
+  static let abstract = "Create, show and drive the simulated watch."
+  static let usage = "<subcommand> [options]"
+  static let discussion = """
+    The simulated watch is the default device: its state lives in .tsapply/device.json under the
+    current directory unless --device sim:PATH or TSAPPLY_DEVICE names another file.
+    See docs/device.md.
+    """
+  static let options: [OptionSpec] = []
+  static let subcommands: [any Command.Type] = [
+    DeviceInitCommand.self, DeviceShowCommand.self, DeviceProfilesCommand.self,
+    DeviceSimulateCommand.self, DeviceListenCommand.self,
+  ]
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    throw UsageError("'tsapply device' needs a subcommand")
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus { .usage }
+}
+
+/// `tsapply device init [--profile NAME] [--force]`: creates or resets a simulated watch.
+struct DeviceInitCommand: Command {
+  static let name = "init"
+  static let abstract = "Create a factory-fresh simulated watch (or reset one with --force)."
+  static let usage = "[--profile NAME] [--force] [--device SPEC]"
+  static let discussion = "Profiles: \(PlatformProfile.all.map(\.name).joined(separator: ", ")) (see 'tsapply device profiles')."
+  static let options: [OptionSpec] = [
+    OptionSpec(["--profile"], value: "NAME", help: "Platform profile (default: default)."),
+    OptionSpec(["--force"], help: "Replace an existing simulated watch."),
+    DeviceOption.spec,
+  ]
+  let profileName: String
+  let force: Bool
+  let device: String?
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
+    let name = arguments.value("--profile") ?? PlatformProfile.defaultName
+    guard PlatformProfile.all.contains(where: { $0.name == name }) else {
+      var message = "unknown profile '\(name)'; expected one of: \(PlatformProfile.all.map(\.name).joined(separator: ", "))"
+      if let suggestion = closestMatch(to: name, in: PlatformProfile.all.map(\.name)) { message += "; did you mean '\(suggestion)'?" }
+      throw UsageError(message)
+    }
+    profileName = name
+    force = arguments.has("--force")
+    device = DeviceOption.value(in: arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let path = try DeviceOption.simulatorPath(device, in: context)
+    let profile = try PlatformProfile.named(profileName)
+    let existed = FileManager.default.fileExists(atPath: path)
+    try SimulatedDevice.create(path: path, profile: profile, force: force)
+    context.stdout.write("\(existed ? "Reset" : "Created") a simulated \(profile.name) watch at \(path).\n")
+    return .success
+  }
+}

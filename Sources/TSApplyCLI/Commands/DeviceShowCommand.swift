@@ -1,0 +1,86 @@
+import TSDevice
+import TSModel
+
+/// `tsapply device show [--json]`: the simulated watch's whole state.
+struct DeviceShowCommand: Command {
+  static let name = "show"
+  static let abstract = "Print the simulated watch's whole state."
+  static let usage = "[--json] [--device SPEC]"
+  static let options: [OptionSpec] = [
+    OptionSpec(["--json"], help: "Print the state file's JSON (profile, reminders, contacts, emergency, journal)."),
+    DeviceOption.spec,
+  ]
+  let json: Bool
+  let device: String?
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
+    json = arguments.has("--json")
+    device = DeviceOption.value(in: arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let device = try DeviceOption.openSimulated(device, in: context)
+    let watch = try device.snapshot()
+    if json {
+      context.stdout.write(String(decoding: try watch.jsonData(), as: UTF8.self))
+    } else {
+      let profile = try PlatformProfile.named(watch.profile)
+      context.stdout.write(WatchText.render(watch, profile: profile, path: device.path ?? "(in memory)"))
+    }
+    return .success
+  }
+}
+
+/// The human form of a simulated watch's state, for `tsapply device show`.
+enum WatchText {
+  static func render(_ watch: SimulatedWatch, profile: PlatformProfile, path: String) -> String {
+    var lines = ["Simulated watch: \(path)", "Profile: \(profile.name) (\(profile.capabilities.summary))", ""]
+    lines.append("Reminders (\(watch.reminders.count)):")
+    lines += watch.reminders.map { "  " + reminder($0) }
+    lines.append("")
+    if profile.capabilities.contacts.maxContacts > 0 {
+      lines.append("Contacts (\(watch.contacts.count) of \(profile.capabilities.contacts.maxContacts)):")
+      lines += watch.contacts.isEmpty ? ["  (none)"] : watch.contacts.map { "  " + contact($0) }
+    } else {
+      lines.append("Contacts: not supported on this platform")
+    }
+    lines.append("")
+    lines.append("Emergency contacts (\(watch.emergency.contacts.count) of \(profile.capabilities.contacts.maxEmergencyContacts)), SOS \(watch.emergency.isSosOn ? "on" : "off"):")
+    lines += watch.emergency.contacts.isEmpty ? ["  (none)"] : watch.emergency.contacts.map { "  " + contact($0) }
+    lines.append("")
+    if let last = watch.journal.last {
+      lines.append("Watch-side changes: \(watch.lastSequence) (latest #\(last.sequence): \(last.kind.rawValue))")
+    } else {
+      lines.append("Watch-side changes: none")
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  static func reminder(_ r: Reminder) -> String {
+    let kind = r.kind?.rawValue ?? "unknown"
+    var text = "\(r.reminderId.padding(toLength: 3, withPad: " ", startingAt: 0)) \(kind.padding(toLength: 9, withPad: " ", startingAt: 0)) \(r.isEnabled ? "on " : "off")"
+    text += " \"\(r.reminderName)\" \(r.repeatDays)"
+    switch r.timeType {
+    case .period: text += " \(time(r.startTime))–\(time(r.endTime)) every \(r.interval)m"
+    case .point: text += " at " + r.timePoints.map(time).joined(separator: ", ")
+    }
+    if r.isLunchBreakDNDEnabled {
+      text += " lunch break " + (r.lunchBreakDNDStartTime == 0 && r.lunchBreakDNDEndTime == 0
+        ? "on" : "\(time(r.lunchBreakDNDStartTime))–\(time(r.lunchBreakDNDEndTime))")
+    }
+    if !r.notes.isEmpty { text += " notes: \"\(r.notes)\"" }
+    return text
+  }
+
+  static func contact(_ c: Contact) -> String {
+    var text = "\(c.name)  \(c.phoneNum)"
+    if let short = c.shortName { text += "  [\(short)]" }
+    return text
+  }
+
+  /// "HH:MM" for 0...1439; the raw number with "min" otherwise (a watch may hold odd values).
+  static func time(_ minutes: Int) -> String {
+    MinuteOfDay(rawValue: minutes)?.description ?? "\(minutes)min"
+  }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import TSModel
+
+/// Chooses the watch a command talks to (every command that reads or writes a watch uses this).
+///
+/// The spec comes from `--device`, else the `TSAPPLY_DEVICE` environment variable, else
+/// `sim:.tsapply/device.json` under the current directory. The only form today is `sim:PATH`, a
+/// simulated watch whose state lives in the JSON file PATH (relative to the current directory),
+/// created with the `default` profile on first use (its directory created 0700, the file 0600).
+/// A bridge to a real watch will add another scheme here.
+public enum DeviceSelector {
+  /// Environment variable naming the device when `--device` is not given.
+  public static let environmentVariable = "TSAPPLY_DEVICE"
+  /// The state file of the default simulated watch, relative to the current directory.
+  public static let defaultPath = ".tsapply/device.json"
+  /// The `sim:` scheme prefix.
+  public static let simulatorScheme = "sim:"
+
+  /// The device `spec` (or the environment, or the default) names, with simulation options from
+  /// `TSAPPLY_SIM_LATENCY` and `TSAPPLY_SIM_FAULT`.
+  /// - Throws: `DeviceError` (simulator domain) for an unknown scheme, a bad option value, or a
+  ///   state file that cannot be created or read.
+  public static func open(spec: String?, environment: [String: String], currentDirectory: String) throws(DeviceError) -> any Device {
+    try openSimulated(spec: spec, environment: environment, currentDirectory: currentDirectory)
+  }
+
+  /// As `open`, typed as the simulated watch (for `tsapply device …`, which needs its extras).
+  public static func openSimulated(spec: String?, environment: [String: String],
+                                   currentDirectory: String) throws(DeviceError) -> SimulatedDevice {
+    let path = try simulatorPath(spec: spec, environment: environment, currentDirectory: currentDirectory)
+    return try SimulatedDevice.openOrCreate(path: path, options: SimulationOptions(environment: environment))
+  }
+
+  /// The absolute state-file path a spec names.
+  /// - Throws: `DeviceError` (simulator, 1004) for a spec that is not `sim:PATH`.
+  public static func simulatorPath(spec: String?, environment: [String: String], currentDirectory: String) throws(DeviceError) -> String {
+    let chosen = spec ?? environment[environmentVariable].flatMap { $0.isEmpty ? nil : $0 } ?? simulatorScheme + defaultPath
+    guard chosen.hasPrefix(simulatorScheme), chosen.count > simulatorScheme.count else {
+      throw .simulator(.sdkConfigError, "unknown device '\(chosen)'; expected sim:PATH (a simulated watch's state file)")
+    }
+    let path = String(chosen.dropFirst(simulatorScheme.count))
+    return path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
+  }
+}

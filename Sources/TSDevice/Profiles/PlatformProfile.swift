@@ -1,0 +1,89 @@
+import TSModel
+
+/// A watch platform the simulated watch can be: what it can do (`capabilities`), what it holds
+/// when new (`factoryState`) and how it answers each call (its behaviour rules).
+///
+/// The five profiles follow sdk-facts.md §6 and the per-platform details in §1.6–§1.11 and
+/// §2.3–§2.8; numbers that no source gives are tsapply's choices, listed in docs/device.md.
+public struct PlatformProfile: Sendable {
+  /// Profile name: `default`, `npk`, `fit`, `fit-basic` or `fw`.
+  public var name: String { capabilities.profile }
+  /// Limits, operations and stored fields, as the planner reads them.
+  public let capabilities: DeviceCapabilities
+  /// A factory-fresh watch: the platform's built-ins (IDs "0", "1", "2" where it has them), no
+  /// contacts, no emergency contacts, SOS off.
+  public let factoryState: DeviceState
+  let reminders: any ReminderBehavior
+  let contacts: ContactRules
+
+  init(capabilities: DeviceCapabilities, factoryState: DeviceState, reminders: any ReminderBehavior, contacts: ContactRules) {
+    self.capabilities = capabilities
+    self.factoryState = factoryState
+    self.reminders = reminders
+    self.contacts = contacts
+  }
+
+  /// Every profile, the default first.
+  public static let all: [PlatformProfile] = [.default, .npk, .fit, .fitBasic, .fw]
+
+  /// The profile called `name`.
+  /// - Throws: `DeviceError` (simulator domain, 1004) naming the known profiles.
+  public static func named(_ name: String) throws(DeviceError) -> PlatformProfile {
+    guard let profile = all.first(where: { $0.name == name }) else {
+      let names = all.map(\.name).joined(separator: ", ")
+      throw .simulator(.sdkConfigError, "unknown device profile '\(name)'; expected one of: \(names)")
+    }
+    return profile
+  }
+
+  /// The name of the default profile, used for a new watch.
+  public static let defaultName = "default"
+}
+
+/// Building blocks shared by the profile definitions.
+enum ProfileParts {
+  static let allOperations = Set(ReminderOperation.allCases)
+
+  static func kind(_ timeTypes: Set<ReminderTimeType> = [.period, .point], repeat storesRepeat: Bool = true,
+                   lunch: LunchBreakSupport = .times, name: Int? = 32, notes: Int? = 64,
+                   truncates: Bool = false) -> ReminderKindCapabilities {
+    ReminderKindCapabilities(timeTypes: timeTypes, storesRepeatDays: storesRepeat, lunchBreak: lunch,
+                             nameMaxBytes: name, notesMaxBytes: notes, truncatesLongText: truncates)
+  }
+
+  /// The built-ins of a new watch (names from the Example app, §1.8; times are tsapply's choice).
+  static let sedentary = Reminder(
+    reminderId: "0", reminderName: "Sedentary Reminder", reminderType: .sedentary, repeatDays: .workday,
+    startTime: 540, endTime: 1080, interval: 60, isLunchBreakDNDEnabled: true,
+    lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
+  static let drinking = Reminder(
+    reminderId: "1", reminderName: "Drink Water Reminder", reminderType: .drinking, repeatDays: .everyday,
+    startTime: 480, endTime: 1320, interval: 120)
+  static let medicine = Reminder(
+    reminderId: "2", reminderName: "Take Medicine Reminder", reminderType: .takeMedicine, repeatDays: .everyday,
+    timeType: .point, timePoints: [480, 1200])
+
+  static let builtIns = [sedentary, drinking, medicine]
+
+  /// The Npk template (§1.6) with `name`: enabled, every day, 08:00–20:00 every 60 minutes,
+  /// lunch break on 12:00–14:00, notes "".
+  static func npkTemplate(name: String) -> Reminder {
+    Reminder(reminderId: "", reminderName: name, isEnabled: true, reminderType: .custom, repeatDays: .everyday,
+             startTime: 480, endTime: 1200, interval: 60, isLunchBreakDNDEnabled: true,
+             lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
+  }
+
+  static func emptyEmergency() -> EmergencyContacts { EmergencyContacts(contacts: [], isSosOn: false) }
+
+  /// A contact list rule refusing bad items (3001/3004) and extra items (3004).
+  static func strictList(limit: Int, overflow: ContactListRules.Overflow? = nil, shortName: Bool, noun: String) -> ContactListRules {
+    ContactListRules(limit: limit, overflow: overflow ?? .reject(.contact, .paramSizeError), text: .reject,
+                     nameMaxBytes: 32, phoneMaxBytes: 20, storesShortName: shortName, domain: .contact, noun: noun)
+  }
+
+  /// FitCloud lists: names cut to 32 bytes, a phone over 20 bytes drops the contact (§2.4).
+  static func fitCloudList(limit: Int, overflow: ContactListRules.Overflow, noun: String) -> ContactListRules {
+    ContactListRules(limit: limit, overflow: overflow, text: .sanitize(dropsLongPhone: true),
+                     nameMaxBytes: 32, phoneMaxBytes: 20, storesShortName: false, domain: .contact, noun: noun)
+  }
+}

@@ -1,0 +1,23 @@
+/// The SDK's byte truncation, `-[NSString(Tool) truncateToMaxBytes:]` (sdk-facts.md §2.4).
+///
+/// The SDK keeps the longest prefix of UTF-16 code units whose UTF-8 form fits in `maxBytes`.
+/// Swift strings cannot hold a lone surrogate, so this cuts at Unicode scalar (code point)
+/// boundaries, which is the same for every text in the Basic Multilingual Plane and keeps a
+/// whole non-BMP scalar out rather than leaving half of it. It is not grapheme-aware, exactly
+/// like the SDK: a combining accent or a ZWJ emoji sequence may be split.
+public enum TextTruncation {
+  /// `text` cut to at most `maxBytes` bytes of UTF-8 at a code-point boundary; `text` itself
+  /// when it already fits. `maxBytes` ≤ 0 gives "".
+  public static func truncate(_ text: String, maxBytes: Int) -> String {
+    guard text.utf8.count > maxBytes else { return text }
+    var used = 0
+    var scalars = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      let size = String(scalar).utf8.count
+      if used + size > maxBytes { break }
+      used += size
+      scalars.append(scalar)
+    }
+    return String(scalars)
+  }
+}

@@ -1,0 +1,79 @@
+import TSModel
+
+/// Changes made on the watch itself (by the wearer), so drift and listeners can be exercised.
+///
+/// Each one is a transaction on the state that also appends a `WatchEvent` to the journal;
+/// listeners of the same watch in this process fire at once, listeners in other processes when
+/// they next poll the journal. These are not link calls: they are not counted, delayed or
+/// failed by `SimulationOptions`.
+extension SimulatedDevice {
+  /// The wearer adds `contact` at the end of the regular list (stored as the platform stores it).
+  /// - Throws: 2004 without regular contacts; 3004 when the list is full; 3001 when the
+  ///   platform would not store the contact (e.g. a phone over 20 bytes on Fit).
+  public func simulateContactAdd(_ contact: Contact) throws(DeviceError) {
+    try watchSide { (profile, watch) throws(DeviceError) in
+      guard let rules = profile.contacts.regular else { throw .notSupported(.contact, "Regular contacts") }
+      guard watch.contacts.count < rules.limit else {
+        throw DeviceError(.contact, .paramSizeError, "the watch's contact list is full (\(rules.limit) contacts)")
+      }
+      guard let stored = try rules.stored([contact]).first else {
+        throw DeviceError(.contact, .invalidParam, "the watch does not store the contact '\(contact.name)'")
+      }
+      watch.contacts.append(stored)
+      watch.record(.contactsChanged, contacts: watch.contacts)
+    }
+  }
+
+  /// The wearer removes every regular contact called `name`.
+  /// - Throws: 2004 without regular contacts; 4004 when no contact has that name.
+  public func simulateContactRemove(name: String) throws(DeviceError) {
+    try watchSide { (profile, watch) throws(DeviceError) in
+      guard profile.contacts.regular != nil else { throw .notSupported(.contact, "Regular contacts") }
+      let before = watch.contacts.count
+      watch.contacts.removeAll { $0.name == name }
+      guard watch.contacts.count < before else {
+        throw DeviceError(.contact, .dataIsEmpty, "the watch has no contact named '\(name)'")
+      }
+      watch.record(.contactsChanged, contacts: watch.contacts)
+    }
+  }
+
+  /// The wearer switches reminder `id` on or off; returns its new `isEnabled`.
+  /// - Throws: 4004 when the watch has no reminder with that ID.
+  @discardableResult
+  public func simulateReminderToggle(id: String) throws(DeviceError) -> Bool {
+    try watchSide { (_, watch) throws(DeviceError) -> Bool in
+      guard let index = watch.reminders.firstIndex(where: { $0.reminderId == id }) else {
+        throw .reminder(.dataIsEmpty, "the watch has no reminder with ID \(id)")
+      }
+      watch.reminders[index].isEnabled.toggle()
+      let enabled = watch.reminders[index].isEnabled
+      watch.record(.reminderToggled, reminderId: id, isEnabled: enabled)
+      return enabled
+    }
+  }
+
+  /// The wearer changes the emergency list and SOS switch (stored as the platform stores them).
+  /// - Throws: 2004 without emergency contacts; the platform's errors for the list.
+  public func simulateEmergencyChange(contacts: [Contact], sosOn: Bool) throws(DeviceError) {
+    try watchSide { (profile, watch) throws(DeviceError) in
+      guard let rules = profile.contacts.emergency else { throw .notSupported(.contact, "Emergency contacts") }
+      watch.emergency = EmergencyContacts(contacts: try rules.stored(contacts), isSosOn: sosOn)
+      watch.record(.emergencyContactsChanged, contacts: watch.emergency.contacts)
+    }
+  }
+
+  /// The wearer presses SOS (a device→app event; nothing stored changes but the journal).
+  public func simulateSOSPress() throws(DeviceError) {
+    try watchSide { (_, watch) throws(DeviceError) in _ = watch.record(.sosRequested) }
+  }
+
+  private func watchSide<T>(_ body: (PlatformProfile, inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {
+    let (result, watch) = try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> (T, SimulatedWatch) in
+      let value = try body(try PlatformProfile.named(watch.profile), &watch)
+      return (value, watch)
+    }
+    deliver(watch)
+    return result
+  }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import TSModel
+
+/// A simulated TopStep watch that answers every `Device` call the way its platform profile's
+/// SDK path does (sdk-facts.md §1–§2, §6), with the SDK's error domains, codes and messages.
+///
+/// Two kinds of storage:
+/// - in memory, `init(profile:state:options:)`, for tests, benchmarks and property tests;
+/// - a JSON state file, `init(path:options:)` (see `DeviceSelector`), where each call is one
+///   transaction under an exclusive `flock` with an atomic replace of the file, so concurrent
+///   processes never lose a write.
+///
+/// Every link call (the nine SDK operations that talk to the watch; not `capabilities()`, the
+/// listener registrations or `statistics()`) is counted with its estimated link bytes
+/// (`LinkMeter`), may be slowed by `SimulationOptions.latency`, and may be failed by a
+/// `SimulationOptions.Fault` (the failed call has no effect). Thread-safe.
+public final class SimulatedDevice: Device, @unchecked Sendable {
+  let store: any StateStore
+  /// Latency and faults of this instance.
+  public let options: SimulationOptions
+  private let lock = NSLock()
+  private var totals = DeviceStatistics()
+  private var linkCalls = 0
+  private var disconnected = false
+  private var memoryHub: ListenerHub?
+  private var fileHub: ListenerHub?
+
+  /// An in-memory watch of `profile` holding `state` (the profile's factory state when `nil`).
+  public init(profile: PlatformProfile, state: DeviceState? = nil, options: SimulationOptions = SimulationOptions()) {
+    store = MemoryStore(SimulatedWatch(profile: profile, state: state))
+    self.options = options
+    memoryHub = ListenerHub(lastDelivered: 0)
+  }
+
+  /// The watch in the existing state file at `path` (made absolute by the caller).
+  /// - Throws: `DeviceError` (simulator domain) when the file is missing, unreadable or corrupted.
+  public init(path: String, options: SimulationOptions = SimulationOptions()) throws(DeviceError) {
+    let fileStore = FileStore(file: Self.canonical(path))
+    _ = try fileStore.read()
+    store = fileStore
+    self.options = options
+  }
+
+  /// Creates (or with `force`, resets) the state file at `path` as a factory-fresh `profile` watch.
+  /// - Throws: `DeviceError` when a watch exists and `force` is false, or the file cannot be written.
+  @discardableResult
+  public static func create(path: String, profile: PlatformProfile, force: Bool,
+                            options: SimulationOptions = SimulationOptions()) throws(DeviceError) -> SimulatedDevice {
+    try StateFile.makeDirectory((path as NSString).deletingLastPathComponent)
+    try FileStore(file: canonical(path)).create(SimulatedWatch(profile: profile), force: force)
+    return try SimulatedDevice(path: path, options: options)
+  }
+
+  /// The watch at `path`, created with the default profile first if there is none.
+  public static func openOrCreate(path: String, options: SimulationOptions = SimulationOptions()) throws(DeviceError) -> SimulatedDevice {
+    if !FileManager.default.fileExists(atPath: path) {
+      try StateFile.makeDirectory((path as NSString).deletingLastPathComponent)
+      _ = try FileStore(file: canonical(path)).createIfMissing(SimulatedWatch(profile: .default))
+    }
+    return try SimulatedDevice(path: path, options: options)
+  }
+
+  /// `path` with symbolic links in its directory resolved, so every device of one file agrees.
+  static func canonical(_ path: String) -> String {
+    let url = URL(fileURLWithPath: path)
+    return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+  }
+
+  /// Path of the state file; `nil` for an in-memory watch.
+  public var path: String? { store.path }
+
+  /// The whole stored state: profile, reminders, contacts, emergency, journal.
+  public func snapshot() throws(DeviceError) -> SimulatedWatch { try store.read() }
+
+  /// The profile this watch simulates.
+  public func profile() throws(DeviceError) -> PlatformProfile { try PlatformProfile.named(snapshot().profile) }
+
+  // MARK: Calls
+
+  /// Runs one link call: counts it, applies an injected fault, runs `body` as one transaction
+  /// on the state, records its bytes and sleeps for the modelled latency.
+  func linkCall<T>(_ operation: String, domain: DeviceError.Domain,
+                   _ body: (PlatformProfile, inout SimulatedWatch, inout LinkMeter) throws(DeviceError) -> T)
+    async throws(DeviceError) -> T {
+    try beginCall(operation, domain: domain)
+    var meter = LinkMeter()
+    let result: Result<T, DeviceError>
+    do {
+      result = .success(try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> T in
+        try body(try PlatformProfile.named(watch.profile), &watch, &meter)
+      })
+    } catch {
+      result = .failure(error)
+    }
+    record(meter)
+    if let latency = options.latency {
+      try? await Task.sleep(nanoseconds: latency.nanoseconds(packets: meter.packets))
+    }
+    return try result.get()
+  }
+
+  private func beginCall(_ operation: String, domain: DeviceError.Domain) throws(DeviceError) {
+    lock.lock()
+    defer { lock.unlock() }
+    linkCalls += 1
+    totals.calls[operation, default: 0] += 1
+    if disconnected { throw DeviceError(.bleConnect, .unConnected, "Device not connected") }
+    guard let fault = options.faults.first(where: { $0.call == linkCalls }) else { return }
+    switch fault.kind {
+    case .fail(let code):
+      throw DeviceError(domain, code, "\(operation) failed (simulated fault at call \(linkCalls))")
+    case .disconnect:
+      disconnected = true
+      throw DeviceError(.bleConnect, .requestCancelledByDisconnect,
+                        "Connection lost, request cancelled (simulated disconnect at call \(linkCalls))")
+    }
+  }
+
+  private func record(_ meter: LinkMeter) {
+    lock.lock()
+    defer { lock.unlock() }
+    totals.bytesSent += meter.bytesSent
+    totals.bytesReceived += meter.bytesReceived
+    totals.packetsSent += meter.packetsSent
+    totals.packetsReceived += meter.packetsReceived
+  }
+
+  public func statistics() async -> DeviceStatistics { currentStatistics() }
+
+  /// Calls and link bytes so far (the synchronous form of `statistics()`).
+  public func currentStatistics() -> DeviceStatistics {
+    lock.lock()
+    defer { lock.unlock() }
+    return totals
+  }
+
+  // MARK: Listener hubs
+
+  /// The hub for this watch: per instance in memory, shared by every device of the file otherwise.
+  func hub() -> ListenerHub {
+    lock.lock()
+    defer { lock.unlock() }
+    if let hub = memoryHub ?? fileHub { return hub }
+    let path = store.path ?? ""
+    let hub = ListenerHub.shared(for: path) { (try? store.read().lastSequence) ?? 0 }
+    fileHub = hub
+    return hub
+  }
+
+  /// Delivers new journal events to the listeners of this watch in this process.
+  func deliver(_ watch: SimulatedWatch) {
+    if let memoryHub {
+      memoryHub.deliver(watch.journal)
+    } else if let path = store.path, let hub = ListenerHub.existing(for: path) {
+      hub.deliver(watch.journal)
+    }
+  }
+}

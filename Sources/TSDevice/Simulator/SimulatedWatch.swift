@@ -1,0 +1,92 @@
+import TSModel
+
+/// Everything a simulated watch holds, as kept in its state file (`.tsapply/device.json`):
+/// the profile it simulates, its reminders, contacts, emergency contacts and SOS switch, and a
+/// journal of changes made on the watch itself (for drift and listeners).
+///
+/// Written as JSON with sorted keys; `format` and `version` let a reader refuse a file it does
+/// not understand instead of misreading it.
+public struct SimulatedWatch: Codable, Hashable, Sendable {
+  /// The `format` value of every state file.
+  public static let formatName = "tsapply-simulated-watch"
+  /// The state file version this build reads and writes.
+  public static let currentVersion = 1
+  /// Journal entries kept; older ones are dropped (listeners only need recent events).
+  public static let journalLimit = 200
+
+  /// Always `formatName`; a file without it is refused as not a state file.
+  public var format: String
+  /// State file version; only `currentVersion` is read.
+  public var version: Int
+  /// Profile name (`PlatformProfile.name`).
+  public var profile: String
+  /// Every reminder as the watch stores it, built-ins first, in watch order.
+  public var reminders: [Reminder]
+  /// Regular contacts in watch order (empty where the platform has none).
+  public var contacts: [Contact]
+  /// Emergency contacts and the SOS switch.
+  public var emergency: EmergencyContacts
+  /// Watch-side changes, oldest first, at most `journalLimit`.
+  public var journal: [WatchEvent]
+  /// Sequence number the next journal entry gets (1 for the first).
+  public var nextSequence: Int
+
+  /// A watch of `profile` holding `state`, or the profile's factory state when `state` is `nil`
+  /// (a `nil` emergency list in `state` means none, SOS off).
+  public init(profile: PlatformProfile, state: DeviceState? = nil) {
+    let state = state ?? profile.factoryState
+    format = Self.formatName
+    version = Self.currentVersion
+    self.profile = profile.name
+    reminders = state.reminders
+    contacts = state.contacts
+    emergency = state.emergency ?? EmergencyContacts(contacts: [], isSosOn: false)
+    journal = []
+    nextSequence = 1
+  }
+
+  /// The watch's contents as the `Device` interface reads them.
+  public var deviceState: DeviceState {
+    DeviceState(reminders: reminders, contacts: contacts, emergency: emergency)
+  }
+
+  /// The sequence number of the newest journal entry, 0 when none was ever written.
+  public var lastSequence: Int { nextSequence - 1 }
+
+  /// Appends `event` with the next sequence number and returns it.
+  @discardableResult
+  mutating func record(_ kind: WatchEvent.Kind, contacts: [Contact]? = nil, reminderId: String? = nil,
+                       isEnabled: Bool? = nil) -> WatchEvent {
+    let event = WatchEvent(sequence: nextSequence, kind: kind, contacts: contacts, reminderId: reminderId, isEnabled: isEnabled)
+    nextSequence += 1
+    journal.append(event)
+    if journal.count > Self.journalLimit { journal.removeFirst(journal.count - Self.journalLimit) }
+    return event
+  }
+}
+
+/// A change made on the watch itself, as recorded in the journal.
+public struct WatchEvent: Codable, Hashable, Sendable {
+  /// What changed.
+  public enum Kind: String, Codable, Hashable, Sendable {
+    /// Regular contacts changed; `contacts` holds the new list.
+    case contactsChanged
+    /// Emergency contacts changed; `contacts` holds the new list.
+    case emergencyContactsChanged
+    /// The wearer pressed SOS.
+    case sosRequested
+    /// A reminder was switched on or off; `reminderId` and `isEnabled` say which and how.
+    case reminderToggled
+  }
+
+  /// Position in the journal, 1 and up, never reused.
+  public var sequence: Int
+  /// What changed.
+  public var kind: Kind
+  /// The new list, for contact and emergency-contact changes.
+  public var contacts: [Contact]?
+  /// The reminder switched, for `reminderToggled`.
+  public var reminderId: String?
+  /// Its new state, for `reminderToggled`.
+  public var isEnabled: Bool?
+}

@@ -1,0 +1,103 @@
+import Foundation
+import TSModel
+
+/// How realistic a simulated watch is: link latency and injected faults.
+///
+/// Read from the environment by `SimulationOptions.init(environment:)`:
+/// `TSAPPLY_SIM_LATENCY=CALL_MS,PACKET_MS` and
+/// `TSAPPLY_SIM_FAULT=fail@N[:CODE]|disconnect@N[,…]` (docs/device.md).
+public struct SimulationOptions: Hashable, Sendable {
+  /// Time one link call costs: a fixed part plus a part per 20-byte packet.
+  public struct Latency: Hashable, Sendable {
+    /// Milliseconds per call (request/response round trip).
+    public var perCallMilliseconds: Int
+    /// Milliseconds per packet moved (either direction).
+    public var perPacketMilliseconds: Int
+
+    /// A latency of `perCallMilliseconds` per call plus `perPacketMilliseconds` per packet.
+    public init(perCallMilliseconds: Int, perPacketMilliseconds: Int) {
+      self.perCallMilliseconds = perCallMilliseconds
+      self.perPacketMilliseconds = perPacketMilliseconds
+    }
+
+    /// Nanoseconds a call moving `packets` packets takes.
+    public func nanoseconds(packets: Int) -> UInt64 {
+      UInt64(max(0, perCallMilliseconds + perPacketMilliseconds * packets)) * 1_000_000
+    }
+  }
+
+  /// A failure injected at the `call`-th link call (1-based) of one device instance; that call
+  /// fails and has no effect.
+  public struct Fault: Hashable, Sendable {
+    /// How the call fails.
+    public enum Kind: Hashable, Sendable {
+      /// The call fails with this code (default 6001 timeout) in the operation's domain.
+      case fail(TSErrorCode)
+      /// The connection drops: the call fails with 9310 and every later call with 2003.
+      case disconnect
+    }
+    /// How the call fails.
+    public var kind: Kind
+    /// The 1-based number of the failing link call.
+    public var call: Int
+
+    /// A fault of `kind` at link call `call` (1-based).
+    public init(_ kind: Kind, atCall call: Int) {
+      self.kind = kind
+      self.call = call
+    }
+  }
+
+  /// The latency model; `nil` answers at once.
+  public var latency: Latency?
+  /// Injected faults, by call number.
+  public var faults: [Fault]
+
+  /// Options with the given latency and faults (none by default).
+  public init(latency: Latency? = nil, faults: [Fault] = []) {
+    self.latency = latency
+    self.faults = faults
+  }
+
+  /// Environment variable for the latency model, `CALL_MS,PACKET_MS` (e.g. `40,8`).
+  public static let latencyVariable = "TSAPPLY_SIM_LATENCY"
+  /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`.
+  public static let faultVariable = "TSAPPLY_SIM_FAULT"
+
+  /// Options from `TSAPPLY_SIM_LATENCY` and `TSAPPLY_SIM_FAULT`; unset or empty means none.
+  /// - Throws: `DeviceError` (simulator domain, 1004) for a malformed value, quoting it.
+  public init(environment: [String: String]) throws(DeviceError) {
+    self.init()
+    if let text = environment[Self.latencyVariable], !text.isEmpty {
+      let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingSpaces) }
+      guard parts.count == 2, let call = parts[0], let packet = parts[1], call >= 0, packet >= 0 else {
+        throw .simulator(.sdkConfigError, "\(Self.latencyVariable)='\(text)' is not CALL_MS,PACKET_MS (two whole numbers ≥ 0, e.g. 40,8)")
+      }
+      latency = Latency(perCallMilliseconds: call, perPacketMilliseconds: packet)
+    }
+    if let text = environment[Self.faultVariable], !text.isEmpty {
+      for item in text.split(separator: ",") { faults.append(try Self.fault(item.trimmingSpaces, in: text)) }
+    }
+  }
+
+  private static func fault(_ item: String, in text: String) throws(DeviceError) -> Fault {
+    let bad = DeviceError.simulator(.sdkConfigError,
+      "\(faultVariable)='\(text)': '\(item)' is not fail@N, fail@N:CODE or disconnect@N (N ≥ 1)")
+    let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
+    guard halves.count == 2 else { throw bad }
+    let target = halves[1].split(separator: ":", maxSplits: 1).map(String.init)
+    guard let call = Int(target[0]), call >= 1 else { throw bad }
+    switch (halves[0], target.count) {
+    case ("disconnect", 1): return Fault(.disconnect, atCall: call)
+    case ("fail", 1): return Fault(.fail(.timeout), atCall: call)
+    case ("fail", 2):
+      guard let code = Int(target[1]) else { throw bad }
+      return Fault(.fail(TSErrorCode(code)), atCall: call)
+    default: throw bad
+    }
+  }
+}
+
+extension Substring {
+  var trimmingSpaces: String { trimmingCharacters(in: .whitespaces) }
+}

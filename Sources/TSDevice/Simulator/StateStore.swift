@@ -1,0 +1,102 @@
+import Foundation
+import TSModel
+
+/// Where a simulated watch keeps its state: in memory or in a file. Every call is one
+/// transaction: `update` reads, lets `body` change a copy, and keeps the copy only when `body`
+/// returns; a thrown error leaves the state as it was.
+protocol StateStore: Sendable {
+  /// The current state.
+  func read() throws(DeviceError) -> SimulatedWatch
+  /// Runs `body` on the state and keeps its changes when it returns normally.
+  func update<T>(_ body: (inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T
+  /// Canonical path of the state file, or `nil` in memory (listeners of one file share events).
+  var path: String? { get }
+}
+
+/// State held by one in-memory watch, for tests, benchmarks and property tests.
+final class MemoryStore: StateStore, @unchecked Sendable {
+  private let lock = NSLock()
+  private var watch: SimulatedWatch
+
+  init(_ watch: SimulatedWatch) { self.watch = watch }
+
+  var path: String? { nil }
+
+  func read() throws(DeviceError) -> SimulatedWatch {
+    lock.lock()
+    defer { lock.unlock() }
+    return watch
+  }
+
+  func update<T>(_ body: (inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    var copy = watch
+    let result = try body(&copy)
+    watch = copy
+    return result
+  }
+}
+
+/// State in a JSON file, guarded by `flock` on `<file>.lock` and replaced atomically
+/// (temporary file created 0600 in the same directory, fsync, rename, fsync of the directory),
+/// so neither a crash nor two concurrent processes leave a half-written or lost state.
+final class FileStore: StateStore, @unchecked Sendable {
+  let path: String?
+  let file: String
+
+  /// A store over the existing state file at `file` (absolute).
+  init(file: String) {
+    self.file = file
+    self.path = file
+  }
+
+  func read() throws(DeviceError) -> SimulatedWatch {
+    try withLock(LOCK_SH) { () throws(DeviceError) in try load() }
+  }
+
+  func update<T>(_ body: (inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {
+    try withLock(LOCK_EX) { () throws(DeviceError) -> T in
+      let original = try load()
+      var copy = original
+      let result = try body(&copy)
+      if copy != original { try StateFile.write(copy, to: file) }
+      return result
+    }
+  }
+
+  /// Writes `watch` as a new state file; refuses to replace an existing one unless `force`.
+  func create(_ watch: SimulatedWatch, force: Bool) throws(DeviceError) {
+    try withLock(LOCK_EX) { () throws(DeviceError) in
+      if !force, FileManager.default.fileExists(atPath: file) {
+        throw .simulator(.invalidParam, "a simulated watch already exists at \(file); use --force to reset it")
+      }
+      try StateFile.write(watch, to: file)
+    }
+  }
+
+  /// Creates the file with `watch` unless it exists; true when it was created.
+  func createIfMissing(_ watch: SimulatedWatch) throws(DeviceError) -> Bool {
+    try withLock(LOCK_EX) { () throws(DeviceError) -> Bool in
+      if FileManager.default.fileExists(atPath: file) { return false }
+      try StateFile.write(watch, to: file)
+      return true
+    }
+  }
+
+  private func load() throws(DeviceError) -> SimulatedWatch { try StateFile.read(file) }
+
+  private func withLock<T>(_ mode: Int32, _ body: () throws(DeviceError) -> T) throws(DeviceError) -> T {
+    let lockPath = file + ".lock"
+    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+      throw .simulator(.isBusy, "cannot open the lock file \(lockPath): \(StateFile.errnoText())")
+    }
+    defer { close(fd) }
+    while flock(fd, mode) != 0 {
+      guard errno == EINTR else { throw .simulator(.isBusy, "cannot lock \(lockPath): \(StateFile.errnoText())") }
+    }
+    defer { flock(fd, LOCK_UN) }
+    return try body()
+  }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply device …` run as the built binary: init, show, profiles, simulate, listen, the
+/// state file's safety (0600, concurrent processes, corrupted file) and `--device`/TSAPPLY_DEVICE.
+@Suite struct DeviceCommandTests {
+  func mode(_ path: String) throws -> Int {
+    try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+  }
+
+  func json(_ path: String) throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+  }
+
+  @Test func theDefaultWatchIsCreatedOnFirstUse() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let result = try TSApplyBinary.run(["device", "show", "--json"], in: directory)
+    #expect(result.status == 0, "\(result.stderr)")
+    let path = directory.path + "/.tsapply/device.json"
+    #expect(try json(path)["profile"] as? String == "default")
+    #expect(try mode(path) == 0o600)
+    #expect(try mode(directory.path + "/.tsapply") == 0o700)
+    #expect(result.stdout == (try String(contentsOfFile: path, encoding: .utf8)))
+  }
+
+  @Test func initRefusesToOverwriteWithoutForce() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fit"], in: directory).status == 0)
+    let again = try TSApplyBinary.run(["device", "init", "--profile", "npk"], in: directory)
+    #expect(again.status == 1)
+    #expect(again.stderr.contains("a simulated watch already exists at"))
+    #expect(again.stderr.contains("use --force to reset it"))
+    let forced = try TSApplyBinary.run(["device", "init", "--profile", "npk", "--force"], in: directory)
+    #expect(forced.status == 0)
+    #expect(forced.stdout.hasPrefix("Reset a simulated npk watch at "))
+    #expect(try json(directory.path + "/.tsapply/device.json")["profile"] as? String == "npk")
+  }
+
+  @Test func anUnknownProfileIsAUsageErrorWithASuggestion() throws {
+    let result = try TSApplyBinary.run(["device", "init", "--profile", "fitbasic"], in: try TSApplyBinary.temporaryDirectory())
+    #expect(result.status == 64)
+    #expect(result.stderr.contains("unknown profile 'fitbasic'; expected one of: default, npk, fit, fit-basic, fw; did you mean 'fit-basic'?"))
+  }
+
+  @Test func profilesListsEveryProfileWithItsCapabilities() throws {
+    let result = try TSApplyBinary.run(["device", "profiles"])
+    #expect(result.status == 0)
+    expectGolden(result.stdout, "device-profiles.txt")
+    let data = try TSApplyBinary.run(["device", "profiles", "--json"]).stdout.data(using: .utf8) ?? Data()
+    let profiles = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+    #expect(profiles.compactMap { $0["profile"] as? String } == ["default", "npk", "fit", "fit-basic", "fw"])
+  }
+
+  @Test func showPrintsTheWholeStateReadably() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let spec = "sim:\(directory.path)/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw", "--device", spec]).status == 0)
+    for arguments in [["contact-add", "Alex Doe", "+15550100", "A"], ["emergency-set", "Sam Roe", "+15550101"],
+                      ["reminder-toggle", "2"], ["sos"]] {
+      let result = try TSApplyBinary.run(["device", "simulate"] + arguments + ["--device", spec])
+      #expect(result.status == 0, "\(result.stderr)")
+    }
+    let shown = try TSApplyBinary.run(["device", "show"], environment: ["TSAPPLY_DEVICE": spec])
+    #expect(shown.status == 0)
+    expectGolden(shown.stdout.replacingOccurrences(of: directory.path, with: "<DIR>"), "device-show-fw.txt")
+  }
+
+  static let badSimulations: [([String], String)] = [
+    (["simulate"], "missing action"),
+    (["simulate", "contact-add", "OnlyName"], "wrong arguments for 'contact-add': 1 given"),
+    (["simulate", "contact-ad", "A", "1"], "unknown action 'contact-ad'; did you mean 'contact-add'?"),
+    (["simulate", "emergency-set", "A", "1", "B"], "wrong arguments for 'emergency-set': 3 given"),
+  ]
+
+  @Test(arguments: badSimulations)
+  func badSimulateArgumentsAreUsageErrors(arguments: [String], message: String) throws {
+    let result = try TSApplyBinary.run(["device"] + arguments, in: try TSApplyBinary.temporaryDirectory())
+    #expect(result.status == 64)
+    #expect(result.stderr.contains(message), "\(result.stderr)")
+  }
+
+  @Test func simulateAnswersThePlatformsErrors() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "npk"], in: directory).status == 0)
+    let result = try TSApplyBinary.run(["device", "simulate", "contact-add", "Alex", "+1555"], in: directory)
+    #expect(result.status == 1)
+    #expect(result.stderr == "Error: Regular contacts is not supported on this platform (com.topstepcomkit.contact 2004)\n")
+  }
+
+  @Test func aCorruptedStateFileIsAClearErrorAndStaysUntouched() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    let path = directory.path + "/.tsapply/device.json"
+    let broken = "{\"format\": \"tsapply-simulated-watch\", \"version\": 1, \"profile\": \"default\", \"reminders\": ["
+    try broken.write(toFile: path, atomically: false, encoding: .utf8)
+    for arguments in [["device", "show"], ["device", "simulate", "sos"]] {
+      let result = try TSApplyBinary.run(arguments, in: directory)
+      #expect(result.status == 1)
+      #expect(result.stderr.contains("is not a tsapply simulated-watch state file"), "\(result.stderr)")
+      #expect(result.stderr.contains("tsapply.simulator 4003"))
+    }
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == broken)
+  }
+
+  @Test func twoConcurrentProcessesLoseNoWrite() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    let writes = 25
+    let failures = Failures()
+    DispatchQueue.concurrentPerform(iterations: 2) { worker in
+      for n in 0..<writes {
+        let result = try? TSApplyBinary.run(["device", "simulate", "contact-add", "P\(worker)-\(n)", "\(n + 1)"], in: directory)
+        if result?.status != 0 { failures.add(result?.stderr ?? "did not run") }
+      }
+    }
+    #expect(failures.messages.isEmpty, "\(failures.messages)")
+    let state = try json(directory.path + "/.tsapply/device.json")
+    let names = Set(((state["contacts"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
+    #expect(names.count == 2 * writes)
+    #expect(state["nextSequence"] as? Int == 2 * writes + 1)
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/.tsapply").sorted()
+    #expect(leftovers == ["device.json", "device.json.lock"])
+  }
+
+  @Test func listenPrintsChangesMadeByAnotherProcess() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw"], in: directory).status == 0)
+    let listener = try ListeningProcess(["device", "listen", "--count", "2", "--timeout", "30"], in: directory)
+    try listener.waitFor("Listening for changes")
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Alex", "+15550100"], in: directory).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "sos"], in: directory).status == 0)
+    let (status, output, errors) = listener.finish()
+    #expect(status == 0, "\(errors)")
+    #expect(output.contains("contacts changed: 1 contact (Alex)\nSOS requested\n"), "\(output)")
+    #expect(errors.contains("emergency contacts listener: registerEmergencyContactsDidChangedBlock is not supported on this platform (com.topstepcomkit.contact 2004)"))
+  }
+
+  @Test func listenOnAWatchWithoutListenersReportsEach2004() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "npk"], in: directory).status == 0)
+    let result = try TSApplyBinary.run(["device", "listen", "--count", "1", "--timeout", "0.5"], in: directory)
+    #expect(result.status == 1)
+    for block in ["registerContactsDidChangedBlock", "registerEmergencyContactsDidChangedBlock", "registerSOSRequestBlock"] {
+      #expect(result.stderr.contains("\(block) is not supported on this platform (com.topstepcomkit.setting 2004)"))
+    }
+    #expect(result.stderr.contains("timed out after 0.5 seconds with 0 of 1 events"))
+  }
+}
+
+/// Messages collected from concurrent workers.
+final class Failures: @unchecked Sendable {
+  private let lock = NSLock()
+  private var storage: [String] = []
+  func add(_ message: String) {
+    lock.lock()
+    storage.append(message)
+    lock.unlock()
+  }
+  var messages: [String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
+}
+
+/// The built binary running in the background, read while it runs.
+final class ListeningProcess {
+  private let process = Process()
+  private let output = Pipe()
+  private let errors = Pipe()
+  private var seen = Data()
+
+  init(_ arguments: [String], in directory: URL) throws {
+    process.executableURL = TSApplyBinary.url
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+  }
+
+  /// Reads standard output until it contains `text` (or the process ends).
+  func waitFor(_ text: String) throws {
+    while !String(decoding: seen, as: UTF8.self).contains(text) {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { throw CocoaError(.fileReadUnknown) }
+      seen.append(chunk)
+    }
+  }
+
+  /// Waits for the process to end; its status, whole standard output and standard error.
+  func finish() -> (Int32, String, String) {
+    let rest = output.fileHandleForReading.readDataToEndOfFile()
+    let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: seen + rest, as: UTF8.self), String(decoding: errorText, as: UTF8.self))
+  }
+}

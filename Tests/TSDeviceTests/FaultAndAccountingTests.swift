@@ -1,0 +1,90 @@
+import Testing
+import TSDevice
+import TSModel
+
+/// Fault injection (fail or disconnect at call N, no effect), the environment variables that
+/// choose it, and the link accounting (docs/device.md "Accounting").
+@Suite struct FaultAndAccountingTests {
+  @Test(arguments: [1, 2, 3])
+  func aFailedCallHasNoEffectAndLaterCallsWork(failing: Int) async throws {
+    let options = SimulationOptions(faults: [.init(.fail(.timeout), atCall: failing)])
+    let device = try watch("default", options: options)
+    var failures: [DeviceError] = []
+    for n in 1...3 {
+      do {
+        try await device.setAllContacts([Contact(name: "C\(n)", phoneNum: "\(n)")])
+      } catch {
+        failures.append(error)
+      }
+    }
+    #expect(failures == [DeviceError(.contact, .timeout, "setAllContacts failed (simulated fault at call \(failing))")])
+    let expected = failing == 3 ? "C2" : "C3"
+    #expect(try await device.getAllContacts().map(\.name) == [expected])
+  }
+
+  @Test func aDisconnectFailsThatCallWith9310AndLaterOnesWith2003() async throws {
+    let device = try watch("npk", options: SimulationOptions(faults: [.init(.disconnect, atCall: 2)]))
+    let before = try await device.fetchAllReminders()
+    await #expect(throws: DeviceError(.bleConnect, .requestCancelledByDisconnect, "Connection lost, request cancelled (simulated disconnect at call 2)")) {
+      try await device.setReminder(customReminder("32"))
+    }
+    await #expect(throws: DeviceError(.bleConnect, .unConnected, "Device not connected")) {
+      _ = try await device.fetchAllReminders()
+    }
+    #expect(try device.snapshot().reminders == before)
+    #expect(await device.statistics().totalCalls == 3)
+  }
+
+  static let environments: [([String: String], SimulationOptions)] = [
+    ([:], SimulationOptions()),
+    (["TSAPPLY_SIM_LATENCY": "40,8"], SimulationOptions(latency: .init(perCallMilliseconds: 40, perPacketMilliseconds: 8))),
+    (["TSAPPLY_SIM_FAULT": "fail@3"], SimulationOptions(faults: [.init(.fail(.timeout), atCall: 3)])),
+    (["TSAPPLY_SIM_FAULT": "fail@2:4002, disconnect@5"],
+     SimulationOptions(faults: [.init(.fail(.dataSetFailed), atCall: 2), .init(.disconnect, atCall: 5)])),
+  ]
+
+  @Test(arguments: environments)
+  func optionsAreReadFromTheEnvironment(environment: [String: String], expected: SimulationOptions) throws {
+    #expect(try SimulationOptions(environment: environment) == expected)
+  }
+
+  @Test(arguments: [
+    ["TSAPPLY_SIM_LATENCY": "40"], ["TSAPPLY_SIM_LATENCY": "a,b"], ["TSAPPLY_SIM_LATENCY": "-1,2"],
+    ["TSAPPLY_SIM_FAULT": "fail"], ["TSAPPLY_SIM_FAULT": "fail@0"], ["TSAPPLY_SIM_FAULT": "explode@2"],
+    ["TSAPPLY_SIM_FAULT": "disconnect@2:9"],
+  ])
+  func malformedOptionsAreRefused(environment: [String: String]) {
+    #expect(throws: DeviceError.self) { try SimulationOptions(environment: environment) }
+  }
+
+  @Test func latencyIsPerCallPlusPerPacket() {
+    #expect(SimulationOptions.Latency(perCallMilliseconds: 40, perPacketMilliseconds: 8).nanoseconds(packets: 3) == 64_000_000)
+  }
+
+  @Test func aFetchIsCountedWithItsFrameAndPackets() async throws {
+    // One custom reminder: id 32 (2 bytes), mode period (2), start 480 (3), end 1200 (3),
+    // interval 60 (2), repeat 127 (2) = 14; list entry 16; frame 16 + 6 = 22 bytes, 2 packets.
+    let reminder = Reminder(reminderId: "32", reminderType: .custom, repeatDays: .everyday, startTime: 480, endTime: 1200, interval: 60)
+    let device = try watch("default", state: DeviceState(reminders: [reminder]))
+    _ = try await device.fetchAllReminders()
+    #expect(await device.statistics() == DeviceStatistics(calls: ["fetchAllReminders": 1], bytesSent: 6, bytesReceived: 22,
+                                                         packetsSent: 1, packetsReceived: 2))
+  }
+
+  @Test func npkSetReminderMovesTheWholeListFitOnlyTheItem() async throws {
+    let npk = try watch("npk"), fit = try watch("fit")
+    try await npk.setReminder(customReminder("32"))
+    try await fit.setReminder(customReminder("32"))
+    let npkStats = await npk.statistics(), fitStats = await fit.statistics()
+    #expect(npkStats.calls == ["setReminder": 1] && fitStats.calls == ["setReminder": 1])
+    #expect(npkStats.bytesReceived > fitStats.bytesReceived)
+    #expect(npkStats.bytesSent > fitStats.bytesSent)
+  }
+
+  @Test func localCallsAndRefusedCallsMoveNoBytes() async throws {
+    let device = try watch("fit")
+    _ = try await device.capabilities()
+    await #expect(throws: DeviceError.self) { try await device.replaceAllReminders([]) }
+    #expect(await device.statistics() == DeviceStatistics(calls: ["replaceAllReminders": 1]))
+  }
+}

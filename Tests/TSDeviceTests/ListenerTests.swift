@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import TSDevice
+import TSModel
+
+/// Listeners fire on simulated watch-side changes, and answer 2004 where the platform never
+/// reports changes (sdk-facts.md §2.6, §2.8).
+@Suite struct ListenerTests {
+  @Test func listenersOfAnInMemoryWatchFireOnWatchSideChanges() async throws {
+    let device = try watch("default")
+    let contacts = Collector<Result<[Contact], DeviceError>>()
+    let emergency = Collector<Result<[Contact], DeviceError>>()
+    let sos = Collector<DeviceError?>()
+    await device.registerContactsDidChange { contacts.append($0) }
+    await device.registerEmergencyContactsDidChange { emergency.append($0) }
+    await device.registerSOSRequest { sos.append($0) }
+    let alex = Contact(name: "Alex", phoneNum: "+15550100")
+    try device.simulateContactAdd(alex)
+    try device.simulateEmergencyChange(contacts: [alex], sosOn: true)
+    try device.simulateSOSPress()
+    try device.simulateContactRemove(name: "Alex")
+    #expect(contacts.values == [.success([alex]), .success([])])
+    #expect(emergency.values == [.success([alex])])
+    #expect(sos.values.count == 1 && sos.values.first == .some(nil))
+    #expect(try await device.getEmergencyContacts() == EmergencyContacts(contacts: [alex], isSosOn: true))
+  }
+
+  @Test func aListenerOnOneDeviceHearsAChangeMadeThroughAnotherDeviceOfTheSameFile() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let listening = try SimulatedDevice.create(path: path, profile: .fw, force: false)
+    let other = try SimulatedDevice(path: path)
+    try other.simulateContactAdd(Contact(name: "Before", phoneNum: "1"))
+    let received = Collector<Result<[Contact], DeviceError>>()
+    await listening.registerContactsDidChange { received.append($0) }
+    try other.simulateContactAdd(Contact(name: "After", phoneNum: "2", shortName: "A"))
+    #expect(received.values == [.success([Contact(name: "Before", phoneNum: "1"), Contact(name: "After", phoneNum: "2", shortName: "A")])])
+  }
+
+  @Test func reminderToggleChangesTheWatchAndIsJournalled() async throws {
+    let device = try watch("npk")
+    #expect(try device.simulateReminderToggle(id: "1"))
+    #expect(try await device.fetchAllReminders()[1].isEnabled)
+    #expect(try device.snapshot().journal.last?.kind == .reminderToggled)
+    #expect(throws: DeviceError(.reminder, .dataIsEmpty, "the watch has no reminder with ID 9")) {
+      try device.simulateReminderToggle(id: "9")
+    }
+  }
+
+  enum Listener: String, Sendable, CaseIterable {
+    case contacts, emergency, sos
+
+    func firstAnswer(_ device: SimulatedDevice) async -> DeviceError? {
+      switch self {
+      case .contacts:
+        let result = await firstValue { handler in await device.registerContactsDidChange(handler) }
+        if case .failure(let error) = result { return error }
+        return nil
+      case .emergency:
+        let result = await firstValue { handler in await device.registerEmergencyContactsDidChange(handler) }
+        if case .failure(let error) = result { return error }
+        return nil
+      case .sos:
+        return await firstValue { handler in await device.registerSOSRequest(handler) } ?? nil
+      }
+    }
+  }
+
+  static let refusals: [(String, Listener, DeviceError)] = [
+    ("npk", .contacts, DeviceError(.setting, .notSupport, "registerContactsDidChangedBlock is not supported on this platform")),
+    ("npk", .emergency, DeviceError(.setting, .notSupport, "registerEmergencyContactsDidChangedBlock is not supported on this platform")),
+    ("npk", .sos, DeviceError(.setting, .notSupport, "registerSOSRequestBlock is not supported on this platform")),
+    ("fit", .contacts, DeviceError(.contact, .notSupport, "registerContactsDidChangedBlock is not supported on this platform")),
+    ("fit", .emergency, DeviceError(.contact, .notSupport, "registerEmergencyContactsDidChangedBlock is not supported on this platform")),
+    ("fit-basic", .contacts, DeviceError(.contact, .notSupport, "registerContactsDidChangedBlock is not supported on this platform")),
+    ("fw", .emergency, DeviceError(.contact, .notSupport, "registerEmergencyContactsDidChangedBlock is not supported on this platform")),
+  ]
+
+  @Test(arguments: refusals)
+  func unsupportedListenersAnswerOnceWith2004(profile: String, listener: Listener, error: DeviceError) async throws {
+    #expect(await listener.firstAnswer(try watch(profile)) == error)
+  }
+
+  static let supportedSOS = ["default", "fit", "fit-basic", "fw"]
+
+  @Test(arguments: supportedSOS)
+  func theSOSListenerFiresWhereSupported(profile: String) async throws {
+    let device = try watch(profile)
+    let answers = Collector<DeviceError?>()
+    await device.registerSOSRequest { answers.append($0) }
+    try device.simulateSOSPress()
+    #expect(answers.values.count == 1 && answers.values.first == .some(nil))
+  }
+}

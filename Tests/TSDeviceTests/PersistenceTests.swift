@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import TSDevice
+import TSModel
+
+/// The file-backed watch: atomic writes, 0600 files, locking, refusal of corrupted files, and
+/// device selection (docs/device.md "State file").
+@Suite struct PersistenceTests {
+  func mode(_ path: String) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    return try #require(attributes[.posixPermissions] as? Int)
+  }
+
+  @Test func writesAreAtomicPrivateAndLeaveNoTemporaryFile() async throws {
+    let directory = try temporaryDirectory()
+    let path = directory + "/watch.json"
+    let device = try SimulatedDevice.create(path: path, profile: .npk, force: false)
+    try await device.setReminder(customReminder("32"))
+    try await device.setEmergencyContacts([Contact(name: "Sam", phoneNum: "+15550101")], sosOn: true)
+    #expect(try mode(path) == 0o600)
+    #expect(try mode(path + ".lock") == 0o600)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["watch.json", "watch.json.lock"])
+    let reopened = try SimulatedDevice(path: path)
+    #expect(try await reopened.fetchAllReminders().map(\.reminderId) == ["0", "1", "2", "32"])
+    #expect(try reopened.snapshot().profile == "npk")
+    #expect(try await reopened.getEmergencyContacts().isSosOn)
+  }
+
+  @Test func createRefusesAnExistingWatchUnlessForced() throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: .fit, force: false)
+    #expect(throws: DeviceError(.simulator, .invalidParam, "a simulated watch already exists at \(path); use --force to reset it")) {
+      try SimulatedDevice.create(path: path, profile: .npk, force: false)
+    }
+    #expect(try SimulatedDevice(path: path).snapshot().profile == "fit")
+    try SimulatedDevice.create(path: path, profile: .npk, force: true)
+    #expect(try SimulatedDevice(path: path).snapshot().profile == "npk")
+  }
+
+  static let corrupted: [(String, String)] = [
+    ("not json at all", "is not a tsapply simulated-watch state file"),
+    ("{}", "is not a tsapply simulated-watch state file"),
+    (#"{"format": "tsapply-simulated-watch", "version": 2}"#, "has state format version 2; this tsapply reads version 1"),
+    (#"{"format": "tsapply-simulated-watch", "version": 1, "profile": "npk"}"#, "is corrupted: "),
+  ]
+
+  @Test(arguments: corrupted)
+  func aCorruptedFileIsAClearErrorAndIsLeftUntouched(content: String, message: String) async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let device = try SimulatedDevice.create(path: path, profile: .default, force: false)
+    try content.write(toFile: path, atomically: false, encoding: .utf8)
+    do {
+      _ = try SimulatedDevice(path: path)
+      Issue.record("opening a corrupted file succeeded")
+    } catch {
+      #expect(error.domain == .simulator && error.code == .dataFormatError)
+      #expect(error.message.contains(message), "\(error.message)")
+      #expect(error.message.contains("tsapply device init --force"))
+    }
+    await #expect(throws: DeviceError.self) { try await device.setAllContacts([]) }
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == content)
+  }
+
+  @Test func anUnknownProfileInTheFileIsRefused() throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "\"default\"", with: "\"galaxy\"")
+    try text.write(toFile: path, atomically: false, encoding: .utf8)
+    #expect(throws: DeviceError.self) { try SimulatedDevice(path: path) }
+  }
+
+  @Test func aMissingFileIsAClearError() throws {
+    let path = try temporaryDirectory() + "/none.json"
+    #expect(throws: DeviceError(.simulator, .dataGetFailed, "no simulated watch at \(path); create one with 'tsapply device init'")) {
+      try SimulatedDevice(path: path)
+    }
+  }
+
+  @Test func concurrentWritersOnOneFileLoseNothing() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let devices = [try SimulatedDevice(path: path), try SimulatedDevice(path: path)]
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, device) in devices.enumerated() {
+        group.addTask {
+          for n in 0..<40 { try device.simulateContactAdd(Contact(name: "W\(index)-\(n)", phoneNum: "\(n + 1)")) }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let watch = try SimulatedDevice(path: path).snapshot()
+    #expect(watch.contacts.count == 80)
+    #expect(watch.lastSequence == 80)
+  }
+
+  static let selection: [(String?, String?, String)] = [
+    (nil, nil, "/work/here/.tsapply/device.json"),
+    (nil, "sim:other.json", "/work/here/other.json"),
+    ("sim:/tmp/x.json", "sim:other.json", "/tmp/x.json"),
+    (nil, "", "/work/here/.tsapply/device.json"),
+  ]
+
+  @Test(arguments: selection)
+  func deviceSpecComesFromTheOptionThenTheEnvironmentThenTheDefault(spec: String?, environment: String?, expected: String) throws {
+    let env = environment.map { [DeviceSelector.environmentVariable: $0] } ?? [:]
+    #expect(try DeviceSelector.simulatorPath(spec: spec, environment: env, currentDirectory: "/work/here") == expected)
+  }
+
+  @Test(arguments: ["bridge:watch", "sim:", "device.json"])
+  func anUnknownDeviceSpecIsRefused(spec: String) {
+    #expect(throws: DeviceError(.simulator, .sdkConfigError, "unknown device '\(spec)'; expected sim:PATH (a simulated watch's state file)")) {
+      try DeviceSelector.simulatorPath(spec: spec, environment: [:], currentDirectory: "/")
+    }
+  }
+
+  @Test func theDefaultWatchIsCreatedOnFirstUseInAPrivateDirectory() async throws {
+    let directory = try temporaryDirectory()
+    let device = try DeviceSelector.open(spec: nil, environment: [:], currentDirectory: directory)
+    #expect(try await device.capabilities().profile == "default")
+    #expect(try mode(directory + "/.tsapply") == 0o700)
+    #expect(try mode(directory + "/.tsapply/device.json") == 0o600)
+  }
+}

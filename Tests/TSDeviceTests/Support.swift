@@ -1,0 +1,52 @@
+import Foundation
+import TSDevice
+import TSModel
+
+/// An in-memory simulated watch of the named profile.
+func watch(_ profile: String, state: DeviceState? = nil, options: SimulationOptions = SimulationOptions()) throws -> SimulatedDevice {
+  SimulatedDevice(profile: try PlatformProfile.named(profile), state: state, options: options)
+}
+
+/// A custom reminder with valid fields (period 09:00–17:00 every 60 minutes, every day).
+func customReminder(_ id: String, name: String = "Walk") -> Reminder {
+  Reminder(reminderId: id, reminderName: name, isEnabled: true, reminderType: .custom, repeatDays: .everyday,
+           startTime: 540, endTime: 1020, interval: 60)
+}
+
+/// The factory built-ins of `profile` followed by `extra`.
+func state(_ profile: String, plus extra: [Reminder]) throws -> DeviceState {
+  var state = try PlatformProfile.named(profile).factoryState
+  state.reminders += extra
+  return state
+}
+
+/// A new empty temporary directory.
+func temporaryDirectory() throws -> String {
+  let path = NSTemporaryDirectory() + "tsdevice-\(UUID().uuidString)"
+  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  return path
+}
+
+/// Collects values from callbacks on any thread.
+final class Collector<Value: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var storage: [Value] = []
+  func append(_ value: Value) {
+    lock.lock()
+    storage.append(value)
+    lock.unlock()
+  }
+  var values: [Value] {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
+}
+
+/// The first value a callback-style registration delivers.
+func firstValue<Value: Sendable>(_ register: (@escaping @Sendable (Value) -> Void) async -> Void) async -> Value? {
+  let (stream, continuation) = AsyncStream<Value>.makeStream()
+  await register { continuation.yield($0) }
+  for await value in stream { return value }
+  return nil
+}
