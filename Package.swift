@@ -38,7 +38,7 @@ let package = Package(
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
-    .target(name: "TSTestSupport", dependencies: ["TSModel"], path: "Tests/TSTestSupport"),
+    .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
     .testTarget(name: "TSModelTests", dependencies: ["TSModel", "TSTestSupport"]),
     .testTarget(name: "TSManifestTests", dependencies: ["TSManifest", "TSTestSupport"],

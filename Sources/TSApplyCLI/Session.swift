@@ -40,8 +40,8 @@ struct ManifestInputFile {
   static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
     if file == "-" {
       let bytes = context.readAll()
-      return ManifestInputFile(displayName: "<stdin>", path: nil, bytes: bytes,
-                               result: ManifestLoader.load(bytes: bytes, file: "<stdin>"))
+      return ManifestInputFile(displayName: ManifestInput.standardInputName, path: nil, bytes: bytes,
+                               result: ManifestLoader.load(bytes: bytes, file: ManifestInput.standardInputName))
     }
     let path = context.resolve(file)
     guard let data = FileManager.default.contents(atPath: path) else {
@@ -62,8 +62,7 @@ struct WatchSession {
 
   /// Opens the watch named by `--device`, `TSAPPLY_DEVICE`, or the default simulated watch.
   static func open(spec: String?, context: CommandContext) async throws -> WatchSession {
-    let device = try DeviceSelector.open(spec: spec, environment: context.environment,
-                                         currentDirectory: context.currentDirectory)
+    let device = try DeviceOption.open(spec, in: context)
     let reconciler = try await Reconciler.connect(device)
     return WatchSession(reconciler: reconciler,
                         backupDirectory: context.resolve(".tsapply/backups"))
@@ -72,7 +71,7 @@ struct WatchSession {
 
 /// Prints manifest diagnostics and fails when any is an error.
 func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext) throws(CommandFailure) {
-  DiagnosticPrinter.print(diagnostics, source: source, to: context)
+  ManifestInput.printDiagnostics(diagnostics, source: source, json: false, context: context)
   let errors = diagnostics.filter { $0.severity == .error }.count
   if errors > 0 {
     throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in the manifest; the watch was not touched")

@@ -1,6 +1,7 @@
 import Testing
 import TSManifest
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 /// A manifest that does not fit a watch, and the exact diagnostics expected.

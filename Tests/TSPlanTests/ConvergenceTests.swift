@@ -1,6 +1,7 @@
 import Testing
 import TSManifest
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 /// Property-style: for many generated manifests and watch states on each platform, applying a

@@ -1,6 +1,7 @@
 import Testing
 import TSManifest
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 @Suite struct PlannerContactTests {

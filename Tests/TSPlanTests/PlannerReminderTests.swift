@@ -1,6 +1,7 @@
 import Testing
 import TSManifest
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 /// One planner scenario: a manifest against a watch, and the expected change summary.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 @Suite struct ReminderPatchTests {

@@ -19,7 +19,7 @@ struct ApplyCommand: Command {
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation."),
-    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+    DeviceOption.spec,
   ] + PlanOutputOptions.specs
 
   var file: String
@@ -30,7 +30,7 @@ struct ApplyCommand: Command {
   init(_ arguments: ParsedArguments) throws(UsageError) {
     file = try ManifestArgument.file(from: arguments)
     autoApprove = arguments.has("--auto-approve")
-    deviceSpec = arguments.value("--device")
+    deviceSpec = DeviceOption.value(in: arguments)
     output = PlanOutputOptions(arguments)
   }
 

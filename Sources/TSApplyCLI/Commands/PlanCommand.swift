@@ -18,7 +18,7 @@ struct PlanCommand: Command {
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
-    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+    DeviceOption.spec,
   ] + PlanOutputOptions.specs
 
   var file: String
@@ -33,7 +33,7 @@ struct PlanCommand: Command {
     json = arguments.has("--json")
     detailedExitCode = arguments.has("--detailed-exitcode")
     out = arguments.value("--out")
-    deviceSpec = arguments.value("--device")
+    deviceSpec = DeviceOption.value(in: arguments)
     output = PlanOutputOptions(arguments)
     if out != nil && file == "-" { throw UsageError("-out needs a manifest file, not standard input: the saved plan is bound to the file") }
   }

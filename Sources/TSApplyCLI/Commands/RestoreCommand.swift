@@ -14,7 +14,7 @@ struct RestoreCommand: Command {
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--auto-approve", "-auto-approve"], help: "Restore without asking for confirmation."),
-    OptionSpec(["--device"], value: "SPEC", help: "The watch: sim:PATH (default: $TSAPPLY_DEVICE or sim:.tsapply/device.json)."),
+    DeviceOption.spec,
   ] + PlanOutputOptions.specs
 
   var file: String
@@ -26,7 +26,7 @@ struct RestoreCommand: Command {
     guard arguments.positionals.count == 1 else { throw UsageError("expected one backup file (see .tsapply/backups/)") }
     file = arguments.positionals[0]
     autoApprove = arguments.has("--auto-approve")
-    deviceSpec = arguments.value("--device")
+    deviceSpec = DeviceOption.value(in: arguments)
     output = PlanOutputOptions(arguments)
   }
 

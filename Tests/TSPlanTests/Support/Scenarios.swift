@@ -1,6 +1,7 @@
 import Testing
 import TSManifest
 import TSModel
+import TSTestSupport
 @testable import TSPlan
 
 /// Named plans for golden files, redaction and safety tests: each action kind, and one mix.

@@ -1,16 +1,16 @@
 import TSManifest
 import TSModel
-@testable import TSPlan
+import TSPlan
 
 extension Generator {
   /// A manifest that fits the platform: sections and fields left out at random.
-  mutating func manifest() -> Manifest {
+  public mutating func manifest() -> Manifest {
     Build.manifest(reminders: chance(80) ? reminders() : nil,
                    contacts: capabilities.contacts.maxContacts > 0 && chance(60) ? manifestContacts() : nil,
                    emergency: capabilities.contacts.supportsEmergencyContacts && chance(60) ? emergency() : nil)
   }
 
-  mutating func reminders() -> ManifestReminders {
+  public mutating func reminders() -> ManifestReminders {
     var line = 3
     var builtIns: [ReminderKind: ManifestReminder] = [:]
     for kind in ReminderKind.builtIns {
@@ -22,7 +22,7 @@ extension Generator {
                            custom: customList())
   }
 
-  mutating func customList() -> [ManifestReminder]? {
+  public mutating func customList() -> [ManifestReminder]? {
     guard let storage = capabilities.reminders.custom, capabilities.reminders.maxCustomReminders > 0 else {
       return chance(20) ? [] : nil
     }
@@ -31,7 +31,7 @@ extension Generator {
     var list: [ManifestReminder] = []
     for _ in 0..<count(min(capabilities.reminders.maxCustomReminders, 4)) {
       guard let name = name(for: storage) else { break }
-      let key = CustomReminderPlanner.storedName(name, storage: storage)
+      let key = storage.truncatesLongText ? StoredText.truncated(name, toUTF8Bytes: storage.nameMaxBytes ?? 0) : name
       guard stored.insert(key).inserted else { continue }
       list.append(manifestReminder(.custom, path: "reminders.custom[\(list.count)]", line: 31 + 8 * list.count,
                                    name: name, storage: storage))
@@ -39,7 +39,7 @@ extension Generator {
     return list
   }
 
-  mutating func manifestReminder(_ kind: ReminderKind, path: String, line: Int, name: String?,
+  public mutating func manifestReminder(_ kind: ReminderKind, path: String, line: Int, name: String?,
                                  storage: ReminderKindCapabilities) -> ManifestReminder {
     Build.reminder(kind, path: path, line: line, name: name,
                    enabled: chance(60) ? chance(50) : nil,
@@ -49,7 +49,7 @@ extension Generator {
                    notes: chance(40) ? note(for: storage) : nil)
   }
 
-  mutating func uniquePairs(max: Int) -> [(String, String)] {
+  public mutating func uniquePairs(max: Int) -> [(String, String)] {
     var pairs: [(String, String)] = []
     for _ in 0..<count(max) {
       let pair = (pick(Self.people), pick(Self.phones))
@@ -58,11 +58,11 @@ extension Generator {
     return pairs
   }
 
-  mutating func manifestContacts() -> Located<[ManifestContact]> {
+  public mutating func manifestContacts() -> Located<[ManifestContact]> {
     Build.contacts(uniquePairs(max: min(capabilities.contacts.maxContacts, 5)))
   }
 
-  mutating func emergency() -> ManifestEmergency {
+  public mutating func emergency() -> ManifestEmergency {
     let list = chance(70) ? uniquePairs(max: capabilities.contacts.maxEmergencyContacts) : nil
     let sos: Bool? = chance(70) ? (list.map { !$0.isEmpty } ?? true) && chance(60) : nil
     return Build.emergency(sos: sos, contacts: list)
