@@ -67,7 +67,10 @@ struct ManifestDecoder {
          hint: "remove the key to leave the watch's emergency contacts unmanaged, or write contacts: [] to remove them all") {
       emergency.contacts = contactList(list, path: "emergency.contacts").map { Located($0, at: entry.key.position) }
     }
-    SOSRule.check(emergency, into: &context.diagnostics)
+    // A `contacts` key that could not be read is already an error; SOS is checked otherwise.
+    if fields.entries["contacts"] == nil || emergency.contacts != nil {
+      SOSRule.check(emergency, into: &context.diagnostics)
+    }
     return emergency
   }
 

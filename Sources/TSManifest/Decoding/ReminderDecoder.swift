@@ -114,7 +114,7 @@ extension ManifestDecoder {
         valid = false
       }
     }
-    let sorted = TimePointsRule.check(points, listPosition: node.position, field: path, into: &context.diagnostics)
+    let sorted = TimePointsRule.check(points, writtenCount: items.count, listPosition: node.position, field: path, into: &context.diagnostics)
     return valid ? sorted : nil
   }
 

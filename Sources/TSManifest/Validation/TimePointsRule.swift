@@ -11,17 +11,18 @@ enum TimePointsRule {
   static let maxCount = 10
 
   /// The sorted time points, or errors at the list (`listPosition`) or at the duplicate item.
-  /// `points` pairs each time with its index in the written list (for the field path).
-  static func check(_ points: [(index: Int, time: Located<MinuteOfDay>)], listPosition: SourcePosition, field: String,
-                    into diagnostics: inout [Diagnostic]) -> [MinuteOfDay]? {
+  /// `points` pairs each readable time with its index in the written list (for the field
+  /// path); `writtenCount` is how many items the list has, readable or not.
+  static func check(_ points: [(index: Int, time: Located<MinuteOfDay>)], writtenCount: Int, listPosition: SourcePosition,
+                    field: String, into diagnostics: inout [Diagnostic]) -> [MinuteOfDay]? {
     var valid = true
-    if points.isEmpty {
+    if writtenCount == 0 {
       diagnostics.append(.error(at: listPosition, field: field, "needs at least one time (e.g. at: [\"08:00\"])"))
       valid = false
     }
-    if points.count > maxCount {
+    if writtenCount > maxCount {
       diagnostics.append(.error(at: listPosition, field: field,
-        "holds \(points.count) times; a reminder holds at most \(maxCount)"))
+        "holds \(writtenCount) times; a reminder holds at most \(maxCount)"))
       valid = false
     }
     var seen: [MinuteOfDay: SourcePosition] = [:]
