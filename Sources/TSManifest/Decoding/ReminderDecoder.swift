@@ -73,20 +73,22 @@ extension ManifestDecoder {
   }
 
   /// `period` or `at`, never both.
+  /// Both are still read when both are written, so their own problems are reported too.
   private mutating func schedule(_ fields: MappingFields) -> Located<ReminderSchedule>? {
+    var schedule: Located<ReminderSchedule>?
+    if let node = fields["period"], let period = period(node, path: fields.path("period")) {
+      schedule = Located(period, at: node.position)
+    }
+    if let node = fields["at"], let points = timePoints(node, path: fields.path("at")) {
+      schedule = Located(.timePoints(points), at: node.position)
+    }
     if let period = fields.entries["period"], let at = fields.entries["at"] {
       let second = period.key.position < at.key.position ? at.key : period.key
       context.error(second.position, fields.path(second.scalar?.value ?? "at"),
                     "a reminder has either period or at (time points), not both")
       return nil
     }
-    if let node = fields["period"], let period = period(node, path: fields.path("period")) {
-      return Located(period, at: node.position)
-    }
-    if let node = fields["at"], let points = timePoints(node, path: fields.path("at")) {
-      return Located(.timePoints(points), at: node.position)
-    }
-    return nil
+    return schedule
   }
 
   private mutating func period(_ node: YAMLNode, path: String) -> ReminderSchedule? {
