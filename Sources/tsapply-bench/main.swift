@@ -11,6 +11,9 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0
   }),
+  "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
+    ValidateBenchmark.run(arguments)
+  }),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -24,6 +24,7 @@ enum PhoneNumberRule {
   }
 
   private static func problem(in cleaned: String, original: String) -> String? {
+    if isStorable(cleaned) { return nil }
     let quoted = "\"\(original)\""
     if original.isEmpty { return "must not be empty" }
     if cleaned.contains(where: \.isLetter) {
@@ -43,5 +44,12 @@ enum PhoneNumberRule {
       return "\(quoted) is \(cleaned.utf8.count) bytes without formatting; the watch holds at most \(maxBytes), and tsapply never shortens a phone number"
     }
     return nil
+  }
+
+  /// The common case, checked on bytes: 1–20 bytes of ASCII digits with an optional leading '+'.
+  private static func isStorable(_ cleaned: String) -> Bool {
+    let bytes = cleaned.utf8
+    let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
+    return bytes.count <= maxBytes && !digits.isEmpty && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
   }
 }

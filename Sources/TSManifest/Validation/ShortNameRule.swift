@@ -12,6 +12,8 @@ enum ShortNameRule {
   /// The short name for a contact called `name`: 李明 → "L", "Émile" → "E", "123" → "#".
   static func derive(from name: String) -> String {
     guard let letter = name.first(where: \.isLetter) else { return "#" }
+    // ASCII letters need no transliteration (and ICU's transform is the costly part).
+    if letter.isASCII { return letter.uppercased() }
     let latin = String(letter).applyingTransform(.toLatin, reverse: false) ?? String(letter)
     let plain = latin.applyingTransform(.stripDiacritics, reverse: false) ?? latin
     guard let first = plain.unicodeScalars.first(where: { $0.properties.isAlphabetic }), first.isASCII else {
