@@ -9,6 +9,7 @@ public enum CLI {
   /// Top-level subcommands, in the order `tsapply --help` lists them.
   public static let commands: [any Command.Type] = [
     HelpCommand.self,
+    ValidateCommand.self,
     DeviceCommand.self,
   ]
 
