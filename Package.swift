@@ -42,7 +42,7 @@ let package = Package(
 
     .testTarget(name: "TSModelTests", dependencies: ["TSModel", "TSTestSupport"]),
     .testTarget(name: "TSManifestTests", dependencies: ["TSManifest", "TSTestSupport"],
-                exclude: ["Fixtures"]),
+                exclude: ["Fixtures", "Golden"]),
     .testTarget(name: "TSDeviceTests", dependencies: ["TSDevice", "TSTestSupport"]),
     .testTarget(name: "TSPlanTests", dependencies: ["TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),

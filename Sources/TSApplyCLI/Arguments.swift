@@ -1,3 +1,5 @@
+import TSModel
+
 /// One option or flag a command accepts.
 public struct OptionSpec: Sendable {
   /// Every spelling, e.g. `["--out", "-out", "-o"]`; the first is the canonical name.
@@ -90,27 +92,12 @@ public struct ParsedArguments: Sendable, Equatable {
 }
 
 /// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
-/// (distance at most a third of the longer word, and at most 3).
+/// (distance at most a third of the longer word, and at most 3). Same as `Suggestion.closest`.
 public func closestMatch(to word: String, in candidates: [String]) -> String? {
-  let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
-  guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-  let limit = min(3, max(1, max(word.count, best.0.count) / 3))
-  return best.1 <= limit ? best.0 : nil
+  Suggestion.closest(to: word, in: candidates)
 }
 
-/// Levenshtein distance between two strings, counted in Characters.
+/// Edit distance between two strings, counted in Characters (`Suggestion.editDistance`).
 public func editDistance(_ a: String, _ b: String) -> Int {
-  let a = Array(a), b = Array(b)
-  if a.isEmpty { return b.count }
-  if b.isEmpty { return a.count }
-  var previous = Array(0...b.count)
-  var current = [Int](repeating: 0, count: b.count + 1)
-  for i in 1...a.count {
-    current[0] = i
-    for j in 1...b.count {
-      current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-    }
-    swap(&previous, &current)
-  }
-  return previous[b.count]
+  Suggestion.editDistance(a, b)
 }

@@ -13,6 +13,7 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     HelpCommand.self,
+    ValidateCommand.self,
     DeviceCommand.self,
   ]
 

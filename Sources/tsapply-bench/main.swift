@@ -12,6 +12,9 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     return 0
   }),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
+  "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
+    ValidateBenchmark.run(arguments)
+  }),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,86 @@
+import TSModel
+
+/// State shared while decoding one manifest: the file name and every diagnostic found so far.
+/// Decoding never stops at the first problem; each reader reports and returns `nil`.
+struct DecodingContext {
+  /// The file as the user named it.
+  let file: String
+  /// Problems found so far, unsorted.
+  var diagnostics: [Diagnostic] = []
+
+  init(file: String) { self.file = file }
+
+  mutating func error(_ position: SourcePosition, _ field: String, _ message: String) {
+    diagnostics.append(.error(at: position, field: field, message))
+  }
+
+  mutating func warning(_ position: SourcePosition, _ field: String, _ message: String) {
+    diagnostics.append(.warning(at: position, field: field, message))
+  }
+
+  /// Reads `node` as a mapping whose keys are among `keys`.
+  ///
+  /// Reports a node of another type ("expected a mapping with keys …"), keys that are not
+  /// scalars, and unknown keys (with a "did you mean" suggestion); the known entries are kept.
+  mutating func mapping(_ node: YAMLNode, path: String, keys: [String]) -> MappingFields? {
+    guard case .mapping(let entries) = node.content else {
+      error(node.position, path, "expected a mapping with keys \(keys.joined(separator: ", ")), found \(node.kindDescription)")
+      return nil
+    }
+    var fields = MappingFields(path: path)
+    for entry in entries {
+      guard let key = entry.keyText, entry.key.scalar != nil else {
+        error(entry.key.position, path, "keys must be plain words, found \(entry.key.kindDescription) as a key")
+        continue
+      }
+      guard keys.contains(key) else {
+        var message = "unknown key \"\(key)\""
+        if let suggestion = Suggestion.closest(to: key, in: keys) {
+          message += "; did you mean \"\(suggestion)\"?"
+        } else {
+          message += " (expected one of: \(keys.joined(separator: ", ")))"
+        }
+        error(entry.key.position, DecodingContext.join(path, key), message)
+        continue
+      }
+      fields.entries[key] = entry
+    }
+    return fields
+  }
+
+  /// Reads `node` as a list, reporting any other type.
+  mutating func sequence(_ node: YAMLNode, path: String, expected: String) -> [YAMLNode]? {
+    guard case .sequence(let items) = node.content else {
+      error(node.position, path, "expected a list of \(expected), found \(node.kindDescription)")
+      return nil
+    }
+    return items
+  }
+
+  /// `node` unless it is null; a null section is reported with `hint`, which says what to write
+  /// instead (remove the key to leave it unmanaged, or write an empty list).
+  mutating func present(_ node: YAMLNode, path: String, hint: String) -> YAMLNode? {
+    guard node.isNull else { return node }
+    error(node.position, path, "has no value; \(hint)")
+    return nil
+  }
+
+  /// `parent.key`, or `key` at the top level.
+  static func join(_ parent: String, _ key: String) -> String {
+    parent.isEmpty ? key : "\(parent).\(key)"
+  }
+}
+
+/// The known entries of a mapping, by key, with the mapping's field path.
+struct MappingFields {
+  /// Field path of the mapping, e.g. `reminders.sedentary`.
+  let path: String
+  /// Entries by key (unknown keys already reported and left out).
+  var entries: [String: YAMLMappingEntry] = [:]
+
+  /// The value node for `key`, if written.
+  subscript(key: String) -> YAMLNode? { entries[key]?.value }
+
+  /// The field path of `key` inside this mapping.
+  func path(_ key: String) -> String { DecodingContext.join(path, key) }
+}

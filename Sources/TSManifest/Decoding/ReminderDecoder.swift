@@ -1,0 +1,172 @@
+import TSModel
+
+extension ManifestDecoder {
+  static let reminderSectionKeys = ["sedentary", "drinking", "medicine", "custom"]
+  static let reminderKeys = ["name", "enabled", "repeat", "period", "at", "lunch_break", "notes"]
+  static let periodKeys = ["start", "end", "every"]
+  static let lunchBreakKeys = ["start", "end"]
+
+  /// The `reminders:` section: built-ins by kind, and the complete `custom:` list.
+  mutating func reminders(_ node: YAMLNode, keyPosition: SourcePosition) -> ManifestReminders? {
+    guard let fields = context.mapping(node, path: "reminders", keys: Self.reminderSectionKeys) else { return nil }
+    var section = ManifestReminders(position: keyPosition)
+    for kind in ReminderKind.builtIns {
+      let path = fields.path(kind.rawValue)
+      guard let value = fields[kind.rawValue],
+            let present = context.present(value, path: path, hint: "remove the key to leave the \(kind.rawValue) reminder unmanaged")
+      else { continue }
+      let reminder = reminder(present, kind: kind, path: path)
+      switch kind {
+      case .sedentary: section.sedentary = reminder
+      case .drinking: section.drinking = reminder
+      default: section.medicine = reminder
+      }
+    }
+    if let entry = fields.entries["custom"],
+       let list = context.present(entry.value, path: "reminders.custom",
+         hint: "remove the key to leave custom reminders unmanaged, or write custom: [] to delete them all") {
+      section.custom = customReminders(list).map { Located($0, at: entry.key.position) }
+    }
+    return section
+  }
+
+  private mutating func customReminders(_ node: YAMLNode) -> [ManifestReminder]? {
+    guard let items = context.sequence(node, path: "reminders.custom", expected: "reminders, e.g. - {name: Walk, at: [\"19:30\"]}") else {
+      return nil
+    }
+    var reminders: [ManifestReminder] = []
+    for (index, item) in items.enumerated() {
+      let path = "reminders.custom[\(index)]"
+      guard let reminder = reminder(item, kind: .custom, path: path) else { continue }
+      if reminder.name == nil, case .mapping = item.content, !item.hasKey("name") {
+        context.error(item.position, path, "name is required (names identify custom reminders)")
+      }
+      reminders.append(reminder)
+    }
+    CustomReminderNameRule.check(reminders, into: &context.diagnostics)
+    return reminders
+  }
+
+  /// One reminder; fields left out stay `nil` (the watch's value is kept).
+  private mutating func reminder(_ node: YAMLNode, kind: ReminderKind, path: String) -> ManifestReminder? {
+    guard let fields = context.mapping(node, path: path, keys: Self.reminderKeys) else { return nil }
+    var reminder = ManifestReminder(kind: kind, position: node.position, path: path)
+    if let value = fields["name"], let text = context.text(value, path: fields.path("name")) {
+      reminder.name = ReminderTextRule.checkName(Located(text, at: value.position), field: fields.path("name"),
+                                                 into: &context.diagnostics)
+    }
+    if let value = fields["enabled"], let flag = context.bool(value, path: fields.path("enabled")) {
+      reminder.isEnabled = Located(flag, at: value.position)
+    }
+    if let value = fields["repeat"], let days = repeatDays(value, path: fields.path("repeat")) {
+      reminder.repeatDays = Located(days, at: value.position)
+    }
+    reminder.schedule = schedule(fields)
+    if let value = fields["lunch_break"], let lunch = lunchBreak(value, path: fields.path("lunch_break")) {
+      reminder.lunchBreak = Located(lunch, at: value.position)
+    }
+    if let value = fields["notes"], let text = context.text(value, path: fields.path("notes")) {
+      reminder.notes = ReminderTextRule.checkNotes(Located(text, at: value.position), field: fields.path("notes"),
+                                                   into: &context.diagnostics)
+    }
+    return reminder
+  }
+
+  /// `period` or `at`, never both.
+  /// Both are still read when both are written, so their own problems are reported too.
+  private mutating func schedule(_ fields: MappingFields) -> Located<ReminderSchedule>? {
+    var schedule: Located<ReminderSchedule>?
+    if let node = fields["period"], let period = period(node, path: fields.path("period")) {
+      schedule = Located(period, at: node.position)
+    }
+    if let node = fields["at"], let points = timePoints(node, path: fields.path("at")) {
+      schedule = Located(.timePoints(points), at: node.position)
+    }
+    if let period = fields.entries["period"], let at = fields.entries["at"] {
+      let second = period.key.position < at.key.position ? at.key : period.key
+      context.error(second.position, fields.path(second.scalar?.value ?? "at"),
+                    "a reminder has either period or at (time points), not both")
+      return nil
+    }
+    return schedule
+  }
+
+  private mutating func period(_ node: YAMLNode, path: String) -> ReminderSchedule? {
+    guard let fields = context.mapping(node, path: path, keys: Self.periodKeys) else { return nil }
+    let start = requiredTime(fields, "start", in: node)
+    let end = requiredTime(fields, "end", in: node)
+    var every: Located<Int>?
+    if let value = fields["every"] {
+      every = context.duration(value, path: fields.path("every")).map { Located($0, at: value.position) }
+    } else {
+      context.error(node.position, path, "every is required (e.g. every: 60m)")
+    }
+    guard let start, let end, let every else { return nil }
+    return PeriodRule.check(start: start, end: end, every: every, field: path, into: &context.diagnostics)
+  }
+
+  private mutating func timePoints(_ node: YAMLNode, path: String) -> [MinuteOfDay]? {
+    guard let items = context.sequence(node, path: path, expected: "times, e.g. [\"08:00\", \"20:00\"]") else { return nil }
+    var points: [(index: Int, time: Located<MinuteOfDay>)] = []
+    var valid = true
+    for (index, item) in items.enumerated() {
+      if let time = context.time(item, path: "\(path)[\(index)]") {
+        points.append((index, Located(time, at: item.position)))
+      } else {
+        valid = false
+      }
+    }
+    let sorted = TimePointsRule.check(points, writtenCount: items.count, listPosition: node.position, field: path, into: &context.diagnostics)
+    return valid ? sorted : nil
+  }
+
+  /// `false` (off), `true` (on, keep the watch's times) or `{start, end}` (on with times).
+  private mutating func lunchBreak(_ node: YAMLNode, path: String) -> LunchBreak? {
+    if case .mapping = node.content {
+      guard let fields = context.mapping(node, path: path, keys: Self.lunchBreakKeys) else { return nil }
+      guard let start = requiredTime(fields, "start", in: node), let end = requiredTime(fields, "end", in: node),
+            let window = LunchBreakRule.check(start: start, end: end, field: path, into: &context.diagnostics) else {
+        return nil
+      }
+      return LunchBreak(isEnabled: true, window: window)
+    }
+    guard node.scalar != nil, !node.isNull else {
+      context.error(node.position, path, "expected true, false or {start: \"12:00\", end: \"14:00\"}, found \(node.kindDescription)")
+      return nil
+    }
+    return context.bool(node, path: path).map { LunchBreak(isEnabled: $0) }
+  }
+
+  private mutating func repeatDays(_ node: YAMLNode, path: String) -> RepeatDays? {
+    if case .sequence(let items) = node.content {
+      var words: [Located<String>] = []
+      for (index, item) in items.enumerated() {
+        guard let text = context.text(item, path: "\(path)[\(index)]") else { return nil }
+        words.append(Located(text, at: item.position))
+      }
+      return RepeatDaysRule.check(days: words, listPosition: node.position, field: path, into: &context.diagnostics)
+    }
+    guard let scalar = node.scalar, !node.isNull else {
+      context.error(node.position, path, "\(RepeatDaysRule.expected), found \(node.kindDescription)")
+      return nil
+    }
+    return RepeatDaysRule.check(word: Located(scalar.value, at: node.position), field: path, into: &context.diagnostics)
+  }
+
+  /// The time under a required key; a missing key is an error at the mapping.
+  private mutating func requiredTime(_ fields: MappingFields, _ key: String, in node: YAMLNode) -> Located<MinuteOfDay>? {
+    guard let value = fields[key] else {
+      context.error(node.position, fields.path, "\(key) is required (e.g. \(key): \"12:00\")")
+      return nil
+    }
+    return context.time(value, path: fields.path(key)).map { Located($0, at: value.position) }
+  }
+}
+
+extension YAMLNode {
+  /// Whether this mapping has an entry whose key is `key`.
+  func hasKey(_ key: String) -> Bool {
+    guard case .mapping(let entries) = content else { return false }
+    return entries.contains { $0.keyText == key }
+  }
+}

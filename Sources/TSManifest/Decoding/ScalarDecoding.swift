@@ -1,0 +1,108 @@
+import TSModel
+
+/// Schema-typed scalars: a scalar's type comes from the field that holds it, never from YAML
+/// 1.1 guessing. `phone: 0123456` stays "0123456", `06:30` is a time, `name: No` is text.
+extension DecodingContext {
+  /// The words YAML 1.1 read as booleans and tsapply does not, with the boolean they meant.
+  static let yamlOneOneBooleans: [String: Bool] = [
+    "yes": true, "y": true, "on": true, "no": false, "n": false, "off": false,
+  ]
+
+  /// Any scalar as text, exactly as written (plain scalars are not typed).
+  mutating func text(_ node: YAMLNode, path: String) -> String? {
+    guard let scalar = node.scalar, !node.isNull else {
+      error(node.position, path, "expected text, found \(node.kindDescription)")
+      return nil
+    }
+    return scalar.value
+  }
+
+  /// `true` or `false`, unquoted. `yes`/`no`/`on`/`off` and quoted booleans are errors with a hint.
+  mutating func bool(_ node: YAMLNode, path: String) -> Bool? {
+    guard let scalar = node.scalar, !node.isNull else {
+      error(node.position, path, "expected true or false, found \(node.kindDescription)")
+      return nil
+    }
+    if scalar.isPlain, scalar.value == "true" { return true }
+    if scalar.isPlain, scalar.value == "false" { return false }
+    let lowered = scalar.value.lowercased()
+    if scalar.isPlain, let meant = Self.yamlOneOneBooleans[lowered] {
+      error(node.position, path, "\"\(scalar.value)\" is not a boolean; write \(meant) (tsapply reads only true and false)")
+    } else if !scalar.isPlain, lowered == "true" || lowered == "false" {
+      error(node.position, path, "\"\(scalar.value)\" is quoted, so it is text; write \(lowered) without quotes")
+    } else {
+      error(node.position, path, "expected true or false, found \"\(scalar.value)\"")
+    }
+    return nil
+  }
+
+  /// A plain decimal integer (ASCII digits, optional sign); `nil` without a report when the
+  /// scalar is not one, so callers can try other forms.
+  func plainInteger(_ node: YAMLNode) -> Int? {
+    guard let scalar = node.scalar, scalar.isPlain, node.tag == nil else { return nil }
+    var digits = Substring(scalar.value)
+    let negative = digits.first == "-"
+    if digits.first == "-" || digits.first == "+" { digits = digits.dropFirst() }
+    guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(digits) else {
+      return nil
+    }
+    return negative ? -value : value
+  }
+
+  /// A time of day: "HH:MM" or "H:MM" (24-hour), or an integer of minutes from midnight.
+  /// The range (0–1439) is `TimeOfDayRule`'s.
+  mutating func time(_ node: YAMLNode, path: String) -> MinuteOfDay? {
+    guard let scalar = node.scalar, !node.isNull else {
+      error(node.position, path, "expected a time of day (HH:MM), found \(node.kindDescription)")
+      return nil
+    }
+    if let minutes = plainInteger(node) {
+      if scalar.value.count > 1, scalar.value.hasPrefix("0") {
+        error(node.position, path, "\(scalar.value) is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero")
+        return nil
+      }
+      return TimeOfDayRule.check(minutes: minutes, text: scalar.value, at: node.position, field: path, into: &diagnostics)
+    }
+    let parts = scalar.value.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+          parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+          let hour = Int(parts[0]), let minute = Int(parts[1]) else {
+      error(node.position, path, TimeOfDayRule.notATime(scalar.value))
+      return nil
+    }
+    return TimeOfDayRule.check(hour: hour, minute: minute, text: scalar.value, at: node.position, field: path,
+                               into: &diagnostics)
+  }
+
+  /// A duration in minutes: "90m", "2h", "1h30m", or an integer of minutes.
+  mutating func duration(_ node: YAMLNode, path: String) -> Int? {
+    let expected = "expected a duration such as 90m, 2h or 1h30m, or minutes as an integer"
+    guard let scalar = node.scalar, !node.isNull else {
+      error(node.position, path, "\(expected), found \(node.kindDescription)")
+      return nil
+    }
+    if let minutes = plainInteger(node) { return minutes }
+    guard let minutes = Self.parseDuration(scalar.value) else {
+      error(node.position, path, "\"\(scalar.value)\" is not a duration (\(expected))")
+      return nil
+    }
+    return minutes
+  }
+
+  /// Minutes in "2h", "90m" or "1h30m"; `nil` for any other text.
+  static func parseDuration(_ text: String) -> Int? {
+    var rest = Substring(text)
+    var total = 0
+    var matchedAny = false
+    for (unit, factor) in [("h", 60), ("m", 1)] {
+      let digits = rest.prefix { $0.isASCII && $0.isNumber }
+      guard !digits.isEmpty, rest.dropFirst(digits.count).hasPrefix(unit), digits.count <= 6, let value = Int(digits) else {
+        continue
+      }
+      total += value * factor
+      matchedAny = true
+      rest = rest.dropFirst(digits.count + unit.count)
+    }
+    return matchedAny && rest.isEmpty ? total : nil
+  }
+}

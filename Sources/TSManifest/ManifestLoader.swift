@@ -1,0 +1,56 @@
+import Foundation
+import TSModel
+
+/// What loading a manifest produced.
+public struct ManifestLoadResult: Sendable {
+  /// The validated manifest; `nil` when any diagnostic is an error.
+  public var manifest: Manifest?
+  /// Every problem found (errors and warnings), sorted by position.
+  public var diagnostics: [Diagnostic]
+  /// The bytes that were read (`nil` when the file could not be read), so diagnostics can be
+  /// shown with their source line. Holds personal data: do not log or persist it.
+  public var source: [UInt8]?
+
+  public init(manifest: Manifest?, diagnostics: [Diagnostic], source: [UInt8]? = nil) {
+    self.manifest = manifest
+    self.diagnostics = diagnostics
+    self.source = source
+  }
+}
+
+/// The entry point of TSManifest: YAML bytes or a file → a validated `Manifest` plus every
+/// diagnostic, in compiler style. Flow: `YAMLReader` (libyaml) → `ManifestDecoder` (schema,
+/// with the rules in `Validation/`) → sorted diagnostics.
+public enum ManifestLoader {
+  /// Loads a manifest from `bytes` (UTF-8, optional BOM, LF or CRLF), naming `file` in positions.
+  ///
+  /// Never throws or crashes on bad input: every problem is a diagnostic. `manifest` is `nil`
+  /// when any diagnostic is an error; warnings (e.g. a contact name cut to 32 bytes) leave it set.
+  public static func load(bytes: [UInt8], file: String) -> ManifestLoadResult {
+    let read = YAMLReader.read(bytes: bytes, file: file)
+    var diagnostics = read.diagnostics
+    var manifest: Manifest?
+    // Decode whenever there is a tree (even beside duplicate-key errors), or an empty document.
+    if read.root != nil || diagnostics.isEmpty {
+      var decoder = ManifestDecoder(file: file)
+      manifest = decoder.decode(read.root)
+      diagnostics += decoder.context.diagnostics
+    }
+    if diagnostics.hasErrors { manifest = nil }
+    return ManifestLoadResult(manifest: manifest, diagnostics: diagnostics.sortedByPosition(), source: bytes)
+  }
+
+  /// Reads the file at `path` and loads it, naming it `displayName` in positions (the path as
+  /// the user wrote it). An unreadable file, a directory, or a file over 1 MiB is one error
+  /// diagnostic and reads nothing further.
+  public static func load(path: String, displayName: String) -> ManifestLoadResult {
+    switch ManifestFile.contents(path: path, maxBytes: YAMLLimits.default.maxBytes) {
+    case .success(let bytes):
+      return load(bytes: bytes, file: displayName)
+    case .failure(let problem):
+      let position = problem.hasPosition ? SourcePosition(file: displayName, line: 1, column: 1) : nil
+      let message = problem.hasPosition ? problem.message : "cannot read \(displayName): \(problem.message)"
+      return ManifestLoadResult(manifest: nil, diagnostics: [.error(at: position, field: "", message)])
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import TSModel
+
+/// A contact's name is non-empty; a name over 32 bytes of UTF-8 is stored cut, with a warning
+/// that shows the exact stored value.
+///
+/// Source: sdk-facts.md §2.3 (the contact factory refuses an empty name and cuts a longer one to
+/// 32 bytes) and §2.4 (the SDK's cut works on UTF-16 units and can split a letter from its
+/// accent, a flag or a ZWJ emoji). tsapply is stricter: it cuts at a grapheme-cluster boundary,
+/// so the stored name is always whole characters, and reports the result.
+enum ContactNameRule {
+  /// Most bytes of UTF-8 the watch stores for a contact name.
+  static let maxBytes = 32
+
+  /// The name as the watch will store it, or an error when it is empty.
+  static func check(_ name: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    guard !name.value.isEmpty else {
+      diagnostics.append(.error(at: name.position, field: field, "must not be empty"))
+      return nil
+    }
+    let bytes = name.value.utf8.count
+    guard bytes > maxBytes else { return name }
+    let stored = truncate(name.value, toBytes: maxBytes)
+    guard !stored.isEmpty else {
+      diagnostics.append(.error(at: name.position, field: field,
+        "is \(bytes) bytes and its first character alone is longer than \(maxBytes) bytes; the watch could store nothing of it"))
+      return nil
+    }
+    diagnostics.append(.warning(at: name.position, field: field,
+      "is \(bytes) bytes; the watch stores at most \(maxBytes), so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
+    return Located(stored, at: name.position)
+  }
+
+  /// The longest prefix of whole grapheme clusters (Characters) that fits in `limit` bytes of UTF-8.
+  static func truncate(_ text: String, toBytes limit: Int) -> String {
+    var result = ""
+    var used = 0
+    for character in text {
+      let size = character.utf8.count
+      guard used + size <= limit else { break }
+      result.append(character)
+      used += size
+    }
+    return result
+  }
+}

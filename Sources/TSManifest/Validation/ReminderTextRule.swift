@@ -1,0 +1,39 @@
+import TSModel
+
+/// A reminder's name is non-empty and at most 32 bytes of UTF-8; its notes at most 64 bytes.
+///
+/// Sources: sdk-facts.md §1.9 (the Npk protocol: name at most 32, note at most 64,
+/// `kRemindNameLength 32`, `kRemindNoteLength 64`; the SDK does not check them and the device
+/// may refuse) and §1.12 (the Example app requires a non-empty name). Longer text is an error,
+/// never silently cut; devices with smaller limits (Fit: 30 and 60 bytes) are checked at plan time.
+enum ReminderTextRule {
+  /// Most bytes of UTF-8 in a reminder name.
+  static let maxNameBytes = 32
+  /// Most bytes of UTF-8 in a reminder's notes.
+  static let maxNotesBytes = 64
+
+  /// The name, or an error when it is empty or too long.
+  static func checkName(_ name: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    guard !name.value.isEmpty else {
+      diagnostics.append(.error(at: name.position, field: field, "must not be empty"))
+      return nil
+    }
+    return checkLength(name, max: maxNameBytes, what: "a reminder name", field: field, into: &diagnostics)
+  }
+
+  /// The notes, or an error when they are too long (empty notes are allowed).
+  static func checkNotes(_ notes: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    checkLength(notes, max: maxNotesBytes, what: "notes", field: field, into: &diagnostics)
+  }
+
+  private static func checkLength(_ text: Located<String>, max: Int, what: String, field: String,
+                                  into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    let bytes = text.value.utf8.count
+    guard bytes <= max else {
+      diagnostics.append(.error(at: text.position, field: field,
+        "is \(bytes) bytes; \(what) may be at most \(max) bytes of UTF-8"))
+      return nil
+    }
+    return text
+  }
+}

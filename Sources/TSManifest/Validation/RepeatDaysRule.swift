@@ -1,0 +1,74 @@
+import TSModel
+
+/// `repeat`: a preset, one day, or a list of days, mapped to the SDK's bit mask.
+///
+/// Source: sdk-facts.md §1.2 (`TSRemindersRepeat`: Monday = bit 0 … Sunday = bit 6; Workday 31,
+/// Weekend 96, Everyday 127; the pre-beta8 name of Sat+Sun was `eTSReminderRepeatWeekday`) and
+/// §1.10 (0, "once", is refused by Npk and accepted by Fit, so it is checked against the device
+/// at plan time). Day names are case-insensitive, full or three letters. `weekday` is refused
+/// because the SDK's old name means the opposite of what English readers expect.
+enum RepeatDaysRule {
+  /// Every accepted spelling of a day: `mon`, `monday`, … `sun`, `sunday`.
+  static let dayNames: [String: RepeatDays] = {
+    let full = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    var names: [String: RepeatDays] = [:]
+    for (index, entry) in RepeatDays.days.enumerated() {
+      names[entry.name] = entry.day
+      names[full[index]] = entry.day
+    }
+    return names
+  }()
+
+  static let expected = "expected everyday, workday, weekend, once, a day name, or a list of days such as [mon, wed, fri]"
+
+  /// A preset (`everyday`, `workday`, `weekend`, `once`) or a single day name.
+  static func check(word: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> RepeatDays? {
+    let lowered = word.value.lowercased()
+    if let preset = RepeatDays.presets.first(where: { $0.name == lowered }) { return preset.days }
+    if let day = dayNames[lowered] { return day }
+    diagnostics.append(.error(at: word.position, field: field, unknownWordMessage(word.value)))
+    return nil
+  }
+
+  /// A list of day names: non-empty, each day once.
+  static func check(days: [Located<String>], listPosition: SourcePosition, field: String,
+                    into diagnostics: inout [Diagnostic]) -> RepeatDays? {
+    guard !days.isEmpty else {
+      diagnostics.append(.error(at: listPosition, field: field,
+        "the list of days is empty; list at least one day, or write once"))
+      return nil
+    }
+    var mask = RepeatDays()
+    var seen: [RepeatDays: SourcePosition] = [:]
+    var valid = true
+    for (index, word) in days.enumerated() {
+      guard let day = dayNames[word.value.lowercased()] else {
+        var message = "\"\(word.value)\" is not a day name (expected mon…sun or monday…sunday)"
+        if word.value.lowercased().hasPrefix("weekday") { message = weekdayMessage(word.value) }
+        diagnostics.append(.error(at: word.position, field: "\(field)[\(index)]", message))
+        valid = false
+        continue
+      }
+      if let first = seen[day] {
+        diagnostics.append(.error(at: word.position, field: "\(field)[\(index)]",
+          "\"\(word.value)\" is listed twice (first on line \(first.line), column \(first.column))"))
+        valid = false
+      }
+      seen[day] = seen[day] ?? word.position
+      mask.insert(day)
+    }
+    return valid ? mask : nil
+  }
+
+  private static func unknownWordMessage(_ word: String) -> String {
+    if word.lowercased().hasPrefix("weekday") { return weekdayMessage(word) }
+    var message = "\"\(word)\" is not a repeat rule"
+    let candidates = RepeatDays.presets.map(\.name) + dayNames.keys.sorted()
+    if let suggestion = Suggestion.closest(to: word, in: candidates) { message += "; did you mean \"\(suggestion)\"?" }
+    return message + " (\(expected))"
+  }
+
+  private static func weekdayMessage(_ word: String) -> String {
+    "\"\(word)\" is ambiguous: the SDK's eTSReminderRepeatWeekday means Saturday+Sunday; write workday (Monday–Friday) or weekend (Saturday+Sunday)"
+  }
+}

@@ -1,0 +1,143 @@
+import TSModel
+
+/// One node of a YAML document as libyaml read it: a scalar, a mapping or a sequence, with the
+/// positions it spans, its tag and anchor, and how it was written (scalar style, flow or block).
+///
+/// Aliases are already expanded (an alias yields a copy of its anchored node, which keeps the
+/// anchor's positions) and merge keys (`<<`) already applied, so a consumer sees plain data.
+/// The node keeps enough of the source (start and end positions, scalar style, flow/block
+/// layout, mapping order) for tools that rewrite a manifest in place (`fmt`) or emit one
+/// (`export`).
+public struct YAMLNode: Hashable, Sendable {
+  /// What the node holds.
+  public enum Content: Hashable, Sendable {
+    /// A scalar's text, exactly as YAML gives it (escapes resolved, line breaks folded).
+    case scalar(YAMLScalar)
+    /// A mapping's entries in source order; duplicate keys have been reported and dropped.
+    case mapping([YAMLMappingEntry])
+    /// A sequence's items in order.
+    case sequence([YAMLNode])
+  }
+
+  /// The node's content.
+  public var content: Content
+  /// Where the node starts (1-based line and column, in Unicode scalars).
+  public var position: SourcePosition
+  /// Where the node ends (the position just after its last character).
+  public var endPosition: SourcePosition
+  /// The explicit tag, resolved by libyaml (e.g. `tag:yaml.org,2002:str` for `!!str`); `nil` when none.
+  public var tag: String?
+  /// The anchor name given with `&name`, if any.
+  public var anchor: String?
+  /// Whether a collection was written in flow style (`{…}` / `[…]`); `false` for scalars.
+  public var isFlow: Bool
+
+  /// Creates a node.
+  public init(_ content: Content, position: SourcePosition, endPosition: SourcePosition,
+              tag: String? = nil, anchor: String? = nil, isFlow: Bool = false) {
+    self.content = content
+    self.position = position
+    self.endPosition = endPosition
+    self.tag = tag
+    self.anchor = anchor
+    self.isFlow = isFlow
+  }
+
+  /// The scalar, when this node is one.
+  public var scalar: YAMLScalar? {
+    if case .scalar(let scalar) = content { return scalar }
+    return nil
+  }
+
+  /// Whether this is YAML's null: a plain, untagged `""`, `~`, `null`, `Null` or `NULL`.
+  public var isNull: Bool {
+    guard let scalar, scalar.style == .plain, tag == nil else { return false }
+    return YAMLScalar.nullSpellings.contains(scalar.value)
+  }
+
+  /// A short name of the node's type for messages: "text", "a mapping", "a list" or "nothing (null)".
+  public var kindDescription: String {
+    switch content {
+    case .scalar: isNull ? "nothing (null)" : "text"
+    case .mapping: "a mapping"
+    case .sequence: "a list"
+    }
+  }
+}
+
+/// A scalar's value and the style it was written in.
+public struct YAMLScalar: Hashable, Sendable {
+  /// How a scalar was written; a quoted scalar is always text, never a number or boolean.
+  public enum Style: String, Hashable, Sendable {
+    case plain, singleQuoted, doubleQuoted, literal, folded
+  }
+
+  /// The plain spellings of null in YAML 1.2's core schema.
+  public static let nullSpellings: Set<String> = ["", "~", "null", "Null", "NULL"]
+
+  /// The scalar's text.
+  public var value: String
+  /// The style it was written in.
+  public var style: Style
+
+  public init(_ value: String, style: Style) {
+    self.value = value
+    self.style = style
+  }
+
+  /// Whether the scalar was written without quotes or block indicators.
+  public var isPlain: Bool { style == .plain }
+}
+
+/// One `key: value` entry of a mapping.
+public struct YAMLMappingEntry: Hashable, Sendable {
+  /// The key node (positions point at the key).
+  public var key: YAMLNode
+  /// The value node.
+  public var value: YAMLNode
+  /// Whether the entry came from a merge key (`<<: *base`) rather than being written here.
+  public var isMerged: Bool
+
+  public init(key: YAMLNode, value: YAMLNode, isMerged: Bool = false) {
+    self.key = key
+    self.value = value
+    self.isMerged = isMerged
+  }
+
+  /// The key's text when the key is a scalar.
+  public var keyText: String? { key.scalar?.value }
+}
+
+/// Bounds that keep a hostile or mistaken file from exhausting time or memory.
+public struct YAMLLimits: Hashable, Sendable {
+  /// Largest accepted input, in bytes (default 1 MiB).
+  public var maxBytes: Int
+  /// Deepest accepted nesting of mappings and sequences (default 64).
+  public var maxDepth: Int
+  /// Most nodes the document may hold after alias expansion (default 100 000); the
+  /// billion-laughs bound.
+  public var maxNodes: Int
+
+  public init(maxBytes: Int = 1 << 20, maxDepth: Int = 64, maxNodes: Int = 100_000) {
+    self.maxBytes = maxBytes
+    self.maxDepth = maxDepth
+    self.maxNodes = maxNodes
+  }
+
+  /// 1 MiB, 64 levels, 100 000 nodes.
+  public static let `default` = YAMLLimits()
+}
+
+/// What reading a YAML document produced: the root node (nil when the input could not be read
+/// as one YAML document) and every problem found, unsorted.
+public struct YAMLReadResult: Sendable {
+  /// The document's root; `nil` after a fatal problem (syntax error, bound exceeded, …).
+  public var root: YAMLNode?
+  /// Problems found while reading (errors; the YAML layer emits no warnings).
+  public var diagnostics: [Diagnostic]
+
+  public init(root: YAMLNode?, diagnostics: [Diagnostic]) {
+    self.root = root
+    self.diagnostics = diagnostics
+  }
+}

@@ -1,0 +1,152 @@
+internal import CYaml
+import TSModel
+
+/// Reads one YAML document with libyaml into a `YAMLNode` tree. The only code that touches C.
+///
+/// libyaml does all parsing; this wrapper owns the parser, runs the whole parse inside one
+/// scoped access to the input bytes, copies every event into Swift values at once and deletes
+/// it in a `defer`. Building the tree (aliases, merge keys, duplicate keys, bounds) is done by
+/// `YAMLComposer` in Swift.
+public enum YAMLReader {
+  /// Reads `bytes` (UTF-8, optional BOM, LF or CRLF line ends) as one YAML document.
+  ///
+  /// Never throws and never crashes on bad input: every problem becomes an error `Diagnostic`
+  /// naming `file`, line and column. Fatal problems (not UTF-8, tabs as indentation, larger than
+  /// `limits.maxBytes`, a syntax error, more than one document, nesting deeper than
+  /// `limits.maxDepth`, alias expansion beyond `limits.maxNodes`) leave `root` nil; duplicate
+  /// keys and bad merge keys are reported beside a usable tree. An empty document gives a nil
+  /// root and no diagnostics (the caller decides what empty means).
+  public static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default) -> YAMLReadResult {
+    let source = YAMLSourceCheck.strippingBOM(bytes)
+    let problems = YAMLSourceCheck.problems(in: source, file: file, limits: limits)
+    if !problems.isEmpty { return YAMLReadResult(root: nil, diagnostics: problems) }
+    if source.isEmpty { return YAMLReadResult(root: nil, diagnostics: []) }
+    var composer = YAMLComposer(file: file, limits: limits)
+    let failure = parse(source, file: file) { event in
+      do throws(YAMLComposeError) {
+        try composer.consume(event)
+        return true
+      } catch {
+        composer.diagnostics.append(error.diagnostic)
+        return false
+      }
+    }
+    if let failure {
+      composer.diagnostics.append(failure)
+      return YAMLReadResult(root: nil, diagnostics: composer.diagnostics)
+    }
+    return YAMLReadResult(root: composer.isFinished ? composer.root : nil, diagnostics: composer.diagnostics)
+  }
+
+  /// Counts libyaml's parser events for `bytes` and builds nothing: the baseline for the
+  /// `validate` benchmark (a plain libyaml event scan). Returns `nil` on a syntax error.
+  public static func countEvents(bytes: [UInt8]) -> Int? {
+    var count = 0
+    let failure = parse(YAMLSourceCheck.strippingBOM(bytes), file: "-") { _ in
+      count += 1
+      return true
+    }
+    return failure == nil ? count : nil
+  }
+
+  /// Runs libyaml over `bytes`, handing each copied event to `handle` until the stream ends or
+  /// `handle` returns false. Returns libyaml's error as a diagnostic, or nil.
+  private static func parse(_ bytes: [UInt8], file: String, _ handle: (YAMLEvent) -> Bool) -> Diagnostic? {
+    guard !bytes.isEmpty else { return nil }
+    var parser = yaml_parser_t()
+    guard yaml_parser_initialize(&parser) == 1 else {
+      return .error(at: nil, field: "", "libyaml could not allocate a parser")
+    }
+    defer { yaml_parser_delete(&parser) }
+    return bytes.withUnsafeBufferPointer { buffer -> Diagnostic? in
+      guard let base = buffer.baseAddress else { return nil }
+      yaml_parser_set_input_string(&parser, base, buffer.count)
+      while true {
+        var event = yaml_event_t()
+        guard yaml_parser_parse(&parser, &event) == 1 else {
+          return Diagnostic(libyamlParser: parser, file: file, source: bytes)
+        }
+        defer { yaml_event_delete(&event) }
+        let copied = YAMLEvent(copying: event, file: file)
+        if case .streamEnd = copied.kind { _ = handle(copied); return nil }
+        if !handle(copied) { return nil }
+      }
+    }
+  }
+}
+
+/// Converts a libyaml mark (0-based line and column) to a 1-based `SourcePosition`; the one
+/// place this conversion happens.
+private func sourcePosition(_ mark: yaml_mark_t, file: String) -> SourcePosition {
+  SourcePosition(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+}
+
+/// Copies a NUL-terminated libyaml string (tags, anchors) into a Swift string.
+private func copyString(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+  guard let pointer else { return nil }
+  return String(cString: pointer)
+}
+
+extension YAMLEvent {
+  /// Copies a libyaml event into Swift values, reading only the union member of its type.
+  fileprivate init(copying event: yaml_event_t, file: String) {
+    start = sourcePosition(event.start_mark, file: file)
+    end = sourcePosition(event.end_mark, file: file)
+    switch event.type {
+    case YAML_STREAM_START_EVENT: kind = .streamStart
+    case YAML_DOCUMENT_START_EVENT: kind = .documentStart
+    case YAML_DOCUMENT_END_EVENT: kind = .documentEnd
+    case YAML_ALIAS_EVENT: kind = .alias(anchor: copyString(event.data.alias.anchor) ?? "")
+    case YAML_SCALAR_EVENT:
+      let data = event.data.scalar
+      let text = data.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: data.length), as: UTF8.self) } ?? ""
+      kind = .scalar(YAMLScalar(text, style: YAMLScalar.Style(data.style)), tag: copyString(data.tag),
+                     anchor: copyString(data.anchor))
+    case YAML_SEQUENCE_START_EVENT:
+      let data = event.data.sequence_start
+      kind = .sequenceStart(tag: copyString(data.tag), anchor: copyString(data.anchor),
+                            isFlow: data.style == YAML_FLOW_SEQUENCE_STYLE)
+    case YAML_SEQUENCE_END_EVENT: kind = .sequenceEnd
+    case YAML_MAPPING_START_EVENT:
+      let data = event.data.mapping_start
+      kind = .mappingStart(tag: copyString(data.tag), anchor: copyString(data.anchor),
+                           isFlow: data.style == YAML_FLOW_MAPPING_STYLE)
+    case YAML_MAPPING_END_EVENT: kind = .mappingEnd
+    default: kind = .streamEnd  // YAML_STREAM_END_EVENT (and YAML_NO_EVENT, never produced by a successful parse)
+    }
+  }
+}
+
+extension YAMLScalar.Style {
+  fileprivate init(_ style: yaml_scalar_style_t) {
+    switch style {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE: self = .singleQuoted
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: self = .doubleQuoted
+    case YAML_LITERAL_SCALAR_STYLE: self = .literal
+    case YAML_FOLDED_SCALAR_STYLE: self = .folded
+    default: self = .plain
+    }
+  }
+}
+
+extension Diagnostic {
+  /// Turns libyaml's error state (`problem`, `problem_mark`, `context`, `context_mark`) into one
+  /// error diagnostic, e.g. `watch.yaml:3:5: error: invalid YAML: mapping values are not allowed
+  /// in this context`. Reader errors carry a byte offset instead of a mark; it is converted
+  /// with `source`.
+  fileprivate init(libyamlParser parser: yaml_parser_t, file: String, source: [UInt8]) {
+    let problem = parser.problem.map { String(cString: $0) } ?? "unknown libyaml error"
+    var message = "invalid YAML: \(problem)"
+    let position: SourcePosition
+    if parser.error == YAML_READER_ERROR {
+      position = YAMLSourceCheck.position(ofByte: Int(parser.problem_offset), in: source, file: file)
+    } else {
+      position = sourcePosition(parser.problem_mark, file: file)
+    }
+    if let context = parser.context.map({ String(cString: $0) }) {
+      let where_ = sourcePosition(parser.context_mark, file: file)
+      message += " (\(context) at line \(where_.line), column \(where_.column))"
+    }
+    self.init(.error, at: position, field: "", message)
+  }
+}

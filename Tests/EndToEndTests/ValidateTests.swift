@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply validate` run as a built binary: examples pass, fixtures fail with exact messages,
+/// standard input and JSON output work.
+@Suite struct ValidateTests {
+  static let root = TSApplyBinary.packageRoot
+  static let examples: [String] = {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("examples").path)) ?? []
+    return names.filter { $0.hasSuffix(".yaml") }.sorted()
+  }()
+  static let badContacts = root.appendingPathComponent("Tests/TSManifestTests/Fixtures/bad-contacts.yaml")
+
+  @Test func examplesDirectoryHasTheThreeExamples() {
+    #expect(Set(["watch.yaml", "minimal.yaml", "family.yaml"]).isSubset(of: Set(Self.examples)))
+  }
+
+  @Test(arguments: examples)
+  func everyExampleIsValid(_ name: String) throws {
+    let result = try TSApplyBinary.run(["validate", "examples/\(name)"], in: Self.root)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "examples/\(name) is valid.\n")
+    #expect(result.stderr == "")
+  }
+
+  @Test func invalidManifestExitsOneWithCompilerStyleDiagnostics() throws {
+    let result = try TSApplyBinary.run(["validate", "Tests/TSManifestTests/Fixtures/bad-contacts.yaml"], in: Self.root)
+    #expect(result.status == 1)
+    #expect(result.stdout == "")
+    let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    #expect(Array(lines.prefix(3)) == [
+      "Tests/TSManifestTests/Fixtures/bad-contacts.yaml:4:28: error: contacts[1].phone: \"1-800-FLOWERS\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)",
+      "  - {name: Florist, phone: 1-800-FLOWERS}",
+      "                           ^",
+    ])
+    #expect(lines.contains("Tests/TSManifestTests/Fixtures/bad-contacts.yaml:3:12: warning: contacts[0].name: is 36 bytes; the watch stores at most 32, so it will be stored as \"Bartholomew Fitzgerald-Hawthorne\" (32 bytes)"))
+    #expect(lines.suffix(2) == ["Tests/TSManifestTests/Fixtures/bad-contacts.yaml is not valid: 8 errors, 2 warnings.", ""])
+  }
+
+  @Test func standardInputIsReadForDash() throws {
+    let valid = try TSApplyBinary.run(["validate", "-"], stdin: "contacts:\n  - {name: Alex, phone: \"+15550100\"}\n")
+    #expect(valid.status == 0)
+    #expect(valid.stdout == "- is valid.\n")
+    let invalid = try TSApplyBinary.run(["validate", "-"], stdin: "reminders:\n  drinking:\n    enabled: yes\n")
+    #expect(invalid.status == 1)
+    #expect(invalid.stderr == """
+      -:3:14: error: reminders.drinking.enabled: "yes" is not a boolean; write true (tsapply reads only true and false)
+          enabled: yes
+                   ^
+      - is not valid: 1 error.
+
+      """)
+  }
+
+  @Test func jsonListsErrorsAndWarningsSeparately() throws {
+    let result = try TSApplyBinary.run(["validate", "--json", Self.badContacts.path])
+    #expect(result.status == 1)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    #expect(object["valid"] as? Bool == false)
+    #expect(object["format_version"] as? String == "1")
+    let errors = try #require(object["errors"] as? [[String: Any]])
+    let warnings = try #require(object["warnings"] as? [[String: Any]])
+    #expect(errors.count == 8)
+    #expect(warnings.count == 2)
+    #expect(errors.first?["line"] as? Int == 4)
+    #expect(errors.first?["column"] as? Int == 28)
+    #expect(errors.first?["field"] as? String == "contacts[1].phone")
+  }
+
+  @Test func defaultFileIsWatchYamlInTheCurrentDirectory() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let missing = try TSApplyBinary.run(["validate"], in: directory)
+    #expect(missing.status == 1)
+    #expect(missing.stderr == "error: cannot read watch.yaml: no such file or directory\nwatch.yaml is not valid: 1 error.\n")
+    try Data("contacts: []\n".utf8).write(to: directory.appendingPathComponent("watch.yaml"))
+    let found = try TSApplyBinary.run(["validate"], in: directory)
+    #expect(found.status == 0)
+    #expect(found.stdout == "watch.yaml is valid.\n")
+  }
+
+  @Test func warningsAloneExitZero() throws {
+    let long = String(repeating: "a", count: 40)
+    let result = try TSApplyBinary.run(["validate", "-"], stdin: "contacts:\n  - {name: \(long), phone: \"1\"}\n")
+    #expect(result.status == 0)
+    #expect(result.stdout == "- is valid (1 warning).\n")
+    #expect(result.stderr.hasPrefix("-:2:12: warning: contacts[0].name: is 40 bytes"))
+  }
+}

@@ -1,0 +1,121 @@
+import Testing
+import TSManifest
+import TSModel
+import TSTestSupport
+
+/// Contacts: phone refusal, grapheme-safe name truncation, short names, duplicates, SOS
+/// (PhoneNumberRule, ContactNameRule, ShortNameRule, DuplicateContactRule, SOSRule).
+@Suite struct ContactRuleTests {
+  static func phone(_ value: String) -> String { "contacts:\n  - name: Alex\n    phone: 1️⃣\(value)\n" }
+
+  static let validPhones: [(String, String)] = [
+    ("\"+15550100\"", "+15550100"), ("+15550100", "+15550100"), ("0123456", "0123456"),
+    ("\"+1 (555) 010-0100\"", "+15550100100"), ("555.010.0100", "5550100100"), ("7", "7"),
+    ("\"12345678901234567890\"", "12345678901234567890"), ("\"+1234567890123456789\"", "+1234567890123456789"),
+  ]
+
+  @Test(arguments: validPhones)
+  func validPhone(_ value: String, _ stored: String) throws {
+    let result = load(MarkedText(Self.phone(value)).text)
+    #expect(result.diagnostics == [])
+    #expect(try #require(result.manifest?.contacts?.value.first).phone.value == stored)
+  }
+
+  static let invalidPhones: [DiagnosticCase] = [
+    ("1-800-FLOWERS", "\"1-800-FLOWERS\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)"),
+    ("\"+1 555 0100 ext. 12\"", "\"+1 555 0100 ext. 12\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)"),
+    ("\"12+34\"", "\"12+34\" has a '+' after the start; '+' may only begin the number"),
+    ("\"++1\"", "\"++1\" has a '+' after the start; '+' may only begin the number"),
+    ("\"１２３\"", "\"１２３\" contains \"１\", which is not an ASCII digit 0–9"),
+    ("\"555#1\"", "\"555#1\" contains \"#\"; a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"),
+    ("\"123456789012345678901\"", "\"123456789012345678901\" is 21 bytes without formatting; the watch holds at most 20, and tsapply never shortens a phone number"),
+    ("\"+\"", "\"+\" has no digits"),
+    ("\"\"", "must not be empty"),
+  ].map { DiagnosticCase(marked: phone($0.0), field: "contacts[0].phone", message: $0.1) }
+
+  @Test(arguments: invalidPhones)
+  func invalidPhone(_ row: DiagnosticCase) { row.check() }
+
+  static func name(_ value: String) -> String { "contacts:\n  - phone: \"1\"\n    name: 1️⃣\(value)\n" }
+
+  /// (name, stored name): names over 32 bytes are cut at a grapheme-cluster boundary.
+  static let names: [(String, String)] = [
+    (String(repeating: "a", count: 32), String(repeating: "a", count: 32)),
+    (String(repeating: "a", count: 33), String(repeating: "a", count: 32)),
+    (String(repeating: "é", count: 17), String(repeating: "é", count: 16)),
+    (String(repeating: "e\u{301}", count: 11), String(repeating: "e\u{301}", count: 10)),
+    (String(repeating: "🇫🇷", count: 5), String(repeating: "🇫🇷", count: 4)),
+    ("👨‍👩‍👧‍👦👨‍👩‍👧‍👦", "👨‍👩‍👧‍👦"),
+    ("李明" + String(repeating: "明", count: 10), "李明" + String(repeating: "明", count: 8)),
+  ]
+
+  @Test(arguments: names)
+  func nameIsStoredCutAtAGraphemeBoundary(_ written: String, _ stored: String) throws {
+    let text = MarkedText(Self.name("\"\(written)\""))
+    let result = load(text.text)
+    #expect(try #require(result.manifest?.contacts?.value.first).name.value == stored)
+    let bytes = written.utf8.count
+    let expected: [Diagnostic] = bytes <= 32 ? [] : [.warning(at: text.position("1️⃣"), field: "contacts[0].name",
+      "is \(bytes) bytes; the watch stores at most 32, so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)")]
+    #expect(result.diagnostics == expected)
+  }
+
+  static let invalidNames: [DiagnosticCase] = [
+    DiagnosticCase(marked: name("\"\""), field: "contacts[0].name", message: "must not be empty"),
+    DiagnosticCase(marked: name("1️⃣[Alex]"), field: "contacts[0].name", message: "expected text, found a list"),
+    DiagnosticCase(marked: "contacts:\n  - 1️⃣{phone: \"1\"}\n", field: "contacts[0]", message: "name is required"),
+    DiagnosticCase(marked: "contacts:\n  - 1️⃣{name: A}\n", field: "contacts[0]", message: "phone is required"),
+    DiagnosticCase(marked: "contacts:\n  - {name: A, phone: \"1\", 1️⃣phone_number: \"2\"}\n", field: "contacts[0].phone_number",
+                   message: "unknown key \"phone_number\" (expected one of: name, phone, short_name)"),
+  ]
+
+  @Test(arguments: invalidNames)
+  func invalidName(_ row: DiagnosticCase) { row.check() }
+
+  @Test(arguments: [("李明", "L"), ("Émile", "E"), ("123", "#"), ("Жанна", "Z"), ("  alex", "A"),
+                    ("😀", "#"), ("42 Óscar", "O"), ("No", "N"), ("김민", "G")])
+  func shortNameIsDerivedFromTheFirstLetter(_ name: String, _ shortName: String) throws {
+    let result = load("contacts:\n  - {name: \"\(name)\", phone: \"1\"}\n")
+    let contact = try #require(result.manifest?.contacts?.value.first)
+    #expect(contact.shortName == shortName)
+    #expect(!contact.shortNameIsExplicit)
+  }
+
+  @Test func explicitShortNameIsKept() throws {
+    let contact = try #require(load("contacts:\n  - {name: 李明, phone: \"1\", short_name: M}\n").manifest?.contacts?.value.first)
+    #expect(contact.shortName == "M")
+    #expect(contact.shortNameIsExplicit)
+    DiagnosticCase(marked: "contacts:\n  - {name: A, phone: \"1\", short_name: 1️⃣\"\"}\n", field: "contacts[0].short_name",
+                   message: "must not be empty; leave short_name out to derive it from the name").check()
+  }
+
+  static let duplicates: [DiagnosticCase] = [
+    .valid("contacts:\n  - {name: Alex, phone: \"1\"}\n  - {name: Alex, phone: \"2\"}\n"),
+    DiagnosticCase(marked: "contacts:\n  - {name: Alex, phone: \"1\"}\n  - 1️⃣{name: Alex, phone: \"1\"}\n", field: "contacts[1]",
+                   message: "duplicate contact \"Alex\" 1: also listed on line 2, column 5"),
+    DiagnosticCase(marked: "contacts:\n  - {name: Alex, phone: \"+1 555\"}\n  - 1️⃣{name: Alex, phone: \"+1555\"}\n",
+                   field: "contacts[1]", message: "duplicate contact \"Alex\" +1555: also listed on line 2, column 5"),
+    DiagnosticCase(marked: "contacts:\n  - {name: Alex, phone: \"1\"}\n  - {name: Sam, phone: 1️⃣\"1\"}\n",
+                   field: "contacts[1].phone", message: "1 is also the phone of \"Alex\" on line 2", severity: .warning),
+  ]
+
+  @Test(arguments: duplicates)
+  func duplicateContactRule(_ row: DiagnosticCase) { row.check() }
+
+  static let sos: [DiagnosticCase] = [
+    .valid("emergency:\n  sos: true\n  contacts: [{name: Sam, phone: \"1\"}]\n"),
+    .valid("emergency:\n  sos: false\n  contacts: []\n"),
+    .valid("emergency:\n  contacts: []\n"),
+    DiagnosticCase(marked: "emergency:\n  sos: 1️⃣true\n  contacts: []\n", field: "emergency.sos",
+                   message: "is true but no emergency contacts are given; add at least one under emergency.contacts, or set sos: false"),
+    DiagnosticCase(marked: "emergency:\n  sos: 1️⃣true\n", field: "emergency.sos",
+                   message: "is true but no emergency contacts are given; add at least one under emergency.contacts, or set sos: false"),
+    DiagnosticCase(marked: "emergency:\n  sos: true\n  contacts:1️⃣\n", field: "emergency.contacts",
+                   message: "has no value; remove the key to leave the watch's emergency contacts unmanaged, or write contacts: [] to remove them all"),
+    DiagnosticCase(marked: "emergency:\n  sos: 1️⃣on\n  contacts: [{name: Sam, phone: \"1\"}]\n", field: "emergency.sos",
+                   message: "\"on\" is not a boolean; write true (tsapply reads only true and false)"),
+  ]
+
+  @Test(arguments: sos)
+  func sosRule(_ row: DiagnosticCase) { row.check() }
+}

@@ -1,0 +1,139 @@
+import Testing
+import TSManifest
+import TSModel
+import TSTestSupport
+
+/// The libyaml layer: node tree and positions, anchors, merge keys, duplicate keys, bounds,
+/// and the encodings and layouts a manifest may arrive in.
+@Suite struct YAMLReaderTests {
+  static func read(_ text: String, limits: YAMLLimits = .default) -> YAMLReadResult {
+    YAMLReader.read(bytes: Array(text.utf8), file: "watch.yaml", limits: limits)
+  }
+
+  static func entries(_ node: YAMLNode?) -> [YAMLMappingEntry] {
+    if case .mapping(let entries)? = node?.content { return entries }
+    return []
+  }
+
+  @Test func buildsATreeWithPositionsStylesAndTags() throws {
+    let text = MarkedText("1️⃣a: 2️⃣'x'\n3️⃣b: 4️⃣[5️⃣1, 6️⃣!!str 2]\n")
+    let result = Self.read(text.text)
+    #expect(result.diagnostics == [])
+    let root = try #require(result.root)
+    #expect(root.position == text.position("1️⃣"))
+    let entries = Self.entries(root)
+    #expect(entries.map(\.keyText) == ["a", "b"])
+    #expect(entries[0].value.scalar == YAMLScalar("x", style: .singleQuoted))
+    #expect(entries[0].value.position == text.position("2️⃣"))
+    #expect(entries[1].key.position == text.position("3️⃣"))
+    #expect(entries[1].value.position == text.position("4️⃣"))
+    #expect(entries[1].value.isFlow)
+    guard case .sequence(let items) = entries[1].value.content else { Issue.record("not a list"); return }
+    #expect(items.map(\.position) == [text.position("5️⃣"), text.position("6️⃣")])
+    #expect(items[1].tag == "tag:yaml.org,2002:str")
+    #expect(items[0].scalar == YAMLScalar("1", style: .plain))
+  }
+
+  @Test func aliasesExpandToTheAnchoredNode() throws {
+    let root = try #require(Self.read("base: &b {x: 1}\ncopy: *b\n").root)
+    let entries = Self.entries(root)
+    #expect(entries[1].value.content == entries[0].value.content)
+    #expect(entries[0].value.anchor == "b")
+  }
+
+  @Test func mergeKeysBringEntriesThatAreNotWrittenHere() throws {
+    let text = "a: &a {x: 1, y: 2}\nb: &b {y: 3, z: 4}\nc:\n  <<: [*a, *b]\n  x: 9\n"
+    let result = Self.read(text)
+    #expect(result.diagnostics == [])
+    let c = Self.entries(result.root)[2].value
+    let merged = Self.entries(c)
+    #expect(merged.map(\.keyText) == ["y", "z", "x"])
+    #expect(merged.map { $0.value.scalar?.value } == ["2", "4", "9"])
+    #expect(merged.map(\.isMerged) == [true, true, false])
+  }
+
+  @Test func mergeKeyWithAScalarIsAnError() {
+    let text = MarkedText("a:\n  <<: 1️⃣x\n")
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "a.<<",
+      "the merge key << takes a mapping or a list of mappings (e.g. <<: *defaults), found text")])
+  }
+
+  @Test func duplicateKeysNameBothLines() {
+    let text = MarkedText("contacts:\n  - name: A\n    phone: \"1\"\n    1️⃣name: B\n")
+    let result = Self.read(text.text)
+    #expect(result.diagnostics == [.error(at: text.position("1️⃣"), field: "contacts[0].name",
+      "duplicate key \"name\": it is already defined on line 2, column 5")])
+    #expect(Self.entries(result.root).count == 1)
+  }
+
+  @Test func undefinedAliasIsAnError() {
+    let text = MarkedText("a: 1️⃣*nowhere\n")
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "a",
+      "alias *nowhere refers to no anchor &nowhere defined before it")])
+  }
+
+  /// Nine levels of nine aliases: 9^9 nodes if expanded. Must stop at the node bound.
+  @Test func billionLaughsStopsAtTheNodeBound() {
+    var text = "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
+    for level in 1...9 {
+      text += "l\(level): &l\(level) [" + Array(repeating: "*l\(level - 1)", count: 9).joined(separator: ", ") + "]\n"
+    }
+    let result = Self.read(text)
+    #expect(result.root == nil)
+    #expect(result.diagnostics.map(\.message) == [
+      "the document expands to more than 100000 nodes (aliases nested inside aliases, a \"billion laughs\"); reading stopped",
+    ])
+    // 10 + 91 + 820 + 7381 + 66430 nodes by line 5; line 6's aliases cross 100 000.
+    #expect(result.diagnostics.first?.position?.line == 6)
+  }
+
+  @Test func nestingDepthIsBounded() {
+    let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+    let result = Self.read(deep)
+    #expect(result.root == nil)
+    #expect(result.diagnostics == [.error(at: SourcePosition(file: "watch.yaml", line: 1, column: 65), field: "",
+                                          "nesting is deeper than 64 levels; reading stopped")])
+    let fits = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+    #expect(Self.read(fits).diagnostics == [])
+  }
+
+  @Test func fileSizeIsBounded() {
+    let limits = YAMLLimits(maxBytes: 100)
+    let fits = "a: " + String(repeating: "x", count: 96) + "\n"
+    #expect(Self.read(fits, limits: limits).diagnostics == [])
+    #expect(Self.read(fits + "\n", limits: limits).diagnostics == [.error(at: SourcePosition(file: "watch.yaml", line: 1, column: 1),
+      field: "", "the file is 101 bytes; a manifest may be at most 100 bytes")])
+    #expect(YAMLLimits.default.maxBytes == 1_048_576)
+  }
+
+  @Test func secondDocumentIsRejected() {
+    let text = MarkedText("contacts: []\n1️⃣---\ncontacts: []\n")
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
+      "a second YAML document starts here; a manifest is exactly one document (remove the '---' line or move the rest to another file)")])
+  }
+
+  @Test func tabsAsIndentationAreRejected() {
+    let text = MarkedText("contacts:\n1️⃣\t- {name: A, phone: \"1\"}\n# \tcomment\nx:\t1\n")
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
+      "a tab is used for indentation; YAML indents with spaces only")])
+  }
+
+  @Test func bytesThatAreNotUTF8AreRejectedWithTheirPosition() {
+    let bytes = Array("contacts:\n  - {name: \"Ab".utf8) + [0xFF] + Array("\", phone: \"1\"}\n".utf8)
+    let result = YAMLReader.read(bytes: bytes, file: "watch.yaml")
+    #expect(result.diagnostics == [.error(at: SourcePosition(file: "watch.yaml", line: 2, column: 15), field: "",
+      "byte 0xFF is not valid UTF-8; save the manifest as UTF-8 text")])
+  }
+
+  @Test func syntaxErrorsComeFromLibyamlWithPosition() {
+    let text = MarkedText("a: b1️⃣: c\n")
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
+      "invalid YAML: mapping values are not allowed in this context")])
+  }
+
+  @Test func countEventsScansWithoutBuilding() {
+    // stream, document, mapping start, 2 scalars, mapping end, document end, stream end
+    #expect(YAMLReader.countEvents(bytes: Array("a: 1\n".utf8)) == 8)
+    #expect(YAMLReader.countEvents(bytes: Array("a: [\n".utf8)) == nil)
+  }
+}
