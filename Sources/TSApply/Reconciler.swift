@@ -63,7 +63,7 @@ public struct Reconciler: Sendable {
       applied = try await Applier(device: device).execute(steps) { progress(.apply($0)) }
     } catch { throw .partial(error, backupPath: backupPath) }
     let after: DeviceState
-    do { after = try await readState() } catch { throw .device(error) }
+    do { after = try await readState() } catch { throw .readBackFailed(error, backupPath: backupPath) }
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
       return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps)
@@ -105,8 +105,10 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   case stateChanged
   /// The backup could not be written; nothing was written to the watch.
   case backupFailed(SecureFileError)
-  /// Reading the watch failed.
+  /// Reading the watch before writing failed; nothing was written.
   case device(DeviceError)
+  /// Every write succeeded, but reading the watch back to verify failed.
+  case readBackFailed(DeviceError, backupPath: String)
   /// A device call failed part-way; some changes may have been applied.
   case partial(PartialApplyFailure, backupPath: String)
   /// Every call succeeded, but reading back shows the watch does not match the manifest.
@@ -119,7 +121,9 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
     case .backupFailed(let error):
       "cannot back up the watch before applying, so nothing was written: \(error)"
     case .device(let error):
-      "cannot read the watch: \(error)"
+      "cannot read the watch, so nothing was written: \(error)"
+    case .readBackFailed(let error, let backupPath):
+      "every change was written, but reading the watch back to verify failed: \(error). Run 'tsapply plan' to check. Backup of the previous state: \(backupPath)"
     case .partial(let failure, let backupPath):
       "apply stopped part-way: \(failure.error). Backup of the previous state: \(backupPath)"
     case .verificationFailed(_, _, let backupPath):

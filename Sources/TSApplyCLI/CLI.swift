@@ -8,13 +8,13 @@ public enum CLI {
 
   /// Top-level subcommands, in the order `tsapply --help` lists them.
   public static let commands: [any Command.Type] = [
+    ValidateCommand.self,
     PlanCommand.self,
     ApplyCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
-    HelpCommand.self,
-    ValidateCommand.self,
     DeviceCommand.self,
+    HelpCommand.self,
   ]
 
   /// Runs `tsapply` with `arguments` (without the program name) in `context`.

@@ -82,17 +82,22 @@ struct ApplyRun {
       return .success
     }
     if confirm { try askForConfirmation() }
+    let report = try await execute(plan, manifest: manifest, renderer: renderer)
+    context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+    return .success
+  }
+
+  private func execute(_ plan: Plan, manifest: Manifest, renderer: HumanPlanRenderer) async throws(CommandFailure) -> ApplyReport {
     let context = self.context
     let verbose = context.stdoutIsTerminal
     let actions = Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first })
+    let progress: @Sendable (ReconcileEvent) -> Void = { event in
+      ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
+    }
     do {
-      let report = try await session.reconciler.apply(
-        plan, manifest: manifest, backupDirectory: session.backupDirectory, now: Date()) { event in
-          ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
-        }
-      context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
-      return .success
-    } catch let error as ApplyError {
+      return try await session.reconciler.apply(plan, manifest: manifest, backupDirectory: session.backupDirectory,
+                                                now: Date(), progress: progress)
+    } catch {
       throw CommandFailure(describe(error, renderer: renderer))
     }
   }
