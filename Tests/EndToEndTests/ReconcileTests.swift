@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `plan`, `apply`, `show` and `restore` run as the built binary against the default simulated
+/// watch in a fresh directory, as a new user would.
+@Suite struct ReconcileTests {
+  static let examples = TSApplyBinary.packageRoot.appendingPathComponent("examples")
+
+  /// A fresh working directory holding a copy of `examples/<name>` as `watch.yaml`.
+  static func workspace(_ name: String = "watch.yaml") throws -> URL {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try FileManager.default.copyItem(at: examples.appendingPathComponent(name), to: directory.appendingPathComponent("watch.yaml"))
+    return directory
+  }
+
+  static func stateFile(_ directory: URL) -> URL { directory.appendingPathComponent(".tsapply/device.json") }
+
+  static func mode(_ url: URL) throws -> Int {
+    try (FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+  }
+
+  @Test func readmeFlowAppliesThenPlansNoChanges() throws {
+    let dir = try Self.workspace()
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve", "watch.yaml"], in: dir)
+    #expect(apply.status == 0, "\(apply.stderr)")
+    #expect(apply.stdout.hasSuffix("Apply complete! Resources: 3 added, 5 changed, 0 destroyed.\n"))
+    #expect(apply.stdout.contains("Backed up the watch's current state to .tsapply/backups/"))
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode", "watch.yaml"], in: dir)
+    #expect(plan.status == 0)
+    #expect(plan.stdout == "No changes. The watch matches watch.yaml.\n")
+  }
+
+  @Test func detailedExitCodeIsTwoWhenChangesArePending() throws {
+    let dir = try Self.workspace()
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 2)
+    #expect(plan.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy."))
+    let plain = try TSApplyBinary.run(["plan"], in: dir)
+    #expect(plain.status == 0)
+  }
+
+  @Test func applyWithoutTerminalOrAutoApproveRefusesAndLeavesTheWatchAlone() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let before = try Data(contentsOf: Self.stateFile(dir))
+    let apply = try TSApplyBinary.run(["apply"], in: dir, stdin: "yes\n")
+    #expect(apply.status == 1)
+    #expect(apply.stderr.contains("refusing to apply without confirmation: standard input is not a terminal"))
+    #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply/backups").path))
+  }
+
+  @Test func invalidManifestNeverTouchesTheWatch() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    try "contacts:\n  - {name: Ann, phone: 1-800-FLOWERS}\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    for command in [["plan"], ["apply", "--auto-approve"]] {
+      let result = try TSApplyBinary.run(command, in: dir)
+      #expect(result.status == 1)
+      #expect(result.stderr.hasPrefix("watch.yaml:2:24: error: contacts[0].phone: \"1-800-FLOWERS\" contains letters"))
+      #expect(result.stderr.contains("1 error in the manifest; the watch was not touched"))
+    }
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply").path))
+  }
+
+  @Test func capabilityErrorsStopThePlanBeforeAnyWrite() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["device", "init", "--profile", "fit-basic"], in: dir)
+    let before = try Data(contentsOf: Self.stateFile(dir))
+    let result = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("error: reminders.medicine"))
+    #expect(result.stderr.contains("error: reminders.custom"))
+    #expect(result.stderr.contains("the watch was not touched"))
+    #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
+  }
+
+  @Test func savedPlanAppliesExactlyAndIsRefusedWhenStale() throws {
+    let dir = try Self.workspace()
+    let plan = try TSApplyBinary.run(["plan", "-out", "changes.tfplan"], in: dir)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("tsapply apply changes.tfplan"))
+    #expect(try Self.mode(dir.appendingPathComponent("changes.tfplan")) == 0o600)
+    let show = try TSApplyBinary.run(["show", "changes.tfplan"], in: dir)
+    #expect(show.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy."))
+
+    // The watch changes after planning: the saved plan is stale.
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir)
+    let stale = try TSApplyBinary.run(["apply", "changes.tfplan"], in: dir)
+    #expect(stale.status == 1)
+    #expect(stale.stderr.contains("saved plan is stale: the watch changed since the plan was made"))
+
+    // A fresh plan applies without asking; then the manifest changes and the next one is stale.
+    _ = try TSApplyBinary.run(["plan", "-out", "changes.tfplan"], in: dir)
+    let applied = try TSApplyBinary.run(["apply", "changes.tfplan"], in: dir)
+    #expect(applied.status == 0, "\(applied.stderr)")
+    #expect(applied.stdout.contains("Apply complete!"))
+    let replan = try TSApplyBinary.run(["plan", "-out", "again.tfplan"], in: dir)
+    #expect(replan.stdout.contains("No changes."))
+    let manifest = dir.appendingPathComponent("watch.yaml")
+    try (String(contentsOf: manifest, encoding: .utf8) + "\n# edited\n").write(to: manifest, atomically: true, encoding: .utf8)
+    let edited = try TSApplyBinary.run(["apply", "again.tfplan"], in: dir)
+    #expect(edited.status == 1)
+    #expect(edited.stderr.contains("saved plan is stale: the manifest"))
+  }
+
+  @Test func restorePutsTheWatchBackExactly() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    let before = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+    try FileManager.default.removeItem(at: dir.appendingPathComponent("watch.yaml"))
+    try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("watch.yaml"))
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    #expect(apply.status == 0, "\(apply.stderr)")
+    let backupLine = try #require(apply.stdout.split(separator: "\n").first { $0.hasPrefix("Backed up") })
+    let backup = String(try #require(backupLine.split(separator: " ").first { $0.hasPrefix(".tsapply/backups/") }))
+    #expect(try Self.mode(dir.appendingPathComponent(backup)) == 0o600)
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    #expect(restore.status == 0, "\(restore.stderr)")
+    #expect(restore.stdout.contains("Apply complete!"))
+    let after = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+    #expect(Self.withoutJournal(after) == Self.withoutJournal(before))
+  }
+
+  /// `device show --json` without the journal and sequence counter (restore writes are not watch-side events).
+  static func withoutJournal(_ json: String) -> String {
+    json.split(separator: "\n").filter { !$0.contains("\"journal\"") && !$0.contains("nextSequence") }.joined(separator: "\n")
+  }
+
+  @Test func redactLeavesNoFullPhoneNumberInAnyOutput() throws {
+    let dir = try Self.workspace()
+    let phones = ["15550100100", "8613912345678", "33123456789", "5550100102", "15550101"]
+    let outputs = [
+      try TSApplyBinary.run(["plan", "--redact", "-out", "p.tfplan"], in: dir),
+      try TSApplyBinary.run(["plan", "--redact", "--json"], in: dir),
+      try TSApplyBinary.run(["show", "--redact", "p.tfplan"], in: dir),
+      try TSApplyBinary.run(["show", "--redact", "--json", "p.tfplan"], in: dir),
+      try TSApplyBinary.run(["apply", "--redact", "--auto-approve"], in: dir),
+    ]
+    for output in outputs {
+      #expect(output.status == 0, "\(output.stderr)")
+      for phone in phones {
+        #expect(!(output.stdout + output.stderr).contains(phone), "\(phone) appears")
+      }
+    }
+    #expect(outputs[0].stdout.contains("+*********00"))
+  }
+
+  @Test func partialFailureReportsWhatWasAppliedAndARerunConverges() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    // Calls 1–3 read the watch for the plan and 4–6 again before writing; call 9 is a write.
+    let failed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@9"])
+    #expect(failed.status == 1)
+    #expect(failed.stderr.contains("apply stopped part-way"))
+    #expect(failed.stderr.contains("  applied:      "))
+    #expect(failed.stderr.contains("  not applied:  "))
+    #expect(failed.stderr.contains("tsapply restore .tsapply/backups/"))
+    let rerun = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    #expect(rerun.status == 0, "\(rerun.stderr)")
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 0)
+  }
+}

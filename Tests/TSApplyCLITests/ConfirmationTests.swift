@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import TSApplyCLI
+import TSTestSupport
+
+/// The confirmation question of `apply` and `restore`, answered through an in-process terminal.
+@Suite struct ConfirmationTests {
+  struct Answer: Sendable, CustomTestStringConvertible {
+    let typed: String?
+    let applies: Bool
+    var testDescription: String { typed.map { "answer \"\($0)\"" } ?? "end of input" }
+  }
+
+  static let answers: [Answer] = [
+    Answer(typed: "yes", applies: true),
+    Answer(typed: "  yes ", applies: true),
+    Answer(typed: "y", applies: false),
+    Answer(typed: "YES", applies: false),
+    Answer(typed: "no", applies: false),
+    Answer(typed: "", applies: false),
+    Answer(typed: nil, applies: false),
+  ]
+
+  @Test(arguments: answers)
+  func onlyYesApproves(_ answer: Answer) async throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let manifest = TSApplyBinary.packageRoot.appendingPathComponent("examples/minimal.yaml").path
+    let out = BufferOutput(), err = BufferOutput()
+    let typed = answer.typed
+    let context = CommandContext(stdout: out, stderr: err, readLine: { typed }, stdoutIsTerminal: false,
+                                 stdinIsTerminal: true, environment: [:], currentDirectory: dir.path)
+    let status = await CLI.run(["apply", manifest], context: context)
+    #expect(out.text.contains("Only 'yes' will be accepted to approve."))
+    let backups = dir.appendingPathComponent(".tsapply/backups").path
+    if answer.applies {
+      #expect(status == .success, "\(err.text)")
+      #expect(out.text.contains("Apply complete!"))
+      #expect(FileManager.default.fileExists(atPath: backups))
+    } else {
+      #expect(status == .failure)
+      #expect(err.text == "Error: Apply cancelled: the watch was not touched.\n")
+      #expect(!FileManager.default.fileExists(atPath: backups))
+    }
+  }
+}
