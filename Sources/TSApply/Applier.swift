@@ -75,6 +75,11 @@ public struct Applier: Sendable {
       called("createCustomReminderTemplate")
       try await device.setReminder(patch.applying(to: template))
       called("setReminder")
+    case .replaceAllCreating(let base, let patch, _, _):
+      let template = try await device.createCustomReminderTemplate()
+      called("createCustomReminderTemplate")
+      try await device.replaceAllReminders(base + [patch.applying(to: template)])
+      called("replaceAllReminders")
     case .setAllContacts(let contacts):
       try await device.setAllContacts(contacts)
       called("setAllContacts")

@@ -12,6 +12,10 @@ public enum ApplyStep: Hashable, Sendable {
   case deleteReminder(id: String, address: ResourceAddress)
   /// `createCustomReminderTemplateWithCompletion:` then `setReminder:` with the patch applied to the template.
   case createCustomReminder(ReminderPatch, address: ResourceAddress)
+  /// `createCustomReminderTemplateWithCompletion:` then one `replaceAllReminders:` writing `base`
+  /// (the watch's list with updates and deletes applied) plus the new reminder: a create and
+  /// several other reminder changes in two calls.
+  case replaceAllCreating(base: [Reminder], patch: ReminderPatch, address: ResourceAddress, covering: [ResourceAddress])
   /// `setAllContacts:` with the whole list, in manifest order.
   case setAllContacts([Contact])
   /// `setEmergencyContacts:sosOn:` with the list and the switch together.
@@ -21,6 +25,7 @@ public enum ApplyStep: Hashable, Sendable {
   public var addresses: [ResourceAddress] {
     switch self {
     case .replaceAllReminders(_, let covering): covering
+    case .replaceAllCreating(_, _, let address, let covering): covering + [address]
     case .setReminder(_, let address), .deleteReminder(_, let address), .createCustomReminder(_, let address): [address]
     case .setAllContacts: [.contacts]
     case .setEmergencyContacts: [.emergency]
@@ -29,8 +34,18 @@ public enum ApplyStep: Hashable, Sendable {
 
   /// Device calls the step makes.
   public var deviceCalls: Int {
-    if case .createCustomReminder = self { return 2 }
-    return 1
+    switch self {
+    case .createCustomReminder, .replaceAllCreating: 2
+    default: 1
+    }
+  }
+
+  /// Whether the step writes reminders (so verification must read them back).
+  public var writesReminders: Bool {
+    switch self {
+    case .setAllContacts, .setEmergencyContacts: false
+    default: true
+    }
   }
 }
 
@@ -40,6 +55,7 @@ public enum ApplyStep: Hashable, Sendable {
 ///
 /// | situation | steps |
 /// |---|---|
+/// | replace-all supported, creates and 1+ updates/deletes | template, then one `replaceAllReminders` with the watch's list (updates applied, deletes removed) plus the first new reminder; other creates as below |
 /// | replace-all supported, 2+ reminder updates/deletes | one `replaceAllReminders` with the watch's list, updates applied, deletes removed, order kept |
 /// | otherwise | one `deleteReminder` per delete, then one `setReminder` per update |
 /// | custom reminder creates | after all deletes (so full slots are freed first): template + set, each |
@@ -69,7 +85,13 @@ public enum ApplyOrder {
         break
       }
     }
-    if capabilities.reminders.operations.contains(.replaceAll) && deletes.count + updates.count >= 2 {
+    let replaceAllSupported = capabilities.reminders.operations.contains(.replaceAll)
+    if replaceAllSupported, deletes.count + updates.count >= 1,
+       case .createCustomReminder(let patch, let address)? = creates.first,
+       case .replaceAllReminders(let base, let covering) = replaceAll(state: state, deletes: deletes, updates: updates) {
+      steps.append(.replaceAllCreating(base: base, patch: patch, address: address, covering: covering))
+      creates.removeFirst()
+    } else if replaceAllSupported && deletes.count + updates.count >= 2 {
       steps.append(replaceAll(state: state, deletes: deletes, updates: updates))
     } else {
       steps += deletes.map { ApplyStep.deleteReminder(id: $0.id, address: $0.address) }

@@ -30,7 +30,9 @@ public struct Backup: Hashable, Codable, Sendable {
 
   /// Writes the backup into `directory` under a timestamped name and returns the path.
   ///
-  /// A second backup in the same second gets a `-2`, `-3`… suffix instead of replacing the first.
+  /// The name is the UTC time with milliseconds (`20261129T231841.123Z.json`), so names sort by
+  /// time; a second backup in the same millisecond gets a `-2`, `-3`… suffix instead of replacing
+  /// the first.
   /// - Throws: `SecureFileError` when the directory or file cannot be written.
   public func write(into directory: String, at date: Date) throws(SecureFileError) -> String {
     let base = directory + "/" + Backup.timestamp(date, style: .fileName)
@@ -68,7 +70,8 @@ public struct Backup: Hashable, Codable, Sendable {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = style == .iso ? "yyyy-MM-dd'T'HH:mm:ss'Z'" : "yyyyMMdd'T'HHmmss'Z'"
+    // File names carry milliseconds so that backups sort by time even within one second.
+    formatter.dateFormat = style == .iso ? "yyyy-MM-dd'T'HH:mm:ss'Z'" : "yyyyMMdd'T'HHmmss.SSS'Z'"
     return formatter.string(from: date)
   }
 }

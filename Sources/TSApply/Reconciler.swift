@@ -41,16 +41,22 @@ public struct Reconciler: Sendable {
   /// back and plan again: anything left is a verification failure.
   ///
   /// - Parameters:
+  ///   - currentState: The state just read for this plan, when no time has passed since (e.g.
+  ///     `--auto-approve`); saves reading the watch again. `nil` reads it again.
   ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
   ///   - now: The time that names the backup.
   ///   - progress: Receives progress events (the backup path first, then steps and calls).
   /// - Returns: What was done, with the backup path and device statistics.
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
-  public func apply(_ plan: Plan, manifest: Manifest, backupDirectory: String, now: Date,
-                    progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
+  public func apply(_ plan: Plan, manifest: Manifest, currentState: DeviceState? = nil, backupDirectory: String,
+                    now: Date, progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
     guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: []) }
     let state: DeviceState
-    do { state = try await readState() } catch { throw .device(error) }
+    if let currentState {
+      state = currentState
+    } else {
+      do { state = try await readState() } catch { throw .device(error) }
+    }
     guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
     let backupPath: String
     do {
@@ -63,12 +69,26 @@ public struct Reconciler: Sendable {
       applied = try await Applier(device: device).execute(steps) { progress(.apply($0)) }
     } catch { throw .partial(error, backupPath: backupPath) }
     let after: DeviceState
-    do { after = try await readState() } catch { throw .readBackFailed(error, backupPath: backupPath) }
+    do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
       return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps)
     }
     throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath)
+  }
+}
+
+extension Reconciler {
+  /// Reads back only what `steps` wrote, taking the rest from `state` (the calls did not touch
+  /// it): one to three calls instead of always three.
+  func readBack(_ steps: [ApplyStep], over state: DeviceState) async throws(DeviceError) -> DeviceState {
+    var after = state
+    if steps.contains(where: \.writesReminders) { after.reminders = try await device.fetchAllReminders() }
+    for step in steps {
+      if case .setAllContacts = step { after.contacts = try await device.getAllContacts() }
+      if case .setEmergencyContacts = step { after.emergency = try await device.getEmergencyContacts() }
+    }
+    return after
   }
 }
 

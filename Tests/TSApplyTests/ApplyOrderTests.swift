@@ -65,6 +65,11 @@ struct OrderCase: Sendable, CustomTestStringConvertible {
               changes: [deleteWalk, update(.sedentary, sedentary)], expected: ["replaceAll[0,1]"]),
     OrderCase(id: "deletes come before creates so full slots are freed", replaceAll: false,
               changes: [createRead, deleteWalk], expected: ["delete 32", "create Read"]),
+    OrderCase(id: "a create carries the other reminder changes in its replace-all", replaceAll: true,
+              changes: [createRead, deleteWalk, update(.drinking, drinking)],
+              expected: ["replaceAll[0,1]+create Read"]),
+    OrderCase(id: "a create alone is template + set", replaceAll: true,
+              changes: [createRead], expected: ["create Read"]),
     OrderCase(id: "contacts last, after reminders", replaceAll: false,
               changes: [contactsChange, update(.drinking, drinking)], expected: ["set 1", "contacts 1"]),
   ]
@@ -95,6 +100,8 @@ private func describe(_ step: ApplyStep) -> String {
   case .setReminder(let reminder, _): "set \(reminder.reminderId)"
   case .deleteReminder(let id, _): "delete \(id)"
   case .createCustomReminder(let patch, _): "create \(patch.name ?? "?")"
+  case .replaceAllCreating(let base, let patch, _, _):
+    "replaceAll[\(base.map(\.reminderId).joined(separator: ","))]+create \(patch.name ?? "?")"
   case .setAllContacts(let contacts): "contacts \(contacts.count)"
   case .setEmergencyContacts(let emergency): "emergency \(emergency.contacts.count)"
   }

@@ -43,11 +43,12 @@ struct ApplyCommand: Command {
     try report(input.result.diagnostics, source: input.bytes, context: context)
     guard let manifest = input.result.manifest else { return .failure }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (_, result) = try await session.reconciler.plan(manifest)
+    let (state, result) = try await session.reconciler.plan(manifest)
     try report(result.diagnostics, source: input.bytes, context: context)
     guard let plan = result.plan else { return .failure }
     let apply = ApplyRun(session: session, output: output, context: context)
-    return try await apply.run(plan, manifest: manifest, confirm: !autoApprove)
+    // Without a question nothing can change between planning and applying: reuse the state.
+    return try await apply.run(plan, manifest: manifest, confirm: !autoApprove, currentState: autoApprove ? state : nil)
   }
 
   private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
@@ -62,7 +63,7 @@ struct ApplyCommand: Command {
       return .failure
     }
     let apply = ApplyRun(session: session, output: output, context: context)
-    return try await apply.run(saved.plan, manifest: manifest, confirm: false)
+    return try await apply.run(saved.plan, manifest: manifest, confirm: false, currentState: state)
   }
 }
 
@@ -74,7 +75,9 @@ struct ApplyRun {
   var context: CommandContext
 
   /// Runs the apply; returns `.success`, or throws a `CommandFailure` describing what happened.
-  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, action: String = "apply") async throws -> ExitStatus {
+  /// - Parameter currentState: The watch state the plan was just made from, when nothing can
+  ///   have changed since (no question asked); `nil` reads the watch again before writing.
+  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, currentState: DeviceState?) async throws -> ExitStatus {
     let renderer = output.renderer(context)
     context.stdout.write(renderer.render(plan))
     if plan.isEmpty {
@@ -82,12 +85,13 @@ struct ApplyRun {
       return .success
     }
     if confirm { try askForConfirmation() }
-    let report = try await execute(plan, manifest: manifest, renderer: renderer)
+    let report = try await execute(plan, manifest: manifest, currentState: currentState, renderer: renderer)
     context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
     return .success
   }
 
-  private func execute(_ plan: Plan, manifest: Manifest, renderer: HumanPlanRenderer) async throws(CommandFailure) -> ApplyReport {
+  private func execute(_ plan: Plan, manifest: Manifest, currentState: DeviceState?,
+                       renderer: HumanPlanRenderer) async throws(CommandFailure) -> ApplyReport {
     let context = self.context
     let verbose = context.stdoutIsTerminal
     let actions = Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first })
@@ -95,8 +99,8 @@ struct ApplyRun {
       ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
     }
     do {
-      return try await session.reconciler.apply(plan, manifest: manifest, backupDirectory: session.backupDirectory,
-                                                now: Date(), progress: progress)
+      return try await session.reconciler.apply(plan, manifest: manifest, currentState: currentState,
+                                                backupDirectory: session.backupDirectory, now: Date(), progress: progress)
     } catch {
       throw CommandFailure(describe(error, renderer: renderer))
     }

@@ -39,9 +39,10 @@ struct RestoreCommand: Command {
     }
     let (manifest, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
     try report(problems, source: nil, context: context)
-    let (_, result) = try await session.reconciler.plan(manifest)
+    let (state, result) = try await session.reconciler.plan(manifest)
     try report(result.diagnostics, source: nil, context: context)
     guard let plan = result.plan else { return .failure }
-    return try await ApplyRun(session: session, output: output, context: context).run(plan, manifest: manifest, confirm: !autoApprove)
+    return try await ApplyRun(session: session, output: output, context: context)
+      .run(plan, manifest: manifest, confirm: !autoApprove, currentState: autoApprove ? state : nil)
   }
 }
