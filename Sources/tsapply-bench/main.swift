@@ -11,6 +11,7 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0
   }),
+  "apply": ("device calls and bytes per apply vs the minimum, per profile; planning a 200-contact manifest", ApplyBenchmark.run),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
