@@ -28,10 +28,15 @@ public struct Reconciler: Sendable {
     try await device.readState(capabilities: capabilities)
   }
 
-  /// Reads the state and plans `manifest` against it.
-  public func plan(_ manifest: Manifest) async throws(DeviceError) -> (state: DeviceState, result: PlanResult) {
+  /// Reads the state and plans `manifest` against it; with `lastApplied` (what the previous
+  /// apply left on this watch), the plan also lists the drift since then.
+  public func plan(_ manifest: Manifest, lastApplied: DeviceState? = nil) async throws(DeviceError) -> (state: DeviceState, result: PlanResult) {
     let state = try await readState()
-    return (state, Planner.plan(manifest, state: state, capabilities: capabilities))
+    var result = Planner.plan(manifest, state: state, capabilities: capabilities)
+    if let lastApplied, state != lastApplied {
+      result.plan?.resourceDrift = Drift.changes(since: lastApplied, current: state, capabilities: capabilities)
+    }
+    return (state, result)
   }
 
   /// Applies `plan`, made from `manifest`, to the watch.
@@ -50,7 +55,7 @@ public struct Reconciler: Sendable {
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
   public func apply(_ plan: Plan, manifest: Manifest, currentState: DeviceState? = nil, backupDirectory: String,
                     now: Date, progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
-    guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: []) }
+    guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: currentState) }
     let state: DeviceState
     if let currentState {
       state = currentState
@@ -72,7 +77,7 @@ public struct Reconciler: Sendable {
     do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
-      return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps)
+      return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps, finalState: after)
     }
     throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath)
   }
@@ -110,6 +115,8 @@ public struct ApplyReport: Sendable {
   public var applied: [ResourceAddress]
   /// The steps that ran.
   public var steps: [ApplyStep]
+  /// The watch's state as verified after the apply; `nil` when nothing ran and no state was given.
+  public var finalState: DeviceState?
 
   /// Resources created.
   public var added: Int { plan.resourceChanges.filter { $0.action == .create }.count }

@@ -59,13 +59,42 @@ struct WatchSession {
   var reconciler: Reconciler
   /// `.tsapply/backups` under the working directory.
   var backupDirectory: String
+  /// `.tsapply/last-applied` under the working directory: what the last apply left, for drift.
+  var lastAppliedDirectory: String
+  /// The device's identity, e.g. `sim:/abs/path/.tsapply/device.json`.
+  var deviceIdentity: String
 
   /// Opens the watch named by `--device`, `TSAPPLY_DEVICE`, or the default simulated watch.
   static func open(spec: String?, context: CommandContext) async throws -> WatchSession {
     let device = try DeviceOption.open(spec, in: context)
     let reconciler = try await Reconciler.connect(device)
     return WatchSession(reconciler: reconciler,
-                        backupDirectory: context.resolve(".tsapply/backups"))
+                        backupDirectory: context.resolve(".tsapply/backups"),
+                        lastAppliedDirectory: context.resolve(".tsapply/last-applied"),
+                        deviceIdentity: "sim:" + (try DeviceOption.simulatorPath(spec, in: context)))
+  }
+
+  /// What the last successful apply left on this watch, if recorded for this platform.
+  func lastApplied() -> DeviceState? {
+    guard let record = LastApplied.read(for: deviceIdentity, in: lastAppliedDirectory),
+          record.profile == reconciler.capabilities.profile else { return nil }
+    return record.state
+  }
+
+  /// Plans `manifest` against the watch, with drift since the last apply.
+  func plan(_ manifest: Manifest) async throws -> (state: DeviceState, result: PlanResult) {
+    try await reconciler.plan(manifest, lastApplied: lastApplied())
+  }
+
+  /// Records `state` as what the last apply left (for the next plan's drift). A failure to
+  /// record is reported as a warning: the apply itself succeeded.
+  func recordApplied(_ state: DeviceState, context: CommandContext) {
+    do {
+      try LastApplied(device: deviceIdentity, profile: reconciler.capabilities.profile, state: state)
+        .write(in: lastAppliedDirectory)
+    } catch {
+      context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
+    }
   }
 }
 

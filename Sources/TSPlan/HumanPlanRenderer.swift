@@ -22,7 +22,7 @@ public struct HumanPlanRenderer: Sendable {
 
   /// The whole plan text, ending with a newline.
   public func render(_ plan: Plan) -> String {
-    var lines: [String] = []
+    var lines = drift(plan)
     if plan.isEmpty {
       lines.append(paint("No changes.", .bold, .green) + " The watch matches \(plan.manifestFile).")
     } else {
@@ -50,11 +50,29 @@ public struct HumanPlanRenderer: Sendable {
     ]
   }
 
-  private func block(_ change: ResourceChange, plan: Plan) -> [String] {
-    let verb = switch change.action {
-    case .create: "will be created"
-    case .update: "will be updated in-place"
-    case .delete: "will be destroyed"
+  /// Terraform's "Objects have changed outside of Terraform" note, when there is drift.
+  private func drift(_ plan: Plan) -> [String] {
+    guard !plan.resourceDrift.isEmpty else { return [] }
+    var lines = [
+      paint("Note: Objects have changed outside of tsapply", .bold),
+      "",
+      "tsapply detected the following changes made on the watch since the last \"tsapply apply\":",
+      "",
+    ]
+    for change in plan.resourceDrift { lines += block(change, plan: plan, drift: true) + [""] }
+    lines.append(plan.isEmpty ? "The manifest does not manage these, or already agrees with them: nothing will be undone."
+                              : "Unless the manifest already states them, the actions below undo these changes.")
+    return lines + ["", String(repeating: "─", count: 77), ""]
+  }
+
+  private func block(_ change: ResourceChange, plan: Plan, drift: Bool = false) -> [String] {
+    let verb = switch (change.action, drift) {
+    case (.create, false): "will be created"
+    case (.update, false): "will be updated in-place"
+    case (.delete, false): "will be destroyed"
+    case (.create, true): "has been created"
+    case (.update, true): "has changed"
+    case (.delete, true): "has been deleted"
     }
     var lines = ["  " + paint("# \(change.address) \(verb)", .bold)]
     let counts = ContactCounts(change.fields)
@@ -62,7 +80,9 @@ public struct HumanPlanRenderer: Sendable {
     if !counts.summary.isEmpty { lines.append("  # \(list): \(counts.summary)") }
     let single = Plan(manifestFile: plan.manifestFile, profile: plan.profile, priorStateDigest: plan.priorStateDigest,
                       resourceChanges: [change])
-    for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
+    if !drift {
+      for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
+    }
     lines.append("  " + symbol(change.action) + " \(change.address) {")
     lines += fieldLines(change.fields)
     lines.append("    }")

@@ -4,7 +4,8 @@ import TSModel
 /// Renders a plan as JSON for scripts and CI (`tsapply plan --json`).
 ///
 /// Top-level keys (sorted): `counts` `{add, change, destroy}`, `format_version`, `manifest`,
-/// `prior_state_digest`, `profile`, `resource_changes`, `warnings`. Each resource change has
+/// `prior_state_digest`, `profile`, `resource_changes`, `resource_drift` (changes made on the
+/// watch outside tsapply since the last apply, same shape), `warnings`. Each resource change has
 /// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
 /// names; `null` when absent), `changed` (changed field names, in order), `fields`
 /// (`{field, before, after}` per change) and, for contact lists, `contact_counts`
@@ -23,6 +24,7 @@ public enum JSONPlanRenderer {
       "prior_state_digest": .string(plan.priorStateDigest),
       "counts": .object(["add": .int(counts.add), "change": .int(counts.change), "destroy": .int(counts.destroy)]),
       "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
+      "resource_drift": .array(plan.resourceDrift.map(resourceChange)),
       "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
     ]
     if redact { root = root.mapValues { $0.redactingPhones() } }

@@ -51,7 +51,7 @@ public enum PhoneRedaction {
   /// Every phone number held in `plan` (before/after values of contacts and emergency).
   public static func phones(in plan: Plan) -> Set<String> {
     var phones = Set<String>()
-    for change in plan.resourceChanges {
+    for change in plan.resourceChanges + plan.resourceDrift {
       for value in [change.before, change.after].compactMap({ $0 }) {
         switch value {
         case .contacts(let contacts): phones.formUnion(contacts.map(\.phoneNum))

@@ -21,6 +21,10 @@ public struct Plan: Hashable, Codable, Sendable {
   public var resourceChanges: [ResourceChange]
   /// Warnings found while planning (e.g. a name the watch will cut). Errors never reach a plan.
   public var warnings: [Diagnostic]
+  /// Drift: changes made on the watch outside tsapply since the last apply, each with `before` =
+  /// what the last apply left and `after` = what the watch holds now (Terraform's
+  /// `resource_drift`). Informational: the plan's own changes already account for it.
+  public var resourceDrift: [ResourceChange] = []
 
   public init(manifestFile: String, profile: String, priorStateDigest: String,
               resourceChanges: [ResourceChange], warnings: [Diagnostic] = []) {

@@ -31,6 +31,18 @@ import TSTestSupport
     #expect(plan.stdout == "No changes. The watch matches watch.yaml.\n")
   }
 
+  @Test func planShowsDriftAfterAWatchSideChange() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    _ = try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"], in: dir)
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 2)
+    #expect(plan.stdout.hasPrefix("Note: Objects have changed outside of tsapply\n"))
+    #expect(plan.stdout.contains("  # reminder.drinking has changed\n  ~ reminder.drinking {\n      ~ isEnabled = true -> false\n"))
+    let json = try TSApplyBinary.run(["plan", "--json"], in: dir)
+    #expect(json.stdout.contains("\"resource_drift\""))
+  }
+
   @Test func detailedExitCodeIsTwoWhenChangesArePending() throws {
     let dir = try Self.workspace()
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)

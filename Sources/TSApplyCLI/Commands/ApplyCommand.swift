@@ -43,7 +43,7 @@ struct ApplyCommand: Command {
     try report(input.result.diagnostics, source: input.bytes, context: context)
     guard let manifest = input.result.manifest else { return .failure }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (state, result) = try await session.reconciler.plan(manifest)
+    let (state, result) = try await session.plan(manifest)
     try report(result.diagnostics, source: input.bytes, context: context)
     guard let plan = result.plan else { return .failure }
     let apply = ApplyRun(session: session, output: output, context: context)
@@ -86,6 +86,7 @@ struct ApplyRun {
     }
     if confirm { try askForConfirmation() }
     let report = try await execute(plan, manifest: manifest, currentState: currentState, renderer: renderer)
+    if let finalState = report.finalState { session.recordApplied(finalState, context: context) }
     context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
     return .success
   }

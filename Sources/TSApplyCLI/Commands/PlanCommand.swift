@@ -43,7 +43,7 @@ struct PlanCommand: Command {
     try report(input.result.diagnostics, source: input.bytes, context: context)
     guard let manifest = input.result.manifest else { return .failure }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (_, result) = try await session.reconciler.plan(manifest)
+    let (_, result) = try await session.plan(manifest)
     try report(result.diagnostics, source: input.bytes, context: context)
     guard let plan = result.plan else { return .failure }
     context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))

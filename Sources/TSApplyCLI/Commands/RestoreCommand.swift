@@ -39,7 +39,7 @@ struct RestoreCommand: Command {
     }
     let (manifest, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
     try report(problems, source: nil, context: context)
-    let (state, result) = try await session.reconciler.plan(manifest)
+    let (state, result) = try await session.plan(manifest)
     try report(result.diagnostics, source: nil, context: context)
     guard let plan = result.plan else { return .failure }
     return try await ApplyRun(session: session, output: output, context: context)

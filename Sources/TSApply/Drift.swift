@@ -1,0 +1,65 @@
+import Foundation
+import TSModel
+import TSPlan
+
+/// Drift: what changed on the watch outside tsapply (on the watch itself, or from another tool)
+/// since the last successful apply.
+///
+/// Computed with the planner, so it compares exactly what plans compare: the current state,
+/// stated as a manifest (`StateManifest`), is planned against the state the last apply left. The
+/// resulting changes have `before` = last applied and `after` = now. Pure.
+public enum Drift {
+  /// The drifted resources; empty when the watch still holds what the last apply left.
+  public static func changes(since lastApplied: DeviceState, current: DeviceState,
+                             capabilities: DeviceCapabilities) -> [ResourceChange] {
+    let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch")
+    return Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []
+  }
+}
+
+/// The state a successful apply left on one watch, kept so the next plan can show drift.
+///
+/// Stored as JSON at `.tsapply/last-applied/<id>.json` (mode 0600: it holds contacts), where `id`
+/// is derived from the device's identity (the simulated watch's state-file path), so several
+/// watches driven from one directory keep separate records.
+public struct LastApplied: Hashable, Codable, Sendable {
+  public static let currentFormatVersion = 1
+
+  public var formatVersion: Int
+  /// The device the state belongs to (e.g. `sim:/abs/path/.tsapply/device.json`).
+  public var device: String
+  /// Platform profile; a record from another platform is ignored.
+  public var profile: String
+  /// The verified state after the apply.
+  public var state: DeviceState
+
+  public init(device: String, profile: String, state: DeviceState) {
+    self.formatVersion = Self.currentFormatVersion
+    self.device = device
+    self.profile = profile
+    self.state = state
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", device, profile, state
+  }
+
+  /// The record's path for `device` under `directory` (`.tsapply/last-applied`).
+  public static func path(for device: String, in directory: String) -> String {
+    directory + "/" + String(SHA256Digest.hex(of: Array(device.utf8)).prefix(16)) + ".json"
+  }
+
+  /// The record for `device`, or `nil` when there is none or it cannot be used (another format
+  /// or device): drift is a courtesy, never a reason to fail a plan.
+  public static func read(for device: String, in directory: String) -> LastApplied? {
+    guard let data = FileManager.default.contents(atPath: path(for: device, in: directory)),
+          let record = try? JSONDecoder().decode(LastApplied.self, from: data),
+          record.formatVersion == currentFormatVersion, record.device == device else { return nil }
+    return record
+  }
+
+  /// Writes the record (0600), replacing the previous one.
+  public func write(in directory: String) throws(SecureFileError) {
+    try SecureFile.write(Array(canonicalJSON(self).utf8), to: Self.path(for: device, in: directory))
+  }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+import TSTestSupport
+
+/// Drift: changes made on the watch since the last apply, found by planning the current state
+/// (stated as a manifest) against the last-applied one.
+@Suite struct DriftTests {
+  static let profile = PlatformProfile.default
+  static let applied: DeviceState = {
+    var state = profile.factoryState
+    state.contacts = [Contact(name: "Ann", phoneNum: "+15550100", shortName: "A")]
+    state.emergency = EmergencyContacts(contacts: [Contact(name: "Sam", phoneNum: "+15550101", shortName: "S")], isSosOn: true)
+    return state
+  }()
+
+  struct Case: Sendable, CustomTestStringConvertible {
+    let id: String
+    let change: @Sendable (inout DeviceState) -> Void
+    let addresses: [String]
+    var testDescription: String { id }
+  }
+
+  static let cases: [Case] = [
+    Case(id: "nothing changed", change: { _ in }, addresses: []),
+    Case(id: "contact added on the watch", change: { $0.contacts.append(Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z")) },
+         addresses: ["contacts"]),
+    Case(id: "contact order changed only", change: { $0.contacts.reverse() }, addresses: []),
+    Case(id: "reminder switched off", change: { $0.reminders[1].isEnabled.toggle() }, addresses: ["reminder.drinking"]),
+    Case(id: "SOS switched off", change: { $0.emergency?.isSosOn = false }, addresses: ["emergency"]),
+  ]
+
+  @Test(arguments: cases)
+  func detects(_ c: Case) {
+    var current = Self.applied
+    c.change(&current)
+    let drift = Drift.changes(since: Self.applied, current: current, capabilities: Self.profile.capabilities)
+    #expect(drift.map(\.address.rawValue) == c.addresses)
+    for change in drift {
+      #expect(change.action == .update)
+    }
+  }
+
+  @Test func planShowsDriftBeforeItsActions() async throws {
+    let device = SimulatedDevice(profile: Self.profile, state: Self.applied)
+    try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z"))
+    let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
+    let reconciler = try await Reconciler.connect(device)
+    let plan = try #require(try await reconciler.plan(manifest, lastApplied: Self.applied).result.plan)
+    expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "drift.txt")
+    let redacted = HumanPlanRenderer(color: false, redact: true).render(plan) + JSONPlanRenderer.render(plan, redact: true)
+    #expect(!redacted.contains("15550199"))
+  }
+}
