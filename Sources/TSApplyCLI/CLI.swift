@@ -116,7 +116,7 @@ struct HelpCommand: Command {
   init(_ arguments: ParsedArguments) throws(UsageError) { words = arguments.positionals }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    guard let first = words.first else {
+    guard !words.isEmpty else {
       context.stdout.write(CLI.overview())
       return .success
     }
@@ -131,8 +131,8 @@ struct HelpCommand: Command {
       found = match
       group = match.subcommands
     }
-    _ = first
-    context.stdout.write(found!.helpText(prefix: prefix))
+    guard let found else { return .success }
+    context.stdout.write(found.helpText(prefix: prefix))
     return .success
   }
 }

@@ -98,6 +98,30 @@ struct WatchSession {
   }
 }
 
+/// A manifest read, checked and planned against a watch: what `plan` and `apply` share.
+struct PlannedManifest {
+  var input: ManifestInputFile
+  var manifest: Manifest
+  var session: WatchSession
+  /// The watch state the plan was made from.
+  var state: DeviceState
+  var plan: Plan
+
+  /// Reads `file`, prints its diagnostics, opens the watch and plans. The watch is opened only
+  /// when the manifest has no errors, and never written.
+  /// - Throws: `CommandFailure` for manifest or capability errors; device errors as they come.
+  static func make(_ file: String, deviceSpec: String?, context: CommandContext) async throws -> PlannedManifest {
+    let input = try ManifestInputFile.read(file, context: context)
+    try report(input.result.diagnostics, source: input.bytes, context: context)
+    guard let manifest = input.result.manifest else { throw CommandFailure("the manifest could not be read") }
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let (state, result) = try await session.plan(manifest)
+    try report(result.diagnostics, source: input.bytes, context: context)
+    guard let plan = result.plan else { throw CommandFailure("planning failed") }
+    return PlannedManifest(input: input, manifest: manifest, session: session, state: state, plan: plan)
+  }
+}
+
 /// Prints manifest diagnostics and fails when any is an error.
 func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext) throws(CommandFailure) {
   ManifestInput.printDiagnostics(diagnostics, source: source, json: false, context: context)

@@ -45,7 +45,7 @@ enum CustomReminderPlanner {
   /// The name as the platform stores it (unchanged where the name fits or is not stored).
   static func storedName(_ name: String, storage: ReminderKindCapabilities) -> String {
     guard let limit = storage.nameMaxBytes, storage.truncatesLongText else { return name }
-    return StoredText.truncated(name, toUTF8Bytes: limit)
+    return TextTruncation.truncate(name, maxBytes: limit)
   }
 
   private static func capacityErrors(_ list: Located<[ManifestReminder]>, capabilities: DeviceCapabilities) -> [Diagnostic] {

@@ -69,7 +69,7 @@ struct ReminderChecks {
         "\"\(text.value)\" is \(bytes) bytes, but \(watch) stores at most \(maxBytes) bytes of \(what) for \(label)"))
       return nil
     }
-    let stored = StoredText.truncated(text.value, toUTF8Bytes: maxBytes)
+    let stored = TextTruncation.truncate(text.value, maxBytes: maxBytes)
     diagnostics.append(.warning(at: text.position, field: field,
       "\"\(text.value)\" is \(bytes) bytes; \(watch) stores at most \(maxBytes) bytes and will keep \"\(stored)\""))
     return stored

@@ -66,22 +66,3 @@ public struct ReminderPatch: Hashable, Codable, Sendable {
     return result
   }
 }
-
-/// How a watch stores text fields: cut to a byte limit one Unicode code point at a time.
-public enum StoredText {
-  /// The longest prefix of `text`, whole Unicode scalars, whose UTF-8 encoding is at most
-  /// `maxBytes` bytes: the SDK's `truncateToMaxBytes:` (sdk-facts.md §2.4), which cuts UTF-16
-  /// units; code points are the closest Swift can represent (a surrogate pair is never split).
-  public static func truncated(_ text: String, toUTF8Bytes maxBytes: Int) -> String {
-    guard text.utf8.count > maxBytes else { return text }
-    var scalars = String.UnicodeScalarView()
-    var used = 0
-    for scalar in text.unicodeScalars {
-      let size = String(scalar).utf8.count
-      if used + size > maxBytes { break }
-      used += size
-      scalars.append(scalar)
-    }
-    return String(scalars)
-  }
-}

@@ -15,10 +15,10 @@ import TSTestSupport
     ("", 0, ""),
   ])
   func truncatesByCodePointToTheByteLimit(_ text: String, _ limit: Int, _ expected: String) {
-    let stored = StoredText.truncated(text, toUTF8Bytes: limit)
+    let stored = TextTruncation.truncate(text, maxBytes: limit)
     #expect(stored == expected)
     #expect(stored.utf8.count <= limit)
-    #expect(StoredText.truncated(stored, toUTF8Bytes: limit) == stored)
+    #expect(TextTruncation.truncate(stored, maxBytes: limit) == stored)
   }
 
   @Test func overlayKeepsUnmanagedFieldsAndSortsTimePoints() {

@@ -31,7 +31,7 @@ extension Generator {
     var list: [ManifestReminder] = []
     for _ in 0..<count(min(capabilities.reminders.maxCustomReminders, 4)) {
       guard let name = name(for: storage) else { break }
-      let key = storage.truncatesLongText ? StoredText.truncated(name, toUTF8Bytes: storage.nameMaxBytes ?? 0) : name
+      let key = storage.truncatesLongText ? TextTruncation.truncate(name, maxBytes: storage.nameMaxBytes ?? 0) : name
       guard stored.insert(key).inserted else { continue }
       list.append(manifestReminder(.custom, path: "reminders.custom[\(list.count)]", line: 31 + 8 * list.count,
                                    name: name, storage: storage))

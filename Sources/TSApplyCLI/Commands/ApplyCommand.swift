@@ -17,10 +17,7 @@ struct ApplyCommand: Command {
     Before the first write the watch's state is saved to .tsapply/backups/ (mode 0600);
     'tsapply restore BACKUP' puts it back.
     """
-  static let options: [OptionSpec] = [
-    OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation."),
-    DeviceOption.spec,
-  ] + PlanOutputOptions.specs
+  static let options: [OptionSpec] = [ApplyRun.autoApproveSpec, DeviceOption.spec] + PlanOutputOptions.specs
 
   var file: String
   var autoApprove: Bool
@@ -39,16 +36,11 @@ struct ApplyCommand: Command {
        let saved = try SavedPlan.parse(Array(data), path: file) {
       return try await applySaved(saved, context: context)
     }
-    let input = try ManifestInputFile.read(file, context: context)
-    try report(input.result.diagnostics, source: input.bytes, context: context)
-    guard let manifest = input.result.manifest else { return .failure }
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (state, result) = try await session.plan(manifest)
-    try report(result.diagnostics, source: input.bytes, context: context)
-    guard let plan = result.plan else { return .failure }
-    let apply = ApplyRun(session: session, output: output, context: context)
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
+    let apply = ApplyRun(session: planned.session, output: output, context: context)
     // Without a question nothing can change between planning and applying: reuse the state.
-    return try await apply.run(plan, manifest: manifest, confirm: !autoApprove, currentState: autoApprove ? state : nil)
+    return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove,
+                               currentState: autoApprove ? planned.state : nil)
   }
 
   private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
@@ -70,6 +62,9 @@ struct ApplyCommand: Command {
 /// Shows a plan, asks for confirmation when needed, applies it with progress lines, and prints
 /// the outcome. Shared by `apply` and `restore`.
 struct ApplyRun {
+  /// `--auto-approve`, shared by `apply` and `restore`.
+  static let autoApproveSpec = OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation.")
+
   var session: WatchSession
   var output: PlanOutputOptions
   var context: CommandContext

@@ -39,13 +39,8 @@ struct PlanCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let input = try ManifestInputFile.read(file, context: context)
-    try report(input.result.diagnostics, source: input.bytes, context: context)
-    guard let manifest = input.result.manifest else { return .failure }
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (_, result) = try await session.plan(manifest)
-    try report(result.diagnostics, source: input.bytes, context: context)
-    guard let plan = result.plan else { return .failure }
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
+    let (input, plan) = (planned.input, planned.plan)
     context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
     if let out, let path = input.path {
       let saved = SavedPlan(manifestPath: path, manifestDigest: SHA256Digest.hex(of: input.bytes), plan: plan)

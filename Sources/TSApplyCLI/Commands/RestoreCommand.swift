@@ -12,10 +12,7 @@ struct RestoreCommand: Command {
     confirmation like 'apply' (only 'yes' is accepted; --auto-approve skips the question).
     The current state is itself backed up first, so a restore can be undone.
     """
-  static let options: [OptionSpec] = [
-    OptionSpec(["--auto-approve", "-auto-approve"], help: "Restore without asking for confirmation."),
-    DeviceOption.spec,
-  ] + PlanOutputOptions.specs
+  static let options: [OptionSpec] = [ApplyRun.autoApproveSpec, DeviceOption.spec] + PlanOutputOptions.specs
 
   var file: String
   var autoApprove: Bool

@@ -60,7 +60,15 @@ public enum ReminderKind: String, Hashable, Codable, Sendable, CaseIterable, Com
     }
   }
 
-  public static func < (a: Self, b: Self) -> Bool {
-    allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+  /// Built-ins in SDK ID order, then custom.
+  public static func < (a: Self, b: Self) -> Bool { a.order < b.order }
+
+  private var order: Int {
+    switch self {
+    case .sedentary: 0
+    case .drinking: 1
+    case .medicine: 2
+    case .custom: 3
+    }
   }
 }

@@ -21,8 +21,8 @@ enum Storage {
   static func stored(_ reminder: Reminder, capabilities: DeviceCapabilities) -> Reminder {
     guard let kind = reminder.kind, let storage = capabilities.reminders[kind] else { return reminder }
     var result = reminder
-    result.reminderName = storage.nameMaxBytes.map { StoredText.truncated(reminder.reminderName, toUTF8Bytes: $0) } ?? ""
-    result.notes = storage.notesMaxBytes.map { StoredText.truncated(reminder.notes, toUTF8Bytes: $0) } ?? ""
+    result.reminderName = storage.nameMaxBytes.map { TextTruncation.truncate(reminder.reminderName, maxBytes: $0) } ?? ""
+    result.notes = storage.notesMaxBytes.map { TextTruncation.truncate(reminder.notes, maxBytes: $0) } ?? ""
     if !storage.storesRepeatDays { result.repeatDays = .everyday }
     switch storage.lunchBreak {
     case .none:
