@@ -46,7 +46,8 @@ let package = Package(
     .testTarget(name: "TSDeviceTests", dependencies: ["TSDevice", "TSTestSupport"]),
     .testTarget(name: "TSPlanTests", dependencies: ["TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
-    .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
+                exclude: ["Golden"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"], exclude: ["Golden"]),
   ]

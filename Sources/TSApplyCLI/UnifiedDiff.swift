@@ -39,7 +39,8 @@ public enum UnifiedDiff {
   }
 
   static func lines(_ text: String) -> [String] {
-    var result = text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0.hasSuffix("\r") ? $0.dropLast() : $0) }
+    // "\r\n" is one Character in Swift, so both line ends are separators.
+    var result = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
     if result.last == "" { result.removeLast() }
     return result
   }
