@@ -192,6 +192,41 @@ import TSTestSupport
             - "08:00"
             - "20:00"
       """),
+    Case(name: "block scalars are replaced without their trailing blank lines and comments", input: """
+      contacts:
+        - phone: >-
+            +15550100
+          name: Alex
+        - name: Kim
+          phone: |-
+            0123456
+
+          # after Kim
+      reminders:
+        medicine:
+          at:
+            - 8:00 # breakfast
+            - !!str 9:00
+          repeat: [
+            mon,
+            Tue ]
+      """, expected: """
+      contacts:
+        - name: Alex
+          phone: "+15550100"
+        - name: Kim
+          phone: "0123456"
+
+          # after Kim
+      reminders:
+        medicine:
+          at:
+            - "08:00" # breakfast
+            - !!str "09:00"
+          repeat: [
+            mon,
+            tue ]
+      """),
     Case(name: "text, booleans and short names are written as the user wrote them", input: """
       reminders:
         custom:

@@ -62,9 +62,13 @@ struct FormatPass {
     context = DecodingContext(file: file)
   }
 
-  /// The source range of `node`'s own text (after `&anchor` / `!tag`).
+  /// The source range of `node`'s own text: after `&anchor` / `!tag`, and without trailing
+  /// spaces and line breaks (libyaml ends a block scalar `|` / `>` after the blank lines and
+  /// indentation that follow it, which are not the scalar's to replace).
   func range(of node: YAMLNode) -> Range<Int> {
-    let start = source.offset(node.position), end = max(source.offset(node.endPosition), start)
+    let start = source.offset(node.position)
+    var end = max(source.offset(node.endPosition), start)
+    while end > start, source.scalars[end - 1].properties.isWhitespace { end -= 1 }
     return source.contentStart(start, end: end)..<end
   }
 
