@@ -44,9 +44,14 @@ struct ExportCommand: Command {
     let state = try await session.reconciler.readState()
     let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: Self.date(context))
     ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, context: context)
+    // Values a manifest cannot state (errors) are left out of the text; it is still written, and
+    // the exit status says it is incomplete.
+    let errors = export.diagnostics.filter { $0.severity == .error }.count
+    let status: ExitStatus = errors == 0 ? .success : .failure
+    if errors > 0 { context.stderr.write("The export is incomplete: \(errors) part\(errors == 1 ? "" : "s") of the watch could not be stated (left out).\n") }
     guard let output else {
       context.stdout.write(export.text)
-      return .success
+      return status
     }
     do {
       try SecureFile.write(Array(export.text.utf8), to: context.resolve(output), overwrite: force)
@@ -54,7 +59,7 @@ struct ExportCommand: Command {
       throw CommandFailure(error.description)
     }
     context.stderr.write("Wrote \(output) (\(session.reconciler.capabilities.profile) watch).\n")
-    return .success
+    return status
   }
 
   /// Now, or `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention).
