@@ -14,6 +14,7 @@ public indirect enum YAMLOutputNode: Hashable, Sendable {
   /// A sequence.
   case sequence([YAMLOutputNode], flow: Bool)
 
+  /// Same text, styles, keys, order and layout (written by hand: tuples are not `Equatable`).
   public static func == (a: Self, b: Self) -> Bool {
     switch (a, b) {
     case let (.scalar(x, s), .scalar(y, t)): return x == y && s == t
@@ -24,6 +25,7 @@ public indirect enum YAMLOutputNode: Hashable, Sendable {
     }
   }
 
+  /// Hashes what `==` compares.
   public func hash(into hasher: inout Hasher) {
     switch self {
     case let .scalar(text, style): hasher.combine(0); hasher.combine(text); hasher.combine(style)
@@ -40,6 +42,7 @@ public indirect enum YAMLOutputNode: Hashable, Sendable {
 public struct YAMLWriteError: Error, Hashable, Sendable, CustomStringConvertible {
   /// libyaml's `problem` text.
   public var problem: String
+  /// `libyaml could not write YAML: <problem>`.
   public var description: String { "libyaml could not write YAML: \(problem)" }
 }
 
