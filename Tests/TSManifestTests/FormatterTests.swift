@@ -227,6 +227,29 @@ import TSTestSupport
             mon,
             tue ]
       """),
+    Case(name: "comments between list items stay; a '#' inside a quoted value is no comment", input: """
+      reminders:
+        custom:
+          # first
+          - at: [7:30]
+            name: "Walk #1"
+          # second
+
+          - at: ["19:30"]
+            name: Walk 2
+          # last
+      """, expected: """
+      reminders:
+        custom:
+          # first
+          - name: "Walk #1"
+            at: ["07:30"]
+          # second
+
+          - name: Walk 2
+            at: ["19:30"]
+          # last
+      """),
     Case(name: "text, booleans and short names are written as the user wrote them", input: """
       reminders:
         custom:
@@ -281,6 +304,12 @@ import TSTestSupport
     let expected = [0xEF, 0xBB, 0xBF] + Array(String(decoding: expectedLF, as: UTF8.self).replacingOccurrences(of: "\n", with: "\r\n").utf8)
     #expect(formatted == expected)
     try expectSameManifest(crlf)
+  }
+
+  @Test func keysAreReorderedInACRLFFile() throws {
+    let input = "contacts:\r\n  - phone: +15550100\r\n    name: Alex\r\nversion: 1\r\n"
+    let formatted = try #require(ManifestFormatter.format(bytes: Array(input.utf8), file: "watch.yaml").formatted)
+    #expect(String(decoding: formatted, as: UTF8.self) == "version: 1\r\ncontacts:\r\n  - name: Alex\r\n    phone: \"+15550100\"\r\n")
   }
 
   @Test func manifestWithErrorsIsNotFormatted() {
