@@ -13,15 +13,18 @@ public enum SecureFile {
   ///   - bytes: The file content.
   ///   - path: Absolute destination path.
   ///   - overwrite: When `false`, an existing file is an error.
+  ///   - mode: Permission bits the file is created with (default 0600); `tsapply fmt` passes
+  ///     the mode of the file it rewrites.
   /// - Throws: `SecureFileError` naming the path and the system's reason.
-  public static func write(_ bytes: [UInt8], to path: String, overwrite: Bool = true) throws(SecureFileError) {
+  public static func write(_ bytes: [UInt8], to path: String, overwrite: Bool = true,
+                           mode: mode_t = 0o600) throws(SecureFileError) {
     let directory = (path as NSString).deletingLastPathComponent
     try createDirectory(directory)
     if !overwrite && FileManager.default.fileExists(atPath: path) {
       throw SecureFileError(path: path, reason: "the file already exists")
     }
     let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw SecureFileError(path: temporary, reason: systemReason()) }
     var failure: SecureFileError?
     bytes.withUnsafeBytes { buffer in

@@ -1,5 +1,6 @@
 import TSManifest
 import TSModel
+import TSPlan
 
 /// Turns a watch's state into a manifest that states all of it, for `tsapply restore` (and later
 /// `tsapply export`): planning that manifest against any watch state gives the changes that put
@@ -10,9 +11,14 @@ import TSModel
 /// of `file`, since the manifest has no source text.
 public enum StateManifest {
   /// The manifest for `state` on a platform with `capabilities`, and problems that make part of
-  /// the state impossible to state (e.g. two custom reminders with the same name, times outside
-  /// 0...1439); those parts are left out and reported as errors.
-  public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String) -> (Manifest, [Diagnostic]) {
+  /// the state impossible to state (times outside 0...1439: left out and reported as errors).
+  ///
+  /// Custom reminders that share a name on the watch (names identify custom reminders): with
+  /// `renamingDuplicates` (`tsapply export`) the later ones get distinct names (`Walk (2)`, cut
+  /// to the platform's name limit) and a warning each; without it (`tsapply restore`, which must
+  /// give the exact state back) the later ones are left out and reported as errors.
+  public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String,
+                              renamingDuplicates: Bool = false) -> (Manifest, [Diagnostic]) {
     let origin = SourcePosition(file: file, line: 1, column: 1)
     var diagnostics: [Diagnostic] = []
     var reminders = ManifestReminders(position: origin)
@@ -28,15 +34,21 @@ public enum StateManifest {
       }
     }
     if let stored = capabilities.reminders.custom, capabilities.reminders.maxCustomReminders > 0 {
-      var seen: Set<String> = []
+      var names = UniqueNames(taken: Set(state.customReminders.map(\.reminderName)), maxBytes: stored.nameMaxBytes)
       var items: [ManifestReminder] = []
       for reminder in state.customReminders {
         let path = "reminders.custom[\(items.count)]"
-        guard seen.insert(reminder.reminderName).inserted else {
+        var item = manifestReminder(reminder, kind: .custom, stored: stored, path: path, origin: origin, diagnostics: &diagnostics)
+        let unique = names.claim(reminder.reminderName)
+        if unique != reminder.reminderName && !renamingDuplicates {
           diagnostics.append(.error(at: origin, field: path, "the watch holds two custom reminders named \"\(reminder.reminderName)\" (IDs include \(reminder.reminderId)); names must be unique"))
           continue
         }
-        items.append(manifestReminder(reminder, kind: .custom, stored: stored, path: path, origin: origin, diagnostics: &diagnostics))
+        if unique != reminder.reminderName {
+          item.name = Located(unique, at: origin)
+          diagnostics.append(.warning(at: origin, field: "\(path).name", "the watch holds more than one custom reminder named \"\(reminder.reminderName)\"; the one with ID \(reminder.reminderId) is written as \"\(unique)\" (names identify custom reminders; applying renames it on the watch)"))
+        }
+        items.append(item)
       }
       reminders.custom = Located(items, at: origin)
     }
@@ -100,6 +112,37 @@ public enum StateManifest {
       ManifestContact(position: origin, path: "\(path)[\(index)]", name: Located(contact.name, at: origin),
                       phone: Located(contact.phoneNum, at: origin), shortName: contact.shortName ?? "",
                       shortNameIsExplicit: contact.shortName != nil)
+    }
+  }
+}
+
+/// Hands out custom reminder names that are unique: a name already handed out gets the first
+/// free suffix ` (2)`, ` (3)`, …, with the base cut at a grapheme boundary so the result fits
+/// `maxBytes` (the platform's name limit, sdk-facts.md §1.9, §1.12).
+struct UniqueNames {
+  /// Every name in use (on the watch and handed out).
+  var taken: Set<String>
+  var maxBytes: Int?
+  private var handedOut: Set<String> = []
+
+  init(taken: Set<String>, maxBytes: Int?) {
+    self.taken = taken
+    self.maxBytes = maxBytes
+  }
+
+  /// `name` the first time it is claimed, else a new unique name derived from it.
+  mutating func claim(_ name: String) -> String {
+    if handedOut.insert(name).inserted { return name }
+    var number = 2
+    while true {
+      let suffix = " (\(number))"
+      let base = maxBytes.map { StoredText.truncated(name, toUTF8Bytes: max(0, $0 - suffix.utf8.count)) } ?? name
+      let candidate = base + suffix
+      if !taken.contains(candidate), handedOut.insert(candidate).inserted {
+        taken.insert(candidate)
+        return candidate
+      }
+      number += 1
     }
   }
 }

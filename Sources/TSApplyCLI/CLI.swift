@@ -14,6 +14,8 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,
+    ExportCommand.self,
+    FmtCommand.self,
     HelpCommand.self,
   ]
 

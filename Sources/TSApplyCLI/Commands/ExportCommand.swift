@@ -1,0 +1,70 @@
+import Foundation
+import TSApply
+import TSModel
+
+/// `tsapply export [-o FILE] [--force] [--device SPEC]`: reads the watch and writes a complete
+/// manifest in canonical form (standard output, or FILE created 0600: it holds contacts).
+struct ExportCommand: Command {
+  static let name = "export"
+  static let abstract = "Write the watch's current state as a complete manifest."
+  static let usage = "[-o FILE] [--force] [--device SPEC]"
+  static let discussion = """
+    The manifest states everything the watch holds, in canonical form (see 'tsapply fmt'):
+    applying it back to the same watch changes nothing. Fields the platform does not store are
+    left out; custom reminders that share a name get distinct names, with a warning.
+    Without -o the manifest goes to standard output. With -o FILE it is written with mode 0600
+    (it holds phone numbers); an existing FILE is only replaced with --force.
+    The header's date is today's (UTC), or SOURCE_DATE_EPOCH's when that is set.
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--output", "-o"], value: "FILE", help: "Write the manifest to FILE (mode 0600) instead of standard output."),
+    OptionSpec(["--force"], help: "Replace FILE when it exists."),
+    DeviceOption.spec,
+  ]
+
+  var output: String?
+  var force: Bool
+  var deviceSpec: String?
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.isEmpty else {
+      throw UsageError("unexpected argument '\(arguments.positionals[0])'; write the file with -o FILE")
+    }
+    output = arguments.value("--output")
+    force = arguments.has("--force")
+    deviceSpec = DeviceOption.value(in: arguments)
+    if force && output == nil { throw UsageError("--force needs -o FILE") }
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    if let output, !force, FileManager.default.fileExists(atPath: context.resolve(output)) {
+      throw CommandFailure("\(output) already exists; use --force to replace it")
+    }
+    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    let state = try await session.reconciler.readState()
+    let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: Self.date(context))
+    ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, context: context)
+    // Values a manifest cannot state (errors) are left out of the text; it is still written, and
+    // the exit status says it is incomplete.
+    let errors = export.diagnostics.filter { $0.severity == .error }.count
+    let status: ExitStatus = errors == 0 ? .success : .failure
+    if errors > 0 { context.stderr.write("The export is incomplete: \(errors) part\(errors == 1 ? "" : "s") of the watch could not be stated (left out).\n") }
+    guard let output else {
+      context.stdout.write(export.text)
+      return status
+    }
+    do {
+      try SecureFile.write(Array(export.text.utf8), to: context.resolve(output), overwrite: force)
+    } catch {
+      throw CommandFailure(error.description)
+    }
+    context.stderr.write("Wrote \(output) (\(session.reconciler.capabilities.profile) watch).\n")
+    return status
+  }
+
+  /// Now, or `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention).
+  static func date(_ context: CommandContext) -> Date {
+    if let epoch = context.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) { return Date(timeIntervalSince1970: epoch) }
+    return Date()
+  }
+}

@@ -1,0 +1,157 @@
+import TSModel
+
+/// What formatting one manifest produced.
+public struct ManifestFormatResult: Sendable {
+  /// The formatted bytes; `nil` when the manifest has errors (it is then left as it is).
+  public var formatted: [UInt8]?
+  /// The manifest's diagnostics (errors when `formatted` is `nil`; warnings otherwise).
+  public var diagnostics: [Diagnostic]
+  /// Whether `formatted` differs from the input.
+  public var isChanged: Bool
+}
+
+/// `tsapply fmt`: puts a manifest in canonical form (`CanonicalForm`: times `"HH:MM"`, phones
+/// quoted, one spelling of durations and repeat rules, the reference's key order) without
+/// dropping or moving a comment.
+///
+/// libyaml's event stream carries no comments, so the manifest is never re-emitted. Instead the
+/// source text is edited in place, using the start and end positions `YAMLReader` keeps:
+/// 1. Each scalar whose spelling is not canonical is replaced at its source range (anchors and
+///    tags before it stay). Comments and blank lines lie outside scalar ranges, so they stay. A
+///    scalar that is reached more than once through aliases is rewritten only when every use
+///    asks for the same new text (a scalar used both as a time and as a name is left alone, so
+///    rewriting never changes what an alias means).
+/// 2. A mapping's entries are put in canonical order only when moving them cannot move a
+///    comment: a block mapping whose entries are separated by exactly one line break and the
+///    indentation (no comment beside or between them, no blank line) with no comment inside
+///    them, or a flow mapping on one line; and no anchor, alias or merge key among them. Any
+///    other mapping keeps its order.
+/// The BOM and the file's line ends (CRLF) are kept. Formatting twice changes nothing the second
+/// time, and the formatted manifest decodes to the same `Manifest` apart from positions.
+public enum ManifestFormatter {
+  /// Formats `bytes` (a manifest named `file` in diagnostics). A manifest with errors is not
+  /// formatted: `formatted` is `nil` and `diagnostics` says why.
+  public static func format(bytes: [UInt8], file: String) -> ManifestFormatResult {
+    let loaded = ManifestLoader.load(bytes: bytes, file: file)
+    let read = YAMLReader.read(bytes: bytes, file: file)
+    guard loaded.manifest != nil, let root = read.root else {
+      return ManifestFormatResult(formatted: nil, diagnostics: loaded.diagnostics, isChanged: false)
+    }
+    let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+    let hasBOM = bytes.starts(with: bom)
+    let source = SourceText(String(decoding: hasBOM ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
+    var pass = FormatPass(source: source, file: file)
+    pass.propose(root, role: .root)
+    var edits = pass.approvedEdits()
+    pass.reorder(root, role: .root, edits: &edits)
+    let text = source.text(0..<source.scalars.count, applying: edits)
+    let output = (hasBOM ? bom : []) + Array(text.utf8)
+    return ManifestFormatResult(formatted: output, diagnostics: loaded.diagnostics, isChanged: output != bytes)
+  }
+}
+
+/// One formatting run over a manifest's tree: proposes scalar rewrites, then reorders keys.
+struct FormatPass {
+  let source: SourceText
+  private var context: DecodingContext
+  /// The rewrites proposed for each source range; `nil` in the set means "keep as written".
+  private var proposals: [Range<Int>: Set<String?>] = [:]
+
+  init(source: SourceText, file: String) {
+    self.source = source
+    context = DecodingContext(file: file)
+  }
+
+  /// The source range of `node`'s own text: after `&anchor` / `!tag`, and without trailing
+  /// spaces and line breaks (libyaml ends a block scalar `|` / `>` after the blank lines and
+  /// indentation that follow it, which are not the scalar's to replace).
+  func range(of node: YAMLNode) -> Range<Int> {
+    let start = source.offset(node.position)
+    var end = max(source.offset(node.endPosition), start)
+    while end > start, source.scalars[end - 1].properties.isWhitespace { end -= 1 }
+    return source.contentStart(start, end: end)..<end
+  }
+
+  // MARK: Scalar spellings
+
+  /// Walks `node` in `role`, proposing canonical spellings for times, durations, phones and
+  /// repeat rules, and "keep" for every other scalar (so aliases shared with text are seen).
+  mutating func propose(_ node: YAMLNode, role: FormatRole) {
+    switch role {
+    case .time:
+      propose(node, context.time(node, path: "").map { "\"\(CanonicalForm.time($0))\"" })
+    case .duration:
+      propose(node, context.duration(node, path: "").map(CanonicalForm.duration))
+    case .phone:
+      propose(node, node.scalar.map { "\"\($0.value)\"" })
+    case .repeatRule:
+      proposeRepeat(node)
+    case .keep:
+      for scalar in node.subtree where scalar.scalar != nil { propose(scalar, nil) }
+    default:
+      for child in role.children(of: node) { propose(child.node, role: child.role) }
+    }
+  }
+
+  private mutating func proposeRepeat(_ node: YAMLNode) {
+    switch node.content {
+    case .scalar(let scalar):
+      propose(node, RepeatDaysRule.check(word: Located(scalar.value, at: node.position), field: "", into: &context.diagnostics)?.description)
+    case .sequence(let items) where node.isFlow && node.position.line == node.endPosition.line:
+      let words = items.map { Located($0.scalar?.value ?? "", at: $0.position) }
+      propose(node, RepeatDaysRule.check(days: words, listPosition: node.position, field: "", into: &context.diagnostics)?.description)
+    case .sequence(let items):
+      for item in items { propose(item, item.scalar.flatMap { CanonicalForm.dayName($0.value) }) }
+    case .mapping:
+      break
+    }
+  }
+
+  private mutating func propose(_ node: YAMLNode, _ replacement: String?) {
+    proposals[range(of: node), default: []].insert(replacement)
+  }
+
+  /// The rewrites every use agrees on that change the text, sorted; an edit overlapping an
+  /// earlier, wider one is dropped.
+  func approvedEdits() -> [TextEdit] {
+    let agreed = proposals.compactMap { range, texts -> TextEdit? in
+      guard texts.count == 1, let only = texts.first, let text = only, text != source.text(range) else { return nil }
+      return TextEdit(range: range, replacement: text)
+    }.sorted { ($0.range.lowerBound, -$0.range.upperBound) < ($1.range.lowerBound, -$1.range.upperBound) }
+    var result: [TextEdit] = []
+    for edit in agreed where result.last.map({ $0.range.upperBound <= edit.range.lowerBound }) ?? true {
+      result.append(edit)
+    }
+    return keepingCommentColumns(result)
+  }
+
+  /// Keeps a comment beside a rewritten value in its column: the spaces before the `#` grow or
+  /// shrink by how much the rewrites on that line changed its length (at least one space stays).
+  private func keepingCommentColumns(_ edits: [TextEdit]) -> [TextEdit] {
+    var result = edits
+    var delta = 0
+    for index in result.indices {
+      let edit = result[index]
+      if index > 0, !onSameLine(result[index - 1].range.upperBound, edit.range.lowerBound) { delta = 0 }
+      delta += edit.replacement.unicodeScalars.count - edit.range.count
+      // Closing brackets may follow the value before the spaces and the comment.
+      var closing = edit.range.upperBound
+      while closing < source.scalars.count, "]}".unicodeScalars.contains(source.scalars[closing]) { closing += 1 }
+      var end = closing
+      while end < source.scalars.count, source.scalars[end] == " " { end += 1 }
+      let spaces = end - closing
+      guard delta != 0, spaces > 0, end < source.scalars.count, source.scalars[end] == "#",
+            index + 1 == result.count || result[index + 1].range.lowerBound >= end else { continue }
+      let padding = String(repeating: " ", count: max(1, spaces - delta))
+      result[index] = TextEdit(range: edit.range.lowerBound..<end,
+                               replacement: edit.replacement + source.text(edit.range.upperBound..<closing) + padding)
+      delta = 0
+    }
+    return result
+  }
+
+  /// Whether no line break lies between offsets `a` and `b`.
+  private func onSameLine(_ a: Int, _ b: Int) -> Bool {
+    a <= b && !source.scalars[a..<b].contains { ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains($0) }
+  }
+}

@@ -1,0 +1,153 @@
+internal import CYaml
+
+/// A YAML tree to write: scalars with the style to write them in, mappings with their keys in
+/// the order to write them, and sequences. Flow or block layout is chosen per collection.
+///
+/// This is the emitting counterpart of `YAMLNode` (which carries source positions and so cannot
+/// be built for a document that has no source yet).
+public indirect enum YAMLOutputNode: Hashable, Sendable {
+  /// A scalar's text and the style to write it in (`.plain` falls back to quotes when libyaml
+  /// finds the text cannot be written plain).
+  case scalar(String, YAMLScalar.Style)
+  /// A mapping with plain-scalar keys, in the order given.
+  case mapping([(key: String, value: YAMLOutputNode)], flow: Bool)
+  /// A sequence.
+  case sequence([YAMLOutputNode], flow: Bool)
+
+  /// Same text, styles, keys, order and layout (written by hand: tuples are not `Equatable`).
+  public static func == (a: Self, b: Self) -> Bool {
+    switch (a, b) {
+    case let (.scalar(x, s), .scalar(y, t)): return x == y && s == t
+    case let (.sequence(x, f), .sequence(y, g)): return x == y && f == g
+    case let (.mapping(x, f), .mapping(y, g)):
+      return f == g && x.count == y.count && zip(x, y).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    default: return false
+    }
+  }
+
+  /// Hashes what `==` compares.
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case let .scalar(text, style): hasher.combine(0); hasher.combine(text); hasher.combine(style)
+    case let .sequence(items, flow): hasher.combine(1); hasher.combine(items); hasher.combine(flow)
+    case let .mapping(entries, flow):
+      hasher.combine(2); hasher.combine(flow)
+      for entry in entries { hasher.combine(entry.key); hasher.combine(entry.value) }
+    }
+  }
+}
+
+/// A problem libyaml's emitter reported (it only fails on inconsistent event sequences or when
+/// memory runs out; `YAMLWriter` never builds an inconsistent sequence).
+public struct YAMLWriteError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// libyaml's `problem` text.
+  public var problem: String
+  /// `libyaml could not write YAML: <problem>`.
+  public var description: String { "libyaml could not write YAML: \(problem)" }
+}
+
+/// Writes a `YAMLOutputNode` as one YAML document with libyaml's emitter.
+///
+/// libyaml does all quoting and escaping: this wrapper only turns the tree into emitter events
+/// (`yaml_*_event_initialize`, `yaml_emitter_emit`), owns the emitter (deleted in a `defer`) and
+/// collects the output through a write handler into a Swift byte array. Output: UTF-8, LF line
+/// ends, 2-space indentation, unlimited width (no folding of long scalars), non-ASCII written as
+/// is, no `---` or `...` markers. libyaml's emitter cannot write comments; callers that need a
+/// header comment prepend it to the text.
+public enum YAMLWriter {
+  /// The YAML text for `root`.
+  /// - Throws: `YAMLWriteError` when libyaml reports a problem.
+  public static func write(_ root: YAMLOutputNode) throws(YAMLWriteError) -> String {
+    let sink = Sink()
+    var emitter = yaml_emitter_t()
+    guard yaml_emitter_initialize(&emitter) == 1 else { throw YAMLWriteError(problem: "cannot allocate an emitter") }
+    defer { yaml_emitter_delete(&emitter) }
+    let context = Unmanaged.passUnretained(sink).toOpaque()
+    yaml_emitter_set_output(&emitter, { data, buffer, size in
+      guard let data, let buffer else { return 0 }
+      Unmanaged<Sink>.fromOpaque(data).takeUnretainedValue().bytes.append(contentsOf: UnsafeBufferPointer(start: buffer, count: size))
+      return 1
+    }, context)
+    yaml_emitter_set_unicode(&emitter, 1)
+    yaml_emitter_set_width(&emitter, -1)
+    yaml_emitter_set_indent(&emitter, 2)
+    yaml_emitter_set_break(&emitter, YAML_LN_BREAK)
+    try withUnsafeMutablePointer(to: &emitter) { (pointer) throws(YAMLWriteError) in
+      try emitDocument(root, with: EventWriter(emitter: pointer))
+    }
+    return String(decoding: sink.bytes, as: UTF8.self)
+  }
+
+  /// Emits the stream, one implicit document holding `root`, and flushes.
+  private static func emitDocument(_ root: YAMLOutputNode, with writer: EventWriter) throws(YAMLWriteError) {
+    try writer.emit { (event: inout yaml_event_t) in yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING) }
+    try writer.emit { (event: inout yaml_event_t) in yaml_document_start_event_initialize(&event, nil, nil, nil, 1) }
+    try writer.node(root)
+    try writer.emit { (event: inout yaml_event_t) in yaml_document_end_event_initialize(&event, 1) }
+    try writer.emit { (event: inout yaml_event_t) in yaml_stream_end_event_initialize(&event) }
+    guard yaml_emitter_flush(writer.emitter) == 1 else { throw YAMLWriteError(problem: "cannot flush the output") }
+  }
+
+  /// Collects the emitter's output.
+  private final class Sink {
+    var bytes: [UInt8] = []
+  }
+
+  /// Emits events for nodes; holds the emitter while the document is written.
+  private struct EventWriter {
+    let emitter: UnsafeMutablePointer<yaml_emitter_t>
+
+    /// Initialises one event with `make` and emits it (the emitter takes ownership of it).
+    func emit(_ make: (inout yaml_event_t) -> Int32) throws(YAMLWriteError) {
+      var event = yaml_event_t()
+      guard make(&event) == 1 else { throw YAMLWriteError(problem: "cannot create an event") }
+      guard yaml_emitter_emit(emitter, &event) == 1 else {
+        throw YAMLWriteError(problem: emitter.pointee.problem.map { String(cString: $0) } ?? "unknown emitter error")
+      }
+    }
+
+    func node(_ node: YAMLOutputNode) throws(YAMLWriteError) {
+      switch node {
+      case let .scalar(text, style):
+        try scalar(text, style: style)
+      case let .mapping(entries, flow):
+        let style = flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE
+        try emit { (event: inout yaml_event_t) in yaml_mapping_start_event_initialize(&event, nil, nil, 1, style) }
+        for entry in entries {
+          try scalar(entry.key, style: .plain)
+          try self.node(entry.value)
+        }
+        try emit { (event: inout yaml_event_t) in yaml_mapping_end_event_initialize(&event) }
+      case let .sequence(items, flow):
+        let style = flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE
+        try emit { (event: inout yaml_event_t) in yaml_sequence_start_event_initialize(&event, nil, nil, 1, style) }
+        for item in items { try self.node(item) }
+        try emit { (event: inout yaml_event_t) in yaml_sequence_end_event_initialize(&event) }
+      }
+    }
+
+    func scalar(_ text: String, style: YAMLScalar.Style) throws(YAMLWriteError) {
+      // A trailing NUL keeps the buffer non-empty (libyaml asserts a non-null value) without being written.
+      var bytes = Array(text.utf8) + [0]
+      let count = Int32(bytes.count - 1)
+      let cStyle = style.libyamlStyle
+      try emit { (event: inout yaml_event_t) in
+        bytes.withUnsafeMutableBufferPointer { buffer in
+          yaml_scalar_event_initialize(&event, nil, nil, buffer.baseAddress, count, 1, 1, cStyle)
+        }
+      }
+    }
+  }
+}
+
+extension YAMLScalar.Style {
+  fileprivate var libyamlStyle: yaml_scalar_style_t {
+    switch self {
+    case .plain: YAML_PLAIN_SCALAR_STYLE
+    case .singleQuoted: YAML_SINGLE_QUOTED_SCALAR_STYLE
+    case .doubleQuoted: YAML_DOUBLE_QUOTED_SCALAR_STYLE
+    case .literal: YAML_LITERAL_SCALAR_STYLE
+    case .folded: YAML_FOLDED_SCALAR_STYLE
+    }
+  }
+}

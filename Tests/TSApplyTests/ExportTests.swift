@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+import TSTestSupport
+
+/// `tsapply export`: golden output per profile, and the round trip — the exported YAML, read
+/// back with `ManifestLoader`, plans empty against the watch it came from — on every profile
+/// and many generated watch states.
+@Suite struct ExportTests {
+  static let iterations = 40
+  /// A fixed date so the header of the goldens is stable.
+  static let date = Date(timeIntervalSince1970: 1_800_000_000)
+
+  /// A varied watch state on `profile`: what applying `count` generated manifests leaves.
+  static func state(_ profile: PlatformProfile, random: inout Generator, applying count: Int) async throws -> DeviceState {
+    let device = watch(profile)
+    let backups = try backupDirectory()
+    for _ in 0..<count { _ = try? await planAndApply(random.manifest(), on: device, backups: backups) }
+    return try await device.readState(capabilities: profile.capabilities)
+  }
+
+  @Test(arguments: PlatformProfile.all.map(\.name))
+  func golden(_ name: String) async throws {
+    let profile = try PlatformProfile.named(name)
+    var random = generator(profile, seed: 2026)
+    let state = try await Self.state(profile, random: &random, applying: 2)
+    let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+    #expect(output.diagnostics == [])
+    expectGolden(output.text, "export-\(name).yaml")
+  }
+
+  @Test(arguments: PlatformProfile.all.map(\.name))
+  func exportThenPlanIsEmpty(_ name: String) async throws {
+    let profile = try PlatformProfile.named(name)
+    var random = generator(profile, seed: UInt64(name.utf8.count * 104_729))
+    var states = Set<DeviceState>()
+    for iteration in 0..<Self.iterations {
+      let state = try await Self.state(profile, random: &random, applying: iteration % 3)
+      states.insert(state)
+      let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+      #expect(output.diagnostics == [], "iteration \(iteration) on \(name)")
+      let loaded = ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml")
+      let manifest = try #require(loaded.manifest, "iteration \(iteration) on \(name): \(loaded.diagnostics)\n\(output.text)")
+      let result = Planner.plan(manifest, state: state, capabilities: profile.capabilities)
+      let plan = try #require(result.plan, "iteration \(iteration) on \(name): \(result.diagnostics)")
+      #expect(plan.isEmpty, "iteration \(iteration) on \(name): \(plan.resourceChanges.map(\.address))\n\(output.text)")
+      #expect(ManifestFormatter.format(bytes: Array(output.text.utf8), file: "export.yaml").isChanged == false,
+              "iteration \(iteration) on \(name): the export is not in canonical form")
+    }
+    #expect(states.count > Self.iterations / 3, "only \(states.count) distinct states on \(name)")
+  }
+
+  @Test func duplicateCustomNamesGetDistinctNamesAndAWarning() async throws {
+    let profile = PlatformProfile.default
+    var state = try await watch(profile).readState(capabilities: profile.capabilities)
+    let template = try await watch(profile).createCustomReminderTemplate()
+    let long = String(repeating: "x", count: 32)
+    for (index, name) in ["Walk", "Walk", "Walk (2)", "Walk", long, long].enumerated() {
+      var reminder = template
+      reminder.reminderId = String(40 + index)
+      reminder.reminderName = name
+      state.reminders.append(reminder)
+    }
+    let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+    let manifest = try #require(ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml").manifest)
+    let names = manifest.reminders?.custom?.value.compactMap(\.name?.value) ?? []
+    #expect(names == ["Walk", "Walk (3)", "Walk (2)", "Walk (4)", long, String(repeating: "x", count: 28) + " (2)"])
+    #expect(output.diagnostics.map(\.severity) == [.warning, .warning, .warning])
+    #expect(output.diagnostics.first?.message.contains("ID 41") == true)
+  }
+
+  @Test func restoreStillRefusesDuplicateNames() async throws {
+    let profile = PlatformProfile.default
+    var state = try await watch(profile).readState(capabilities: profile.capabilities)
+    let template = try await watch(profile).createCustomReminderTemplate()
+    for index in 0..<2 {
+      var reminder = template
+      reminder.reminderId = String(40 + index)
+      reminder.reminderName = "Walk"
+      state.reminders.append(reminder)
+    }
+    let (manifest, problems) = StateManifest.manifest(for: state, capabilities: profile.capabilities, file: "backup")
+    #expect(problems.map(\.severity) == [.error])
+    #expect(manifest.reminders?.custom?.value.count == 1)
+  }
+
+  @Test func headerNamesProfileAndDate() {
+    #expect(ManifestExport.header(profile: "fit", date: Self.date).hasPrefix(
+      "# Exported by tsapply from a watch with the 'fit' platform profile on 2027-01-15 (UTC).\n"))
+  }
+}
