@@ -136,7 +136,7 @@ struct UniqueNames {
     var number = 2
     while true {
       let suffix = " (\(number))"
-      let base = maxBytes.map { StoredText.truncated(name, toUTF8Bytes: max(0, $0 - suffix.utf8.count)) } ?? name
+      let base = maxBytes.map { TextTruncation.truncate(name, maxBytes: max(0, $0 - suffix.utf8.count)) } ?? name
       let candidate = base + suffix
       if !taken.contains(candidate), handedOut.insert(candidate).inserted {
         taken.insert(candidate)
