@@ -14,6 +14,8 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,
+    SchemaCommand.self,
+    CompletionCommand.self,
     HelpCommand.self,
   ]
 
@@ -111,6 +113,7 @@ struct HelpCommand: Command {
   static let abstract = "Show help for tsapply or one of its commands."
   static let usage = "[COMMAND [SUBCOMMAND]]"
   static let options: [OptionSpec] = []
+  static var positionals: CompletionValues { .words(CLI.commands.map { $0.name }) }
   let words: [String]
 
   init(_ arguments: ParsedArguments) throws(UsageError) { words = arguments.positionals }

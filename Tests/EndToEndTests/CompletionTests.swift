@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply completion SHELL` and `tsapply schema` run as the built binary: golden scripts, and
+/// the bash script sourced into a real bash and asked to complete.
+@Suite struct CompletionTests {
+  @Test(arguments: [("bash", "completion.bash"), ("zsh", "completion.zsh"), ("fish", "completion.fish")])
+  func scriptMatchesGolden(_ shell: String, _ golden: String) throws {
+    let result = try TSApplyBinary.run(["completion", shell])
+    #expect(result.status == 0)
+    #expect(result.stderr == "")
+    expectGolden(result.stdout, golden)
+  }
+
+  @Test func schemaMatchesGolden() throws {
+    let result = try TSApplyBinary.run(["schema"])
+    #expect(result.status == 0)
+    expectGolden(result.stdout, "schema.json")
+  }
+
+  @Test func unknownShellIsAUsageError() throws {
+    let result = try TSApplyBinary.run(["completion", "zhs"])
+    #expect(result.status == 64)
+    #expect(result.stderr.contains("unknown shell 'zhs'; expected one of: bash, zsh, fish; did you mean 'zsh'?"))
+  }
+
+  static let bashCases: [(words: [String], expected: [String])] = [
+    (["tsapply", "pl"], ["plan"]),
+    (["tsapply", ""], ["apply", "completion", "device", "help", "plan", "restore", "schema", "show", "validate"]),
+    (["tsapply", "device", ""], ["init", "listen", "profiles", "show", "simulate"]),
+    (["tsapply", "device", "init", "--profile", "f"], ["fit", "fit-basic", "fw"]),
+    (["tsapply", "device", "init", "--profile", ""], ["default", "fit", "fit-basic", "fw", "npk"]),
+    (["tsapply", "validate", ""], ["a.yaml", "b.yml", "sub"]),
+    (["tsapply", "plan", "--json", "b"], ["b.yml"]),
+    (["tsapply", "plan", "--de"], ["--detailed-exitcode", "--device"]),
+    (["tsapply", "plan", "--out", "c"], ["c.txt"]),
+    (["tsapply", "show", "--j"], ["--json"]),
+    (["tsapply", "device", "show", "--"], ["--device", "--help", "--json"]),
+    (["tsapply", "device", "simulate", "contact-"], ["contact-add", "contact-remove"]),
+    (["tsapply", "completion", ""], ["bash", "fish", "zsh"]),
+    (["tsapply", "plan", "--device", ""], []),
+  ]
+
+  /// Sources the generated script into bash and calls its completion function the way bash
+  /// does (COMP_WORDS, COMP_CWORD), in a directory holding a.yaml, b.yml, c.txt and sub/.
+  @Test(arguments: bashCases)
+  func bashCompletes(_ words: [String], _ expected: [String]) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    for file in ["a.yaml", "b.yml", "c.txt"] {
+      FileManager.default.createFile(atPath: directory.appendingPathComponent(file).path, contents: Data())
+    }
+    try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
+    let script = try TSApplyBinary.run(["completion", "bash"]).stdout
+    try script.write(to: directory.appendingPathComponent("tsapply.bash"), atomically: true, encoding: .utf8)
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.currentDirectoryURL = directory
+    process.arguments = ["-c", "source ./tsapply.bash; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _tsapply; printf '%s\\n' \"${COMPREPLY[@]}\"", "bash"] + words
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    #expect(lines.sorted() == expected)
+  }
+}
