@@ -68,4 +68,49 @@ import TSTestSupport
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     #expect(lines.sorted() == expected)
   }
+
+  static let fish = "/usr/bin/fish"
+  static let zsh = "/usr/bin/zsh"
+
+  /// Runs `shell arguments` in `directory`; (status, standard output).
+  static func shell(_ shell: String, _ arguments: [String], in directory: URL) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: shell)
+    process.currentDirectoryURL = directory
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  }
+
+  /// zsh parses the generated function (zsh is not installed everywhere: CI may skip this).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: zsh)))
+  func zshScriptParses() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try TSApplyBinary.run(["completion", "zsh"]).stdout.write(to: directory.appendingPathComponent("_tsapply"), atomically: true, encoding: .utf8)
+    #expect(try Self.shell(Self.zsh, ["-n", "_tsapply"], in: directory).0 == 0)
+  }
+
+  /// fish loads the generated script and completes with it (fish may be missing: CI may skip this).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: fish)),
+        arguments: [("tsapply pl", ["plan"]), ("tsapply device init --profile f", ["fit", "fit-basic", "fw"]),
+                    ("tsapply validate ", ["a.yaml", "b.yml", "sub/"]), ("tsapply device show --j", ["--json"])])
+  func fishCompletes(_ line: String, _ expected: [String]) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    for file in ["a.yaml", "b.yml", "c.txt"] {
+      FileManager.default.createFile(atPath: directory.appendingPathComponent(file).path, contents: Data())
+    }
+    try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
+    try TSApplyBinary.run(["completion", "fish"]).stdout.write(to: directory.appendingPathComponent("tsapply.fish"), atomically: true, encoding: .utf8)
+    let (status, output) = try Self.shell(Self.fish, ["-c", "source tsapply.fish; complete -C '\(line)'"], in: directory)
+    #expect(status == 0)
+    let words = output.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
+    #expect(words.sorted() == expected)
+  }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TSManifest
+import TSModel
 
 /// A minimal JSON Schema (draft 2020-12) validator covering exactly the keywords
 /// `ManifestSchema` uses, written here because no JSON Schema library is available to the

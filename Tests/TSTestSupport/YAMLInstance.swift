@@ -1,5 +1,6 @@
 import Foundation
 import TSManifest
+import TSModel
 
 /// A YAML document as an editor's YAML language server sees it: a JSON value, with plain
 /// scalars typed by YAML 1.2's core schema (`true`/`True`/`TRUE` are booleans, `[-+]?[0-9]+`,

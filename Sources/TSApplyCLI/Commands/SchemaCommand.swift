@@ -7,7 +7,7 @@ import TSManifest
 struct SchemaCommand: Command {
   static let name = "schema"
   static let abstract = "Print the manifest's JSON Schema (for editors and the YAML language server)."
-  static let usage = ""
+  static let usage = "(no arguments: prints the schema on standard output)"
   static let discussion = """
     Save it and point the YAML language server at it, e.g.
         tsapply schema > tsapply.schema.json

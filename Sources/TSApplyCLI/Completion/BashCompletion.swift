@@ -33,11 +33,8 @@ enum BashCompletion {
       "  done",
       "  case \"$path $prev\" in",
     ]
-    for node in nodes {
-      for option in node.valueOptions {
-        let keys = option.names.map { "\(node.key) \($0)" }
-        lines.append("    \(patterns(keys))) \(action(option.completion)); return ;;")
-      }
+    for (keys, option) in CompletionTree.valueOptions(nodes) {
+      lines.append("    \(patterns(keys))) \(action(option.completion)); return ;;")
     }
     lines += ["  esac", "  if [[ $cur == -* ]]; then", "    case \"$path\" in"]
     for node in nodes {
@@ -55,10 +52,7 @@ enum BashCompletion {
     return lines.joined(separator: "\n")
   }
 
-  /// `"a b"|"c d"`: case patterns matching exactly these strings.
-  private static func patterns(_ keys: [String]) -> String {
-    keys.map { "\"\($0)\"" }.joined(separator: "|")
-  }
+  private static func patterns(_ keys: [String]) -> String { CompletionTree.casePatterns(keys) }
 
   private static func action(_ values: CompletionValues) -> String {
     switch values {

@@ -19,6 +19,7 @@ public struct CompletionNode: Sendable {
   var valueOptions: [OptionSpec] { options.filter(\.takesValue) }
 }
 
+/// Builds the completion nodes from the command table (`CLI.commands`).
 public enum CompletionTree {
   /// The program's name as shells complete it.
   public static let program = "tsapply"
@@ -45,5 +46,16 @@ public enum CompletionTree {
   /// Every command path below the root, e.g. `tsapply plan`, `tsapply device init`.
   static func commandKeys(_ nodes: [CompletionNode]) -> [String] {
     nodes.dropFirst().map(\.key)
+  }
+
+  /// Each option that takes a value, with the words "command path + option" that come before
+  /// its value (one per spelling), e.g. `tsapply plan --out`, `tsapply plan -out`.
+  static func valueOptions(_ nodes: [CompletionNode]) -> [(keys: [String], option: OptionSpec)] {
+    nodes.flatMap { node in node.valueOptions.map { option in (option.names.map { "\(node.key) \($0)" }, option) } }
+  }
+
+  /// `"a b"|"c d"`: shell case patterns matching exactly these strings (which hold no quotes).
+  static func casePatterns(_ keys: [String]) -> String {
+    keys.map { "\"\($0)\"" }.joined(separator: "|")
   }
 }

@@ -20,11 +20,8 @@ enum ZshCompletion {
       "  done",
       "  case \"$cmdpath $prev\" in",
     ]
-    for node in nodes {
-      for option in node.valueOptions {
-        let keys = option.names.map { "\(node.key) \($0)" }
-        lines.append("    (\(patterns(keys)))) \(action(option.completion, label: option.valueName)); return ;;")
-      }
+    for (keys, option) in CompletionTree.valueOptions(nodes) {
+      lines.append("    (\(patterns(keys)))) \(action(option.completion, label: option.valueName)); return ;;")
     }
     lines += ["  esac", "  if [[ $PREFIX == -* ]]; then", "    case \"$cmdpath\" in"]
     for node in nodes {
@@ -49,9 +46,7 @@ enum ZshCompletion {
     ShellQuote.single(name.replacingOccurrences(of: ":", with: "\\:") + ":" + help)
   }
 
-  private static func patterns(_ keys: [String]) -> String {
-    keys.map { "\"\($0)\"" }.joined(separator: "|")
-  }
+  private static func patterns(_ keys: [String]) -> String { CompletionTree.casePatterns(keys) }
 
   private static func action(_ values: CompletionValues, label: String) -> String {
     switch values {

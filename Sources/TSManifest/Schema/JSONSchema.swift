@@ -1,3 +1,5 @@
+import TSModel
+
 /// A JSON Schema (draft 2020-12) as a Swift value: the keywords `ManifestSchema` uses, encoded
 /// with `JSONEncoder` under their JSON names (`$ref`, `$defs`, `enum`, …).
 ///
@@ -10,16 +12,21 @@ public struct JSONSchema: Hashable, Sendable, Encodable {
     case null, boolean, integer, number, string, array, object
   }
 
+  /// `$schema`: the dialect URI (root only).
   public var schemaDialect: String?
+  /// `title`: a short name shown by editors.
   public var title: String?
   /// Hover help in editors; every property of the manifest schema has one.
   public var description: String?
   /// A reference to a definition, e.g. `#/$defs/time`.
   public var ref: String?
+  /// `$defs`: named definitions, referenced as `#/$defs/NAME` (root only).
   public var defs: [String: JSONSchema]?
   /// One type, or several (any of them).
   public var type: [InstanceType]?
+  /// `enum`: the instance equals one of these.
   public var enumValues: [JSONValue]?
+  /// `const`: the instance equals this value.
   public var const: JSONValue?
   /// An ECMA-262 regular expression (no inline flags: case-insensitivity is spelled `[aA]`).
   public var pattern: String?
@@ -27,22 +34,35 @@ public struct JSONSchema: Hashable, Sendable, Encodable {
   public var minLength: Int?
   /// Counted in Unicode code points, not bytes (JSON Schema §6.3.1).
   public var maxLength: Int?
+  /// `minimum`: numbers at least this.
   public var minimum: Int?
+  /// `maximum`: numbers at most this.
   public var maximum: Int?
+  /// `exclusiveMinimum`: numbers greater than this.
   public var exclusiveMinimum: Double?
+  /// `exclusiveMaximum`: numbers less than this.
   public var exclusiveMaximum: Double?
+  /// `minItems`: arrays have at least this many items.
   public var minItems: Int?
+  /// `maxItems`: arrays have at most this many items.
   public var maxItems: Int?
+  /// `uniqueItems`: no two items of an array are equal (whole values, not a field of them).
   public var uniqueItems: Bool?
+  /// `properties`: the schema of each known key of an object.
   public var properties: [String: JSONSchema]?
+  /// `required`: keys an object must have.
   public var required: [String]?
+  /// `additionalProperties: false` refuses keys not in `properties`.
   public var additionalProperties: Bool?
+  /// `anyOf`: the instance matches at least one of these.
   public var anyOf: [JSONSchema]?
+  /// `examples`: sample values (editors may offer them as completions).
   public var examples: [JSONValue]?
   private var nested: [Nested: JSONSchema] = [:]
 
   private enum Nested: Hashable, Sendable { case items, not, `if`, then }
 
+  /// A schema with only `type` and `description` set (both optional).
   public init(type: [InstanceType]? = nil, description: String? = nil) {
     self.type = type
     self.description = description
@@ -63,6 +83,7 @@ public struct JSONSchema: Hashable, Sendable, Encodable {
     get { nested[.if] }
     set { nested[.if] = newValue }
   }
+  /// The schema an instance matching `if` must match.
   public var then: JSONSchema? {
     get { nested[.then] }
     set { nested[.then] = newValue }
@@ -75,6 +96,7 @@ public struct JSONSchema: Hashable, Sendable, Encodable {
     case additionalProperties, anyOf, examples, items, not, `if`, then
   }
 
+  /// Writes the keywords that are set, under their JSON names; one type as a string, several as an array.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encodeIfPresent(schemaDialect, forKey: .schemaDialect)

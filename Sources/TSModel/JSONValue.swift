@@ -1,18 +1,27 @@
-/// A JSON value: what a JSON Schema's `enum`, `const` and `examples` hold, and what a schema
-/// validates (an instance).
+/// A JSON value: what a JSON Schema's `enum`, `const` and `examples` hold, what a schema
+/// validates (an instance), and what the JSON plan renderer builds.
 ///
 /// Integers and other numbers are kept apart (`integer` vs `number`) so that a schema's
 /// `"type": "integer"` can be checked the way JSON Schema defines it (a number with no
 /// fractional part). Object keys are encoded sorted when the encoder sorts keys.
 public enum JSONValue: Hashable, Sendable, Codable {
+  /// `null`.
   case null
+  /// `true` or `false`.
   case bool(Bool)
+  /// A number without a fractional part that fits in `Int`.
   case integer(Int)
+  /// Any other number.
   case number(Double)
+  /// A string.
   case string(String)
+  /// An array, in order.
   case array([JSONValue])
+  /// An object, by key.
   case object([String: JSONValue])
 
+  /// Decodes any JSON value (booleans before numbers, integers before other numbers).
+  /// - Throws: `DecodingError` when the input is not JSON.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     if container.decodeNil() {
@@ -32,6 +41,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
     }
   }
 
+  /// Encodes the value as the JSON it stands for.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     switch self {
