@@ -46,27 +46,25 @@ import TSTestSupport
   /// does (COMP_WORDS, COMP_CWORD), in a directory holding a.yaml, b.yml, c.txt and sub/.
   @Test(arguments: bashCases)
   func bashCompletes(_ words: [String], _ expected: [String]) throws {
-    let directory = try TSApplyBinary.temporaryDirectory()
+    let directory = try Self.completionDirectory("bash", script: "tsapply.bash")
     defer { try? FileManager.default.removeItem(at: directory) }
+    let script = "source ./tsapply.bash; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _tsapply; printf '%s\\n' \"${COMPREPLY[@]}\""
+    let result = try TSApplyBinary.runProgram(URL(fileURLWithPath: "/bin/bash"), ["-c", script, "bash"] + words, in: directory)
+    #expect(result.status == 0)
+    let lines = result.stdout.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    #expect(lines.sorted() == expected)
+  }
+
+  /// A temporary directory holding a.yaml, b.yml, c.txt, sub/ and the `shell` script as `name`.
+  static func completionDirectory(_ shell: String, script name: String) throws -> URL {
+    let directory = try TSApplyBinary.temporaryDirectory()
     for file in ["a.yaml", "b.yml", "c.txt"] {
       FileManager.default.createFile(atPath: directory.appendingPathComponent(file).path, contents: Data())
     }
     try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
-    let script = try TSApplyBinary.run(["completion", "bash"]).stdout
-    try script.write(to: directory.appendingPathComponent("tsapply.bash"), atomically: true, encoding: .utf8)
-
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/bash")
-    process.currentDirectoryURL = directory
-    process.arguments = ["-c", "source ./tsapply.bash; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _tsapply; printf '%s\\n' \"${COMPREPLY[@]}\"", "bash"] + words
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-    #expect(lines.sorted() == expected)
+    let script = try TSApplyBinary.run(["completion", shell]).stdout
+    try script.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    return directory
   }
 
   static let fish = "/usr/bin/fish"
@@ -74,25 +72,15 @@ import TSTestSupport
 
   /// Runs `shell arguments` in `directory`; (status, standard output).
   static func shell(_ shell: String, _ arguments: [String], in directory: URL) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: shell)
-    process.currentDirectoryURL = directory
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try TSApplyBinary.runProgram(URL(fileURLWithPath: shell), arguments, in: directory)
+    return (result.status, result.stdout)
   }
 
   /// zsh parses the generated function (zsh is not installed everywhere: CI may skip this).
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: zsh)))
   func zshScriptParses() throws {
-    let directory = try TSApplyBinary.temporaryDirectory()
+    let directory = try Self.completionDirectory("zsh", script: "_tsapply")
     defer { try? FileManager.default.removeItem(at: directory) }
-    try TSApplyBinary.run(["completion", "zsh"]).stdout.write(to: directory.appendingPathComponent("_tsapply"), atomically: true, encoding: .utf8)
     #expect(try Self.shell(Self.zsh, ["-n", "_tsapply"], in: directory).0 == 0)
   }
 
@@ -101,13 +89,8 @@ import TSTestSupport
         arguments: [("tsapply pl", ["plan"]), ("tsapply device init --profile f", ["fit", "fit-basic", "fw"]),
                     ("tsapply validate ", ["a.yaml", "b.yml", "sub/"]), ("tsapply device show --j", ["--json"])])
   func fishCompletes(_ line: String, _ expected: [String]) throws {
-    let directory = try TSApplyBinary.temporaryDirectory()
+    let directory = try Self.completionDirectory("fish", script: "tsapply.fish")
     defer { try? FileManager.default.removeItem(at: directory) }
-    for file in ["a.yaml", "b.yml", "c.txt"] {
-      FileManager.default.createFile(atPath: directory.appendingPathComponent(file).path, contents: Data())
-    }
-    try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
-    try TSApplyBinary.run(["completion", "fish"]).stdout.write(to: directory.appendingPathComponent("tsapply.fish"), atomically: true, encoding: .utf8)
     let (status, output) = try Self.shell(Self.fish, ["-c", "source tsapply.fish; complete -C '\(line)'"], in: directory)
     #expect(status == 0)
     let words = output.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }

@@ -17,21 +17,9 @@ import TSTestSupport
 
     @discardableResult
     func run(_ arguments: String...) throws -> (status: Int32, stderr: String) {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      process.arguments = arguments
-      process.currentDirectoryURL = url
-      var environment = ProcessInfo.processInfo.environment
-      environment["TSAPPLY"] = TSApplyBinary.url.path
-      environment["NO_COLOR"] = "1"
-      process.environment = environment
-      let error = Pipe()
-      process.standardError = error
-      process.standardOutput = FileHandle.nullDevice
-      try process.run()
-      let data = error.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+      let result = try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/env"), arguments, in: url,
+                                                environment: ["TSAPPLY": TSApplyBinary.url.path])
+      return (result.status, result.stderr)
     }
 
     func write(_ name: String, _ text: String) throws {
