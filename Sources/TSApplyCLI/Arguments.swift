@@ -10,12 +10,18 @@ public struct OptionSpec: Sendable {
   public var valueName: String
   /// One line of help.
   public var help: String
+  /// What shell completion offers for the value: by default files when the value is a `…FILE`,
+  /// nothing otherwise (and nothing for a flag).
+  public var completion: CompletionValues
 
-  public init(_ names: [String], value: String? = nil, help: String) {
+  /// - Parameter completion: what shell completion offers for the value; `nil` chooses files
+  ///   for a value named `…FILE` and nothing otherwise.
+  public init(_ names: [String], value: String? = nil, help: String, completion: CompletionValues? = nil) {
     self.names = names
     self.takesValue = value != nil
     self.valueName = value ?? ""
     self.help = help
+    self.completion = completion ?? (value?.hasSuffix("FILE") == true ? .files : .none)
   }
 
   /// The canonical name, e.g. `--out`.

@@ -16,6 +16,8 @@ public enum CLI {
     DeviceCommand.self,
     ExportCommand.self,
     FmtCommand.self,
+    SchemaCommand.self,
+    CompletionCommand.self,
     HelpCommand.self,
   ]
 
@@ -113,6 +115,7 @@ struct HelpCommand: Command {
   static let abstract = "Show help for tsapply or one of its commands."
   static let usage = "[COMMAND [SUBCOMMAND]]"
   static let options: [OptionSpec] = []
+  static var positionals: CompletionValues { .words(CLI.commands.map { $0.name }) }
   let words: [String]
 
   init(_ arguments: ParsedArguments) throws(UsageError) { words = arguments.positionals }

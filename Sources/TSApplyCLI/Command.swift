@@ -16,6 +16,8 @@ public protocol Command: Sendable {
   static var options: [OptionSpec] { get }
   /// Nested subcommands (e.g. `device init`); empty for leaf commands.
   static var subcommands: [any Command.Type] { get }
+  /// What shell completion offers for positional arguments (default: nothing).
+  static var positionals: CompletionValues { get }
 
   /// Builds the command from parsed arguments.
   /// - Throws: `UsageError` when arguments are missing or extra.
@@ -28,12 +30,13 @@ public protocol Command: Sendable {
 extension Command {
   public static var discussion: String { "" }
   public static var subcommands: [any Command.Type] { [] }
+  public static var positionals: CompletionValues { .none }
 
   /// The help text: overview, usage, options, subcommands.
   public static func helpText(prefix: String) -> String {
     var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(prefix) \(name) \(usage)\n"
     if !discussion.isEmpty { text += "\n" + discussion + "\n" }
-    let allOptions = options + [OptionSpec(["--help", "-h"], help: "Show help information.")]
+    let allOptions = options + [CompletionTree.helpOption]
     text += "\nOPTIONS:\n"
     for option in allOptions {
       var spelled = option.names.joined(separator: ", ")

@@ -22,7 +22,7 @@ public enum JSONPlanRenderer {
       "manifest": .string(plan.manifestFile),
       "profile": .string(plan.profile),
       "prior_state_digest": .string(plan.priorStateDigest),
-      "counts": .object(["add": .int(counts.add), "change": .int(counts.change), "destroy": .int(counts.destroy)]),
+      "counts": .object(["add": .integer(counts.add), "change": .integer(counts.change), "destroy": .integer(counts.destroy)]),
       "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
       "resource_drift": .array(plan.resourceDrift.map(resourceChange)),
       "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
@@ -48,8 +48,8 @@ public enum JSONPlanRenderer {
     ]
     if changed.contains("contacts") {
       let counts = ContactCounts(change.fields)
-      object["contact_counts"] = .object(["added": .int(counts.added), "removed": .int(counts.removed),
-                                          "renamed": .int(counts.renamed)])
+      object["contact_counts"] = .object(["added": .integer(counts.added), "removed": .integer(counts.removed),
+                                          "renamed": .integer(counts.renamed)])
     }
     return .object(object)
   }
@@ -62,27 +62,20 @@ public enum JSONPlanRenderer {
     ]
     if let position = diagnostic.position {
       object["file"] = .string(position.file)
-      object["line"] = .int(position.line)
-      object["column"] = .int(position.column)
+      object["line"] = .integer(position.line)
+      object["column"] = .integer(position.column)
     }
     return .object(object)
   }
 }
 
-/// A JSON value, encoded with sorted keys.
-enum JSONValue: Hashable, Codable {
-  case null
-  case bool(Bool)
-  case int(Int)
-  case string(String)
-  case array([JSONValue])
-  case object([String: JSONValue])
-
+/// Plan values as JSON (`JSONValue`, TSModel), encoded with sorted keys.
+extension JSONValue {
   /// A field value (object keys keep their names; JSON sorts them).
   init(_ value: FieldValue) {
     switch value {
     case .string(let text): self = .string(text)
-    case .integer(let number): self = .int(number)
+    case .integer(let number): self = .integer(number)
     case .bool(let flag): self = .bool(flag)
     case .list(let items): self = .array(items.map(JSONValue.init))
     case .object(let entries): self = .object(Dictionary(entries.map { ($0.key, JSONValue($0.value)) }) { a, _ in a })
@@ -98,28 +91,6 @@ enum JSONValue: Hashable, Codable {
     }
     let data = (try? JSONEncoder().encode(inner)) ?? Data("null".utf8)
     self = (try? JSONDecoder().decode(JSONValue.self, from: data)) ?? .null
-  }
-
-  init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    if container.decodeNil() { self = .null }
-    else if let flag = try? container.decode(Bool.self) { self = .bool(flag) }
-    else if let number = try? container.decode(Int.self) { self = .int(number) }
-    else if let text = try? container.decode(String.self) { self = .string(text) }
-    else if let items = try? container.decode([JSONValue].self) { self = .array(items) }
-    else { self = .object(try container.decode([String: JSONValue].self)) }
-  }
-
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    switch self {
-    case .null: try container.encodeNil()
-    case .bool(let flag): try container.encode(flag)
-    case .int(let number): try container.encode(number)
-    case .string(let text): try container.encode(text)
-    case .array(let items): try container.encode(items)
-    case .object(let entries): try container.encode(entries)
-    }
   }
 
   /// Every string under a `phoneNum` key masked.

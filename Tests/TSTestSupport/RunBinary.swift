@@ -29,8 +29,15 @@ public enum TSApplyBinary {
   /// Runs `tsapply arguments` in `directory` with `stdin` as standard input and extra `environment`.
   public static func run(_ arguments: [String], in directory: URL? = nil, stdin: String = "",
                          environment: [String: String] = [:]) throws -> ProcessResult {
+    try runProgram(url, arguments, in: directory, stdin: stdin, environment: environment)
+  }
+
+  /// Runs any program (e.g. bash with a generated completion script, or a git hook) the same
+  /// way: `NO_COLOR=1` and extra `environment` on top of this process's, both pipes read.
+  public static func runProgram(_ executable: URL, _ arguments: [String], in directory: URL? = nil, stdin: String = "",
+                                environment: [String: String] = [:]) throws -> ProcessResult {
     let process = Process()
-    process.executableURL = url
+    process.executableURL = executable
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment

@@ -9,6 +9,7 @@ struct ApplyCommand: Command {
   static let name = "apply"
   static let abstract = "Make the watch match the manifest (shows the plan and asks first)."
   static let usage = "[options] [FILE | PLANFILE]"
+  static let positionals: CompletionValues = .manifests
   static let discussion = """
     With a manifest (default watch.yaml), apply plans, shows the plan and asks for confirmation;
     only 'yes' is accepted. --auto-approve skips the question; without a terminal and without

@@ -32,7 +32,8 @@ struct DeviceInitCommand: Command {
   static let usage = "[--profile NAME] [--force] [--device SPEC]"
   static let discussion = "Profiles: \(PlatformProfile.all.map(\.name).joined(separator: ", ")) (see 'tsapply device profiles')."
   static let options: [OptionSpec] = [
-    OptionSpec(["--profile"], value: "NAME", help: "Platform profile (default: default)."),
+    OptionSpec(["--profile"], value: "NAME", help: "Platform profile (default: default).",
+               completion: .words(PlatformProfile.all.map(\.name))),
     OptionSpec(["--force"], help: "Replace an existing simulated watch."),
     DeviceOption.spec,
   ]

@@ -12,6 +12,9 @@ struct DeviceSimulateCommand: Command {
     empties the list and turns SOS off, as the watch's own SOS switch does.
     """
   static let options: [OptionSpec] = [DeviceOption.spec]
+  /// The actions, as the first positional argument names them.
+  static let actions = ["contact-add", "contact-remove", "reminder-toggle", "sos", "emergency-set", "emergency-clear"]
+  static let positionals: CompletionValues = .words(actions)
 
   enum Action: Equatable {
     case contactAdd(Contact)
@@ -40,10 +43,9 @@ struct DeviceSimulateCommand: Command {
     case ("emergency-set", let n) where n >= 2 && n % 2 == 0:
       action = .emergencySet(stride(from: 0, to: n, by: 2).map { Contact(name: rest[$0], phoneNum: rest[$0 + 1]) })
     default:
-      let verbs = ["contact-add", "contact-remove", "reminder-toggle", "sos", "emergency-set", "emergency-clear"]
-      guard verbs.contains(verb) else {
+      guard Self.actions.contains(verb) else {
         var message = "unknown action '\(verb)'"
-        if let suggestion = closestMatch(to: verb, in: verbs) { message += "; did you mean '\(suggestion)'?" }
+        if let suggestion = closestMatch(to: verb, in: Self.actions) { message += "; did you mean '\(suggestion)'?" }
         throw UsageError(message)
       }
       throw UsageError("wrong arguments for '\(verb)': \(rest.count) given")

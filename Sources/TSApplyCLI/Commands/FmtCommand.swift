@@ -22,6 +22,7 @@ struct FmtCommand: Command {
     With --check nothing is written: the files that are not formatted are named and the exit
     status is 1. --diff shows the change as a unified diff (with --check, without writing).
     """
+  static let positionals: CompletionValues = .manifests
   static let options: [OptionSpec] = [
     OptionSpec(["--check"], help: "Write nothing; name the files that are not formatted and exit 1 if any."),
     OptionSpec(["--diff"], help: "Show the change as a unified diff."),

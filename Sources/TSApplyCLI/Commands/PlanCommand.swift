@@ -8,6 +8,7 @@ struct PlanCommand: Command {
   static let name = "plan"
   static let abstract = "Show what would change on the watch to match the manifest."
   static let usage = "[options] [FILE]"
+  static let positionals: CompletionValues = .manifests
   static let discussion = """
     FILE defaults to watch.yaml in the current directory; '-' reads standard input.
     With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something

@@ -7,6 +7,7 @@ struct RestoreCommand: Command {
   static let name = "restore"
   static let abstract = "Put the watch back as a backup from .tsapply/backups/ saved it."
   static let usage = "[options] BACKUP"
+  static let positionals: CompletionValues = .files
   static let discussion = """
     Plans the changes that return the watch to the backed-up state, shows them and asks for
     confirmation like 'apply' (only 'yes' is accepted; --auto-approve skips the question).

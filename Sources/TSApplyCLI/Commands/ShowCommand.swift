@@ -7,6 +7,7 @@ struct ShowCommand: Command {
   static let name = "show"
   static let abstract = "Show a saved plan (from 'tsapply plan -out FILE')."
   static let usage = "[options] PLANFILE"
+  static let positionals: CompletionValues = .files
   static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON."),
   ] + PlanOutputOptions.specs

@@ -9,6 +9,7 @@ struct ValidateCommand: Command {
   static let name = "validate"
   static let abstract = "Check a manifest (watch.yaml) against the format and the SDK's rules."
   static let usage = "[FILE] [--json]"
+  static let positionals: CompletionValues = .manifests
   static let discussion = """
     FILE defaults to watch.yaml in the current directory; '-' reads standard input.
     Every problem is reported, errors first, then warnings, in compiler style

@@ -10,14 +10,16 @@ import TSModel
 enum RepeatDaysRule {
   /// Every accepted spelling of a day: `mon`, `monday`, … `sun`, `sunday`.
   static let dayNames: [String: RepeatDays] = {
-    let full = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
     var names: [String: RepeatDays] = [:]
     for (index, entry) in RepeatDays.days.enumerated() {
       names[entry.name] = entry.day
-      names[full[index]] = entry.day
+      names[fullDayNames[index]] = entry.day
     }
     return names
   }()
+
+  /// The full day names, Monday first (SDK bit order), beside `RepeatDays.days`' short names.
+  static let fullDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
   static let expected = "expected everyday, workday, weekend, once, a day name, or a list of days such as [mon, wed, fri]"
 

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// examples/git/pre-commit run in a throwaway git repository with the built binary: invalid
+/// staged manifests are refused, the staged content is what is checked, other YAML is ignored.
+@Suite struct GitHookTests {
+  static let hook = TSApplyBinary.packageRoot.appendingPathComponent("examples/git/pre-commit")
+
+  struct Repository {
+    let url: URL
+
+    init() throws {
+      url = try TSApplyBinary.temporaryDirectory()
+      try run("git", "init", "-q")
+    }
+
+    @discardableResult
+    func run(_ arguments: String...) throws -> (status: Int32, stderr: String) {
+      let result = try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/env"), arguments, in: url,
+                                                environment: ["TSAPPLY": TSApplyBinary.url.path])
+      return (result.status, result.stderr)
+    }
+
+    func write(_ name: String, _ text: String) throws {
+      try text.write(to: url.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    func hook() throws -> (status: Int32, stderr: String) { try run("bash", GitHookTests.hook.path) }
+  }
+
+  @Test func hookIsExecutable() {
+    #expect(FileManager.default.isExecutableFile(atPath: Self.hook.path))
+  }
+
+  @Test func refusesAnInvalidStagedManifest() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "contacts:\n")
+    try repo.run("git", "add", "watch.yaml")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("watch.yaml:1:10: error: contacts: has no value"))
+    #expect(result.stderr.contains("pre-commit: watch.yaml is not valid"))
+  }
+
+  @Test func checksTheStagedContentNotTheWorkingCopy() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "contacts:\n")
+    try repo.run("git", "add", "watch.yaml")
+    try repo.write("watch.yaml", "contacts: []\n")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("pre-commit: watch.yaml (staged) is not valid"))
+  }
+
+  @Test func leavesOtherYAMLAlone() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("docker-compose.yml", "services: {}\n")
+    try repo.write("notes.txt", "contacts:\n")
+    try repo.run("git", "add", "docker-compose.yml", "notes.txt")
+    let result = try repo.hook()
+    #expect(result.status == 0)
+    #expect(result.stderr == "")
+  }
+
+  @Test func validManifestPassesValidation() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "contacts: []\n")
+    try repo.run("git", "add", "watch.yaml")
+    let result = try repo.hook()
+    #expect(!result.stderr.contains("is not valid"))
+    // `tsapply fmt --check` decides the rest (exit 0 when formatted).
+    #expect(result.status == 0 || result.stderr.contains("pre-commit: watch.yaml is not formatted")
+            || result.stderr.contains("pre-commit: this tsapply has no 'fmt --check'"))
+  }
+}
