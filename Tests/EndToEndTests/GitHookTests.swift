@@ -66,15 +66,23 @@ import TSTestSupport
     #expect(result.stderr == "")
   }
 
-  @Test func validManifestPassesValidation() throws {
+  @Test func validFormattedManifestPasses() throws {
     let repo = try Repository()
     defer { try? FileManager.default.removeItem(at: repo.url) }
     try repo.write("watch.yaml", "contacts: []\n")
     try repo.run("git", "add", "watch.yaml")
     let result = try repo.hook()
-    #expect(!result.stderr.contains("is not valid"))
-    // `tsapply fmt --check` decides the rest (exit 0 when formatted).
-    #expect(result.status == 0 || result.stderr.contains("pre-commit: watch.yaml is not formatted")
-            || result.stderr.contains("pre-commit: this tsapply has no 'fmt --check'"))
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stderr == "")
+  }
+
+  @Test func validButUnformattedManifestIsRefusedWithTheFix() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "reminders:\n  medicine:\n    at: [8:00]\n")
+    try repo.run("git", "add", "watch.yaml")
+    let result = try repo.hook()
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("pre-commit: watch.yaml is not formatted; run: tsapply fmt watch.yaml && git add watch.yaml"))
   }
 }
