@@ -21,42 +21,115 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
   public var failed: [ResourceAddress]
   /// Resources whose steps never ran.
   public var notApplied: [ResourceAddress]
-  /// The device's error.
-  public var error: DeviceError
+  /// Why the step failed.
+  public var cause: Cause
 
-  public var description: String {
-    "apply stopped: \(error)"
+  /// Why a step failed.
+  public enum Cause: Sendable, CustomStringConvertible {
+    /// The device answered a call with an error.
+    case device(DeviceError)
+    /// Just before writing a whole list, reading it showed it had changed on the watch since
+    /// the plan was made; writing would have silently undone that change, so nothing was written.
+    case changedOnWatch(part: String)
+
+    public var description: String {
+      switch self {
+      case .device(let error): "\(error)"
+      case .changedOnWatch(let part):
+        "the watch's \(part) changed since the plan was made (a change on the watch itself, or another tsapply); "
+          + "nothing was written over it"
+      }
+    }
   }
+
+  public var description: String { "apply stopped: \(cause)" }
 }
 
 /// Runs apply steps against a device, one at a time, stopping at the first failure.
+///
+/// Every write replaces a whole list (the reminder list or one reminder in it, the contacts,
+/// the emergency contacts), so before the first write of each list the applier reads that list
+/// and checks it is still what the plan was made from. A change made on the watch meanwhile (or
+/// by another tsapply) stops the apply instead of being silently overwritten: one read per
+/// written list buys that guarantee.
 public struct Applier: Sendable {
   /// The watch.
   public var device: any Device
+  /// Whether the platform accepts `repeatDays == 0` (checked before writing a new reminder).
+  public var allowsOnce: Bool
 
-  public init(device: any Device) { self.device = device }
+  public init(device: any Device, allowsOnce: Bool = false) {
+    self.device = device
+    self.allowsOnce = allowsOnce
+  }
 
-  /// Executes `steps` in order.
+  /// Executes `steps` in order against a watch expected to hold `expected`.
   ///
-  /// - Parameter progress: Called before and after each step and after each device call.
+  /// - Parameters:
+  ///   - expected: The state the plan was made from; each list is checked against it before its first write.
+  ///   - progress: Called before and after each step and after each device call.
   /// - Returns: The addresses changed, in order.
   /// - Throws: `PartialApplyFailure` with what was and was not applied.
-  public func execute(_ steps: [ApplyStep], progress: @Sendable (ApplyProgress) -> Void = { _ in }) async throws(PartialApplyFailure) -> [ResourceAddress] {
+  public func execute(_ steps: [ApplyStep], expected: DeviceState,
+                      progress: @Sendable (ApplyProgress) -> Void = { _ in }) async throws(PartialApplyFailure) -> [ResourceAddress] {
     let start = DispatchTime.now().uptimeNanoseconds
     let elapsed = { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
     var applied: [ResourceAddress] = []
+    var checked: Set<StatePart> = []
     for (index, step) in steps.enumerated() {
       progress(.stepStarted(step))
+      let failure = { (cause: PartialApplyFailure.Cause) in
+        PartialApplyFailure(applied: applied, failed: step.addresses,
+                            notApplied: steps[(index + 1)...].flatMap(\.addresses), cause: cause)
+      }
       do {
+        let part = StatePart(step)
+        if checked.insert(part).inserted, try await !part.matches(expected, on: device) {
+          throw failure(.changedOnWatch(part: part.rawValue))
+        }
         try await perform(step) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
+      } catch let error as PartialApplyFailure {
+        throw error
+      } catch let error as DeviceError {
+        throw failure(.device(error))
       } catch {
-        throw PartialApplyFailure(applied: applied, failed: step.addresses,
-                                  notApplied: steps[(index + 1)...].flatMap(\.addresses), error: error)
+        throw failure(.device(DeviceError(.simulator, .unknown, "\(error)")))
       }
       applied += step.addresses
       progress(.stepFinished(step, seconds: elapsed()))
     }
     return applied
+  }
+
+  /// The list a step writes, for the read-before-write check.
+  enum StatePart: String, Hashable {
+    case reminders, contacts, emergency = "emergency contacts"
+
+    init(_ step: ApplyStep) {
+      switch step {
+      case .setAllContacts: self = .contacts
+      case .setEmergencyContacts: self = .emergency
+      default: self = .reminders
+      }
+    }
+
+    /// Reads this part from the watch and compares it with `expected`.
+    func matches(_ expected: DeviceState, on device: any Device) async throws(DeviceError) -> Bool {
+      switch self {
+      case .reminders: try await device.fetchAllReminders() == expected.reminders
+      case .contacts: try await device.getAllContacts() == expected.contacts
+      case .emergency: try await device.getEmergencyContacts() == expected.emergency
+      }
+    }
+  }
+
+  /// A new reminder (the manifest's fields on the platform's template) checked with the SDK's
+  /// validator before it is written, as the SDK advises: some platforms (Fit) write without
+  /// checking, and a template default the plan could not see (e.g. lunch-break times) must not
+  /// put an invalid reminder on the watch.
+  private func checked(_ reminder: Reminder) throws(DeviceError) -> Reminder {
+    if let error = ReminderValidator.firstError(in: reminder, allowsOnce: allowsOnce) { throw error }
+    return reminder
   }
 
   private func perform(_ step: ApplyStep, called: (String) -> Void) async throws(DeviceError) {
@@ -73,12 +146,12 @@ public struct Applier: Sendable {
     case .createCustomReminder(let patch, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
-      try await device.setReminder(patch.applying(to: template))
+      try await device.setReminder(try checked(patch.applying(to: template)))
       called("setReminder")
     case .replaceAllCreating(let base, let patch, _, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
-      try await device.replaceAllReminders(base + [patch.applying(to: template)])
+      try await device.replaceAllReminders(base + [try checked(patch.applying(to: template))])
       called("replaceAllReminders")
     case .setAllContacts(let contacts):
       try await device.setAllContacts(contacts)

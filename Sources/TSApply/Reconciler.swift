@@ -41,28 +41,23 @@ public struct Reconciler: Sendable {
 
   /// Applies `plan`, made from `manifest`, to the watch.
   ///
-  /// Steps: read the state and refuse if it differs from the one the plan was made from; save a
-  /// backup (0600) into `backupDirectory`; run the device calls in `ApplyOrder`; read the watch
-  /// back and plan again: anything left is a verification failure.
+  /// Steps: save the state the plan was made from as a backup (0600) into `backupDirectory`; run
+  /// the device calls in `ApplyOrder`, each list checked against `state` just before its first
+  /// write (`Applier`), so a change made on the watch since planning stops the apply instead of
+  /// being overwritten; read back what was written and plan again: anything left is a
+  /// verification failure.
   ///
   /// - Parameters:
-  ///   - currentState: The state just read for this plan, when no time has passed since (e.g.
-  ///     `--auto-approve`); saves reading the watch again. `nil` reads it again.
+  ///   - state: The watch state `plan` was made from (its fingerprint is the plan's `priorStateDigest`).
   ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
   ///   - now: The time that names the backup.
   ///   - progress: Receives progress events (the backup path first, then steps and calls).
   /// - Returns: What was done, with the backup path and device statistics.
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
-  public func apply(_ plan: Plan, manifest: Manifest, currentState: DeviceState? = nil, backupDirectory: String,
+  public func apply(_ plan: Plan, manifest: Manifest, state: DeviceState, backupDirectory: String,
                     now: Date, progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
-    guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: currentState) }
-    let state: DeviceState
-    if let currentState {
-      state = currentState
-    } else {
-      do { state = try await readState() } catch { throw .device(error) }
-    }
     guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
+    guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: state) }
     let backupPath: String
     do {
       backupPath = try Backup(createdAt: now, profile: capabilities.profile, state: state).write(into: backupDirectory, at: now)
@@ -71,7 +66,7 @@ public struct Reconciler: Sendable {
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)
     let applied: [ResourceAddress]
     do {
-      applied = try await Applier(device: device).execute(steps) { progress(.apply($0)) }
+      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce).execute(steps, expected: state) { progress(.apply($0)) }
     } catch { throw .partial(error, backupPath: backupPath) }
     let after: DeviceState
     do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }
@@ -128,12 +123,10 @@ public struct ApplyReport: Sendable {
 
 /// Why an apply did not complete.
 public enum ApplyError: Error, Sendable, CustomStringConvertible {
-  /// The watch changed between planning and applying; nothing was written.
+  /// The state given is not the one the plan was made from; nothing was written.
   case stateChanged
   /// The backup could not be written; nothing was written to the watch.
   case backupFailed(SecureFileError)
-  /// Reading the watch before writing failed; nothing was written.
-  case device(DeviceError)
   /// Every write succeeded, but reading the watch back to verify failed.
   case readBackFailed(DeviceError, backupPath: String)
   /// A device call failed part-way; some changes may have been applied.
@@ -144,15 +137,13 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .stateChanged:
-      "the watch changed since the plan was made; nothing was written. Run 'tsapply plan' again"
+      "the plan was not made from this watch state; nothing was written. Run 'tsapply plan' again"
     case .backupFailed(let error):
       "cannot back up the watch before applying, so nothing was written: \(error)"
-    case .device(let error):
-      "cannot read the watch, so nothing was written: \(error)"
     case .readBackFailed(let error, let backupPath):
       "every change was written, but reading the watch back to verify failed: \(error). Run 'tsapply plan' to check. Backup of the previous state: \(backupPath)"
     case .partial(let failure, let backupPath):
-      "apply stopped part-way: \(failure.error). Backup of the previous state: \(backupPath)"
+      "apply stopped part-way: \(failure.cause). Backup of the previous state: \(backupPath)"
     case .verificationFailed(_, _, let backupPath):
       "the watch does not match the manifest after applying. Backup of the previous state: \(backupPath)"
     }

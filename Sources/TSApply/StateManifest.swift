@@ -70,7 +70,12 @@ public enum StateManifest {
     let at = { (value: String) in Located(value, at: origin) }
     if kind == .custom { item.name = at(reminder.reminderName) }
     item.isEnabled = Located(reminder.isEnabled, at: origin)
-    if stored.storesRepeatDays { item.repeatDays = Located(reminder.repeatDays, at: origin) }
+    if !(0...RepeatDays.everyday.rawValue).contains(reminder.repeatDays.rawValue) {
+      diagnostics.append(.error(at: origin, field: path + ".repeat",
+        "the state holds repeatDays \(reminder.repeatDays.rawValue), outside the SDK's 0–127 (Monday = 1 … Sunday = 64); it is left out"))
+    } else if stored.storesRepeatDays {
+      item.repeatDays = Located(reminder.repeatDays, at: origin)
+    }
     if let schedule = schedule(of: reminder, stored: stored) {
       item.schedule = Located(schedule, at: origin)
     } else if stored.timeTypes.contains(reminder.timeType) {

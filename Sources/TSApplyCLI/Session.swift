@@ -116,17 +116,21 @@ struct PlannedManifest {
     guard let manifest = input.result.manifest else { throw CommandFailure("the manifest could not be read") }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let (state, result) = try await session.plan(manifest)
-    try report(result.diagnostics, source: input.bytes, context: context)
-    guard let plan = result.plan else { throw CommandFailure("planning failed") }
+    // A plan carries its own warnings and shows them; print diagnostics here only when planning failed.
+    guard let plan = result.plan else {
+      try report(result.diagnostics, source: input.bytes, context: context)
+      throw CommandFailure("planning failed")
+    }
     return PlannedManifest(input: input, manifest: manifest, session: session, state: state, plan: plan)
   }
 }
 
 /// Prints manifest diagnostics and fails when any is an error.
-func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext) throws(CommandFailure) {
+func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext,
+            subject: String = "the manifest") throws(CommandFailure) {
   ManifestInput.printDiagnostics(diagnostics, source: source, json: false, context: context)
   let errors = diagnostics.filter { $0.severity == .error }.count
   if errors > 0 {
-    throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in the manifest; the watch was not touched")
+    throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in \(subject); the watch was not touched")
   }
 }

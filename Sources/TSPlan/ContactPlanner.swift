@@ -17,7 +17,7 @@ enum ContactPlanner {
         "\(watch) does not store regular contacts; remove the `contacts` section"))
       return part
     }
-    part.diagnostics = limitErrors(contacts, maxCount: limits.maxContacts, field: "contacts", capabilities: capabilities)
+    part.diagnostics = checks(contacts, maxCount: limits.maxContacts, field: "contacts", capabilities: capabilities)
     let desired = storedContacts(contacts.value, capabilities: capabilities)
     let diff = ContactDiff(from: storedContacts(state.contacts, capabilities: capabilities), to: desired)
     if !diff.isEmpty {
@@ -41,8 +41,9 @@ enum ContactPlanner {
     return contacts.map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) }
   }
 
-  /// Count, name and phone limits of a contact list (`what` names the list in messages).
-  static func limitErrors(_ contacts: Located<[ManifestContact]>, maxCount: Int, field: String,
+  /// Count, name and phone limits of a contact list (errors), and explicit short names the
+  /// platform drops (warnings). `field` names the list in messages.
+  static func checks(_ contacts: Located<[ManifestContact]>, maxCount: Int, field: String,
                           capabilities: DeviceCapabilities) -> [Diagnostic] {
     let limits = capabilities.contacts
     let watch = "the watch (profile \(capabilities.profile))"
@@ -57,6 +58,10 @@ enum ContactPlanner {
       if nameBytes > limits.nameMaxBytes {
         diagnostics.append(.error(at: contact.name.position, field: "\(contact.path).name",
           "\"\(contact.name.value)\" is \(nameBytes) bytes, but \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes"))
+      }
+      if contact.shortNameIsExplicit && !limits.storesShortName {
+        diagnostics.append(.warning(at: contact.position, field: "\(contact.path).short_name",
+          "\(watch) does not store short names; \"\(contact.shortName)\" is ignored"))
       }
       let phoneBytes = contact.phone.value.utf8.count
       if phoneBytes > limits.phoneMaxBytes {

@@ -20,7 +20,7 @@ enum EmergencyPlanner {
     let before = state.emergency ?? EmergencyContacts(contacts: [], isSosOn: false)
     var after = before
     if let contacts = emergency.contacts {
-      part.diagnostics = ContactPlanner.limitErrors(contacts, maxCount: limits.maxEmergencyContacts,
+      part.diagnostics = ContactPlanner.checks(contacts, maxCount: limits.maxEmergencyContacts,
                                                     field: "emergency.contacts", capabilities: capabilities)
       after.contacts = ContactPlanner.storedContacts(contacts.value, capabilities: capabilities)
     }

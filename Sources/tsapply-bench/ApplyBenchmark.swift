@@ -10,7 +10,8 @@ import TSPlan
 /// memory of planning a 200-contact manifest in-process.
 ///
 /// The minimum is computed independently of `ApplyOrder`: reads = one per managed kind to plan
-/// (reminders, contacts, emergency) plus one per written kind to verify; writes = per create a
+/// (reminders, contacts, emergency), plus per written list one read just before writing (so a
+/// change made on the watch meanwhile is never overwritten) and one after, to verify; writes = per create a
 /// template call plus one write (a replace-all platform folds every other reminder change into
 /// it), else one replace-all for all reminder updates and deletes where the platform has it or
 /// one call each where it does not, plus one call for contacts and one for emergency contacts.
@@ -75,7 +76,7 @@ enum ApplyBenchmark {
       return
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-bench-\(UUID().uuidString)").path
-    _ = try await reconciler.apply(plan, manifest: manifest, currentState: state, backupDirectory: directory, now: Date())
+    _ = try await reconciler.apply(plan, manifest: manifest, state: state, backupDirectory: directory, now: Date())
     try? FileManager.default.removeItem(atPath: directory)
     let stats = await device.statistics()
     let readNames: Set<String> = ["fetchAllReminders", "getAllContacts", "getEmergencyContacts"]
@@ -101,7 +102,9 @@ enum ApplyBenchmark {
   static func minimumReads(_ plan: Plan, _ manifest: Manifest, _ caps: DeviceCapabilities) -> Int {
     let planReads = 1 + (caps.contacts.maxContacts > 0 ? 1 : 0) + (caps.contacts.supportsEmergencyContacts ? 1 : 0)
     let touched = Set(plan.resourceChanges.map { $0.address.rawValue.hasPrefix("reminder.") ? "reminders" : $0.address.rawValue })
-    return planReads + touched.count
+    // One read before the first write of each list (the guard against overwriting a change made
+    // on the watch meanwhile) and one after, to verify.
+    return planReads + 2 * touched.count
   }
 
   /// Planning and rendering a 200-contact, 10-custom-reminder manifest against a watch roomy

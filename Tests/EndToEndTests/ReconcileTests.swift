@@ -134,6 +134,21 @@ import TSTestSupport
     #expect(Self.withoutJournal(after) == Self.withoutJournal(before))
   }
 
+  @Test func restoreRefusesABackupHoldingValuesNoWatchCanTake() throws {
+    let dir = try Self.workspace()
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    let backupLine = try #require(apply.stdout.split(separator: "\n").first { $0.hasPrefix("Backed up") })
+    let backup = String(try #require(backupLine.split(separator: " ").first { $0.hasPrefix(".tsapply/backups/") }))
+    let url = dir.appendingPathComponent(backup)
+    let edited = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "\"repeatDays\" : 127", with: "\"repeatDays\" : -1")
+    try edited.write(to: url, atomically: true, encoding: .utf8)
+    let before = try Data(contentsOf: Self.stateFile(dir))
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    #expect(restore.status == 1)
+    #expect(restore.stderr.contains("in the backup; the watch was not touched"), "\(restore.stderr)")
+    #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
+  }
+
   /// `device show --json` without the journal and sequence counter (restore writes are not
   /// watch-side events) and without custom reminders' IDs: the watch assigns those through the
   /// template call, so a re-created reminder may get another number (built-in IDs stay).

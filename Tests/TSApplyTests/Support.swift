@@ -15,9 +15,9 @@ func watch(_ profile: PlatformProfile, state: DeviceState? = nil, faults: [Simul
 @discardableResult
 func planAndApply(_ manifest: Manifest, on device: any Device, backups directory: String) async throws -> ApplyReport {
   let reconciler = try await Reconciler.connect(device)
-  let (_, result) = try await reconciler.plan(manifest)
+  let (state, result) = try await reconciler.plan(manifest)
   guard let plan = result.plan else { throw PlanningFailed(diagnostics: result.diagnostics) }
-  return try await reconciler.apply(plan, manifest: manifest, backupDirectory: directory, now: Date())
+  return try await reconciler.apply(plan, manifest: manifest, state: state, backupDirectory: directory, now: Date())
 }
 
 /// Planning produced errors.

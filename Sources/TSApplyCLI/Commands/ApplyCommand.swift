@@ -39,9 +39,7 @@ struct ApplyCommand: Command {
     }
     let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
     let apply = ApplyRun(session: planned.session, output: output, context: context)
-    // Without a question nothing can change between planning and applying: reuse the state.
-    return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove,
-                               currentState: autoApprove ? planned.state : nil)
+    return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove, state: planned.state)
   }
 
   private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
@@ -56,7 +54,7 @@ struct ApplyCommand: Command {
       return .failure
     }
     let apply = ApplyRun(session: session, output: output, context: context)
-    return try await apply.run(saved.plan, manifest: manifest, confirm: false, currentState: state)
+    return try await apply.run(saved.plan, manifest: manifest, confirm: false, state: state)
   }
 }
 
@@ -69,11 +67,13 @@ struct ApplyRun {
   var session: WatchSession
   var output: PlanOutputOptions
   var context: CommandContext
+  /// The command running the apply (`apply` or `restore`), for messages.
+  var command: String = "apply"
 
   /// Runs the apply; returns `.success`, or throws a `CommandFailure` describing what happened.
-  /// - Parameter currentState: The watch state the plan was just made from, when nothing can
-  ///   have changed since (no question asked); `nil` reads the watch again before writing.
-  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, currentState: DeviceState?) async throws -> ExitStatus {
+  /// - Parameter state: The watch state the plan was made from; every list is checked against it
+  ///   just before it is written, so a change made meanwhile stops the apply.
+  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, state: DeviceState) async throws -> ExitStatus {
     let renderer = output.renderer(context)
     context.stdout.write(renderer.render(plan))
     if plan.isEmpty {
@@ -81,13 +81,13 @@ struct ApplyRun {
       return .success
     }
     if confirm { try askForConfirmation() }
-    let report = try await execute(plan, manifest: manifest, currentState: currentState, renderer: renderer)
+    let report = try await execute(plan, manifest: manifest, state: state, renderer: renderer)
     if let finalState = report.finalState { session.recordApplied(finalState, context: context) }
     context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
     return .success
   }
 
-  private func execute(_ plan: Plan, manifest: Manifest, currentState: DeviceState?,
+  private func execute(_ plan: Plan, manifest: Manifest, state: DeviceState,
                        renderer: HumanPlanRenderer) async throws(CommandFailure) -> ApplyReport {
     let context = self.context
     let verbose = context.stdoutIsTerminal
@@ -96,7 +96,7 @@ struct ApplyRun {
       ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
     }
     do {
-      return try await session.reconciler.apply(plan, manifest: manifest, currentState: currentState,
+      return try await session.reconciler.apply(plan, manifest: manifest, state: state,
                                                 backupDirectory: session.backupDirectory, now: Date(), progress: progress)
     } catch {
       throw CommandFailure(describe(error, renderer: renderer))
@@ -105,8 +105,10 @@ struct ApplyRun {
 
   private func askForConfirmation() throws {
     guard context.stdinIsTerminal else {
-      throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
-        + "  Re-run with --auto-approve, or save the plan with 'tsapply plan -out FILE' and run 'tsapply apply FILE'.")
+      let alternative = command == "apply"
+        ? ", or save the plan with 'tsapply plan -out FILE' and run 'tsapply apply FILE'" : ""
+      throw CommandFailure("refusing to \(command) without confirmation: standard input is not a terminal.\n"
+        + "  Re-run with --auto-approve\(alternative).")
     }
     context.stdout.write("""
 
@@ -117,7 +119,7 @@ struct ApplyRun {
         Enter a value: 
       """)
     let answer = context.readLine()?.trimmingCharacters(in: .whitespaces)
-    guard answer == "yes" else { throw CommandFailure("Apply cancelled: the watch was not touched.") }
+    guard answer == "yes" else { throw CommandFailure("\(command == "apply" ? "Apply" : "Restore") cancelled: the watch was not touched.") }
     context.stdout.write("\n")
   }
 
@@ -150,7 +152,7 @@ struct ApplyRun {
   private func describe(_ error: ApplyError, renderer: HumanPlanRenderer) -> String {
     switch error {
     case .partial(let failure, let backupPath):
-      var text = "apply stopped part-way: \(failure.error)\n"
+      var text = "apply stopped part-way: \(failure.cause)\n"
       text += "  applied:      " + list(failure.applied) + "\n"
       text += "  failed:       " + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"

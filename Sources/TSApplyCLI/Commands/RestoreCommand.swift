@@ -1,5 +1,6 @@
 import Foundation
 import TSApply
+import TSManifest
 import TSModel
 
 /// `tsapply restore BACKUP`: puts the watch back into the state saved before an apply.
@@ -35,12 +36,27 @@ struct RestoreCommand: Command {
     guard backup.profile == capabilities.profile else {
       throw CommandFailure("\(file) was taken from a '\(backup.profile)' watch; this watch is '\(capabilities.profile)'")
     }
-    let (manifest, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
-    try report(problems, source: nil, context: context)
+    let manifest = try checkedManifest(backup, capabilities: capabilities, context: context)
     let (state, result) = try await session.plan(manifest)
-    try report(result.diagnostics, source: nil, context: context)
-    guard let plan = result.plan else { return .failure }
-    return try await ApplyRun(session: session, output: output, context: context)
-      .run(plan, manifest: manifest, confirm: !autoApprove, currentState: autoApprove ? state : nil)
+    guard let plan = result.plan else {
+      try report(result.diagnostics, source: nil, context: context, subject: "the backup")
+      return .failure
+    }
+    return try await ApplyRun(session: session, output: output, context: context, command: Self.name)
+      .run(plan, manifest: manifest, confirm: !autoApprove, state: state)
+  }
+
+  /// The backup as a manifest, checked with every manifest rule: a backup is a file a person can
+  /// edit, so it gets no more trust than a manifest (a backup holding `repeatDays: -1` or a phone
+  /// `abc` is refused, never written to the watch).
+  private func checkedManifest(_ backup: Backup, capabilities: DeviceCapabilities,
+                               context: CommandContext) throws -> Manifest {
+    let (stated, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
+    try report(problems, source: nil, context: context, subject: "the backup")
+    let yaml = Array(try ManifestEncoder.encode(stated).utf8)
+    let checked = ManifestLoader.load(bytes: yaml, file: "\(file) (as a manifest)")
+    try report(checked.diagnostics.filter { $0.severity == .error }, source: yaml, context: context, subject: "the backup")
+    guard let manifest = checked.manifest else { throw CommandFailure("\(file) cannot be restored") }
+    return manifest
   }
 }
