@@ -31,6 +31,8 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     /// Just before writing a whole list, reading it showed it had changed on the watch since
     /// the plan was made; writing would have silently undone that change, so nothing was written.
     case changedOnWatch(part: String)
+    /// The user interrupted (Ctrl-C); the apply stopped between two steps.
+    case interrupted
 
     public var description: String {
       switch self {
@@ -38,6 +40,7 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
       case .changedOnWatch(let part):
         "the watch's \(part) changed since the plan was made (a change on the watch itself, or another tsapply); "
           + "nothing was written over it"
+      case .interrupted: "interrupted"
       }
     }
   }
@@ -67,16 +70,22 @@ public struct Applier: Sendable {
   ///
   /// - Parameters:
   ///   - expected: The state the plan was made from; each list is checked against it before its first write.
+  ///   - shouldStop: Asked before each step; `true` (the user pressed Ctrl-C) stops the apply
+  ///     there, so no step is left half-done.
   ///   - progress: Called before and after each step and after each device call.
   /// - Returns: The addresses changed, in order.
   /// - Throws: `PartialApplyFailure` with what was and was not applied.
-  public func execute(_ steps: [ApplyStep], expected: DeviceState,
+  public func execute(_ steps: [ApplyStep], expected: DeviceState, shouldStop: @Sendable () -> Bool = { false },
                       progress: @Sendable (ApplyProgress) -> Void = { _ in }) async throws(PartialApplyFailure) -> [ResourceAddress] {
     let start = DispatchTime.now().uptimeNanoseconds
     let elapsed = { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
     var applied: [ResourceAddress] = []
     var checked: Set<StatePart> = []
     for (index, step) in steps.enumerated() {
+      if shouldStop() {
+        throw PartialApplyFailure(applied: applied, failed: [], notApplied: steps[index...].flatMap(\.addresses),
+                                  cause: .interrupted)
+      }
       progress(.stepStarted(step))
       let failure = { (cause: PartialApplyFailure.Cause) in
         PartialApplyFailure(applied: applied, failed: step.addresses,

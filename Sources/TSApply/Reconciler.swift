@@ -51,11 +51,13 @@ public struct Reconciler: Sendable {
   ///   - state: The watch state `plan` was made from (its fingerprint is the plan's `priorStateDigest`).
   ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
   ///   - now: The time that names the backup.
+  ///   - shouldStop: Asked between steps; `true` stops the apply cleanly (Ctrl-C).
   ///   - progress: Receives progress events (the backup path first, then steps and calls).
   /// - Returns: What was done, with the backup path and device statistics.
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
   public func apply(_ plan: Plan, manifest: Manifest, state: DeviceState, backupDirectory: String,
-                    now: Date, progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
+                    now: Date, shouldStop: @Sendable () -> Bool = { false },
+                    progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
     guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
     guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: state) }
     let backupPath: String
@@ -66,7 +68,7 @@ public struct Reconciler: Sendable {
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)
     let applied: [ResourceAddress]
     do {
-      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce).execute(steps, expected: state) { progress(.apply($0)) }
+      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce).execute(steps, expected: state, shouldStop: shouldStop) { progress(.apply($0)) }
     } catch { throw .partial(error, backupPath: backupPath) }
     let after: DeviceState
     do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }

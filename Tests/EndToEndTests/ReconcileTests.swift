@@ -194,3 +194,35 @@ import TSTestSupport
     #expect(plan.status == 0)
   }
 }
+
+/// Ctrl-C during an apply stops between steps and reports exactly what was applied.
+@Suite struct InterruptTests {
+  @Test func firstInterruptStopsCleanlyWithASummary() throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let process = Process()
+    process.executableURL = TSApplyBinary.url
+    process.arguments = ["apply", "--auto-approve"]
+    process.currentDirectoryURL = dir
+    var environment = ProcessInfo.processInfo.environment
+    environment["TSAPPLY_SIM_LATENCY"] = "300,0"
+    process.environment = environment
+    let output = Pipe(), error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    // At 300 ms a call, planning takes about 1 s and applying about 4 s more: interrupt in the middle.
+    Thread.sleep(forTimeInterval: 2.0)
+    process.interrupt()
+    let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    _ = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1)
+    #expect(stderr.contains("Interrupt received."))
+    #expect(stderr.contains("apply stopped part-way: interrupted"))
+    #expect(stderr.contains("  not applied:  "))
+    let rerun = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    #expect(rerun.status == 0)
+    #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
+  }
+}

@@ -95,9 +95,13 @@ struct ApplyRun {
     let progress: @Sendable (ReconcileEvent) -> Void = { event in
       ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
     }
+    let interrupt = InterruptWatch()
+    interrupt.start { context.stderr.write("\nInterrupt received. Finishing the current device call, then stopping (Ctrl-C again to quit at once)...\n") }
+    defer { interrupt.stop() }
     do {
       return try await session.reconciler.apply(plan, manifest: manifest, state: state,
-                                                backupDirectory: session.backupDirectory, now: Date(), progress: progress)
+                                                backupDirectory: session.backupDirectory, now: Date(),
+                                                shouldStop: { interrupt.interrupted }, progress: progress)
     } catch {
       throw CommandFailure(describe(error, renderer: renderer))
     }
