@@ -37,7 +37,7 @@ struct ApplyCommand: Command {
        let saved = try SavedPlan.parse(Array(data), path: file) {
       return try await applySaved(saved, context: context)
     }
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
     let apply = ApplyRun(session: planned.session, output: output, context: context)
     // Without a question nothing can change between planning and applying: reuse the state.
     return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove,
@@ -52,7 +52,7 @@ struct ApplyCommand: Command {
     guard let bytes = manifestBytes else { return .failure }
     let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
     guard let manifest = loaded.manifest else {
-      try report(loaded.diagnostics, source: bytes, context: context)
+      try report(loaded.diagnostics, source: bytes, redact: output.redact, context: context)
       return .failure
     }
     let apply = ApplyRun(session: session, output: output, context: context)

@@ -36,9 +36,9 @@ struct RestoreCommand: Command {
       throw CommandFailure("\(file) was taken from a '\(backup.profile)' watch; this watch is '\(capabilities.profile)'")
     }
     let (manifest, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
-    try report(problems, source: nil, context: context)
+    try report(problems, source: nil, redact: output.redact, context: context)
     let (state, result) = try await session.plan(manifest)
-    try report(result.diagnostics, source: nil, context: context)
+    try report(result.diagnostics, source: nil, redact: output.redact, context: context)
     guard let plan = result.plan else { return .failure }
     return try await ApplyRun(session: session, output: output, context: context)
       .run(plan, manifest: manifest, confirm: !autoApprove, currentState: autoApprove ? state : nil)
