@@ -1,6 +1,7 @@
 import Foundation
 import TSManifest
 import TSModel
+import TSPlan
 
 /// Reading a manifest for a command and showing its diagnostics; shared by `validate`, `plan`
 /// and `apply`.
@@ -23,25 +24,35 @@ public enum ManifestInput {
   ///
   /// Human form (to standard error): one compiler-style line per diagnostic
   /// (`watch.yaml:12:9: error: field: message`), followed by the source line and a caret under
-  /// the column when `source` holds that line. JSON form (to standard output): one object with
-  /// `format_version`, `valid`, `errors` and `warnings` (each with file, line, column, field,
-  /// message), keys sorted.
-  public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool,
+  /// the column when `source` holds that line. A source line longer than
+  /// `SourceExcerpt.maxWidth` characters is shown as a window around the column, with `…` where
+  /// it is cut; control characters in messages are escaped (`ControlCharacters`). JSON form (to
+  /// standard output): one object with `format_version`, `valid`, `errors` and `warnings` (each
+  /// with file, line, column, field, message), keys sorted.
+  ///
+  /// With `redact` (`--redact`), phone-like text in messages and echoed source lines is masked
+  /// (`PhoneRedaction.redactPhoneLike`: all digits but the last two become `*`).
+  public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
                                       context: CommandContext) {
-    let errors = diagnostics.filter { $0.severity == .error }.sortedByPosition()
-    let warnings = diagnostics.filter { $0.severity == .warning }.sortedByPosition()
+    let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(text) : text }
+    let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
+      + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
+        var masked = diagnostic
+        masked.message = mask(diagnostic.message)
+        return masked
+      }
     if json {
+      let errors = sorted.filter { $0.severity == .error }, warnings = sorted.filter { $0.severity == .warning }
       context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings).encoded() + "\n")
       return
     }
     let lines = source.map(sourceLines) ?? []
     var text = ""
-    for diagnostic in errors + warnings {
-      text += diagnostic.description + "\n"
+    for diagnostic in sorted {
+      text += ControlCharacters.escaped(diagnostic.description) + "\n"
       if let position = diagnostic.position, position.line >= 1, position.line <= lines.count {
-        let line = lines[position.line - 1]
-        let indent = String(line.unicodeScalars.prefix(max(0, position.column - 1)).map { $0 == "\t" ? "\t" : " " })
-        text += line + "\n" + indent + "^\n"
+        let excerpt = SourceExcerpt(line: lines[position.line - 1], column: position.column)
+        text += ControlCharacters.escaped(mask(excerpt.line)) + "\n" + excerpt.caretLine + "\n"
       }
     }
     context.stderr.write(text)

@@ -110,25 +110,26 @@ struct PlannedManifest {
   /// Reads `file`, prints its diagnostics, opens the watch and plans. The watch is opened only
   /// when the manifest has no errors, and never written.
   /// - Throws: `CommandFailure` for manifest or capability errors; device errors as they come.
-  static func make(_ file: String, deviceSpec: String?, context: CommandContext) async throws -> PlannedManifest {
+  static func make(_ file: String, deviceSpec: String?, redact: Bool, context: CommandContext) async throws -> PlannedManifest {
     let input = try ManifestInputFile.read(file, context: context)
-    try report(input.result.diagnostics, source: input.bytes, context: context)
+    try report(input.result.diagnostics, source: input.bytes, redact: redact, context: context)
     guard let manifest = input.result.manifest else { throw CommandFailure("the manifest could not be read") }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let (state, result) = try await session.plan(manifest)
     // A plan carries its own warnings and shows them; print diagnostics here only when planning failed.
     guard let plan = result.plan else {
-      try report(result.diagnostics, source: input.bytes, context: context)
+      try report(result.diagnostics, source: input.bytes, redact: redact, context: context)
       throw CommandFailure("planning failed")
     }
     return PlannedManifest(input: input, manifest: manifest, session: session, state: state, plan: plan)
   }
 }
 
-/// Prints manifest diagnostics and fails when any is an error.
-func report(_ diagnostics: [Diagnostic], source: [UInt8]?, context: CommandContext,
+/// Prints diagnostics (phone-like text masked with `redact`) and fails when any is an error;
+/// `subject` names what they are about in the failure ("the manifest", "the backup").
+func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, context: CommandContext,
             subject: String = "the manifest") throws(CommandFailure) {
-  ManifestInput.printDiagnostics(diagnostics, source: source, json: false, context: context)
+  ManifestInput.printDiagnostics(diagnostics, source: source, json: false, redact: redact, context: context)
   let errors = diagnostics.filter { $0.severity == .error }.count
   if errors > 0 {
     throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in \(subject); the watch was not touched")

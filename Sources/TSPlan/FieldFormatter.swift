@@ -63,13 +63,15 @@ struct FieldFormatter {
     return minutes % 60 == 0 ? "\(minutes / 60)h" : "\(minutes / 60)h\(minutes % 60)m"
   }
 
-  /// A double-quoted string with `"` and `\` escaped.
+  /// A double-quoted string with `"` and `\` escaped, and control characters escaped
+  /// (`ControlCharacters.escaped`: `\e`, `\n`, `\u{7F}`), so text read from a watch cannot drive
+  /// the terminal.
   static func quoted(_ text: String) -> String {
     var out = "\""
     for character in text {
       if character == "\"" || character == "\\" { out.append("\\") }
       out.append(character)
     }
-    return out + "\""
+    return ControlCharacters.escaped(out + "\"")
   }
 }

@@ -8,6 +8,8 @@ import TSModel
 /// (`safetyFindings(for:)`), the warnings, and the summary `Plan: 2 to add, 1 to change, 0 to
 /// destroy.` An empty plan renders `No changes. The watch matches <manifest file>.` ANSI colour
 /// codes appear only when `color` is true; with `redact`, no full phone number is printed.
+/// Text from the watch or the manifest (addresses, values, warnings) has its control characters
+/// escaped (`ControlCharacters`), so a hostile watch state cannot inject terminal escapes.
 public struct HumanPlanRenderer: Sendable {
   /// Whether to emit ANSI colour codes (a terminal without `--no-color` and `NO_COLOR`).
   public var color: Bool
@@ -74,7 +76,8 @@ public struct HumanPlanRenderer: Sendable {
     case (.update, true): "has changed"
     case (.delete, true): "has been deleted"
     }
-    var lines = ["  " + paint("# \(change.address) \(verb)", .bold)]
+    let address = ControlCharacters.escaped(change.address.rawValue)
+    var lines = ["  " + paint("# \(address) \(verb)", .bold)]
     let counts = ContactCounts(change.fields)
     let list = change.address == .emergency ? "emergency contacts" : "contacts"
     if !counts.summary.isEmpty { lines.append("  # \(list): \(counts.summary)") }
@@ -83,7 +86,7 @@ public struct HumanPlanRenderer: Sendable {
     if !drift {
       for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
     }
-    lines.append("  " + symbol(change.action) + " \(change.address) {")
+    lines.append("  " + symbol(change.action) + " \(address) {")
     lines += fieldLines(change.fields)
     lines.append("    }")
     return lines
@@ -108,7 +111,9 @@ public struct HumanPlanRenderer: Sendable {
   private func warnings(_ plan: Plan) -> [String] {
     guard !plan.warnings.isEmpty else { return [] }
     let phones = PhoneRedaction.phones(in: plan)
-    let texts = plan.warnings.map { redact ? PhoneRedaction.redactText($0.description, phones: phones) : $0.description }
+    let texts = plan.warnings.map {
+      ControlCharacters.escaped(redact ? PhoneRedaction.redactText($0.description, phones: phones) : $0.description)
+    }
     return [paint("Warnings:", .bold, .yellow)] + texts.map { "  " + $0 } + [""]
   }
 

@@ -31,21 +31,36 @@ public enum PhoneRedaction {
     return result
   }
 
-  /// Free text (e.g. a warning message) with every phone of `phones` and every other standalone
-  /// run of five or more digits (with an optional leading `+`) redacted. Times and byte counts
-  /// in messages have at most four digits, so they stay readable.
+  /// Free text (e.g. a warning message) with every phone of `phones` and everything phone-like
+  /// (`redactPhoneLike`) redacted.
   public static func redactText(_ text: String, phones: Set<String>) -> String {
-    var runs = phones
+    redactPhoneLike(redact(text, phones: phones))
+  }
+
+  /// Characters that may appear inside a written phone number besides digits.
+  private static let phoneFormatting: Set<Character> = ["+", " ", "-", ".", "(", ")"]
+
+  /// Free text (a diagnostic message, an echoed manifest line) with every phone-like run masked:
+  /// a run of digits, '+', spaces, dashes, dots and parentheses that holds five or more digits
+  /// has all its digits but the last two replaced by `*`, formatting kept:
+  /// `phone: "+1 (555) 010-0100"` → `phone: "+* (***) ***-**00"`. Times (`08:00`), byte counts,
+  /// lines and columns have at most four digits in a run, so they stay readable.
+  public static func redactPhoneLike(_ text: String) -> String {
+    var output = ""
     var run = ""
-    for character in text + " " {
-      if character.isASCIIDigit || (character == "+" && run.isEmpty) {
+    for character in text {
+      if character.isASCIIDigit || phoneFormatting.contains(character) {
         run.append(character)
-      } else {
-        if run.filter(\.isASCIIDigit).count >= 5 { runs.insert(run) }
-        run = ""
+        continue
       }
+      output += maskedRun(run) + String(character)
+      run = ""
     }
-    return redact(text, phones: runs)
+    return output + maskedRun(run)
+  }
+
+  private static func maskedRun(_ run: String) -> String {
+    run.filter(\.isASCIIDigit).count >= 5 ? redact(run) : run
   }
 
   /// Every phone number held in `plan` (before/after values of contacts and emergency).

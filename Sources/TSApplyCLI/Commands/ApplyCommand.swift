@@ -37,7 +37,7 @@ struct ApplyCommand: Command {
        let saved = try SavedPlan.parse(Array(data), path: file) {
       return try await applySaved(saved, context: context)
     }
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
     let apply = ApplyRun(session: planned.session, output: output, context: context)
     return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove, state: planned.state)
   }
@@ -50,7 +50,7 @@ struct ApplyCommand: Command {
     guard let bytes = manifestBytes else { return .failure }
     let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
     guard let manifest = loaded.manifest else {
-      try report(loaded.diagnostics, source: bytes, context: context)
+      try report(loaded.diagnostics, source: bytes, redact: output.redact, context: context)
       return .failure
     }
     let apply = ApplyRun(session: session, output: output, context: context)
@@ -133,12 +133,14 @@ struct ApplyRun {
     case .backedUp(let path):
       context.stdout.write("Backed up the watch's current state to \(relative(path, context)) (restore with 'tsapply restore \(relative(path, context))').\n")
     case .apply(.stepStarted(let step)):
-      for address in step.addresses { context.stdout.write("\(address): \(verb(actions[address], done: false))...\n") }
+      for address in step.addresses {
+        context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: false))...\n")
+      }
     case .apply(.deviceCall(let name, let seconds)):
       if verbose { context.stdout.write("  device call \(name) done [\(elapsedText(seconds)) elapsed]\n") }
     case .apply(.stepFinished(let step, let seconds)):
       for address in step.addresses {
-        context.stdout.write("\(address): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
+        context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
       }
     }
   }

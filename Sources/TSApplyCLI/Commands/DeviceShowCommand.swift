@@ -32,7 +32,8 @@ struct DeviceShowCommand: Command {
   }
 }
 
-/// The human form of a simulated watch's state, for `tsapply device show`.
+/// The human form of a simulated watch's state, for `tsapply device show`. Text the watch holds
+/// (names, notes, phones, short names) has its control characters escaped (`ControlCharacters`).
 enum WatchText {
   static func render(_ watch: SimulatedWatch, profile: PlatformProfile, path: String) -> String {
     var lines = ["Simulated watch: \(path)", "Profile: \(profile.name) (\(profile.capabilities.summary))", ""]
@@ -60,7 +61,7 @@ enum WatchText {
   static func reminder(_ r: Reminder) -> String {
     let kind = r.kind?.rawValue ?? "unknown"
     var text = "\(r.reminderId.padding(toLength: 3, withPad: " ", startingAt: 0)) \(kind.padding(toLength: 9, withPad: " ", startingAt: 0)) \(r.isEnabled ? "on " : "off")"
-    text += " \"\(r.reminderName)\" \(r.repeatDays)"
+    text += " \"\(ControlCharacters.escaped(r.reminderName))\" \(r.repeatDays)"
     switch r.timeType {
     case .period: text += " \(time(r.startTime))–\(time(r.endTime)) every \(r.interval)m"
     case .point: text += " at " + r.timePoints.map(time).joined(separator: ", ")
@@ -69,13 +70,13 @@ enum WatchText {
       text += " lunch break " + (r.lunchBreakDNDStartTime == 0 && r.lunchBreakDNDEndTime == 0
         ? "on" : "\(time(r.lunchBreakDNDStartTime))–\(time(r.lunchBreakDNDEndTime))")
     }
-    if !r.notes.isEmpty { text += " notes: \"\(r.notes)\"" }
+    if !r.notes.isEmpty { text += " notes: \"\(ControlCharacters.escaped(r.notes))\"" }
     return text
   }
 
   static func contact(_ c: Contact) -> String {
-    var text = "\(c.name)  \(c.phoneNum)"
-    if let short = c.shortName { text += "  [\(short)]" }
+    var text = "\(ControlCharacters.escaped(c.name))  \(ControlCharacters.escaped(c.phoneNum))"
+    if let short = c.shortName { text += "  [\(ControlCharacters.escaped(short))]" }
     return text
   }
 

@@ -43,7 +43,7 @@ struct ExportCommand: Command {
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let state = try await session.reconciler.readState()
     let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: Self.date(context))
-    ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, context: context)
+    ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, redact: false, context: context)
     // Values a manifest cannot state (errors) are left out of the text; it is still written, and
     // the exit status says it is incomplete.
     let errors = export.diagnostics.filter { $0.severity == .error }.count

@@ -54,7 +54,7 @@ struct FmtCommand: Command {
     }
     let result = ManifestFormatter.format(bytes: bytes, file: file)
     guard let formatted = result.formatted else {
-      ManifestInput.printDiagnostics(result.diagnostics, source: bytes, json: false, context: context)
+      ManifestInput.printDiagnostics(result.diagnostics, source: bytes, json: false, redact: false, context: context)
       context.stderr.write("\(file) was not formatted: it has errors.\n")
       return false
     }

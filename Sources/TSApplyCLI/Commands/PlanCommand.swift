@@ -40,7 +40,7 @@ struct PlanCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, context: context)
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
     let (input, plan) = (planned.input, planned.plan)
     context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
     if let out, let path = input.path {

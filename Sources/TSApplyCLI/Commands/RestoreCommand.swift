@@ -39,7 +39,7 @@ struct RestoreCommand: Command {
     let manifest = try checkedManifest(backup, capabilities: capabilities, context: context)
     let (state, result) = try await session.plan(manifest)
     guard let plan = result.plan else {
-      try report(result.diagnostics, source: nil, context: context, subject: "the backup")
+      try report(result.diagnostics, source: nil, redact: output.redact, context: context, subject: "the backup")
       return .failure
     }
     return try await ApplyRun(session: session, output: output, context: context, command: Self.name)
@@ -52,10 +52,11 @@ struct RestoreCommand: Command {
   private func checkedManifest(_ backup: Backup, capabilities: DeviceCapabilities,
                                context: CommandContext) throws -> Manifest {
     let (stated, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
-    try report(problems, source: nil, context: context, subject: "the backup")
+    try report(problems, source: nil, redact: output.redact, context: context, subject: "the backup")
     let yaml = Array(try ManifestEncoder.encode(stated).utf8)
     let checked = ManifestLoader.load(bytes: yaml, file: "\(file) (as a manifest)")
-    try report(checked.diagnostics.filter { $0.severity == .error }, source: yaml, context: context, subject: "the backup")
+    try report(checked.diagnostics.filter { $0.severity == .error }, source: yaml, redact: output.redact, context: context,
+               subject: "the backup")
     guard let manifest = checked.manifest else { throw CommandFailure("\(file) cannot be restored") }
     return manifest
   }

@@ -1,14 +1,15 @@
 import TSManifest
 import TSModel
 
-/// `tsapply validate [FILE] [--json]`: reads a manifest and reports every problem.
+/// `tsapply validate [FILE] [--json] [--redact]`: reads a manifest and reports every problem;
+/// `--redact` masks phone-like text in the output.
 ///
 /// Exit status 0 when the manifest is valid (warnings allowed), 1 when it has errors. Never
 /// touches a watch.
 struct ValidateCommand: Command {
   static let name = "validate"
   static let abstract = "Check a manifest (watch.yaml) against the format and the SDK's rules."
-  static let usage = "[FILE] [--json]"
+  static let usage = "[FILE] [--json] [--redact]"
   static let positionals: CompletionValues = .manifests
   static let discussion = """
     FILE defaults to watch.yaml in the current directory; '-' reads standard input.
@@ -17,19 +18,22 @@ struct ValidateCommand: Command {
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--json"], help: "Print the diagnostics as JSON on standard output."),
+    OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits) in messages and source lines."),
   ]
 
   let file: String
   let json: Bool
+  let redact: Bool
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
+    redact = arguments.has("--redact")
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let result = ManifestInput.load(file, context: context)
-    ManifestInput.printDiagnostics(result.diagnostics, source: result.source, json: json, context: context)
+    ManifestInput.printDiagnostics(result.diagnostics, source: result.source, json: json, redact: redact, context: context)
     let errors = result.diagnostics.filter { $0.severity == .error }.count
     let warnings = result.diagnostics.count - errors
     if !json {

@@ -23,7 +23,8 @@ extension ManifestDecoder {
       ContactNameRule.check($0, field: fields.path("name"), into: &context.diagnostics)
     }
     let phone = requiredText(fields, "phone", in: node, path: path).flatMap {
-      PhoneNumberRule.check($0, field: fields.path("phone"), into: &context.diagnostics)
+      PhoneNumberRule.check($0, isPlain: fields["phone"]?.scalar?.isPlain ?? false, field: fields.path("phone"),
+                            into: &context.diagnostics)
     }
     var explicitShortName: String?
     if let node = fields["short_name"], let text = context.text(node, path: fields.path("short_name")) {
@@ -31,7 +32,8 @@ extension ManifestDecoder {
                                               into: &context.diagnostics)
     }
     guard let name, let phone else { return nil }
-    return ManifestContact(position: node.position, path: path, name: name, phone: phone,
+    // A contact repeated through an alias (`- *c`) is placed at the alias, not at its anchor.
+    return ManifestContact(position: node.aliasPosition ?? node.position, path: path, name: name, phone: phone,
                            shortName: explicitShortName ?? ShortNameRule.derive(from: name.value),
                            shortNameIsExplicit: explicitShortName != nil)
   }

@@ -23,6 +23,7 @@ struct DecodingContext {
   /// Reports a node of another type ("expected a mapping with keys …"), keys that are not
   /// scalars, and unknown keys (with a "did you mean" suggestion); the known entries are kept.
   mutating func mapping(_ node: YAMLNode, path: String, keys: [String]) -> MappingFields? {
+    guard hasStandardTag(node, path: path, allowing: ["map"]) else { return nil }
     guard case .mapping(let entries) = node.content else {
       error(node.position, path, "expected a mapping with keys \(keys.joined(separator: ", ")), found \(node.kindDescription)")
       return nil
@@ -33,6 +34,7 @@ struct DecodingContext {
         error(entry.key.position, path, "keys must be plain words, found \(entry.key.kindDescription) as a key")
         continue
       }
+      guard hasStandardTag(entry.key, path: path, allowing: ["str"]) else { continue }
       guard keys.contains(key) else {
         var message = "unknown key \"\(key)\""
         if let suggestion = Suggestion.closest(to: key, in: keys) {
@@ -50,11 +52,28 @@ struct DecodingContext {
 
   /// Reads `node` as a list, reporting any other type.
   mutating func sequence(_ node: YAMLNode, path: String, expected: String) -> [YAMLNode]? {
+    guard hasStandardTag(node, path: path, allowing: ["seq"]) else { return nil }
     guard case .sequence(let items) = node.content else {
       error(node.position, path, "expected a list of \(expected), found \(node.kindDescription)")
       return nil
     }
     return items
+  }
+
+  /// The resolved form of YAML's standard tag `!!name` (`tag:yaml.org,2002:name`).
+  static func standardTag(_ name: String) -> String { "tag:yaml.org,2002:" + name }
+
+  /// Whether `node` is untagged or carries one of the standard tags `names` (`str`, `int`,
+  /// `bool`, `map`, `seq`). Any other tag (`!foo`, `!!binary`, `!`) is reported naming it: the
+  /// field decides a value's type, so a tag that asks for another type is never ignored.
+  mutating func hasStandardTag(_ node: YAMLNode, path: String, allowing names: [String]) -> Bool {
+    guard let tag = node.tag else { return true }
+    if names.contains(where: { Self.standardTag($0) == tag }) { return true }
+    let prefix = Self.standardTag("")
+    let written = tag.hasPrefix(prefix) ? "!!" + tag.dropFirst(prefix.count) : tag
+    let allowed = names.map { "!!" + $0 }.joined(separator: " or ")
+    error(node.position, path, "unsupported tag \(written); tsapply types values by their field, so only \(allowed) may be written here (remove the tag)")
+    return false
   }
 
   /// `node` unless it is null; a null section is reported with `hint`, which says what to write

@@ -45,6 +45,7 @@ struct ManifestDecoder {
   }
 
   private mutating func version(_ node: YAMLNode) -> Int {
+    guard context.hasStandardTag(node, path: "version", allowing: ["int"]) else { return Self.currentVersion }
     guard let value = context.plainInteger(node) else {
       context.error(node.position, "version", "expected the manifest format version \(Self.currentVersion), found \(describe(node))")
       return Self.currentVersion

@@ -35,6 +35,7 @@ extension ManifestDecoder {
       return nil
     }
     var reminders: [ManifestReminder] = []
+    var aliases: [SourcePosition?] = []
     for (index, item) in items.enumerated() {
       let path = "reminders.custom[\(index)]"
       guard let reminder = reminder(item, kind: .custom, path: path) else { continue }
@@ -42,8 +43,9 @@ extension ManifestDecoder {
         context.error(item.position, path, "name is required (names identify custom reminders)")
       }
       reminders.append(reminder)
+      aliases.append(item.aliasPosition)
     }
-    CustomReminderNameRule.check(reminders, into: &context.diagnostics)
+    CustomReminderNameRule.check(Array(zip(reminders, aliases)), into: &context.diagnostics)
     return reminders
   }
 
@@ -52,7 +54,7 @@ extension ManifestDecoder {
     guard let fields = context.mapping(node, path: path, keys: Self.reminderKeys) else { return nil }
     var reminder = ManifestReminder(kind: kind, position: node.position, path: path)
     if let value = fields["name"], let text = context.text(value, path: fields.path("name")) {
-      reminder.name = ReminderTextRule.checkName(Located(text, at: value.position), field: fields.path("name"),
+      reminder.name = ReminderTextRule.checkName(Located(text, at: value.aliasPosition ?? value.position), field: fields.path("name"),
                                                  into: &context.diagnostics)
     }
     if let value = fields["enabled"], let flag = context.bool(value, path: fields.path("enabled")) {
@@ -138,6 +140,8 @@ extension ManifestDecoder {
   }
 
   private mutating func repeatDays(_ node: YAMLNode, path: String) -> RepeatDays? {
+    let isList = if case .sequence = node.content { true } else { false }
+    guard context.hasStandardTag(node, path: path, allowing: [isList ? "seq" : "str"]) else { return nil }
     if case .sequence(let items) = node.content {
       var words: [Located<String>] = []
       for (index, item) in items.enumerated() {

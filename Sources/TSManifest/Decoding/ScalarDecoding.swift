@@ -14,6 +14,7 @@ extension DecodingContext {
       error(node.position, path, "expected text, found \(node.kindDescription)")
       return nil
     }
+    guard hasStandardTag(node, path: path, allowing: ["str"]) else { return nil }
     return scalar.value
   }
 
@@ -23,6 +24,7 @@ extension DecodingContext {
       error(node.position, path, "expected true or false, found \(node.kindDescription)")
       return nil
     }
+    guard hasStandardTag(node, path: path, allowing: ["bool"]) else { return nil }
     if scalar.isPlain, scalar.value == "true" { return true }
     if scalar.isPlain, scalar.value == "false" { return false }
     let lowered = scalar.value.lowercased()
@@ -36,10 +38,10 @@ extension DecodingContext {
     return nil
   }
 
-  /// A plain decimal integer (ASCII digits, optional sign); `nil` without a report when the
-  /// scalar is not one, so callers can try other forms.
+  /// A plain decimal integer (ASCII digits, optional sign), untagged or tagged `!!int`; `nil`
+  /// without a report when the scalar is not one, so callers can try other forms.
   func plainInteger(_ node: YAMLNode) -> Int? {
-    guard let scalar = node.scalar, scalar.isPlain, node.tag == nil else { return nil }
+    guard let scalar = node.scalar, scalar.isPlain, node.tag == nil || node.tag == Self.standardTag("int") else { return nil }
     var digits = Substring(scalar.value)
     let negative = digits.first == "-"
     if digits.first == "-" || digits.first == "+" { digits = digits.dropFirst() }
@@ -56,6 +58,7 @@ extension DecodingContext {
       error(node.position, path, "expected a time of day (HH:MM), found \(node.kindDescription)")
       return nil
     }
+    guard hasStandardTag(node, path: path, allowing: ["str", "int"]) else { return nil }
     if let minutes = plainInteger(node) {
       if scalar.value.count > 1, scalar.value.hasPrefix("0") {
         error(node.position, path, "\(scalar.value) is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero")
@@ -74,35 +77,48 @@ extension DecodingContext {
                                into: &diagnostics)
   }
 
-  /// A duration in minutes: "90m", "2h", "1h30m", or an integer of minutes.
+  /// A duration in minutes: "90m", "2h", "1h30m", or an integer of minutes. After hours, the
+  /// minutes are 0–59 (`1h60m` is an error, not 120 minutes).
   mutating func duration(_ node: YAMLNode, path: String) -> Int? {
     let expected = "expected a duration such as 90m, 2h or 1h30m, or minutes as an integer"
     guard let scalar = node.scalar, !node.isNull else {
       error(node.position, path, "\(expected), found \(node.kindDescription)")
       return nil
     }
+    guard hasStandardTag(node, path: path, allowing: ["str", "int"]) else { return nil }
     if let minutes = plainInteger(node) { return minutes }
-    guard let minutes = Self.parseDuration(scalar.value) else {
+    guard let parts = Self.parseDuration(scalar.value) else {
       error(node.position, path, "\"\(scalar.value)\" is not a duration (\(expected))")
       return nil
     }
-    return minutes
+    if parts.hours != nil, let minutes = parts.minutes, minutes > 59 {
+      error(node.position, path,
+        "\"\(scalar.value)\" is not a duration: after hours, the minutes must be 0–59 (write \(Self.durationText(parts.total)) or \(parts.total)m; \(expected))")
+      return nil
+    }
+    return parts.total
   }
 
-  /// Minutes in "2h", "90m" or "1h30m"; `nil` for any other text.
-  static func parseDuration(_ text: String) -> Int? {
+  /// The hours and minutes written in "2h", "90m" or "1h30m", and the total in minutes; `nil`
+  /// for any other text. Whether the minutes after hours are 0–59 is the caller's check.
+  static func parseDuration(_ text: String) -> (hours: Int?, minutes: Int?, total: Int)? {
     var rest = Substring(text)
-    var total = 0
-    var matchedAny = false
-    for (unit, factor) in [("h", 60), ("m", 1)] {
+    var values: [String: Int] = [:]
+    for unit in ["h", "m"] {
       let digits = rest.prefix { $0.isASCII && $0.isNumber }
       guard !digits.isEmpty, rest.dropFirst(digits.count).hasPrefix(unit), digits.count <= 6, let value = Int(digits) else {
         continue
       }
-      total += value * factor
-      matchedAny = true
+      values[unit] = value
       rest = rest.dropFirst(digits.count + unit.count)
     }
-    return matchedAny && rest.isEmpty ? total : nil
+    guard !values.isEmpty, rest.isEmpty else { return nil }
+    return (values["h"], values["m"], (values["h"] ?? 0) * 60 + (values["m"] ?? 0))
+  }
+
+  /// `45m`, `2h` or `1h30m` for a number of minutes.
+  static func durationText(_ minutes: Int) -> String {
+    guard minutes >= 60 else { return "\(minutes)m" }
+    return minutes % 60 == 0 ? "\(minutes / 60)h" : "\(minutes / 60)h\(minutes % 60)m"
   }
 }

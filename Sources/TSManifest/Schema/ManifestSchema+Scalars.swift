@@ -7,17 +7,18 @@ extension ManifestSchema {
   static let timePattern = "^(?:[01]?[0-9]|2[0-3]):[0-5][0-9]$"
   /// Most digits the validator reads in one part of a duration (`DecodingContext.parseDuration`).
   static let durationDigits = 6
-  /// "90m", "2h" or "1h30m" (`DecodingContext.parseDuration`).
+  /// "90m", "2h" or "1h30m" (`DecodingContext.parseDuration`); after hours, minutes 0–59
+  /// (leading zeros allowed up to `durationDigits` digits, as the validator reads them).
   static let durationPattern =
-    "^(?:[0-9]{1,\(durationDigits)}h(?:[0-9]{1,\(durationDigits)}m)?|[0-9]{1,\(durationDigits)}m)$"
+    "^(?:[0-9]{1,\(durationDigits)}h(?:0{0,\(durationDigits - 2)}[0-5]?[0-9]m)?|[0-9]{1,\(durationDigits)}m)$"
   /// Formatting characters a phone may hold (`PhoneNumberRule.formatting`), as a regex class.
   static let phoneFormattingClass = "[ .()-]"
   /// ASCII digits with at most one leading '+', 1–20 bytes without formatting (so at most 19
-  /// digits after a '+'), formatting anywhere (`PhoneNumberRule`).
+  /// digits after a '+'), formatting anywhere except a '-' before the number (`PhoneNumberRule`).
   static var phonePattern: String {
     let f = phoneFormattingClass
     let digits = "[0-9]\(f)*"
-    return "^\(f)*(?:\\+\(f)*(?:\(digits)){1,\(PhoneNumberRule.maxBytes - 1)}|(?:\(digits)){1,\(PhoneNumberRule.maxBytes)})$"
+    return "^(?! *-)\(f)*(?:\\+\(f)*(?:\(digits)){1,\(PhoneNumberRule.maxBytes - 1)}|(?:\(digits)){1,\(PhoneNumberRule.maxBytes)})$"
   }
 
   /// The spellings of one day, lowercase: `mon`…`sun`, `monday`…`sunday` (`RepeatDaysRule.dayNames`).
@@ -99,11 +100,12 @@ extension ManifestSchema {
     var schema = JSONSchema(type: [.string, .integer], description: """
       A phone number: ASCII digits with at most one leading '+', 1–\(PhoneNumberRule.maxBytes) digits; spaces, \
       dashes, dots and parentheses are formatting and removed. Letters, extensions and a '+' in the \
-      middle are errors: tsapply never changes a number. Quote it ("+15550100") to keep it text.
+      middle are errors: tsapply never changes a number. Quote it ("+15550100") to keep it text; \
+      an unquoted negative or fractional number (-5, 1.5) is an error.
       """)
     schema.pattern = phonePattern
     let bound = (0..<PhoneNumberRule.maxBytes).reduce(1.0) { value, _ in value * 10 }
-    schema.exclusiveMinimum = -bound
+    schema.minimum = 0  // an unquoted -5 or 1.5 is a YAML number, not a phone (PhoneNumberRule.numberProblem)
     schema.exclusiveMaximum = bound
     return schema
   }

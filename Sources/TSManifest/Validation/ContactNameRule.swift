@@ -11,12 +11,14 @@ enum ContactNameRule {
   /// Most bytes of UTF-8 the watch stores for a contact name.
   static let maxBytes = 32
 
-  /// The name as the watch will store it, or an error when it is empty.
+  /// The name as the watch will store it, or an error when it is empty, blank or holds a control
+  /// character (`DisplayTextRule`).
   static func check(_ name: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
     guard !name.value.isEmpty else {
       diagnostics.append(.error(at: name.position, field: field, "must not be empty"))
       return nil
     }
+    guard let name = DisplayTextRule.check(name, field: field, isName: true, into: &diagnostics) else { return nil }
     let bytes = name.value.utf8.count
     guard bytes > maxBytes else { return name }
     let stored = truncate(name.value, toBytes: maxBytes)

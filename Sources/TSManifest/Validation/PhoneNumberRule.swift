@@ -13,14 +13,38 @@ enum PhoneNumberRule {
   /// Characters that are formatting and removed before checking.
   static let formatting: Set<Character> = [" ", "-", ".", "(", ")"]
 
-  /// The number without formatting, or an error naming the first problem.
-  static func check(_ phone: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
+  /// The number without formatting, or an error naming the first problem. `isPlain`: the
+  /// value was written unquoted, so a YAML number such as `-5` or `1.5` is refused rather than
+  /// read as the digits it happens to contain.
+  static func check(_ phone: Located<String>, isPlain: Bool, field: String,
+                    into diagnostics: inout [Diagnostic]) -> Located<String>? {
     let cleaned = String(phone.value.filter { !formatting.contains($0) })
-    if let problem = problem(in: cleaned, original: phone.value) {
+    if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
+                     ?? problem(in: cleaned, original: phone.value) {
       diagnostics.append(.error(at: phone.position, field: field, problem))
       return nil
     }
     return Located(cleaned, at: phone.position)
+  }
+
+  /// A plain scalar that YAML reads as a number other than a non-negative integer (`-5`, `1.5`,
+  /// `+1.5`, `.5`, `1e5`): refused, since the digits left after removing '-' and '.' are a
+  /// different number from the one YAML sees. `+15550100` and `0123456` stay phones.
+  static func numberProblem(_ text: String) -> String? {
+    guard text.wholeMatch(of: yamlNumber) != nil, text.wholeMatch(of: /\+?[0-9]+/) == nil else { return nil }
+    return "\(text) is a number in YAML, not a phone number; write the phone as text in quotes, e.g. phone: \"+15550100\""
+  }
+
+  /// YAML 1.2 core-schema numbers (integers, octal, hexadecimal, floats, infinities, NaN).
+  private static var yamlNumber: Regex<Substring> {
+    /[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)/
+  }
+
+  /// A number that begins with '-' (after leading spaces): a dash is formatting between digits,
+  /// and a phone number has no sign.
+  private static func signProblem(_ text: String) -> String? {
+    guard text.drop(while: { $0 == " " }).first == "-" else { return nil }
+    return "\"\(text)\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"
   }
 
   private static func problem(in cleaned: String, original: String) -> String? {

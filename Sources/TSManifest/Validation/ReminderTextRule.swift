@@ -12,18 +12,21 @@ enum ReminderTextRule {
   /// Most bytes of UTF-8 in a reminder's notes.
   static let maxNotesBytes = 64
 
-  /// The name, or an error when it is empty or too long.
+  /// The name, or an error when it is empty, blank, holds a control character or is too long.
   static func checkName(_ name: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
     guard !name.value.isEmpty else {
       diagnostics.append(.error(at: name.position, field: field, "must not be empty"))
       return nil
     }
+    guard let name = DisplayTextRule.check(name, field: field, isName: true, into: &diagnostics) else { return nil }
     return checkLength(name, max: maxNameBytes, what: "a reminder name", field: field, into: &diagnostics)
   }
 
-  /// The notes, or an error when they are too long (empty notes are allowed).
+  /// The notes, or an error when they are too long or hold a control character (empty notes
+  /// are allowed).
   static func checkNotes(_ notes: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
-    checkLength(notes, max: maxNotesBytes, what: "notes", field: field, into: &diagnostics)
+    guard let notes = DisplayTextRule.check(notes, field: field, isName: false, into: &diagnostics) else { return nil }
+    return checkLength(notes, max: maxNotesBytes, what: "notes", field: field, into: &diagnostics)
   }
 
   private static func checkLength(_ text: Located<String>, max: Int, what: String, field: String,

@@ -22,13 +22,13 @@ enum ShortNameRule {
     return String(first).uppercased()
   }
 
-  /// An explicit short name, or an error when it is empty.
+  /// An explicit short name, or an error when it is empty, blank or holds a control character.
   static func check(_ shortName: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> String? {
     guard !shortName.value.isEmpty else {
       diagnostics.append(.error(at: shortName.position, field: field,
         "must not be empty; leave short_name out to derive it from the name"))
       return nil
     }
-    return shortName.value
+    return DisplayTextRule.check(shortName, field: field, isName: true, into: &diagnostics)?.value
   }
 }

@@ -81,7 +81,9 @@ struct YAMLComposer {
       return
     }
     try count(anchored.size, at: event.start)
-    add(anchored.node, size: anchored.size, anchor: nil)
+    var copy = anchored.node
+    copy.aliasPosition = event.start
+    add(copy, size: anchored.size, anchor: nil)
   }
 
   private mutating func count(_ nodes: Int, at position: SourcePosition) throws(YAMLComposeError) {

@@ -31,6 +31,9 @@ public struct YAMLNode: Hashable, Sendable {
   public var anchor: String?
   /// Whether a collection was written in flow style (`{…}` / `[…]`); `false` for scalars.
   public var isFlow: Bool
+  /// Where the alias (`*name`) stands when this node is an alias's copy of its anchored node
+  /// (whose positions `position` and `endPosition` keep); `nil` for a node written in place.
+  public var aliasPosition: SourcePosition? = nil
 
   /// Creates a node.
   public init(_ content: Content, position: SourcePosition, endPosition: SourcePosition,

@@ -41,7 +41,7 @@ _tsapply() {
   if [[ $cur == -* ]]; then
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
-      "tsapply validate") _tsapply_words "--json --help -h" ;;
+      "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --device --no-color -no-color --redact --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;

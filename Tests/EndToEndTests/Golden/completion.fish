@@ -48,6 +48,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -l version -d 'Print the versi
 # tsapply validate
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -a '(__tsapply_manifests)'
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l json -d 'Print the diagnostics as JSON on standard output.'
+complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l redact -d 'Mask phone numbers (all but the last two digits) in messages and source lines.'
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l help -s h -d 'Show help information.'
 
 # tsapply plan

@@ -1,0 +1,31 @@
+/// A source line as a diagnostic echoes it: the whole line when it is short, otherwise a window
+/// of `maxWidth` characters around the column with `…` on each cut side, so a diagnostic on a
+/// 100 KB single-line file prints about one terminal line, not the file.
+struct SourceExcerpt {
+  /// Longest line echoed whole, in Unicode scalars.
+  static let maxWidth = 160
+  /// Unicode scalars kept before the column when the line is cut.
+  static let before = 60
+
+  /// The line to print (possibly cut, with `…`).
+  var line: String
+  /// Spaces (tabs where the source has tabs) and a `^` under the column.
+  var caretLine: String
+
+  /// The excerpt of `line` for 1-based `column` (Unicode scalars, as diagnostics count).
+  init(line: String, column: Int) {
+    let scalars = Array(line.unicodeScalars)
+    let index = min(max(0, column - 1), scalars.count)
+    var start = 0, end = scalars.count
+    if scalars.count > Self.maxWidth {
+      start = max(0, min(index - Self.before, scalars.count - Self.maxWidth))
+      end = min(scalars.count, start + Self.maxWidth)
+    }
+    let head = start > 0 ? "…" : "", tail = end < scalars.count ? "…" : ""
+    var text = String.UnicodeScalarView()
+    text.append(contentsOf: scalars[start..<end])
+    self.line = head + String(text) + tail
+    let indent = scalars[start..<index].map { $0 == "\t" ? "\t" : " " }.joined()
+    caretLine = (head.isEmpty ? "" : " ") + indent + "^"
+  }
+}

@@ -1,0 +1,46 @@
+/// Control characters in text that came from a manifest or a watch: finding them (validation)
+/// and escaping them (human output), so such text can never drive a terminal.
+///
+/// A control character is a C0 control (U+0000–U+001F), DEL (U+007F) or a C1 control
+/// (U+0080–U+009F): the Unicode general category Cc. Terminals act on them (ESC starts an
+/// escape sequence, BEL rings, CR overwrites the line), so names and notes may not hold them
+/// (the manifest rules) and human output escapes any that a watch still holds.
+public enum ControlCharacters {
+  /// Whether `scalar` is a C0 control, DEL or a C1 control.
+  public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+  }
+
+  /// The first control character in `text`, if any.
+  public static func first(in text: String) -> Unicode.Scalar? {
+    text.unicodeScalars.first(where: isControl)
+  }
+
+  /// `U+001B` for a scalar: the form messages use to name a character.
+  public static func codePoint(_ scalar: Unicode.Scalar) -> String {
+    let hex = String(scalar.value, radix: 16, uppercase: true)
+    return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+  }
+
+  /// `text` with every control character written as an escape: `\n`, `\r`, `\t`, `\e` (ESC),
+  /// and `\u{7F}`-style for the rest. Text without control characters is returned unchanged.
+  public static func escaped(_ text: String) -> String {
+    guard first(in: text) != nil else { return text }
+    var result = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      guard isControl(scalar) else {
+        result.append(scalar)
+        continue
+      }
+      let escape = switch scalar {
+      case "\n": "\\n"
+      case "\r": "\\r"
+      case "\t": "\\t"
+      case "\u{1B}": "\\e"
+      default: "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+      }
+      result.append(contentsOf: escape.unicodeScalars)
+    }
+    return String(result)
+  }
+}

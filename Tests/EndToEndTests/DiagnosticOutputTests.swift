@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// What `validate` and `plan` print about a manifest's problems: `--redact` masks phone numbers
+/// in messages and echoed lines, control characters never reach the terminal, and a huge line
+/// is echoed as a short window.
+@Suite struct DiagnosticOutputTests {
+  static let phones = """
+    version: 1
+    contacts:
+      - {name: A, phone: "+1 (555) 010-0100"}
+      - {name: B, phone: "+1-555-010-0100"}
+
+    """
+  static let badPhone = "version: 1\ncontacts:\n  - {name: C, phone: \"+1 555 0100 ext 12\"}\n"
+  /// Every spelling of a full number in the manifests above, digits only.
+  static let fullNumbers = ["15550100100", "5550100", "0100100"]
+
+  static func digitsOnly(_ text: String) -> String {
+    // Phone-like runs with their formatting removed, so "+1 (555) 010-0100" is caught too.
+    text.filter { $0.isNumber || $0 == "\n" || $0 == "*" || $0 == " " || $0 == "\"" }
+      .replacingOccurrences(of: " ", with: "")
+  }
+
+  static func expectNoFullNumber(_ output: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let digits = digitsOnly(output)
+    for number in fullNumbers { #expect(!digits.contains(number), "\(output)", sourceLocation: sourceLocation) }
+  }
+
+  static func workspace(_ manifest: String) throws -> URL {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try manifest.write(to: directory.appendingPathComponent("w.yaml"), atomically: true, encoding: .utf8)
+    return directory
+  }
+
+  @Test(arguments: [phones, badPhone])
+  func redactMasksPhonesInValidateAndPlan(_ manifest: String) throws {
+    let directory = try Self.workspace(manifest)
+    let commands = [["validate", "--redact", "w.yaml"], ["validate", "--redact", "--json", "w.yaml"],
+                    ["plan", "--redact", "--no-color", "w.yaml"]]
+    for command in commands {
+      let result = try TSApplyBinary.run(command, in: directory)
+      #expect(result.stdout.contains("**00") || result.stderr.contains("**00"), "\(command): \(result.stderr)")
+      Self.expectNoFullNumber(result.stdout + result.stderr)
+    }
+    // Without --redact the numbers are shown, so the check above is not vacuous.
+    let plain = try TSApplyBinary.run(["validate", "w.yaml"], in: directory)
+    #expect(Self.fullNumbers.contains { Self.digitsOnly(plain.stderr).contains($0) })
+  }
+
+  @Test func redactedValidateShowsTheMaskedLineAndMessage() throws {
+    let result = try TSApplyBinary.run(["validate", "--redact", "w.yaml"], in: try Self.workspace(Self.phones))
+    #expect(result.status == 0)
+    #expect(result.stderr == """
+      w.yaml:4:22: warning: contacts[1].phone: +*********00 is also the phone of "A" on line 3
+        - {name: B, phone: "+*-***-***-**00"}
+                           ^
+
+      """)
+  }
+
+  @Test func controlCharactersAreRejectedAndNeverPrintedRaw() throws {
+    let manifest = "version: 1\nreminders:\n  custom:\n    - {name: \"a\\nb\", at: [3]}\n    - {name: \"\\e[2J\\e[31mRED\", at: [6]}\ncontacts:\n  - {name: \"\\e]0;pwned\\a\", phone: \"3\"}\n"
+    let result = try TSApplyBinary.run(["validate", "w.yaml"], in: try Self.workspace(manifest))
+    #expect(result.status == 1)
+    #expect(!result.stderr.contains("\u{1B}") && !result.stderr.contains("\u{07}"))
+    #expect(result.stderr.contains("w.yaml:5:14: error: reminders.custom[1].name: contains a control character (U+001B); names and notes are shown on the watch and cannot hold control characters"))
+    #expect(result.stderr.contains("w.yaml:7:12: error: contacts[0].name: contains a control character (U+001B)"))
+    #expect(result.stderr.hasSuffix("w.yaml is not valid: 3 errors.\n"))
+  }
+
+  @Test func aHugeLineIsEchoedAsAWindow() throws {
+    let manifest = "contacts: " + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + String(repeating: " ", count: 100_000) + "\n"
+    let result = try TSApplyBinary.run(["validate", "w.yaml"], in: try Self.workspace(manifest))
+    #expect(result.status == 1)
+    #expect(result.stderr.utf8.count < 1_000)
+    let lines = result.stderr.split(separator: "\n").map(String.init)
+    #expect(lines.first == "w.yaml:1:74: error: nesting is deeper than 64 levels; reading stopped")
+    #expect(lines.count == 4)
+    let echoed = Array(lines[1]), caret = lines[2]
+    #expect(lines[1].hasPrefix("…") && lines[1].hasSuffix("…"))
+    #expect(echoed[caret.count - 1] == "[")
+  }
+
+  @Test func deviceShowEscapesControlCharactersFromTheWatch() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let spec = "sim:\(directory.path)/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw", "--device", spec]).status == 0)
+    let added = try TSApplyBinary.run(["device", "simulate", "contact-add", "\u{1B}[2JEvil", "+15550100", "\u{1B}", "--device", spec])
+    #expect(added.status == 0, "\(added.stderr)")
+    let shown = try TSApplyBinary.run(["device", "show", "--device", spec])
+    #expect(shown.status == 0)
+    #expect(!shown.stdout.contains("\u{1B}"))
+    #expect(shown.stdout.contains("\\e[2JEvil  +15550100  [\\e]"))
+    // The plan that removes it shows the name escaped too.
+    try "contacts: []\n".write(to: directory.appendingPathComponent("w.yaml"), atomically: true, encoding: .utf8)
+    let plan = try TSApplyBinary.run(["plan", "--no-color", "--device", spec, "w.yaml"], in: directory)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(!plan.stdout.contains("\u{1B}"))
+    #expect(plan.stdout.contains("\\e[2JEvil"))
+  }
+}

@@ -1,0 +1,46 @@
+import Testing
+@testable import TSApplyCLI
+
+/// Echoed source lines: short lines whole, long lines as a window around the column with `…`
+/// on the cut sides and the caret still under the column.
+@Suite struct SourceExcerptTests {
+  /// The character the caret points at in the printed excerpt.
+  static func pointed(_ excerpt: SourceExcerpt) -> Character? {
+    let offset = excerpt.caretLine.count - 1
+    let characters = Array(excerpt.line)
+    return offset < characters.count ? characters[offset] : nil
+  }
+
+  @Test func shortLinesAreEchoedWhole() {
+    let excerpt = SourceExcerpt(line: "  - {name: A, phone: x}", column: 22)
+    #expect(excerpt.line == "  - {name: A, phone: x}")
+    #expect(excerpt.caretLine == String(repeating: " ", count: 21) + "^")
+  }
+
+  @Test func tabsKeepTheCaretAligned() {
+    let excerpt = SourceExcerpt(line: "a:\tb", column: 4)
+    #expect(excerpt.caretLine == "  \t^")
+  }
+
+  static let long = String(repeating: "[", count: 70) + "X" + String(repeating: "]", count: 70) + String(repeating: " ", count: 100_000)
+
+  @Test(arguments: [
+    (1, "[", false, true),          // at the start: cut at the end only
+    (71, "X", true, true),          // in the middle: cut on both sides
+    (100_141, " ", true, false),    // at the end: cut at the start only
+  ])
+  func longLinesAreCutAroundTheColumn(_ column: Int, _ character: Character, _ cutBefore: Bool, _ cutAfter: Bool) {
+    let excerpt = SourceExcerpt(line: Self.long, column: column)
+    #expect(excerpt.line.count <= SourceExcerpt.maxWidth + 2)
+    #expect(excerpt.line.hasPrefix("…") == cutBefore)
+    #expect(excerpt.line.hasSuffix("…") == cutAfter)
+    #expect(Self.pointed(excerpt) == character)
+  }
+
+  @Test func aColumnPastTheEndPointsJustAfterTheLine() {
+    let line = String(repeating: "a", count: 500)
+    let excerpt = SourceExcerpt(line: line, column: 501)
+    #expect(excerpt.line.hasPrefix("…") && !excerpt.line.hasSuffix("…"))
+    #expect(excerpt.caretLine.count == excerpt.line.count + 1)
+  }
+}

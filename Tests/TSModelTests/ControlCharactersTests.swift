@@ -1,0 +1,24 @@
+import Testing
+import TSModel
+
+/// Escaping control characters for human output, and finding them for validation.
+@Suite struct ControlCharactersTests {
+  @Test(arguments: [
+    ("Evening walk", "Evening walk"),
+    ("\u{1B}[2J\u{1B}[31mRED", "\\e[2J\\e[31mRED"),
+    ("a\nb\rc\td", "a\\nb\\rc\\td"),
+    ("\u{1B}]0;pwned\u{07}", "\\e]0;pwned\\u{7}"),
+    ("del\u{7F} csi\u{9B} nel\u{85}", "del\\u{7F} csi\\u{9B} nel\\u{85}"),
+    ("李明 Émile \u{00A0}", "李明 Émile \u{00A0}"),
+  ])
+  func escapesEveryControlCharacter(_ text: String, _ expected: String) {
+    let escaped = ControlCharacters.escaped(text)
+    #expect(escaped == expected)
+    #expect(ControlCharacters.first(in: escaped) == nil)
+  }
+
+  @Test(arguments: [("ok", nil), ("a\u{1B}b", "U+001B"), ("x\u{9F}", "U+009F"), ("\u{0}", "U+0000")] as [(String, String?)])
+  func namesTheFirstControlCharacter(_ text: String, _ expected: String?) {
+    #expect(ControlCharacters.first(in: text).map(ControlCharacters.codePoint) == expected)
+  }
+}
