@@ -3,7 +3,8 @@ import TSModel
 
 /// The `--device SPEC` option every command that talks to a watch accepts, and opening the
 /// device it names (`DeviceSelector`: `--device`, else `TSAPPLY_DEVICE`, else
-/// `sim:.tsapply/device.json`, created on first use).
+/// `sim:.tsapply/device.json`; only that default watch is created on first use, a named one
+/// must exist).
 public enum DeviceOption {
   /// `--device SPEC`.
   public static let spec = OptionSpec(
@@ -13,8 +14,9 @@ public enum DeviceOption {
   /// The `--device` value given, if any.
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
 
-  /// The device `spec` names in `context` (created on first use when simulated).
-  /// - Throws: `DeviceError` when the spec is unknown or the watch cannot be opened.
+  /// The device `spec` names in `context` (the default simulated watch is created on first use).
+  /// - Throws: `DeviceError` when the spec is unknown, a named watch does not exist (4001) or
+  ///   the watch cannot be opened.
   public static func open(_ spec: String?, in context: CommandContext) throws(DeviceError) -> any Device {
     try DeviceSelector.open(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
   }

@@ -5,8 +5,10 @@ import TSModel
 ///
 /// The spec comes from `--device`, else the `TSAPPLY_DEVICE` environment variable, else
 /// `sim:.tsapply/device.json` under the current directory. The only form today is `sim:PATH`, a
-/// simulated watch whose state lives in the JSON file PATH (relative to the current directory),
-/// created with the `default` profile on first use (its directory created 0700, the file 0600).
+/// simulated watch whose state lives in the JSON file PATH (relative to the current directory).
+/// Only the default watch is created on first use (the `default` profile, its directory created
+/// 0700, the file 0600); a watch named by `--device` or `TSAPPLY_DEVICE` must exist (a typo
+/// never creates a new watch; `tsapply device init` creates one).
 /// A bridge to a real watch will add another scheme here.
 public enum DeviceSelector {
   /// Environment variable naming the device when `--device` is not given.
@@ -25,10 +27,25 @@ public enum DeviceSelector {
   }
 
   /// As `open`, typed as the simulated watch (for `tsapply device …`, which needs its extras).
+  /// - Throws: as `open`; 4001 (simulator) "no simulated watch at PATH; create one with
+  ///   'tsapply device init --device sim:PATH'" when a named watch does not exist.
   public static func openSimulated(spec: String?, environment: [String: String],
                                    currentDirectory: String) throws(DeviceError) -> SimulatedDevice {
+    let options = try SimulationOptions(environment: environment)
     let path = try simulatorPath(spec: spec, environment: environment, currentDirectory: currentDirectory)
-    return try SimulatedDevice.openOrCreate(path: path, options: SimulationOptions(environment: environment))
+    if isDefault(spec: spec, environment: environment) {
+      return try SimulatedDevice.openOrCreate(path: path, options: options)
+    }
+    guard FileManager.default.fileExists(atPath: path) else {
+      throw .simulator(.dataGetFailed, "no simulated watch at \(path); create one with 'tsapply device init --device \(simulatorScheme)\(path)'")
+    }
+    return try SimulatedDevice(path: path, options: options)
+  }
+
+  /// Whether neither `spec` nor `TSAPPLY_DEVICE` names a watch, so the default one is used (and
+  /// created on first use).
+  public static func isDefault(spec: String?, environment: [String: String]) -> Bool {
+    spec == nil && (environment[environmentVariable] ?? "").isEmpty
   }
 
   /// The absolute state-file path a spec names.

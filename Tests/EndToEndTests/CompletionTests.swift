@@ -36,7 +36,7 @@ import TSTestSupport
     (["tsapply", "plan", "--de"], ["--detailed-exitcode", "--device"]),
     (["tsapply", "plan", "--out", "c"], ["c.txt"]),
     (["tsapply", "show", "--j"], ["--json"]),
-    (["tsapply", "device", "show", "--"], ["--device", "--help", "--json"]),
+    (["tsapply", "device", "show", "--"], ["--device", "--help", "--json", "--redact"]),
     (["tsapply", "device", "simulate", "contact-"], ["contact-add", "contact-remove"]),
     (["tsapply", "completion", ""], ["bash", "fish", "zsh"]),
     (["tsapply", "plan", "--device", ""], []),

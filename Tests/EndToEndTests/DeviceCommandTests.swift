@@ -147,6 +147,123 @@ import TSTestSupport
     }
     #expect(result.stderr.contains("timed out after 0.5 seconds with 0 of 1 events"))
   }
+
+  static let badListenValues: [([String], String)] = [
+    (["--timeout", "18446744074"], "--timeout expects a number of seconds greater than 0 and at most 86400 (one day), got '18446744074'"),
+    (["--timeout", "1e11"], "got '1e11'"), (["--timeout", "1e300"], "got '1e300'"), (["--timeout", "inf"], "got 'inf'"),
+    (["--timeout", "nan"], "got 'nan'"), (["--timeout", "-1"], "got '-1'"), (["--timeout", "0"], "got '0'"),
+    (["--count", "0", "--timeout", "1"], "--count expects a whole number of events from 1 to 1000000, got '0'"),
+    (["--count", "9223372036854775808", "--timeout", "1"], "got '9223372036854775808'"),
+    (["--count", "1000001", "--timeout", "1"], "got '1000001'"),
+  ]
+
+  @Test(arguments: badListenValues)
+  func listenRefusesOutOfRangeValuesAsUsageErrors(arguments: [String], message: String) throws {
+    let result = try TSApplyBinary.run(["device", "listen"] + arguments, in: try TSApplyBinary.temporaryDirectory())
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(result.stderr.contains(message), "\(result.stderr)")
+  }
+
+  static let badSimulationEnvironment: [(String, String)] = [
+    ("TSAPPLY_SIM_LATENCY", "9223372036854775807,0"), ("TSAPPLY_SIM_LATENCY", "0,9223372036854775807"),
+    ("TSAPPLY_SIM_FAULT", "fail@9223372036854775807"), ("TSAPPLY_SIM_FAULT", "fail@0"),
+    ("TSAPPLY_SIM_FAULT", "fail@-1"), ("TSAPPLY_SIM_FAULT", "fail@1:9223372036854775807"),
+  ]
+
+  @Test(arguments: badSimulationEnvironment)
+  func anOutOfRangeSimulationVariableIsAnErrorNotACrash(variable: String, value: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try "version: 1\ncontacts: []\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let result = try TSApplyBinary.run(["plan"], in: directory, environment: [variable: value])
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("\(variable)='\(value)'") && result.stderr.contains("tsapply.simulator 1004"), "\(result.stderr)")
+  }
+
+  /// Replaces `original` with `replacement` in the default watch's state file of `directory`.
+  func edit(_ directory: URL, _ original: String, _ replacement: String) throws -> String {
+    let path = directory.path + "/.tsapply/device.json"
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains(original))
+    let edited = text.replacingOccurrences(of: original, with: replacement)
+    try edited.write(toFile: path, atomically: false, encoding: .utf8)
+    return edited
+  }
+
+  static let badStateNumbers: [(String, String, String)] = [
+    (#""nextSequence" : 1"#, #""nextSequence" : 9223372036854775807"#,
+     "nextSequence: expected a whole number from 1 to 1000000000000, found 9223372036854775807"),
+    (#""startTime" : 540"#, #""startTime" : 1.5"#, "reminders[0].startTime: expected an integer, found 1.5"),
+  ]
+
+  @Test(arguments: badStateNumbers)
+  func aStateFileWithBadNumbersIsReportedAsCorruptedNotACrash(original: String, replacement: String, problem: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    let edited = try edit(directory, original, replacement)
+    let result = try TSApplyBinary.run(["device", "simulate", "contact-add", "Z", "123"], in: directory)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("device.json is corrupted: \(problem); the file was left as it is"), "\(result.stderr)")
+    #expect(result.stderr.contains("(tsapply.simulator 4003)"))
+    #expect(try String(contentsOfFile: directory.path + "/.tsapply/device.json", encoding: .utf8) == edited)
+  }
+
+  @Test(arguments: [(["--device", "sim:nonexistent/dir/x.json"], [String: String]()),
+                    ([], ["TSAPPLY_DEVICE": "sim:nonexistent/dir/x.json"])])
+  func aNamedWatchThatDoesNotExistIsAnErrorAndNothingIsCreated(arguments: [String], environment: [String: String]) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try "version: 1\ncontacts: []\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    for command in [["plan"], ["device", "show"], ["device", "simulate", "sos"]] {
+      let result = try TSApplyBinary.run(command + arguments, in: directory, environment: environment)
+      let path = directory.path + "/nonexistent/dir/x.json"
+      #expect(result.status == 1)
+      #expect(result.stderr.contains("no simulated watch at \(path); create one with 'tsapply device init --device sim:\(path)'"),
+              "\(result.stderr)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: directory.path + "/nonexistent"))
+    #expect(!FileManager.default.fileExists(atPath: directory.path + "/.tsapply"))
+    #expect(try TSApplyBinary.run(["device", "init"] + arguments, in: directory, environment: environment).status == 0)
+    #expect(try TSApplyBinary.run(["plan"] + arguments, in: directory, environment: environment).status == 0)
+  }
+
+  @Test func showRedactMasksEveryPhoneNumber() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw"], in: directory).status == 0)
+    for arguments in [["contact-add", "Alex Doe", "+15550100", "A"], ["emergency-set", "Sam Roe", "+15550101"]] {
+      #expect(try TSApplyBinary.run(["device", "simulate"] + arguments, in: directory).status == 0)
+    }
+    let human = try TSApplyBinary.run(["device", "show", "--redact"], in: directory)
+    #expect(human.status == 0)
+    #expect(human.stdout.contains("Alex Doe  +******00  [A]") && human.stdout.contains("Sam Roe  +******01"), "\(human.stdout)")
+    let json = try TSApplyBinary.run(["device", "show", "--redact", "--json"], in: directory)
+    #expect(json.status == 0)
+    #expect(json.stdout.components(separatedBy: "+******00").count - 1 == 2, "\(json.stdout)")
+    #expect(json.stdout.components(separatedBy: "+******01").count - 1 == 2, "\(json.stdout)")
+    for output in [human.stdout, json.stdout] {
+      #expect(!output.contains("5550100") && !output.contains("5550101"))
+    }
+  }
+
+  @Test func aFitCustomReminderWithLunchBreakTrueConverges() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fit"], in: directory).status == 0)
+    let manifest = """
+      version: 1
+      reminders:
+        custom:
+          - name: Walk
+            repeat: everyday
+            period: {start: "09:00", end: "17:00", every: 60m}
+            lunch_break: true
+
+      """
+    try manifest.write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let applied = try TSApplyBinary.run(["apply", "--auto-approve"], in: directory)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    let again = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: directory)
+    #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+    let shown = try TSApplyBinary.run(["device", "show"], in: directory)
+    #expect(shown.stdout.contains("\"Walk\" everyday 09:00–17:00 every 60m lunch break 12:00–14:00"), "\(shown.stdout)")
+  }
 }
 
 /// Messages collected from concurrent workers.

@@ -120,4 +120,27 @@ import TSModel
     #expect(try mode(directory + "/.tsapply") == 0o700)
     #expect(try mode(directory + "/.tsapply/device.json") == 0o600)
   }
+
+  static let namedSpecs: [(String?, String?)] = [("sim:SUB/x.json", nil), (nil, "sim:SUB/x.json"), ("sim:SUB/x.json", "sim:other.json")]
+
+  @Test(arguments: namedSpecs)
+  func aNamedWatchThatDoesNotExistIsAnErrorAndNothingIsCreated(spec: String?, environment: String?) throws {
+    let directory = try temporaryDirectory()
+    let env = environment.map { [DeviceSelector.environmentVariable: $0] } ?? [:]
+    let path = directory + "/SUB/x.json"
+    let named = spec ?? environment ?? ""
+    let expected = DeviceError(.simulator, .dataGetFailed,
+      "no simulated watch at \(path); create one with 'tsapply device init --device sim:\(path)'")
+    #expect(named.hasPrefix("sim:SUB/"))
+    #expect(throws: expected) { try DeviceSelector.open(spec: spec, environment: env, currentDirectory: directory) }
+    #expect(!FileManager.default.fileExists(atPath: directory + "/SUB"))
+    #expect(!FileManager.default.fileExists(atPath: directory + "/.tsapply"))
+  }
+
+  @Test func aNamedWatchThatExistsIsOpened() async throws {
+    let directory = try temporaryDirectory()
+    try SimulatedDevice.create(path: directory + "/w.json", profile: .fw, force: false)
+    let device = try DeviceSelector.open(spec: "sim:w.json", environment: [:], currentDirectory: directory)
+    #expect(try await device.capabilities().profile == "fw")
+  }
 }

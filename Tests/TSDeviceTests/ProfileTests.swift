@@ -84,6 +84,40 @@ import TSModel
     #expect((template.timeType, template.startTime, template.endTime, template.interval) == (.period, 480, 1200, 60))
   }
 
+  /// Every template, and every factory built-in whose lunch break is on, holds a lunch window
+  /// the SDK accepts (start < end, both 0…1439; sdk-facts.md §1.4) wherever the platform stores
+  /// lunch times, so turning the lunch break on (`lunch_break: true`) never yields a reminder
+  /// the watch refuses.
+  @Test(arguments: ["default", "npk", "fit", "fit-basic", "fw"])
+  func templatesAndBuiltInsHoldAValidLunchWindow(profile: String) async throws {
+    let device = try watch(profile)
+    let capabilities = try await device.capabilities()
+    // Built-ins are checked while their lunch break is on; the template always, since a new
+    // custom reminder written with `lunch_break: true` keeps the template's times.
+    var reminders = try await device.fetchAllReminders().filter(\.isLunchBreakDNDEnabled)
+    if capabilities.reminders.operations.contains(.createCustomTemplate) {
+      reminders.append(try await device.createCustomReminderTemplate())
+    }
+    for reminder in reminders {
+      let kind = try #require(reminder.kind)
+      guard capabilities.reminders[kind]?.lunchBreak == .times else { continue }
+      let (start, end) = (reminder.lunchBreakDNDStartTime, reminder.lunchBreakDNDEndTime)
+      #expect((0...1439).contains(start) && (0...1439).contains(end) && start < end,
+              "\(profile) \(kind.rawValue) reminder \(reminder.reminderId): lunch \(start)–\(end)")
+    }
+  }
+
+  @Test func theFitTemplateTurnedOnHasTheRecommendedLunchWindow() async throws {
+    let device = try watch("fit")
+    var reminder = try await device.createCustomReminderTemplate()
+    #expect((reminder.lunchBreakDNDStartTime, reminder.lunchBreakDNDEndTime) == (720, 840))
+    reminder.reminderName = "Walk"
+    reminder.isLunchBreakDNDEnabled = true
+    try await device.setReminder(reminder)
+    let stored = try #require(try await device.fetchAllReminders().first { $0.reminderName == "Walk" })
+    #expect((stored.isLunchBreakDNDEnabled, stored.lunchBreakDNDStartTime, stored.lunchBreakDNDEndTime) == (true, 720, 840))
+  }
+
   @Test(arguments: ["default", "npk", "fit", "fit-basic", "fw"])
   func readStateReadsWhatThePlatformHas(profile: String) async throws {
     let device = try watch(profile)

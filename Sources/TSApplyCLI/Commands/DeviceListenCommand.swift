@@ -22,23 +22,28 @@ struct DeviceListenCommand: Command {
     case refusal(String)
   }
 
+  /// Accepted `--count` values.
+  static let countRange = 1...1_000_000
+  /// Longest accepted `--timeout`, in seconds (one day).
+  static let maxTimeout: Double = 86_400
+
   let count: Int?
   let timeout: Double?
   let device: String?
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
-    if let text = arguments.value("--count") {
-      guard let value = Int(text), value >= 1 else { throw UsageError("--count expects a whole number ≥ 1, got '\(text)'") }
-      count = value
-    } else {
-      count = nil
+    count = try arguments.value("--count").map { (text) throws(UsageError) -> Int in
+      guard let value = Int(text), Self.countRange.contains(value) else {
+        throw UsageError("--count expects a whole number of events from \(Self.countRange.lowerBound) to \(Self.countRange.upperBound), got '\(text)'")
+      }
+      return value
     }
-    if let text = arguments.value("--timeout") {
-      guard let value = Double(text), value > 0, value.isFinite else { throw UsageError("--timeout expects seconds > 0, got '\(text)'") }
-      timeout = value
-    } else {
-      timeout = nil
+    timeout = try arguments.value("--timeout").map { (text) throws(UsageError) -> Double in
+      guard let value = Double(text), value.isFinite, value > 0, value <= Self.maxTimeout else {
+        throw UsageError("--timeout expects a number of seconds greater than 0 and at most \(Int(Self.maxTimeout)) (one day), got '\(text)'")
+      }
+      return value
     }
     device = DeviceOption.value(in: arguments)
   }
@@ -50,7 +55,7 @@ struct DeviceListenCommand: Command {
     context.stdout.write("Listening for changes on the watch at \(watch.path ?? "(memory)")…\n")
     if let timeout {
       Task {
-        try? await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+        try? await Task.sleep(for: .seconds(timeout))
         continuation.finish()
       }
     }

@@ -1,27 +1,32 @@
 import TSDevice
 import TSModel
+import TSPlan
 
-/// `tsapply device show [--json]`: the simulated watch's whole state.
+/// `tsapply device show [--json] [--redact]`: the simulated watch's whole state.
 struct DeviceShowCommand: Command {
   static let name = "show"
   static let abstract = "Print the simulated watch's whole state."
-  static let usage = "[--json] [--device SPEC]"
+  static let usage = "[--json] [--redact] [--device SPEC]"
   static let options: [OptionSpec] = [
     OptionSpec(["--json"], help: "Print the state file's JSON (profile, reminders, contacts, emergency, journal)."),
+    OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits), contacts and journal alike."),
     DeviceOption.spec,
   ]
   let json: Bool
+  let redact: Bool
   let device: String?
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
     json = arguments.has("--json")
+    redact = arguments.has("--redact")
     device = DeviceOption.value(in: arguments)
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let device = try DeviceOption.openSimulated(device, in: context)
-    let watch = try device.snapshot()
+    let stored = try device.snapshot()
+    let watch = redact ? WatchText.redacted(stored) : stored
     if json {
       context.stdout.write(String(decoding: try watch.jsonData(), as: UTF8.self))
     } else {
@@ -56,6 +61,25 @@ enum WatchText {
       lines.append("Watch-side changes: none")
     }
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// `watch` with every phone number (contacts, emergency contacts, journal entries) masked by
+  /// `PhoneRedaction.redact(_:)`: all digits but the last two become `*`.
+  static func redacted(_ watch: SimulatedWatch) -> SimulatedWatch {
+    func mask(_ contacts: [Contact]) -> [Contact] {
+      contacts.map { contact in
+        var masked = contact
+        masked.phoneNum = PhoneRedaction.redact(contact.phoneNum)
+        return masked
+      }
+    }
+    var result = watch
+    result.contacts = mask(watch.contacts)
+    result.emergency.contacts = mask(watch.emergency.contacts)
+    for index in result.journal.indices {
+      result.journal[index].contacts = result.journal[index].contacts.map(mask)
+    }
+    return result
   }
 
   static func reminder(_ r: Reminder) -> String {

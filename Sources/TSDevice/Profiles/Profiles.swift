@@ -122,8 +122,11 @@ extension PlatformProfile {
     listenerDomain: .contact)
 
   /// The Fit template's defaults live in the closed FitCloudKit binary (§1.6); these are
-  /// tsapply's choice: enabled, every day, 08:00–20:00 every 60 minutes, no lunch break, no name.
-  private static let fitTemplate = Reminder(
+  /// tsapply's choice: enabled, every day, 08:00–20:00 every 60 minutes, no name, lunch break
+  /// off but with the SDK's recommended window 12:00–14:00 (720–840, reminders.txt), so turning
+  /// it on (`lunch_break: true`) gives a window the watch accepts.
+  static let fitTemplate = Reminder(
     reminderId: "", reminderName: "", isEnabled: true, reminderType: .custom, repeatDays: .everyday,
-    startTime: 480, endTime: 1200, interval: 60)
+    startTime: 480, endTime: 1200, interval: 60, isLunchBreakDNDEnabled: false,
+    lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
 }

@@ -69,8 +69,9 @@ public enum ReminderValidator {
     for character in scalars {
       guard let digit = character.wholeNumberValue, character.isASCII else { break }
       let (product, overflow) = value.multipliedReportingOverflow(by: 10)
-      if overflow { return sign > 0 ? Int.max : Int.min }
-      value = product + digit
+      let (sum, sumOverflow) = product.addingReportingOverflow(digit)
+      if overflow || sumOverflow { return sign > 0 ? Int.max : Int.min }
+      value = sum
     }
     return sign * value
   }

@@ -50,6 +50,23 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
     DeviceState(reminders: reminders, contacts: contacts, emergency: emergency)
   }
 
+  /// Highest `nextSequence` a state file may hold: far more changes than a watch ever sees, and
+  /// far from `Int.max`, so counting on never overflows.
+  public static let maxSequence = 1_000_000_000_000
+
+  /// What is wrong with the journal numbers, or `nil` when they are sound: `nextSequence` must
+  /// be 1…`maxSequence` and greater than every entry's `sequence`, each of which must be ≥ 1.
+  /// Checked when a state file is read (a bad file is 4003, never a crash).
+  public var journalProblem: String? {
+    guard (1...Self.maxSequence).contains(nextSequence) else {
+      return "nextSequence: expected a whole number from 1 to \(Self.maxSequence), found \(nextSequence)"
+    }
+    for (index, event) in journal.enumerated() where event.sequence < 1 || event.sequence >= nextSequence {
+      return "journal[\(index)].sequence: expected a whole number from 1 to nextSequence − 1 (\(nextSequence - 1)), found \(event.sequence)"
+    }
+    return nil
+  }
+
   /// The sequence number of the newest journal entry, 0 when none was ever written.
   public var lastSequence: Int { nextSequence - 1 }
 

@@ -20,9 +20,15 @@ public struct SimulationOptions: Hashable, Sendable {
       self.perPacketMilliseconds = perPacketMilliseconds
     }
 
-    /// Nanoseconds a call moving `packets` packets takes.
+    /// Nanoseconds a call moving `packets` packets takes: CALL_MS + PACKET_MS × packets, in
+    /// milliseconds, times 1 000 000. Never traps: negative parts count as 0 and the total
+    /// saturates at `UInt64.max` nanoseconds (values set in code are not range-checked).
     public func nanoseconds(packets: Int) -> UInt64 {
-      UInt64(max(0, perCallMilliseconds + perPacketMilliseconds * packets)) * 1_000_000
+      let (perPackets, packetOverflow) = max(0, perPacketMilliseconds).multipliedReportingOverflow(by: max(0, packets))
+      let (total, sumOverflow) = max(0, perCallMilliseconds).addingReportingOverflow(perPackets)
+      guard !packetOverflow, !sumOverflow else { return .max }
+      let (nanoseconds, overflow) = UInt64(total).multipliedReportingOverflow(by: 1_000_000)
+      return overflow ? .max : nanoseconds
     }
   }
 
@@ -63,6 +69,12 @@ public struct SimulationOptions: Hashable, Sendable {
   public static let latencyVariable = "TSAPPLY_SIM_LATENCY"
   /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`.
   public static let faultVariable = "TSAPPLY_SIM_FAULT"
+  /// Accepted milliseconds for each part of `TSAPPLY_SIM_LATENCY` (up to one minute).
+  public static let latencyRange = 0...60_000
+  /// Accepted call numbers N in `TSAPPLY_SIM_FAULT` (1-based link calls of one process).
+  public static let faultCallRange = 1...1_000_000
+  /// Accepted error codes in `fail@N:CODE` (the SDK's codes are 1001–70001, sdk-facts.md §3.2).
+  public static let faultCodeRange = 1...999_999
 
   /// Options from `TSAPPLY_SIM_LATENCY` and `TSAPPLY_SIM_FAULT`; unset or empty means none.
   /// - Throws: `DeviceError` (simulator domain, 1004) for a malformed value, quoting it.
@@ -70,8 +82,9 @@ public struct SimulationOptions: Hashable, Sendable {
     self.init()
     if let text = environment[Self.latencyVariable], !text.isEmpty {
       let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingSpaces) }
-      guard parts.count == 2, let call = parts[0], let packet = parts[1], call >= 0, packet >= 0 else {
-        throw .simulator(.sdkConfigError, "\(Self.latencyVariable)='\(text)' is not CALL_MS,PACKET_MS (two whole numbers ≥ 0, e.g. 40,8)")
+      let range = Self.latencyRange
+      guard parts.count == 2, let call = parts[0], let packet = parts[1], range.contains(call), range.contains(packet) else {
+        throw .simulator(.sdkConfigError, "\(Self.latencyVariable)='\(text)' is not CALL_MS,PACKET_MS (two whole numbers of milliseconds, \(range.lowerBound)–\(range.upperBound), e.g. 40,8)")
       }
       latency = Latency(perCallMilliseconds: call, perPacketMilliseconds: packet)
     }
@@ -82,16 +95,17 @@ public struct SimulationOptions: Hashable, Sendable {
 
   private static func fault(_ item: String, in text: String) throws(DeviceError) -> Fault {
     let bad = DeviceError.simulator(.sdkConfigError,
-      "\(faultVariable)='\(text)': '\(item)' is not fail@N, fail@N:CODE or disconnect@N (N ≥ 1)")
+      "\(faultVariable)='\(text)': '\(item)' is not fail@N, fail@N:CODE or disconnect@N "
+        + "(N a call number \(faultCallRange.lowerBound)–\(faultCallRange.upperBound), CODE \(faultCodeRange.lowerBound)–\(faultCodeRange.upperBound))")
     let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
     guard halves.count == 2 else { throw bad }
     let target = halves[1].split(separator: ":", maxSplits: 1).map(String.init)
-    guard let call = Int(target[0]), call >= 1 else { throw bad }
+    guard let call = Int(target[0]), faultCallRange.contains(call) else { throw bad }
     switch (halves[0], target.count) {
     case ("disconnect", 1): return Fault(.disconnect, atCall: call)
     case ("fail", 1): return Fault(.fail(.timeout), atCall: call)
     case ("fail", 2):
-      guard let code = Int(target[1]) else { throw bad }
+      guard let code = Int(target[1]), faultCodeRange.contains(code) else { throw bad }
       return Fault(.fail(TSErrorCode(code)), atCall: call)
     default: throw bad
     }

@@ -44,7 +44,10 @@ enum StateFile {
     do {
       watch = try decoder.decode(SimulatedWatch.self, from: data)
     } catch {
-      throw .simulator(.dataFormatError, "\(file) is corrupted: \(describe(error)); \(hint)")
+      throw .simulator(.dataFormatError, "\(file) is corrupted: \(describe(error, in: data)); \(hint)")
+    }
+    if let problem = watch.journalProblem {
+      throw .simulator(.dataFormatError, "\(file) is corrupted: \(problem); \(hint)")
     }
     guard (try? PlatformProfile.named(watch.profile)) != nil else {
       throw .simulator(.dataFormatError, "\(file) names an unknown profile '\(watch.profile)'; \(hint)")
@@ -52,14 +55,48 @@ enum StateFile {
     return watch
   }
 
-  private static func describe(_ error: any Error) -> String {
+  /// The decoding error's path and reason, e.g. `reminders[0].startTime: Expected to decode Int…`.
+  /// Foundation reports a number that is not a whole `Int` (1.5, 1e30) as "not valid JSON" at
+  /// the top level; the file is then read as plain JSON to find the number and say so.
+  static func describe(_ error: any Error, in data: Data) -> String {
     guard let decoding = error as? DecodingError else { return "\(error)" }
     switch decoding {
+    case .dataCorrupted(let context) where context.codingPath.isEmpty:
+      if let value = try? JSONDecoder().decode(JSONValue.self, from: data), let found = firstNonInteger(value, path: []) {
+        return "\(pathText(found.path)): expected an integer, found \(found.number)"
+      }
+      return "top level: \(context.debugDescription)"
     case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
-      let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-      return "\(path.isEmpty ? "top level" : String(path.dropFirst(path.hasPrefix(".") ? 1 : 0))): \(context.debugDescription)"
+      return "\(pathText(context.codingPath.map(\.pathComponent))): \(context.debugDescription)"
     @unknown default:
       return "\(decoding)"
+    }
+  }
+
+  /// `reminders[0].startTime` from path components (`.name` or `[index]`).
+  private static func pathText(_ components: [String]) -> String {
+    let path = components.joined()
+    return path.isEmpty ? "top level" : String(path.dropFirst(path.hasPrefix(".") ? 1 : 0))
+  }
+
+  /// The first number that is not a whole `Int`, in key order. The state file has no
+  /// fractional fields, so any such number is what the decoder refused.
+  private static func firstNonInteger(_ value: JSONValue, path: [String]) -> (path: [String], number: Double)? {
+    switch value {
+    case .number(let number):
+      return (path, number)
+    case .array(let items):
+      for (index, item) in items.enumerated() {
+        if let found = firstNonInteger(item, path: path + ["[\(index)]"]) { return found }
+      }
+      return nil
+    case .object(let members):
+      for key in members.keys.sorted() {
+        if let member = members[key], let found = firstNonInteger(member, path: path + [".\(key)"]) { return found }
+      }
+      return nil
+    case .null, .bool, .integer, .string:
+      return nil
     }
   }
 
@@ -124,4 +161,9 @@ enum StateFile {
       throw .simulator(.dataSetFailed, "cannot create the directory \(directory): \(error.localizedDescription)")
     }
   }
+}
+
+extension CodingKey {
+  /// `.name` for a key, `[index]` for an array position.
+  fileprivate var pathComponent: String { intValue.map { "[\($0)]" } ?? ".\(stringValue)" }
 }

@@ -100,6 +100,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l help -s h -d 'S
 
 # tsapply device show
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l json -d 'Print the state file\'s JSON (profile, reminders, contacts, emergency, journal).'
+complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l redact -d 'Mask phone numbers (all but the last two digits), contacts and journal alike.'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l help -s h -d 'Show help information.'
 
