@@ -54,12 +54,14 @@ public enum StateManifest {
     }
     var manifest = Manifest(file: file, reminders: reminders)
     if capabilities.contacts.maxContacts > 0 {
-      manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin), at: origin)
+      manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin, droppingDuplicates: renamingDuplicates,
+                                           diagnostics: &diagnostics), at: origin)
     }
     if capabilities.contacts.supportsEmergencyContacts, let emergency = state.emergency {
       manifest.emergency = ManifestEmergency(
         position: origin, isSosOn: Located(emergency.isSosOn, at: origin),
-        contacts: Located(contacts(emergency.contacts, path: "emergency.contacts", origin: origin), at: origin))
+        contacts: Located(contacts(emergency.contacts, path: "emergency.contacts", origin: origin,
+                                   droppingDuplicates: renamingDuplicates, diagnostics: &diagnostics), at: origin))
     }
     return (manifest, diagnostics)
   }
@@ -112,12 +114,28 @@ public enum StateManifest {
     return LunchBreak(isEnabled: true, window: .init(start: start, end: end))
   }
 
-  private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition) -> [ManifestContact] {
-    contacts.enumerated().map { index, contact in
-      ManifestContact(position: origin, path: "\(path)[\(index)]", name: Located(contact.name, at: origin),
-                      phone: Located(contact.phoneNum, at: origin), shortName: contact.shortName ?? "",
-                      shortNameIsExplicit: contact.shortName != nil)
+  /// The contacts of a list. A manifest cannot list the same (name, phone) twice: with
+  /// `droppingDuplicates` (export) later copies are left out with a warning (applying the export
+  /// then removes them from the watch, which the plan shows); without it (restore) they are errors.
+  /// Messages name the contact, never its phone number.
+  private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition, droppingDuplicates: Bool,
+                               diagnostics: inout [Diagnostic]) -> [ManifestContact] {
+    var seen: Set<[String]> = []
+    var result: [ManifestContact] = []
+    for contact in contacts {
+      let itemPath = "\(path)[\(result.count)]"
+      guard seen.insert([contact.name, contact.phoneNum]).inserted else {
+        let text = "the watch holds the contact \"\(contact.name)\" with the same phone number more than once"
+        diagnostics.append(droppingDuplicates
+          ? .warning(at: origin, field: path, text + "; the manifest lists it once (applying it removes the copies)")
+          : .error(at: origin, field: path, text + "; a manifest cannot state duplicates"))
+        continue
+      }
+      result.append(ManifestContact(position: origin, path: itemPath, name: Located(contact.name, at: origin),
+                                    phone: Located(contact.phoneNum, at: origin), shortName: contact.shortName ?? "",
+                                    shortNameIsExplicit: !(contact.shortName ?? "").isEmpty))
     }
+    return result
   }
 }
 

@@ -18,7 +18,7 @@ enum ContactPlanner {
       return part
     }
     part.diagnostics = checks(contacts, maxCount: limits.maxContacts, field: "contacts", capabilities: capabilities)
-    let desired = storedContacts(contacts.value, capabilities: capabilities)
+    let desired = storedContacts(contacts.value, watch: state.contacts, capabilities: capabilities)
     let diff = ContactDiff(from: storedContacts(state.contacts, capabilities: capabilities), to: desired)
     if !diff.isEmpty {
       part.changes.append(ResourceChange(address: .contacts, action: .update, fields: diff.fieldChanges,
@@ -28,10 +28,21 @@ enum ContactPlanner {
   }
 
   /// Manifest contacts as the watch stores them: shortName only where stored.
-  static func storedContacts(_ contacts: [ManifestContact], capabilities: DeviceCapabilities) -> [Contact] {
-    contacts.map {
-      Contact(name: $0.name.value, phoneNum: $0.phone.value,
-              shortName: capabilities.contacts.storesShortName ? $0.shortName : nil)
+  ///
+  /// A short name the manifest does not state (derived from the name) is a default for contacts
+  /// tsapply writes, not a demand: when the watch already holds the same contact (name and
+  /// phone) with no short name — e.g. one added on the watch itself — that stays, so an exported
+  /// watch plans no changes and such contacts do not show a perpetual difference.
+  static func storedContacts(_ contacts: [ManifestContact], watch: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
+    let stores = capabilities.contacts.storesShortName
+    return contacts.map { contact in
+      let key = [contact.name.value, contact.phone.value]
+      var shortName: String? = stores ? contact.shortName : nil
+      if stores, !contact.shortNameIsExplicit,
+         let held = watch.first(where: { [$0.name, $0.phoneNum] == key }), (held.shortName ?? "").isEmpty {
+        shortName = held.shortName
+      }
+      return Contact(name: contact.name.value, phoneNum: contact.phone.value, shortName: shortName)
     }
   }
 

@@ -22,7 +22,7 @@ enum EmergencyPlanner {
     if let contacts = emergency.contacts {
       part.diagnostics = ContactPlanner.checks(contacts, maxCount: limits.maxEmergencyContacts,
                                                     field: "emergency.contacts", capabilities: capabilities)
-      after.contacts = ContactPlanner.storedContacts(contacts.value, capabilities: capabilities)
+      after.contacts = ContactPlanner.storedContacts(contacts.value, watch: before.contacts, capabilities: capabilities)
     }
     if let sos = emergency.isSosOn { after.isSosOn = sos.value }
     var fields: [FieldChange] = []

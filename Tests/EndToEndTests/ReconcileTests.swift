@@ -226,3 +226,32 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
   }
 }
+
+/// Contacts added on the watch itself (no short name, number typed with spaces) survive an export
+/// round trip: the export plans no changes; duplicates are listed once with a warning.
+@Suite struct WatchSideContactExportTests {
+  @Test func exportOfWatchSideContactsPlansNoChanges() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir)
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Émile", "+33 1 23 45", "É"], in: dir)
+    _ = try TSApplyBinary.run(["device", "simulate", "emergency-set", "Kim", "+1 555 0188"], in: dir)
+    let export = try TSApplyBinary.run(["export", "-o", "e.yaml"], in: dir)
+    #expect(export.status == 0, "\(export.stderr)")
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode", "e.yaml"], in: dir)
+    #expect(plan.status == 0, "\(plan.stdout)")
+  }
+
+  @Test func duplicateWatchContactsAreExportedOnceWithAWarning() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    for _ in 0..<2 { _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir) }
+    let export = try TSApplyBinary.run(["export", "-o", "e.yaml"], in: dir)
+    #expect(export.status == 0)
+    #expect(export.stderr.contains("warning: contacts: the watch holds the contact \"Zed\" with the same phone number more than once"))
+    #expect(!export.stderr.contains("15550199"))
+    let plan = try TSApplyBinary.run(["plan", "e.yaml"], in: dir)
+    #expect(plan.status == 0)
+    #expect(plan.stdout.contains("# contacts: 1 removed"))
+  }
+}

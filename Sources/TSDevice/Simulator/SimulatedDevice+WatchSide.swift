@@ -16,12 +16,21 @@ extension SimulatedDevice {
       guard watch.contacts.count < rules.limit else {
         throw DeviceError(.contact, .paramSizeError, "the watch's contact list is full (\(rules.limit) contacts)")
       }
-      guard let stored = try rules.stored([contact]).first else {
+      guard let stored = try rules.stored([SimulatedDevice.enteredOnWatch(contact)]).first else {
         throw DeviceError(.contact, .invalidParam, "the watch does not store the contact '\(contact.name)'")
       }
       watch.contacts.append(stored)
       watch.record(.contactsChanged, contacts: watch.contacts)
     }
+  }
+
+  /// A contact as the watch's own keypad or the SDK's contact factory leaves it: every character
+  /// of the phone number that is not an ASCII digit or '+' removed (sdk-facts.md §2.3, step 4),
+  /// so a number typed as "+33 1 23 45" is held as "+3312345", as a real watch would hold it.
+  static func enteredOnWatch(_ contact: Contact) -> Contact {
+    var entered = contact
+    entered.phoneNum = contact.phoneNum.filter { "0123456789+".contains($0) }
+    return entered
   }
 
   /// The wearer removes every regular contact called `name`.
@@ -58,7 +67,7 @@ extension SimulatedDevice {
   public func simulateEmergencyChange(contacts: [Contact], sosOn: Bool) throws(DeviceError) {
     try watchSide { (profile, watch) throws(DeviceError) in
       guard let rules = profile.contacts.emergency else { throw .notSupported(.contact, "Emergency contacts") }
-      watch.emergency = EmergencyContacts(contacts: try rules.stored(contacts), isSosOn: sosOn)
+      watch.emergency = EmergencyContacts(contacts: try rules.stored(contacts.map(SimulatedDevice.enteredOnWatch)), isSosOn: sosOn)
       watch.record(.emergencyContactsChanged, contacts: watch.emergency.contacts)
     }
   }
