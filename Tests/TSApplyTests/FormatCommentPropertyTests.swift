@@ -37,6 +37,44 @@ import TSTestSupport
     #expect(reordered > checked / 2)
   }
 
+  /// The shipped examples mutated the way the fuzzer did: one-line flow mappings shuffled,
+  /// times and durations respelled, comments added beside flow collections.
+  @Test(arguments: ["watch.yaml", "family.yaml", "minimal.yaml"])
+  func mutatedExamples(_ name: String) throws {
+    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("examples/\(name)")
+    let original = try String(contentsOf: url, encoding: .utf8)
+    var random = SplitMix64(state: UInt64(name.utf8.count))
+    for iteration in 0..<60 {
+      let mutated = original.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { Self.mutate(String($0), random: &random) }.joined(separator: "\n")
+      let label = "\(name), iteration \(iteration):\n\(mutated)"
+      let result = ManifestFormatter.format(bytes: Array(mutated.utf8), file: name)
+      let formatted = try #require(result.formatted, "\(label)\n\(result.diagnostics)")
+      let text = String(decoding: formatted, as: UTF8.self)
+      #expect(ManifestFormatter.format(bytes: formatted, file: name).isChanged == false, "not idempotent: \(label)\n\(text)")
+      #expect(Self.commentsKeptColumns(text, original: mutated), "comment moved: \(label)\n\(text)")
+      #expect(try Self.meaning(text) == Self.meaning(mutated), "\(label)")
+    }
+  }
+
+  /// One line of an example, mutated: a flat one-line flow mapping's entries shuffled, quoted
+  /// times unquoted and unpadded, `1h` as `60m`, and maybe a comment after a closing bracket.
+  static func mutate(_ line: String, random: inout SplitMix64) -> String {
+    var line = line
+    if let open = line.firstIndex(of: "{"), line.hasSuffix("}"), !line.contains("#"),
+       !line[line.index(after: open)...].dropLast().contains(where: { "{}[]".contains($0) }) {
+      let entries = line[line.index(after: open)...].dropLast().components(separatedBy: ", ").shuffled(using: &random)
+      line = line[..<open] + "{" + entries.joined(separator: ", ") + "}"
+    }
+    if Bool.random(using: &random) {
+      line = line.replacingOccurrences(of: #""0?([0-9]{1,2}:[0-9]{2})""#, with: "$1", options: .regularExpression)
+        .replacingOccurrences(of: "every: 1h}", with: "every: 60m}")
+    }
+    guard line.hasSuffix("}") || line.hasSuffix("]"), Int.random(in: 0..<100, using: &random) < 70 else { return line }
+    return line + String(repeating: " ", count: Int.random(in: 1...6, using: &random)) + "# note"
+  }
+
   /// Mutated shipped-style snippets: flow mappings with keys out of order and a comment beside.
   @Test(arguments: [
     "version: 1\nreminders:\n  drinking:\n    period: {end: \"18:00\", start: \"09:00\", every: 60m}   # x\n",

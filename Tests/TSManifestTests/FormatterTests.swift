@@ -68,7 +68,7 @@ import TSTestSupport
         sedentary:
           enabled: true   # on
           repeat: workday
-          period: {start: "09:00", end: "18:00", every: 2h}  # office hours
+          period: {start: "09:00", end: "18:00", every: 2h} # office hours
 
           # below the period
       # trailing comment

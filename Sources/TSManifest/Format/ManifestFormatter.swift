@@ -129,8 +129,8 @@ struct FormatPass {
 
   /// Keeps a comment beside edited text in its column: the spaces before the `#` grow or shrink
   /// by how far the edits on that line moved the text after them (at least one space stays).
-  /// `edits` must be sorted and non-overlapping; the result is too (an edit is only widened up
-  /// to the `#`, and only when the next edit starts after it).
+  /// `edits` must be sorted and non-overlapping; the result is too (only the last edit on a
+  /// line is widened, up to the `#` of the comment on that line).
   func keepingCommentColumns(_ edits: [TextEdit]) -> [TextEdit] {
     var result = edits
     var shift = 0
@@ -138,20 +138,37 @@ struct FormatPass {
       let edit = result[index]
       if index == 0 || !onSameLine(result[index - 1].range.upperBound, edit.range.lowerBound) { shift = 0 }
       shift = shiftAfter(edit, shiftBefore: shift)
-      // Closing brackets may follow the value before the spaces and the comment.
-      var closing = edit.range.upperBound
-      while closing < source.scalars.count, "]}".unicodeScalars.contains(source.scalars[closing]) { closing += 1 }
-      var end = closing
-      while end < source.scalars.count, source.scalars[end] == " " { end += 1 }
-      let spaces = end - closing
-      guard shift != 0, spaces > 0, end < source.scalars.count, source.scalars[end] == "#",
-            index + 1 == result.count || result[index + 1].range.lowerBound >= end else { continue }
+      let lastOnLine = index + 1 == result.count || !onSameLine(edit.range.upperBound, result[index + 1].range.lowerBound)
+      guard lastOnLine, shift != 0, let hash = commentStart(after: edit.range.upperBound) else { continue }
+      var spacesStart = hash
+      while spacesStart > edit.range.upperBound, source.scalars[spacesStart - 1] == " " { spacesStart -= 1 }
+      let spaces = hash - spacesStart
+      guard spaces > 0 else { continue }
       let padding = String(repeating: " ", count: max(1, spaces - shift))
-      result[index] = TextEdit(range: edit.range.lowerBound..<end,
-                               replacement: edit.replacement + source.text(edit.range.upperBound..<closing) + padding)
-      shift = 0
+      result[index] = TextEdit(range: edit.range.lowerBound..<hash,
+                               replacement: edit.replacement + source.text(edit.range.upperBound..<spacesStart) + padding)
     }
     return result
+  }
+
+  /// The offset of the `#` that starts a comment later on the line that `offset` is on (which
+  /// lies outside any quoted scalar): the first `#` after a space or tab outside quotes.
+  private func commentStart(after offset: Int) -> Int? {
+    var index = offset
+    var quote: Unicode.Scalar?
+    while index < source.scalars.count {
+      let scalar = source.scalars[index]
+      if ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains(scalar) { return nil }
+      if let open = quote {
+        if open == "\"" && scalar == "\\" { index += 1 } else if scalar == open { quote = nil }
+      } else if scalar == "\"" || scalar == "'" {
+        quote = scalar
+      } else if scalar == "#", index > 0, source.scalars[index - 1] == " " || source.scalars[index - 1] == "\t" {
+        return index
+      }
+      index += 1
+    }
+    return nil
   }
 
   /// How many columns the text right after `edit` moves, given that the text at its start had
