@@ -44,7 +44,7 @@ import TSTestSupport
     #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("nodir").path))
   }
 
-  @Test(arguments: ["abc", "1.5", "-1", "99999999999999", ""])
+  @Test(arguments: ["abc", "1.5", "-1", "99999999999999", " 5"])
   func exportRefusesABadSourceDateEpoch(_ value: String) throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     let run = try TSApplyBinary.run(["export"], in: directory, environment: ["SOURCE_DATE_EPOCH": value])

@@ -81,10 +81,10 @@ struct ExportCommand: Command {
   static let maximumEpoch = 253_402_300_799
 
   /// Now, or `SOURCE_DATE_EPOCH` (integer seconds since 1970, the reproducible-builds
-  /// convention). Throws `CommandFailure` when it is set but not an integer from 0 to
-  /// `maximumEpoch`.
+  /// convention; set but empty counts as unset). Throws `CommandFailure` when it is set but not
+  /// an integer from 0 to `maximumEpoch`.
   static func date(_ context: CommandContext) throws -> Date {
-    guard let text = context.environment["SOURCE_DATE_EPOCH"] else { return Date() }
+    guard let text = context.environment["SOURCE_DATE_EPOCH"], !text.isEmpty else { return Date() }
     guard let epoch = Int(text), (0...maximumEpoch).contains(epoch) else {
       throw CommandFailure("SOURCE_DATE_EPOCH must be whole seconds since 1970 (0 to \(maximumEpoch)), got '\(text)'")
     }
