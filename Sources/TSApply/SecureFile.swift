@@ -20,7 +20,7 @@ public enum SecureFile {
                            mode: mode_t = 0o600) throws(SecureFileError) {
     let directory = (path as NSString).deletingLastPathComponent
     try createDirectory(directory)
-    if !overwrite && FileManager.default.fileExists(atPath: path) {
+    if !overwrite && exists(path) {
       throw SecureFileError(path: path, reason: "the file already exists")
     }
     let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
@@ -62,6 +62,22 @@ public enum SecureFile {
     } catch {
       throw SecureFileError(path: path, reason: "cannot create directory: \(error.localizedDescription)")
     }
+  }
+
+  /// Whether anything is at `path`, a dangling symbolic link included (`lstat`, which does not
+  /// follow the link).
+  public static func exists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+  }
+
+  /// `path` with every symbolic link resolved (`realpath`), so an atomic replace writes the
+  /// link's target instead of replacing the link with a regular file; `path` itself when it
+  /// cannot be resolved (it does not exist yet).
+  public static func resolvingSymlinks(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 
   private static func systemReason() -> String { String(cString: strerror(errno)) }

@@ -4,7 +4,7 @@
 /// are skipped, the rest is aligned by a longest-common-subsequence table (when the changed
 /// middle exceeds `maxTable` cells it is shown as one replacement), and changes are grouped
 /// into hunks with `context` lines around them, in the `diff -u` format
-/// (`--- a/FILE`, `+++ b/FILE`, `@@ -start,count +start,count @@`). Lines keep their line ends
+/// (`--- a/FILE`, `+++ b/FILE`, or the path itself when it is absolute; `@@ -start,count +start,count @@`). Lines keep their line ends
 /// out of the comparison; a CRLF file diffs like an LF file.
 public enum UnifiedDiff {
   /// Largest LCS table, in cells, before the middle is shown as one replacement.
@@ -15,7 +15,9 @@ public enum UnifiedDiff {
     let a = lines(old), b = lines(new)
     let operations = align(a, b)
     guard operations.contains(where: { $0.kind != .same }) else { return "" }
-    var text = "--- a/\(file)\n+++ b/\(file)\n"
+    // git's a/ and b/ prefixes only make sense in front of a relative path.
+    let (old, new) = file.hasPrefix("/") ? (file, file) : ("a/" + file, "b/" + file)
+    var text = "--- \(old)\n+++ \(new)\n"
     for hunk in hunks(operations, context: context) {
       text += header(hunk)
       for op in hunk {

@@ -52,7 +52,7 @@ import TSTestSupport
     try repo.write("watch.yaml", "contacts: []\n")
     let result = try repo.hook()
     #expect(result.status == 1)
-    #expect(result.stderr.contains("pre-commit: watch.yaml (staged) is not valid"))
+    #expect(result.stderr.contains("pre-commit: the staged version of watch.yaml is not valid"))
   }
 
   @Test func leavesOtherYAMLAlone() throws {
@@ -83,6 +83,49 @@ import TSTestSupport
     try repo.run("git", "add", "watch.yaml")
     let result = try repo.hook()
     #expect(result.status != 0)
-    #expect(result.stderr.contains("pre-commit: watch.yaml is not formatted; run: tsapply fmt watch.yaml && git add watch.yaml"))
+    #expect(result.stderr.contains("pre-commit: watch.yaml is not formatted; run:\n    tsapply fmt -- watch.yaml && git add -- watch.yaml\n"))
+  }
+
+  @Test func invalidManifestIsReportedOnceAndNotAsUnformatted() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "contacts:\n")
+    try repo.run("git", "add", "watch.yaml")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.components(separatedBy: "contacts: has no value").count == 2, "\(result.stderr)")
+    #expect(!result.stderr.contains("not formatted"))
+  }
+
+  @Test func manifestWithABOMAndOneKeyIsChecked() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("watch.yaml", "\u{FEFF}contacts:\n")
+    try repo.run("git", "add", "watch.yaml")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("pre-commit: watch.yaml is not valid"))
+  }
+
+  @Test func fileNameStartingWithADashIsAFileNotAnOption() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("-n.yaml", "reminders:\n  medicine:\n    at: [8:00]\n")
+    try repo.run("git", "add", "--", "-n.yaml")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("pre-commit: -n.yaml is not formatted; run:\n    tsapply fmt -- -n.yaml && git add -- -n.yaml\n"), "\(result.stderr)")
+  }
+
+  @Test func unformattedStagedVersionGetsAQuotedCommand() throws {
+    let repo = try Repository()
+    defer { try? FileManager.default.removeItem(at: repo.url) }
+    try repo.write("my watch.yaml", "reminders:\n  medicine:\n    at: [8:00]\n")
+    try repo.run("git", "add", "my watch.yaml")
+    try repo.write("my watch.yaml", "contacts: []\n")
+    let result = try repo.hook()
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("pre-commit: the staged version of my watch.yaml is not formatted; run:\n    tsapply fmt -- my\\ watch.yaml && git add -- my\\ watch.yaml\n"), "\(result.stderr)")
+    #expect(result.stderr.contains("differs from the staged version"))
   }
 }

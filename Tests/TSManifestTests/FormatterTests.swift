@@ -68,7 +68,7 @@ import TSTestSupport
         sedentary:
           enabled: true   # on
           repeat: workday
-          period: {start: "09:00", end: "18:00", every: 2h}  # office hours
+          period: {start: "09:00", end: "18:00", every: 2h} # office hours
 
           # below the period
       # trailing comment
@@ -289,8 +289,11 @@ import TSTestSupport
   @Test(arguments: ["watch.yaml", "minimal.yaml", "family.yaml"])
   func examples(_ name: String) throws {
     let bytes = Array(try Data(contentsOf: SourceFormTests.examples.appendingPathComponent(name)))
-    let formatted = try #require(ManifestFormatter.format(bytes: bytes, file: name).formatted)
+    let result = ManifestFormatter.format(bytes: bytes, file: name)
+    let formatted = try #require(result.formatted)
     expectGolden(String(decoding: formatted, as: UTF8.self), "fmt-\(name)")
+    // Users copy the examples under the pre-commit hook: they must pass `fmt --check`.
+    #expect(result.isChanged == false, "examples/\(name) is not in canonical form")
     #expect(ManifestFormatter.format(bytes: formatted, file: name).isChanged == false)
     try expectSameManifest(bytes)
   }

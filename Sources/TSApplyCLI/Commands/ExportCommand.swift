@@ -12,9 +12,11 @@ struct ExportCommand: Command {
     The manifest states everything the watch holds, in canonical form (see 'tsapply fmt'):
     applying it back to the same watch changes nothing. Fields the platform does not store are
     left out; custom reminders that share a name get distinct names, with a warning.
-    Without -o the manifest goes to standard output. With -o FILE it is written with mode 0600
-    (it holds phone numbers); an existing FILE is only replaced with --force.
-    The header's date is today's (UTC), or SOURCE_DATE_EPOCH's when that is set.
+    Without -o (or with -o -) the manifest goes to standard output. With -o FILE it is written
+    with mode 0600 (it holds phone numbers); an existing FILE (a dangling symbolic link too) is
+    only replaced with --force, and FILE's directory must exist.
+    The header's date is today's (UTC), or SOURCE_DATE_EPOCH's (integer seconds since 1970,
+    up to the year 9999) when that is set.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--output", "-o"], value: "FILE", help: "Write the manifest to FILE (mode 0600) instead of standard output."),
@@ -30,19 +32,18 @@ struct ExportCommand: Command {
     guard arguments.positionals.isEmpty else {
       throw UsageError("unexpected argument '\(arguments.positionals[0])'; write the file with -o FILE")
     }
-    output = arguments.value("--output")
+    output = arguments.value("--output").flatMap { $0 == "-" ? nil : $0 }
     force = arguments.has("--force")
     deviceSpec = DeviceOption.value(in: arguments)
     if force && output == nil { throw UsageError("--force needs -o FILE") }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    if let output, !force, FileManager.default.fileExists(atPath: context.resolve(output)) {
-      throw CommandFailure("\(output) already exists; use --force to replace it")
-    }
+    if let output { try Self.checkDestination(output, force: force, context: context) }
+    let date = try Self.date(context)
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let state = try await session.reconciler.readState()
-    let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: Self.date(context))
+    let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: date)
     ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, redact: false, context: context)
     // Values a manifest cannot state (errors) are left out of the text; it is still written, and
     // the exit status says it is incomplete.
@@ -62,9 +63,31 @@ struct ExportCommand: Command {
     return status
   }
 
-  /// Now, or `SOURCE_DATE_EPOCH` (seconds since 1970, the reproducible-builds convention).
-  static func date(_ context: CommandContext) -> Date {
-    if let epoch = context.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) { return Date(timeIntervalSince1970: epoch) }
-    return Date()
+  /// Refuses `-o FILE` when FILE exists (`lstat`: a dangling symbolic link counts) without
+  /// `--force`, or when FILE's directory does not exist (it is never created).
+  private static func checkDestination(_ output: String, force: Bool, context: CommandContext) throws {
+    let path = context.resolve(output)
+    if !force, SecureFile.exists(path) {
+      throw CommandFailure("\(output) already exists; use --force to replace it")
+    }
+    let directory = (path as NSString).deletingLastPathComponent
+    var isDirectory: ObjCBool = false
+    guard directory.isEmpty || (FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) else {
+      throw CommandFailure("cannot write \(output): its directory \((output as NSString).deletingLastPathComponent) does not exist")
+    }
+  }
+
+  /// The latest `SOURCE_DATE_EPOCH` accepted: 9999-12-31T23:59:59Z.
+  static let maximumEpoch = 253_402_300_799
+
+  /// Now, or `SOURCE_DATE_EPOCH` (integer seconds since 1970, the reproducible-builds
+  /// convention; set but empty counts as unset). Throws `CommandFailure` when it is set but not
+  /// an integer from 0 to `maximumEpoch`.
+  static func date(_ context: CommandContext) throws -> Date {
+    guard let text = context.environment["SOURCE_DATE_EPOCH"], !text.isEmpty else { return Date() }
+    guard let epoch = Int(text), (0...maximumEpoch).contains(epoch) else {
+      throw CommandFailure("SOURCE_DATE_EPOCH must be whole seconds since 1970 (0 to \(maximumEpoch)), got '\(text)'")
+    }
+    return Date(timeIntervalSince1970: TimeInterval(epoch))
   }
 }

@@ -48,6 +48,11 @@ struct FmtCommand: Command {
   /// `--check`) is not formatted.
   private func format(_ file: String, context: CommandContext) -> Bool {
     let path = file == "-" ? nil : context.resolve(file)
+    var isDirectory: ObjCBool = false
+    if let path, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+      context.stderr.write("Error: cannot format \(file): it is a directory\n")
+      return false
+    }
     guard let bytes = path.map({ FileManager.default.contents(atPath: $0).map(Array.init) }) ?? context.readAll() else {
       context.stderr.write("Error: cannot read \(file): no such file or it is not readable\n")
       return false
@@ -72,7 +77,10 @@ struct FmtCommand: Command {
       return false
     }
     do {
-      try SecureFile.write(formatted, to: path, mode: Self.mode(of: path))
+      // Through a symbolic link to its target: the atomic rename replaces the target, not the
+      // link. (A hard link is broken: the path gets a new file.)
+      let target = SecureFile.resolvingSymlinks(path)
+      try SecureFile.write(formatted, to: target, mode: Self.mode(of: target))
     } catch {
       context.stderr.write("Error: \(error.description)\n")
       return false

@@ -14,10 +14,17 @@ extension FormatPass {
     guard sorted != Array(entries.indices) else { return }
     let ordered = sorted.map { entries[$0] }
     guard let edit = node.isFlow ? flowReorder(node, entries, ordered, edits) : blockReorder(entries, ordered, edits),
-          !edits.contains(where: { $0.range == edit.range }) else { return }
+          !edits.contains(where: { $0.range == edit.range || partiallyOverlaps($0.range, edit.range) }) else { return }
     edits.removeAll { $0.range.lowerBound >= edit.range.lowerBound && $0.range.upperBound <= edit.range.upperBound }
     edits.append(edit)
     edits.sort { $0.range.lowerBound < $1.range.lowerBound }
+  }
+
+  /// Whether `a` and `b` overlap without one containing the other: such a reorder would
+  /// produce overlapping edits, so it is skipped (the mapping keeps its key order).
+  private func partiallyOverlaps(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+    a.overlaps(b) && !(b.lowerBound <= a.lowerBound && a.upperBound <= b.upperBound)
+      && !(a.lowerBound <= b.lowerBound && b.upperBound <= a.upperBound)
   }
 
   /// A one-line flow mapping rebuilt as `{key: value, …}` in `ordered` order.

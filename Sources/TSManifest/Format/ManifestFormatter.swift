@@ -44,7 +44,9 @@ public enum ManifestFormatter {
     pass.propose(root, role: .root)
     var edits = pass.approvedEdits()
     pass.reorder(root, role: .root, edits: &edits)
-    let text = source.text(0..<source.scalars.count, applying: edits)
+    // Comment columns are kept last, over the final edits (reorders included), so no edit is
+    // widened before a reorder has to replace the text around it.
+    let text = source.text(0..<source.scalars.count, applying: pass.keepingCommentColumns(edits))
     let output = (hasBOM ? bom : []) + Array(text.utf8)
     return ManifestFormatResult(formatted: output, diagnostics: loaded.diagnostics, isChanged: output != bytes)
   }
@@ -122,32 +124,69 @@ struct FormatPass {
     for edit in agreed where result.last.map({ $0.range.upperBound <= edit.range.lowerBound }) ?? true {
       result.append(edit)
     }
-    return keepingCommentColumns(result)
+    return result
   }
 
-  /// Keeps a comment beside a rewritten value in its column: the spaces before the `#` grow or
-  /// shrink by how much the rewrites on that line changed its length (at least one space stays).
-  private func keepingCommentColumns(_ edits: [TextEdit]) -> [TextEdit] {
+  /// Keeps a comment beside edited text in its column: the spaces before the `#` grow or shrink
+  /// by how far the edits on that line moved the text after them (at least one space stays).
+  /// `edits` must be sorted and non-overlapping; the result is too (only the last edit on a
+  /// line is widened, up to the `#` of the comment on that line).
+  func keepingCommentColumns(_ edits: [TextEdit]) -> [TextEdit] {
     var result = edits
-    var delta = 0
+    var shift = 0
     for index in result.indices {
       let edit = result[index]
-      if index > 0, !onSameLine(result[index - 1].range.upperBound, edit.range.lowerBound) { delta = 0 }
-      delta += edit.replacement.unicodeScalars.count - edit.range.count
-      // Closing brackets may follow the value before the spaces and the comment.
-      var closing = edit.range.upperBound
-      while closing < source.scalars.count, "]}".unicodeScalars.contains(source.scalars[closing]) { closing += 1 }
-      var end = closing
-      while end < source.scalars.count, source.scalars[end] == " " { end += 1 }
-      let spaces = end - closing
-      guard delta != 0, spaces > 0, end < source.scalars.count, source.scalars[end] == "#",
-            index + 1 == result.count || result[index + 1].range.lowerBound >= end else { continue }
-      let padding = String(repeating: " ", count: max(1, spaces - delta))
-      result[index] = TextEdit(range: edit.range.lowerBound..<end,
-                               replacement: edit.replacement + source.text(edit.range.upperBound..<closing) + padding)
-      delta = 0
+      if index == 0 || !onSameLine(result[index - 1].range.upperBound, edit.range.lowerBound) { shift = 0 }
+      shift = shiftAfter(edit, shiftBefore: shift)
+      let lastOnLine = index + 1 == result.count || !onSameLine(edit.range.upperBound, result[index + 1].range.lowerBound)
+      guard lastOnLine, shift != 0, let hash = commentStart(after: edit.range.upperBound) else { continue }
+      var spacesStart = hash
+      while spacesStart > edit.range.upperBound, source.scalars[spacesStart - 1] == " " { spacesStart -= 1 }
+      let spaces = hash - spacesStart
+      guard spaces > 0 else { continue }
+      let padding = String(repeating: " ", count: max(1, spaces - shift))
+      result[index] = TextEdit(range: edit.range.lowerBound..<hash,
+                               replacement: edit.replacement + source.text(edit.range.upperBound..<spacesStart) + padding)
     }
     return result
+  }
+
+  /// The offset of the `#` that starts a comment later on the line that `offset` is on (which
+  /// lies outside any quoted scalar): the first `#` after a space or tab outside quotes.
+  private func commentStart(after offset: Int) -> Int? {
+    var index = offset
+    var quote: Unicode.Scalar?
+    while index < source.scalars.count {
+      let scalar = source.scalars[index]
+      if ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains(scalar) { return nil }
+      if let open = quote {
+        if open == "\"" && scalar == "\\" { index += 1 } else if scalar == open { quote = nil }
+      } else if scalar == "\"" || scalar == "'" {
+        quote = scalar
+      } else if scalar == "#", index > 0, source.scalars[index - 1] == " " || source.scalars[index - 1] == "\t" {
+        return index
+      }
+      index += 1
+    }
+    return nil
+  }
+
+  /// How many columns the text right after `edit` moves, given that the text at its start had
+  /// moved `shiftBefore` columns (a replacement spanning lines sets its last line's width).
+  private func shiftAfter(_ edit: TextEdit, shiftBefore: Int) -> Int {
+    let replacement = Array(edit.replacement.unicodeScalars)
+    let oldColumn = column(of: edit.range.upperBound)
+    if let lastBreak = replacement.lastIndex(where: { $0 == "\n" || $0 == "\r" }) {
+      return (replacement.count - lastBreak - 1) - oldColumn
+    }
+    return column(of: edit.range.lowerBound) + shiftBefore + replacement.count - oldColumn
+  }
+
+  /// The 0-based column of `offset` (scalars since the line's start).
+  private func column(of offset: Int) -> Int {
+    var start = offset
+    while start > 0, !["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains(source.scalars[start - 1]) { start -= 1 }
+    return offset - start
   }
 
   /// Whether no line break lies between offsets `a` and `b`.

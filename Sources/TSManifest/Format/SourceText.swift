@@ -58,11 +58,13 @@ struct SourceText {
     return index
   }
 
-  /// The text of `range` with `edits` (sorted, non-overlapping, inside `range`) applied.
+  /// The text of `range` with `edits` (sorted, non-overlapping) applied; edits outside `range`
+  /// are ignored, and an edit that overlaps an earlier one is skipped (its text stays as written)
+  /// rather than trusted.
   func text(_ range: Range<Int>, applying edits: [TextEdit]) -> String {
     var result = ""
     var cursor = range.lowerBound
-    for edit in edits where edit.range.lowerBound >= range.lowerBound && edit.range.upperBound <= range.upperBound {
+    for edit in edits where edit.range.lowerBound >= cursor && edit.range.upperBound <= range.upperBound {
       result += text(cursor..<edit.range.lowerBound) + edit.replacement
       cursor = edit.range.upperBound
     }
