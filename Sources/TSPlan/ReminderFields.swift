@@ -53,6 +53,19 @@ struct ReminderField: Sendable {
     }
   }
 
+  /// The fields shown for a reminder being deleted (no value after): what it was — name, switch,
+  /// repeat days, its schedule (period or time points), notes when it has any — as Terraform
+  /// shows every attribute of a resource it destroys.
+  static func deleted(_ before: Reminder) -> [FieldChange] {
+    let shown: Set<String> = before.timeType == .point
+      ? ["reminderName", "isEnabled", "repeatDays", "timeType", "timePoints", "notes"]
+      : ["reminderName", "isEnabled", "repeatDays", "timeType", "startTime", "endTime", "interval", "notes"]
+    return all.compactMap { field in
+      guard shown.contains(field.name), !(field.name == "notes" && before.notes.isEmpty) else { return nil }
+      return FieldChange(field: field.name, before: field.value(before), after: nil)
+    }
+  }
+
   /// Every managed field of a reminder being created (no value before).
   static func created(_ after: Reminder, managedBy patch: ReminderPatch) -> [FieldChange] {
     all.compactMap { field in

@@ -63,7 +63,7 @@ enum ReminderPlanner {
   /// A delete of a watch reminder at `address`.
   static func delete(_ reminder: Reminder, at address: ResourceAddress) -> ResourceChange {
     ResourceChange(address: address, action: .delete,
-                   fields: [FieldChange(field: "reminderName", before: .string(reminder.reminderName), after: nil)],
+                   fields: ReminderField.deleted(reminder),
                    before: .reminder(reminder), after: nil)
   }
 }
