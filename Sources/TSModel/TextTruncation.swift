@@ -20,4 +20,20 @@ public enum TextTruncation {
     }
     return String(scalars)
   }
+
+  /// `text` cut to at most `maxBytes` bytes of UTF-8 at a grapheme-cluster boundary: whole
+  /// characters only, so a letter never loses its accent and a flag or ZWJ emoji is never split.
+  /// Stricter than the SDK's cut (`truncate`); tsapply uses it for what it writes, and the watch
+  /// then has nothing left to cut.
+  public static func truncateAtGraphemes(_ text: String, maxBytes: Int) -> String {
+    var result = ""
+    var used = 0
+    for character in text {
+      let size = character.utf8.count
+      guard used + size <= maxBytes else { break }
+      result.append(character)
+      used += size
+    }
+    return result
+  }
 }

@@ -42,8 +42,16 @@ enum ContactPlanner {
          let held = watch.first(where: { [$0.name, $0.phoneNum] == key }), (held.shortName ?? "").isEmpty {
         shortName = held.shortName
       }
-      return Contact(name: contact.name.value, phoneNum: contact.phone.value, shortName: shortName)
+      return Contact(name: storedName(contact.name.value, capabilities: capabilities), phoneNum: contact.phone.value,
+                     shortName: shortName)
     }
+  }
+
+  /// A contact name as tsapply writes it: cut at a grapheme boundary to the platform's limit
+  /// (the SDK cuts names itself — 32 bytes, 31 for Npk emergency contacts, sdk-facts.md §2.3–§2.4;
+  /// cutting first, on whole characters, leaves it nothing to cut).
+  static func storedName(_ name: String, capabilities: DeviceCapabilities) -> String {
+    TextTruncation.truncateAtGraphemes(name, maxBytes: capabilities.contacts.nameMaxBytes)
   }
 
   /// Watch contacts in comparable form: shortName dropped where the platform does not store it.
@@ -52,8 +60,8 @@ enum ContactPlanner {
     return contacts.map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) }
   }
 
-  /// Count, name and phone limits of a contact list (errors), and explicit short names the
-  /// platform drops (warnings). `field` names the list in messages.
+  /// Count and phone limits of a contact list (errors); names the platform cuts and explicit
+  /// short names it drops (warnings). `field` names the list in messages.
   static func checks(_ contacts: Located<[ManifestContact]>, maxCount: Int, field: String,
                           capabilities: DeviceCapabilities) -> [Diagnostic] {
     let limits = capabilities.contacts
@@ -67,8 +75,9 @@ enum ContactPlanner {
     for contact in contacts.value {
       let nameBytes = contact.name.value.utf8.count
       if nameBytes > limits.nameMaxBytes {
-        diagnostics.append(.error(at: contact.name.position, field: "\(contact.path).name",
-          "\"\(contact.name.value)\" is \(nameBytes) bytes, but \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes"))
+        let stored = storedName(contact.name.value, capabilities: capabilities)
+        diagnostics.append(.warning(at: contact.name.position, field: "\(contact.path).name",
+          "\"\(contact.name.value)\" is \(nameBytes) bytes; \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes, so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
       }
       if contact.shortNameIsExplicit && !limits.storesShortName {
         diagnostics.append(.warning(at: contact.position, field: "\(contact.path).short_name",

@@ -6,12 +6,12 @@ public enum PhoneRedaction {
   /// A number of two digits or fewer is masked whole (`12` → `**`), so no complete number is
   /// ever shown. Characters other than digits are kept as they are.
   public static func redact(_ phone: String) -> String {
-    let digitCount = phone.filter(\.isASCIIDigit).count
+    let digitCount = phone.filter(\.isPhoneDigit).count
     let keep = digitCount > 2 ? 2 : 0
     var seen = 0
     var result = ""
     for character in phone {
-      if character.isASCIIDigit {
+      if character.isPhoneDigit {
         seen += 1
         result.append(seen > digitCount - keep ? character : "*")
       } else {
@@ -49,7 +49,7 @@ public enum PhoneRedaction {
     var output = ""
     var run = ""
     for character in text {
-      if character.isASCIIDigit || phoneFormatting.contains(character) {
+      if character.isPhoneDigit || phoneFormatting.contains(character) {
         run.append(character)
         continue
       }
@@ -60,7 +60,7 @@ public enum PhoneRedaction {
   }
 
   private static func maskedRun(_ run: String) -> String {
-    run.filter(\.isASCIIDigit).count >= 5 ? redact(run) : run
+    run.filter(\.isPhoneDigit).count >= 5 ? redact(run) : run
   }
 
   /// Every phone number held in `plan` (before/after values of contacts and emergency).
@@ -86,7 +86,7 @@ public enum PhoneRedaction {
       let end = index + pattern.count
       if end <= characters.count, Array(characters[index..<end]) == pattern,
          !(index > 0 && isNumberCharacter(characters[index - 1])),
-         !(end < characters.count && characters[end].isASCIIDigit) {
+         !(end < characters.count && characters[end].isPhoneDigit) {
         output += replacement
         index = end
       } else {
@@ -98,11 +98,15 @@ public enum PhoneRedaction {
   }
 
   private static func isNumberCharacter(_ character: Character) -> Bool {
-    character.isASCIIDigit || character == "+"
+    character.isPhoneDigit || character == "+"
   }
 }
 
 extension Character {
   /// `0`…`9` only (not other scripts' digits).
-  var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+  /// Any decimal digit, ASCII or not (e.g. full-width １), so a number written in other digits
+  /// is masked too.
+  var isPhoneDigit: Bool {
+    !unicodeScalars.isEmpty && unicodeScalars.allSatisfy { $0.properties.numericType == .decimal }
+  }
 }

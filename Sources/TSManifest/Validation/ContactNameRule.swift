@@ -21,7 +21,7 @@ enum ContactNameRule {
     guard let name = DisplayTextRule.check(name, field: field, isName: true, into: &diagnostics) else { return nil }
     let bytes = name.value.utf8.count
     guard bytes > maxBytes else { return name }
-    let stored = truncate(name.value, toBytes: maxBytes)
+    let stored = TextTruncation.truncateAtGraphemes(name.value, maxBytes: maxBytes)
     guard !stored.isEmpty else {
       diagnostics.append(.error(at: name.position, field: field,
         "is \(bytes) bytes and its first character alone is longer than \(maxBytes) bytes; the watch could store nothing of it"))
@@ -30,18 +30,5 @@ enum ContactNameRule {
     diagnostics.append(.warning(at: name.position, field: field,
       "is \(bytes) bytes; the watch stores at most \(maxBytes), so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
     return Located(stored, at: name.position)
-  }
-
-  /// The longest prefix of whole grapheme clusters (Characters) that fits in `limit` bytes of UTF-8.
-  static func truncate(_ text: String, toBytes limit: Int) -> String {
-    var result = ""
-    var used = 0
-    for character in text {
-      let size = character.utf8.count
-      guard used + size <= limit else { break }
-      result.append(character)
-      used += size
-    }
-    return result
   }
 }
