@@ -14,18 +14,22 @@ public struct Backup: Hashable, Codable, Sendable {
   public var createdAt: String
   /// Platform profile of the watch (restore refuses another platform).
   public var profile: String
+  /// The watch the backup was taken from (e.g. `sim:/abs/path.json`); restore goes back to it
+  /// unless `--device` names another. `nil` in backups that did not record it.
+  public var device: String?
   /// The watch's state before the apply.
   public var state: DeviceState
 
-  public init(createdAt: Date, profile: String, state: DeviceState) {
+  public init(createdAt: Date, profile: String, device: String? = nil, state: DeviceState) {
     self.formatVersion = Self.currentFormatVersion
     self.createdAt = Backup.timestamp(createdAt, style: .iso)
     self.profile = profile
+    self.device = device
     self.state = state
   }
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", createdAt = "created_at", profile, state
+    case formatVersion = "format_version", createdAt = "created_at", profile, device, state
   }
 
   /// Writes the backup into `directory` under a timestamped name and returns the path.

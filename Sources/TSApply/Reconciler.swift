@@ -11,6 +11,9 @@ public struct Reconciler: Sendable {
   public var device: any Device
   /// The watch's capabilities, read once when connecting.
   public var capabilities: DeviceCapabilities
+  /// The device's identity (e.g. `sim:/abs/path.json`), written into backups so a restore goes
+  /// back to the same watch; `nil` when unknown.
+  public var deviceIdentity: String?
 
   public init(device: any Device, capabilities: DeviceCapabilities) {
     self.device = device
@@ -62,7 +65,7 @@ public struct Reconciler: Sendable {
     guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: state) }
     let backupPath: String
     do {
-      backupPath = try Backup(createdAt: now, profile: capabilities.profile, state: state).write(into: backupDirectory, at: now)
+      backupPath = try Backup(createdAt: now, profile: capabilities.profile, device: deviceIdentity, state: state).write(into: backupDirectory, at: now)
     } catch { throw .backupFailed(error) }
     progress(.backedUp(path: backupPath))
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)

@@ -17,23 +17,34 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   public var manifestPath: String
   /// SHA-256 of the manifest's bytes when the plan was made.
   public var manifestDigest: String
+  /// The watch the plan was made for (e.g. `sim:/abs/path.json`); `apply` uses it and refuses
+  /// another. `nil` in plans that did not record it.
+  public var device: String?
   /// The plan itself.
   public var plan: Plan
 
-  public init(manifestPath: String, manifestDigest: String, plan: Plan) {
+  public init(manifestPath: String, manifestDigest: String, device: String? = nil, plan: Plan) {
     self.formatVersion = Self.currentFormatVersion
     self.manifestPath = manifestPath
     self.manifestDigest = manifestDigest
+    self.device = device
     self.plan = plan
   }
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "tsapply_saved_plan", manifestPath = "manifest_path"
-    case manifestDigest = "manifest_sha256", plan
+    case manifestDigest = "manifest_sha256", device, plan
   }
 
   /// Writes the saved plan to `path` with mode 0600, replacing an existing file.
+  /// - Throws: `SecureFileError`, also when `path`'s directory does not exist (it is not created:
+  ///   a mistyped `-out` path should not make directories).
   public func write(to path: String) throws(SecureFileError) {
+    let directory = (path as NSString).deletingLastPathComponent
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+      throw SecureFileError(path: path, reason: "its directory \(directory) does not exist")
+    }
     try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
   }
 

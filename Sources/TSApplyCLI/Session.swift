@@ -55,23 +55,34 @@ struct ManifestInputFile {
 }
 
 /// One connected watch for a command: the device, its reconciler, and where backups go.
+///
+/// What tsapply keeps about a watch lives beside the watch's state file, not in the working
+/// directory: `backups/` and `last-applied/` in the same directory (`.tsapply/` for the default
+/// watch), so running from another directory finds the same backups and drift record.
 struct WatchSession {
   var reconciler: Reconciler
-  /// `.tsapply/backups` under the working directory.
+  /// `backups/` beside the watch's state file.
   var backupDirectory: String
-  /// `.tsapply/last-applied` under the working directory: what the last apply left, for drift.
+  /// `last-applied/` beside the watch's state file: what the last apply left, for drift.
   var lastAppliedDirectory: String
-  /// The device's identity, e.g. `sim:/abs/path/.tsapply/device.json`.
+  /// The device's identity, e.g. `sim:/abs/path/.tsapply/device.json`; recorded in saved plans
+  /// and backups so they go back to the same watch.
   var deviceIdentity: String
+  /// `--device sim:PATH` to paste into a hint, or "" for the default watch.
+  var deviceArgument: String
 
   /// Opens the watch named by `--device`, `TSAPPLY_DEVICE`, or the default simulated watch.
   static func open(spec: String?, context: CommandContext) async throws -> WatchSession {
     let device = try DeviceOption.open(spec, in: context)
-    let reconciler = try await Reconciler.connect(device)
-    return WatchSession(reconciler: reconciler,
-                        backupDirectory: context.resolve(".tsapply/backups"),
-                        lastAppliedDirectory: context.resolve(".tsapply/last-applied"),
-                        deviceIdentity: "sim:" + (try DeviceOption.simulatorPath(spec, in: context)))
+    var reconciler = try await Reconciler.connect(device)
+    let path = try DeviceOption.simulatorPath(spec, in: context)
+    let directory = (path as NSString).deletingLastPathComponent
+    let identity = "sim:" + path
+    reconciler.deviceIdentity = identity
+    let isDefault = DeviceSelector.isDefault(spec: spec, environment: context.environment)
+    return WatchSession(reconciler: reconciler, backupDirectory: directory + "/backups",
+                        lastAppliedDirectory: directory + "/last-applied", deviceIdentity: identity,
+                        deviceArgument: isDefault ? "" : " --device " + shellQuoted("sim:" + ApplyRun.relative(path, context)))
   }
 
   /// What the last successful apply left on this watch, if recorded for this platform.
@@ -110,28 +121,44 @@ struct PlannedManifest {
   /// Reads `file`, prints its diagnostics, opens the watch and plans. The watch is opened only
   /// when the manifest has no errors, and never written.
   /// - Throws: `CommandFailure` for manifest or capability errors; device errors as they come.
-  static func make(_ file: String, deviceSpec: String?, redact: Bool, context: CommandContext) async throws -> PlannedManifest {
+  ///
+  /// Warnings (the manifest's and the planner's) travel in the plan (`Plan.warnings`), so the
+  /// human plan and `--json` both show them, once; diagnostics are printed here only when
+  /// reading or planning fails — as JSON on standard output with `json`.
+  static func make(_ file: String, deviceSpec: String?, redact: Bool, json: Bool = false,
+                   context: CommandContext) async throws -> PlannedManifest {
     let input = try ManifestInputFile.read(file, context: context)
-    try report(input.result.diagnostics, source: input.bytes, redact: redact, context: context)
-    guard let manifest = input.result.manifest else { throw CommandFailure("the manifest could not be read") }
+    guard let manifest = input.result.manifest else {
+      try report(input.result.diagnostics, source: input.bytes, redact: redact, json: json, context: context)
+      throw CommandFailure("the manifest could not be read")
+    }
     let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let (state, result) = try await session.plan(manifest)
-    // A plan carries its own warnings and shows them; print diagnostics here only when planning failed.
-    guard let plan = result.plan else {
-      try report(result.diagnostics, source: input.bytes, redact: redact, context: context)
+    guard var plan = result.plan else {
+      let all = input.result.diagnostics + result.diagnostics
+      try report(all, source: input.bytes, redact: redact, json: json, context: context)
       throw CommandFailure("planning failed")
     }
+    plan.warnings = (input.result.diagnostics.filter { $0.severity == .warning } + plan.warnings).sortedByPosition()
     return PlannedManifest(input: input, manifest: manifest, session: session, state: state, plan: plan)
   }
 }
 
 /// Prints diagnostics (phone-like text masked with `redact`) and fails when any is an error;
 /// `subject` names what they are about in the failure ("the manifest", "the backup").
-func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, context: CommandContext,
+func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, json: Bool = false, context: CommandContext,
             subject: String = "the manifest") throws(CommandFailure) {
-  ManifestInput.printDiagnostics(diagnostics, source: source, json: false, redact: redact, context: context)
+  ManifestInput.printDiagnostics(diagnostics, source: source, json: json, redact: redact, context: context)
   let errors = diagnostics.filter { $0.severity == .error }.count
   if errors > 0 {
     throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in \(subject); the watch was not touched")
   }
+}
+
+/// `text` quoted for a POSIX shell when it holds anything but safe characters, so a printed
+/// command can be pasted.
+func shellQuoted(_ text: String) -> String {
+  let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+%,")
+  guard !text.isEmpty, !text.allSatisfy({ safe.contains($0) }) else { return text.isEmpty ? "''" : text }
+  return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }

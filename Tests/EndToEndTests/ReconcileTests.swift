@@ -255,3 +255,86 @@ import TSTestSupport
     #expect(plan.stdout.contains("# contacts: 1 removed"))
   }
 }
+
+/// Several watches driven from one directory (`--device sim:PATH`): saved plans, backups and
+/// drift records stay with the watch they belong to.
+@Suite struct NamedWatchTests {
+  static func setUp() throws -> URL {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("watches"), withIntermediateDirectories: true)
+    _ = try TSApplyBinary.run(["device", "init", "--device", "sim:watches/frank.json"], in: dir)
+    _ = try TSApplyBinary.run(["device", "init", "--device", "sim:watches/alice.json"], in: dir)
+    try "contacts:\n  - {name: Frank Poe, phone: \"+15550177\"}\n"
+      .write(to: dir.appendingPathComponent("frank.yaml"), atomically: true, encoding: .utf8)
+    return dir
+  }
+
+  @Test func savedPlanGoesToTheWatchItWasMadeFor() throws {
+    let dir = try Self.setUp()
+    _ = try TSApplyBinary.run(["plan", "--device", "sim:watches/frank.json", "frank.yaml", "-out", "f.tfplan"], in: dir)
+    let other = try TSApplyBinary.run(["apply", "--device", "sim:watches/alice.json", "f.tfplan"], in: dir)
+    #expect(other.status == 1)
+    #expect(other.stderr.contains("f.tfplan was made for the watch sim:"))
+    let apply = try TSApplyBinary.run(["apply", "f.tfplan"], in: dir)
+    #expect(apply.status == 0, "\(apply.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply/device.json").path))
+    let frank = try TSApplyBinary.run(["plan", "--detailed-exitcode", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
+    #expect(frank.status == 0)
+  }
+
+  @Test func backupRestoresToTheWatchItCameFromAndDriftIsFoundFromAnyDirectory() throws {
+    let dir = try Self.setUp()
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
+    #expect(apply.stdout.contains("Backed up the watch's current state to watches/backups/"), "\(apply.stdout)")
+    let backup = String(try #require(apply.stdout.split(separator: " ").first { $0.hasPrefix("watches/backups/") }))
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/frank.json"], in: dir)
+    let elsewhere = try TSApplyBinary.temporaryDirectory()
+    let plan = try TSApplyBinary.run(["plan", "--device", "sim:" + dir.appendingPathComponent("watches/frank.json").path,
+                                      dir.appendingPathComponent("frank.yaml").path], in: elsewhere)
+    #expect(plan.stdout.contains("Note: Objects have changed outside of tsapply"))
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    #expect(restore.status == 0, "\(restore.stderr)")
+    // Back to the state before the apply: no contacts, so Frank's manifest has changes again.
+    let again = try TSApplyBinary.run(["plan", "--detailed-exitcode", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
+    #expect(again.status == 2)
+    #expect(again.stdout.contains("# contacts: 1 added"), "\(again.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply/device.json").path))
+  }
+
+  @Test func anEditedSavedPlanIsRefused() throws {
+    let dir = try Self.setUp()
+    _ = try TSApplyBinary.run(["plan", "--device", "sim:watches/frank.json", "frank.yaml", "-out", "f.tfplan"], in: dir)
+    let url = dir.appendingPathComponent("f.tfplan")
+    let edited = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "+15550177", with: "+1555ABC0002")
+    try edited.write(to: url, atomically: true, encoding: .utf8)
+    let apply = try TSApplyBinary.run(["apply", "f.tfplan"], in: dir)
+    #expect(apply.status == 1)
+    #expect(apply.stderr.contains("does not hold the changes its manifest gives for this watch"))
+  }
+
+  @Test func saveIntoAMissingDirectoryIsRefused() throws {
+    let dir = try Self.setUp()
+    let plan = try TSApplyBinary.run(["plan", "--device", "sim:watches/frank.json", "frank.yaml", "-out", "nodir/f.tfplan"], in: dir)
+    #expect(plan.status == 1)
+    #expect(plan.stderr.contains("does not exist"))
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("nodir").path))
+  }
+}
+
+/// `plan --json` carries every warning, and its errors are JSON too.
+@Suite struct PlanJSONTests {
+  @Test func warningsAndErrorsAreJSON() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let long = String(repeating: "a", count: 35)
+    try "contacts:\n  - {name: \(long), phone: \"+15550100\"}\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let plan = try TSApplyBinary.run(["plan", "--json"], in: dir)
+    #expect(plan.status == 0)
+    #expect(plan.stdout.contains("\"field\" : \"contacts[0].name\""), "\(plan.stdout)")
+    #expect(plan.stderr.isEmpty, "\(plan.stderr)")
+    _ = try TSApplyBinary.run(["device", "init", "--profile", "npk", "--force"], in: dir)
+    let refused = try TSApplyBinary.run(["plan", "--json"], in: dir)
+    #expect(refused.status == 1)
+    #expect(refused.stdout.contains("\"errors\""), "\(refused.stdout)")
+    #expect(refused.stdout.contains("does not store regular contacts"))
+  }
+}

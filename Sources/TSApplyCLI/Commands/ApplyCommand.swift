@@ -38,13 +38,21 @@ struct ApplyCommand: Command {
       return try await applySaved(saved, context: context)
     }
     let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
-    let apply = ApplyRun(session: planned.session, output: output, context: context)
+    let apply = ApplyRun(session: planned.session, output: output, context: context, rerunArgument: file)
     return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove, state: planned.state)
   }
 
+  /// Applies a saved plan to the watch it was made for (or to `--device`, which must be that
+  /// watch), after checking that neither the manifest nor the watch changed and that planning
+  /// the manifest again gives exactly the saved changes — so an edited plan file is refused, and
+  /// only what the planner (with every check) produces is ever written.
   private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
+    let chosen = deviceSpec ?? context.environment["TSAPPLY_DEVICE"]
+    let session = try await WatchSession.open(spec: chosen ?? saved.device, context: context)
+    if let device = saved.device, device != session.deviceIdentity {
+      throw CommandFailure("\(file) was made for the watch \(device); it cannot be applied to \(session.deviceIdentity)")
+    }
     let manifestBytes = FileManager.default.contents(atPath: saved.manifestPath).map(Array.init)
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
     let state = try await session.reconciler.readState()
     try saved.checkFresh(manifestBytes: manifestBytes, state: state)
     guard let bytes = manifestBytes else { return .failure }
@@ -53,9 +61,17 @@ struct ApplyCommand: Command {
       try report(loaded.diagnostics, source: bytes, redact: output.redact, context: context)
       return .failure
     }
-    let apply = ApplyRun(session: session, output: output, context: context)
+    let again = session.reconciler.capabilities
+    guard let replanned = Planner.plan(manifest, state: state, capabilities: again).plan,
+          replanned.resourceChanges == saved.plan.resourceChanges else {
+      throw CommandFailure("\(file) does not hold the changes its manifest gives for this watch (was it edited?); "
+        + "run 'tsapply plan -out \(file)' again")
+    }
+    let apply = ApplyRun(session: session, output: output, context: context,
+                         rerunArgument: saved.plan.manifestFile)
     return try await apply.run(saved.plan, manifest: manifest, confirm: false, state: state)
   }
+
 }
 
 /// Shows a plan, asks for confirmation when needed, applies it with progress lines, and prints
@@ -69,6 +85,8 @@ struct ApplyRun {
   var context: CommandContext
   /// The command running the apply (`apply` or `restore`), for messages.
   var command: String = "apply"
+  /// The file argument that reruns it (the manifest, the saved plan or the backup), for hints.
+  var rerunArgument: String = ManifestArgument.defaultFile
 
   /// Runs the apply; returns `.success`, or throws a `CommandFailure` describing what happened.
   /// - Parameter state: The watch state the plan was made from; every list is checked against it
@@ -162,7 +180,8 @@ struct ApplyRun {
       text += "  applied:      " + list(failure.applied) + "\n"
       text += "  failed:       " + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
-      text += "Run 'tsapply apply' again to finish, or 'tsapply restore \(ApplyRun.relative(backupPath, context))' to undo."
+      let again = "tsapply \(command)\(session.deviceArgument) \(shellQuoted(rerunArgument))"
+      text += "Run '\(again)' again to finish, or 'tsapply restore \(shellQuoted(ApplyRun.relative(backupPath, context)))' to undo."
       return text
     case .verificationFailed(let remaining, let diagnostics, let backupPath):
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"

@@ -40,11 +40,13 @@ struct PlanCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
+    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, json: json,
+                                                 context: context)
     let (input, plan) = (planned.input, planned.plan)
     context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
     if let out, let path = input.path {
-      let saved = SavedPlan(manifestPath: path, manifestDigest: SHA256Digest.hex(of: input.bytes), plan: plan)
+      let saved = SavedPlan(manifestPath: path, manifestDigest: SHA256Digest.hex(of: input.bytes),
+                            device: planned.session.deviceIdentity, plan: plan)
       try saved.write(to: context.resolve(out))
       if !json {
         context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(out)\n")

@@ -31,7 +31,12 @@ struct RestoreCommand: Command {
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let backup = try Backup.read(path: context.resolve(file))
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
+    // The backup goes back to the watch it came from, unless --device (or TSAPPLY_DEVICE) names another.
+    let chosen = deviceSpec ?? context.environment["TSAPPLY_DEVICE"]
+    let session = try await WatchSession.open(spec: chosen ?? backup.device, context: context)
+    if let device = backup.device, device != session.deviceIdentity {
+      context.stderr.write("Note: \(file) was taken from \(device); restoring it onto \(session.deviceIdentity) as asked.\n")
+    }
     let capabilities = session.reconciler.capabilities
     guard backup.profile == capabilities.profile else {
       throw CommandFailure("\(file) was taken from a '\(backup.profile)' watch; this watch is '\(capabilities.profile)'")
@@ -42,7 +47,7 @@ struct RestoreCommand: Command {
       try report(result.diagnostics, source: nil, redact: output.redact, context: context, subject: "the backup")
       return .failure
     }
-    return try await ApplyRun(session: session, output: output, context: context, command: Self.name)
+    return try await ApplyRun(session: session, output: output, context: context, command: Self.name, rerunArgument: file)
       .run(plan, manifest: manifest, confirm: !autoApprove, state: state)
   }
 
