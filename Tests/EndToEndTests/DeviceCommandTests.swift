@@ -137,15 +137,54 @@ import TSTestSupport
     #expect(errors.contains("emergency contacts listener: registerEmergencyContactsDidChangedBlock is not supported on this platform (com.topstepcomkit.contact 2004)"))
   }
 
-  @Test func listenOnAWatchWithoutListenersReportsEach2004() throws {
+  @Test func listenOnAWatchWithoutListenersReportsEach2004AndStops() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init", "--profile", "npk"], in: directory).status == 0)
-    let result = try TSApplyBinary.run(["device", "listen", "--count", "1", "--timeout", "0.5"], in: directory)
+    let result = try TSApplyBinary.run(["device", "listen", "--timeout", "60"], in: directory)
     #expect(result.status == 1)
     for block in ["registerContactsDidChangedBlock", "registerEmergencyContactsDidChangedBlock", "registerSOSRequestBlock"] {
-      #expect(result.stderr.contains("\(block) is not supported on this platform (com.topstepcomkit.setting 2004)"))
+      #expect(result.stderr.components(separatedBy: "\(block) is not supported on this platform (com.topstepcomkit.setting 2004)").count == 2)
     }
-    #expect(result.stderr.contains("timed out after 0.5 seconds with 0 of 1 events"))
+    #expect(result.stderr.hasSuffix("Error: this watch reports no events: all 3 listeners (contacts, emergency contacts, SOS) were refused, so there is nothing to listen for\n"),
+            "\(result.stderr)")
+    #expect(!result.stderr.contains("timed out"))
+  }
+
+  @Test func initForceReplacesOnlyAStateFile() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let manifest = "version: 1\ncontacts: []\n"
+    try manifest.write(to: directory.appendingPathComponent("victim.yaml"), atomically: true, encoding: .utf8)
+    let refused = try TSApplyBinary.run(["device", "init", "--force", "--device", "sim:victim.yaml"], in: directory)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("refusing to replace \(directory.path)/victim.yaml: it is not a tsapply simulated-watch state file"), "\(refused.stderr)")
+    #expect(refused.stderr.contains("choose another path with --device sim:PATH, or remove the file yourself"))
+    #expect(try String(contentsOf: directory.appendingPathComponent("victim.yaml"), encoding: .utf8) == manifest)
+    let path = directory.path + "/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:w.json"], in: directory).status == 0)
+    try "{\"format\": \"tsapply-simulated-watch\", \"version\": 1, \"reminders\": [".write(toFile: path, atomically: false, encoding: .utf8)
+    let broken = try TSApplyBinary.run(["device", "show", "--device", "sim:w.json"], in: directory)
+    #expect(broken.stderr.contains("reset the watch with 'tsapply device init --force --device sim:\(path)'"), "\(broken.stderr)")
+    let forced = try TSApplyBinary.run(["device", "init", "--force", "--device", "sim:\(path)", "--profile", "fw"], in: directory)
+    #expect(forced.status == 0, "\(forced.stderr)")
+    #expect(try json(path)["profile"] as? String == "fw")
+  }
+
+  static let badDeviceSpecs: [(String, String)] = [
+    ("watches/alice.json", "unknown device --device 'watches/alice.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:watches/alice.json'?"),
+    ("sim:watches", "<DIR>/watches is a directory, but a simulated watch is a state file: name a file path, e.g. --device sim:<DIR>/watches/device.json"),
+  ]
+
+  @Test(arguments: badDeviceSpecs)
+  func aBadDeviceSpecSaysWhatIsExpected(spec: String, message: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try FileManager.default.createDirectory(at: directory.appendingPathComponent("watches"), withIntermediateDirectories: true)
+    for command in [["device", "show"], ["device", "init", "--force"], ["device", "listen"]] {
+      let result = try TSApplyBinary.run(command + ["--device", spec], in: directory)
+      #expect(result.status == 1)
+      #expect(result.stderr.contains(message.replacingOccurrences(of: "<DIR>", with: directory.path)), "\(result.stderr)")
+      #expect(!result.stderr.contains("NSCocoaErrorDomain"))
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["watches"])
   }
 
   static let badListenValues: [([String], String)] = [

@@ -97,7 +97,7 @@ import TSModel
   static let badNumbers: [(String, String, String)] = [
     (#""startTime" : 540"#, #""startTime" : 1.5"#, "reminders[0].startTime: expected an integer, found 1.5"),
     (#""interval" : 60"#, #""interval" : 1e30"#, "reminders[0].interval: expected an integer, found 1e+30"),
-    (#""endTime" : 1080"#, #""endTime" : "6pm""#, "reminders[0].endTime: Expected to decode Int but found a string instead."),
+    (#""endTime" : 1080"#, #""endTime" : "6pm""#, "reminders[0].endTime: expected an integer, found text"),
   ]
 
   @Test(arguments: badNumbers)

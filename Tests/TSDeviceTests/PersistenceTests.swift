@@ -106,10 +106,25 @@ import TSModel
     #expect(try DeviceSelector.simulatorPath(spec: spec, environment: env, currentDirectory: "/work/here") == expected)
   }
 
-  @Test(arguments: ["bridge:watch", "sim:", "device.json"])
-  func anUnknownDeviceSpecIsRefused(spec: String) {
-    #expect(throws: DeviceError(.simulator, .sdkConfigError, "unknown device '\(spec)'; expected sim:PATH (a simulated watch's state file)")) {
+  static let unknownSpecs: [(String, String)] = [
+    ("bridge:watch", "unknown device --device 'bridge:watch': expected sim:PATH, the path of a simulated watch's state file"),
+    ("sim:", "unknown device --device 'sim:': expected sim:PATH, the path of a simulated watch's state file, with the path after 'sim:' (e.g. sim:.tsapply/device.json)"),
+    ("device.json", "unknown device --device 'device.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:device.json'?"),
+    ("watches/alice.json", "unknown device --device 'watches/alice.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:watches/alice.json'?"),
+    ("SIM:w.json", "unknown device --device 'SIM:w.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:w.json'?"),
+  ]
+
+  @Test(arguments: unknownSpecs)
+  func anUnknownDeviceSpecIsRefusedWithWhatWasMeant(spec: String, message: String) {
+    #expect(throws: DeviceError(.simulator, .sdkConfigError, message)) {
       try DeviceSelector.simulatorPath(spec: spec, environment: [:], currentDirectory: "/")
+    }
+  }
+
+  @Test func anUnknownSpecFromTheEnvironmentNamesTheVariable() {
+    #expect(throws: DeviceError(.simulator, .sdkConfigError,
+      "unknown device TSAPPLY_DEVICE='w.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:w.json'?")) {
+      try DeviceSelector.simulatorPath(spec: nil, environment: [DeviceSelector.environmentVariable: "w.json"], currentDirectory: "/")
     }
   }
 

@@ -56,9 +56,10 @@ struct DeviceInitCommand: Command {
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let path = try DeviceOption.simulatorPath(device, in: context)
+    let spec = try DeviceSelector.adviceSpec(spec: device, environment: context.environment, currentDirectory: context.currentDirectory)
     let profile = try PlatformProfile.named(profileName)
     let existed = FileManager.default.fileExists(atPath: path)
-    try SimulatedDevice.create(path: path, profile: profile, force: force)
+    try SimulatedDevice.create(path: path, profile: profile, force: force, spec: spec)
     context.stdout.write("\(existed ? "Reset" : "Created") a simulated \(profile.name) watch at \(path).\n")
     return .success
   }

@@ -9,7 +9,8 @@ struct DeviceListenCommand: Command {
   static let usage = "[--count N] [--timeout SECONDS] [--device SPEC]"
   static let discussion = """
     Listeners the platform does not support answer once with error 2004, printed on standard
-    error. With --count, exits 0 after N events, or 1 if --timeout passes first.
+    error; listening goes on for the others. When every listener is refused, no event can
+    arrive: exits 1 at once. With --count, exits 0 after N events, or 1 if --timeout passes first.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--count"], value: "N", help: "Stop after N events."),
@@ -22,6 +23,8 @@ struct DeviceListenCommand: Command {
     case refusal(String)
   }
 
+  /// Listeners registered: contacts changed, emergency contacts changed, SOS request.
+  static let listenerCount = 3
   /// Accepted `--count` values.
   static let countRange = 1...1_000_000
   /// Longest accepted `--timeout`, in seconds (one day).
@@ -60,6 +63,7 @@ struct DeviceListenCommand: Command {
       }
     }
     var received = 0
+    var refused = 0
     for await item in stream {
       switch item {
       case .event(let text):
@@ -67,7 +71,12 @@ struct DeviceListenCommand: Command {
         context.stdout.write(text + "\n")
         if let count, received >= count { return .success }
       case .refusal(let text):
+        refused += 1
         context.stderr.write(text + "\n")
+        if refused == Self.listenerCount {
+          context.stderr.write("Error: this watch reports no events: all \(Self.listenerCount) listeners (contacts, emergency contacts, SOS) were refused, so there is nothing to listen for\n")
+          return .failure
+        }
       }
     }
     if let count, received < count {

@@ -32,27 +32,37 @@ public final class SimulatedDevice: Device, @unchecked Sendable {
     memoryHub = ListenerHub(lastDelivered: 0)
   }
 
-  /// The watch in the existing state file at `path` (made absolute by the caller).
-  /// - Throws: `DeviceError` (simulator domain) when the file is missing, unreadable or corrupted.
-  public init(path: String, options: SimulationOptions = SimulationOptions()) throws(DeviceError) {
-    let fileStore = FileStore(file: Self.canonical(path))
+  /// The watch in the existing state file at `path` (made absolute by the caller). `spec` is
+  /// the `--device` value that names it (`sim:PATH`), quoted in the advice of error messages
+  /// ("reset the watch with 'tsapply device init --force --device sim:PATH'"); `nil` for the
+  /// default watch, which needs no option.
+  /// - Throws: `DeviceError` (simulator domain) when the file is missing, a directory,
+  ///   unreadable or corrupted.
+  public init(path: String, options: SimulationOptions = SimulationOptions(), spec: String? = nil) throws(DeviceError) {
+    try StateFile.refuseDirectory(path)
+    let fileStore = FileStore(file: Self.canonical(path), name: WatchName(spec: spec))
     _ = try fileStore.read()
     store = fileStore
     self.options = options
   }
 
-  /// Creates (or with `force`, resets) the state file at `path` as a factory-fresh `profile` watch.
-  /// - Throws: `DeviceError` when a watch exists and `force` is false, or the file cannot be written.
+  /// Creates (or with `force`, resets) the state file at `path` as a factory-fresh `profile`
+  /// watch. `force` replaces only a file that carries the state file's `format` marker (a
+  /// watch, even a corrupted one); any other file is never overwritten. `spec` as in `init(path:)`.
+  /// - Throws: `DeviceError` when a watch exists and `force` is false, the path is a directory
+  ///   or a file that is not a state file, or the file cannot be written.
   @discardableResult
   public static func create(path: String, profile: PlatformProfile, force: Bool,
-                            options: SimulationOptions = SimulationOptions()) throws(DeviceError) -> SimulatedDevice {
+                            options: SimulationOptions = SimulationOptions(), spec: String? = nil) throws(DeviceError) -> SimulatedDevice {
+    try StateFile.refuseDirectory(path)
     try StateFile.makeDirectory((path as NSString).deletingLastPathComponent)
-    try FileStore(file: canonical(path)).create(SimulatedWatch(profile: profile), force: force)
-    return try SimulatedDevice(path: path, options: options)
+    try FileStore(file: canonical(path), name: WatchName(spec: spec)).create(SimulatedWatch(profile: profile), force: force)
+    return try SimulatedDevice(path: path, options: options, spec: spec)
   }
 
   /// The watch at `path`, created with the default profile first if there is none.
   public static func openOrCreate(path: String, options: SimulationOptions = SimulationOptions()) throws(DeviceError) -> SimulatedDevice {
+    try StateFile.refuseDirectory(path)
     if !FileManager.default.fileExists(atPath: path) {
       try StateFile.makeDirectory((path as NSString).deletingLastPathComponent)
       _ = try FileStore(file: canonical(path)).createIfMissing(SimulatedWatch(profile: .default))

@@ -17,21 +17,32 @@ enum StateFile {
     var version: Int?
   }
 
-  static func read(_ file: String) throws(DeviceError) -> SimulatedWatch {
+  /// The state in `file`, for the watch the user calls `name` (used in the advice of errors).
+  /// - Throws: 4001 when the file is missing, a directory or unreadable; 4003 when it is not a
+  ///   state file, of another version, or corrupted.
+  static func read(_ file: String, name: WatchName) throws(DeviceError) -> SimulatedWatch {
+    try refuseDirectory(file)
     let data: Data
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: file))
     } catch {
       if !FileManager.default.fileExists(atPath: file) {
-        throw .simulator(.dataGetFailed, "no simulated watch at \(file); create one with 'tsapply device init'")
+        throw .simulator(.dataGetFailed, "no simulated watch at \(file); create one with '\(name.initCommand(force: false))'")
       }
       throw .simulator(.dataGetFailed, "cannot read the simulated watch at \(file): \(error.localizedDescription)")
     }
-    return try decode(data, file: file)
+    return try decode(data, file: file, name: name)
   }
 
-  static func decode(_ data: Data, file: String) throws(DeviceError) -> SimulatedWatch {
-    let hint = "the file was left as it is; repair it, or reset the watch with 'tsapply device init --force'"
+  /// Refuses a directory where a state file is expected (4001, naming it).
+  static func refuseDirectory(_ file: String) throws(DeviceError) {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue else { return }
+    throw .simulator(.dataGetFailed, "\(file) is a directory, but a simulated watch is a state file: name a file path, e.g. --device \(WatchName.shellWord(DeviceSelector.simulatorScheme + file + "/device.json"))")
+  }
+
+  static func decode(_ data: Data, file: String, name: WatchName = .defaultWatch) throws(DeviceError) -> SimulatedWatch {
+    let hint = "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'"
     let decoder = JSONDecoder()
     guard let header = try? decoder.decode(Header.self, from: data), header.format == SimulatedWatch.formatName else {
       throw .simulator(.dataFormatError, "\(file) is not a tsapply simulated-watch state file (not JSON, or no \"format\": \"\(SimulatedWatch.formatName)\"); \(hint)")
@@ -44,7 +55,7 @@ enum StateFile {
     do {
       watch = try decoder.decode(SimulatedWatch.self, from: data)
     } catch {
-      throw .simulator(.dataFormatError, "\(file) is corrupted: \(describe(error, in: data)); \(hint)")
+      throw .simulator(.dataFormatError, "\(file) is corrupted: \(DecodingProblem.describe(error, in: data)); \(hint)")
     }
     if let problem = watch.journalProblem {
       throw .simulator(.dataFormatError, "\(file) is corrupted: \(problem); \(hint)")
@@ -55,50 +66,28 @@ enum StateFile {
     return watch
   }
 
-  /// The decoding error's path and reason, e.g. `reminders[0].startTime: Expected to decode Int…`.
-  /// Foundation reports a number that is not a whole `Int` (1.5, 1e30) as "not valid JSON" at
-  /// the top level; the file is then read as plain JSON to find the number and say so.
-  static func describe(_ error: any Error, in data: Data) -> String {
-    guard let decoding = error as? DecodingError else { return "\(error)" }
-    switch decoding {
-    case .dataCorrupted(let context) where context.codingPath.isEmpty:
-      if let value = try? JSONDecoder().decode(JSONValue.self, from: data), let found = firstNonInteger(value, path: []) {
-        return "\(pathText(found.path)): expected an integer, found \(found.number)"
-      }
-      return "top level: \(context.debugDescription)"
-    case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
-      return "\(pathText(context.codingPath.map(\.pathComponent))): \(context.debugDescription)"
-    @unknown default:
-      return "\(decoding)"
+  /// Whether `file` carries the state file's format marker, so `tsapply device init --force`
+  /// may replace it: its top-level `"format"` is `SimulatedWatch.formatName`, or, when it is not
+  /// JSON (a corrupted state file, e.g. cut short), its first `markerWindow` bytes hold
+  /// `"format": "tsapply-simulated-watch"`. Anything else (a manifest, a backup, an empty file)
+  /// does not, and is never overwritten.
+  static func carriesFormatMarker(_ file: String) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: file) else { return false }
+    defer { try? handle.close() }
+    guard let data = try? handle.read(upToCount: wholeReadLimit), !data.isEmpty else { return false }
+    if data.count < wholeReadLimit, let header = try? JSONDecoder().decode(Header.self, from: data) {
+      return header.format == SimulatedWatch.formatName
     }
+    let text = String(decoding: data.prefix(markerWindow), as: UTF8.self)
+    let pattern = #""format"\s*:\s*""# + NSRegularExpression.escapedPattern(for: SimulatedWatch.formatName) + "\""
+    return (try? Regex(pattern)).map { text.contains($0) } ?? false
   }
 
-  /// `reminders[0].startTime` from path components (`.name` or `[index]`).
-  private static func pathText(_ components: [String]) -> String {
-    let path = components.joined()
-    return path.isEmpty ? "top level" : String(path.dropFirst(path.hasPrefix(".") ? 1 : 0))
-  }
-
-  /// The first number that is not a whole `Int`, in key order. The state file has no
-  /// fractional fields, so any such number is what the decoder refused.
-  private static func firstNonInteger(_ value: JSONValue, path: [String]) -> (path: [String], number: Double)? {
-    switch value {
-    case .number(let number):
-      return (path, number)
-    case .array(let items):
-      for (index, item) in items.enumerated() {
-        if let found = firstNonInteger(item, path: path + ["[\(index)]"]) { return found }
-      }
-      return nil
-    case .object(let members):
-      for key in members.keys.sorted() {
-        if let member = members[key], let found = firstNonInteger(member, path: path + [".\(key)"]) { return found }
-      }
-      return nil
-    case .null, .bool, .integer, .string:
-      return nil
-    }
-  }
+  /// Bytes of a file searched for the format marker when it is not JSON. Keys are sorted, so
+  /// only `contacts` (at most 100) and `emergency` come before `format`.
+  static let markerWindow = 1 << 20
+  /// Largest file read whole to check its top-level `format`.
+  static let wholeReadLimit = 16 << 20
 
   static func encode(_ watch: SimulatedWatch) throws(DeviceError) -> Data {
     let encoder = JSONEncoder()
@@ -161,9 +150,4 @@ enum StateFile {
       throw .simulator(.dataSetFailed, "cannot create the directory \(directory): \(error.localizedDescription)")
     }
   }
-}
-
-extension CodingKey {
-  /// `.name` for a key, `[index]` for an array position.
-  fileprivate var pathComponent: String { intValue.map { "[\($0)]" } ?? ".\(stringValue)" }
 }

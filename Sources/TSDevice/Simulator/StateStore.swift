@@ -44,11 +44,14 @@ final class MemoryStore: StateStore, @unchecked Sendable {
 final class FileStore: StateStore, @unchecked Sendable {
   let path: String?
   let file: String
+  /// How the user names this watch, for the advice in error messages.
+  let name: WatchName
 
-  /// A store over the existing state file at `file` (absolute).
-  init(file: String) {
+  /// A store over the existing state file at `file` (absolute), which the user calls `name`.
+  init(file: String, name: WatchName = .defaultWatch) {
     self.file = file
     self.path = file
+    self.name = name
   }
 
   func read() throws(DeviceError) -> SimulatedWatch {
@@ -65,13 +68,28 @@ final class FileStore: StateStore, @unchecked Sendable {
     }
   }
 
-  /// Writes `watch` as a new state file; refuses to replace an existing one unless `force`.
+  /// Writes `watch` as a new state file. An existing file is replaced only with `force`, and
+  /// only when it carries the state file's format marker (`StateFile.carriesFormatMarker`), so
+  /// a mistyped path never overwrites a manifest or any other file. Checked before taking the
+  /// lock (no lock file is left beside a file that is refused) and again under it.
+  /// - Throws: 4001 for a directory; 3001 (invalidParam) for an existing watch without `force`
+  ///   or a file that is not a state file; 4002 when the file cannot be written.
   func create(_ watch: SimulatedWatch, force: Bool) throws(DeviceError) {
+    try checkReplaceable(force: force)
     try withLock(LOCK_EX) { () throws(DeviceError) in
-      if !force, FileManager.default.fileExists(atPath: file) {
-        throw .simulator(.invalidParam, "a simulated watch already exists at \(file); use --force to reset it")
-      }
+      try checkReplaceable(force: force)
       try StateFile.write(watch, to: file)
+    }
+  }
+
+  private func checkReplaceable(force: Bool) throws(DeviceError) {
+    try StateFile.refuseDirectory(file)
+    guard FileManager.default.fileExists(atPath: file) else { return }
+    guard StateFile.carriesFormatMarker(file) else {
+      throw .simulator(.invalidParam, "refusing to replace \(file): it is not a tsapply simulated-watch state file (no \"format\": \"\(SimulatedWatch.formatName)\"); choose another path with --device sim:PATH, or remove the file yourself if it may go")
+    }
+    if !force {
+      throw .simulator(.invalidParam, "a simulated watch already exists at \(file); use --force to reset it")
     }
   }
 
@@ -84,7 +102,7 @@ final class FileStore: StateStore, @unchecked Sendable {
     }
   }
 
-  private func load() throws(DeviceError) -> SimulatedWatch { try StateFile.read(file) }
+  private func load() throws(DeviceError) -> SimulatedWatch { try StateFile.read(file, name: name) }
 
   private func withLock<T>(_ mode: Int32, _ body: () throws(DeviceError) -> T) throws(DeviceError) -> T {
     let lockPath = file + ".lock"
