@@ -61,6 +61,7 @@ public struct Applier: Sendable {
   /// Whether the platform accepts `repeatDays == 0` (checked before writing a new reminder).
   public var allowsOnce: Bool
 
+  /// A runner for `device`; `allowsOnce` is the platform's `ReminderCapabilities.supportsOnce`.
   public init(device: any Device, allowsOnce: Bool = false) {
     self.device = device
     self.allowsOnce = allowsOnce

@@ -9,6 +9,7 @@ public struct Backup: Hashable, Codable, Sendable {
   /// Version of this file's format.
   public static let currentFormatVersion = 1
 
+  /// `format_version` in JSON; `read(path:)` refuses any value other than `currentFormatVersion`.
   public var formatVersion: Int
   /// When the backup was taken, ISO 8601 UTC.
   public var createdAt: String
@@ -20,6 +21,8 @@ public struct Backup: Hashable, Codable, Sendable {
   /// The watch's state before the apply.
   public var state: DeviceState
 
+  /// A backup of `state` taken at `createdAt` (stored as ISO 8601 UTC, whole seconds) from a
+  /// `profile` watch identified by `device` (e.g. `sim:/abs/path.json`).
   public init(createdAt: Date, profile: String, device: String? = nil, state: DeviceState) {
     self.formatVersion = Self.currentFormatVersion
     self.createdAt = Backup.timestamp(createdAt, style: .iso)
@@ -82,7 +85,9 @@ public struct Backup: Hashable, Codable, Sendable {
 
 /// A backup file that cannot be used, with the path and the reason.
 public struct BackupError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The backup file's path, as given to `read(path:)`.
   public var path: String
+  /// Why it cannot be used, in plain words (missing, not a backup, unsupported format).
   public var reason: String
   public var description: String { "cannot restore from \(path): \(reason)" }
 }

@@ -23,8 +23,10 @@ public enum Drift {
 /// is derived from the device's identity (the simulated watch's state-file path), so several
 /// watches driven from one directory keep separate records.
 public struct LastApplied: Hashable, Codable, Sendable {
+  /// Version of the last-applied record's format.
   public static let currentFormatVersion = 1
 
+  /// `format_version` in JSON; always `currentFormatVersion` when written.
   public var formatVersion: Int
   /// The device the state belongs to (e.g. `sim:/abs/path/.tsapply/device.json`).
   public var device: String
@@ -33,6 +35,7 @@ public struct LastApplied: Hashable, Codable, Sendable {
   /// The verified state after the apply.
   public var state: DeviceState
 
+  /// The record of `state`, verified on the `profile` watch named `device` after an apply.
   public init(device: String, profile: String, state: DeviceState) {
     self.formatVersion = Self.currentFormatVersion
     self.device = device

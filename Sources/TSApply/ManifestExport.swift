@@ -14,6 +14,7 @@ public enum ManifestExport {
   public struct Output: Sendable {
     /// The YAML text, header comment first.
     public var text: String
+    /// Warnings for renamed duplicate custom reminders and errors for watch values left out.
     public var diagnostics: [Diagnostic]
   }
 

@@ -15,6 +15,8 @@ public struct Reconciler: Sendable {
   /// back to the same watch; `nil` when unknown.
   public var deviceIdentity: String?
 
+  /// A reconciler for `device`, whose `capabilities` were already read (see `connect(_:)`);
+  /// `deviceIdentity` starts `nil`.
   public init(device: any Device, capabilities: DeviceCapabilities) {
     self.device = device
     self.capabilities = capabilities

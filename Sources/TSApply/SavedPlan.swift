@@ -23,6 +23,8 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   /// The plan itself.
   public var plan: Plan
 
+  /// A saved `plan` made from the manifest at `manifestPath` (absolute) whose bytes hash to
+  /// `manifestDigest` (SHA-256, hex), for the watch named `device`.
   public init(manifestPath: String, manifestDigest: String, device: String? = nil, plan: Plan) {
     self.formatVersion = Self.currentFormatVersion
     self.manifestPath = manifestPath

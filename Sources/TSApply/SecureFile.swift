@@ -85,7 +85,9 @@ public enum SecureFile {
 
 /// A file that could not be written, with the path and the reason.
 public struct SecureFileError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The path that could not be written.
   public var path: String
+  /// Why, in plain words (usually the system's `strerror` text).
   public var reason: String
   public var description: String { "cannot write \(path): \(reason)" }
 }

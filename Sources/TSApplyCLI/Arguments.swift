@@ -37,6 +37,7 @@ public struct ParsedArguments: Sendable, Equatable {
   /// Positional arguments in order (`-` counts as positional: standard input).
   public var positionals: [String] = []
 
+  /// An empty result: no flags, values or positionals.
   public init() {}
 
   /// Whether the flag with canonical name `name` was given.

@@ -28,8 +28,11 @@ public protocol Command: Sendable {
 }
 
 extension Command {
+  /// Default: no extra help paragraphs.
   public static var discussion: String { "" }
+  /// Default: no subcommands (a leaf command).
   public static var subcommands: [any Command.Type] { [] }
+  /// Default: completion offers nothing for positional arguments.
   public static var positionals: CompletionValues { .none }
 
   /// The help text: overview, usage, options, subcommands.

@@ -10,7 +10,9 @@ public protocol TextOutput: AnyObject, Sendable {
 public final class FileOutput: TextOutput, @unchecked Sendable {
   private let handle: FileHandle
   private let lock = NSLock()
+  /// An output writing to `handle` (e.g. `FileHandle.standardOutput`).
   public init(_ handle: FileHandle) { self.handle = handle }
+  /// Writes `text` as UTF-8 bytes to the handle; calls from several threads never interleave.
   public func write(_ text: String) {
     lock.lock()
     defer { lock.unlock() }
@@ -22,7 +24,9 @@ public final class FileOutput: TextOutput, @unchecked Sendable {
 public final class BufferOutput: TextOutput, @unchecked Sendable {
   private let lock = NSLock()
   private var storage = ""
+  /// An empty buffer.
   public init() {}
+  /// Appends `text` to the buffer (thread-safe).
   public func write(_ text: String) {
     lock.lock()
     storage += text
@@ -39,18 +43,25 @@ public final class BufferOutput: TextOutput, @unchecked Sendable {
 /// The environment a command runs in: streams, terminal facts, environment variables and the
 /// working directory. `CLI.run` builds the real one; tests build their own.
 public struct CommandContext: Sendable {
+  /// Standard output: plans, reports and other results.
   public var stdout: any TextOutput
+  /// Standard error: `Error: …` messages, interrupt notices.
   public var stderr: any TextOutput
   /// Reads one line of standard input without the newline; `nil` at end of input.
   public var readLine: @Sendable () -> String?
   /// Reads all of standard input (for `-` as a file name).
   public var readAll: @Sendable () -> [UInt8]
+  /// Whether standard output is a terminal (`isatty`): enables colour and verbose apply progress.
   public var stdoutIsTerminal: Bool
+  /// Whether standard input is a terminal; confirmation prompts are refused when it is not.
   public var stdinIsTerminal: Bool
+  /// Environment variables (e.g. `TSAPPLY_DEVICE`, `NO_COLOR`, `TERM`, `SOURCE_DATE_EPOCH`).
   public var environment: [String: String]
   /// Absolute path of the working directory; relative paths are resolved against it.
   public var currentDirectory: String
 
+  /// A context from its parts; the defaults (empty input, no terminal, empty environment) suit tests.
+  /// `currentDirectory` must be an absolute path.
   public init(stdout: any TextOutput, stderr: any TextOutput,
               readLine: @escaping @Sendable () -> String? = { nil },
               readAll: @escaping @Sendable () -> [UInt8] = { [] },

@@ -12,15 +12,19 @@ public enum ExitStatus: Int32, Sendable {
 
 /// A mistake on the command line; printed with the command's usage line, exit status 64.
 public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// What was wrong, in one line, without the `Error: ` prefix.
   public var message: String
+  /// A usage error with `message`.
   public init(_ message: String) { self.message = message }
   public var description: String { message }
 }
 
 /// An error that ends a command with a message and exit status 1. `message` is printed as is
-/// after `Error: `; `details` (e.g. diagnostics) follow on their own lines.
+/// after `Error: `; further lines (e.g. diagnostics) are part of `message`.
 public struct CommandFailure: Error, Sendable, CustomStringConvertible {
+  /// The text printed after `Error: `; may span several lines.
   public var message: String
+  /// A failure with `message`.
   public init(_ message: String) { self.message = message }
   public var description: String { message }
 }

@@ -71,6 +71,7 @@ public struct DeviceStatistics: Hashable, Codable, Sendable {
   /// 20-byte packets received from the watch (estimated).
   public var packetsReceived: Int
 
+  /// Statistics with the given counts; all zero by default.
   public init(calls: [String: Int] = [:], bytesSent: Int = 0, bytesReceived: Int = 0,
               packetsSent: Int = 0, packetsReceived: Int = 0) {
     self.calls = calls

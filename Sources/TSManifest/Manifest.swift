@@ -19,6 +19,7 @@ public struct Manifest: Hashable, Sendable {
   /// Emergency contacts and SOS; `nil` when absent (unmanaged).
   public var emergency: ManifestEmergency?
 
+  /// A manifest read from `file`; every section defaults to `nil` (unmanaged).
   public init(file: String, version: Int = 1, reminders: ManifestReminders? = nil,
               contacts: Located<[ManifestContact]>? = nil, emergency: ManifestEmergency? = nil) {
     self.file = file
@@ -33,12 +34,16 @@ public struct Manifest: Hashable, Sendable {
 public struct ManifestReminders: Hashable, Sendable {
   /// Position of the `reminders` key.
   public var position: SourcePosition
+  /// `sedentary`: the built-in sedentary reminder (ID 0); `nil` leaves it unmanaged.
   public var sedentary: ManifestReminder?
+  /// `drinking`: the built-in drink-water reminder (ID 1); `nil` leaves it unmanaged.
   public var drinking: ManifestReminder?
+  /// `medicine`: the built-in medicine reminder (ID 2); `nil` leaves it unmanaged.
   public var medicine: ManifestReminder?
   /// The complete set of custom reminders when present (names unique); position of the `custom` key.
   public var custom: Located<[ManifestReminder]>?
 
+  /// The section at `position`; every reminder defaults to `nil` (unmanaged).
   public init(position: SourcePosition, sedentary: ManifestReminder? = nil, drinking: ManifestReminder? = nil,
               medicine: ManifestReminder? = nil, custom: Located<[ManifestReminder]>? = nil) {
     self.position = position
@@ -80,6 +85,8 @@ public struct ManifestReminder: Hashable, Sendable {
   /// `notes`, at most 64 bytes of UTF-8.
   public var notes: Located<String>?
 
+  /// A reminder of `kind` read at `position` under field path `path`; fields default to `nil`
+  /// (unmanaged: the watch's value stays).
   public init(kind: ReminderKind, position: SourcePosition, path: String, name: Located<String>? = nil,
               isEnabled: Located<Bool>? = nil, repeatDays: Located<RepeatDays>? = nil,
               schedule: Located<ReminderSchedule>? = nil, lunchBreak: Located<LunchBreak>? = nil,
@@ -115,6 +122,7 @@ public struct ManifestContact: Hashable, Sendable {
   /// Whether `short_name` was written in the manifest (else derived).
   public var shortNameIsExplicit: Bool
 
+  /// A contact already normalised (name cut, phone stripped, short name derived or explicit).
   public init(position: SourcePosition, path: String, name: Located<String>, phone: Located<String>,
               shortName: String, shortNameIsExplicit: Bool) {
     self.position = position
@@ -135,6 +143,7 @@ public struct ManifestEmergency: Hashable, Sendable {
   /// `contacts`; `nil` keeps the watch's list.
   public var contacts: Located<[ManifestContact]>?
 
+  /// The section at `position`; a `nil` part keeps the watch's value.
   public init(position: SourcePosition, isSosOn: Located<Bool>? = nil, contacts: Located<[ManifestContact]>? = nil) {
     self.position = position
     self.isSosOn = isSosOn

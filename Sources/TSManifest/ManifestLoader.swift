@@ -11,6 +11,7 @@ public struct ManifestLoadResult: Sendable {
   /// shown with their source line. Holds personal data: do not log or persist it.
   public var source: [UInt8]?
 
+  /// A result; `source` is the input's bytes when they were read.
   public init(manifest: Manifest?, diagnostics: [Diagnostic], source: [UInt8]? = nil) {
     self.manifest = manifest
     self.diagnostics = diagnostics

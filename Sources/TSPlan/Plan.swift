@@ -26,6 +26,8 @@ public struct Plan: Hashable, Codable, Sendable {
   /// `resource_drift`). Informational: the plan's own changes already account for it.
   public var resourceDrift: [ResourceChange] = []
 
+  /// A plan for the manifest `manifestFile` and a `profile` watch whose state hashes to
+  /// `priorStateDigest`; `resourceChanges` are sorted by address, `resourceDrift` starts empty.
   public init(manifestFile: String, profile: String, priorStateDigest: String,
               resourceChanges: [ResourceChange], warnings: [Diagnostic] = []) {
     self.formatVersion = Self.currentFormatVersion
@@ -42,8 +44,11 @@ public struct Plan: Hashable, Codable, Sendable {
 
 /// What happens to one resource.
 public enum Action: String, Hashable, Codable, Sendable {
+  /// A new resource is written (`+`).
   case create
+  /// An existing resource is rewritten with changed fields (`~`).
   case update
+  /// The resource is removed from the watch (`-`).
   case delete
 
   /// Terraform's symbol: `+` create, `~` update, `-` delete.
@@ -97,7 +102,9 @@ public struct ResourceAddress: Hashable, Codable, Sendable, Comparable, CustomSt
 /// | update | the watch's value | the value to write |
 /// | delete | the watch's value | nil |
 public struct ResourceChange: Hashable, Codable, Sendable {
+  /// The resource that changes, e.g. `reminder.sedentary`.
   public var address: ResourceAddress
+  /// Create, update or delete.
   public var action: Action
   /// Only the fields that change, in a fixed order per resource kind.
   public var fields: [FieldChange]
@@ -124,8 +131,11 @@ public struct ResourceChange: Hashable, Codable, Sendable {
 
 /// A resource's whole value, as written to or read from the watch.
 public enum ResourceValue: Hashable, Codable, Sendable {
+  /// One reminder (built-in or custom).
   case reminder(Reminder)
+  /// The whole regular contact list, in watch order.
   case contacts([Contact])
+  /// The emergency contacts and the SOS switch.
   case emergency(EmergencyContacts)
 }
 
@@ -138,6 +148,7 @@ public struct FieldChange: Hashable, Codable, Sendable {
   /// Value after; `nil` when the field is being removed.
   public var after: FieldValue?
 
+  /// A change of `field` from `before` to `after` (`nil` = absent).
   public init(field: String, before: FieldValue?, after: FieldValue?) {
     self.field = field
     self.before = before
@@ -147,17 +158,24 @@ public struct FieldChange: Hashable, Codable, Sendable {
 
 /// A JSON-like value shown in a plan: what a field holds before or after.
 public indirect enum FieldValue: Hashable, Codable, Sendable {
+  /// Text (names, notes, phone numbers).
   case string(String)
+  /// A number (e.g. the `repeatDays` mask, times in minutes since midnight, `interval` in minutes).
   case integer(Int)
+  /// A switch (e.g. `isEnabled`, `isSosOn`).
   case bool(Bool)
+  /// Values in order (e.g. `timePoints`).
   case list([FieldValue])
   /// Keys in the order given (rendered in that order).
   case object([KeyValue])
 
   /// One entry of an `object`.
   public struct KeyValue: Hashable, Codable, Sendable {
+    /// The entry's key, e.g. `name` or `phoneNum`.
     public var key: String
+    /// The entry's value.
     public var value: FieldValue
+    /// An entry `key`: `value`.
     public init(_ key: String, _ value: FieldValue) {
       self.key = key
       self.value = value

@@ -3,6 +3,8 @@ import TSModel
 /// The SDK calls of the simulated watch; the platform rules live in the profile
 /// (`ReminderBehavior`, `ContactRules`).
 extension SimulatedDevice {
+  /// The profile's capabilities. Not a link call: not counted, delayed or faulted.
+  /// - Throws: `DeviceError` (simulator domain) when the state file cannot be read.
   public func capabilities() async throws(DeviceError) -> DeviceCapabilities {
     try profile().capabilities
   }
@@ -20,12 +22,17 @@ extension SimulatedDevice {
     }
   }
 
+  /// Simulates `createCustomReminderTemplateWithCompletion:`: the profile's template with the
+  /// next free ID and defaults (sdk-facts.md §1.6); nothing is written to the watch.
+  /// - Throws: 2004 where unsupported (Fit-Basic, Fw); 3004 (Npk) or 3001 (Fit) when full.
   public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder {
     try await reminderCall("createCustomReminderTemplate", .createCustomTemplate) { (rules, list, meter) throws(DeviceError) in
       try rules.template(from: list, meter: &meter)
     }
   }
 
+  /// Simulates `fetchAllRemindersWithCompletion:`: the stored reminders in watch order.
+  /// - Throws: 2004 where unsupported; injected faults; 2003 after a simulated disconnect.
   public func fetchAllReminders() async throws(DeviceError) -> [Reminder] {
     try await reminderCall("fetchAllReminders", .fetchAll) { (_, list, meter) throws(DeviceError) in
       meter.fetchReminders(list)
@@ -33,18 +40,27 @@ extension SimulatedDevice {
     }
   }
 
+  /// Simulates `replaceAllReminders:completion:`: the list becomes `reminders`, as the platform stores them.
+  /// - Throws: 2004 where unsupported (Fit, Fit-Basic); 3004 custom limit; 3001/3002 validation
+  ///   (first error); 4002 when the watch refuses a long name or notes.
   public func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) {
     try await reminderCall("replaceAllReminders", .replaceAll) { (rules, list, meter) throws(DeviceError) in
       try rules.replaceAll(reminders, stored: &list, meter: &meter)
     }
   }
 
+  /// Simulates `setReminder:completion:`: upsert by exact `reminderId` (Npk re-validates the list).
+  /// - Throws: 2004 where unsupported (Fit-Basic: custom, medicine); 3001/3002/3004 validation
+  ///   (Fw: an ID other than 0–2 → 3001); 4002 where Fit has no such slot.
   public func setReminder(_ reminder: Reminder) async throws(DeviceError) {
     try await reminderCall("setReminder", .setReminder) { (rules, list, meter) throws(DeviceError) in
       try rules.set(reminder, stored: &list, meter: &meter)
     }
   }
 
+  /// Simulates `deleteReminderWithId:completion:` (exact ID match).
+  /// - Throws: 3001 empty id; 4001 (Npk, Fit) or 4004 (Fw) not found; 4002 (Fit) for a built-in;
+  ///   2004 where unsupported.
   public func deleteReminder(id: String) async throws(DeviceError) {
     try await reminderCall("deleteReminder", .deleteReminder) { (rules, list, meter) throws(DeviceError) in
       try rules.delete(id: id, stored: &list, meter: &meter)
@@ -53,6 +69,9 @@ extension SimulatedDevice {
 
   // MARK: Contacts
 
+  /// Simulates `getAllContacts:`: the regular contacts in watch order (`shortName` `nil`
+  /// where the platform does not store it).
+  /// - Throws: 2004 where regular contacts are unsupported (Npk).
   public func getAllContacts() async throws(DeviceError) -> [Contact] {
     try await linkCall("getAllContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
       guard profile.contacts.regular != nil else { throw .notSupported(.contact, "getAllContacts") }
@@ -61,6 +80,9 @@ extension SimulatedDevice {
     }
   }
 
+  /// Simulates `setAllContacts:completion:`: overwrites the list with `contacts` as the platform
+  /// stores them (cut, dropped or refused per `ContactRules`, sdk-facts.md §2.4–§2.6).
+  /// - Throws: 2004 where unsupported; 3001/3004 or the overflow error (e.g. FitCloud 70001).
   public func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) {
     try await linkCall("setAllContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
       guard let rules = profile.contacts.regular else { throw .notSupported(.contact, "setAllContacts") }
@@ -70,6 +92,8 @@ extension SimulatedDevice {
     }
   }
 
+  /// Simulates `getEmergencyContacts:`: the emergency list and the SOS switch.
+  /// - Throws: 2004 where emergency contacts are unsupported.
   public func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts {
     try await linkCall("getEmergencyContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
       guard profile.contacts.emergency != nil else { throw .notSupported(.contact, "getEmergencyContacts") }
@@ -78,6 +102,9 @@ extension SimulatedDevice {
     }
   }
 
+  /// Simulates `setEmergencyContacts:sosOn:completion:`: list and switch in one write, the list
+  /// as the platform stores it (Npk/Fw keep the first `limit` silently; Npk cuts at 31 bytes).
+  /// - Throws: 2004 where unsupported; 3001/3004 where the platform refuses the list.
   public func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
     try await linkCall("setEmergencyContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
       guard let rules = profile.contacts.emergency else { throw .notSupported(.contact, "setEmergencyContacts") }
@@ -89,16 +116,23 @@ extension SimulatedDevice {
 
   // MARK: Listeners
 
+  /// Simulates `registerContactsDidChangedBlock:`: `handler` gets each watch-side change (the
+  /// state file is polled for other processes' changes); where the platform never reports, one
+  /// asynchronous 2004. Not a link call.
   public func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
     register("registerContactsDidChangedBlock", supported: \.contactsChangedListener,
              refuse: { error in handler(.failure(error)) }, add: { $0.addContacts(handler) })
   }
 
+  /// Simulates `registerEmergencyContactsDidChangedBlock:`: as `registerContactsDidChange(_:)`,
+  /// for the emergency list (one asynchronous 2004 where unsupported, e.g. Npk in domain setting).
   public func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
     register("registerEmergencyContactsDidChangedBlock", supported: \.emergencyContactsChangedListener,
              refuse: { error in handler(.failure(error)) }, add: { $0.addEmergency(handler) })
   }
 
+  /// Simulates `registerSOSRequestBlock:`: `handler(nil)` each time the wearer triggers SOS
+  /// watch-side; one asynchronous 2004 where unsupported. Not a link call.
   public func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
     register("registerSOSRequestBlock", supported: \.sosRequestListener,
              refuse: { error in handler(error) }, add: { $0.addSOS(handler) })

@@ -135,6 +135,7 @@ public final class SimulatedDevice: Device, @unchecked Sendable {
     totals.packetsReceived += meter.packetsReceived
   }
 
+  /// Link calls made through this instance and their estimated bytes and packets (`LinkMeter`).
   public func statistics() async -> DeviceStatistics { currentStatistics() }
 
   /// Calls and link bytes so far (the synchronous form of `statistics()`).

@@ -83,6 +83,7 @@ public struct YAMLScalar: Hashable, Sendable {
   /// The style it was written in.
   public var style: Style
 
+  /// A scalar with text `value` written in `style`.
   public init(_ value: String, style: Style) {
     self.value = value
     self.style = style
@@ -101,6 +102,7 @@ public struct YAMLMappingEntry: Hashable, Sendable {
   /// Whether the entry came from a merge key (`<<: *base`) rather than being written here.
   public var isMerged: Bool
 
+  /// An entry; `isMerged` when it came from a `<<` merge key.
   public init(key: YAMLNode, value: YAMLNode, isMerged: Bool = false) {
     self.key = key
     self.value = value
@@ -121,6 +123,7 @@ public struct YAMLLimits: Hashable, Sendable {
   /// billion-laughs bound.
   public var maxNodes: Int
 
+  /// Bounds in bytes, nesting levels and nodes; the defaults are `YAMLLimits.default`.
   public init(maxBytes: Int = 1 << 20, maxDepth: Int = 64, maxNodes: Int = 100_000) {
     self.maxBytes = maxBytes
     self.maxDepth = maxDepth
@@ -139,6 +142,7 @@ public struct YAMLReadResult: Sendable {
   /// Problems found while reading (errors; the YAML layer emits no warnings).
   public var diagnostics: [Diagnostic]
 
+  /// A result: `root` (`nil` after a fatal problem) and the problems found.
   public init(root: YAMLNode?, diagnostics: [Diagnostic]) {
     self.root = root
     self.diagnostics = diagnostics

@@ -12,6 +12,7 @@ public struct Contact: Hashable, Codable, Sendable {
   /// Index letter used by the watch for sorting and search; `nil` where the platform does not store it.
   public var shortName: String?
 
+  /// A contact as given; values are not checked here (the manifest validator and the watch do).
   public init(name: String, phoneNum: String, shortName: String? = nil) {
     self.name = name
     self.phoneNum = phoneNum
@@ -27,6 +28,7 @@ public struct EmergencyContacts: Hashable, Codable, Sendable {
   /// Whether the SOS feature is on (SDK `isSosOn`).
   public var isSosOn: Bool
 
+  /// The emergency list in watch order and the SOS switch.
   public init(contacts: [Contact], isSosOn: Bool) {
     self.contacts = contacts
     self.isSosOn = isSosOn

@@ -12,6 +12,7 @@ public struct DeviceCapabilities: Hashable, Codable, Sendable {
   /// Contact and emergency-contact limits and operations.
   public var contacts: ContactCapabilities
 
+  /// Capabilities of platform `profile` (e.g. `npk`), described by the one-line `summary`.
   public init(profile: String, summary: String, reminders: ReminderCapabilities, contacts: ContactCapabilities) {
     self.profile = profile
     self.summary = summary
@@ -22,10 +23,15 @@ public struct DeviceCapabilities: Hashable, Codable, Sendable {
 
 /// The reminder operations of `TSRemindersInterface` a platform implements; others answer 2004.
 public enum ReminderOperation: String, Hashable, Codable, Sendable, CaseIterable, Comparable {
+  /// `fetchAllRemindersWithCompletion:`.
   case fetchAll
+  /// `replaceAllReminders:completion:`.
   case replaceAll
+  /// `setReminder:completion:`.
   case setReminder
+  /// `deleteReminderWithId:completion:`.
   case deleteReminder
+  /// `createCustomReminderTemplateWithCompletion:`.
   case createCustomTemplate
 
   public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
@@ -57,6 +63,7 @@ public struct ReminderKindCapabilities: Hashable, Codable, Sendable {
   /// rather than rejected.
   public var truncatesLongText: Bool
 
+  /// Storage of one reminder kind; byte limits are of UTF-8, `nil` when the field is not stored.
   public init(timeTypes: Set<ReminderTimeType>, storesRepeatDays: Bool, lunchBreak: LunchBreakSupport,
               nameMaxBytes: Int?, notesMaxBytes: Int?, truncatesLongText: Bool) {
     self.timeTypes = timeTypes
@@ -81,10 +88,14 @@ public struct ReminderCapabilities: Hashable, Codable, Sendable {
   /// Per-kind storage for the built-ins the platform has (absent = the built-in does not exist)
   /// and for custom reminders (absent when `maxCustomReminders == 0`).
   public var sedentary: ReminderKindCapabilities?
+  /// The drinking built-in (ID 1); `nil` when the platform lacks it.
   public var drinking: ReminderKindCapabilities?
+  /// The medicine built-in (ID 2); `nil` when the platform lacks it.
   public var medicine: ReminderKindCapabilities?
+  /// Custom reminders (type 4); `nil` when `maxCustomReminders == 0`.
   public var custom: ReminderKindCapabilities?
 
+  /// Reminder limits; `nil` per-kind storage means the platform lacks that kind.
   public init(operations: Set<ReminderOperation>, maxCustomReminders: Int, maxTimePoints: Int, supportsOnce: Bool,
               sedentary: ReminderKindCapabilities?, drinking: ReminderKindCapabilities?,
               medicine: ReminderKindCapabilities?, custom: ReminderKindCapabilities?) {
@@ -130,6 +141,7 @@ public struct ContactCapabilities: Hashable, Codable, Sendable {
   /// Whether `registerSOSRequestBlock:` is supported (else 2004).
   public var sosRequestListener: Bool
 
+  /// Contact limits; counts are items, `…MaxBytes` are bytes of UTF-8.
   public init(maxContacts: Int, supportsEmergencyContacts: Bool, maxEmergencyContacts: Int,
               nameMaxBytes: Int, phoneMaxBytes: Int, storesShortName: Bool,
               contactsChangedListener: Bool, emergencyContactsChangedListener: Bool, sosRequestListener: Bool) {

@@ -10,6 +10,7 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
   /// Readable message (the SDK's `NSLocalizedDescriptionKey` text).
   public var message: String
 
+  /// An error in `domain` with SDK `code` and readable `message`.
   public init(_ domain: Domain, _ code: TSErrorCode, _ message: String) {
     self.domain = domain
     self.code = code
@@ -21,11 +22,16 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
 
   /// SDK error domains (TSError.h strings, read from the binary; sdk-facts.md §3.1).
   public struct Domain: RawRepresentable, Hashable, Codable, Sendable {
+    /// The domain string, e.g. `com.topstepcomkit.reminder`.
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// `com.topstepcomkit.reminder`: reminder calls.
     public static let reminder = Domain(rawValue: "com.topstepcomkit.reminder")
+    /// `com.topstepcomkit.contact`: contact and emergency-contact calls.
     public static let contact = Domain(rawValue: "com.topstepcomkit.contact")
+    /// `com.topstepcomkit.setting`: Npk emergency-contact and SOS paths (sdk-facts.md §2.6).
     public static let setting = Domain(rawValue: "com.topstepcomkit.setting")
+    /// `com.topstepcomkit.bleConnect`: link errors (not connected, request cancelled by disconnect).
     public static let bleConnect = Domain(rawValue: "com.topstepcomkit.bleConnect")
     /// tsapply's own domain for the simulated watch's storage (unreadable or corrupted state file, lock).
     public static let simulator = Domain(rawValue: "tsapply.simulator")
@@ -34,19 +40,26 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
 
 /// The SDK's `TSErrorCode` values used on reminder and contact paths (TSErrorEnum.h; sdk-facts.md §3.2).
 public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
+  /// The numeric code, e.g. 2004.
   public var rawValue: Int
   public init(rawValue: Int) { self.rawValue = rawValue }
+  /// The code `rawValue` (unlabelled form of `init(rawValue:)`).
   public init(_ rawValue: Int) { self.rawValue = rawValue }
 
+  /// 1001 `eTSErrorUnknown`; tsapply also wraps non-device errors during apply with it.
   public static let unknown = TSErrorCode(1001)
   /// SDK configuration error; the simulated watch uses it for bad simulation settings
   /// (`TSAPPLY_DEVICE`, `TSAPPLY_SIM_LATENCY`, `TSAPPLY_SIM_FAULT`).
   public static let sdkConfigError = TSErrorCode(1004)
+  /// 2001 `eTSErrorNotReady` (Fw: "Reminder module released").
   public static let notReady = TSErrorCode(2001)
+  /// 2003 `eTSErrorUnConnected`: device not connected (the simulated watch after a disconnect).
   public static let unConnected = TSErrorCode(2003)
   /// "暂不支持此功能": the platform does not implement the operation.
   public static let notSupport = TSErrorCode(2004)
+  /// 2005 `eTSErrorNoSpace`: not enough space on the device.
   public static let noSpace = TSErrorCode(2005)
+  /// 2006 `eTSErrorIsBusy`: device busy; the simulated watch uses it when its lock file fails.
   public static let isBusy = TSErrorCode(2006)
   /// Empty or nil parameter ("参数不存在"); also Fit's "custom reminders full".
   public static let invalidParam = TSErrorCode(3001)
@@ -58,11 +71,13 @@ public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
   public static let dataGetFailed = TSErrorCode(4001)
   /// The device rejected a set.
   public static let dataSetFailed = TSErrorCode(4002)
+  /// 4003 `eTSErrorDataFormatError`; the simulated watch uses it for a corrupted or foreign state file.
   public static let dataFormatError = TSErrorCode(4003)
   /// Fw "reminder not found".
   public static let dataIsEmpty = TSErrorCode(4004)
   /// Command timeout.
   public static let timeout = TSErrorCode(6001)
+  /// 9309 `ConnectionLost` (`TSBleConnectionError`).
   public static let connectionLost = TSErrorCode(9309)
   /// "连接已断开，请求被取消": pending requests fail with this on disconnect.
   public static let requestCancelledByDisconnect = TSErrorCode(9310)

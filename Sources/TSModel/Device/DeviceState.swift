@@ -10,6 +10,7 @@ public struct DeviceState: Hashable, Codable, Sendable {
   /// Emergency contacts and SOS switch; `nil` when the watch has no emergency support.
   public var emergency: EmergencyContacts?
 
+  /// A snapshot; empty lists and no emergency support by default.
   public init(reminders: [Reminder] = [], contacts: [Contact] = [], emergency: EmergencyContacts? = nil) {
     self.reminders = reminders
     self.contacts = contacts

@@ -32,14 +32,18 @@ public struct LunchBreak: Hashable, Codable, Sendable {
 
   /// The start and end of the lunch break, start strictly before end.
   public struct Window: Hashable, Codable, Sendable {
+    /// Start of the lunch break, minutes since midnight.
     public var start: MinuteOfDay
+    /// End of the lunch break, minutes since midnight; after `start`.
     public var end: MinuteOfDay
+    /// A window from `start` to `end`; the order is checked by validation, not here.
     public init(start: MinuteOfDay, end: MinuteOfDay) {
       self.start = start
       self.end = end
     }
   }
 
+  /// Lunch break on or off, with an optional window (`nil` keeps the watch's times).
   public init(isEnabled: Bool, window: Window? = nil) {
     self.isEnabled = isEnabled
     self.window = window

@@ -10,12 +10,19 @@ public struct RepeatDays: OptionSet, Hashable, Codable, Sendable, CustomStringCo
   /// Wraps a mask as is (bits above 6 are kept so a device's odd value is shown faithfully).
   public init(rawValue: Int) { self.rawValue = rawValue }
 
+  /// Monday: bit 0 (1).
   public static let monday = RepeatDays(rawValue: 1 << 0)
+  /// Tuesday: bit 1 (2).
   public static let tuesday = RepeatDays(rawValue: 1 << 1)
+  /// Wednesday: bit 2 (4).
   public static let wednesday = RepeatDays(rawValue: 1 << 2)
+  /// Thursday: bit 3 (8).
   public static let thursday = RepeatDays(rawValue: 1 << 3)
+  /// Friday: bit 4 (16).
   public static let friday = RepeatDays(rawValue: 1 << 4)
+  /// Saturday: bit 5 (32).
   public static let saturday = RepeatDays(rawValue: 1 << 5)
+  /// Sunday: bit 6 (64).
   public static let sunday = RepeatDays(rawValue: 1 << 6)
 
   /// Monday through Friday (31).
