@@ -27,6 +27,18 @@ import TSTestSupport
     }
 
     func hook() throws -> (status: Int32, stderr: String) { try run("bash", GitHookTests.hook.path) }
+
+    /// Writes and stages `files` (name → content) in a fresh repository, runs the hook, and
+    /// removes the repository.
+    static func hook(staging files: KeyValuePairs<String, String>) throws -> (status: Int32, stderr: String) {
+      let repo = try Repository()
+      defer { try? FileManager.default.removeItem(at: repo.url) }
+      for (name, text) in files {
+        try repo.write(name, text)
+        try repo.run("git", "add", "--", name)
+      }
+      return try repo.hook()
+    }
   }
 
   @Test func hookIsExecutable() {
@@ -34,11 +46,7 @@ import TSTestSupport
   }
 
   @Test func refusesAnInvalidStagedManifest() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("watch.yaml", "contacts:\n")
-    try repo.run("git", "add", "watch.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["watch.yaml": "contacts:\n"])
     #expect(result.status == 1)
     #expect(result.stderr.contains("watch.yaml:1:10: error: contacts: has no value"))
     #expect(result.stderr.contains("pre-commit: watch.yaml is not valid"))
@@ -67,52 +75,32 @@ import TSTestSupport
   }
 
   @Test func validFormattedManifestPasses() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("watch.yaml", "contacts: []\n")
-    try repo.run("git", "add", "watch.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["watch.yaml": "contacts: []\n"])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr == "")
   }
 
   @Test func validButUnformattedManifestIsRefusedWithTheFix() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("watch.yaml", "reminders:\n  medicine:\n    at: [8:00]\n")
-    try repo.run("git", "add", "watch.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["watch.yaml": "reminders:\n  medicine:\n    at: [8:00]\n"])
     #expect(result.status != 0)
     #expect(result.stderr.contains("pre-commit: watch.yaml is not formatted; run:\n    tsapply fmt -- watch.yaml && git add -- watch.yaml\n"))
   }
 
   @Test func invalidManifestIsReportedOnceAndNotAsUnformatted() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("watch.yaml", "contacts:\n")
-    try repo.run("git", "add", "watch.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["watch.yaml": "contacts:\n"])
     #expect(result.status == 1)
     #expect(result.stderr.components(separatedBy: "contacts: has no value").count == 2, "\(result.stderr)")
     #expect(!result.stderr.contains("not formatted"))
   }
 
   @Test func manifestWithABOMAndOneKeyIsChecked() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("watch.yaml", "\u{FEFF}contacts:\n")
-    try repo.run("git", "add", "watch.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["watch.yaml": "\u{FEFF}contacts:\n"])
     #expect(result.status == 1)
     #expect(result.stderr.contains("pre-commit: watch.yaml is not valid"))
   }
 
   @Test func fileNameStartingWithADashIsAFileNotAnOption() throws {
-    let repo = try Repository()
-    defer { try? FileManager.default.removeItem(at: repo.url) }
-    try repo.write("-n.yaml", "reminders:\n  medicine:\n    at: [8:00]\n")
-    try repo.run("git", "add", "--", "-n.yaml")
-    let result = try repo.hook()
+    let result = try Repository.hook(staging: ["-n.yaml": "reminders:\n  medicine:\n    at: [8:00]\n"])
     #expect(result.status == 1)
     #expect(result.stderr.contains("pre-commit: -n.yaml is not formatted; run:\n    tsapply fmt -- -n.yaml && git add -- -n.yaml\n"), "\(result.stderr)")
   }
