@@ -32,9 +32,10 @@ enum CustomReminderPlanner {
         part.diagnostics.append(duplicateWarning(matches, reminder: reminder))
         part.changes += matches.dropFirst().map { ReminderPlanner.delete($0, at: .customDuplicate(stored, reminderId: $0.reminderId)) }
       }
-      let base = existing ?? ReminderPlanner.customTemplate
+      let base = existing ?? ReminderPlanner.customTemplate(capabilities)
       part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
-      if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch) {
+      if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch,
+                                             capabilities: capabilities) {
         part.changes.append(change)
       }
     }

@@ -8,12 +8,12 @@ import TSManifest
 /// watch customs not in a present `custom:` list are deleted; when the watch holds several
 /// customs with one name, the first in watch order is matched and the rest deleted, with a warning.
 enum ReminderPlanner {
-  /// The reminder a create's `after` is computed on: the Npk template defaults (sdk-facts.md
-  /// §1.6) with an empty ID. The applier overlays the same patch on the device's real template.
-  static let customTemplate = Reminder(
-    reminderId: "", reminderName: "自定义提醒", isEnabled: true, reminderType: .custom, repeatDays: .everyday,
-    timeType: .period, startTime: 480, endTime: 1200, interval: 60, notes: "",
-    isLunchBreakDNDEnabled: true, lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
+  /// The reminder a create's `after` is computed on: the platform's custom-reminder template
+  /// from the platform table (`ReminderCapabilities.customTemplate`), with an empty ID. The
+  /// applier overlays the same patch on the template the watch hands out.
+  static func customTemplate(_ capabilities: DeviceCapabilities) -> Reminder {
+    capabilities.reminders.customTemplate ?? Reminder(reminderId: "", reminderType: .custom)
+  }
 
   static func plan(_ reminders: ManifestReminders, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
     var part = PlanPart()
@@ -36,20 +36,29 @@ enum ReminderPlanner {
         "the watch (profile \(capabilities.profile)) has no \(kind.rawValue) reminder; remove `\(reminder.path)`"))
       return part
     }
+    guard let existing = state.builtIn(kind) else {
+      // The SDK has no call that creates a built-in; planning a create would fail at apply time forever.
+      part.diagnostics.append(.error(at: reminder.position, field: reminder.path,
+        "the watch holds no \(kind.rawValue) reminder (ID \(id)), although its platform (profile \(capabilities.profile)) always has one; "
+          + "the SDK cannot create built-in reminders, so tsapply cannot add it. Reset the watch to its factory settings "
+          + "(a simulated one with 'tsapply device init --force'), or remove `\(reminder.path)` from the manifest"))
+      return part
+    }
     let checks = ReminderChecks(capabilities: capabilities, storage: storage, label: "the \(kind.rawValue) reminder")
-    let existing = state.builtIn(kind)
-    let (patch, diagnostics) = checks.patch(for: reminder, creating: existing == nil)
+    let (patch, diagnostics) = checks.patch(for: reminder, creating: false)
     part.diagnostics = diagnostics
-    let base = existing ?? Reminder(reminderId: id, reminderType: kind.reminderType)
-    part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
-    part.changes = change(.builtIn(kind), existing: existing, base: base, patch: patch).map { [$0] } ?? []
+    part.diagnostics += checks.resultErrors(patch.applying(to: existing), reminder: reminder)
+    part.changes = change(.builtIn(kind), existing: existing, base: existing, patch: patch, capabilities: capabilities).map { [$0] } ?? []
     return part
   }
 
-  /// An update of `existing` (nil when nothing managed differs) or a create on `base`.
+  /// An update of `existing` (nil when nothing managed differs) or a create on `base`. `after`
+  /// is in the stored form (`ReminderCapabilities.storedForm`): exactly what the watch reads
+  /// back after the apply, the device-assigned ID of a create aside.
   static func change(_ address: ResourceAddress, existing: Reminder?, base: Reminder,
-                     patch: ReminderPatch) -> ResourceChange? {
-    let after = patch.applying(to: base)
+                     patch: ReminderPatch, capabilities: DeviceCapabilities) -> ResourceChange? {
+    let written = patch.applying(to: base)
+    let after = (try? capabilities.reminders.storedForm(of: written, id: written.reminderId)) ?? written
     guard let existing else {
       return ResourceChange(address: address, action: .create, fields: ReminderField.created(after, managedBy: patch),
                             before: nil, after: .reminder(after), patch: patch)

@@ -8,6 +8,8 @@ import TSTestSupport
 struct CapabilityCase: Sendable, CustomTestStringConvertible {
   var name: String
   var capabilities: DeviceCapabilities
+  /// The watch's state; the platform's factory state when `nil`.
+  var state: DeviceState? = nil
   var manifest: Manifest
   var expected: [String]
   var testDescription: String { name }
@@ -39,8 +41,12 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
 
   static let cases: [CapabilityCase] = [
     CapabilityCase(name: "more custom reminders than the watch holds", capabilities: Profiles.fit,
-      manifest: Build.manifest(reminders: Build.reminders(custom: customs(4))),
-      expected: ["watch.yaml:30:3: error: reminders.custom: 4 custom reminders, but the watch (profile fit) holds at most 3"]),
+      manifest: Build.manifest(reminders: Build.reminders(custom: customs(6))),
+      expected: ["watch.yaml:30:3: error: reminders.custom: 6 custom reminders, but the watch (profile fit) holds at most 5"]),
+    CapabilityCase(name: "a built-in the platform has but the watch lacks", capabilities: Profiles.roomy,
+      state: DeviceState(reminders: [], emergency: EmergencyContacts(contacts: [], isSosOn: false)),
+      manifest: Build.manifest(reminders: Build.reminders(medicine: Build.reminder(.medicine, line: 3, enabled: true))),
+      expected: ["watch.yaml:3:5: error: reminders.medicine: the watch holds no medicine reminder (ID 2), although its platform (profile default) always has one; the SDK cannot create built-in reminders, so tsapply cannot add it. Reset the watch to its factory settings (a simulated one with 'tsapply device init --force'), or remove `reminders.medicine` from the manifest"]),
     CapabilityCase(name: "custom list on a watch without custom reminders", capabilities: Profiles.fitBasic,
       manifest: Build.manifest(reminders: Build.reminders(custom: customs(1))),
       expected: ["watch.yaml:30:3: error: reminders.custom: the watch (profile fit-basic) has no custom reminders; remove the custom list or write `custom: []`"]),
@@ -97,10 +103,10 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
       manifest: Build.manifest(emergency: Build.emergency(sos: true, contacts: contactList(2))),
       expected: ["watch.yaml:82:3: error: emergency.contacts: 2 emergency contacts, but the watch (profile npk) holds at most 1"]),
     CapabilityCase(name: "contact name cut, phone beyond the limit refused", capabilities: Profiles.npk,
-      manifest: Build.manifest(contacts: Build.contacts([("Alexandra Maria Doe-Smithsonian!", "+12345678901234567890123456789012")])),
+      manifest: Build.manifest(emergency: Build.emergency(contacts: [("Alexandra Maria Doe-Smithsonian!", "+12345678901234567890123456789012")])),
       expected: [
-        #"watch.yaml:51:13: warning: contacts[0].name: "Alexandra Maria Doe-Smithsonian!" is 32 bytes; the watch (profile npk) stores contact names of at most 31 bytes, so it will be stored as "Alexandra Maria Doe-Smithsonian" (31 bytes)"#,
-        "watch.yaml:51:30: error: contacts[0].phone: the phone number is 33 bytes, but the watch (profile npk) stores phone numbers of at most 31 bytes; tsapply never shortens a phone number",
+        #"watch.yaml:83:13: warning: emergency.contacts[0].name: "Alexandra Maria Doe-Smithsonian!" is 32 bytes; the watch (profile npk) stores contact names of at most 31 bytes, so it will be stored as "Alexandra Maria Doe-Smithsonian" (31 bytes)"#,
+        "watch.yaml:83:30: error: emergency.contacts[0].phone: the phone number is 33 bytes, but the watch (profile npk) stores phone numbers of at most 31 bytes; tsapply never shortens a phone number",
       ]),
     CapabilityCase(name: "SOS on with no emergency contact in the final state", capabilities: Profiles.roomy,
       manifest: Build.manifest(emergency: Build.emergency(sos: true)),
@@ -116,7 +122,7 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
 
   @Test(arguments: cases)
   func reportsExactDiagnostics(_ scenario: CapabilityCase) {
-    let state = Profiles.factoryState(scenario.capabilities)
+    let state = scenario.state ?? Profiles.factoryState(scenario.capabilities)
     let result = Planner.plan(scenario.manifest, state: state, capabilities: scenario.capabilities)
     #expect(result.diagnostics.map(\.description) == scenario.expected)
     #expect((result.plan == nil) == result.diagnostics.hasErrors)

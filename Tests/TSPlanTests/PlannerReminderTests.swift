@@ -72,10 +72,6 @@ struct PlannerCase: Sendable, CustomTestStringConvertible {
       state: States.watch(customs: [States.custom(32, "Walk"), States.custom(35, "Walk", enabled: false)]),
       manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "Walk", line: 31, enabled: true)])),
       expected: [#"- reminder.custom["Walk"]#35: reminderName isEnabled repeatDays timeType timePoints"#]),
-    PlannerCase(name: "a built-in missing from the watch is created",
-      state: DeviceState(reminders: []),
-      manifest: Build.manifest(reminders: Build.reminders(medicine: Build.reminder(.medicine, line: 3, enabled: true))),
-      expected: ["+ reminder.medicine: isEnabled"]),
     PlannerCase(name: "fit-basic lunch flag only and repeat everyday",
       capabilities: Profiles.fitBasic, state: States.watch(Profiles.fitBasic),
       manifest: Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3,
@@ -90,16 +86,19 @@ struct PlannerCase: Sendable, CustomTestStringConvertible {
     #expect(States.summary(result.plan) == scenario.expected)
   }
 
-  @Test func updateAfterIsTheWatchReminderWithManagedFieldsOverlaid() throws {
+  @Test func updateAfterIsTheWatchReminderWithManagedFieldsOverlaidInStoredForm() throws {
     let watch = States.watch()
     let manifest = Build.manifest(reminders: Build.reminders(sedentary: Build.reminder(.sedentary, line: 3,
       schedule: Build.points(["10:00", "08:00"]))))
     let change = try #require(Planner.plan(manifest, state: watch, capabilities: Profiles.roomy).plan?.resourceChanges.first)
-    var expected = try #require(watch.builtIn(.sedentary))
-    expected.timeType = .point
-    expected.timePoints = [480, 600]
-    #expect(change.after == .reminder(expected))
-    #expect(change.patch.map { $0.applying(to: watch.builtIn(.sedentary)!) } == expected)
+    var overlaid = try #require(watch.builtIn(.sedentary))
+    overlaid.timeType = .point
+    overlaid.timePoints = [480, 600]
+    #expect(change.patch.map { $0.applying(to: watch.builtIn(.sedentary)!) } == overlaid)
+    // The watch keeps only the active schedule: with time points, the period fields read back 0.
+    var stored = overlaid
+    (stored.startTime, stored.endTime, stored.interval) = (0, 0, 0)
+    #expect(change.after == .reminder(stored))
   }
 
   @Test func customCreateIsEnabledByDefaultAndHasNoID() throws {

@@ -12,7 +12,6 @@ import TSModel
 /// - `delete`: empty ID → 3001; built-ins refused (4002); not found → 4001 (tsapply's choice).
 struct FitPersonalizedReminders: ReminderBehavior {
   let storage: ReminderStorage
-  let templateDefaults: Reminder
 
   func template(from stored: [Reminder], meter: inout LinkMeter) throws(DeviceError) -> Reminder {
     meter.fetchReminders(stored)
@@ -21,7 +20,9 @@ struct FitPersonalizedReminders: ReminderBehavior {
     guard let slot = (0..<max).first(where: { !used.contains($0) }) else {
       throw .reminder(.invalidParam, "Parameter does not exist: custom reminders full, max \(max)")
     }
-    var reminder = templateDefaults
+    guard var reminder = storage.capabilities.customTemplate else {
+      throw .notSupported(.reminder, "createCustomReminderTemplate")
+    }
     reminder.reminderId = String(32 + slot)
     return reminder
   }

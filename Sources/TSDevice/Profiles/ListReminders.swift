@@ -17,8 +17,6 @@ struct ListReminders: ReminderBehavior {
   let storage: ReminderStorage
   /// Whether `repeatDays == 0` passes validation (`default`: yes; Npk: no).
   let allowsOnce: Bool
-  /// The reminder the template call returns, without its ID.
-  let templateDefaults: Reminder
   /// Highest custom ID the template call hands out. The SDK's bound is not known; 255 is
   /// tsapply's choice (UInt8 range, as Fit's TS IDs), see docs/device.md.
   static let maxCustomID = 255
@@ -29,7 +27,9 @@ struct ListReminders: ReminderBehavior {
     guard let id = (32...Self.maxCustomID).first(where: { !used.contains(String($0)) }) else {
       throw .reminder(.paramSizeError, "No available reminder ID")
     }
-    var reminder = templateDefaults
+    guard var reminder = storage.capabilities.customTemplate else {
+      throw .notSupported(.reminder, "createCustomReminderTemplate")
+    }
     reminder.reminderId = String(id)
     return reminder
   }

@@ -42,15 +42,6 @@ public struct PlatformProfile: Sendable {
 
 /// Building blocks shared by the profile definitions.
 enum ProfileParts {
-  static let allOperations = Set(ReminderOperation.allCases)
-
-  static func kind(_ timeTypes: Set<ReminderTimeType> = [.period, .point], repeat storesRepeat: Bool = true,
-                   lunch: LunchBreakSupport = .times, name: Int? = 32, notes: Int? = 64,
-                   truncates: Bool = false) -> ReminderKindCapabilities {
-    ReminderKindCapabilities(timeTypes: timeTypes, storesRepeatDays: storesRepeat, lunchBreak: lunch,
-                             nameMaxBytes: name, notesMaxBytes: notes, truncatesLongText: truncates)
-  }
-
   /// The built-ins of a new watch (names from the Example app, §1.8; times are tsapply's choice).
   static let sedentary = Reminder(
     reminderId: "0", reminderName: "Sedentary Reminder", reminderType: .sedentary, repeatDays: .workday,
@@ -65,25 +56,24 @@ enum ProfileParts {
 
   static let builtIns = [sedentary, drinking, medicine]
 
-  /// The Npk template (§1.6) with `name`: enabled, every day, 08:00–20:00 every 60 minutes,
-  /// lunch break on 12:00–14:00, notes "".
-  static func npkTemplate(name: String) -> Reminder {
-    Reminder(reminderId: "", reminderName: name, isEnabled: true, reminderType: .custom, repeatDays: .everyday,
-             startTime: 480, endTime: 1200, interval: 60, isLunchBreakDNDEnabled: true,
-             lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 840)
-  }
-
   static func emptyEmergency() -> EmergencyContacts { EmergencyContacts(contacts: [], isSosOn: false) }
 
-  /// A contact list rule refusing bad items (3001/3004) and extra items (3004).
-  static func strictList(limit: Int, overflow: ContactListRules.Overflow? = nil, shortName: Bool, noun: String) -> ContactListRules {
-    ContactListRules(limit: limit, overflow: overflow ?? .reject(.contact, .paramSizeError), text: .reject,
-                     nameMaxBytes: 32, phoneMaxBytes: 20, storesShortName: shortName, domain: .contact, noun: noun)
+  /// A contact list rule refusing bad items (3001/3004) and, by default, extra items (3004);
+  /// limits from the platform table.
+  static func strictList(_ contacts: ContactCapabilities, emergency: Bool,
+                         overflow: ContactListRules.Overflow = .reject(.contact, .paramSizeError)) -> ContactListRules {
+    ContactListRules(limit: emergency ? contacts.maxEmergencyContacts : contacts.maxContacts, overflow: overflow,
+                     text: .reject, nameMaxBytes: contacts.nameMaxBytes, phoneMaxBytes: contacts.phoneMaxBytes,
+                     storesShortName: contacts.storesShortName, domain: .contact,
+                     noun: emergency ? "Emergency contacts" : "Contacts")
   }
 
-  /// FitCloud lists: names cut to 32 bytes, a phone over 20 bytes drops the contact (§2.4).
-  static func fitCloudList(limit: Int, overflow: ContactListRules.Overflow, noun: String) -> ContactListRules {
+  /// FitCloud lists: names cut to the byte limit, a phone over its limit drops the contact
+  /// (docs/platforms.md "Contacts").
+  static func fitCloudList(_ contacts: ContactCapabilities, limit: Int, overflow: ContactListRules.Overflow,
+                           noun: String) -> ContactListRules {
     ContactListRules(limit: limit, overflow: overflow, text: .sanitize(dropsLongPhone: true),
-                     nameMaxBytes: 32, phoneMaxBytes: 20, storesShortName: false, domain: .contact, noun: noun)
+                     nameMaxBytes: contacts.nameMaxBytes, phoneMaxBytes: contacts.phoneMaxBytes,
+                     storesShortName: contacts.storesShortName, domain: .contact, noun: noun)
   }
 }

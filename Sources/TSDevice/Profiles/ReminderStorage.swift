@@ -29,11 +29,8 @@ extension ReminderBehavior {
 
 /// What a watch keeps of a reminder it is sent: the shared part of every platform's storage.
 ///
-/// The stored form follows the platform's `ReminderKindCapabilities`: the type comes from the ID
-/// (Npk derives it on read, §1.5); only the active schedule is kept (the Npk wire sends times
-/// for mode 0 and start/end/interval for mode 1, §4); fields not stored read back as the
-/// platform returns them (Fit-Basic: name and notes "", repeat 127, lunch times 0/0, §1.7);
-/// long names and notes are cut (Fit, §2.4) or refused by the watch with 4002.
+/// The stored form is `ReminderCapabilities.storedForm(of:id:)` (TSModel), shared with the
+/// planner so a plan's `after` is what the watch reads back; a refusal becomes 4002.
 struct ReminderStorage: Sendable {
   let capabilities: ReminderCapabilities
   /// Text of the 4002 error the watch answers when it refuses a write.
@@ -43,45 +40,19 @@ struct ReminderStorage: Sendable {
   var builtInIDs: [String] { ReminderKind.builtIns.filter { capabilities[$0] != nil }.compactMap(\.builtInID) }
 
   /// The kind stored under `id`: "0", "1", "2" are the built-ins, anything else is custom.
-  func kind(ofID id: String) -> ReminderKind {
-    ReminderKind.builtIns.first { $0.builtInID == id } ?? .custom
-  }
+  func kind(ofID id: String) -> ReminderKind { ReminderCapabilities.kind(ofID: id) }
 
   func refused(_ detail: String) -> DeviceError { .reminder(.dataSetFailed, "\(refusal): \(detail)") }
 
-  /// `reminder` as the watch stores it under `id`.
+  /// `reminder` as the watch stores it under `id` (`ReminderCapabilities.storedForm`, the one
+  /// definition the planner shares).
   /// - Throws: 4002 when the kind does not exist or a field exceeds what the watch takes.
   func stored(_ reminder: Reminder, id: String) throws(DeviceError) -> Reminder {
-    let kind = kind(ofID: id)
-    guard let caps = capabilities[kind] else { throw refused("the watch has no \(kind.rawValue) reminder (ID \(id))") }
-    var r = reminder
-    r.reminderId = id
-    r.reminderType = kind.reminderType
-    r.reminderName = try text(r.reminderName, limit: caps.nameMaxBytes, cut: caps.truncatesLongText, field: "name", id: id)
-    r.notes = try text(r.notes, limit: caps.notesMaxBytes, cut: caps.truncatesLongText, field: "notes", id: id)
-    if !caps.storesRepeatDays { r.repeatDays = .everyday }
-    if !caps.timeTypes.contains(r.timeType) { r.timeType = .period }
-    if r.timeType == .point {
-      guard r.timePoints.count <= capabilities.maxTimePoints else {
-        throw refused("reminder \(id) has \(r.timePoints.count) time points, the watch holds at most \(capabilities.maxTimePoints)")
-      }
-      (r.startTime, r.endTime, r.interval) = (0, 0, 0)
-    } else {
-      r.timePoints = []
+    do {
+      return try capabilities.storedForm(of: reminder, id: id)
+    } catch {
+      throw refused(error.detail)
     }
-    switch caps.lunchBreak {
-    case .none: (r.isLunchBreakDNDEnabled, r.lunchBreakDNDStartTime, r.lunchBreakDNDEndTime) = (false, 0, 0)
-    case .flagOnly: (r.lunchBreakDNDStartTime, r.lunchBreakDNDEndTime) = (0, 0)
-    case .times: break
-    }
-    return r
-  }
-
-  private func text(_ value: String, limit: Int?, cut: Bool, field: String, id: String) throws(DeviceError) -> String {
-    guard let limit else { return "" }
-    guard value.utf8.count > limit else { return value }
-    if cut { return TextTruncation.truncate(value, maxBytes: limit) }
-    throw refused("\(field) of reminder \(id) is \(value.utf8.count) bytes, the watch stores at most \(limit)")
   }
 
   /// Checks a whole list before the watch stores it: every built-in present once (built-ins

@@ -94,11 +94,18 @@ public struct ReminderCapabilities: Hashable, Codable, Sendable {
   public var medicine: ReminderKindCapabilities?
   /// Custom reminders (type 4); `nil` when `maxCustomReminders == 0`.
   public var custom: ReminderKindCapabilities?
+  /// What `createCustomReminderTemplateWithCompletion:` returns, without the device-assigned
+  /// ID (`reminderId` ""): the defaults a new custom reminder starts from, before the manifest's
+  /// fields are laid over it. `nil` where the platform has no template call (docs/platforms.md
+  /// "Custom-reminder templates").
+  public var customTemplate: Reminder?
 
-  /// Reminder limits; `nil` per-kind storage means the platform lacks that kind.
+  /// Reminder limits; `nil` per-kind storage means the platform lacks that kind; `customTemplate`
+  /// is the template call's answer without its ID.
   public init(operations: Set<ReminderOperation>, maxCustomReminders: Int, maxTimePoints: Int, supportsOnce: Bool,
               sedentary: ReminderKindCapabilities?, drinking: ReminderKindCapabilities?,
-              medicine: ReminderKindCapabilities?, custom: ReminderKindCapabilities?) {
+              medicine: ReminderKindCapabilities?, custom: ReminderKindCapabilities?,
+              customTemplate: Reminder? = nil) {
     self.operations = operations
     self.maxCustomReminders = maxCustomReminders
     self.maxTimePoints = maxTimePoints
@@ -107,6 +114,7 @@ public struct ReminderCapabilities: Hashable, Codable, Sendable {
     self.drinking = drinking
     self.medicine = medicine
     self.custom = custom
+    self.customTemplate = customTemplate
   }
 
   /// Storage for `kind`; `nil` when the platform does not have that kind of reminder.

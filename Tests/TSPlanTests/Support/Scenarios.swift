@@ -37,7 +37,7 @@ enum Scenarios {
     Scenario(name: "contacts-change", capabilities: Profiles.roomy, state: States.watch(contacts: [alex, sam, kim]),
       manifest: Build.manifest(contacts: Build.contacts([("Alex Doe", "+15550100"), ("Samuel Roe", "+15550101"),
                                                          ("Lee Park", "+15550103")]))),
-    Scenario(name: "contacts-clear", capabilities: Profiles.npk, state: States.watch(Profiles.npk, contacts: [alex, sam, kim]),
+    Scenario(name: "contacts-clear", capabilities: Profiles.fit, state: States.watch(Profiles.fit, contacts: [alex, sam, kim]),
       manifest: Build.manifest(contacts: Build.contacts([]))),
     Scenario(name: "emergency-sos-off", capabilities: Profiles.roomy,
       state: States.watch(emergency: EmergencyContacts(contacts: [sam], isSosOn: true)),
