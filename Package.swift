@@ -31,8 +31,11 @@ let package = Package(
     .target(name: "TSPlan", dependencies: ["TSModel", "TSManifest"], exclude: ["README.md"]),
     // Plan + Device → applied changes: ordering, backups, verification, saved plans, restore.
     .target(name: "TSApply", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice"], exclude: ["README.md"]),
+    // The engine every front-end drives a watch through: device registry, watch identity and
+    // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
+    .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // The executable: main.swift only.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
@@ -48,6 +51,7 @@ let package = Package(
                 exclude: ["Golden"]),
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
+    .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"], exclude: ["Golden"]),
   ]

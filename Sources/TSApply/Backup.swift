@@ -39,18 +39,22 @@ public struct Backup: Hashable, Codable, Sendable {
   ///
   /// The name is the UTC time with milliseconds (`20261129T231841.123Z.json`), so names sort by
   /// time; a second backup in the same millisecond gets a `-2`, `-3`… suffix instead of replacing
-  /// the first.
+  /// the first. Each name is claimed atomically (`SecureFile.write(overwrite: false)`), so two
+  /// processes backing up at once never write the same file.
   /// - Throws: `SecureFileError` when the directory or file cannot be written.
   public func write(into directory: String, at date: Date) throws(SecureFileError) -> String {
     let base = directory + "/" + Backup.timestamp(date, style: .fileName)
-    var path = base + ".json"
-    var counter = 2
-    while FileManager.default.fileExists(atPath: path) {
-      path = "\(base)-\(counter).json"
-      counter += 1
+    let bytes = Array(canonicalJSON(self).utf8)
+    for counter in 1...10_000 {
+      let path = counter == 1 ? base + ".json" : "\(base)-\(counter).json"
+      do {
+        try SecureFile.write(bytes, to: path, overwrite: false)
+        return path
+      } catch where error.alreadyExists {
+        continue
+      }
     }
-    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path, overwrite: false)
-    return path
+    throw SecureFileError(path: base + ".json", reason: "10 000 backups already carry this millisecond's name")
   }
 
   /// Reads a backup file.
@@ -89,11 +93,17 @@ public struct BackupError: Error, Hashable, Sendable, CustomStringConvertible {
   public var path: String
   /// Why it cannot be used, in plain words (missing, not a backup, unsupported format).
   public var reason: String
+  /// The backup at `path` cannot be used because of `reason`.
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
   public var description: String { "cannot restore from \(path): \(reason)" }
 }
 
-/// JSON with sorted keys and a trailing newline, so files are stable byte for byte.
-func canonicalJSON<T: Encodable>(_ value: T) -> String {
+/// JSON with sorted keys and a trailing newline, so files are stable byte for byte (backups,
+/// saved plans, last-applied records, the engine's watch records).
+public func canonicalJSON<T: Encodable>(_ value: T) -> String {
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
   // Encoding plain value types cannot fail; an empty object is the safe fallback.

@@ -19,9 +19,8 @@ public enum Drift {
 
 /// The state a successful apply left on one watch, kept so the next plan can show drift.
 ///
-/// Stored as JSON at `.tsapply/last-applied/<id>.json` (mode 0600: it holds contacts), where `id`
-/// is derived from the device's identity (the simulated watch's state-file path), so several
-/// watches driven from one directory keep separate records.
+/// Stored as JSON in the watch's state folder (`last-applied.json`, mode 0600: it holds
+/// contacts; the engine's `WatchHome` keeps one folder per watch identity).
 public struct LastApplied: Hashable, Codable, Sendable {
   /// Version of the last-applied record's format.
   public static let currentFormatVersion = 1
@@ -47,22 +46,17 @@ public struct LastApplied: Hashable, Codable, Sendable {
     case formatVersion = "format_version", device, profile, state
   }
 
-  /// The record's path for `device` under `directory` (`.tsapply/last-applied`).
-  public static func path(for device: String, in directory: String) -> String {
-    directory + "/" + String(SHA256Digest.hex(of: Array(device.utf8)).prefix(16)) + ".json"
-  }
-
-  /// The record for `device`, or `nil` when there is none or it cannot be used (another format
-  /// or device): drift is a courtesy, never a reason to fail a plan.
-  public static func read(for device: String, in directory: String) -> LastApplied? {
-    guard let data = FileManager.default.contents(atPath: path(for: device, in: directory)),
+  /// The record at `path` for `device`, or `nil` when there is none or it cannot be used
+  /// (another format or device): drift is a courtesy, never a reason to fail a plan.
+  public static func read(at path: String, device: String) -> LastApplied? {
+    guard let data = FileManager.default.contents(atPath: path),
           let record = try? JSONDecoder().decode(LastApplied.self, from: data),
           record.formatVersion == currentFormatVersion, record.device == device else { return nil }
     return record
   }
 
-  /// Writes the record (0600), replacing the previous one.
-  public func write(in directory: String) throws(SecureFileError) {
-    try SecureFile.write(Array(canonicalJSON(self).utf8), to: Self.path(for: device, in: directory))
+  /// Writes the record to `path` (0600), replacing the previous one.
+  public func write(to path: String) throws(SecureFileError) {
+    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
   }
 }

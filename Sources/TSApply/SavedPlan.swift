@@ -13,7 +13,10 @@ public struct SavedPlan: Hashable, Codable, Sendable {
 
   /// Marks the file as a tsapply saved plan (`"tsapply_saved_plan": 1`).
   public var formatVersion: Int
-  /// Absolute path of the manifest the plan was made from.
+  /// The manifest the plan was made from: its path relative to the saved plan's directory
+  /// (`../watch.yaml`), so a plan made in one checkout applies in another checkout of the same
+  /// repository (a CI job handing its plan to the next); plans written by earlier versions hold
+  /// an absolute path, which is used as it is. See `manifestLocation(planPath:)`.
   public var manifestPath: String
   /// SHA-256 of the manifest's bytes when the plan was made.
   public var manifestDigest: String
@@ -23,8 +26,8 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   /// The plan itself.
   public var plan: Plan
 
-  /// A saved `plan` made from the manifest at `manifestPath` (absolute) whose bytes hash to
-  /// `manifestDigest` (SHA-256, hex), for the watch named `device`.
+  /// A saved `plan` made from the manifest at `manifestPath` (relative to the plan file's
+  /// directory) whose bytes hash to `manifestDigest` (SHA-256, hex), for the watch named `device`.
   public init(manifestPath: String, manifestDigest: String, device: String? = nil, plan: Plan) {
     self.formatVersion = Self.currentFormatVersion
     self.manifestPath = manifestPath
@@ -38,7 +41,29 @@ public struct SavedPlan: Hashable, Codable, Sendable {
     case manifestDigest = "manifest_sha256", device, plan
   }
 
-  /// Writes the saved plan to `path` with mode 0600, replacing an existing file.
+  /// `manifestPath` as a path a process can open: relative paths resolved against the
+  /// directory of the saved plan at `planPath` (absolute).
+  public func manifestLocation(planPath: String) -> String {
+    guard !manifestPath.hasPrefix("/") else { return manifestPath }
+    let directory = (planPath as NSString).deletingLastPathComponent
+    return ((directory as NSString).appendingPathComponent(manifestPath) as NSString).standardizingPath
+  }
+
+  /// The path of `target` relative to `directory` (both absolute), with `..` where needed.
+  public static func relativePath(_ target: String, from directory: String) -> String {
+    let to = (target as NSString).standardizingPath.split(separator: "/")
+    let from = (directory as NSString).standardizingPath.split(separator: "/")
+    var common = 0
+    while common < min(to.count, from.count), to[common] == from[common] { common += 1 }
+    let up = Array(repeating: "..", count: from.count - common)
+    return (up + to[common...].map(String.init)).joined(separator: "/")
+  }
+
+  /// Writes the saved plan to `path` (absolute) with mode 0600, replacing an earlier saved plan.
+  ///
+  /// A plan never replaces anything else: the manifest it was made from, or any existing file
+  /// that is not a tsapply saved plan (a manifest named by mistake, `plan -out watch.yaml`), is
+  /// refused, so following advice cannot destroy a user's file.
   /// - Throws: `SecureFileError`, also when `path`'s directory does not exist (it is not created:
   ///   a mistyped `-out` path should not make directories).
   public func write(to path: String) throws(SecureFileError) {
@@ -46,6 +71,19 @@ public struct SavedPlan: Hashable, Codable, Sendable {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
       throw SecureFileError(path: path, reason: "its directory \(directory) does not exist")
+    }
+    if SecureFile.resolvingSymlinks(manifestLocation(planPath: path)) == SecureFile.resolvingSymlinks(path) {
+      throw SecureFileError(path: path, reason: "it is the manifest the plan was made from; save the plan to a new file such as changes.tfplan")
+    }
+    if SecureFile.exists(path) {
+      if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        throw SecureFileError(path: path, reason: "it is a directory; save the plan to a file such as changes.tfplan")
+      }
+      let existing = FileManager.default.contents(atPath: path).map { Array($0.prefix(1 << 20)) } ?? []
+      let isPlan = (try? Self.parse(existing, path: path)).map { $0 != nil } ?? true
+      guard isPlan else {
+        throw SecureFileError(path: path, reason: "the file exists and is not a tsapply saved plan, so it is not replaced; save the plan to a new file such as changes.tfplan")
+      }
     }
     try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
   }
@@ -69,24 +107,23 @@ public struct SavedPlan: Hashable, Codable, Sendable {
     }
   }
 
-  /// Checks the saved plan against the manifest's current bytes and the watch's current state.
-  /// - Throws: `SavedPlanError.stale` saying which of the two changed.
-  public func checkFresh(manifestBytes: [UInt8]?, state: DeviceState) throws(SavedPlanError) {
+  /// Why the saved plan is stale against the manifest's current bytes (`nil`: unreadable) and
+  /// the watch's current state: "the manifest watch.yaml changed", "the watch changed"; empty
+  /// when it is fresh.
+  public func staleness(manifestBytes: [UInt8]?, state: DeviceState) -> [String] {
     var reasons: [String] = []
     if let manifestBytes {
-      if SHA256Digest.hex(of: manifestBytes) != manifestDigest { reasons.append("the manifest \(manifestPath) changed") }
+      if SHA256Digest.hex(of: manifestBytes) != manifestDigest { reasons.append("the manifest \(plan.manifestFile) changed") }
     } else {
-      reasons.append("the manifest \(manifestPath) can no longer be read")
+      reasons.append("the manifest \(plan.manifestFile) can no longer be read")
     }
     if state.fingerprint != plan.priorStateDigest { reasons.append("the watch changed") }
-    guard reasons.isEmpty else { throw .stale(reasons: reasons) }
+    return reasons
   }
 }
 
-/// Why a saved plan cannot be applied.
+/// Why a saved plan cannot be read.
 public enum SavedPlanError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// The manifest or the watch changed since the plan was made.
-  case stale(reasons: [String])
   /// The file is a saved plan of a format this version does not read.
   case unsupportedVersion(path: String, version: Int)
   /// The file looks like a saved plan but cannot be decoded.
@@ -94,8 +131,6 @@ public enum SavedPlanError: Error, Hashable, Sendable, CustomStringConvertible {
 
   public var description: String {
     switch self {
-    case .stale(let reasons):
-      "saved plan is stale: \(reasons.joined(separator: " and ")) since the plan was made; run 'tsapply plan' again"
     case .unsupportedVersion(let path, let version):
       "\(path) is a saved plan of format \(version), which this tsapply (format \(SavedPlan.currentFormatVersion)) cannot apply"
     case .unreadable(let path, let reason):

@@ -12,7 +12,9 @@ public enum SecureFile {
   /// - Parameters:
   ///   - bytes: The file content.
   ///   - path: Absolute destination path.
-  ///   - overwrite: When `false`, an existing file is an error.
+  ///   - overwrite: When `false`, an existing file is an error (`SecureFileError.alreadyExists`),
+  ///     decided atomically: the file is put in place with `link(2)`, which fails when the name
+  ///     exists, so two writers racing for one name never replace each other.
   ///   - mode: Permission bits the file is created with (default 0600); `tsapply fmt` passes
   ///     the mode of the file it rewrites.
   /// - Throws: `SecureFileError` naming the path and the system's reason.
@@ -20,10 +22,8 @@ public enum SecureFile {
                            mode: mode_t = 0o600) throws(SecureFileError) {
     let directory = (path as NSString).deletingLastPathComponent
     try createDirectory(directory)
-    if !overwrite && exists(path) {
-      throw SecureFileError(path: path, reason: "the file already exists")
-    }
-    let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+    if !overwrite && exists(path) { throw .alreadyExists(path) }
+    let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw SecureFileError(path: temporary, reason: systemReason()) }
     var failure: SecureFileError?
@@ -46,10 +46,21 @@ public enum SecureFile {
       unlink(temporary)
       throw failure
     }
-    guard rename(temporary, path) == 0 else {
-      let error = SecureFileError(path: path, reason: systemReason())
-      unlink(temporary)
-      throw error
+    if overwrite {
+      guard rename(temporary, path) == 0 else {
+        let error = SecureFileError(path: path, reason: systemReason())
+        unlink(temporary)
+        throw error
+      }
+      return
+    }
+    let linked = link(temporary, path)
+    let linkErrno = errno
+    unlink(temporary)
+    guard linked == 0 else {
+      if linkErrno == EEXIST { throw .alreadyExists(path) }
+      errno = linkErrno
+      throw SecureFileError(path: path, reason: systemReason())
     }
   }
 
@@ -89,5 +100,18 @@ public struct SecureFileError: Error, Hashable, Sendable, CustomStringConvertibl
   public var path: String
   /// Why, in plain words (usually the system's `strerror` text).
   public var reason: String
+  /// True when the write was refused only because `path` already exists (`overwrite: false`).
+  public var alreadyExists: Bool = false
+  /// A failure to write `path` because of `reason`.
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
+  /// The refusal to replace the existing file `path`.
+  public static func alreadyExists(_ path: String) -> SecureFileError {
+    var error = SecureFileError(path: path, reason: "the file already exists")
+    error.alreadyExists = true
+    return error
+  }
   public var description: String { "cannot write \(path): \(reason)" }
 }

@@ -7,16 +7,32 @@ public protocol TextOutput: AnyObject, Sendable {
 }
 
 /// A `TextOutput` over a file descriptor (standard output or standard error).
+///
+/// Writes with `write(2)` and drops what cannot be written: a reader that went away (`… | grep
+/// -m1 Backed`, EPIPE; the executable ignores SIGPIPE) must never stop an apply part-way or
+/// crash the process. The outcome of an apply that failed goes to standard error, so it is
+/// still seen when standard output was closed.
 public final class FileOutput: TextOutput, @unchecked Sendable {
-  private let handle: FileHandle
+  private let descriptor: Int32
   private let lock = NSLock()
-  /// An output writing to `handle` (e.g. `FileHandle.standardOutput`).
-  public init(_ handle: FileHandle) { self.handle = handle }
-  /// Writes `text` as UTF-8 bytes to the handle; calls from several threads never interleave.
+  /// An output writing to the file descriptor `descriptor` (e.g. `STDOUT_FILENO`).
+  public init(descriptor: Int32) { self.descriptor = descriptor }
+  /// Writes `text` as UTF-8 bytes; calls from several threads never interleave. Errors (a
+  /// closed pipe, a full disk) drop the rest of `text`.
   public func write(_ text: String) {
     lock.lock()
     defer { lock.unlock() }
-    handle.write(Data(text.utf8))
+    var bytes = Array(text.utf8)
+    var offset = 0
+    bytes.withUnsafeMutableBytes { buffer in
+      guard let base = buffer.baseAddress else { return }
+      while offset < buffer.count {
+        let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        offset += written
+      }
+    }
   }
 }
 
@@ -80,7 +96,7 @@ public struct CommandContext: Sendable {
   /// The context of this process: real streams, `isatty`, `ProcessInfo` environment, cwd.
   public static func process() -> CommandContext {
     CommandContext(
-      stdout: FileOutput(.standardOutput), stderr: FileOutput(.standardError),
+      stdout: FileOutput(descriptor: STDOUT_FILENO), stderr: FileOutput(descriptor: STDERR_FILENO),
       readLine: { Swift.readLine(strippingNewline: true) },
       readAll: { Array(FileHandle.standardInput.readDataToEndOfFile()) },
       stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stdinIsTerminal: isatty(STDIN_FILENO) == 1,

@@ -1,4 +1,5 @@
 import TSDevice
+import TSEngine
 import TSModel
 
 /// The `--device SPEC` option every command that talks to a watch accepts, and opening the
@@ -9,19 +10,14 @@ public enum DeviceOption {
   /// `--device SPEC`.
   public static let spec = OptionSpec(
     ["--device"], value: "SPEC",
-    help: "Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
+    help: "Watch to use: " + registry.schemes.map { $0.form.prefix { $0 != "," } }.joined(separator: " or ")
+      + " (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
 
   /// The `--device` value given, if any.
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
 
-  /// The device `spec` names in `context` (the default simulated watch is created on first use).
-  /// - Throws: `DeviceError` when the spec is unknown, a named watch does not exist (4001) or
-  ///   the watch cannot be opened.
-  public static func open(_ spec: String?, in context: CommandContext) throws(DeviceError) -> any Device {
-    try DeviceSelector.open(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
-  }
-
-  /// As `open`, typed as the simulated watch (for `tsapply device …`).
+  /// The simulated watch `spec` names in `context` (for `tsapply device …`, which needs its
+  /// extras; the default one is created on first use).
   public static func openSimulated(_ spec: String?, in context: CommandContext) throws(DeviceError) -> SimulatedDevice {
     try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
   }
@@ -29,5 +25,19 @@ public enum DeviceOption {
   /// The absolute state-file path `spec` names in `context`.
   public static func simulatorPath(_ spec: String?, in context: CommandContext) throws(DeviceError) -> String {
     try DeviceSelector.simulatorPath(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
+  }
+}
+
+extension DeviceOption {
+  /// The device schemes the command line knows: `sim:PATH`; the default spec is the simulated
+  /// watch `sim:.tsapply/device.json` under the working directory.
+  public static let registry = DeviceRegistry(
+    schemes: [SimulatorScheme()], defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
+}
+
+extension CommandContext {
+  /// The engine for this context's environment and working directory.
+  func engine() -> Engine {
+    Engine(registry: DeviceOption.registry, environment: environment, currentDirectory: currentDirectory)
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TSApply
 import TSDevice
+import TSEngine
 import TSManifest
 import TSModel
 import TSPlan
@@ -52,95 +53,53 @@ struct ManifestInputFile {
     let bytes = Array(data)
     return ManifestInputFile(displayName: file, path: path, bytes: bytes, result: ManifestLoader.load(bytes: bytes, file: file))
   }
-}
 
-/// One connected watch for a command: the device, its reconciler, and where backups go.
-///
-/// What tsapply keeps about a watch lives beside the watch's state file, not in the working
-/// directory: `backups/` and `last-applied/` in the same directory (`.tsapply/` for the default
-/// watch), so running from another directory finds the same backups and drift record.
-struct WatchSession {
-  var reconciler: Reconciler
-  /// `backups/` beside the watch's state file.
-  var backupDirectory: String
-  /// `last-applied/` beside the watch's state file: what the last apply left, for drift.
-  var lastAppliedDirectory: String
-  /// The device's identity, e.g. `sim:/abs/path/.tsapply/device.json`; recorded in saved plans
-  /// and backups so they go back to the same watch.
-  var deviceIdentity: String
-  /// `--device sim:PATH` to paste into a hint, or "" for the default watch.
-  var deviceArgument: String
-
-  /// Opens the watch named by `--device`, `TSAPPLY_DEVICE`, or the default simulated watch.
-  static func open(spec: String?, context: CommandContext) async throws -> WatchSession {
-    let device = try DeviceOption.open(spec, in: context)
-    var reconciler = try await Reconciler.connect(device)
-    let path = try DeviceOption.simulatorPath(spec, in: context)
-    let directory = (path as NSString).deletingLastPathComponent
-    let identity = "sim:" + path
-    reconciler.deviceIdentity = identity
-    let isDefault = DeviceSelector.isDefault(spec: spec, environment: context.environment)
-    return WatchSession(reconciler: reconciler, backupDirectory: directory + "/backups",
-                        lastAppliedDirectory: directory + "/last-applied", deviceIdentity: identity,
-                        deviceArgument: isDefault ? "" : " --device " + shellQuoted("sim:" + ApplyRun.relative(path, context)))
-  }
-
-  /// What the last successful apply left on this watch, if recorded for this platform.
-  func lastApplied() -> DeviceState? {
-    guard let record = LastApplied.read(for: deviceIdentity, in: lastAppliedDirectory),
-          record.profile == reconciler.capabilities.profile else { return nil }
-    return record.state
-  }
-
-  /// Plans `manifest` against the watch, with drift since the last apply.
-  func plan(_ manifest: Manifest) async throws -> (state: DeviceState, result: PlanResult) {
-    try await reconciler.plan(manifest, lastApplied: lastApplied())
-  }
-
-  /// Records `state` as what the last apply left (for the next plan's drift). A failure to
-  /// record is reported as a warning: the apply itself succeeded.
-  func recordApplied(_ state: DeviceState, context: CommandContext) {
-    do {
-      try LastApplied(device: deviceIdentity, profile: reconciler.capabilities.profile, state: state)
-        .write(in: lastAppliedDirectory)
-    } catch {
-      context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
-    }
-  }
-}
-
-/// A manifest read, checked and planned against a watch: what `plan` and `apply` share.
-struct PlannedManifest {
-  var input: ManifestInputFile
-  var manifest: Manifest
-  var session: WatchSession
-  /// The watch state the plan was made from.
-  var state: DeviceState
-  var plan: Plan
-
-  /// Reads `file`, prints its diagnostics, opens the watch and plans. The watch is opened only
-  /// when the manifest has no errors, and never written.
-  /// - Throws: `CommandFailure` for manifest or capability errors; device errors as they come.
-  ///
-  /// Warnings (the manifest's and the planner's) travel in the plan (`Plan.warnings`), so the
-  /// human plan and `--json` both show them, once; diagnostics are printed here only when
-  /// reading or planning fails — as JSON on standard output with `json`.
-  static func make(_ file: String, deviceSpec: String?, redact: Bool, json: Bool = false,
-                   context: CommandContext) async throws -> PlannedManifest {
-    let input = try ManifestInputFile.read(file, context: context)
-    guard let manifest = input.result.manifest else {
-      try report(input.result.diagnostics, source: input.bytes, redact: redact, json: json, context: context)
+  /// The engine's document; prints the diagnostics and fails when the manifest has errors.
+  func document(redact: Bool, json: Bool = false, context: CommandContext) throws(CommandFailure) -> ManifestDocument {
+    guard let manifest = result.manifest else {
+      try report(result.diagnostics, source: bytes, redact: redact, json: json, context: context)
       throw CommandFailure("the manifest could not be read")
     }
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let (state, result) = try await session.plan(manifest)
-    guard var plan = result.plan else {
-      let all = input.result.diagnostics + result.diagnostics
-      try report(all, source: input.bytes, redact: redact, json: json, context: context)
-      throw CommandFailure("planning failed")
-    }
-    plan.warnings = (input.result.diagnostics.filter { $0.severity == .warning } + plan.warnings).sortedByPosition()
-    return PlannedManifest(input: input, manifest: manifest, session: session, state: state, plan: plan)
+    return ManifestDocument(manifest: manifest, warnings: result.diagnostics.filter { $0.severity == .warning },
+                            bytes: bytes, path: path)
+  }
+}
+
+/// The command line's side of one watch: the engine's `Watch`, and how commands name it.
+struct CLIWatch {
+  let watch: Watch
+  let context: CommandContext
+
+  /// Opens the watch `spec` names (else `TSAPPLY_DEVICE`, else the default one) through the
+  /// engine, printing its notices (e.g. the default watch was created on first use) to stderr.
+  static func open(_ spec: String?, context: CommandContext) async throws -> CLIWatch {
+    let watch = try await context.engine().open(spec)
+    for notice in watch.notices { context.stderr.write(notice + "\n") }
+    return CLIWatch(watch: watch, context: context)
+  }
+
+  /// ` --device SPEC` to paste into a suggested command, or "" for the default watch.
+  var deviceArgument: String {
+    watch.adviceSpec.map { " --device " + shellQuoted(Self.relativeSpec($0, context)) } ?? ""
+  }
+
+  /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice.
+  func command(_ words: String, _ file: String? = nil) -> String {
+    "tsapply \(words)\(deviceArgument)" + (file.map { " " + shellQuoted($0) } ?? "")
+  }
+
+  /// `path` relative to the working directory when it is inside it.
+  func relative(_ path: String) -> String { CLIWatch.relative(path, context) }
+
+  static func relative(_ path: String, _ context: CommandContext) -> String {
+    let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
+    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+  }
+
+  /// A `sim:` spec with its path made relative to the working directory when inside it.
+  static func relativeSpec(_ spec: String, _ context: CommandContext) -> String {
+    guard spec.hasPrefix(DeviceSelector.simulatorScheme) else { return spec }
+    return DeviceSelector.simulatorScheme + relative(String(spec.dropFirst(DeviceSelector.simulatorScheme.count)), context)
   }
 }
 

@@ -10,9 +10,29 @@ import TSModel
 ///
 /// Every call is asynchronous and throws `DeviceError` with the SDK's domain and code
 /// (sdk-facts.md §3); an operation the platform lacks throws 2004.
+///
+/// A device is opened from a spec by a `DeviceScheme` of a `DeviceRegistry` (`sim:PATH` for the
+/// simulated watch); `identity` names the watch stably across runs, and `close()` releases what
+/// the device holds (connections, listeners).
 public protocol Device: AnyObject, Sendable {
+  /// The watch's stable identity, the same every time it is opened, whatever the working
+  /// directory: `sim:/absolute/path/device.json` for a simulated watch (symbolic links in the
+  /// directory resolved), `bridge:BRIDGE-ID/AA:BB:CC:DD:EE:FF` for a watch behind a bridge.
+  /// It is also a spec that opens the same watch again: saved plans and backups record it.
+  var identity: String { get }
+
   /// What the platform stores and supports: limits, operations, fields and their byte limits.
   func capabilities() async throws(DeviceError) -> DeviceCapabilities
+
+  /// Reads everything tsapply manages: every reminder, the regular contacts (where
+  /// `capabilities.contacts.maxContacts > 0`) and the emergency contacts with the SOS switch
+  /// (where supported). The default makes the SDK's calls one by one; a remote device may read
+  /// all of it in one round trip.
+  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState
+
+  /// Releases what the device holds (a network session, listener registrations). Calls after
+  /// `close()` may fail. The default does nothing.
+  func close() async
 
   // MARK: Reminders (TSRemindersInterface)
 
@@ -51,9 +71,11 @@ public protocol Device: AnyObject, Sendable {
   func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async
   /// `registerSOSRequestBlock:`: called with `nil` when the wearer triggers SOS; with 2004 where unsupported.
   func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async
+}
 
-  // MARK: Accounting
-
+/// A device that counts its calls and the bytes they move, for apply summaries and benchmarks
+/// (the simulated watch; a bridge client counts round trips).
+public protocol DeviceAccounting: Sendable {
   /// Calls made through this instance so far and the bytes they moved over the link (estimated).
   func statistics() async -> DeviceStatistics
 }
@@ -89,9 +111,64 @@ extension Device {
   /// Reads everything tsapply manages in as few calls as the SDK allows: fetch all reminders,
   /// get all contacts (when supported), get emergency contacts (when supported).
   public func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
+    try await readStateByCalls(capabilities: capabilities)
+  }
+
+  /// `readState(capabilities:)` made of the SDK's calls one by one (fetch all reminders, get
+  /// all contacts, get emergency contacts; only those the platform supports): the default, and
+  /// what a device serving a remote `readState` does on its side.
+  public func readStateByCalls(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
     let reminders = try await fetchAllReminders()
     let contacts = capabilities.contacts.maxContacts > 0 ? try await getAllContacts() : []
     let emergency = capabilities.contacts.supportsEmergencyContacts ? try await getEmergencyContacts() : nil
     return DeviceState(reminders: reminders, contacts: contacts, emergency: emergency)
+  }
+
+  /// Does nothing: most devices hold nothing to release.
+  public func close() async {}
+}
+
+/// A device that other machines can also reach (a watch behind a bridge), offering a lease: the
+/// engine holds one for a whole apply, beside its local lock, so two laptops cannot apply to one
+/// watch at once. A lease expires after its time to live unless renewed, so a holder that died
+/// frees the watch.
+public protocol LeasableDevice: Device {
+  /// Takes the lease for `holder` for `timeToLive` seconds.
+  /// - Throws: `LeaseRefusal.held` with the current holder while another lease is live;
+  ///   `.device` when the lease cannot be asked for.
+  func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease
+  /// Extends `lease` by `seconds` from now.
+  /// - Throws: `LeaseRefusal` when the lease was lost (expired and taken) or cannot be renewed.
+  func renewLease(_ lease: DeviceLease, timeToLive seconds: Int) async throws(LeaseRefusal)
+  /// Gives `lease` back; errors are ignored (it expires anyway).
+  func releaseLease(_ lease: DeviceLease) async
+}
+
+/// A lease a `LeasableDevice` granted.
+public struct DeviceLease: Hashable, Codable, Sendable {
+  /// The lease's token, shown back to renew and release it.
+  public var token: String
+  /// Seconds it lives from the moment it was granted or last renewed.
+  public var timeToLive: Int
+  /// A lease with `token`, living `timeToLive` seconds.
+  public init(token: String, timeToLive: Int) {
+    self.token = token
+    self.timeToLive = timeToLive
+  }
+}
+
+/// Why a lease was not granted.
+public enum LeaseRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+  /// Another holder has a live lease (`nil` when the device did not say who).
+  case held(by: LockHolder?)
+  /// The device could not be asked.
+  case device(DeviceError)
+
+  public var description: String {
+    switch self {
+    case .held(let holder?): "the watch is leased by \(holder)"
+    case .held(nil): "the watch is leased by another client"
+    case .device(let error): "cannot lease the watch: \(error)"
+    }
   }
 }

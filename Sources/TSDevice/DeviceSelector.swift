@@ -3,16 +3,17 @@ import TSModel
 
 /// Chooses the watch a command talks to (every command that reads or writes a watch uses this).
 ///
-/// The spec comes from `--device`, else the `TSAPPLY_DEVICE` environment variable, else
-/// `sim:.tsapply/device.json` under the current directory. The only form today is `sim:PATH`, a
-/// simulated watch whose state lives in the JSON file PATH (relative to the current directory).
-/// Only the default watch is created on first use (the `default` profile, its directory created
-/// 0700, the file 0600); a watch named by `--device` or `TSAPPLY_DEVICE` must exist (a typo
-/// never creates a new watch; `tsapply device init` creates one).
-/// A bridge to a real watch will add another scheme here.
+/// The simulated watch's side of device selection, for the commands that work only with a
+/// simulated watch (`tsapply device init|show|simulate`) and for `SimulatorScheme`: the spec
+/// comes from `--device`, else `TSAPPLY_DEVICE`, else `sim:.tsapply/device.json` under the
+/// current directory (`DeviceRegistry.chosenSpec`), and must be `sim:PATH`. Only the default
+/// watch is created on first use (the `default` profile, its directory created 0700, the file
+/// 0600); a watch named by `--device` or `TSAPPLY_DEVICE` must exist (a typo never creates a
+/// new watch; `tsapply device init` creates one). Other commands open devices of every scheme
+/// through a `DeviceRegistry`.
 public enum DeviceSelector {
   /// Environment variable naming the device when `--device` is not given.
-  public static let environmentVariable = "TSAPPLY_DEVICE"
+  public static let environmentVariable = DeviceRegistry.environmentVariable
   /// The state file of the default simulated watch, relative to the current directory.
   public static let defaultPath = ".tsapply/device.json"
   /// The `sim:` scheme prefix.
@@ -34,14 +35,25 @@ public enum DeviceSelector {
                                    currentDirectory: String) throws(DeviceError) -> SimulatedDevice {
     let options = try SimulationOptions(environment: environment)
     let path = try simulatorPath(spec: spec, environment: environment, currentDirectory: currentDirectory)
-    guard let named = try adviceSpec(spec: spec, environment: environment, currentDirectory: currentDirectory) else {
-      return try SimulatedDevice.openOrCreate(path: path, options: options)
-    }
+    guard isDefault(spec: spec, environment: environment) else { return try openNamed(path: path, options: options) }
+    return try SimulatedDevice.openOrCreate(path: path, options: options)
+  }
+
+  /// The existing simulated watch at the absolute `path`, named by `--device sim:PATH` in advice.
+  /// - Throws: 4001 "no simulated watch at PATH; create one with …" when there is none, or
+  ///   when `path` is a directory; otherwise as `SimulatedDevice.init(path:options:spec:)`.
+  static func openNamed(path: String, options: SimulationOptions) throws(DeviceError) -> SimulatedDevice {
+    let named = simulatorScheme + path
     try StateFile.refuseDirectory(path)
     guard FileManager.default.fileExists(atPath: path) else {
       throw .simulator(.dataGetFailed, "no simulated watch at \(path); create one with '\(WatchName(spec: named).initCommand(force: false))'")
     }
     return try SimulatedDevice(path: path, options: options, spec: named)
+  }
+
+  /// `path` made absolute against `currentDirectory`.
+  static func absolutePath(_ path: String, currentDirectory: String) -> String {
+    path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
   }
 
   /// Whether neither `spec` nor `TSAPPLY_DEVICE` names a watch, so the default one is used (and
@@ -62,36 +74,9 @@ public enum DeviceSelector {
   /// - Throws: `DeviceError` (simulator, 1004) for a spec that is not `sim:PATH`, saying where
   ///   it came from and, for a bare path (`watches/alice.json`), suggesting `sim:watches/alice.json`.
   public static func simulatorPath(spec: String?, environment: [String: String], currentDirectory: String) throws(DeviceError) -> String {
-    let fromEnvironment = environment[environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
-    let chosen = spec ?? fromEnvironment ?? simulatorScheme + defaultPath
-    guard chosen.hasPrefix(simulatorScheme), chosen.count > simulatorScheme.count else {
-      let source = spec == nil ? "\(environmentVariable)='\(chosen)'" : "--device '\(chosen)'"
-      throw .simulator(.sdkConfigError, unknownSpecMessage(chosen, source: source))
-    }
-    let path = String(chosen.dropFirst(simulatorScheme.count))
-    return path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
-  }
-
-  /// "unknown device …; expected sim:PATH …", with the spec the user probably meant.
-  static func unknownSpecMessage(_ chosen: String, source: String) -> String {
-    var message = "unknown device \(source): expected sim:PATH, the path of a simulated watch's state file"
-    if chosen == simulatorScheme {
-      message += ", with the path after 'sim:' (e.g. sim:\(defaultPath))"
-    } else if let meant = meantSpec(chosen) {
-      message += "; did you mean '\(meant)'?"
-    }
-    return message
-  }
-
-  /// `sim:PATH` for a bare path (no scheme before the first `/`) or a scheme spelt `SIM:`.
-  static func meantSpec(_ chosen: String) -> String? {
-    let scheme = chosen.prefix { $0 != ":" && $0 != "/" }
-    if scheme.count == chosen.count || chosen.dropFirst(scheme.count).hasPrefix("/") {
-      return simulatorScheme + chosen
-    }
-    if scheme.lowercased() == "sim", chosen.count > simulatorScheme.count {
-      return simulatorScheme + chosen.dropFirst(simulatorScheme.count)
-    }
-    return nil
+    let registry = DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: simulatorScheme + defaultPath)
+    let chosen = registry.chosenSpec(spec, environment: environment)
+    let (_, location) = try registry.resolve(chosen.spec, source: chosen.source)
+    return absolutePath(location, currentDirectory: currentDirectory)
   }
 }

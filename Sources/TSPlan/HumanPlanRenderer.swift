@@ -35,13 +35,28 @@ public struct HumanPlanRenderer: Sendable {
     if !plan.isEmpty {
       let counts = plan.counts
       lines.append(paint("Plan:", .bold) + " \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy.")
+      lines += unsafe(plan)
     }
     return lines.joined(separator: "\n") + "\n"
   }
 
+  /// The watch a plan was made for: `the watch sim:/abs/device.json (profile default)`.
+  public static func watchPhrase(_ plan: Plan) -> String {
+    "the watch " + (plan.device.map { ControlCharacters.escaped($0) + " " } ?? "") + "(profile \(plan.profile))"
+  }
+
+  /// The safety gate's verdict under the summary, when the plan is unsafe for an unattended apply.
+  private func unsafe(_ plan: Plan) -> [String] {
+    let findings = plan.unsafeFindings
+    guard !findings.isEmpty else { return [] }
+    return ["", paint("(!) Unsafe for an unattended apply:", .bold, .red) + " this plan "
+              + findings.map(\.description).joined(separator: "; ") + ".",
+            "    'apply --auto-approve' refuses it unless --allow-destroy is also given."]
+  }
+
   private func header(_ plan: Plan) -> [String] {
     [
-      "tsapply compared \(plan.manifestFile) with the watch (profile \(plan.profile)).",
+      "tsapply compared \(plan.manifestFile) with \(Self.watchPhrase(plan)).",
       "Resource actions are indicated with the following symbols:",
       "  " + paint("+", .green) + " create",
       "  " + paint("~", .yellow) + " update in-place",
@@ -81,8 +96,8 @@ public struct HumanPlanRenderer: Sendable {
     let counts = ContactCounts(change.fields)
     let list = change.address == .emergency ? "emergency contacts" : "contacts"
     if !counts.summary.isEmpty { lines.append("  # \(list): \(counts.summary)") }
-    let single = Plan(manifestFile: plan.manifestFile, profile: plan.profile, priorStateDigest: plan.priorStateDigest,
-                      resourceChanges: [change])
+    var single = plan
+    single.resourceChanges = [change]
     if !drift {
       for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
     }

@@ -3,9 +3,12 @@ import TSModel
 
 /// Renders a plan as JSON for scripts and CI (`tsapply plan --json`).
 ///
-/// Top-level keys (sorted): `counts` `{add, change, destroy}`, `format_version`, `manifest`,
-/// `prior_state_digest`, `profile`, `resource_changes`, `resource_drift` (changes made on the
-/// watch outside tsapply since the last apply, same shape), `warnings`. Each resource change has
+/// Top-level keys (sorted): `counts` `{add, change, destroy}`, `device` (the watch's identity,
+/// when known), `format_version`, `manifest`, `prior_state_digest`, `profile`,
+/// `resource_changes`, `resource_drift` (changes made on the watch outside tsapply since the
+/// last apply, same shape), `safety_findings` (`{kind, message, unsafe}` per destructive
+/// change, see `SafetyFinding`), `unsafe` (whether the safety gate refuses an unattended apply
+/// of this plan), `warnings`. Each resource change has
 /// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
 /// names; `null` when absent), `changed` (changed field names, in order), `fields`
 /// (`{field, before, after}` per change) and, for contact lists, `contact_counts`
@@ -26,7 +29,12 @@ public enum JSONPlanRenderer {
       "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
       "resource_drift": .array(plan.resourceDrift.map(resourceChange)),
       "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
+      "unsafe": .bool(!plan.unsafeFindings.isEmpty),
+      "safety_findings": .array(safetyFindings(for: plan).map { finding in
+        .object(["kind": .string(finding.kind), "message": .string(finding.description), "unsafe": .bool(finding.isUnsafe)])
+      }),
     ]
+    if let device = plan.device { root["device"] = .string(device) }
     if redact { root = root.mapValues { $0.redactingPhones() } }
     return JSONValue.object(root).encoded() + "\n"
   }

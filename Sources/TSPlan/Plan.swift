@@ -15,6 +15,9 @@ public struct Plan: Hashable, Codable, Sendable {
   public var manifestFile: String
   /// Platform profile of the watch the plan was made for (e.g. `npk`).
   public var profile: String
+  /// Identity of the watch the plan was made for (`Device.identity`, e.g.
+  /// `sim:/abs/.tsapply/device.json`), shown in the plan's header; `nil` when not known.
+  public var device: String?
   /// SHA-256 of the watch state the plan was made from (canonical JSON of `DeviceState`).
   public var priorStateDigest: String
   /// Changes, sorted by address.

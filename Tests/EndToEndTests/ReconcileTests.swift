@@ -25,7 +25,9 @@ import TSTestSupport
     let apply = try TSApplyBinary.run(["apply", "--auto-approve", "watch.yaml"], in: dir)
     #expect(apply.status == 0, "\(apply.stderr)")
     #expect(apply.stdout.hasSuffix("Apply complete! Resources: 3 added, 5 changed, 0 destroyed.\n"))
-    #expect(apply.stdout.contains("Backed up the watch's current state to .tsapply/backups/"))
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    #expect(backup.hasPrefix(TSApplyBinary.testStateDirectory + "/watches/"), "\(backup)")
+    #expect(try Self.mode(URL(fileURLWithPath: backup)) == 0o600)
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode", "watch.yaml"], in: dir)
     #expect(plan.status == 0)
     #expect(plan.stdout == "No changes. The watch matches watch.yaml.\n")
@@ -60,7 +62,7 @@ import TSTestSupport
     #expect(apply.status == 1)
     #expect(apply.stderr.contains("refusing to apply without confirmation: standard input is not a terminal"))
     #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
-    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply/backups").path))
+    #expect(TSApplyBinary.backups(of: "sim:" + Self.stateFile(dir).resolvingSymlinksInPath().path).isEmpty)
   }
 
   @Test func invalidManifestNeverTouchesTheWatch() throws {
@@ -122,14 +124,13 @@ import TSTestSupport
     let before = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
     try FileManager.default.removeItem(at: dir.appendingPathComponent("watch.yaml"))
     try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("watch.yaml"))
-    let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy"], in: dir)
     #expect(apply.status == 0, "\(apply.stderr)")
-    let backupLine = try #require(apply.stdout.split(separator: "\n").first { $0.hasPrefix("Backed up") })
-    let backup = String(try #require(backupLine.split(separator: " ").first { $0.hasPrefix(".tsapply/backups/") }))
-    #expect(try Self.mode(dir.appendingPathComponent(backup)) == 0o600)
-    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    #expect(try Self.mode(URL(fileURLWithPath: backup)) == 0o600)
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir)
     #expect(restore.status == 0, "\(restore.stderr)")
-    #expect(restore.stdout.contains("Apply complete!"))
+    #expect(restore.stdout.contains("Restore complete!"))
     let after = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
     #expect(Self.withoutJournal(after) == Self.withoutJournal(before))
   }
@@ -137,9 +138,8 @@ import TSTestSupport
   @Test func restoreRefusesABackupHoldingValuesNoWatchCanTake() throws {
     let dir = try Self.workspace()
     let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
-    let backupLine = try #require(apply.stdout.split(separator: "\n").first { $0.hasPrefix("Backed up") })
-    let backup = String(try #require(backupLine.split(separator: " ").first { $0.hasPrefix(".tsapply/backups/") }))
-    let url = dir.appendingPathComponent(backup)
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    let url = URL(fileURLWithPath: backup)
     let edited = try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: "\"repeatDays\" : 127", with: "\"repeatDays\" : -1")
     try edited.write(to: url, atomically: true, encoding: .utf8)
     let before = try Data(contentsOf: Self.stateFile(dir))
@@ -187,7 +187,7 @@ import TSTestSupport
     #expect(failed.stderr.contains("apply stopped part-way"))
     #expect(failed.stderr.contains("  applied:      "))
     #expect(failed.stderr.contains("  not applied:  "))
-    #expect(failed.stderr.contains("tsapply restore .tsapply/backups/"))
+    #expect(failed.stderr.contains("or 'tsapply restore \(TSApplyBinary.testStateDirectory)/watches/"), "\(failed.stderr)")
     let rerun = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
     #expect(rerun.status == 0, "\(rerun.stderr)")
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
@@ -285,14 +285,13 @@ import TSTestSupport
   @Test func backupRestoresToTheWatchItCameFromAndDriftIsFoundFromAnyDirectory() throws {
     let dir = try Self.setUp()
     let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
-    #expect(apply.stdout.contains("Backed up the watch's current state to watches/backups/"), "\(apply.stdout)")
-    let backup = String(try #require(apply.stdout.split(separator: " ").first { $0.hasPrefix("watches/backups/") }))
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout), "\(apply.stdout)")
     _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/frank.json"], in: dir)
     let elsewhere = try TSApplyBinary.temporaryDirectory()
     let plan = try TSApplyBinary.run(["plan", "--device", "sim:" + dir.appendingPathComponent("watches/frank.json").path,
                                       dir.appendingPathComponent("frank.yaml").path], in: elsewhere)
     #expect(plan.stdout.contains("Note: Objects have changed outside of tsapply"))
-    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir)
     #expect(restore.status == 0, "\(restore.stderr)")
     // Back to the state before the apply: no contacts, so Frank's manifest has changes again.
     let again = try TSApplyBinary.run(["plan", "--detailed-exitcode", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
@@ -330,7 +329,8 @@ import TSTestSupport
     let plan = try TSApplyBinary.run(["plan", "--json"], in: dir)
     #expect(plan.status == 0)
     #expect(plan.stdout.contains("\"field\" : \"contacts[0].name\""), "\(plan.stdout)")
-    #expect(plan.stderr.isEmpty, "\(plan.stderr)")
+    // The only text on standard error: the default watch was created by this first use.
+    #expect(plan.stderr == "Created the default simulated watch (profile default) at \(dir.resolvingSymlinksInPath().path)/.tsapply/device.json on first use.\n", "\(plan.stderr)")
     _ = try TSApplyBinary.run(["device", "init", "--profile", "npk", "--force"], in: dir)
     let refused = try TSApplyBinary.run(["plan", "--json"], in: dir)
     #expect(refused.status == 1)

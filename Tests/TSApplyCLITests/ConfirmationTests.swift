@@ -28,18 +28,24 @@ import TSTestSupport
     let out = BufferOutput(), err = BufferOutput()
     let typed = answer.typed
     let context = CommandContext(stdout: out, stderr: err, readLine: { typed }, stdoutIsTerminal: false,
-                                 stdinIsTerminal: true, environment: [:], currentDirectory: dir.path)
+                                 stdinIsTerminal: true, environment: ["TSAPPLY_STATE_DIR": dir.path + "/state"],
+                                 currentDirectory: dir.path)
     let status = await CLI.run(["apply", manifest], context: context)
     #expect(out.text.contains("Only 'yes' will be accepted to approve."))
-    let backups = dir.appendingPathComponent(".tsapply/backups").path
+    let watches = dir.appendingPathComponent("state/watches").path
+    let backups = (try? FileManager.default.contentsOfDirectory(atPath: watches))?.flatMap { folder in
+      (try? FileManager.default.contentsOfDirectory(atPath: watches + "/" + folder + "/backups")) ?? []
+    } ?? []
+    let created = "Created the default simulated watch (profile default) at \(dir.path)/.tsapply/device.json on first use.\n"
     if answer.applies {
       #expect(status == .success, "\(err.text)")
       #expect(out.text.contains("Apply complete!"))
-      #expect(FileManager.default.fileExists(atPath: backups))
+      #expect(backups.count == 1)
+      #expect(err.text == created)
     } else {
       #expect(status == .failure)
-      #expect(err.text == "Error: Apply cancelled: the watch was not touched.\n")
-      #expect(!FileManager.default.fileExists(atPath: backups))
+      #expect(err.text == created + "Error: Apply cancelled: the watch was not touched.\n")
+      #expect(backups.isEmpty)
     }
   }
 }

@@ -108,7 +108,7 @@ import TSModel
 
   static let unknownSpecs: [(String, String)] = [
     ("bridge:watch", "unknown device --device 'bridge:watch': expected sim:PATH, the path of a simulated watch's state file"),
-    ("sim:", "unknown device --device 'sim:': expected sim:PATH, the path of a simulated watch's state file, with the path after 'sim:' (e.g. sim:.tsapply/device.json)"),
+    ("sim:", "unknown device --device 'sim:': expected sim:PATH, the path of a simulated watch's state file, with the part after 'sim:' (e.g. sim:.tsapply/device.json)"),
     ("device.json", "unknown device --device 'device.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:device.json'?"),
     ("watches/alice.json", "unknown device --device 'watches/alice.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:watches/alice.json'?"),
     ("SIM:w.json", "unknown device --device 'SIM:w.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:w.json'?"),

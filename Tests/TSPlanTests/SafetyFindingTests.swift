@@ -23,7 +23,7 @@ import TSModel
   static let cases: [(String, [ResourceChange], [SafetyFinding])] = [
     ("nothing destructive", [contactsChange([a], [a, b])], []),
     ("clears all contacts", [contactsChange([a, b, c], [])], [.clearsAllContacts(count: 3)]),
-    ("removes some contacts", [contactsChange([a, b, c], [a])], [.removesContacts(count: 2)]),
+    ("removes some contacts", [contactsChange([a, b, c], [a])], [.removesContacts(count: 2, of: 3)]),
     ("a rename is not a removal", [contactsChange([a, b], [a, renamed])], []),
     ("deleted custom reminders, sorted", [deleteCustom("Walk"), deleteCustom("Yoga")],
      [.deletesCustomReminders([.custom("Walk"), .custom("Yoga")])]),
@@ -34,6 +34,18 @@ import TSModel
     ("emergency list cleared and SOS off", [emergencyChange(EmergencyContacts(contacts: [a, b], isSosOn: true),
                                                            EmergencyContacts(contacts: [], isSosOn: false))],
      [.clearsEmergencyContacts(count: 2), .disablesSOS]),
+    ("an emergency contact removed", [emergencyChange(EmergencyContacts(contacts: [a, b], isSosOn: true),
+                                                      EmergencyContacts(contacts: [a], isSosOn: true))],
+     [.removesEmergencyContacts(count: 1)]),
+    ("an emergency contact renamed", [emergencyChange(EmergencyContacts(contacts: [a, b], isSosOn: true),
+                                                      EmergencyContacts(contacts: [a, renamed], isSosOn: true))],
+     [.changesEmergencyContacts(count: 1)]),
+    ("an emergency contact's number changed (unpaired: removed and added)",
+     [emergencyChange(EmergencyContacts(contacts: [a], isSosOn: true),
+                      EmergencyContacts(contacts: [Contact(name: "A", phoneNum: "+15550199")], isSosOn: true))],
+     [.removesEmergencyContacts(count: 1)]),
+    ("an emergency contact added is safe", [emergencyChange(EmergencyContacts(contacts: [a], isSosOn: true),
+                                                            EmergencyContacts(contacts: [a, b], isSosOn: true))], []),
     ("all at once, in fixed order", [deleteCustom("Walk"), contactsChange([a], []),
                                      emergencyChange(EmergencyContacts(contacts: [a], isSosOn: true), EmergencyContacts(contacts: [], isSosOn: false))],
      [.clearsAllContacts(count: 1), .deletesCustomReminders([.custom("Walk")]), .clearsEmergencyContacts(count: 1), .disablesSOS]),
@@ -48,12 +60,29 @@ import TSModel
   @Test(arguments: [
     (SafetyFinding.clearsAllContacts(count: 3), "clears all 3 contacts"),
     (.clearsAllContacts(count: 1), "clears the only contact"),
-    (.removesContacts(count: 1), "removes 1 contact"),
+    (.removesContacts(count: 1, of: 4), "removes 1 contact"),
     (.deletesCustomReminders([.custom("A"), .custom("B")]), #"deletes 2 custom reminders: reminder.custom["A"], reminder.custom["B"]"#),
     (.disablesSOS, "turns SOS off"),
     (.clearsEmergencyContacts(count: 2), "clears all 2 emergency contacts"),
   ])
   func descriptions(_ finding: SafetyFinding, _ text: String) {
     #expect(finding.description == text)
+  }
+
+  /// The safety gate's rule: every finding is unsafe except removing at most a third of the contacts.
+  @Test(arguments: [
+    (SafetyFinding.clearsAllContacts(count: 1), true),
+    (.removesContacts(count: 1, of: 3), false),
+    (.removesContacts(count: 3, of: 9), false),
+    (.removesContacts(count: 4, of: 9), true),
+    (.removesContacts(count: 1, of: 2), true),
+    (.deletesCustomReminders([.custom("A")]), true),
+    (.disablesSOS, true),
+    (.clearsEmergencyContacts(count: 1), true),
+    (.removesEmergencyContacts(count: 1), true),
+    (.changesEmergencyContacts(count: 1), true),
+  ])
+  func unsafeFindings(_ finding: SafetyFinding, _ unsafe: Bool) {
+    #expect(finding.isUnsafe == unsafe, "\(finding)")
   }
 }

@@ -42,6 +42,9 @@ public enum TSApplyBinary {
     if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
+    // tsapply's per-watch records (backups, lock, last-applied) go to a folder of this test
+    // process, never into the user's ~/.local/state; watches are told apart by identity.
+    env["TSAPPLY_STATE_DIR"] = testStateDirectory
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let input = Pipe(), output = Pipe(), error = Pipe()
@@ -65,6 +68,38 @@ public enum TSApplyBinary {
     return ProcessResult(status: process.terminationStatus,
                          stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
+  }
+
+  /// The state root (`TSAPPLY_STATE_DIR`) every run of this test process uses unless the test
+  /// sets another.
+  public static let testStateDirectory: String = {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-test-state-\(getpid())").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+  }()
+
+  /// The backup path an apply printed (`Backed up the watch's current state to PATH (restore
+  /// with …)`), or `nil`. Backups live in the watch's state folder under `testStateDirectory`.
+  public static func backupPath(in output: String) -> String? {
+    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("Backed up the watch's current state to ") }) else {
+      return nil
+    }
+    let rest = line.dropFirst("Backed up the watch's current state to ".count)
+    return rest.range(of: " (restore with").map { String(rest[..<$0.lowerBound]) }
+  }
+
+  /// Every backup file of every watch under the state root `root` (default: `testStateDirectory`)
+  /// whose folder's `watch.json` names `identity`.
+  public static func backups(of identity: String, root: String = testStateDirectory) -> [String] {
+    let watches = root + "/watches"
+    let folders = (try? FileManager.default.contentsOfDirectory(atPath: watches)) ?? []
+    return folders.flatMap { folder -> [String] in
+      let record = (try? String(contentsOfFile: watches + "/" + folder + "/watch.json", encoding: .utf8)) ?? ""
+      guard record.contains("\"" + identity.replacingOccurrences(of: "/", with: "\\/") + "\"")
+              || record.contains("\"" + identity + "\"") else { return [] }
+      let directory = watches + "/" + folder + "/backups"
+      return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).map { directory + "/" + $0 }
+    }
   }
 
   /// A new empty temporary directory.

@@ -1,5 +1,7 @@
 import Foundation
 import TSApply
+import TSDevice
+import TSEngine
 import TSManifest
 import TSModel
 import TSPlan
@@ -13,150 +15,188 @@ struct ApplyCommand: Command {
   static let discussion = """
     With a manifest (default watch.yaml), apply plans, shows the plan and asks for confirmation;
     only 'yes' is accepted. --auto-approve skips the question; without a terminal and without
-    --auto-approve it refuses instead of waiting. With a saved plan from 'tsapply plan -out FILE'
-    it applies exactly that plan without asking, and refuses it when stale.
-    Before the first write the watch's state is saved to .tsapply/backups/ (mode 0600);
-    'tsapply restore BACKUP' puts it back.
+    --auto-approve it refuses instead of waiting. An unsafe plan (it clears a list, removes or
+    changes an emergency contact, turns SOS off, deletes a custom reminder, or removes more than a
+    third of the contacts) is refused with --auto-approve unless --allow-destroy is also given.
+    With a saved plan from 'tsapply plan -out FILE' it applies exactly that plan without asking
+    (it was reviewed), and refuses it when stale.
+    The watch is locked from the read that plans until verification; a second apply waits up to
+    -lock-timeout (default 0s), then refuses. Before the first write the watch's state is backed
+    up (mode 0600); 'tsapply restore BACKUP' puts it back.
     """
-  static let options: [OptionSpec] = [ApplyRun.autoApproveSpec, DeviceOption.spec] + PlanOutputOptions.specs
+  static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
 
   var file: String
-  var autoApprove: Bool
   var deviceSpec: String?
-  var output: PlanOutputOptions
+  var run: ApplyRun.Settings
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     file = try ManifestArgument.file(from: arguments)
-    autoApprove = arguments.has("--auto-approve")
     deviceSpec = DeviceOption.value(in: arguments)
-    output = PlanOutputOptions(arguments)
+    run = try ApplyRun.Settings(arguments, command: Self.name)
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    if file != "-", let data = FileManager.default.contents(atPath: context.resolve(file)),
-       let saved = try SavedPlan.parse(Array(data), path: file) {
+    if file != "-", let saved = try SavedPlanFile.read(context.resolve(file)) {
       return try await applySaved(saved, context: context)
     }
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
-    let apply = ApplyRun(session: planned.session, output: output, context: context, rerunArgument: file)
-    return try await apply.run(planned.plan, manifest: planned.manifest, confirm: !autoApprove, state: planned.state)
+    let input = try ManifestInputFile.read(file, context: context)
+    let document = try input.document(redact: run.output.redact, context: context)
+    let watch = try await CLIWatch.open(deviceSpec, context: context)
+    let apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
+                         manifestArgument: file, commandLine: "tsapply apply \(file)")
+    return try await apply.run { options throws(EngineError) in try await watch.watch.apply(document, options: options) }
   }
 
-  /// Applies a saved plan to the watch it was made for (or to `--device`, which must be that
-  /// watch), after checking that neither the manifest nor the watch changed and that planning
-  /// the manifest again gives exactly the saved changes — so an edited plan file is refused, and
-  /// only what the planner (with every check) produces is ever written.
-  private func applySaved(_ saved: SavedPlan, context: CommandContext) async throws -> ExitStatus {
-    let chosen = deviceSpec ?? context.environment["TSAPPLY_DEVICE"]
-    let session = try await WatchSession.open(spec: chosen ?? saved.device, context: context)
-    if let device = saved.device, device != session.deviceIdentity {
-      throw CommandFailure("\(file) was made for the watch \(device); it cannot be applied to \(session.deviceIdentity)")
-    }
-    let manifestBytes = FileManager.default.contents(atPath: saved.manifestPath).map(Array.init)
-    let state = try await session.reconciler.readState()
-    try saved.checkFresh(manifestBytes: manifestBytes, state: state)
-    guard let bytes = manifestBytes else { return .failure }
-    let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
-    guard let manifest = loaded.manifest else {
-      try report(loaded.diagnostics, source: bytes, redact: output.redact, context: context)
-      return .failure
-    }
-    let again = session.reconciler.capabilities
-    guard let replanned = Planner.plan(manifest, state: state, capabilities: again).plan,
-          replanned.resourceChanges == saved.plan.resourceChanges else {
-      throw CommandFailure("\(file) does not hold the changes its manifest gives for this watch (was it edited?); "
-        + "run 'tsapply plan -out \(file)' again")
-    }
-    let apply = ApplyRun(session: session, output: output, context: context,
-                         rerunArgument: saved.plan.manifestFile)
-    return try await apply.run(saved.plan, manifest: manifest, confirm: false, state: state)
+  /// Applies a saved plan to the watch it was made for (or to `--device` / `TSAPPLY_DEVICE`,
+  /// which must be that watch), after the engine's check: neither the manifest nor the watch
+  /// changed, and planning the manifest again gives exactly the saved changes.
+  private func applySaved(_ saved: SavedPlanFile, context: CommandContext) async throws -> ExitStatus {
+    let chosen = deviceSpec ?? context.environment[DeviceSelector.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+    let watch = try await CLIWatch.open(chosen ?? saved.saved.device, context: context)
+    let manifest = CLIWatch.relative(saved.manifestPath, context)
+    let apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
+                         manifestArgument: manifest, commandLine: "tsapply apply \(file)")
+    return try await apply.run { options throws(EngineError) in try await watch.watch.apply(saved: saved, options: options) }
   }
-
 }
 
-/// Shows a plan, asks for confirmation when needed, applies it with progress lines, and prints
-/// the outcome. Shared by `apply` and `restore`.
+/// Runs an apply or a restore through the engine: builds its options (approval, lock timeout,
+/// signals, progress lines), prints the outcome, and turns engine errors into messages with
+/// complete, pasteable advice. Shared by `apply` and `restore`.
 struct ApplyRun {
-  /// `--auto-approve`, shared by `apply` and `restore`.
-  static let autoApproveSpec = OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation.")
+  /// `--auto-approve`, `--allow-destroy`, `-lock-timeout`: shared by `apply` and `restore`.
+  static let specs: [OptionSpec] = [
+    OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation (unsafe plans need --allow-destroy too)."),
+    OptionSpec(["--allow-destroy", "-allow-destroy"], help: "With --auto-approve, also apply an unsafe plan (clears, removals, SOS off)."),
+    OptionSpec(["--lock-timeout", "-lock-timeout"], value: "DURATION", help: "Wait up to DURATION for another apply's lock (default 0s)."),
+  ]
 
-  var session: WatchSession
-  var output: PlanOutputOptions
+  /// What the command line says about approval, locking and output.
+  struct Settings: Sendable {
+    var autoApprove: Bool
+    var allowDestroy: Bool
+    var lockTimeout: Duration
+    var output: PlanOutputOptions
+
+    init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
+      autoApprove = arguments.has("--auto-approve")
+      allowDestroy = arguments.has("--allow-destroy")
+      lockTimeout = try arguments.value("--lock-timeout").map { (text) throws(UsageError) in
+        try DurationArgument.value(text, option: "-lock-timeout")
+      } ?? .zero
+      output = PlanOutputOptions(arguments)
+      if allowDestroy && !autoApprove {
+        throw UsageError("--allow-destroy only matters with --auto-approve (without it, \(command) asks before any change)")
+      }
+    }
+  }
+
+  var watch: CLIWatch
+  var settings: Settings
   var context: CommandContext
   /// The command running the apply (`apply` or `restore`), for messages.
   var command: String = "apply"
   /// The file argument that reruns it (the manifest, the saved plan or the backup), for hints.
-  var rerunArgument: String = ManifestArgument.defaultFile
+  var rerunArgument: String
+  /// The manifest the plan comes from, for "plan again" advice.
+  var manifestArgument: String?
+  /// The command line recorded as the lock holder.
+  var commandLine: String
 
-  /// Runs the apply; returns `.success`, or throws a `CommandFailure` describing what happened.
-  /// - Parameter state: The watch state the plan was made from; every list is checked against it
-  ///   just before it is written, so a change made meanwhile stops the apply.
-  func run(_ plan: Plan, manifest: Manifest, confirm: Bool, state: DeviceState) async throws -> ExitStatus {
-    let renderer = output.renderer(context)
-    context.stdout.write(renderer.render(plan))
-    if plan.isEmpty {
-      context.stdout.write("\nApply complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
-      return .success
+  init(watch: CLIWatch, settings: Settings, context: CommandContext, command: String = "apply",
+       rerunArgument: String, manifestArgument: String?, commandLine: String) {
+    self.watch = watch
+    self.settings = settings
+    self.context = context
+    self.command = command
+    self.rerunArgument = rerunArgument
+    self.manifestArgument = manifestArgument
+    self.commandLine = commandLine
+  }
+
+  /// Calls `body` with the options, prints the outcome; throws a `CommandFailure` describing
+  /// every failure.
+  func run(_ body: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async throws -> ExitStatus {
+    let refusedForTerminal = Flag()
+    let result: Result<ApplyOutcome, EngineError>
+    do { result = .success(try await body(options(refusedForTerminal: refusedForTerminal))) } catch { result = .failure(error) }
+    let outcome: ApplyOutcome
+    switch result {
+    case .success(let value):
+      outcome = value
+    case .failure(.declined) where refusedForTerminal.isSet:
+      let alternative = command == "apply"
+        ? ", or save the plan with '\(watch.command("plan -out changes.tfplan", manifestArgument))' and apply that file" : ""
+      throw CommandFailure("refusing to \(command) without confirmation: standard input is not a terminal.\n"
+        + "  Re-run with --auto-approve\(alternative).")
+    case .failure(let error):
+      throw CommandFailure(describe(error))
     }
-    if confirm { try askForConfirmation() }
-    let report = try await execute(plan, manifest: manifest, state: state, renderer: renderer)
-    if let finalState = report.finalState { session.recordApplied(finalState, context: context) }
-    context.stdout.write("\nApply complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+    switch outcome {
+    case .noChanges:
+      context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
+    case .applied(let report):
+      context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+    }
     return .success
   }
 
-  private func execute(_ plan: Plan, manifest: Manifest, state: DeviceState,
-                       renderer: HumanPlanRenderer) async throws(CommandFailure) -> ApplyReport {
+  private func options(refusedForTerminal: Flag) -> ApplyOptions {
     let context = self.context
+    let renderer = settings.output.renderer(context)
     let verbose = context.stdoutIsTerminal
-    let actions = Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first })
-    let progress: @Sendable (ReconcileEvent) -> Void = { event in
-      ApplyRun.print(event, actions: actions, verbose: verbose, to: context)
+    let actions = Locked<[ResourceAddress: Action]>([:])
+    let approval: Approval = settings.autoApprove ? .automatic(allowDestroy: settings.allowDestroy) : .ask { _ in
+      guard context.stdinIsTerminal else {
+        refusedForTerminal.set()
+        return false
+      }
+      context.stdout.write("""
+
+        Do you want to perform these actions?
+          tsapply will perform the actions described above.
+          Only 'yes' will be accepted to approve.
+
+          Enter a value: 
+        """)
+      let answer = context.readLine()?.trimmingCharacters(in: .whitespaces)
+      guard answer == "yes" else { return false }
+      context.stdout.write("\n")
+      return true
     }
-    let interrupt = InterruptWatch()
-    interrupt.start { context.stderr.write("\nInterrupt received. Finishing the current device call, then stopping (Ctrl-C again to quit at once)...\n") }
-    defer { interrupt.stop() }
-    do {
-      return try await session.reconciler.apply(plan, manifest: manifest, state: state,
-                                                backupDirectory: session.backupDirectory, now: Date(),
-                                                shouldStop: { interrupt.interrupted }, progress: progress)
-    } catch {
-      throw CommandFailure(describe(error, renderer: renderer))
+    let stop = StopSignals { signal in
+      let again = signal == SIGINT ? "Ctrl-C again" : "send \(StopSignals.name(signal)) again"
+      context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the current device call, then stopping (\(again) to quit at once)...\n")
+    }
+    return ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
+      switch event {
+      case .waitingForLock(let holder):
+        context.stderr.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
+      case .planned(let plan):
+        actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first }))
+        context.stdout.write(renderer.render(plan))
+      case .reconcile(.backedUp(let path)):
+        let shown = CLIWatch.relative(path, context)
+        context.stdout.write("Backed up the watch's current state to \(shown) (restore with 'tsapply restore \(shellQuoted(shown))').\n")
+      case .reconcile(.apply(let progress)):
+        ApplyRun.print(progress, actions: actions.value, verbose: verbose, to: context)
+      case .recordFailed(let error):
+        context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      }
     }
   }
 
-  private func askForConfirmation() throws {
-    guard context.stdinIsTerminal else {
-      let alternative = command == "apply"
-        ? ", or save the plan with 'tsapply plan -out FILE' and run 'tsapply apply FILE'" : ""
-      throw CommandFailure("refusing to \(command) without confirmation: standard input is not a terminal.\n"
-        + "  Re-run with --auto-approve\(alternative).")
-    }
-    context.stdout.write("""
-
-      Do you want to perform these actions?
-        tsapply will perform the actions described above.
-        Only 'yes' will be accepted to approve.
-
-        Enter a value: 
-      """)
-    let answer = context.readLine()?.trimmingCharacters(in: .whitespaces)
-    guard answer == "yes" else { throw CommandFailure("\(command == "apply" ? "Apply" : "Restore") cancelled: the watch was not touched.") }
-    context.stdout.write("\n")
-  }
-
-  private static func print(_ event: ReconcileEvent, actions: [ResourceAddress: Action], verbose: Bool,
+  private static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
                             to context: CommandContext) {
-    switch event {
-    case .backedUp(let path):
-      context.stdout.write("Backed up the watch's current state to \(relative(path, context)) (restore with 'tsapply restore \(relative(path, context))').\n")
-    case .apply(.stepStarted(let step)):
+    switch progress {
+    case .stepStarted(let step):
       for address in step.addresses {
         context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: false))...\n")
       }
-    case .apply(.deviceCall(let name, let seconds)):
+    case .deviceCall(let name, let seconds):
       if verbose { context.stdout.write("  device call \(name) done [\(elapsedText(seconds)) elapsed]\n") }
-    case .apply(.stepFinished(let step, let seconds)):
+    case .stepFinished(let step, let seconds):
       for address in step.addresses {
         context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
       }
@@ -173,33 +213,97 @@ struct ApplyRun {
     }
   }
 
-  private func describe(_ error: ApplyError, renderer: HumanPlanRenderer) -> String {
+  /// The message for `error`, with the commands that help next, complete and pasteable.
+  private func describe(_ error: EngineError) -> String {
+    let planAgain = watch.command("plan", manifestArgument)
+    switch error {
+    case .invalid(let input):
+      ManifestInput.printDiagnostics(input.diagnostics, source: input.source, json: false,
+                                     redact: settings.output.redact, context: context)
+      return error.description
+    case .locked(let failure):
+      return "\(failure); nothing was read or written.\n"
+        + "  Wait for it to finish, or give -lock-timeout=DURATION (e.g. -lock-timeout=1m) to wait for it."
+    case .unsafe(_, let findings):
+      let save = manifestArgument.map { "save it with '\(watch.command("plan -out changes.tfplan", $0))' and apply that file, " } ?? ""
+      return "refusing to \(command) without review: this plan " + findings.map(\.description).joined(separator: "; ")
+        + ". Nothing was written.\n"
+        + "  Review it and answer 'yes' ('\(watch.command(command, rerunArgument))' on a terminal), \(save)"
+        + "or add --allow-destroy to --auto-approve."
+    case .declined:
+      return "\(command == "apply" ? "Apply" : "Restore") cancelled: the watch was not touched."
+    case .savedPlanRefused(let problems):
+      let lines = problems.map { "  " + ControlCharacters.escaped($0.message) }.joined(separator: "\n")
+      return "cannot apply \(rerunArgument); nothing was written:\n" + lines
+        + "\n  Make a new plan: '\(watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument))'"
+    case .apply(let failure):
+      return describe(failure, planAgain: planAgain)
+    default:
+      return error.description
+    }
+  }
+
+  private func describe(_ error: ApplyError, planAgain: String) -> String {
+    let renderer = settings.output.renderer(context)
     switch error {
     case .partial(let failure, let backupPath):
-      var text = "apply stopped part-way: \(failure.cause)\n"
+      var text = "\(command) stopped part-way: \(failure.cause)\n"
       text += "  applied:      " + list(failure.applied) + "\n"
       text += "  failed:       " + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
-      let again = "tsapply \(command)\(session.deviceArgument) \(shellQuoted(rerunArgument))"
-      text += "Run '\(again)' again to finish, or 'tsapply restore \(shellQuoted(ApplyRun.relative(backupPath, context)))' to undo."
+      text += "Run '\(watch.command(command, rerunArgument))' again to finish, or "
+        + "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
       return text
     case .verificationFailed(let remaining, let diagnostics, let backupPath):
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
       if let remaining { text += renderer.render(remaining) }
       text += diagnostics.map { "  \($0)\n" }.joined()
-      text += "Backup of the previous state: \(ApplyRun.relative(backupPath, context))"
+      text += "Backup of the previous state: \(watch.relative(backupPath)); see the watch with '\(planAgain)'"
       return text
-    default:
+    case .readBackFailed(let deviceError, let backupPath):
+      return "every change was written, but reading the watch back to verify failed: \(deviceError).\n"
+        + "  Check with '\(planAgain)'. Backup of the previous state: \(watch.relative(backupPath))"
+    case .stateChanged:
+      return "the plan was not made from this watch state; nothing was written. Plan again: '\(planAgain)'"
+    case .backupFailed:
       return "\(error)"
     }
   }
 
   private func list(_ addresses: [ResourceAddress]) -> String {
-    addresses.isEmpty ? "(none)" : addresses.map(\.rawValue).joined(separator: ", ")
+    addresses.isEmpty ? "(none)" : addresses.map { ControlCharacters.escaped($0.rawValue) }.joined(separator: ", ")
   }
+}
 
-  static func relative(_ path: String, _ context: CommandContext) -> String {
-    let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
-    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+/// A flag set once from a `@Sendable` closure and read after it returns.
+final class Flag: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value = false
+  func set() {
+    lock.lock()
+    value = true
+    lock.unlock()
+  }
+  var isSet: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return value
+  }
+}
+
+/// A value shared between `@Sendable` closures, read and replaced under a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: Value
+  init(_ value: Value) { stored = value }
+  var value: Value {
+    lock.lock()
+    defer { lock.unlock() }
+    return stored
+  }
+  func set(_ value: Value) {
+    lock.lock()
+    stored = value
+    lock.unlock()
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TSApply
+import TSEngine
 import TSModel
 
 /// `tsapply export [-o FILE] [--force] [--device SPEC]`: reads the watch and writes a complete
@@ -41,9 +42,8 @@ struct ExportCommand: Command {
   func run(_ context: CommandContext) async throws -> ExitStatus {
     if let output { try Self.checkDestination(output, force: force, context: context) }
     let date = try Self.date(context)
-    let session = try await WatchSession.open(spec: deviceSpec, context: context)
-    let state = try await session.reconciler.readState()
-    let export = try ManifestExport.export(state, capabilities: session.reconciler.capabilities, date: date)
+    let watch = try await CLIWatch.open(deviceSpec, context: context).watch
+    let export = try await watch.export(date: date)
     ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, redact: false, context: context)
     // Values a manifest cannot state (errors) are left out of the text; it is still written, and
     // the exit status says it is incomplete.
@@ -59,7 +59,7 @@ struct ExportCommand: Command {
     } catch {
       throw CommandFailure(error.description)
     }
-    context.stderr.write("Wrote \(output) (\(session.reconciler.capabilities.profile) watch).\n")
+    context.stderr.write("Wrote \(output) (\(watch.capabilities.profile) watch).\n")
     return status
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import TSApply
+import TSEngine
 import TSModel
 import TSPlan
 
@@ -13,7 +14,8 @@ struct PlanCommand: Command {
     FILE defaults to watch.yaml in the current directory; '-' reads standard input.
     With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something
     would, and 1 on errors. With -out the plan is saved (mode 0600) and 'tsapply apply FILE'
-    applies exactly that plan, or refuses if the manifest or the watch changed since.
+    applies exactly that plan, or refuses if the manifest or the watch changed since; -out never
+    replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
@@ -40,16 +42,26 @@ struct PlanCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, json: json,
-                                                 context: context)
-    let (input, plan) = (planned.input, planned.plan)
+    let input = try ManifestInputFile.read(file, context: context)
+    let document = try input.document(redact: output.redact, json: json, context: context)
+    let watch = try await CLIWatch.open(deviceSpec, context: context)
+    let result: Result<PlannedChanges, EngineError>
+    do { result = .success(try await watch.watch.plan(document)) } catch { result = .failure(error) }
+    if case .failure(.invalid(let problems)) = result {
+      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context)
+      throw CommandFailure("planning failed")
+    }
+    let planned = try result.get()
+    let plan = planned.plan
     context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
-    if let out, let path = input.path {
-      let saved = SavedPlan(manifestPath: path, manifestDigest: SHA256Digest.hex(of: input.bytes),
-                            device: planned.session.deviceIdentity, plan: plan)
-      try saved.write(to: context.resolve(out))
+    if let out {
+      do {
+        _ = try watch.watch.save(planned, document: document, to: context.resolve(out))
+      } catch {
+        throw CommandFailure(error.description)
+      }
       if !json {
-        context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(out)\n")
+        context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
       }
     }
     return detailedExitCode && !plan.isEmpty ? .changesPresent : .success

@@ -37,7 +37,7 @@ func readSavedPlan(_ file: String, context: CommandContext) throws -> SavedPlan 
     throw CommandFailure("cannot read \(file): no such file or it is not readable")
   }
   guard let saved = try SavedPlan.parse(Array(data), path: file) else {
-    throw CommandFailure("\(file) is not a saved plan (make one with 'tsapply plan -out \(file)')")
+    throw CommandFailure("\(file) is not a saved plan (make one with 'tsapply plan -out changes.tfplan MANIFEST', then 'tsapply show changes.tfplan')")
   }
   return saved
 }

@@ -14,8 +14,11 @@ import TSModel
 /// listener registrations or `statistics()`) is counted with its estimated link bytes
 /// (`LinkMeter`), may be slowed by `SimulationOptions.latency`, and may be failed by a
 /// `SimulationOptions.Fault` (the failed call has no effect). Thread-safe.
-public final class SimulatedDevice: Device, @unchecked Sendable {
+public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendable {
   let store: any StateStore
+  /// `sim:` and the state file's canonical absolute path; for an in-memory watch
+  /// `sim:memory:UUID`, unique per instance (it cannot be opened again).
+  public let identity: String
   /// Latency and faults of this instance.
   public let options: SimulationOptions
   private let lock = NSLock()
@@ -28,6 +31,7 @@ public final class SimulatedDevice: Device, @unchecked Sendable {
   /// An in-memory watch of `profile` holding `state` (the profile's factory state when `nil`).
   public init(profile: PlatformProfile, state: DeviceState? = nil, options: SimulationOptions = SimulationOptions()) {
     store = MemoryStore(SimulatedWatch(profile: profile, state: state))
+    identity = DeviceSelector.simulatorScheme + "memory:" + UUID().uuidString
     self.options = options
     memoryHub = ListenerHub(lastDelivered: 0)
   }
@@ -40,9 +44,11 @@ public final class SimulatedDevice: Device, @unchecked Sendable {
   ///   unreadable or corrupted.
   public init(path: String, options: SimulationOptions = SimulationOptions(), spec: String? = nil) throws(DeviceError) {
     try StateFile.refuseDirectory(path)
-    let fileStore = FileStore(file: Self.canonical(path), name: WatchName(spec: spec))
+    let file = Self.canonical(path)
+    let fileStore = FileStore(file: file, name: WatchName(spec: spec))
     _ = try fileStore.read()
     store = fileStore
+    identity = DeviceSelector.simulatorScheme + file
     self.options = options
   }
 

@@ -26,7 +26,9 @@ _tsapply() {
   case "$path $prev" in
     "tsapply plan --out"|"tsapply plan -out") _tsapply_files files; return ;;
     "tsapply plan --device") COMPREPLY=(); return ;;
+    "tsapply apply --lock-timeout"|"tsapply apply -lock-timeout") COMPREPLY=(); return ;;
     "tsapply apply --device") COMPREPLY=(); return ;;
+    "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
     "tsapply device init --device") COMPREPLY=(); return ;;
@@ -43,9 +45,9 @@ _tsapply() {
       "tsapply") _tsapply_words "--help -h --version" ;;
       "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --help -h" ;;
-      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --device --no-color -no-color --redact --help -h" ;;
+      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
-      "tsapply restore") _tsapply_words "--auto-approve -auto-approve --device --no-color -no-color --redact --help -h" ;;
+      "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;
       "tsapply device init") _tsapply_words "--profile --force --device --help -h" ;;
       "tsapply device show") _tsapply_words "--json --redact --device --help -h" ;;

@@ -35,7 +35,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a validate -d 'Check a manife
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a plan -d 'Show what would change on the watch to match the manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a apply -d 'Make the watch match the manifest (shows the plan and asks first).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
-complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup from .tsapply/backups/ saved it.'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a export -d 'Write the watch\'s current state as a complete manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a fmt -d 'Put manifests in canonical form, keeping every comment.'
@@ -63,7 +63,9 @@ complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l help -s h -d 'Show hel
 
 # tsapply apply
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -a '(__tsapply_manifests)'
-complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation (unsafe plans need --allow-destroy too).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l allow-destroy -o allow-destroy -d 'With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l lock-timeout -o lock-timeout -x -d 'Wait up to DURATION for another apply\'s lock (default 0s).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
@@ -78,7 +80,9 @@ complete -c tsapply -n '__tsapply_at \'tsapply show\'' -l help -s h -d 'Show hel
 
 # tsapply restore
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -F
-complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation.'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation (unsafe plans need --allow-destroy too).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l allow-destroy -o allow-destroy -d 'With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l lock-timeout -o lock-timeout -x -d 'Wait up to DURATION for another apply\'s lock (default 0s).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'

@@ -1,0 +1,36 @@
+import Foundation
+import TSModel
+
+/// The `sim:PATH` scheme: a simulated watch whose state lives in the JSON file PATH (relative
+/// to the working directory). Only the registry's default spec creates its watch on first use,
+/// with the `default` profile, and says so once (`OpenedDevice.notices`); a named watch must
+/// exist (`tsapply device init` creates one), so a mistyped path never creates a watch.
+/// Simulation options come from `TSAPPLY_SIM_LATENCY` and `TSAPPLY_SIM_FAULT`.
+public struct SimulatorScheme: DeviceScheme {
+  /// `sim`.
+  public let name = "sim"
+  /// `sim:PATH, …`.
+  public let form = "sim:PATH, the path of a simulated watch's state file"
+  /// `sim:.tsapply/device.json`.
+  public let example = DeviceSelector.simulatorScheme + DeviceSelector.defaultPath
+  /// For help.
+  public let summary = "a simulated watch whose state lives in the JSON file PATH"
+
+  /// The scheme; stateless.
+  public init() {}
+
+  /// Opens (the default spec: creates on first use) the simulated watch at `location`.
+  /// - Throws: as `DeviceSelector.openSimulated(spec:environment:currentDirectory:)`.
+  public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
+    let path = DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory)
+    let options = try SimulationOptions(environment: context.environment)
+    guard !context.isDefault else {
+      let existed = FileManager.default.fileExists(atPath: path)
+      let device = try SimulatedDevice.openOrCreate(path: path, options: options)
+      let notices = existed ? [] : ["Created the default simulated watch (profile \(PlatformProfile.defaultName)) at \(device.path ?? path) on first use."]
+      return OpenedDevice(device: device, adviceSpec: nil, notices: notices)
+    }
+    let device = try DeviceSelector.openNamed(path: path, options: options)
+    return OpenedDevice(device: device, adviceSpec: DeviceSelector.simulatorScheme + path)
+  }
+}

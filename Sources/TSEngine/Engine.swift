@@ -1,0 +1,151 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+
+/// The library every front-end (the command line, the bridge server, the monitor, the fleet
+/// runner, the agent) drives a watch through. It owns the policy: opening a watch from a spec,
+/// its identity and state folder, planning with drift, checking saved plans, the whole-apply
+/// lock, the safety gate, backups, verification and the last-applied record. Front-ends parse
+/// their input, call it, render what it returns and map it to their exit statuses.
+///
+/// ```swift
+/// let engine = Engine(registry: registry, environment: env, currentDirectory: cwd)
+/// let watch = try await engine.open(nil)               // --device, TSAPPLY_DEVICE, or the default
+/// let planned = try await watch.plan(document)         // read-only, no lock
+/// let outcome = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false),
+///                                                                     command: "tsapply apply watch.yaml"))
+/// ```
+public struct Engine: Sendable {
+  /// The device schemes known (`sim:` and, in the command line, `bridge:`).
+  public var registry: DeviceRegistry
+  /// Environment variables (device selection, simulation options, the state root).
+  public var environment: [String: String]
+  /// Absolute working directory.
+  public var currentDirectory: String
+  /// The state root (see `WatchHome.root(environment:currentDirectory:)`).
+  public var stateRoot: String
+  /// The clock that names backups and lock records; `Date()` by default (tests may fix it).
+  public var now: @Sendable () -> Date
+
+  /// An engine opening devices through `registry`, in `environment` and `currentDirectory`.
+  public init(registry: DeviceRegistry, environment: [String: String], currentDirectory: String,
+              now: @escaping @Sendable () -> Date = { Date() }) {
+    self.registry = registry
+    self.environment = environment
+    self.currentDirectory = currentDirectory
+    self.stateRoot = WatchHome.root(environment: environment, currentDirectory: currentDirectory)
+    self.now = now
+  }
+
+  /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and
+  /// reads its capabilities.
+  /// - Throws: `EngineError.device` when the spec is unknown or the watch cannot be reached.
+  public func open(_ spec: String?) async throws(EngineError) -> Watch {
+    let opened: OpenedDevice
+    let capabilities: DeviceCapabilities
+    do {
+      opened = try await registry.open(spec, environment: environment, currentDirectory: currentDirectory)
+      capabilities = try await opened.device.capabilities()
+    } catch {
+      throw .device(error)
+    }
+    return Watch(opened: opened, capabilities: capabilities,
+                 home: WatchHome(identity: opened.device.identity, root: stateRoot), now: now)
+  }
+}
+
+/// A manifest as read for planning: the decoded manifest, the warnings found while loading it,
+/// its bytes (a saved plan is bound to their SHA-256) and where it came from.
+public struct ManifestDocument: Sendable {
+  /// The decoded, validated manifest.
+  public var manifest: Manifest
+  /// Warnings from reading and validating it (errors never reach a document).
+  public var warnings: [Diagnostic]
+  /// The file's bytes as read.
+  public var bytes: [UInt8]
+  /// Absolute path of the file; `nil` for standard input.
+  public var path: String?
+
+  /// A document from its parts.
+  public init(manifest: Manifest, warnings: [Diagnostic] = [], bytes: [UInt8], path: String?) {
+    self.manifest = manifest
+    self.warnings = warnings
+    self.bytes = bytes
+    self.path = path
+  }
+}
+
+/// A plan made against a watch, with the state it was made from.
+public struct PlannedChanges: Sendable {
+  /// The plan: its changes, drift since the last apply, warnings, the watch's identity.
+  public var plan: Plan
+  /// The watch's state when planned; an apply checks each list against it before writing.
+  public var state: DeviceState
+  /// The manifest the plan was made from.
+  public var manifest: Manifest
+}
+
+/// What happened to an apply (or a restore) that did not fail.
+public enum ApplyOutcome: Sendable {
+  /// The watch already matched; nothing was written and no backup was taken.
+  case noChanges(Plan)
+  /// The plan was applied and verified.
+  case applied(ApplyReport)
+
+  /// The plan that was shown.
+  public var plan: Plan {
+    switch self {
+    case .noChanges(let plan): plan
+    case .applied(let report): report.plan
+    }
+  }
+}
+
+/// Who approves an apply.
+public enum Approval: Sendable {
+  /// A person: the closure shows the plan's findings, asks, and returns whether the answer
+  /// approves (interactive `apply`).
+  case ask(@Sendable (Plan) async -> Bool)
+  /// Nobody (`--auto-approve`, a monitor healing drift, an agent): an unsafe plan is refused
+  /// unless `allowDestroy` (`--allow-destroy`).
+  case automatic(allowDestroy: Bool)
+}
+
+/// How an apply runs: approval, lock waiting, interruption and progress.
+public struct ApplyOptions: Sendable {
+  /// Who approves (ignored for saved plans: running one is the approval).
+  public var approval: Approval
+  /// How long to wait for another apply's lock (`-lock-timeout`); 0 tries once.
+  public var lockTimeout: Duration
+  /// The front-end's command, recorded as the lock holder (e.g. `tsapply apply watch.yaml`).
+  public var command: String
+  /// Asked between steps; a request stops the apply cleanly with a partial-apply report.
+  public var stop: any StopRequest
+  /// Progress and notices, in order.
+  public var events: @Sendable (EngineEvent) -> Void
+
+  /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
+  public init(approval: Approval, lockTimeout: Duration = .zero, command: String,
+              stop: any StopRequest = NoStopRequest(), events: @escaping @Sendable (EngineEvent) -> Void = { _ in }) {
+    self.approval = approval
+    self.lockTimeout = lockTimeout
+    self.command = command
+    self.stop = stop
+    self.events = events
+  }
+}
+
+/// What the engine reports while it works.
+public enum EngineEvent: Sendable {
+  /// The lock is taken by `holder`; waiting up to the lock timeout.
+  case waitingForLock(LockHolder?)
+  /// The plan is ready (shown before approval; for saved plans, the plan being applied).
+  case planned(Plan)
+  /// The backup was written, a step or call progressed.
+  case reconcile(ReconcileEvent)
+  /// The apply succeeded but its last-applied record (for drift) could not be written.
+  case recordFailed(SecureFileError)
+}

@@ -1,0 +1,77 @@
+import Foundation
+import TSApply
+import TSManifest
+import TSModel
+import TSPlan
+
+/// A saved plan as read from its file.
+public struct SavedPlanFile: Sendable {
+  /// The plan and what it is bound to.
+  public var saved: SavedPlan
+  /// Absolute path of the plan file.
+  public var path: String
+
+  /// A saved plan read from `path`.
+  public init(saved: SavedPlan, path: String) {
+    self.saved = saved
+    self.path = path
+  }
+
+  /// Absolute path of the manifest the plan was made from.
+  public var manifestPath: String { saved.manifestLocation(planPath: path) }
+
+  /// Reads `path` as a saved plan; `nil` when the file is not one (e.g. a YAML manifest), so a
+  /// command can treat it as a manifest instead.
+  /// - Throws: `SavedPlanError` for a saved plan of another format or one that cannot be decoded.
+  public static func read(_ path: String) throws(SavedPlanError) -> SavedPlanFile? {
+    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    return try SavedPlan.parse(Array(data), path: path).map { SavedPlanFile(saved: $0, path: path) }
+  }
+}
+
+extension Watch {
+  /// Saves `planned` (made from `document`, which must have a path) to `path` (absolute, 0600)
+  /// for a later `apply(saved:options:)`: bound to the manifest's SHA-256 and to this watch.
+  /// - Throws: `SecureFileError` when it cannot be written, or `path` is the manifest or an
+  ///   existing file that is not a saved plan.
+  public func save(_ planned: PlannedChanges, document: ManifestDocument, to path: String) throws(SecureFileError) -> SavedPlan {
+    let manifest = document.path ?? ""
+    let relative = SavedPlan.relativePath(manifest, from: (path as NSString).deletingLastPathComponent)
+    let saved = SavedPlan(manifestPath: relative, manifestDigest: SHA256Digest.hex(of: document.bytes),
+                          device: identity, plan: planned.plan)
+    try saved.write(to: path)
+    return saved
+  }
+
+  /// Every reason `file` cannot be applied to this watch in `state`, and the manifest it was
+  /// made from when that can still be read: made for another watch; the manifest unreadable,
+  /// changed or now invalid; the watch changed; or the plan's changes differ from what planning
+  /// the manifest again gives (an edited plan file), so only what the planner produces, with
+  /// every check, is ever written. One function, returning diagnostics, for every front-end.
+  public func check(_ file: SavedPlanFile, state: DeviceState) -> (manifest: Manifest?, problems: [Diagnostic]) {
+    let saved = file.saved
+    let name = (file.path as NSString).lastPathComponent
+    var problems: [Diagnostic] = []
+    func problem(_ text: String) { problems.append(.error(at: nil, field: "", text)) }
+    if let device = saved.device, device != identity {
+      problem("\(name) was made for the watch \(device); it cannot be applied to \(identity)")
+    }
+    let bytes = FileManager.default.contents(atPath: file.manifestPath).map(Array.init)
+    let stale = saved.staleness(manifestBytes: bytes, state: state)
+    if !stale.isEmpty {
+      problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")
+    }
+    guard let bytes else { return (nil, problems) }
+    let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
+    guard let manifest = loaded.manifest else {
+      return (nil, problems + loaded.diagnostics.filter { $0.severity == .error })
+    }
+    if problems.isEmpty {
+      let replanned = Planner.plan(manifest, state: state, capabilities: capabilities).plan
+      if replanned?.resourceChanges != saved.plan.resourceChanges {
+        problem("\(name) does not hold the changes its manifest gives for this watch (was it edited?)")
+      }
+    }
+    return (manifest, problems)
+  }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A request to stop an apply between two device calls, asked by the engine before every step.
+///
+/// The engine calls `begin()` just before its first write (after the plan was approved) and
+/// `end()` when the writes are over, so a front-end can catch signals only while stopping
+/// cleanly matters (Ctrl-C at a confirmation prompt still quits at once).
+public protocol StopRequest: Sendable {
+  /// Starts watching for a stop (e.g. installs signal handlers).
+  func begin()
+  /// Whether the apply should stop before its next step.
+  var isRequested: Bool { get }
+  /// Stops watching.
+  func end()
+}
+
+/// Never asks to stop.
+public struct NoStopRequest: StopRequest {
+  /// Never stops.
+  public init() {}
+  /// Nothing to start.
+  public func begin() {}
+  /// Always `false`.
+  public var isRequested: Bool { false }
+  /// Nothing to stop.
+  public func end() {}
+}
+
+/// SIGINT (Ctrl-C), SIGTERM (`timeout`, systemd, `docker stop`, CI cancellation) and SIGHUP
+/// (a closed terminal), handled the way Terraform handles Ctrl-C: the first signal lets the
+/// current device call finish and stops before the next step, so the summary of what was and
+/// was not applied is exact; a second signal exits at once with 128 + its number.
+public final class StopSignals: StopRequest, @unchecked Sendable {
+  /// The signals caught.
+  public static let caught: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+  private let lock = NSLock()
+  private var count = 0
+  private var sources: [any DispatchSourceSignal] = []
+  private let notice: @Sendable (Int32) -> Void
+
+  /// A watcher that calls `notice` (e.g. "Interrupt received…") on the first signal.
+  public init(notice: @escaping @Sendable (Int32) -> Void) {
+    self.notice = notice
+  }
+
+  /// The usual name of `signal` (`SIGTERM`), for notices.
+  public static func name(_ signal: Int32) -> String {
+    switch signal {
+    case SIGINT: "SIGINT"
+    case SIGTERM: "SIGTERM"
+    case SIGHUP: "SIGHUP"
+    default: "signal \(signal)"
+    }
+  }
+
+  /// Starts catching the signals (their default action is suspended until `end()`).
+  public func begin() {
+    lock.lock()
+    defer { lock.unlock() }
+    guard sources.isEmpty else { return }
+    for number in Self.caught {
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler { [weak self] in self?.received(number) }
+      source.resume()
+      sources.append(source)
+    }
+  }
+
+  private func received(_ number: Int32) {
+    lock.lock()
+    count += 1
+    let count = self.count
+    lock.unlock()
+    if count == 1 { notice(number) } else { exit(128 + number) }
+  }
+
+  /// Whether a signal arrived.
+  public var isRequested: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return count > 0
+  }
+
+  /// Stops catching the signals and restores their default action.
+  public func end() {
+    lock.lock()
+    defer { lock.unlock() }
+    for source in sources { source.cancel() }
+    sources = []
+    for number in Self.caught { signal(number, SIG_DFL) }
+  }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+
+/// One opened watch: its device, capabilities and state folder, and every operation the
+/// front-ends run on it. Plans are read-only and take no lock; applies and restores hold the
+/// whole-apply lock from the read that plans until verification.
+public final class Watch: Sendable {
+  /// The device.
+  public let device: any Device
+  /// Its capabilities, read when it was opened.
+  public let capabilities: DeviceCapabilities
+  /// Its state folder (backups, last-applied record, lock).
+  public let home: WatchHome
+  /// The `--device` value naming this watch in advice, `nil` for the default watch.
+  public let adviceSpec: String?
+  /// What to tell the user once about opening it (e.g. the default watch was created).
+  public let notices: [String]
+  let reconciler: Reconciler
+  let now: @Sendable () -> Date
+
+  init(opened: OpenedDevice, capabilities: DeviceCapabilities, home: WatchHome, now: @escaping @Sendable () -> Date) {
+    device = opened.device
+    self.capabilities = capabilities
+    self.home = home
+    adviceSpec = opened.adviceSpec
+    notices = opened.notices
+    var reconciler = Reconciler(device: opened.device, capabilities: capabilities)
+    reconciler.deviceIdentity = opened.device.identity
+    self.reconciler = reconciler
+    self.now = now
+  }
+
+  /// The watch's identity (`Device.identity`).
+  public var identity: String { device.identity }
+
+  /// Releases the device.
+  public func close() async { await device.close() }
+
+  /// Reads everything tsapply manages on the watch.
+  /// - Throws: `EngineError.device`.
+  public func readState() async throws(EngineError) -> DeviceState {
+    do { return try await reconciler.readState() } catch { throw .device(error) }
+  }
+
+  /// What the last successful apply left on this watch, if recorded for its platform.
+  public func lastApplied() -> DeviceState? {
+    guard let record = LastApplied.read(at: home.lastAppliedPath, device: identity),
+          record.profile == capabilities.profile else { return nil }
+    return record.state
+  }
+
+  // MARK: Plan
+
+  /// Reads the watch and plans `document` against it, with the drift since the last apply.
+  /// Read-only: no lock, nothing written.
+  /// - Throws: `EngineError.invalid` (subject "the manifest") when the manifest does not fit the
+  ///   watch; `.device` when reading fails.
+  public func plan(_ document: ManifestDocument) async throws(EngineError) -> PlannedChanges {
+    let state = try await readState()
+    return try plan(document, state: state)
+  }
+
+  /// Plans `document` against `state` (already read from this watch).
+  func plan(_ document: ManifestDocument, state: DeviceState) throws(EngineError) -> PlannedChanges {
+    var result = Planner.plan(document.manifest, state: state, capabilities: capabilities)
+    if let last = lastApplied(), last != state {
+      result.plan?.resourceDrift = Drift.changes(since: last, current: state, capabilities: capabilities)
+    }
+    guard var plan = result.plan else {
+      throw .invalid(InvalidInput(subject: "the manifest", diagnostics: document.warnings + result.diagnostics,
+                                  source: document.bytes))
+    }
+    plan.device = identity
+    plan.warnings = (document.warnings + plan.warnings).sortedByPosition()
+    return PlannedChanges(plan: plan, state: state, manifest: document.manifest)
+  }
+
+  // MARK: Apply
+
+  /// Makes the watch match `document`: lock, read, plan, approve (the safety gate for
+  /// automatic approval), back up, apply, verify, record.
+  /// - Throws: `EngineError`; every case but `.apply` means nothing was written.
+  public func apply(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
+    let held = try await hold(options)
+    defer { held.release() }
+    let state = try await readState()
+    let planned = try plan(document, state: state)
+    return try await execute(planned, options: options, reviewed: false)
+  }
+
+  /// Applies a saved plan (from `plan -out`) exactly, after `check(_:state:)` finds nothing
+  /// wrong; a saved plan counts as reviewed, so there is no question and no safety gate.
+  /// - Throws: `EngineError.savedPlanRefused` with every reason it cannot be applied; others as `apply`.
+  public func apply(saved: SavedPlanFile, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
+    let held = try await hold(options)
+    defer { held.release() }
+    let state = try await readState()
+    let check = self.check(saved, state: state)
+    guard let manifest = check.manifest, check.problems.isEmpty else { throw .savedPlanRefused(check.problems) }
+    var plan = saved.saved.plan
+    plan.device = identity
+    return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest), options: options, reviewed: true)
+  }
+
+  /// Puts the watch back into the state a backup holds: the backup is checked with every
+  /// manifest rule (it is a file a person can edit), then planned and applied like a manifest,
+  /// with the same approval and safety gate. The current state is itself backed up first.
+  /// - Throws: `EngineError.backup` for a backup of another platform; `.invalid` (subject "the
+  ///   backup") when it breaks a rule; others as `apply`.
+  public func restore(_ backup: Backup, file: String, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
+    guard backup.profile == capabilities.profile else {
+      throw .backup(BackupError(path: file, reason: "it was taken from a '\(backup.profile)' watch; this watch is '\(capabilities.profile)'"))
+    }
+    let document = try Self.manifest(restoring: backup, file: file, capabilities: capabilities)
+    return try await apply(document, options: options)
+  }
+
+  /// Exports what the watch holds as a complete manifest (`ManifestExport`), dated `date`.
+  /// - Throws: `EngineError.device` when reading fails.
+  public func export(date: Date) async throws(EngineError) -> ManifestExport.Output {
+    let state = try await readState()
+    do {
+      return try ManifestExport.export(state, capabilities: capabilities, date: date)
+    } catch {
+      throw .device(DeviceError(.simulator, .dataFormatError, "cannot write the manifest: \(error)"))
+    }
+  }
+
+  /// Shows the plan, approves it (unless `reviewed`), backs up, applies, verifies and records.
+  private func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool) async throws(EngineError) -> ApplyOutcome {
+    let plan = planned.plan
+    options.events(.planned(plan))
+    if plan.isEmpty { return .noChanges(plan) }
+    if !reviewed {
+      switch options.approval {
+      case .ask(let confirm):
+        guard await confirm(plan) else { throw .declined }
+      case .automatic(let allowDestroy):
+        let unsafe = plan.unsafeFindings
+        if !allowDestroy && !unsafe.isEmpty { throw .unsafe(plan, unsafe) }
+      }
+    }
+    options.stop.begin()
+    defer { options.stop.end() }
+    let report: ApplyReport
+    do {
+      report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
+                                          backupDirectory: home.backupDirectory, now: now(),
+                                          shouldStop: { options.stop.isRequested },
+                                          progress: { options.events(.reconcile($0)) })
+    } catch {
+      throw .apply(error)
+    }
+    if let final = report.finalState {
+      do {
+        try LastApplied(device: identity, profile: capabilities.profile, state: final).write(to: home.lastAppliedPath)
+      } catch {
+        options.events(.recordFailed(error))
+      }
+    }
+    return .applied(report)
+  }
+
+  // MARK: Lock
+
+  /// The local lock, and the device's lease where it offers one, both held until `release()`.
+  final class Held: @unchecked Sendable {
+    let local: WatchLock
+    let lease: (device: any LeasableDevice, lease: DeviceLease, renewal: Task<Void, Never>)?
+    init(local: WatchLock, lease: (device: any LeasableDevice, lease: DeviceLease, renewal: Task<Void, Never>)?) {
+      self.local = local
+      self.lease = lease
+    }
+    func release() {
+      if let lease {
+        lease.renewal.cancel()
+        let (device, token) = (lease.device, lease.lease)
+        Task { await device.releaseLease(token) }
+      }
+      local.release()
+    }
+  }
+
+  /// Seconds a bridge lease lives without renewal; it is renewed every third of that.
+  static let leaseTimeToLive = 60
+
+  private func hold(_ options: ApplyOptions) async throws(EngineError) -> Held {
+    do { try home.prepare(profile: capabilities.profile) } catch { throw .records(error) }
+    let holder = WatchLock.currentHolder(command: options.command, now: now())
+    let local: WatchLock
+    do {
+      local = try await WatchLock.acquire(at: home.lockPath, holder: holder, timeout: .zero)
+    } catch {
+      guard case .held(let current, _, _) = error, options.lockTimeout > .zero else { throw .locked(error) }
+      options.events(.waitingForLock(current))
+      do {
+        local = try await WatchLock.acquire(at: home.lockPath, holder: holder, timeout: options.lockTimeout)
+      } catch {
+        throw .locked(error)
+      }
+    }
+    guard let leasable = device as? any LeasableDevice else { return Held(local: local, lease: nil) }
+    let clock = ContinuousClock()
+    let start = clock.now
+    while true {
+      do {
+        let lease = try await leasable.acquireLease(holder: holder, timeToLive: Self.leaseTimeToLive)
+        let renewal = Task {
+          while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(Self.leaseTimeToLive / 3))
+            if Task.isCancelled { break }
+            try? await leasable.renewLease(lease, timeToLive: Self.leaseTimeToLive)
+          }
+        }
+        return Held(local: local, lease: (leasable, lease, renewal))
+      } catch {
+        let waited = clock.now - start
+        guard case .held(let current) = error else {
+          local.release()
+          if case .device(let deviceError) = error { throw .device(deviceError) }
+          throw .locked(.held(by: nil, path: identity, waited: waited))
+        }
+        if waited >= options.lockTimeout {
+          local.release()
+          throw .locked(.held(by: current, path: identity, waited: waited))
+        }
+        try? await Task.sleep(for: .milliseconds(250))
+      }
+    }
+  }
+}
+
+extension Watch {
+  /// A backup stated as a manifest and checked with every manifest rule, so an edited backup
+  /// (`repeatDays: -1`, a phone `abc`) is refused, never written.
+  /// - Throws: `EngineError.invalid` (subject "the backup").
+  static func manifest(restoring backup: Backup, file: String, capabilities: DeviceCapabilities) throws(EngineError) -> ManifestDocument {
+    let (stated, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
+    if problems.hasErrors { throw .invalid(InvalidInput(subject: "the backup", diagnostics: problems, source: nil)) }
+    let yaml: [UInt8]
+    do {
+      yaml = Array(try ManifestEncoder.encode(stated).utf8)
+    } catch {
+      throw .invalid(InvalidInput(subject: "the backup", diagnostics: [.error(at: nil, field: "", "\(error)")], source: nil))
+    }
+    let checked = ManifestLoader.load(bytes: yaml, file: "\(file) (as a manifest)")
+    guard let manifest = checked.manifest, !checked.diagnostics.hasErrors else {
+      throw .invalid(InvalidInput(subject: "the backup", diagnostics: checked.diagnostics.filter { $0.severity == .error },
+                                  source: yaml))
+    }
+    return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil)
+  }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import TSApply
+import TSModel
+
+/// The folder where tsapply keeps what it knows about one watch, whatever the working
+/// directory and whatever kind of device it is: `<state root>/watches/<16 hex digits>/`, the
+/// digits the start of the SHA-256 of the watch's identity.
+///
+/// ```
+/// watch.json           identity and platform, for people and `tsapply status` (0600)
+/// lock                 the whole-apply lock (flock; holder written inside)
+/// backups/             the state before each apply, <UTC time>.json (0600)
+/// last-applied.json    what the last successful apply left, for drift (0600)
+/// ```
+///
+/// The state root is `$TSAPPLY_STATE_DIR`, else `$XDG_STATE_HOME/tsapply`, else
+/// `~/.local/state/tsapply` (the XDG base-directory convention for state); directories are
+/// created 0700 (docs/apply.md "Where tsapply keeps its records").
+public struct WatchHome: Hashable, Sendable {
+  /// Environment variable overriding the state root.
+  public static let stateDirectoryVariable = "TSAPPLY_STATE_DIR"
+
+  /// The watch's identity (`Device.identity`).
+  public var identity: String
+  /// Absolute path of the watch's folder.
+  public var directory: String
+
+  /// The folder of the watch `identity` under the state `root` (absolute).
+  public init(identity: String, root: String) {
+    self.identity = identity
+    self.directory = root + "/watches/" + Self.folderName(identity)
+  }
+
+  /// The 16 hex digits naming the folder of `identity`.
+  public static func folderName(_ identity: String) -> String {
+    String(SHA256Digest.hex(of: Array(identity.utf8)).prefix(16))
+  }
+
+  /// The state root for `environment`, made absolute against `currentDirectory`.
+  public static func root(environment: [String: String], currentDirectory: String) -> String {
+    func absolute(_ path: String) -> String {
+      path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
+    }
+    if let explicit = environment[stateDirectoryVariable], !explicit.isEmpty { return absolute(explicit) }
+    if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return absolute(xdg) + "/tsapply" }
+    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    return absolute(home) + "/.local/state/tsapply"
+  }
+
+  /// `backups/`: one file per apply, the state before its first write.
+  public var backupDirectory: String { directory + "/backups" }
+  /// `last-applied.json`: the verified state after the last successful apply.
+  public var lastAppliedPath: String { directory + "/last-applied.json" }
+  /// `lock`: the file the whole-apply lock is taken on.
+  public var lockPath: String { directory + "/lock" }
+  /// `watch.json`: which watch this folder is about.
+  public var recordPath: String { directory + "/watch.json" }
+
+  /// What `watch.json` holds.
+  public struct Record: Hashable, Codable, Sendable {
+    /// The watch's identity.
+    public var identity: String
+    /// Its platform profile when last seen.
+    public var profile: String
+  }
+
+  /// Creates the folder (0700) and writes `watch.json` when it is missing or names another
+  /// profile.
+  /// - Throws: `SecureFileError` when the folder or the record cannot be written.
+  public func prepare(profile: String) throws(SecureFileError) {
+    try SecureFile.createDirectory(directory)
+    let record = Record(identity: identity, profile: profile)
+    if let data = FileManager.default.contents(atPath: recordPath),
+       (try? JSONDecoder().decode(Record.self, from: data)) == record { return }
+    try SecureFile.write(Array(canonicalJSON(record).utf8), to: recordPath)
+  }
+
+  /// The record in `watch.json`, if readable.
+  public func record() -> Record? {
+    FileManager.default.contents(atPath: recordPath).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
+  }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import TSModel
+
+/// The whole-apply lock of one watch: an exclusive `flock(2)` on the watch folder's `lock`
+/// file, held from the read that plans until verification (and for a restore).
+///
+/// The kernel releases a `flock` when its holder exits, however it exits, so a lock is never
+/// stale and there is nothing to force-unlock. The holder writes who it is into the file
+/// (`LockHolder` as JSON), so a second apply that gives up can say whom it waited for. `plan`
+/// takes no lock. The file descriptor is close-on-exec, so programs a holder starts (a monitor's
+/// `--on-sos` command) never inherit the lock.
+public final class WatchLock: @unchecked Sendable {
+  /// Absolute path of the lock file.
+  public let path: String
+  private let lock = NSLock()
+  private var descriptor: Int32
+
+  private init(path: String, descriptor: Int32) {
+    self.path = path
+    self.descriptor = descriptor
+  }
+
+  deinit { release() }
+
+  /// Takes the lock at `path` for `holder`, waiting up to `timeout` (0 = try once, Terraform's
+  /// `-lock-timeout` default), checking every `pollInterval`.
+  /// - Parameter shouldStop: Asked while waiting; `true` gives up at once (Ctrl-C).
+  /// - Throws: `LockFailure.held` naming the holder when the lock stays taken;
+  ///   `.unavailable` when the lock file cannot be opened.
+  public static func acquire(at path: String, holder: LockHolder, timeout: Duration,
+                             pollInterval: Duration = .milliseconds(100),
+                             shouldStop: @Sendable () -> Bool = { false }) async throws(LockFailure) -> WatchLock {
+    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw .unavailable(path: path, reason: String(cString: strerror(errno)))
+    }
+    let clock = ContinuousClock()
+    let start = clock.now
+    while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+      let waited = clock.now - start
+      guard errno == EWOULDBLOCK || errno == EINTR, waited < timeout, !shouldStop() else {
+        let current = readHolder(descriptor)
+        close(descriptor)
+        return try { () throws(LockFailure) -> WatchLock in throw .held(by: current, path: path, waited: waited) }()
+      }
+      try? await Task.sleep(for: min(pollInterval, timeout - waited))
+    }
+    write(holder, to: descriptor)
+    return WatchLock(path: path, descriptor: descriptor)
+  }
+
+  /// Releases the lock (once; later calls do nothing).
+  public func release() {
+    lock.lock()
+    defer { lock.unlock() }
+    guard descriptor >= 0 else { return }
+    ftruncate(descriptor, 0)
+    flock(descriptor, LOCK_UN)
+    close(descriptor)
+    descriptor = -1
+  }
+
+  /// This process as a lock holder: pid, host name, `command` and the time now.
+  public static func currentHolder(command: String, now: Date = Date()) -> LockHolder {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return LockHolder(pid: getpid(), host: ProcessInfo.processInfo.hostName, command: command,
+                      since: formatter.string(from: now))
+  }
+
+  private static func write(_ holder: LockHolder, to descriptor: Int32) {
+    guard let data = try? JSONEncoder().encode(holder) else { return }
+    ftruncate(descriptor, 0)
+    _ = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+  }
+
+  private static func readHolder(_ descriptor: Int32) -> LockHolder? {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    guard count > 0 else { return nil }
+    return try? JSONDecoder().decode(LockHolder.self, from: Data(buffer[0..<count]))
+  }
+}
+
+/// Why the whole-apply lock was not taken.
+public enum LockFailure: Error, Hashable, Sendable, CustomStringConvertible {
+  /// Another tsapply holds it (`nil` when it has not written who it is yet, or a bridge's lease
+  /// holder did not say), after waiting `waited`.
+  case held(by: LockHolder?, path: String, waited: Duration)
+  /// The lock file cannot be opened.
+  case unavailable(path: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .held(let holder, _, let waited):
+      let who = holder.map { "another tsapply holds it: \($0)" } ?? "another tsapply holds it"
+      let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+      let wait = seconds < 0.05 ? "" : String(format: " (waited %.1fs)", seconds)
+      return "the watch is locked: \(who)\(wait)"
+    case .unavailable(let path, let reason):
+      return "cannot open the lock file \(path): \(reason)"
+    }
+  }
+}
