@@ -53,6 +53,7 @@ let package = Package(
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport"], exclude: ["Golden"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest"],
+                exclude: ["Golden"]),
   ]
 )

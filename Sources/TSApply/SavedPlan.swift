@@ -80,7 +80,8 @@ public struct SavedPlan: Hashable, Codable, Sendable {
         throw SecureFileError(path: path, reason: "it is a directory; save the plan to a file such as changes.tfplan")
       }
       let existing = FileManager.default.contents(atPath: path).map { Array($0.prefix(1 << 20)) } ?? []
-      let isPlan = (try? Self.parse(existing, path: path)).map { $0 != nil } ?? true
+      let isPlan: Bool
+      do { isPlan = try Self.parse(existing, path: path) != nil } catch { isPlan = true }  // a plan of another format
       guard isPlan else {
         throw SecureFileError(path: path, reason: "the file exists and is not a tsapply saved plan, so it is not replaced; save the plan to a new file such as changes.tfplan")
       }

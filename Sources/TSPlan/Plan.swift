@@ -190,7 +190,7 @@ public indirect enum FieldValue: Hashable, Codable, Sendable {
 /// count as add, updates as change, deletes as destroy. `contacts` and `emergency` are single
 /// resources, so a contact list change counts as one change.
 public struct PlanCounts: Hashable, Codable, Sendable {
-  /// Creates (custom reminders, a built-in missing from the watch).
+  /// Creates (custom reminders; built-ins are never created).
   public var add: Int
   /// Updates, including each changed contact list.
   public var change: Int

@@ -32,6 +32,52 @@ public enum TSApplyBinary {
     try runProgram(url, arguments, in: directory, stdin: stdin, environment: environment)
   }
 
+  /// A started `tsapply` process; `wait()` collects its output and status.
+  public final class Running: @unchecked Sendable {
+    let process: Process
+    let output: Pipe, error: Pipe
+    init(process: Process, output: Pipe, error: Pipe) {
+      self.process = process
+      self.output = output
+      self.error = error
+    }
+    /// Reads both pipes to the end and waits for the exit.
+    public func wait() -> ProcessResult {
+      nonisolated(unsafe) var errData = Data()
+      let group = DispatchGroup()
+      group.enter()
+      DispatchQueue.global().async {
+        errData = self.error.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+      }
+      let outData = output.fileHandleForReading.readDataToEndOfFile()
+      group.wait()
+      process.waitUntilExit()
+      return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                           stderr: String(decoding: errData, as: UTF8.self))
+    }
+  }
+
+  /// Starts `tsapply arguments` in `directory` (standard input empty) without waiting, with the
+  /// same environment as `run`.
+  public static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Running {
+    let process = Process()
+    process.executableURL = url
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    env["TSAPPLY_STATE_DIR"] = testStateDirectory
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let output = Pipe(), error = Pipe()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    return Running(process: process, output: output, error: error)
+  }
+
   /// Runs any program (e.g. bash with a generated completion script, or a git hook) the same
   /// way: `NO_COLOR=1` and extra `environment` on top of this process's, both pipes read.
   public static func runProgram(_ executable: URL, _ arguments: [String], in directory: URL? = nil, stdin: String = "",

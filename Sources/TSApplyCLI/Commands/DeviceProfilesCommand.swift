@@ -6,18 +6,27 @@ import TSModel
 struct DeviceProfilesCommand: Command {
   static let name = "profiles"
   static let abstract = "List the simulated watch's platform profiles and their capabilities."
-  static let usage = "[--json]"
-  static let options: [OptionSpec] = [OptionSpec(["--json"], help: "Print the capabilities as JSON.")]
+  static let usage = "[--json | --markdown]"
+  static let discussion = "The profiles are the platform table every part of tsapply uses (docs/platforms.md)."
+  static let options: [OptionSpec] = [
+    OptionSpec(["--json"], help: "Print the capabilities as JSON."),
+    OptionSpec(["--markdown"], help: "Print the platform table as Markdown (as in docs/platforms.md)."),
+  ]
   let json: Bool
+  let markdown: Bool
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
     json = arguments.has("--json")
+    markdown = arguments.has("--markdown")
+    if json && markdown { throw UsageError("--json and --markdown exclude each other") }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let capabilities = PlatformProfile.all.map(\.capabilities)
-    if json {
+    if markdown {
+      context.stdout.write(PlatformTable.markdownTable(capabilities))
+    } else if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
       context.stdout.write(String(decoding: try encoder.encode(capabilities), as: UTF8.self) + "\n")

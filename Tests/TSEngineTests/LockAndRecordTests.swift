@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import TSApply
+import TSDevice
+import TSEngine
+import TSModel
+import TSTestSupport
+
+/// The whole-apply lock, the per-watch state folder and atomically claimed backup names.
+@Suite struct LockAndRecordTests {
+  static func holder(_ command: String) -> LockHolder {
+    WatchLock.currentHolder(command: command, now: Date(timeIntervalSince1970: 1_800_000_000))
+  }
+
+  @Test func aSecondHolderIsRefusedWithTheFirstHoldersRecord() async throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/lock"
+    let first = try await WatchLock.acquire(at: path, holder: Self.holder("tsapply apply a.yaml"), timeout: .zero)
+    do {
+      _ = try await WatchLock.acquire(at: path, holder: Self.holder("tsapply apply b.yaml"), timeout: .zero)
+      Issue.record("a second holder took the lock")
+    } catch {
+      guard case .held(let holder?, _, _) = error else { Issue.record("\(error)"); return }
+      #expect(holder.command == "tsapply apply a.yaml")
+      #expect(holder.pid == getpid())
+      #expect(holder.since == "2027-01-15T08:00:00Z")
+      #expect(error.description.hasPrefix("the watch is locked: another tsapply holds it: pid \(getpid()) on host "))
+    }
+    first.release()
+    let again = try await WatchLock.acquire(at: path, holder: Self.holder("tsapply apply b.yaml"), timeout: .zero)
+    again.release()
+  }
+
+  @Test func aWaiterGetsTheLockWhenItIsReleasedWithinTheTimeout() async throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/lock"
+    let first = try await WatchLock.acquire(at: path, holder: Self.holder("first"), timeout: .zero)
+    Task {
+      try? await Task.sleep(for: .milliseconds(300))
+      first.release()
+    }
+    let second = try await WatchLock.acquire(at: path, holder: Self.holder("second"), timeout: .seconds(10),
+                                             pollInterval: .milliseconds(20))
+    second.release()
+  }
+
+  @Test func aWaiterGivesUpAfterTheTimeout() async throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/lock"
+    let first = try await WatchLock.acquire(at: path, holder: Self.holder("first"), timeout: .zero)
+    defer { first.release() }
+    let clock = ContinuousClock()
+    let start = clock.now
+    await #expect(throws: LockFailure.self) {
+      _ = try await WatchLock.acquire(at: path, holder: Self.holder("second"), timeout: .milliseconds(300),
+                                      pollInterval: .milliseconds(20))
+    }
+    #expect(clock.now - start >= .milliseconds(300))
+  }
+
+  @Test func applyRefusesWhileAnotherApplyHoldsTheWatch() async throws {
+    let space = try Workspace()
+    let watch = try await space.open()
+    try watch.home.prepare(profile: watch.capabilities.profile)
+    let held = try await WatchLock.acquire(at: watch.home.lockPath, holder: Self.holder("tsapply apply other.yaml"), timeout: .zero)
+    defer { held.release() }
+    let before = try await space.state()
+    let document = try space.document("contacts:\n  - {name: Zed, phone: \"+15550199\"}\n")
+    do {
+      _ = try await watch.apply(document, options: Workspace.automatic())
+      Issue.record("applied while locked")
+    } catch {
+      guard case .locked(.held(let holder?, _, _)) = error else { Issue.record("\(error)"); return }
+      #expect(holder.command == "tsapply apply other.yaml")
+    }
+    #expect(try await space.state() == before)
+  }
+
+  /// The state folder depends only on the watch's identity, not on the working directory.
+  @Test func theStateFolderFollowsTheIdentityFromAnyDirectory() async throws {
+    let space = try Workspace()
+    let elsewhere = try TSApplyBinary.temporaryDirectory().path
+    let other = Engine(registry: space.engine.registry, environment: space.engine.environment, currentDirectory: elsewhere)
+    #expect(try await other.open(space.spec).home == space.open().home)
+    // A relative TSAPPLY_STATE_DIR is resolved against the working directory.
+    let relative = Engine(registry: space.engine.registry, environment: ["TSAPPLY_STATE_DIR": "state"],
+                          currentDirectory: space.directory)
+    #expect(try await relative.open(space.spec).home == space.open().home)
+  }
+
+  @Test(arguments: [
+    (["TSAPPLY_STATE_DIR": "/s", "XDG_STATE_HOME": "/x", "HOME": "/h"], "/s"),
+    (["XDG_STATE_HOME": "/x", "HOME": "/h"], "/x/tsapply"),
+    (["HOME": "/h"], "/h/.local/state/tsapply"),
+    (["TSAPPLY_STATE_DIR": "", "XDG_STATE_HOME": "", "HOME": "/h"], "/h/.local/state/tsapply"),
+  ])
+  func theStateRootFollowsTheXDGConvention(_ environment: [String: String], _ root: String) {
+    #expect(WatchHome.root(environment: environment, currentDirectory: "/cwd") == root)
+  }
+
+  /// Backups taken in the same millisecond by concurrent applies never share a file.
+  @Test func concurrentBackupsInOneMillisecondGetDistinctFiles() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path + "/backups"
+    let date = Date(timeIntervalSince1970: 1_800_000_000.123)
+    let paths = await withTaskGroup(of: String?.self) { group in
+      for index in 0..<24 {
+        group.addTask {
+          let backup = Backup(createdAt: date, profile: "default", device: "sim:/w\(index)",
+                              state: DeviceState(contacts: [Contact(name: "N\(index)", phoneNum: "+1555010\(index)")]))
+          return try? backup.write(into: directory, at: date)
+        }
+      }
+      return await group.reduce(into: [String]()) { if let path = $1 { $0.append(path) } }
+    }
+    #expect(paths.count == 24)
+    #expect(Set(paths).count == 24)
+    let devices = try paths.map { try Backup.read(path: $0).device ?? "" }
+    #expect(Set(devices).count == 24, "a backup was overwritten")
+  }
+}
