@@ -1,3 +1,4 @@
+import Foundation
 import TSDevice
 import TSEngine
 import TSModel
@@ -17,9 +18,13 @@ public enum DeviceOption {
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
 
   /// The simulated watch `spec` names in `context` (for `tsapply device …`, which needs its
-  /// extras; the default one is created on first use).
+  /// extras; the default one is created on first use, which is said once on standard error).
   public static func openSimulated(_ spec: String?, in context: CommandContext) throws(DeviceError) -> SimulatedDevice {
-    try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
+    let path = try simulatorPath(spec, in: context)
+    let existed = FileManager.default.fileExists(atPath: path)
+    let device = try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
+    if !existed { context.stderr.write(SimulatorScheme.createdNotice(path: device.path ?? path) + "\n") }
+    return device
   }
 
   /// The absolute state-file path `spec` names in `context`.

@@ -4,9 +4,11 @@ import TSModel
 ///
 /// Shape: a header explaining the symbols (`+` create, `~` update in-place, `-` destroy), one
 /// block per resource change with only the changed fields as `old -> new` (formatted by
-/// `FieldFormatter`), destructive changes as `# (!) …` lines under the resource they concern
-/// (`safetyFindings(for:)`), the warnings, and the summary `Plan: 2 to add, 1 to change, 0 to
-/// destroy.` An empty plan renders `No changes. The watch matches <manifest file>.` ANSI colour
+/// `FieldFormatter`; a paired contact in place as `~ contact "Mom" { ~ phoneNum = … -> … }`),
+/// destructive changes as `# (!) …` lines under the resource they concern
+/// (`safetyFindings(for:)`), the warnings, the summary `Plan: 2 to add, 1 to change, 0 to
+/// destroy (contacts: 1 added).` with the list items behind the resource counts, and, for an
+/// unsafe plan, the safety gate's verdict. An empty plan renders `No changes. The watch matches <manifest file>.` ANSI colour
 /// codes appear only when `color` is true; with `redact`, no full phone number is printed.
 /// Text from the watch or the manifest (addresses, values, warnings) has its control characters
 /// escaped (`ControlCharacters`), so a hostile watch state cannot inject terminal escapes.
@@ -34,10 +36,17 @@ public struct HumanPlanRenderer: Sendable {
     lines += warnings(plan)
     if !plan.isEmpty {
       let counts = plan.counts
-      lines.append(paint("Plan:", .bold) + " \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy.")
+      lines.append(paint("Plan:", .bold) + " \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy\(Self.listItems(plan)).")
       lines += unsafe(plan)
     }
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The list items behind the resource counts, e.g. ` (contacts: 10 removed)` or
+  /// ` (contacts: 1 added; emergency contacts: 1 changed)`; empty when no list changes.
+  static func listItems(_ plan: Plan) -> String {
+    let parts = plan.listCounts.map { "\($0.list): \($0.counts.summary)" }
+    return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
   }
 
   /// The watch a plan was made for: `the watch sim:/abs/device.json (profile default)`.
@@ -116,7 +125,8 @@ public struct HumanPlanRenderer: Sendable {
       let value: String = switch action {
       case .create: formatter.format(field.after, field: field.field)
       case .delete: formatter.format(field.before, field: field.field) + (field.field == "contacts" ? "" : " -> null")
-      case .update: formatter.formatChange(field.before, field.after, field: field.field)
+      case .update: field.field == "contacts" ? formatter.contactChange(field.before, field.after)
+                                              : formatter.formatChange(field.before, field.after, field: field.field)
       }
       let separator = field.field == "contacts" ? " " : " = "
       return "      " + symbol(action) + " " + name + separator + value

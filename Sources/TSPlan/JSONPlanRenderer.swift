@@ -3,7 +3,8 @@ import TSModel
 
 /// Renders a plan as JSON for scripts and CI (`tsapply plan --json`).
 ///
-/// Top-level keys (sorted): `counts` `{add, change, destroy}`, `device` (the watch's identity,
+/// Top-level keys (sorted): `counts` `{add, change, destroy}` plus, for each contact list that
+/// changes, `contacts` / `emergency_contacts` `{added, removed, renamed, changed}`, `device` (the watch's identity,
 /// when known), `format_version`, `manifest`, `prior_state_digest`, `profile`,
 /// `resource_changes`, `resource_drift` (changes made on the watch outside tsapply since the
 /// last apply, same shape), `safety_findings` (`{kind, message, unsafe}` per destructive
@@ -11,8 +12,8 @@ import TSModel
 /// of this plan), `warnings`. Each resource change has
 /// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
 /// names; `null` when absent), `changed` (changed field names, in order), `fields`
-/// (`{field, before, after}` per change) and, for contact lists, `contact_counts`
-/// `{added, removed, renamed}`. Warnings are `{severity, file, line, column, field,
+/// (`{field, before, after}` per change; a paired contact has both) and, for contact lists,
+/// `contact_counts` `{added, removed, renamed, changed}`. Warnings are `{severity, file, line, column, field,
 /// message}`. Keys are sorted at every level, so output is stable. With `redact`, every
 /// `phoneNum` and every phone in a message is masked (`PhoneRedaction`).
 public enum JSONPlanRenderer {
@@ -25,7 +26,8 @@ public enum JSONPlanRenderer {
       "manifest": .string(plan.manifestFile),
       "profile": .string(plan.profile),
       "prior_state_digest": .string(plan.priorStateDigest),
-      "counts": .object(["add": .integer(counts.add), "change": .integer(counts.change), "destroy": .integer(counts.destroy)]),
+      "counts": .object(["add": .integer(counts.add), "change": .integer(counts.change), "destroy": .integer(counts.destroy)]
+        .merging(plan.listCounts.map { ($0.list.replacingOccurrences(of: " ", with: "_"), countsJSON($0.counts)) }) { a, _ in a }),
       "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
       "resource_drift": .array(plan.resourceDrift.map(resourceChange)),
       "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
@@ -54,12 +56,13 @@ public enum JSONPlanRenderer {
                  "after": field.after.map(JSONValue.init) ?? .null])
       }),
     ]
-    if changed.contains("contacts") {
-      let counts = ContactCounts(change.fields)
-      object["contact_counts"] = .object(["added": .integer(counts.added), "removed": .integer(counts.removed),
-                                          "renamed": .integer(counts.renamed)])
-    }
+    if changed.contains("contacts") { object["contact_counts"] = countsJSON(ContactCounts(change.fields)) }
     return .object(object)
+  }
+
+  private static func countsJSON(_ counts: ContactCounts) -> JSONValue {
+    .object(["added": .integer(counts.added), "removed": .integer(counts.removed),
+             "renamed": .integer(counts.renamed), "changed": .integer(counts.changed)])
   }
 
   private static func warning(_ diagnostic: Diagnostic, phones: Set<String>, redact: Bool) -> JSONValue {

@@ -206,6 +206,17 @@ public struct PlanCounts: Hashable, Codable, Sendable {
 }
 
 extension Plan {
+  /// The contact-list items behind the resource counts: per list resource that changes
+  /// (`contacts` as "contacts", `emergency` as "emergency contacts"), its added, removed,
+  /// renamed and changed contacts. Lists whose contacts do not change (SOS only) are left out.
+  public var listCounts: [(list: String, counts: ContactCounts)] {
+    resourceChanges.compactMap { change in
+      let counts = ContactCounts(change.fields)
+      guard !counts.isEmpty else { return nil }
+      return (change.address == .emergency ? "emergency contacts" : "contacts", counts)
+    }
+  }
+
   /// The summary counts of this plan.
   public var counts: PlanCounts {
     PlanCounts(add: resourceChanges.filter { $0.action == .create }.count,

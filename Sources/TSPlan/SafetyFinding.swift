@@ -19,8 +19,7 @@ public enum SafetyFinding: Hashable, Sendable, CustomStringConvertible {
   case disablesSOS
   /// The emergency list becomes empty; `count` emergency contacts were on the watch.
   case clearsEmergencyContacts(count: Int)
-  /// Some (not all) emergency contacts are removed (a number change of an unpaired contact
-  /// shows as a removal and an addition).
+  /// Some (not all) emergency contacts are removed.
   case removesEmergencyContacts(count: Int)
   /// Emergency contacts kept but changed: a new name or a new number for the person the
   /// wearer's SOS calls.
@@ -84,7 +83,7 @@ public func safetyFindings(for plan: Plan) -> [SafetyFinding] {
       } else if counts.removed > 0 {
         findings.append(.removesEmergencyContacts(count: counts.removed))
       }
-      if counts.renamed > 0 { findings.append(.changesEmergencyContacts(count: counts.renamed)) }
+      if counts.renamed + counts.changed > 0 { findings.append(.changesEmergencyContacts(count: counts.renamed + counts.changed)) }
       if before.isSosOn && !after.isSosOn { findings.append(.disablesSOS) }
     }
   }

@@ -49,7 +49,7 @@ import TSTestSupport
     let dir = try Self.workspace()
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
     #expect(plan.status == 2)
-    #expect(plan.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy."))
+    #expect(plan.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy (contacts: 4 added; emergency contacts: 1 added)."), "\(plan.stdout)")
     let plain = try TSApplyBinary.run(["plan"], in: dir)
     #expect(plain.status == 0)
   }
@@ -96,7 +96,7 @@ import TSTestSupport
     #expect(plan.stdout.contains("tsapply apply changes.tfplan"))
     #expect(try Self.mode(dir.appendingPathComponent("changes.tfplan")) == 0o600)
     let show = try TSApplyBinary.run(["show", "changes.tfplan"], in: dir)
-    #expect(show.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy."))
+    #expect(show.stdout.contains("Plan: 3 to add, 5 to change, 0 to destroy (contacts: 4 added; emergency contacts: 1 added)."), "\(show.stdout)")
 
     // The watch changes after planning: the saved plan is stale.
     _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir)

@@ -71,7 +71,7 @@ import TSTestSupport
     let state = States.watch(contacts: [Self.kim, Self.alex])
     let manifest = Build.manifest(contacts: Build.contacts([("Alexander Doe", "+15550100"), ("Kim Li", "+15550102")]))
     let change = try #require(Planner.plan(manifest, state: state, capabilities: Profiles.roomy).plan?.resourceChanges.first)
-    #expect(ContactCounts(change.fields) == ContactCounts([FieldChange(field: "contacts", before: .bool(true), after: .bool(false))]))
+    #expect(ContactCounts(change.fields) == ContactCounts(renamed: 1))
     #expect(change.after == .contacts([Contact(name: "Alexander Doe", phoneNum: "+15550100", shortName: "A"),
                                        Contact(name: "Kim Li", phoneNum: "+15550102", shortName: "K")]))
     #expect(change.before == .contacts([Self.kim, Self.alex]))
@@ -86,14 +86,33 @@ import TSTestSupport
     #expect(after.contacts.map(\.phoneNum) == ["+15550101", "+15550102"])
   }
 
+  static let mom = Contact(name: "Mom", phoneNum: "+15550100")
+  static let momNewNumber = Contact(name: "Mom", phoneNum: "+15550199")
+
   @Test(arguments: [
-    ([alex, sam], [alex, sam], ContactCounts([])),
-    ([alex, sam], [sam], ContactCounts([FieldChange(field: "contacts", before: .bool(true), after: nil)])),
-    ([alex], [Contact(name: "A. Doe", phoneNum: "+15550100"), kim],
-     ContactCounts([FieldChange(field: "contacts", before: nil, after: .bool(true)),
-                    FieldChange(field: "contacts", before: .bool(true), after: .bool(true))])),
+    ([alex, sam], [alex, sam], ContactCounts()),
+    ([alex, sam], [sam], ContactCounts(removed: 1)),
+    ([alex], [Contact(name: "A. Doe", phoneNum: "+15550100"), kim], ContactCounts(added: 1, renamed: 1)),
+    // A new number for the same name is one change, not a removal and an addition.
+    ([mom], [momNewNumber], ContactCounts(changed: 1)),
+    // Name first: Mom keeps her identity even when her old number now belongs to someone else.
+    ([mom], [momNewNumber, Contact(name: "Dad", phoneNum: "+15550100")], ContactCounts(added: 1, changed: 1)),
+    // Duplicates pair one for one (a multiset): the second Mom is removed.
+    ([mom, mom], [momNewNumber], ContactCounts(removed: 1, changed: 1)),
+    ([mom], [mom, mom], ContactCounts(added: 1)),
+    // A short name of its own is a change of the same contact.
+    ([Contact(name: "Mom", phoneNum: "+15550100", shortName: "M")], [Contact(name: "Mom", phoneNum: "+15550100", shortName: "Z")],
+     ContactCounts(changed: 1)),
   ])
   func contactDiffCounts(_ old: [Contact], _ new: [Contact], _ expected: ContactCounts) {
     #expect(ContactCounts(ContactDiff(from: old, to: new).fieldChanges) == expected)
+  }
+
+  /// 90 contacts with 9 new numbers: 9 changes, nothing added or removed (once "13 added, 13 removed").
+  @Test func numberChangesKeepTheContacts() throws {
+    let old = (0..<90).map { Contact(name: "Person \($0)", phoneNum: "+1555\(100_000 + $0)") }
+    var new = old
+    for index in stride(from: 0, to: 90, by: 10) { new[index].phoneNum = "+1666\(100_000 + index)" }
+    #expect(ContactCounts(ContactDiff(from: old, to: new).fieldChanges) == ContactCounts(changed: 9))
   }
 }

@@ -16,6 +16,13 @@ import TSTestSupport
     expectGolden(JSONPlanRenderer.render(plan, redact: false), "\(scenario.name).json")
   }
 
+  /// A paired contact's new number is shown in place, and stays visible (as a change) when redacted.
+  @Test func redactedNumberChange() throws {
+    let scenario = try #require(Scenarios.all.first { $0.name == "emergency-number-change" })
+    let plan = try #require(scenario.result.plan)
+    expectGolden(HumanPlanRenderer(color: false, redact: true).render(plan), "emergency-number-change-redacted.txt")
+  }
+
   @Test func capabilityErrors() {
     let result = Scenarios.capabilityErrors.result
     #expect(result.plan == nil)

@@ -19,6 +19,11 @@ public struct SimulatorScheme: DeviceScheme {
   /// The scheme; stateless.
   public init() {}
 
+  /// What is said, once, when the default watch is created on first use.
+  public static func createdNotice(path: String) -> String {
+    "Created the default simulated watch (profile \(PlatformProfile.defaultName)) at \(path) on first use."
+  }
+
   /// Opens (the default spec: creates on first use) the simulated watch at `location`.
   /// - Throws: as `DeviceSelector.openSimulated(spec:environment:currentDirectory:)`.
   public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
@@ -27,7 +32,7 @@ public struct SimulatorScheme: DeviceScheme {
     guard !context.isDefault else {
       let existed = FileManager.default.fileExists(atPath: path)
       let device = try SimulatedDevice.openOrCreate(path: path, options: options)
-      let notices = existed ? [] : ["Created the default simulated watch (profile \(PlatformProfile.defaultName)) at \(device.path ?? path) on first use."]
+      let notices = existed ? [] : [Self.createdNotice(path: device.path ?? path)]
       return OpenedDevice(device: device, adviceSpec: nil, notices: notices)
     }
     let device = try DeviceSelector.openNamed(path: path, options: options)

@@ -51,7 +51,7 @@ _tsapply() {
       "tsapply device") _tsapply_words "--help -h" ;;
       "tsapply device init") _tsapply_words "--profile --force --device --help -h" ;;
       "tsapply device show") _tsapply_words "--json --redact --device --help -h" ;;
-      "tsapply device profiles") _tsapply_words "--json --help -h" ;;
+      "tsapply device profiles") _tsapply_words "--json --markdown --help -h" ;;
       "tsapply device simulate") _tsapply_words "--device --help -h" ;;
       "tsapply device listen") _tsapply_words "--count --timeout --device --help -h" ;;
       "tsapply export") _tsapply_words "--output -o --force --device --help -h" ;;

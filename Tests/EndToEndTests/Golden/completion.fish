@@ -110,6 +110,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l help -s h -d 'S
 
 # tsapply device profiles
 complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l json -d 'Print the capabilities as JSON.'
+complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l markdown -d 'Print the platform table as Markdown (as in docs/platforms.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l help -s h -d 'Show help information.'
 
 # tsapply device simulate
