@@ -33,10 +33,8 @@ import TSTestSupport
   @Test func aWaiterGetsTheLockWhenItIsReleasedWithinTheTimeout() async throws {
     let path = try TSApplyBinary.temporaryDirectory().path + "/lock"
     let first = try await WatchLock.acquire(at: path, holder: Self.holder("first"), timeout: .zero)
-    Task {
-      try? await Task.sleep(for: .milliseconds(300))
-      first.release()
-    }
+    // A Dispatch thread, not a task: other suites may block the cooperative pool meanwhile.
+    DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { first.release() }
     let second = try await WatchLock.acquire(at: path, holder: Self.holder("second"), timeout: .seconds(10),
                                              pollInterval: .milliseconds(20))
     second.release()
