@@ -11,6 +11,7 @@ public enum CLI {
     ValidateCommand.self,
     PlanCommand.self,
     ApplyCommand.self,
+    DriftCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,

@@ -10,12 +10,17 @@ public struct DeviceOpenContext: Sendable {
   /// True when the spec is the registry's default: only then may a scheme create the watch on
   /// first use (a mistyped spec never creates a watch).
   public var isDefault: Bool
+  /// False for commands that are read-only by construction (`tsapply drift`): even the default
+  /// watch is then never created.
+  public var mayCreate: Bool
 
-  /// A context; `isDefault` says whether the spec came from no option at all.
-  public init(environment: [String: String], currentDirectory: String, isDefault: Bool = false) {
+  /// A context; `isDefault` says whether the spec came from no option at all, `mayCreate`
+  /// whether the default watch may be created on first use.
+  public init(environment: [String: String], currentDirectory: String, isDefault: Bool = false, mayCreate: Bool = true) {
     self.environment = environment
     self.currentDirectory = currentDirectory
     self.isDefault = isDefault
+    self.mayCreate = mayCreate
   }
 }
 
@@ -84,13 +89,15 @@ public struct DeviceRegistry: Sendable {
     return (defaultSpec, true, "the default device")
   }
 
-  /// Opens the device `spec` names (see `chosenSpec`).
+  /// Opens the device `spec` names (see `chosenSpec`); `mayCreate: false` never creates one.
   /// - Throws: `DeviceError` (simulator domain, 1004) for a spec of no known scheme, naming
   ///   where it came from, the forms expected and, when likely, the spec meant; otherwise the
   ///   scheme's error.
-  public func open(_ spec: String?, environment: [String: String], currentDirectory: String) async throws(DeviceError) -> OpenedDevice {
+  public func open(_ spec: String?, environment: [String: String], currentDirectory: String,
+                   mayCreate: Bool = true) async throws(DeviceError) -> OpenedDevice {
     let chosen = chosenSpec(spec, environment: environment)
-    let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, isDefault: chosen.isDefault)
+    let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory,
+                                    isDefault: chosen.isDefault, mayCreate: mayCreate)
     let (scheme, location) = try resolve(chosen.spec, source: chosen.source)
     return try await scheme.open(location, spec: chosen.spec, context: context)
   }

@@ -41,13 +41,15 @@ public struct Engine: Sendable {
   }
 
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and
-  /// reads its capabilities.
+  /// reads its capabilities; with `mayCreate: false` (read-only commands) not even the default
+  /// simulated watch is created.
   /// - Throws: `EngineError.device` when the spec is unknown or the watch cannot be reached.
-  public func open(_ spec: String?) async throws(EngineError) -> Watch {
+  public func open(_ spec: String?, mayCreate: Bool = true) async throws(EngineError) -> Watch {
     let opened: OpenedDevice
     let capabilities: DeviceCapabilities
     do {
-      opened = try await registry.open(spec, environment: environment, currentDirectory: currentDirectory)
+      opened = try await registry.open(spec, environment: environment, currentDirectory: currentDirectory,
+                                       mayCreate: mayCreate)
       capabilities = try await opened.device.capabilities()
     } catch {
       throw .device(error)

@@ -255,3 +255,29 @@ extension Watch {
     return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil)
   }
 }
+
+/// What `tsapply drift` and the monitor find: what changed on the watch since the last apply,
+/// told apart from what the manifest would still change.
+public struct DriftReport: Sendable {
+  /// Whether this watch has a last-applied record; without one, drift cannot be told.
+  public var hasRecord: Bool
+  /// Resources changed on the watch since the last apply: `before` = what the apply left,
+  /// `after` = what the watch holds now.
+  public var drift: [ResourceChange]
+  /// The manifest planned against the watch now: its changes are what is pending (they include
+  /// undoing the drift the manifest manages).
+  public var pending: Plan
+  /// The watch's state when read.
+  public var state: DeviceState
+}
+
+extension Watch {
+  /// Compares the watch with the last-applied record (drift) and with `document` (pending).
+  /// Read-only: no lock, nothing written.
+  /// - Throws: `EngineError.invalid` when the manifest does not fit the watch; `.device`.
+  public func drift(_ document: ManifestDocument) async throws(EngineError) -> DriftReport {
+    let state = try await readState()
+    let planned = try plan(document, state: state)
+    return DriftReport(hasRecord: lastApplied() != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
+  }
+}

@@ -91,7 +91,7 @@ public struct HumanPlanRenderer: Sendable {
     return lines + ["", String(repeating: "─", count: 77), ""]
   }
 
-  private func block(_ change: ResourceChange, plan: Plan, drift: Bool = false) -> [String] {
+  func block(_ change: ResourceChange, plan: Plan, drift: Bool = false) -> [String] {
     let verb = switch (change.action, drift) {
     case (.create, false): "will be created"
     case (.update, false): "will be updated in-place"
@@ -150,11 +150,11 @@ public struct HumanPlanRenderer: Sendable {
     }
   }
 
-  private enum Style: String {
+  enum Style: String {
     case bold = "1", red = "31", green = "32", yellow = "33"
   }
 
-  private func paint(_ text: String, _ styles: Style...) -> String {
+  func paint(_ text: String, _ styles: Style...) -> String {
     guard color else { return text }
     return "\u{1B}[" + styles.map(\.rawValue).joined(separator: ";") + "m" + text + "\u{1B}[0m"
   }

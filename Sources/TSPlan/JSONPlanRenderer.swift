@@ -19,6 +19,11 @@ import TSModel
 public enum JSONPlanRenderer {
   /// Pretty-printed JSON, ending with a newline.
   public static func render(_ plan: Plan, redact: Bool) -> String {
+    JSONValue.object(object(plan, redact: redact)).encoded() + "\n"
+  }
+
+  /// The plan's top-level JSON object (for documents that embed a plan, e.g. the drift report).
+  static func object(_ plan: Plan, redact: Bool) -> [String: JSONValue] {
     let phones = redact ? PhoneRedaction.phones(in: plan) : []
     let counts = plan.counts
     var root: [String: JSONValue] = [
@@ -38,10 +43,10 @@ public enum JSONPlanRenderer {
     ]
     if let device = plan.device { root["device"] = .string(device) }
     if redact { root = root.mapValues { $0.redactingPhones() } }
-    return JSONValue.object(root).encoded() + "\n"
+    return root
   }
 
-  private static func resourceChange(_ change: ResourceChange) -> JSONValue {
+  static func resourceChange(_ change: ResourceChange) -> JSONValue {
     var changed: [String] = []
     for field in change.fields where !changed.contains(field.field) { changed.append(field.field) }
     var object: [String: JSONValue] = [

@@ -29,6 +29,9 @@ public struct SimulatorScheme: DeviceScheme {
   public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
     let path = DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory)
     let options = try SimulationOptions(environment: context.environment)
+    if context.isDefault && !context.mayCreate && !FileManager.default.fileExists(atPath: path) {
+      throw .simulator(.dataGetFailed, "no simulated watch at \(path) yet: nothing has been planned or applied with the default watch in this directory")
+    }
     guard !context.isDefault else {
       let existed = FileManager.default.fileExists(atPath: path)
       let device = try SimulatedDevice.openOrCreate(path: path, options: options)

@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -34,6 +34,7 @@ complete -c tsapply -f
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a validate -d 'Check a manifest (watch.yaml) against the format and the SDK\'s rules.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a plan -d 'Show what would change on the watch to match the manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a apply -d 'Make the watch match the manifest (shows the plan and asks first).'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a drift -d 'Show what changed on the watch since the last apply (read-only).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
@@ -70,6 +71,15 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l device -x -d 'Watch t
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l help -s h -d 'Show help information.'
+
+# tsapply drift
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -a '(__tsapply_manifests)'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l json -o json -d 'Print the report as JSON (drift in the plan\'s change shape).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l pending -d 'Exit 2 also when the manifest has changes not applied yet.'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show help information.'
 
 # tsapply show
 complete -c tsapply -n '__tsapply_at \'tsapply show\'' -F
@@ -144,5 +154,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply show restore device export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device export fmt schema completion help'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

@@ -7,7 +7,7 @@ _tsapply() {
   local -a items
   for ((i = 2; i < CURRENT; i++)); do
     case "$cmdpath ${words[i]}" in
-      ("tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help")) cmdpath="$cmdpath ${words[i]}" ;;
+      ("tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help")) cmdpath="$cmdpath ${words[i]}" ;;
     esac
   done
   case "$cmdpath $prev" in
@@ -15,6 +15,7 @@ _tsapply() {
     ("tsapply plan --device")) _message 'SPEC'; return ;;
     ("tsapply apply --lock-timeout"|"tsapply apply -lock-timeout")) _message 'DURATION'; return ;;
     ("tsapply apply --device")) _message 'SPEC'; return ;;
+    ("tsapply drift --device")) _message 'SPEC'; return ;;
     ("tsapply restore --lock-timeout"|"tsapply restore -lock-timeout")) _message 'DURATION'; return ;;
     ("tsapply restore --device")) _message 'SPEC'; return ;;
     ("tsapply device init --profile")) compadd -- 'default' 'npk' 'fit' 'fit-basic' 'fw'; return ;;
@@ -33,6 +34,7 @@ _tsapply() {
       ("tsapply validate")) items=('--json:Print the diagnostics as JSON on standard output.' '--redact:Mask phone numbers (all but the last two digits) in messages and source lines.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply plan")) items=('--json:Print the plan as JSON (format_version 1).' '-json:Print the plan as JSON (format_version 1).' '--detailed-exitcode:Exit 0 for no changes, 2 for changes, 1 for errors.' '-detailed-exitcode:Exit 0 for no changes, 2 for changes, 1 for errors.' '--out:Save the plan to FILE for '\''tsapply apply FILE'\''.' '-out:Save the plan to FILE for '\''tsapply apply FILE'\''.' '--device:Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply apply")) items=('--auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '-auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '--allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '-allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '--lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '-lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '--device:Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
+      ("tsapply drift")) items=('--json:Print the report as JSON (drift in the plan'\''s change shape).' '-json:Print the report as JSON (drift in the plan'\''s change shape).' '--pending:Exit 2 also when the manifest has changes not applied yet.' '--device:Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply show")) items=('--json:Print the plan as JSON.' '-json:Print the plan as JSON.' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply restore")) items=('--auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '-auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '--allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '-allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '--lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '-lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '--device:Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply device")) items=('--help:Show help information.' '-h:Show help information.') ;;
@@ -51,17 +53,18 @@ _tsapply() {
     return
   fi
   case "$cmdpath" in
-    ("tsapply")) items=('validate:Check a manifest (watch.yaml) against the format and the SDK'\''s rules.' 'plan:Show what would change on the watch to match the manifest.' 'apply:Make the watch match the manifest (shows the plan and asks first).' 'show:Show a saved plan (from '\''tsapply plan -out FILE'\'').' 'restore:Put the watch back as a backup taken before an apply saved it.' 'device:Create, show and drive the simulated watch.' 'export:Write the watch'\''s current state as a complete manifest.' 'fmt:Put manifests in canonical form, keeping every comment.' 'schema:Print the manifest'\''s JSON Schema (for editors and the YAML language server).' 'completion:Print a shell completion script (bash, zsh or fish).' 'help:Show help for tsapply or one of its commands.'); _describe -t commands 'command' items ;;
+    ("tsapply")) items=('validate:Check a manifest (watch.yaml) against the format and the SDK'\''s rules.' 'plan:Show what would change on the watch to match the manifest.' 'apply:Make the watch match the manifest (shows the plan and asks first).' 'drift:Show what changed on the watch since the last apply (read-only).' 'show:Show a saved plan (from '\''tsapply plan -out FILE'\'').' 'restore:Put the watch back as a backup taken before an apply saved it.' 'device:Create, show and drive the simulated watch.' 'export:Write the watch'\''s current state as a complete manifest.' 'fmt:Put manifests in canonical form, keeping every comment.' 'schema:Print the manifest'\''s JSON Schema (for editors and the YAML language server).' 'completion:Print a shell completion script (bash, zsh or fish).' 'help:Show help for tsapply or one of its commands.'); _describe -t commands 'command' items ;;
     ("tsapply validate")) _files -g '*.(yaml|yml)' ;;
     ("tsapply plan")) _files -g '*.(yaml|yml)' ;;
     ("tsapply apply")) _files -g '*.(yaml|yml)' ;;
+    ("tsapply drift")) _files -g '*.(yaml|yml)' ;;
     ("tsapply show")) _files ;;
     ("tsapply restore")) _files ;;
     ("tsapply device")) items=('init:Create a factory-fresh simulated watch (or reset one with --force).' 'show:Print the simulated watch'\''s whole state.' 'profiles:List the simulated watch'\''s platform profiles and their capabilities.' 'simulate:Simulate a change made on the watch itself.' 'listen:Print contact, emergency-contact and SOS events from the watch as they happen.'); _describe -t commands 'command' items ;;
     ("tsapply device simulate")) compadd -- 'contact-add' 'contact-remove' 'reminder-toggle' 'sos' 'emergency-set' 'emergency-clear' ;;
     ("tsapply fmt")) _files -g '*.(yaml|yml)' ;;
     ("tsapply completion")) compadd -- 'bash' 'zsh' 'fish' ;;
-    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'show' 'restore' 'device' 'export' 'fmt' 'schema' 'completion' 'help' ;;
+    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'drift' 'show' 'restore' 'device' 'export' 'fmt' 'schema' 'completion' 'help' ;;
   esac
 }
 

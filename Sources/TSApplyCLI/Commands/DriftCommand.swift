@@ -1,0 +1,58 @@
+import Foundation
+import TSEngine
+import TSModel
+import TSPlan
+
+/// `tsapply drift [FILE]`: what changed on the watch since the last apply, and what the manifest
+/// would still change. Read-only by construction: no lock, nothing written, and not even the
+/// default simulated watch is created.
+struct DriftCommand: Command {
+  static let name = "drift"
+  static let abstract = "Show what changed on the watch since the last apply (read-only)."
+  static let usage = "[options] [FILE]"
+  static let positionals: CompletionValues = .manifests
+  static let discussion = """
+    Compares the watch with what tsapply last applied to it (drift: changed on the watch itself
+    or by another tool) and, separately, with the manifest (pending: changes not applied yet).
+    Exit status: 0 no drift, 2 drift, 1 error; with --pending, pending changes count as 2 too.
+    A watch tsapply never applied to has no record: its drift cannot be told (exit 0).
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--json", "-json"], help: "Print the report as JSON (drift in the plan's change shape)."),
+    OptionSpec(["--pending"], help: "Exit 2 also when the manifest has changes not applied yet."),
+    DeviceOption.spec,
+  ] + PlanOutputOptions.specs
+
+  var file: String
+  var json: Bool
+  var pendingCounts: Bool
+  var deviceSpec: String?
+  var output: PlanOutputOptions
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    file = try ManifestArgument.file(from: arguments)
+    json = arguments.has("--json")
+    pendingCounts = arguments.has("--pending")
+    deviceSpec = DeviceOption.value(in: arguments)
+    output = PlanOutputOptions(arguments)
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let input = try ManifestInputFile.read(file, context: context)
+    let document = try input.document(redact: output.redact, json: json, context: context)
+    let watch = try await context.engine().open(deviceSpec, mayCreate: false)
+    let result: Result<DriftReport, EngineError>
+    do { result = .success(try await watch.drift(document)) } catch { result = .failure(error) }
+    if case .failure(.invalid(let problems)) = result {
+      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context)
+      throw CommandFailure("the manifest does not fit the watch")
+    }
+    let found = try result.get()
+    context.stdout.write(json
+      ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact)
+      : DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord,
+                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact))
+    let drifted = !found.drift.isEmpty || (pendingCounts && !found.pending.isEmpty)
+    return drifted ? .changesPresent : .success
+  }
+}

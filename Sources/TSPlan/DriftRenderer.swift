@@ -1,0 +1,51 @@
+import TSModel
+
+/// Renders a drift report (`tsapply drift`): what changed on the watch since the last apply
+/// (drift), apart from what the manifest would still change (pending).
+///
+/// Text: a `Drift:` section with one block per drifted resource (`# contacts has changed`, as in
+/// the plan's drift note), a `Pending:` section with the plan's blocks, and one summary line. JSON:
+/// `{format_version, device, profile, manifest, has_record, drift: [resource change], pending:
+/// {the plan's JSON}, counts: {drift, pending}}`, keys sorted; `--redact` masks every phone.
+public enum DriftRenderer {
+  /// The human report, ending with a newline.
+  public static func text(drift: [ResourceChange], pending: Plan, hasRecord: Bool, color: Bool, redact: Bool) -> String {
+    let renderer = HumanPlanRenderer(color: color, redact: redact)
+    let watch = HumanPlanRenderer.watchPhrase(pending)
+    var lines: [String] = []
+    if !hasRecord {
+      lines += ["No record of an apply to \(watch): drift cannot be told until tsapply applies a manifest to it.", ""]
+    } else if drift.isEmpty {
+      lines += [renderer.paint("No drift.", .bold, .green) + " \(watch.prefix(1).uppercased() + watch.dropFirst()) holds what the last apply left.", ""]
+    } else {
+      lines += [renderer.paint("Drift:", .bold) + " changed on \(watch) since the last \"tsapply apply\":", ""]
+      for change in drift { lines += renderer.block(change, plan: pending, drift: true) + [""] }
+    }
+    if pending.isEmpty {
+      lines.append(renderer.paint("Nothing pending.", .bold, .green) + " The watch matches \(pending.manifestFile).")
+    } else {
+      lines += [renderer.paint("Pending:", .bold) + " \(pending.manifestFile) has changes not applied yet:", ""]
+      for change in pending.resourceChanges { lines += renderer.block(change, plan: pending) + [""] }
+      let counts = pending.counts
+      lines.append("Pending: \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy\(HumanPlanRenderer.listItems(pending)).")
+    }
+    if hasRecord { lines.append("Drift: \(drift.count) \(drift.count == 1 ? "resource" : "resources") changed on the watch.") }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The JSON report, ending with a newline.
+  public static func json(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool) -> String {
+    var root: [String: JSONValue] = [
+      "format_version": .string(Plan.currentFormatVersion),
+      "profile": .string(pending.profile),
+      "manifest": .string(pending.manifestFile),
+      "has_record": .bool(hasRecord),
+      "drift": .array(drift.map(JSONPlanRenderer.resourceChange)),
+      "pending": .object(JSONPlanRenderer.object(pending, redact: redact)),
+      "counts": .object(["drift": .integer(drift.count), "pending": .integer(pending.resourceChanges.count)]),
+    ]
+    if let device = pending.device { root["device"] = .string(device) }
+    if redact { root = root.mapValues { $0.redactingPhones() } }
+    return JSONValue.object(root).encoded() + "\n"
+  }
+}

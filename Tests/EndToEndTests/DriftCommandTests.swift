@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply drift`: drift (changed on the watch since the last apply) apart from pending
+/// (manifest changes not applied yet); exit 0 / 2 / 1; read-only by construction.
+@Suite struct DriftCommandTests {
+  @Test func exitStatusSaysWhetherTheWatchDrifted() throws {
+    let dir = try ReconcileTests.workspace()
+    let fresh = try TSApplyBinary.run(["drift"], in: dir)
+    #expect(fresh.status == 1)
+    #expect(fresh.stderr.contains("no simulated watch at") && fresh.stderr.contains("yet"), "\(fresh.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply").path), "drift created a watch")
+
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let noRecord = try TSApplyBinary.run(["drift", "--pending"], in: dir)
+    #expect(noRecord.status == 2, "pending changes count with --pending")
+    #expect(noRecord.stdout.hasPrefix("No record of an apply to the watch sim:"), "\(noRecord.stdout)")
+    #expect(try TSApplyBinary.run(["drift"], in: dir).status == 0)
+
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    let clean = try TSApplyBinary.run(["drift", "--pending"], in: dir)
+    #expect(clean.status == 0, "\(clean.stdout)")
+    #expect(clean.stdout.contains("No drift."))
+
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir)
+    let drifted = try TSApplyBinary.run(["drift", "--redact"], in: dir)
+    #expect(drifted.status == 2)
+    #expect(drifted.stdout.contains("  # contacts has changed\n  # contacts: 1 added\n"), "\(drifted.stdout)")
+    #expect(drifted.stdout.contains("Pending: 0 to add, 1 to change, 0 to destroy (contacts: 1 removed)."))
+    #expect(!drifted.stdout.contains("15550199"))
+  }
+
+  @Test func jsonHasThePlansShapes() throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    _ = try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"], in: dir)
+    let json = try TSApplyBinary.run(["drift", "--json"], in: dir)
+    #expect(json.status == 2)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect(object["has_record"] as? Bool == true)
+    let drift = try #require(object["drift"] as? [[String: Any]])
+    #expect(drift.map { $0["address"] as? String } == ["reminder.drinking"])
+    #expect((drift.first?["actions"] as? [String]) == ["update"])
+    let pending = try #require(object["pending"] as? [String: Any])
+    #expect(pending["format_version"] as? String == "1")
+    #expect((object["counts"] as? [String: Int]) == ["drift": 1, "pending": 1])
+  }
+
+  /// Drift takes no lock: it answers while an apply holds the watch.
+  @Test func driftAnswersWhileAnApplyHoldsTheLock() throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let (process, _) = try StopTests.slowApply(dir)
+    Thread.sleep(forTimeInterval: 1.0)
+    let drift = try TSApplyBinary.run(["drift"], in: dir)
+    #expect(drift.status == 0, "\(drift.stderr)")
+    #expect(!drift.stderr.contains("locked"))
+    process.terminate()
+    process.waitUntilExit()
+  }
+}
