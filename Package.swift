@@ -3,7 +3,7 @@
 //
 // Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
 // No package dependencies: the machine cannot fetch packages. C libraries come from Debian
-// through system-library targets (libyaml-dev, libssl-dev).
+// through system-library targets (libyaml-dev, libssl-dev, libmosquitto-dev).
 import PackageDescription
 
 let package = Package(
@@ -21,6 +21,10 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+    // libmosquitto (Debian libmosquitto-dev, pkg-config libmosquitto): the MQTT client of fleet agents.
+    .systemLibrary(
+      name: "CMosquitto", pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"]), .brew(["mosquitto"])]),
     // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
     .target(name: "TSModel", dependencies: ["CCrypto"]),
     // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
@@ -34,6 +38,8 @@ let package = Package(
     // The engine every front-end drives a watch through: device registry, watch identity and
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
+    .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // The executable: main.swift only.
@@ -52,6 +58,7 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSFleetTests", dependencies: ["TSMQTT", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest"],
                 exclude: ["Golden"]),
