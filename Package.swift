@@ -40,6 +40,9 @@ let package = Package(
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
     .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
+    // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
+    // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
+    .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // The executable: main.swift only.
@@ -58,7 +61,7 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
-    .testTarget(name: "TSFleetTests", dependencies: ["TSMQTT", "TSTestSupport"]),
+    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest"],
                 exclude: ["Golden"]),
