@@ -44,11 +44,11 @@ let package = Package(
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
     .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSFleet"]),
     // The executable: main.swift only.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
-    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),
+    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply", "TSEngine", "TSFleet", "TSMQTT"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 

@@ -34,6 +34,26 @@ public enum ManifestInput {
   /// (`PhoneRedaction.redactPhoneLike`: all digits but the last two become `*`).
   public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
                                       context: CommandContext) {
+    let lines = source.map(sourceLines) ?? []
+    printDiagnostics(diagnostics, json: json, redact: redact, context: context) { _ in lines }
+  }
+
+  /// As `printDiagnostics(_:source:json:redact:context:)` for diagnostics pointing into several
+  /// files (a fleet's manifests and its defaults): each source line comes from the bytes that
+  /// `sources` holds for the file its position names.
+  public static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [String: [UInt8]], json: Bool, redact: Bool,
+                                      context: CommandContext) {
+    var split: [String: [String]] = [:]
+    printDiagnostics(diagnostics, json: json, redact: redact, context: context) { file in
+      if let lines = split[file] { return lines }
+      let lines = sources[file].map(sourceLines) ?? []
+      split[file] = lines
+      return lines
+    }
+  }
+
+  private static func printDiagnostics(_ diagnostics: [Diagnostic], json: Bool, redact: Bool, context: CommandContext,
+                                       linesOf: (String) -> [String]) {
     let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(text) : text }
     let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
       + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
@@ -46,11 +66,10 @@ public enum ManifestInput {
       context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings).encoded() + "\n")
       return
     }
-    let lines = source.map(sourceLines) ?? []
     var text = ""
     for diagnostic in sorted {
       text += ControlCharacters.escaped(diagnostic.description) + "\n"
-      if let position = diagnostic.position, position.line >= 1, position.line <= lines.count {
+      if let position = diagnostic.position, case let lines = linesOf(position.file), position.line >= 1, position.line <= lines.count {
         let excerpt = SourceExcerpt(line: lines[position.line - 1], column: position.column)
         text += ControlCharacters.escaped(mask(excerpt.line)) + "\n" + excerpt.caretLine + "\n"
       }
