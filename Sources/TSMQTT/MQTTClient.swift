@@ -255,7 +255,7 @@ public final class MQTTClient: @unchecked Sendable {
   }
 
   /// Publishes `payload` on `topic` and waits for the broker's acknowledgement (QoS 1: its
-  /// PUBACK; QoS 0: written to the socket). A QoS 1 message published while the connection is
+  /// PUBACK; QoS 0: handed to the socket). A QoS 1 message published while the connection is
   /// down is sent when it comes back.
   /// - Throws: `MQTTError.library` for a topic or payload libmosquitto refuses, `.notConnected`
   ///   when the client is closed before the acknowledgement.
@@ -271,7 +271,10 @@ public final class MQTTClient: @unchecked Sendable {
             let rc = payload.withUnsafeBytes {
               mosquitto_publish(handle, &mid, topic, Int32($0.count), $0.baseAddress, Int32(qos), retain)
             }
-            if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos > 0) {
+            if rc == MOSQ_ERR_SUCCESS.rawValue, qos == 0 {
+              // libmosquitto reports a QoS 0 message sent from inside mosquitto_publish.
+              continuation.resume()
+            } else if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos > 0) {
               publishes[mid] = (token, continuation)
               publishTokens[token] = mid
             } else if rc == MOSQ_ERR_NO_CONN.rawValue {

@@ -17,21 +17,26 @@ public final class MosquittoBroker: @unchecked Sendable {
   public let port: Int
   /// The directory holding its configuration (`mosquitto.conf`) and log (`mosquitto.log`).
   public let directory: String
-  private let pid: pid_t
+  /// The broker's process id.
+  public let processIdentifier: pid_t
+  /// The watchdog shell that started the broker and stops it when `lifeline` closes.
+  private let watchdog: pid_t
+  private let lifeline: Int32
   private let lock = NSLock()
-  private var exited = false
+  private var stopped = false
 
-  private init(port: Int, directory: String, pid: pid_t) {
+  private init(port: Int, directory: String, processIdentifier: pid_t, watchdog: pid_t, lifeline: Int32) {
     self.port = port
     self.directory = directory
-    self.pid = pid
+    self.processIdentifier = processIdentifier
+    self.watchdog = watchdog
+    self.lifeline = lifeline
   }
+
+  deinit { stop() }
 
   /// `mqtt://127.0.0.1:PORT`.
   public var address: MQTTAddress { MQTTAddress(host: "127.0.0.1", port: port) }
-
-  /// The process id of the broker.
-  public var processIdentifier: Int32 { pid }
 
   /// A configuration for a broker open to anyone on 127.0.0.1:`port`, without persistence.
   public static func openConfiguration(port: Int, directory: String) -> String {
@@ -50,7 +55,9 @@ public final class MosquittoBroker: @unchecked Sendable {
 
   /// Starts the broker with the configuration `configuration(port, directory)` written to
   /// `directory/mosquitto.conf`, on a free port of 127.0.0.1, and waits until it accepts
-  /// connections. The configuration must listen on 127.0.0.1 and that port only.
+  /// connections. The configuration must listen on 127.0.0.1 and that port only. The broker is
+  /// started by a watchdog shell that stops it when this process ends, however it ends, so a
+  /// killed test run never leaves a broker behind.
   /// - Throws: `MQTTError.library` when the broker is not installed or does not start (its log
   ///   is quoted).
   public static func start(in directory: String, executable: String = defaultExecutable,
@@ -67,8 +74,7 @@ public final class MosquittoBroker: @unchecked Sendable {
       guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
         throw .library("cannot write \(path)")
       }
-      let pid = try spawn(executable, ["-c", path])
-      let broker = MosquittoBroker(port: port, directory: directory, pid: pid)
+      let broker = try launch(executable, configurationFile: path, port: port, directory: directory)
       let deadline = Date().addingTimeInterval(10)
       while Date() < deadline, broker.isRunning {
         if canConnect(port: port) { return broker }
@@ -80,41 +86,45 @@ public final class MosquittoBroker: @unchecked Sendable {
     throw .library("the broker did not start; its log says:\n\(lastLog)")
   }
 
-  /// Stops the broker (SIGTERM, then SIGKILL after 5 seconds) and waits for it to exit.
+  /// Stops the broker (the watchdog sends SIGTERM) and waits for it and the watchdog to exit.
   public func stop() {
-    guard isRunning else { return }
-    kill(pid, SIGTERM)
-    let deadline = Date().addingTimeInterval(5)
-    while isRunning, Date() < deadline { usleep(5_000) }
-    if isRunning { kill(pid, SIGKILL) }
     lock.lock()
     defer { lock.unlock() }
-    if !exited {
-      var status: Int32 = 0
-      waitpid(pid, &status, 0)
-      exited = true
-    }
+    guard !stopped else { return }
+    stopped = true
+    close(lifeline)
+    var status: Int32 = 0
+    waitpid(watchdog, &status, 0)
   }
 
-  /// Whether the broker process is still running (reaps it once it has exited).
+  /// Whether the broker process is still running.
   public var isRunning: Bool {
     lock.lock()
     defer { lock.unlock() }
-    guard !exited else { return false }
-    var status: Int32 = 0
-    let reaped = waitpid(pid, &status, WNOHANG)
-    if reaped == pid || (reaped < 0 && errno == ECHILD) { exited = true }
-    return !exited
+    return !stopped && kill(processIdentifier, 0) == 0 && !isZombie
   }
 
-  /// Starts `executable` with `arguments`, standard streams on /dev/null.
-  private static func spawn(_ executable: String, _ arguments: [String]) throws(MQTTError) -> pid_t {
+  private var isZombie: Bool {
+    guard let text = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+          let close = text.lastIndex(of: ")") else { return false }
+    return text[text.index(after: close)...].dropFirst().first == "Z"
+  }
+
+  /// Starts `sh`, which starts the broker, prints its pid, and kills it when its standard
+  /// input (the lifeline, whose other end only this process holds) reaches end of file.
+  private static func launch(_ executable: String, configurationFile: String, port: Int, directory: String) throws(MQTTError) -> MosquittoBroker {
+    var lifeline: [Int32] = [-1, -1], report: [Int32] = [-1, -1]
+    guard pipe(&lifeline) == 0, pipe(&report) == 0 else { throw .library("cannot make a pipe: \(String(cString: strerror(errno)))") }
+    _ = fcntl(lifeline[1], F_SETFD, FD_CLOEXEC)
+    _ = fcntl(report[0], F_SETFD, FD_CLOEXEC)
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    for descriptor: Int32 in [0, 1, 2] {
-      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
+    posix_spawn_file_actions_adddup2(&actions, lifeline[0], 0)
+    posix_spawn_file_actions_adddup2(&actions, report[1], 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addclose(&actions, lifeline[0])
+    posix_spawn_file_actions_addclose(&actions, report[1])
     // The broker starts with no blocked and no ignored signals, whatever this thread has.
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -125,18 +135,37 @@ public final class MosquittoBroker: @unchecked Sendable {
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setsigdefault(&attributes, &all)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let script = "\"$1\" -c \"$2\" </dev/null >/dev/null 2>&1 & broker=$!; echo $broker; exec >/dev/null; "
+      + "while read -r _; do :; done; kill -TERM $broker; wait $broker"
+    let words: [String] = ["/bin/sh", "-c", script, "sh", executable, configurationFile]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-    guard rc == 0 else { throw .library("cannot start \(executable): \(String(cString: strerror(rc)))") }
-    return pid
+    var shell: pid_t = 0
+    let rc = posix_spawn(&shell, "/bin/sh", &actions, &attributes, argv, environ)
+    close(lifeline[0])
+    close(report[1])
+    guard rc == 0 else {
+      close(lifeline[1])
+      close(report[0])
+      throw .library("cannot start \(executable): \(String(cString: strerror(rc)))")
+    }
+    var buffer = [UInt8](repeating: 0, count: 32)
+    let count = read(report[0], &buffer, buffer.count)
+    close(report[0])
+    let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard let pid = pid_t(text) else {
+      close(lifeline[1])
+      var status: Int32 = 0
+      waitpid(shell, &status, 0)
+      throw .library("cannot start \(executable)")
+    }
+    return MosquittoBroker(port: port, directory: directory, processIdentifier: pid, watchdog: shell, lifeline: lifeline[1])
   }
 
   /// CPU seconds (user + system) the broker has used so far, from `/proc/PID/stat`; `nil`
   /// where there is no `/proc`.
   public func cpuSeconds() -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    guard let text = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
           let close = text.lastIndex(of: ")") else { return nil }
     let fields = text[text.index(after: close)...].split(separator: " ")
     // After the command: state is field 3; utime and stime are fields 14 and 15.
