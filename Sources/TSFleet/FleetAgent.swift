@@ -13,7 +13,9 @@ import TSPlan
 ///
 /// Per watch, documents are handled one at a time, newest first: a revision that arrives while
 /// an apply runs waits, and only the newest of those that waited is applied. A revision already
-/// handled (a duplicate delivery, a document published again) changes nothing. The engine's
+/// handled (a duplicate delivery, a document published again) changes nothing, unless the watch
+/// drifted since or the last try failed: then it is applied again, so `tsapply apply --fleet`
+/// converges a drifted watch as it would a direct one. The engine's
 /// safety gate applies: an unsafe plan is refused unless the document carries `allow_destroy`.
 /// A failed apply (the watch out of reach, locked) is tried again with backoff; a refused or
 /// invalid one waits for a new revision.
@@ -278,7 +280,7 @@ actor AgentWatch {
       agent.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
       finish(revision: revision, result: .invalid, message: message)
     case .success(let desired):
-      if let status, status.revision == desired.revision, status.result != .failed { return }
+      if let status, status.revision == desired.revision, !status.wantsAnotherApply { return }
       if status?.revision != desired.revision { attempts = 0 }
       document = desired
       self.payload = payload

@@ -114,6 +114,10 @@ public enum FleetPublication {
         desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name)
       }
     }
+    // A status counts when it came after the publication began, or, kept from before (every
+    // retained one has arrived: `connect` synchronised), when the agent will not act on the same
+    // revision again (settled, refused, invalid).
+    let publishedAt = ContinuousClock.now
     let published: [Int: MQTTError] = await withTaskGroup(of: (Int, MQTTError?).self) { group in
       for (index, document) in desired {
         let id = members[index].watch.watchID
@@ -146,8 +150,11 @@ public enum FleetPublication {
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
         let details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
-        if let (status, received) = statuses[id], status.handled(document.revision) {
-          rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: verdict(status),
+        if let (status, received) = statuses[id], status.handled(document.revision),
+           received >= publishedAt || !status.wantsAnotherApply {
+          // Settled at this revision before it was published again: nothing for the agent to do.
+          let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
+          rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
         } else if let agent = view.agent(serving: id), !agent.online {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,

@@ -159,6 +159,13 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// Whether the status reports `revision` handled (whatever the result).
   public func handled(_ revision: String) -> Bool { self.revision == revision }
 
+  /// Whether the watch holds its revision as applied, with no drift and nothing pending.
+  public var isSettled: Bool { (result == .applied || result == .noChanges) && drift == 0 && pending == 0 }
+
+  /// Whether the agent applies the same revision again when it is delivered again: the last try
+  /// failed, or the watch drifted from it.
+  public var wantsAnotherApply: Bool { result == .failed || ((result == .applied || result == .noChanges) && !isSettled) }
+
   /// The status as canonical JSON.
   public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }
 

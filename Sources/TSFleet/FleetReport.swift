@@ -16,6 +16,8 @@ public enum FleetVerdict: Sendable, Equatable {
   case drift(count: Int, pending: Int, hasRecord: Bool)
   /// Over MQTT: not applied yet (the agent is offline, or did not report within `--wait`).
   case pending(String)
+  /// Over MQTT, planned: its manifests give a revision its agent has not applied.
+  case publish(String)
   /// Failed; the watch's section says why.
   case failed(String)
 
@@ -27,6 +29,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .applied: "applied"
     case .drift(let count, _, let hasRecord): !hasRecord ? "no record" : count == 0 ? "no drift" : "drift"
     case .pending: "pending"
+    case .publish: "to publish"
     case .failed: "failed"
     }
   }
@@ -37,7 +40,7 @@ public enum FleetVerdict: Sendable, Equatable {
   /// Whether the watch has (or had) changes: planned, applied, drifted or pending.
   public var hasChanges: Bool {
     switch self {
-    case .changes, .applied, .pending: true
+    case .changes, .applied, .pending, .publish: true
     case .drift(let count, _, _): count > 0
     case .noChanges, .failed: false
     }
@@ -50,7 +53,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
-    case .pending, .failed: "-"
+    case .pending, .failed, .publish: "-"
     }
   }
 }
@@ -105,16 +108,8 @@ public struct FleetReport: Sendable {
 
   /// The summary table and totals, ending with a newline.
   public func table() -> String {
-    let header = ["Watch", "Result", "Changes", "Time"]
     let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.verdict.changesText, $0.elapsedText] }
-    var widths = header.map(\.count)
-    for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
-    func line(_ cells: [String]) -> String {
-      cells.enumerated().map { index, cell in
-        index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-      }.joined(separator: "  ")
-    }
-    var text = line(header) + "\n" + rows.map(line).joined(separator: "\n") + "\n\n"
+    var text = FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n"
     var counts: [(String, Int)] = []
     for row in watches {
       if let index = counts.firstIndex(where: { $0.0 == row.verdict.word }) { counts[index].1 += 1 } else { counts.append((row.verdict.word, 1)) }
@@ -140,7 +135,7 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
-      case .pending(let reason), .failed(let reason):
+      case .pending(let reason), .failed(let reason), .publish(let reason):
         object["reason"] = .string(reason)
       case .noChanges:
         object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])
@@ -163,9 +158,7 @@ public struct FleetReport: Sendable {
         "by_result": .object(byResult),
       ]),
     ])
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    return ((try? encoder.encode(root)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+    return FleetText.json(root)
   }
 }
 

@@ -2,7 +2,8 @@ internal import CMosquitto
 import Foundation
 
 /// One MQTT 3.1.1 connection over libmosquitto: it connects, keeps reconnecting (with backoff)
-/// until closed, subscribes to its filters whenever the broker has no session for it, and
+/// until closed, subscribes to its filters when it first connects and whenever the broker has
+/// no session for it (so a reconnection to a kept session brings only what was queued), and
 /// delivers messages to a handler. Publishing waits for the broker's acknowledgement (PUBACK
 /// for QoS 1).
 ///
@@ -66,7 +67,8 @@ public final class MQTTClient: @unchecked Sendable {
     /// `false` asks the broker to keep the session (subscriptions and queued QoS 1 messages)
     /// while the client is away.
     public var cleanSession: Bool
-    /// Filters subscribed to with QoS 1 whenever the broker has no session for the client.
+    /// Filters subscribed to with QoS 1 on the client's first connection and whenever the
+    /// broker has no session for it.
     public var subscriptions: [String]
     /// Seconds between keep-alive pings; the broker drops the client after 1.5 times that.
     public var keepAlive: Int
@@ -139,6 +141,7 @@ public final class MQTTClient: @unchecked Sendable {
   private var cancelledTokens: Set<Int> = []
   private let tokens = TokenCounter()
   private var subscribing: Int32?
+  private var subscribedOnce = false
   private var sessionPresent = false
   private var lastRefusal: MQTTError?
   private var closeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -449,10 +452,13 @@ public final class MQTTClient: @unchecked Sendable {
     attempt = 0
     sessionPresent = flags & 1 == 1
     let filters = configuration.subscriptions
-    if filters.isEmpty || sessionPresent {
+    // The first connection of this client subscribes even to a kept session, so a process that
+    // starts again gets the retained messages it no longer remembers.
+    if filters.isEmpty || (sessionPresent && subscribedOnce) {
       becomeReady()
       return
     }
+    subscribedOnce = true
     var mid: Int32 = 0
     let copies = filters.map { strdup($0) }
     defer { copies.forEach { free($0) } }

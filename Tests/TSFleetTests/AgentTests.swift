@@ -78,7 +78,7 @@ import TSTestSupport
     #expect(try await site.scheme.device("room-2").fetchAllReminders().map(\.reminderName).contains("Lunch"))
     // The same manifests again: nothing new to apply, the statuses already say so.
     let again = try await site.apply()
-    #expect(again.map(\.verdict.word) == ["applied", "applied"])
+    #expect(again.map(\.verdict.word) == ["no changes", "no changes"])
     #expect(agent.statistics.applies == 2)
     let status = try #require(await agent.status(of: "room-1"))
     #expect(status.result == .applied)
@@ -119,6 +119,34 @@ import TSTestSupport
     #expect(view.statuses["room-1"]?.status.result == .applied)
     #expect(view.agents["station"]?.online == true)
     await view.close()
+    await agent.stop()
+  }
+
+  @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    let events = Inbox<FleetEvent>()
+    let listener = try MQTTClient(address: site.broker.address,
+                                  configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
+                                  onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
+    listener.connect()
+    try await listener.ready(within: .seconds(10))
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try site.scheme.device("room-1").simulateSOSPress()
+    let seen = await events.wait(for: 2)
+    #expect(Set(seen.map(\.kind)) == [.drift, .sos])
+    #expect(seen.first { $0.kind == .drift }?.message == "1 resource changed on the watch since the last apply: contacts")
+    #expect(!seen.contains { $0.message.contains("5550199") })
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.pending == 1)
+    // Applying the same manifests again converges the drifted watch (one contact of four
+    // removed: safe for an unattended apply).
+    let again = try await site.apply()
+    #expect(again.map(\.verdict.changesText) == ["+0 ~1 -0"])
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    await listener.close()
     await agent.stop()
   }
 

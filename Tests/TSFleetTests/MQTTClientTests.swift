@@ -5,24 +5,11 @@ import TSTestSupport
 
 /// The libmosquitto wrapper against a real broker on 127.0.0.1.
 @Suite struct MQTTClientTests {
-  /// Messages received, for assertions.
-  final class Inbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [MQTTClient.Message] = []
-    func add(_ message: MQTTClient.Message) { lock.lock(); stored.append(message); lock.unlock() }
-    var messages: [MQTTClient.Message] { lock.lock(); defer { lock.unlock() }; return stored }
-    func wait(for count: Int, within seconds: Double = 10) async -> [MQTTClient.Message] {
-      let deadline = Date().addingTimeInterval(seconds)
-      while messages.count < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-      return messages
-    }
-  }
-
   @Test func publishesAndReceivesRetainedAndLiveMessagesAndTheWill() async throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let broker = try MosquittoBroker.start(in: directory)
     defer { broker.stop() }
-    let inbox = Inbox()
+    let inbox = Inbox<MQTTClient.Message>()
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "publisher"), onMessage: { _ in })
     publisher.connect()
     try await publisher.ready(within: .seconds(10))

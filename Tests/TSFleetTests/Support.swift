@@ -64,3 +64,25 @@ enum ManifestDocumentFixture {
     return ManifestDocument(manifest: loaded.manifest!, bytes: Array(yaml.utf8), path: nil)
   }
 }
+
+/// Things received from another thread (messages, events), for assertions.
+final class Inbox<Element: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: [Element] = []
+  func add(_ element: Element) {
+    lock.lock()
+    stored.append(element)
+    lock.unlock()
+  }
+  var items: [Element] {
+    lock.lock()
+    defer { lock.unlock() }
+    return stored
+  }
+  /// The items once there are `count` of them, or after `seconds`.
+  func wait(for count: Int, within seconds: Double = 10) async -> [Element] {
+    let deadline = Date().addingTimeInterval(seconds)
+    while items.count < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    return items
+  }
+}

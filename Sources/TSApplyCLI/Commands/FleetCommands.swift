@@ -11,6 +11,7 @@ import TSPlan
 extension FleetSession {
   /// `tsapply plan --fleet`: every watch planned (read-only, no lock).
   func plan(detailedExitCode: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
+    if let broker { return try await planOverBroker(detailedExitCode: detailedExitCode, broker: broker) }
     let rows = await planned(output: output)
     return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row)),
                       changed: detailedExitCode && rows.contains { $0.row.verdict.hasChanges })
@@ -42,6 +43,7 @@ extension FleetSession {
   /// `tsapply drift --fleet`: drift and pending changes per watch (read-only); exit 2 when a
   /// watch drifted (with `--pending`, also when one has pending changes).
   func drift(pendingCounts: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
+    if let broker { return try await driftOverBroker(pendingCounts: pendingCounts, broker: broker) }
     let color = context.useColor(noColorFlag: output.noColor)
     let redact = self.redact
     let rows = await run(verb: "reading", { _, document, watch throws(EngineError) in
@@ -69,6 +71,7 @@ extension FleetSession {
   /// gate per watch); otherwise every watch planned, one question for all of them, and each
   /// watch applied only while its plan is still the one approved.
   func apply(_ settings: ApplyRun.Settings) async throws -> ExitStatus {
+    if let broker { return try await applyOverBroker(settings, broker: broker) }
     if settings.autoApprove {
       let rows = await applied(settings, approved: nil)
       return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
