@@ -71,6 +71,8 @@ public enum MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
   case library(String)
   /// The broker refused the connection (bad credentials, not authorised): its CONNACK reason.
   case refused(String)
+  /// TLS failed (the broker's certificate is not trusted, or this client's is refused).
+  case tls(String)
   /// The operation did not finish because the connection is closed or was closed meanwhile.
   case notConnected
   /// The operation did not finish in time.
@@ -81,6 +83,7 @@ public enum MQTTError: Error, Hashable, Sendable, CustomStringConvertible {
     case .invalidAddress(let text): text
     case .library(let text): text
     case .refused(let reason): "the broker refused the connection: \(reason)"
+    case .tls(let reason): "TLS failed \(reason)"
     case .notConnected: "not connected to the broker"
     case .timedOut(let what): "timed out \(what)"
     }

@@ -144,6 +144,8 @@ public final class MQTTClient: @unchecked Sendable {
   private var subscribedOnce = false
   private var sessionPresent = false
   private var lastRefusal: MQTTError?
+  private let logLock = NSLock()
+  private var loggedError: String?
   private var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
   /// Whether the handle speaks TLS (read every loop turn).
@@ -209,12 +211,30 @@ public final class MQTTClient: @unchecked Sendable {
     mosquitto_subscribe_callback_set(handle) { _, object, mid, _, _ in
       MQTTClient.from(object)?.subscribed(mid: mid)
     }
+    mosquitto_log_callback_set(handle) { _, object, level, text in
+      // MOSQ_LOG_ERR: libmosquitto's reason for a failed TLS handshake, among others.
+      guard level & 8 != 0, let text, let client = MQTTClient.from(object) else { return }
+      client.noteError(String(cString: text))
+    }
     mosquitto_message_callback_set(handle) { _, object, message in
       guard let client = MQTTClient.from(object), let message = message?.pointee else { return }
       let topic = message.topic.map { String(cString: $0) } ?? ""
       let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
       client.onMessage(Message(topic: topic, payload: payload, retained: message.retain))
     }
+  }
+
+  /// The last error libmosquitto logged (it logs from the connecting thread too).
+  private func noteError(_ text: String) {
+    logLock.lock()
+    loggedError = text
+    logLock.unlock()
+  }
+
+  private var lastLoggedError: String? {
+    logLock.lock()
+    defer { logLock.unlock() }
+    return loggedError
   }
 
   private static func from(_ object: UnsafeMutableRawPointer?) -> MQTTClient? {
@@ -234,7 +254,8 @@ public final class MQTTClient: @unchecked Sendable {
   }
 
   /// Waits until the client is connected and subscribed.
-  /// - Throws: `MQTTError.refused` as soon as the broker refuses it, `.timedOut` after `timeout`.
+  /// - Throws: `MQTTError.refused` as soon as the broker refuses it (or TLS fails), `.timedOut`
+  ///   after `timeout`.
   public func ready(within timeout: Duration) async throws(MQTTError) {
     let deadline = ContinuousClock.now + timeout
     while true {
@@ -422,12 +443,24 @@ public final class MQTTClient: @unchecked Sendable {
         self.connecting = false
         guard self.handle != nil else { return }
         guard self.wanted else { return self.release() }
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
+        if self.failedTLS(rc, reason) {
+          self.scheduleReconnect(longest: true)
+        } else if rc != MOSQ_ERR_SUCCESS.rawValue {
           self.scheduleReconnect()
           self.onConnection(.lost("cannot connect to \(self.address): \(reason)"))
         }
       }
     }
+  }
+
+  /// Whether `rc` is a TLS failure, which a retry will not mend (the broker's certificate, or
+  /// this client's); it is then kept as the refusal `ready(within:)` reports.
+  private func failedTLS(_ rc: Int32, _ reason: String) -> Bool {
+    guard rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue else { return false }
+    let failure = MQTTError.tls("with \(address): \(lastLoggedError ?? reason)")
+    lastRefusal = failure
+    onConnection(.refused(failure))
+    return true
   }
 
   private func scheduleReconnect(longest: Bool = false) {
@@ -490,7 +523,7 @@ public final class MQTTClient: @unchecked Sendable {
       loop.perform { self.release() }
       return
     }
-    let refused = lastRefusal != nil
+    let refused = failedTLS(rc, String(cString: mosquitto_strerror(rc))) || lastRefusal != nil
     scheduleReconnect(longest: refused)
     if wasReady { onConnection(.lost(rc == 0 ? "disconnected" : String(cString: mosquitto_strerror(rc)))) }
   }
