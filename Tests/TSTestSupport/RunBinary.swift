@@ -41,6 +41,9 @@ public enum TSApplyBinary {
       self.output = output
       self.error = error
     }
+    /// Sends `signal` (e.g. SIGTERM) to the process.
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
     /// Reads both pipes to the end and waits for the exit.
     public func wait() -> ProcessResult {
       nonisolated(unsafe) var errData = Data()
