@@ -62,6 +62,8 @@ public final class FleetAgent: @unchecked Sendable {
     public var desiredReceived = 0
     /// Applies run through the engine.
     public var applies = 0
+    /// None yet.
+    public init() {}
   }
 
   /// The configuration.
