@@ -67,7 +67,8 @@ import TSTestSupport
 
   static func enabled(_ value: String) -> String { "reminders:\n  drinking:\n    enabled: 1️⃣\(value)\n" }
 
-  @Test(arguments: [("true", true), ("false", false)])
+  /// YAML 1.2's core schema: three spellings each.
+  @Test(arguments: [("true", true), ("True", true), ("TRUE", true), ("false", false), ("False", false), ("FALSE", false)])
   func validBoolean(_ value: String, _ expected: Bool) {
     let result = load(MarkedText(Self.enabled(value)).text)
     #expect(result.diagnostics == [])
@@ -82,6 +83,9 @@ import TSTestSupport
     ("OFF", "\"OFF\" is not a boolean; write false (tsapply reads only true and false)"),
     ("y", "\"y\" is not a boolean; write true (tsapply reads only true and false)"),
     ("\"true\"", "\"true\" is quoted, so it is text; write true without quotes"),
+    ("'False'", "\"False\" is quoted, so it is text; write false without quotes"),
+    ("tRUE", "expected true or false, found \"tRUE\""),
+    ("Off", "\"Off\" is not a boolean; write false (tsapply reads only true and false)"),
     ("1", "expected true or false, found \"1\""),
     ("[true]", "expected true or false, found a list"),
   ].map { DiagnosticCase(marked: enabled($0.0), field: "reminders.drinking.enabled", message: $0.1) }
