@@ -70,6 +70,30 @@ import TSTestSupport
     #expect(result.stderr.hasSuffix("w.yaml is not valid: 3 errors.\n"))
   }
 
+  /// A right-to-left override or a zero-width space in a name is shown escaped wherever a name
+  /// is printed for a person: diagnostics (message and echoed line), the plan, `device show`.
+  @Test func invisibleCharactersInNamesAreShownEscaped() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let spec = "sim:\(directory.path)/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw", "--device", spec]).status == 0)
+    let added = try TSApplyBinary.run(["device", "simulate", "contact-add", "Sam \u{202E}xoB", "+15550100", "--device", spec])
+    #expect(added.status == 0, "\(added.stderr)")
+    let shown = try TSApplyBinary.run(["device", "show", "--device", spec])
+    #expect(shown.stdout.contains("Sam \\u{202E}xoB  +15550100"), "\(shown.stdout)")
+    let long = "Mo\u{200B}m " + String(repeating: "a", count: 40)
+    try "contacts:\n  - {name: \"\(long)\", phone: \"+15550101\"}\n".write(to: directory.appendingPathComponent("w.yaml"), atomically: true, encoding: .utf8)
+    let validate = try TSApplyBinary.run(["validate", "w.yaml"], in: directory)
+    #expect(validate.status == 0)
+    #expect(validate.stderr.hasPrefix("w.yaml:2:12: warning: contacts[0].name: is 47 bytes; the watch stores at most 32, so it will be stored as \"Mo\\u{200B}m aaaaaaaaaaaaaaaaaaaaaaaaa\" (32 bytes)\n  - {name: \"Mo\\u{200B}m aaaa"), "\(validate.stderr)")
+    let plan = try TSApplyBinary.run(["plan", "--no-color", "--device", spec, "w.yaml"], in: directory)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("\"Sam \\u{202E}xoB\""), "\(plan.stdout)")
+    #expect(plan.stdout.contains("\"Mo\\u{200B}m aaaa"))
+    for output in [shown.stdout, validate.stderr, plan.stdout] {
+      #expect(!output.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{200B}" })
+    }
+  }
+
   @Test func aHugeLineIsEchoedAsAWindow() throws {
     let manifest = "contacts: " + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + String(repeating: " ", count: 100_000) + "\n"
     let result = try TSApplyBinary.run(["validate", "w.yaml"], in: try Self.workspace(manifest))

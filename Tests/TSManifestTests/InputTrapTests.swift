@@ -17,6 +17,22 @@ import TSTestSupport
                    message: "the document has more than 100000 nodes (keys, values, lists and mappings), more than a manifest may hold; reading stopped"),
   ]
 
+  static func phone(_ value: String) -> String { "contacts:\n  - name: Alex\n    phone: 1️⃣\(value)\n" }
+  static let phoneFormatting = "a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
+
+  /// A character one cannot see in a phone is named by code point; one that can be seen is quoted.
+  static let invisibleInPhones: [DiagnosticCase] = [
+    ("\"+1\u{00A0}555 0100\"", "\"+1\u{00A0}555 0100\" contains U+00A0 NO-BREAK SPACE; \(phoneFormatting)"),
+    ("\"+1\\t555\"", "\"+1\t555\" contains U+0009 CHARACTER TABULATION; \(phoneFormatting)"),
+    ("\"555\u{200B}0100\"", "\"555\u{200B}0100\" contains U+200B ZERO WIDTH SPACE; \(phoneFormatting)"),
+    ("\"555\u{202F}0100\"", "\"555\u{202F}0100\" contains U+202F NARROW NO-BREAK SPACE; \(phoneFormatting)"),
+    ("\"555\u{2010}0100\"", "\"555\u{2010}0100\" contains \"\u{2010}\"; \(phoneFormatting)"),
+    ("\"555/0100\"", "\"555/0100\" contains \"/\"; \(phoneFormatting)"),
+  ].map { DiagnosticCase(marked: phone($0.0), field: "contacts[0].phone", message: $0.1) }
+
+  @Test(arguments: invisibleInPhones)
+  func invisibleCharactersInPhonesAreNamed(_ row: DiagnosticCase) { row.check() }
+
   @Test(arguments: nodeBounds)
   func aLongFileIsNotABillionLaughs(_ row: DiagnosticCase) { row.check() }
 }
