@@ -66,6 +66,15 @@ public enum InvisibleCharacters {
     return nil
   }
 
+  /// `text` without the white space and invisible characters at its ends (`edge(of:)`).
+  public static func trimmed(_ text: String) -> String {
+    var scalars = Array(text.unicodeScalars)
+    while let edge = edge(of: String(String.UnicodeScalarView(scalars))) {
+      if edge.atEnd { scalars.removeLast() } else { scalars.removeFirst() }
+    }
+    return String(String.UnicodeScalarView(scalars))
+  }
+
   /// `U+00A0 NO-BREAK SPACE`: the code point and the Unicode name (for a control character, its
   /// common name where it has one: `U+0009 CHARACTER TABULATION`; else the code point alone).
   public static func describe(_ scalar: Unicode.Scalar) -> String {

@@ -170,6 +170,8 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
     .yaml("reminders:\n  custom:\n    - {name: W, at: [\"08:00\"]}\n    - {name: W, at: [\"09:00\"]}\n", false),
     .yaml("contacts:\n  - {name: A, phone: \"1 2\"}\n  - {name: A, phone: \"12\"}\n", false),
     .customName(String(repeating: "李", count: 11), false),  // 33 bytes, 11 characters
+    .customName("\"Walk \"", false),                      // white space at an end of a name
+    .yaml("contacts:\n  - {name: \"\u{00A0}Alex\", phone: \"1\"}\n", false),
     .notes(String(repeating: "é", count: 33), false),       // 66 bytes, 33 characters
     .medicineAt("0630", false),                            // an integer to YAML 1.2, ambiguous to tsapply
     .yaml("version: 1.0\n", false),
