@@ -61,7 +61,7 @@ import TSTestSupport
   }
 
   @Test func controlCharactersAreRejectedAndNeverPrintedRaw() throws {
-    let manifest = "version: 1\nreminders:\n  custom:\n    - {name: \"a\\nb\", at: [3]}\n    - {name: \"\\e[2J\\e[31mRED\", at: [6]}\ncontacts:\n  - {name: \"\\e]0;pwned\\a\", phone: \"3\"}\n"
+    let manifest = "version: 1\nreminders:\n  custom:\n    - {name: \"a\\nb\", at: [\"03:00\"]}\n    - {name: \"\\e[2J\\e[31mRED\", at: [\"06:00\"]}\ncontacts:\n  - {name: \"\\e]0;pwned\\a\", phone: \"3\"}\n"
     let result = try TSApplyBinary.run(["validate", "w.yaml"], in: try Self.workspace(manifest))
     #expect(result.status == 1)
     #expect(!result.stderr.contains("\u{1B}") && !result.stderr.contains("\u{07}"))

@@ -17,6 +17,69 @@ import TSTestSupport
                    message: "the document has more than 100000 nodes (keys, values, lists and mappings), more than a manifest may hold; reading stopped"),
   ]
 
+  static func medicineAt(_ value: String) -> String { "reminders:\n  medicine:\n    at: [\"06:00\", 1️⃣\(value)]\n" }
+  static let minutes = "(an integer time counts minutes from midnight)"
+
+  /// Every time of day written as an integer is valid and warned about, with the clock time it
+  /// is and the "HH:MM" to write for the reading people usually mean.
+  static let integerTimes: [DiagnosticCase] = [
+    ("800", "800 is 13:20 \(minutes); write \"08:00\" if you meant eight o'clock, or \"13:20\" to keep this time"),
+    ("830", "830 is 13:50 \(minutes); write \"08:30\" if you meant 08:30, or \"13:50\" to keep this time"),
+    ("9", "9 is 00:09 \(minutes); write \"09:00\" if you meant nine o'clock, or \"00:09\" to keep this time"),
+    ("12", "12 is 00:12 \(minutes); write \"12:00\" if you meant twelve o'clock, or \"00:12\" to keep this time"),
+    ("21", "21 is 00:21 \(minutes); write \"21:00\" if you meant 21:00, or \"00:21\" to keep this time"),
+    ("100", "100 is 01:40 \(minutes); write \"01:00\" if you meant one o'clock, or \"01:40\" to keep this time"),
+    ("1439", "1439 is 23:59 \(minutes); write \"14:39\" if you meant 14:39, or \"23:59\" to keep this time"),
+    ("0", "0 is 00:00 \(minutes); write \"00:00\" to say so"),
+    ("60", "60 is 01:00 \(minutes); write \"01:00\" to say so"),
+    ("390", "390 is 06:30 \(minutes); write \"06:30\" to say so"),
+    ("!!int 480", "480 is 08:00 \(minutes); write \"08:00\" to say so"),
+  ].map { DiagnosticCase(marked: medicineAt($0.0), field: "reminders.medicine.at[1]", message: $0.1, severity: .warning) } + [
+    DiagnosticCase(marked: "reminders:\n  drinking:\n    period: {start: 1️⃣600, end: \"20:00\", every: 1h}\n",
+                   field: "reminders.drinking.period.start",
+                   message: "600 is 10:00 \(minutes); write \"06:00\" if you meant six o'clock, or \"10:00\" to keep this time",
+                   severity: .warning),
+    DiagnosticCase(marked: "reminders:\n  drinking:\n    lunch_break: {start: \"11:00\", end: 1️⃣1300}\n",
+                   field: "reminders.drinking.lunch_break.end",
+                   message: "1300 is 21:40 \(minutes); write \"13:00\" if you meant 13:00, or \"21:40\" to keep this time",
+                   severity: .warning),
+    .valid(medicineAt("\"13:20\"")), .valid(medicineAt("08:00")),
+  ]
+
+  @Test(arguments: integerTimes)
+  func integerTimesAreWarnedAbout(_ row: DiagnosticCase) { row.check() }
+
+  static func drinkingEvery(_ value: String) -> String {
+    "reminders:\n  drinking:\n    period: {start: \"08:00\", end: \"20:00\", every: 1️⃣\(value)}\n"
+  }
+
+  /// An integer interval under 5 is minutes, most likely meant as hours.
+  static let integerIntervals: [DiagnosticCase] = [
+    ("2", "every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m to keep 2 minutes"),
+    ("1", "every: 1 is 1 minute (an integer interval counts minutes); write 1h for one hour, or 1m to keep 1 minute"),
+    ("4", "every: 4 is 4 minutes (an integer interval counts minutes); write 4h for four hours, or 4m to keep 4 minutes"),
+  ].map { DiagnosticCase(marked: drinkingEvery($0.0), field: "reminders.drinking.period.every", message: $0.1, severity: .warning) }
+    + [.valid(drinkingEvery("5")), .valid(drinkingEvery("2m")), .valid(drinkingEvery("2h")), .valid(drinkingEvery("90"))]
+
+  @Test(arguments: integerIntervals)
+  func smallIntegerIntervalsAreWarnedAbout(_ row: DiagnosticCase) { row.check() }
+
+  /// The example: a period meant as 09:00–21:00 every two hours is 00:09–00:21 every two
+  /// minutes, and each of its three integers says so.
+  @Test func aPeriodOfIntegersGetsAWarningForEach() {
+    let text = MarkedText("reminders:\n  drinking:\n    period: {start: 1️⃣9, end: 2️⃣21, every: 3️⃣2}\n")
+    let result = load(text.text)
+    #expect(result.manifest != nil)
+    #expect(result.diagnostics == [
+      .warning(at: text.position("1️⃣"), field: "reminders.drinking.period.start",
+               "9 is 00:09 \(Self.minutes); write \"09:00\" if you meant nine o'clock, or \"00:09\" to keep this time"),
+      .warning(at: text.position("2️⃣"), field: "reminders.drinking.period.end",
+               "21 is 00:21 \(Self.minutes); write \"21:00\" if you meant 21:00, or \"00:21\" to keep this time"),
+      .warning(at: text.position("3️⃣"), field: "reminders.drinking.period.every",
+               "every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m to keep 2 minutes"),
+    ])
+  }
+
   static func custom(_ name: String) -> String { "reminders:\n  custom:\n    - name: 1️⃣\(name)\n      at: [\"08:00\"]\n" }
   static func contact(_ name: String, list: String = "contacts") -> String {
     let indent = list == "contacts" ? "" : "  "

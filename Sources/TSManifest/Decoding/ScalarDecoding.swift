@@ -91,7 +91,10 @@ extension DecodingContext {
       return nil
     }
     guard hasStandardTag(node, path: path, allowing: ["str", "int"]) else { return nil }
-    if let minutes = plainInteger(node) { return minutes }
+    if let minutes = plainInteger(node) {
+      PeriodRule.checkInteger(every: Located(minutes, at: node.position), field: path, into: &diagnostics)
+      return minutes
+    }
     guard let parts = Self.parseDuration(scalar.value) else {
       error(node.position, path, "\"\(scalar.value)\" is not a duration (\(expected))")
       return nil
