@@ -117,6 +117,34 @@ import TSTestSupport
   @Test(arguments: namesWithEdges)
   func namesMayNotBeginOrEndWithWhiteSpace(_ row: DiagnosticCase) { row.check() }
 
+  static let mappingValues = "invalid YAML: mapping values are not allowed in this context"
+  static let quote = "a value that holds \": \" must be quoted"
+
+  /// An unquoted value holding ": " keeps libyaml's position and message, with a hint that shows
+  /// the line's key and value quoted.
+  static let colonInValue: [DiagnosticCase] = [
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk1️⃣: park\n      at: [\"08:00\"]\n", field: "",
+                   message: "\(mappingValues); \(quote): name: \"Walk: park\""),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk1️⃣: park  # the long one\n      at: [\"08:00\"]\n", field: "",
+                   message: "\(mappingValues); \(quote): name: \"Walk: park\""),
+    DiagnosticCase(marked: "reminders:\n  sedentary:\n    notes: Stand up1️⃣: stretch: walk\n", field: "",
+                   message: "\(mappingValues); \(quote): notes: \"Stand up: stretch: walk\""),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: It's1️⃣: fun\n", field: "",
+                   message: "\(mappingValues); \(quote): name: \"It's: fun\""),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Say \"hi\"1️⃣: now\n", field: "",
+                   message: "\(mappingValues); \(quote): name: 'Say \"hi\": now'"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: Walk1️⃣: park, at: [\"08:00\"]}\n", field: "",
+                   message: "invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 3, column 7); \(quote): name: \"Walk: park\""),
+    // Not a value holding ": ": a quoted value followed by a colon, a key indented under a value.
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - notes: \"a\"1️⃣: b\n", field: "", message: mappingValues),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk\n        park1️⃣: x\n", field: "", message: mappingValues),
+    .valid("reminders:\n  custom:\n    - name: \"Walk: park\"\n      at: [\"08:00\"]\n"),
+    .valid("reminders:\n  custom:\n    - name: Walk:park\n      at: [\"08:00\"]\n"),
+  ]
+
+  @Test(arguments: colonInValue)
+  func aColonInAnUnquotedValueHintsToQuoteIt(_ row: DiagnosticCase) { row.check() }
+
   static func phone(_ value: String) -> String { "contacts:\n  - name: Alex\n    phone: 1️⃣\(value)\n" }
   static let phoneFormatting = "a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
 

@@ -142,7 +142,10 @@ import TSTestSupport
   @Test func syntaxErrorsComeFromLibyamlWithPosition() {
     let text = MarkedText("a: b1️⃣: c\n")
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
-      "invalid YAML: mapping values are not allowed in this context")])
+      "invalid YAML: mapping values are not allowed in this context; a value that holds \": \" must be quoted: a: \"b: c\"")])
+    let unclosed = MarkedText("a: [b1️⃣\n")
+    #expect(Self.read(unclosed.text).diagnostics.map(\.message) == [
+      "invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 4)"])
   }
 
   @Test func countEventsScansWithoutBuilding() {
