@@ -89,7 +89,7 @@ struct FormatPass {
       propose(node, node.scalar.map { "\"\($0.value)\"" })
     case .repeatRule:
       proposeRepeat(node)
-    case .boolean, .lunchBreak where node.scalar != nil:
+    case _ where role == .boolean || (role == .lunchBreak && node.scalar != nil):
       // Only a valid manifest is formatted, so a boolean's node is a scalar here.
       propose(node, context.bool(node, path: "").map { String($0) })
     case .keep:
