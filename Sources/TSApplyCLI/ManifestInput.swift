@@ -9,15 +9,25 @@ public enum ManifestInput {
   /// The name positions carry for a manifest read from standard input.
   public static let standardInputName = "-"
 
-  /// Loads the manifest `file` for a command: `-` reads all of standard input
-  /// (`context.readAll`); any other path is resolved against `context.currentDirectory` and
-  /// named in diagnostics as the user wrote it. Never throws: an unreadable file is an error
-  /// diagnostic in the result.
+  /// Where `file` is read from: `-` is standard input (`context.standardInput`); any other
+  /// path is resolved against `context.currentDirectory` and named in diagnostics as the user
+  /// wrote it. Every command reads its manifest (and saved plans) through the source's bounded
+  /// `read`, so all of them refuse the same inputs with the same messages.
+  public static func source(_ file: String, context: CommandContext) -> ManifestSource {
+    file == standardInputName ? context.standardInput : .file(path: context.resolve(file), displayName: file)
+  }
+
+  /// Loads the manifest `file` for a command (`source(_:context:)`). Never throws: an
+  /// unreadable file is an error diagnostic in the result.
   public static func load(_ file: String, context: CommandContext) -> ManifestLoadResult {
-    if file == standardInputName {
-      return ManifestLoader.load(bytes: context.readAll(), file: standardInputName)
-    }
-    return ManifestLoader.load(path: context.resolve(file), displayName: file)
+    ManifestLoader.load(source(file, context: context))
+  }
+
+  /// The message for a manifest that cannot be read, for commands that stop with `Error: …`:
+  /// the reader's message, and for a missing default `watch.yaml` where to point instead.
+  static func failureMessage(_ problem: ManifestReadError, command: String) -> String {
+    guard problem.displayName == ManifestArgument.defaultFile, problem.reason == .notFound else { return problem.description }
+    return problem.description + " (give the manifest's path, e.g. 'tsapply \(command) examples/watch.yaml')"
   }
 
   /// Prints `diagnostics`: errors first, then warnings, each group sorted by position.

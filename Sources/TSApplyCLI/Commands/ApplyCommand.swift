@@ -33,8 +33,10 @@ struct ApplyCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    if file != "-", let data = FileManager.default.contents(atPath: context.resolve(file)),
-       let saved = try SavedPlan.parse(Array(data), path: file) {
+    // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
+    // be gone for the manifest read that follows.
+    let source = ManifestInput.source(file, context: context)
+    if file != "-", source.isRereadable, case .success(let bytes) = source.read(), let saved = try SavedPlan.parse(bytes, path: file) {
       return try await applySaved(saved, context: context)
     }
     let planned = try await PlannedManifest.make(file, deviceSpec: deviceSpec, redact: output.redact, context: context)
@@ -52,7 +54,7 @@ struct ApplyCommand: Command {
     if let device = saved.device, device != session.deviceIdentity {
       throw CommandFailure("\(file) was made for the watch \(device); it cannot be applied to \(session.deviceIdentity)")
     }
-    let manifestBytes = FileManager.default.contents(atPath: saved.manifestPath).map(Array.init)
+    let manifestBytes = try? ManifestSource.file(path: saved.manifestPath, displayName: saved.plan.manifestFile).read().get()
     let state = try await session.reconciler.readState()
     try saved.checkFresh(manifestBytes: manifestBytes, state: state)
     guard let bytes = manifestBytes else { return .failure }
