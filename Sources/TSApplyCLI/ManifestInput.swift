@@ -40,11 +40,16 @@ public enum ManifestInput {
   /// standard output): one object with `format_version`, `valid`, `errors` and `warnings` (each
   /// with file, line, column, field, message), keys sorted.
   ///
-  /// With `redact` (`--redact`), phone-like text in messages and echoed source lines is masked
-  /// (`PhoneRedaction.redactPhoneLike`: all digits but the last two become `*`).
+  /// With `redact` (`--redact`), phones in messages and echoed source lines are masked (all
+  /// digits but the last two become `*`): every phone the source may hold
+  /// (`PhoneCandidates`) by its digits, whatever separates them
+  /// (`PhoneRedaction.KnownPhones`), and any other phone-like text
+  /// (`PhoneRedaction.redactPhoneLike`). A source line is masked whole before it is cut to a
+  /// window, so a phone at the window's edge is masked too.
   public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
                                       context: CommandContext) {
-    let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(text) : text }
+    let known = PhoneRedaction.KnownPhones(redact && !diagnostics.isEmpty ? source.map(PhoneCandidates.find) ?? [] : [])
+    let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(known.redact(text)) : text }
     let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
       + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
         var masked = diagnostic
@@ -61,8 +66,9 @@ public enum ManifestInput {
     for diagnostic in sorted {
       text += ControlCharacters.escaped(diagnostic.description) + "\n"
       if let position = diagnostic.position, position.line >= 1, position.line <= lines.count {
-        let excerpt = SourceExcerpt(line: lines[position.line - 1], column: position.column)
-        text += ControlCharacters.escaped(mask(excerpt.line)) + "\n" + excerpt.caretLine + "\n"
+        // Masking keeps every character's place (a digit becomes one `*`), so the caret still fits.
+        let excerpt = SourceExcerpt(line: mask(lines[position.line - 1]), column: position.column)
+        text += ControlCharacters.escaped(excerpt.line) + "\n" + excerpt.caretLine + "\n"
       }
     }
     context.stderr.write(text)

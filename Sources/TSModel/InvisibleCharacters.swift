@@ -23,7 +23,8 @@ public enum InvisibleCharacters {
   public static func isInvisible(_ scalar: Unicode.Scalar, after previous: Unicode.Scalar?,
                                  before next: Unicode.Scalar?) -> Bool {
     let value = scalar.value
-    if value == 0x20 || value == 0x3000 || ControlCharacters.isControl(scalar) { return false }
+    // Below U+00A0 there are only visible characters and control characters (ControlCharacters').
+    if value < 0xA0 || value == 0x3000 { return false }
     if scalar.properties.isWhitespace { return true }
     guard scalar.properties.isDefaultIgnorableCodePoint else { return false }
     switch value {

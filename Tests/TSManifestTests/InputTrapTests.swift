@@ -164,3 +164,25 @@ import TSTestSupport
   @Test(arguments: nodeBounds)
   func aLongFileIsNotABillionLaughs(_ row: DiagnosticCase) { row.check() }
 }
+
+/// What `--redact` treats as a phone in a manifest's source (`PhoneCandidates`).
+@Suite struct PhoneCandidatesTests {
+  @Test func scalarsWithFiveDigitsAndPhoneKeyLinesAreCandidates() {
+    let source = """
+      contacts:
+        - {name: Room 12345, phone: "+49/176/9876"}
+        - {name: B, phone_numer: '555:0100'}
+      reminders:
+        medicine: {at: ["08:00", "20:00"]}
+
+      """
+    #expect(PhoneCandidates.find(in: Array(source.utf8)) == ["Room 12345", "+49/176/9876", "555:0100",
+                                                              " \"+49/176/9876\"}", " '555:0100'}"])
+  }
+
+  /// A file YAML cannot read still has the rest of its phone lines found.
+  @Test func aFileThatIsNotYAMLStillHasItsPhoneLines() {
+    let source = "contacts:\n  - name: A\n    phone: +1: 555: 0100\n    Tel: 44 20 7946 0000  # office\n"
+    #expect(PhoneCandidates.find(in: Array(source.utf8)) == [" +1: 555: 0100", " 44 20 7946 0000  # office"])
+  }
+}
