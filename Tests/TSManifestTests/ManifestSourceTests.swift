@@ -39,6 +39,21 @@ import TSTestSupport
     #expect(ManifestReadError("w.yaml", .permissionDenied).description == "cannot read w.yaml: permission denied (this user may not read it)")
   }
 
+  @Test func aSocketIsNamed() throws {
+    let path = try Self.directory().appendingPathComponent("s.sock").path
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    #expect(descriptor >= 0)
+    defer { close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    #expect(bound == 0)
+    #expect(Self.reason(path) == .socket)
+  }
+
   /// A regular file over the bound is refused by its size: a 1 GiB sparse file at once.
   @Test func aLargeFileIsRefusedByItsSize() throws {
     let path = try Self.directory().appendingPathComponent("huge.yaml").path
