@@ -60,8 +60,9 @@ enum PhoneNumberRule {
     if cleaned.dropFirst().contains("+") {
       return "\(quoted) has a '+' after the start; '+' may only begin the number"
     }
-    if let odd = cleaned.first(where: { !($0.isASCII && $0.isNumber) && $0 != "+" }) {
-      return "\(quoted) contains \"\(odd)\"; a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
+    if let odd = cleaned.unicodeScalars.first(where: { !("0"..."9").contains($0) && $0 != "+" }) {
+      // A no-break space, a tab or a zero-width space is named, since quoting it shows nothing.
+      return "\(quoted) contains \(InvisibleCharacters.quotedOrNamed(odd)); a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
     }
     if !cleaned.contains(where: { $0.isASCII && $0.isNumber }) { return "\(quoted) has no digits" }
     if cleaned.utf8.count > maxBytes {

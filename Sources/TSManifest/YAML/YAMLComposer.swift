@@ -37,6 +37,8 @@ struct YAMLComposer {
   private var stack: [Frame] = []
   private var anchors: [String: (node: YAMLNode, size: Int)] = [:]
   private var nodeCount = 0
+  /// How many of `nodeCount` are copies made by aliases.
+  private var aliasCopyCount = 0
   private var documentCount = 0
 
   init(file: String, limits: YAMLLimits) {
@@ -80,18 +82,25 @@ struct YAMLComposer {
       add(YAMLNode(.scalar(YAMLScalar("", style: .plain)), position: event.start, endPosition: event.end), size: 1, anchor: nil)
       return
     }
-    try count(anchored.size, at: event.start)
+    try count(anchored.size, at: event.start, throughAlias: true)
     var copy = anchored.node
     copy.aliasPosition = event.start
     add(copy, size: anchored.size, anchor: nil)
   }
 
-  private mutating func count(_ nodes: Int, at position: SourcePosition) throws(YAMLComposeError) {
+  /// Counts `nodes` more against `limits.maxNodes`; `throughAlias` when they are an alias's copy.
+  /// The message says what made the document large: aliases ("billion laughs") only when their
+  /// copies are most of the nodes, so a plain long file is not called an attack.
+  private mutating func count(_ nodes: Int, at position: SourcePosition, throughAlias: Bool = false) throws(YAMLComposeError) {
     nodeCount += nodes
-    if nodeCount > limits.maxNodes {
-      throw YAMLComposeError(diagnostic: .error(at: position, field: "",
-        "the document expands to more than \(limits.maxNodes) nodes (aliases nested inside aliases, a \"billion laughs\"); reading stopped"))
+    if throughAlias { aliasCopyCount += nodes }
+    guard nodeCount > limits.maxNodes else { return }
+    let message = if aliasCopyCount * 2 > nodeCount {
+      "the document expands to more than \(limits.maxNodes) nodes (aliases nested inside aliases, a \"billion laughs\"); reading stopped"
+    } else {
+      "the document has more than \(limits.maxNodes) nodes (keys, values, lists and mappings\(aliasCopyCount > 0 ? ", counting what aliases repeat" : "")), more than a manifest may hold; reading stopped"
     }
+    throw YAMLComposeError(diagnostic: .error(at: position, field: "", message))
   }
 
   private mutating func open(_ frame: Frame) throws(YAMLComposeError) {

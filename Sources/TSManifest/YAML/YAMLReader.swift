@@ -147,6 +147,11 @@ extension Diagnostic {
       let where_ = sourcePosition(parser.context_mark, file: file)
       message += " (\(context) at line \(where_.line), column \(where_.column))"
     }
+    if ["mapping values are not allowed in this context", "did not find expected ',' or '}'"].contains(problem),
+       let line = YAMLSourceCheck.line(position.line, in: source),
+       let hint = YAMLErrorHint.quoteValue(line: line, column: position.column) {
+      message += "; " + hint
+    }
     self.init(.error, at: position, field: "", message)
   }
 }

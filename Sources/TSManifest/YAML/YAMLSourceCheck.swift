@@ -63,6 +63,20 @@ enum YAMLSourceCheck {
     return diagnostics
   }
 
+  /// The text of 1-based line `number` of `bytes`, without its line end (LF or CRLF); `nil`
+  /// past the last line.
+  static func line(_ number: Int, in bytes: [UInt8]) -> String? {
+    var start = 0
+    for _ in 1..<max(1, number) {
+      guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+      start = end + 1
+    }
+    let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+    var line = bytes[start..<end]
+    if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+    return String(decoding: line, as: UTF8.self)
+  }
+
   /// The 1-based line and column (in Unicode scalars) of byte `offset` in `bytes`.
   static func position(ofByte offset: Int, in bytes: [UInt8], file: String) -> SourcePosition {
     var line = 1
