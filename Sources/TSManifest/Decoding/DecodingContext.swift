@@ -84,9 +84,34 @@ struct DecodingContext {
     return nil
   }
 
-  /// `parent.key`, or `key` at the top level.
+  /// `parent.key`, or `key` at the top level. Built by copying bytes into one allocation:
+  /// every field read makes a path, whether or not a diagnostic uses it.
   static func join(_ parent: String, _ key: String) -> String {
-    parent.isEmpty ? key : "\(parent).\(key)"
+    parent.isEmpty ? key : concatenated(parent, ".", key, "")
+  }
+
+  /// `parent[index]`, the field path of a list item, built as `join` is.
+  static func item(_ parent: String, _ index: Int) -> String {
+    concatenated(parent, "[", String(index), "]")
+  }
+
+  /// The four texts one after the other.
+  private static func concatenated(_ a: String, _ b: String, _ c: String, _ d: String) -> String {
+    var (a, b, c, d) = (a, b, c, d)
+    return a.withUTF8 { a in b.withUTF8 { b in c.withUTF8 { c in d.withUTF8 { d in
+      String(unsafeUninitializedCapacity: a.count + b.count + c.count + d.count) { buffer in
+        var end = 0
+        func append(_ part: UnsafeBufferPointer<UInt8>) {
+          _ = UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + part.count)]).initialize(from: part)
+          end += part.count
+        }
+        append(a)
+        append(b)
+        append(c)
+        append(d)
+        return end
+      }
+    } } } }
   }
 }
 
@@ -95,11 +120,31 @@ struct MappingFields {
   /// Field path of the mapping, e.g. `reminders.sedentary`.
   let path: String
   /// Entries by key (unknown keys already reported and left out).
-  var entries: [String: YAMLMappingEntry] = [:]
+  var entries = FieldEntries()
 
   /// The value node for `key`, if written.
   subscript(key: String) -> YAMLNode? { entries[key]?.value }
 
   /// The field path of `key` inside this mapping.
   func path(_ key: String) -> String { DecodingContext.join(path, key) }
+}
+
+/// A mapping's entries by key: the few keys of a schema mapping, looked up by a scan (cheaper
+/// than hashing for a handful of keys, and no table to allocate per mapping).
+struct FieldEntries {
+  private var entries: [(key: String, entry: YAMLMappingEntry)] = []
+
+  /// The entry written under `key`; setting replaces it, or adds it after the others.
+  subscript(key: String) -> YAMLMappingEntry? {
+    get { entries.firstIndex { $0.key == key }.map { entries[$0].entry } }
+    set {
+      let index = entries.firstIndex { $0.key == key }
+      switch (index, newValue) {
+      case let (index?, entry?): entries[index].entry = entry
+      case let (index?, nil): entries.remove(at: index)
+      case let (nil, entry?): entries.append((key, entry))
+      case (nil, nil): break
+      }
+    }
+  }
 }
