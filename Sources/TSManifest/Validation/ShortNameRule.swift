@@ -20,20 +20,33 @@ import TSModel
 enum ShortNameRule {
   /// The short name for a contact called `name`: "Łukasz" → "L", 李明 → "L", "123" → "#".
   static func derive(from name: String) -> String {
+    if let capital = leadingASCIICapital(name) { return String(capital) }
     guard let letter = name.first(where: \.isLetter) else { return "#" }
     if let capital = latinCapital(letter) { return String(capital) }
     return transliteratedCapital(letter).map(String.init) ?? "#"
   }
 
+  /// The common case read from the bytes: the first letter is an ASCII letter that no combining
+  /// mark follows ("  alex" → A). `nil` when a non-ASCII byte comes first or follows the letter.
+  private static func leadingASCIICapital(_ name: String) -> Character? {
+    var bytes = name.utf8[...]
+    while let byte = bytes.popFirst(), byte < 0x80 {
+      guard let capital = asciiCapital(Unicode.Scalar(byte)) else { continue }
+      return bytes.first.map { $0 < 0x80 } ?? true ? capital : nil
+    }
+    return nil
+  }
+
   /// The ASCII capital of a Latin letter, found without ICU: an ASCII letter upper-cased, a letter
-  /// with diacritics by the first scalar of its canonical decomposition (Å → A, ǅ has none), a
-  /// letter without one from `undecomposedLatin`. `nil` for any other letter, which then goes
-  /// through ICU (`transliteratedCapital`).
+  /// without a canonical decomposition from `undecomposedLatin`, a letter with diacritics by the
+  /// first scalar of its decomposition (Å → A; ǅ has none). `nil` for any other letter, which then
+  /// goes through ICU (`transliteratedCapital`).
   static func latinCapital(_ letter: Character) -> Character? {
-    if letter.isASCII { return asciiCapital(letter.unicodeScalars.first) }
-    let base = String(letter).decomposedStringWithCanonicalMapping.unicodeScalars.first
-    if let base, base.isASCII { return asciiCapital(base) }
-    return base.flatMap { undecomposedLatin[$0] }
+    guard let first = letter.unicodeScalars.first else { return nil }
+    if first.isASCII { return asciiCapital(first) }
+    if let capital = undecomposedLatin[first] { return capital }
+    // A decomposition never moves the base letter: the first scalar's decomposition is enough.
+    return asciiCapital(String(first).decomposedStringWithCanonicalMapping.unicodeScalars.first)
   }
 
   /// The ASCII capital of the first ASCII letter of `letter` transliterated by ICU's
@@ -54,9 +67,10 @@ enum ShortNameRule {
 
   /// `scalar` upper-cased when it is an ASCII letter.
   private static func asciiCapital(_ scalar: Unicode.Scalar?) -> Character? {
-    guard let scalar, scalar.isASCII, scalar.properties.isAlphabetic else { return nil }
-    let value = UInt8(scalar.value)
-    return Character(Unicode.Scalar(value >= UInt8(ascii: "a") ? value - 32 : value))
+    guard let scalar, scalar.isASCII else { return nil }
+    let capital = UInt8(scalar.value) & ~0x20  // a–z → A–Z; A–Z stay
+    guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(capital) else { return nil }
+    return Character(Unicode.Scalar(capital))
   }
 
   /// An explicit short name, or an error when it is empty, blank or holds a control character.
