@@ -28,14 +28,19 @@ struct DecodingContext {
       error(node.position, path, "expected a mapping with keys \(keys.joined(separator: ", ")), found \(node.kindDescription)")
       return nil
     }
-    var fields = MappingFields(path: path)
-    for entry in entries {
+    var fields = MappingFields(path: path, entries: FieldEntries(entries))
+    for (index, entry) in entries.enumerated() {
       guard let key = entry.keyText, entry.key.scalar != nil else {
         error(entry.key.position, path, "keys must be plain words, found \(entry.key.kindDescription) as a key")
+        fields.entries.leaveOut(index)
         continue
       }
-      guard hasStandardTag(entry.key, path: path, allowing: ["str"]) else { continue }
+      guard hasStandardTag(entry.key, path: path, allowing: ["str"]) else {
+        fields.entries.leaveOut(index)
+        continue
+      }
       guard keys.contains(key) else {
+        fields.entries.leaveOut(index)
         var message = "unknown key \"\(key)\""
         if let suggestion = Suggestion.closest(to: key, in: keys) {
           message += "; did you mean \"\(suggestion)\"?"
@@ -45,7 +50,6 @@ struct DecodingContext {
         error(entry.key.position, DecodingContext.join(path, key), message)
         continue
       }
-      fields.entries[key] = entry
     }
     return fields
   }
@@ -120,7 +124,7 @@ struct MappingFields {
   /// Field path of the mapping, e.g. `reminders.sedentary`.
   let path: String
   /// Entries by key (unknown keys already reported and left out).
-  var entries = FieldEntries()
+  var entries: FieldEntries
 
   /// The value node for `key`, if written.
   subscript(key: String) -> YAMLNode? { entries[key]?.value }
@@ -129,22 +133,25 @@ struct MappingFields {
   func path(_ key: String) -> String { DecodingContext.join(path, key) }
 }
 
-/// A mapping's entries by key: the few keys of a schema mapping, looked up by a scan (cheaper
-/// than hashing for a handful of keys, and no table to allocate per mapping).
+/// A mapping's entries by key, read from the mapping's own entry list (shared with the tree, not
+/// copied into a table per mapping): a schema mapping has a handful of keys, and a scan of them
+/// costs less than hashing. Entries that are not fields (reported keys) are left out.
 struct FieldEntries {
-  private var entries: [(key: String, entry: YAMLMappingEntry)] = []
+  private let written: [YAMLMappingEntry]
+  /// Indices in `written` of the entries left out; almost always empty.
+  private var leftOut: [Int] = []
 
-  /// The entry written under `key`; setting replaces it, or adds it after the others.
+  /// The entries of a mapping, as written (keys are unique: the YAML layer drops duplicates).
+  init(_ written: [YAMLMappingEntry]) { self.written = written }
+
+  /// Leaves the entry at `index` of the written entries out.
+  mutating func leaveOut(_ index: Int) { leftOut.append(index) }
+
+  /// The entry written under `key`, unless it is left out.
   subscript(key: String) -> YAMLMappingEntry? {
-    get { entries.firstIndex { $0.key == key }.map { entries[$0].entry } }
-    set {
-      let index = entries.firstIndex { $0.key == key }
-      switch (index, newValue) {
-      case let (index?, entry?): entries[index].entry = entry
-      case let (index?, nil): entries.remove(at: index)
-      case let (nil, entry?): entries.append((key, entry))
-      case (nil, nil): break
-      }
+    for index in written.indices where written[index].keyText == key && !leftOut.contains(index) {
+      return written[index]
     }
+    return nil
   }
 }

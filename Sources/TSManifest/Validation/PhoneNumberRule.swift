@@ -61,7 +61,13 @@ enum PhoneNumberRule {
   /// A number that begins with '-' (after leading spaces): a dash is formatting between digits,
   /// and a phone number has no sign.
   private static func signProblem(_ text: String) -> String? {
-    guard text.drop(while: { $0 == " " }).first == "-" else { return nil }
+    var text = text
+    // ASCII text is its own characters: look at the bytes; other text by characters.
+    let minus = text.withUTF8 { bytes -> Bool? in
+      guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+      return bytes.first { $0 != UInt8(ascii: " ") } == UInt8(ascii: "-")
+    } ?? (text.drop(while: { $0 == " " }).first == "-")
+    guard minus else { return nil }
     return "\"\(text)\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"
   }
 
@@ -89,9 +95,11 @@ enum PhoneNumberRule {
   }
 
   /// The common case, checked on bytes: 1–20 bytes of ASCII digits with an optional leading '+'.
-  private static func isStorable(_ cleaned: String) -> Bool {
-    let bytes = cleaned.utf8
-    let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
-    return bytes.count <= maxBytes && !digits.isEmpty && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+  private static func isStorable(_ text: String) -> Bool {
+    var cleaned = text
+    return cleaned.withUTF8 { bytes in
+      let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
+      return bytes.count <= maxBytes && !digits.isEmpty && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
   }
 }
