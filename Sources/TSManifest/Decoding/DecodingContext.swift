@@ -29,13 +29,14 @@ struct DecodingContext {
       return nil
     }
     var fields = MappingFields(path: path, entries: FieldEntries(entries))
-    for (index, entry) in entries.enumerated() {
-      guard let key = entry.keyText, entry.key.scalar != nil else {
-        error(entry.key.position, path, "keys must be plain words, found \(entry.key.kindDescription) as a key")
+    for index in entries.indices {
+      let keyNode = entries[index].key  // the key only: the value is read when its field is
+      guard let key = keyNode.scalar?.value else {
+        error(keyNode.position, path, "keys must be plain words, found \(keyNode.kindDescription) as a key")
         fields.entries.leaveOut(index)
         continue
       }
-      guard hasStandardTag(entry.key, path: path, allowing: ["str"]) else {
+      guard hasStandardTag(keyNode, path: path, allowing: ["str"]) else {
         fields.entries.leaveOut(index)
         continue
       }
@@ -47,7 +48,7 @@ struct DecodingContext {
         } else {
           message += " (expected one of: \(keys.joined(separator: ", ")))"
         }
-        error(entry.key.position, DecodingContext.join(path, key), message)
+        error(keyNode.position, DecodingContext.join(path, key), message)
         continue
       }
     }
@@ -127,7 +128,7 @@ struct MappingFields {
   var entries: FieldEntries
 
   /// The value node for `key`, if written.
-  subscript(key: String) -> YAMLNode? { entries[key]?.value }
+  subscript(key: String) -> YAMLNode? { entries.value(forKey: key) }
 
   /// The field path of `key` inside this mapping.
   func path(_ key: String) -> String { DecodingContext.join(path, key) }
@@ -148,10 +149,12 @@ struct FieldEntries {
   mutating func leaveOut(_ index: Int) { leftOut.append(index) }
 
   /// The entry written under `key`, unless it is left out.
-  subscript(key: String) -> YAMLMappingEntry? {
-    for index in written.indices where written[index].keyText == key && !leftOut.contains(index) {
-      return written[index]
-    }
-    return nil
+  subscript(key: String) -> YAMLMappingEntry? { index(of: key).map { written[$0] } }
+
+  /// The value written under `key`, unless it is left out (without copying the key node).
+  func value(forKey key: String) -> YAMLNode? { index(of: key).map { written[$0].value } }
+
+  private func index(of key: String) -> Int? {
+    written.indices.first { written[$0].keyText == key && !leftOut.contains($0) }
   }
 }
