@@ -36,7 +36,9 @@ let package = Package(
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
-    // The executable: main.swift only.
+    // The executable: main.swift only. On Linux script/tsapply links the release binary as one
+    // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
+    // would also apply to the test bundles that link this target, which cannot be static.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),

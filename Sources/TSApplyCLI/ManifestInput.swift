@@ -61,6 +61,7 @@ public enum ManifestInput {
       context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings).encoded() + "\n")
       return
     }
+    if sorted.isEmpty { return }
     let lines = source.map(sourceLines) ?? []
     var text = ""
     for diagnostic in sorted {

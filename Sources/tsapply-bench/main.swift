@@ -16,6 +16,10 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
   }),
+  "load": ("per-contact cost of loading the contacts workload beside a libyaml event scan [--contacts N] [--iterations K]",
+           { try LoadBenchmark.run($0) }),
+  "process": ("whole-process CPU and memory of a built tsapply: --version, validate 1 / 5000, plan 90 --binary PATH [--hello PATH] [--runs N]",
+              ProcessBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
