@@ -28,3 +28,9 @@ static inline uint16_t tshttp_port(struct MHD_Daemon *daemon) {
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
   return info ? info->port : 0;
 }
+
+/// The socket of `connection`, or -1.
+static inline int tshttp_connection_fd(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
+}

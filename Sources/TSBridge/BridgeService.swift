@@ -84,7 +84,7 @@ public final class BridgeService: Sendable {
   let logs: [String: EventLog]
   let connection: Locked<[String: ConnectionState]>
   let faults: BridgeFaults
-  let calls = Locked(0)
+  let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
   let log: @Sendable (String) -> Void
 
   /// A service for `watches` under `key`.
@@ -254,9 +254,10 @@ public final class BridgeService: Sendable {
       note += " refused: leased"
       return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
     }
-    let number = calls.update { count -> Int in
-      count += 1
-      return count
+    let (number, methodCount) = calls.update { counts -> (Int, Int) in
+      counts.total += 1
+      counts.methods[method, default: 0] += 1
+      return (counts.total, counts.methods[method] ?? 0)
     }
     let answer: [UInt8]
     let failure: DeviceError?
@@ -276,7 +277,7 @@ public final class BridgeService: Sendable {
       note += " ok"
       setConnection(.connected, watch: watch.id)
     }
-    switch faults.fault(atCall: number) {
+    switch faults.fault(atCall: number, method: method, methodCount: methodCount) {
     case .dropResponse?:
       note += " (fault: response dropped)"
       return BridgeResponse(status: 0, headers: [:], body: .dropConnection)
@@ -346,11 +347,11 @@ public final class BridgeService: Sendable {
   }
 }
 
-/// Faults the reference server injects for tests, from `TSAPPLY_BRIDGE_FAULT`:
-/// `drop-response@N` (the N-th call, 1-based, reaches the watch, then the connection is closed
-/// without an answer) and `delay@N:MS` (the N-th call is answered MS milliseconds late),
-/// comma-separated. Calls are counted over every watch, from the bridge's start; only calls
-/// that passed every check count.
+/// Faults the reference server injects for tests, from `TSAPPLY_BRIDGE_FAULT`, comma-separated:
+/// `drop-response@WHEN` (the call reaches the watch, then the connection is closed without an
+/// answer) and `delay@WHEN:MS` (the call is answered MS milliseconds late). WHEN is a call
+/// number N (the N-th call, 1-based, over every watch since the bridge started) or a method
+/// name (its first call). Only calls that passed every check count.
 public struct BridgeFaults: Hashable, Sendable {
   /// A fault.
   public enum Fault: Hashable, Sendable {
@@ -360,35 +361,54 @@ public struct BridgeFaults: Hashable, Sendable {
     case delay(Int)
   }
 
-  /// Faults by call number.
-  public var faults: [Int: Fault]
+  /// Which call a fault hits.
+  public enum Trigger: Hashable, Sendable {
+    /// The N-th call.
+    case call(Int)
+    /// The first call of this method.
+    case method(BridgeMethod)
+  }
 
-  /// Faults by call number (none by default).
-  public init(_ faults: [Int: Fault] = [:]) { self.faults = faults }
+  /// Faults by trigger.
+  public var faults: [Trigger: Fault]
+
+  /// Faults by trigger (none by default).
+  public init(_ faults: [Trigger: Fault] = [:]) { self.faults = faults }
 
   /// Environment variable read by `tsapply bridge serve`.
   public static let variable = "TSAPPLY_BRIDGE_FAULT"
 
   /// The faults in `text`; `nil` when it is malformed.
   public init?(parsing text: String) {
-    var faults: [Int: Fault] = [:]
+    var faults: [Trigger: Fault] = [:]
     for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
       let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
       guard halves.count == 2 else { return nil }
       let target = halves[1].split(separator: ":", maxSplits: 1).map(String.init)
-      guard let call = Int(target[0]), (1...1_000_000).contains(call) else { return nil }
+      let trigger: Trigger
+      if let call = Int(target[0]) {
+        guard (1...1_000_000).contains(call) else { return nil }
+        trigger = .call(call)
+      } else if let method = BridgeMethod(rawValue: target[0]) {
+        trigger = .method(method)
+      } else {
+        return nil
+      }
       switch (halves[0], target.count) {
-      case ("drop-response", 1): faults[call] = .dropResponse
+      case ("drop-response", 1): faults[trigger] = .dropResponse
       case ("delay", 2):
         guard let milliseconds = Int(target[1]), (0...600_000).contains(milliseconds) else { return nil }
-        faults[call] = .delay(milliseconds)
+        faults[trigger] = .delay(milliseconds)
       default: return nil
       }
     }
     self.faults = faults
   }
 
-  func fault(atCall number: Int) -> Fault? { faults[number] }
+  /// The fault for call `number`, of `method`, which is its method's `methodCount`-th call.
+  func fault(atCall number: Int, method: BridgeMethod, methodCount: Int) -> Fault? {
+    faults[.call(number)] ?? (methodCount == 1 ? faults[.method(method)] : nil)
+  }
 }
 
 /// A value shared between tasks, read and changed under a lock.

@@ -33,6 +33,9 @@ struct BridgeTransport: Sendable {
     var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
     request.httpMethod = method
     request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
+    // A fresh connection per request: a request is never resent on a kept-alive connection that
+    // died (libcurl would, or wait for the timeout), so a dropped connection is seen at once.
+    request.setValue("close", forHTTPHeaderField: "Connection")
     let sealed = sealer.seal(plaintext, for: .request(method: method, path: path, lastEventID: nil))
     if method == "GET" {
       request.setValue(Data(sealed.bytes).base64EncodedString(), forHTTPHeaderField: BridgeProtocol.sealHeader)

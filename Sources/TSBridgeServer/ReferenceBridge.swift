@@ -111,7 +111,7 @@ extension ReferenceBridge {
     if let text = environment[BridgeFaults.variable], !text.isEmpty {
       guard let parsed = BridgeFaults(parsing: text) else {
         throw DeviceError(.simulator, .sdkConfigError,
-                          "\(BridgeFaults.variable)='\(text)' is not drop-response@N or delay@N:MS, comma-separated")
+                          "\(BridgeFaults.variable)='\(text)' is not drop-response@WHEN or delay@WHEN:MS (WHEN a call number or a method name), comma-separated")
       }
       faults = parsed
     }

@@ -247,6 +247,10 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer, server
   let mhdResponse: OpaquePointer?
   switch response.body {
   case .dropConnection:
+    // Returning MHD_NO alone may leave the socket open until the idle timeout: shut it down so
+    // the client sees the connection drop at once.
+    let socket = tshttp_connection_fd(connection)
+    if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
     return .NO
   case .bytes(let bytes):
     mhdResponse = bytes.withUnsafeBufferPointer { buffer in
