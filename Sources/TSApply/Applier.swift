@@ -122,11 +122,16 @@ public struct Applier: Sendable {
   public var device: any Device
   /// Whether the platform accepts `repeatDays == 0` (checked before writing a new reminder).
   public var allowsOnce: Bool
+  /// The platform's reminder capabilities, to tell what a lost write would read back as
+  /// (`ReminderCapabilities.storedForm`); `nil` compares reminders as sent.
+  public var storedForm: ReminderCapabilities?
 
-  /// A runner for `device`; `allowsOnce` is the platform's `ReminderCapabilities.supportsOnce`.
-  public init(device: any Device, allowsOnce: Bool = false) {
+  /// A runner for `device`; `allowsOnce` is the platform's `ReminderCapabilities.supportsOnce`,
+  /// `storedForm` its reminder capabilities.
+  public init(device: any Device, allowsOnce: Bool = false, storedForm: ReminderCapabilities? = nil) {
     self.device = device
     self.allowsOnce = allowsOnce
+    self.storedForm = storedForm
   }
 
   /// Executes `steps` in order against a watch expected to hold `expected`.
@@ -182,12 +187,12 @@ public struct Applier: Sendable {
     let current: DeviceState
     do {
       current = try await part.read(into: expected, on: device)
-    } catch {
+    } catch let readError {
       return PartialApplyFailure(applied: applied, steps: steps, index: index,
-                                 cause: .outcomeUnknown(error, found: .unreadable(error)))
+                                 cause: .outcomeUnknown(error, found: .unreadable(readError)))
     }
-    let found: PartialApplyFailure.Cause.ReadBack =
-      current == sent.applied(to: expected) ? .applied : current == expected ? .notApplied : .other
+    let found: PartialApplyFailure.Cause.ReadBack = current == sent.applied(to: expected, storing: storedForm) ? .applied
+      : current == expected ? .notApplied : .other
     var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
                                       cause: .outcomeUnknown(error, found: found), readBack: current)
     if found == .applied {
@@ -202,12 +207,15 @@ public struct Applier: Sendable {
     case reminders([Reminder]), upsert(Reminder), delete(String), contacts([Contact]), emergency(EmergencyContacts)
 
     /// `state` as it is once this write took effect (the SDK's rules: replace-all sets the list,
-    /// set upserts by exact ID, delete removes the ID).
-    func applied(to state: DeviceState) -> DeviceState {
+    /// set upserts by exact ID, delete removes the ID), reminders in the stored form of
+    /// `capabilities` when given.
+    func applied(to state: DeviceState, storing capabilities: ReminderCapabilities?) -> DeviceState {
+      let stored = { (reminder: Reminder) in (try? capabilities?.storedForm(of: reminder, id: reminder.reminderId)) ?? reminder }
       var after = state
       switch self {
-      case .reminders(let list): after.reminders = list
-      case .upsert(let reminder):
+      case .reminders(let list): after.reminders = list.map(stored)
+      case .upsert(let unstored):
+        let reminder = stored(unstored)
         if let index = after.reminders.firstIndex(where: { $0.reminderId == reminder.reminderId }) {
           after.reminders[index] = reminder
         } else {
