@@ -39,7 +39,7 @@ let package = Package(
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // A small HTTP/1.1 server over libmicrohttpd: a handler closure, streaming responses, clean stop.
-    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"]),
+    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"], exclude: ["README.md"]),
     // Bridge protocol v1 with no HTTP library (the iOS app reuses it): wire types, sealing,
     // replay window, routing to any Device, leases, event log.
     .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),

@@ -179,7 +179,7 @@ public final class BridgeService: Sendable {
     }
     if request.body.count > BridgeProtocol.maxBodyBytes {
       note = "too large"
-      return plain(413, "the request body is over \(BridgeProtocol.maxBodyBytes) bytes")
+      return Self.tooLarge
     }
     let lastEventID = request.headers["last-event-id"]
     let sealedBytes: [UInt8]?
@@ -336,10 +336,17 @@ public final class BridgeService: Sendable {
     BridgeJSON.encode(Answer<Empty>(error: WireError(status: status, message)))
   }
 
-  private func plain(_ status: Int, _ message: String) -> BridgeResponse {
+  private func plain(_ status: Int, _ message: String) -> BridgeResponse { Self.refusal(status, message) }
+
+  /// An unsealed refusal (400 version, 401, 404 before authentication, 413): `{"error":
+  /// {"domain": "tsapply.bridge", "code": STATUS, "message": …}}`, with the version header.
+  public static func refusal(_ status: Int, _ message: String) -> BridgeResponse {
     BridgeResponse(status: status, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.plainType],
-                   body: .bytes(error(status, message)))
+                   body: .bytes(BridgeJSON.encode(Answer<Empty>(error: WireError(status: status, message)))))
   }
+
+  /// The refusal of a body over `BridgeProtocol.maxBodyBytes`, for a listener that stops reading early.
+  public static var tooLarge: BridgeResponse { refusal(413, "the request body is over \(BridgeProtocol.maxBodyBytes) bytes") }
 
   private func sealed(_ status: Int, _ body: [UInt8], to nonce: [UInt8]) -> BridgeResponse {
     BridgeResponse(status: status, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.sealedType],

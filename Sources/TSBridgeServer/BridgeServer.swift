@@ -15,7 +15,9 @@ public final class BridgeServer: Sendable {
   /// - Throws: `HTTPServerError` when the address cannot be bound.
   public init(service: BridgeService, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
     self.service = service
-    let configuration = HTTPServer.Configuration(host: host, port: port, maxBodyBytes: BridgeProtocol.maxBodyBytes)
+    var configuration = HTTPServer.Configuration(host: host, port: port, maxBodyBytes: BridgeProtocol.maxBodyBytes)
+    let tooLarge = BridgeService.tooLarge
+    configuration.tooLarge = HTTPResponse(status: tooLarge.status, headers: tooLarge.headers, body: .bytes(tooLarge.bytes))
     http = try HTTPServer.start(configuration) { request in
       await Self.respond(to: request, with: service)
     }

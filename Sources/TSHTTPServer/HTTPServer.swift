@@ -33,6 +33,9 @@ public final class HTTPServer: @unchecked Sendable {
     public var idleTimeout: UInt32
     /// Most connections open at once; more are refused.
     public var connectionLimit: UInt32
+    /// The answer to a body over `maxBodyBytes` (the handler is not called); by default 413
+    /// with a JSON error `{"error": {"domain": "tsapply.http", "code": 413, "message": …}}`.
+    public var tooLarge: HTTPResponse?
 
     /// A configuration; by default a free port on 127.0.0.1, 1 MiB bodies, 60 s idle, 64 connections.
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodyBytes: Int = 1 << 20,
@@ -231,7 +234,9 @@ private func accessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaque
     return .YES
   }
   let response: HTTPResponse
-  if pending.tooLarge {
+  if pending.tooLarge, let custom = server.configuration.tooLarge {
+    response = custom
+  } else if pending.tooLarge {
     let message = "{\"error\":{\"domain\":\"tsapply.http\",\"code\":413,\"message\":\"the request body is over \(server.configuration.maxBodyBytes) bytes\"}}"
     response = HTTPResponse(status: 413, contentType: "application/json", bytes: Array(message.utf8))
   } else {

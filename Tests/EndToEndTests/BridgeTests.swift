@@ -172,11 +172,11 @@ final class BridgeFixture: @unchecked Sendable {
   }
 
   @Test func aSlowAnswerPastTheTimeoutIs6001AndReadBack() throws {
-    let bridge = try Self.prepared([BridgeFaults.variable: "delay@setAllContacts:2500"])
+    let bridge = try Self.prepared([BridgeFaults.variable: "delay@setAllContacts:6000"])
     defer { bridge.stop() }
-    let failed = try bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "1"])
+    let failed = try bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "2"])
     #expect(failed.status == 1)
-    #expect(failed.stderr.contains("no answer from the bridge to setAllContacts within 1 s"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("no answer from the bridge to setAllContacts within 2 s"), "\(failed.stderr)")
     #expect(failed.stderr.contains("com.topstepcomkit.contact 6001"), "\(failed.stderr)")
     #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(failed.stderr)")
     #expect(try bridge.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0)
@@ -184,9 +184,9 @@ final class BridgeFixture: @unchecked Sendable {
   }
 
   @Test func aSlowReadIsRetried() throws {
-    let bridge = try Self.prepared([BridgeFaults.variable: "delay@1:2500"])
+    let bridge = try Self.prepared([BridgeFaults.variable: "delay@1:6000"])
     defer { bridge.stop() }
-    let plan = try bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "1"])
+    let plan = try bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "2"])
     #expect(plan.status == 2, "\(plan.stderr)")
   }
 
@@ -270,6 +270,10 @@ final class BridgeFixture: @unchecked Sendable {
     for (label, target, body, status) in cases {
       let answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body)
       #expect(answer.status == status, "\(label)")
+      if status != 400 && status != 404 {
+        let error = BridgeJSON.decode(Answer<Empty>.self, from: answer.body)?.error
+        #expect(error?.domain == "tsapply.bridge" && error?.code == status, "\(label): an unsealed refusal with its status")
+      }
     }
     #expect(try bridge.state() == before, "a refused request changed the watch")
     // A replay of a request the bridge accepted once is refused, and runs once.

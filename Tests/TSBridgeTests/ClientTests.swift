@@ -7,7 +7,7 @@ import TSDevice
 import TSModel
 
 /// `BridgeDevice` against a real `BridgeServer` on 127.0.0.1 (a free port), in process.
-@Suite(.timeLimit(.minutes(1))) struct ClientTests {
+@Suite(.timeLimit(.minutes(5))) struct ClientTests {
   static func serve(_ device: SimulatedDevice, id: String = "02:00:00:00:00:01", key: SealingKey = .random(),
                     port: UInt16 = 0) async throws -> (BridgeServer, PairingString) {
     let profile = try device.profile()
@@ -27,7 +27,7 @@ import TSModel
     let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
     let key = SealingKey.random()
     let (server, pairing) = try await Self.serve(watch, key: key)
-    let device = try await BridgeDevice.connect(pairing, watchID: nil)
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
     let (heard, hear) = AsyncStream<Heard>.makeStream()
     await device.registerContactsDidChange { result in
       if case .success(let contacts) = result { hear.yield(.contacts(contacts.map(\.name))) }
@@ -65,7 +65,7 @@ import TSModel
     let watch = SimulatedDevice(profile: try PlatformProfile.named(profile))
     let (server, pairing) = try await Self.serve(watch)
     defer { server.stop() }
-    let device = try await BridgeDevice.connect(pairing, watchID: "02:00:00:00:00:01")
+    let device = try await BridgeDevice.connect(pairing, watchID: "02:00:00:00:00:01", timeout: 120)
     #expect(device.identity == "bridge:test-bridge/02:00:00:00:00:01")
     let capabilities = try await device.capabilities()
     #expect(capabilities == (try PlatformProfile.named(profile).capabilities))
@@ -87,7 +87,7 @@ import TSModel
   @Test func linkFailuresAreTheSDKsCodes() async throws {
     let watch = SimulatedDevice(profile: .default)
     let (server, pairing) = try await Self.serve(watch)
-    let device = try await BridgeDevice.connect(pairing, watchID: nil, retryDelays: [])
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
     server.stop()
     await #expect(throws: DeviceError.self) { try await device.fetchAllReminders() }
     do { _ = try await device.fetchAllReminders() } catch {
@@ -99,7 +99,7 @@ import TSModel
     defer { other.stop() }
     wrong.port = Int(other.port)
     do {
-      _ = try await BridgeDevice.connect(wrong, watchID: nil)
+      _ = try await BridgeDevice.connect(wrong, watchID: nil, timeout: 120)
       Issue.record("connected with the wrong key")
     } catch {
       #expect(error.domain == BridgeProtocol.errorDomain && error.code.rawValue == 401, "\(error)")

@@ -8,7 +8,8 @@ import TSHTTPServer
 /// `HTTPServer` on 127.0.0.1 and a free port: requests reach the handler whole, bodies over the
 /// limit are 413 without it, a dropped connection is seen as one, streams flow, stop frees the port.
 @Suite struct HTTPServerTests {
-  static func session(timeout: Double = 5) -> URLSession {
+  /// A session whose timeout only guards against a hang (a loaded machine may be slow).
+  static func session(timeout: Double = 120) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = timeout
     return URLSession(configuration: configuration)
@@ -43,17 +44,19 @@ import TSHTTPServer
       request.path == "/drop" ? HTTPResponse(status: 0, body: .dropConnection) : HTTPResponse(status: 200, contentType: "text/plain", bytes: [0x41])
     }
     defer { server.stop() }
-    let session = Self.session(timeout: 20)
+    let session = Self.session()
     var first = URLRequest(url: URL(string: "\(server.baseURL)/first")!)
     first.setValue("close", forHTTPHeaderField: "Connection")
     _ = try await session.data(for: first)
     var request = URLRequest(url: URL(string: "\(server.baseURL)/drop")!)
     request.httpMethod = "POST"
     request.httpBody = Data("x".utf8)
-    let start = ContinuousClock.now
-    await #expect(throws: URLError.self) { try await session.data(for: request) }
-    let waited = ContinuousClock.now - start
-    #expect(waited < .seconds(20), "the drop was seen only as a timeout")
+    do {
+      _ = try await session.data(for: request)
+      Issue.record("a dropped connection answered")
+    } catch let error as URLError {
+      #expect(error.code != .timedOut, "the drop was seen only as a timeout")
+    }
   }
 
   @Test func streamsAndStopsCleanly() async throws {
