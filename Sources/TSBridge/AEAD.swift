@@ -31,6 +31,7 @@ public struct ChaCha20Poly1305: AEAD {
   /// The cipher; stateless.
   public init() {}
 
+  /// As `AEAD.seal`; traps only if libcrypto fails, which it does not for valid sizes.
   public func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) -> [UInt8] {
     precondition(key.count == AEADSizes.key && nonce.count == AEADSizes.nonce, "ChaCha20-Poly1305 needs a 32-byte key and a 12-byte nonce")
     guard let context = EVP_CIPHER_CTX_new() else { fatalError("libcrypto: out of memory") }
@@ -56,6 +57,7 @@ public struct ChaCha20Poly1305: AEAD {
     return output
   }
 
+  /// As `AEAD.open`.
   public func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) -> [UInt8]? {
     guard key.count == AEADSizes.key, nonce.count == AEADSizes.nonce, sealed.count >= AEADSizes.tag,
           let context = EVP_CIPHER_CTX_new() else { return nil }

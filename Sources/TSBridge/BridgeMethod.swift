@@ -53,24 +53,28 @@ public enum BridgeArgs {
   public struct Reminders: Codable, Sendable {
     /// The whole new list.
     public var reminders: [Reminder]
+    /// The arguments.
     public init(reminders: [Reminder]) { self.reminders = reminders }
   }
   /// `setReminder`: `{"reminder": Reminder}`.
   public struct OneReminder: Codable, Sendable {
     /// The reminder to upsert by `reminderId`.
     public var reminder: Reminder
+    /// The arguments.
     public init(reminder: Reminder) { self.reminder = reminder }
   }
   /// `deleteReminder`: `{"id": "32"}`.
   public struct ReminderID: Codable, Sendable {
     /// The `reminderId` to delete.
     public var id: String
+    /// The arguments.
     public init(id: String) { self.id = id }
   }
   /// `setAllContacts`: `{"contacts": [Contact]}`.
   public struct Contacts: Codable, Sendable {
     /// The whole new list, in order.
     public var contacts: [Contact]
+    /// The arguments.
     public init(contacts: [Contact]) { self.contacts = contacts }
   }
   /// `setEmergencyContacts`: `{"contacts": [Contact], "sosOn": true}`.
@@ -79,6 +83,7 @@ public enum BridgeArgs {
     public var contacts: [Contact]
     /// The SOS switch.
     public var sosOn: Bool
+    /// The arguments.
     public init(contacts: [Contact], sosOn: Bool) {
       self.contacts = contacts
       self.sosOn = sosOn

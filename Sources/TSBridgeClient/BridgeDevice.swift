@@ -118,26 +118,38 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
     try await read(.readState, DeviceState.self)
   }
 
+  /// One round trip (`createCustomReminderTemplate`), retried on link failures.
   public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await read(.createCustomReminderTemplate, Reminder.self) }
+  /// One round trip (`fetchAllReminders`), retried on link failures.
   public func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await read(.fetchAllReminders, [Reminder].self) }
+  /// One round trip (`replaceAllReminders`), never retried.
   public func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) {
     try await write(.replaceAllReminders, BridgeArgs.Reminders(reminders: reminders))
   }
+  /// One round trip (`setReminder`), never retried.
   public func setReminder(_ reminder: Reminder) async throws(DeviceError) { try await write(.setReminder, BridgeArgs.OneReminder(reminder: reminder)) }
+  /// One round trip (`deleteReminder`), never retried.
   public func deleteReminder(id: String) async throws(DeviceError) { try await write(.deleteReminder, BridgeArgs.ReminderID(id: id)) }
+  /// One round trip (`getAllContacts`), retried on link failures.
   public func getAllContacts() async throws(DeviceError) -> [Contact] { try await read(.getAllContacts, [Contact].self) }
+  /// One round trip (`setAllContacts`), never retried.
   public func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await write(.setAllContacts, BridgeArgs.Contacts(contacts: contacts)) }
+  /// One round trip (`getEmergencyContacts`), retried on link failures.
   public func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await read(.getEmergencyContacts, EmergencyContacts.self) }
+  /// One round trip (`setEmergencyContacts`), never retried.
   public func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
     try await write(.setEmergencyContacts, BridgeArgs.Emergency(contacts: contacts, sosOn: sosOn))
   }
 
+  /// Fed by the bridge's event stream (`contactsChanged`; the SDK's refusal once where it refuses).
   public func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
     eventStream().add(.contacts(handler))
   }
+  /// Fed by the event stream (`emergencyContactsChanged`; the SDK's refusal once where it refuses).
   public func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
     eventStream().add(.emergency(handler))
   }
+  /// Fed by the event stream (`sosRequested`; the SDK's refusal once where it refuses).
   public func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
     eventStream().add(.sos(handler))
   }
@@ -167,15 +179,18 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
 
   // MARK: Lease
 
+  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder. Later writes carry the token.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
     try await askLease(LeaseRequest(holder: holder, timeToLive: seconds))
   }
 
+  /// `POST …/lease` with the token.
   public func renewLease(_ lease: DeviceLease, timeToLive seconds: Int) async throws(LeaseRefusal) {
     guard let holder = lock.withLock({ self.lease?.holder }) else { throw .held(by: nil) }
     _ = try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, token: lease.token))
   }
 
+  /// `DELETE …/lease`; errors ignored (the lease expires anyway).
   public func releaseLease(_ lease: DeviceLease) async {
     lock.withLock { if self.lease?.token == lease.token { self.lease = nil } }
     _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease",

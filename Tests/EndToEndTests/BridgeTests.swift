@@ -253,22 +253,25 @@ final class BridgeFixture: @unchecked Sendable {
     let path = "/v1/watches/\(id)/call"
     let write = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"Eve","phoneNum":"+15550199"}]}}"#.utf8)
     let client = Sealer(key: pairing.key, side: .client)
-    let sealed = client.seal(write, for: .request(method: "POST", path: path, lastEventID: nil)).bytes
-    var tampered = sealed
-    tampered[tampered.count - 1] ^= 0x01
-    let before = try bridge.state()
-    let cases: [(String, String, [UInt8], Int)] = [
-      ("wrong key", path, Sealer(key: SealingKey.random(), side: .client).seal(write, for: .request(method: "POST", path: path, lastEventID: nil)).bytes, 401),
-      ("tampered body", path, tampered, 401),
-      ("plain JSON", path, write, 401),
-      ("oversized body", path, Array(repeating: 0x41, count: BridgeProtocol.maxBodyBytes + 10), 413),
-      ("bad JSON", path, client.seal(Array("{\"method\": ".utf8), for: .request(method: "POST", path: path, lastEventID: nil)).bytes, 400),
-      ("unknown method", path, client.seal(Array(#"{"method":"eraseWatch"}"#.utf8), for: .request(method: "POST", path: path, lastEventID: nil)).bytes, 400),
-      ("unknown watch id", "/v1/watches/02:00:00:00:00:09/call",
-       client.seal(write, for: .request(method: "POST", path: "/v1/watches/02:00:00:00:00:09/call", lastEventID: nil)).bytes, 404),
+    // Each body is sealed just before it is sent: one sealed more than 30 s earlier is refused
+    // as stale, whatever else is wrong with it.
+    let seal = { (body: [UInt8], path: String) in client.seal(body, for: .request(method: "POST", path: path, lastEventID: nil)).bytes }
+    let cases: [(String, String, () -> [UInt8], Int)] = [
+      ("wrong key", path, { Sealer(key: SealingKey.random(), side: .client).seal(write, for: .request(method: "POST", path: path, lastEventID: nil)).bytes }, 401),
+      ("tampered body", path, {
+        var tampered = seal(write, path)
+        tampered[tampered.count - 1] ^= 0x01
+        return tampered
+      }, 401),
+      ("plain JSON", path, { write }, 401),
+      ("oversized body", path, { Array(repeating: 0x41, count: BridgeProtocol.maxBodyBytes + 10) }, 413),
+      ("bad JSON", path, { seal(Array("{\"method\": ".utf8), path) }, 400),
+      ("unknown method", path, { seal(Array(#"{"method":"eraseWatch"}"#.utf8), path) }, 400),
+      ("unknown watch id", "/v1/watches/02:00:00:00:00:09/call", { seal(write, "/v1/watches/02:00:00:00:00:09/call") }, 404),
     ]
+    let before = try bridge.state()
     for (label, target, body, status) in cases {
-      let answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body)
+      let answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body())
       #expect(answer.status == status, "\(label)")
       if status != 400 && status != 404 {
         let error = BridgeJSON.decode(Answer<Empty>.self, from: answer.body)?.error
@@ -277,13 +280,15 @@ final class BridgeFixture: @unchecked Sendable {
     }
     #expect(try bridge.state() == before, "a refused request changed the watch")
     // A replay of a request the bridge accepted once is refused, and runs once.
-    let harmless = client.seal(Array(#"{"method":"getAllContacts"}"#.utf8), for: .request(method: "POST", path: path, lastEventID: nil)).bytes
+    let harmless = seal(Array(#"{"method":"getAllContacts"}"#.utf8), path)
     #expect(try await Self.send(bridge.port, "POST", path, body: harmless).status == 200)
     #expect(try await Self.send(bridge.port, "POST", path, body: harmless).status == 401)
-    let replayedWrite = try await Self.send(bridge.port, "POST", path, body: sealed)
+    // (Sealed just now: a request sealed more than 30 s ago is refused as stale, on a slow machine too.)
+    let accepted = seal(write, path)
+    let replayedWrite = try await Self.send(bridge.port, "POST", path, body: accepted)
     #expect(replayedWrite.status == 200)
     let written = try bridge.state()
-    #expect(try await Self.send(bridge.port, "POST", path, body: sealed).status == 401)
+    #expect(try await Self.send(bridge.port, "POST", path, body: accepted).status == 401)
     #expect(try bridge.state() == written)
     let (_, log) = bridge.stop()
     #expect(log.split(separator: "\n").filter { $0.contains(" setAllContacts ") }.count == 1, "\(log)")
