@@ -4,6 +4,7 @@ import TSBridge
 import TSBridgeClient
 import TSBridgeServer
 import TSDevice
+import TSHTTPServer
 import TSModel
 
 /// `BridgeDevice` against a real `BridgeServer` on 127.0.0.1 (a free port), in process.
@@ -104,5 +105,28 @@ import TSModel
     } catch {
       #expect(error.domain == BridgeProtocol.errorDomain && error.code.rawValue == 401, "\(error)")
     }
+  }
+
+  @Test func aBridgeOfAnotherMajorVersionIsAClearError() async throws {
+    let server = try HTTPServer.start { _ in
+      HTTPResponse(status: 400, contentType: "application/json", bytes: Array("{}".utf8), headers: [BridgeProtocol.versionHeader: "2.0"])
+    }
+    defer { server.stop() }
+    let pairing = PairingString(host: "127.0.0.1", port: Int(server.port), bridgeID: "future", key: .random())
+    do {
+      _ = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+      Issue.record("connected to a v2 bridge")
+    } catch {
+      #expect(error.message.contains("the bridge speaks protocol v2 (2.0); this tsapply speaks v1"), "\(error)")
+    }
+  }
+
+  @Test func watchIDsAreStableMACs() {
+    let id = ReferenceBridge.watchID(for: "sim:/home/ann/watch.json")
+    #expect(id == ReferenceBridge.watchID(for: "sim:/home/ann/watch.json"))
+    #expect(id != ReferenceBridge.watchID(for: "sim:/home/ann/other.json"))
+    let bytes = id.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+    #expect(bytes.count == 6 && id.count == 17 && id == id.uppercased())
+    #expect(bytes[0] & 0x02 == 0x02 && bytes[0] & 0x01 == 0, "locally administered, unicast")
   }
 }
