@@ -61,11 +61,18 @@ enum LocalAddress {
   }
 }
 
+/// What the app needs of the SDK's connected-device object, `[device getInterface:@"…"]` (make
+/// the vendor's device class conform in an extension).
+protocol SDKInterfaceProvider {
+  func getInterface(_ name: String) -> Any?
+}
+
 /// The watch the SDK is connected to. Connecting (scan, bind, reconnect) follows the vendor's
 /// sample app; this only reads the result: the device object, its MAC (from the SDK's peripheral
 /// info, never the phone-local UUID) and which SDK platform it runs.
 struct TopStepSession {
-  let device: TSDevice
+  /// The SDK's connected-device object.
+  let device: any SDKInterfaceProvider
   let mac: String
   /// `npk`, `fit`, `fit-basic` or `fw`: the SDK path the watch uses (docs/platforms.md).
   let platform: String

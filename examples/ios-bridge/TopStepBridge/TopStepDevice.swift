@@ -59,7 +59,7 @@ final class TopStepDevice: Device, @unchecked Sendable {
   }
 
   func setReminder(_ reminder: Reminder) async throws(DeviceError) {
-    try await sdkDone { done in self.reminders.update(TSRemindersModel(reminder), completion: done) }
+    try await sdkDone { done in self.reminders.updateReminder(TSRemindersModel(reminder), completion: done) }
   }
 
   func deleteReminder(id: String) async throws(DeviceError) {
