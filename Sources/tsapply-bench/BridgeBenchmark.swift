@@ -14,7 +14,8 @@ import TSPlan
 ///    watch, straight and through a `BridgeServer` on 127.0.0.1 (sealed, one fresh connection
 ///    per call); median and p99 of each, and the overhead (bridge median − direct median).
 /// 2. `apply examples/watch.yaml` (read, plan, back up, write, verify) on a factory-fresh
-///    default watch, in-process and through the bridge; median and p99.
+///    default watch, in-process and through the bridge (a new bridge each time, so the watch is
+///    fresh); median and p99, and what starting and stopping that bridge costs alone.
 enum BridgeBenchmark {
   static func run(_ arguments: [String]) async throws -> Int32 {
     let calls = arguments.first.flatMap(Int.init) ?? 2000
@@ -54,9 +55,15 @@ enum BridgeBenchmark {
       await device.close()
       server.stop()
     }
+    let startStop = try await BenchmarkClock.measureAsync(iterations: applies) {
+      let (server, device) = try await serve(SimulatedDevice(profile: .default))
+      await device.close()
+      server.stop()
+    }
     print("apply examples/watch.yaml on a fresh default watch, \(applies) times (ms):")
     print("  in-process: \(percentiles(inProcess))")
     print("  bridge:     \(percentiles(bridged)) (\(roundTrips) round trips, server start included)")
+    print("  of which starting a bridge, connecting (1 round trip) and stopping it: \(percentiles(startStop))")
     return 0
   }
 
