@@ -3,7 +3,7 @@
 //
 // Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
 // No package dependencies: the machine cannot fetch packages. C libraries come from Debian
-// through system-library targets (libyaml-dev, libssl-dev).
+// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev).
 import PackageDescription
 
 let package = Package(
@@ -21,6 +21,10 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+    // libmicrohttpd (Debian libmicrohttpd-dev, pkg-config libmicrohttpd): the bridge's HTTP server.
+    .systemLibrary(
+      name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+      providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
     // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
     .target(name: "TSModel", dependencies: ["CCrypto"]),
     // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
@@ -34,14 +38,25 @@ let package = Package(
     // The engine every front-end drives a watch through: device registry, watch identity and
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    // A small HTTP/1.1 server over libmicrohttpd: a handler closure, streaming responses, clean stop.
+    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"], exclude: ["README.md"]),
+    // Bridge protocol v1 with no HTTP library (the iOS app reuses it): wire types, sealing,
+    // replay window, routing to any Device, leases, event log.
+    .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),
+    // The reference bridge (`tsapply bridge serve`): TSBridge over TSHTTPServer, simulated watches.
+    .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSApply"]),
+    // The `bridge:NAME[/WATCH-ID]` device: a Device over URLSession, and the stored pairings.
+    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSApply"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine",
+                                              "TSBridge", "TSBridgeServer", "TSBridgeClient"]),
     // The executable: main.swift only. On Linux script/tsapply links the release binary as one
     // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
     // would also apply to the test bundles that link this target, which cannot be static.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
-    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),
+    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
+                                                        "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -54,8 +69,10 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer",
+                                                      "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest"],
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge"],
                 exclude: ["Golden"]),
   ]
 )

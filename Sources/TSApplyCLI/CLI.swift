@@ -15,6 +15,7 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,
+    BridgeCommand.self,
     ExportCommand.self,
     FmtCommand.self,
     SchemaCommand.self,

@@ -12,6 +12,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     return 0
   }),
   "apply": ("device calls and bytes per apply vs the minimum, per profile; planning a 200-contact manifest", ApplyBenchmark.run),
+  "bridge": ("per-call overhead over loopback (median, p99) and apply examples/watch.yaml through the bridge vs in-process [CALLS] [APPLIES]",
+             BridgeBenchmark.run),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
