@@ -3,7 +3,7 @@
 //
 // Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
 // No package dependencies: the machine cannot fetch packages. C libraries come from Debian
-// through system-library targets (libyaml-dev, libssl-dev, libmosquitto-dev).
+// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev, libmosquitto-dev).
 import PackageDescription
 
 let package = Package(
@@ -21,6 +21,10 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+    // libmicrohttpd (Debian libmicrohttpd-dev, pkg-config libmicrohttpd): the bridge's HTTP server.
+    .systemLibrary(
+      name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+      providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
     // libmosquitto (Debian libmosquitto-dev, pkg-config libmosquitto): the MQTT client of fleet agents.
     .systemLibrary(
       name: "CMosquitto", pkgConfig: "libmosquitto",
@@ -38,17 +42,30 @@ let package = Package(
     // The engine every front-end drives a watch through: device registry, watch identity and
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    // A small HTTP/1.1 server over libmicrohttpd: a handler closure, streaming responses, clean stop.
+    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"], exclude: ["README.md"]),
+    // Bridge protocol v1 with no HTTP library (the iOS app reuses it): wire types, sealing,
+    // replay window, routing to any Device, leases, event log.
+    .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),
+    // The reference bridge (`tsapply bridge serve`): TSBridge over TSHTTPServer, simulated watches.
+    .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSApply"]),
+    // The `bridge:NAME[/WATCH-ID]` device: a Device over URLSession, and the stored pairings.
+    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSApply"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
     .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
     .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSFleet"]),
-    // The executable: main.swift only.
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine",
+                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSFleet"]),
+    // The executable: main.swift only. On Linux script/tsapply links the release binary as one
+    // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
+    // would also apply to the test bundles that link this target, which cannot be static.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
-    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply", "TSEngine", "TSFleet", "TSMQTT"]),
+    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
+                                                        "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSFleet", "TSMQTT"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -61,9 +78,11 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer",
+                                                      "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSMQTT"],
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

@@ -23,6 +23,10 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
   public var notApplied: [ResourceAddress]
   /// Why the step failed.
   public var cause: Cause
+  /// After a write whose answer was lost (`Cause.outcomeUnknown`): the watch's state as read
+  /// back then (the list the step wrote as the watch holds it, the others as planned); `nil`
+  /// otherwise.
+  public var readBack: DeviceState?
 
   /// Why a step failed.
   public enum Cause: Sendable, CustomStringConvertible {
@@ -33,10 +37,30 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     case changedOnWatch(part: String)
     /// The user interrupted (Ctrl-C); the apply stopped between two steps.
     case interrupted
+    /// A write's answer was lost (`Applier.outcomeUnknownCodes`: a timeout or a dropped
+    /// connection), so it may or may not have reached the watch. The write was not repeated:
+    /// the list was read back, and `found` says what the watch holds.
+    case outcomeUnknown(DeviceError, found: ReadBack)
+
+    /// What reading a list back after a lost answer showed.
+    public enum ReadBack: Sendable, Hashable {
+      /// The watch holds exactly what the write sent: it was applied.
+      case applied
+      /// The watch holds what it held before: it was not applied.
+      case notApplied
+      /// The watch holds neither (changed meanwhile, or stored differently than sent).
+      case other
+      /// The list could not be read back either; what the watch holds is unknown.
+      case unreadable(DeviceError)
+    }
 
     public var description: String {
       switch self {
       case .device(let error): "\(error)"
+      case .outcomeUnknown(let error, let found):
+        "the answer to a write was lost (\(error)), so it was not repeated; reading the watch back shows "
+          + found.description
+
       case .changedOnWatch(let part):
         "the watch's \(part) changed since the plan was made (a change on the watch itself, or another tsapply); "
           + "nothing was written over it"
@@ -45,7 +69,35 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// A failure of the step at `index` of `steps`, after `applied`.
+  init(applied: [ResourceAddress], steps: [ApplyStep], index: Int, cause: Cause, readBack: DeviceState? = nil) {
+    self.applied = applied
+    failed = steps[index].addresses
+    notApplied = steps[(index + 1)...].flatMap(\.addresses)
+    self.cause = cause
+    self.readBack = readBack
+  }
+
+  /// A failure with the lists given.
+  public init(applied: [ResourceAddress], failed: [ResourceAddress], notApplied: [ResourceAddress], cause: Cause) {
+    self.applied = applied
+    self.failed = failed
+    self.notApplied = notApplied
+    self.cause = cause
+  }
+
   public var description: String { "apply stopped: \(cause)" }
+}
+
+extension PartialApplyFailure.Cause.ReadBack: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .applied: "it was applied"
+    case .notApplied: "it was not applied"
+    case .other: "the list changed, but not to what was sent; run 'tsapply plan' to see what the watch holds"
+    case .unreadable(let error): "nothing: reading it back failed too (\(error)), so what the watch holds is unknown"
+    }
+  }
 }
 
 /// Runs apply steps against a device, one at a time, stopping at the first failure.
@@ -55,16 +107,31 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
 /// and checks it is still what the plan was made from. A change made on the watch meanwhile (or
 /// by another tsapply) stops the apply instead of being silently overwritten: one read per
 /// written list buys that guarantee.
+///
+/// A write whose answer was lost (a timeout or a dropped connection, `outcomeUnknownCodes`) may
+/// have happened. It is never repeated: the applier reads that list back, reports whether the
+/// watch holds what was sent, what it held before, or neither (`Cause.outcomeUnknown`), and
+/// stops; the next run plans from what the watch really holds (docs/apply.md).
 public struct Applier: Sendable {
+  /// Error codes after which a write may or may not have reached the watch: 6001 (timeout),
+  /// 9309 (connection lost) and 9310 (request cancelled by a disconnect), the SDK's link errors
+  /// (docs/device.md), which a bridge client also uses for a lost answer.
+  public static let outcomeUnknownCodes: Set<TSErrorCode> = [.timeout, .connectionLost, .requestCancelledByDisconnect]
+
   /// The watch.
   public var device: any Device
   /// Whether the platform accepts `repeatDays == 0` (checked before writing a new reminder).
   public var allowsOnce: Bool
+  /// The platform's reminder capabilities, to tell what a lost write would read back as
+  /// (`ReminderCapabilities.storedForm`); `nil` compares reminders as sent.
+  public var storedForm: ReminderCapabilities?
 
-  /// A runner for `device`; `allowsOnce` is the platform's `ReminderCapabilities.supportsOnce`.
-  public init(device: any Device, allowsOnce: Bool = false) {
+  /// A runner for `device`; `allowsOnce` is the platform's `ReminderCapabilities.supportsOnce`,
+  /// `storedForm` its reminder capabilities.
+  public init(device: any Device, allowsOnce: Bool = false, storedForm: ReminderCapabilities? = nil) {
     self.device = device
     self.allowsOnce = allowsOnce
+    self.storedForm = storedForm
   }
 
   /// Executes `steps` in order against a watch expected to hold `expected`.
@@ -89,19 +156,21 @@ public struct Applier: Sendable {
       }
       progress(.stepStarted(step))
       let failure = { (cause: PartialApplyFailure.Cause) in
-        PartialApplyFailure(applied: applied, failed: step.addresses,
-                            notApplied: steps[(index + 1)...].flatMap(\.addresses), cause: cause)
+        PartialApplyFailure(applied: applied, steps: steps, index: index, cause: cause)
       }
+      let part = StatePart(step)
+      var sent: Sent?
       do {
-        let part = StatePart(step)
         if checked.insert(part).inserted, try await !part.matches(expected, on: device) {
           throw failure(.changedOnWatch(part: part.rawValue))
         }
-        try await perform(step) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
+        try await perform(step, sent: &sent) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
       } catch let error as PartialApplyFailure {
         throw error
       } catch let error as DeviceError {
-        throw failure(.device(error))
+        guard let sent, Self.outcomeUnknownCodes.contains(error.code) else { throw failure(.device(error)) }
+        throw await unknownOutcome(of: sent, part: part, error: error, expected: expected,
+                                   applied: applied, steps: steps, index: index)
       } catch {
         throw failure(.device(DeviceError(.simulator, .unknown, "\(error)")))
       }
@@ -109,6 +178,55 @@ public struct Applier: Sendable {
       progress(.stepFinished(step, seconds: elapsed()))
     }
     return applied
+  }
+
+  /// The failure after the write `sent` lost its answer: the list is read back (never written
+  /// again) and compared with what it held before and with what was sent.
+  private func unknownOutcome(of sent: Sent, part: StatePart, error: DeviceError, expected: DeviceState,
+                              applied: [ResourceAddress], steps: [ApplyStep], index: Int) async -> PartialApplyFailure {
+    let current: DeviceState
+    do {
+      current = try await part.read(into: expected, on: device)
+    } catch let readError {
+      return PartialApplyFailure(applied: applied, steps: steps, index: index,
+                                 cause: .outcomeUnknown(error, found: .unreadable(readError)))
+    }
+    let found: PartialApplyFailure.Cause.ReadBack = current == sent.applied(to: expected, storing: storedForm) ? .applied
+      : current == expected ? .notApplied : .other
+    var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
+                                      cause: .outcomeUnknown(error, found: found), readBack: current)
+    if found == .applied {
+      failure.applied += failure.failed
+      failure.failed = []
+    }
+    return failure
+  }
+
+  /// What a write call sent, to tell after a lost answer whether it took effect.
+  enum Sent {
+    case reminders([Reminder]), upsert(Reminder), delete(String), contacts([Contact]), emergency(EmergencyContacts)
+
+    /// `state` as it is once this write took effect (the SDK's rules: replace-all sets the list,
+    /// set upserts by exact ID, delete removes the ID), reminders in the stored form of
+    /// `capabilities` when given.
+    func applied(to state: DeviceState, storing capabilities: ReminderCapabilities?) -> DeviceState {
+      let stored = { (reminder: Reminder) in (try? capabilities?.storedForm(of: reminder, id: reminder.reminderId)) ?? reminder }
+      var after = state
+      switch self {
+      case .reminders(let list): after.reminders = list.map(stored)
+      case .upsert(let unstored):
+        let reminder = stored(unstored)
+        if let index = after.reminders.firstIndex(where: { $0.reminderId == reminder.reminderId }) {
+          after.reminders[index] = reminder
+        } else {
+          after.reminders.append(reminder)
+        }
+      case .delete(let id): after.reminders.removeAll { $0.reminderId == id }
+      case .contacts(let contacts): after.contacts = contacts
+      case .emergency(let emergency): after.emergency = emergency
+      }
+      return after
+    }
   }
 
   /// The list a step writes, for the read-before-write check.
@@ -131,6 +249,17 @@ public struct Applier: Sendable {
       case .emergency: try await device.getEmergencyContacts() == expected.emergency
       }
     }
+
+    /// `state` with this part replaced by what the watch holds now.
+    func read(into state: DeviceState, on device: any Device) async throws(DeviceError) -> DeviceState {
+      var current = state
+      switch self {
+      case .reminders: current.reminders = try await device.fetchAllReminders()
+      case .contacts: current.contacts = try await device.getAllContacts()
+      case .emergency: current.emergency = try await device.getEmergencyContacts()
+      }
+      return current
+    }
   }
 
   /// A new reminder (the manifest's fields on the platform's template) checked with the SDK's
@@ -142,31 +271,41 @@ public struct Applier: Sendable {
     return reminder
   }
 
-  private func perform(_ step: ApplyStep, called: (String) -> Void) async throws(DeviceError) {
+  /// Makes the step's calls; `sent` is set just before each write call to what it writes.
+  private func perform(_ step: ApplyStep, sent: inout Sent?, called: (String) -> Void) async throws(DeviceError) {
     switch step {
     case .replaceAllReminders(let reminders, _):
+      sent = .reminders(reminders)
       try await device.replaceAllReminders(reminders)
       called("replaceAllReminders")
     case .setReminder(let reminder, _):
+      sent = .upsert(reminder)
       try await device.setReminder(reminder)
       called("setReminder")
     case .deleteReminder(let id, _):
+      sent = .delete(id)
       try await device.deleteReminder(id: id)
       called("deleteReminder")
     case .createCustomReminder(let patch, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
-      try await device.setReminder(try checked(patch.applying(to: template)))
+      let reminder = try checked(patch.applying(to: template))
+      sent = .upsert(reminder)
+      try await device.setReminder(reminder)
       called("setReminder")
     case .replaceAllCreating(let base, let patch, _, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
-      try await device.replaceAllReminders(base + [try checked(patch.applying(to: template))])
+      let list = base + [try checked(patch.applying(to: template))]
+      sent = .reminders(list)
+      try await device.replaceAllReminders(list)
       called("replaceAllReminders")
     case .setAllContacts(let contacts):
+      sent = .contacts(contacts)
       try await device.setAllContacts(contacts)
       called("setAllContacts")
     case .setEmergencyContacts(let emergency):
+      sent = .emergency(emergency)
       try await device.setEmergencyContacts(emergency.contacts, sosOn: emergency.isSosOn)
       called("setEmergencyContacts")
     }

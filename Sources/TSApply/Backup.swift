@@ -77,13 +77,23 @@ public struct Backup: Hashable, Codable, Sendable {
 
   enum TimestampStyle { case iso, fileName }
 
+  /// `date` in UTC as `2026-11-29T23:18:41Z` (`.iso`) or `20261129T231841.123Z` (`.fileName`:
+  /// file names carry milliseconds so that backups sort by time even within one second).
+  /// Formatted from `gmtime_r`'s fields: a `DateFormatter` would start ICU for every apply.
   static func timestamp(_ date: Date, style: TimestampStyle) -> String {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    // File names carry milliseconds so that backups sort by time even within one second.
-    formatter.dateFormat = style == .iso ? "yyyy-MM-dd'T'HH:mm:ss'Z'" : "yyyyMMdd'T'HHmmss.SSS'Z'"
-    return formatter.string(from: date)
+    // Milliseconds since 1970 to the nearest, as Foundation hands a date to ICU, so the digits agree.
+    let milliseconds = Int64(((date.timeIntervalSinceReferenceDate + 978_307_200) * 1000 + 0.5).rounded(.down))
+    var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+    var fields = tm()
+    gmtime_r(&seconds, &fields)
+    func digits(_ value: some BinaryInteger, _ width: Int) -> String {
+      let text = String(value)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    let day = digits(Int(fields.tm_year) + 1900, 4) + (style == .iso ? "-" : "") + digits(fields.tm_mon + 1, 2)
+      + (style == .iso ? "-" : "") + digits(fields.tm_mday, 2)
+    let time = [fields.tm_hour, fields.tm_min, fields.tm_sec].map { digits($0, 2) }.joined(separator: style == .iso ? ":" : "")
+    return style == .iso ? "\(day)T\(time)Z" : "\(day)T\(time).\(digits(milliseconds - Int64(seconds) * 1000, 3))Z"
   }
 }
 

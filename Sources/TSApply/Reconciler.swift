@@ -73,7 +73,7 @@ public struct Reconciler: Sendable {
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)
     let applied: [ResourceAddress]
     do {
-      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce).execute(steps, expected: state, shouldStop: shouldStop) { progress(.apply($0)) }
+      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce, storedForm: capabilities.reminders).execute(steps, expected: state, shouldStop: shouldStop) { progress(.apply($0)) }
     } catch { throw .partial(error, backupPath: backupPath) }
     let after: DeviceState
     do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }

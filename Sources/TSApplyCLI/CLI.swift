@@ -17,6 +17,7 @@ public enum CLI {
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,
+    BridgeCommand.self,
     ExportCommand.self,
     FmtCommand.self,
     SchemaCommand.self,

@@ -1,4 +1,5 @@
 import Foundation
+import TSManifest
 
 /// Where a command reads and writes: injected so tests can run commands in-process.
 public protocol TextOutput: AnyObject, Sendable {
@@ -65,8 +66,9 @@ public struct CommandContext: Sendable {
   public var stderr: any TextOutput
   /// Reads one line of standard input without the newline; `nil` at end of input.
   public var readLine: @Sendable () -> String?
-  /// Reads all of standard input (for `-` as a file name).
-  public var readAll: @Sendable () -> [UInt8]
+  /// Standard input as a manifest source (for `-` as a file name): the process's descriptor 0,
+  /// read bounded by `ManifestSource.read`; bytes in memory in tests.
+  public var standardInput: ManifestSource
   /// Whether standard output is a terminal (`isatty`): enables colour and verbose apply progress.
   public var stdoutIsTerminal: Bool
   /// Whether standard input is a terminal; confirmation prompts are refused when it is not.
@@ -80,13 +82,13 @@ public struct CommandContext: Sendable {
   /// `currentDirectory` must be an absolute path.
   public init(stdout: any TextOutput, stderr: any TextOutput,
               readLine: @escaping @Sendable () -> String? = { nil },
-              readAll: @escaping @Sendable () -> [UInt8] = { [] },
+              standardInput: ManifestSource = .bytes([], displayName: "-"),
               stdoutIsTerminal: Bool = false, stdinIsTerminal: Bool = false,
               environment: [String: String] = [:], currentDirectory: String) {
     self.stdout = stdout
     self.stderr = stderr
     self.readLine = readLine
-    self.readAll = readAll
+    self.standardInput = standardInput
     self.stdoutIsTerminal = stdoutIsTerminal
     self.stdinIsTerminal = stdinIsTerminal
     self.environment = environment
@@ -98,7 +100,7 @@ public struct CommandContext: Sendable {
     CommandContext(
       stdout: FileOutput(descriptor: STDOUT_FILENO), stderr: FileOutput(descriptor: STDERR_FILENO),
       readLine: { Swift.readLine(strippingNewline: true) },
-      readAll: { Array(FileHandle.standardInput.readDataToEndOfFile()) },
+      standardInput: .standardInput,
       stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stdinIsTerminal: isatty(STDIN_FILENO) == 1,
       environment: ProcessInfo.processInfo.environment,
       currentDirectory: FileManager.default.currentDirectoryPath)

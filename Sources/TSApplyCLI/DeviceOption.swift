@@ -1,4 +1,5 @@
 import Foundation
+import TSBridgeClient
 import TSDevice
 import TSEngine
 import TSModel
@@ -34,10 +35,10 @@ public enum DeviceOption {
 }
 
 extension DeviceOption {
-  /// The device schemes the command line knows: `sim:PATH`; the default spec is the simulated
-  /// watch `sim:.tsapply/device.json` under the working directory.
+  /// The device schemes the command line knows: `sim:PATH` and `bridge:NAME[/WATCH-ID]`; the
+  /// default spec is the simulated watch `sim:.tsapply/device.json` under the working directory.
   public static let registry = DeviceRegistry(
-    schemes: [SimulatorScheme()], defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
+    schemes: [SimulatorScheme(), BridgeScheme()], defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
 }
 
 extension CommandContext {

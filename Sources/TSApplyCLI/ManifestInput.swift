@@ -9,15 +9,25 @@ public enum ManifestInput {
   /// The name positions carry for a manifest read from standard input.
   public static let standardInputName = "-"
 
-  /// Loads the manifest `file` for a command: `-` reads all of standard input
-  /// (`context.readAll`); any other path is resolved against `context.currentDirectory` and
-  /// named in diagnostics as the user wrote it. Never throws: an unreadable file is an error
-  /// diagnostic in the result.
+  /// Where `file` is read from: `-` is standard input (`context.standardInput`); any other
+  /// path is resolved against `context.currentDirectory` and named in diagnostics as the user
+  /// wrote it. Every command reads its manifest (and saved plans) through the source's bounded
+  /// `read`, so all of them refuse the same inputs with the same messages.
+  public static func source(_ file: String, context: CommandContext) -> ManifestSource {
+    file == standardInputName ? context.standardInput : .file(path: context.resolve(file), displayName: file)
+  }
+
+  /// Loads the manifest `file` for a command (`source(_:context:)`). Never throws: an
+  /// unreadable file is an error diagnostic in the result.
   public static func load(_ file: String, context: CommandContext) -> ManifestLoadResult {
-    if file == standardInputName {
-      return ManifestLoader.load(bytes: context.readAll(), file: standardInputName)
-    }
-    return ManifestLoader.load(path: context.resolve(file), displayName: file)
+    ManifestLoader.load(source(file, context: context))
+  }
+
+  /// The message for a manifest that cannot be read, for commands that stop with `Error: …`:
+  /// the reader's message, and for a missing default `watch.yaml` where to point instead.
+  static func failureMessage(_ problem: ManifestReadError, command: String) -> String {
+    guard problem.displayName == ManifestArgument.defaultFile, problem.reason == .notFound else { return problem.description }
+    return problem.description + " (give the manifest's path, e.g. 'tsapply \(command) examples/watch.yaml')"
   }
 
   /// Prints `diagnostics`: errors first, then warnings, each group sorted by position.
@@ -30,31 +40,29 @@ public enum ManifestInput {
   /// standard output): one object with `format_version`, `valid`, `errors` and `warnings` (each
   /// with file, line, column, field, message), keys sorted.
   ///
-  /// With `redact` (`--redact`), phone-like text in messages and echoed source lines is masked
-  /// (`PhoneRedaction.redactPhoneLike`: all digits but the last two become `*`).
+  /// With `redact` (`--redact`), phones in messages and echoed source lines are masked (all
+  /// digits but the last two become `*`): every phone the source may hold
+  /// (`PhoneCandidates`) by its digits, whatever separates them
+  /// (`PhoneRedaction.KnownPhones`), and any other phone-like text
+  /// (`PhoneRedaction.redactPhoneLike`). A source line is masked whole before it is cut to a
+  /// window, so a phone at the window's edge is masked too.
   public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
                                       context: CommandContext) {
-    let lines = source.map(sourceLines) ?? []
-    printDiagnostics(diagnostics, json: json, redact: redact, context: context) { _ in lines }
+    printDiagnostics(diagnostics, sources: source.map { [$0] } ?? [], json: json, redact: redact, context: context) { _ in source }
   }
 
   /// As `printDiagnostics(_:source:json:redact:context:)` for diagnostics pointing into several
   /// files (a fleet's manifests and its defaults): each source line comes from the bytes that
-  /// `sources` holds for the file its position names.
+  /// `sources` holds for the file its position names, and the phones of every file are masked.
   public static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [String: [UInt8]], json: Bool, redact: Bool,
                                       context: CommandContext) {
-    var split: [String: [String]] = [:]
-    printDiagnostics(diagnostics, json: json, redact: redact, context: context) { file in
-      if let lines = split[file] { return lines }
-      let lines = sources[file].map(sourceLines) ?? []
-      split[file] = lines
-      return lines
-    }
+    printDiagnostics(diagnostics, sources: Array(sources.values), json: json, redact: redact, context: context) { sources[$0] }
   }
 
-  private static func printDiagnostics(_ diagnostics: [Diagnostic], json: Bool, redact: Bool, context: CommandContext,
-                                       linesOf: (String) -> [String]) {
-    let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(text) : text }
+  private static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [[UInt8]], json: Bool, redact: Bool,
+                                       context: CommandContext, sourceOf: (String) -> [UInt8]?) {
+    let known = PhoneRedaction.KnownPhones(redact && !diagnostics.isEmpty ? sources.reduce(into: Set<String>()) { $0.formUnion(PhoneCandidates.find(in: $1)) } : [])
+    let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(known.redact(text)) : text }
     let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
       + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
         var masked = diagnostic
@@ -66,12 +74,18 @@ public enum ManifestInput {
       context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings).encoded() + "\n")
       return
     }
+    if sorted.isEmpty { return }
+    var split: [String: [String]] = [:]
     var text = ""
     for diagnostic in sorted {
       text += ControlCharacters.escaped(diagnostic.description) + "\n"
-      if let position = diagnostic.position, case let lines = linesOf(position.file), position.line >= 1, position.line <= lines.count {
-        let excerpt = SourceExcerpt(line: lines[position.line - 1], column: position.column)
-        text += ControlCharacters.escaped(mask(excerpt.line)) + "\n" + excerpt.caretLine + "\n"
+      guard let position = diagnostic.position else { continue }
+      let lines = split[position.file] ?? sourceOf(position.file).map(sourceLines) ?? []
+      split[position.file] = lines
+      if position.line >= 1, position.line <= lines.count {
+        // Masking keeps every character's place (a digit becomes one `*`), so the caret still fits.
+        let excerpt = SourceExcerpt(line: mask(lines[position.line - 1]), column: position.column)
+        text += ControlCharacters.escaped(excerpt.line) + "\n" + excerpt.caretLine + "\n"
       }
     }
     context.stderr.write(text)

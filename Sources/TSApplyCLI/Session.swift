@@ -39,19 +39,14 @@ struct ManifestInputFile {
 
   /// Reads `file` (`-` = standard input) and loads it as a manifest.
   static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
-    if file == "-" {
-      let bytes = context.readAll()
-      return ManifestInputFile(displayName: ManifestInput.standardInputName, path: nil, bytes: bytes,
-                               result: ManifestLoader.load(bytes: bytes, file: ManifestInput.standardInputName))
+    let source = ManifestInput.source(file, context: context)
+    let bytes: [UInt8]
+    switch source.read() {
+    case .success(let read): bytes = read
+    case .failure(let problem): throw CommandFailure(ManifestInput.failureMessage(problem, command: "plan"))
     }
-    let path = context.resolve(file)
-    guard let data = FileManager.default.contents(atPath: path) else {
-      var message = "cannot read \(file): no such file or it is not readable"
-      if file == ManifestArgument.defaultFile { message += " (give the manifest's path, e.g. 'tsapply plan examples/watch.yaml')" }
-      throw CommandFailure(message)
-    }
-    let bytes = Array(data)
-    return ManifestInputFile(displayName: file, path: path, bytes: bytes, result: ManifestLoader.load(bytes: bytes, file: file))
+    return ManifestInputFile(displayName: source.displayName, path: file == "-" ? nil : context.resolve(file), bytes: bytes,
+                             result: ManifestLoader.load(bytes: bytes, file: source.displayName))
   }
 
   /// The engine's document; prints the diagnostics and fails when the manifest has errors.

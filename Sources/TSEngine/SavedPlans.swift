@@ -24,8 +24,8 @@ public struct SavedPlanFile: Sendable {
   /// command can treat it as a manifest instead.
   /// - Throws: `SavedPlanError` for a saved plan of another format or one that cannot be decoded.
   public static func read(_ path: String) throws(SavedPlanError) -> SavedPlanFile? {
-    guard let data = FileManager.default.contents(atPath: path) else { return nil }
-    return try SavedPlan.parse(Array(data), path: path).map { SavedPlanFile(saved: $0, path: path) }
+    guard case .success(let bytes) = ManifestSource.file(path: path, displayName: path).read() else { return nil }
+    return try SavedPlan.parse(bytes, path: path).map { SavedPlanFile(saved: $0, path: path) }
   }
 }
 
@@ -56,7 +56,7 @@ extension Watch {
     if let device = saved.device, device != identity {
       problem("\(name) was made for the watch \(device); it cannot be applied to \(identity)")
     }
-    let bytes = FileManager.default.contents(atPath: file.manifestPath).map(Array.init)
+    let bytes = try? ManifestSource.file(path: file.manifestPath, displayName: saved.plan.manifestFile).read().get()
     let stale = saved.staleness(manifestBytes: bytes, state: state)
     if !stale.isEmpty {
       problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")

@@ -85,25 +85,35 @@ public final class Watch: Sendable {
   /// automatic approval), back up, apply, verify, record.
   /// - Throws: `EngineError`; every case but `.apply` means nothing was written.
   public func apply(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
-    let held = try await hold(options)
-    defer { held.release() }
-    let state = try await readState()
-    let planned = try plan(document, state: state)
-    return try await execute(planned, options: options, reviewed: false)
+    try await holding(options) { () throws(EngineError) in
+      let state = try await readState()
+      let planned = try plan(document, state: state)
+      return try await execute(planned, options: options, reviewed: false)
+    }
   }
 
   /// Applies a saved plan (from `plan -out`) exactly, after `check(_:state:)` finds nothing
   /// wrong; a saved plan counts as reviewed, so there is no question and no safety gate.
   /// - Throws: `EngineError.savedPlanRefused` with every reason it cannot be applied; others as `apply`.
   public func apply(saved: SavedPlanFile, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
+    try await holding(options) { () throws(EngineError) in
+      let state = try await readState()
+      let check = self.check(saved, state: state)
+      guard let manifest = check.manifest, check.problems.isEmpty else { throw .savedPlanRefused(check.problems) }
+      var plan = saved.saved.plan
+      plan.device = identity
+      return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest), options: options, reviewed: true)
+    }
+  }
+
+  /// Runs `body` holding the lock (and lease), released, lease given back, before returning.
+  private func holding(_ options: ApplyOptions,
+                       _ body: () async throws(EngineError) -> ApplyOutcome) async throws(EngineError) -> ApplyOutcome {
     let held = try await hold(options)
-    defer { held.release() }
-    let state = try await readState()
-    let check = self.check(saved, state: state)
-    guard let manifest = check.manifest, check.problems.isEmpty else { throw .savedPlanRefused(check.problems) }
-    var plan = saved.saved.plan
-    plan.device = identity
-    return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest), options: options, reviewed: true)
+    let result: Result<ApplyOutcome, EngineError>
+    do { result = .success(try await body()) } catch { result = .failure(error) }
+    await held.release()
+    return try result.get()
   }
 
   /// Puts the watch back into the state a backup holds: the backup is checked with every
@@ -175,11 +185,12 @@ public final class Watch: Sendable {
       self.local = local
       self.lease = lease
     }
-    func release() {
+    /// Gives the lease back (awaited, so a process that exits next leaves the watch free at
+    /// once), then the local lock.
+    func release() async {
       if let lease {
         lease.renewal.cancel()
-        let (device, token) = (lease.device, lease.lease)
-        Task { await device.releaseLease(token) }
+        await lease.device.releaseLease(lease.lease)
       }
       local.release()
     }

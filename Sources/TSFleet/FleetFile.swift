@@ -91,14 +91,16 @@ public enum FleetFileReader {
   static let rootKeys = ["version", "defaults", "transport", "site", "watches"]
   static let watchKeys = ["device", "manifest"]
 
-  /// Reads the fleet file at `path` (absolute), naming it `displayName` in diagnostics.
-  public static func read(path: String, displayName: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic]) {
+  /// Reads the fleet file at `path` (absolute, through the bounded reader `ManifestSource`),
+  /// naming it `displayName` in diagnostics; its bytes, when read, for source excerpts.
+  public static func read(path: String, displayName: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic], bytes: [UInt8]) {
     let directory = (path as NSString).deletingLastPathComponent
-    switch contents(path: path) {
-    case .failure(let reason):
-      return (nil, [.error(at: nil, field: "", "cannot read \(displayName): \(reason)")])
+    switch ManifestSource.file(path: path, displayName: displayName).read() {
+    case .failure(let problem):
+      return (nil, [problem.diagnostic], [])
     case .success(let bytes):
-      return decode(bytes: bytes, file: displayName, directory: directory)
+      let (fleet, diagnostics) = decode(bytes: bytes, file: displayName, directory: directory)
+      return (fleet, diagnostics, bytes)
     }
   }
 
@@ -243,29 +245,9 @@ public enum FleetFileReader {
       if let manifest = watch.manifest { written.append((manifest, "watches.\(watch.name.value).manifest")) }
     }
     for (path, field) in written {
-      if case .failure(let reason) = contents(path: fleet.absolutePath(path.value), readingBytes: false) {
-        context.error(path.position, field, "cannot read \(fleet.displayPath(path.value)): \(reason)")
+      if case .failure(let problem) = ManifestSource.file(path: fleet.absolutePath(path.value), displayName: fleet.displayPath(path.value)).read() {
+        context.error(path.position, field, problem.description)
       }
     }
-  }
-
-  /// The bytes of a regular file of at most 1 MiB, or why they cannot be read.
-  static func contents(path: String, readingBytes: Bool = true) -> Result<[UInt8], FileProblem> {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return .failure(FileProblem(String(cString: strerror(errno)).lowercased())) }
-    if (info.st_mode & S_IFMT) == S_IFDIR { return .failure(FileProblem("it is a directory")) }
-    if (info.st_mode & S_IFMT) != S_IFREG { return .failure(FileProblem("it is not a regular file")) }
-    let limit = YAMLLimits.default.maxBytes
-    if Int(info.st_size) > limit { return .failure(FileProblem("the file is \(info.st_size) bytes; at most \(limit) are read")) }
-    guard access(path, R_OK) == 0 else { return .failure(FileProblem(String(cString: strerror(errno)).lowercased())) }
-    guard readingBytes else { return .success([]) }
-    guard let data = FileManager.default.contents(atPath: path) else { return .failure(FileProblem("it cannot be read")) }
-    return .success(Array(data))
-  }
-
-  /// Why a file cannot be read, in words.
-  struct FileProblem: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
   }
 }

@@ -68,8 +68,7 @@ public enum FleetLoader {
   ///   unknown name in `selection`.
   public static func load(path: String, displayName: String, selection: [String] = []) throws(FleetLoadFailure) -> LoadedFleet {
     let read = FleetFileReader.read(path: path, displayName: displayName)
-    let fleetBytes = (try? FleetFileReader.contents(path: path).get()) ?? []
-    var sources = [displayName: fleetBytes]
+    var sources = [displayName: read.bytes]
     guard let fleet = read.fleet else {
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: read.diagnostics, subject: displayName), sources: sources)
     }

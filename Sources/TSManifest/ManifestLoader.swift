@@ -42,16 +42,18 @@ public enum ManifestLoader {
   }
 
   /// Reads the file at `path` and loads it, naming it `displayName` in positions (the path as
-  /// the user wrote it). An unreadable file, a directory, or a file over 1 MiB is one error
-  /// diagnostic and reads nothing further.
+  /// the user wrote it); `load(_:)` with `ManifestSource.file`.
   public static func load(path: String, displayName: String) -> ManifestLoadResult {
-    switch ManifestFile.contents(path: path, maxBytes: YAMLLimits.default.maxBytes) {
-    case .success(let bytes):
-      return load(bytes: bytes, file: displayName)
-    case .failure(let problem):
-      let position = problem.hasPosition ? SourcePosition(file: displayName, line: 1, column: 1) : nil
-      let message = problem.hasPosition ? problem.message : "cannot read \(displayName): \(problem.message)"
-      return ManifestLoadResult(manifest: nil, diagnostics: [.error(at: position, field: "", message)])
+    load(.file(path: path, displayName: displayName))
+  }
+
+  /// Reads `source` (bounded: `ManifestSource.read`) and loads it. An input that cannot be read
+  /// (missing, a directory, a device, a named pipe without a writer, over 1 MiB…) is one error
+  /// diagnostic (`ManifestReadError.diagnostic`), and nothing further is read.
+  public static func load(_ source: ManifestSource) -> ManifestLoadResult {
+    switch source.read() {
+    case .success(let bytes): load(bytes: bytes, file: source.displayName)
+    case .failure(let problem): ManifestLoadResult(manifest: nil, diagnostics: [problem.diagnostic])
     }
   }
 }

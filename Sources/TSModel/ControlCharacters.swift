@@ -4,7 +4,9 @@
 /// A control character is a C0 control (U+0000–U+001F), DEL (U+007F) or a C1 control
 /// (U+0080–U+009F): the Unicode general category Cc. Terminals act on them (ESC starts an
 /// escape sequence, BEL rings, CR overwrites the line), so names and notes may not hold them
-/// (the manifest rules) and human output escapes any that a watch still holds.
+/// (the manifest rules) and human output escapes any that a watch still holds. Human output
+/// escapes invisible characters the same way (`InvisibleCharacters`: zero-width and directional
+/// characters, spaces other than U+0020), so one name cannot pass for another.
 public enum ControlCharacters {
   /// Whether `scalar` is a C0 control, DEL or a C1 control.
   public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
@@ -23,12 +25,14 @@ public enum ControlCharacters {
   }
 
   /// `text` with every control character written as an escape: `\n`, `\r`, `\t`, `\e` (ESC),
-  /// and `\u{7F}`-style for the rest. Text without control characters is returned unchanged.
+  /// and `\u{7F}`-style for the rest; every invisible character (`InvisibleCharacters`) as
+  /// `\u{200B}`, `\u{202E}`, `\u{A0}`. Text without either is returned unchanged.
   public static func escaped(_ text: String) -> String {
-    guard first(in: text) != nil else { return text }
+    guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value >= 0x7F }) else { return text }
+    let scalars = Array(text.unicodeScalars)
     var result = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars {
-      guard isControl(scalar) else {
+    for (index, scalar) in scalars.enumerated() {
+      guard isControl(scalar) || InvisibleCharacters.isInvisible(at: index, in: scalars) else {
         result.append(scalar)
         continue
       }

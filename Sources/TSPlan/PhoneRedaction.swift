@@ -32,35 +32,123 @@ public enum PhoneRedaction {
   }
 
   /// Free text (e.g. a warning message) with every phone of `phones` and everything phone-like
-  /// (`redactPhoneLike`) redacted.
+  /// redacted: each phone where it stands as written, then by its digits whatever separates
+  /// them (`redactDigits(of:in:)`), then every phone-like run (`redactPhoneLike`).
   public static func redactText(_ text: String, phones: Set<String>) -> String {
-    redactPhoneLike(redact(text, phones: phones))
+    redactPhoneLike(redactDigits(of: phones, in: redact(text, phones: phones)))
   }
 
-  /// Characters that may appear inside a written phone number besides digits.
-  private static let phoneFormatting: Set<Character> = ["+", " ", "-", ".", "(", ")"]
+  /// How many characters may stand between two digits of one written phone number
+  /// (`+49 / 176`, `555 – 0100`).
+  static let maxSeparatorRun = 3
+
+  /// `text` with the digits of each of `phones` masked wherever they appear in order, whatever
+  /// separates them (`KnownPhones.redact`).
+  public static func redactDigits(of phones: Set<String>, in text: String) -> String {
+    KnownPhones(phones).redact(text)
+  }
+
+  /// Phone numbers known to be in an output (a manifest's, a plan's), to be masked by their
+  /// digits: made once, used for every line printed.
+  public struct KnownPhones: Sendable {
+    /// The digits of each phone with at least five of them (`PhoneCandidates.minimumDigits`),
+    /// so positions and times are never taken for one.
+    private let sequences: Set<String>
+    private let longest: Int
+
+    /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
+    public init(_ phones: some Sequence<String>) {
+      sequences = Set(phones.map { String($0.filter(\.isPhoneDigit)) }.filter { $0.count >= 5 })
+      longest = sequences.map(\.count).max() ?? 0
+    }
+
+    /// `text` with the digits of each phone masked wherever they appear in order, whatever
+    /// separates them: all digits of a match but the phone's last two become `*`. Separators
+    /// are up to `maxSeparatorRun` characters that are not letters, digits, quotes or line
+    /// breaks (`/`, `_`, `:`, `,`, a tab, a no-break space, an en dash, U+2010 HYPHEN…), so
+    /// `"+49/176/9876/5432"` and `49:176:9876:5432` are both caught by the phone
+    /// `+4917698765432`.
+    public func redact(_ text: String) -> String {
+      guard longest > 0 else { return text }
+      var characters = Array(text)
+      for run in PhoneRedaction.digitRuns(in: characters) {
+        let digits = run.map { characters[$0] }
+        var start = 0
+        while start + 5 <= digits.count {
+          let length = stride(from: min(longest, digits.count - start), through: 5, by: -1)
+            .first { sequences.contains(String(digits[start..<(start + $0)])) }
+          guard let length else {
+            start += 1
+            continue
+          }
+          for index in run[start..<(start + length - 2)] { characters[index] = "*" }
+          start += length
+        }
+      }
+      return String(characters)
+    }
+  }
+
+  /// The positions of the digits of each run of `characters` with five digits or more: digits
+  /// joined by at most `maxSeparatorRun` separator characters (see `KnownPhones.redact`).
+  fileprivate static func digitRuns(in characters: [Character]) -> [[Int]] {
+    var runs: [[Int]] = []
+    var current: [Int] = []
+    var gap = 0
+    for (index, character) in characters.enumerated() {
+      if character.isPhoneDigit {
+        current.append(index)
+        gap = 0
+      } else if !current.isEmpty, gap < maxSeparatorRun, !character.isLetter, !character.isNewline,
+                character != "\"", character != "'" {
+        gap += 1
+      } else {
+        if current.count >= 5 { runs.append(current) }
+        current = []
+        gap = 0
+      }
+    }
+    if current.count >= 5 { runs.append(current) }
+    return runs
+  }
+
+  /// Whether `character` may stand between the digits of a phone number in free text that is not
+  /// known to be one: `+`, white space but line breaks (a tab, a no-break space, a thin space),
+  /// dashes (`-`, U+2010 HYPHEN, an en dash, a minus sign), dots, parentheses, `/`, `_`, and
+  /// invisible characters. Not `:` or `,`, so times and lists of times stay readable.
+  static func isPhoneFormatting(_ character: Character) -> Bool {
+    if let ascii = character.asciiValue {
+      return [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+              UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "/"), UInt8(ascii: "_")].contains(ascii)
+    }
+    if character == "\u{B7}" || character == "\u{2212}" { return true }
+    guard let scalar = character.unicodeScalars.first, !character.isNewline else { return false }
+    return scalar.properties.isWhitespace || scalar.properties.generalCategory == .dashPunctuation
+      || scalar.properties.isDefaultIgnorableCodePoint
+  }
 
   /// Free text (a diagnostic message, an echoed manifest line) with every phone-like run masked:
-  /// a run of digits, '+', spaces, dashes, dots and parentheses that holds five or more digits
-  /// has all its digits but the last two replaced by `*`, formatting kept:
-  /// `phone: "+1 (555) 010-0100"` → `phone: "+* (***) ***-**00"`. Times (`08:00`), byte counts,
-  /// lines and columns have at most four digits in a run, so they stay readable.
+  /// a run of digits and phone formatting (`isPhoneFormatting`: spaces, dashes, dots,
+  /// parentheses, `/`, `_`…) that holds five or more digits has all its digits but the last two
+  /// replaced by `*`, formatting kept: `phone: "+1 (555) 010-0100"` → `phone: "+* (***) ***-**00"`.
+  /// Times (`08:00`), byte counts, lines and columns have at most four digits in a run, so they
+  /// stay readable.
   public static func redactPhoneLike(_ text: String) -> String {
-    var output = ""
-    var run = ""
-    for character in text {
-      if character.isPhoneDigit || phoneFormatting.contains(character) {
-        run.append(character)
-        continue
-      }
-      output += maskedRun(run) + String(character)
-      run = ""
+    var characters = Array(text)
+    var digits: [Int] = []  // positions of the current run's digits
+    func maskRun() {
+      if digits.count >= 5 { for index in digits.dropLast(2) { characters[index] = "*" } }
+      digits.removeAll(keepingCapacity: true)
     }
-    return output + maskedRun(run)
-  }
-
-  private static func maskedRun(_ run: String) -> String {
-    run.filter(\.isPhoneDigit).count >= 5 ? redact(run) : run
+    for (index, character) in characters.enumerated() {
+      if character.isPhoneDigit {
+        digits.append(index)
+      } else if !isPhoneFormatting(character) {
+        maskRun()
+      }
+    }
+    maskRun()
+    return String(characters)
   }
 
   /// Every phone number held in `plan` (before/after values of contacts and emergency).
@@ -103,10 +191,10 @@ public enum PhoneRedaction {
 }
 
 extension Character {
-  /// `0`…`9` only (not other scripts' digits).
   /// Any decimal digit, ASCII or not (e.g. full-width １), so a number written in other digits
   /// is masked too.
   var isPhoneDigit: Bool {
-    !unicodeScalars.isEmpty && unicodeScalars.allSatisfy { $0.properties.numericType == .decimal }
+    if let ascii = asciiValue { return (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(ascii) }
+    return !unicodeScalars.isEmpty && unicodeScalars.allSatisfy { $0.properties.numericType == .decimal }
   }
 }

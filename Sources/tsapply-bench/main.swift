@@ -12,6 +12,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
     return 0
   }),
   "apply": ("device calls and bytes per apply vs the minimum, per profile; planning a 200-contact manifest", ApplyBenchmark.run),
+  "bridge": ("per-call overhead over loopback (median, p99) and apply examples/watch.yaml through the bridge vs in-process [CALLS] [APPLIES]",
+             BridgeBenchmark.run),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
   "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…]", FleetBenchmark.plan),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
@@ -19,6 +21,10 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
   }),
+  "load": ("per-contact cost of loading the contacts workload beside a libyaml event scan [--contacts N] [--iterations K]",
+           { try LoadBenchmark.run($0) }),
+  "process": ("whole-process CPU and memory of a built tsapply: --version, validate 1 / 5000, plan 90 --binary PATH [--hello PATH] [--runs N]",
+              ProcessBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -321,37 +321,3 @@ final class Failures: @unchecked Sendable {
   }
 }
 
-/// The built binary running in the background, read while it runs.
-final class ListeningProcess {
-  private let process = Process()
-  private let output = Pipe()
-  private let errors = Pipe()
-  private var seen = Data()
-
-  init(_ arguments: [String], in directory: URL) throws {
-    process.executableURL = TSApplyBinary.url
-    process.arguments = arguments
-    process.currentDirectoryURL = directory
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-  }
-
-  /// Reads standard output until it contains `text` (or the process ends).
-  func waitFor(_ text: String) throws {
-    while !String(decoding: seen, as: UTF8.self).contains(text) {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { throw CocoaError(.fileReadUnknown) }
-      seen.append(chunk)
-    }
-  }
-
-  /// Waits for the process to end; its status, whole standard output and standard error.
-  func finish() -> (Int32, String, String) {
-    let rest = output.fileHandleForReading.readDataToEndOfFile()
-    let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: seen + rest, as: UTF8.self), String(decoding: errorText, as: UTF8.self))
-  }
-}

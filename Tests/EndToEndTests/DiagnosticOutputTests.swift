@@ -61,13 +61,37 @@ import TSTestSupport
   }
 
   @Test func controlCharactersAreRejectedAndNeverPrintedRaw() throws {
-    let manifest = "version: 1\nreminders:\n  custom:\n    - {name: \"a\\nb\", at: [3]}\n    - {name: \"\\e[2J\\e[31mRED\", at: [6]}\ncontacts:\n  - {name: \"\\e]0;pwned\\a\", phone: \"3\"}\n"
+    let manifest = "version: 1\nreminders:\n  custom:\n    - {name: \"a\\nb\", at: [\"03:00\"]}\n    - {name: \"\\e[2J\\e[31mRED\", at: [\"06:00\"]}\ncontacts:\n  - {name: \"\\e]0;pwned\\a\", phone: \"3\"}\n"
     let result = try TSApplyBinary.run(["validate", "w.yaml"], in: try Self.workspace(manifest))
     #expect(result.status == 1)
     #expect(!result.stderr.contains("\u{1B}") && !result.stderr.contains("\u{07}"))
     #expect(result.stderr.contains("w.yaml:5:14: error: reminders.custom[1].name: contains a control character (U+001B); names and notes are shown on the watch and cannot hold control characters"))
     #expect(result.stderr.contains("w.yaml:7:12: error: contacts[0].name: contains a control character (U+001B)"))
     #expect(result.stderr.hasSuffix("w.yaml is not valid: 3 errors.\n"))
+  }
+
+  /// A right-to-left override or a zero-width space in a name is shown escaped wherever a name
+  /// is printed for a person: diagnostics (message and echoed line), the plan, `device show`.
+  @Test func invisibleCharactersInNamesAreShownEscaped() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let spec = "sim:\(directory.path)/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fw", "--device", spec]).status == 0)
+    let added = try TSApplyBinary.run(["device", "simulate", "contact-add", "Sam \u{202E}xoB", "+15550100", "--device", spec])
+    #expect(added.status == 0, "\(added.stderr)")
+    let shown = try TSApplyBinary.run(["device", "show", "--device", spec])
+    #expect(shown.stdout.contains("Sam \\u{202E}xoB  +15550100"), "\(shown.stdout)")
+    let long = "Mo\u{200B}m " + String(repeating: "a", count: 40)
+    try "contacts:\n  - {name: \"\(long)\", phone: \"+15550101\"}\n".write(to: directory.appendingPathComponent("w.yaml"), atomically: true, encoding: .utf8)
+    let validate = try TSApplyBinary.run(["validate", "w.yaml"], in: directory)
+    #expect(validate.status == 0)
+    #expect(validate.stderr.hasPrefix("w.yaml:2:12: warning: contacts[0].name: is 47 bytes; the watch stores at most 32, so it will be stored as \"Mo\\u{200B}m aaaaaaaaaaaaaaaaaaaaaaaaa\" (32 bytes)\n  - {name: \"Mo\\u{200B}m aaaa"), "\(validate.stderr)")
+    let plan = try TSApplyBinary.run(["plan", "--no-color", "--device", spec, "w.yaml"], in: directory)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("\"Sam \\u{202E}xoB\""), "\(plan.stdout)")
+    #expect(plan.stdout.contains("\"Mo\\u{200B}m aaaa"))
+    for output in [shown.stdout, validate.stderr, plan.stdout] {
+      #expect(!output.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{200B}" })
+    }
   }
 
   @Test func aHugeLineIsEchoedAsAWindow() throws {

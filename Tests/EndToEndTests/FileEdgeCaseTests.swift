@@ -58,7 +58,7 @@ import TSTestSupport
     try FileManager.default.createDirectory(at: directory.appendingPathComponent("d.yaml"), withIntermediateDirectories: false)
     let run = try TSApplyBinary.run(["fmt", "d.yaml"], in: directory)
     #expect(run.status == 1)
-    #expect(run.stderr == "Error: cannot format d.yaml: it is a directory\n")
+    #expect(run.stderr == "Error: cannot read d.yaml: it is a directory, not a manifest file\n")
   }
 
   @Test func fmtDiffOfAnAbsolutePathHasNoPrefix() throws {

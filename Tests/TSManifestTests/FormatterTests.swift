@@ -263,6 +263,19 @@ import TSTestSupport
       contacts:
         - {name: 李明, phone: "+86 139 1234 5678", short_name: L}
       """),
+    Case(name: "YAML 1.2 booleans are written in lower case", input: """
+      reminders:
+        drinking: {enabled: True, lunch_break: FALSE}
+      emergency:
+        sos: TRUE
+        contacts: [{name: Sam, phone: "+15550101"}]
+      """, expected: """
+      reminders:
+        drinking: {enabled: true, lunch_break: false}
+      emergency:
+        sos: true
+        contacts: [{name: Sam, phone: "+15550101"}]
+      """),
   ]
 
   @Test(arguments: cases)

@@ -109,16 +109,19 @@ import TSTestSupport
     DiagnosticCase(marked: "version: 1️⃣!v 1\ncontacts: []\n", field: "version", message: tag("!v", "!!int")),
     DiagnosticCase(marked: "1️⃣!k contacts: []\n", field: "", message: tag("!k", "!!str")),
     .valid("contacts: !!seq []\n"), .valid("contacts:\n  - {name: !!str 5, phone: !!str 0123}\n"),
-    .valid("version: !!int 1\nreminders:\n  drinking: !!map {enabled: !!bool true, at: [!!int 480]}\n"),
+    .valid("version: !!int 1\nreminders:\n  drinking: !!map {enabled: !!bool true, at: [!!str \"08:00\"], notes: !!str x}\n"),
+    // An integer time may carry !!int; it is valid, with the warning every integer time gets.
+    DiagnosticCase(marked: "reminders:\n  drinking: {at: [1️⃣!!int 480]}\n", field: "reminders.drinking.at[0]",
+                   message: "480 is 08:00 (an integer time counts minutes from midnight); write \"08:00\" to say so", severity: .warning),
   ]
 
   @Test(arguments: tags)
   func explicitTags(_ row: DiagnosticCase) { row.check() }
 
   static let aliases: [DiagnosticCase] = [
-    DiagnosticCase(marked: "reminders:\n  custom:\n    - &x {name: A, at: [1]}\n    - 1️⃣*x\n", field: "reminders.custom[1].name",
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - &x {name: A, at: [\"00:01\"]}\n    - 1️⃣*x\n", field: "reminders.custom[1].name",
                    message: "duplicate custom reminder name \"A\": this alias repeats the name used on line 3, column 17 (names identify custom reminders)"),
-    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: &n A, at: [1]}\n    - {name: 1️⃣*n, at: [2]}\n",
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: &n A, at: [\"00:01\"]}\n    - {name: 1️⃣*n, at: [\"00:02\"]}\n",
                    field: "reminders.custom[1].name",
                    message: "duplicate custom reminder name \"A\": also used on line 3, column 14 (names identify custom reminders)"),
     DiagnosticCase(marked: "contacts:\n  - &c {name: A, phone: \"1\"}\n  - 1️⃣*c\n", field: "contacts[1]",

@@ -10,8 +10,8 @@ import TSTestSupport
 
   static let period: [DiagnosticCase] = [
     .valid(sedentary("period: {start: \"09:00\", end: \"18:00\", every: 60m}")),
-    .valid(sedentary("period: {start: \"09:00\", end: \"09:01\", every: 1}")),
-    .valid(sedentary("period: {start: 0, end: 1439, every: 1439}")),
+    .valid(sedentary("period: {start: \"09:00\", end: \"09:01\", every: 1m}")),
+    .valid(sedentary("period: {start: \"00:00\", end: \"23:59\", every: 1439}")),
     DiagnosticCase(marked: sedentary("period: {start: \"18:00\", end: 1️⃣\"09:00\", every: 60m}"),
                    field: "reminders.sedentary.period.end",
                    message: "end 09:00 must be later than start 18:00 (a period cannot cross midnight)"),
@@ -44,11 +44,11 @@ import TSTestSupport
                    message: "holds 11 times; a reminder holds at most 10"),
     DiagnosticCase(marked: sedentary("at: 1️⃣[]"), field: "reminders.sedentary.at",
                    message: "needs at least one time (e.g. at: [\"08:00\"])"),
-    DiagnosticCase(marked: sedentary("at: [\"08:00\", 1️⃣480]"), field: "reminders.sedentary.at[1]",
+    DiagnosticCase(marked: sedentary("at: [\"08:00\", 1️⃣\"8:00\"]"), field: "reminders.sedentary.at[1]",
                    message: "08:00 is listed twice (first on line 3, column 10)"),
     DiagnosticCase(marked: sedentary("at: 1️⃣\"08:00\""), field: "reminders.sedentary.at",
                    message: "expected a list of times, e.g. [\"08:00\", \"20:00\"], found text"),
-    DiagnosticCase(marked: sedentary("period: {start: 1, end: 2, every: 1}\n    1️⃣at: [\"08:00\"]"), field: "reminders.sedentary.at",
+    DiagnosticCase(marked: sedentary("period: {start: \"00:01\", end: \"00:02\", every: 1m}\n    1️⃣at: [\"08:00\"]"), field: "reminders.sedentary.at",
                    message: "a reminder has either period or at (time points), not both"),
   ]
 

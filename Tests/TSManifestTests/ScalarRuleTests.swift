@@ -9,8 +9,7 @@ import TSTestSupport
 
   static let validTimes: [(String, Int)] = [
     ("\"08:00\"", 480), ("\"8:00\"", 480), ("06:30", 390), ("'00:00'", 0), ("\"23:59\"", 1439),
-    ("0", 0), ("1439", 1439), ("390", 390),
-  ]
+  ]  // integers are valid with a warning: InputTrapTests.integerTimes
 
   @Test(arguments: validTimes)
   func validTime(_ value: String, _ minutes: Int) throws {
@@ -40,7 +39,7 @@ import TSTestSupport
     "reminders:\n  drinking:\n    period: {start: \"08:00\", end: \"20:00\", every: 1️⃣\(value)}\n"
   }
 
-  static let validDurations: [(String, Int)] = [("90m", 90), ("2h", 120), ("1h30m", 90), ("45", 45), ("12h", 720), ("1", 1)]
+  static let validDurations: [(String, Int)] = [("90m", 90), ("2h", 120), ("1h30m", 90), ("45", 45), ("12h", 720), ("5", 5)]
 
   @Test(arguments: validDurations)
   func validDuration(_ value: String, _ minutes: Int) throws {
@@ -67,7 +66,8 @@ import TSTestSupport
 
   static func enabled(_ value: String) -> String { "reminders:\n  drinking:\n    enabled: 1️⃣\(value)\n" }
 
-  @Test(arguments: [("true", true), ("false", false)])
+  /// YAML 1.2's core schema: three spellings each.
+  @Test(arguments: [("true", true), ("True", true), ("TRUE", true), ("false", false), ("False", false), ("FALSE", false)])
   func validBoolean(_ value: String, _ expected: Bool) {
     let result = load(MarkedText(Self.enabled(value)).text)
     #expect(result.diagnostics == [])
@@ -82,6 +82,9 @@ import TSTestSupport
     ("OFF", "\"OFF\" is not a boolean; write false (tsapply reads only true and false)"),
     ("y", "\"y\" is not a boolean; write true (tsapply reads only true and false)"),
     ("\"true\"", "\"true\" is quoted, so it is text; write true without quotes"),
+    ("'False'", "\"False\" is quoted, so it is text; write false without quotes"),
+    ("tRUE", "expected true or false, found \"tRUE\""),
+    ("Off", "\"Off\" is not a boolean; write false (tsapply reads only true and false)"),
     ("1", "expected true or false, found \"1\""),
     ("[true]", "expected true or false, found a list"),
   ].map { DiagnosticCase(marked: enabled($0.0), field: "reminders.drinking.enabled", message: $0.1) }

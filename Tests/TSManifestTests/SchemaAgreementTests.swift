@@ -112,6 +112,7 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
     .yaml("reminders:\n  drinking:\n    lunch_break: {start: \"12:00\"}\n", false),
     .yaml("reminders:\n  drinking:\n    lunch_break: yes\n", false), .yaml("reminders:\n  drinking:\n    lunch_break: \"12:00\"\n", false),
     .yaml("reminders:\n  drinking:\n    enabled: true\n", true), .yaml("reminders:\n  drinking:\n    enabled: \"true\"\n", false),
+    .yaml("reminders:\n  drinking:\n    enabled: True\n", true), .yaml("reminders:\n  drinking:\n    enabled: FALSE\n", true),
     .yaml("reminders:\n  drinking:\n    enabled: yes\n", false), .yaml("reminders:\n  drinking:\n    enabled: 1\n", false),
     .yaml("reminders:\n  medicine:\n    at: []\n", false),
     .yaml("reminders:\n  medicine:\n    at: [\(Array(0..<10).map(String.init).joined(separator: ", "))]\n", true),
@@ -169,8 +170,9 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
     .yaml("reminders:\n  custom:\n    - {name: W, at: [\"08:00\"]}\n    - {name: W, at: [\"09:00\"]}\n", false),
     .yaml("contacts:\n  - {name: A, phone: \"1 2\"}\n  - {name: A, phone: \"12\"}\n", false),
     .customName(String(repeating: "李", count: 11), false),  // 33 bytes, 11 characters
+    .customName("\"Walk \"", false),                      // white space at an end of a name
+    .yaml("contacts:\n  - {name: \"\u{00A0}Alex\", phone: \"1\"}\n", false),
     .notes(String(repeating: "é", count: 33), false),       // 66 bytes, 33 characters
-    .yaml("reminders:\n  drinking:\n    enabled: True\n", false),  // YAML 1.2 boolean; tsapply reads only true
     .medicineAt("0630", false),                            // an integer to YAML 1.2, ambiguous to tsapply
     .yaml("version: 1.0\n", false),
     .phone("0x1F", false),

@@ -87,6 +87,20 @@ import TSTestSupport
     #expect(result.diagnostics.first?.position?.line == 6)
   }
 
+  /// A long file without aliases is not a "billion laughs": the message says how many nodes.
+  @Test func aLongPlainFileIsNotCalledABillionLaughs() {
+    let limits = YAMLLimits(maxNodes: 20)
+    // Root mapping, key, list: 3 nodes; each contact 5 (mapping, key, value, key, value): node
+    // 21 is the fourth contact's name.
+    let lines = (0..<5).map { "  - {name: \($0 == 3 ? "1️⃣" : "")C\($0), phone: \"1\"}\n" }
+    let text = MarkedText("contacts:\n" + lines.joined())
+    #expect(Self.read(text.text, limits: limits).diagnostics == [.error(at: text.position("1️⃣"), field: "",
+      "the document has more than 20 nodes (keys, values, lists and mappings), more than a manifest may hold; reading stopped")])
+    let aliased = MarkedText("a: &a [x, y]\nb: [*a, 1️⃣*a, *a]\n")
+    #expect(Self.read(aliased.text, limits: YAMLLimits(maxNodes: 10)).diagnostics == [.error(at: aliased.position("1️⃣"), field: "",
+      "the document has more than 10 nodes (keys, values, lists and mappings, counting what aliases repeat), more than a manifest may hold; reading stopped")])
+  }
+
   @Test func nestingDepthIsBounded() {
     let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
     let result = Self.read(deep)
@@ -128,7 +142,10 @@ import TSTestSupport
   @Test func syntaxErrorsComeFromLibyamlWithPosition() {
     let text = MarkedText("a: b1️⃣: c\n")
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
-      "invalid YAML: mapping values are not allowed in this context")])
+      "invalid YAML: mapping values are not allowed in this context; a value that holds \": \" must be quoted: a: \"b: c\"")])
+    let unclosed = MarkedText("a: [b1️⃣\n")
+    #expect(Self.read(unclosed.text).diagnostics.map(\.message) == [
+      "invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 4)"])
   }
 
   @Test func countEventsScansWithoutBuilding() {

@@ -9,12 +9,15 @@ import TSModel
     ("a\nb\rc\td", "a\\nb\\rc\\td"),
     ("\u{1B}]0;pwned\u{07}", "\\e]0;pwned\\u{7}"),
     ("del\u{7F} csi\u{9B} nel\u{85}", "del\\u{7F} csi\\u{9B} nel\\u{85}"),
-    ("李明 Émile \u{00A0}", "李明 Émile \u{00A0}"),
+    ("李明 Émile 山田\u{3000}太郎", "李明 Émile 山田\u{3000}太郎"),
+    // Invisible characters (InvisibleCharacters) are escaped like control characters.
+    ("Alex\u{00A0}Doe", "Alex\\u{A0}Doe"),
   ])
   func escapesEveryControlCharacter(_ text: String, _ expected: String) {
     let escaped = ControlCharacters.escaped(text)
     #expect(escaped == expected)
     #expect(ControlCharacters.first(in: escaped) == nil)
+    #expect(InvisibleCharacters.first(in: escaped) == nil)
   }
 
   @Test(arguments: [("ok", nil), ("a\u{1B}b", "U+001B"), ("x\u{9F}", "U+009F"), ("\u{0}", "U+0000")] as [(String, String?)])

@@ -60,6 +60,33 @@ import TSModel
     }
   }
 
+  /// A known phone is masked by its digits whatever separates them; the last two stay.
+  @Test(arguments: ["/", "_", ":", ",", "\t", "\u{00A0}", "\u{2013}", "\u{2010}", " / ", ": ", "|", ""])
+  func knownPhonesAreMaskedByTheirDigits(_ separator: String) {
+    let written = ["+49", "176", "9876", "5432"].joined(separator: separator)
+    let known = PhoneRedaction.KnownPhones(["+49 176 98765432"])
+    let masked = known.redact("w.yaml:3:12: error: \"\(written)\" contains \"x\"; at 08:00, 20:00")
+    let expected = ["+**", "***", "****", "**32"].joined(separator: separator)
+    #expect(masked == "w.yaml:3:12: error: \"\(expected)\" contains \"x\"; at 08:00, 20:00")
+  }
+
+  @Test func knownPhonesLeavePositionsTimesAndOtherNumbersAlone() {
+    let known = PhoneRedaction.KnownPhones(["555-0100", "12"])
+    #expect(known.redact("line 3, column 22: 08:00, 20:00; 5550199; 1:2") == "line 3, column 22: 08:00, 20:00; 5550199; 1:2")
+    #expect(known.redact("call 555 0100 or 5550100") == "call *** **00 or *****00")
+  }
+
+  /// Phone-like text not known to be a phone: runs with spaces, dashes (any), dots, slashes,
+  /// underscores, no-break and thin spaces are masked; times and lists of times stay.
+  @Test(arguments: [
+    ("+1/555/010/0100", "+*/***/***/**00"), ("555_010_0100", "***_***_**00"), ("555\u{00A0}0100", "***\u{00A0}**00"),
+    ("555\u{2013}0100", "***\u{2013}**00"), ("555\u{2010}0100", "***\u{2010}**00"), ("555\t0100", "***\t**00"),
+    ("at 08:00, 20:00 on line 12, column 1234", "at 08:00, 20:00 on line 12, column 1234"),
+  ])
+  func phoneLikeTextIsMasked(_ text: String, _ expected: String) {
+    #expect(PhoneRedaction.redactPhoneLike(text) == expected)
+  }
+
   @Test func phonesInsideLongerNumbersAreNotMatched() {
     #expect(PhoneRedaction.redact("call 1234 or 12345", phones: ["1234"]) == "call **34 or 12345")
   }

@@ -151,6 +151,12 @@ public enum TSApplyBinary {
     }
   }
 
+  /// Runs `/bin/sh -c script` in `directory`, with `$TSAPPLY` set to the built binary's path, so
+  /// a test can redirect standard input from a file (`< /dev/zero`) or bound memory (`ulimit -v`).
+  public static func runShell(_ script: String, in directory: URL? = nil) throws -> ProcessResult {
+    try runProgram(URL(fileURLWithPath: "/bin/sh"), ["-c", script], in: directory, environment: ["TSAPPLY": url.path])
+  }
+
   /// A new empty temporary directory.
   public static func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-test-\(UUID().uuidString)")

@@ -43,8 +43,12 @@ struct ApplyCommand: Command {
     if fleet.file != nil {
       return try await FleetSession.load(fleet, redact: run.output.redact, json: fleet.json, context: context).apply(run)
     }
-    if file != "-", let saved = try SavedPlanFile.read(context.resolve(file)) {
-      return try await applySaved(saved, context: context)
+    // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
+    // be gone for the manifest read that follows.
+    let source = ManifestInput.source(file, context: context)
+    if file != "-", source.isRereadable, case .success(let bytes) = source.read(),
+       let saved = try SavedPlan.parse(bytes, path: file) {
+      return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
     }
     let input = try ManifestInputFile.read(file, context: context)
     let document = try input.document(redact: run.output.redact, context: context)

@@ -48,13 +48,11 @@ struct FmtCommand: Command {
   /// `--check`) is not formatted.
   private func format(_ file: String, context: CommandContext) -> Bool {
     let path = file == "-" ? nil : context.resolve(file)
-    var isDirectory: ObjCBool = false
-    if let path, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-      context.stderr.write("Error: cannot format \(file): it is a directory\n")
-      return false
-    }
-    guard let bytes = path.map({ FileManager.default.contents(atPath: $0).map(Array.init) }) ?? context.readAll() else {
-      context.stderr.write("Error: cannot read \(file): no such file or it is not readable\n")
+    let bytes: [UInt8]
+    switch ManifestInput.source(file, context: context).read() {
+    case .success(let read): bytes = read
+    case .failure(let problem):
+      context.stderr.write("Error: \(ManifestInput.failureMessage(problem, command: "fmt"))\n")
       return false
     }
     let result = ManifestFormatter.format(bytes: bytes, file: file)

@@ -33,10 +33,12 @@ struct ShowCommand: Command {
 
 /// Reads `file` as a saved plan; fails with a plain message when it is not one.
 func readSavedPlan(_ file: String, context: CommandContext) throws -> SavedPlan {
-  guard let data = FileManager.default.contents(atPath: context.resolve(file)) else {
-    throw CommandFailure("cannot read \(file): no such file or it is not readable")
+  let bytes: [UInt8]
+  switch ManifestInput.source(file, context: context).read() {
+  case .success(let read): bytes = read
+  case .failure(let problem): throw CommandFailure(problem.description)
   }
-  guard let saved = try SavedPlan.parse(Array(data), path: file) else {
+  guard let saved = try SavedPlan.parse(bytes, path: file) else {
     throw CommandFailure("\(file) is not a saved plan (make one with 'tsapply plan -out changes.tfplan MANIFEST', then 'tsapply show changes.tfplan')")
   }
   return saved

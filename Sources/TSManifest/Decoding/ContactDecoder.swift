@@ -10,8 +10,9 @@ extension ManifestDecoder {
       return nil
     }
     var contacts: [ManifestContact] = []
+    contacts.reserveCapacity(items.count)
     for (index, item) in items.enumerated() {
-      if let contact = contact(item, path: "\(path)[\(index)]") { contacts.append(contact) }
+      if let contact = contact(item, path: DecodingContext.item(path, index)) { contacts.append(contact) }
     }
     DuplicateContactRule.check(contacts, into: &context.diagnostics)
     return contacts
@@ -19,11 +20,12 @@ extension ManifestDecoder {
 
   private mutating func contact(_ node: YAMLNode, path: String) -> ManifestContact? {
     guard let fields = context.mapping(node, path: path, keys: Self.contactKeys) else { return nil }
-    let name = requiredText(fields, "name", in: node, path: path).flatMap {
-      ContactNameRule.check($0, field: fields.path("name"), into: &context.diagnostics)
+    let namePath = fields.path("name"), phonePath = fields.path("phone")
+    let name = requiredText(fields, "name", field: namePath, in: node, path: path).flatMap {
+      ContactNameRule.check($0, field: namePath, into: &context.diagnostics)
     }
-    let phone = requiredText(fields, "phone", in: node, path: path).flatMap {
-      PhoneNumberRule.check($0, isPlain: fields["phone"]?.scalar?.isPlain ?? false, field: fields.path("phone"),
+    let phone = requiredText(fields, "phone", field: phonePath, in: node, path: path).flatMap {
+      PhoneNumberRule.check($0, isPlain: fields["phone"]?.scalar?.isPlain ?? false, field: phonePath,
                             into: &context.diagnostics)
     }
     var explicitShortName: String?
@@ -38,12 +40,13 @@ extension ManifestDecoder {
                            shortNameIsExplicit: explicitShortName != nil)
   }
 
-  /// The text of a required key; a missing key is an error at the mapping.
-  mutating func requiredText(_ fields: MappingFields, _ key: String, in node: YAMLNode, path: String) -> Located<String>? {
+  /// The text of a required key (`field` is its path); a missing key is an error at the mapping.
+  mutating func requiredText(_ fields: MappingFields, _ key: String, field: String, in node: YAMLNode,
+                             path: String) -> Located<String>? {
     guard let value = fields[key] else {
       context.error(node.position, path, "\(key) is required")
       return nil
     }
-    return context.text(value, path: fields.path(key)).map { Located($0, at: value.position) }
+    return context.text(value, path: field).map { Located($0, at: value.position) }
   }
 }

@@ -35,24 +35,29 @@ public struct DecodingContext: Sendable {
       error(node.position, path, "expected a mapping with keys \(keys.joined(separator: ", ")), found \(node.kindDescription)")
       return nil
     }
-    var fields = MappingFields(path: path)
-    for entry in entries {
-      guard let key = entry.keyText, entry.key.scalar != nil else {
-        error(entry.key.position, path, "keys must be plain words, found \(entry.key.kindDescription) as a key")
+    var fields = MappingFields(path: path, entries: FieldEntries(entries))
+    for index in entries.indices {
+      let keyNode = entries[index].key  // the key only: the value is read when its field is
+      guard let key = keyNode.scalar?.value else {
+        error(keyNode.position, path, "keys must be plain words, found \(keyNode.kindDescription) as a key")
+        fields.entries.leaveOut(index)
         continue
       }
-      guard hasStandardTag(entry.key, path: path, allowing: ["str"]) else { continue }
+      guard hasStandardTag(keyNode, path: path, allowing: ["str"]) else {
+        fields.entries.leaveOut(index)
+        continue
+      }
       guard keys.contains(key) else {
+        fields.entries.leaveOut(index)
         var message = "unknown key \"\(key)\""
         if let suggestion = Suggestion.closest(to: key, in: keys) {
           message += "; did you mean \"\(suggestion)\"?"
         } else {
           message += " (expected one of: \(keys.joined(separator: ", ")))"
         }
-        error(entry.key.position, DecodingContext.join(path, key), message)
+        error(keyNode.position, DecodingContext.join(path, key), message)
         continue
       }
-      fields.entries[key] = entry
     }
     return fields
   }
@@ -91,9 +96,34 @@ public struct DecodingContext: Sendable {
     return nil
   }
 
-  /// `parent.key`, or `key` at the top level.
+  /// `parent.key`, or `key` at the top level. Built by copying bytes into one allocation:
+  /// every field read makes a path, whether or not a diagnostic uses it.
   public static func join(_ parent: String, _ key: String) -> String {
-    parent.isEmpty ? key : "\(parent).\(key)"
+    parent.isEmpty ? key : concatenated(parent, ".", key, "")
+  }
+
+  /// `parent[index]`, the field path of a list item, built as `join` is.
+  static func item(_ parent: String, _ index: Int) -> String {
+    concatenated(parent, "[", String(index), "]")
+  }
+
+  /// The four texts one after the other.
+  private static func concatenated(_ a: String, _ b: String, _ c: String, _ d: String) -> String {
+    var (a, b, c, d) = (a, b, c, d)
+    return a.withUTF8 { a in b.withUTF8 { b in c.withUTF8 { c in d.withUTF8 { d in
+      String(unsafeUninitializedCapacity: a.count + b.count + c.count + d.count) { buffer in
+        var end = 0
+        func append(_ part: UnsafeBufferPointer<UInt8>) {
+          _ = UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + part.count)]).initialize(from: part)
+          end += part.count
+        }
+        append(a)
+        append(b)
+        append(c)
+        append(d)
+        return end
+      }
+    } } } }
   }
 }
 
@@ -102,11 +132,36 @@ public struct MappingFields: Sendable {
   /// Field path of the mapping, e.g. `reminders.sedentary`.
   public let path: String
   /// Entries by key (unknown keys already reported and left out).
-  public var entries: [String: YAMLMappingEntry] = [:]
+  public var entries: FieldEntries
 
   /// The value node for `key`, if written.
-  public subscript(key: String) -> YAMLNode? { entries[key]?.value }
+  public subscript(key: String) -> YAMLNode? { entries.value(forKey: key) }
 
   /// The field path of `key` inside this mapping.
   public func path(_ key: String) -> String { DecodingContext.join(path, key) }
+}
+
+/// A mapping's entries by key, read from the mapping's own entry list (shared with the tree, not
+/// copied into a table per mapping): a schema mapping has a handful of keys, and a scan of them
+/// costs less than hashing. Entries that are not fields (reported keys) are left out.
+public struct FieldEntries: Sendable {
+  private let written: [YAMLMappingEntry]
+  /// Indices in `written` of the entries left out; almost always empty.
+  private var leftOut: [Int] = []
+
+  /// The entries of a mapping, as written (keys are unique: the YAML layer drops duplicates).
+  init(_ written: [YAMLMappingEntry]) { self.written = written }
+
+  /// Leaves the entry at `index` of the written entries out.
+  mutating func leaveOut(_ index: Int) { leftOut.append(index) }
+
+  /// The entry written under `key`, unless it is left out.
+  public subscript(key: String) -> YAMLMappingEntry? { index(of: key).map { written[$0] } }
+
+  /// The value written under `key`, unless it is left out (without copying the key node).
+  public func value(forKey key: String) -> YAMLNode? { index(of: key).map { written[$0].value } }
+
+  private func index(of key: String) -> Int? {
+    written.indices.first { written[$0].keyText == key && !leftOut.contains($0) }
+  }
 }

@@ -47,7 +47,12 @@ struct ManifestDecoder {
   private mutating func version(_ node: YAMLNode) -> Int {
     guard context.hasStandardTag(node, path: "version", allowing: ["int"]) else { return Self.currentVersion }
     guard let value = context.plainInteger(node) else {
-      context.error(node.position, "version", "expected the manifest format version \(Self.currentVersion), found \(describe(node))")
+      if let scalar = node.scalar, !scalar.isPlain, Int(scalar.value) != nil {
+        context.error(node.position, "version",
+          "\"\(scalar.value)\" is quoted, so it is text; write version: \(scalar.value) without quotes")
+      } else {
+        context.error(node.position, "version", "expected the manifest format version \(Self.currentVersion), found \(describe(node))")
+      }
       return Self.currentVersion
     }
     if value != Self.currentVersion {

@@ -18,15 +18,20 @@ extension DecodingContext {
     return scalar.value
   }
 
-  /// `true` or `false`, unquoted. `yes`/`no`/`on`/`off` and quoted booleans are errors with a hint.
+  /// The booleans of YAML 1.2's core schema, the spellings tsapply reads (unquoted).
+  static let coreSchemaBooleans: [String: Bool] = [
+    "true": true, "True": true, "TRUE": true, "false": false, "False": false, "FALSE": false,
+  ]
+
+  /// `true` or `false` (also `True`, `TRUE`, `False`, `FALSE`: YAML 1.2's core schema), unquoted.
+  /// `yes`/`no`/`on`/`off` and quoted booleans are errors with a hint.
   mutating func bool(_ node: YAMLNode, path: String) -> Bool? {
     guard let scalar = node.scalar, !node.isNull else {
       error(node.position, path, "expected true or false, found \(node.kindDescription)")
       return nil
     }
     guard hasStandardTag(node, path: path, allowing: ["bool"]) else { return nil }
-    if scalar.isPlain, scalar.value == "true" { return true }
-    if scalar.isPlain, scalar.value == "false" { return false }
+    if scalar.isPlain, let value = Self.coreSchemaBooleans[scalar.value] { return value }
     let lowered = scalar.value.lowercased()
     if scalar.isPlain, let meant = Self.yamlOneOneBooleans[lowered] {
       error(node.position, path, "\"\(scalar.value)\" is not a boolean; write \(meant) (tsapply reads only true and false)")
@@ -86,7 +91,10 @@ extension DecodingContext {
       return nil
     }
     guard hasStandardTag(node, path: path, allowing: ["str", "int"]) else { return nil }
-    if let minutes = plainInteger(node) { return minutes }
+    if let minutes = plainInteger(node) {
+      PeriodRule.checkInteger(every: Located(minutes, at: node.position), field: path, into: &diagnostics)
+      return minutes
+    }
     guard let parts = Self.parseDuration(scalar.value) else {
       error(node.position, path, "\"\(scalar.value)\" is not a duration (\(expected))")
       return nil

@@ -9,6 +9,7 @@ import TSModel
 ///   `1h30m`; plain.
 /// - Repeat rules: a preset name (`everyday`, `workday`, `weekend`, `once`) when the days match
 ///   one, else a flow list of three-letter day names, Monday first: `[mon, wed, fri]`.
+/// - Booleans: `true` and `false` (`True`, `FALSE`… are read, and written in lower case).
 /// - Phones: double-quoted. Text (names, notes): plain unless YAML would read it as null or a
 ///   YAML 1.1 boolean, then double-quoted (libyaml quotes anything else that needs it).
 /// - Keys: the order of the format reference (docs/manifest.md), e.g. a reminder's `name`,

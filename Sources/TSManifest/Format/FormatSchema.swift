@@ -5,7 +5,9 @@ import TSModel
 enum FormatRole: Equatable {
   case root, reminders, reminder, customList, period, lunchBreak, contactList, contact, emergency
   case time, timeList, duration, repeatRule, phone
-  /// Text, booleans, the version: written as the user wrote them.
+  /// `enabled`, `sos`: written `true` or `false` (a lunch break written as a boolean too).
+  case boolean
+  /// Text, the version: written as the user wrote them.
   case keep
 
   /// The canonical key order of a mapping in this role; `nil` for values.
@@ -34,6 +36,7 @@ enum FormatRole: Equatable {
     case (.reminder, "at"): .timeList
     case (.reminder, "repeat"): .repeatRule
     case (.reminder, "lunch_break"): .lunchBreak
+    case (.reminder, "enabled"), (.emergency, "sos"): .boolean
     case (.period, "every"): .duration
     case (.period, _), (.lunchBreak, _): .time
     case (.contact, "phone"): .phone

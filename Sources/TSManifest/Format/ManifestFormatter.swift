@@ -11,7 +11,8 @@ public struct ManifestFormatResult: Sendable {
 }
 
 /// `tsapply fmt`: puts a manifest in canonical form (`CanonicalForm`: times `"HH:MM"`, phones
-/// quoted, one spelling of durations and repeat rules, the reference's key order) without
+/// quoted, booleans `true`/`false`, one spelling of durations and repeat rules, the reference's
+/// key order) without
 /// dropping or moving a comment.
 ///
 /// libyaml's event stream carries no comments, so the manifest is never re-emitted. Instead the
@@ -88,6 +89,9 @@ struct FormatPass {
       propose(node, node.scalar.map { "\"\($0.value)\"" })
     case .repeatRule:
       proposeRepeat(node)
+    case _ where role == .boolean || (role == .lunchBreak && node.scalar != nil):
+      // Only a valid manifest is formatted, so a boolean's node is a scalar here.
+      propose(node, context.bool(node, path: "").map { String($0) })
     case .keep:
       for scalar in node.subtree where scalar.scalar != nil { propose(scalar, nil) }
     default:

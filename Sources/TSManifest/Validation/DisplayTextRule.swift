@@ -1,14 +1,20 @@
 import TSModel
 
 /// Text the watch shows (reminder names and notes, contact names and short names) holds no
-/// control characters, and a name is not blank.
+/// control characters, and a name is not blank and neither begins nor ends with white space or
+/// an invisible character.
 ///
 /// Source: sdk-facts.md §1.9 and §2.3 (names and notes are shown on the watch's screen; the SDK
 /// passes them on unchecked). A control character (C0, DEL, C1; `ControlCharacters`) has no
 /// glyph on the watch and, echoed by a tool, can drive a terminal (ESC sequences), so it is an
 /// error naming the character. A name of only whitespace shows as nothing, so it is an error too.
+/// The watch keeps a name exactly as written, so `"Walk "` and `"Walk"` are two reminders (and
+/// turning one into the other deletes and recreates it) that look the same everywhere: a space,
+/// a no-break space or a zero-width character at either end of a name is an error naming it
+/// (`InvisibleCharacters`). Inside a name such characters are allowed and shown escaped.
 enum DisplayTextRule {
-  /// The text, or an error for a control character or (when `isName`) a blank name.
+  /// The text, or an error for a control character or (when `isName`) a blank name or one that
+  /// begins or ends with white space or an invisible character.
   static func check(_ text: Located<String>, field: String, isName: Bool,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
     if let scalar = ControlCharacters.first(in: text.value) {
@@ -16,9 +22,15 @@ enum DisplayTextRule {
         "contains a control character (\(ControlCharacters.codePoint(scalar))); names and notes are shown on the watch and cannot hold control characters"))
       return nil
     }
-    if isName, !text.value.isEmpty, text.value.allSatisfy(\.isWhitespace) {
+    if isName, !text.value.isEmpty, InvisibleCharacters.trimmed(text.value).isEmpty {
+      let what = text.value.allSatisfy(\.isWhitespace) ? "only whitespace" : "only white space and invisible characters"
       diagnostics.append(.error(at: text.position, field: field,
-        "is blank (only whitespace); a name needs at least one visible character"))
+        "is blank (\(what)); a name needs at least one visible character"))
+      return nil
+    }
+    if isName, let edge = InvisibleCharacters.edge(of: text.value) {
+      diagnostics.append(.error(at: text.position, field: field,
+        "\"\(text.value)\" \(edge.atEnd ? "ends" : "begins") with \(InvisibleCharacters.describe(edge.scalar)); remove it (the watch keeps it, so \"\(text.value)\" and \"\(InvisibleCharacters.trimmed(text.value))\" would be different names)"))
       return nil
     }
     return text

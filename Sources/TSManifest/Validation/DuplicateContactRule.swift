@@ -8,22 +8,33 @@ import TSModel
 /// without formatting.
 enum DuplicateContactRule {
   static func check(_ contacts: [ManifestContact], into diagnostics: inout [Diagnostic]) {
-    var byPair: [String: ManifestContact] = [:]
-    var byPhone: [String: ManifestContact] = [:]
-    for contact in contacts {
-      let pair = contact.name.value + "\u{0}" + contact.phone.value
-      if let first = byPair[pair] {
-        diagnostics.append(.error(at: contact.position, field: contact.path,
-          "duplicate contact \"\(contact.name.value)\" \(contact.phone.value): also listed on line \(first.position.line), column \(first.position.column)"))
+    // The same (name, phone) twice has the same phone, so one table by phone is enough: it holds
+    // the first contact listed with each phone, and `sharing` chains the later ones (not
+    // repeated) in list order. Only the phones are hashed; most chains are one contact long.
+    var firstWithPhone = [String: Int](minimumCapacity: contacts.count)
+    var sharing = [Int](repeating: -1, count: contacts.count)
+    for index in contacts.indices {
+      let phone = contacts[index].phone.value
+      guard let first = firstWithPhone[phone] else {
+        firstWithPhone[phone] = index
         continue
       }
-      byPair[pair] = contact
-      if let first = byPhone[contact.phone.value] {
-        diagnostics.append(.warning(at: contact.phone.position, field: "\(contact.path).phone",
-          "\(contact.phone.value) is also the phone of \"\(first.name.value)\" on line \(first.position.line)"))
-      } else {
-        byPhone[contact.phone.value] = contact
+      var last = first
+      var repeated: Int? = contacts[first].name.value == contacts[index].name.value ? first : nil
+      while repeated == nil, sharing[last] >= 0 {
+        last = sharing[last]
+        if contacts[last].name.value == contacts[index].name.value { repeated = last }
       }
+      let contact = contacts[index]
+      if let repeated {
+        let position = contacts[repeated].position
+        diagnostics.append(.error(at: contact.position, field: contact.path,
+          "duplicate contact \"\(contact.name.value)\" \(contact.phone.value): also listed on line \(position.line), column \(position.column)"))
+        continue
+      }
+      sharing[last] = index
+      diagnostics.append(.warning(at: contact.phone.position, field: "\(contact.path).phone",
+        "\(contact.phone.value) is also the phone of \"\(contacts[first].name.value)\" on line \(contacts[first].position.line)"))
     }
   }
 }

@@ -29,4 +29,19 @@ enum PeriodRule {
     }
     return .period(start: start.value, end: end.value, interval: every.value)
   }
+
+  /// Below this, an interval written as an integer is a warning: `every: 2` is 2 minutes, and
+  /// was most likely meant as hours.
+  static let integerIntervalWarningBelow = 5
+
+  /// A warning for `every` written as an integer under `integerIntervalWarningBelow` (1–4):
+  /// `every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m
+  /// to keep 2 minutes`. Other values are left to `check`.
+  static func checkInteger(every: Located<Int>, field: String, into diagnostics: inout [Diagnostic]) {
+    guard (1..<integerIntervalWarningBelow).contains(every.value) else { return }
+    let n = every.value, words = ["", "one hour", "two hours", "three hours", "four hours"]
+    let minutes = "\(n) minute\(n == 1 ? "" : "s")"
+    diagnostics.append(.warning(at: every.position, field: field,
+      "every: \(n) is \(minutes) (an integer interval counts minutes); write \(n)h for \(words[n]), or \(n)m to keep \(minutes)"))
+  }
 }

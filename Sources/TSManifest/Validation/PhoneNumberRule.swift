@@ -18,7 +18,7 @@ enum PhoneNumberRule {
   /// read as the digits it happens to contain.
   static func check(_ phone: Located<String>, isPlain: Bool, field: String,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
-    let cleaned = String(phone.value.filter { !formatting.contains($0) })
+    let cleaned = removingFormatting(phone.value)
     if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
                      ?? problem(in: cleaned, original: phone.value) {
       diagnostics.append(.error(at: phone.position, field: field, problem))
@@ -26,6 +26,24 @@ enum PhoneNumberRule {
     }
     return Located(cleaned, at: phone.position)
   }
+
+  /// `text` without the `formatting` characters; ASCII text is filtered by bytes, and returned
+  /// as is when it holds none.
+  static func removingFormatting(_ text: String) -> String {
+    var text = text
+    let formattingBytes = isFormattingByte
+    let kind = text.withUTF8 { bytes in
+      bytes.contains { $0 >= 0x80 } ? 2 : bytes.contains { formattingBytes[Int($0)] } ? 1 : 0
+    }
+    switch kind {
+    case 0: return text
+    case 1: return String(decoding: text.utf8.filter { !formattingBytes[Int($0)] }, as: UTF8.self)
+    default: return String(text.filter { !formatting.contains($0) })
+    }
+  }
+
+  /// `formatting` by ASCII byte: `isFormattingByte[b]` for each byte `b` below 0x80.
+  private static let isFormattingByte: [Bool] = (0..<128).map { formatting.contains(Character(Unicode.Scalar(UInt8($0)))) }
 
   /// A plain scalar that YAML reads as a number other than a non-negative integer (`-5`, `1.5`,
   /// `+1.5`, `.5`, `1e5`): refused, since the digits left after removing '-' and '.' are a
@@ -43,7 +61,13 @@ enum PhoneNumberRule {
   /// A number that begins with '-' (after leading spaces): a dash is formatting between digits,
   /// and a phone number has no sign.
   private static func signProblem(_ text: String) -> String? {
-    guard text.drop(while: { $0 == " " }).first == "-" else { return nil }
+    var text = text
+    // ASCII text is its own characters: look at the bytes; other text by characters.
+    let minus = text.withUTF8 { bytes -> Bool? in
+      guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+      return bytes.first { $0 != UInt8(ascii: " ") } == UInt8(ascii: "-")
+    } ?? (text.drop(while: { $0 == " " }).first == "-")
+    guard minus else { return nil }
     return "\"\(text)\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"
   }
 
@@ -60,8 +84,9 @@ enum PhoneNumberRule {
     if cleaned.dropFirst().contains("+") {
       return "\(quoted) has a '+' after the start; '+' may only begin the number"
     }
-    if let odd = cleaned.first(where: { !($0.isASCII && $0.isNumber) && $0 != "+" }) {
-      return "\(quoted) contains \"\(odd)\"; a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
+    if let odd = cleaned.unicodeScalars.first(where: { !("0"..."9").contains($0) && $0 != "+" }) {
+      // A no-break space, a tab or a zero-width space is named, since quoting it shows nothing.
+      return "\(quoted) contains \(InvisibleCharacters.quotedOrNamed(odd)); a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
     }
     if !cleaned.contains(where: { $0.isASCII && $0.isNumber }) { return "\(quoted) has no digits" }
     if cleaned.utf8.count > maxBytes {
@@ -71,9 +96,11 @@ enum PhoneNumberRule {
   }
 
   /// The common case, checked on bytes: 1–20 bytes of ASCII digits with an optional leading '+'.
-  private static func isStorable(_ cleaned: String) -> Bool {
-    let bytes = cleaned.utf8
-    let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
-    return bytes.count <= maxBytes && !digits.isEmpty && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+  private static func isStorable(_ text: String) -> Bool {
+    var cleaned = text
+    return cleaned.withUTF8 { bytes in
+      let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
+      return bytes.count <= maxBytes && !digits.isEmpty && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
   }
 }

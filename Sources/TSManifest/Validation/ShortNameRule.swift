@@ -3,23 +3,74 @@ import TSModel
 
 /// `short_name`: the index letter the watch sorts and searches contacts by.
 ///
-/// Source: sdk-facts.md §2.3 (the SDK header promises a short name generated from the name, e.g.
-/// "Z" for 张三, but no generation code exists; only Fw stores it). tsapply derives it itself:
-/// the first letter of the name, transliterated to Latin with ICU (Foundation's
-/// `applyingTransform(.toLatin)`, then `.stripDiacritics`), upper-cased; "#" when the name has no
-/// letter or the letter has no Latin form. An explicit `short_name` must not be empty.
+/// The SDK promises a short name generated from the name (e.g. "Z" for 张三) but has no code that
+/// generates one, so tsapply derives it (the rule is described in docs/manifest.md, "Contacts"):
+/// the first letter of the name, as the ASCII capital that people who read that letter file it
+/// under — ICU's `Any-Latin; Latin-ASCII` transliteration, then the first ASCII letter of the
+/// result, upper-cased. Ł → "L", Ø → "O", Æ → "A", Đ → "D", ß → "S", Þ → "T", Жанна → "Z",
+/// Ωμέγα → "O", 김민 → "G", 李明 → "L"; "#" when the name has no letter or its first letter has no
+/// ASCII letter in its transliteration (😀, "123", Ɔ).
+///
+/// ICU is used only for letters of other scripts than Latin: creating ICU's transliterator costs
+/// milliseconds of start-up (tens of milliseconds for Han), which a manifest of Latin names must
+/// not pay. Latin letters get the same answer from their canonical decomposition (É → E + ◌́) or,
+/// for the letters that have none (Ł, Ø, Æ, …), from `undecomposedLatin`; the tests compare both
+/// paths with ICU for every letter of Latin-1 and Latin Extended-A. An explicit `short_name` must
+/// not be empty.
 enum ShortNameRule {
-  /// The short name for a contact called `name`: 李明 → "L", "Émile" → "E", "123" → "#".
+  /// The short name for a contact called `name`: "Łukasz" → "L", 李明 → "L", "123" → "#".
   static func derive(from name: String) -> String {
+    if let capital = leadingASCIICapital(name) { return String(capital) }
     guard let letter = name.first(where: \.isLetter) else { return "#" }
-    // ASCII letters need no transliteration (and ICU's transform is the costly part).
-    if letter.isASCII { return letter.uppercased() }
-    let latin = String(letter).applyingTransform(.toLatin, reverse: false) ?? String(letter)
-    let plain = latin.applyingTransform(.stripDiacritics, reverse: false) ?? latin
-    guard let first = plain.unicodeScalars.first(where: { $0.properties.isAlphabetic }), first.isASCII else {
-      return "#"
+    if let capital = latinCapital(letter) { return String(capital) }
+    return transliteratedCapital(letter).map(String.init) ?? "#"
+  }
+
+  /// The common case read from the bytes: the first letter is an ASCII letter that no combining
+  /// mark follows ("  alex" → A). `nil` when a non-ASCII byte comes first or follows the letter.
+  private static func leadingASCIICapital(_ name: String) -> Character? {
+    var bytes = name.utf8[...]
+    while let byte = bytes.popFirst(), byte < 0x80 {
+      guard let capital = asciiCapital(Unicode.Scalar(byte)) else { continue }
+      return bytes.first.map { $0 < 0x80 } ?? true ? capital : nil
     }
-    return String(first).uppercased()
+    return nil
+  }
+
+  /// The ASCII capital of a Latin letter, found without ICU: an ASCII letter upper-cased, a letter
+  /// without a canonical decomposition from `undecomposedLatin`, a letter with diacritics by the
+  /// first scalar of its decomposition (Å → A; ǅ has none). `nil` for any other letter, which then
+  /// goes through ICU (`transliteratedCapital`).
+  static func latinCapital(_ letter: Character) -> Character? {
+    guard let first = letter.unicodeScalars.first else { return nil }
+    if first.isASCII { return asciiCapital(first) }
+    if let capital = undecomposedLatin[first] { return capital }
+    // A decomposition never moves the base letter: the first scalar's decomposition is enough.
+    return asciiCapital(String(first).decomposedStringWithCanonicalMapping.unicodeScalars.first)
+  }
+
+  /// The ASCII capital of the first ASCII letter of `letter` transliterated by ICU's
+  /// `Any-Latin; Latin-ASCII` (李 → "li" → L, Φ → "PH" → P), or `nil` when it has none.
+  static func transliteratedCapital(_ letter: Character) -> Character? {
+    let latin = String(letter).applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false)
+    return latin?.unicodeScalars.lazy.compactMap { asciiCapital($0) }.first
+  }
+
+  /// The Latin letters of Latin-1 and Latin Extended-A that have no canonical decomposition,
+  /// with the capital ICU's Latin-ASCII folds them to (Æ → "AE" → A, Þ → "TH" → T, ĸ → "q" → Q).
+  static let undecomposedLatin: [Unicode.Scalar: Character] = [
+    "Æ": "A", "æ": "A", "Ð": "D", "ð": "D", "Ø": "O", "ø": "O", "Þ": "T", "þ": "T", "ß": "S",
+    "Đ": "D", "đ": "D", "Ħ": "H", "ħ": "H", "ı": "I", "Ĳ": "I", "ĳ": "I", "ĸ": "Q", "Ŀ": "L",
+    "ŀ": "L", "Ł": "L", "ł": "L", "ŉ": "N", "Ŋ": "N", "ŋ": "N", "Œ": "O", "œ": "O", "Ŧ": "T",
+    "ŧ": "T", "ſ": "S",
+  ]
+
+  /// `scalar` upper-cased when it is an ASCII letter.
+  private static func asciiCapital(_ scalar: Unicode.Scalar?) -> Character? {
+    guard let scalar, scalar.isASCII else { return nil }
+    let capital = UInt8(scalar.value) & ~0x20  // a–z → A–Z; A–Z stay
+    guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(capital) else { return nil }
+    return Character(Unicode.Scalar(capital))
   }
 
   /// An explicit short name, or an error when it is empty, blank or holds a control character.

@@ -1,6 +1,8 @@
 import TSModel
 
-/// Every time of day is 0–1439 minutes from midnight: 00:00 through 23:59.
+/// Every time of day is 0–1439 minutes from midnight: 00:00 through 23:59. A time written as
+/// an integer is minutes (the SDK's unit), which surprises people (`at: [800]` is 13:20), so
+/// each one is a warning showing the clock time it is and the "HH:MM" to write.
 ///
 /// Source: sdk-facts.md §1.4 (the SDK validator answers 3002 for a start, end, time point or
 /// lunch-break time outside 0…1439) and reminders.txt ("Time values are in minutes from
@@ -21,7 +23,8 @@ enum TimeOfDayRule {
     return time
   }
 
-  /// The time `minutes` after midnight, or an error when outside 0–1439.
+  /// The time `minutes` after midnight, or an error when outside 0–1439. A valid one is a
+  /// warning (`integerWarning`): it was written as an integer.
   static func check(minutes: Int, text: String, at position: SourcePosition, field: String,
                     into diagnostics: inout [Diagnostic]) -> MinuteOfDay? {
     guard let time = MinuteOfDay(rawValue: minutes) else {
@@ -29,6 +32,31 @@ enum TimeOfDayRule {
         "\(text) is not a time of day (expected minutes from midnight, 0–1439, or HH:MM)"))
       return nil
     }
+    diagnostics.append(.warning(at: position, field: field, integerWarning(time)))
     return time
+  }
+
+  /// `800 is 13:20 (an integer time counts minutes from midnight); write "08:00" if you meant
+  /// eight o'clock, or "13:20" to keep this time`. The other reading is the one people mean when
+  /// they write an integer: hours for 0–23 (`9` → 09:00), hours and minutes for 100–2359
+  /// (`830` → 08:30); without one (`90`) the message only gives the "HH:MM" of the time.
+  static func integerWarning(_ time: MinuteOfDay) -> String {
+    let minutes = time.rawValue
+    let meant: MinuteOfDay? = minutes <= 23 ? MinuteOfDay(hour: minutes, minute: 0)
+      : minutes >= 100 ? MinuteOfDay(hour: minutes / 100, minute: minutes % 100) : nil
+    var message = "\(minutes) is \(time) (an integer time counts minutes from midnight); "
+    if let meant, meant != time {
+      message += "write \"\(meant)\" if you meant \(spoken(meant)), or \"\(time)\" to keep this time"
+    } else {
+      message += "write \"\(time)\" to say so"
+    }
+    return message
+  }
+
+  /// "eight o'clock" for a whole hour 1–12, "midnight" for 00:00, else "HH:MM" (`20:00`, `08:30`).
+  private static func spoken(_ time: MinuteOfDay) -> String {
+    let hours = ["midnight", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+    guard time.minute == 0, time.hour <= 12 else { return time.description }
+    return time.hour == 0 ? hours[0] : hours[time.hour] + " o'clock"
   }
 }

@@ -8,6 +8,12 @@ import TSModel
 /// The node keeps enough of the source (start and end positions, scalar style, flow/block
 /// layout, mapping order) for tools that rewrite a manifest in place (`fmt`) or emit one
 /// (`export`).
+///
+/// Stored compactly, because a manifest's tree is copied often (into lists, out of mappings,
+/// into a decoder's field table): the file name once for both positions, lines and columns as
+/// 32-bit numbers (larger ones are clamped; a manifest is at most 1 MiB), and the rarely written
+/// tag, anchor and alias position in a side box that is `nil` for almost every node. A copy
+/// costs two reference counts (the content and the file name).
 public struct YAMLNode: Hashable, Sendable {
   /// What the node holds.
   public enum Content: Hashable, Sendable {
@@ -19,31 +25,107 @@ public struct YAMLNode: Hashable, Sendable {
     case sequence([YAMLNode])
   }
 
+  /// The fields few nodes have; shared between copies, never changed once made.
+  private final class Extras: Sendable {
+    let tag: String?
+    let anchor: String?
+    let aliasPosition: SourcePosition?
+    /// The end position's file when it is not the start position's (only through the setters).
+    let endFile: String?
+
+    init(tag: String?, anchor: String?, aliasPosition: SourcePosition?, endFile: String?) {
+      self.tag = tag
+      self.anchor = anchor
+      self.aliasPosition = aliasPosition
+      self.endFile = endFile
+    }
+
+    /// A box for these fields, or `nil` when all are `nil`.
+    static func make(tag: String?, anchor: String?, aliasPosition: SourcePosition?, endFile: String?) -> Extras? {
+      if tag == nil && anchor == nil && aliasPosition == nil && endFile == nil { return nil }
+      return Extras(tag: tag, anchor: anchor, aliasPosition: aliasPosition, endFile: endFile)
+    }
+  }
+
   /// The node's content.
   public var content: Content
-  /// Where the node starts (1-based line and column, in Unicode scalars).
-  public var position: SourcePosition
-  /// Where the node ends (the position just after its last character).
-  public var endPosition: SourcePosition
-  /// The explicit tag, resolved by libyaml (e.g. `tag:yaml.org,2002:str` for `!!str`); `nil` when none.
-  public var tag: String?
-  /// The anchor name given with `&name`, if any.
-  public var anchor: String?
+  private var file: String
+  private var line: Int32
+  private var column: Int32
+  private var endLine: Int32
+  private var endColumn: Int32
+  private var extras: Extras?
   /// Whether a collection was written in flow style (`{…}` / `[…]`); `false` for scalars.
   public var isFlow: Bool
+
+  /// Where the node starts (1-based line and column, in Unicode scalars).
+  public var position: SourcePosition {
+    get { SourcePosition(file: file, line: Int(line), column: Int(column)) }
+    set {
+      let end = endPosition
+      (file, line, column) = (newValue.file, Int32(clamping: newValue.line), Int32(clamping: newValue.column))
+      endPosition = end
+    }
+  }
+  /// Where the node ends (the position just after its last character).
+  public var endPosition: SourcePosition {
+    get { SourcePosition(file: extras?.endFile ?? file, line: Int(endLine), column: Int(endColumn)) }
+    set {
+      (endLine, endColumn) = (Int32(clamping: newValue.line), Int32(clamping: newValue.column))
+      setExtras(endFile: newValue.file == file ? nil : newValue.file)
+    }
+  }
+  /// The explicit tag, resolved by libyaml (e.g. `tag:yaml.org,2002:str` for `!!str`); `nil` when none.
+  public var tag: String? {
+    get { extras?.tag }
+    set { setExtras(tag: newValue) }
+  }
+  /// The anchor name given with `&name`, if any.
+  public var anchor: String? {
+    get { extras?.anchor }
+    set { setExtras(anchor: newValue) }
+  }
   /// Where the alias (`*name`) stands when this node is an alias's copy of its anchored node
   /// (whose positions `position` and `endPosition` keep); `nil` for a node written in place.
-  public var aliasPosition: SourcePosition? = nil
+  public var aliasPosition: SourcePosition? {
+    get { extras?.aliasPosition }
+    set { setExtras(aliasPosition: newValue) }
+  }
 
   /// Creates a node.
   public init(_ content: Content, position: SourcePosition, endPosition: SourcePosition,
               tag: String? = nil, anchor: String? = nil, isFlow: Bool = false) {
     self.content = content
-    self.position = position
-    self.endPosition = endPosition
-    self.tag = tag
-    self.anchor = anchor
+    (file, line, column) = (position.file, Int32(clamping: position.line), Int32(clamping: position.column))
+    (endLine, endColumn) = (Int32(clamping: endPosition.line), Int32(clamping: endPosition.column))
     self.isFlow = isFlow
+    extras = Extras.make(tag: tag, anchor: anchor, aliasPosition: nil,
+                         endFile: endPosition.file == position.file ? nil : endPosition.file)
+  }
+
+  /// Replaces the side box with one that differs in the fields given.
+  private mutating func setExtras(tag: String?? = .none, anchor: String?? = .none,
+                                  aliasPosition: SourcePosition?? = .none, endFile: String?? = .none) {
+    extras = Extras.make(tag: tag ?? self.tag, anchor: anchor ?? self.anchor,
+                         aliasPosition: aliasPosition ?? self.aliasPosition,
+                         endFile: endFile ?? extras?.endFile)
+  }
+
+  /// Same content, positions, tag, anchor, layout and alias position.
+  public static func == (a: YAMLNode, b: YAMLNode) -> Bool {
+    a.content == b.content && a.position == b.position && a.endPosition == b.endPosition && a.tag == b.tag
+      && a.anchor == b.anchor && a.isFlow == b.isFlow && a.aliasPosition == b.aliasPosition
+  }
+
+  /// Hashes what `==` compares.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(content)
+    hasher.combine(position)
+    hasher.combine(endPosition)
+    hasher.combine(tag)
+    hasher.combine(anchor)
+    hasher.combine(isFlow)
+    hasher.combine(aliasPosition)
   }
 
   /// The scalar, when this node is one.
@@ -54,7 +136,8 @@ public struct YAMLNode: Hashable, Sendable {
 
   /// Whether this is YAML's null: a plain, untagged `""`, `~`, `null`, `Null` or `NULL`.
   public var isNull: Bool {
-    guard let scalar, scalar.style == .plain, tag == nil else { return false }
+    guard case .scalar(let scalar) = content, scalar.style == .plain, tag == nil,
+          scalar.value.utf8.count <= 4 else { return false }  // the longest spelling is 4 bytes
     return YAMLScalar.nullSpellings.contains(scalar.value)
   }
 

@@ -4,9 +4,9 @@ import TSModel
 /// Reads one YAML document with libyaml into a `YAMLNode` tree. The only code that touches C.
 ///
 /// libyaml does all parsing; this wrapper owns the parser, runs the whole parse inside one
-/// scoped access to the input bytes, copies every event into Swift values at once and deletes
-/// it in a `defer`. Building the tree (aliases, merge keys, duplicate keys, bounds) is done by
-/// `YAMLComposer` in Swift.
+/// scoped access to the input bytes, hands every event's data to `YAMLComposer` as Swift values
+/// at once and deletes the event in a `defer`. Building the tree (aliases, merge keys, duplicate
+/// keys, bounds) is done by `YAMLComposer` in Swift.
 public enum YAMLReader {
   /// Reads `bytes` (UTF-8, optional BOM, LF or CRLF line ends) as one YAML document.
   ///
@@ -24,7 +24,7 @@ public enum YAMLReader {
     var composer = YAMLComposer(file: file, limits: limits)
     let failure = parse(source, file: file) { event in
       do throws(YAMLComposeError) {
-        try composer.consume(event)
+        try composer.take(event, file: file)
         return true
       } catch {
         composer.diagnostics.append(error.diagnostic)
@@ -49,9 +49,10 @@ public enum YAMLReader {
     return failure == nil ? count : nil
   }
 
-  /// Runs libyaml over `bytes`, handing each copied event to `handle` until the stream ends or
-  /// `handle` returns false. Returns libyaml's error as a diagnostic, or nil.
-  private static func parse(_ bytes: [UInt8], file: String, _ handle: (YAMLEvent) -> Bool) -> Diagnostic? {
+  /// Runs libyaml over `bytes`, handing each event to `handle` until the stream ends or `handle`
+  /// returns false; the event is deleted after `handle` returns. Returns libyaml's error as a
+  /// diagnostic, or nil.
+  private static func parse(_ bytes: [UInt8], file: String, _ handle: (borrowing yaml_event_t) -> Bool) -> Diagnostic? {
     guard !bytes.isEmpty else { return nil }
     var parser = yaml_parser_t()
     guard yaml_parser_initialize(&parser) == 1 else {
@@ -67,9 +68,8 @@ public enum YAMLReader {
           return Diagnostic(libyamlParser: parser, file: file, source: bytes)
         }
         defer { yaml_event_delete(&event) }
-        let copied = YAMLEvent(copying: event, file: file)
-        if case .streamEnd = copied.kind { _ = handle(copied); return nil }
-        if !handle(copied) { return nil }
+        let isEnd = event.type == YAML_STREAM_END_EVENT
+        if !handle(event) || isEnd { return nil }
       }
     }
   }
@@ -87,32 +87,35 @@ private func copyString(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String
   return String(cString: pointer)
 }
 
-extension YAMLEvent {
-  /// Copies a libyaml event into Swift values, reading only the union member of its type.
-  fileprivate init(copying event: yaml_event_t, file: String) {
-    start = sourcePosition(event.start_mark, file: file)
-    end = sourcePosition(event.end_mark, file: file)
+extension YAMLComposer {
+  /// Hands one libyaml event to the composer, copying into Swift values only the union member
+  /// of its type.
+  fileprivate mutating func take(_ event: borrowing yaml_event_t, file: String) throws(YAMLComposeError) {
+    let start = sourcePosition(event.start_mark, file: file)
     switch event.type {
-    case YAML_STREAM_START_EVENT: kind = .streamStart
-    case YAML_DOCUMENT_START_EVENT: kind = .documentStart
-    case YAML_DOCUMENT_END_EVENT: kind = .documentEnd
-    case YAML_ALIAS_EVENT: kind = .alias(anchor: copyString(event.data.alias.anchor) ?? "")
     case YAML_SCALAR_EVENT:
       let data = event.data.scalar
       let text = data.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: data.length), as: UTF8.self) } ?? ""
-      kind = .scalar(YAMLScalar(text, style: YAMLScalar.Style(data.style)), tag: copyString(data.tag),
-                     anchor: copyString(data.anchor))
-    case YAML_SEQUENCE_START_EVENT:
-      let data = event.data.sequence_start
-      kind = .sequenceStart(tag: copyString(data.tag), anchor: copyString(data.anchor),
-                            isFlow: data.style == YAML_FLOW_SEQUENCE_STYLE)
-    case YAML_SEQUENCE_END_EVENT: kind = .sequenceEnd
+      try scalar(YAMLScalar(text, style: YAMLScalar.Style(data.style)), tag: copyString(data.tag),
+                 anchor: copyString(data.anchor), start: start, end: sourcePosition(event.end_mark, file: file))
     case YAML_MAPPING_START_EVENT:
       let data = event.data.mapping_start
-      kind = .mappingStart(tag: copyString(data.tag), anchor: copyString(data.anchor),
-                           isFlow: data.style == YAML_FLOW_MAPPING_STYLE)
-    case YAML_MAPPING_END_EVENT: kind = .mappingEnd
-    default: kind = .streamEnd  // YAML_STREAM_END_EVENT (and YAML_NO_EVENT, never produced by a successful parse)
+      try collectionStart(isMapping: true, tag: copyString(data.tag), anchor: copyString(data.anchor),
+                          isFlow: data.style == YAML_FLOW_MAPPING_STYLE, at: start)
+    case YAML_SEQUENCE_START_EVENT:
+      let data = event.data.sequence_start
+      try collectionStart(isMapping: false, tag: copyString(data.tag), anchor: copyString(data.anchor),
+                          isFlow: data.style == YAML_FLOW_SEQUENCE_STYLE, at: start)
+    case YAML_MAPPING_END_EVENT, YAML_SEQUENCE_END_EVENT:
+      collectionEnd(at: sourcePosition(event.end_mark, file: file))
+    case YAML_ALIAS_EVENT:
+      try alias(copyString(event.data.alias.anchor) ?? "", start: start, end: sourcePosition(event.end_mark, file: file))
+    case YAML_DOCUMENT_START_EVENT:
+      try documentStart(at: start)
+    case YAML_STREAM_END_EVENT:
+      streamEnd()
+    default:
+      break  // stream start, document end (and YAML_NO_EVENT, never produced by a successful parse)
     }
   }
 }
@@ -146,6 +149,11 @@ extension Diagnostic {
     if let context = parser.context.map({ String(cString: $0) }) {
       let where_ = sourcePosition(parser.context_mark, file: file)
       message += " (\(context) at line \(where_.line), column \(where_.column))"
+    }
+    if ["mapping values are not allowed in this context", "did not find expected ',' or '}'"].contains(problem),
+       let line = YAMLSourceCheck.line(position.line, in: source),
+       let hint = YAMLErrorHint.quoteValue(line: line, column: position.column) {
+      message += "; " + hint
     }
     self.init(.error, at: position, field: "", message)
   }

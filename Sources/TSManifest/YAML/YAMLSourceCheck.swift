@@ -22,45 +22,72 @@ enum YAMLSourceCheck {
     return tabIndentation(in: bytes, file: file)
   }
 
-  /// The first byte sequence that is not UTF-8, as an error at its line and column.
+  /// The first byte sequence that is not UTF-8, as an error at its line and column. ASCII bytes
+  /// are skipped without decoding.
   private static func firstInvalidUTF8(in bytes: [UInt8], file: String) -> Diagnostic? {
-    var iterator = bytes.makeIterator()
-    var decoder = UTF8()
-    var offset = 0
-    while true {
-      switch decoder.decode(&iterator) {
-      case .scalarValue(let scalar):
-        offset += UTF8.width(scalar)
-      case .emptyInput:
-        return nil
-      case .error:
-        let byte = String(bytes[offset], radix: 16, uppercase: true)
-        return .error(at: position(ofByte: offset, in: bytes, file: file), field: "",
-                      "byte 0x\(byte.count == 1 ? "0" + byte : byte) is not valid UTF-8; save the manifest as UTF-8 text")
+    let invalid = bytes.withUnsafeBufferPointer { buffer -> Int? in
+      var offset = 0
+      while true {
+        while offset < buffer.count, buffer[offset] < 0x80 { offset += 1 }
+        var decoder = UTF8()  // fresh for each scalar: a decoder buffers bytes it read ahead
+        var iterator = buffer[offset...].makeIterator()
+        switch decoder.decode(&iterator) {
+        case .scalarValue(let scalar): offset += UTF8.width(scalar)
+        case .emptyInput: return nil
+        case .error: return offset
+        }
       }
     }
+    guard let offset = invalid else { return nil }
+    let byte = String(bytes[offset], radix: 16, uppercase: true)
+    return .error(at: position(ofByte: offset, in: bytes, file: file), field: "",
+                  "byte 0x\(byte.count == 1 ? "0" + byte : byte) is not valid UTF-8; save the manifest as UTF-8 text")
   }
 
   /// One error per line whose indentation (the whitespace before its first character) holds a
   /// tab. Blank lines and comment lines are ignored.
   private static func tabIndentation(in bytes: [UInt8], file: String) -> [Diagnostic] {
-    var diagnostics: [Diagnostic] = []
-    var line = 1
-    var lineStart = 0
-    while lineStart < bytes.count {
-      var end = lineStart
-      while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
-      let indentation = bytes[lineStart..<end].prefix { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-      let rest = bytes[(lineStart + indentation.count)..<end]
-      let isBlankOrComment = rest.allSatisfy { $0 == UInt8(ascii: "\r") } || rest.first == UInt8(ascii: "#")
-      if !isBlankOrComment, let tab = indentation.firstIndex(of: UInt8(ascii: "\t")) {
-        diagnostics.append(.error(at: SourcePosition(file: file, line: line, column: tab - lineStart + 1), field: "",
-                                  "a tab is used for indentation; YAML indents with spaces only"))
+    let (space, tab, newline) = (UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"))
+    var tabs: [(line: Int, column: Int)] = []
+    bytes.withUnsafeBufferPointer { bytes in
+      var line = 1
+      var index = 0
+      while index < bytes.count {
+        let lineStart = index
+        var firstTab: Int?
+        while index < bytes.count, bytes[index] == space || bytes[index] == tab {
+          if firstTab == nil, bytes[index] == tab { firstTab = index }
+          index += 1
+        }
+        let rest = index
+        while index < bytes.count, bytes[index] != newline { index += 1 }
+        if let firstTab {
+          let text = bytes[rest..<index]
+          let isBlankOrComment = text.allSatisfy { $0 == UInt8(ascii: "\r") } || text.first == UInt8(ascii: "#")
+          if !isBlankOrComment { tabs.append((line, firstTab - lineStart + 1)) }
+        }
+        line += 1
+        index += 1
       }
-      line += 1
-      lineStart = end + 1
     }
-    return diagnostics
+    return tabs.map {
+      .error(at: SourcePosition(file: file, line: $0.line, column: $0.column), field: "",
+             "a tab is used for indentation; YAML indents with spaces only")
+    }
+  }
+
+  /// The text of 1-based line `number` of `bytes`, without its line end (LF or CRLF); `nil`
+  /// past the last line.
+  static func line(_ number: Int, in bytes: [UInt8]) -> String? {
+    var start = 0
+    for _ in 1..<max(1, number) {
+      guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+      start = end + 1
+    }
+    let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+    var line = bytes[start..<end]
+    if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+    return String(decoding: line, as: UTF8.self)
   }
 
   /// The 1-based line and column (in Unicode scalars) of byte `offset` in `bytes`.

@@ -20,7 +20,7 @@ _tsapply() {
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path ${COMP_WORDS[i]}" in
-      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
+      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
     esac
   done
   case "$path $prev" in
@@ -38,6 +38,10 @@ _tsapply() {
     "tsapply device listen --count") COMPREPLY=(); return ;;
     "tsapply device listen --timeout") COMPREPLY=(); return ;;
     "tsapply device listen --device") COMPREPLY=(); return ;;
+    "tsapply bridge serve --device") COMPREPLY=(); return ;;
+    "tsapply bridge serve --listen") COMPREPLY=(); return ;;
+    "tsapply bridge serve --advertise") COMPREPLY=(); return ;;
+    "tsapply bridge pair --name") COMPREPLY=(); return ;;
     "tsapply export --output"|"tsapply export -o") _tsapply_files files; return ;;
     "tsapply export --device") COMPREPLY=(); return ;;
   esac
@@ -56,6 +60,9 @@ _tsapply() {
       "tsapply device profiles") _tsapply_words "--json --markdown --help -h" ;;
       "tsapply device simulate") _tsapply_words "--device --help -h" ;;
       "tsapply device listen") _tsapply_words "--count --timeout --device --help -h" ;;
+      "tsapply bridge") _tsapply_words "--help -h" ;;
+      "tsapply bridge serve") _tsapply_words "--device --listen --advertise --new-key --help -h" ;;
+      "tsapply bridge pair") _tsapply_words "--name --help -h" ;;
       "tsapply export") _tsapply_words "--output -o --force --device --help -h" ;;
       "tsapply fmt") _tsapply_words "--check --diff --help -h" ;;
       "tsapply schema") _tsapply_words "--help -h" ;;
@@ -65,7 +72,7 @@ _tsapply() {
     return
   fi
   case "$path" in
-    "tsapply") _tsapply_words "validate plan apply drift show restore device export fmt schema completion help" ;;
+    "tsapply") _tsapply_words "validate plan apply drift show restore device bridge export fmt schema completion help" ;;
     "tsapply validate") _tsapply_files manifests ;;
     "tsapply plan") _tsapply_files manifests ;;
     "tsapply apply") _tsapply_files manifests ;;
@@ -74,9 +81,10 @@ _tsapply() {
     "tsapply restore") _tsapply_files files ;;
     "tsapply device") _tsapply_words "init show profiles simulate listen" ;;
     "tsapply device simulate") _tsapply_words "contact-add contact-remove reminder-toggle sos emergency-set emergency-clear" ;;
+    "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift show restore device export fmt schema completion help" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift show restore device bridge export fmt schema completion help" ;;
   esac
 }
 

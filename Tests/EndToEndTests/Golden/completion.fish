@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -38,6 +38,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a drift -d 'Show what changed
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a bridge -d 'Serve simulated watches over the bridge protocol, or pair with a bridge.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a export -d 'Write the watch\'s current state as a complete manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a fmt -d 'Put manifests in canonical form, keeping every comment.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a schema -d 'Print the manifest\'s JSON Schema (for editors and the YAML language server).'
@@ -57,7 +58,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -a '(__tsapply_manifests)
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l json -o json -d 'Print the plan as JSON (format_version 1).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l detailed-exitcode -o detailed-exitcode -d 'Exit 0 for no changes, 2 for changes, 1 for errors.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l out -o out -r -F -d 'Save the plan to FILE for \'tsapply apply FILE\'.'
-complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l help -s h -d 'Show help information.'
@@ -67,7 +68,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -a '(__tsapply_manifests
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation (unsafe plans need --allow-destroy too).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l allow-destroy -o allow-destroy -d 'With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l lock-timeout -o lock-timeout -x -d 'Wait up to DURATION for another apply\'s lock (default 0s).'
-complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l help -s h -d 'Show help information.'
@@ -76,7 +77,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l help -s h -d 'Show he
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -a '(__tsapply_manifests)'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l json -o json -d 'Print the report as JSON (drift in the plan\'s change shape).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l pending -d 'Exit 2 also when the manifest has changes not applied yet.'
-complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show help information.'
@@ -93,7 +94,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -F
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l auto-approve -o auto-approve -d 'Apply without asking for confirmation (unsafe plans need --allow-destroy too).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l allow-destroy -o allow-destroy -d 'With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l lock-timeout -o lock-timeout -x -d 'Wait up to DURATION for another apply\'s lock (default 0s).'
-complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l help -s h -d 'Show help information.'
@@ -109,13 +110,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply device\'' -l help -s h -d 'Show h
 # tsapply device init
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l profile -x -a 'default npk fit fit-basic fw' -d 'Platform profile (default: default).'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l force -d 'Replace an existing simulated watch.'
-complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l help -s h -d 'Show help information.'
 
 # tsapply device show
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l json -d 'Print the state file\'s JSON (profile, reminders, contacts, emergency, journal).'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l redact -d 'Mask phone numbers (all but the last two digits), contacts and journal alike.'
-complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l help -s h -d 'Show help information.'
 
 # tsapply device profiles
@@ -125,19 +126,35 @@ complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l help -s h -
 
 # tsapply device simulate
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -a 'contact-add contact-remove reminder-toggle sos emergency-set emergency-clear'
-complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l help -s h -d 'Show help information.'
 
 # tsapply device listen
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l count -x -d 'Stop after N events.'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l timeout -x -d 'Stop after this many seconds.'
-complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l help -s h -d 'Show help information.'
+
+# tsapply bridge
+complete -c tsapply -n '__tsapply_at \'tsapply bridge\'' -a serve -d 'Serve simulated watches over bridge protocol v1 and print the pairing string.'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge\'' -a pair -d 'Store a bridge\'s pairing string, so --device bridge:NAME reaches its watches.'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge\'' -l help -s h -d 'Show help information.'
+
+# tsapply bridge serve
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l device -x -d 'A simulated watch to serve, sim:PATH (repeat for more).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l listen -x -d 'IPv4 address and port to listen on (default 127.0.0.1:8765).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l advertise -x -d 'Host put in the pairing string (default: the --listen host).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l new-key -d 'Replace the kept pairing key with a fresh one (clients must pair again).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l help -s h -d 'Show help information.'
+
+# tsapply bridge pair
+complete -c tsapply -n '__tsapply_at \'tsapply bridge pair\'' -l name -x -d 'Name to use in --device bridge:NAME (default: the bridge id).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge pair\'' -l help -s h -d 'Show help information.'
 
 # tsapply export
 complete -c tsapply -n '__tsapply_at \'tsapply export\'' -l output -s o -r -F -d 'Write the manifest to FILE (mode 0600) instead of standard output.'
 complete -c tsapply -n '__tsapply_at \'tsapply export\'' -l force -d 'Replace FILE when it exists.'
-complete -c tsapply -n '__tsapply_at \'tsapply export\'' -l device -x -d 'Watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply export\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply export\'' -l help -s h -d 'Show help information.'
 
 # tsapply fmt
@@ -154,5 +171,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device bridge export fmt schema completion help'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

@@ -1,0 +1,36 @@
+// libmicrohttpd (Debian libmicrohttpd-dev, pkg-config libmicrohttpd) for TSHTTPServer.
+// MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: the two
+// inline functions below call them with the fixed option lists TSHTTPServer uses.
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <microhttpd.h>
+
+/// Starts a daemon with one thread per connection, bound to `address`, calling `handler` for
+/// each request and `completed` when a request ends. `timeout` is seconds of idleness before a
+/// connection is closed (0: never); `limit` the most connections at once.
+static inline struct MHD_Daemon *tshttp_start(unsigned int flags, const struct sockaddr *address,
+                                              MHD_AccessHandlerCallback handler, void *handler_cls,
+                                              MHD_RequestCompletedCallback completed, void *completed_cls,
+                                              unsigned int timeout, unsigned int limit) {
+  return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                          MHD_OPTION_SOCK_ADDR, address,
+                          MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                          MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+                          MHD_OPTION_CONNECTION_LIMIT, limit,
+                          MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (the one the system chose for port 0), or 0.
+static inline uint16_t tshttp_port(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info ? info->port : 0;
+}
+
+/// The socket of `connection`, or -1.
+static inline int tshttp_connection_fd(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
+}

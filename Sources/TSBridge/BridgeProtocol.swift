@@ -1,0 +1,195 @@
+import TSModel
+
+/// Constants of bridge protocol v1 (docs/bridge-protocol.md).
+public enum BridgeProtocol {
+  /// The major version this build speaks; paths start with `/v1/`.
+  public static let major = 1
+  /// The full version sent in the `TSApply-Protocol` header of every request and response.
+  public static let version = "1.0"
+  /// Header carrying the protocol version, `MAJOR.MINOR`.
+  public static let versionHeader = "TSApply-Protocol"
+  /// Header carrying a GET request's seal (base64 of a sealed empty plaintext).
+  public static let sealHeader = "TSApply-Seal"
+  /// Media type of a sealed body.
+  public static let sealedType = "application/vnd.tsapply.sealed"
+  /// Media type of a plain (unsealed) error body: only 400 for a bad version, 401, 404 before
+  /// authentication, and 413 are sent unsealed, and they carry no watch data.
+  public static let plainType = "application/json"
+  /// Media type of the events stream.
+  public static let eventStreamType = "text/event-stream"
+  /// Largest request body a bridge accepts, in bytes (sealed); more is 413.
+  public static let maxBodyBytes = 1 << 20
+  /// How far a request's timestamp may be from the bridge's clock, in seconds.
+  public static let timeWindowSeconds = 30
+  /// Longest lease a bridge grants, in seconds; `timeToLive` must be 1…this.
+  public static let maxLeaseSeconds = 3600
+  /// Error domain of the protocol's own errors; their codes are the HTTP statuses (400, 401, …).
+  public static let errorDomain = DeviceError.Domain(rawValue: "tsapply.bridge")
+
+  /// The major version of a `MAJOR.MINOR` text, or `nil` when it is not one.
+  public static func major(of version: String) -> Int? {
+    let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 2, let major = Int(parts[0]), Int(parts[1]) != nil, major >= 0 else { return nil }
+    return major
+  }
+}
+
+/// A watch as `GET /v1/watches` lists it.
+public struct WatchInfo: Codable, Hashable, Sendable {
+  /// Its Bluetooth MAC, `AA:BB:CC:DD:EE:FF` (upper-case hex): stable, never a phone-local UUID.
+  public var id: String
+  /// Its platform: `npk`, `fit`, `fit-basic`, `fw` (or `default` for a simulated watch).
+  public var platform: String
+  /// `connected` or `disconnected`.
+  public var connection: ConnectionState
+  /// What the platform stores and supports (the engine's capability table shape).
+  public var capabilities: DeviceCapabilities
+
+  /// A listing entry.
+  public init(id: String, platform: String, connection: ConnectionState, capabilities: DeviceCapabilities) {
+    self.id = id
+    self.platform = platform
+    self.connection = connection
+    self.capabilities = capabilities
+  }
+}
+
+/// Whether the phone is connected to the watch.
+public enum ConnectionState: String, Codable, Hashable, Sendable {
+  /// Calls reach the watch.
+  case connected
+  /// Calls fail with 2003 until it reconnects.
+  case disconnected
+}
+
+/// The body of `GET /v1/watches`.
+public struct WatchList: Codable, Hashable, Sendable {
+  /// The bridge's id (as in the pairing string).
+  public var bridge: String
+  /// The protocol version the bridge speaks (`1.0`).
+  public var protocolVersion: String
+  /// Every watch the bridge knows.
+  public var watches: [WatchInfo]
+
+  /// A listing.
+  public init(bridge: String, protocolVersion: String = BridgeProtocol.version, watches: [WatchInfo]) {
+    self.bridge = bridge
+    self.protocolVersion = protocolVersion
+    self.watches = watches
+  }
+}
+
+/// An error on the wire: `{"domain": …, "code": …, "message": …}`; the SDK's domains and codes
+/// pass through unchanged, the protocol's own use `tsapply.bridge` with the HTTP status.
+public struct WireError: Codable, Hashable, Sendable {
+  /// NSError domain, e.g. `com.topstepcomkit.reminder`, or `tsapply.bridge`.
+  public var domain: String
+  /// The code, e.g. 2004.
+  public var code: Int
+  /// Readable message.
+  public var message: String
+
+  /// The wire form of `error`.
+  public init(_ error: DeviceError) {
+    domain = error.domain.rawValue
+    code = error.code.rawValue
+    message = error.message
+  }
+
+  /// A protocol error with HTTP `status` and `message`.
+  public init(status: Int, _ message: String) {
+    domain = BridgeProtocol.errorDomain.rawValue
+    code = status
+    self.message = message
+  }
+
+  /// The device error it carries.
+  public var deviceError: DeviceError { DeviceError(.init(rawValue: domain), TSErrorCode(code), message) }
+}
+
+/// The body of an answer: `{"result": …}` or `{"error": {…}}` (with `holder` for a lease refused).
+public struct Answer<Result: Codable & Sendable>: Codable, Sendable {
+  /// The method's result (`null` for the set calls).
+  public var result: Result?
+  /// The error, when the call or request failed.
+  public var error: WireError?
+  /// Who holds the lease, on 409.
+  public var holder: LockHolder?
+
+  /// A success carrying `result`.
+  public init(result: Result?) {
+    self.result = result
+  }
+
+  /// A failure carrying `error` (and the lease's `holder` on 409).
+  public init(error: WireError, holder: LockHolder? = nil) {
+    self.error = error
+    self.holder = holder
+  }
+}
+
+/// Nothing: the result of a set call (`null` on the wire).
+public struct Empty: Codable, Hashable, Sendable {
+  /// Nothing.
+  public init() {}
+}
+
+/// The body of `POST /v1/watches/{id}/lease`: take (no `token`) or renew (`token`) a lease.
+public struct LeaseRequest: Codable, Hashable, Sendable {
+  /// Who asks, shown to whoever is refused.
+  public var holder: LockHolder
+  /// Seconds the lease lives from now, 1…`BridgeProtocol.maxLeaseSeconds`.
+  public var timeToLive: Int
+  /// The token of the lease to renew; `nil` to take a new one.
+  public var token: String?
+
+  /// A lease request.
+  public init(holder: LockHolder, timeToLive: Int, token: String? = nil) {
+    self.holder = holder
+    self.timeToLive = timeToLive
+    self.token = token
+  }
+}
+
+/// The body of `DELETE /v1/watches/{id}/lease`.
+public struct LeaseRelease: Codable, Hashable, Sendable {
+  /// The token of the lease to give back.
+  public var token: String
+  /// A release of `token`.
+  public init(token: String) { self.token = token }
+}
+
+/// One entry of the events stream (the plaintext of a sealed event).
+public struct BridgeEvent: Codable, Hashable, Sendable {
+  /// What happened.
+  public enum Kind: String, Codable, Hashable, Sendable {
+    /// The regular contacts changed on the watch; `contacts` holds the new list.
+    case contactsChanged
+    /// The emergency contacts changed on the watch; `contacts` holds the new list.
+    case emergencyContactsChanged
+    /// The wearer triggered SOS.
+    case sosRequested
+    /// The phone's link to the watch changed; `connection` holds the new state.
+    case connectionState
+    /// A listener the platform refused; `refusal` says which and the SDK's error (sent without
+    /// an id at the start of every stream).
+    case listenerRefused
+  }
+
+  /// What happened.
+  public var type: Kind
+  /// The new list, for the two contact kinds.
+  public var contacts: [Contact]?
+  /// The new state, for `connectionState`.
+  public var connection: ConnectionState?
+  /// Which listener was refused and why, for `listenerRefused`.
+  public var refusal: ListenerRefusal?
+
+  /// An event.
+  public init(type: Kind, contacts: [Contact]? = nil, connection: ConnectionState? = nil, refusal: ListenerRefusal? = nil) {
+    self.type = type
+    self.contacts = contacts
+    self.connection = connection
+    self.refusal = refusal
+  }
+}

@@ -1,0 +1,428 @@
+import Foundation
+import TSDevice
+import TSModel
+
+/// One HTTP request as any listener received it (libmicrohttpd in the package, Network.framework
+/// in the iOS app): the bridge's request handling needs nothing else.
+public struct BridgeRequest: Sendable {
+  /// `GET`, `POST` or `DELETE`.
+  public var method: String
+  /// The path, percent-decoded, without the query.
+  public var path: String
+  /// Header fields, names in lower case.
+  public var headers: [String: String]
+  /// The body as received.
+  public var body: [UInt8]
+
+  /// A request; header names are lower-cased.
+  public init(method: String, path: String, headers: [String: String], body: [UInt8]) {
+    self.method = method
+    self.path = path
+    self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+    self.body = body
+  }
+}
+
+/// What the listener sends back.
+public struct BridgeResponse: Sendable {
+  /// HTTP status.
+  public var status: Int
+  /// Header fields (`Content-Type`, `TSApply-Protocol`).
+  public var headers: [String: String]
+  /// The body.
+  public var body: Body
+
+  /// How the body goes out.
+  public enum Body: Sendable {
+    /// These bytes.
+    case bytes([UInt8])
+    /// Server-Sent Events: each element is one complete event's bytes; the listener writes
+    /// them as they come and cancels the iteration when the client goes away.
+    case events(AsyncStream<[UInt8]>)
+    /// Close the connection without answering (fault injection: `drop-response@N`).
+    case dropConnection
+  }
+
+  /// The body's bytes, or empty for a stream.
+  public var bytes: [UInt8] {
+    if case .bytes(let bytes) = body { return bytes }
+    return []
+  }
+}
+
+/// One watch a bridge serves.
+public struct ServedWatch: Sendable {
+  /// Its MAC-style id, `AA:BB:CC:DD:EE:FF`.
+  public var id: String
+  /// The device its calls go to.
+  public var device: any Device
+  /// Its capabilities, read once when the bridge starts.
+  public var capabilities: DeviceCapabilities
+
+  /// A served watch.
+  public init(id: String, device: any Device, capabilities: DeviceCapabilities) {
+    self.id = id
+    self.device = device
+    self.capabilities = capabilities
+  }
+}
+
+/// The bridge side of protocol v1 (docs/bridge-protocol.md), independent of any HTTP library:
+/// give it each request, send what it returns. It checks the version, the size and the seal
+/// before anything else, so a request that is not fresh, not sealed under the pairing key,
+/// too big, malformed or for an unknown method or watch never reaches a `Device`; it routes
+/// calls to the watch's device, keeps the leases and each watch's event log, and logs one line
+/// per request with no body, name or number in it.
+public final class BridgeService: Sendable {
+  /// The bridge's id (pairing string, `bridge:ID/MAC` identities).
+  public let bridgeID: String
+  let sealer: Sealer
+  let replay: ReplayGuard
+  let leases: LeaseTable
+  let watches: [String: ServedWatch]
+  let order: [String]
+  let logs: [String: EventLog]
+  let connection: Locked<[String: ConnectionState]>
+  let faults: BridgeFaults
+  let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
+  let log: @Sendable (String) -> Void
+
+  /// A service for `watches` under `key`.
+  /// - Parameters:
+  ///   - cipher: the AEAD (ChaCha20-Poly1305; the iOS app passes its own).
+  ///   - clock: milliseconds since 1970, for the time window and leases.
+  ///   - faults: injected faults (`TSAPPLY_BRIDGE_FAULT`); none by default.
+  ///   - log: receives one line per request; never a body, a name or a phone number.
+  public init(bridgeID: String, key: SealingKey, watches: [ServedWatch], cipher: any AEAD,
+              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds,
+              faults: BridgeFaults = BridgeFaults(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+    self.bridgeID = bridgeID
+    sealer = Sealer(key: key, side: .bridge, cipher: cipher, clock: clock)
+    replay = ReplayGuard(clock: clock)
+    leases = LeaseTable(clock: clock)
+    self.watches = Dictionary(watches.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    order = watches.map(\.id)
+    logs = Dictionary(watches.map { ($0.id, EventLog()) }, uniquingKeysWith: { first, _ in first })
+    connection = Locked(Dictionary(watches.map { ($0.id, ConnectionState.connected) }, uniquingKeysWith: { first, _ in first }))
+    self.faults = faults
+    self.log = log
+  }
+
+  /// Registers the three SDK listeners on every watch, feeding its event log (refusals are
+  /// kept and sent at the start of each stream). Call once before serving.
+  public func startListening() async {
+    for id in order {
+      guard let watch = watches[id], let events = logs[id] else { continue }
+      await watch.device.registerContactsDidChange { result in
+        switch result {
+        case .success(let contacts): events.append(BridgeEvent(type: .contactsChanged, contacts: contacts))
+        case .failure(let error): events.refuse(ListenerRefusal(listener: .contacts, error: WireError(error)))
+        }
+      }
+      await watch.device.registerEmergencyContactsDidChange { result in
+        switch result {
+        case .success(let contacts): events.append(BridgeEvent(type: .emergencyContactsChanged, contacts: contacts))
+        case .failure(let error): events.refuse(ListenerRefusal(listener: .emergencyContacts, error: WireError(error)))
+        }
+      }
+      await watch.device.registerSOSRequest { error in
+        if let error {
+          events.refuse(ListenerRefusal(listener: .sos, error: WireError(error)))
+        } else {
+          events.append(BridgeEvent(type: .sosRequested))
+        }
+      }
+    }
+  }
+
+  /// Records that the phone's link to watch `id` is now `state` (the app calls this from the
+  /// SDK's connection callback; the reference server infers it from call errors).
+  public func setConnection(_ state: ConnectionState, watch id: String) {
+    let changed = connection.update { states -> Bool in
+      defer { states[id] = state }
+      return states[id] != state
+    }
+    if changed { logs[id]?.append(BridgeEvent(type: .connectionState, connection: state)) }
+  }
+
+  // MARK: Handling
+
+  /// Answers `request`. Never throws and never traps on any input.
+  public func handle(_ request: BridgeRequest) async -> BridgeResponse {
+    let start = DispatchTime.now().uptimeNanoseconds
+    var note = ""
+    let response = await answer(request, note: &note)
+    let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    log(String(format: "%@ %@ %d%@ %.1fms", request.method, Self.loggable(request.path), response.status,
+               note.isEmpty ? "" : " " + note, milliseconds))
+    return response
+  }
+
+  /// The path as logged: printable ASCII only, at most 100 characters (it is attacker-chosen).
+  static func loggable(_ path: String) -> String {
+    String(path.unicodeScalars.prefix(100).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+  }
+
+  private func answer(_ request: BridgeRequest, note: inout String) async -> BridgeResponse {
+    let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count >= 2, parts[0].isEmpty, parts[1] == "v\(BridgeProtocol.major)" else {
+      if parts.count >= 2, parts[1].hasPrefix("v"), Int(parts[1].dropFirst()) != nil {
+        note = "unsupported version"
+        return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the request is for \(parts[1]): update tsapply or the bridge app so both speak the same major version")
+      }
+      note = "unknown path"
+      return plain(404, "no such endpoint; protocol v\(BridgeProtocol.major) paths start with /v\(BridgeProtocol.major)/watches")
+    }
+    if let version = request.headers[BridgeProtocol.versionHeader.lowercased()], BridgeProtocol.major(of: version) != BridgeProtocol.major {
+      note = "unsupported version"
+      return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the client speaks \(Self.loggable(String(version.prefix(16)))): update tsapply or the bridge app so both speak the same major version")
+    }
+    if request.body.count > BridgeProtocol.maxBodyBytes {
+      note = "too large"
+      return Self.tooLarge
+    }
+    let lastEventID = request.headers["last-event-id"]
+    let sealedBytes: [UInt8]?
+    if request.method == "GET" {
+      sealedBytes = request.headers[BridgeProtocol.sealHeader.lowercased()].flatMap { Data(base64Encoded: $0) }.map(Array.init)
+    } else {
+      sealedBytes = request.body
+    }
+    guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes),
+          let plaintext = sealer.open(message, for: .request(method: request.method, path: request.path, lastEventID: lastEventID)) else {
+      note = "refused: not sealed under the pairing key"
+      return plain(401, "the request is not sealed under this bridge's pairing key (wrong key, changed in transit, or not sealed): pair again with 'tsapply bridge pair'")
+    }
+    do {
+      try replay.accept(message)
+    } catch {
+      note = "refused: \(error == .replayed ? "replayed" : "outside the time window")"
+      return plain(401, "\(error)")
+    }
+    let nonce = message.nonce
+    let route = Array(parts.dropFirst(2))
+    switch (request.method, route.count, route.first) {
+    case ("GET", 1, "watches"):
+      return sealed(200, BridgeJSON.encode(Answer(result: list())), to: nonce)
+    case (_, 3, "watches"):
+      guard let watch = watches[route[1].uppercased()] else {
+        note = "unknown watch"
+        return sealed(404, error(404, "this bridge serves no watch with id \(Self.loggable(String(route[1].prefix(32)))); list them with GET /v1/watches"), to: nonce)
+      }
+      switch (request.method, route[2]) {
+      case ("POST", "call"): return await call(watch, plaintext, nonce: nonce, note: &note)
+      case ("GET", "events"): return events(watch, after: lastEventID, nonce: nonce)
+      case ("POST", "lease"): return lease(watch, plaintext, nonce: nonce, note: &note)
+      case ("DELETE", "lease"):
+        guard let release = BridgeJSON.decode(LeaseRelease.self, from: plaintext) else {
+          note = "bad JSON"
+          return sealed(400, error(400, "the body is not a lease release {\"token\": …}"), to: nonce)
+        }
+        leases.release(watch.id, token: release.token)
+        return sealed(200, BridgeJSON.encode(Answer<Empty>(result: nil)), to: nonce)
+      case (_, "call"), (_, "events"), (_, "lease"):
+        note = "method not allowed"
+        return sealed(405, error(405, "\(Self.loggable(String(request.method.prefix(10)))) is not allowed on \(route[2])"), to: nonce)
+      default: break
+      }
+    default: break
+    }
+    note = "unknown path"
+    return sealed(404, error(404, "no such endpoint (see docs/bridge-protocol.md)"), to: nonce)
+  }
+
+  private func list() -> WatchList {
+    let states = connection.value
+    return WatchList(bridge: bridgeID, watches: order.compactMap { id in
+      watches[id].map { WatchInfo(id: id, platform: $0.capabilities.profile, connection: states[id] ?? .connected,
+                                  capabilities: $0.capabilities) }
+    })
+  }
+
+  private func call(_ watch: ServedWatch, _ plaintext: [UInt8], nonce: [UInt8], note: inout String) async -> BridgeResponse {
+    guard let header = BridgeJSON.decode(CallHeader.self, from: plaintext) else {
+      note = "bad JSON"
+      return sealed(400, error(400, "the body is not a call request {\"method\": …, \"args\": …}"), to: nonce)
+    }
+    guard let method = BridgeMethod(rawValue: header.method) else {
+      note = "unknown method"
+      return sealed(400, error(400, "unknown method '\(Self.loggable(String(header.method.prefix(40))))'; the methods are "
+        + BridgeMethod.allCases.map(\.rawValue).joined(separator: ", ")), to: nonce)
+    }
+    note = method.rawValue
+    if method.writes, let holder = leases.blocker(watch.id, token: header.lease) {
+      note += " refused: leased"
+      return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
+    }
+    let (number, methodCount) = calls.update { counts -> (Int, Int) in
+      counts.total += 1
+      counts.methods[method, default: 0] += 1
+      return (counts.total, counts.methods[method] ?? 0)
+    }
+    let answer: [UInt8]
+    let failure: DeviceError?
+    do {
+      (answer, failure) = try await method.dispatch(plaintext, to: watch.device, capabilities: watch.capabilities)
+    } catch {
+      note += " bad arguments"
+      guard case .badRequest(let message) = error else { return sealed(400, self.error(400, "bad request"), to: nonce) }
+      return sealed(400, self.error(400, message), to: nonce)
+    }
+    if let failure {
+      note += " error \(failure.domain.rawValue) \(failure.code.rawValue)"
+      if [.unConnected, .requestCancelledByDisconnect, .connectionLost].contains(failure.code) {
+        setConnection(.disconnected, watch: watch.id)
+      }
+    } else {
+      note += " ok"
+      setConnection(.connected, watch: watch.id)
+    }
+    switch faults.fault(atCall: number, method: method, methodCount: methodCount) {
+    case .dropResponse?:
+      note += " (fault: response dropped)"
+      return BridgeResponse(status: 0, headers: [:], body: .dropConnection)
+    case .delay(let milliseconds)?:
+      note += " (fault: delayed \(milliseconds)ms)"
+      try? await Task.sleep(for: .milliseconds(milliseconds))
+    case nil:
+      break
+    }
+    return sealed(200, answer, to: nonce)
+  }
+
+  private func lease(_ watch: ServedWatch, _ plaintext: [UInt8], nonce: [UInt8], note: inout String) -> BridgeResponse {
+    guard let request = BridgeJSON.decode(LeaseRequest.self, from: plaintext) else {
+      note = "bad JSON"
+      return sealed(400, error(400, "the body is not a lease request {\"holder\": …, \"timeToLive\": …}"), to: nonce)
+    }
+    guard (1...BridgeProtocol.maxLeaseSeconds).contains(request.timeToLive) else {
+      note = "bad timeToLive"
+      return sealed(400, error(400, "timeToLive must be 1 to \(BridgeProtocol.maxLeaseSeconds) seconds"), to: nonce)
+    }
+    switch leases.acquire(watch.id, request) {
+    case .granted(let token):
+      note = request.token == nil ? "granted" : "renewed"
+      return sealed(200, BridgeJSON.encode(Answer(result: DeviceLease(token: token, timeToLive: request.timeToLive))), to: nonce)
+    case .held(let holder):
+      note = "refused: leased"
+      return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
+    }
+  }
+
+  private func events(_ watch: ServedWatch, after lastEventID: String?, nonce: [UInt8]) -> BridgeResponse {
+    let entries = logs[watch.id]?.subscribe(after: lastEventID) ?? AsyncStream { $0.finish() }
+    let sealer = self.sealer
+    let stream = AsyncStream<[UInt8]> { continuation in
+      let task = Task {
+        continuation.yield(Array("retry: 1000\n\n".utf8))
+        for await entry in entries {
+          let id = entry.id ?? ""
+          let sealed = sealer.seal(BridgeJSON.encode(entry.event), for: .event(requestNonce: nonce, id: id))
+          let data = Data(sealed.bytes).base64EncodedString()
+          continuation.yield(Array(((entry.id.map { "id: \($0)\n" } ?? "") + "data: \(data)\n\n").utf8))
+        }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+    return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version,
+                                                 "Content-Type": BridgeProtocol.eventStreamType, "Cache-Control": "no-store"],
+                          body: .events(stream))
+  }
+
+  // MARK: Answers
+
+  private func error(_ status: Int, _ message: String) -> [UInt8] {
+    BridgeJSON.encode(Answer<Empty>(error: WireError(status: status, message)))
+  }
+
+  private func plain(_ status: Int, _ message: String) -> BridgeResponse { Self.refusal(status, message) }
+
+  /// An unsealed refusal (400 version, 401, 404 before authentication, 413): `{"error":
+  /// {"domain": "tsapply.bridge", "code": STATUS, "message": …}}`, with the version header.
+  public static func refusal(_ status: Int, _ message: String) -> BridgeResponse {
+    BridgeResponse(status: status, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.plainType],
+                   body: .bytes(BridgeJSON.encode(Answer<Empty>(error: WireError(status: status, message)))))
+  }
+
+  /// The refusal of a body over `BridgeProtocol.maxBodyBytes`, for a listener that stops reading early.
+  public static var tooLarge: BridgeResponse { refusal(413, "the request body is over \(BridgeProtocol.maxBodyBytes) bytes") }
+
+  private func sealed(_ status: Int, _ body: [UInt8], to nonce: [UInt8]) -> BridgeResponse {
+    BridgeResponse(status: status, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.sealedType],
+                   body: .bytes(sealer.seal(body, for: .response(requestNonce: nonce)).bytes))
+  }
+}
+
+/// Faults the reference server injects for tests, from `TSAPPLY_BRIDGE_FAULT`, comma-separated:
+/// `drop-response@WHEN` (the call reaches the watch, then the connection is closed without an
+/// answer) and `delay@WHEN:MS` (the call is answered MS milliseconds late). WHEN is a call
+/// number N (the N-th call, 1-based, over every watch since the bridge started) or a method
+/// name (its first call). Only calls that passed every check count.
+public struct BridgeFaults: Hashable, Sendable {
+  /// A fault.
+  public enum Fault: Hashable, Sendable {
+    /// Run the call, then drop the connection.
+    case dropResponse
+    /// Answer this many milliseconds late.
+    case delay(Int)
+  }
+
+  /// Which call a fault hits.
+  public enum Trigger: Hashable, Sendable {
+    /// The N-th call.
+    case call(Int)
+    /// The first call of this method.
+    case method(BridgeMethod)
+  }
+
+  /// Faults by trigger.
+  public var faults: [Trigger: Fault]
+
+  /// Faults by trigger (none by default).
+  public init(_ faults: [Trigger: Fault] = [:]) { self.faults = faults }
+
+  /// Environment variable read by `tsapply bridge serve`.
+  public static let variable = "TSAPPLY_BRIDGE_FAULT"
+
+  /// The faults in `text`; `nil` when it is malformed.
+  public init?(parsing text: String) {
+    var faults: [Trigger: Fault] = [:]
+    for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+      let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
+      guard halves.count == 2 else { return nil }
+      let target = halves[1].split(separator: ":", maxSplits: 1).map(String.init)
+      let trigger: Trigger
+      if let call = Int(target[0]) {
+        guard (1...1_000_000).contains(call) else { return nil }
+        trigger = .call(call)
+      } else if let method = BridgeMethod(rawValue: target[0]) {
+        trigger = .method(method)
+      } else {
+        return nil
+      }
+      switch (halves[0], target.count) {
+      case ("drop-response", 1): faults[trigger] = .dropResponse
+      case ("delay", 2):
+        guard let milliseconds = Int(target[1]), (0...600_000).contains(milliseconds) else { return nil }
+        faults[trigger] = .delay(milliseconds)
+      default: return nil
+      }
+    }
+    self.faults = faults
+  }
+
+  /// The fault for call `number`, of `method`, which is its method's `methodCount`-th call.
+  func fault(atCall number: Int, method: BridgeMethod, methodCount: Int) -> Fault? {
+    faults[.call(number)] ?? (methodCount == 1 ? faults[.method(method)] : nil)
+  }
+}
+
+/// A value shared between tasks, read and changed under a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var stored: Value
+  init(_ value: Value) { stored = value }
+  var value: Value { lock.withLock { stored } }
+  func update<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&stored) } }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import TSModel
+
+/// The leases of a bridge's watches: at most one live lease per watch, which expires `timeToLive`
+/// seconds after it was granted or last renewed unless renewed again. Writes from anyone but
+/// the holder are refused while it lives (`BridgeService`). Thread-safe.
+public final class LeaseTable: @unchecked Sendable {
+  struct Lease {
+    var token: String
+    var holder: LockHolder
+    var expires: UInt64
+  }
+
+  private let lock = NSLock()
+  private var leases: [String: Lease] = [:]
+  let clock: @Sendable () -> UInt64
+
+  /// A table timing leases with `clock` (milliseconds since 1970).
+  public init(clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) { self.clock = clock }
+
+  /// What happened to a lease request.
+  public enum Outcome: Hashable, Sendable {
+    /// Granted (or renewed) with this token.
+    case granted(token: String)
+    /// Another holder's lease is live.
+    case held(LockHolder)
+  }
+
+  /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
+  /// whose lease expired is granted again while nobody else took the watch.
+  public func acquire(_ watch: String, _ request: LeaseRequest) -> Outcome {
+    let now = clock()
+    return lock.withLock {
+      if let current = leases[watch], current.expires > now, current.token != request.token {
+        return .held(current.holder)
+      }
+      let token = request.token ?? Self.newToken()
+      leases[watch] = Lease(token: token, holder: request.holder, expires: now + UInt64(request.timeToLive) * 1000)
+      return .granted(token: token)
+    }
+  }
+
+  /// Ends the lease of `watch` if `token` holds it.
+  public func release(_ watch: String, token: String) {
+    lock.withLock {
+      if leases[watch]?.token == token { leases[watch] = nil }
+    }
+  }
+
+  /// The holder of a live lease on `watch` other than `token`, if any: a write under `token` must be refused.
+  public func blocker(_ watch: String, token: String?) -> LockHolder? {
+    let now = clock()
+    return lock.withLock {
+      guard let current = leases[watch], current.expires > now, current.token != token else { return nil }
+      return current.holder
+    }
+  }
+
+  static func newToken() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+  }
+}

@@ -1,0 +1,306 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TSBridge
+import TSDevice
+import TSModel
+
+/// A watch behind a bridge (protocol v1, docs/bridge-protocol.md), reached over URLSession:
+/// every `Device` call is one sealed `POST /v1/watches/{id}/call`, `readState` one round trip,
+/// `capabilities()` none (the listing gave them), listeners one Server-Sent Events stream.
+///
+/// Failures a user can trust:
+/// - no answer within `timeout` seconds: 6001 in the call's SDK domain;
+/// - the connection broke after the request left (or the answer did not authenticate): 9310
+///   (`com.topstepcomkit.bleConnect`);
+/// - the bridge cannot be reached at all: 2003 (the request never left);
+/// - the protocol's own refusals: `tsapply.bridge` with the HTTP status (401 wrong key or clock,
+///   404 unknown watch, 409 leased, …).
+///
+/// Reads are retried twice with backoff (0.2 s, then 0.6 s) on those link failures. Writes are
+/// never retried: a write whose answer was lost (6001, 9310) may have happened, and the engine
+/// reads the watch back to find out (`Applier`, docs/apply.md "When a write's answer is lost").
+public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Sendable {
+  /// `bridge:BRIDGE-ID/AA:BB:CC:DD:EE:FF`: a spec that opens the same watch again.
+  public let identity: String
+  /// The watch's MAC-style id.
+  public let watchID: String
+  /// The bridge's id.
+  public let bridgeID: String
+  /// The listing entry read when connecting (platform, connection, capabilities).
+  public let info: WatchInfo
+  let caller: BridgeCaller
+  var transport: BridgeTransport { caller.transport }
+  private let lock = NSLock()
+  private var lease: (token: String, holder: LockHolder)?
+  private var events: BridgeEventStream?
+
+  /// Default seconds to wait for an answer (`TSAPPLY_BRIDGE_TIMEOUT`).
+  public static let defaultTimeout = 10.0
+
+  init(identity: String, watchID: String, bridgeID: String, info: WatchInfo, caller: BridgeCaller) {
+    self.identity = identity
+    self.watchID = watchID
+    self.bridgeID = bridgeID
+    self.info = info
+    self.caller = caller
+  }
+
+  /// Connects to the bridge `pairing` names and opens watch `watchID` (`nil`: the only watch it
+  /// serves), waiting `timeout` seconds at most for each answer.
+  /// - Throws: `DeviceError`: the link errors above; 1004 (tsapply.bridge) when `watchID` is not
+  ///   served, is left out while several are, or the bridge is not the paired one.
+  public static func connect(_ pairing: PairingString, watchID: String?, timeout: Double = defaultTimeout,
+                             retryDelays: [Duration] = [.milliseconds(200), .milliseconds(600)]) async throws(DeviceError) -> BridgeDevice {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = timeout
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    let transport = BridgeTransport(base: "http://\(hostPart(pairing.host)):\(pairing.port)",
+                                    sealer: Sealer(key: pairing.key, side: .client),
+                                    session: URLSession(configuration: configuration), timeout: timeout)
+    let caller = BridgeCaller(transport: transport, retryDelays: retryDelays)
+    let list = try await caller.required(WatchList.self, "GET", "/v\(BridgeProtocol.major)/watches", name: "listWatches",
+                                         body: [], domain: BridgeProtocol.errorDomain, retry: true)
+    guard list.bridge == pairing.bridgeID else {
+      throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError,
+                        "the bridge at \(pairing.host):\(pairing.port) is '\(list.bridge)', not the paired '\(pairing.bridgeID)': pair again with its pairing string")
+    }
+    let served = list.watches.map(\.id).joined(separator: ", ")
+    let info: WatchInfo
+    if let watchID {
+      guard let found = list.watches.first(where: { $0.id.uppercased() == watchID.uppercased() }) else {
+        throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError,
+                          "the bridge '\(pairing.bridgeID)' serves no watch \(ControlCharacters.escaped(watchID)) (it serves: \(served.isEmpty ? "none" : served))")
+      }
+      info = found
+    } else {
+      guard list.watches.count == 1, let only = list.watches.first else {
+        throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError, list.watches.isEmpty
+          ? "the bridge '\(pairing.bridgeID)' serves no watch yet: connect one to the phone"
+          : "the bridge '\(pairing.bridgeID)' serves \(list.watches.count) watches; name one: bridge:NAME/WATCH-ID with WATCH-ID one of \(served)")
+      }
+      info = only
+    }
+    return BridgeDevice(identity: "bridge:\(pairing.bridgeID)/\(info.id)", watchID: info.id, bridgeID: pairing.bridgeID,
+                        info: info, caller: caller)
+  }
+
+  static func hostPart(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
+  var watchPath: String { "/v\(BridgeProtocol.major)/watches/\(watchID)" }
+
+  /// One `Device` read call (retried on link failures).
+  func call<A: Codable & Sendable, R: Codable & Sendable>(_ method: BridgeMethod, _ args: A?, returning: R.Type) async throws(DeviceError) -> R {
+    let body = BridgeJSON.encode(CallRequest(method: method, args: args))
+    return try await caller.required(R.self, "POST", watchPath + "/call", name: method.rawValue, body: body,
+                                     domain: method.domain, retry: !method.writes)
+  }
+
+  func write<A: Codable & Sendable>(_ method: BridgeMethod, _ args: A) async throws(DeviceError) {
+    let token = lock.withLock { lease?.token }
+    let body = BridgeJSON.encode(CallRequest(method: method, args: args, lease: token))
+    let _: Empty? = try await caller.send(Empty.self, "POST", watchPath + "/call", name: method.rawValue, body: body,
+                                          domain: method.domain, retry: false)
+  }
+
+  func read<R: Codable & Sendable>(_ method: BridgeMethod, _ type: R.Type) async throws(DeviceError) -> R {
+    try await call(method, Optional<Empty>.none, returning: type)
+  }
+
+  // MARK: Device
+
+  /// From the listing read when connecting: no round trip.
+  public func capabilities() async throws(DeviceError) -> DeviceCapabilities { info.capabilities }
+
+  /// One round trip: the bridge reads every list the platform has.
+  public func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
+    try await read(.readState, DeviceState.self)
+  }
+
+  /// One round trip (`createCustomReminderTemplate`), retried on link failures.
+  public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await read(.createCustomReminderTemplate, Reminder.self) }
+  /// One round trip (`fetchAllReminders`), retried on link failures.
+  public func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await read(.fetchAllReminders, [Reminder].self) }
+  /// One round trip (`replaceAllReminders`), never retried.
+  public func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) {
+    try await write(.replaceAllReminders, BridgeArgs.Reminders(reminders: reminders))
+  }
+  /// One round trip (`setReminder`), never retried.
+  public func setReminder(_ reminder: Reminder) async throws(DeviceError) { try await write(.setReminder, BridgeArgs.OneReminder(reminder: reminder)) }
+  /// One round trip (`deleteReminder`), never retried.
+  public func deleteReminder(id: String) async throws(DeviceError) { try await write(.deleteReminder, BridgeArgs.ReminderID(id: id)) }
+  /// One round trip (`getAllContacts`), retried on link failures.
+  public func getAllContacts() async throws(DeviceError) -> [Contact] { try await read(.getAllContacts, [Contact].self) }
+  /// One round trip (`setAllContacts`), never retried.
+  public func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await write(.setAllContacts, BridgeArgs.Contacts(contacts: contacts)) }
+  /// One round trip (`getEmergencyContacts`), retried on link failures.
+  public func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await read(.getEmergencyContacts, EmergencyContacts.self) }
+  /// One round trip (`setEmergencyContacts`), never retried.
+  public func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
+    try await write(.setEmergencyContacts, BridgeArgs.Emergency(contacts: contacts, sosOn: sosOn))
+  }
+
+  /// Fed by the bridge's event stream (`contactsChanged`; the SDK's refusal once where it refuses).
+  public func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
+    eventStream().add(.contacts(handler))
+  }
+  /// Fed by the event stream (`emergencyContactsChanged`; the SDK's refusal once where it refuses).
+  public func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
+    eventStream().add(.emergency(handler))
+  }
+  /// Fed by the event stream (`sosRequested`; the SDK's refusal once where it refuses).
+  public func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
+    eventStream().add(.sos(handler))
+  }
+
+  private func eventStream() -> BridgeEventStream {
+    lock.withLock {
+      if let events { return events }
+      let stream = BridgeEventStream(transport: transport, path: watchPath + "/events")
+      events = stream
+      stream.start()
+      return stream
+    }
+  }
+
+  /// Ends the event stream and the session.
+  public func close() async {
+    let stream = lock.withLock { () -> BridgeEventStream? in
+      defer { events = nil }
+      return events
+    }
+    stream?.stop()
+    transport.session.finishTasksAndInvalidate()
+  }
+
+  /// Round trips made per method (and `listWatches`), with the bytes of their bodies.
+  public func statistics() async -> DeviceStatistics { caller.statistics() }
+
+  // MARK: Lease
+
+  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder. Later writes carry the token.
+  public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
+    try await askLease(LeaseRequest(holder: holder, timeToLive: seconds))
+  }
+
+  /// `POST …/lease` with the token.
+  public func renewLease(_ lease: DeviceLease, timeToLive seconds: Int) async throws(LeaseRefusal) {
+    guard let holder = lock.withLock({ self.lease?.holder }) else { throw .held(by: nil) }
+    _ = try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, token: lease.token))
+  }
+
+  /// `DELETE …/lease`; errors ignored (the lease expires anyway).
+  public func releaseLease(_ lease: DeviceLease) async {
+    lock.withLock { if self.lease?.token == lease.token { self.lease = nil } }
+    _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease",
+                               body: BridgeJSON.encode(LeaseRelease(token: lease.token)),
+                               domain: BridgeProtocol.errorDomain, retry: false)
+  }
+
+  private func askLease(_ ask: LeaseRequest) async throws(LeaseRefusal) -> DeviceLease {
+    let body = BridgeJSON.encode(ask)
+    do {
+      let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body)
+      caller.count("lease", bytes: bytes, sent: body.count)
+      guard let granted = BridgeJSON.decode(AnswerOf<DeviceLease>.self, from: answer)?.result else {
+        throw LeaseRefusal.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON"))
+      }
+      lock.withLock { lease = (granted.token, ask.holder) }
+      return granted
+    } catch let failure as BridgeTransport.Failure {
+      if case .refused(409, _, let holder) = failure { throw .held(by: holder) }
+      throw .device(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain))
+    } catch let refusal as LeaseRefusal {
+      throw refusal
+    } catch {
+      throw .device(DeviceError(BridgeProtocol.errorDomain, .unknown, "\(error)"))
+    }
+  }
+}
+
+/// Sends a device's requests: retries reads, maps link failures to SDK-shaped errors, counts
+/// round trips and bytes. Thread-safe.
+final class BridgeCaller: @unchecked Sendable {
+  let transport: BridgeTransport
+  let retryDelays: [Duration]
+  private let lock = NSLock()
+  private var totals = DeviceStatistics()
+
+  init(transport: BridgeTransport, retryDelays: [Duration]) {
+    self.transport = transport
+    self.retryDelays = retryDelays
+  }
+
+  func statistics() -> DeviceStatistics { lock.withLock { totals } }
+
+  /// As `send`, for a result that must be there.
+  func required<R: Decodable & Sendable>(_ type: R.Type, _ method: String, _ path: String, name: String, body: [UInt8],
+                                         domain: DeviceError.Domain, retry: Bool) async throws(DeviceError) -> R {
+    guard let result = try await send(type, method, path, name: name, body: body, domain: domain, retry: retry) else {
+      throw DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's answer to \(name) has no result")
+    }
+    return result
+  }
+
+  /// Sends one request and decodes its `result` (`nil` for `null`), retrying (when `retry`)
+  /// on link failures.
+  func send<R: Decodable & Sendable>(_ type: R.Type, _ method: String, _ path: String, name: String, body: [UInt8],
+                                     domain: DeviceError.Domain, retry: Bool) async throws(DeviceError) -> R? {
+    var attempt = 0
+    while true {
+      do {
+        let (_, answer, bytes) = try await transport.exchange(method, path, body)
+        count(name, bytes: bytes, sent: body.count)
+        guard let decoded = BridgeJSON.decode(AnswerOf<R>.self, from: answer) else {
+          throw DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's answer to \(name) is not protocol v\(BridgeProtocol.major) JSON")
+        }
+        if let error = decoded.error { throw error.deviceError }
+        return decoded.result
+      } catch let failure as BridgeTransport.Failure {
+        count(name, bytes: 0, sent: body.count)
+        if case .refused(_, let error, _) = failure { throw error.deviceError }
+        guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain) }
+        try? await Task.sleep(for: retryDelays[attempt])
+        attempt += 1
+      } catch let error as DeviceError {
+        throw error
+      } catch {
+        throw DeviceError(BridgeProtocol.errorDomain, .unknown, "\(error)")
+      }
+    }
+  }
+
+  /// The SDK-shaped error of a link failure.
+  func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain) -> DeviceError {
+    let host = transport.base.dropFirst("http://".count)
+    switch failure {
+    case .notSent(let reason):
+      return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")
+    case .timedOut:
+      return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; the call may or may not have reached the watch")
+    case .lost(let reason):
+      return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); the call may or may not have reached the watch")
+    case .refused(_, let error, _):
+      return error.deviceError
+    }
+  }
+
+  static func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+
+  func count(_ name: String, bytes: Int, sent: Int) {
+    lock.withLock {
+      totals.calls[name, default: 0] += 1
+      totals.bytesSent += sent
+      totals.bytesReceived += max(0, bytes - sent)
+    }
+  }
+
+}
+
+/// `Answer` decoded on the client side: the result type only needs `Decodable`.
+struct AnswerOf<R: Decodable>: Decodable {
+  var result: R?
+  var error: WireError?
+  var holder: LockHolder?
+}

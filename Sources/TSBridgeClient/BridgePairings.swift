@@ -1,0 +1,92 @@
+import Foundation
+import TSApply
+import TSBridge
+import TSModel
+
+/// A bridge this user paired with (`tsapply bridge pair`), as stored in
+/// `$XDG_CONFIG_HOME/tsapply/bridges/NAME.json` (else `~/.config/tsapply/bridges/`; the
+/// directory 0700, the file 0600: it holds the pairing key).
+public struct BridgePairing: Codable, Hashable, Sendable {
+  /// The name the user gave it (`bridge:NAME` specs); the bridge id when none was given.
+  public var name: String
+  /// The bridge's id.
+  public var bridgeID: String
+  /// Where it listens.
+  public var host: String
+  /// Its port.
+  public var port: Int
+  /// The pairing key, unpadded base64url.
+  public var key: String
+  /// When it was paired, ISO 8601 UTC.
+  public var pairedAt: String
+
+  /// A pairing named `name` from `string`, paired at `date`.
+  public init(name: String, string: PairingString, date: Date = Date()) {
+    self.name = name
+    bridgeID = string.bridgeID
+    host = string.host
+    port = string.port
+    key = string.key.base64url
+    pairedAt = ISO8601DateFormatter().string(from: date)
+  }
+
+  /// The pairing string it came from, when its key is valid.
+  public var pairingString: PairingString? {
+    SealingKey(base64url: key).map { PairingString(host: host, port: port, bridgeID: bridgeID, key: $0) }
+  }
+}
+
+/// The stored pairings of one user.
+public struct BridgePairings: Sendable {
+  /// The directory holding them.
+  public var directory: String
+
+  /// The pairings directory for `environment`: `$XDG_CONFIG_HOME/tsapply/bridges` when that is
+  /// an absolute path, else `$HOME/.config/tsapply/bridges`.
+  public init(environment: [String: String]) {
+    let config: String
+    if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+      config = xdg
+    } else {
+      config = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+    }
+    directory = config + "/tsapply/bridges"
+  }
+
+  /// Whether `name` may name a pairing: 1–64 of letters, digits, `.`, `_`, `-`, not starting with `.` or `-`.
+  public static func isValidName(_ name: String) -> Bool {
+    guard let first = name.first, (1...64).contains(name.count), first != ".", first != "-" else { return false }
+    return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-") }
+  }
+
+  /// The file of pairing `name`.
+  public func path(of name: String) -> String { directory + "/" + name + ".json" }
+
+  /// Stores `pairing` (replacing one of the same name).
+  /// - Throws: `SecureFileError` when the directory or file cannot be written.
+  public func save(_ pairing: BridgePairing) throws(SecureFileError) {
+    try SecureFile.write(BridgeJSON.encode(pairing), to: path(of: pairing.name))
+  }
+
+  /// Every stored pairing, by name.
+  public func all() -> [BridgePairing] {
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    return files.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().compactMap { file in
+      FileManager.default.contents(atPath: directory + "/" + file).flatMap { BridgeJSON.decode(BridgePairing.self, from: Array($0)) }
+    }
+  }
+
+  /// The pairing named `name`, else the one with bridge id `name` (an identity `bridge:ID/…`).
+  /// - Throws: `DeviceError` (tsapply.bridge, 1004) naming the pairings there are and how to pair.
+  public func find(_ name: String) throws(DeviceError) -> BridgePairing {
+    if Self.isValidName(name), let data = FileManager.default.contents(atPath: path(of: name)),
+       let pairing = BridgeJSON.decode(BridgePairing.self, from: Array(data)) {
+      return pairing
+    }
+    let all = all()
+    if let pairing = all.first(where: { $0.bridgeID == name }) { return pairing }
+    let known = all.isEmpty ? "no bridge is paired yet" : "paired: " + all.map(\.name).joined(separator: ", ")
+    throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError,
+                      "no bridge is paired as '\(ControlCharacters.escaped(name))' (\(known)); pair one with 'tsapply bridge pair STRING --name NAME', STRING as 'tsapply bridge serve' or the bridge app shows it")
+  }
+}

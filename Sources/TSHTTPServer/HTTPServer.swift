@@ -1,0 +1,330 @@
+import CMicroHTTPD
+import Foundation
+
+/// A small HTTP/1.1 server over libmicrohttpd, for the bridge server (`tsapply bridge serve`)
+/// and for tests that need a real listener (e.g. a webhook receiver on 127.0.0.1).
+///
+/// One thread per connection; each complete request (body read, at most
+/// `Configuration.maxBodyBytes`) is passed to the handler, whose response is sent back.
+/// A body over the limit is answered `413` without calling the handler. Streaming responses
+/// (`HTTPResponse.Body.stream`) are sent chunked as the handler writes them.
+///
+/// ```swift
+/// let server = try HTTPServer.start(.init(host: "127.0.0.1", port: 0)) { request in
+///   HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("hello \(request.path)".utf8))
+/// }
+/// print(server.baseURL)   // http://127.0.0.1:40123 (a free port the system chose)
+/// server.stop()           // closes streams, waits for running handlers, frees the port
+/// ```
+///
+/// The handler runs as a Swift task while the connection's thread waits for it, so it may
+/// `await` freely. IPv4 only; a host name is not resolved (give an address).
+public final class HTTPServer: @unchecked Sendable {
+  /// Where and how the server listens.
+  public struct Configuration: Sendable {
+    /// IPv4 address to bind, e.g. `127.0.0.1` (loopback only) or `0.0.0.0` (every interface).
+    public var host: String
+    /// Port to bind; 0 lets the system choose a free one (read it from `HTTPServer.port`).
+    public var port: UInt16
+    /// Largest request body accepted, in bytes; a larger one is answered 413.
+    public var maxBodyBytes: Int
+    /// Seconds a connection may stay idle before it is closed (0: never). Streaming responses
+    /// stay open through their keep-alive bytes.
+    public var idleTimeout: UInt32
+    /// Most connections open at once; more are refused.
+    public var connectionLimit: UInt32
+    /// The answer to a body over `maxBodyBytes` (the handler is not called); by default 413
+    /// with a JSON error `{"error": {"domain": "tsapply.http", "code": 413, "message": …}}`.
+    public var tooLarge: HTTPResponse?
+
+    /// A configuration; by default a free port on 127.0.0.1, 1 MiB bodies, 60 s idle, 64 connections.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodyBytes: Int = 1 << 20,
+                idleTimeout: UInt32 = 60, connectionLimit: UInt32 = 64) {
+      self.host = host
+      self.port = port
+      self.maxBodyBytes = maxBodyBytes
+      self.idleTimeout = idleTimeout
+      self.connectionLimit = connectionLimit
+    }
+  }
+
+  /// Turns a request into a response.
+  public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+  /// The address bound.
+  public let host: String
+  /// The port listened on (the chosen one when 0 was asked for).
+  public let port: UInt16
+  /// `http://HOST:PORT`.
+  public var baseURL: String { "http://\(host):\(port)" }
+
+  let configuration: Configuration
+  let handler: Handler
+  private let lock = NSLock()
+  private var daemon: OpaquePointer?
+  private var streams: [ObjectIdentifier: HTTPStream] = [:]
+  private var stopped = false
+
+  private init(configuration: Configuration, handler: @escaping Handler, host: String, port: UInt16) {
+    self.configuration = configuration
+    self.handler = handler
+    self.host = host
+    self.port = port
+  }
+
+  /// Starts listening.
+  /// - Throws: `HTTPServerError.badAddress` for a host that is not an IPv4 address;
+  ///   `.cannotListen` when the address cannot be bound (in use, not on this machine).
+  public static func start(_ configuration: Configuration = Configuration(), handler: @escaping Handler) throws(HTTPServerError) -> HTTPServer {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = configuration.port.bigEndian
+    guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+      throw .badAddress(configuration.host)
+    }
+    let box = Box()
+    let context = Unmanaged.passRetained(box).toOpaque()
+    let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue
+    let daemon = withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+        tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context,
+                     configuration.idleTimeout, configuration.connectionLimit)
+      }
+    }
+    guard let daemon else {
+      Unmanaged<Box>.fromOpaque(context).release()
+      throw .cannotListen("\(configuration.host):\(configuration.port)")
+    }
+    let server = HTTPServer(configuration: configuration, handler: handler, host: configuration.host,
+                            port: configuration.port == 0 ? tshttp_port(daemon) : configuration.port)
+    server.daemon = daemon
+    server.context = context
+    box.server = server
+    return server
+  }
+
+  private var context: UnsafeMutableRawPointer?
+
+  /// Stops listening: closes open streams, waits for running handlers to answer, frees the
+  /// port. Calling it again does nothing.
+  public func stop() {
+    let (daemon, open, context) = lock.withLock { () -> (OpaquePointer?, [HTTPStream], UnsafeMutableRawPointer?) in
+      defer {
+        stopped = true
+        self.daemon = nil
+        self.context = nil
+        streams = [:]
+      }
+      return (self.daemon, Array(streams.values), self.context)
+    }
+    open.forEach { $0.close() }
+    if let daemon { MHD_stop_daemon(daemon) }
+    if let context {
+      let box = Unmanaged<Box>.fromOpaque(context)
+      box.takeUnretainedValue().server = nil
+      box.release()
+    }
+  }
+
+  deinit { stop() }
+
+  // MARK: Streams
+
+  func track(_ stream: HTTPStream) -> Bool {
+    lock.withLock {
+      guard !stopped else { return false }
+      streams[ObjectIdentifier(stream)] = stream
+      return true
+    }
+  }
+
+  func untrack(_ stream: HTTPStream) {
+    _ = lock.withLock { streams.removeValue(forKey: ObjectIdentifier(stream)) }
+  }
+
+  /// Runs the handler for `request` and waits for it (on a connection thread).
+  func respond(_ request: HTTPRequest) -> HTTPResponse {
+    let result = ResponseSlot()
+    let semaphore = DispatchSemaphore(value: 0)
+    let handler = self.handler
+    Task.detached {
+      result.response = await handler(request)
+      semaphore.signal()
+    }
+    semaphore.wait()
+    return result.response ?? HTTPResponse(status: 500)
+  }
+}
+
+/// Why the server did not start.
+public enum HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The host is not an IPv4 address.
+  case badAddress(String)
+  /// The address could not be bound (`HOST:PORT`).
+  case cannotListen(String)
+
+  public var description: String {
+    switch self {
+    case .badAddress(let host): "'\(host)' is not an IPv4 address (e.g. 127.0.0.1)"
+    case .cannotListen(let address): "cannot listen on \(address): the port is in use or the address is not on this machine"
+    }
+  }
+}
+
+// MARK: libmicrohttpd callbacks
+
+/// Holds the server weakly for the C callbacks (the daemon's context pointer).
+private final class Box: @unchecked Sendable {
+  weak var server: HTTPServer?
+}
+
+private final class ResponseSlot: @unchecked Sendable {
+  var response: HTTPResponse?
+}
+
+/// One request being read: kept in libmicrohttpd's per-request pointer until it completes.
+private final class PendingRequest {
+  var method: String
+  var url: String
+  var body: [UInt8] = []
+  var tooLarge = false
+  init(method: String, url: String) {
+    self.method = method
+    self.url = url
+  }
+}
+
+/// What the content reader needs: the stream and the server tracking it.
+private final class StreamContext {
+  let stream: HTTPStream
+  weak var server: HTTPServer?
+  init(stream: HTTPStream, server: HTTPServer) {
+    self.stream = stream
+    self.server = server
+  }
+}
+
+private func accessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+                           _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?,
+                           _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>?,
+                           _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+  guard let cls, let connection, let uploadSize, let requestContext,
+        let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server else { return .NO }
+  guard let existing = requestContext.pointee else {
+    let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET", url: url.map { String(cString: $0) } ?? "/")
+    requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
+    if let length = header(connection, "Content-Length").flatMap(Int.init), length > server.configuration.maxBodyBytes {
+      pending.tooLarge = true
+    }
+    return .YES
+  }
+  let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+  if uploadSize.pointee > 0 {
+    if !pending.tooLarge, let uploadData {
+      if pending.body.count + uploadSize.pointee > server.configuration.maxBodyBytes {
+        pending.tooLarge = true
+        pending.body = []
+      } else {
+        uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) { bytes in
+          pending.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: uploadSize.pointee))
+        }
+      }
+    }
+    uploadSize.pointee = 0
+    return .YES
+  }
+  let response: HTTPResponse
+  if pending.tooLarge, let custom = server.configuration.tooLarge {
+    response = custom
+  } else if pending.tooLarge {
+    let message = "{\"error\":{\"domain\":\"tsapply.http\",\"code\":413,\"message\":\"the request body is over \(server.configuration.maxBodyBytes) bytes\"}}"
+    response = HTTPResponse(status: 413, contentType: "application/json", bytes: Array(message.utf8))
+  } else {
+    response = server.respond(HTTPRequest(method: pending.method, path: pending.url,
+                                          query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
+                                          headers: values(connection, .HEADER_KIND, lowercased: true),
+                                          body: pending.body))
+  }
+  return send(response, on: connection, server: server)
+}
+
+private func send(_ response: HTTPResponse, on connection: OpaquePointer, server: HTTPServer) -> MHD_Result {
+  let mhdResponse: OpaquePointer?
+  switch response.body {
+  case .dropConnection:
+    // Returning MHD_NO alone may leave the socket open until the idle timeout: shut it down so
+    // the client sees the connection drop at once.
+    let socket = tshttp_connection_fd(connection)
+    if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+    return .NO
+  case .bytes(let bytes):
+    mhdResponse = bytes.withUnsafeBufferPointer { buffer in
+      MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                                      .RESPMEM_MUST_COPY)
+    }
+  case .stream(let stream):
+    guard server.track(stream) else {
+      stream.close()
+      return .NO
+    }
+    let context = Unmanaged.passRetained(StreamContext(stream: stream, server: server)).toOpaque()
+    mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, streamReader, context, streamFreed)
+  }
+  guard let mhdResponse else { return .NO }
+  for (name, value) in response.headers {
+    _ = MHD_add_response_header(mhdResponse, name, value)
+  }
+  let result = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+  MHD_destroy_response(mhdResponse)
+  return result
+}
+
+private func streamReader(_ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?,
+                          _ max: Int) -> Int {
+  guard let cls, let buffer else { return -2 }
+  let context = Unmanaged<StreamContext>.fromOpaque(cls).takeUnretainedValue()
+  guard let chunk = context.stream.next(max: max) else { return -1 }
+  chunk.withUnsafeBytes { bytes in
+    UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress!, byteCount: chunk.count)
+  }
+  return chunk.count
+}
+
+private func streamFreed(_ cls: UnsafeMutableRawPointer?) {
+  guard let cls else { return }
+  let context = Unmanaged<StreamContext>.fromOpaque(cls).takeRetainedValue()
+  context.stream.close()
+  context.server?.untrack(context.stream)
+}
+
+private func completedHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                              _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                              _ reason: MHD_RequestTerminationCode) {
+  guard let requestContext, let pending = requestContext.pointee else { return }
+  Unmanaged<PendingRequest>.fromOpaque(pending).release()
+  requestContext.pointee = nil
+}
+
+private func header(_ connection: OpaquePointer, _ name: String) -> String? {
+  MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+}
+
+private final class ValueCollector {
+  var fields: [String: String] = [:]
+  let lowercased: Bool
+  init(lowercased: Bool) { self.lowercased = lowercased }
+}
+
+/// Every value of `kind` (headers, query arguments) on `connection`.
+private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+  let collector = ValueCollector(lowercased: lowercased)
+  let context = Unmanaged.passUnretained(collector).toOpaque()
+  _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    collector.fields[collector.lowercased ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+    return .YES
+  }, context)
+  return collector.fields
+}

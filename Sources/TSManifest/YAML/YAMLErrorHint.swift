@@ -1,0 +1,50 @@
+/// Hints beside libyaml's syntax errors for the mistakes people make most, worked out from the
+/// source line the error points at.
+enum YAMLErrorHint {
+  /// For an unquoted value holding `": "` (`name: Walk: park`): libyaml stops at the second
+  /// colon, with "mapping values are not allowed in this context" (block) or "did not find
+  /// expected ',' or '}'" (flow). Returns `a value that holds ": " must be quoted: name: "Walk:
+  /// park"` when `column` (1-based, Unicode scalars) of `line` is such a colon after a `key: `
+  /// on the same line and the value is not quoted already; `nil` otherwise.
+  static func quoteValue(line: String, column: Int) -> String? {
+    let scalars = Array(line.unicodeScalars)
+    let colon = column - 1
+    guard colon > 0, colon < scalars.count, scalars[colon] == ":",
+          colon + 1 == scalars.count || isBlank(scalars[colon + 1]) else { return nil }
+    // The key's colon: the last ": " before the error on this line.
+    guard let keyColon = (0..<colon).last(where: { scalars[$0] == ":" && isBlank(scalars[$0 + 1]) }) else { return nil }
+    var keyStart = keyColon
+    while keyStart > 0, !isBlank(scalars[keyStart - 1]), !"{[,".unicodeScalars.contains(scalars[keyStart - 1]) { keyStart -= 1 }
+    guard keyStart < keyColon else { return nil }
+    var before = keyStart
+    while before > 0, isBlank(scalars[before - 1]) { before -= 1 }
+    let inFlow = before > 0 && "{,".unicodeScalars.contains(scalars[before - 1])
+    var valueStart = keyColon + 1
+    while valueStart < colon, isBlank(scalars[valueStart]) { valueStart += 1 }
+    guard valueStart < colon, scalars[valueStart] != "\"", scalars[valueStart] != "'" else { return nil }
+    var valueEnd = scalars.count
+    for index in colon..<scalars.count {
+      let ends = inFlow ? ",}]".unicodeScalars.contains(scalars[index])
+                        : scalars[index] == "#" && isBlank(scalars[index - 1])
+      if ends { valueEnd = index; break }
+    }
+    while valueEnd > valueStart, isBlank(scalars[valueEnd - 1]) { valueEnd -= 1 }
+    let key = text(scalars[keyStart..<keyColon]), value = text(scalars[valueStart..<valueEnd])
+    return "a value that holds \": \" must be quoted: \(key): \(quoted(value))"
+  }
+
+  private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
+
+  private static func text(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+    var view = String.UnicodeScalarView()
+    view.append(contentsOf: scalars)
+    return String(view)
+  }
+
+  /// Double-quoted, or single-quoted when the value holds a double quote or a backslash (which
+  /// a double-quoted YAML string would read as escapes).
+  private static func quoted(_ value: String) -> String {
+    if value.contains("\"") || value.contains("\\") { return "'" + value.replacingOccurrences(of: "'", with: "''") + "'" }
+    return "\"" + value + "\""
+  }
+}

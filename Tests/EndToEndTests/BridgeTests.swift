@@ -1,0 +1,347 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TSBridge
+import TSDevice
+import TSModel
+import TSTestSupport
+
+/// Runs blocking `body` (waiting for a child process) on a dispatch queue, so the test does not
+/// hold one of the few threads every in-process async test shares.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
+
+/// A `tsapply bridge serve` child process on 127.0.0.1 (a free port), serving simulated watches
+/// of a fresh directory, with its own config directory, paired as `home`.
+final class BridgeFixture: @unchecked Sendable {
+  let directory: URL
+  let watches: [String]
+  var server: ListeningProcess
+  var pairing: String
+  var port: Int
+
+  /// Environment of every command of this fixture: its config directory (pairings, bridge id).
+  var environment: [String: String] { ["XDG_CONFIG_HOME": directory.path + "/config"] }
+
+  /// Watches `w0.json`, `w1.json`, … of `profiles`, served with `serveEnvironment` on top.
+  init(_ profiles: [String], serveEnvironment: [String: String] = [:]) throws {
+    directory = try TSApplyBinary.temporaryDirectory()
+    watches = profiles.indices.map { "w\($0).json" }
+    for (file, profile) in zip(watches, profiles) {
+      let created = try TSApplyBinary.run(["device", "init", "--profile", profile, "--device", "sim:" + file], in: directory)
+      #expect(created.status == 0, "\(created.stderr)")
+    }
+    (server, pairing, port) = (try ListeningProcess(["bridge", "serve"], in: directory), "", 0)
+    try start(serveEnvironment)
+  }
+
+  /// As `init`, off the shared threads.
+  static func make(_ profiles: [String], serveEnvironment: [String: String] = [:]) async throws -> BridgeFixture {
+    try await offThePool { try BridgeFixture(profiles, serveEnvironment: serveEnvironment) }
+  }
+
+  /// Starts the bridge server again (same id and key, a new port) and pairs with it again.
+  func restart() async throws { try await offThePool { try self.start() } }
+
+  /// Starts (again) the bridge server and pairs with it as `home`.
+  func start(_ serveEnvironment: [String: String] = [:]) throws {
+    let arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + watches.flatMap { ["--device", "sim:" + $0] }
+    server = try ListeningProcess(arguments, in: directory, environment: environment.merging(serveEnvironment) { $1 })
+    let marker = "Pairing string: "
+    let output = try server.waitUntil { $0.components(separatedBy: marker).dropFirst().first?.contains("\n") == true }
+    pairing = String(try #require(output.components(separatedBy: marker).last?.prefix { $0 != "\n" }))
+    let parsed = try PairingString(parsing: pairing)
+    #expect(parsed.host == "127.0.0.1")
+    port = parsed.port
+    let paired = try TSApplyBinary.run(["bridge", "pair", pairing, "--name", "home"], in: directory, environment: environment)
+    #expect(paired.status == 0, "\(paired.stderr)")
+  }
+
+  /// Runs `tsapply arguments` in the fixture's directory and environment.
+  func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+    let (directory, environment) = (directory, environment.merging(extra) { $1 })
+    return try await offThePool { try TSApplyBinary.run(arguments, in: directory, environment: environment) }
+  }
+
+  /// As `stop`, off the shared threads.
+  func stopped() async -> (Int32, String) { (try? await offThePool { self.stop() }) ?? (-1, "") }
+
+  /// Stops the server with SIGTERM; its status and log.
+  @discardableResult
+  func stop() -> (Int32, String) {
+    server.send(SIGTERM)
+    let (status, _, log) = server.finish()
+    return (status, log)
+  }
+
+  /// The simulated watch's state file `index`, as bytes.
+  func state(_ index: Int = 0) throws -> Data { try Data(contentsOf: directory.appendingPathComponent(watches[index])) }
+
+  /// A manifest using what `profile` supports: a built-in, a custom reminder, contacts, emergency.
+  static func manifest(_ profile: String) throws -> String {
+    let caps = try PlatformProfile.named(profile).capabilities
+    var text = "reminders:\n  sedentary: {enabled: true, period: {start: \"09:00\", end: \"18:00\", every: 60}}\n"
+    if caps.reminders.maxCustomReminders > 0 { text += "  custom:\n    - {name: Walk, repeat: workday, at: [\"19:30\"]}\n" }
+    if caps.contacts.maxContacts > 0 {
+      text += "contacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n  - {name: Bob Roe, phone: \"+15550111\"}\n"
+    }
+    if caps.contacts.supportsEmergencyContacts {
+      text += "emergency:\n  sos: true\n  contacts:\n    - {name: Sam Roe, phone: \"+15550101\"}\n"
+    }
+    return text
+  }
+}
+
+/// Plan, apply, export, drift and restore through `tsapply bridge serve` over 127.0.0.1, on every
+/// profile; the apply-then-plan-is-empty property through the bridge.
+@Suite(.serialized) struct BridgeEndToEndTests {
+  @Test(arguments: PlatformProfile.all.map(\.name))
+  func everyCommandThroughTheBridge(_ profile: String) async throws {
+    let bridge = try await BridgeFixture.make([profile])
+    defer { bridge.stop() }
+    try BridgeFixture.manifest(profile).write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let before = try bridge.state()
+    let plan = try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"])
+    #expect(plan.status == 2, "\(plan.stderr)")
+    #expect(try bridge.state() == before, "a plan wrote to the watch")
+    let apply = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(apply.status == 0, "\(apply.stderr)")
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    let empty = try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"])
+    #expect(empty.status == 0, "apply, then plan is not empty: \(empty.stdout)")
+
+    // The same manifest applied in-process to a copy of the factory watch gives the same state.
+    try before.write(to: bridge.directory.appendingPathComponent("direct.json"))
+    #expect(try await bridge.run(["apply", "--auto-approve", "--device", "sim:direct.json"]).status == 0)
+    let direct = try SimulatedDevice(path: bridge.directory.path + "/direct.json").snapshot().deviceState
+    let bridged = try SimulatedDevice(path: bridge.directory.path + "/w0.json").snapshot().deviceState
+    #expect(direct == bridged)
+
+    let export = try await bridge.run(["export", "--device", "bridge:home", "-o", "exported.yaml"])
+    #expect(export.status == 0, "\(export.stderr)")
+    #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home", "exported.yaml"]).status == 0)
+
+    // A change on the watch itself is drift since the last apply.
+    #expect(try await bridge.run(["device", "simulate", "reminder-toggle", "0", "--device", "sim:w0.json"]).status == 0)
+    let drift = try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"])
+    #expect(drift.status == 2)
+    #expect(drift.stdout.contains("Objects have changed outside of tsapply"), "\(drift.stdout)")
+
+    let restore = try await bridge.run(["restore", "--auto-approve", "--allow-destroy", "--device", "bridge:home", backup])
+    #expect(restore.status == 0, "\(restore.stderr)")
+    let restored = try SimulatedDevice(path: bridge.directory.path + "/w0.json").snapshot().deviceState
+    let factory = try SimulatedDevice(profile: PlatformProfile.named(profile)).snapshot().deviceState
+    #expect(restored.contacts == factory.contacts && restored.emergency == factory.emergency)
+    #expect(restored.reminders.filter { $0.reminderType != .custom } == factory.reminders.filter { $0.reminderType != .custom })
+    #expect(restored.customReminders.isEmpty == factory.customReminders.isEmpty)
+    let (status, log) = await bridge.stopped()
+    #expect(status == 0)
+    for secret in ["Ann Lee", "+15550100", "5550111", "Sam Roe", "Walk"] { #expect(!log.contains(secret), "the bridge logged \(secret)") }
+  }
+
+  @Test func aBridgeServingSeveralWatchesNeedsTheWatchID() async throws {
+    let bridge = try await BridgeFixture.make(["default", "fw"])
+    defer { bridge.stop() }
+    try "reminders:\n  drinking: {enabled: true}\n".write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let vague = try await bridge.run(["plan", "--device", "bridge:home"])
+    #expect(vague.status == 1)
+    #expect(vague.stderr.contains("serves 2 watches; name one: bridge:NAME/WATCH-ID"), "\(vague.stderr)")
+    let served = try await offThePool { try bridge.server.waitFor("Pairing string") }.split(separator: "\n").filter { $0.hasPrefix("Serving ") }
+    let id = try #require(served.last?.split(separator: " ")[1]).description
+    let apply = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home/\(id)"])
+    #expect(apply.status == 0, "\(apply.stderr)")
+    #expect(try SimulatedDevice(path: bridge.directory.path + "/w1.json").snapshot().reminders.contains { $0.reminderId == "1" && $0.isEnabled })
+    let unknown = try await bridge.run(["plan", "--device", "bridge:home/02:00:00:00:00:01"])
+    #expect(unknown.status == 1)
+    #expect(unknown.stderr.contains("serves no watch 02:00:00:00:00:01"), "\(unknown.stderr)")
+  }
+}
+
+/// Faults between tsapply and the bridge: the engine reports exactly what the watch holds, never
+/// repeats a write blindly, and converges on a rerun.
+@Suite(.serialized) struct BridgeFaultTests {
+  static func prepared(_ serveEnvironment: [String: String] = [:]) async throws -> BridgeFixture {
+    let bridge = try await BridgeFixture.make(["default"], serveEnvironment: serveEnvironment)
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    return bridge
+  }
+
+  @Test func aWriteWhoseAnswerWasDroppedIsReadBackAndNotRepeated() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "drop-response@setAllContacts"])
+    let failed = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(failed.status == 1)
+    #expect(failed.stderr.contains("the answer to a write was lost"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("the connection to the bridge was lost before it answered setAllContacts"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("com.topstepcomkit.bleConnect 9310"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(failed.stderr)")
+    let applied = try #require(failed.stderr.split(separator: "\n").first { $0.hasPrefix("  applied:") })
+    #expect(applied.contains("contacts"))
+    let watch = try SimulatedDevice(path: bridge.directory.path + "/w0.json").snapshot()
+    #expect(watch.contacts.map(\.name) == ["Ann Lee", "Bob Roe"])
+    let rerun = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(rerun.status == 0, "\(rerun.stderr)")
+    #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
+    let (_, log) = await bridge.stopped()
+    let writes = log.split(separator: "\n").filter { $0.contains(" setAllContacts ") }
+    #expect(writes.count == 1, "setAllContacts was sent \(writes.count) times: \(writes)")
+  }
+
+  @Test func aSlowAnswerPastTheTimeoutIs6001AndReadBack() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "delay@setAllContacts:6000"])
+    defer { bridge.stop() }
+    let failed = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "2"])
+    #expect(failed.status == 1)
+    #expect(failed.stderr.contains("no answer from the bridge to setAllContacts within 2 s"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("com.topstepcomkit.contact 6001"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(failed.stderr)")
+    #expect(try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0)
+    #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
+  }
+
+  @Test func aSlowReadIsRetried() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "delay@1:6000"])
+    defer { bridge.stop() }
+    let plan = try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "2"])
+    #expect(plan.status == 2, "\(plan.stderr)")
+  }
+
+  @Test func theServerKilledMidApply() async throws {
+    let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "400,0"])
+    let apply = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
+                                     environment: bridge.environment)
+    try await offThePool { try apply.waitFor("Backed up the watch's current state") }
+    bridge.server.send(SIGKILL)
+    _ = try await offThePool { bridge.server.finish() }
+    let (status, output, errors) = try await offThePool { apply.finish() }
+    #expect(status == 1, "\(output)")
+    #expect(errors.contains("cannot reach the bridge") || errors.contains("the connection to the bridge was lost")
+            || errors.contains("the answer to a write was lost"), "\(errors)")
+    #expect(!errors.contains("Fatal") && !errors.contains("Crash"))
+    try await bridge.restart()
+    defer { bridge.stop() }
+    let rerun = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(rerun.status == 0, "\(rerun.stderr)")
+    #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
+  }
+
+  @Test func twoClientsCannotApplyAtOnce() async throws {
+    let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "300,0"])
+    defer { bridge.stop() }
+    let laptopA = try TSApplyBinary.temporaryDirectory().path, laptopB = try TSApplyBinary.temporaryDirectory().path
+    let first = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
+                                     environment: bridge.environment.merging(["TSAPPLY_STATE_DIR": laptopA]) { $1 })
+    try await offThePool { try first.waitFor("Plan:") }
+    let second = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": laptopB])
+    #expect(second.status == 1)
+    #expect(second.stderr.contains("pid \(first.pid)"), "\(second.stderr)")
+    #expect(second.stderr.contains("nothing was read or written"), "\(second.stderr)")
+    let (status, _, errors) = try await offThePool { first.finish() }
+    #expect(status == 0, "\(errors)")
+    let after = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": laptopB])
+    #expect(after.status == 0, "the lease was not given back: \(after.stderr)")
+  }
+}
+
+/// Requests an attacker (or a broken client) could send, straight to `tsapply bridge serve`:
+/// each is refused with its status and nothing reaches the watch.
+@Suite(.serialized) struct BridgeSecurityTests {
+  struct Exchange {
+    var status: Int
+    var body: [UInt8]
+  }
+
+  static func send(_ port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]) async throws -> Exchange {
+    var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
+    request.httpMethod = method
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    if !body.isEmpty { request.httpBody = Data(body) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return Exchange(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: Array(data))
+  }
+
+  @Test func refusedRequestsLeaveTheWatchUntouched() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    let pairing = try PairingString(parsing: bridge.pairing)
+    let served = try await offThePool { try bridge.server.waitFor("Pairing string") }.split(separator: "\n").first { $0.hasPrefix("Serving ") }
+    let id = try #require(served?.split(separator: " ")[1]).description
+    let path = "/v1/watches/\(id)/call"
+    let write = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"Eve","phoneNum":"+15550199"}]}}"#.utf8)
+    let client = Sealer(key: pairing.key, side: .client)
+    // Each body is sealed just before it is sent: one sealed more than 30 s earlier is refused
+    // as stale, whatever else is wrong with it.
+    let seal = { (body: [UInt8], path: String) in client.seal(body, for: .request(method: "POST", path: path, lastEventID: nil)).bytes }
+    let cases: [(String, String, () -> [UInt8], Int)] = [
+      ("wrong key", path, { Sealer(key: SealingKey.random(), side: .client).seal(write, for: .request(method: "POST", path: path, lastEventID: nil)).bytes }, 401),
+      ("tampered body", path, {
+        var tampered = seal(write, path)
+        tampered[tampered.count - 1] ^= 0x01
+        return tampered
+      }, 401),
+      ("plain JSON", path, { write }, 401),
+      ("oversized body", path, { Array(repeating: 0x41, count: BridgeProtocol.maxBodyBytes + 10) }, 413),
+      ("bad JSON", path, { seal(Array("{\"method\": ".utf8), path) }, 400),
+      ("unknown method", path, { seal(Array(#"{"method":"eraseWatch"}"#.utf8), path) }, 400),
+      ("unknown watch id", "/v1/watches/02:00:00:00:00:09/call", { seal(write, "/v1/watches/02:00:00:00:00:09/call") }, 404),
+    ]
+    let before = try bridge.state()
+    for (label, target, body, status) in cases {
+      let answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body())
+      #expect(answer.status == status, "\(label)")
+      if status != 400 && status != 404 {
+        let error = BridgeJSON.decode(Answer<Empty>.self, from: answer.body)?.error
+        #expect(error?.domain == "tsapply.bridge" && error?.code == status, "\(label): an unsealed refusal with its status")
+      }
+    }
+    #expect(try bridge.state() == before, "a refused request changed the watch")
+    // A replay of a request the bridge accepted once is refused, and runs once.
+    let harmless = seal(Array(#"{"method":"getAllContacts"}"#.utf8), path)
+    #expect(try await Self.send(bridge.port, "POST", path, body: harmless).status == 200)
+    #expect(try await Self.send(bridge.port, "POST", path, body: harmless).status == 401)
+    // (Sealed just now: a request sealed more than 30 s ago is refused as stale, on a slow machine too.)
+    let accepted = seal(write, path)
+    let replayedWrite = try await Self.send(bridge.port, "POST", path, body: accepted)
+    #expect(replayedWrite.status == 200)
+    let written = try bridge.state()
+    #expect(try await Self.send(bridge.port, "POST", path, body: accepted).status == 401)
+    #expect(try bridge.state() == written)
+    let (_, log) = await bridge.stopped()
+    #expect(log.split(separator: "\n").filter { $0.contains(" setAllContacts ") }.count == 1, "\(log)")
+    #expect(!log.contains("Eve") && !log.contains("5550199"))
+  }
+
+  @Test func theWrongKeyIsAPlainErrorForTheUser() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    var parsed = try PairingString(parsing: bridge.pairing)
+    parsed.key = SealingKey.random()
+    #expect(try await bridge.run(["bridge", "pair", parsed.description, "--name", "stale"]).status == 0)
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let plan = try await bridge.run(["plan", "--device", "bridge:stale", "--detailed-exitcode"])
+    #expect(plan.status == 1)
+    #expect(plan.stderr.contains("not sealed under this bridge's pairing key"), "\(plan.stderr)")
+    #expect(plan.stderr.contains("tsapply.bridge 401"), "\(plan.stderr)")
+    let file = bridge.directory.path + "/config/tsapply/bridges/stale.json"
+    #expect(try (FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    let folder = bridge.directory.path + "/config/tsapply/bridges"
+    #expect(try (FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+  }
+
+  @Test func serveStopsCleanlyOnSIGINTAndNeedsAWatch() async throws {
+    let bridge = try await BridgeFixture.make(["npk"])
+    bridge.server.send(SIGINT)
+    let (status, _, errors) = try await offThePool { bridge.server.finish() }
+    #expect(status == 0)
+    #expect(errors.contains("SIGINT received: the bridge stopped."))
+    let none = try await bridge.run(["bridge", "serve"])
+    #expect(none.status == 64)
+    let elsewhere = try await bridge.run(["bridge", "serve", "--device", "sim:w0.json", "--listen", "0.0.0.0:0"])
+    #expect(elsewhere.status == 64)
+    #expect(elsewhere.stderr.contains("--advertise"), "\(elsewhere.stderr)")
+  }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// Every command reads its manifest through one bounded reader (`ManifestSource`): endless or
+/// huge input is refused without being read, and what cannot be a manifest is named for what
+/// it is, with the same words from every command.
+@Suite struct ManifestReadingTests {
+  static let commands = ["validate", "plan", "apply", "fmt"]
+  /// Enough for the binary's normal run, far less than reading /dev/zero or a 1 GiB file takes.
+  static let memoryCap = "ulimit -v 400000"
+
+  /// How a command reports a manifest it cannot read: `validate` as a diagnostic, the others
+  /// as `Error:`; the message is the same.
+  static func reported(_ message: String, by command: String, file: String) -> String {
+    command == "validate" ? "error: \(message)\n\(file) is not valid: 1 error.\n" : "Error: \(message)\n"
+  }
+
+  @Test(arguments: commands)
+  func endlessStandardInputIsRefusedAtTheBound(_ command: String) throws {
+    let run = try TSApplyBinary.runShell("\(Self.memoryCap); exec timeout 30 \"$TSAPPLY\" \(command) - < /dev/zero",
+                                         in: try TSApplyBinary.temporaryDirectory())
+    let message = "standard input holds more than 1048576 bytes; a manifest may be at most 1048576 bytes"
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr == (command == "validate" ? "-:1:1: error: \(message)\n- is not valid: 1 error.\n" : "Error: cannot read -: \(message)\n"))
+  }
+
+  @Test(arguments: commands)
+  func aHugeFileIsRefusedWithoutReadingIt(_ command: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let path = directory.appendingPathComponent("huge.yaml").path
+    #expect(FileManager.default.createFile(atPath: path, contents: nil))
+    let handle = try #require(FileHandle(forWritingAtPath: path))
+    try handle.truncate(atOffset: 1 << 30)  // sparse: 1 GiB that takes no disk
+    try handle.close()
+    let started = Date()
+    let run = try TSApplyBinary.runShell("\(Self.memoryCap); exec timeout 30 \"$TSAPPLY\" \(command) huge.yaml", in: directory)
+    #expect(Date().timeIntervalSince(started) < 10)
+    let message = "the file is 1073741824 bytes; a manifest may be at most 1048576 bytes"
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr == (command == "validate" ? "huge.yaml:1:1: error: \(message)\nhuge.yaml is not valid: 1 error.\n"
+                                                 : "Error: cannot read huge.yaml: \(message)\n"))
+  }
+
+  /// (what the path is, how to make it in the directory, the explanation every command gives).
+  static let kinds: [(String, String, String)] = [
+    ("missing", "", "no such file or directory"),
+    ("a directory", "mkdir w.yaml", "it is a directory, not a manifest file"),
+    ("a symlink loop", "ln -s w.yaml w.yaml", "it is a loop of symbolic links (too many levels of symbolic links)"),
+    ("a dangling symlink", "ln -s gone.yaml w.yaml", "it is a symbolic link to gone.yaml, which does not exist"),
+    ("a FIFO without a writer", "mkfifo w.yaml",
+     "it is a named pipe (FIFO) and nothing is writing to it; tsapply does not wait for a writer (start the program that writes to it first, or pipe the manifest into '-')"),
+    ("a device file", "ln -s /dev/zero w.yaml", "it is a device file (a character device, such as a terminal or /dev/zero), not a manifest file"),
+  ]
+
+  @Test(arguments: kinds, commands)
+  func anUnreadablePathIsNamedForWhatItIs(_ kind: (String, String, String), _ command: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    if !kind.1.isEmpty { #expect(try TSApplyBinary.runShell(kind.1, in: directory).status == 0) }
+    // `timeout`: a reader that waited for the FIFO's writer would hang here.
+    let run = try TSApplyBinary.runShell("exec timeout 10 \"$TSAPPLY\" \(command) w.yaml", in: directory)
+    #expect(run.status == 1, "\(kind.0): \(run.stderr)")
+    #expect(run.stderr == Self.reported("cannot read w.yaml: \(kind.2)", by: command, file: "w.yaml"), "\(kind.0)")
+  }
+
+  @Test(.enabled(if: geteuid() != 0, "root may read any file"), arguments: commands)
+  func permissionDeniedSaysSo(_ command: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let path = directory.appendingPathComponent("w.yaml").path
+    try "contacts: []\n".write(toFile: path, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: path)
+    let run = try TSApplyBinary.run([command, "w.yaml"], in: directory)
+    #expect(run.stderr == Self.reported("cannot read w.yaml: permission denied (this user may not read it)", by: command, file: "w.yaml"))
+  }
+
+  /// A pipe that has a writer is read like standard input: process substitution works.
+  @Test(arguments: [("validate", " is valid.\n"), ("fmt --check", "")])
+  func aPipeWithAWriterIsRead(_ command: String, _ output: String) throws {
+    let run = try TSApplyBinary.runShell("exec timeout 10 bash -c '\"$TSAPPLY\" \(command) <(printf \"contacts: []\\\\n\")'",
+                                         in: try TSApplyBinary.temporaryDirectory())
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.hasSuffix(output), "\(run.stdout)")
+  }
+
+  /// The default manifest missing: plan and apply say which path to give instead.
+  @Test(arguments: ["plan", "apply"])
+  func aMissingDefaultManifestSaysWhatToGive(_ command: String) throws {
+    let run = try TSApplyBinary.run([command], in: try TSApplyBinary.temporaryDirectory())
+    #expect(run.status == 1)
+    #expect(run.stderr == "Error: cannot read watch.yaml: no such file or directory (give the manifest's path, e.g. 'tsapply plan examples/watch.yaml')\n")
+  }
+}

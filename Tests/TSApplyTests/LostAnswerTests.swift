@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+@testable import TSApply
+import TSDevice
+import TSManifest
+import TSModel
+import TSPlan
+import TSTestSupport
+
+/// A write whose answer was lost (6001, 9309, 9310) may have happened: the applier reads that
+/// list back, reports what the watch holds, never repeats the write, and a rerun converges.
+@Suite struct LostAnswerTests {
+  /// Forwards to a simulated watch; the first call of `method` loses its answer as `loss` says.
+  final class LossyDevice: Device, @unchecked Sendable {
+    enum Loss { case afterWriting, beforeWriting, andReadsFailToo }
+    let inner: SimulatedDevice
+    let method: String
+    let loss: Loss
+    let code: TSErrorCode
+    private let lock = NSLock()
+    private var struck = false
+    private(set) var writes: [String] = []
+
+    init(_ inner: SimulatedDevice, method: String, loss: Loss, code: TSErrorCode) {
+      self.inner = inner
+      self.method = method
+      self.loss = loss
+      self.code = code
+    }
+
+    var identity: String { inner.identity }
+
+    private func write(_ name: String, _ body: () async throws(DeviceError) -> Void) async throws(DeviceError) {
+      let strike = lock.withLock { () -> Bool in
+        writes.append(name)
+        defer { if name == method { struck = true } }
+        return name == method && !struck
+      }
+      guard strike else { return try await body() }
+      if loss != .beforeWriting { try await body() }
+      throw DeviceError(.bleConnect, code, "answer lost")
+    }
+
+    private func read<T>(_ body: () async throws(DeviceError) -> T) async throws(DeviceError) -> T {
+      if loss == .andReadsFailToo, lock.withLock({ struck }) { throw DeviceError(.bleConnect, .unConnected, "Device not connected") }
+      return try await body()
+    }
+
+    func capabilities() async throws(DeviceError) -> DeviceCapabilities { try await inner.capabilities() }
+    func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await read { () throws(DeviceError) in try await inner.createCustomReminderTemplate() } }
+    func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await read { () throws(DeviceError) in try await inner.fetchAllReminders() } }
+    func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) {
+      try await write("replaceAllReminders") { () throws(DeviceError) in try await inner.replaceAllReminders(reminders) }
+    }
+    func setReminder(_ reminder: Reminder) async throws(DeviceError) {
+      try await write("setReminder") { () throws(DeviceError) in try await inner.setReminder(reminder) }
+    }
+    func deleteReminder(id: String) async throws(DeviceError) {
+      try await write("deleteReminder") { () throws(DeviceError) in try await inner.deleteReminder(id: id) }
+    }
+    func getAllContacts() async throws(DeviceError) -> [Contact] { try await read { () throws(DeviceError) in try await inner.getAllContacts() } }
+    func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) {
+      try await write("setAllContacts") { () throws(DeviceError) in try await inner.setAllContacts(contacts) }
+    }
+    func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await read { () throws(DeviceError) in try await inner.getEmergencyContacts() } }
+    func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
+      try await write("setEmergencyContacts") { () throws(DeviceError) in try await inner.setEmergencyContacts(contacts, sosOn: sosOn) }
+    }
+    func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+    func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+    func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {}
+  }
+
+  static let manifest: Manifest = {
+    var manifest = FaultInjectionTests.scenario(.default).1
+    manifest.contacts = Build.contacts([("Ann", "+15550100"), ("Bob", "+15550111")])
+    return manifest
+  }()
+
+  /// (write that loses its answer, how, code, what the read-back should find)
+  static let cases: [(String, LossyDevice.Loss, TSErrorCode, String)] = [
+    ("setAllContacts", .afterWriting, .requestCancelledByDisconnect, "applied"),
+    ("setAllContacts", .beforeWriting, .timeout, "notApplied"),
+    ("setEmergencyContacts", .afterWriting, .timeout, "applied"),
+    ("setEmergencyContacts", .beforeWriting, .connectionLost, "notApplied"),
+    ("replaceAllReminders", .afterWriting, .timeout, "applied"),
+    ("setAllContacts", .andReadsFailToo, .requestCancelledByDisconnect, "unreadable"),
+  ]
+
+  @Test(arguments: cases.indices)
+  func reportsWhatTheWatchHolds(_ index: Int) async throws {
+    let (method, loss, code, expected) = Self.cases[index]
+    let (initial, _) = FaultInjectionTests.scenario(.default)
+    let simulated = watch(.default, state: initial)
+    let device = LossyDevice(simulated, method: method, loss: loss, code: code)
+    var failure: PartialApplyFailure?
+    do {
+      _ = try await planAndApply(Self.manifest, on: device, backups: try backupDirectory())
+    } catch ApplyError.partial(let partial, _) {
+      failure = partial
+    }
+    let partial = try #require(failure, "\(method) \(loss): the apply did not stop")
+    guard case .outcomeUnknown(let error, let found) = partial.cause else {
+      Issue.record("\(partial.cause)")
+      return
+    }
+    #expect(error.code == code)
+    #expect(device.writes.filter { $0 == method }.count == 1, "the write was repeated")
+    let holds = try simulated.snapshot().deviceState
+    let part: (DeviceState?) -> String = { state in
+      switch method {
+      case "setAllContacts": "\(state?.contacts as Any)"
+      case "setEmergencyContacts": "\(state?.emergency as Any)"
+      default: "\(state?.reminders as Any)"
+      }
+    }
+    switch (expected, found) {
+    case ("applied", .applied):
+      #expect(partial.failed.isEmpty && part(partial.readBack) == part(holds))
+    case ("notApplied", .notApplied):
+      #expect(!partial.failed.isEmpty && part(partial.readBack) == part(holds))
+    case ("unreadable", .unreadable):
+      #expect(!partial.failed.isEmpty && partial.readBack == nil)
+    default:
+      Issue.record("\(method) \(loss): expected \(expected), found \(found)")
+    }
+    #expect(Set(partial.applied).isDisjoint(with: Set(partial.failed + partial.notApplied)))
+    let rerun = watch(.default, state: holds)
+    _ = try await planAndApply(Self.manifest, on: rerun, backups: try backupDirectory())
+    #expect(try await currentPlan(Self.manifest, on: rerun).plan?.isEmpty == true, "the rerun did not converge")
+  }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import TSBridge
+import TSBridgeClient
+import TSBridgeServer
+import TSDevice
+import TSHTTPServer
+import TSModel
+
+/// `BridgeDevice` against a real `BridgeServer` on 127.0.0.1 (a free port), in process.
+@Suite(.timeLimit(.minutes(5))) struct ClientTests {
+  static func serve(_ device: SimulatedDevice, id: String = "02:00:00:00:00:01", key: SealingKey = .random(),
+                    port: UInt16 = 0) async throws -> (BridgeServer, PairingString) {
+    let profile = try device.profile()
+    let service = BridgeService(bridgeID: "test-bridge", key: key,
+                                watches: [ServedWatch(id: id, device: device, capabilities: profile.capabilities)],
+                                cipher: ChaCha20Poly1305())
+    await service.startListening()
+    let server = try BridgeServer(service: service, port: port)
+    return (server, PairingString(host: "127.0.0.1", port: Int(server.port), bridgeID: "test-bridge", key: key))
+  }
+
+  enum Heard: Hashable, Sendable {
+    case contacts([String]), emergencyRefused(DeviceError), sos
+  }
+
+  @Test func listenersHearTheWatchThroughEventsAndResumeAfterAReconnect() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
+    let key = SealingKey.random()
+    let (server, pairing) = try await Self.serve(watch, key: key)
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+    let (heard, hear) = AsyncStream<Heard>.makeStream()
+    await device.registerContactsDidChange { result in
+      if case .success(let contacts) = result { hear.yield(.contacts(contacts.map(\.name))) }
+    }
+    await device.registerEmergencyContactsDidChange { result in
+      if case .failure(let error) = result { hear.yield(.emergencyRefused(error)) }
+    }
+    await device.registerSOSRequest { error in if error == nil { hear.yield(.sos) } }
+    var iterator = heard.makeAsyncIterator()
+    // The platform's own refusal passes through unchanged.
+    let (refusals, refuse) = AsyncStream<DeviceError>.makeStream()
+    await SimulatedDevice(profile: try PlatformProfile.named("fw")).registerEmergencyContactsDidChange { result in
+      if case .failure(let error) = result { refuse.yield(error) }
+    }
+    var directly = refusals.makeAsyncIterator()
+    let direct = try #require(await directly.next())
+    #expect(await iterator.next() == .emergencyRefused(direct))
+    try watch.simulateContactAdd(Contact(name: "Alex", phoneNum: "+15550100"))
+    #expect(await iterator.next() == .contacts(["Alex"]))
+    try watch.simulateSOSPress()
+    #expect(await iterator.next() == .sos)
+    // The bridge goes away; an event happens meanwhile; the stream reconnects with Last-Event-ID.
+    let port = server.port
+    server.stop()
+    try watch.simulateContactAdd(Contact(name: "Bea", phoneNum: "+15550111"))
+    let again = try BridgeServer(service: server.service, port: port)
+    defer { again.stop() }
+    #expect(await iterator.next() == .contacts(["Alex", "Bea"]))
+    await device.close()
+  }
+
+  /// Every call goes through; `readState` is one round trip; capabilities none.
+  @Test(arguments: PlatformProfile.all.map(\.name))
+  func callsMatchTheWatch(_ profile: String) async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named(profile))
+    let (server, pairing) = try await Self.serve(watch)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: "02:00:00:00:00:01", timeout: 120)
+    #expect(device.identity == "bridge:test-bridge/02:00:00:00:00:01")
+    let capabilities = try await device.capabilities()
+    #expect(capabilities == (try PlatformProfile.named(profile).capabilities))
+    let state = try await device.readState(capabilities: capabilities)
+    #expect(state == (try await watch.readState(capabilities: capabilities)))
+    #expect(await device.statistics().calls == ["listWatches": 1, "readState": 1])
+    func outcome(_ device: any Device) async -> Result<[Contact], DeviceError> {
+      do { return .success(try await device.getAllContacts()) } catch { return .failure(error) }
+    }
+    let direct = await outcome(watch), bridged = await outcome(device)
+    #expect(direct == bridged, "SDK errors pass through unchanged")
+    if capabilities.contacts.maxContacts > 0 {
+      try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+      #expect(try watch.snapshot().contacts.map(\.name) == ["Ann"])
+    }
+    await device.close()
+  }
+
+  @Test func linkFailuresAreTheSDKsCodes() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch)
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
+    server.stop()
+    await #expect(throws: DeviceError.self) { try await device.fetchAllReminders() }
+    do { _ = try await device.fetchAllReminders() } catch {
+      #expect(error.code == .unConnected, "the bridge is gone: the request never left")
+    }
+    var wrong = pairing
+    wrong.key = .random()
+    let (other, _) = try await Self.serve(watch, port: 0)
+    defer { other.stop() }
+    wrong.port = Int(other.port)
+    do {
+      _ = try await BridgeDevice.connect(wrong, watchID: nil, timeout: 120)
+      Issue.record("connected with the wrong key")
+    } catch {
+      #expect(error.domain == BridgeProtocol.errorDomain && error.code.rawValue == 401, "\(error)")
+    }
+  }
+
+  @Test func aBridgeOfAnotherMajorVersionIsAClearError() async throws {
+    let server = try HTTPServer.start { _ in
+      HTTPResponse(status: 400, contentType: "application/json", bytes: Array("{}".utf8), headers: [BridgeProtocol.versionHeader: "2.0"])
+    }
+    defer { server.stop() }
+    let pairing = PairingString(host: "127.0.0.1", port: Int(server.port), bridgeID: "future", key: .random())
+    do {
+      _ = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+      Issue.record("connected to a v2 bridge")
+    } catch {
+      #expect(error.message.contains("the bridge speaks protocol v2 (2.0); this tsapply speaks v1"), "\(error)")
+    }
+  }
+
+  @Test func watchIDsAreStableMACs() {
+    let id = ReferenceBridge.watchID(for: "sim:/home/ann/watch.json")
+    #expect(id == ReferenceBridge.watchID(for: "sim:/home/ann/watch.json"))
+    #expect(id != ReferenceBridge.watchID(for: "sim:/home/ann/other.json"))
+    let bytes = id.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+    #expect(bytes.count == 6 && id.count == 17 && id == id.uppercased())
+    #expect(bytes[0] & 0x02 == 0x02 && bytes[0] & 0x01 == 0, "locally administered, unicast")
+  }
+}

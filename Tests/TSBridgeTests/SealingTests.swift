@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import TSBridge
+
+/// The sealing format: every byte is authenticated, a message opens only where it was sealed
+/// for, nonces never repeat, and the replay guard's window and memory.
+@Suite struct SealingTests {
+  static let key = SealingKey(bytes: Array(0..<32))!
+  static let context = SealContext.request(method: "POST", path: "/v1/watches/AA:BB:CC:DD:EE:FF/call", lastEventID: nil)
+
+  @Test func roundTripsAndLaysOutTheHeader() throws {
+    let sealer = Sealer(key: Self.key, side: .client, clock: { 0x0102_0304_0506 })
+    let plaintext = Array(#"{"method":"getAllContacts"}"#.utf8)
+    let message = sealer.seal(plaintext, for: Self.context)
+    #expect(Array(message.bytes[0..<4]) == Array("TSB1".utf8))
+    #expect(message.bytes[4] == 0x51)
+    #expect(Array(message.bytes[5..<11]) == [1, 2, 3, 4, 5, 6])
+    #expect(message.counter >> 47 == 0, "a client's counter has the top bit clear")
+    #expect(message.bytes.count == SealedMessage.headerSize + plaintext.count + AEADSizes.tag)
+    #expect(sealer.open(message, for: Self.context) == plaintext)
+    let bridge = Sealer(key: Self.key, side: .bridge)
+    #expect(bridge.seal([], for: .response(requestNonce: message.nonce)).counter >> 47 == 1)
+  }
+
+  /// Flipping any one bit of any byte (header, nonce, ciphertext or tag) is refused.
+  @Test func everyByteIsAuthenticated() {
+    let sealer = Sealer(key: Self.key, side: .client)
+    let message = sealer.seal(Array(#"{"method":"setAllContacts","args":{"contacts":[]}}"#.utf8), for: Self.context)
+    var accepted: [Int] = []
+    for index in message.bytes.indices {
+      for bit in [0, 7] {
+        var bytes = message.bytes
+        bytes[index] ^= 1 << UInt8(bit)
+        if let tampered = SealedMessage(bytes: bytes), sealer.open(tampered, for: Self.context) != nil { accepted.append(index) }
+      }
+    }
+    #expect(accepted.isEmpty, "bytes \(accepted) were not authenticated")
+    #expect(SealedMessage(bytes: Array(message.bytes.dropLast())).flatMap { sealer.open($0, for: Self.context) } == nil)
+    #expect(SealedMessage(bytes: message.bytes + [0]).flatMap { sealer.open($0, for: Self.context) } == nil)
+  }
+
+  /// A message opens only under its key, kind and context.
+  @Test(arguments: [
+    ("another key", SealingKey(bytes: Array(repeating: 7, count: 32))!, SealingTests.context),
+    ("another path", SealingTests.key, SealContext.request(method: "POST", path: "/v1/watches/AA:BB:CC:DD:EE:00/call", lastEventID: nil)),
+    ("another method", SealingTests.key, SealContext.request(method: "DELETE", path: "/v1/watches/AA:BB:CC:DD:EE:FF/call", lastEventID: nil)),
+    ("another Last-Event-ID", SealingTests.key, SealContext.request(method: "POST", path: "/v1/watches/AA:BB:CC:DD:EE:FF/call", lastEventID: "1")),
+    ("a response", SealingTests.key, SealContext.response(requestNonce: Array(repeating: 0, count: 12))),
+  ])
+  func opensOnlyWhereSealed(_ label: String, _ key: SealingKey, _ context: SealContext) {
+    let message = Sealer(key: Self.key, side: .client).seal(Array("x".utf8), for: Self.context)
+    #expect(Sealer(key: key, side: .bridge).open(message, for: context) == nil, "\(label)")
+  }
+
+  @Test func noncesAreUniqueWithinOneMillisecond() {
+    let sealer = Sealer(key: Self.key, side: .client, clock: { 42 })
+    let nonces = (0..<1000).map { _ in sealer.seal([], for: Self.context).nonce }
+    #expect(Set(nonces).count == 1000)
+  }
+
+  /// The replay guard: (offset from the bridge's clock in ms, accepted?).
+  @Test(arguments: [(0, true), (-29_999, true), (30_000, true), (-30_001, false), (30_001, false), (-86_400_000, false)])
+  func timeWindow(_ offset: Int64, _ accepted: Bool) {
+    let now: UInt64 = 1_800_000_000_000
+    let sealer = Sealer(key: Self.key, side: .client, clock: { UInt64(Int64(now) + offset) })
+    let guardian = ReplayGuard(clock: { now })
+    let result = Result { () throws(ReplayGuard.Refusal) in try guardian.accept(sealer.seal([], for: Self.context)) }
+    #expect(((try? result.get()) != nil) == accepted)
+  }
+
+  @Test func aNonceIsAcceptedOnce() throws {
+    let sealer = Sealer(key: Self.key, side: .client)
+    let guardian = ReplayGuard()
+    let first = sealer.seal([], for: Self.context)
+    try guardian.accept(first)
+    #expect(throws: ReplayGuard.Refusal.replayed) { try guardian.accept(first) }
+    try guardian.accept(sealer.seal([], for: Self.context))
+  }
+
+  @Test func pairingStringsRoundTripAndBadOnesAreRefusedWithoutTheKey() throws {
+    let pairing = PairingString(host: "192.168.1.20", port: 8765, bridgeID: "0a1b2c3d4e5f6071", key: Self.key)
+    #expect(try PairingString(parsing: pairing.description) == pairing)
+    let key = Self.key.base64url
+    #expect(key.count == 43)
+    for bad in ["", "tsapply-bridge:v2/h/1/id/\(key)", "tsapply-bridge:v1/h/0/id/\(key)", "tsapply-bridge:v1/h/1/ID!/\(key)",
+                "tsapply-bridge:v1/h/1/id/\(key.dropLast())", "tsapply-bridge:v1/h/1/id", "tsapply-bridge:v1/h w/1/id/\(key)"] {
+      #expect(throws: PairingError.self, "\(bad)") { try PairingString(parsing: bad) }
+      do { _ = try PairingString(parsing: bad) } catch { #expect(!error.message.contains(key.prefix(20)), "\(bad)") }
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import TSBridge
+import TSDevice
+import TSModel
+
+/// `BridgeService` without HTTP: routing, refusals before anything reaches the watch, leases and
+/// the event log's replay.
+@Suite struct ServiceTests {
+  static let key = SealingKey.random()
+
+  /// A service for one in-memory watch of `profile`, and that watch.
+  static func service(_ profile: String = "default", clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds)
+    throws -> (BridgeService, SimulatedDevice, String) {
+    let profile = try PlatformProfile.named(profile)
+    let device = SimulatedDevice(profile: profile)
+    let id = "AA:BB:CC:DD:EE:01"
+    let service = BridgeService(bridgeID: "b1", key: key, watches: [ServedWatch(id: id, device: device, capabilities: profile.capabilities)],
+                                cipher: ChaCha20Poly1305(), clock: clock)
+    return (service, device, id)
+  }
+
+  /// A sealed request as a client makes it.
+  static func request(_ method: String, _ path: String, _ body: [UInt8], sealer: Sealer = Sealer(key: key, side: .client),
+                      lastEventID: String? = nil) -> (BridgeRequest, SealedMessage) {
+    let sealed = sealer.seal(body, for: .request(method: method, path: path, lastEventID: lastEventID))
+    var headers = [BridgeProtocol.versionHeader: BridgeProtocol.version]
+    if let lastEventID { headers["Last-Event-ID"] = lastEventID }
+    if method == "GET" { headers[BridgeProtocol.sealHeader] = Data(sealed.bytes).base64EncodedString() }
+    return (BridgeRequest(method: method, path: path, headers: headers, body: method == "GET" ? [] : sealed.bytes), sealed)
+  }
+
+  static func answer(_ response: BridgeResponse, to sealed: SealedMessage) -> [UInt8]? {
+    SealedMessage(bytes: response.bytes).flatMap { Sealer(key: key, side: .client).open($0, for: .response(requestNonce: sealed.nonce)) }
+  }
+
+  static let write = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"Ann","phoneNum":"+15550100"}]}}"#.utf8)
+
+  /// Requests refused before the watch: (label, request, status, sealed answer?).
+  static func refusals(_ id: String) -> [(String, BridgeRequest, Int, Bool)] {
+    let path = "/v1/watches/\(id)/call"
+    let (good, _) = request("POST", path, write)
+    var tampered = good
+    tampered.body[tampered.body.count - 20] ^= 1
+    var wrongVersion = good
+    wrongVersion.headers["tsapply-protocol"] = "2.0"
+    let outside = request("POST", path, write, sealer: Sealer(key: key, side: .client, clock: { Sealer.systemMilliseconds() - 60_000 })).0
+    return [
+      ("wrong key", request("POST", path, write, sealer: Sealer(key: SealingKey.random(), side: .client)).0, 401, false),
+      ("tampered body", tampered, 401, false),
+      ("not sealed", BridgeRequest(method: "POST", path: path, headers: [:], body: write), 401, false),
+      ("outside the time window", outside, 401, false),
+      ("sealed for another path", BridgeRequest(method: "POST", path: "/v1/watches/\(id)/lease", headers: [:], body: good.body), 401, false),
+      ("oversized body", BridgeRequest(method: "POST", path: path, headers: [:], body: Array(repeating: 1, count: BridgeProtocol.maxBodyBytes + 1)), 413, false),
+      ("another major version in the header", wrongVersion, 400, false),
+      ("another major version in the path", request("POST", "/v2/watches/\(id)/call", write).0, 400, false),
+      ("bad JSON", request("POST", path, Array("{\"method\":".utf8)).0, 400, true),
+      ("unknown method", request("POST", path, Array(#"{"method":"formatWatch"}"#.utf8)).0, 400, true),
+      ("bad arguments", request("POST", path, Array(#"{"method":"setAllContacts","args":{"contacts":"Ann"}}"#.utf8)).0, 400, true),
+      ("unknown watch", request("POST", "/v1/watches/00:00:00:00:00:00/call", write).0, 404, true),
+      ("unknown endpoint", request("POST", "/v1/watches/\(id)/reboot", write).0, 404, true),
+      ("wrong HTTP method", request("PUT", path, write).0, 405, true),
+    ]
+  }
+
+  @Test func refusedRequestsNeverReachTheWatch() async throws {
+    let (service, device, id) = try Self.service()
+    for (label, request, status, sealed) in Self.refusals(id) {
+      let response = await service.handle(request)
+      #expect(response.status == status, "\(label)")
+      let type = response.headers["Content-Type"]
+      #expect(type == (sealed ? BridgeProtocol.sealedType : BridgeProtocol.plainType), "\(label)")
+      if !sealed {
+        #expect(BridgeJSON.decode(Answer<Empty>.self, from: response.bytes)?.error?.code == status, "\(label)")
+      }
+    }
+    #expect(await device.statistics().totalCalls == 0)
+  }
+
+  @Test func aReplayedWriteIsRefusedAndRunsOnce() async throws {
+    let (service, device, id) = try Self.service()
+    let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Self.write)
+    let first = await service.handle(request)
+    #expect(first.status == 200)
+    #expect(Self.answer(first, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error == nil)
+    let again = await service.handle(request)
+    #expect(again.status == 401)
+    #expect(await device.statistics().calls == ["setAllContacts": 1])
+  }
+
+  /// Each method, with the device's own error passed through (2004 where the platform lacks it).
+  @Test(arguments: ["default", "fit-basic", "fw"])
+  func everyMethodIsRouted(_ profile: String) async throws {
+    let (service, device, id) = try Self.service(profile)
+    let expected = try await device.readState(capabilities: PlatformProfile.named(profile).capabilities)
+    let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Array(#"{"method":"readState"}"#.utf8))
+    let response = await service.handle(request)
+    let state = Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceState>.self, from: $0) }?.result
+    #expect(state == expected)
+    for method in BridgeMethod.allCases where !method.writes {
+      let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Array("{\"method\":\"\(method.rawValue)\"}".utf8))
+      let response = await service.handle(request)
+      #expect(response.status == 200, "\(method)")
+      let answer = Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<JSONValue>.self, from: $0) }
+      #expect(answer?.result != nil || answer?.error != nil, "\(method)")
+      if let error = answer?.error { #expect(error.domain.hasPrefix("com.topstepcomkit"), "\(method): \(error)") }
+    }
+  }
+
+  @Test func aLeaseBlocksOtherWritersUntilReleasedOrExpired() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, device, id) = try Self.service(clock: { now.value })
+    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    func send(_ method: String, _ path: String, _ body: [UInt8]) async -> (Int, [UInt8]?) {
+      let (request, sealed) = Self.request(method, path, body, sealer: clockSealer)
+      let response = await service.handle(request)
+      return (response.status, Self.answer(response, to: sealed))
+    }
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let lease = "/v1/watches/\(id)/lease"
+    let (status, body) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)))
+    #expect(status == 200)
+    let token = try #require(body.flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    let (refused, refusal) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
+    #expect(refused == 409)
+    #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.holder == holder)
+    #expect(await send("POST", "/v1/watches/\(id)/call", Self.write).0 == 409)
+    #expect(await device.statistics().totalCalls == 0)
+    let withToken = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: token))
+    #expect(await send("POST", "/v1/watches/\(id)/call", withToken).0 == 200)
+    now.update { $0 += 61_000 }
+    #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60))).0 == 200, "expired")
+    #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
+  }
+
+  @Test func theEventLogReplaysAfterLastEventID() async {
+    let log = EventLog(capacity: 3)
+    for count in 1...5 { log.append(BridgeEvent(type: .contactsChanged, contacts: Array(repeating: Contact(name: "C", phoneNum: "1"), count: count))) }
+    func ids(after last: String?) async -> [String] {
+      var seen: [String] = []
+      for await entry in log.subscribe(after: last) {
+        seen.append(entry.id ?? "-")
+        if seen.count == 3 || (last == "\(log.boot)-4" && seen.count == 1) { break }
+      }
+      return seen
+    }
+    let b = log.boot
+    #expect(await ids(after: "\(b)-2") == ["\(b)-3", "\(b)-4", "\(b)-5"])
+    #expect(await ids(after: "\(b)-4") == ["\(b)-5"])
+    #expect(await ids(after: "\(b)-1") == ["\(b)-3", "\(b)-4", "\(b)-5"], "too old: everything kept")
+    #expect(await ids(after: "other-9") == ["\(b)-3", "\(b)-4", "\(b)-5"], "another start: everything kept")
+  }
+}
