@@ -13,6 +13,8 @@ public final class FleetBrokerView: @unchecked Sendable {
   private let lock = NSLock()
   private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
   private var agentByID: [String: AgentState] = [:]
+  /// The agent that announced each watch (the first by ID when several did).
+  private var announcer: [String: String] = [:]
   private var synced = false
   private var client: MQTTClient?
   private let syncTopic: String
@@ -71,7 +73,7 @@ public final class FleetBrokerView: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     if let named = statusByWatch[watchID]?.status.agent, let agent = agentByID[named] { return agent }
-    return agentByID.values.sorted { $0.agent < $1.agent }.first { $0.watches.contains(watchID) }
+    return announcer[watchID].flatMap { agentByID[$0] }
   }
 
   private var isSynced: Bool {
@@ -91,6 +93,9 @@ public final class FleetBrokerView: @unchecked Sendable {
       statusByWatch[watch] = (status, now)
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
+      for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
+        announcer[watch] = id
+      }
     }
   }
 }

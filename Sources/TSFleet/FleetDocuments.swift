@@ -16,7 +16,7 @@ import TSPlan
 /// The revision is the start of the SHA-256 of the canonical `{allow_destroy, manifest}`: the
 /// same manifest gives the same revision, so publishing it again (or a broker delivering it
 /// twice) changes nothing, and an agent applies each revision once.
-public struct DesiredDocument: Sendable, Equatable {
+public struct DesiredDocument: Sendable {
   /// The document format's version.
   public static let formatVersion = "1"
 
@@ -30,17 +30,32 @@ public struct DesiredDocument: Sendable, Equatable {
   /// The watch's name in the fleet, for people reading the broker.
   public var watch: String?
 
+  /// The manifest's canonical JSON, made once (`.null` in a document decoded from a payload,
+  /// which an agent never sends on).
+  private let manifestJSON: JSONValue
+
   /// A document for `manifest`, its revision computed.
   public init(manifest: Manifest, allowDestroy: Bool, watch: String?) {
+    let json = ManifestJSON.value(manifest)
+    self.init(manifest: manifest, json: json, allowDestroy: allowDestroy, watch: watch,
+              revision: Self.revision(json, allowDestroy: allowDestroy))
+  }
+
+  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, revision: String) {
     self.manifest = manifest
+    manifestJSON = json
     self.allowDestroy = allowDestroy
     self.watch = watch
-    revision = Self.revision(manifest: manifest, allowDestroy: allowDestroy)
+    self.revision = revision
   }
 
   /// The revision of `manifest` with `allowDestroy`: 16 hex digits of SHA-256.
   public static func revision(manifest: Manifest, allowDestroy: Bool) -> String {
-    let canonical = ManifestJSON.encoded(.object(["allow_destroy": .bool(allowDestroy), "manifest": ManifestJSON.value(manifest)]))
+    revision(ManifestJSON.value(manifest), allowDestroy: allowDestroy)
+  }
+
+  private static func revision(_ manifest: JSONValue, allowDestroy: Bool) -> String {
+    let canonical = ManifestJSON.encoded(.object(["allow_destroy": .bool(allowDestroy), "manifest": manifest]))
     return String(SHA256Digest.hex(of: Array(canonical.utf8)).prefix(16))
   }
 
@@ -50,7 +65,7 @@ public struct DesiredDocument: Sendable, Equatable {
       "format_version": .string(Self.formatVersion),
       "revision": .string(revision),
       "allow_destroy": .bool(allowDestroy),
-      "manifest": ManifestJSON.value(manifest),
+      "manifest": manifestJSON == .null ? ManifestJSON.value(manifest) : manifestJSON,
     ]
     if let watch { object["watch"] = .string(watch) }
     return Array(ManifestJSON.encoded(.object(object)).utf8)
@@ -100,9 +115,7 @@ public struct DesiredDocument: Sendable, Equatable {
     let loaded = ManifestLoader.load(node: node, file: topic)
     let diagnostics = context.diagnostics + loaded.diagnostics
     guard let manifest = loaded.manifest, !diagnostics.hasErrors else { return failed(diagnostics) }
-    var document = DesiredDocument(manifest: manifest, allowDestroy: allowDestroy, watch: watch)
-    document.revision = revision
-    return .success(document)
+    return .success(DesiredDocument(manifest: manifest, json: .null, allowDestroy: allowDestroy, watch: watch, revision: revision))
   }
 }
 
