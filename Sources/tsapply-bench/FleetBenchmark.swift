@@ -19,9 +19,11 @@ import TSMQTT
 ///   status reports its revision, messages per watch per change, broker and process CPU. With
 ///   OFFLINE% (e.g. 10) that share of the agents vanishes before the publication and returns
 ///   after the others converged: they converge from their kept sessions without a re-publish.
-/// - `fleet-direct [N] [LATENCY]`: `apply --fleet` over N simulated watches with the simulator's
-///   latency model (`TSAPPLY_SIM_LATENCY`, default `40,8`), parallelism 10: wall time against
-///   the sum of the per-watch times.
+/// - `fleet-direct [N] [LATENCY] [BINARY]`: `apply --fleet` over N fresh watches with the
+///   simulator's latency model (`TSAPPLY_SIM_LATENCY`, default `40,8`), ten at a time: wall time
+///   against the sum of the per-watch times; first `sim:` watches in this
+///   process, then `bridge:` watches served by one `tsapply bridge serve` (BINARY, default
+///   `.build/release/tsapply`) with `tsapply apply --fleet` run as a process.
 enum FleetBenchmark {
   /// CPU seconds (user + system) of this process so far.
   static func cpuSeconds() -> Double {
@@ -236,23 +238,112 @@ enum FleetBenchmark {
   static func direct(_ arguments: [String]) async throws -> Int32 {
     let count = arguments.first.flatMap(Int.init) ?? 100
     let latency = arguments.dropFirst().first ?? "40,8"
+    let binary = arguments.dropFirst(2).first ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/tsapply").path
     let directory = try directory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
-    for index in 0..<count {
-      try SimulatedDevice.create(path: directory + String(format: "/watches/room-%04d.json", index), profile: .default, force: false)
+    for fleet in ["ten"] {
+      try self.fleet(count, in: directory + "/" + fleet) { String(format: "sim:watches/room-%04d.json", $0) }
+      for index in 0..<count {
+        try SimulatedDevice.create(path: directory + "/\(fleet)" + String(format: "/watches/room-%04d.json", index), profile: .default, force: false)
+      }
     }
-    let engine = engine(directory, environment: [SimulationOptions.latencyVariable: latency])
-    let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
-    let start = DispatchTime.now().uptimeNanoseconds
-    let results = await FleetRunner(engine: engine, parallelism: 10).run(loaded.members) { _, document, watch throws(EngineError) in
-      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "bench"))
+    print("apply --fleet, \(count) watches each, TSAPPLY_SIM_LATENCY=\(latency):")
+    for (fleet, parallelism) in [("ten", 10)] {
+      // sim: paths are relative to the fleet file's directory, as in the command line.
+      var engine = engine(directory + "/\(fleet)", environment: [SimulationOptions.latencyVariable: latency])
+      engine.stateRoot = directory + "/state"
+      let loaded = try FleetLoader.load(path: directory + "/\(fleet)/fleet.yaml", displayName: "fleet.yaml")
+      let start = DispatchTime.now().uptimeNanoseconds
+      let results = await FleetRunner(engine: engine, parallelism: parallelism).run(loaded.members) { _, document, watch throws(EngineError) in
+        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "bench"))
+      }
+      let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+      let failed = results.filter { (try? $0.outcome.get()) == nil }.count
+      let sum = results.map(\.elapsed.seconds).reduce(0, +)
+      print(String(format: "  sim: (in process), -parallelism=%d: wall %.2fs, sum of per-watch times %.2fs (%.1fx)%@", parallelism, wall,
+                   sum, sum / wall, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
     }
-    let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let sum = results.map(\.elapsed.seconds).reduce(0, +)
-    let failed = results.filter { (try? $0.outcome.get()) == nil }.count
-    print(String(format: "apply --fleet, %d sim: watches (TSAPPLY_SIM_LATENCY=%@), -parallelism=10: wall %.2fs; sum of per-watch times %.2fs (%.1fx)%@",
-                 count, latency as NSString, wall, sum, sum / wall, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      print("  bridge: \(binary) not built (swift build -c release --product tsapply); skipped")
+      return 0
+    }
+    try await bridged(count, latency: latency, binary: binary)
     return 0
+  }
+
+  /// The same through one `tsapply bridge serve` serving every watch, with `tsapply apply
+  /// --fleet` run as a process.
+  static func bridged(_ count: Int, latency: String, binary: String) async throws {
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_CONFIG_HOME"] = directory + "/config"
+    environment["TSAPPLY_STATE_DIR"] = directory + "/state"
+    environment[SimulationOptions.latencyVariable] = latency
+    var specs: [String] = []
+    for fleet in ["ten"] {
+      for index in 0..<count {
+        let path = directory + "/\(fleet)" + String(format: "/watches/room-%04d.json", index)
+        try SimulatedDevice.create(path: path, profile: .default, force: false)
+        specs.append("sim:" + path)
+      }
+    }
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: binary)
+    server.arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + specs.flatMap { ["--device", $0] }
+    server.environment = environment
+    let output = Pipe()
+    server.standardOutput = output
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { server.terminate(); server.waitUntilExit() }
+    var text = ""
+    while !text.contains("Pairing string: ") || !text.hasSuffix("\n") {
+      let data = output.fileHandleForReading.availableData
+      if data.isEmpty { throw DeviceError(.simulator, .dataGetFailed, "tsapply bridge serve ended: \(text)") }
+      text += String(decoding: data, as: UTF8.self)
+    }
+    var watchIDs: [String: String] = [:]
+    var pairing = ""
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("Serving "), let from = line.range(of: " from sim:") {
+        watchIDs[String(line[from.upperBound...])] = String(line.dropFirst("Serving ".count).prefix { $0 != " " })
+      } else if line.hasPrefix("Pairing string: ") {
+        pairing = String(line.dropFirst("Pairing string: ".count))
+      }
+    }
+    _ = try run(binary, ["bridge", "pair", pairing, "--name", "ward"], environment: environment, in: directory)
+    for (fleet, parallelism) in [("ten", 10)] {
+      let folder = directory + "/\(fleet)"
+      try self.fleet(count, in: folder) { index in
+        "bridge:ward/" + (watchIDs[folder + String(format: "/watches/room-%04d.json", index)] ?? "?")
+      }
+      let start = DispatchTime.now().uptimeNanoseconds
+      let json = try run(binary, ["apply", "--fleet", "fleet.yaml", "--auto-approve", "--json", "-parallelism=\(parallelism)"],
+                         environment: environment, in: folder)
+      let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+      let watches = ((try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any])?["watches"] as? [[String: Any]] ?? []
+      let sum = watches.compactMap { $0["elapsed_seconds"] as? Double }.reduce(0, +)
+      let applied = watches.filter { $0["result"] as? String == "applied" }.count
+      print(String(format: "  bridge: (one tsapply bridge serve), -parallelism=%d: wall %.2fs (the whole process), sum of per-watch times %.2fs (%.1fx), %d applied",
+                   parallelism, wall, sum, sum / wall, applied))
+    }
+  }
+
+  /// Runs `binary arguments` in `directory`; its standard output.
+  static func run(_ binary: String, _ arguments: [String], environment: [String: String], in directory: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    process.environment = environment
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
   }
 }
