@@ -77,12 +77,13 @@ public final class FleetAgent: @unchecked Sendable {
   private var driftTask: Task<Void, Never>?
 
   /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
-  /// (no phone numbers). Nothing happens until `start()`.
+  /// (phone-like text masked). Nothing happens until `start()`.
   /// - Throws: `MQTTError` when the client cannot be made (a TLS file libmosquitto refuses).
   public init(configuration: Configuration, watches: [(id: String, watch: Watch)], now: @escaping @Sendable () -> Date = { Date() },
               log: @escaping @Sendable (String) -> Void = { _ in }) throws(MQTTError) {
     self.configuration = configuration
-    self.log = log
+    // A diagnostic may quote a phone; the log never shows one.
+    self.log = { line in log(PhoneRedaction.redactPhoneLike(line)) }
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
                                payload: AgentState(agent: configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
@@ -332,7 +333,7 @@ actor AgentWatch {
                                      result: result, drift: 0, pending: 0)
     next.revision = revision
     next.result = result
-    next.message = message
+    next.message = message.map(PhoneRedaction.redactPhoneLike)
     next.changes = changes
     if applied {
       next.appliedRevision = revision
@@ -394,8 +395,8 @@ actor AgentWatch {
   }
 
   private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
-    let event = FleetEvent(agent: agent.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
-                           revision: revision)
+    let event = FleetEvent(agent: agent.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
+                           message: PhoneRedaction.redactPhoneLike(message), revision: revision)
     agent.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
   }
 

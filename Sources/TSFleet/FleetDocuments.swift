@@ -151,7 +151,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var appliedRevision: String?
   /// How handling `revision` ended.
   public var result: Result
-  /// Why it failed or was refused (no phone numbers).
+  /// Why it failed or was refused (phone-like text masked).
   public var message: String?
   /// What the apply changed.
   public var changes: PlanCounts?
@@ -234,7 +234,7 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var kind: Kind
   /// When, ISO 8601.
   public var time: String
-  /// What it was, in words (no phone numbers).
+  /// What it was, in words (phone-like text masked).
   public var message: String
   /// The revision concerned, if any.
   public var revision: String?

@@ -144,6 +144,8 @@ public final class MQTTClient: @unchecked Sendable {
   private var subscribedOnce = false
   private var sessionPresent = false
   private var lastRefusal: MQTTError?
+  /// Why the last attempt to connect, or the last connection, ended.
+  private var lastProblem: String?
   private let logLock = NSLock()
   private var loggedError: String?
   private var closeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -259,10 +261,12 @@ public final class MQTTClient: @unchecked Sendable {
   public func ready(within timeout: Duration) async throws(MQTTError) {
     let deadline = ContinuousClock.now + timeout
     while true {
-      let (isReady, refusal) = await connectionState()
+      let (isReady, refusal, problem) = await connectionState()
       if isReady { return }
       if let refusal { throw refusal }
-      if ContinuousClock.now >= deadline { throw .timedOut("waiting for the broker at \(address)") }
+      if ContinuousClock.now >= deadline {
+        throw .timedOut("waiting for the broker at \(address)" + (problem.map { " (last: \($0))" } ?? ""))
+      }
       try? await Task.sleep(for: .milliseconds(10))
     }
   }
@@ -272,9 +276,9 @@ public final class MQTTClient: @unchecked Sendable {
     get async { await connectionState().ready }
   }
 
-  private func connectionState() async -> (ready: Bool, refusal: MQTTError?) {
+  private func connectionState() async -> (ready: Bool, refusal: MQTTError?, problem: String?) {
     await withCheckedContinuation { continuation in
-      loop.perform { continuation.resume(returning: (self.ready, self.lastRefusal)) }
+      loop.perform { continuation.resume(returning: (self.ready, self.lastRefusal, self.lastProblem)) }
     }
   }
 
@@ -420,11 +424,16 @@ public final class MQTTClient: @unchecked Sendable {
     return due - now
   }
 
-  /// libmosquitto closes the socket and calls the disconnect callback on read and write
-  /// errors; a socket closed another way is noticed here.
+  /// libmosquitto closes the socket and calls the disconnect callback on most read and write
+  /// errors; a socket closed without one (a TLS handshake that fails while it completes on the
+  /// loop) is handled here as a lost connection or a failed attempt.
   private func lostWithoutCallback(_ rc: Int32) {
-    guard let handle, mosquitto_socket(handle) < 0, ready || wanted else { return }
-    if ready { disconnected(rc: rc) }
+    guard let handle, wanted, mosquitto_socket(handle) < 0 else { return }
+    if ready { return disconnected(rc: rc) }
+    guard reconnectAt == nil else { return }
+    let reason = lastLoggedError ?? String(cString: mosquitto_strerror(rc))
+    lastProblem = "cannot connect: \(reason)"
+    scheduleReconnect(longest: failedTLS(rc, reason))
   }
 
   /// Connects on a worker thread (DNS, TCP and the TLS handshake block), then hands the handle
@@ -443,6 +452,9 @@ public final class MQTTClient: @unchecked Sendable {
         self.connecting = false
         guard self.handle != nil else { return }
         guard self.wanted else { return self.release() }
+        // A handshake that failed inside a "successful" connect leaves no socket and no callback.
+        let rc = rc == MOSQ_ERR_SUCCESS.rawValue && mosquitto_socket(unsafeHandle) < 0 ? MOSQ_ERR_CONN_LOST.rawValue : rc
+        if rc != MOSQ_ERR_SUCCESS.rawValue { self.lastProblem = "cannot connect: \(self.lastLoggedError ?? reason)" }
         if self.failedTLS(rc, reason) {
           self.scheduleReconnect(longest: true)
         } else if rc != MOSQ_ERR_SUCCESS.rawValue {
@@ -456,7 +468,10 @@ public final class MQTTClient: @unchecked Sendable {
   /// Whether `rc` is a TLS failure, which a retry will not mend (the broker's certificate, or
   /// this client's); it is then kept as the refusal `ready(within:)` reports.
   private func failedTLS(_ rc: Int32, _ reason: String) -> Bool {
-    guard rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue else { return false }
+    let tlsLogged = usesTLS && lastLoggedError?.contains("OpenSSL") == true
+    guard rc == MOSQ_ERR_TLS.rawValue || rc == MOSQ_ERR_TLS_HANDSHAKE.rawValue || (rc != MOSQ_ERR_SUCCESS.rawValue && tlsLogged) else {
+      return false
+    }
     let failure = MQTTError.tls("with \(address): \(lastLoggedError ?? reason)")
     lastRefusal = failure
     onConnection(.refused(failure))
@@ -523,6 +538,7 @@ public final class MQTTClient: @unchecked Sendable {
       loop.perform { self.release() }
       return
     }
+    lastProblem = "the connection ended: \(rc == 0 ? "disconnected" : lastLoggedError ?? String(cString: mosquitto_strerror(rc))) (rc \(rc))"
     let refused = failedTLS(rc, String(cString: mosquitto_strerror(rc))) || lastRefusal != nil
     scheduleReconnect(longest: refused)
     if wasReady { onConnection(.lost(rc == 0 ? "disconnected" : String(cString: mosquitto_strerror(rc)))) }
