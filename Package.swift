@@ -34,12 +34,15 @@ let package = Package(
     // The engine every front-end drives a watch through: device registry, watch identity and
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
+    // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
+    // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
+    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMonitor"]),
     // The executable: main.swift only.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
-    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply"]),
+    .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply", "TSEngine", "TSMonitor"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -52,6 +55,7 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest"],
                 exclude: ["Golden"]),
