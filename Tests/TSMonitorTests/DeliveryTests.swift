@@ -85,58 +85,29 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
 
 /// Runs `--on-sos` programs: exactly the words given, the event only in the environment.
 @Suite struct CommandNotifierTests {
-  /// A script in a folder whose name holds quotes, `$()` and a newline, recording its arguments
-  /// and environment (NUL-separated) beside itself.
-  static func recorder() throws -> (directory: String, script: String) {
-    let directory = try temporaryDirectory() + "/it's \"$(touch pwned)\"\nnext"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let script = directory + "/record.sh"
-    try """
-      #!/bin/sh
-      here=$(dirname "$0")
-      for word in "$0" "$@"; do printf '%s\\0' "$word"; done > "$here/argv"
-      env -0 > "$here/env"
-      exit ${RECORD_STATUS:-0}
-
-      """.write(toFile: script, atomically: true, encoding: .utf8)
-    chmod(script, 0o755)
-    return (directory, script)
-  }
-
-  static func quoted(_ path: String) -> String {
-    "\"" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-  }
-
   @Test func runsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
-    let (directory, script) = try Self.recorder()
-    let command = Self.quoted(script) + #" --say 'SOS for "Mum" $(touch pwned2) `id`' "# + "\"it's\nfine\" ''"
+    let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
+    let command = MonitorFixtures.quoted(script) + #" --say 'SOS for "Mum" $(touch pwned2) `id`' "# + "\"it's\nfine\" ''"
     let notifier = try CommandNotifier(command: command, environment: ["PATH": "/usr/bin:/bin", "KEEP": "me"],
                                        currentDirectory: directory)
     let event = MonitorEvent(time: Date(), watch: "sim:/w/it's \"$(touch pwned3)\"\n/device.json", kind: .sos,
                              message: "SOS pressed on the watch", fields: ["profile": .string("fit")])
     #expect(await notifier.deliver(id: event.id, body: event.jsonLine) == nil)
-    let argv = try String(contentsOfFile: directory + "/argv", encoding: .utf8).split(separator: "\0", omittingEmptySubsequences: false)
-    #expect(argv.map(String.init) == [script, "--say", #"SOS for "Mum" $(touch pwned2) `id`"#, "it's\nfine", "", ""])
-    let environment = Dictionary(try String(contentsOfFile: directory + "/env", encoding: .utf8)
-      .split(separator: "\0").map { entry in
-        let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-      }, uniquingKeysWith: { a, _ in a })
+    #expect(try MonitorFixtures.arguments(in: directory) == [script, "--say", #"SOS for "Mum" $(touch pwned2) `id`"#, "it's\nfine", ""])
+    let environment = try MonitorFixtures.environment(in: directory)
     #expect(environment["TSAPPLY_EVENT_WATCH"] == event.watch)
     #expect(environment["TSAPPLY_EVENT_ID"] == event.id)
     #expect(environment["TSAPPLY_EVENT_KIND"] == "sos")
     #expect(environment["TSAPPLY_EVENT_PROFILE"] == "fit")
     #expect(environment["TSAPPLY_EVENT_JSON"] == event.jsonLine)
     #expect(environment["KEEP"] == "me")
-    let anywhere = [directory, (directory as NSString).deletingLastPathComponent, FileManager.default.currentDirectoryPath]
-    for place in anywhere {
-      for name in ["pwned", "pwned2", "pwned3"] { #expect(!FileManager.default.fileExists(atPath: place + "/" + name)) }
-    }
+    #expect(MonitorFixtures.shellTraces(in: [directory, (directory as NSString).deletingLastPathComponent,
+                                             FileManager.default.currentDirectoryPath]).isEmpty)
   }
 
   @Test func failuresAndTimeoutsAreFailures() async throws {
-    let (directory, script) = try Self.recorder()
-    let failing = try CommandNotifier(command: Self.quoted(script), environment: ["RECORD_STATUS": "3"], currentDirectory: directory)
+    let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
+    let failing = try CommandNotifier(command: MonitorFixtures.quoted(script), environment: ["RECORD_STATUS": "3"], currentDirectory: directory)
     #expect(await failing.deliver(id: "x", body: "{}") == "\(script) exited with status 3")
     let slow = try CommandNotifier(command: "sleep 30", environment: ["PATH": "/usr/bin:/bin"], currentDirectory: directory,
                                    timeout: .milliseconds(200))

@@ -17,18 +17,7 @@ final class Harness: @unchecked Sendable {
   private var task: Task<Result<Void, MonitorError>, Never>?
   private(set) var monitor: Monitor?
 
-  static let manifest = """
-    version: 1
-    contacts:
-      - {name: Alex Doe, phone: "+15550100"}
-      - {name: Kim Li, phone: "+15550102"}
-    emergency:
-      sos: true
-      contacts:
-        - {name: Mom, phone: "+15550110"}
-        - {name: Dad, phone: "+15550111"}
-
-    """
+  static let manifest = MonitorFixtures.manifest
 
   /// A watch of `profile` that holds `manifest` (applied, so drift can be told), or a fresh one.
   init(profile: PlatformProfile = .default, manifest: String = Harness.manifest, applied: Bool = true,
