@@ -59,7 +59,13 @@ enum ChildProcess {
       envp.forEach { free($0) }
     }
     var pid: pid_t = 0
-    let started = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    var started = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    // ETXTBSY: the program is open for writing somewhere (being replaced, or a descriptor
+    // another thread's child inherited for an instant); it passes.
+    for _ in 0..<10 where started == ETXTBSY {
+      try? await Task.sleep(for: .milliseconds(50))
+      started = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    }
     guard started == 0 else { return .notStarted(String(cString: strerror(started))) }
 
     let clock = ContinuousClock()

@@ -1,4 +1,5 @@
 import Foundation
+import TSApply
 
 /// A log file of events (`--log FILE`): opened for appending, created 0600 (it can hold contact
 /// details with `--show-sensitive`), each line written with one `write(2)` as the event happens,
@@ -12,10 +13,13 @@ public final class EventLog: @unchecked Sendable {
   private let descriptor: Int32
   private let lock = NSLock()
 
-  /// Opens (creating 0600) the file at `path` for appending.
+  /// Opens (creating 0600, and missing folders 0700) the file at `path` for appending.
   /// - Throws: `EventLogError` naming the path and the system's reason.
   public init(path: String) throws(EventLogError) {
     self.path = path
+    do { try SecureFile.createDirectory((path as NSString).deletingLastPathComponent) } catch {
+      throw EventLogError(path: path, reason: error.reason)
+    }
     descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else { throw EventLogError(path: path, reason: String(cString: strerror(errno))) }
   }

@@ -46,6 +46,7 @@ public final class Monitor: @unchecked Sendable {
   private var session: Session?
   private var refusals: Set<String> = []
   private var reportedDeliveryFailures: Set<String> = []
+  private var warnedNoSOS = false
 
   /// The outbox and delivery of the watch being monitored, set on first connecting.
   private struct Session {
@@ -239,38 +240,34 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  /// How each listener is served: `listening`, `polled` (the platform never reports it, so the
-  /// periodic read finds it), `unsupported` (SOS where the platform cannot report it) or `none`
-  /// (the platform has no such list).
+  /// How each listener is served on a platform with `contacts`: `listening` (registered),
+  /// `polled` (the platform never reports it, so the periodic read finds it), `unsupported` (SOS
+  /// where the platform cannot report it) or `none` (the platform has no such list). The
+  /// `listeners` field of `online` events, and the table in docs/monitor.md.
+  static func listeners(for contacts: ContactCapabilities) -> [Listener: String] {
+    [
+      .contacts: contacts.maxContacts == 0 ? "none" : contacts.contactsChangedListener ? "listening" : "polled",
+      .emergency: !contacts.supportsEmergencyContacts ? "none" : contacts.emergencyContactsChangedListener ? "listening" : "polled",
+      .sos: contacts.sosRequestListener ? "listening" : "unsupported",
+    ]
+  }
+
+  /// Registers the listeners `listeners(for:)` says the platform has.
   private func register(_ watch: Watch, generation: Int) async -> [Listener: String] {
-    let contacts = watch.capabilities.contacts
-    var listening: [Listener: String] = [:]
-    if contacts.maxContacts == 0 {
-      listening[.contacts] = "none"
-    } else if contacts.contactsChangedListener {
+    let listening = Self.listeners(for: watch.capabilities.contacts)
+    if listening[.contacts] == "listening" {
       await watch.device.registerContactsDidChange(changeHandler(.contacts, generation: generation))
-      listening[.contacts] = "listening"
-    } else {
-      listening[.contacts] = "polled"
     }
-    if !contacts.supportsEmergencyContacts {
-      listening[.emergency] = "none"
-    } else if contacts.emergencyContactsChangedListener {
+    if listening[.emergency] == "listening" {
       await watch.device.registerEmergencyContactsDidChange(changeHandler(.emergency, generation: generation))
-      listening[.emergency] = "listening"
-    } else {
-      listening[.emergency] = "polled"
     }
-    if contacts.sosRequestListener {
+    if listening[.sos] == "listening" {
       let identity = watch.identity, profile = watch.capabilities.profile
       await watch.device.registerSOSRequest { [weak self] error in
         guard let self, self.isCurrent(generation) else { return }
         if let error { return self.listenerFailed(.sos, error, generation: generation) }
         self.sosPressed(watch: identity, profile: profile)
       }
-      listening[.sos] = "listening"
-    } else {
-      listening[.sos] = "unsupported"
     }
     return listening
   }
@@ -580,7 +577,12 @@ public final class Monitor: @unchecked Sendable {
     message += heard.isEmpty ? "no listener; " : "listening for \(heard.joined(separator: ", ")); "
     message += "reading the watch every \(Self.text(settings.interval))"
     if !polled.isEmpty { message += " (\(polled.joined(separator: ", ")) found that way)" }
-    if listening[.sos] == "unsupported" { message += "; this platform cannot report SOS presses" }
+    if listening[.sos] == "unsupported" {
+      message += "; this platform cannot report SOS presses"
+      if !notifiers.isEmpty && locked({ () -> Bool in defer { warnedNoSOS = true }; return !warnedNoSOS }) {
+        notice("Warning: \(watch.capabilities.profile) watches cannot report SOS presses (docs/platforms.md \"Listeners\"), so --on-sos and --webhook can never run for this watch.")
+      }
+    }
     var fields: [String: JSONValue] = [
       "profile": .string(watch.capabilities.profile),
       "listeners": .object(Dictionary(uniqueKeysWithValues: listening.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
