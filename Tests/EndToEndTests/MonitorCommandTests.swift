@@ -183,6 +183,41 @@ import TSTestSupport
     #expect(lines.count == 2 && lines.allSatisfy { $0.contains(#""kind":"drift""#) })
   }
 
+  /// The example unit's command line, run as systemd would run it (`%h` a temporary home):
+  /// it starts, reports the watch online, and stops cleanly on SIGTERM.
+  @Test func theSystemdExampleRuns() throws {
+    let unit = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("examples/systemd/tsapply-monitor.service"),
+                          encoding: .utf8)
+    let home = try TSApplyBinary.temporaryDirectory()
+    let line = try #require(unit.replacingOccurrences(of: "\\\n", with: " ").split(separator: "\n")
+      .first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count).replacingOccurrences(of: "%h", with: home.path)
+    // systemd's splitting, for this line: spaces separate words, "…" quotes one.
+    var words: [String] = [], word = "", quoted = false
+    for character in line {
+      if character == "\"" { quoted.toggle() } else if character == " " && !quoted { if !word.isEmpty { words.append(word) }; word = "" } else { word.append(character) }
+    }
+    if !word.isEmpty { words.append(word) }
+    #expect(words.first == "/usr/local/bin/tsapply" && words.dropFirst().first == "monitor")
+    let folder = home.appendingPathComponent("mum-watch")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: home.appendingPathComponent("bin"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: home.appendingPathComponent(".config/tsapply"), withIntermediateDirectories: true)
+    try "#!/bin/sh\nexit 0\n".write(to: home.appendingPathComponent("bin/sos-alert"), atomically: true, encoding: .utf8)
+    chmod(home.appendingPathComponent("bin/sos-alert").path, 0o755)
+    try "secret\n".write(to: home.appendingPathComponent(".config/tsapply/webhook.key"), atomically: true, encoding: .utf8)
+    chmod(home.appendingPathComponent(".config/tsapply/webhook.key").path, 0o600)
+    try Self.manifest.write(to: folder.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try Self.run(["device", "init"], in: folder).status == 0)
+    let running = try TSApplyBinary.start(Array(words.dropFirst()), in: folder,
+                                          environment: ["TSAPPLY_STATE_DIR": folder.path + "/state"])
+    let log = home.appendingPathComponent(".local/state/tsapply/monitor.jsonl")
+    try MonitorProcess.until(timeout: 20) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(#""kind":"online""#) }
+    running.send(SIGTERM)
+    let result = running.wait()
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(try ReconcileTests.mode(log) == 0o600)
+  }
+
   @Test(arguments: [SIGTERM, SIGINT])
   func aSignalStopsItCleanly(_ signal: Int32) throws {
     let directory = try Self.workspace()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSModel
+import TSTestSupport
 @testable import TSMonitor
 
 /// `--on-sos` splitting: the documented rules, table by table, and what is never special.
@@ -179,4 +180,22 @@ func temporaryDirectory() throws -> String {
 /// The permission bits of `path`.
 func mode(_ path: String) throws -> Int {
   try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+}
+
+/// docs/monitor.md's listener table is what the monitor does on each platform of the one
+/// platform table.
+@Suite struct ListenerTableDocTests {
+  @Test func theDocsTableMatchesThePlatformTable() throws {
+    let page = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("docs/monitor.md"), encoding: .utf8)
+    let begin = try #require(page.range(of: "<!-- monitor-listeners:begin -->\n"))
+    let end = try #require(page.range(of: "<!-- monitor-listeners:end -->"))
+    let rows = page[begin.upperBound..<end.lowerBound].split(separator: "\n").dropFirst(2).map { row in
+      row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "") }
+    }
+    let expected = PlatformTable.all.map { capabilities -> [String] in
+      let served = Monitor.listeners(for: capabilities.contacts)
+      return [capabilities.profile] + [Monitor.Listener.contacts, .emergency, .sos].map { served[$0] ?? "?" }
+    }
+    #expect(rows == expected)
+  }
 }
