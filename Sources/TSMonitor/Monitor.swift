@@ -105,8 +105,8 @@ public final class Monitor: @unchecked Sendable {
     func goOffline(_ reason: String, error: DeviceError?) {
       if offlineSince == nil {
         offlineSince = now()
-        emit(.offline, watch: watch?.identity ?? chosenSpec(), message: "cannot reach the watch: \(reason); trying again with backoff",
-             fields: error.map { ["error": .string(mask($0.message)), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] } ?? ["error": .string(reason)])
+        emit(.offline, watch: locked { session?.identity } ?? chosenSpec(), message: "cannot reach the watch: \(reason); trying again with backoff",
+             fields: error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] } ?? ["error": .string(reason)])
       }
       retry = mailbox.post(.retry, after: backoff.next())
     }
@@ -154,7 +154,7 @@ public final class Monitor: @unchecked Sendable {
       if case .offline(let error) = await check(connected, &tracking) {
         await drop(connected)
         watch = nil
-        goOffline(mask(error.description), error: error)
+        goOffline(error.description, error: error)
       }
     }
     ticker.cancel()
@@ -288,14 +288,14 @@ public final class Monitor: @unchecked Sendable {
   /// else: the event stream broke, so reconnect.
   private func listenerFailed(_ listener: Listener, _ error: DeviceError, generation: Int) {
     guard error.code == .notSupport else {
-      return mailbox.post(.lost(generation: generation, reason: "the \(listener.rawValue) listener failed: \(mask(error.description))"))
+      return mailbox.post(.lost(generation: generation, reason: "the \(listener.rawValue) listener failed: \(error)"))
     }
     let (first, identity) = locked { (refusals.insert(listener.rawValue).inserted, session?.identity ?? chosenSpec()) }
     guard first else { return }
     let consequence = listener == .sos
       ? "SOS presses on this watch cannot be reported"
       : "\(listener.reports) are found by reading the watch every \(Self.text(settings.interval)) instead"
-    emit(.error, watch: identity, message: "the watch refused the \(listener.rawValue) listener (\(mask(error.description))); \(consequence)",
+    emit(.error, watch: identity, message: "the watch refused the \(listener.rawValue) listener (\(error)); \(consequence)",
          fields: ["reason": .string("listener_refused"), "listener": .string(listener.rawValue),
                   "code": .integer(error.code.rawValue), "domain": .string(error.domain.rawValue)])
   }
@@ -325,11 +325,10 @@ public final class Monitor: @unchecked Sendable {
     let identity = locked { session?.identity } ?? chosenSpec()
     switch report {
     case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
-      let masked = mask(reason)
-      notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(masked); trying again in \(Self.text(retryIn)).")
+      notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
       if locked({ reportedDeliveryFailures.insert(id + "\u{0}" + notifier).inserted }) {
-        emit(.error, watch: identity, message: "could not deliver SOS \(id) to \(notifier): \(masked); trying again with backoff until it succeeds",
-             fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(masked)])
+        emit(.error, watch: identity, message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
+             fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
       }
     case .delivered(let id, let notifier, let attempts):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
@@ -357,6 +356,8 @@ public final class Monitor: @unchecked Sendable {
     var reported: (signature: String, id: String)?
     /// The last heal attempt: for which drift and manifest, and whether to try again.
     var lastHeal: (key: String, retry: Bool)?
+    /// Whether a heal was applied since the drift was reported (so its end is the heal's doing).
+    var healed = false
     /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
     var suspendedFor: String?
     var budget: ApplyBudget
@@ -394,12 +395,12 @@ public final class Monitor: @unchecked Sendable {
     tracking.noRecordNoted = false
     guard !report.drift.isEmpty else {
       if let reported = tracking.reported {
-        let healed = tracking.lastHeal != nil
         emit(.resolved, watch: watch.identity,
-             message: healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again",
-             fields: ["drift_id": .string(reported.id)])
+             message: tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again",
+             fields: ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)])
       }
       tracking.reported = nil
+      tracking.healed = false
       tracking.lastHeal = nil
       tracking.suspendedFor = nil
       return .clean
@@ -428,11 +429,13 @@ public final class Monitor: @unchecked Sendable {
       emitEvent(event)
       driftID = event.id
       tracking.reported = (signature, event.id)
+      tracking.healed = false
     } else {
       driftID = tracking.reported?.id ?? ""
     }
     switch outcome {
     case .applied(let applied):
+      tracking.healed = true
       emit(.applied, watch: watch.identity,
            message: "healed the drift: \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
              + (applied.backupPath.map { " (backup \($0))" } ?? ""),
@@ -598,7 +601,9 @@ public final class Monitor: @unchecked Sendable {
     emitEvent(MonitorEvent(time: now(), watch: watch, kind: kind, message: message, fields: fields))
   }
 
-  /// Phone-like text masked unless `showSensitive`.
+  /// Phone-like text masked unless `showSensitive`: for what can quote a manifest or a
+  /// contact (diagnostics, apply failures). Device and delivery errors are shown as they are:
+  /// they name no contact, and masking would hide the addresses and ports they do name.
   private func mask(_ text: String) -> String { settings.showSensitive ? text : PhoneRedaction.redactPhoneLike(text) }
 
   private func now() -> Date { engine.now() }

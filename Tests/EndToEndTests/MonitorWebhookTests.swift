@@ -1,0 +1,149 @@
+// The webhook receiver is the reusable HTTP server of the bridge's branch (TSHTTPServer, issue
+// 11). These tests compile once that module is in the package and EndToEndTests depends on it
+// and on TSMonitor (for WebhookSignature): add "TSHTTPServer", "TSMonitor" to the target's
+// dependencies in Package.swift when merging.
+#if canImport(TSHTTPServer) && canImport(TSMonitor)
+import Foundation
+import Testing
+import TSHTTPServer
+import TSMonitor
+import TSTestSupport
+
+/// A webhook receiver on 127.0.0.1: checks each request's signature with its copy of the
+/// secret (answering 401 when it does not verify, 200 when it does) and keeps what it received.
+final class WebhookReceiver: @unchecked Sendable {
+  struct Received: Sendable {
+    var id: String?
+    var body: [UInt8]
+    var signatureValid: Bool
+  }
+
+  private let lock = NSLock()
+  private var received: [Received] = []
+  private var server: HTTPServer?
+  let secret: [UInt8]
+  private(set) var port: UInt16 = 0
+
+  init(secret: String) { self.secret = Array(secret.utf8) }
+
+  /// Starts listening (on `port`, or a free one when 0).
+  func start(port: UInt16 = 0) throws {
+    let secret = self.secret
+    server = try HTTPServer.start(.init(host: "127.0.0.1", port: port)) { [weak self] request in
+      let valid = WebhookSignature.verify(request.header(WebhookSignature.header) ?? "", body: request.body, secret: secret)
+      self?.record(Received(id: request.header("X-Tsapply-Event-Id"), body: request.body, signatureValid: valid))
+      return HTTPResponse(status: valid ? 200 : 401)
+    }
+    self.port = server?.port ?? 0
+  }
+
+  /// Stops listening: the port refuses connections, as a receiver that is down does.
+  func stop() {
+    server?.stop()
+    server = nil
+  }
+
+  private func record(_ request: Received) {
+    lock.lock()
+    received.append(request)
+    lock.unlock()
+  }
+
+  var requests: [Received] {
+    lock.lock()
+    defer { lock.unlock() }
+    return received
+  }
+
+  var url: String { "http://127.0.0.1:\(port)/hooks/tsapply" }
+}
+
+/// `--webhook`: an SOS reaches a receiver on 127.0.0.1 signed, once, whatever happens on the way.
+@Suite(.serialized) struct MonitorWebhookTests {
+  static func workspace(secret: String = "s3cret") throws -> URL {
+    let directory = try MonitorCommandTests.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
+    try (secret + "\n").write(to: directory.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
+    chmod(directory.appendingPathComponent("hook.key").path, 0o600)
+    return directory
+  }
+
+  static func monitor(_ receiver: WebhookReceiver, in directory: URL) throws -> MonitorProcess {
+    try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
+  }
+
+  @Test func anSOSReachesTheReceiverWithAValidSignature() throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    defer { receiver.stop() }
+    let directory = try Self.workspace()
+    let monitor = try Self.monitor(receiver, in: directory)
+    try monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let sos = try monitor.wait(for: "sos")
+    try MonitorProcess.until(timeout: 20) { !receiver.requests.isEmpty }
+    let request = try #require(receiver.requests.first)
+    #expect(request.signatureValid)
+    #expect(request.id == sos["id"] as? String)
+    let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+    #expect(body["kind"] as? String == "sos" && body["id"] as? String == sos["id"] as? String)
+    try MonitorProcess.until(timeout: 20) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    #expect(monitor.stop().status == 0)
+    #expect(receiver.requests.count == 1)
+  }
+
+  @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    receiver.stop()
+    let directory = try Self.workspace()
+    let monitor = try Self.monitor(receiver, in: directory)
+    try monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let sos = try monitor.wait(for: "sos")
+    try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    Thread.sleep(forTimeInterval: 2)
+    try receiver.start(port: receiver.port)
+    defer { receiver.stop() }
+    try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    Thread.sleep(forTimeInterval: 1)
+    #expect(monitor.stop().status == 0)
+    #expect(receiver.requests.map(\.id) == [sos["id"] as? String], "delivered once")
+    #expect(receiver.requests.allSatisfy(\.signatureValid))
+  }
+
+  @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    receiver.stop()
+    let directory = try Self.workspace()
+    let first = try Self.monitor(receiver, in: directory)
+    try first.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let sos = try first.wait(for: "sos")
+    first.kill()
+    #expect(MonitorProcess.outboxFiles(in: directory).count == 1)
+    try receiver.start(port: receiver.port)
+    defer { receiver.stop() }
+    let second = try Self.monitor(receiver, in: directory)
+    try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    #expect(second.stop().status == 0)
+    #expect(receiver.requests.map(\.id) == [sos["id"] as? String])
+    #expect(receiver.requests.first?.signatureValid == true)
+  }
+
+  @Test func aWrongSecretIsDetectableByTheReceiver() throws {
+    let receiver = WebhookReceiver(secret: "the receiver's secret")
+    try receiver.start()
+    defer { receiver.stop() }
+    let directory = try Self.workspace(secret: "another secret")
+    let monitor = try Self.monitor(receiver, in: directory)
+    try monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let failure = try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    #expect((failure["error"] as? String) == "HTTP 401")
+    #expect(!receiver.requests.isEmpty && receiver.requests.allSatisfy { !$0.signatureValid })
+    #expect(MonitorProcess.outboxFiles(in: directory).count == 1, "not delivered: it stays in the outbox")
+    #expect(monitor.stop().status == 0)
+  }
+}
+#endif
