@@ -67,25 +67,30 @@ final class WebhookReceiver: @unchecked Sendable {
     return directory
   }
 
-  static func monitor(_ receiver: WebhookReceiver, in directory: URL) throws -> MonitorProcess {
-    try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
+  /// A monitor of a fit watch posting to `receiver` (running, or down when `down`), an SOS
+  /// pressed on the watch and seen by the monitor; the workspace signs with `secret`.
+  static func pressSOS(_ receiver: WebhookReceiver, down: Bool = false, secret: String = "s3cret") throws
+    -> (directory: URL, monitor: MonitorProcess, id: String) {
+    try receiver.start()
+    if down { receiver.stop() }
+    let directory = try workspace(secret: secret)
+    let monitor = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
+    try monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let sos = try monitor.wait(for: "sos")
+    return (directory, monitor, try #require(sos["id"] as? String))
   }
 
   @Test func anSOSReachesTheReceiverWithAValidSignature() throws {
     let receiver = WebhookReceiver(secret: "s3cret")
-    try receiver.start()
     defer { receiver.stop() }
-    let directory = try Self.workspace()
-    let monitor = try Self.monitor(receiver, in: directory)
-    try monitor.wait(for: "online")
-    try MonitorCommandTests.simulate(["sos"], in: directory)
-    let sos = try monitor.wait(for: "sos")
+    let (directory, monitor, id) = try Self.pressSOS(receiver)
     try MonitorProcess.until(timeout: 20) { !receiver.requests.isEmpty }
     let request = try #require(receiver.requests.first)
     #expect(request.signatureValid)
-    #expect(request.id == sos["id"] as? String)
+    #expect(request.id == id)
     let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
-    #expect(body["kind"] as? String == "sos" && body["id"] as? String == sos["id"] as? String)
+    #expect(body["kind"] as? String == "sos" && body["id"] as? String == id)
     try MonitorProcess.until(timeout: 20) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     #expect(monitor.stop().status == 0)
     #expect(receiver.requests.count == 1)
@@ -93,13 +98,7 @@ final class WebhookReceiver: @unchecked Sendable {
 
   @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() throws {
     let receiver = WebhookReceiver(secret: "s3cret")
-    try receiver.start()
-    receiver.stop()
-    let directory = try Self.workspace()
-    let monitor = try Self.monitor(receiver, in: directory)
-    try monitor.wait(for: "online")
-    try MonitorCommandTests.simulate(["sos"], in: directory)
-    let sos = try monitor.wait(for: "sos")
+    let (directory, monitor, id) = try Self.pressSOS(receiver, down: true)
     try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
     Thread.sleep(forTimeInterval: 2)
     try receiver.start(port: receiver.port)
@@ -107,38 +106,28 @@ final class WebhookReceiver: @unchecked Sendable {
     try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     Thread.sleep(forTimeInterval: 1)
     #expect(monitor.stop().status == 0)
-    #expect(receiver.requests.map(\.id) == [sos["id"] as? String], "delivered once")
-    #expect(receiver.requests.allSatisfy(\.signatureValid))
+    #expect(receiver.requests.map(\.id) == [id], "delivered once")
+    #expect(receiver.requests.allSatisfy { $0.signatureValid })
   }
 
   @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() throws {
     let receiver = WebhookReceiver(secret: "s3cret")
-    try receiver.start()
-    receiver.stop()
-    let directory = try Self.workspace()
-    let first = try Self.monitor(receiver, in: directory)
-    try first.wait(for: "online")
-    try MonitorCommandTests.simulate(["sos"], in: directory)
-    let sos = try first.wait(for: "sos")
+    let (directory, first, id) = try Self.pressSOS(receiver, down: true)
     first.kill()
     #expect(MonitorProcess.outboxFiles(in: directory).count == 1)
     try receiver.start(port: receiver.port)
     defer { receiver.stop() }
-    let second = try Self.monitor(receiver, in: directory)
+    let second = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
     try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     #expect(second.stop().status == 0)
-    #expect(receiver.requests.map(\.id) == [sos["id"] as? String])
+    #expect(receiver.requests.map(\.id) == [id])
     #expect(receiver.requests.first?.signatureValid == true)
   }
 
   @Test func aWrongSecretIsDetectableByTheReceiver() throws {
     let receiver = WebhookReceiver(secret: "the receiver's secret")
-    try receiver.start()
     defer { receiver.stop() }
-    let directory = try Self.workspace(secret: "another secret")
-    let monitor = try Self.monitor(receiver, in: directory)
-    try monitor.wait(for: "online")
-    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let (directory, monitor, _) = try Self.pressSOS(receiver, secret: "another secret")
     let failure = try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
     #expect((failure["error"] as? String) == "HTTP 401")
     #expect(!receiver.requests.isEmpty && receiver.requests.allSatisfy { !$0.signatureValid })
