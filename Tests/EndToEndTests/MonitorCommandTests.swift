@@ -27,9 +27,14 @@ import TSTestSupport
     try TSApplyBinary.run(arguments, in: directory, environment: ["TSAPPLY_STATE_DIR": directory.path + "/state"])
   }
 
-  static func simulate(_ words: [String], in directory: URL, device: String = "sim:watch.json") throws {
+  /// Makes a change on the watch (`tsapply device simulate WORDS`); returns when the state
+  /// file was written (its modification time read right after).
+  @discardableResult
+  static func simulate(_ words: [String], in directory: URL, device: String = "sim:watch.json") throws -> Date {
     let result = try run(["device", "simulate"] + words + ["--device", device], in: directory)
     #expect(result.status == 0, "\(result.stderr)")
+    let file = device.hasPrefix("sim:/") ? String(device.dropFirst(4)) : directory.path + "/" + device.dropFirst(4)
+    return (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date) ?? Date()
   }
 
   @Test(arguments: [
@@ -39,7 +44,7 @@ import TSTestSupport
     ("fit", ["contact-add", "Zed", "+15550199"], "2s"),
     ("npk", ["emergency-set", "Pop", "+15550112"], "2s"),
   ])
-  func aWatchSideChangeIsReportedWithinOneInterval(_ profile: String, _ change: [String], _ interval: String) throws {
+  func aWatchSideChangeIsReportedWithinOneInterval(_ profile: String, _ change: [String], _ interval: String) async throws {
     let oneEmergencyContact = Self.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n", with: "")
     let manifest = switch profile {
     case "npk": "version: 1\nemergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n"
@@ -48,13 +53,12 @@ import TSTestSupport
     }
     let directory = try Self.workspace(profile: profile, manifest: manifest)
     let monitor = try MonitorProcess(["--interval", interval], in: directory)
-    let online = try monitor.wait(for: "online")
-    let started = Date()
-    try Self.simulate(change, in: directory)
-    let drift = try monitor.wait(for: "drift", timeout: MonitorProcess.seconds(interval) + 5)
-    let latency = Date().timeIntervalSince(started)
+    let online = try await monitor.wait(for: "online")
+    let changed = try Self.simulate(change, in: directory)
+    let drift = try await monitor.wait(for: "drift")
+    let latency = try MonitorProcess.time(of: drift).timeIntervalSince(changed)
     let listeners = online["listeners"] as? [String: String] ?? [:]
-    #expect(latency <= MonitorProcess.seconds(interval) + 5, "reported after \(latency)s")
+    #expect(latency <= MonitorProcess.seconds(interval) + 5, "reported \(latency)s after the change")
     if listeners[change[0] == "contact-add" ? "contacts" : "emergency_contacts"] == "listening" {
       #expect(latency < 10, "a listener reports long before the \(interval) interval: \(latency)s")
     }
@@ -64,31 +68,34 @@ import TSTestSupport
     #expect(stopped.status == 0, "\(stopped.stderr)")
   }
 
-  @Test func reconcileMakesTheWatchMatchAgainWithinTwoIntervals() throws {
+  @Test func reconcileMakesTheWatchMatchAgainWithinTwoIntervals() async throws {
     let directory = try Self.workspace()
     let monitor = try MonitorProcess(["--reconcile", "--interval", "1s"], in: directory)
-    try monitor.wait(for: "online")
-    try Self.simulate(["emergency-set", "Mom", "+15550110"], in: directory)
-    let drift = try monitor.wait(for: "drift", timeout: 1 + 5)
+    try await monitor.wait(for: "online")
+    let changed = try Self.simulate(["emergency-set", "Mom", "+15550110"], in: directory)
+    let drift = try await monitor.wait(for: "drift")
     #expect((drift["reconcile"] as? String) == "applied")
-    let applied = try monitor.wait(for: "applied", timeout: 2 + 5)
+    let applied = try await monitor.wait(for: "applied")
     #expect(applied["drift_id"] as? String == drift["id"] as? String)
     #expect((applied["backup"] as? String)?.contains("/backups/") == true)
-    try monitor.wait(for: "resolved", timeout: 2 + 5)
+    let resolved = try await monitor.wait(for: "resolved")
+    #expect(resolved["healed"] as? Bool == true)
+    let healedAfter = try MonitorProcess.time(of: resolved).timeIntervalSince(changed)
+    #expect(healedAfter <= 2 * 1 + 5, "the watch matched the manifest again \(healedAfter)s after the change")
     let plan = try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory)
     #expect(plan.status == 0, "the watch matches the manifest again: \(plan.stdout)")
     #expect(monitor.stop().status == 0)
   }
 
-  @Test func anUnsafeHealIsReportedAndLeftAlone() throws {
+  @Test func anUnsafeHealIsReportedAndLeftAlone() async throws {
     let directory = try Self.workspace()
     let monitor = try MonitorProcess(["--reconcile", "--interval", "500ms"], in: directory)
-    try monitor.wait(for: "online")
+    try await monitor.wait(for: "online")
     try Self.simulate(["emergency-set", "Mom", "+15550110", "Dad", "+15550111", "Zed", "+15550199"], in: directory)
-    let drift = try monitor.wait(for: "drift", timeout: 0.5 + 5)
+    let drift = try await monitor.wait(for: "drift")
     #expect((drift["reconcile"] as? String) == "unsafe")
     #expect(((drift["findings"] as? [[String: Any]])?.first?["kind"] as? String) == "removes_emergency_contacts")
-    Thread.sleep(forTimeInterval: 2)
+    try await Task.sleep(for: .seconds(2))
     #expect(monitor.events().filter { $0["kind"] as? String == "drift" }.count == 1, "reported once, not fought")
     #expect(monitor.events().allSatisfy { $0["kind"] as? String != "applied" })
     let plan = try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory)
@@ -96,7 +103,7 @@ import TSTestSupport
     #expect(monitor.stop().status == 0)
   }
 
-  @Test func onSOSRunsExactlyTheGivenProgramWithTheEventInItsEnvironment() throws {
+  @Test func onSOSRunsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
     let device = "sim:" + folder + "/watch.json"
@@ -104,10 +111,10 @@ import TSTestSupport
     try "version: 1\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
     let command = MonitorFixtures.quoted(script) + " 'SOS: \"$(touch pwned3)\" $HOME' \"line one\nline two\""
     let monitor = try MonitorProcess(["--device", device, "--on-sos", command], in: directory)
-    try monitor.wait(for: "online")
+    try await monitor.wait(for: "online")
     try Self.simulate(["sos"], in: directory, device: device)
-    let sos = try monitor.wait(for: "sos")
-    try MonitorProcess.until(timeout: 20) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    let sos = try await monitor.wait(for: "sos")
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
     #expect(try MonitorFixtures.arguments(in: folder) == [script, #"SOS: "$(touch pwned3)" $HOME"#, "line one\nline two"])
     let environment = try MonitorFixtures.environment(in: folder)
     #expect(environment["TSAPPLY_EVENT_ID"] == sos["id"] as? String)
@@ -121,16 +128,16 @@ import TSTestSupport
     #expect(monitor.stop().status == 0)
   }
 
-  @Test func aMonitorKilledAfterTheSOSDeliversItWhenRestarted() throws {
+  @Test func aMonitorKilledAfterTheSOSDeliversItWhenRestarted() async throws {
     let directory = try Self.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
     let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
     _ = FileManager.default.createFile(atPath: folder + "/down", contents: nil)
     let arguments = ["--on-sos", MonitorFixtures.quoted(script)]
     let first = try MonitorProcess(arguments, in: directory)
-    try first.wait(for: "online")
+    try await first.wait(for: "online")
     try Self.simulate(["sos"], in: directory)
-    let sos = try first.wait(for: "sos")
-    try first.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    let sos = try await first.wait(for: "sos")
+    try await first.wait(for: "error") { $0["reason"] as? String == "delivery" }
     first.kill()
     let outbox = try #require(MonitorProcess.outboxFiles(in: directory).first, "the SOS waits in the outbox")
     #expect(outbox.hasSuffix("/\(sos["id"] as? String ?? "?").json"))
@@ -138,8 +145,8 @@ import TSTestSupport
 
     try FileManager.default.removeItem(atPath: folder + "/down")
     let second = try MonitorProcess(arguments, in: directory)
-    try MonitorProcess.until(timeout: 20) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
-    try MonitorProcess.until(timeout: 20) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     let stopped = second.stop()
     #expect(stopped.status == 0)
     #expect(try String(contentsOfFile: folder + "/deliveries", encoding: .utf8) == (sos["id"] as? String ?? "?") + "\n",
@@ -148,7 +155,7 @@ import TSTestSupport
     #expect(second.events().allSatisfy { $0["kind"] as? String != "sos" }, "the restart reports no new SOS")
   }
 
-  @Test func onceExitsLikeDrift() throws {
+  @Test func onceExitsLikeDrift() async throws {
     let fresh = try TSApplyBinary.temporaryDirectory()
     try Self.manifest.write(to: fresh.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
     let missing = try Self.run(["monitor", "--once"], in: fresh)
@@ -171,7 +178,7 @@ import TSTestSupport
     #expect(try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory).status == 0)
   }
 
-  @Test func theLogIsAppendedAndPrivate() throws {
+  @Test func theLogIsAppendedAndPrivate() async throws {
     let directory = try Self.workspace()
     try Self.simulate(["reminder-toggle", "1"], in: directory)
     for _ in 0..<2 {
@@ -185,7 +192,7 @@ import TSTestSupport
 
   /// The example unit's command line, run as systemd would run it (`%h` a temporary home):
   /// it starts, reports the watch online, and stops cleanly on SIGTERM.
-  @Test func theSystemdExampleRuns() throws {
+  @Test func theSystemdExampleRuns() async throws {
     let unit = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("examples/systemd/tsapply-monitor.service"),
                           encoding: .utf8)
     let home = try TSApplyBinary.temporaryDirectory()
@@ -211,7 +218,7 @@ import TSTestSupport
     let running = try TSApplyBinary.start(Array(words.dropFirst()), in: folder,
                                           environment: ["TSAPPLY_STATE_DIR": folder.path + "/state"])
     let log = home.appendingPathComponent(".local/state/tsapply/monitor.jsonl")
-    try MonitorProcess.until(timeout: 20) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(#""kind":"online""#) }
+    try await MonitorProcess.until(timeout: 60) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(#""kind":"online""#) }
     running.send(SIGTERM)
     let result = running.wait()
     #expect(result.status == 0, "\(result.stderr)")
@@ -219,10 +226,10 @@ import TSTestSupport
   }
 
   @Test(arguments: [SIGTERM, SIGINT])
-  func aSignalStopsItCleanly(_ signal: Int32) throws {
+  func aSignalStopsItCleanly(_ signal: Int32) async throws {
     let directory = try Self.workspace()
     let monitor = try MonitorProcess([], in: directory)
-    try monitor.wait(for: "online")
+    try await monitor.wait(for: "online")
     let result = monitor.stop(signal)
     #expect(result.status == 0)
     #expect(result.stderr.contains("received: stopping the monitor") && result.stderr.hasSuffix("Monitor stopped.\n"), "\(result.stderr)")
@@ -249,7 +256,7 @@ import TSTestSupport
     #expect(result.stderr.contains(message), "\(result.stderr)")
   }
 
-  @Test func aWebhookURLAndSecretAreChecked() throws {
+  @Test func aWebhookURLAndSecretAreChecked() async throws {
     let directory = try Self.workspace(apply: false)
     try "".write(to: directory.appendingPathComponent("empty"), atomically: true, encoding: .utf8)
     try "s3cret\n".write(to: directory.appendingPathComponent("secret"), atomically: true, encoding: .utf8)
@@ -284,9 +291,9 @@ final class MonitorProcess {
 
   /// Waits (generously) for the first event of `kind` matching `match`.
   @discardableResult
-  func wait(for kind: String, timeout: TimeInterval = 20, _ match: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+  func wait(for kind: String, timeout: TimeInterval = 60, _ match: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {
     var found: [String: Any]?
-    try Self.until(timeout: timeout) {
+    try await Self.until(timeout: timeout) {
       found = events().first { $0["kind"] as? String == kind && match($0) }
       return found != nil
     }
@@ -305,13 +312,13 @@ final class MonitorProcess {
   /// Ends the process at once (SIGKILL), as a crash or a power cut would.
   func kill() { _ = stop(SIGKILL) }
 
-  /// Polls `condition` every 20 ms until it holds.
+  /// Polls `condition` every 20 ms until it holds, without holding a thread while it waits.
   /// - Throws: when `timeout` seconds pass first.
-  static func until(timeout: TimeInterval, _ condition: () throws -> Bool) throws {
+  static func until(timeout: TimeInterval, _ condition: () throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while try !condition() {
       guard Date() < deadline else { throw MonitorTimeout(seconds: timeout) }
-      Thread.sleep(forTimeInterval: 0.02)
+      try await Task.sleep(for: .milliseconds(20))
     }
   }
 
@@ -323,6 +330,13 @@ final class MonitorProcess {
       return ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).filter { $0.hasSuffix(".json") }
         .map { outbox + "/" + $0 }
     }
+  }
+
+  /// When the monitor made `event` (its `time`).
+  static func time(of event: [String: Any]) throws -> Date {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return try #require((event["time"] as? String).flatMap(formatter.date(from:)))
   }
 
   /// Seconds in a `--interval` value such as `2s`, `500ms`, `60s`.

@@ -69,66 +69,66 @@ final class WebhookReceiver: @unchecked Sendable {
 
   /// A monitor of a fit watch posting to `receiver` (running, or down when `down`), an SOS
   /// pressed on the watch and seen by the monitor; the workspace signs with `secret`.
-  static func pressSOS(_ receiver: WebhookReceiver, down: Bool = false, secret: String = "s3cret") throws
+  static func pressSOS(_ receiver: WebhookReceiver, down: Bool = false, secret: String = "s3cret") async throws
     -> (directory: URL, monitor: MonitorProcess, id: String) {
     try receiver.start()
     if down { receiver.stop() }
     let directory = try workspace(secret: secret)
     let monitor = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
-    try monitor.wait(for: "online")
+    try await monitor.wait(for: "online")
     try MonitorCommandTests.simulate(["sos"], in: directory)
-    let sos = try monitor.wait(for: "sos")
+    let sos = try await monitor.wait(for: "sos")
     return (directory, monitor, try #require(sos["id"] as? String))
   }
 
-  @Test func anSOSReachesTheReceiverWithAValidSignature() throws {
+  @Test func anSOSReachesTheReceiverWithAValidSignature() async throws {
     let receiver = WebhookReceiver(secret: "s3cret")
     defer { receiver.stop() }
-    let (directory, monitor, id) = try Self.pressSOS(receiver)
-    try MonitorProcess.until(timeout: 20) { !receiver.requests.isEmpty }
+    let (directory, monitor, id) = try await Self.pressSOS(receiver)
+    try await MonitorProcess.until(timeout: 60) { !receiver.requests.isEmpty }
     let request = try #require(receiver.requests.first)
     #expect(request.signatureValid)
     #expect(request.id == id)
     let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
     #expect(body["kind"] as? String == "sos" && body["id"] as? String == id)
-    try MonitorProcess.until(timeout: 20) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     #expect(monitor.stop().status == 0)
     #expect(receiver.requests.count == 1)
   }
 
-  @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() throws {
+  @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() async throws {
     let receiver = WebhookReceiver(secret: "s3cret")
-    let (directory, monitor, id) = try Self.pressSOS(receiver, down: true)
-    try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
-    Thread.sleep(forTimeInterval: 2)
+    let (directory, monitor, id) = try await Self.pressSOS(receiver, down: true)
+    try await monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    try await Task.sleep(for: .seconds(2))
     try receiver.start(port: receiver.port)
     defer { receiver.stop() }
-    try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
-    Thread.sleep(forTimeInterval: 1)
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    try await Task.sleep(for: .seconds(1))
     #expect(monitor.stop().status == 0)
     #expect(receiver.requests.map(\.id) == [id], "delivered once")
     #expect(receiver.requests.allSatisfy { $0.signatureValid })
   }
 
-  @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() throws {
+  @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() async throws {
     let receiver = WebhookReceiver(secret: "s3cret")
-    let (directory, first, id) = try Self.pressSOS(receiver, down: true)
+    let (directory, first, id) = try await Self.pressSOS(receiver, down: true)
     first.kill()
     #expect(MonitorProcess.outboxFiles(in: directory).count == 1)
     try receiver.start(port: receiver.port)
     defer { receiver.stop() }
     let second = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
-    try MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     #expect(second.stop().status == 0)
     #expect(receiver.requests.map(\.id) == [id])
     #expect(receiver.requests.first?.signatureValid == true)
   }
 
-  @Test func aWrongSecretIsDetectableByTheReceiver() throws {
+  @Test func aWrongSecretIsDetectableByTheReceiver() async throws {
     let receiver = WebhookReceiver(secret: "the receiver's secret")
     defer { receiver.stop() }
-    let (directory, monitor, _) = try Self.pressSOS(receiver, secret: "another secret")
-    let failure = try monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    let (directory, monitor, _) = try await Self.pressSOS(receiver, secret: "another secret")
+    let failure = try await monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
     #expect((failure["error"] as? String) == "HTTP 401")
     #expect(!receiver.requests.isEmpty && receiver.requests.allSatisfy { !$0.signatureValid })
     #expect(MonitorProcess.outboxFiles(in: directory).count == 1, "not delivered: it stays in the outbox")

@@ -68,7 +68,7 @@ final class Harness: @unchecked Sendable {
 
   /// Waits (up to `timeout`, generous) for an event matching `match`, returning it.
   @discardableResult
-  func wait(timeout: Duration = .seconds(20), after: Int = 0, _ match: (MonitorEvent) -> Bool) async throws -> MonitorEvent {
+  func wait(timeout: Duration = .seconds(120), after: Int = 0, _ match: (MonitorEvent) -> Bool) async throws -> MonitorEvent {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
       if let found = events.values.dropFirst(after).first(where: match) { return found }
@@ -182,7 +182,7 @@ final class Harness: @unchecked Sendable {
     #expect(online.fields["listeners"] == .object(["contacts": .string("listening"), "emergency_contacts": .string("listening"),
                                                    "sos": .string("listening")]))
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
-    let drift = try await harness.wait(timeout: .seconds(30)) { $0.kind == .drift }
+    let drift = try await harness.wait { $0.kind == .drift }
     #expect(drift.message.hasPrefix("contacts (1 added) changed on the watch"))
     #expect(!drift.jsonLine.contains("15550199"), "phones are masked by default")
     #expect(drift.jsonLine.contains("+******99"))
@@ -226,7 +226,7 @@ final class Harness: @unchecked Sendable {
     let restarted = Collector<MonitorEvent>()
     let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [up], emit: { restarted.append($0) })
     let run = Task { try? await monitor.run() }
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + .seconds(120)
     while up.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     while !outbox.entries().entries.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     monitor.stop()
