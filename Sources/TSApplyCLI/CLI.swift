@@ -12,6 +12,7 @@ public enum CLI {
     PlanCommand.self,
     ApplyCommand.self,
     DriftCommand.self,
+    MonitorCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,

@@ -15,6 +15,9 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "bridge": ("per-call overhead over loopback (median, p99) and apply examples/watch.yaml through the bridge vs in-process [CALLS] [APPLIES]",
              BridgeBenchmark.run),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
+  "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",
+              MonitorBenchmark.run),
+  "monitor-idle": ("CPU and memory of an idle tsapply monitor, from /proc [SECONDS]", MonitorBenchmark.idle),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
   }),

@@ -41,6 +41,10 @@ public enum TSApplyBinary {
       self.output = output
       self.error = error
     }
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// Sends `signal` (e.g. SIGTERM, SIGKILL) to the process.
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
     /// Reads both pipes to the end and waits for the exit.
     public func wait() -> ProcessResult {
       nonisolated(unsafe) var errData = Data()

@@ -20,7 +20,7 @@ _tsapply() {
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path ${COMP_WORDS[i]}" in
-      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
+      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
     esac
   done
   case "$path $prev" in
@@ -29,6 +29,13 @@ _tsapply() {
     "tsapply apply --lock-timeout"|"tsapply apply -lock-timeout") COMPREPLY=(); return ;;
     "tsapply apply --device") COMPREPLY=(); return ;;
     "tsapply drift --device") COMPREPLY=(); return ;;
+    "tsapply monitor --interval") COMPREPLY=(); return ;;
+    "tsapply monitor --max-applies-per-hour") COMPREPLY=(); return ;;
+    "tsapply monitor --on-sos") COMPREPLY=(); return ;;
+    "tsapply monitor --webhook") COMPREPLY=(); return ;;
+    "tsapply monitor --webhook-secret-file") _tsapply_files files; return ;;
+    "tsapply monitor --log") _tsapply_files files; return ;;
+    "tsapply monitor --device") COMPREPLY=(); return ;;
     "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
@@ -52,6 +59,7 @@ _tsapply() {
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --help -h" ;;
+      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
       "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;
@@ -72,11 +80,12 @@ _tsapply() {
     return
   fi
   case "$path" in
-    "tsapply") _tsapply_words "validate plan apply drift show restore device bridge export fmt schema completion help" ;;
+    "tsapply") _tsapply_words "validate plan apply drift monitor show restore device bridge export fmt schema completion help" ;;
     "tsapply validate") _tsapply_files manifests ;;
     "tsapply plan") _tsapply_files manifests ;;
     "tsapply apply") _tsapply_files manifests ;;
     "tsapply drift") _tsapply_files manifests ;;
+    "tsapply monitor") _tsapply_files manifests ;;
     "tsapply show") _tsapply_files files ;;
     "tsapply restore") _tsapply_files files ;;
     "tsapply device") _tsapply_words "init show profiles simulate listen" ;;
@@ -84,7 +93,7 @@ _tsapply() {
     "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift show restore device bridge export fmt schema completion help" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift monitor show restore device bridge export fmt schema completion help" ;;
   esac
 }
 

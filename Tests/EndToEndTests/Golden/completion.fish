@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -35,6 +35,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a validate -d 'Check a manife
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a plan -d 'Show what would change on the watch to match the manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a apply -d 'Make the watch match the manifest (shows the plan and asks first).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a drift -d 'Show what changed on the watch since the last apply (read-only).'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a monitor -d 'Watch the watch: report drift, heal it if asked, forward SOS presses.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
@@ -81,6 +82,22 @@ complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l device -x -d 'Watch t
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show help information.'
+
+# tsapply monitor
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -a '(__tsapply_manifests)'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l interval -x -d 'How often to read the watch (default 5m; e.g. 30s, 1h, 200ms).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l once -d 'Check once and exit: 0 no drift, 2 drift, 1 error (for cron).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l reconcile -d 'Heal drift by applying the manifest (unsafe changes need --allow-destroy).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l allow-destroy -d 'With --reconcile, also make unsafe changes (removals, SOS off).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l max-applies-per-hour -x -d 'Heal at most N times in any hour (default 6).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l on-sos -x -d 'Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook -x -d 'POST each SOS event, signed (X-Tsapply-Signature); repeatable.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook-secret-file -r -F -d 'The HMAC-SHA256 key for --webhook signatures.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l log -r -F -d 'Append the JSON event lines to FILE (created 0600).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l json -d 'JSON event lines on standard output even on a terminal.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l show-sensitive -d 'Show phone numbers in events (masked by default).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l help -s h -d 'Show help information.'
 
 # tsapply show
 complete -c tsapply -n '__tsapply_at \'tsapply show\'' -F
@@ -171,5 +188,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device bridge export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift monitor show restore device bridge export fmt schema completion help'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

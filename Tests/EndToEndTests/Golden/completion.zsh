@@ -7,7 +7,7 @@ _tsapply() {
   local -a items
   for ((i = 2; i < CURRENT; i++)); do
     case "$cmdpath ${words[i]}" in
-      ("tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help")) cmdpath="$cmdpath ${words[i]}" ;;
+      ("tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help")) cmdpath="$cmdpath ${words[i]}" ;;
     esac
   done
   case "$cmdpath $prev" in
@@ -16,6 +16,13 @@ _tsapply() {
     ("tsapply apply --lock-timeout"|"tsapply apply -lock-timeout")) _message 'DURATION'; return ;;
     ("tsapply apply --device")) _message 'SPEC'; return ;;
     ("tsapply drift --device")) _message 'SPEC'; return ;;
+    ("tsapply monitor --interval")) _message 'DURATION'; return ;;
+    ("tsapply monitor --max-applies-per-hour")) _message 'N'; return ;;
+    ("tsapply monitor --on-sos")) _message 'COMMAND'; return ;;
+    ("tsapply monitor --webhook")) _message 'URL'; return ;;
+    ("tsapply monitor --webhook-secret-file")) _files; return ;;
+    ("tsapply monitor --log")) _files; return ;;
+    ("tsapply monitor --device")) _message 'SPEC'; return ;;
     ("tsapply restore --lock-timeout"|"tsapply restore -lock-timeout")) _message 'DURATION'; return ;;
     ("tsapply restore --device")) _message 'SPEC'; return ;;
     ("tsapply device init --profile")) compadd -- 'default' 'npk' 'fit' 'fit-basic' 'fw'; return ;;
@@ -39,6 +46,7 @@ _tsapply() {
       ("tsapply plan")) items=('--json:Print the plan as JSON (format_version 1).' '-json:Print the plan as JSON (format_version 1).' '--detailed-exitcode:Exit 0 for no changes, 2 for changes, 1 for errors.' '-detailed-exitcode:Exit 0 for no changes, 2 for changes, 1 for errors.' '--out:Save the plan to FILE for '\''tsapply apply FILE'\''.' '-out:Save the plan to FILE for '\''tsapply apply FILE'\''.' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply apply")) items=('--auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '-auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '--allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '-allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '--lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '-lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply drift")) items=('--json:Print the report as JSON (drift in the plan'\''s change shape).' '-json:Print the report as JSON (drift in the plan'\''s change shape).' '--pending:Exit 2 also when the manifest has changes not applied yet.' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
+      ("tsapply monitor")) items=('--interval:How often to read the watch (default 5m; e.g. 30s, 1h, 200ms).' '--once:Check once and exit: 0 no drift, 2 drift, 1 error (for cron).' '--reconcile:Heal drift by applying the manifest (unsafe changes need --allow-destroy).' '--allow-destroy:With --reconcile, also make unsafe changes (removals, SOS off).' '--max-applies-per-hour:Heal at most N times in any hour (default 6).' '--on-sos:Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable.' '--webhook:POST each SOS event, signed (X-Tsapply-Signature); repeatable.' '--webhook-secret-file:The HMAC-SHA256 key for --webhook signatures.' '--log:Append the JSON event lines to FILE (created 0600).' '--json:JSON event lines on standard output even on a terminal.' '--show-sensitive:Show phone numbers in events (masked by default).' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply show")) items=('--json:Print the plan as JSON.' '-json:Print the plan as JSON.' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply restore")) items=('--auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '-auto-approve:Apply without asking for confirmation (unsafe plans need --allow-destroy too).' '--allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '-allow-destroy:With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).' '--lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '-lock-timeout:Wait up to DURATION for another apply'\''s lock (default 0s).' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '-no-color:Never colour the output (also: NO_COLOR set, or not a terminal).' '--redact:Mask phone numbers (all but the last two digits) in every output.' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply device")) items=('--help:Show help information.' '-h:Show help information.') ;;
@@ -60,11 +68,12 @@ _tsapply() {
     return
   fi
   case "$cmdpath" in
-    ("tsapply")) items=('validate:Check a manifest (watch.yaml) against the format and the SDK'\''s rules.' 'plan:Show what would change on the watch to match the manifest.' 'apply:Make the watch match the manifest (shows the plan and asks first).' 'drift:Show what changed on the watch since the last apply (read-only).' 'show:Show a saved plan (from '\''tsapply plan -out FILE'\'').' 'restore:Put the watch back as a backup taken before an apply saved it.' 'device:Create, show and drive the simulated watch.' 'bridge:Serve simulated watches over the bridge protocol, or pair with a bridge.' 'export:Write the watch'\''s current state as a complete manifest.' 'fmt:Put manifests in canonical form, keeping every comment.' 'schema:Print the manifest'\''s JSON Schema (for editors and the YAML language server).' 'completion:Print a shell completion script (bash, zsh or fish).' 'help:Show help for tsapply or one of its commands.'); _describe -t commands 'command' items ;;
+    ("tsapply")) items=('validate:Check a manifest (watch.yaml) against the format and the SDK'\''s rules.' 'plan:Show what would change on the watch to match the manifest.' 'apply:Make the watch match the manifest (shows the plan and asks first).' 'drift:Show what changed on the watch since the last apply (read-only).' 'monitor:Watch the watch: report drift, heal it if asked, forward SOS presses.' 'show:Show a saved plan (from '\''tsapply plan -out FILE'\'').' 'restore:Put the watch back as a backup taken before an apply saved it.' 'device:Create, show and drive the simulated watch.' 'bridge:Serve simulated watches over the bridge protocol, or pair with a bridge.' 'export:Write the watch'\''s current state as a complete manifest.' 'fmt:Put manifests in canonical form, keeping every comment.' 'schema:Print the manifest'\''s JSON Schema (for editors and the YAML language server).' 'completion:Print a shell completion script (bash, zsh or fish).' 'help:Show help for tsapply or one of its commands.'); _describe -t commands 'command' items ;;
     ("tsapply validate")) _files -g '*.(yaml|yml)' ;;
     ("tsapply plan")) _files -g '*.(yaml|yml)' ;;
     ("tsapply apply")) _files -g '*.(yaml|yml)' ;;
     ("tsapply drift")) _files -g '*.(yaml|yml)' ;;
+    ("tsapply monitor")) _files -g '*.(yaml|yml)' ;;
     ("tsapply show")) _files ;;
     ("tsapply restore")) _files ;;
     ("tsapply device")) items=('init:Create a factory-fresh simulated watch (or reset one with --force).' 'show:Print the simulated watch'\''s whole state.' 'profiles:List the simulated watch'\''s platform profiles and their capabilities.' 'simulate:Simulate a change made on the watch itself.' 'listen:Print contact, emergency-contact and SOS events from the watch as they happen.'); _describe -t commands 'command' items ;;
@@ -72,7 +81,7 @@ _tsapply() {
     ("tsapply bridge")) items=('serve:Serve simulated watches over bridge protocol v1 and print the pairing string.' 'pair:Store a bridge'\''s pairing string, so --device bridge:NAME reaches its watches.'); _describe -t commands 'command' items ;;
     ("tsapply fmt")) _files -g '*.(yaml|yml)' ;;
     ("tsapply completion")) compadd -- 'bash' 'zsh' 'fish' ;;
-    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'drift' 'show' 'restore' 'device' 'bridge' 'export' 'fmt' 'schema' 'completion' 'help' ;;
+    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'drift' 'monitor' 'show' 'restore' 'device' 'bridge' 'export' 'fmt' 'schema' 'completion' 'help' ;;
   esac
 }
 
