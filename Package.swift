@@ -51,21 +51,25 @@ let package = Package(
     .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSApply"]),
     // The `bridge:NAME[/WATCH-ID]` device: a Device over URLSession, and the stored pairings.
     .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSApply"]),
+    // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
+    // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
+    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
     .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
-    .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT"]),
+    .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT", "TSMonitor"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine",
-                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSFleet"]),
+                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet"]),
     // The executable: main.swift only. On Linux script/tsapply links the release binary as one
     // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
     // would also apply to the test bundles that link this target, which cannot be static.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
-                                                        "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSFleet", "TSMQTT"]),
+                                                        "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor",
+                                                        "TSHTTPServer", "TSFleet", "TSMQTT"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -80,9 +84,11 @@ let package = Package(
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer",
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
-    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
+    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge", "TSMQTT"],
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
+                                                      "TSHTTPServer", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

@@ -1,2 +1,4 @@
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
 #include <openssl/evp.h>
+#include <openssl/crypto.h>

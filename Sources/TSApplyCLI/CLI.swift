@@ -14,6 +14,7 @@ public enum CLI {
     DriftCommand.self,
     StatusCommand.self,
     AgentCommand.self,
+    MonitorCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,

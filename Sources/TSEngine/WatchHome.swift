@@ -11,6 +11,8 @@ import TSModel
 /// lock                 the whole-apply lock (flock; holder written inside)
 /// backups/             the state before each apply, <UTC time>.json (0600)
 /// last-applied.json    what the last successful apply left, for drift (0600)
+/// monitor.lock         held by the one `tsapply monitor` watching this watch (flock)
+/// outbox/              SOS events not yet delivered by every notifier, <event id>.json (0600)
 /// ```
 ///
 /// The state root is `$TSAPPLY_STATE_DIR`, else `$XDG_STATE_HOME/tsapply`, else
@@ -53,6 +55,10 @@ public struct WatchHome: Hashable, Sendable {
   public var lastAppliedPath: String { directory + "/last-applied.json" }
   /// `lock`: the file the whole-apply lock is taken on.
   public var lockPath: String { directory + "/lock" }
+  /// `monitor.lock`: held by the monitor watching this watch, so a second one refuses.
+  public var monitorLockPath: String { directory + "/monitor.lock" }
+  /// `outbox/`: a monitor's undelivered SOS events (docs/monitor.md "Delivery").
+  public var outboxDirectory: String { directory + "/outbox" }
   /// `watch.json`: which watch this folder is about.
   public var recordPath: String { directory + "/watch.json" }
 

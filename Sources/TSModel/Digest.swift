@@ -11,10 +11,38 @@ public enum SHA256Digest {
     input.withUnsafeBufferPointer { buffer in
       _ = CCrypto.SHA256(buffer.baseAddress, buffer.count, &digest)
     }
+    return lowercaseHex(digest)
+  }
+
+  /// The HMAC-SHA256 of `message` keyed by `key` (RFC 2104), 64 lowercase hex characters: what
+  /// signs a monitor's webhook bodies.
+  public static func hmacHex(of message: [UInt8], key: [UInt8]) -> String {
+    var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+    var length: UInt32 = 0
+    // An empty key or message still needs a valid pointer; the lengths say 0.
+    let keyBytes = key.isEmpty ? [0] : key, messageBytes = message.isEmpty ? [0] : message
+    keyBytes.withUnsafeBufferPointer { keyBuffer in
+      messageBytes.withUnsafeBufferPointer { messageBuffer in
+        _ = HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(key.count), messageBuffer.baseAddress, message.count,
+                 &digest, &length)
+      }
+    }
+    return lowercaseHex(digest.prefix(Int(length)))
+  }
+
+  /// Whether `a` and `b` hold the same bytes, in a time that depends only on their length
+  /// (`CRYPTO_memcmp`), for comparing signatures.
+  public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    guard !a.isEmpty else { return true }
+    return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, x.count) == 0 } }
+  }
+
+  private static func lowercaseHex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
     let hexDigits = Array("0123456789abcdef".utf8)
     var out = [UInt8]()
-    out.reserveCapacity(64)
-    for byte in digest {
+    out.reserveCapacity(bytes.count * 2)
+    for byte in bytes {
       out.append(hexDigits[Int(byte >> 4)])
       out.append(hexDigits[Int(byte & 0xF)])
     }

@@ -18,6 +18,9 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…]", FleetBenchmark.plan),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
   "fleet-direct": ("apply --fleet over N simulated watches with the latency model vs the sum of per-watch times [N] [LATENCY]", FleetBenchmark.direct),
+  "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",
+              MonitorBenchmark.run),
+  "monitor-idle": ("CPU and memory of an idle tsapply monitor, from /proc [SECONDS]", MonitorBenchmark.idle),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
   }),

@@ -52,6 +52,6 @@ import TSDevice
       let values: CompletionValues = command.positionals
       if values == .manifests { manifests.append(command.name) }
     }
-    #expect(manifests == ["validate", "plan", "apply", "drift", "fmt"])
+    #expect(manifests == ["validate", "plan", "apply", "drift", "monitor", "fmt"])
   }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSDevice
 import TSModel
+import TSTestSupport
 
 /// Listeners fire on simulated watch-side changes, and answer 2004 where the platform never
 /// reports changes (sdk-facts.md §2.6, §2.8).

@@ -27,21 +27,6 @@ func temporaryDirectory() throws -> String {
   return path
 }
 
-/// Collects values from callbacks on any thread.
-final class Collector<Value: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var storage: [Value] = []
-  func append(_ value: Value) {
-    lock.lock()
-    storage.append(value)
-    lock.unlock()
-  }
-  var values: [Value] {
-    lock.lock()
-    defer { lock.unlock() }
-    return storage
-  }
-}
 
 /// The first value a callback-style registration delivers.
 func firstValue<Value: Sendable>(_ register: (@escaping @Sendable (Value) -> Void) async -> Void) async -> Value? {

@@ -41,9 +41,10 @@ public enum TSApplyBinary {
       self.output = output
       self.error = error
     }
-    /// Sends `signal` (e.g. SIGTERM) to the process.
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
-
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// Sends `signal` (e.g. SIGTERM, SIGKILL) to the process.
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
     /// Reads both pipes to the end and waits for the exit.
     public func wait() -> ProcessResult {
       nonisolated(unsafe) var errData = Data()

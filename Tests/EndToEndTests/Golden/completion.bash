@@ -20,7 +20,7 @@ _tsapply() {
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path ${COMP_WORDS[i]}" in
-      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply status"|"tsapply agent"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
+      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply status"|"tsapply agent"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
     esac
   done
   case "$path $prev" in
@@ -52,6 +52,16 @@ _tsapply() {
     "tsapply agent --cert-file") _tsapply_files files; return ;;
     "tsapply agent --key-file") _tsapply_files files; return ;;
     "tsapply agent --drift-interval") COMPREPLY=(); return ;;
+    "tsapply monitor --interval") COMPREPLY=(); return ;;
+    "tsapply monitor --max-applies-per-hour") COMPREPLY=(); return ;;
+    "tsapply monitor --on-sos") COMPREPLY=(); return ;;
+    "tsapply monitor --webhook") COMPREPLY=(); return ;;
+    "tsapply monitor --webhook-secret-file") _tsapply_files files; return ;;
+    "tsapply monitor --log") _tsapply_files files; return ;;
+    "tsapply monitor --device") COMPREPLY=(); return ;;
+    "tsapply monitor --fleet"|"tsapply monitor -fleet") _tsapply_files files; return ;;
+    "tsapply monitor --watch"|"tsapply monitor -watch") COMPREPLY=(); return ;;
+    "tsapply monitor --parallelism"|"tsapply monitor -parallelism") COMPREPLY=(); return ;;
     "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
@@ -77,6 +87,7 @@ _tsapply() {
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
+      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
       "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;
@@ -97,11 +108,12 @@ _tsapply() {
     return
   fi
   case "$path" in
-    "tsapply") _tsapply_words "validate plan apply drift status agent show restore device bridge export fmt schema completion help" ;;
+    "tsapply") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
     "tsapply validate") _tsapply_files manifests ;;
     "tsapply plan") _tsapply_files manifests ;;
     "tsapply apply") _tsapply_files manifests ;;
     "tsapply drift") _tsapply_files manifests ;;
+    "tsapply monitor") _tsapply_files manifests ;;
     "tsapply show") _tsapply_files files ;;
     "tsapply restore") _tsapply_files files ;;
     "tsapply device") _tsapply_words "init show profiles simulate listen" ;;
@@ -109,7 +121,7 @@ _tsapply() {
     "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift status agent show restore device bridge export fmt schema completion help" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
   esac
 }
 

@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply status' 'tsapply agent' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply status' 'tsapply agent' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -37,6 +37,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a apply -d 'Make the watch ma
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a drift -d 'Show what changed on the watch since the last apply (read-only).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a status -d 'Show every watch of a fleet: last applied, last seen, drift, pending (read-only).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a agent -d 'Serve watches for a fleet over MQTT: pull desired documents, apply them, report.'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a monitor -d 'Watch the watch: report drift, heal it if asked, forward SOS presses.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
@@ -114,6 +115,25 @@ complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l cert-file -r -F -d 'A
 complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l key-file -r -F -d 'The client certificate\'s private key (PEM).'
 complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l drift-interval -x -d 'How often to read each watch for drift (default 5m; 0s never).'
 complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l help -s h -d 'Show help information.'
+
+# tsapply monitor
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -a '(__tsapply_manifests)'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l interval -x -d 'How often to read the watch (default 5m; e.g. 30s, 1h, 200ms).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l once -d 'Check once and exit: 0 no drift, 2 drift, 1 error (for cron).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l reconcile -d 'Heal drift by applying the manifest (unsafe changes need --allow-destroy).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l allow-destroy -d 'With --reconcile, also make unsafe changes (removals, SOS off).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l max-applies-per-hour -x -d 'Heal at most N times in any hour (default 6).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l on-sos -x -d 'Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook -x -d 'POST each SOS event, signed (X-Tsapply-Signature); repeatable.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook-secret-file -r -F -d 'The HMAC-SHA256 key for --webhook signatures.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l log -r -F -d 'Append the JSON event lines to FILE (created 0600).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l json -d 'JSON event lines on standard output even on a terminal.'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l show-sensitive -d 'Show phone numbers in events (masked by default).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l help -s h -d 'Show help information.'
 
 # tsapply show
 complete -c tsapply -n '__tsapply_at \'tsapply show\'' -F
@@ -204,5 +224,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift status agent show restore device bridge export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

@@ -1,0 +1,192 @@
+import Foundation
+import TSEngine
+import TSModel
+import TSMonitor
+
+/// `tsapply monitor [FILE]`: watches the watch until stopped (or once, for cron), through the
+/// library's `Monitor`. This command only parses, sets up the outputs and notifiers, and maps
+/// the outcome to an exit status (docs/monitor.md).
+struct MonitorCommand: Command {
+  static let name = "monitor"
+  static let abstract = "Watch the watch: report drift, heal it if asked, forward SOS presses."
+  static let usage = "[options] [FILE]"
+  static let positionals: CompletionValues = .manifests
+  static let discussion = """
+    Runs until stopped (Ctrl-C, SIGTERM). Listens where the platform reports changes, reads the
+    watch every --interval, and prints one event per line: drift, resolved, sos, offline,
+    online, applied, error. JSON lines (one object each) when standard output is not a
+    terminal or with --json, human lines on a terminal; --log FILE appends the JSON lines to
+    FILE (0600). Phone numbers are masked unless --show-sensitive.
+    --reconcile heals drift through apply (backup, lock, verification); an unsafe heal is refused
+    and left alone unless --allow-destroy; at most --max-applies-per-hour heals (default 6), then
+    a watch that keeps drifting back is reported and left alone.
+    Each SOS press is stored in the watch's outbox, then every --on-sos command and --webhook is
+    run and retried with backoff until it succeeds; a restarted monitor delivers what is left.
+    --on-sos runs the command without a shell: quote with '…' or "…", nothing is expanded, the
+    event is in TSAPPLY_EVENT_* environment variables. SOS forwarding is best effort, not a
+    certified alarm system; only fit, fit-basic and fw watches report SOS (docs/monitor.md).
+    --once makes one check and exits like 'tsapply drift': 0 no drift, 2 drift, 1 error.
+    """
+  static let options: [OptionSpec] = [
+    OptionSpec(["--interval"], value: "DURATION", help: "How often to read the watch (default 5m; e.g. 30s, 1h, 200ms)."),
+    OptionSpec(["--once"], help: "Check once and exit: 0 no drift, 2 drift, 1 error (for cron)."),
+    OptionSpec(["--reconcile"], help: "Heal drift by applying the manifest (unsafe changes need --allow-destroy)."),
+    OptionSpec(["--allow-destroy"], help: "With --reconcile, also make unsafe changes (removals, SOS off)."),
+    OptionSpec(["--max-applies-per-hour"], value: "N", help: "Heal at most N times in any hour (default 6)."),
+    OptionSpec(["--on-sos"], value: "COMMAND", help: "Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable."),
+    OptionSpec(["--webhook"], value: "URL", help: "POST each SOS event, signed (X-Tsapply-Signature); repeatable."),
+    OptionSpec(["--webhook-secret-file"], value: "FILE", help: "The HMAC-SHA256 key for --webhook signatures."),
+    OptionSpec(["--log"], value: "FILE", help: "Append the JSON event lines to FILE (created 0600)."),
+    OptionSpec(["--json"], help: "JSON event lines on standard output even on a terminal."),
+    OptionSpec(["--show-sensitive"], help: "Show phone numbers in events (masked by default)."),
+    DeviceOption.spec,
+  ]
+
+  /// Accepted `--max-applies-per-hour` values.
+  static let appliesRange = 1...1000
+  /// The shortest accepted `--interval`.
+  static let minimumInterval = Duration.milliseconds(100)
+
+  var file: String
+  var deviceSpec: String?
+  var interval: Duration
+  var once: Bool
+  var reconcile: Bool
+  var allowDestroy: Bool
+  var maxApplies: Int
+  var commands: [String]
+  var webhooks: [String]
+  var secretFile: String?
+  var log: String?
+  var json: Bool
+  var showSensitive: Bool
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    file = try ManifestArgument.file(from: arguments)
+    if file == "-" {
+      throw UsageError("the monitor reads the manifest again at every check, so it needs a file, not standard input")
+    }
+    deviceSpec = DeviceOption.value(in: arguments)
+    interval = try arguments.value("--interval").map { (text) throws(UsageError) in
+      try DurationArgument.value(text, option: "--interval")
+    } ?? MonitorSettings.defaultInterval
+    guard interval >= Self.minimumInterval else {
+      throw UsageError("--interval must be at least 100ms, got '\(arguments.value("--interval") ?? "")'")
+    }
+    once = arguments.has("--once")
+    reconcile = arguments.has("--reconcile")
+    allowDestroy = arguments.has("--allow-destroy")
+    maxApplies = try arguments.value("--max-applies-per-hour").map { (text) throws(UsageError) -> Int in
+      guard let value = Int(text), Self.appliesRange.contains(value) else {
+        throw UsageError("--max-applies-per-hour expects a whole number from \(Self.appliesRange.lowerBound) to \(Self.appliesRange.upperBound), got '\(text)'")
+      }
+      return value
+    } ?? MonitorSettings.defaultMaxAppliesPerHour
+    commands = arguments.values["--on-sos"] ?? []
+    webhooks = arguments.values["--webhook"] ?? []
+    secretFile = arguments.value("--webhook-secret-file")
+    log = arguments.value("--log")
+    json = arguments.has("--json")
+    showSensitive = arguments.has("--show-sensitive")
+    if allowDestroy && !reconcile { throw UsageError("--allow-destroy only matters with --reconcile (without it the monitor never writes)") }
+    if arguments.value("--max-applies-per-hour") != nil && !reconcile {
+      throw UsageError("--max-applies-per-hour only matters with --reconcile (without it the monitor never writes)")
+    }
+    if !webhooks.isEmpty && secretFile == nil { throw UsageError("--webhook needs --webhook-secret-file: receivers check every event's signature") }
+    if webhooks.isEmpty && secretFile != nil { throw UsageError("--webhook-secret-file only matters with --webhook") }
+    if once && !(commands.isEmpty && webhooks.isEmpty) {
+      throw UsageError("--once makes one check and listens for nothing, so --on-sos and --webhook would never run")
+    }
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let input = try ManifestInputFile.read(file, context: context)
+    _ = try input.document(redact: !showSensitive, context: context)
+    let notifiers = try makeNotifiers(context)
+    let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
+    var settings = MonitorSettings(manifestPath: context.resolve(file), manifestName: file, deviceSpec: deviceSpec,
+                                   interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
+                                   maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
+    settings.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " " + file
+    let monitor = Monitor(engine: context.engine(), settings: settings, notifiers: notifiers,
+                          emit: output.write, notice: { context.stderr.write($0 + "\n") })
+    if once {
+      do {
+        return try await monitor.checkOnce() ? .changesPresent : .success
+      } catch {
+        throw CommandFailure("\(error)")
+      }
+    }
+    let signals = StopSignals { signal in
+      context.stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
+      monitor.stop()
+    }
+    signals.begin()
+    defer { signals.end() }
+    do {
+      try await monitor.run()
+    } catch {
+      throw CommandFailure("\(error)")
+    }
+    context.stderr.write("Monitor stopped.\n")
+    return .success
+  }
+
+  private func makeNotifiers(_ context: CommandContext) throws -> [any Notifier] {
+    var notifiers: [any Notifier] = []
+    do {
+      for command in commands {
+        notifiers.append(try CommandNotifier(command: command, environment: context.environment, currentDirectory: context.currentDirectory))
+      }
+      if let secretFile, !webhooks.isEmpty {
+        let (secret, exposed) = try WebhookNotifier.readSecret(path: context.resolve(secretFile))
+        if exposed {
+          context.stderr.write("Warning: \(secretFile) can be read by other users; anyone who has the secret can forge events (chmod 600 \(secretFile)).\n")
+        }
+        for url in webhooks { notifiers.append(try WebhookNotifier(url: url, secret: secret)) }
+      }
+    } catch {
+      throw UsageError(error.message)
+    }
+    return notifiers
+  }
+}
+
+/// Where a monitor's events go: JSON lines to the log file and/or standard output, human lines
+/// to a terminal.
+struct EventOutput: Sendable {
+  let log: EventLog?
+  let jsonToStdout: Bool
+  let humanToStdout: Bool
+  let context: CommandContext
+  private let logFailed = Flag()
+
+  /// JSON lines to `log` (when given) and to standard output when it is not a terminal (and no
+  /// log was given) or with `json`; human lines on a terminal otherwise.
+  init(log: String?, json: Bool, context: CommandContext) throws {
+    if let log {
+      do { self.log = try EventLog(path: log) } catch { throw CommandFailure("\(error)") }
+      if self.log?.readableByOthers == true {
+        context.stderr.write("Warning: \(log) can be read by other users; events name the watch and its changes (chmod 600 \(log)).\n")
+      }
+    } else {
+      self.log = nil
+    }
+    jsonToStdout = json || (log == nil && !context.stdoutIsTerminal)
+    humanToStdout = context.stdoutIsTerminal && !jsonToStdout
+    self.context = context
+  }
+
+  func write(_ event: MonitorEvent) {
+    if let log {
+      do { try log.append(event.jsonLine) } catch {
+        if !logFailed.isSet {
+          logFailed.set()
+          context.stderr.write("Error: \(error); events go on to the other outputs.\n")
+        }
+      }
+    }
+    if jsonToStdout { context.stdout.write(event.jsonLine + "\n") }
+    if humanToStdout { context.stdout.write(event.humanLine + "\n") }
+  }
+}

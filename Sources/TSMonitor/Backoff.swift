@@ -1,0 +1,54 @@
+import Foundation
+
+/// Exponential backoff: how long to wait before each retry (reconnecting to a watch, delivering
+/// an SOS). The first wait is `initial`, each next one `factor` times longer, never more than
+/// `maximum`; each wait is shortened by up to `jitter` (a fraction) at random, so many monitors
+/// that lost one bridge do not all come back in the same instant.
+public struct Backoff: Sendable {
+  /// How the waits grow.
+  public struct Policy: Hashable, Sendable {
+    /// The first wait.
+    public var initial: Duration
+    /// The longest wait.
+    public var maximum: Duration
+    /// How much longer each wait is than the one before (≥ 1).
+    public var factor: Double
+    /// The largest fraction (0…1) taken off a wait at random.
+    public var jitter: Double
+
+    /// A policy; the defaults double each wait and take up to a tenth off at random.
+    public init(initial: Duration, maximum: Duration, factor: Double = 2, jitter: Double = 0.1) {
+      self.initial = initial
+      self.maximum = max(initial, maximum)
+      self.factor = max(1, factor)
+      self.jitter = min(1, max(0, jitter))
+    }
+  }
+
+  /// The policy.
+  public let policy: Policy
+  /// Retries so far since the last `reset()`.
+  public private(set) var attempts = 0
+  private var random: @Sendable () -> Double
+
+  /// Backoff by `policy`; `random` gives numbers in 0..<1 (tests pass a fixed one).
+  public init(_ policy: Policy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    self.policy = policy
+    self.random = random
+  }
+
+  /// The wait before the next retry, counting it.
+  public mutating func next() -> Duration {
+    let base = Self.seconds(policy.initial) * Foundation.pow(policy.factor, Double(min(attempts, 64)))
+    attempts += 1
+    let capped = min(base, Self.seconds(policy.maximum))
+    return .milliseconds(Int64((capped * (1 - policy.jitter * random()) * 1000).rounded()))
+  }
+
+  /// Starts again from `initial` (after a success).
+  public mutating func reset() { attempts = 0 }
+
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+}

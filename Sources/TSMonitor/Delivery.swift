@@ -1,0 +1,105 @@
+import Foundation
+import TSApply
+
+/// Delivers outbox entries to every notifier, each retried with backoff until it succeeds, and
+/// keeps the outbox in step: a notifier's success is recorded in the entry, and the entry is
+/// removed when every notifier has succeeded. Entries are delivered side by side, so one
+/// unreachable receiver never holds back another event or another notifier.
+public actor Delivery {
+  /// What happened to a delivery, for the monitor to report.
+  public enum Report: Sendable {
+    /// An attempt failed; the next one is in `retryIn`.
+    case attemptFailed(id: String, notifier: String, attempt: Int, reason: String, retryIn: Duration)
+    /// The notifier succeeded (after `attempts` attempts).
+    case delivered(id: String, notifier: String, attempts: Int)
+    /// Every notifier succeeded; the entry left the outbox.
+    case completed(id: String)
+    /// The outbox could not be updated (the entry stays, so it is delivered again later).
+    case outboxFailed(id: String, error: SecureFileError)
+  }
+
+  /// The outbox delivered from.
+  public let outbox: Outbox
+  /// The notifiers every entry goes to.
+  public let notifiers: [any Notifier]
+  private let policy: Backoff.Policy
+  private let report: @Sendable (Report) -> Void
+  private var running: [String: Task<Void, Never>] = [:]
+  private var stopping = false
+
+  /// Delivery from `outbox` to `notifiers`, retrying by `policy`, telling `report` what happens.
+  public init(outbox: Outbox, notifiers: [any Notifier], policy: Backoff.Policy,
+              report: @escaping @Sendable (Report) -> Void) {
+    self.outbox = outbox
+    self.notifiers = notifiers
+    self.policy = policy
+    self.report = report
+  }
+
+  /// Starts delivering `entry` (already in the outbox) unless it is being delivered.
+  public func start(_ entry: Outbox.Entry) {
+    guard !stopping, running[entry.id] == nil, !notifiers.isEmpty else { return }
+    running[entry.id] = Task { await self.deliver(entry) }
+  }
+
+  /// Entries being delivered now.
+  public var inFlight: Int { running.count }
+
+  /// Waits until nothing is being delivered (for tests and benchmarks).
+  public func idle() async {
+    while let task = running.values.first { await task.value }
+  }
+
+  /// Stops delivering: waits up to `grace` for attempts under way to finish, then cancels the
+  /// rest (a command being run is killed). What was not delivered stays in the outbox.
+  public func stop(grace: Duration) async {
+    stopping = true
+    let tasks = Array(running.values)
+    let deadline = ContinuousClock.now + grace
+    let waiter = Task {
+      for task in tasks { await task.value }
+    }
+    while running.count > 0 && ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    for task in running.values { task.cancel() }
+    await waiter.value
+  }
+
+  private func deliver(_ entry: Outbox.Entry) async {
+    let remaining = notifiers.filter { !entry.delivered.contains($0.key) }
+    let policy = self.policy, report = self.report
+    await withTaskGroup(of: (any Notifier)?.self) { group in
+      for notifier in remaining {
+        group.addTask {
+          var backoff = Backoff(policy)
+          var attempt = 0
+          while !Task.isCancelled {
+            attempt += 1
+            guard let reason = await notifier.deliver(id: entry.id, body: entry.body) else {
+              report(.delivered(id: entry.id, notifier: notifier.name, attempts: attempt))
+              return notifier
+            }
+            if Task.isCancelled { break }
+            let wait = backoff.next()
+            report(.attemptFailed(id: entry.id, notifier: notifier.name, attempt: attempt, reason: reason, retryIn: wait))
+            try? await Task.sleep(for: wait)
+          }
+          return nil
+        }
+      }
+      for await succeeded in group {
+        if let succeeded { record(entry.id, succeeded.key) }
+      }
+    }
+    if let now = outbox.entry(entry.id), notifiers.allSatisfy({ now.delivered.contains($0.key) }) {
+      outbox.remove(entry.id)
+      report(.completed(id: entry.id))
+    }
+    running[entry.id] = nil
+  }
+
+  private func record(_ id: String, _ key: String) {
+    do { try outbox.markDelivered(id, by: key) } catch { report(.outboxFailed(id: id, error: error)) }
+  }
+}

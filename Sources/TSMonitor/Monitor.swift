@@ -1,0 +1,677 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSEngine
+import TSManifest
+import TSModel
+import TSPlan
+
+/// Watches one watch until stopped: reports what changed on it since the last apply (drift),
+/// heals drift through the engine's apply when asked, and forwards SOS presses to notifiers
+/// through a durable outbox. The machinery `tsapply monitor` runs, and that a fleet runner runs
+/// once per watch; front-ends parse options, render events and map the outcome to an exit status.
+///
+/// - **Listening and polling.** On connecting it registers the listeners the platform has
+///   (`DeviceCapabilities.contacts`: contacts changed, emergency contacts changed, SOS request)
+///   and reads the whole watch every `interval` (reminders have no listener anywhere; on Npk and
+///   Fit, contact changes are found only this way). A change a listener reports is checked at
+///   once. A listener answered with 2004 although the platform should have it is reported once
+///   and polled instead; any other listener error means the device lost its event stream (a
+///   bridge's), and the monitor reconnects.
+/// - **Offline.** A watch that cannot be opened or read is reported `offline` once per outage and
+///   tried again with backoff; `online` follows when it answers, with listeners registered again.
+/// - **Drift** is what `Watch.drift` finds (changed since the last apply), reported once per
+///   distinct drift; `resolved` when the watch holds what the last apply left again.
+/// - **Healing** (`reconcile`) is the engine's `Watch.apply` with automatic approval: backup, lock,
+///   verification and the safety gate are the engine's; an unsafe heal is refused unless
+///   `allowDestroy`, and the drift is then reported and left alone. At most `maxAppliesPerHour`
+///   heals in any hour: a watch that needs more keeps drifting back, which is reported once, and
+///   healing stops until a check finds no drift or the manifest changes.
+/// - **SOS**: each press becomes an event written to the outbox (`Outbox`) before the log line and
+///   before any notifier runs; `Delivery` retries every notifier until it succeeds. Entries left by
+///   an earlier run are delivered on start. One monitor per watch: the second refuses.
+public final class Monitor: @unchecked Sendable {
+  /// The engine watches are opened and healed through.
+  public let engine: Engine
+  /// What to watch and what is allowed.
+  public let settings: MonitorSettings
+  /// Who hears about SOS presses.
+  public let notifiers: [any Notifier]
+  private let emitEvent: @Sendable (MonitorEvent) -> Void
+  private let notice: @Sendable (String) -> Void
+  private let mailbox = Mailbox()
+  private let lock = NSLock()
+  private var generation = 0
+  private var stopping = false
+  private var session: Session?
+  private var refusals: Set<String> = []
+  private var reportedDeliveryFailures: Set<String> = []
+  private var warnedNoSOS = false
+
+  /// The outbox and delivery of the watch being monitored, set on first connecting.
+  private struct Session {
+    var identity: String
+    var profile: String
+    var outbox: Outbox
+    var delivery: Delivery
+  }
+
+  /// A monitor; `emit` gets every event in order (log it, show it), `notice` the lines for
+  /// people that are not events (what is delivered, what is left in the outbox, stopping).
+  public init(engine: Engine, settings: MonitorSettings, notifiers: [any Notifier],
+              emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+    self.engine = engine
+    self.settings = settings
+    self.notifiers = notifiers
+    self.emitEvent = emit
+    self.notice = notice
+  }
+
+  /// Asks `run()` to stop (callable from a signal handler's queue): no new check starts, an
+  /// apply under way stops between device calls, deliveries get `settings.stopGrace` to finish.
+  public func stop() {
+    locked { stopping = true }
+    mailbox.post(.stop)
+  }
+
+  /// Whether `stop()` was called.
+  public var isStopping: Bool { locked { stopping } }
+
+  // MARK: Running
+
+  /// Runs until `stop()`.
+  /// - Throws: `MonitorError.open` when the watch cannot be opened the first time because of how
+  ///   it was named or set up (the simulator's own errors, an unknown scheme) — a watch that is
+  ///   merely unreachable is reported `offline` and tried again; `.locked` when another monitor
+  ///   watches it; `.records` when its state folder cannot be written.
+  public func run() async throws(MonitorError) {
+    let interval = settings.interval
+    let ticker = Task { [mailbox] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: interval)
+        mailbox.post(.poll)
+      }
+    }
+    var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))
+    var watch: Watch?
+    var current = 0
+    var monitorLock: WatchLock?
+    var backoff = Backoff(settings.reconnect)
+    var offlineSince: Date?
+    var connectNow = true
+    var retry: Task<Void, Never>?
+    var failure: MonitorError?
+
+    func goOffline(_ reason: String, error: DeviceError?) {
+      if offlineSince == nil {
+        offlineSince = now()
+        emit(.offline, watch: locked { session?.identity } ?? chosenSpec(), message: "cannot reach the watch: \(reason); trying again with backoff",
+             fields: error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] } ?? ["error": .string(reason)])
+      }
+      retry = mailbox.post(.retry, after: backoff.next())
+    }
+
+    loop: while !isStopping {
+      if watch == nil && connectNow {
+        connectNow = false
+        do {
+          let opened = try await engine.open(settings.deviceSpec, mayCreate: false)
+          if monitorLock == nil {
+            do { monitorLock = try await startSession(opened) } catch {
+              await opened.close()
+              failure = error
+              break loop
+            }
+          }
+          current = locked { generation += 1; return generation }
+          let listening = await register(opened, generation: current)
+          watch = opened
+          emitOnline(opened, listening: listening, offlineFor: offlineSince.map { now().timeIntervalSince($0) })
+          offlineSince = nil
+          backoff.reset()
+          mailbox.post(.recheck)
+        } catch {
+          if monitorLock == nil, Self.isSetupError(error) {
+            failure = .open(error)
+            break loop
+          }
+          goOffline(Self.reason(error), error: Self.deviceError(error))
+        }
+      }
+      let wakes = await mailbox.next()
+      if wakes.contains(.stop) { break }
+      guard let connected = watch else {
+        if wakes.contains(.retry) { connectNow = true }
+        continue
+      }
+      if case .lost(_, let reason)? = wakes.first(where: { if case .lost(current, _) = $0 { true } else { false } }) {
+        await drop(connected)
+        watch = nil
+        goOffline(reason, error: nil)
+        continue
+      }
+      guard wakes.contains(.poll) || wakes.contains(.changed) || wakes.contains(.recheck) else { continue }
+      if case .offline(let error) = await check(connected, &tracking) {
+        await drop(connected)
+        watch = nil
+        goOffline(error.description, error: error)
+      }
+    }
+    ticker.cancel()
+    retry?.cancel()
+    if let watch { await drop(watch) }
+    if let delivery = locked({ session?.delivery }) {
+      if await delivery.inFlight > 0 { notice("Stopping: waiting up to \(Self.text(settings.stopGrace)) for deliveries under way; what is not delivered stays in the outbox.") }
+      await delivery.stop(grace: settings.stopGrace)
+    }
+    monitorLock?.release()
+    if let failure { throw failure }
+  }
+
+  /// One check, for cron (`--once`): opens the watch, reports drift (healing it when asked) and
+  /// returns whether there was drift. No listeners, no outbox, no monitor lock.
+  /// - Throws: `MonitorError.open` when the watch cannot be opened or read; `.check` when the
+  ///   manifest cannot be read or does not fit the watch, or the check failed otherwise.
+  public func checkOnce() async throws(MonitorError) -> Bool {
+    let watch: Watch
+    do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch { throw .open(error) }
+    var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))
+    let result = await check(watch, &tracking)
+    await watch.close()
+    switch result {
+    case .clean: return false
+    case .drifted: return true
+    case .offline(let error): throw .open(.device(error))
+    case .failed(let message): throw .check(message)
+    }
+  }
+
+  /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox holds.
+  private func startSession(_ watch: Watch) async throws(MonitorError) -> WatchLock {
+    do { try watch.home.prepare(profile: watch.capabilities.profile) } catch { throw .records(error) }
+    let held: WatchLock
+    do {
+      held = try await WatchLock.acquire(at: watch.home.monitorLockPath,
+                                         holder: WatchLock.currentHolder(command: settings.commandLine, now: now()),
+                                         timeout: .zero)
+    } catch {
+      throw .locked(error)
+    }
+    let outbox = Outbox(directory: watch.home.outboxDirectory)
+    let delivery = Delivery(outbox: outbox, notifiers: notifiers, policy: settings.delivery) { [weak self] report in
+      self?.delivered(report)
+    }
+    locked { session = Session(identity: watch.identity, profile: watch.capabilities.profile, outbox: outbox, delivery: delivery) }
+    let (entries, unreadable) = outbox.entries()
+    for file in unreadable {
+      emit(.error, watch: watch.identity, message: "cannot read the outbox entry \(file); it is left there for a person to look at",
+           fields: ["reason": .string("outbox"), "file": .string(file)])
+    }
+    if !entries.isEmpty {
+      notice(notifiers.isEmpty
+        ? "\(entries.count) undelivered SOS event\(entries.count == 1 ? "" : "s") wait in \(outbox.directory); no notifier is configured (--on-sos, --webhook)."
+        : "Delivering \(entries.count) SOS event\(entries.count == 1 ? "" : "s") left in the outbox by an earlier run.")
+      for entry in entries { await delivery.start(entry) }
+    }
+    return held
+  }
+
+  /// Stops listening to `watch` (its handlers are ignored from now on) and releases it.
+  private func drop(_ watch: Watch) async {
+    locked { generation += 1 }
+    await watch.close()
+  }
+
+  // MARK: Listeners
+
+  /// A listener, by its JSON name.
+  enum Listener: String, CaseIterable {
+    case contacts
+    case emergency = "emergency_contacts"
+    case sos
+
+    /// What it reports, for messages.
+    var reports: String {
+      switch self {
+      case .contacts: "contact changes"
+      case .emergency: "emergency-contact changes"
+      case .sos: "SOS presses"
+      }
+    }
+  }
+
+  /// How each listener is served on a platform with `contacts`: `listening` (registered),
+  /// `polled` (the platform never reports it, so the periodic read finds it), `unsupported` (SOS
+  /// where the platform cannot report it) or `none` (the platform has no such list). The
+  /// `listeners` field of `online` events, and the table in docs/monitor.md.
+  static func listeners(for contacts: ContactCapabilities) -> [Listener: String] {
+    [
+      .contacts: contacts.maxContacts == 0 ? "none" : contacts.contactsChangedListener ? "listening" : "polled",
+      .emergency: !contacts.supportsEmergencyContacts ? "none" : contacts.emergencyContactsChangedListener ? "listening" : "polled",
+      .sos: contacts.sosRequestListener ? "listening" : "unsupported",
+    ]
+  }
+
+  /// Registers the listeners `listeners(for:)` says the platform has.
+  private func register(_ watch: Watch, generation: Int) async -> [Listener: String] {
+    let listening = Self.listeners(for: watch.capabilities.contacts)
+    if listening[.contacts] == "listening" {
+      await watch.device.registerContactsDidChange(changeHandler(.contacts, generation: generation))
+    }
+    if listening[.emergency] == "listening" {
+      await watch.device.registerEmergencyContactsDidChange(changeHandler(.emergency, generation: generation))
+    }
+    if listening[.sos] == "listening" {
+      let identity = watch.identity, profile = watch.capabilities.profile
+      await watch.device.registerSOSRequest { [weak self] error in
+        guard let self, self.isCurrent(generation) else { return }
+        if let error { return self.listenerFailed(.sos, error, generation: generation) }
+        self.sosPressed(watch: identity, profile: profile)
+      }
+    }
+    return listening
+  }
+
+  private func changeHandler(_ listener: Listener, generation: Int) -> @Sendable (Result<[Contact], DeviceError>) -> Void {
+    { [weak self] result in
+      guard let self, self.isCurrent(generation) else { return }
+      switch result {
+      case .success: self.mailbox.post(.changed)
+      case .failure(let error): self.listenerFailed(listener, error, generation: generation)
+      }
+    }
+  }
+
+  private func isCurrent(_ generation: Int) -> Bool { locked { self.generation == generation && !stopping } }
+
+  /// 2004: refused (reported once per listener for the monitor's life, then polled); anything
+  /// else: the event stream broke, so reconnect.
+  private func listenerFailed(_ listener: Listener, _ error: DeviceError, generation: Int) {
+    guard error.code == .notSupport else {
+      return mailbox.post(.lost(generation: generation, reason: "the \(listener.rawValue) listener failed: \(error)"))
+    }
+    let (first, identity) = locked { (refusals.insert(listener.rawValue).inserted, session?.identity ?? chosenSpec()) }
+    guard first else { return }
+    let consequence = listener == .sos
+      ? "SOS presses on this watch cannot be reported"
+      : "\(listener.reports) are found by reading the watch every \(Self.text(settings.interval)) instead"
+    emit(.error, watch: identity, message: "the watch refused the \(listener.rawValue) listener (\(error)); \(consequence)",
+         fields: ["reason": .string("listener_refused"), "listener": .string(listener.rawValue),
+                  "code": .integer(error.code.rawValue), "domain": .string(error.domain.rawValue)])
+  }
+
+  // MARK: SOS
+
+  /// An SOS press: into the outbox first (on disk before anything else happens), then the log,
+  /// then the notifiers.
+  private func sosPressed(watch: String, profile: String) {
+    let event = MonitorEvent(time: now(), watch: watch, kind: .sos, message: "SOS pressed on the watch",
+                             fields: ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName)])
+    let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
+    let session = locked { self.session }
+    if let session, !notifiers.isEmpty {
+      do {
+        try session.outbox.put(entry)
+      } catch {
+        emit(.error, watch: watch, message: "the SOS could not be stored in the outbox (\(error)); delivering it without the outbox, so a restart would not deliver it again",
+             fields: ["reason": .string("outbox"), "event_id": .string(event.id)])
+      }
+    }
+    emitEvent(event)
+    if let session, !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
+  }
+
+  private func delivered(_ report: Delivery.Report) {
+    let identity = locked { session?.identity } ?? chosenSpec()
+    switch report {
+    case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
+      notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
+      if locked({ reportedDeliveryFailures.insert(id + "\u{0}" + notifier).inserted }) {
+        emit(.error, watch: identity, message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
+             fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
+      }
+    case .delivered(let id, let notifier, let attempts):
+      notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
+    case .completed(let id):
+      notice("SOS \(id): every notifier succeeded; removed from the outbox.")
+    case .outboxFailed(let id, let error):
+      emit(.error, watch: identity, message: "cannot update the outbox entry of SOS \(id): \(error); it may be delivered again",
+           fields: ["reason": .string("outbox"), "event_id": .string(id)])
+    }
+  }
+
+  // MARK: Checks
+
+  /// What one check found.
+  enum CheckResult {
+    case clean
+    case drifted
+    case offline(DeviceError)
+    case failed(String)
+  }
+
+  /// What the loop remembers between checks.
+  struct Tracking {
+    /// The drift reported last: its signature (digest of its changes) and event id.
+    var reported: (signature: String, id: String)?
+    /// The last heal attempt: for which drift and manifest, and whether to try again.
+    var lastHeal: (key: String, retry: Bool)?
+    /// Whether a heal was applied since the drift was reported (so its end is the heal's doing).
+    var healed = false
+    /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
+    var suspendedFor: String?
+    var budget: ApplyBudget
+    /// The last manifest problem reported, so each is reported once.
+    var manifestProblem: String?
+    var noRecordNoted = false
+  }
+
+  /// Reads the manifest and the watch, reports drift and its end, heals when asked.
+  private func check(_ watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
+    let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
+    guard let manifest = loaded.manifest, let bytes = loaded.source else {
+      return manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+    }
+    let document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
+                                    bytes: bytes, path: settings.manifestPath)
+    let report: DriftReport
+    do {
+      report = try await watch.drift(document)
+    } catch {
+      switch error {
+      case .device(let deviceError): return .offline(deviceError)
+      case .invalid(let input): return manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      default: return .failed(mask(error.description))
+      }
+    }
+    tracking.manifestProblem = nil
+    guard report.hasRecord else {
+      if !tracking.noRecordNoted {
+        tracking.noRecordNoted = true
+        notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it (SOS is still forwarded).")
+      }
+      return .clean
+    }
+    tracking.noRecordNoted = false
+    guard !report.drift.isEmpty else {
+      if let reported = tracking.reported {
+        emit(.resolved, watch: watch.identity,
+             message: tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again",
+             fields: ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)])
+      }
+      tracking.reported = nil
+      tracking.healed = false
+      tracking.lastHeal = nil
+      tracking.suspendedFor = nil
+      return .clean
+    }
+    let changes = JSONPlanRenderer.changes(report.drift, redact: false)
+    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
+    let manifestDigest = SHA256Digest.hex(of: bytes)
+    let isNew = signature != tracking.reported?.signature
+    if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
+    var outcome = HealOutcome.off
+    if settings.reconcile {
+      let key = signature + manifestDigest
+      if tracking.suspendedFor != nil {
+        outcome = .rateLimited
+      } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
+        outcome = await heal(watch, document, &tracking)
+        tracking.lastHeal = (key, outcome.retryable)
+        if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
+      } else {
+        outcome = .unchanged
+      }
+    }
+    let driftID: String
+    if isNew {
+      let event = driftEvent(report, outcome: outcome, watch: watch)
+      emitEvent(event)
+      driftID = event.id
+      tracking.reported = (signature, event.id)
+      tracking.healed = false
+    } else {
+      driftID = tracking.reported?.id ?? ""
+    }
+    switch outcome {
+    case .applied(let applied):
+      tracking.healed = true
+      emit(.applied, watch: watch.identity,
+           message: "healed the drift: \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
+             + (applied.backupPath.map { " (backup \($0))" } ?? ""),
+           fields: ["drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
+                    "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
+                    "addresses": .array(applied.plan.resourceChanges.map { .string($0.address.rawValue) })])
+      mailbox.post(.recheck)
+    case .failed(let message) where !isNew:
+      emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
+           fields: ["reason": .string("apply"), "drift_id": .string(driftID), "error": .string(message)])
+    default:
+      break
+    }
+    return .drifted
+  }
+
+  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) -> CheckResult {
+    let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
+      + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
+    let message = "cannot use \(settings.manifestName): \(text.isEmpty ? "it could not be read" : text); drift is not checked until it is fixed"
+    if tracking.manifestProblem != message {
+      tracking.manifestProblem = message
+      emit(.error, watch: watch.identity, message: message, fields: ["reason": .string("manifest")])
+    }
+    return .failed(message)
+  }
+
+  // MARK: Healing
+
+  /// What healing did about a drift.
+  enum HealOutcome {
+    /// Not asked to heal.
+    case off
+    /// Already tried for this drift and manifest; nothing new to do.
+    case unchanged
+    /// Applied and verified.
+    case applied(ApplyReport)
+    /// The engine's safety gate refused it.
+    case unsafe([SafetyFinding])
+    /// The manifest does not manage what drifted: nothing to apply.
+    case nothing
+    /// The hourly budget is spent: the watch keeps drifting back.
+    case rateLimited
+    /// Another tsapply holds the watch's lock; tried again at the next check.
+    case locked(String)
+    /// The apply failed (tried again at the next check, within the budget).
+    case failed(String)
+
+    var retryable: Bool {
+      switch self {
+      case .locked, .failed: true
+      default: false
+      }
+    }
+
+    /// The `reconcile` field of a drift event.
+    var word: String {
+      switch self {
+      case .off: "off"
+      case .unchanged: "unchanged"
+      case .applied: "applied"
+      case .unsafe: "unsafe"
+      case .nothing: "nothing"
+      case .rateLimited: "rate_limited"
+      case .locked: "locked"
+      case .failed: "failed"
+      }
+    }
+  }
+
+  private func heal(_ watch: Watch, _ document: ManifestDocument, _ tracking: inout Tracking) async -> HealOutcome {
+    let time = now()
+    guard tracking.budget.allows(at: time) else {
+      let used = tracking.budget.used(at: time)
+      emit(.error, watch: watch.identity,
+           message: "the watch keeps drifting back: healed \(used) time\(used == 1 ? "" : "s") in the last hour (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(settings.manifestName) changes",
+           fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used)])
+      return .rateLimited
+    }
+    let options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
+                               command: settings.commandLine, stop: MonitorStop(monitor: self))
+    do {
+      switch try await watch.apply(document, options: options) {
+      case .noChanges: return .nothing
+      case .applied(let report):
+        tracking.budget.record(at: time)
+        return .applied(report)
+      }
+    } catch {
+      switch error {
+      case .unsafe(_, let findings): return .unsafe(findings)
+      case .locked(let failure): return .locked(failure.description)
+      default:
+        // Counted like an apply, so a heal that keeps failing is not tried more often either.
+        tracking.budget.record(at: time)
+        return .failed(mask(error.description))
+      }
+    }
+  }
+
+  private func driftEvent(_ report: DriftReport, outcome: HealOutcome, watch: Watch) -> MonitorEvent {
+    let addresses = report.drift.map(\.address.rawValue)
+    var fields: [String: JSONValue] = [
+      "changes": JSONPlanRenderer.changes(report.drift, redact: !settings.showSensitive),
+      "addresses": .array(addresses.map(JSONValue.string)),
+      "reconcile": .string(outcome.word),
+      "pending": .integer(report.pending.resourceChanges.count),
+    ]
+    let what = report.drift.map { change in
+      let counts = ContactCounts(change.fields)
+      return ControlCharacters.escaped(change.address.rawValue) + (counts.isEmpty ? "" : " (\(counts.summary))")
+    }.joined(separator: ", ")
+    let result: String
+    switch outcome {
+    case .off: result = "not healed (--reconcile not given)"
+    case .unchanged: result = "healing already tried"
+    case .applied: result = "healing it"
+    case .unsafe(let findings):
+      fields["findings"] = JSONPlanRenderer.findings(findings)
+      result = "not healed: undoing it is unsafe (" + findings.map(\.description).joined(separator: "; ")
+        + "); left alone (--allow-destroy would allow it)"
+    case .nothing: result = "\(settings.manifestName) does not manage it, so there is nothing to heal"
+    case .rateLimited: result = "not healed: the watch keeps drifting back"
+    case .locked(let reason):
+      fields["error"] = .string(reason)
+      result = "not healed yet: \(reason); trying again at the next check"
+    case .failed(let reason):
+      fields["error"] = .string(reason)
+      result = "healing failed: \(reason)"
+    }
+    return MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
+                        message: "\(what) changed on the watch since the last apply; \(result)", fields: fields)
+  }
+
+  // MARK: Reporting
+
+  private func emitOnline(_ watch: Watch, listening: [Listener: String], offlineFor: TimeInterval?) {
+    let heard = Listener.allCases.filter { listening[$0] == "listening" }.map(\.reports)
+    let polled = Listener.allCases.filter { listening[$0] == "polled" }.map(\.reports)
+    var message = offlineFor.map { String(format: "the watch answers again after %.1fs; ", $0) } ?? ""
+    message += "watching \(watch.identity) (\(watch.capabilities.profile)): "
+    message += heard.isEmpty ? "no listener; " : "listening for \(heard.joined(separator: ", ")); "
+    message += "reading the watch every \(Self.text(settings.interval))"
+    if !polled.isEmpty { message += " (\(polled.joined(separator: ", ")) found that way)" }
+    if listening[.sos] == "unsupported" {
+      message += "; this platform cannot report SOS presses"
+      if !notifiers.isEmpty && locked({ () -> Bool in defer { warnedNoSOS = true }; return !warnedNoSOS }) {
+        notice("Warning: \(watch.capabilities.profile) watches cannot report SOS presses (docs/platforms.md \"Listeners\"), so --on-sos and --webhook can never run for this watch.")
+      }
+    }
+    var fields: [String: JSONValue] = [
+      "profile": .string(watch.capabilities.profile),
+      "listeners": .object(Dictionary(uniqueKeysWithValues: listening.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+      "interval_seconds": .number(Backoff.seconds(settings.interval)),
+      "reconcile": .bool(settings.reconcile),
+      "has_record": .bool(watch.lastApplied() != nil),
+    ]
+    if let offlineFor { fields["offline_seconds"] = .number((offlineFor * 1000).rounded() / 1000) }
+    emit(.online, watch: watch.identity, message: message, fields: fields)
+  }
+
+  private func emit(_ kind: MonitorEvent.Kind, watch: String, message: String, fields: [String: JSONValue] = [:]) {
+    emitEvent(MonitorEvent(time: now(), watch: watch, kind: kind, message: message, fields: fields))
+  }
+
+  /// Phone-like text masked unless `showSensitive`: for what can quote a manifest or a
+  /// contact (diagnostics, apply failures). Device and delivery errors are shown as they are:
+  /// they name no contact, and masking would hide the addresses and ports they do name.
+  private func mask(_ text: String) -> String { settings.showSensitive ? text : PhoneRedaction.redactPhoneLike(text) }
+
+  private func now() -> Date { engine.now() }
+
+  private func chosenSpec() -> String {
+    engine.registry.chosenSpec(settings.deviceSpec, environment: engine.environment).spec
+  }
+
+  private func locked<T>(_ body: () -> T) -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    return body()
+  }
+
+  /// Errors of opening a watch that retrying cannot cure: the simulator's own (a missing or
+  /// corrupted state file, bad simulation settings) and an unknown scheme (1004).
+  static func isSetupError(_ error: EngineError) -> Bool {
+    guard case .device(let device) = error else { return true }
+    return device.domain == .simulator || device.code == .sdkConfigError
+  }
+
+  static func deviceError(_ error: EngineError) -> DeviceError? {
+    if case .device(let device) = error { device } else { nil }
+  }
+
+  static func reason(_ error: EngineError) -> String { "\(error)" }
+
+  /// `5m`, `1m30s`, `200ms`: a duration as `--interval` spells it.
+  static func text(_ duration: Duration) -> String {
+    let milliseconds = Int64((Backoff.seconds(duration) * 1000).rounded())
+    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    var seconds = milliseconds / 1000
+    var text = ""
+    if seconds >= 3600 { text += "\(seconds / 3600)h"; seconds %= 3600 }
+    if seconds >= 60 { text += "\(seconds / 60)m"; seconds %= 60 }
+    if seconds > 0 || text.isEmpty { text += "\(seconds)s" }
+    return text
+  }
+}
+
+/// The stop request a monitor's heals run with: asks the engine to stop between device calls
+/// once the monitor is stopping. Installs nothing (the front-end owns the signal handlers).
+struct MonitorStop: StopRequest {
+  let monitor: Monitor
+  func begin() {}
+  var isRequested: Bool { monitor.isStopping }
+  func end() {}
+}
+
+/// Why a monitor did not run (or `--once` did not check).
+public enum MonitorError: Error, Sendable, CustomStringConvertible {
+  /// The watch could not be opened: named wrongly, not set up, or (for `--once`) unreachable.
+  case open(EngineError)
+  /// Another monitor watches this watch.
+  case locked(LockFailure)
+  /// The watch's state folder cannot be written.
+  case records(SecureFileError)
+  /// The check could not be made (the manifest cannot be used, or the check failed).
+  case check(String)
+
+  public var description: String {
+    switch self {
+    case .open(let error): "\(error)"
+    case .locked(.held(let holder, _, _)):
+      "another tsapply monitor watches this watch" + (holder.map { ": \($0)" } ?? "") + "; one monitor per watch"
+    case .locked(let failure): "\(failure)"
+    case .records(let error): "cannot keep tsapply's records for this watch: \(error)"
+    case .check(let message): message
+    }
+  }
+}

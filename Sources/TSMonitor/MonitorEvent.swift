@@ -1,0 +1,109 @@
+import Foundation
+import TSModel
+
+/// One thing a monitor saw or did, as it is logged (one JSON object per line), shown (one human
+/// line) and, for an SOS, delivered to the notifiers.
+///
+/// Every event has `time` (UTC, milliseconds), `watch` (the watch's identity), `kind`, `id` and a
+/// one-line `message` for people; the kind's own fields are in `fields` (docs/monitor.md
+/// "Events"). Phone numbers are masked in `fields` and `message` unless the monitor was told to
+/// show them (`--show-sensitive`).
+public struct MonitorEvent: Hashable, Sendable {
+  /// What happened.
+  public enum Kind: String, Hashable, Sendable, CaseIterable {
+    /// The watch changed since the last apply (`changes`: resource changes, `before` = what the
+    /// apply left, `after` = now), and what healing did about it (`reconcile`).
+    case drift
+    /// The drift reported last (`drift_id`) is gone: the watch holds what the last apply left.
+    case resolved
+    /// The wearer pressed SOS.
+    case sos
+    /// The watch (or the bridge in front of it) cannot be reached; the monitor keeps retrying.
+    case offline
+    /// The watch is reached: at start and after each outage, with what is listened for and polled.
+    case online
+    /// The monitor healed drift through the engine's apply (`drift_id`, counts, `backup`).
+    case applied
+    /// Something the monitor was asked to do failed or was refused (`reason`).
+    case error
+  }
+
+  /// When it happened.
+  public var time: Date
+  /// The watch's identity (`Device.identity`).
+  public var watch: String
+  /// What happened.
+  public var kind: Kind
+  /// Unique, so receivers can drop a second delivery of the same event.
+  public var id: String
+  /// One line for people (already masked as configured).
+  public var message: String
+  /// The kind's own fields, by JSON key.
+  public var fields: [String: JSONValue]
+
+  /// An event; `id` defaults to a new one for `time`.
+  public init(time: Date, watch: String, kind: Kind, id: String? = nil, message: String,
+              fields: [String: JSONValue] = [:]) {
+    self.time = time
+    self.watch = watch
+    self.kind = kind
+    self.id = id ?? Self.newID(time: time)
+    self.message = message
+    self.fields = fields
+  }
+
+  /// A new event id: the UTC time to the millisecond and 64 random bits in hex,
+  /// e.g. `20261201T093000.123Z-5e1b7a90c4d2e6f1`. Ids sort by time.
+  public static func newID(time: Date) -> String {
+    let compact = timestamp(time).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+    return compact + "-" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
+  }
+
+  /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z`.
+  public static func timestamp(_ time: Date) -> String {
+    let total = Int64((time.timeIntervalSince1970 * 1000).rounded())
+    var (whole, milliseconds) = total.quotientAndRemainder(dividingBy: 1000)
+    if milliseconds < 0 { (whole, milliseconds) = (whole - 1, milliseconds + 1000) }
+    var seconds = time_t(whole)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds))
+  }
+
+  /// The whole event as one JSON object: the common keys and `fields`.
+  public var json: JSONValue {
+    var object = fields
+    object["time"] = .string(Self.timestamp(time))
+    object["watch"] = .string(watch)
+    object["kind"] = .string(kind.rawValue)
+    object["id"] = .string(id)
+    object["message"] = .string(message)
+    return .object(object)
+  }
+
+  /// The event as compact JSON with sorted keys on one line, without the newline (control
+  /// characters in text are escaped, so it never spans lines): the log line and the webhook body.
+  public var jsonLine: String { Self.compact(json) }
+
+  /// `value` as compact JSON, keys sorted, slashes unescaped.
+  public static func compact(_ value: JSONValue) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { return "{}" }
+    // JSONEncoder leaves U+2028 and U+2029 as they are; some line readers split on them.
+    return String(decoding: data, as: UTF8.self)
+      .replacingOccurrences(of: "\u{2028}", with: "\\u2028").replacingOccurrences(of: "\u{2029}", with: "\\u2029")
+  }
+
+  /// One line for a terminal: local time, kind, message (control characters escaped), e.g.
+  /// `09:31:02 drift     contacts changed on the watch …`.
+  public var humanLine: String {
+    var seconds = time_t(time.timeIntervalSince1970.rounded(.down))
+    var parts = tm()
+    localtime_r(&seconds, &parts)
+    let clock = String(format: "%02d:%02d:%02d", Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    let label = (kind == .sos ? "SOS" : kind.rawValue).padding(toLength: 9, withPad: " ", startingAt: 0)
+    return "\(clock) \(label)\(ControlCharacters.escaped(message))"
+  }
+}

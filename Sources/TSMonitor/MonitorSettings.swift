@@ -1,0 +1,62 @@
+import Foundation
+
+/// What a monitor watches and what it may do: the front-end's options, parsed.
+public struct MonitorSettings: Sendable {
+  /// The watch (`--device`; `nil`: `TSAPPLY_DEVICE`, else the default). Never created.
+  public var deviceSpec: String?
+  /// Absolute path of the manifest, read again at every check (so a `git pull` is picked up).
+  public var manifestPath: String
+  /// The manifest as the user named it, for messages.
+  public var manifestName: String
+  /// How often the watch is read (`--interval`, default 5 minutes).
+  public var interval: Duration
+  /// Whether drift is healed through the engine's apply (`--reconcile`).
+  public var reconcile: Bool
+  /// Whether healing may make unsafe changes (`--allow-destroy`); without it the engine's
+  /// safety gate refuses them and the drift is reported and left alone.
+  public var allowDestroy: Bool
+  /// Heals allowed in any hour (`--max-applies-per-hour`, default 6).
+  public var maxAppliesPerHour: Int
+  /// Whether events show phone numbers (`--show-sensitive`); masked by default.
+  public var showSensitive: Bool
+  /// The command line, recorded as the holder of the monitor lock and of each heal's apply lock.
+  public var commandLine: String
+  /// Waits between reconnection attempts.
+  public var reconnect: Backoff.Policy
+  /// Waits between delivery attempts of one notifier.
+  public var delivery: Backoff.Policy
+  /// How long a stopping monitor waits for deliveries under way.
+  public var stopGrace: Duration
+
+  /// The default interval: five minutes.
+  public static let defaultInterval = Duration.seconds(300)
+  /// The default `--max-applies-per-hour`.
+  public static let defaultMaxAppliesPerHour = 6
+
+  /// Settings for watching the manifest at `manifestPath` (absolute; `manifestName` as the user
+  /// wrote it); the rest as the options' defaults.
+  public init(manifestPath: String, manifestName: String, deviceSpec: String? = nil,
+              interval: Duration = MonitorSettings.defaultInterval, reconcile: Bool = false, allowDestroy: Bool = false,
+              maxAppliesPerHour: Int = MonitorSettings.defaultMaxAppliesPerHour, showSensitive: Bool = false,
+              commandLine: String = "tsapply monitor") {
+    self.manifestPath = manifestPath
+    self.manifestName = manifestName
+    self.deviceSpec = deviceSpec
+    self.interval = interval
+    self.reconcile = reconcile
+    self.allowDestroy = allowDestroy
+    self.maxAppliesPerHour = maxAppliesPerHour
+    self.showSensitive = showSensitive
+    self.commandLine = commandLine
+    reconnect = Self.reconnectPolicy(interval: interval)
+    delivery = Backoff.Policy(initial: .milliseconds(500), maximum: .seconds(300))
+    stopGrace = .seconds(5)
+  }
+
+  /// Reconnection waits for `interval`: from one second (or the interval, when shorter), doubling,
+  /// up to the interval (at least one second, at most five minutes), so a watch is tried again
+  /// at least as often as it would be read.
+  public static func reconnectPolicy(interval: Duration) -> Backoff.Policy {
+    Backoff.Policy(initial: min(.seconds(1), interval), maximum: min(.seconds(300), max(.seconds(1), interval)))
+  }
+}

@@ -1,0 +1,351 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply monitor` as the built binary, against file-backed simulated watches changed by
+/// `tsapply device simulate` from other processes.
+@Suite(.serialized) struct MonitorCommandTests {
+  static let manifest = MonitorFixtures.manifest
+
+  /// A workspace whose watch (`--device sim:watch.json`, profile `profile`) holds `manifest`.
+  static func workspace(profile: String = "default", manifest: String = MonitorCommandTests.manifest,
+                        apply: Bool = true) throws -> URL {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    try manifest.write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let made = try run(["device", "init", "--profile", profile, "--device", "sim:watch.json"], in: directory)
+    #expect(made.status == 0, "\(made.stderr)")
+    if apply {
+      let applied = try run(["apply", "--auto-approve", "--allow-destroy", "--device", "sim:watch.json"], in: directory)
+      #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    }
+    return directory
+  }
+
+  /// `tsapply ARGUMENTS` in `directory`, with the workspace's own state folder (`state/`), as
+  /// the monitors it starts use.
+  static func run(_ arguments: [String], in directory: URL) throws -> ProcessResult {
+    try TSApplyBinary.run(arguments, in: directory, environment: ["TSAPPLY_STATE_DIR": directory.path + "/state"])
+  }
+
+  /// Makes a change on the watch (`tsapply device simulate WORDS`); returns when the state
+  /// file was written (its modification time read right after).
+  @discardableResult
+  static func simulate(_ words: [String], in directory: URL, device: String = "sim:watch.json") throws -> Date {
+    let result = try run(["device", "simulate"] + words + ["--device", device], in: directory)
+    #expect(result.status == 0, "\(result.stderr)")
+    let file = device.hasPrefix("sim:/") ? String(device.dropFirst(4)) : directory.path + "/" + device.dropFirst(4)
+    return (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date) ?? Date()
+  }
+
+  @Test(arguments: [
+    // (profile, change, interval): listeners report at once; polled platforms within an interval.
+    ("default", ["contact-add", "Zed", "+15550199"], "60s"),
+    ("fw", ["contact-add", "Zed", "+15550199"], "60s"),
+    ("fit", ["contact-add", "Zed", "+15550199"], "2s"),
+    ("npk", ["emergency-set", "Pop", "+15550112"], "2s"),
+  ])
+  func aWatchSideChangeIsReportedWithinOneInterval(_ profile: String, _ change: [String], _ interval: String) async throws {
+    let oneEmergencyContact = Self.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n", with: "")
+    let manifest = switch profile {
+    case "npk": "version: 1\nemergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n"
+    case "fit": oneEmergencyContact
+    default: Self.manifest
+    }
+    let directory = try Self.workspace(profile: profile, manifest: manifest)
+    let monitor = try MonitorProcess(["--interval", interval], in: directory)
+    let online = try await monitor.wait(for: "online")
+    let changed = try Self.simulate(change, in: directory)
+    let drift = try await monitor.wait(for: "drift")
+    let latency = try MonitorProcess.time(of: drift).timeIntervalSince(changed)
+    let listeners = online["listeners"] as? [String: String] ?? [:]
+    #expect(latency <= MonitorProcess.seconds(interval) + 5, "reported \(latency)s after the change")
+    if listeners[change[0] == "contact-add" ? "contacts" : "emergency_contacts"] == "listening" {
+      #expect(latency < 10, "a listener reports long before the \(interval) interval: \(latency)s")
+    }
+    #expect((drift["reconcile"] as? String) == "off")
+    #expect(!(drift["message"] as? String ?? "").isEmpty)
+    let stopped = monitor.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+  }
+
+  @Test func reconcileMakesTheWatchMatchAgainWithinTwoIntervals() async throws {
+    let directory = try Self.workspace()
+    let monitor = try MonitorProcess(["--reconcile", "--interval", "1s"], in: directory)
+    try await monitor.wait(for: "online")
+    let changed = try Self.simulate(["emergency-set", "Mom", "+15550110"], in: directory)
+    let drift = try await monitor.wait(for: "drift")
+    #expect((drift["reconcile"] as? String) == "applied")
+    let applied = try await monitor.wait(for: "applied")
+    #expect(applied["drift_id"] as? String == drift["id"] as? String)
+    #expect((applied["backup"] as? String)?.contains("/backups/") == true)
+    let resolved = try await monitor.wait(for: "resolved")
+    #expect(resolved["healed"] as? Bool == true)
+    let healedAfter = try MonitorProcess.time(of: resolved).timeIntervalSince(changed)
+    #expect(healedAfter <= 2 * 1 + 5, "the watch matched the manifest again \(healedAfter)s after the change")
+    let plan = try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory)
+    #expect(plan.status == 0, "the watch matches the manifest again: \(plan.stdout)")
+    #expect(monitor.stop().status == 0)
+  }
+
+  @Test func anUnsafeHealIsReportedAndLeftAlone() async throws {
+    let directory = try Self.workspace()
+    let monitor = try MonitorProcess(["--reconcile", "--interval", "500ms"], in: directory)
+    try await monitor.wait(for: "online")
+    try Self.simulate(["emergency-set", "Mom", "+15550110", "Dad", "+15550111", "Zed", "+15550199"], in: directory)
+    let drift = try await monitor.wait(for: "drift")
+    #expect((drift["reconcile"] as? String) == "unsafe")
+    #expect(((drift["findings"] as? [[String: Any]])?.first?["kind"] as? String) == "removes_emergency_contacts")
+    try await Task.sleep(for: .seconds(2))
+    #expect(monitor.events().filter { $0["kind"] as? String == "drift" }.count == 1, "reported once, not fought")
+    #expect(monitor.events().allSatisfy { $0["kind"] as? String != "applied" })
+    let plan = try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory)
+    #expect(plan.status == 2, "left alone: the contact added on the watch is still there")
+    #expect(monitor.stop().status == 0)
+  }
+
+  @Test func onSOSRunsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    let device = "sim:" + folder + "/watch.json"
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", device], in: directory).status == 0)
+    try "version: 1\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let command = MonitorFixtures.quoted(script) + " 'SOS: \"$(touch pwned3)\" $HOME' \"line one\nline two\""
+    let monitor = try MonitorProcess(["--device", device, "--on-sos", command], in: directory)
+    try await monitor.wait(for: "online")
+    try Self.simulate(["sos"], in: directory, device: device)
+    let sos = try await monitor.wait(for: "sos")
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    #expect(try MonitorFixtures.arguments(in: folder) == [script, #"SOS: "$(touch pwned3)" $HOME"#, "line one\nline two"])
+    let environment = try MonitorFixtures.environment(in: folder)
+    #expect(environment["TSAPPLY_EVENT_ID"] == sos["id"] as? String)
+    #expect(environment["TSAPPLY_EVENT_KIND"] == "sos")
+    #expect(environment["TSAPPLY_EVENT_WATCH"] == device)
+    #expect(environment["TSAPPLY_EVENT_PROFILE"] == "fit")
+    #expect(environment["TSAPPLY_EVENT_JSON"].flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }?["id"]
+            as? String == sos["id"] as? String)
+    #expect(MonitorFixtures.shellTraces(in: [directory.path, folder, FileManager.default.currentDirectoryPath]).isEmpty,
+            "something was run by a shell")
+    #expect(monitor.stop().status == 0)
+  }
+
+  @Test func aMonitorKilledAfterTheSOSDeliversItWhenRestarted() async throws {
+    let directory = try Self.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    _ = FileManager.default.createFile(atPath: folder + "/down", contents: nil)
+    let arguments = ["--on-sos", MonitorFixtures.quoted(script)]
+    let first = try MonitorProcess(arguments, in: directory)
+    try await first.wait(for: "online")
+    try Self.simulate(["sos"], in: directory)
+    let sos = try await first.wait(for: "sos")
+    try await first.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    first.kill()
+    let outbox = try #require(MonitorProcess.outboxFiles(in: directory).first, "the SOS waits in the outbox")
+    #expect(outbox.hasSuffix("/\(sos["id"] as? String ?? "?").json"))
+    #expect(try ReconcileTests.mode(URL(fileURLWithPath: outbox)) == 0o600)
+
+    try FileManager.default.removeItem(atPath: folder + "/down")
+    let second = try MonitorProcess(arguments, in: directory)
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    let stopped = second.stop()
+    #expect(stopped.status == 0)
+    #expect(try String(contentsOfFile: folder + "/deliveries", encoding: .utf8) == (sos["id"] as? String ?? "?") + "\n",
+            "delivered once, with the id the first run gave it")
+    #expect(stopped.stderr.contains("left in the outbox by an earlier run"), "\(stopped.stderr)")
+    #expect(second.events().allSatisfy { $0["kind"] as? String != "sos" }, "the restart reports no new SOS")
+  }
+
+  @Test func onceExitsLikeDrift() async throws {
+    let fresh = try TSApplyBinary.temporaryDirectory()
+    try Self.manifest.write(to: fresh.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let missing = try Self.run(["monitor", "--once"], in: fresh)
+    #expect(missing.status == 1 && missing.stderr.contains("no simulated watch"), "\(missing.stderr)")
+    let directory = try Self.workspace()
+    let clean = try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory)
+    #expect(clean.status == 0, "\(clean.stderr)")
+    #expect(clean.stdout.isEmpty, "no event: nothing drifted")
+    try Self.simulate(["contact-add", "Zed", "+15550199"], in: directory)
+    let drifted = try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory)
+    #expect(drifted.status == 2)
+    let line = try #require(drifted.stdout.split(separator: "\n").first)
+    let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    #expect(event["kind"] as? String == "drift" && event["addresses"] as? [String] == ["contacts"])
+    #expect(!drifted.stdout.contains("15550199") && drifted.stdout.contains("+******99"), "phones are masked by default")
+    let shown = try Self.run(["monitor", "--once", "--show-sensitive", "--device", "sim:watch.json"], in: directory)
+    #expect(shown.stdout.contains("+15550199"))
+    let healed = try Self.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory)
+    #expect(healed.status == 2 && healed.stdout.contains(#""kind":"applied""#), "\(healed.stdout)\(healed.stderr)")
+    #expect(try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory).status == 0)
+  }
+
+  @Test func theLogIsAppendedAndPrivate() async throws {
+    let directory = try Self.workspace()
+    try Self.simulate(["reminder-toggle", "1"], in: directory)
+    for _ in 0..<2 {
+      #expect(try Self.run(["monitor", "--once", "--log", "events.jsonl", "--device", "sim:watch.json"], in: directory).status == 2)
+    }
+    let log = directory.appendingPathComponent("events.jsonl")
+    #expect(try ReconcileTests.mode(log) == 0o600)
+    let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 2 && lines.allSatisfy { $0.contains(#""kind":"drift""#) })
+  }
+
+  /// The example unit's command line, run as systemd would run it (`%h` a temporary home):
+  /// it starts, reports the watch online, and stops cleanly on SIGTERM.
+  @Test func theSystemdExampleRuns() async throws {
+    let unit = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("examples/systemd/tsapply-monitor.service"),
+                          encoding: .utf8)
+    let home = try TSApplyBinary.temporaryDirectory()
+    let line = try #require(unit.replacingOccurrences(of: "\\\n", with: " ").split(separator: "\n")
+      .first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count).replacingOccurrences(of: "%h", with: home.path)
+    // systemd's splitting, for this line: spaces separate words, "…" quotes one.
+    var words: [String] = [], word = "", quoted = false
+    for character in line {
+      if character == "\"" { quoted.toggle() } else if character == " " && !quoted { if !word.isEmpty { words.append(word) }; word = "" } else { word.append(character) }
+    }
+    if !word.isEmpty { words.append(word) }
+    #expect(words.first == "/usr/local/bin/tsapply" && words.dropFirst().first == "monitor")
+    let folder = home.appendingPathComponent("mum-watch")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: home.appendingPathComponent("bin"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: home.appendingPathComponent(".config/tsapply"), withIntermediateDirectories: true)
+    try "#!/bin/sh\nexit 0\n".write(to: home.appendingPathComponent("bin/sos-alert"), atomically: true, encoding: .utf8)
+    chmod(home.appendingPathComponent("bin/sos-alert").path, 0o755)
+    try "secret\n".write(to: home.appendingPathComponent(".config/tsapply/webhook.key"), atomically: true, encoding: .utf8)
+    chmod(home.appendingPathComponent(".config/tsapply/webhook.key").path, 0o600)
+    try Self.manifest.write(to: folder.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try Self.run(["device", "init"], in: folder).status == 0)
+    let running = try TSApplyBinary.start(Array(words.dropFirst()), in: folder,
+                                          environment: ["TSAPPLY_STATE_DIR": folder.path + "/state"])
+    let log = home.appendingPathComponent(".local/state/tsapply/monitor.jsonl")
+    try await MonitorProcess.until(timeout: 60) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(#""kind":"online""#) }
+    running.send(SIGTERM)
+    let result = running.wait()
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(try ReconcileTests.mode(log) == 0o600)
+  }
+
+  @Test(arguments: [SIGTERM, SIGINT])
+  func aSignalStopsItCleanly(_ signal: Int32) async throws {
+    let directory = try Self.workspace()
+    let monitor = try MonitorProcess([], in: directory)
+    try await monitor.wait(for: "online")
+    let result = monitor.stop(signal)
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("received: stopping the monitor") && result.stderr.hasSuffix("Monitor stopped.\n"), "\(result.stderr)")
+  }
+
+  @Test(arguments: [
+    (["-"], "needs a file, not standard input"),
+    (["--allow-destroy"], "--allow-destroy only matters with --reconcile"),
+    (["--max-applies-per-hour", "3"], "only matters with --reconcile"),
+    (["--reconcile", "--max-applies-per-hour", "0"], "expects a whole number from 1 to 1000"),
+    (["--interval", "50ms"], "--interval must be at least 100ms"),
+    (["--interval", "soon"], "--interval expects a duration"),
+    (["--webhook", "http://127.0.0.1:9/x"], "--webhook needs --webhook-secret-file"),
+    (["--webhook-secret-file", "secret"], "only matters with --webhook"),
+    (["--once", "--on-sos", "true"], "--once makes one check"),
+    (["--on-sos", "'unclosed"], "cannot split the command: the ' at character 1 is never closed"),
+    (["--on-sos", "no-such-program-anywhere"], "no executable program 'no-such-program-anywhere' on PATH"),
+    (["--on-sos", ""], "the command is empty"),
+  ])
+  func badCommandLinesAreUsageErrors(_ arguments: [String], _ message: String) throws {
+    let directory = try Self.workspace(apply: false)
+    let result = try TSApplyBinary.run(["monitor"] + arguments, in: directory)
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(result.stderr.contains(message), "\(result.stderr)")
+  }
+
+  @Test func aWebhookURLAndSecretAreChecked() async throws {
+    let directory = try Self.workspace(apply: false)
+    try "".write(to: directory.appendingPathComponent("empty"), atomically: true, encoding: .utf8)
+    try "s3cret\n".write(to: directory.appendingPathComponent("secret"), atomically: true, encoding: .utf8)
+    let empty = try TSApplyBinary.run(["monitor", "--webhook", "http://127.0.0.1:9/", "--webhook-secret-file", "empty"], in: directory)
+    #expect(empty.status == 64 && empty.stderr.contains("is empty"), "\(empty.stderr)")
+    let ftp = try TSApplyBinary.run(["monitor", "--webhook", "ftp://host/x", "--webhook-secret-file", "secret"], in: directory)
+    #expect(ftp.status == 64 && ftp.stderr.contains("expects an http:// or https:// URL"), "\(ftp.stderr)")
+  }
+}
+
+/// A `tsapply monitor --device sim:watch.json --log events.jsonl …` running in the background;
+/// its events are read from the log as they are appended.
+final class MonitorProcess {
+  let running: TSApplyBinary.Running
+  let log: URL
+  private var stopped: ProcessResult?
+
+  init(_ arguments: [String], in directory: URL) throws {
+    log = directory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+    let device = arguments.contains("--device") ? [] : ["--device", "sim:watch.json"]
+    running = try TSApplyBinary.start(["monitor", "--log", log.path] + device + arguments, in: directory,
+                                      environment: ["TSAPPLY_STATE_DIR": directory.path + "/state"])
+  }
+
+  deinit { if stopped == nil { running.send(SIGKILL) } }
+
+  /// Every event logged so far.
+  func events() -> [[String: Any]] {
+    let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+  }
+
+  /// Waits (generously) for the first event of `kind` matching `match`.
+  @discardableResult
+  func wait(for kind: String, timeout: TimeInterval = 60, _ match: ([String: Any]) -> Bool = { _ in true }) async throws -> [String: Any] {
+    var found: [String: Any]?
+    try await Self.until(timeout: timeout) {
+      found = events().first { $0["kind"] as? String == kind && match($0) }
+      return found != nil
+    }
+    return found!
+  }
+
+  /// Sends `signal` and collects the exit.
+  func stop(_ signal: Int32 = SIGTERM) -> ProcessResult {
+    if let stopped { return stopped }
+    running.send(signal)
+    let result = running.wait()
+    stopped = result
+    return result
+  }
+
+  /// Ends the process at once (SIGKILL), as a crash or a power cut would.
+  func kill() { _ = stop(SIGKILL) }
+
+  /// Polls `condition` every 20 ms until it holds, without holding a thread while it waits.
+  /// - Throws: when `timeout` seconds pass first.
+  static func until(timeout: TimeInterval, _ condition: () throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while try !condition() {
+      guard Date() < deadline else { throw MonitorTimeout(seconds: timeout) }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  /// The files in the outboxes under the workspace's state folder.
+  static func outboxFiles(in directory: URL) -> [String] {
+    let watches = directory.path + "/state/watches"
+    return ((try? FileManager.default.contentsOfDirectory(atPath: watches)) ?? []).flatMap { folder in
+      let outbox = watches + "/" + folder + "/outbox"
+      return ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).filter { $0.hasSuffix(".json") }
+        .map { outbox + "/" + $0 }
+    }
+  }
+
+  /// When the monitor made `event` (its `time`).
+  static func time(of event: [String: Any]) throws -> Date {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return try #require((event["time"] as? String).flatMap(formatter.date(from:)))
+  }
+
+  /// Seconds in a `--interval` value such as `2s`, `500ms`, `60s`.
+  static func seconds(_ interval: String) -> TimeInterval {
+    interval.hasSuffix("ms") ? (Double(interval.dropLast(2)) ?? 0) / 1000 : Double(interval.dropLast()) ?? 0
+  }
+}
+
+struct MonitorTimeout: Error, CustomStringConvertible {
+  var seconds: TimeInterval
+  var description: String { "nothing within \(seconds)s" }
+}

@@ -1,0 +1,136 @@
+// The webhook receiver is the reusable HTTP server of the bridge's branch (TSHTTPServer, issue
+// 11). These tests compile once that module is in the package and EndToEndTests depends on it
+// and on TSMonitor (for WebhookSignature): add "TSHTTPServer", "TSMonitor" to the target's
+// dependencies in Package.swift when merging.
+import Foundation
+import Testing
+import TSHTTPServer
+import TSMonitor
+import TSTestSupport
+
+/// A webhook receiver on 127.0.0.1: checks each request's signature with its copy of the
+/// secret (answering 401 when it does not verify, 200 when it does) and keeps what it received.
+final class WebhookReceiver: @unchecked Sendable {
+  struct Received: Sendable {
+    var id: String?
+    var body: [UInt8]
+    var signatureValid: Bool
+  }
+
+  private let lock = NSLock()
+  private var received: [Received] = []
+  private var server: HTTPServer?
+  let secret: [UInt8]
+  private(set) var port: UInt16 = 0
+
+  init(secret: String) { self.secret = Array(secret.utf8) }
+
+  /// Starts listening (on `port`, or a free one when 0).
+  func start(port: UInt16 = 0) throws {
+    let secret = self.secret
+    server = try HTTPServer.start(.init(host: "127.0.0.1", port: port)) { [weak self] request in
+      let valid = WebhookSignature.verify(request.header(WebhookSignature.header) ?? "", body: request.body, secret: secret)
+      self?.record(Received(id: request.header("X-Tsapply-Event-Id"), body: request.body, signatureValid: valid))
+      return HTTPResponse(status: valid ? 200 : 401)
+    }
+    self.port = server?.port ?? 0
+  }
+
+  /// Stops listening: the port refuses connections, as a receiver that is down does.
+  func stop() {
+    server?.stop()
+    server = nil
+  }
+
+  private func record(_ request: Received) {
+    lock.lock()
+    received.append(request)
+    lock.unlock()
+  }
+
+  var requests: [Received] {
+    lock.lock()
+    defer { lock.unlock() }
+    return received
+  }
+
+  var url: String { "http://127.0.0.1:\(port)/hooks/tsapply" }
+}
+
+/// `--webhook`: an SOS reaches a receiver on 127.0.0.1 signed, once, whatever happens on the way.
+@Suite(.serialized) struct MonitorWebhookTests {
+  static func workspace(secret: String = "s3cret") throws -> URL {
+    let directory = try MonitorCommandTests.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
+    try (secret + "\n").write(to: directory.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
+    chmod(directory.appendingPathComponent("hook.key").path, 0o600)
+    return directory
+  }
+
+  /// A monitor of a fit watch posting to `receiver` (running, or down when `down`), an SOS
+  /// pressed on the watch and seen by the monitor; the workspace signs with `secret`.
+  static func pressSOS(_ receiver: WebhookReceiver, down: Bool = false, secret: String = "s3cret") async throws
+    -> (directory: URL, monitor: MonitorProcess, id: String) {
+    try receiver.start()
+    if down { receiver.stop() }
+    let directory = try workspace(secret: secret)
+    let monitor = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
+    try await monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["sos"], in: directory)
+    let sos = try await monitor.wait(for: "sos")
+    return (directory, monitor, try #require(sos["id"] as? String))
+  }
+
+  @Test func anSOSReachesTheReceiverWithAValidSignature() async throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    defer { receiver.stop() }
+    let (directory, monitor, id) = try await Self.pressSOS(receiver)
+    try await MonitorProcess.until(timeout: 60) { !receiver.requests.isEmpty }
+    let request = try #require(receiver.requests.first)
+    #expect(request.signatureValid)
+    #expect(request.id == id)
+    let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+    #expect(body["kind"] as? String == "sos" && body["id"] as? String == id)
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    #expect(monitor.stop().status == 0)
+    #expect(receiver.requests.count == 1)
+  }
+
+  @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() async throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    let (directory, monitor, id) = try await Self.pressSOS(receiver, down: true)
+    try await monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    try await Task.sleep(for: .seconds(2))
+    try receiver.start(port: receiver.port)
+    defer { receiver.stop() }
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    try await Task.sleep(for: .seconds(1))
+    #expect(monitor.stop().status == 0)
+    #expect(receiver.requests.map(\.id) == [id], "delivered once")
+    #expect(receiver.requests.allSatisfy { $0.signatureValid })
+  }
+
+  @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() async throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    let (directory, first, id) = try await Self.pressSOS(receiver, down: true)
+    first.kill()
+    #expect(MonitorProcess.outboxFiles(in: directory).count == 1)
+    try receiver.start(port: receiver.port)
+    defer { receiver.stop() }
+    let second = try MonitorProcess(["--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: directory)
+    try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
+    #expect(second.stop().status == 0)
+    #expect(receiver.requests.map(\.id) == [id])
+    #expect(receiver.requests.first?.signatureValid == true)
+  }
+
+  @Test func aWrongSecretIsDetectableByTheReceiver() async throws {
+    let receiver = WebhookReceiver(secret: "the receiver's secret")
+    defer { receiver.stop() }
+    let (directory, monitor, _) = try await Self.pressSOS(receiver, secret: "another secret")
+    let failure = try await monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    #expect((failure["error"] as? String) == "HTTP 401")
+    #expect(!receiver.requests.isEmpty && receiver.requests.allSatisfy { !$0.signatureValid })
+    #expect(MonitorProcess.outboxFiles(in: directory).count == 1, "not delivered: it stays in the outbox")
+    #expect(monitor.stop().status == 0)
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import TSModel
+import TSTestSupport
+@testable import TSMonitor
+
+/// A notifier that fails its first `failures` attempts and counts every attempt and success.
+final class ScriptedNotifier: Notifier, @unchecked Sendable {
+  let key: String
+  var name: String { key }
+  private let lock = NSLock()
+  private var failuresLeft: Int
+  private(set) var attempts = 0
+  private(set) var successes: [String] = []
+
+  init(_ key: String, failures: Int) {
+    self.key = key
+    failuresLeft = failures
+  }
+
+  func deliver(id: String, body: String) async -> String? { attempt(id) }
+
+  private func attempt(_ id: String) -> String? {
+    lock.lock()
+    defer { lock.unlock() }
+    attempts += 1
+    if failuresLeft != 0 {
+      failuresLeft -= 1
+      return "down"
+    }
+    successes.append(id)
+    return nil
+  }
+
+  var counts: (attempts: Int, successes: [String]) {
+    lock.lock()
+    defer { lock.unlock() }
+    return (attempts, successes)
+  }
+}
+
+/// Delivery: retried until success, recorded per notifier, the entry removed only when every
+/// notifier succeeded; a new delivery (a restart) tries only the notifiers that have not.
+@Suite struct DeliveryTests {
+  static let fast = Backoff.Policy(initial: .milliseconds(5), maximum: .milliseconds(20))
+
+  @Test func retriesUntilEveryNotifierSucceedsThenEmptiesTheOutbox() async throws {
+    let outbox = Outbox(directory: try temporaryDirectory())
+    let flaky = ScriptedNotifier("flaky", failures: 3), steady = ScriptedNotifier("steady", failures: 0)
+    let reports = Collector<Delivery.Report>()
+    let delivery = Delivery(outbox: outbox, notifiers: [flaky, steady], policy: Self.fast) { reports.append($0) }
+    let entry = Outbox.Entry(id: "20261201T101000.000Z-00000000000000aa", body: #"{"kind":"sos"}"#)
+    try outbox.put(entry)
+    await delivery.start(entry)
+    await delivery.start(entry)
+    await delivery.idle()
+    #expect(flaky.counts.attempts == 4 && flaky.counts.successes == [entry.id], "delivered once, after 3 failures")
+    #expect(steady.counts.attempts == 1, "one notifier's failures never repeat another's delivery")
+    #expect(outbox.entries().entries.isEmpty)
+    let failed = reports.values.filter { if case .attemptFailed = $0 { true } else { false } }.count
+    #expect(failed == 3)
+    #expect(reports.values.contains { if case .completed(entry.id) = $0 { true } else { false } })
+  }
+
+  @Test func aRestartDeliversOnlyWhatIsLeft() async throws {
+    let directory = try temporaryDirectory()
+    let steady = ScriptedNotifier("steady", failures: 0), down = ScriptedNotifier("down", failures: -1)
+    let first = Delivery(outbox: Outbox(directory: directory), notifiers: [steady, down], policy: Self.fast) { _ in }
+    let entry = Outbox.Entry(id: "20261201T101000.000Z-00000000000000bb", body: "{}")
+    try Outbox(directory: directory).put(entry)
+    await first.start(entry)
+    while steady.counts.successes.isEmpty || down.counts.attempts < 3 { try await Task.sleep(for: .milliseconds(5)) }
+    await first.stop(grace: .zero)
+    #expect(Outbox(directory: directory).entries().entries.map(\.delivered) == [["steady"]], "the entry stays, with what succeeded")
+
+    let back = ScriptedNotifier("down", failures: 0), steadyAgain = ScriptedNotifier("steady", failures: 0)
+    let restarted = Delivery(outbox: Outbox(directory: directory), notifiers: [steadyAgain, back], policy: Self.fast) { _ in }
+    for left in Outbox(directory: directory).entries().entries { await restarted.start(left) }
+    await restarted.idle()
+    #expect(back.counts.successes == [entry.id])
+    #expect(steadyAgain.counts.attempts == 0, "the notifier that already succeeded is not run again")
+    #expect(Outbox(directory: directory).entries().entries.isEmpty)
+  }
+}
+
+/// Runs `--on-sos` programs: exactly the words given, the event only in the environment.
+@Suite struct CommandNotifierTests {
+  @Test func runsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
+    let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
+    let command = MonitorFixtures.quoted(script) + #" --say 'SOS for "Mum" $(touch pwned2) `id`' "# + "\"it's\nfine\" ''"
+    let notifier = try CommandNotifier(command: command, environment: ["PATH": "/usr/bin:/bin", "KEEP": "me"],
+                                       currentDirectory: directory)
+    let event = MonitorEvent(time: Date(), watch: "sim:/w/it's \"$(touch pwned3)\"\n/device.json", kind: .sos,
+                             message: "SOS pressed on the watch", fields: ["profile": .string("fit")])
+    #expect(await notifier.deliver(id: event.id, body: event.jsonLine) == nil)
+    #expect(try MonitorFixtures.arguments(in: directory) == [script, "--say", #"SOS for "Mum" $(touch pwned2) `id`"#, "it's\nfine", ""])
+    let environment = try MonitorFixtures.environment(in: directory)
+    #expect(environment["TSAPPLY_EVENT_WATCH"] == event.watch)
+    #expect(environment["TSAPPLY_EVENT_ID"] == event.id)
+    #expect(environment["TSAPPLY_EVENT_KIND"] == "sos")
+    #expect(environment["TSAPPLY_EVENT_PROFILE"] == "fit")
+    #expect(environment["TSAPPLY_EVENT_JSON"] == event.jsonLine)
+    #expect(environment["KEEP"] == "me")
+    #expect(MonitorFixtures.shellTraces(in: [directory, (directory as NSString).deletingLastPathComponent,
+                                             FileManager.default.currentDirectoryPath]).isEmpty)
+  }
+
+  @Test func failuresAndTimeoutsAreFailures() async throws {
+    let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
+    let failing = try CommandNotifier(command: MonitorFixtures.quoted(script), environment: ["RECORD_STATUS": "3"], currentDirectory: directory)
+    #expect(await failing.deliver(id: "x", body: "{}") == "\(script) exited with status 3")
+    let slow = try CommandNotifier(command: "sleep 30", environment: ["PATH": "/usr/bin:/bin"], currentDirectory: directory,
+                                   timeout: .milliseconds(200))
+    let started = ContinuousClock.now
+    #expect(await slow.deliver(id: "x", body: "{}")?.contains("was killed") == true)
+    #expect(ContinuousClock.now - started < .seconds(20))
+  }
+
+  @Test func aProgramThatIsNotThereIsRefusedUpFront() {
+    #expect(throws: NotifierError.self) {
+      try CommandNotifier(command: "no-such-program-here", environment: ["PATH": "/usr/bin:/bin"], currentDirectory: "/")
+    }
+    #expect(throws: NotifierError.self) { try CommandNotifier(command: "'unclosed", environment: [:], currentDirectory: "/") }
+  }
+}

@@ -1,0 +1,363 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSManifest
+import TSModel
+import TSTestSupport
+@testable import TSMonitor
+
+/// A monitor running in this process against a file-backed simulated watch, with its events
+/// recorded; watch-side changes are made through another device of the same file.
+final class Harness: @unchecked Sendable {
+  let directory: String
+  let spec: String
+  let engine: Engine
+  let events = Collector<MonitorEvent>()
+  private var task: Task<Result<Void, MonitorError>, Never>?
+  private(set) var monitor: Monitor?
+
+  static let manifest = MonitorFixtures.manifest
+
+  /// A watch of `profile` that holds `manifest` (applied, so drift can be told), or a fresh one.
+  init(profile: PlatformProfile = .default, manifest: String = Harness.manifest, applied: Bool = true,
+       registry: DeviceRegistry? = nil, spec: String? = nil) async throws {
+    directory = try temporaryDirectory()
+    let path = directory + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: profile, force: false)
+    self.spec = spec ?? "sim:" + path
+    engine = Engine(registry: registry ?? DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                    environment: ["TSAPPLY_STATE_DIR": directory + "/state"], currentDirectory: directory)
+    try manifest.write(toFile: directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    if applied {
+      let watch = try await engine.open(self.spec)
+      let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(manifest.utf8), file: "watch.yaml").manifest), bytes: Array(manifest.utf8),
+                                      path: directory + "/watch.yaml")
+      _ = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "test"))
+      await watch.close()
+    }
+  }
+
+  func settings(interval: Duration = .milliseconds(100), reconcile: Bool = false, allowDestroy: Bool = false,
+                maxApplies: Int = 6) -> MonitorSettings {
+    var settings = MonitorSettings(manifestPath: directory + "/watch.yaml", manifestName: "watch.yaml", deviceSpec: spec,
+                                   interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
+                                   maxAppliesPerHour: maxApplies)
+    settings.reconnect = Backoff.Policy(initial: .milliseconds(20), maximum: .milliseconds(50))
+    settings.delivery = Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(40))
+    settings.stopGrace = .milliseconds(200)
+    return settings
+  }
+
+  /// Starts a monitor; waits for its first `online`.
+  func start(_ settings: MonitorSettings, notifiers: [any Notifier] = []) async throws {
+    let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: { [events] in events.append($0) })
+    self.monitor = monitor
+    task = Task {
+      do throws(MonitorError) { try await monitor.run(); return .success(()) } catch { return .failure(error) }
+    }
+    try await wait { $0.kind == .online }
+  }
+
+  /// Stops the monitor and returns how `run()` ended.
+  @discardableResult
+  func stop() async -> Result<Void, MonitorError>? {
+    monitor?.stop()
+    return await task?.value
+  }
+
+  /// Waits (up to `timeout`, generous) for an event matching `match`, returning it.
+  @discardableResult
+  func wait(timeout: Duration = .seconds(120), after: Int = 0, _ match: (MonitorEvent) -> Bool) async throws -> MonitorEvent {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if let found = events.values.dropFirst(after).first(where: match) { return found }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("no matching event within \(timeout); events: \(events.values.map(\.jsonLine).joined(separator: "\n"))")
+    throw CancellationError()
+  }
+
+  func events(_ kind: MonitorEvent.Kind) -> [MonitorEvent] { events.values.filter { $0.kind == kind } }
+
+  /// Another device of the same watch, for watch-side changes.
+  func wearer() throws -> SimulatedDevice { try SimulatedDevice(path: directory + "/watch.json") }
+
+  /// Whether the watch matches the manifest (an empty plan).
+  func matchesManifest() async throws -> Bool {
+    let watch = try await engine.open(spec)
+    defer { Task { await watch.close() } }
+    let text = try String(contentsOfFile: directory + "/watch.yaml", encoding: .utf8)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest), bytes: Array(text.utf8), path: nil)
+    return try await watch.plan(document).plan.isEmpty
+  }
+}
+
+/// Healing is judged by what healing would do: re-adding what the wearer removed is safe, and
+/// removing what the wearer added is unsafe (left alone unless destruction is allowed).
+@Suite(.serialized) struct HealingTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var name: String
+    var change: @Sendable (SimulatedDevice) throws -> Void
+    var allowDestroy: Bool
+    var reconcile: String
+    var healed: Bool
+    var testDescription: String { name }
+  }
+
+  static let cases: [Case] = [
+    Case(name: "an emergency contact removed on the watch is re-added", change: {
+      try $0.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110")], sosOn: true)
+    }, allowDestroy: false, reconcile: "applied", healed: true),
+    Case(name: "an emergency contact added on the watch is left alone", change: {
+      try $0.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"),
+                                                Contact(name: "Zed", phoneNum: "+15550199")], sosOn: true)
+    }, allowDestroy: false, reconcile: "unsafe", healed: false),
+    Case(name: "an emergency contact added on the watch is removed with allowDestroy", change: {
+      try $0.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"),
+                                                Contact(name: "Zed", phoneNum: "+15550199")], sosOn: true)
+    }, allowDestroy: true, reconcile: "applied", healed: true),
+    Case(name: "a contact added on the watch is removed (a third or less)", change: {
+      try $0.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    }, allowDestroy: false, reconcile: "applied", healed: true),
+    Case(name: "SOS switched off on the watch is switched on again", change: {
+      try $0.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111")],
+                                     sosOn: false)
+    }, allowDestroy: false, reconcile: "applied", healed: true),
+    Case(name: "a reminder switched on the watch, not in the manifest, has nothing to heal", change: {
+      try $0.simulateReminderToggle(id: "1")
+    }, allowDestroy: false, reconcile: "nothing", healed: false),
+  ]
+
+  @Test(arguments: cases)
+  func healing(_ example: Case) async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true, allowDestroy: example.allowDestroy))
+    try example.change(harness.wearer())
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string(example.reconcile), "\(drift.jsonLine)")
+    if example.healed {
+      try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+      #expect(harness.events(.applied).count == 1)
+      #expect(try await harness.matchesManifest())
+    } else {
+      try await Task.sleep(for: .milliseconds(500))
+      #expect(harness.events(.applied).isEmpty, "left alone")
+      #expect(harness.events(.drift).count == 1, "reported once, not fought")
+    }
+    if example.reconcile == "unsafe" {
+      #expect(drift.message.contains("removes 1 emergency contact") && drift.message.contains("--allow-destroy"))
+      #expect(try await !harness.matchesManifest())
+    }
+    await harness.stop()
+  }
+
+  /// A watch that keeps drifting back is healed at most N times, then reported once and left alone.
+  @Test func aWatchThatKeepsDriftingBackIsNotFoughtForever() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true, maxApplies: 2))
+    let wearer = try harness.wearer()
+    for round in 1...3 {
+      let seen = harness.events.values.count
+      try wearer.simulateContactAdd(Contact(name: "Zed \(round)", phoneNum: "+1555019\(round)"))
+      try await harness.wait(after: seen) { $0.kind == .drift }
+      if round < 3 { try await harness.wait(after: seen) { $0.kind == .resolved } }
+    }
+    let refusal = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("keeps_drifting_back") }
+    #expect(refusal.message.contains("healed 2 times in the last hour"))
+    try await Task.sleep(for: .milliseconds(500))
+    #expect(harness.events(.applied).count == 2)
+    #expect(harness.events.values.filter { $0.fields["reason"] == .string("keeps_drifting_back") }.count == 1)
+    #expect(harness.events(.drift).last?.fields["reconcile"] == .string("rate_limited"))
+    await harness.stop()
+  }
+}
+
+/// Listening, polling, SOS through the outbox, offline and online.
+@Suite(.serialized) struct MonitorLoopTests {
+  @Test func aListenerReportsAChangeLongBeforeTheInterval() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    let online = try #require(harness.events(.online).first)
+    #expect(online.fields["listeners"] == .object(["contacts": .string("listening"), "emergency_contacts": .string("listening"),
+                                                   "sos": .string("listening")]))
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.message.hasPrefix("contacts (1 added) changed on the watch"))
+    #expect(!drift.jsonLine.contains("15550199"), "phones are masked by default")
+    #expect(drift.jsonLine.contains("+******99"))
+    await harness.stop()
+  }
+
+  @Test func platformsWithoutListenersArePolled() async throws {
+    let harness = try await Harness(profile: .npk, manifest: """
+      version: 1
+      emergency:
+        sos: true
+        contacts:
+          - {name: Mom, phone: "+15550110"}
+
+      """)
+    try await harness.start(harness.settings(interval: .milliseconds(200)))
+    let online = try #require(harness.events(.online).first)
+    #expect(online.fields["listeners"] == .object(["contacts": .string("none"), "emergency_contacts": .string("polled"),
+                                                   "sos": .string("unsupported")]))
+    #expect(online.message.contains("this platform cannot report SOS presses"))
+    try harness.wearer().simulateEmergencyChange(contacts: [Contact(name: "Pop", phoneNum: "+15550112")], sosOn: true)
+    try await harness.wait { $0.kind == .drift && $0.fields["addresses"] == .array([.string("emergency")]) }
+    #expect(harness.events(.error).isEmpty, "nothing refused: unsupported listeners are never registered")
+    await harness.stop()
+  }
+
+  @Test func anSOSIsKeptUntilDeliveredEvenAcrossARestart() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let down = ScriptedNotifier("receiver", failures: -1)
+    try await harness.start(harness.settings(), notifiers: [down])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    let failure = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    #expect(failure.fields["event_id"] == .string(sos.id))
+    await harness.stop()
+    let outbox = Outbox(directory: WatchHome(identity: harness.spec, root: harness.directory + "/state").outboxDirectory)
+    #expect(outbox.entries().entries.map(\.id) == [sos.id])
+    #expect(try mode(outbox.path(sos.id)) == 0o600)
+
+    let up = ScriptedNotifier("receiver", failures: 0)
+    let restarted = Collector<MonitorEvent>()
+    let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [up], emit: { restarted.append($0) })
+    let run = Task { try? await monitor.run() }
+    let deadline = ContinuousClock.now + .seconds(120)
+    while up.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    while !outbox.entries().entries.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    monitor.stop()
+    await run.value
+    #expect(up.counts.successes == [sos.id], "delivered once, with the same id")
+    #expect(outbox.entries().entries.isEmpty)
+    #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
+  }
+
+  @Test func aSecondMonitorOfTheSameWatchRefuses() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    let second = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { _ in })
+    await #expect(throws: MonitorError.self) { try await second.run() }
+    await harness.stop()
+  }
+
+  @Test func aWatchThatDisappearsIsReportedOfflineThenOnline() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let offline = try await harness.wait { $0.kind == .offline }
+    #expect(offline.message.hasPrefix("cannot reach the watch"))
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(harness.events(.offline).count == 1, "once per outage, not once per attempt")
+    try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
+    let back = try await harness.wait(after: 1) { $0.kind == .online }
+    #expect(back.fields["offline_seconds"] != nil)
+    await harness.stop()
+  }
+
+  @Test func aWatchThatCannotBeOpenedAtAllIsAnError() async throws {
+    let harness = try await Harness(applied: false, spec: "sim:/nonexistent/watch.json")
+    let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { harness.events.append($0) })
+    await #expect(throws: MonitorError.self) { try await monitor.run() }
+  }
+}
+
+/// A listener refused although the platform should have it is reported once, however often the
+/// monitor reconnects; the refused list is polled instead.
+@Suite struct RefusedListenerTests {
+  @Test func aRefusedListenerIsReportedOnceNotInALoop() async throws {
+    let script = FlakyScript(failingOpens: 3)
+    let registry = DeviceRegistry(schemes: [FlakyScheme(script: script)], defaultSpec: "flaky:watch")
+    let harness = try await Harness(applied: false, registry: registry, spec: "flaky:watch")
+    try await harness.start(harness.settings())
+    try await harness.wait { _ in script.opens >= 4 }
+    try await Task.sleep(for: .milliseconds(300))
+    await harness.stop()
+    #expect(harness.events(.online).count == 4)
+    #expect(harness.events(.offline).count == 3)
+    let refusals = harness.events(.error).filter { $0.fields["reason"] == .string("listener_refused") }
+    #expect(refusals.count == 1, "\(refusals.map(\.jsonLine))")
+    #expect(refusals.first?.fields["listener"] == .string("sos"))
+  }
+}
+
+/// Opens of a `FlakyDevice`: the first `failingOpens` devices lose their connection on their
+/// first read, as a watch that keeps dropping would.
+final class FlakyScript: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  let failingOpens: Int
+  let watch = SimulatedDevice(profile: .default)
+  init(failingOpens: Int) { self.failingOpens = failingOpens }
+  func opened() -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    count += 1
+    return count
+  }
+  var opens: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return count
+  }
+}
+
+/// `flaky:NAME`: a device whose capabilities promise the SOS listener, which it refuses (2004).
+struct FlakyScheme: DeviceScheme {
+  let script: FlakyScript
+  let name = "flaky"
+  let form = "flaky:NAME"
+  let example = "flaky:watch"
+  let summary = "a watch that refuses its SOS listener and drops"
+  func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
+    OpenedDevice(device: FlakyDevice(script: script, number: script.opened()), adviceSpec: spec)
+  }
+}
+
+final class FlakyDevice: Device, @unchecked Sendable {
+  let script: FlakyScript
+  let number: Int
+  private let lock = NSLock()
+  private var reads = 0
+  init(script: FlakyScript, number: Int) {
+    self.script = script
+    self.number = number
+  }
+  var identity: String { "flaky:watch" }
+  var inner: SimulatedDevice { script.watch }
+  func capabilities() async throws(DeviceError) -> DeviceCapabilities {
+    var capabilities = try await inner.capabilities()
+    capabilities.contacts.sosRequestListener = true
+    return capabilities
+  }
+  private func countRead() -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    reads += 1
+    return reads
+  }
+  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
+    if number <= script.failingOpens && countRead() == 1 { throw DeviceError(.bleConnect, .connectionLost, "Connection lost") }
+    return try await inner.readState(capabilities: capabilities)
+  }
+  func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await inner.createCustomReminderTemplate() }
+  func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await inner.fetchAllReminders() }
+  func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) { try await inner.replaceAllReminders(reminders) }
+  func setReminder(_ reminder: Reminder) async throws(DeviceError) { try await inner.setReminder(reminder) }
+  func deleteReminder(id: String) async throws(DeviceError) { try await inner.deleteReminder(id: id) }
+  func getAllContacts() async throws(DeviceError) -> [Contact] { try await inner.getAllContacts() }
+  func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await inner.setAllContacts(contacts) }
+  func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await inner.getEmergencyContacts() }
+  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
+    try await inner.setEmergencyContacts(contacts, sosOn: sosOn)
+  }
+  func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+  func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
+    Task { handler(DeviceError(.contact, .notSupport, "registerSOSRequestBlock is not supported on this platform")) }
+  }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+import TSModel
+import TSTestSupport
+@testable import TSMonitor
+
+/// `--on-sos` splitting: the documented rules, table by table, and what is never special.
+@Suite struct CommandWordsTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var text: String
+    var words: [String]
+    var testDescription: String { text.debugDescription }
+  }
+
+  static let cases: [Case] = [
+    Case(text: "notify", words: ["notify"]),
+    Case(text: "  notify   --urgent\tnow \n", words: ["notify", "--urgent", "now"]),
+    Case(text: "say 'SOS on the watch'", words: ["say", "SOS on the watch"]),
+    Case(text: #"say "SOS on \"Mum's\" watch""#, words: ["say", #"SOS on "Mum's" watch"#]),
+    Case(text: #"say "a\\b" "c\d""#, words: ["say", #"a\b"#, #"c\d"#]),
+    Case(text: #"say a\ b \'x"#, words: ["say", "a b", "'x"]),
+    Case(text: "say --name=\"Sam Roe\" ''", words: ["say", "--name=Sam Roe", ""]),
+    Case(text: "say $(rm -rf /) `id` $HOME ~ * ; | & > out # no comment",
+         words: ["say", "$(rm", "-rf", "/)", "`id`", "$HOME", "~", "*", ";", "|", "&", ">", "out", "#", "no", "comment"]),
+    Case(text: "say '$(touch pwned)'", words: ["say", "$(touch pwned)"]),
+    Case(text: "say 'line one\nline two'", words: ["say", "line one\nline two"]),
+    Case(text: "a'b'\"c\"d", words: ["abcd"]),
+  ]
+
+  @Test(arguments: cases)
+  func splitsAsDocumented(_ example: Case) throws {
+    #expect(try CommandWords.split(example.text) == example.words)
+  }
+
+  @Test(arguments: [
+    ("", CommandWords.Problem.empty),
+    ("   \n", .empty),
+    ("say 'open", .unterminatedQuote("'", offset: 4)),
+    ("say \"open", .unterminatedQuote("\"", offset: 4)),
+    ("say \"x\\\"", .unterminatedQuote("\"", offset: 4)),
+    ("say x\\", .trailingBackslash),
+  ])
+  func refusesWhatCannotBeSplit(_ text: String, _ problem: CommandWords.Problem) {
+    #expect(throws: problem) { try CommandWords.split(text) }
+  }
+}
+
+/// The webhook signature: HMAC-SHA256 (RFC 4231 vectors) and what a receiver's check refuses.
+@Suite struct WebhookSignatureTests {
+  @Test func matchesRFC4231() {
+    // RFC 4231 test case 2.
+    #expect(SHA256Digest.hmacHex(of: Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8))
+            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    // Test case 6: a key longer than the block size.
+    #expect(SHA256Digest.hmacHex(of: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+                                 key: [UInt8](repeating: 0xaa, count: 131))
+            == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+  }
+
+  @Test func receiverTellsARightSignatureFromAWrongOne() {
+    let body = Array(#"{"id":"x","kind":"sos"}"#.utf8), secret = Array("s3cret".utf8)
+    let header = WebhookSignature.value(body: body, secret: secret)
+    #expect(header.hasPrefix("sha256=") && header.count == 7 + 64)
+    #expect(WebhookSignature.verify(header, body: body, secret: secret))
+    #expect(WebhookSignature.verify(header.uppercased().replacingOccurrences(of: "SHA256=", with: "sha256="), body: body, secret: secret))
+    #expect(!WebhookSignature.verify(header, body: body, secret: Array("wrong".utf8)), "a wrong secret is detectable")
+    #expect(!WebhookSignature.verify(header, body: body + [0x20], secret: secret), "a changed body is detectable")
+    #expect(!WebhookSignature.verify(String(header.dropLast()), body: body, secret: secret))
+    #expect(!WebhookSignature.verify(header.replacingOccurrences(of: "sha256=", with: "sha1="), body: body, secret: secret))
+    #expect(!WebhookSignature.verify("", body: body, secret: secret))
+    #expect(SHA256Digest.hmacHex(of: [], key: Array("k".utf8)).count == 64, "an empty body is signed too")
+  }
+}
+
+/// Backoff waits and the hourly heal budget.
+@Suite struct BackoffAndBudgetTests {
+  @Test func waitsDoubleUpToTheMaximum() {
+    var backoff = Backoff(Backoff.Policy(initial: .milliseconds(500), maximum: .seconds(3)), random: { 0 })
+    #expect((0..<6).map { _ in backoff.next() } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
+    backoff.reset()
+    #expect(backoff.next() == .milliseconds(500))
+    var jittered = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10), jitter: 0.5), random: { 0.5 })
+    #expect(jittered.next() == .milliseconds(750), "jitter only shortens a wait")
+    var huge = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(60)), random: { 0 })
+    for _ in 0..<1000 { _ = huge.next() }
+    #expect(huge.next() == .seconds(60), "a long outage never overflows")
+  }
+
+  @Test func reconnectionIsTriedAtLeastAsOftenAsTheWatchIsRead() {
+    #expect(MonitorSettings.reconnectPolicy(interval: .milliseconds(200)) == Backoff.Policy(initial: .milliseconds(200), maximum: .seconds(1)))
+    #expect(MonitorSettings.reconnectPolicy(interval: .seconds(300)) == Backoff.Policy(initial: .seconds(1), maximum: .seconds(300)))
+    #expect(MonitorSettings.reconnectPolicy(interval: .seconds(7200)).maximum == .seconds(300))
+  }
+
+  @Test func budgetIsASlidingHour() {
+    let start = Date(timeIntervalSince1970: 1_000_000)
+    var budget = ApplyBudget(limit: 2)
+    #expect(budget.allows(at: start))
+    budget.record(at: start)
+    budget.record(at: start.addingTimeInterval(600))
+    #expect(!budget.allows(at: start.addingTimeInterval(1200)))
+    #expect(budget.used(at: start.addingTimeInterval(3599)) == 2)
+    #expect(budget.allows(at: start.addingTimeInterval(3600)), "the first apply left the window")
+    #expect(budget.used(at: start.addingTimeInterval(4200)) == 0)
+  }
+}
+
+/// Events: one line of JSON with sorted keys whatever the text holds, and a human line with
+/// control characters escaped.
+@Suite struct EventTests {
+  @Test func jsonLineIsOneLineWithEveryCommonKey() throws {
+    let time = Date(timeIntervalSince1970: 1_796_117_400.123)
+    let event = MonitorEvent(time: time, watch: "sim:/tmp/a\nb\u{2028}c/device.json", kind: .sos,
+                             message: "SOS \u{1B}[31m pressed", fields: ["profile": .string("fit")])
+    let line = event.jsonLine
+    #expect(!line.contains("\n") && !line.contains("\u{2028}"))
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+    #expect(object["watch"] == "sim:/tmp/a\nb\u{2028}c/device.json")
+    #expect(object["time"] == "2026-12-01T09:30:00.123Z")
+    #expect(object["kind"] == "sos" && object["id"] == event.id && object["profile"] == "fit")
+    #expect(line.hasPrefix(#"{"id":"#), "keys are sorted")
+    #expect(event.humanLine.hasSuffix("SOS      SOS \\e[31m pressed"))
+  }
+
+  @Test func idsAreUniqueAndSortByTime() {
+    let early = Date(timeIntervalSince1970: 1_796_117_400), late = early.addingTimeInterval(0.001)
+    let ids = (0..<1000).map { MonitorEvent.newID(time: $0 < 500 ? early : late) }
+    #expect(Set(ids).count == 1000)
+    #expect(ids[0] < ids[999])
+    #expect(ids[0].hasPrefix("20261201T093000.000Z-") && ids[0].count == 21 + 16)
+    #expect(ids.allSatisfy(Outbox.isSafeID))
+  }
+}
+
+/// The outbox: entries survive a new instance (a restart), are 0600 in a 0700 folder, record
+/// each notifier's success, and anything unreadable is named and left alone.
+@Suite struct OutboxTests {
+  @Test func entriesSurviveARestartAndRecordEachNotifier() throws {
+    let directory = try temporaryDirectory() + "/outbox"
+    let outbox = Outbox(directory: directory)
+    #expect(outbox.entries().entries.isEmpty, "a missing folder is an empty outbox")
+    try outbox.put(Outbox.Entry(id: "20261201T101000.000Z-0000000000000002", body: #"{"b":2}"#))
+    try outbox.put(Outbox.Entry(id: "20261201T101000.000Z-0000000000000001", body: #"{"a":1}"#))
+    try outbox.markDelivered("20261201T101000.000Z-0000000000000001", by: "webhook x")
+    try outbox.markDelivered("20261201T101000.000Z-0000000000000001", by: "webhook x")
+    let again = Outbox(directory: directory).entries()
+    #expect(again.unreadable.isEmpty)
+    #expect(again.entries.map(\.body) == [#"{"a":1}"#, #"{"b":2}"#], "oldest first")
+    #expect(again.entries[0].delivered == ["webhook x"])
+    #expect(try mode(directory) == 0o700)
+    #expect(try mode(outbox.path(again.entries[0].id)) == 0o600)
+    outbox.remove(again.entries[0].id)
+    #expect(Outbox(directory: directory).entries().entries.map(\.body) == [#"{"b":2}"#])
+  }
+
+  @Test func unreadableFilesAreNamedAndLeftAlone() throws {
+    let directory = try temporaryDirectory()
+    let outbox = Outbox(directory: directory)
+    try Data("not json".utf8).write(to: URL(fileURLWithPath: directory + "/bad.json"))
+    try Data(#"{"format":"other","version":1,"id":"x","body":"","delivered":[]}"#.utf8)
+      .write(to: URL(fileURLWithPath: directory + "/x.json"))
+    try Data("ignored".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
+    let found = outbox.entries()
+    #expect(found.entries.isEmpty)
+    #expect(found.unreadable.map { ($0 as NSString).lastPathComponent } == ["bad.json", "x.json"])
+    #expect(FileManager.default.fileExists(atPath: directory + "/bad.json"))
+    #expect(throws: (any Error).self) { try outbox.put(Outbox.Entry(id: "../escape", body: "{}")) }
+    #expect(outbox.entry("../x") == nil)
+  }
+}
+
+/// An existing folder under the system's temporary directory, for one test.
+func temporaryDirectory() throws -> String {
+  let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsmonitor-\(UUID().uuidString)")
+    .resolvingSymlinksInPath().path
+  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  return path
+}
+
+/// The permission bits of `path`.
+func mode(_ path: String) throws -> Int {
+  try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+}
+
+/// docs/monitor.md's listener table is what the monitor does on each platform of the one
+/// platform table.
+@Suite struct ListenerTableDocTests {
+  @Test func theDocsTableMatchesThePlatformTable() throws {
+    let page = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("docs/monitor.md"), encoding: .utf8)
+    let begin = try #require(page.range(of: "<!-- monitor-listeners:begin -->\n"))
+    let end = try #require(page.range(of: "<!-- monitor-listeners:end -->"))
+    let rows = page[begin.upperBound..<end.lowerBound].split(separator: "\n").dropFirst(2).map { row in
+      row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "") }
+    }
+    let expected = PlatformTable.all.map { capabilities -> [String] in
+      let served = Monitor.listeners(for: capabilities.contacts)
+      return [capabilities.profile] + [Monitor.Listener.contacts, .emergency, .sos].map { served[$0] ?? "?" }
+    }
+    #expect(rows == expected)
+  }
+}
