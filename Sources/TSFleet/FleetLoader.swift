@@ -123,7 +123,9 @@ public enum FleetLoader {
       let kept = ManifestMerge.surviving(defaults.manifest, in: merged)
       warnings += defaults.warnings.filter { ManifestMerge.field($0.field, isUnder: kept) }
     }
-    let bytes = own?.bytes ?? defaults.flatMap { sources[$0.name] } ?? []
+    // The bytes of both files, its own first (positions in its own file still find their lines),
+    // so anything keyed by the bytes (a monitor's heal budget) sees an edit of either.
+    let bytes = (own?.bytes ?? []) + (defaults.flatMap { sources[$0.name] ?? [] } ?? [])
     let document = ManifestDocument(manifest: merged, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
     return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files)
   }

@@ -117,7 +117,7 @@ struct AgentCommand: Command {
   }
 
   /// Waits for SIGINT or SIGTERM (their default action suspended meanwhile).
-  private static func nextStopSignal() async -> Int32 {
+  static func nextStopSignal() async -> Int32 {
     let (stream, continuation) = AsyncStream<Int32>.makeStream()
     var sources: [any DispatchSourceSignal] = []
     for number in [SIGINT, SIGTERM] {
