@@ -3,7 +3,7 @@
 //
 // Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
 // No package dependencies: the machine cannot fetch packages. C libraries come from Debian
-// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev).
+// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev, libmosquitto-dev).
 import PackageDescription
 
 let package = Package(
@@ -25,6 +25,10 @@ let package = Package(
     .systemLibrary(
       name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
       providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+    // libmosquitto (Debian libmosquitto-dev, pkg-config libmosquitto): the MQTT client of fleet agents.
+    .systemLibrary(
+      name: "CMosquitto", pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"]), .brew(["mosquitto"])]),
     // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
     .target(name: "TSModel", dependencies: ["CCrypto"]),
     // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
@@ -50,9 +54,14 @@ let package = Package(
     // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
     .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
+    .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
+    // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
+    // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
+    .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT", "TSMonitor"]),
     // The command line: argument parsing, commands, output streams, exit statuses.
     .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine",
-                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor"]),
+                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet"]),
     // The executable: main.swift only. On Linux script/tsapply links the release binary as one
     // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
     // would also apply to the test bundles that link this target, which cannot be static.
@@ -60,7 +69,7 @@ let package = Package(
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
                                                         "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor",
-                                                        "TSHTTPServer"]),
+                                                        "TSHTTPServer", "TSFleet", "TSMQTT"]),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -76,9 +85,10 @@ let package = Package(
     .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer",
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
+    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
-                                                      "TSHTTPServer", "TSMonitor"],
+                                                      "TSHTTPServer", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

@@ -12,6 +12,8 @@ public enum CLI {
     PlanCommand.self,
     ApplyCommand.self,
     DriftCommand.self,
+    StatusCommand.self,
+    AgentCommand.self,
     MonitorCommand.self,
     ShowCommand.self,
     RestoreCommand.self,

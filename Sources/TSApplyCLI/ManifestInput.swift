@@ -48,7 +48,20 @@ public enum ManifestInput {
   /// window, so a phone at the window's edge is masked too.
   public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
                                       context: CommandContext) {
-    let known = PhoneRedaction.KnownPhones(redact && !diagnostics.isEmpty ? source.map(PhoneCandidates.find) ?? [] : [])
+    printDiagnostics(diagnostics, sources: source.map { [$0] } ?? [], json: json, redact: redact, context: context) { _ in source }
+  }
+
+  /// As `printDiagnostics(_:source:json:redact:context:)` for diagnostics pointing into several
+  /// files (a fleet's manifests and its defaults): each source line comes from the bytes that
+  /// `sources` holds for the file its position names, and the phones of every file are masked.
+  public static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [String: [UInt8]], json: Bool, redact: Bool,
+                                      context: CommandContext) {
+    printDiagnostics(diagnostics, sources: Array(sources.values), json: json, redact: redact, context: context) { sources[$0] }
+  }
+
+  private static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [[UInt8]], json: Bool, redact: Bool,
+                                       context: CommandContext, sourceOf: (String) -> [UInt8]?) {
+    let known = PhoneRedaction.KnownPhones(redact && !diagnostics.isEmpty ? sources.reduce(into: Set<String>()) { $0.formUnion(PhoneCandidates.find(in: $1)) } : [])
     let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(known.redact(text)) : text }
     let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
       + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
@@ -62,11 +75,14 @@ public enum ManifestInput {
       return
     }
     if sorted.isEmpty { return }
-    let lines = source.map(sourceLines) ?? []
+    var split: [String: [String]] = [:]
     var text = ""
     for diagnostic in sorted {
       text += ControlCharacters.escaped(diagnostic.description) + "\n"
-      if let position = diagnostic.position, position.line >= 1, position.line <= lines.count {
+      guard let position = diagnostic.position else { continue }
+      let lines = split[position.file] ?? sourceOf(position.file).map(sourceLines) ?? []
+      split[position.file] = lines
+      if position.line >= 1, position.line <= lines.count {
         // Masking keeps every character's place (a digit becomes one `*`), so the caret still fits.
         let excerpt = SourceExcerpt(line: mask(lines[position.line - 1]), column: position.column)
         text += ControlCharacters.escaped(excerpt.line) + "\n" + excerpt.caretLine + "\n"

@@ -64,6 +64,9 @@ struct ManifestInputFile {
 struct CLIWatch {
   let watch: Watch
   let context: CommandContext
+  /// The fleet file and watch name when the watch is one of a fleet's: advice to plan or apply
+  /// it again then names the fleet (`--fleet fleet.yaml --watch room-12`), which merges its defaults.
+  var fleet: (file: String, watch: String)? = nil
 
   /// Opens the watch `spec` names (else `TSAPPLY_DEVICE`, else the default one) through the
   /// engine, printing its notices (e.g. the default watch was created on first use) to stderr.
@@ -80,7 +83,10 @@ struct CLIWatch {
 
   /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice.
   func command(_ words: String, _ file: String? = nil) -> String {
-    "tsapply \(words)\(deviceArgument)" + (file.map { " " + shellQuoted($0) } ?? "")
+    if let fleet, ["plan", "apply", "drift"].contains(words) {
+      return "tsapply \(words) --fleet \(shellQuoted(fleet.file)) --watch \(shellQuoted(fleet.watch))"
+    }
+    return "tsapply \(words)\(deviceArgument)" + (file.map { " " + shellQuoted($0) } ?? "")
   }
 
   /// `path` relative to the working directory when it is inside it.

@@ -368,12 +368,21 @@ public final class Monitor: @unchecked Sendable {
 
   /// Reads the manifest and the watch, reports drift and its end, heals when asked.
   private func check(_ watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
-    let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
-    guard let manifest = loaded.manifest, let bytes = loaded.source else {
-      return manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+    let document: ManifestDocument
+    if let provider = settings.manifestProvider {
+      switch provider() {
+      case .success(let supplied): document = supplied
+      case .failure(let problem): return manifestProblem(problem.errors, watch: watch, &tracking)
+      }
+    } else {
+      let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
+      guard let manifest = loaded.manifest, let bytes = loaded.source else {
+        return manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      }
+      document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
+                                  bytes: bytes, path: settings.manifestPath)
     }
-    let document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
-                                    bytes: bytes, path: settings.manifestPath)
+    let bytes = document.bytes
     let report: DriftReport
     do {
       report = try await watch.drift(document)

@@ -1,4 +1,6 @@
 import Foundation
+import TSEngine
+import TSModel
 
 /// What a monitor watches and what it may do: the front-end's options, parsed.
 public struct MonitorSettings: Sendable {
@@ -27,6 +29,11 @@ public struct MonitorSettings: Sendable {
   public var delivery: Backoff.Policy
   /// How long a stopping monitor waits for deliveries under way.
   public var stopGrace: Duration
+  /// Where each check gets its manifest when it is not one file: a fleet's watch, whose
+  /// manifest is its own merged over the fleet's defaults (TSFleet). Called at every check, so
+  /// an edit of either file is picked up; `.failure` with the errors that stop the check. `nil`:
+  /// `manifestPath` is read.
+  public var manifestProvider: (@Sendable () -> Result<ManifestDocument, ManifestProblem>)?
 
   /// The default interval: five minutes.
   public static let defaultInterval = Duration.seconds(300)
@@ -59,4 +66,12 @@ public struct MonitorSettings: Sendable {
   public static func reconnectPolicy(interval: Duration) -> Backoff.Policy {
     Backoff.Policy(initial: min(.seconds(1), interval), maximum: min(.seconds(300), max(.seconds(1), interval)))
   }
+}
+
+/// Errors that keep a check from using a watch's manifest, from a `manifestProvider`.
+public struct ManifestProblem: Error, Sendable {
+  /// The errors, each with its file, line and column.
+  public var errors: [Diagnostic]
+  /// The problem of `errors`.
+  public init(_ errors: [Diagnostic]) { self.errors = errors }
 }

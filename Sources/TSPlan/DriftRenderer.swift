@@ -35,6 +35,11 @@ public enum DriftRenderer {
 
   /// The JSON report, ending with a newline.
   public static func json(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool) -> String {
+    JSONValue.object(object(drift: drift, pending: pending, hasRecord: hasRecord, redact: redact)).encoded() + "\n"
+  }
+
+  /// The JSON report's object (for documents that embed it: a fleet's report).
+  public static func object(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool) -> [String: JSONValue] {
     var root: [String: JSONValue] = [
       "format_version": .string(Plan.currentFormatVersion),
       "profile": .string(pending.profile),
@@ -46,6 +51,6 @@ public enum DriftRenderer {
     ]
     if let device = pending.device { root["device"] = .string(device) }
     if redact { root = root.mapValues { $0.redactingPhones() } }
-    return JSONValue.object(root).encoded() + "\n"
+    return root
   }
 }

@@ -22,8 +22,9 @@ public enum JSONPlanRenderer {
     JSONValue.object(object(plan, redact: redact)).encoded() + "\n"
   }
 
-  /// The plan's top-level JSON object (for documents that embed a plan, e.g. the drift report).
-  static func object(_ plan: Plan, redact: Bool) -> [String: JSONValue] {
+  /// The plan's top-level JSON object (for documents that embed a plan: the drift report, a
+  /// fleet's report).
+  public static func object(_ plan: Plan, redact: Bool) -> [String: JSONValue] {
     let phones = redact ? PhoneRedaction.phones(in: plan) : []
     let counts = plan.counts
     var root: [String: JSONValue] = [

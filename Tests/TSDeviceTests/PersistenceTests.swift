@@ -26,6 +26,22 @@ import TSModel
     #expect(try await reopened.getEmergencyContacts().isSosOn)
   }
 
+  /// A device keeps the state it last read, but a change through another device (or process),
+  /// or an edit of the file in place, is always seen.
+  @Test func aChangeByAnotherWriterIsSeenThroughTheKeptState() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let reader = try SimulatedDevice.create(path: path, profile: .default, force: false)
+    #expect(try await reader.getAllContacts().isEmpty)
+    let writer = try SimulatedDevice(path: path)
+    try await writer.setAllContacts([Contact(name: "Zed", phoneNum: "+15550199")])
+    #expect(try await reader.getAllContacts().map(\.name) == ["Zed"])
+    let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "Zed", with: "Zoe")
+    let handle = try #require(FileHandle(forWritingAtPath: path))
+    try handle.write(contentsOf: Data(text.utf8))
+    try handle.close()
+    #expect(try await reader.getAllContacts().map(\.name) == ["Zoe"])
+  }
+
   @Test func createRefusesAnExistingWatchUnlessForced() throws {
     let path = try temporaryDirectory() + "/watch.json"
     try SimulatedDevice.create(path: path, profile: .fit, force: false)

@@ -25,18 +25,24 @@ struct ApplyCommand: Command {
     up (mode 0600); 'tsapply restore BACKUP' puts it back.
     """
   static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
+    + FleetOptions.specs + FleetOptions.applySpecs
 
   var file: String
   var deviceSpec: String?
   var run: ApplyRun.Settings
+  var fleet: FleetOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    fleet = try FleetOptions(arguments, command: Self.name)
     file = try ManifestArgument.file(from: arguments)
     deviceSpec = DeviceOption.value(in: arguments)
     run = try ApplyRun.Settings(arguments, command: Self.name)
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if fleet.file != nil {
+      return try await FleetSession.load(fleet, redact: run.output.redact, json: fleet.json, context: context).apply(run)
+    }
     // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
     // be gone for the manifest read that follows.
     let source = ManifestInput.source(file, context: context)
@@ -191,7 +197,7 @@ struct ApplyRun {
     }
   }
 
-  private static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
+  static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
                             to context: CommandContext) {
     switch progress {
     case .stepStarted(let step):
@@ -218,7 +224,7 @@ struct ApplyRun {
   }
 
   /// The message for `error`, with the commands that help next, complete and pasteable.
-  private func describe(_ error: EngineError) -> String {
+  func describe(_ error: EngineError) -> String {
     let planAgain = watch.command("plan", manifestArgument)
     switch error {
     case .invalid(let input):
@@ -308,6 +314,12 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
   func set(_ value: Value) {
     lock.lock()
     stored = value
+    lock.unlock()
+  }
+  /// Changes the value in place under the lock (concurrent changes are never lost).
+  func mutate(_ change: (inout Value) -> Void) {
+    lock.lock()
+    change(&stored)
     lock.unlock()
   }
 }

@@ -21,15 +21,17 @@ struct DriftCommand: Command {
     OptionSpec(["--json", "-json"], help: "Print the report as JSON (drift in the plan's change shape)."),
     OptionSpec(["--pending"], help: "Exit 2 also when the manifest has changes not applied yet."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs
 
   var file: String
   var json: Bool
   var pendingCounts: Bool
   var deviceSpec: String?
   var output: PlanOutputOptions
+  var fleet: FleetOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    fleet = try FleetOptions(arguments, command: Self.name)
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
     pendingCounts = arguments.has("--pending")
@@ -38,6 +40,10 @@ struct DriftCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if fleet.file != nil {
+      return try await FleetSession.load(fleet, redact: output.redact, json: json, context: context)
+        .drift(pendingCounts: pendingCounts, output: output)
+    }
     let input = try ManifestInputFile.read(file, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)
     let watch = try await context.engine().open(deviceSpec, mayCreate: false)

@@ -40,7 +40,7 @@ struct MonitorCommand: Command {
     OptionSpec(["--json"], help: "JSON event lines on standard output even on a terminal."),
     OptionSpec(["--show-sensitive"], help: "Show phone numbers in events (masked by default)."),
     DeviceOption.spec,
-  ]
+  ] + FleetOptions.specs
 
   /// Accepted `--max-applies-per-hour` values.
   static let appliesRange = 1...1000
@@ -60,8 +60,10 @@ struct MonitorCommand: Command {
   var log: String?
   var json: Bool
   var showSensitive: Bool
+  var fleet: FleetOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    fleet = try FleetOptions(arguments, command: Self.name)
     file = try ManifestArgument.file(from: arguments)
     if file == "-" {
       throw UsageError("the monitor reads the manifest again at every check, so it needs a file, not standard input")
@@ -100,6 +102,7 @@ struct MonitorCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if fleet.file != nil { return try await runFleet(context) }
     let input = try ManifestInputFile.read(file, context: context)
     _ = try input.document(redact: !showSensitive, context: context)
     let notifiers = try makeNotifiers(context)
@@ -132,7 +135,7 @@ struct MonitorCommand: Command {
     return .success
   }
 
-  private func makeNotifiers(_ context: CommandContext) throws -> [any Notifier] {
+  func makeNotifiers(_ context: CommandContext) throws -> [any Notifier] {
     var notifiers: [any Notifier] = []
     do {
       for command in commands {

@@ -22,7 +22,7 @@ struct PlanCommand: Command {
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs
 
   var file: String
   var json: Bool
@@ -30,8 +30,11 @@ struct PlanCommand: Command {
   var out: String?
   var deviceSpec: String?
   var output: PlanOutputOptions
+  var fleet: FleetOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
+    fleet = try FleetOptions(arguments, command: Self.name)
+    if fleet.file != nil, arguments.value("--out") != nil { throw UsageError("-out saves the plan of one watch; it cannot be used with --fleet") }
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
     detailedExitCode = arguments.has("--detailed-exitcode")
@@ -42,6 +45,10 @@ struct PlanCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if fleet.file != nil {
+      return try await FleetSession.load(fleet, redact: output.redact, json: json, context: context)
+        .plan(detailedExitCode: detailedExitCode, output: output)
+    }
     let input = try ManifestInputFile.read(file, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)
     let watch = try await CLIWatch.open(deviceSpec, context: context)

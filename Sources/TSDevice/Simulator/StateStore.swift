@@ -41,11 +41,18 @@ final class MemoryStore: StateStore, @unchecked Sendable {
 /// State in a JSON file, guarded by `flock` on `<file>.lock` and replaced atomically
 /// (temporary file created 0600 in the same directory, fsync, rename, fsync of the directory),
 /// so neither a crash nor two concurrent processes leave a half-written or lost state.
+///
+/// The store keeps the last state it read or wrote with the file's identity (device, inode,
+/// size, modification and change times): a file that is still that file is not decoded again,
+/// so the calls of one plan (fetch reminders, contacts, emergency contacts) decode it once.
+/// Every write replaces the file (a new inode), so a change by any process is always seen.
 final class FileStore: StateStore, @unchecked Sendable {
   let path: String?
   let file: String
   /// How the user names this watch, for the advice in error messages.
   let name: WatchName
+  private let cacheLock = NSLock()
+  private var cached: (key: FileIdentity, watch: SimulatedWatch)?
 
   /// A store over the existing state file at `file` (absolute), which the user calls `name`.
   init(file: String, name: WatchName = .defaultWatch) {
@@ -63,7 +70,10 @@ final class FileStore: StateStore, @unchecked Sendable {
       let original = try load()
       var copy = original
       let result = try body(&copy)
-      if copy != original { try StateFile.write(copy, to: file) }
+      if copy != original {
+        try StateFile.write(copy, to: file)
+        remember(copy)
+      }
       return result
     }
   }
@@ -102,7 +112,30 @@ final class FileStore: StateStore, @unchecked Sendable {
     }
   }
 
-  private func load() throws(DeviceError) -> SimulatedWatch { try StateFile.read(file, name: name) }
+  /// The state, decoded from the file unless it is the file last read or written (called under
+  /// the lock, so no writer changes it meanwhile).
+  private func load() throws(DeviceError) -> SimulatedWatch {
+    let key = FileIdentity(file)
+    cacheLock.lock()
+    let hit = key != nil && cached?.key == key ? cached?.watch : nil
+    cacheLock.unlock()
+    if let hit { return hit }
+    let watch = try StateFile.read(file, name: name)
+    if let key {
+      cacheLock.lock()
+      cached = (key, watch)
+      cacheLock.unlock()
+    }
+    return watch
+  }
+
+  /// Keeps `watch` as the state of the file just written.
+  private func remember(_ watch: SimulatedWatch) {
+    let key = FileIdentity(file)
+    cacheLock.lock()
+    cached = key.map { ($0, watch) }
+    cacheLock.unlock()
+  }
 
   private func withLock<T>(_ mode: Int32, _ body: () throws(DeviceError) -> T) throws(DeviceError) -> T {
     let lockPath = file + ".lock"
@@ -116,5 +149,32 @@ final class FileStore: StateStore, @unchecked Sendable {
     }
     defer { flock(fd, LOCK_UN) }
     return try body()
+  }
+}
+
+/// What tells one version of a regular file from another: device, inode, size, and the
+/// modification and status-change times to the nanosecond.
+struct FileIdentity: Equatable {
+  let device: UInt64, inode: UInt64, size: Int64
+  let modified: (Int, Int), changed: (Int, Int)
+
+  /// The identity of the regular file at `path`; `nil` for anything else or an error.
+  init?(_ path: String) {
+    var info = stat()
+    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    device = UInt64(info.st_dev)
+    inode = UInt64(info.st_ino)
+    size = Int64(info.st_size)
+    #if os(Linux)
+    modified = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+    changed = (info.st_ctim.tv_sec, info.st_ctim.tv_nsec)
+    #else
+    modified = (info.st_mtimespec.tv_sec, info.st_mtimespec.tv_nsec)
+    changed = (info.st_ctimespec.tv_sec, info.st_ctimespec.tv_nsec)
+    #endif
+  }
+
+  static func == (a: Self, b: Self) -> Bool {
+    a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified == b.modified && a.changed == b.changed
   }
 }

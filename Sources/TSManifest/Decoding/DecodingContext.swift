@@ -2,19 +2,26 @@ import TSModel
 
 /// State shared while decoding one manifest: the file name and every diagnostic found so far.
 /// Decoding never stops at the first problem; each reader reports and returns `nil`.
-struct DecodingContext {
+///
+/// Public so that other files tsapply reads by schema (a fleet's `fleet.yaml`, in TSFleet)
+/// decode with the same rules: typed scalars, standard tags only, unknown keys with a
+/// suggestion, a null value reported with a hint.
+public struct DecodingContext: Sendable {
   /// The file as the user named it.
-  let file: String
+  public let file: String
   /// Problems found so far, unsorted.
-  var diagnostics: [Diagnostic] = []
+  public var diagnostics: [Diagnostic] = []
 
-  init(file: String) { self.file = file }
+  /// A context for `file`, with no problems yet.
+  public init(file: String) { self.file = file }
 
-  mutating func error(_ position: SourcePosition, _ field: String, _ message: String) {
+  /// Records an error at `position` about `field`.
+  public mutating func error(_ position: SourcePosition, _ field: String, _ message: String) {
     diagnostics.append(.error(at: position, field: field, message))
   }
 
-  mutating func warning(_ position: SourcePosition, _ field: String, _ message: String) {
+  /// Records a warning at `position` about `field`.
+  public mutating func warning(_ position: SourcePosition, _ field: String, _ message: String) {
     diagnostics.append(.warning(at: position, field: field, message))
   }
 
@@ -22,7 +29,7 @@ struct DecodingContext {
   ///
   /// Reports a node of another type ("expected a mapping with keys …"), keys that are not
   /// scalars, and unknown keys (with a "did you mean" suggestion); the known entries are kept.
-  mutating func mapping(_ node: YAMLNode, path: String, keys: [String]) -> MappingFields? {
+  public mutating func mapping(_ node: YAMLNode, path: String, keys: [String]) -> MappingFields? {
     guard hasStandardTag(node, path: path, allowing: ["map"]) else { return nil }
     guard case .mapping(let entries) = node.content else {
       error(node.position, path, "expected a mapping with keys \(keys.joined(separator: ", ")), found \(node.kindDescription)")
@@ -56,7 +63,7 @@ struct DecodingContext {
   }
 
   /// Reads `node` as a list, reporting any other type.
-  mutating func sequence(_ node: YAMLNode, path: String, expected: String) -> [YAMLNode]? {
+  public mutating func sequence(_ node: YAMLNode, path: String, expected: String) -> [YAMLNode]? {
     guard hasStandardTag(node, path: path, allowing: ["seq"]) else { return nil }
     guard case .sequence(let items) = node.content else {
       error(node.position, path, "expected a list of \(expected), found \(node.kindDescription)")
@@ -71,7 +78,7 @@ struct DecodingContext {
   /// Whether `node` is untagged or carries one of the standard tags `names` (`str`, `int`,
   /// `bool`, `map`, `seq`). Any other tag (`!foo`, `!!binary`, `!`) is reported naming it: the
   /// field decides a value's type, so a tag that asks for another type is never ignored.
-  mutating func hasStandardTag(_ node: YAMLNode, path: String, allowing names: [String]) -> Bool {
+  public mutating func hasStandardTag(_ node: YAMLNode, path: String, allowing names: [String]) -> Bool {
     guard let tag = node.tag else { return true }
     if names.contains(where: { Self.standardTag($0) == tag }) { return true }
     let prefix = Self.standardTag("")
@@ -83,7 +90,7 @@ struct DecodingContext {
 
   /// `node` unless it is null; a null section is reported with `hint`, which says what to write
   /// instead (remove the key to leave it unmanaged, or write an empty list).
-  mutating func present(_ node: YAMLNode, path: String, hint: String) -> YAMLNode? {
+  public mutating func present(_ node: YAMLNode, path: String, hint: String) -> YAMLNode? {
     guard node.isNull else { return node }
     error(node.position, path, "has no value; \(hint)")
     return nil
@@ -91,7 +98,7 @@ struct DecodingContext {
 
   /// `parent.key`, or `key` at the top level. Built by copying bytes into one allocation:
   /// every field read makes a path, whether or not a diagnostic uses it.
-  static func join(_ parent: String, _ key: String) -> String {
+  public static func join(_ parent: String, _ key: String) -> String {
     parent.isEmpty ? key : concatenated(parent, ".", key, "")
   }
 
@@ -121,23 +128,23 @@ struct DecodingContext {
 }
 
 /// The known entries of a mapping, by key, with the mapping's field path.
-struct MappingFields {
+public struct MappingFields: Sendable {
   /// Field path of the mapping, e.g. `reminders.sedentary`.
-  let path: String
+  public let path: String
   /// Entries by key (unknown keys already reported and left out).
-  var entries: FieldEntries
+  public var entries: FieldEntries
 
   /// The value node for `key`, if written.
-  subscript(key: String) -> YAMLNode? { entries.value(forKey: key) }
+  public subscript(key: String) -> YAMLNode? { entries.value(forKey: key) }
 
   /// The field path of `key` inside this mapping.
-  func path(_ key: String) -> String { DecodingContext.join(path, key) }
+  public func path(_ key: String) -> String { DecodingContext.join(path, key) }
 }
 
 /// A mapping's entries by key, read from the mapping's own entry list (shared with the tree, not
 /// copied into a table per mapping): a schema mapping has a handful of keys, and a scan of them
 /// costs less than hashing. Entries that are not fields (reported keys) are left out.
-struct FieldEntries {
+public struct FieldEntries: Sendable {
   private let written: [YAMLMappingEntry]
   /// Indices in `written` of the entries left out; almost always empty.
   private var leftOut: [Int] = []
@@ -149,10 +156,10 @@ struct FieldEntries {
   mutating func leaveOut(_ index: Int) { leftOut.append(index) }
 
   /// The entry written under `key`, unless it is left out.
-  subscript(key: String) -> YAMLMappingEntry? { index(of: key).map { written[$0] } }
+  public subscript(key: String) -> YAMLMappingEntry? { index(of: key).map { written[$0] } }
 
   /// The value written under `key`, unless it is left out (without copying the key node).
-  func value(forKey key: String) -> YAMLNode? { index(of: key).map { written[$0].value } }
+  public func value(forKey key: String) -> YAMLNode? { index(of: key).map { written[$0].value } }
 
   private func index(of key: String) -> Int? {
     written.indices.first { written[$0].keyText == key && !leftOut.contains($0) }

@@ -9,7 +9,7 @@ extension DecodingContext {
   ]
 
   /// Any scalar as text, exactly as written (plain scalars are not typed).
-  mutating func text(_ node: YAMLNode, path: String) -> String? {
+  public mutating func text(_ node: YAMLNode, path: String) -> String? {
     guard let scalar = node.scalar, !node.isNull else {
       error(node.position, path, "expected text, found \(node.kindDescription)")
       return nil
@@ -45,7 +45,7 @@ extension DecodingContext {
 
   /// A plain decimal integer (ASCII digits, optional sign), untagged or tagged `!!int`; `nil`
   /// without a report when the scalar is not one, so callers can try other forms.
-  func plainInteger(_ node: YAMLNode) -> Int? {
+  public func plainInteger(_ node: YAMLNode) -> Int? {
     guard let scalar = node.scalar, scalar.isPlain, node.tag == nil || node.tag == Self.standardTag("int") else { return nil }
     var digits = Substring(scalar.value)
     let negative = digits.first == "-"

@@ -20,15 +20,38 @@ _tsapply() {
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path ${COMP_WORDS[i]}" in
-      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
+      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply status"|"tsapply agent"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
     esac
   done
   case "$path $prev" in
     "tsapply plan --out"|"tsapply plan -out") _tsapply_files files; return ;;
     "tsapply plan --device") COMPREPLY=(); return ;;
+    "tsapply plan --fleet"|"tsapply plan -fleet") _tsapply_files files; return ;;
+    "tsapply plan --watch"|"tsapply plan -watch") COMPREPLY=(); return ;;
+    "tsapply plan --parallelism"|"tsapply plan -parallelism") COMPREPLY=(); return ;;
     "tsapply apply --lock-timeout"|"tsapply apply -lock-timeout") COMPREPLY=(); return ;;
     "tsapply apply --device") COMPREPLY=(); return ;;
+    "tsapply apply --fleet"|"tsapply apply -fleet") _tsapply_files files; return ;;
+    "tsapply apply --watch"|"tsapply apply -watch") COMPREPLY=(); return ;;
+    "tsapply apply --parallelism"|"tsapply apply -parallelism") COMPREPLY=(); return ;;
+    "tsapply apply --wait"|"tsapply apply -wait") COMPREPLY=(); return ;;
     "tsapply drift --device") COMPREPLY=(); return ;;
+    "tsapply drift --fleet"|"tsapply drift -fleet") _tsapply_files files; return ;;
+    "tsapply drift --watch"|"tsapply drift -watch") COMPREPLY=(); return ;;
+    "tsapply drift --parallelism"|"tsapply drift -parallelism") COMPREPLY=(); return ;;
+    "tsapply status --fleet"|"tsapply status -fleet") _tsapply_files files; return ;;
+    "tsapply status --watch"|"tsapply status -watch") COMPREPLY=(); return ;;
+    "tsapply status --parallelism"|"tsapply status -parallelism") COMPREPLY=(); return ;;
+    "tsapply agent --broker") COMPREPLY=(); return ;;
+    "tsapply agent --site") COMPREPLY=(); return ;;
+    "tsapply agent --device") COMPREPLY=(); return ;;
+    "tsapply agent --agent-id") COMPREPLY=(); return ;;
+    "tsapply agent --username") COMPREPLY=(); return ;;
+    "tsapply agent --password-file") _tsapply_files files; return ;;
+    "tsapply agent --ca-file") _tsapply_files files; return ;;
+    "tsapply agent --cert-file") _tsapply_files files; return ;;
+    "tsapply agent --key-file") _tsapply_files files; return ;;
+    "tsapply agent --drift-interval") COMPREPLY=(); return ;;
     "tsapply monitor --interval") COMPREPLY=(); return ;;
     "tsapply monitor --max-applies-per-hour") COMPREPLY=(); return ;;
     "tsapply monitor --on-sos") COMPREPLY=(); return ;;
@@ -36,6 +59,9 @@ _tsapply() {
     "tsapply monitor --webhook-secret-file") _tsapply_files files; return ;;
     "tsapply monitor --log") _tsapply_files files; return ;;
     "tsapply monitor --device") COMPREPLY=(); return ;;
+    "tsapply monitor --fleet"|"tsapply monitor -fleet") _tsapply_files files; return ;;
+    "tsapply monitor --watch"|"tsapply monitor -watch") COMPREPLY=(); return ;;
+    "tsapply monitor --parallelism"|"tsapply monitor -parallelism") COMPREPLY=(); return ;;
     "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
@@ -56,10 +82,12 @@ _tsapply() {
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
       "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
-      "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --help -h" ;;
-      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
-      "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --help -h" ;;
-      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --help -h" ;;
+      "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
+      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
+      "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
+      "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --help -h" ;;
+      "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
+      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
       "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;
@@ -80,7 +108,7 @@ _tsapply() {
     return
   fi
   case "$path" in
-    "tsapply") _tsapply_words "validate plan apply drift monitor show restore device bridge export fmt schema completion help" ;;
+    "tsapply") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
     "tsapply validate") _tsapply_files manifests ;;
     "tsapply plan") _tsapply_files manifests ;;
     "tsapply apply") _tsapply_files manifests ;;
@@ -93,7 +121,7 @@ _tsapply() {
     "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift monitor show restore device bridge export fmt schema completion help" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
   esac
 }
 

@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply status' 'tsapply agent' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -35,6 +35,8 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a validate -d 'Check a manife
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a plan -d 'Show what would change on the watch to match the manifest.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a apply -d 'Make the watch match the manifest (shows the plan and asks first).'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a drift -d 'Show what changed on the watch since the last apply (read-only).'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a status -d 'Show every watch of a fleet: last applied, last seen, drift, pending (read-only).'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a agent -d 'Serve watches for a fleet over MQTT: pull desired documents, apply them, report.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a monitor -d 'Watch the watch: report drift, heal it if asked, forward SOS presses.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
@@ -62,6 +64,9 @@ complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l out -o out -r -F -d 'S
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l help -s h -d 'Show help information.'
 
 # tsapply apply
@@ -72,6 +77,11 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l lock-timeout -o lock-
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l json -o json -d 'With --fleet and --auto-approve, print one JSON report with a result per watch.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l help -s h -d 'Show help information.'
 
 # tsapply drift
@@ -81,7 +91,30 @@ complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l pending -d 'Exit 2 al
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show help information.'
+
+# tsapply status
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l json -o json -d 'Print the status as JSON.'
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l help -s h -d 'Show help information.'
+
+# tsapply agent
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l broker -x -d 'The broker: mqtt://HOST:PORT, or mqtts://HOST:PORT for TLS.'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l site -x -d 'The site whose topics to serve (as in the fleet file).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l device -x -d 'A watch to serve (repeatable): bridge:… or sim:PATH.'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l agent-id -x -d 'This agent\'s ID, unique in the site (default: the user name, else the host name).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l username -x -d 'User name on the broker (default: $TSAPPLY_MQTT_USERNAME).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l password-file -r -F -d 'A file whose first line is the password (default: $TSAPPLY_MQTT_PASSWORD).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l ca-file -r -F -d 'CA certificates (PEM) for an mqtts:// broker (default: $TSAPPLY_MQTT_CA_FILE, else the system\'s).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l cert-file -r -F -d 'A client certificate (PEM), for brokers that authenticate by certificate.'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l key-file -r -F -d 'The client certificate\'s private key (PEM).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l drift-interval -x -d 'How often to read each watch for drift (default 5m; 0s never).'
+complete -c tsapply -n '__tsapply_at \'tsapply agent\'' -l help -s h -d 'Show help information.'
 
 # tsapply monitor
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -a '(__tsapply_manifests)'
@@ -97,6 +130,9 @@ complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l log -r -F -d 'Appen
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l json -d 'JSON event lines on standard output even on a terminal.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l show-sensitive -d 'Show phone numbers in events (masked by default).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l help -s h -d 'Show help information.'
 
 # tsapply show
@@ -188,5 +224,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift monitor show restore device bridge export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

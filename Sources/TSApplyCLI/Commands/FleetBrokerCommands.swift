@@ -1,0 +1,109 @@
+import Foundation
+import TSEngine
+import TSFleet
+import TSModel
+import TSMQTT
+import TSPlan
+
+/// `plan`, `apply` and `drift` with `--fleet` for a fleet whose `transport:` is a broker: the
+/// agents hold the watches, so tsapply publishes desired documents and reads statuses
+/// (docs/fleet.md "Agents over MQTT").
+extension FleetSession {
+  /// The broker, the site and the credentials (`TSAPPLY_MQTT_…`), when the fleet has a transport.
+  var broker: (settings: BrokerSettings, site: String)? {
+    guard let transport = loaded.fleet.transport, let site = loaded.fleet.site else { return nil }
+    return (BrokerSettings(address: transport.value, environment: context.environment), site.value)
+  }
+
+  /// How long to wait for the broker when only reading it.
+  private var readTimeout: Duration { min(options.wait, .seconds(30)) }
+
+  /// `apply --fleet` over MQTT: publish, then wait (`--wait`) for the agents' statuses.
+  func applyOverBroker(_ settings: ApplyRun.Settings, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
+    let count = loaded.members.count
+    if !settings.autoApprove {
+      guard context.stdinIsTerminal else {
+        throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
+          + "  Re-run with --auto-approve (an unsafe plan also needs --allow-destroy).")
+      }
+      let names = loaded.members.map(\.name).joined(separator: ", ")
+      context.stdout.write("""
+        tsapply will publish the desired state of \(count) watch\(count == 1 ? "" : "es") (\(names)) to \(broker.settings.address),
+        site \(broker.site); their agents plan and apply it. An agent refuses an unsafe plan (a cleared list,
+        an emergency contact removed or changed, SOS off, a custom reminder deleted) unless --allow-destroy is given.
+
+        Do you want to publish it?
+          Only 'yes' will be accepted to approve.
+
+          Enter a value: 
+        """)
+      guard context.readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
+        throw CommandFailure("Apply cancelled: nothing was published.")
+      }
+      context.stdout.write("\n")
+    }
+    let printer = SectionPrinter(context: context, total: count, verb: "waiting for", quiet: true)
+    let rows: [FleetWatchReport]
+    do {
+      rows = try await FleetPublication.apply(loaded.members, site: broker.site, settings: broker.settings,
+                                              allowDestroy: settings.allowDestroy, wait: options.wait) { printer.progress($0) }
+    } catch {
+      printer.end()
+      throw CommandFailure("cannot publish to \(broker.settings.address): \(error); nothing was published")
+    }
+    printer.end()
+    if !json {
+      for row in rows {
+        var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
+        if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
+        switch row.verdict {
+        case .pending(let reason), .failed(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
+        default: break
+        }
+        context.stdout.write(line + "\n")
+      }
+    }
+    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
+  }
+
+  /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
+  /// applied (the agents plan against the watches themselves).
+  func planOverBroker(detailedExitCode: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
+    let rows = try await statusRows(broker)
+    let reports = rows.map { row -> FleetWatchReport in
+      let unapplied = row.state == "new revision" || row.state == "no status" || (row.state == "offline" && row.lastApplied == nil)
+      let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
+        : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
+      return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
+    }
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true)) }
+    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports),
+                      changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
+  }
+
+  /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
+  func driftOverBroker(pendingCounts: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
+    let rows = try await statusRows(broker)
+    let reports = rows.map { row in
+      FleetWatchReport(name: row.name, device: row.device,
+                       verdict: row.state == "invalid" ? .failed(row.note ?? "") :
+                         .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
+                       elapsed: .zero)
+    }
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true)) }
+    let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
+    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports), changed: changed, printed: true)
+  }
+
+  /// Every member's status on the broker.
+  func statusRows(_ broker: (settings: BrokerSettings, site: String)) async throws -> [FleetStatusRow] {
+    do {
+      return try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout)
+    } catch {
+      throw CommandFailure("cannot read the statuses from \(broker.settings.address): \(error)")
+    }
+  }
+
+  /// `text` with phone-like runs masked under `--redact`.
+  func masked(_ text: String) -> String { redact ? PhoneRedaction.redactPhoneLike(text) : text }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import TSApply
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSPlan
+
+/// `plan`, `drift` and `apply` with `--fleet`: each watch through the engine, concurrently,
+/// with a section per watch and the summary table (docs/fleet.md "Commands").
+extension FleetSession {
+  /// `tsapply plan --fleet`: every watch planned (read-only, no lock).
+  func plan(detailedExitCode: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
+    if let broker { return try await planOverBroker(detailedExitCode: detailedExitCode, broker: broker) }
+    let rows = await planned(output: output)
+    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row)),
+                      changed: detailedExitCode && rows.contains { $0.row.verdict.hasChanges })
+  }
+
+  /// Plans every member, printing each section; the plans of those that planned.
+  private func planned(output: PlanOutputOptions) async -> [(row: FleetWatchReport, plan: Plan?)] {
+    let renderer = output.renderer(context)
+    let plans = Locked<[String: Plan]>([:])
+    let rows = await run(verb: "planning", { _, document, watch throws(EngineError) in
+      try await watch.plan(document).plan
+    }) { result in
+      switch result.outcome {
+      case .success(let plan):
+        plans.mutate { $0[result.member.name] = plan }
+        return (renderer.render(plan), self.row(result, plan: plan, verdict: plan.isEmpty ? .noChanges : .changes(plan.counts)))
+      case .failure(let failure):
+        return self.failure(failure, member: result.member, elapsed: result.elapsed)
+      }
+    }
+    return rows.map { ($0, plans.value[$0.name]) }
+  }
+
+  private func row<Outcome>(_ result: FleetResult<Outcome>, plan: Plan, verdict: FleetVerdict) -> FleetWatchReport {
+    FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed,
+                     details: ["plan": .object(JSONPlanRenderer.object(plan, redact: redact))])
+  }
+
+  /// `tsapply drift --fleet`: drift and pending changes per watch (read-only); exit 2 when a
+  /// watch drifted (with `--pending`, also when one has pending changes).
+  func drift(pendingCounts: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
+    if let broker { return try await driftOverBroker(pendingCounts: pendingCounts, broker: broker) }
+    let color = context.useColor(noColorFlag: output.noColor)
+    let redact = self.redact
+    let rows = await run(verb: "reading", { _, document, watch throws(EngineError) in
+      try await watch.drift(document)
+    }) { result in
+      switch result.outcome {
+      case .success(let found):
+        let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact)
+        let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact)
+        let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.pending.resourceChanges.count, hasRecord: found.hasRecord)
+        return (text, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
+                                       elapsed: result.elapsed, details: ["drift": .object(object)]))
+      case .failure(let failure):
+        return self.failure(failure, member: result.member, elapsed: result.elapsed)
+      }
+    }
+    let changed = rows.contains { row in
+      guard case .drift(let count, let pending, _) = row.verdict else { return false }
+      return count > 0 || (pendingCounts && pending > 0)
+    }
+    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: rows), changed: changed)
+  }
+
+  /// `tsapply apply --fleet`: with `--auto-approve`, every watch applied at once (the safety
+  /// gate per watch); otherwise every watch planned, one question for all of them, and each
+  /// watch applied only while its plan is still the one approved.
+  func apply(_ settings: ApplyRun.Settings) async throws -> ExitStatus {
+    if let broker { return try await applyOverBroker(settings, broker: broker) }
+    if settings.autoApprove {
+      let rows = await applied(settings, approved: nil)
+      return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
+    }
+    let planned = await planned(output: settings.output)
+    let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: planned.map(\.row))
+    context.stdout.write("\n" + report.table())
+    let approved = Dictionary(planned.compactMap { entry in entry.plan.flatMap { $0.isEmpty ? nil : (entry.row.name, $0) } }) { a, _ in a }
+    guard !approved.isEmpty else {
+      if report.hasFailures { return try finish(report, changed: false, printed: true) }
+      context.stdout.write("\nNo changes. Every watch matches its manifests.\n")
+      return .success
+    }
+    guard context.stdinIsTerminal else {
+      throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
+        + "  Re-run with --auto-approve (an unsafe plan also needs --allow-destroy).")
+    }
+    let count = approved.count
+    context.stdout.write("""
+
+      Do you want to perform these actions on \(count) watch\(count == 1 ? "" : "es")?
+        tsapply will perform the actions described above; a watch whose plan changes meanwhile is left alone.
+        Only 'yes' will be accepted to approve.
+
+        Enter a value: 
+      """)
+    guard context.readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
+      throw CommandFailure("Apply cancelled: no watch was touched.")
+    }
+    context.stdout.write("\n")
+    let rows = await applied(settings, approved: approved)
+    let merged = report.watches.map { row in rows.first { $0.name == row.name } ?? row }
+    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: merged), changed: false)
+  }
+
+  /// Applies the members (only those in `approved`, when given, each with its approved plan).
+  private func applied(_ settings: ApplyRun.Settings, approved: [String: Plan]?) async -> [FleetWatchReport] {
+    let session = self
+    let selected = approved.map { plans in loaded.members.filter { plans[$0.name] != nil } } ?? loaded.members
+    return await with(members: selected).run(verb: "applying", { member, document, watch throws(EngineError) in
+      await session.applyOne(member, document: document, watch: watch, settings: settings, approved: approved?[member.name])
+    }) { result in
+      switch result.outcome {
+      case .success(let outcome):
+        var details: [String: JSONValue] = ["plan": .object(JSONPlanRenderer.object(outcome.plan, redact: session.redact))]
+        guard let failure = outcome.failure else {
+          let counts = outcome.plan.counts
+          let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(counts)
+          return (outcome.log, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
+                                                elapsed: result.elapsed, details: details))
+        }
+        var (text, row) = session.failure(.engine(failure.error), member: result.member, elapsed: result.elapsed, message: failure.message)
+        text = outcome.log + text
+        details.merge(row.details) { _, new in new }
+        row.details = details
+        return (text, row)
+      case .failure(let failure):
+        return session.failure(failure, member: result.member, elapsed: result.elapsed)
+      }
+    }
+  }
+
+  /// What applying one watch printed, and how it ended.
+  struct ApplyResult: Sendable {
+    var plan: Plan
+    var log: String
+    var failure: (error: EngineError, message: String)?
+  }
+
+  /// Applies one watch with the engine, its output kept for the watch's section.
+  private func applyOne(_ member: FleetMember, document: ManifestDocument, watch: Watch, settings: ApplyRun.Settings,
+                        approved: Plan?) async -> ApplyResult {
+    let (section, output) = sectionContext()
+    let cliWatch = CLIWatch(watch: watch, context: section, fleet: advice(member))
+    let commandLine = "tsapply apply --fleet \(fleetFile) --watch \(member.name)"
+    let run = ApplyRun(watch: cliWatch, settings: settings, context: section, rerunArgument: fleetFile,
+                       manifestArgument: nil, commandLine: commandLine)
+    let renderer = settings.output.renderer(section)
+    let shown = Locked<Plan?>(nil)
+    let actions = Locked<[ResourceAddress: Action]>([:])
+    let changed = Flag()
+    let approval: Approval = approved.map { plan in
+      .ask { current in
+        if current.resourceChanges == plan.resourceChanges { return true }
+        changed.set()
+        return false
+      }
+    } ?? .automatic(allowDestroy: settings.allowDestroy)
+    let options = ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine,
+                               stop: stop) { event in
+      switch event {
+      case .waitingForLock(let holder):
+        section.stdout.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
+      case .planned(let plan):
+        shown.set(plan)
+        actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }) { first, _ in first })
+        if approved == nil { section.stdout.write(renderer.render(plan)) }
+      case .reconcile(.backedUp(let path)):
+        let relative = CLIWatch.relative(path, self.context)
+        section.stdout.write("Backed up the watch's current state to \(relative) (restore with '\(cliWatch.command("restore", relative))').\n")
+      case .reconcile(.apply(let progress)):
+        ApplyRun.print(progress, actions: actions.value, verbose: false, to: section)
+      case .recordFailed(let error):
+        section.stdout.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      }
+    }
+    do {
+      let outcome = try await watch.apply(document, options: options)
+      let counts = ApplyReportCounts(outcome)
+      section.stdout.write("\nApply complete! Resources: \(counts.added) added, \(counts.changed) changed, \(counts.destroyed) destroyed.\n")
+      return ApplyResult(plan: outcome.plan, log: output.text)
+    } catch {
+      let plan = shown.value ?? approved ?? Plan(manifestFile: document.manifest.file, profile: watch.capabilities.profile,
+                                                 priorStateDigest: "", resourceChanges: [])
+      let message: String
+      if case .declined = error, changed.isSet {
+        message = "the watch changed since the plan you approved; nothing was written. Plan again: '\(cliWatch.command("plan"))'"
+      } else if case .invalid = error {
+        message = error.description
+      } else {
+        message = run.describe(error)
+      }
+      return ApplyResult(plan: plan, log: output.text, failure: (error, message))
+    }
+  }
+}
+
+/// Resources added, changed and destroyed by an apply (0 each when nothing changed).
+private struct ApplyReportCounts {
+  var added = 0, changed = 0, destroyed = 0
+  init(_ outcome: ApplyOutcome) {
+    if case .applied(let report) = outcome {
+      added = report.added
+      changed = report.changed
+      destroyed = report.destroyed
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import TSEngine
+import TSFleet
+import TSMonitor
+import TSMQTT
+
+extension MonitorCommand {
+  /// `tsapply monitor --fleet FILE`: a monitor per watch of the fleet, each with its merged
+  /// manifests, all printing to the same outputs; or, for a fleet over MQTT, its agents' events
+  /// followed on the broker (docs/fleet.md "Monitoring a fleet").
+  func runFleet(_ context: CommandContext) async throws -> ExitStatus {
+    let session = try FleetSession.load(fleet, redact: !showSensitive, json: false, context: context)
+    let notifiers = try makeNotifiers(context)
+    let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
+    let stderr = context.stderr
+    if let broker = session.broker {
+      guard !once, !reconcile else {
+        throw UsageError("over MQTT the agents check and apply; --once and --reconcile are for watches tsapply reaches itself (see 'tsapply status --fleet')")
+      }
+      let outbox = session.engine.stateRoot + "/fleets/" + WatchHome.folderName(broker.site + "@" + broker.settings.address.description) + "/outbox"
+      let follower: FleetMonitor.Follower
+      do {
+        follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
+                                             delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
+                                             emit: output.write, notice: { stderr.write($0 + "\n") })
+        try await follower.start(within: .seconds(30))
+      } catch {
+        throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
+      }
+      stderr.write("Following the events of site \(broker.site) on \(broker.settings.address); Ctrl-C stops.\n")
+      let signal = await AgentCommand.nextStopSignal()
+      stderr.write("\(StopSignals.name(signal)) received: stopping the monitor.\n")
+      await follower.stop(grace: .seconds(5))
+      return .success
+    }
+    var template = MonitorSettings(manifestPath: "", manifestName: "", interval: interval, reconcile: reconcile,
+                                   allowDestroy: allowDestroy, maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
+    template.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " --fleet \(session.fleetFile)"
+    let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
+                                         fleetName: session.fleetFile, engine: session.engine, template: template,
+                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") })
+    if once {
+      let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
+        for monitor in monitors {
+          group.addTask {
+            do throws(MonitorError) { return .success(try await monitor.checkOnce()) } catch { return .failure(error) }
+          }
+        }
+        return await group.reduce(into: []) { $0.append($1) }
+      }
+      let failures = results.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+      if !failures.isEmpty {
+        throw CommandFailure("\(failures.count) of \(monitors.count) watches could not be checked: " + failures.map { "\($0)" }.joined(separator: "; "))
+      }
+      return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
+    }
+    let signals = StopSignals { signal in
+      stderr.write("\(StopSignals.name(signal)) received: stopping the monitors (send it again to quit at once).\n")
+      for monitor in monitors { monitor.stop() }
+    }
+    signals.begin()
+    defer { signals.end() }
+    let failures = await withTaskGroup(of: String?.self) { group in
+      for (monitor, member) in zip(monitors, session.loaded.members) {
+        group.addTask {
+          do throws(MonitorError) {
+            try await monitor.run()
+            return nil
+          } catch {
+            return "\(member.name): \(error)"
+          }
+        }
+      }
+      return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+    }
+    stderr.write("Monitors stopped.\n")
+    if !failures.isEmpty { throw CommandFailure(failures.joined(separator: "\n")) }
+    return .success
+  }
+}

@@ -1,0 +1,294 @@
+import Foundation
+import TSApply
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSPlan
+
+/// `--fleet FILE`, `--watch NAME`, `-parallelism=N`: the options with which `plan`, `apply`,
+/// `drift` and `status` run over the watches of a fleet file (docs/fleet.md).
+struct FleetOptions: Sendable {
+  static let fleetSpec = OptionSpec(["--fleet", "-fleet"], value: "FILE",
+                                    help: "Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).")
+  static let specs: [OptionSpec] = [
+    fleetSpec,
+    OptionSpec(["--watch", "-watch"], value: "NAME", help: "With --fleet, only the watch NAME (repeatable)."),
+    OptionSpec(["--parallelism", "-parallelism"], value: "N", help: "With --fleet, handle at most N watches at once (default 10)."),
+  ]
+
+  /// Options only `apply --fleet` takes.
+  static let applySpecs: [OptionSpec] = [
+    OptionSpec(["--json", "-json"], help: "With --fleet and --auto-approve, print one JSON report with a result per watch."),
+    OptionSpec(["--wait", "-wait"], value: "DURATION",
+               help: "With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m)."),
+  ]
+
+  /// The fleet file, when `--fleet` was given.
+  var file: String?
+  /// `--watch` names, in order.
+  var watches: [String]
+  /// `-parallelism`.
+  var parallelism: Int
+  /// `--json` (for `apply`, only with `--fleet`).
+  var json: Bool
+  /// `--wait`: how long `apply` waits for the agents of a fleet over MQTT.
+  var wait: Duration
+
+  /// Reads the options; with `--fleet`, a manifest argument and `--device` are refused.
+  init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
+    file = arguments.value("--fleet")
+    watches = arguments.values["--watch"] ?? []
+    parallelism = FleetRunner.defaultParallelism
+    json = arguments.has("--json")
+    wait = try arguments.value("--wait").map { (text) throws(UsageError) in try DurationArgument.value(text, option: "--wait") }
+      ?? .seconds(300)
+    if let text = arguments.value("--parallelism") {
+      guard let value = Int(text), value >= 1, value <= 1000 else {
+        throw UsageError("-parallelism expects a number of watches from 1 to 1000, got '\(text)'")
+      }
+      parallelism = value
+    }
+    guard file != nil else {
+      if !watches.isEmpty || arguments.value("--parallelism") != nil || arguments.value("--wait") != nil {
+        throw UsageError("--watch, -parallelism and --wait only matter with --fleet FILE")
+      }
+      if command == "apply", json { throw UsageError("apply prints JSON only with --fleet (one report for every watch)") }
+      return
+    }
+    if command == "apply", json, !arguments.has("--auto-approve") {
+      throw UsageError("apply --fleet --json needs --auto-approve (a JSON report cannot ask for confirmation)")
+    }
+    if !arguments.positionals.isEmpty {
+      throw UsageError("with --fleet, the manifests come from the fleet file; remove '\(arguments.positionals.joined(separator: " "))'")
+    }
+    if arguments.value(DeviceOption.spec.name) != nil {
+      throw UsageError("with --fleet, each watch's device comes from the fleet file; remove --device")
+    }
+  }
+}
+
+/// A fleet loaded for a command, with what the command line needs around it: the engine
+/// (watch paths resolve in the fleet file's directory, records stay where they always are),
+/// output sections, progress and advice.
+struct FleetSession: Sendable {
+  let loaded: LoadedFleet
+  let options: FleetOptions
+  let context: CommandContext
+  let redact: Bool
+  let json: Bool
+  /// Ctrl-C, SIGTERM and SIGHUP for the whole run: watches being applied stop between device
+  /// calls, and no other watch starts.
+  let stop: SharedStop
+
+  /// Loads `options.file`; prints every problem of the fleet file or its defaults and fails
+  /// when there is one (nothing is touched).
+  static func load(_ options: FleetOptions, redact: Bool, json: Bool, context: CommandContext) throws(CommandFailure) -> FleetSession {
+    let file = options.file ?? "fleet.yaml"
+    do {
+      let loaded = try FleetLoader.load(path: context.resolve(file), displayName: file, selection: options.watches)
+      if !loaded.warnings.isEmpty, !json {
+        ManifestInput.printDiagnostics(loaded.warnings, sources: [file: []], json: false, redact: redact, context: context)
+      }
+      return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json,
+                          stop: stopSignals(context))
+    } catch {
+      ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context)
+      throw CommandFailure(error.description)
+    }
+  }
+
+  /// Signals for a run, announced on standard error.
+  static func stopSignals(_ context: CommandContext) -> SharedStop {
+    SharedStop(StopSignals { signal in
+      context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the watches being changed (their current device call), starting no others (\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once)...\n")
+    })
+  }
+
+  /// The same session over `members` only.
+  func with(members: [FleetMember]) -> FleetSession {
+    var subset = loaded
+    subset.members = members
+    return FleetSession(loaded: subset, options: options, context: context, redact: redact, json: json, stop: stop)
+  }
+
+  /// The engine for the fleet's watches: `sim:` paths resolve against the fleet file's
+  /// directory; the state root is the one every other command uses here.
+  var engine: Engine {
+    var engine = Engine(registry: DeviceOption.registry, environment: context.environment, currentDirectory: loaded.fleet.directory)
+    engine.stateRoot = WatchHome.root(environment: context.environment, currentDirectory: context.currentDirectory)
+    return engine
+  }
+
+  /// The fleet file as named on the command line.
+  var fleetFile: String { loaded.fleet.file }
+
+  /// ` --fleet FILE --watch NAME`, for advice about one watch.
+  func advice(_ member: FleetMember) -> (file: String, watch: String) { (fleetFile, member.name) }
+
+  /// The header of a watch's section.
+  func header(_ member: FleetMember) -> String {
+    let manifests = member.manifestFiles.isEmpty ? "" : "  manifest " + member.manifestFiles.joined(separator: " over ")
+    return "=== \(ControlCharacters.escaped(member.name))  device \(ControlCharacters.escaped(member.device))\(manifests)\n"
+  }
+
+  /// A context whose output is kept for one watch's section (no terminal, no input).
+  func sectionContext() -> (context: CommandContext, output: BufferOutput) {
+    let output = BufferOutput()
+    var section = CommandContext(stdout: output, stderr: output, environment: context.environment,
+                                 currentDirectory: context.currentDirectory)
+    section.stdoutIsTerminal = false
+    return (section, output)
+  }
+
+  /// The diagnostics of `problem` as text (with source lines from every file they name).
+  func diagnosticsText(_ diagnostics: [Diagnostic], member: FleetMember) -> String {
+    let (section, output) = sectionContext()
+    ManifestInput.printDiagnostics(diagnostics, sources: member.sources, json: false, redact: redact, context: section)
+    return output.text
+  }
+
+  /// The JSON of `diagnostics` (for `--json` reports).
+  func diagnosticsJSON(_ diagnostics: [Diagnostic]) -> JSONValue {
+    .array(diagnostics.map { diagnostic in
+      var object: [String: JSONValue] = [
+        "severity": .string(diagnostic.severity.rawValue), "field": .string(diagnostic.field),
+        "message": .string(redact ? PhoneRedaction.redactPhoneLike(diagnostic.message) : diagnostic.message),
+      ]
+      if let position = diagnostic.position {
+        object["file"] = .string(position.file)
+        object["line"] = .integer(position.line)
+        object["column"] = .integer(position.column)
+      }
+      return .object(object)
+    })
+  }
+
+  /// A failed watch's section text and report row.
+  func failure(_ failure: FleetFailure, member: FleetMember, elapsed: Duration, message: String? = nil) -> (String, FleetWatchReport) {
+    var text = ""
+    var details: [String: JSONValue] = [:]
+    switch failure {
+    case .input(let problem):
+      text += diagnosticsText(problem.diagnostics, member: member)
+      details["diagnostics"] = diagnosticsJSON(problem.diagnostics)
+    case .engine(.invalid(let input)):
+      text += diagnosticsText(input.diagnostics, member: member)
+      details["diagnostics"] = diagnosticsJSON(input.diagnostics)
+    default:
+      break
+    }
+    let reason = message ?? failure.description
+    text += "Error: \(reason)\n"
+    details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
+    return (text, FleetWatchReport(name: member.name, device: member.device, verdict: .failed(firstLine(reason)),
+                                   elapsed: elapsed, details: details))
+  }
+
+  private func firstLine(_ text: String) -> String { String(text.prefix { $0 != "\n" }) }
+
+  /// Runs `operation` over the fleet's members, printing each watch's section (in fleet order,
+  /// as soon as it and the ones before it are done) and, on a terminal, a progress line; then
+  /// returns the report rows.
+  func run<Outcome: Sendable>(
+    verb: String, showSections: Bool = true,
+    _ operation: @escaping @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome,
+    render: @escaping @Sendable (FleetResult<Outcome>) -> (text: String, row: FleetWatchReport)
+  ) async -> [FleetWatchReport] {
+    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: json || !showSections)
+    stop.begin()
+    defer { stop.end() }
+    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: stop)
+    let rows = Locked<[Int: FleetWatchReport]>([:])
+    let header = self.header
+    _ = await runner.run(loaded.members, progress: { printer.progress($0) }, finished: { index, result in
+      let (text, row) = render(result)
+      rows.mutate { $0[index] = row }
+      printer.finished(index, header(result.member) + text)
+    }) { member, document, watch throws(EngineError) in
+      try await operation(member, document, watch)
+    }
+    printer.end()
+    let done = rows.value
+    return done.keys.sorted().compactMap { done[$0] }
+  }
+
+  /// Prints the report (the table, or the JSON; nothing when already `printed`) and returns
+  /// the aggregated exit status: 1 when a watch failed; else 2 when `changed`; else 0.
+  func finish(_ report: FleetReport, changed: Bool, printed: Bool = false) throws -> ExitStatus {
+    if json {
+      context.stdout.write(report.json())
+    } else if !printed {
+      context.stdout.write("\n" + report.table())
+    }
+    if report.hasFailures {
+      let failed = report.watches.filter { $0.verdict.isFailure }.count
+      throw CommandFailure("\(failed) of \(report.watches.count) watch\(report.watches.count == 1 ? "" : "es") failed: " +
+        report.watches.filter { $0.verdict.isFailure }.map(\.name).joined(separator: ", "))
+    }
+    return changed ? .changesPresent : .success
+  }
+}
+
+/// Prints fleet sections in fleet order as they complete, with a progress line on a terminal
+/// (`[3/10] planning: room-12, room-14`), cleared before each section and redrawn after.
+final class SectionPrinter: @unchecked Sendable {
+  private let lock = NSLock()
+  private let context: CommandContext
+  private let total: Int
+  private let verb: String
+  private let quiet: Bool
+  private var pending: [Int: String] = [:]
+  private var nextToPrint = 0
+  private var lastProgress: FleetProgress?
+  private var progressShown = false
+
+  init(context: CommandContext, total: Int, verb: String, quiet: Bool) {
+    self.context = context
+    self.total = total
+    self.verb = verb
+    self.quiet = quiet
+  }
+
+  private var live: Bool { context.stdoutIsTerminal }
+
+  func progress(_ progress: FleetProgress) {
+    lock.lock()
+    defer { lock.unlock() }
+    lastProgress = progress
+    drawProgress()
+  }
+
+  func finished(_ index: Int, _ text: String) {
+    lock.lock()
+    defer { lock.unlock() }
+    pending[index] = text
+    clearProgress()
+    while let section = pending.removeValue(forKey: nextToPrint) {
+      if !quiet { context.stdout.write((nextToPrint == 0 ? "" : "\n") + section) }
+      nextToPrint += 1
+    }
+    drawProgress()
+  }
+
+  func end() {
+    lock.lock()
+    defer { lock.unlock() }
+    clearProgress()
+    lastProgress = nil
+  }
+
+  private func drawProgress() {
+    guard live, let progress = lastProgress, progress.done < progress.total else { return }
+    var names = progress.running.prefix(3).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
+    if progress.running.count > 3 { names += ", +\(progress.running.count - 3) more" }
+    context.stdout.write("\r\u{1B}[K[\(progress.done)/\(progress.total)] \(verb)\(names.isEmpty ? "" : ": " + names)")
+    progressShown = true
+  }
+
+  private func clearProgress() {
+    guard progressShown else { return }
+    context.stdout.write("\r\u{1B}[K")
+    progressShown = false
+  }
+}

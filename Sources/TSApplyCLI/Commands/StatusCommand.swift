@@ -1,0 +1,46 @@
+import Foundation
+import TSFleet
+
+/// `tsapply status --fleet FILE`: where every watch of a fleet stands — last applied, last
+/// seen, drift and pending — read from tsapply's records and the watches (read-only), or, for a
+/// fleet over MQTT, from its agents' statuses on the broker.
+struct StatusCommand: Command {
+  static let name = "status"
+  static let abstract = "Show every watch of a fleet: last applied, last seen, drift, pending (read-only)."
+  static let usage = "--fleet FILE [options]"
+  static let discussion = """
+    Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
+    with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
+    instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
+    Exit status 0, or 1 when the fleet file or the broker cannot be read.
+    """
+  static let options: [OptionSpec] = FleetOptions.specs + [
+    OptionSpec(["--json", "-json"], help: "Print the status as JSON."),
+  ]
+
+  var fleet: FleetOptions
+  var json: Bool
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    fleet = try FleetOptions(arguments, command: Self.name)
+    json = arguments.has("--json")
+    guard fleet.file != nil else { throw UsageError("status needs --fleet FILE (the fleet file, e.g. fleet.yaml)") }
+  }
+
+  func run(_ context: CommandContext) async throws -> ExitStatus {
+    let session = try FleetSession.load(fleet, redact: false, json: json, context: context)
+    let rows: [FleetStatusRow]
+    if let broker = session.broker {
+      rows = try await session.statusRows(broker)
+    } else {
+      let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true)
+      rows = await FleetStatus.direct(session.loaded.members, runner: FleetRunner(engine: session.engine, parallelism: fleet.parallelism)) {
+        printer.progress($0)
+      }
+      printer.end()
+    }
+    context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile)
+                              : FleetStatus.table(rows, withAgents: session.broker != nil))
+    return .success
+  }
+}

@@ -1,0 +1,56 @@
+import TSMQTT
+
+/// How `tsapply agent` and `tsapply apply|status --fleet` reach a fleet's broker: its address,
+/// and the credentials the broker asks for. Secrets never come from the command line (other
+/// users see it in `ps`): the password comes from a file or the environment.
+///
+/// | variable | meaning |
+/// |---|---|
+/// | `TSAPPLY_MQTT_USERNAME` | user name |
+/// | `TSAPPLY_MQTT_PASSWORD` | password (or `--password-file` for the agent) |
+/// | `TSAPPLY_MQTT_CA_FILE` | CA certificates (PEM) that sign the broker's certificate, for `mqtts://` |
+/// | `TSAPPLY_MQTT_CERT_FILE`, `TSAPPLY_MQTT_KEY_FILE` | a client certificate and its key |
+public struct BrokerSettings: Sendable {
+  /// Environment variables read by `init(address:environment:)`.
+  public static let usernameVariable = "TSAPPLY_MQTT_USERNAME"
+  /// The password's variable.
+  public static let passwordVariable = "TSAPPLY_MQTT_PASSWORD"
+  /// The CA file's variable.
+  public static let caFileVariable = "TSAPPLY_MQTT_CA_FILE"
+  /// The client certificate's variable.
+  public static let certificateVariable = "TSAPPLY_MQTT_CERT_FILE"
+  /// The client key's variable.
+  public static let keyVariable = "TSAPPLY_MQTT_KEY_FILE"
+
+  /// The broker.
+  public var address: MQTTAddress
+  /// User name, if the broker asks for one.
+  public var username: String?
+  /// Password for `username`.
+  public var password: String?
+  /// TLS files (used with an `mqtts://` address).
+  public var tls: MQTTClient.TLS
+
+  /// Settings from their parts.
+  public init(address: MQTTAddress, username: String? = nil, password: String? = nil, tls: MQTTClient.TLS = MQTTClient.TLS()) {
+    self.address = address
+    self.username = username
+    self.password = password
+    self.tls = tls
+  }
+
+  /// Settings for `address` from the `TSAPPLY_MQTT_…` variables of `environment`.
+  public init(address: MQTTAddress, environment: [String: String]) {
+    func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+    self.init(address: address, username: value(Self.usernameVariable), password: value(Self.passwordVariable),
+              tls: MQTTClient.TLS(caFile: value(Self.caFileVariable), certificateFile: value(Self.certificateVariable),
+                                  keyFile: value(Self.keyVariable)))
+  }
+
+  /// A client configuration with these credentials.
+  func configuration(clientID: String, cleanSession: Bool, subscriptions: [String], will: MQTTClient.Will? = nil,
+                     keepAlive: Int = 30) -> MQTTClient.Configuration {
+    MQTTClient.Configuration(clientID: clientID, cleanSession: cleanSession, subscriptions: subscriptions, keepAlive: keepAlive,
+                             will: will, username: username, password: password, tls: address.usesTLS ? tls : nil)
+  }
+}

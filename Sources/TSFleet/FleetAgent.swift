@@ -1,0 +1,409 @@
+import Foundation
+import TSEngine
+import TSManifest
+import TSModel
+import TSMQTT
+import TSPlan
+
+/// The pull-based agent (`tsapply agent`; the same code a companion app embeds): it keeps a
+/// persistent MQTT session, takes each watch's desired documents from
+/// `tsapply/v1/SITE/WATCH-ID/desired`, applies every new revision through the engine as soon as
+/// it can, and publishes the watch's status (retained), its events, and its own presence (with a
+/// Last Will that marks it offline). docs/fleet.md "Agents".
+///
+/// Per watch, documents are handled one at a time, newest first: a revision that arrives while
+/// an apply runs waits, and only the newest of those that waited is applied. A revision already
+/// handled (a duplicate delivery, a document published again) changes nothing, unless the watch
+/// drifted since or the last try failed: then it is applied again, so `tsapply apply --fleet`
+/// converges a drifted watch as it would a direct one. The engine's
+/// safety gate applies: an unsafe plan is refused unless the document carries `allow_destroy`.
+/// A failed apply (the watch out of reach, locked) is tried again with backoff; a refused or
+/// invalid one waits for a new revision.
+public final class FleetAgent: @unchecked Sendable {
+  /// What the agent is and how it works.
+  public struct Configuration: Sendable {
+    /// The broker and its credentials.
+    public var broker: BrokerSettings
+    /// The site whose topics it serves.
+    public var site: String
+    /// Its ID (unique per site: the broker keeps one session per agent).
+    public var agentID: String
+    /// How often it reads each watch for drift (and refreshes `last_seen`); zero never.
+    public var driftInterval: Duration
+    /// First and longest wait before trying a failed apply again.
+    public var retryDelay: (first: Duration, longest: Duration)
+    /// Seconds between keep-alive pings; the broker sends the will after 1.5 times that.
+    public var keepAlive: Int
+
+    /// A configuration; drift is checked every 5 minutes, failures retried after 5 s to 5 min.
+    public init(broker: BrokerSettings, site: String, agentID: String, driftInterval: Duration = .seconds(300),
+                retryDelay: (first: Duration, longest: Duration) = (.seconds(5), .seconds(300)), keepAlive: Int = 30) {
+      self.broker = broker
+      self.site = site
+      self.agentID = agentID
+      self.driftInterval = driftInterval
+      self.retryDelay = retryDelay
+      self.keepAlive = keepAlive
+    }
+
+    /// The MQTT client ID: `tsapply-agent-SITE-AGENT`.
+    public var clientID: String { "tsapply-agent-\(site)-\(agentID)" }
+  }
+
+  /// Messages the agent has published and received, for benchmarks.
+  public struct Statistics: Sendable, Equatable {
+    /// Status documents published.
+    public var statuses = 0
+    /// Events published.
+    public var events = 0
+    /// Presence documents published.
+    public var presence = 0
+    /// Desired documents received.
+    public var desiredReceived = 0
+    /// Applies run through the engine.
+    public var applies = 0
+    /// None yet.
+    public init() {}
+  }
+
+  /// The configuration.
+  public let configuration: Configuration
+  let log: @Sendable (String) -> Void
+  private var workers: [String: AgentWatch] = [:]
+  private var client: MQTTClient?
+  private let lock = NSLock()
+  private var counts = Statistics()
+  private var sequence: [String: Int] = [:]
+  private var driftTask: Task<Void, Never>?
+
+  /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
+  /// (phone-like text masked). Nothing happens until `start()`.
+  /// - Throws: `MQTTError` when the client cannot be made (a TLS file libmosquitto refuses).
+  public init(configuration: Configuration, watches: [(id: String, watch: Watch)], now: @escaping @Sendable () -> Date = { Date() },
+              log: @escaping @Sendable (String) -> Void = { _ in }) throws(MQTTError) {
+    self.configuration = configuration
+    // A diagnostic may quote a phone; the log never shows one.
+    self.log = { line in log(PhoneRedaction.redactPhoneLike(line)) }
+    let site = configuration.site
+    let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
+                               payload: AgentState(agent: configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
+    let settings = configuration.broker.configuration(
+      clientID: configuration.clientID, cleanSession: false,
+      subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
+    client = try MQTTClient(address: configuration.broker.address, configuration: settings,
+                            onMessage: { [weak self] message in self?.received(message) },
+                            onConnection: { [weak self] event in self?.connection(event) })
+    for (id, watch) in watches {
+      workers[id] = AgentWatch(id: id, watch: watch, agent: self, now: now)
+    }
+  }
+
+  /// The IDs of the watches served.
+  public var watchIDs: [String] { workers.keys.sorted() }
+
+  /// Registers for the watches' SOS and contact-change events, connects, and starts the
+  /// periodic drift checks.
+  public func start() async {
+    for worker in workers.values { await worker.listen() }
+    client?.connect()
+    let interval = configuration.driftInterval
+    guard interval > .zero else { return }
+    let workers = Array(self.workers.values)
+    driftTask = Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: interval)
+        if Task.isCancelled { return }
+        for worker in workers { await worker.requestDriftCheck() }
+      }
+    }
+  }
+
+  /// Waits until connected and subscribed.
+  /// - Throws: `MQTTError.refused` (credentials, authorisation) or `.timedOut`.
+  public func ready(within timeout: Duration) async throws(MQTTError) {
+    try await client?.ready(within: timeout)
+  }
+
+  /// Says it goes offline (retained), disconnects cleanly and stops.
+  public func stop() async {
+    driftTask?.cancel()
+    if let client, await client.isReady {
+      let state = AgentState(agent: configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
+      try? await client.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), payload: state.encoded(),
+                                qos: 1, retain: true)
+    }
+    await client?.close()
+  }
+
+  /// Vanishes without a word, as a crashed process or a phone out of reach would: the broker
+  /// publishes the will (offline) and keeps the session for the agent's return. For tests and
+  /// benchmarks.
+  public func abandon() async {
+    driftTask?.cancel()
+    await client?.abandon()
+  }
+
+  /// What the agent has published and received so far.
+  public var statistics: Statistics {
+    lock.lock()
+    defer { lock.unlock() }
+    return counts
+  }
+
+  /// The last status published for `watchID`, if any.
+  public func status(of watchID: String) async -> WatchStatus? { await workers[watchID]?.currentStatus }
+
+  // MARK: Broker side
+
+  private func received(_ message: MQTTClient.Message) {
+    guard let (_, id, kind) = FleetTopics.parseWatch(message.topic), kind == .desired, let worker = workers[id] else { return }
+    lock.lock()
+    counts.desiredReceived += 1
+    let number = (sequence[id] ?? 0) + 1
+    sequence[id] = number
+    lock.unlock()
+    let payload = message.payload
+    Task { await worker.offer(payload, sequence: number) }
+  }
+
+  private func connection(_ event: MQTTClient.ConnectionEvent) {
+    switch event {
+    case .ready(let sessionPresent):
+      log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
+      let state = AgentState(agent: configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
+      publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+    case .lost(let reason):
+      log("lost the broker: \(reason); reconnecting")
+    case .refused(let error):
+      log("\(error); trying again")
+    }
+  }
+
+  /// Publishes with QoS 1, counting it; a publish made while disconnected goes out on reconnection.
+  func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count: @escaping (inout Statistics) -> Void) {
+    lock.lock()
+    count(&counts)
+    lock.unlock()
+    guard let client else { return }
+    Task { try? await client.publish(topic, payload: payload, qos: 1, retain: retain) }
+  }
+
+  func countApply() {
+    lock.lock()
+    counts.applies += 1
+    lock.unlock()
+  }
+}
+
+/// One watch an agent serves: its newest desired document, the apply in progress, its status.
+actor AgentWatch {
+  let id: String
+  let watch: Watch
+  unowned let agent: FleetAgent
+  let now: @Sendable () -> Date
+  private var newest: (sequence: Int, payload: [UInt8])?
+  private var newestSequence = 0
+  private var running = false
+  private var driftWanted = false
+  private var document: DesiredDocument?
+  private var payload: [UInt8] = []
+  private var status: WatchStatus?
+  private var attempts = 0
+
+  init(id: String, watch: Watch, agent: FleetAgent, now: @escaping @Sendable () -> Date) {
+    self.id = id
+    self.watch = watch
+    self.agent = agent
+    self.now = now
+  }
+
+  var currentStatus: WatchStatus? { status }
+
+  private var site: String { agent.configuration.site }
+
+  /// Registers for the watch's own events: SOS is published at once, a contact change
+  /// triggers a drift check.
+  func listen() async {
+    await watch.device.registerSOSRequest { [weak self] error in
+      guard error == nil, let self else { return }
+      Task { await self.event(.sos, "the wearer pressed SOS") }
+    }
+    let changed: @Sendable (Result<[Contact], DeviceError>) -> Void = { [weak self] result in
+      guard case .success = result, let self else { return }
+      Task { await self.requestDriftCheck() }
+    }
+    await watch.device.registerContactsDidChange(changed)
+    await watch.device.registerEmergencyContactsDidChange(changed)
+  }
+
+  /// Takes a desired document delivered as the `sequence`-th for this watch; older ones that
+  /// arrive late are dropped.
+  func offer(_ payload: [UInt8], sequence: Int) {
+    guard sequence > newestSequence else { return }
+    newestSequence = sequence
+    newest = (sequence, payload)
+    kick()
+  }
+
+  func requestDriftCheck() {
+    driftWanted = true
+    kick()
+  }
+
+  private func kick() {
+    guard !running else { return }
+    running = true
+    Task { await drain() }
+  }
+
+  private func drain() async {
+    while true {
+      if let work = newest {
+        newest = nil
+        await handle(work.payload, sequence: work.sequence)
+      } else if driftWanted {
+        driftWanted = false
+        await checkDrift()
+      } else {
+        running = false
+        return
+      }
+    }
+  }
+
+  // MARK: Desired documents
+
+  private func handle(_ payload: [UInt8], sequence: Int) async {
+    let topic = FleetTopics.watch(site: site, watch: id, .desired)
+    switch DesiredDocument.decode(payload, topic: topic) {
+    case .failure(let problem):
+      let revision = Self.revisionText(payload)
+      let message = problem.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
+      if status?.revision == revision, status?.result == .invalid { return }
+      agent.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
+      finish(revision: revision, result: .invalid, message: message)
+    case .success(let desired):
+      if let status, status.revision == desired.revision, !status.wantsAnotherApply { return }
+      if status?.revision != desired.revision { attempts = 0 }
+      document = desired
+      self.payload = payload
+      await apply(desired, sequence: sequence)
+    }
+  }
+
+  private func apply(_ desired: DesiredDocument, sequence: Int) async {
+    let configuration = agent.configuration
+    let options = ApplyOptions(approval: .automatic(allowDestroy: desired.allowDestroy), lockTimeout: .seconds(10),
+                               command: "tsapply agent \(configuration.agentID) (site \(configuration.site), watch \(id))")
+    agent.countApply()
+    let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
+    do {
+      let outcome = try await watch.apply(document, options: options)
+      let counts = outcome.plan.counts
+      let applied: WatchStatus.Result = outcome.plan.isEmpty ? .noChanges : .applied
+      agent.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")")
+      finish(revision: desired.revision, result: applied, changes: counts, applied: true)
+    } catch {
+      let retry: Bool
+      let result: WatchStatus.Result
+      var message = error.description
+      switch error {
+      case .unsafe:
+        (result, retry) = (.refused, false)
+        message += "; publish it with allow_destroy (tsapply apply --fleet … --auto-approve --allow-destroy) to apply it"
+      case .invalid(let input):
+        (result, retry) = (.invalid, false)
+        message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
+      case .savedPlanRefused, .backup, .declined:
+        (result, retry) = (.failed, false)
+      case .device, .locked, .records, .apply:
+        (result, retry) = (.failed, true)
+      }
+      agent.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)")
+      finish(revision: desired.revision, result: result, message: message)
+      if retry { scheduleRetry(sequence) }
+    }
+  }
+
+  /// Publishes the status after handling `revision`, and an error event when it did not succeed.
+  private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
+                      applied: Bool = false) {
+    let time = timestamp(now())
+    var next = status ?? WatchStatus(agent: agent.configuration.agentID, watch: id, device: watch.identity, revision: revision,
+                                     result: result, drift: 0, pending: 0)
+    next.revision = revision
+    next.result = result
+    next.message = message.map(PhoneRedaction.redactPhoneLike)
+    next.changes = changes
+    if applied {
+      next.appliedRevision = revision
+      next.lastApplied = time
+      next.lastSeen = time
+      next.drift = 0
+      next.pending = 0
+    }
+    status = next
+    publishStatus()
+    if !applied { event(.error, message ?? result.rawValue, revision: revision) }
+  }
+
+  private func scheduleRetry(_ sequence: Int) {
+    let (first, longest) = agent.configuration.retryDelay
+    var delay = first
+    for _ in 0..<min(attempts, 16) { delay = min(delay * 2, longest) }
+    attempts += 1
+    Task { [weak self] in
+      try? await Task.sleep(for: delay)
+      await self?.retry(sequence)
+    }
+  }
+
+  private func retry(_ sequence: Int) {
+    guard sequence == newestSequence, newest == nil, status?.result == .failed else { return }
+    newest = (sequence, payload)
+    kick()
+  }
+
+  // MARK: Drift
+
+  private func checkDrift() async {
+    guard let desired = document, status?.appliedRevision == desired.revision else { return }
+    do {
+      let report = try await watch.drift(ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil))
+      guard var next = status else { return }
+      let drifted = report.drift.map(\.address.rawValue)
+      let changed = drifted.count != next.drift
+      next.drift = drifted.count
+      next.pending = report.pending.resourceChanges.count
+      next.lastSeen = timestamp(now())
+      status = next
+      publishStatus()
+      if changed, !drifted.isEmpty {
+        event(.drift, "\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
+                + drifted.joined(separator: ", "), revision: desired.revision)
+      }
+    } catch {
+      agent.log("\(id): cannot read the watch for drift: \(error)")
+    }
+  }
+
+  // MARK: Publishing
+
+  private func publishStatus() {
+    guard let status else { return }
+    agent.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
+  }
+
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
+    let event = FleetEvent(agent: agent.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
+                           message: PhoneRedaction.redactPhoneLike(message), revision: revision)
+    agent.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
+  }
+
+  /// The `revision` of a document that could not be read, when it has one.
+  private static func revisionText(_ payload: [UInt8]) -> String {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+          let revision = object["revision"] as? String else { return "" }
+    return String(revision.prefix(128))
+  }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import TSEngine
+import TSModel
+import TSMQTT
+import TSPlan
+
+/// A site as the broker holds it: the agents' retained statuses and presence, kept current
+/// while connected, and the way to publish desired documents. Used by `tsapply apply --fleet`
+/// and `tsapply status --fleet` for a fleet with `transport: mqtt://…`.
+public final class FleetBrokerView: @unchecked Sendable {
+  /// The site.
+  public let site: String
+  private let lock = NSLock()
+  private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
+  private var agentByID: [String: AgentState] = [:]
+  /// The agent that announced each watch (the first by ID when several did).
+  private var announcer: [String: String] = [:]
+  private var synced = false
+  private var client: MQTTClient?
+  private let syncTopic: String
+
+  /// A view of `site` through `settings`; `connect` starts it.
+  /// - Throws: `MQTTError` when the client cannot be made.
+  public init(settings: BrokerSettings, site: String, clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
+    self.site = site
+    syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
+    let configuration = settings.configuration(clientID: clientID, cleanSession: true,
+                                               subscriptions: [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site), syncTopic])
+    client = try MQTTClient(address: settings.address, configuration: configuration,
+                            onMessage: { [weak self] message in self?.received(message) })
+  }
+
+  /// Connects and waits until every retained status and presence has arrived: a marker
+  /// published after subscribing comes back after them.
+  /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
+  public func connect(within timeout: Duration) async throws(MQTTError) {
+    guard let client else { return }
+    client.connect()
+    let deadline = ContinuousClock.now + timeout
+    try await client.ready(within: timeout)
+    try await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
+    while !isSynced {
+      if ContinuousClock.now >= deadline { throw .timedOut("waiting for the broker's retained statuses") }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+  }
+
+  /// Disconnects.
+  public func close() async { await client?.close() }
+
+  /// Publishes `document` for the watch `watchID` (retained, QoS 1), waiting for the broker's
+  /// acknowledgement.
+  public func publish(_ document: DesiredDocument, watchID: String) async throws(MQTTError) {
+    try await client?.publish(FleetTopics.watch(site: site, watch: watchID, .desired), payload: document.encoded(), qos: 1, retain: true)
+  }
+
+  /// The newest status of every watch that has one, and when it arrived.
+  public var statuses: [String: (status: WatchStatus, received: ContinuousClock.Instant)] {
+    lock.lock()
+    defer { lock.unlock() }
+    return statusByWatch
+  }
+
+  /// The presence of every agent of the site.
+  public var agents: [String: AgentState] {
+    lock.lock()
+    defer { lock.unlock() }
+    return agentByID
+  }
+
+  /// The agent serving `watchID`: the one its status names, else one that announced it.
+  public func agent(serving watchID: String) -> AgentState? {
+    lock.lock()
+    defer { lock.unlock() }
+    if let named = statusByWatch[watchID]?.status.agent, let agent = agentByID[named] { return agent }
+    return announcer[watchID].flatMap { agentByID[$0] }
+  }
+
+  private var isSynced: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return synced
+  }
+
+  private func received(_ message: MQTTClient.Message) {
+    let now = ContinuousClock.now
+    lock.lock()
+    defer { lock.unlock() }
+    if message.topic == syncTopic {
+      synced = true
+    } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
+              let status = WatchStatus.decode(message.payload), status.watch == watch {
+      statusByWatch[watch] = (status, now)
+    } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
+      agentByID[id] = state
+      for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
+        announcer[watch] = id
+      }
+    }
+  }
+}
+
+/// `tsapply apply --fleet` over MQTT: publish each watch's desired document, then wait (at most
+/// `wait`) until every watch's agent reports the new revision or an error. A watch whose
+/// agent is offline, or that no agent serves, is pending, not failed: its agent applies the
+/// retained document when it connects.
+public enum FleetPublication {
+  /// Publishes the desired documents of `members` and waits for their statuses; one report
+  /// row per member, in order.
+  /// - Throws: `MQTTError` when the broker cannot be reached or refuses the publisher.
+  public static func apply(_ members: [FleetMember], site: String, settings: BrokerSettings, allowDestroy: Bool, wait: Duration,
+                           progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async throws(MQTTError) -> [FleetWatchReport] {
+    let view = try FleetBrokerView(settings: settings, site: site)
+    let start = ContinuousClock.now
+    try await view.connect(within: min(wait, .seconds(30)))
+    var desired: [Int: DesiredDocument] = [:]
+    for (index, member) in members.enumerated() {
+      if case .success(let document) = member.document {
+        desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name)
+      }
+    }
+    // A status counts when it came after the publication began, or, kept from before (every
+    // retained one has arrived: `connect` synchronised), when the agent will not act on the same
+    // revision again (settled, refused, invalid).
+    let publishedAt = ContinuousClock.now
+    let published: [Int: MQTTError] = await withTaskGroup(of: (Int, MQTTError?).self) { group in
+      for (index, document) in desired {
+        let id = members[index].watch.watchID
+        group.addTask {
+          do throws(MQTTError) {
+            try await view.publish(document, watchID: id)
+            return (index, nil)
+          } catch {
+            return (index, error)
+          }
+        }
+      }
+      var failures: [Int: MQTTError] = [:]
+      for await (index, error) in group { if let error { failures[index] = error } }
+      return failures
+    }
+    let deadline = start + wait
+    var rows: [Int: FleetWatchReport] = [:]
+    for (index, member) in members.enumerated() {
+      if case .failure(let problem) = member.document {
+        rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed(problem.description), elapsed: .zero)
+      } else if let error = published[index] {
+        rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed("cannot publish: \(error)"), elapsed: .zero)
+      }
+    }
+    while true {
+      let statuses = view.statuses
+      let now = ContinuousClock.now
+      var waiting: [String] = []
+      for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
+        let member = members[index], id = member.watch.watchID
+        let details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
+        if let (status, received) = statuses[id], status.handled(document.revision),
+           received >= publishedAt || !status.wantsAnotherApply {
+          // Settled at this revision before it was published again: nothing for the agent to do.
+          let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
+          rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
+                                         elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
+        } else if let agent = view.agent(serving: id), !agent.online {
+          rows[index] = FleetWatchReport(name: member.name, device: member.device,
+                                         verdict: .pending("agent \(agent.agent) is offline; it applies revision \(document.revision) when it connects"),
+                                         elapsed: now - start, details: details)
+        } else if view.agent(serving: id) == nil {
+          rows[index] = FleetWatchReport(name: member.name, device: member.device,
+                                         verdict: .pending("no agent has announced the watch \(id); the first to serve it applies revision \(document.revision)"),
+                                         elapsed: now - start, details: details)
+        } else if now >= deadline {
+          let agent = view.agent(serving: id)?.agent ?? "?"
+          rows[index] = FleetWatchReport(name: member.name, device: member.device,
+                                         verdict: .pending("agent \(agent) did not report within \(Int(wait.seconds))s; it applies revision \(document.revision) when it can"),
+                                         elapsed: now - start, details: details)
+        } else {
+          waiting.append(member.name)
+        }
+      }
+      progress(FleetProgress(done: rows.count, total: members.count, running: waiting))
+      if waiting.isEmpty { break }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    await view.close()
+    return (0..<members.count).map { rows[$0]! }
+  }
+
+  /// The verdict a status reports.
+  static func verdict(_ status: WatchStatus) -> FleetVerdict {
+    switch status.result {
+    case .applied: .applied(status.changes ?? PlanCounts(add: 0, change: 0, destroy: 0))
+    case .noChanges: .noChanges
+    case .refused, .invalid, .failed: .failed("\(status.result.rawValue) by agent \(status.agent): \(status.message ?? "")")
+    }
+  }
+
+  /// A status as JSON.
+  static func json(_ status: WatchStatus) -> JSONValue {
+    (try? JSONDecoder().decode(JSONValue.self, from: Data(status.encoded()))) ?? .null
+  }
+}

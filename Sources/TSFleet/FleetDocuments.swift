@@ -1,0 +1,258 @@
+import Foundation
+import TSManifest
+import TSModel
+import TSApply
+import TSPlan
+
+/// What `tsapply apply --fleet` publishes, retained with QoS 1, on a watch's desired topic
+/// (docs/fleet.md "Desired documents"): the merged manifest as canonical JSON, whether an
+/// unsafe plan may be applied, and a revision token.
+///
+/// ```json
+/// {"allow_destroy":false,"format_version":"1","manifest":{"contacts":[…],"version":1},
+///  "revision":"5f0c3a1d9e2b7c44","watch":"room-12"}
+/// ```
+///
+/// The revision is the start of the SHA-256 of the canonical `{allow_destroy, manifest}`: the
+/// same manifest gives the same revision, so publishing it again (or a broker delivering it
+/// twice) changes nothing, and an agent applies each revision once.
+public struct DesiredDocument: Sendable {
+  /// The document format's version.
+  public static let formatVersion = "1"
+
+  /// The merged manifest.
+  public var manifest: Manifest
+  /// Whether the agent may apply a plan the safety gate calls unsafe (`--allow-destroy`);
+  /// without it the agent refuses such a plan and reports why.
+  public var allowDestroy: Bool
+  /// The revision token (opaque to agents: any non-empty text a publisher chooses).
+  public var revision: String
+  /// The watch's name in the fleet, for people reading the broker.
+  public var watch: String?
+
+  /// The manifest's canonical JSON, made once (`.null` in a document decoded from a payload,
+  /// which an agent never sends on).
+  private let manifestJSON: JSONValue
+
+  /// A document for `manifest`, its revision computed.
+  public init(manifest: Manifest, allowDestroy: Bool, watch: String?) {
+    let json = ManifestJSON.value(manifest)
+    self.init(manifest: manifest, json: json, allowDestroy: allowDestroy, watch: watch,
+              revision: Self.revision(json, allowDestroy: allowDestroy))
+  }
+
+  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, revision: String) {
+    self.manifest = manifest
+    manifestJSON = json
+    self.allowDestroy = allowDestroy
+    self.watch = watch
+    self.revision = revision
+  }
+
+  /// The revision of `manifest` with `allowDestroy`: 16 hex digits of SHA-256.
+  public static func revision(manifest: Manifest, allowDestroy: Bool) -> String {
+    revision(ManifestJSON.value(manifest), allowDestroy: allowDestroy)
+  }
+
+  private static func revision(_ manifest: JSONValue, allowDestroy: Bool) -> String {
+    let canonical = ManifestJSON.encoded(.object(["allow_destroy": .bool(allowDestroy), "manifest": manifest]))
+    return String(SHA256Digest.hex(of: Array(canonical.utf8)).prefix(16))
+  }
+
+  /// The document as canonical JSON (keys sorted, compact).
+  public func encoded() -> [UInt8] {
+    var object: [String: JSONValue] = [
+      "format_version": .string(Self.formatVersion),
+      "revision": .string(revision),
+      "allow_destroy": .bool(allowDestroy),
+      "manifest": manifestJSON == .null ? ManifestJSON.value(manifest) : manifestJSON,
+    ]
+    if let watch { object["watch"] = .string(watch) }
+    return Array(ManifestJSON.encoded(.object(object)).utf8)
+  }
+
+  static let keys = ["format_version", "revision", "allow_destroy", "manifest", "watch"]
+
+  /// Reads a desired document received on `topic` (named so in positions): strict JSON, read
+  /// with the YAML reader into the manifest decoder, so every manifest rule applies and every
+  /// problem has a line and column in the document. Nothing here touches a watch.
+  public static func decode(_ payload: [UInt8], topic: String) -> Result<DesiredDocument, FleetInputProblem> {
+    func failed(_ diagnostics: [Diagnostic]) -> Result<DesiredDocument, FleetInputProblem> {
+      .failure(FleetInputProblem(diagnostics: diagnostics, subject: "the desired document on \(topic)"))
+    }
+    guard (try? JSONSerialization.jsonObject(with: Data(payload))) is [String: Any] else {
+      return failed([.error(at: nil, field: "", "the desired document is not a JSON object")])
+    }
+    let read = YAMLReader.read(bytes: payload, file: topic)
+    guard let root = read.root, read.diagnostics.isEmpty else { return failed(read.diagnostics) }
+    var context = DecodingContext(file: topic)
+    guard let fields = context.mapping(root, path: "", keys: keys) else { return failed(context.diagnostics) }
+    if let node = fields["format_version"], context.text(node, path: "format_version") != formatVersion {
+      context.error(node.position, "format_version", "this agent reads desired documents of format \(formatVersion)")
+    }
+    var revision = ""
+    if let node = fields["revision"], let text = context.text(node, path: "revision") {
+      if text.isEmpty || text.count > 128 || text.contains(where: { $0.isNewline }) {
+        context.error(node.position, "revision", "a revision is one line of 1 to 128 characters")
+      }
+      revision = text
+    } else if fields["revision"] == nil {
+      context.error(root.position, "revision", "the desired document has no revision")
+    }
+    var allowDestroy = false
+    if let node = fields["allow_destroy"] {
+      if let scalar = node.scalar, scalar.isPlain, scalar.value == "true" || scalar.value == "false" {
+        allowDestroy = scalar.value == "true"
+      } else {
+        context.error(node.position, "allow_destroy", "expected true or false")
+      }
+    }
+    let watch = fields["watch"].flatMap { context.text($0, path: "watch") }
+    guard let node = fields["manifest"] else {
+      context.error(root.position, "manifest", "the desired document has no manifest")
+      return failed(context.diagnostics)
+    }
+    let loaded = ManifestLoader.load(node: node, file: topic)
+    let diagnostics = context.diagnostics + loaded.diagnostics
+    guard let manifest = loaded.manifest, !diagnostics.hasErrors else { return failed(diagnostics) }
+    return .success(DesiredDocument(manifest: manifest, json: .null, allowDestroy: allowDestroy, watch: watch, revision: revision))
+  }
+}
+
+/// The agent's report on one watch: published retained with QoS 1 on the watch's status
+/// topic after each desired document it handles and each drift check (docs/fleet.md
+/// "Statuses").
+public struct WatchStatus: Codable, Sendable, Equatable {
+  /// How the last desired document ended.
+  public enum Result: String, Codable, Sendable {
+    /// Applied and verified.
+    case applied
+    /// The watch already matched.
+    case noChanges = "no-changes"
+    /// The safety gate refused an unsafe plan (the document did not carry `allow_destroy`).
+    case refused
+    /// The desired document (or its manifest, on this watch) has errors; the watch was not touched.
+    case invalid
+    /// Reading or writing the watch failed; the agent tries again.
+    case failed
+  }
+
+  /// The format's version.
+  public var formatVersion = "1"
+  /// The agent that serves the watch.
+  public var agent: String
+  /// The watch's ID in the topics.
+  public var watch: String
+  /// The watch's identity (`Device.identity`).
+  public var device: String
+  /// The revision of the last desired document handled.
+  public var revision: String
+  /// The revision last applied (or found already matching); `nil` before any.
+  public var appliedRevision: String?
+  /// How handling `revision` ended.
+  public var result: Result
+  /// Why it failed or was refused (phone-like text masked).
+  public var message: String?
+  /// What the apply changed.
+  public var changes: PlanCounts?
+  /// Resources changed on the watch since the last apply, at the last check.
+  public var drift: Int
+  /// Changes the applied manifest would still make, at the last check.
+  public var pending: Int
+  /// When the last apply (or no-change verification) finished, ISO 8601.
+  public var lastApplied: String?
+  /// When the agent last read the watch, ISO 8601.
+  public var lastSeen: String?
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
+         message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen"
+  }
+
+  /// Whether the status reports `revision` handled (whatever the result).
+  public func handled(_ revision: String) -> Bool { self.revision == revision }
+
+  /// Whether the watch holds its revision as applied, with no drift and nothing pending.
+  public var isSettled: Bool { (result == .applied || result == .noChanges) && drift == 0 && pending == 0 }
+
+  /// Whether the agent applies the same revision again when it is delivered again: the last try
+  /// failed, or the watch drifted from it.
+  public var wantsAnotherApply: Bool { result == .failed || ((result == .applied || result == .noChanges) && !isSettled) }
+
+  /// The status as canonical JSON.
+  public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }
+
+  /// A status from its JSON; `nil` for anything else.
+  public static func decode(_ payload: [UInt8]) -> WatchStatus? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
+}
+
+/// An agent's presence, retained on its agent topic: published when it connects (`online`)
+/// and when it stops; its Last Will says `online: false` when it vanishes.
+public struct AgentState: Codable, Sendable, Equatable {
+  /// The format's version.
+  public var formatVersion = "1"
+  /// The agent's ID.
+  public var agent: String
+  /// Whether it is connected.
+  public var online: Bool
+  /// The IDs of the watches it serves.
+  public var watches: [String]
+  /// When it connected or went away (absent in the will, which is written in advance).
+  public var since: String?
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", agent, online, watches, since
+  }
+
+  /// The state as canonical JSON.
+  public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }
+
+  /// A state from its JSON; `nil` for anything else.
+  public static func decode(_ payload: [UInt8]) -> AgentState? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
+}
+
+/// Something an agent saw happen to a watch, published with QoS 1 (not retained) on the
+/// watch's events topic.
+public struct FleetEvent: Codable, Sendable, Equatable {
+  /// What happened.
+  public enum Kind: String, Codable, Sendable {
+    /// The watch changed since the last apply (on the watch itself, or by another tool).
+    case drift
+    /// The wearer pressed SOS.
+    case sos
+    /// Handling a desired document failed or was refused.
+    case error
+  }
+
+  /// The format's version.
+  public var formatVersion = "1"
+  /// The agent.
+  public var agent: String
+  /// The watch's ID.
+  public var watch: String
+  /// What happened.
+  public var kind: Kind
+  /// When, ISO 8601.
+  public var time: String
+  /// What it was, in words (phone-like text masked).
+  public var message: String
+  /// The revision concerned, if any.
+  public var revision: String?
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision
+  }
+
+  /// The event as canonical JSON.
+  public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }
+
+  /// An event from its JSON; `nil` for anything else.
+  public static func decode(_ payload: [UInt8]) -> FleetEvent? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
+}
+
+/// ISO 8601 UTC with seconds, for the documents.
+func timestamp(_ date: Date) -> String {
+  let formatter = ISO8601DateFormatter()
+  formatter.formatOptions = [.withInternetDateTime]
+  return formatter.string(from: date)
+}

@@ -1,0 +1,253 @@
+import Foundation
+import TSManifest
+import TSModel
+import TSMQTT
+
+/// A fleet file (`fleet.yaml`, docs/fleet.md): the watches one repository describes, the
+/// manifest under all of them, and how they are reached.
+///
+/// ```yaml
+/// version: 1
+/// defaults: wards/ward-a.yaml          # optional manifest under every watch's own
+/// transport: mqtt://broker.lan:8883    # optional: agents pull desired documents
+/// site: ward-a                         # with transport: the site's topics
+/// watches:
+///   room-12:
+///     device: bridge:ward-a/AA:BB:CC:DD:EE:12
+///     manifest: residents/room-12.yaml
+/// ```
+///
+/// Paths (`defaults`, `manifest`, `sim:` device paths) are relative to the fleet file's
+/// directory. Every value keeps its position, so a problem with a watch names its line.
+public struct FleetFile: Sendable {
+  /// The fleet file as the user named it.
+  public var file: String
+  /// Absolute directory of the fleet file; relative paths in it are resolved against it.
+  public var directory: String
+  /// `version`; only 1 exists.
+  public var version: Int
+  /// `defaults`: the manifest under every watch's own, as written.
+  public var defaults: Located<String>?
+  /// `transport`: the broker agents pull from; `nil` when tsapply reaches the watches itself.
+  public var transport: Located<MQTTAddress>?
+  /// `site`: the site's part of the topics (required with `transport`).
+  public var site: Located<String>?
+  /// The watches, in the order written.
+  public var watches: [FleetWatch]
+
+  /// A fleet read from `file` in `directory`.
+  public init(file: String, directory: String, version: Int = 1, defaults: Located<String>? = nil,
+              transport: Located<MQTTAddress>? = nil, site: Located<String>? = nil, watches: [FleetWatch] = []) {
+    self.file = file
+    self.directory = directory
+    self.version = version
+    self.defaults = defaults
+    self.transport = transport
+    self.site = site
+    self.watches = watches
+  }
+
+  /// The path of `written` (a path in the fleet file) for messages: joined to the fleet file's
+  /// directory as the user named it (`ward/fleet.yaml` + `residents/a.yaml` →
+  /// `ward/residents/a.yaml`), absolute paths unchanged.
+  public func displayPath(_ written: String) -> String {
+    if written.hasPrefix("/") { return written }
+    let folder = (file as NSString).deletingLastPathComponent
+    return folder.isEmpty ? written : (folder as NSString).appendingPathComponent(written)
+  }
+
+  /// The absolute path of `written` (a path in the fleet file).
+  public func absolutePath(_ written: String) -> String {
+    written.hasPrefix("/") ? written : (directory as NSString).appendingPathComponent(written)
+  }
+}
+
+/// One watch of a fleet.
+public struct FleetWatch: Sendable {
+  /// Its name in the fleet (the key under `watches`), as `--watch NAME` selects it.
+  public var name: Located<String>
+  /// `device`: the spec that opens it (`sim:PATH`, `bridge:…`).
+  public var device: Located<String>
+  /// `manifest`: its own manifest, as written; `nil` when it has only the defaults.
+  public var manifest: Located<String>?
+
+  /// A watch named `name`.
+  public init(name: Located<String>, device: Located<String>, manifest: Located<String>?) {
+    self.name = name
+    self.device = device
+    self.manifest = manifest
+  }
+
+  /// The watch's ID in MQTT topics (`FleetTopics.watchID(forSpec:)`).
+  public var watchID: String { FleetTopics.watchID(forSpec: device.value) }
+}
+
+/// Reads a fleet file with the project's YAML reader and decoding rules (`YAMLReader`,
+/// `DecodingContext`), checking what one fleet file can get wrong: unknown keys, types,
+/// watch names, two watches with one device spec (or, with a transport, one watch ID), and
+/// paths that do not name a readable file. Every problem is a diagnostic with its position;
+/// nothing is read from a watch.
+public enum FleetFileReader {
+  static let rootKeys = ["version", "defaults", "transport", "site", "watches"]
+  static let watchKeys = ["device", "manifest"]
+
+  /// Reads the fleet file at `path` (absolute, through the bounded reader `ManifestSource`),
+  /// naming it `displayName` in diagnostics; its bytes, when read, for source excerpts.
+  public static func read(path: String, displayName: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic], bytes: [UInt8]) {
+    let directory = (path as NSString).deletingLastPathComponent
+    switch ManifestSource.file(path: path, displayName: displayName).read() {
+    case .failure(let problem):
+      return (nil, [problem.diagnostic], [])
+    case .success(let bytes):
+      let (fleet, diagnostics) = decode(bytes: bytes, file: displayName, directory: directory)
+      return (fleet, diagnostics, bytes)
+    }
+  }
+
+  /// Decodes `bytes` as the fleet file `file` whose relative paths resolve in `directory`.
+  public static func decode(bytes: [UInt8], file: String, directory: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic]) {
+    let read = YAMLReader.read(bytes: bytes, file: file)
+    var context = DecodingContext(file: file)
+    context.diagnostics = read.diagnostics
+    guard read.diagnostics.isEmpty || read.root != nil else { return (nil, read.diagnostics.sortedByPosition()) }
+    guard let root = read.root, !root.isNull else {
+      context.error(SourcePosition(file: file, line: 1, column: 1), "", "the fleet file is empty; it needs at least watches:")
+      return (nil, context.diagnostics)
+    }
+    var fleet = FleetFile(file: file, directory: directory)
+    guard let fields = context.mapping(root, path: "", keys: rootKeys) else { return (nil, context.diagnostics.sortedByPosition()) }
+    if let node = fields["version"] {
+      if let value = context.plainInteger(node), value == 1 {
+        fleet.version = value
+      } else {
+        context.error(node.position, "version", "expected the fleet file format version 1")
+      }
+    }
+    fleet.defaults = path(fields, "defaults", &context)
+    if let node = fields["transport"], let text = context.text(node, path: "transport") {
+      do {
+        fleet.transport = Located(try MQTTAddress(parsing: text), at: node.position)
+      } catch {
+        context.error(node.position, "transport", error.description)
+      }
+    }
+    if let node = fields["site"], let text = context.text(node, path: "site") {
+      if let problem = FleetTopics.problem(with: text) {
+        context.error(node.position, "site", "\"\(text)\" \(problem)")
+      } else {
+        fleet.site = Located(text, at: node.position)
+      }
+    }
+    if fields["transport"] != nil, fields["site"] == nil {
+      context.error(fields.entries["transport"]!.key.position, "site",
+                    "a fleet with a transport needs site: (the site's part of the topics, e.g. site: ward-a)")
+    }
+    if fields["site"] != nil, fields["transport"] == nil {
+      context.warning(fields.entries["site"]!.key.position, "site", "site is used only with transport: (agents over MQTT); it is ignored")
+    }
+    if let entry = fields.entries["watches"] {
+      fleet.watches = watches(entry.value, hasDefaults: fleet.defaults != nil, &context)
+    } else {
+      context.error(root.position, "watches", "a fleet file needs watches: (each with a device and a manifest)")
+    }
+    checkUnique(fleet, byWatchID: fleet.transport != nil, &context)
+    checkFiles(fleet, &context)
+    let diagnostics = context.diagnostics.sortedByPosition()
+    return (diagnostics.hasErrors ? nil : fleet, diagnostics)
+  }
+
+  private static func path(_ fields: MappingFields, _ key: String, _ context: inout DecodingContext) -> Located<String>? {
+    guard let entry = fields.entries[key],
+          let node = context.present(entry.value, path: fields.path(key), hint: "remove the key, or give a file path"),
+          let text = context.text(node, path: fields.path(key)) else { return nil }
+    guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+      context.error(node.position, fields.path(key), "is empty; give a file path")
+      return nil
+    }
+    return Located(text, at: node.position)
+  }
+
+  private static func watches(_ node: YAMLNode, hasDefaults: Bool, _ context: inout DecodingContext) -> [FleetWatch] {
+    guard context.hasStandardTag(node, path: "watches", allowing: ["map"]) else { return [] }
+    guard case .mapping(let entries) = node.content else {
+      context.error(node.position, "watches", "expected a mapping of watch names to {device, manifest}, found \(node.kindDescription)")
+      return []
+    }
+    if entries.isEmpty { context.error(node.position, "watches", "lists no watches") }
+    var result: [FleetWatch] = []
+    for entry in entries {
+      guard let name = context.text(entry.key, path: "watches") else { continue }
+      let field = "watches.\(name)"
+      if let problem = nameProblem(name) {
+        context.error(entry.key.position, field, "the watch name \"\(name)\" \(problem)")
+        continue
+      }
+      guard let fields = context.mapping(entry.value, path: field, keys: watchKeys) else { continue }
+      guard let device = path(fields, "device", &context) else {
+        if fields["device"] == nil {
+          context.error(entry.key.position, field, "device is required (e.g. device: bridge:ward-a/AA:BB:CC:DD:EE:12 or sim:watches/\(name).json)")
+        }
+        continue
+      }
+      let manifest = path(fields, "manifest", &context)
+      if fields["manifest"] == nil, !hasDefaults {
+        context.error(entry.key.position, field, "manifest is required when the fleet has no defaults (e.g. manifest: residents/\(name).yaml)")
+        continue
+      }
+      if fields["manifest"] != nil, manifest == nil { continue }
+      result.append(FleetWatch(name: Located(name, at: entry.key.position), device: device, manifest: manifest))
+    }
+    return result
+  }
+
+  /// Why `name` cannot name a watch (names are selected with `--watch` and shown in tables):
+  /// letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 64.
+  static func nameProblem(_ name: String) -> String? {
+    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+    if name.isEmpty { return "is empty" }
+    if name.count > 64 { return "is longer than 64 characters" }
+    guard name.allSatisfy({ allowed.contains($0) }), let first = name.first, first.isLetter || first.isNumber else {
+      return "may hold only letters, digits, '.', '_' and '-', starting with a letter or digit"
+    }
+    return nil
+  }
+
+  /// Two watches with one device spec, or (over MQTT) one watch ID, are errors at the second.
+  private static func checkUnique(_ fleet: FleetFile, byWatchID: Bool, _ context: inout DecodingContext) {
+    var specs: [String: FleetWatch] = [:]
+    var ids: [String: FleetWatch] = [:]
+    for watch in fleet.watches {
+      let field = "watches.\(watch.name.value).device"
+      if let first = specs[watch.device.value] {
+        context.error(watch.device.position, field,
+                      "the device \(watch.device.value) is already used by the watch \(first.name.value) (line \(first.device.position.line), column \(first.device.position.column)); each watch needs its own device")
+        continue
+      }
+      specs[watch.device.value] = watch
+      guard byWatchID else { continue }
+      let id = watch.watchID
+      if let problem = FleetTopics.problem(with: id) {
+        context.error(watch.device.position, field, "the watch ID \"\(id)\" taken from this device spec \(problem)")
+      } else if let first = ids[id] {
+        context.error(watch.device.position, field,
+                      "the device ID \(id) is already used by the watch \(first.name.value) (line \(first.device.position.line), column \(first.device.position.column)); over MQTT a watch is known by its device ID, so each must be unique")
+      } else {
+        ids[id] = watch
+      }
+    }
+  }
+
+  /// `defaults` and every `manifest` must name readable files.
+  private static func checkFiles(_ fleet: FleetFile, _ context: inout DecodingContext) {
+    var written: [(Located<String>, String)] = []
+    if let defaults = fleet.defaults { written.append((defaults, "defaults")) }
+    for watch in fleet.watches {
+      if let manifest = watch.manifest { written.append((manifest, "watches.\(watch.name.value).manifest")) }
+    }
+    for (path, field) in written {
+      if case .failure(let problem) = ManifestSource.file(path: fleet.absolutePath(path.value), displayName: fleet.displayPath(path.value)).read() {
+        context.error(path.position, field, problem.description)
+      }
+    }
+  }
+}

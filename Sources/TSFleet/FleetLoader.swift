@@ -1,0 +1,146 @@
+import Foundation
+import TSEngine
+import TSManifest
+import TSModel
+
+/// One watch of a loaded fleet: where it is, and its merged manifest or what stops it.
+public struct FleetMember: Sendable {
+  /// The watch as the fleet file states it.
+  public var watch: FleetWatch
+  /// The merged manifest (own over defaults) as the engine takes it; `.failure` with the
+  /// diagnostics (errors first, every one positioned) when either file has errors.
+  public var document: Result<ManifestDocument, FleetInputProblem>
+  /// The bytes of each file its diagnostics can point into, by the name positions carry (its
+  /// own manifest, the defaults, the fleet file), for source excerpts. Personal data: never
+  /// logged or persisted.
+  public var sources: [String: [UInt8]]
+  /// Display names of the manifests merged for it: its own (if any), then the defaults.
+  public var manifestFiles: [String]
+
+  /// The watch's name in the fleet.
+  public var name: String { watch.name.value }
+  /// Its device spec.
+  public var device: String { watch.device.value }
+}
+
+/// Diagnostics that stop a watch (or the whole fleet) before any watch is touched.
+public struct FleetInputProblem: Error, Sendable, CustomStringConvertible {
+  /// Every problem found, errors and warnings, sorted by position.
+  public var diagnostics: [Diagnostic]
+  /// What they are in, for messages: `the fleet file`, `the manifest`, `the defaults`.
+  public var subject: String
+
+  /// Problems in `subject`.
+  public init(diagnostics: [Diagnostic], subject: String) {
+    self.diagnostics = diagnostics.sortedByPosition()
+    self.subject = subject
+  }
+
+  /// Number of errors.
+  public var errorCount: Int { diagnostics.filter { $0.severity == .error }.count }
+
+  public var description: String {
+    "\(errorCount) error\(errorCount == 1 ? "" : "s") in \(subject); the watch was not touched"
+  }
+}
+
+/// A fleet read and merged: the fleet file, and one member per selected watch.
+public struct LoadedFleet: Sendable {
+  /// The fleet file.
+  public var fleet: FleetFile
+  /// The selected watches in fleet-file order (all of them unless `--watch` chose some).
+  public var members: [FleetMember]
+  /// Warnings about the fleet file itself.
+  public var warnings: [Diagnostic]
+  /// The defaults manifest, when the fleet has one.
+  public var defaults: Manifest?
+}
+
+/// Reads a fleet: the fleet file, its defaults and every selected watch's own manifest, each
+/// with `ManifestLoader` (all manifest rules), and merges them (`ManifestMerge`).
+///
+/// Problems in the fleet file or in the defaults stop the whole fleet (every watch would
+/// inherit them); a problem in one watch's own manifest stops that watch only.
+public enum FleetLoader {
+  /// Loads the fleet file at `path` (absolute, named `displayName` in diagnostics), with only
+  /// the watches named in `selection` (all when empty).
+  /// - Throws: `FleetLoadFailure` with every problem of the fleet file or the defaults, or an
+  ///   unknown name in `selection`.
+  public static func load(path: String, displayName: String, selection: [String] = []) throws(FleetLoadFailure) -> LoadedFleet {
+    let read = FleetFileReader.read(path: path, displayName: displayName)
+    var sources = [displayName: read.bytes]
+    guard let fleet = read.fleet else {
+      throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: read.diagnostics, subject: displayName), sources: sources)
+    }
+    let names = fleet.watches.map(\.name.value)
+    let unknown = selection.filter { !names.contains($0) }
+    if !unknown.isEmpty {
+      let problems = unknown.map { name -> Diagnostic in
+        var message = "\(displayName) has no watch named \"\(name)\""
+        if let meant = Suggestion.closest(to: name, in: names) { message += "; did you mean \"\(meant)\"?" }
+        return .error(at: nil, field: "--watch", message)
+      }
+      throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: problems, subject: "--watch"), sources: sources)
+    }
+    var defaults: (manifest: Manifest, warnings: [Diagnostic], name: String)?
+    if let written = fleet.defaults {
+      let name = fleet.displayPath(written.value)
+      let loaded = ManifestLoader.load(path: fleet.absolutePath(written.value), displayName: name)
+      sources[name] = loaded.source
+      guard let manifest = loaded.manifest else {
+        throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: loaded.diagnostics, subject: "the defaults \(name) (under every watch)"),
+                               sources: sources)
+      }
+      defaults = (manifest, loaded.diagnostics, name)
+    }
+    let chosen = fleet.watches.filter { selection.isEmpty || selection.contains($0.name.value) }
+    let members = chosen.map { watch in member(watch, in: fleet, defaults: defaults, sources: sources) }
+    return LoadedFleet(fleet: fleet, members: members, warnings: read.diagnostics, defaults: defaults?.manifest)
+  }
+
+  private static func member(_ watch: FleetWatch, in fleet: FleetFile,
+                             defaults: (manifest: Manifest, warnings: [Diagnostic], name: String)?,
+                             sources: [String: [UInt8]]) -> FleetMember {
+    var sources = sources
+    var files: [String] = []
+    var own: (manifest: Manifest, warnings: [Diagnostic], bytes: [UInt8], path: String)?
+    if let written = watch.manifest {
+      let name = fleet.displayPath(written.value)
+      let path = fleet.absolutePath(written.value)
+      let loaded = ManifestLoader.load(path: path, displayName: name)
+      sources[name] = loaded.source
+      files.append(name)
+      guard let manifest = loaded.manifest else {
+        return FleetMember(watch: watch, document: .failure(FleetInputProblem(diagnostics: loaded.diagnostics, subject: name)),
+                           sources: sources, manifestFiles: files + (defaults.map { [$0.name] } ?? []))
+      }
+      own = (manifest, loaded.diagnostics, loaded.source ?? [], path)
+    }
+    if let defaults { files.append(defaults.name) }
+    let merged = ManifestMerge.merge(defaults: defaults?.manifest, own: own?.manifest)
+    var warnings = own?.warnings ?? []
+    if let defaults {
+      let kept = ManifestMerge.surviving(defaults.manifest, in: merged)
+      warnings += defaults.warnings.filter { ManifestMerge.field($0.field, isUnder: kept) }
+    }
+    // The bytes of both files, its own first (positions in its own file still find their lines),
+    // so anything keyed by the bytes (a monitor's heal budget) sees an edit of either.
+    let bytes = (own?.bytes ?? []) + (defaults.flatMap { sources[$0.name] ?? [] } ?? [])
+    let document = ManifestDocument(manifest: merged, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
+    return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files)
+  }
+}
+
+/// A fleet that cannot be run: the problems of its fleet file or defaults, with the bytes their
+/// positions point into.
+public struct FleetLoadFailure: Error, Sendable, CustomStringConvertible {
+  /// What is wrong.
+  public var problem: FleetInputProblem
+  /// File bytes by display name, for source excerpts.
+  public var sources: [String: [UInt8]]
+
+  public var description: String {
+    let count = problem.errorCount
+    return "\(count) error\(count == 1 ? "" : "s") in \(problem.subject); no watch was touched"
+  }
+}

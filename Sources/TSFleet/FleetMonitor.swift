@@ -1,0 +1,136 @@
+import Foundation
+import TSApply
+import TSEngine
+import TSManifest
+import TSModel
+import TSMonitor
+import TSMQTT
+
+/// `tsapply monitor --fleet` (docs/fleet.md "Monitoring a fleet"): for a fleet whose watches
+/// tsapply reaches itself, one `Monitor` (TSMonitor) per watch, each reading the watch's merged
+/// manifests again at every check; for a fleet over MQTT, the agents' events followed on the
+/// broker, in the monitor's event form, SOS presses passed to the notifiers through a durable
+/// outbox.
+public enum FleetMonitor {
+  /// A monitor per member: `template`'s settings with the member's device, its merged manifest
+  /// from the fleet file at `fleetPath` (read again at every check) and its name in messages.
+  public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
+                              template: MonitorSettings, notifiers: [any Notifier],
+                              emit: @escaping @Sendable (MonitorEvent) -> Void,
+                              notice: @escaping @Sendable (String) -> Void) -> [Monitor] {
+    members.map { member in
+      var settings = template
+      settings.deviceSpec = member.device
+      settings.manifestName = member.manifestFiles.joined(separator: " over ")
+      settings.manifestPath = fleetPath
+      settings.commandLine = template.commandLine + " --watch \(member.name)"
+      let name = member.name
+      settings.manifestProvider = {
+        let member: FleetMember
+        do throws(FleetLoadFailure) {
+          guard let found = try FleetLoader.load(path: fleetPath, displayName: fleetName, selection: [name]).members.first else {
+            return .failure(ManifestProblem([.error(at: nil, field: "", "\(fleetName) no longer has the watch \(name)")]))
+          }
+          member = found
+        } catch {
+          return .failure(ManifestProblem(error.problem.diagnostics.filter { $0.severity == .error }))
+        }
+        return member.document.mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
+      }
+      return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
+    }
+  }
+
+  /// Follows the events of a fleet's agents on the broker until `stop` is set: drift, SOS and
+  /// error events, and agents going offline and coming back, each as a `MonitorEvent` (the
+  /// watch named `SITE/WATCH-ID`, or its identity when its status gave it). Each SOS is put in
+  /// an outbox under `outboxDirectory` before it is shown, and delivered to `notifiers` until
+  /// each succeeds (a restart delivers what is left).
+  public final class Follower: @unchecked Sendable {
+    private let site: String
+    private var client: MQTTClient?
+    private let emit: @Sendable (MonitorEvent) -> Void
+    private let delivery: Delivery?
+    private let outbox: Outbox
+    private let lock = NSLock()
+    private var identities: [String: String] = [:]
+    private var online: [String: Bool] = [:]
+
+    /// A follower of `site` through `settings`.
+    /// - Throws: `MQTTError` when the client cannot be made.
+    public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
+                delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
+                notice: @escaping @Sendable (String) -> Void) throws(MQTTError) {
+      self.site = site
+      self.emit = emit
+      outbox = Outbox(directory: outboxDirectory)
+      delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
+        if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
+      }
+      let configuration = settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
+                                                 cleanSession: true,
+                                                 subscriptions: [FleetTopics.every(.events, site: site), FleetTopics.every(.status, site: site),
+                                                                 FleetTopics.everyAgent(site: site)])
+      client = try MQTTClient(address: settings.address, configuration: configuration,
+                              onMessage: { [weak self] message in self?.received(message) })
+    }
+
+    /// Connects (delivering what the outbox holds first) and waits until subscribed.
+    /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
+    public func start(within timeout: Duration) async throws(MQTTError) {
+      try? SecureFile.createDirectory(outbox.directory)
+      if let delivery { for entry in outbox.entries().entries { await delivery.start(entry) } }
+      client?.connect()
+      try await client?.ready(within: timeout)
+    }
+
+    /// Disconnects; deliveries under way get `grace` to finish (what is left stays in the outbox).
+    public func stop(grace: Duration) async {
+      await client?.close()
+      await delivery?.stop(grace: grace)
+    }
+
+    private func received(_ message: MQTTClient.Message) {
+      if let (_, id, kind) = FleetTopics.parseWatch(message.topic) {
+        if kind == .status, let status = WatchStatus.decode(message.payload) {
+          lock.lock()
+          identities[id] = status.device
+          lock.unlock()
+        } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
+          forward(event, watchID: id)
+        }
+      } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
+        lock.lock()
+        let before = online[agent]
+        online[agent] = state.online
+        lock.unlock()
+        guard before != state.online, before != nil || !state.online || !message.retained else { return }
+        let watches = state.watches.map { "\(site)/\($0)" }
+        emit(MonitorEvent(time: Date(), watch: watches.first ?? "\(site)/agent/\(agent)", kind: state.online ? .online : .offline,
+                          message: "agent \(agent) (\(state.watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
+                          fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))]))
+      }
+    }
+
+    private func forward(_ event: FleetEvent, watchID: String) {
+      lock.lock()
+      let watch = identities[watchID] ?? "\(site)/\(watchID)"
+      lock.unlock()
+      let kind: MonitorEvent.Kind = switch event.kind {
+      case .drift: .drift
+      case .sos: .sos
+      case .error: .error
+      }
+      var fields: [String: JSONValue] = ["agent": .string(event.agent), "watch_id": .string(watchID)]
+      if let revision = event.revision { fields["revision"] = .string(revision) }
+      let time = ISO8601DateFormatter().date(from: event.time) ?? Date()
+      let shown = MonitorEvent(time: time, watch: watch, kind: kind, message: event.message, fields: fields)
+      if kind == .sos, let delivery {
+        let entry = Outbox.Entry(id: shown.id, body: shown.jsonLine)
+        try? outbox.put(entry)
+        Task { await delivery.start(entry) }
+      }
+      emit(shown)
+    }
+  }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import TSEngine
+import TSModel
+import TSPlan
+
+/// What a fleet operation did to one watch, in the terms of the summary table.
+public enum FleetVerdict: Sendable, Equatable {
+  /// Planned or applied: nothing to change.
+  case noChanges
+  /// Planned: these changes would be made.
+  case changes(PlanCounts)
+  /// Applied and verified.
+  case applied(PlanCounts)
+  /// `drift`: this many resources changed on the watch since the last apply; `pending`
+  /// changes the manifest would still make.
+  case drift(count: Int, pending: Int, hasRecord: Bool)
+  /// Over MQTT: not applied yet (the agent is offline, or did not report within `--wait`).
+  case pending(String)
+  /// Over MQTT, planned: its manifests give a revision its agent has not applied.
+  case publish(String)
+  /// Failed; the watch's section says why.
+  case failed(String)
+
+  /// The word in the table's result column.
+  public var word: String {
+    switch self {
+    case .noChanges: "no changes"
+    case .changes: "changes"
+    case .applied: "applied"
+    case .drift(let count, _, let hasRecord): !hasRecord ? "no record" : count == 0 ? "no drift" : "drift"
+    case .pending: "pending"
+    case .publish: "to publish"
+    case .failed: "failed"
+    }
+  }
+
+  /// Whether the watch failed.
+  public var isFailure: Bool { if case .failed = self { true } else { false } }
+
+  /// Whether the watch has (or had) changes: planned, applied, drifted or pending.
+  public var hasChanges: Bool {
+    switch self {
+    case .changes, .applied, .pending, .publish: true
+    case .drift(let count, _, _): count > 0
+    case .noChanges, .failed: false
+    }
+  }
+
+  /// The changes column: `+1 ~2 -0` for plans and applies, `3 changed` for drift.
+  public var changesText: String {
+    switch self {
+    case .changes(let counts), .applied(let counts): "+\(counts.add) ~\(counts.change) -\(counts.destroy)"
+    case .drift(let count, let pending, let hasRecord):
+      (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
+    case .noChanges: "+0 ~0 -0"
+    case .pending, .failed, .publish: "-"
+    }
+  }
+}
+
+/// One row of a fleet report: a watch, its verdict and time, and its details as JSON.
+public struct FleetWatchReport: Sendable {
+  /// The watch's name in the fleet.
+  public var name: String
+  /// Its device spec.
+  public var device: String
+  /// What happened.
+  public var verdict: FleetVerdict
+  /// How long it took.
+  public var elapsed: Duration
+  /// Details for `--json`: `plan`, `drift`, `error`, `status`… (merged into the watch's object).
+  public var details: [String: JSONValue]
+
+  /// A row.
+  public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:]) {
+    self.name = name
+    self.device = device
+    self.verdict = verdict
+    self.elapsed = elapsed
+    self.details = details
+  }
+
+  /// Seconds, to a tenth.
+  public var elapsedText: String { String(format: "%.1fs", elapsed.seconds) }
+}
+
+/// The end of a fleet run: the summary table (watch, result, changes, time), the totals line,
+/// the JSON report, and the aggregated exit status.
+public struct FleetReport: Sendable {
+  /// `plan`, `apply`, `drift` or `status`.
+  public var operation: String
+  /// The fleet file as named.
+  public var fleetFile: String
+  /// One row per watch, in fleet order.
+  public var watches: [FleetWatchReport]
+
+  /// A report of `operation` over `watches`.
+  public init(operation: String, fleetFile: String, watches: [FleetWatchReport]) {
+    self.operation = operation
+    self.fleetFile = fleetFile
+    self.watches = watches
+  }
+
+  /// Whether any watch failed.
+  public var hasFailures: Bool { watches.contains { $0.verdict.isFailure } }
+  /// Whether any watch has changes (planned, applied, pending or drifted).
+  public var hasChanges: Bool { watches.contains { $0.verdict.hasChanges } }
+
+  /// The summary table and totals, ending with a newline.
+  public func table() -> String {
+    let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.verdict.changesText, $0.elapsedText] }
+    var text = FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n"
+    var counts: [(String, Int)] = []
+    for row in watches {
+      if let index = counts.firstIndex(where: { $0.0 == row.verdict.word }) { counts[index].1 += 1 } else { counts.append((row.verdict.word, 1)) }
+    }
+    let total = watches.count
+    text += "\(total) watch\(total == 1 ? "" : "es"): " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
+    return text
+  }
+
+  /// The JSON report: `{format_version, operation, fleet, watches: [{name, device, result,
+  /// changes, elapsed_seconds, …details}], summary: {total, failed, with_changes, by_result}}`,
+  /// keys sorted, ending with a newline.
+  public func json() -> String {
+    let rows: [JSONValue] = watches.map { row in
+      var object = row.details
+      object["name"] = .string(row.name)
+      object["device"] = .string(row.device)
+      object["result"] = .string(row.verdict.word)
+      object["elapsed_seconds"] = .number((row.elapsed.seconds * 1000).rounded() / 1000)
+      switch row.verdict {
+      case .changes(let counts), .applied(let counts):
+        object["changes"] = .object(["add": .integer(counts.add), "change": .integer(counts.change), "destroy": .integer(counts.destroy)])
+      case .drift(let count, let pending, let hasRecord):
+        object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
+        object["has_record"] = .bool(hasRecord)
+      case .pending(let reason), .failed(let reason), .publish(let reason):
+        object["reason"] = .string(reason)
+      case .noChanges:
+        object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])
+      }
+      return .object(object)
+    }
+    var byResult: [String: JSONValue] = [:]
+    for row in watches {
+      if case .integer(let count) = byResult[row.verdict.word] { byResult[row.verdict.word] = .integer(count + 1) } else { byResult[row.verdict.word] = .integer(1) }
+    }
+    let root: JSONValue = .object([
+      "format_version": .string("1"),
+      "operation": .string(operation),
+      "fleet": .string(fleetFile),
+      "watches": .array(rows),
+      "summary": .object([
+        "total": .integer(watches.count),
+        "failed": .integer(watches.filter { $0.verdict.isFailure }.count),
+        "with_changes": .integer(watches.filter { $0.verdict.hasChanges }.count),
+        "by_result": .object(byResult),
+      ]),
+    ])
+    return FleetText.json(root)
+  }
+}
+
+extension Duration {
+  /// The duration in seconds.
+  public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

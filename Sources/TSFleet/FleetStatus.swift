@@ -1,0 +1,153 @@
+import Foundation
+import TSApply
+import TSEngine
+import TSModel
+import TSMQTT
+
+/// One watch in `tsapply status --fleet`: when it was last applied and last seen, its drift and
+/// pending changes, in one word and in numbers.
+public struct FleetStatusRow: Sendable {
+  /// The watch's name in the fleet.
+  public var name: String
+  /// Its device spec.
+  public var device: String
+  /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `refused`, `invalid`, `failed`,
+  /// `unreachable`, `no status`, `offline`.
+  public var state: String
+  /// When tsapply (or its agent) last applied to it, ISO 8601.
+  public var lastApplied: String?
+  /// When it was last read, ISO 8601.
+  public var lastSeen: String?
+  /// Resources changed on the watch since the last apply.
+  public var drift: Int?
+  /// Changes its manifests would still make.
+  public var pending: Int?
+  /// Its agent, over MQTT, and whether that is online.
+  public var agent: (id: String, online: Bool)?
+  /// Why it is unreachable, failed or pending, in words.
+  public var note: String?
+
+  /// A row.
+  public init(name: String, device: String, state: String, lastApplied: String? = nil, lastSeen: String? = nil,
+              drift: Int? = nil, pending: Int? = nil, agent: (id: String, online: Bool)? = nil, note: String? = nil) {
+    self.name = name
+    self.device = device
+    self.state = state
+    self.lastApplied = lastApplied
+    self.lastSeen = lastSeen
+    self.drift = drift
+    self.pending = pending
+    self.agent = agent
+    self.note = note
+  }
+}
+
+/// `tsapply status --fleet`: where every watch of a fleet stands, from tsapply's records and
+/// the watches themselves (read-only), or, over MQTT, from the agents' retained statuses.
+public enum FleetStatus {
+  /// Reads every member's watch (read-only: no lock, nothing written, through `runner`): drift
+  /// and pending from the engine, last applied from the watch's record (`last-applied.json`).
+  public static func direct(_ members: [FleetMember], runner: FleetRunner,
+                            progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async -> [FleetStatusRow] {
+    let now = runner.engine.now
+    let results = await runner.run(members, progress: progress) { _, document, watch throws(EngineError) in
+      (try await watch.drift(document), lastAppliedTime(watch))
+    }
+    return results.map { result in
+      let member = result.member
+      switch result.outcome {
+      case .success(let (report, applied)):
+        let drift = report.drift.count, pending = report.pending.resourceChanges.count
+        let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
+        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
+                              lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+      case .failure(let failure):
+        let state = if case .input = failure { "invalid" } else { "unreachable" }
+        return FleetStatusRow(name: member.name, device: member.device, state: state, note: failure.description)
+      }
+    }
+  }
+
+  /// When the watch's last-applied record was written (its last successful apply).
+  static func lastAppliedTime(_ watch: Watch) -> String? {
+    guard watch.lastApplied() != nil,
+          let attributes = try? FileManager.default.attributesOfItem(atPath: watch.home.lastAppliedPath),
+          let date = attributes[.modificationDate] as? Date else { return nil }
+    return timestamp(date)
+  }
+
+  /// Every member's status as its agent last reported it on the broker, compared with the
+  /// revision its manifests give now.
+  /// - Throws: `MQTTError` when the broker cannot be reached within `timeout`.
+  public static func broker(_ members: [FleetMember], site: String, settings: BrokerSettings,
+                            timeout: Duration) async throws(MQTTError) -> [FleetStatusRow] {
+    let view = try FleetBrokerView(settings: settings, site: site)
+    try await view.connect(within: timeout)
+    let statuses = view.statuses
+    let rows = members.map { member in
+      let id = member.watch.watchID
+      let agent = view.agent(serving: id).map { (id: $0.agent, online: $0.online) }
+      guard case .success(let document) = member.document else {
+        return FleetStatusRow(name: member.name, device: member.device, state: "invalid", agent: agent, note: "its manifest has errors")
+      }
+      guard let status = statuses[id]?.status else {
+        return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
+                              agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
+      }
+      let current = [false, true].map { DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }
+      var state: String
+      var note = status.message
+      switch status.result {
+      case .refused, .invalid, .failed: state = status.result.rawValue
+      case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
+      }
+      if let applied = status.appliedRevision, !current.contains(applied), state != "failed" {
+        state = "new revision"
+        note = "the manifests give revision \(current[0]); the agent last applied \(applied)"
+      }
+      if agent?.online == false, state == "in sync" { state = "offline" }
+      return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
+                            lastSeen: status.lastSeen, drift: status.drift, pending: status.pending, agent: agent, note: note)
+    }
+    await view.close()
+    return rows
+  }
+
+  /// The status table, ending with a newline.
+  public static func table(_ rows: [FleetStatusRow], withAgents: Bool) -> String {
+    var header = ["Watch", "State", "Last applied", "Last seen", "Drift", "Pending"]
+    if withAgents { header.append("Agent") }
+    let cells = rows.map { row -> [String] in
+      var cells = [ControlCharacters.escaped(row.name), row.state, row.lastApplied ?? "-", row.lastSeen ?? "-",
+                   row.drift.map(String.init) ?? "-", row.pending.map(String.init) ?? "-"]
+      if withAgents { cells.append(row.agent.map { "\(ControlCharacters.escaped($0.id)) (\($0.online ? "online" : "offline"))" } ?? "-") }
+      return cells
+    }
+    var text = FleetText.columns(header, cells)
+    let notes = rows.filter { $0.note != nil }
+    if !notes.isEmpty {
+      text += "\n" + notes.map { "\(ControlCharacters.escaped($0.name)): \(ControlCharacters.escaped($0.note ?? ""))" }.joined(separator: "\n") + "\n"
+    }
+    return text
+  }
+
+  /// The status as JSON: `{format_version, fleet, watches: [{name, device, state, last_applied,
+  /// last_seen, drift, pending, agent, agent_online, note}]}`, keys sorted, ending with a newline.
+  public static func json(_ rows: [FleetStatusRow], fleetFile: String) -> String {
+    let watches: [JSONValue] = rows.map { row in
+      var object: [String: JSONValue] = ["name": .string(row.name), "device": .string(row.device), "state": .string(row.state)]
+      object["last_applied"] = row.lastApplied.map(JSONValue.string) ?? .null
+      object["last_seen"] = row.lastSeen.map(JSONValue.string) ?? .null
+      object["drift"] = row.drift.map(JSONValue.integer) ?? .null
+      object["pending"] = row.pending.map(JSONValue.integer) ?? .null
+      if let agent = row.agent {
+        object["agent"] = .string(agent.id)
+        object["agent_online"] = .bool(agent.online)
+      }
+      if let note = row.note { object["note"] = .string(note) }
+      return .object(object)
+    }
+    let root: JSONValue = .object(["format_version": .string("1"), "fleet": .string(fleetFile), "watches": .array(watches)])
+    return FleetText.json(root)
+  }
+}

@@ -1,0 +1,349 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSMQTT
+
+/// Fleet benchmarks (docs/fleet.md "Scale"):
+///
+/// - `fleet-plan [N …]`: a fleet of N simulated watches (state files) under a defaults
+///   manifest, each merged manifest 50 contacts, 3 built-ins and 5 custom reminders; the
+///   fleet file, every manifest and every state loaded from files, and every watch planned
+///   through the engine by the fleet runner (`-parallelism` 10), in this process. CPU time
+///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000).
+/// - `fleet-agents [N] [OFFLINE%]`: one local Mosquitto and N agents in this process, each with
+///   its own session and one in-memory watch; N new revisions published; time until every
+///   status reports its revision, messages per watch per change, broker and process CPU. With
+///   OFFLINE% (e.g. 10) that share of the agents vanishes before the publication and returns
+///   after the others converged: they converge from their kept sessions without a re-publish.
+/// - `fleet-direct [N] [LATENCY] [BINARY]`: `apply --fleet` over N fresh watches with the
+///   simulator's latency model (`TSAPPLY_SIM_LATENCY`, default `40,8`), ten at a time: wall time
+///   against the sum of the per-watch times; first `sim:` watches in this
+///   process, then `bridge:` watches served by one `tsapply bridge serve` (BINARY, default
+///   `.build/release/tsapply`) with `tsapply apply --fleet` run as a process.
+enum FleetBenchmark {
+  /// CPU seconds (user + system) of this process so far.
+  static func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+  }
+
+  static func directory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+  }
+
+  static func write(_ text: String, to path: String) throws {
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+  }
+
+  /// The ward's defaults: 3 built-ins and 3 custom reminders.
+  static let defaults = """
+    version: 1
+    reminders:
+      sedentary: {enabled: true, repeat: workday, period: {start: "09:00", end: "18:00", every: 60m}, lunch_break: {start: "12:00", end: "13:30"}}
+      drinking: {enabled: true, repeat: everyday, period: {start: "08:00", end: "20:00", every: 2h}}
+      medicine: {enabled: true, repeat: everyday, at: ["08:00", "13:00", "20:00"]}
+      custom:
+        - {name: Lunch, repeat: everyday, at: ["12:00"]}
+        - {name: Round, repeat: workday, at: ["10:00"], notes: Nurse round}
+        - {name: Walk, repeat: weekend, at: ["15:30"]}
+
+    """
+
+  /// Resident `index`'s own manifest: 2 more custom reminders (5 in all), 50 contacts, an
+  /// emergency block.
+  static func resident(_ index: Int, revision: Int = 0) -> String {
+    var text = "version: 1\nreminders:\n  custom:\n"
+    text += "    - {name: Visit, repeat: [sat], at: [\"14:00\"], notes: Family \(index)}\n"
+    text += "    - {name: Call, repeat: [sun], at: [\"18:\(String(format: "%02d", revision % 60))\"]}\n"
+    text += "contacts:\n"
+    for contact in 0..<50 {
+      text += "  - {name: \"Contact \(contact) of \(index)\", phone: \"+1 555 \(String(format: "%03d", index % 1000))-\(String(format: "%04d", contact))\"}\n"
+    }
+    text += "emergency:\n  sos: true\n  contacts:\n    - {name: Family \(index), phone: \"+1 555 9\(String(format: "%06d", index))\"}\n"
+    return text
+  }
+
+  /// A fleet of `count` watches in `directory`; `device(i)` names watch i's device.
+  static func fleet(_ count: Int, in directory: String, transport: String? = nil, device: (Int) -> String) throws {
+    try write(defaults, to: directory + "/wards/ward-a.yaml")
+    var text = "version: 1\ndefaults: wards/ward-a.yaml\n"
+    if let transport { text += "transport: \(transport)\nsite: ward-a\n" }
+    text += "watches:\n"
+    for index in 0..<count {
+      let name = String(format: "room-%04d", index)
+      try write(resident(index), to: directory + "/residents/\(name).yaml")
+      text += "  \(name): {device: \"\(device(index))\", manifest: residents/\(name).yaml}\n"
+    }
+    try write(text, to: directory + "/fleet.yaml")
+  }
+
+  static func engine(_ directory: String, registry: DeviceRegistry = DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:x.json"),
+                     environment: [String: String] = [:]) -> Engine {
+    Engine(registry: registry, environment: environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { a, _ in a },
+           currentDirectory: directory)
+  }
+
+  // MARK: fleet-plan
+
+  static func plan(_ arguments: [String]) async throws -> Int32 {
+    let counts = arguments.compactMap(Int.init)
+    print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
+    for count in counts.isEmpty ? [10, 100, 1000] : counts {
+      let directory = try directory()
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+      // Each watch holds its manifests already, but for one contact added on the watch itself.
+      let engine = engine(directory)
+      for index in 0..<count {
+        try SimulatedDevice.create(path: directory + String(format: "/watches/room-%04d.json", index), profile: .default, force: false)
+      }
+      let setup = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+      _ = await FleetRunner(engine: engine).run(setup.members) { _, document, watch throws(EngineError) in
+        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "bench"))
+      }
+      for index in 0..<count {
+        let device = try SimulatedDevice(path: directory + String(format: "/watches/room-%04d.json", index))
+        try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000"))
+      }
+
+      let wallStart = DispatchTime.now().uptimeNanoseconds
+      let cpuStart = cpuSeconds()
+      let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+      let cpuLoaded = cpuSeconds()
+      let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
+        try await watch.plan(document).plan
+      }
+      let cpuEnd = cpuSeconds()
+      let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart) / 1e9
+      let changes = results.compactMap { try? $0.outcome.get().resourceChanges.count }.reduce(0, +)
+      let failed = results.filter { (try? $0.outcome.get()) == nil }.count
+      let total = cpuEnd - cpuStart
+      print(String(format: "%7d  %7.3fs  %7.3fs  %8.3fs  %7.3fs  %13.2fms  %d%@", count, cpuLoaded - cpuStart, cpuEnd - cpuLoaded, total, wall,
+                   total / Double(count) * 1000, changes, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
+    }
+    print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
+    return 0
+  }
+
+  // MARK: fleet-agents
+
+  static func agents(_ arguments: [String]) async throws -> Int32 {
+    let count = arguments.first.flatMap(Int.init) ?? 1000
+    let offlinePercent = arguments.dropFirst().first.flatMap(Int.init) ?? 0
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let broker = try MosquittoBroker.start(in: directory)
+    defer { broker.stop() }
+    let scheme = MemoryScheme()
+    let engine = engine(directory, registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"))
+    try fleet(count, in: directory, transport: "\(broker.address)") { String(format: "memory:room-%04d", $0) }
+    let settings = BrokerSettings(address: broker.address)
+    func agent(_ index: Int) async throws -> FleetAgent {
+      let id = String(format: "room-%04d", index)
+      let watch = try await engine.open("memory:\(id)")
+      let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "agent-\(id)", driftInterval: .zero),
+                                 watches: [(id, watch)])
+      await agent.start()
+      return agent
+    }
+    print("starting \(count) agents (one session and one in-memory watch each) on \(broker.address)…")
+    var agents: [FleetAgent] = []
+    for index in 0..<count { agents.append(try await agent(index)) }
+    for agent in agents { try await agent.ready(within: .seconds(60)) }
+    let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+    // A first publication brings every watch to its manifests (not measured).
+    _ = try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: true, wait: .seconds(300))
+
+    // New revisions: every resident's "Call" reminder moves.
+    for index in 0..<count { try write(resident(index, revision: 1), to: directory + String(format: "/residents/room-%04d.yaml", index)) }
+    let changed = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+    let offline = Set((0..<count).filter { offlinePercent > 0 && $0 % (100 / offlinePercent) == 0 })
+    for index in offline { await agents[index].abandon() }
+    if !offline.isEmpty {
+      let view = try FleetBrokerView(settings: settings, site: "ward-a")
+      try await view.connect(within: .seconds(30))
+      while view.agents.values.filter({ !$0.online }).count < offline.count { try await Task.sleep(for: .milliseconds(20)) }
+      await view.close()
+    }
+    let before = agents.map(\.statistics)
+    let brokerBefore = broker.cpuSeconds() ?? 0
+    let cpuBefore = cpuSeconds()
+    let start = DispatchTime.now().uptimeNanoseconds
+    let rows = try await FleetPublication.apply(changed.members, site: "ward-a", settings: settings, allowDestroy: false, wait: .seconds(300))
+    let converged = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let cpuOnline = cpuSeconds() - cpuBefore
+    let brokerOnline = (broker.cpuSeconds() ?? 0) - brokerBefore
+    let words = Dictionary(grouping: rows, by: \.verdict.word).mapValues(\.count)
+    print(String(format: "publish %d revisions → statuses converged: %.3fs wall (%@)", count, converged,
+                 words.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") as NSString))
+    print(String(format: "CPU: agents + publisher process %.3fs, broker %.3fs", cpuOnline, brokerOnline))
+
+    var returned = 0.0
+    if !offline.isEmpty {
+      let returnStart = DispatchTime.now().uptimeNanoseconds
+      for index in offline.sorted() { agents[index] = try await agent(index) }
+      let view = try FleetBrokerView(settings: settings, site: "ward-a")
+      try await view.connect(within: .seconds(30))
+      let wanted = Dictionary(uniqueKeysWithValues: offline.map { index in
+        (String(format: "room-%04d", index), rows[index].details["revision"])
+      })
+      while true {
+        let statuses = view.statuses
+        let done = wanted.filter { id, revision in
+          guard case .string(let text) = revision else { return false }
+          return statuses[id]?.status.revision == text
+        }.count
+        if done == wanted.count { break }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      await view.close()
+      returned = Double(DispatchTime.now().uptimeNanoseconds - returnStart) / 1e9
+      print(String(format: "%d agents back online: converged without a re-publish in %.3fs", offline.count, returned))
+    }
+    let after = agents.map(\.statistics)
+    // Messages published per watch for this change: its desired document, and the agent's statuses and events.
+    var statuses = 0, events = 0, presence = 0
+    for (index, stats) in after.enumerated() {
+      let old = offline.contains(index) ? FleetAgent.Statistics() : before[index]
+      statuses += stats.statuses - old.statuses
+      events += stats.events - old.events
+      presence += stats.presence - old.presence
+    }
+    let published = Double(count + statuses + events) / Double(count)
+    print(String(format: "messages per watch per change: %.2f published (1 desired + %.2f status + %.2f events)%@",
+                 published, Double(statuses) / Double(count), Double(events) / Double(count),
+                 offline.isEmpty ? "" : String(format: "; %d presence messages from the agents that returned", presence) as NSString))
+    print(String(format: "broker CPU in all: %.3fs; this process: %.3fs; peak RSS %d KiB", broker.cpuSeconds() ?? 0, cpuSeconds(),
+                 BenchmarkClock.peakResidentKiB()))
+    for agent in agents { await agent.stop() }
+    _ = returned
+    return 0
+  }
+
+  // MARK: fleet-direct
+
+  static func direct(_ arguments: [String]) async throws -> Int32 {
+    let count = arguments.first.flatMap(Int.init) ?? 100
+    let latency = arguments.dropFirst().first ?? "40,8"
+    let binary = arguments.dropFirst(2).first ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/tsapply").path
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    for fleet in ["ten"] {
+      try self.fleet(count, in: directory + "/" + fleet) { String(format: "sim:watches/room-%04d.json", $0) }
+      for index in 0..<count {
+        try SimulatedDevice.create(path: directory + "/\(fleet)" + String(format: "/watches/room-%04d.json", index), profile: .default, force: false)
+      }
+    }
+    print("apply --fleet, \(count) watches each, TSAPPLY_SIM_LATENCY=\(latency):")
+    for (fleet, parallelism) in [("ten", 10)] {
+      // sim: paths are relative to the fleet file's directory, as in the command line.
+      var engine = engine(directory + "/\(fleet)", environment: [SimulationOptions.latencyVariable: latency])
+      engine.stateRoot = directory + "/state"
+      let loaded = try FleetLoader.load(path: directory + "/\(fleet)/fleet.yaml", displayName: "fleet.yaml")
+      let start = DispatchTime.now().uptimeNanoseconds
+      let results = await FleetRunner(engine: engine, parallelism: parallelism).run(loaded.members) { _, document, watch throws(EngineError) in
+        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "bench"))
+      }
+      let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+      let failed = results.filter { (try? $0.outcome.get()) == nil }.count
+      let sum = results.map(\.elapsed.seconds).reduce(0, +)
+      print(String(format: "  sim: (in process), -parallelism=%d: wall %.2fs, sum of per-watch times %.2fs (%.1fx)%@", parallelism, wall,
+                   sum, sum / wall, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
+    }
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      print("  bridge: \(binary) not built (swift build -c release --product tsapply); skipped")
+      return 0
+    }
+    try await bridged(count, latency: latency, binary: binary)
+    return 0
+  }
+
+  /// The same through one `tsapply bridge serve` serving every watch, with `tsapply apply
+  /// --fleet` run as a process.
+  static func bridged(_ count: Int, latency: String, binary: String) async throws {
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_CONFIG_HOME"] = directory + "/config"
+    environment["TSAPPLY_STATE_DIR"] = directory + "/state"
+    environment[SimulationOptions.latencyVariable] = latency
+    var specs: [String] = []
+    for fleet in ["ten"] {
+      for index in 0..<count {
+        let path = directory + "/\(fleet)" + String(format: "/watches/room-%04d.json", index)
+        try SimulatedDevice.create(path: path, profile: .default, force: false)
+        specs.append("sim:" + path)
+      }
+    }
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: binary)
+    server.arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + specs.flatMap { ["--device", $0] }
+    server.environment = environment
+    let output = Pipe()
+    server.standardOutput = output
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { server.terminate(); server.waitUntilExit() }
+    var text = ""
+    while !text.contains("Pairing string: ") || !text.hasSuffix("\n") {
+      let data = output.fileHandleForReading.availableData
+      if data.isEmpty { throw DeviceError(.simulator, .dataGetFailed, "tsapply bridge serve ended: \(text)") }
+      text += String(decoding: data, as: UTF8.self)
+    }
+    var watchIDs: [String: String] = [:]
+    var pairing = ""
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("Serving "), let from = line.range(of: " from sim:") {
+        watchIDs[String(line[from.upperBound...])] = String(line.dropFirst("Serving ".count).prefix { $0 != " " })
+      } else if line.hasPrefix("Pairing string: ") {
+        pairing = String(line.dropFirst("Pairing string: ".count))
+      }
+    }
+    _ = try run(binary, ["bridge", "pair", pairing, "--name", "ward"], environment: environment, in: directory)
+    for (fleet, parallelism) in [("ten", 10)] {
+      let folder = directory + "/\(fleet)"
+      try self.fleet(count, in: folder) { index in
+        "bridge:ward/" + (watchIDs[folder + String(format: "/watches/room-%04d.json", index)] ?? "?")
+      }
+      let start = DispatchTime.now().uptimeNanoseconds
+      let json = try run(binary, ["apply", "--fleet", "fleet.yaml", "--auto-approve", "--json", "-parallelism=\(parallelism)"],
+                         environment: environment, in: folder)
+      let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+      let watches = ((try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any])?["watches"] as? [[String: Any]] ?? []
+      let sum = watches.compactMap { $0["elapsed_seconds"] as? Double }.reduce(0, +)
+      let applied = watches.filter { $0["result"] as? String == "applied" }.count
+      print(String(format: "  bridge: (one tsapply bridge serve), -parallelism=%d: wall %.2fs (the whole process), sum of per-watch times %.2fs (%.1fx), %d applied",
+                   parallelism, wall, sum, sum / wall, applied))
+    }
+  }
+
+  /// Runs `binary arguments` in `directory`; its standard output.
+  static func run(_ binary: String, _ arguments: [String], environment: [String: String], in directory: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    process.environment = environment
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+}

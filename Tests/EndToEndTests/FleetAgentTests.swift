@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import TSMQTT
+import TSTestSupport
+
+/// `tsapply agent` and `tsapply apply|status --fleet` as processes, through a Mosquitto on
+/// 127.0.0.1: the open broker of the tests, and the example configuration of
+/// examples/fleet/broker (TLS, one password per agent, an ACL confining each to its site).
+@Suite struct FleetAgentTests {
+  /// A fleet directory with two simulated watches, its fleet file naming `broker` as transport.
+  static func fleet(transport: String) throws -> URL {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    func write(_ name: String, _ text: String) throws {
+      let url = dir.appendingPathComponent(name)
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+    try write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n")
+    try write("residents/room-12.yaml", "contacts:\n  - {name: Daughter, phone: \"+15550112\"}\n")
+    try write("residents/room-14.yaml", "contacts:\n  - {name: Son, phone: \"+15550114\"}\n")
+    try write("fleet.yaml", """
+      defaults: wards/ward-a.yaml
+      transport: \(transport)
+      site: ward-a
+      watches:
+        room-12: {device: "sim:watches/room-12.json", manifest: residents/room-12.yaml}
+        room-14: {device: "sim:watches/room-14.json", manifest: residents/room-14.yaml}
+
+      """)
+    for room in ["room-12", "room-14"] {
+      #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:watches/\(room).json"], in: dir).status == 0)
+    }
+    return dir
+  }
+
+  /// Runs `tsapply status --fleet` until its output contains `text` (at most 10 s).
+  static func waitForStatus(_ text: String, in dir: URL, environment: [String: String] = [:]) throws -> String {
+    var last = ""
+    for _ in 0..<100 {
+      last = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir, environment: environment).stdout
+      if last.contains(text) { return last }
+      usleep(100_000)
+    }
+    return last
+  }
+
+  @Test func anAgentProcessAppliesWhatApplyPublishesAndGoesOfflineWhenStopped() throws {
+    let dir = try Self.fleet(transport: "mqtt://127.0.0.1:1")
+    let broker = try MosquittoBroker.start(in: dir.path)
+    defer { broker.stop() }
+    let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
+    try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let agent = try TSApplyBinary.start(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                         "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir)
+    #expect(applied.status == 0, "\(applied.stderr)")
+    #expect(applied.stdout.contains("room-12: applied (revision "))
+    #expect(applied.stdout.hasSuffix("2 watches: 2 applied.\n"), "\(applied.stdout)")
+    let status = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--json"], in: dir)
+    let watches = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
+    #expect(watches.map { $0["state"] as? String } == ["in sync", "in sync"])
+    #expect(watches.map { $0["agent_online"] as? Bool } == [true, true])
+    agent.send(SIGTERM)
+    let ended = agent.wait()
+    #expect(ended.status == 0)
+    #expect(ended.stderr.contains("SIGTERM received; going offline"))
+    #expect(!ended.stderr.contains("5550112"), "the agent's log holds a phone number")
+    try "contacts:\n  - {name: Daughter, phone: \"+15550113\"}\n".write(to: dir.appendingPathComponent("residents/room-12.yaml"), atomically: true, encoding: .utf8)
+    let pending = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-12"], in: dir)
+    #expect(pending.status == 0, "a watch whose agent is offline is pending, not failed: \(pending.stderr)")
+    #expect(pending.stdout.contains("room-12: pending (revision "))
+    #expect(pending.stdout.contains("agent station is offline"))
+  }
+
+  @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {
+    let dir = try Self.fleet(transport: "mqtts://127.0.0.1:1")
+    let brokerDir = dir.appendingPathComponent("broker")
+    try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
+    let example = TSApplyBinary.packageRoot.appendingPathComponent("examples/fleet/broker")
+    for file in ["mosquitto.conf", "acl", "add-user.sh", "make-certs.sh"] {
+      try FileManager.default.copyItem(at: example.appendingPathComponent(file), to: brokerDir.appendingPathComponent(file))
+    }
+    let shell = URL(fileURLWithPath: "/bin/bash")
+    #expect(try TSApplyBinary.runProgram(shell, ["make-certs.sh", brokerDir.path, "127.0.0.1"], in: brokerDir).status == 0)
+    let agentPassword = try TSApplyBinary.runProgram(shell, ["add-user.sh", brokerDir.path, "ward-a", "ward-a-station"], in: brokerDir)
+    #expect(agentPassword.status == 0, "\(agentPassword.stderr)")
+    #expect(try TSApplyBinary.runProgram(shell, ["add-user.sh", brokerDir.path, "ward-b", "ward-b-station", "b-secret"], in: brokerDir).status == 0)
+    #expect(try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
+                                         ["-b", brokerDir.appendingPathComponent("passwords").path, "tsapply-controller", "c-secret"]).status == 0)
+    try agentPassword.stdout.write(to: dir.appendingPathComponent("station.password"), atomically: true, encoding: .utf8)
+    try "b-secret\n".write(to: dir.appendingPathComponent("b.password"), atomically: true, encoding: .utf8)
+    try "wrong\n".write(to: dir.appendingPathComponent("wrong.password"), atomically: true, encoding: .utf8)
+    let configuration = try String(contentsOf: brokerDir.appendingPathComponent("mosquitto.conf"), encoding: .utf8)
+    let broker = try MosquittoBroker.start(in: brokerDir.path) { port, _ in
+      configuration.replacingOccurrences(of: "/etc/mosquitto/tsapply/", with: brokerDir.path + "/")
+        .replacingOccurrences(of: "persistence_location /var/lib/mosquitto/", with: "persistence_location \(brokerDir.path)/")
+        .replacingOccurrences(of: "\nlistener 8883\n", with: "\nlistener \(port) 127.0.0.1\n")
+    }
+    defer { broker.stop() }
+    let url = "mqtts://127.0.0.1:\(broker.port)"
+    let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtts://127.0.0.1:1", with: url)
+    try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let ca = brokerDir.appendingPathComponent("ca.crt").path
+    let controller = ["TSAPPLY_MQTT_USERNAME": "tsapply-controller", "TSAPPLY_MQTT_PASSWORD": "c-secret", "TSAPPLY_MQTT_CA_FILE": ca]
+
+    // A wrong password is refused.
+    let refused = try TSApplyBinary.run(["agent", "--broker", url, "--site", "ward-a", "--username", "ward-a-station",
+                                         "--password-file", "wrong.password", "--ca-file", ca, "--device", "sim:watches/room-12.json"], in: dir)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("the broker refused the connection"), "\(refused.stderr)")
+    // Without the CA the broker's certificate is not trusted.
+    let untrusted = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir,
+                                          environment: ["TSAPPLY_MQTT_USERNAME": "tsapply-controller", "TSAPPLY_MQTT_PASSWORD": "c-secret",
+                                                        "TSAPPLY_MQTT_CA_FILE": brokerDir.appendingPathComponent("server.crt").path])
+    #expect(untrusted.status == 1)
+    #expect(untrusted.stderr.contains("TLS failed") && untrusted.stderr.contains("certificate verify failed"), "\(untrusted.stderr)")
+
+    // Ward B's agent, pointed at ward A's site, gets nothing of it and cannot speak for it.
+    let intruder = try TSApplyBinary.start(["agent", "--broker", url, "--site", "ward-a", "--username", "ward-b-station",
+                                            "--password-file", "b.password", "--ca-file", ca, "--device", "sim:watches/room-14.json"], in: dir)
+    let station = try TSApplyBinary.start(["agent", "--broker", url, "--site", "ward-a", "--username", "ward-a-station",
+                                           "--password-file", "station.password", "--ca-file", ca, "--device", "sim:watches/room-12.json"], in: dir)
+    #expect(try Self.waitForStatus("ward-a-station (online)", in: dir, environment: controller).contains("ward-a-station (online)"))
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "5s"], in: dir, environment: controller)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    #expect(applied.stdout.contains("room-12: applied (revision "), "\(applied.stdout)")
+    #expect(applied.stdout.contains("room-14: pending (revision "), "\(applied.stdout)")
+    let room14 = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/room-14.json"], in: dir)
+    #expect(!room14.stdout.contains("Son"), "an agent outside its site applied a document")
+    intruder.send(SIGTERM)
+    station.send(SIGTERM)
+    #expect(station.wait().status == 0)
+    _ = intruder.wait()
+  }
+}

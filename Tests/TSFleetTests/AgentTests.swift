@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSMQTT
+import TSTestSupport
+
+/// Agents end to end through a real Mosquitto on 127.0.0.1: desired documents published,
+/// applied through the engine, statuses back; an agent that vanishes and returns; duplicate
+/// deliveries; a revision published while an apply runs; the safety gate across the broker.
+@Suite struct AgentTests {
+  /// A broker, in-memory watches, and a fleet file whose transport is the broker.
+  final class Site: @unchecked Sendable {
+    let space: FleetSpace
+    let broker: MosquittoBroker
+    let scheme: MemoryScheme
+    let engine: Engine
+    var settings: BrokerSettings { BrokerSettings(address: broker.address) }
+
+    init(watches: [String], latency: SimulationOptions.Latency? = nil) throws {
+      space = try FleetSpace()
+      broker = try MosquittoBroker.start(in: space.directory)
+      scheme = MemoryScheme(options: SimulationOptions(latency: latency))
+      engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:default"),
+                      environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
+      try space.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n")
+      try fleet(watches)
+      for name in watches { try manifest(name, contacts: ["Family \(name)"]) }
+    }
+
+    deinit { broker.stop() }
+
+    func fleet(_ watches: [String]) throws {
+      var text = "defaults: wards/ward-a.yaml\ntransport: \(broker.address)\nsite: ward-a\nwatches:\n"
+      for name in watches { text += "  \(name): {device: \"memory:\(name)\", manifest: residents/\(name).yaml}\n" }
+      try space.write("fleet.yaml", text)
+    }
+
+    func manifest(_ name: String, contacts: [String], extra: String = "") throws {
+      var text = contacts.isEmpty ? "contacts: []\n" : "contacts:\n"
+      for (index, contact) in contacts.enumerated() { text += "  - {name: \(contact), phone: \"+1555010\(index)\"}\n" }
+      try space.write("residents/\(name).yaml", text + extra)
+    }
+
+    /// An agent serving `watches` as `id`.
+    func agent(_ id: String, _ watches: [String], driftInterval: Duration = .zero) async throws -> FleetAgent {
+      var served: [(id: String, watch: Watch)] = []
+      for name in watches { served.append((name, try await engine.open("memory:\(name)"))) }
+      let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: id, driftInterval: driftInterval,
+                                                      retryDelay: (.milliseconds(200), .seconds(1))),
+                                 watches: served)
+      await agent.start()
+      try await agent.ready(within: .seconds(10))
+      return agent
+    }
+
+    /// `apply --fleet` over the broker.
+    func apply(_ selection: [String] = [], allowDestroy: Bool = false, wait: Duration = .seconds(20)) async throws -> [FleetWatchReport] {
+      let loaded = try space.load(selection)
+      return try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: allowDestroy, wait: wait)
+    }
+
+    func contacts(_ name: String) async throws -> [String] {
+      try await scheme.device(name).getAllContacts().map(\.name)
+    }
+  }
+
+  @Test func publishedRevisionsConvergeAndTheStatusesTellIt() async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied", "applied"])
+    #expect(rows.first?.verdict.changesText == "+1 ~1 -0")
+    #expect(try await site.contacts("room-1") == ["Family room-1"])
+    #expect(try await site.scheme.device("room-2").fetchAllReminders().map(\.reminderName).contains("Lunch"))
+    // The same manifests again: nothing new to apply, the statuses already say so.
+    let again = try await site.apply()
+    #expect(again.map(\.verdict.word) == ["no changes", "no changes"])
+    #expect(agent.statistics.applies == 2)
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .applied)
+    #expect(status.appliedRevision == status.revision)
+    #expect(status.lastSeen != nil && status.lastApplied != nil)
+    // The retained status and presence are what a later reader sees.
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
+    try await view.connect(within: .seconds(10))
+    #expect(view.statuses["room-2"]?.status.result == .applied)
+    #expect(view.agents["station"]?.online == true)
+    #expect(view.agents["station"]?.watches == ["room-1", "room-2"])
+    await view.close()
+    await agent.stop()
+  }
+
+  @Test func aWatchWhoseAgentIsOfflineIsPendingAndConvergesWhenItReturns() async throws {
+    let site = try Site(watches: ["room-1"])
+    var agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await agent.abandon()
+    // The broker publishes the will; the publisher sees the agent offline.
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
+    try await view.connect(within: .seconds(10))
+    for _ in 0..<200 where view.agents["station"]?.online != false { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(view.agents["station"]?.online == false)
+    try site.manifest("room-1", contacts: ["Family room-1", "Neighbour"])
+    let rows = try await site.apply()
+    guard case .pending(let reason) = rows.first?.verdict else { Issue.record("not pending: \(rows)"); return }
+    #expect(reason.hasPrefix("agent station is offline; it applies revision "))
+    #expect(try await site.contacts("room-1") == ["Family room-1"])
+    // Back, with its kept session: the queued document is applied without a re-publish.
+    agent = try await site.agent("station", ["room-1"])
+    for _ in 0..<250 where try await site.contacts("room-1").count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(try await site.contacts("room-1") == ["Family room-1", "Neighbour"])
+    for _ in 0..<250 where view.statuses["room-1"]?.status.revision != (rows.first?.details["revision"]).flatMap({ if case .string(let r) = $0 { r } else { nil } }) {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(view.statuses["room-1"]?.status.result == .applied)
+    #expect(view.agents["station"]?.online == true)
+    await view.close()
+    await agent.stop()
+  }
+
+  @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    let events = Inbox<FleetEvent>()
+    let listener = try MQTTClient(address: site.broker.address,
+                                  configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
+                                  onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
+    listener.connect()
+    try await listener.ready(within: .seconds(10))
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try site.scheme.device("room-1").simulateSOSPress()
+    let seen = await events.wait(for: 2)
+    #expect(Set(seen.map(\.kind)) == [.drift, .sos])
+    #expect(seen.first { $0.kind == .drift }?.message == "1 resource changed on the watch since the last apply: contacts")
+    #expect(!seen.contains { $0.message.contains("5550199") })
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.pending == 1)
+    // Applying the same manifests again converges the drifted watch (one contact of four
+    // removed: safe for an unattended apply).
+    let again = try await site.apply()
+    #expect(again.map(\.verdict.changesText) == ["+0 ~1 -0"])
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    await listener.close()
+    await agent.stop()
+  }
+
+  @Test func aDocumentDeliveredTwiceIsAppliedOnce() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    let document = DesiredDocument(manifest: try manifest("contacts:\n  - {name: A, phone: \"+15550100\"}\n", file: "a.yaml"),
+                                   allowDestroy: false, watch: "room-1")
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "twice"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(10))
+    for _ in 0..<3 {
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: document.encoded(), qos: 1, retain: true)
+    }
+    for _ in 0..<250 {
+      if agent.statistics.desiredReceived == 3, await agent.status(of: "room-1") != nil { break }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(agent.statistics.desiredReceived == 3)
+    #expect(agent.statistics.applies == 1)
+    #expect(agent.statistics.statuses == 1)
+    #expect(try await site.contacts("room-1") == ["A"])
+    await publisher.close()
+    await agent.stop()
+  }
+
+  @Test func aRevisionPublishedWhileAnApplyRunsIsAppliedNextAndOnlyTheNewestOfThoseWaiting() async throws {
+    // 40 ms per device call: one apply takes a few hundred milliseconds.
+    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 40, perPacketMilliseconds: 0))
+    let agent = try await site.agent("station", ["room-1"])
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "quick"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(10))
+    let documents = try ["A", "B", "C"].map { name in
+      DesiredDocument(manifest: try manifest("contacts:\n  - {name: \(name), phone: \"+15550100\"}\n", file: "\(name).yaml"),
+                      allowDestroy: false, watch: "room-1")
+    }
+    let topic = FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)
+    try await publisher.publish(topic, payload: documents[0].encoded(), qos: 1, retain: true)
+    for _ in 0..<250 where agent.statistics.applies == 0 { try await Task.sleep(for: .milliseconds(5)) }
+    try await publisher.publish(topic, payload: documents[1].encoded(), qos: 1, retain: true)
+    try await publisher.publish(topic, payload: documents[2].encoded(), qos: 1, retain: true)
+    for _ in 0..<500 where (await agent.status(of: "room-1"))?.revision != documents[2].revision { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.appliedRevision == documents[2].revision)
+    #expect(try await site.contacts("room-1") == ["C"])
+    #expect(agent.statistics.applies == 2)
+    await publisher.close()
+    await agent.stop()
+  }
+
+  @Test func theSafetyGateHoldsAcrossTheBrokerUntilTheDocumentAllowsDestruction() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.manifest("room-1", contacts: [])
+    let refused = try await site.apply()
+    guard case .failed(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
+    #expect(reason.hasPrefix("refused by agent station: refusing to apply without review: this plan "))
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    let allowed = try await site.apply(allowDestroy: true)
+    #expect(allowed.map(\.verdict.word) == ["applied"])
+    #expect(try await site.contacts("room-1") == [])
+    await agent.stop()
+  }
+
+  @Test func anInvalidDocumentNeverTouchesTheWatchAndSaysWhereItIsWrong() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "bad"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(10))
+    let bad = #"{"allow_destroy":false,"format_version":"1","manifest":{"contacts":[{"name":"A","phone":"12-AB"}]},"revision":"r1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: Array(bad.utf8), qos: 1, retain: true)
+    for _ in 0..<250 where (await agent.status(of: "room-1")) == nil { try await Task.sleep(for: .milliseconds(20)) }
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .invalid)
+    #expect(status.revision == "r1")
+    #expect(status.message?.hasPrefix("tsapply/v1/ward-a/room-1/desired:1:89: error: contacts[0].phone: \"12-AB\" contains letters") == true)
+    #expect(try await site.contacts("room-1") == [])
+    await publisher.close()
+    await agent.stop()
+  }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import TSFleet
+import TSModel
+
+/// Reading fleet.yaml: every mistake one fleet file can hold is an error naming the file, line,
+/// column and field; nothing is read from a watch.
+@Suite struct FleetFileTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var name: String
+    var fleet: String
+    var errors: [String]
+    var testDescription: String { name }
+  }
+
+  /// Files the cases may name: two manifests and the defaults.
+  static func space() throws -> FleetSpace {
+    let space = try FleetSpace()
+    try space.write("residents/a.yaml", "contacts: []\n")
+    try space.write("residents/b.yaml", "contacts: []\n")
+    try space.write("wards/ward-a.yaml", "contacts: []\n")
+    return space
+  }
+
+  static let cases: [Case] = [
+    Case(name: "a watch name used twice", fleet: """
+      watches:
+        room-12: {device: "sim:a.json", manifest: residents/a.yaml}
+        room-12: {device: "sim:b.json", manifest: residents/b.yaml}
+
+      """, errors: ["fleet.yaml:3:3: error: watches.room-12: duplicate key \"room-12\": it is already defined on line 2, column 3"]),
+    Case(name: "a device spec used by two watches", fleet: """
+      watches:
+        room-12:
+          device: sim:watches/12.json
+          manifest: residents/a.yaml
+        room-14:
+          device: sim:watches/12.json
+          manifest: residents/b.yaml
+
+      """, errors: ["fleet.yaml:6:13: error: watches.room-14.device: the device sim:watches/12.json is already used by the watch room-12 (line 3, column 13); each watch needs its own device"]),
+    Case(name: "over MQTT, two devices with one watch ID", fleet: """
+      transport: mqtt://127.0.0.1:1883
+      site: ward-a
+      watches:
+        room-12: {device: "sim:east/room.json", manifest: residents/a.yaml}
+        room-14: {device: "sim:west/room.json", manifest: residents/b.yaml}
+
+      """, errors: ["fleet.yaml:5:21: error: watches.room-14.device: the device ID room is already used by the watch room-12 (line 4, column 21); over MQTT a watch is known by its device ID, so each must be unique"]),
+    Case(name: "a manifest that is not there", fleet: """
+      watches:
+        room-12: {device: "sim:a.json", manifest: residents/missing.yaml}
+
+      """, errors: ["fleet.yaml:2:45: error: watches.room-12.manifest: cannot read residents/missing.yaml: no such file or directory"]),
+    Case(name: "defaults that are not there", fleet: """
+      defaults: wards/ward-b.yaml
+      watches:
+        room-12: {device: "sim:a.json"}
+
+      """, errors: ["fleet.yaml:1:11: error: defaults: cannot read wards/ward-b.yaml: no such file or directory"]),
+    Case(name: "a misspelt key", fleet: """
+      watches:
+        room-12: {device: "sim:a.json", manifests: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:2:3: error: watches.room-12: manifest is required when the fleet has no defaults (e.g. manifest: residents/room-12.yaml)",
+                    "fleet.yaml:2:35: error: watches.room-12.manifests: unknown key \"manifests\"; did you mean \"manifest\"?"]),
+    Case(name: "a watch without a device", fleet: """
+      watches:
+        room-12: {manifest: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:2:3: error: watches.room-12: device is required (e.g. device: bridge:ward-a/AA:BB:CC:DD:EE:12 or sim:watches/room-12.json)"]),
+    Case(name: "a watch name that cannot be selected or shown", fleet: """
+      watches:
+        "room 12": {device: "sim:a.json", manifest: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:2:3: error: watches.room 12: the watch name \"room 12\" may hold only letters, digits, '.', '_' and '-', starting with a letter or digit"]),
+    Case(name: "a transport without a site, and one that is not a broker address", fleet: """
+      transport: http://broker:1883
+      watches:
+        room-12: {device: "sim:a.json", manifest: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:1:1: error: site: a fleet with a transport needs site: (the site's part of the topics, e.g. site: ward-a)",
+                    "fleet.yaml:1:12: error: transport: 'http://broker:1883' is not a broker address; expected mqtt://HOST:PORT or mqtts://HOST:PORT"]),
+    Case(name: "a site that cannot be a topic level", fleet: """
+      transport: mqtt://127.0.0.1:1883
+      site: ward/a
+      watches:
+        room-12: {device: "sim:a.json", manifest: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:2:7: error: site: \"ward/a\" holds '/', which cannot be part of an MQTT topic here (letters, digits, '.', '_', ':' and '-' only)"]),
+    Case(name: "another version", fleet: "version: 2\nwatches:\n  room-12: {device: \"sim:a.json\", manifest: residents/a.yaml}\n",
+         errors: ["fleet.yaml:1:10: error: version: expected the fleet file format version 1"]),
+    Case(name: "no watches", fleet: "version: 1\n", errors: ["fleet.yaml:1:1: error: watches: a fleet file needs watches: (each with a device and a manifest)"]),
+    Case(name: "an empty file", fleet: "# nothing\n", errors: ["fleet.yaml:1:1: error: the fleet file is empty; it needs at least watches:"]),
+  ]
+
+  @Test(arguments: cases)
+  func reports(_ row: Case) throws {
+    let space = try Self.space()
+    try space.write("fleet.yaml", row.fleet)
+    do {
+      _ = try space.load()
+      Issue.record("loaded a fleet with errors")
+    } catch {
+      #expect(error.problem.diagnostics.filter { $0.severity == .error }.map(\.description) == row.errors)
+    }
+  }
+
+  @Test func pathsAreRelativeToTheFleetFileAndNamedFromTheWorkingDirectory() throws {
+    let space = try Self.space()
+    try space.write("ward/fleet.yaml", "defaults: defaults.yaml\nwatches:\n  room-12: {device: \"sim:watches/12.json\", manifest: r/12.yaml}\n")
+    try space.write("ward/defaults.yaml", "contacts: []\n")
+    try space.write("ward/r/12.yaml", "contacts:\n  - {name: A, phone: \"12-AB\"}\n")
+    let loaded = try FleetLoader.load(path: space.directory + "/ward/fleet.yaml", displayName: "ward/fleet.yaml")
+    let member = try #require(loaded.members.first)
+    #expect(member.manifestFiles == ["ward/r/12.yaml", "ward/defaults.yaml"])
+    guard case .failure(let problem) = member.document else { Issue.record("a manifest with an error was accepted"); return }
+    #expect(problem.diagnostics.map(\.description) == [
+      "ward/r/12.yaml:2:22: error: contacts[0].phone: \"12-AB\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)",
+    ])
+  }
+
+  @Test func anUnknownWatchSelectedIsAnErrorWithASuggestion() throws {
+    let space = try Self.space()
+    try space.write("fleet.yaml", "watches:\n  room-12: {device: \"sim:a.json\", manifest: residents/a.yaml}\n")
+    #expect(throws: FleetLoadFailure.self) { try space.load(["room-21"]) }
+    do { _ = try space.load(["room-21"]) } catch {
+      #expect(error.problem.diagnostics.map(\.message) == ["fleet.yaml has no watch named \"room-21\"; did you mean \"room-12\"?"])
+    }
+  }
+
+  @Test func errorsInTheDefaultsStopTheWholeFleetWithTheirPositions() throws {
+    let space = try Self.space()
+    try space.write("wards/ward-a.yaml", "reminders:\n  drinking: {enabled: yes}\n")
+    try space.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-12: {device: \"sim:a.json\"}\n")
+    do {
+      _ = try space.load()
+      Issue.record("loaded a fleet whose defaults have errors")
+    } catch {
+      #expect(error.problem.diagnostics.map(\.description) == [
+        "wards/ward-a.yaml:2:23: error: reminders.drinking.enabled: \"yes\" is not a boolean; write true (tsapply reads only true and false)",
+      ])
+      #expect(error.description == "1 error in the defaults wards/ward-a.yaml (under every watch); no watch was touched")
+    }
+  }
+}

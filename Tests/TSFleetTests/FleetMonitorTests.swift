@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSModel
+import TSMonitor
+import TSMQTT
+
+/// `tsapply monitor --fleet`: a monitor per watch reading its merged manifests, and the events of
+/// a fleet's agents followed on the broker, SOS presses passed on through the outbox.
+@Suite struct FleetMonitorTests {
+  @Test func aWatchsMonitorHealsDriftWithItsMergedManifestsReadAgainAtEveryCheck() async throws {
+    let space = try FleetSpace()
+    try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n  - {name: Night nurse, phone: \"+15550101\"}\n  - {name: Kitchen, phone: \"+15550102\"}\n")
+    try space.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-1: {device: \"sim:watches/room-1.json\"}\n")
+    try space.watch("room-1")
+    let loaded = try space.load()
+    _ = await FleetRunner(engine: space.engine).run(loaded.members) { _, document, watch throws(EngineError) in
+      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    }
+    let device = try SimulatedDevice(path: space.directory + "/watches/room-1.json")
+    try device.simulateContactAdd(Contact(name: "Stranger", phoneNum: "+15550199"))
+    let events = Inbox<MonitorEvent>()
+    var template = MonitorSettings(manifestPath: "", manifestName: "", reconcile: true)
+    template.commandLine = "tsapply monitor --reconcile --fleet fleet.yaml"
+    let monitors = FleetMonitor.monitors(for: loaded.members, fleetPath: space.directory + "/fleet.yaml", fleetName: "fleet.yaml",
+                                         engine: space.engine, template: template, notifiers: [], emit: { events.add($0) }, notice: { _ in })
+    #expect(try await monitors[0].checkOnce())
+    #expect(events.items.map(\.kind) == [.drift, .applied])
+    #expect(try await space.state("room-1").contacts.map(\.name) == ["Ward desk", "Night nurse", "Kitchen"])
+    // The defaults are read again: a new ward contact is pending on the next check, not drift.
+    try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
+    #expect(try await monitors[0].checkOnce() == false)
+  }
+
+  /// Records what it is asked to deliver.
+  final class Recorder: Notifier, @unchecked Sendable {
+    let key = "recorder"
+    let name = "recorder"
+    let delivered = Inbox<String>()
+    func deliver(id: String, body: String) async -> String? {
+      delivered.add(body)
+      return nil
+    }
+  }
+
+  @Test func theAgentsEventsAreFollowedOnTheBrokerAndAnSOSReachesTheNotifiers() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let scheme = MemoryScheme()
+    let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
+                        environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
+    let settings = BrokerSettings(address: broker.address)
+    let events = Inbox<MonitorEvent>()
+    let recorder = Recorder()
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+                                             notifiers: [recorder], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { _ in })
+    try await follower.start(within: .seconds(10))
+    let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "station", driftInterval: .zero),
+                               watches: [("room-1", try await engine.open("memory:room-1"))])
+    await agent.start()
+    try await agent.ready(within: .seconds(10))
+    try scheme.device("room-1").simulateSOSPress()
+    let seen = await events.wait(for: 2)
+    #expect(seen.map(\.kind) == [.online, .sos])
+    #expect(seen.last?.watch == "ward-a/room-1")
+    #expect(seen.last?.fields["agent"] == .string("station"))
+    let bodies = await recorder.delivered.wait(for: 1)
+    #expect(bodies.first?.contains("\"kind\":\"sos\"") == true)
+    await agent.abandon()
+    #expect(await events.wait(for: 3).last?.kind == .offline)
+    await follower.stop(grace: .seconds(1))
+  }
+}

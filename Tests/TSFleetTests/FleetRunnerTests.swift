@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSModel
+import TSPlan
+
+/// Planning and applying a fleet of simulated watches concurrently through the engine: every
+/// watch gets its merged manifest, failures stay with their watch, and the safety gate and
+/// `-parallelism` hold per watch.
+@Suite struct FleetRunnerTests {
+  /// A fleet of five: three that work, one whose device does not exist, one whose own manifest
+  /// has an error, and (npk) one the defaults' `once` reminder does not fit.
+  static func fleet() throws -> FleetSpace {
+    let space = try FleetSpace()
+    try space.write("wards/ward-a.yaml", """
+      reminders:
+        custom:
+          - {name: Lunch, repeat: everyday, at: ["12:00"]}
+          - {name: Check-up, repeat: once, at: ["10:00"]}
+      contacts:
+        - {name: Ward desk, phone: "+15550100"}
+
+      """)
+    for name in ["room-1", "room-2", "room-3"] {
+      try space.watch(name)
+      try space.write("residents/\(name).yaml", "emergency:\n  sos: true\n  contacts:\n    - {name: Family \(name), phone: \"+1555011\(name.last!)\"}\n")
+    }
+    try space.write("residents/room-5.yaml", "contacts:\n  - {name: Niece, phone: \"12-AB\"}\n")
+    try space.watch("room-5")
+    try space.watch("room-6", profile: .npk)
+    var fleet = "defaults: wards/ward-a.yaml\nwatches:\n"
+    for name in ["room-1", "room-2", "room-3", "room-5"] {
+      fleet += "  \(name): {device: \"sim:watches/\(name).json\", manifest: residents/\(name).yaml}\n"
+    }
+    fleet += "  room-4: {device: \"sim:watches/room-4.json\", manifest: residents/room-1.yaml}\n"
+    fleet += "  room-6: {device: \"sim:watches/room-6.json\"}\n"
+    try space.write("fleet.yaml", fleet)
+    return space
+  }
+
+  @Test func plansEveryWatchAndKeepsEachFailureWithItsWatch() async throws {
+    let space = try Self.fleet()
+    let loaded = try space.load()
+    let peak = Peak()
+    let results = await FleetRunner(engine: space.engine, parallelism: 2).run(loaded.members, progress: { peak.see($0) }) {
+      _, document, watch throws(EngineError) in try await watch.plan(document).plan
+    }
+    #expect(results.map(\.member.name) == ["room-1", "room-2", "room-3", "room-5", "room-4", "room-6"])
+    #expect(peak.most <= 2)
+    for result in results.prefix(3) {
+      let plan = try result.outcome.get()
+      #expect(plan.resourceChanges.map(\.address.rawValue) == ["contacts", "emergency", "reminder.custom[\"Check-up\"]", "reminder.custom[\"Lunch\"]"])
+    }
+    guard case .failure(.input(let input)) = results[3].outcome,
+          case .failure(.engine(.device(let missing))) = results[4].outcome,
+          case .failure(.engine(.invalid(let unfit))) = results[5].outcome else {
+      Issue.record("unexpected outcomes: \(results.map(\.outcome))")
+      return
+    }
+    #expect(input.diagnostics.map(\.description).first?.hasPrefix("residents/room-5.yaml:2:26: error: contacts[0].phone:") == true)
+    #expect(missing.message.hasPrefix("no simulated watch at \(space.directory)/watches/room-4.json"))
+    // Plan-time problems with values from the defaults name the defaults' file and line.
+    #expect(unfit.diagnostics.filter { $0.severity == .error }.map { "\($0.position!) \($0.field)" }
+            == ["wards/ward-a.yaml:4:32 reminders.custom[1].repeat", "wards/ward-a.yaml:5:1 contacts"])
+  }
+
+  @Test func appliesConcurrentlyWithTheSafetyGatePerWatch() async throws {
+    let space = try Self.fleet()
+    // room-2 holds an emergency contact the manifest would replace: unsafe for an unattended apply.
+    let watch = try await space.engine.open("sim:watches/room-2.json")
+    let seeded = ManifestDocumentFixture.document("emergency:\n  sos: true\n  contacts:\n    - {name: Old, phone: \"+15550199\"}\n")
+    _ = try await watch.apply(seeded, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    let loaded = try space.load(["room-1", "room-2", "room-3", "room-4"])
+    let results = await FleetRunner(engine: space.engine).run(loaded.members) { _, document, watch throws(EngineError) in
+      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "tsapply apply --fleet"))
+    }
+    #expect(results.map { (try? $0.outcome.get()).map { if case .applied = $0 { "applied" } else { "no changes" } } ?? "failed" }
+            == ["applied", "failed", "applied", "failed"])
+    guard case .failure(.engine(.unsafe(_, let findings))) = results[1].outcome else {
+      Issue.record("room-2 was not stopped by the safety gate: \(results[1].outcome)")
+      return
+    }
+    #expect(!findings.isEmpty)
+    #expect(try await space.state("room-2").emergency?.contacts.map(\.name) == ["Old"])
+    #expect(try await space.state("room-1").contacts.map(\.name) == ["Ward desk"])
+    #expect(try await space.state("room-3").emergency?.contacts.map(\.name) == ["Family room-3"])
+    // Applied watches plan no changes afterwards.
+    let again = await FleetRunner(engine: space.engine).run(try space.load(["room-1", "room-3"]).members) {
+      _, document, watch throws(EngineError) in try await watch.plan(document).plan
+    }
+    #expect(again.allSatisfy { (try? $0.outcome.get().isEmpty) == true })
+  }
+
+  @Test func aRequestedStopStartsNoOtherWatch() async throws {
+    let space = try Self.fleet()
+    let stop = StoppedAfterFirst()
+    let loaded = try space.load(["room-1", "room-2", "room-3"])
+    let results = await FleetRunner(engine: space.engine, parallelism: 1, stop: stop).run(loaded.members) {
+      _, document, watch throws(EngineError) in
+      stop.trip()
+      return try await watch.plan(document).plan
+    }
+    #expect(results.map { if case .failure(.interrupted) = $0.outcome { "interrupted" } else { "ran" } } == ["ran", "interrupted", "interrupted"])
+  }
+}
+
+/// The most watches seen running at once.
+final class Peak: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value = 0
+  func see(_ progress: FleetProgress) {
+    lock.lock()
+    value = max(value, progress.running.count)
+    lock.unlock()
+  }
+  var most: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return value
+  }
+}
+
+/// A stop request that trips when told.
+final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
+  private let lock = NSLock()
+  private var tripped = false
+  func trip() {
+    lock.lock()
+    tripped = true
+    lock.unlock()
+  }
+  func begin() {}
+  func end() {}
+  var isRequested: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return tripped
+  }
+}
