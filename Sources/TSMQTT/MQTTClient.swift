@@ -445,7 +445,9 @@ public final class MQTTClient: @unchecked Sendable {
     connectedOnce = true
     let host = address.host, port = Int32(address.port), keepAlive = Int32(configuration.keepAlive)
     nonisolated(unsafe) let unsafeHandle = handle
-    DispatchQueue.global().async {
+    // mosquitto_connect blocks (name lookup, TCP and TLS handshakes): a thread of its own, so it
+    // never waits for, or holds, one of the few pooled threads.
+    Thread {
       let rc = first ? mosquitto_connect(unsafeHandle, host, port, keepAlive) : mosquitto_reconnect(unsafeHandle)
       let reason = rc == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(rc))
       self.loop.perform {
@@ -462,7 +464,7 @@ public final class MQTTClient: @unchecked Sendable {
           self.onConnection(.lost("cannot connect to \(self.address): \(reason)"))
         }
       }
-    }
+    }.start()
   }
 
   /// Whether `rc` is a TLS failure, which a retry will not mend (the broker's certificate, or

@@ -8,11 +8,11 @@ import TSDevice
 import TSModel
 import TSTestSupport
 
-/// Runs blocking `body` (waiting for a child process) on a dispatch queue, so the test does not
-/// hold one of the few threads every in-process async test shares.
+/// Runs blocking `body` (waiting for a child process) on a thread of its own, so the test holds
+/// none of the few pooled threads every in-process async test shares.
 func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in
-    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    onOwnThread { continuation.resume(with: Result { try body() }) }
   }
 }
 

@@ -27,7 +27,7 @@ public final class ListeningProcess: @unchecked Sendable {
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let handle = errors.fileHandleForReading
-    DispatchQueue.global().async { [self] in
+    onOwnThread { [self] in
       while true {
         let chunk = handle.availableData
         if chunk.isEmpty { break }

@@ -50,7 +50,7 @@ public enum TSApplyBinary {
       nonisolated(unsafe) var errData = Data()
       let group = DispatchGroup()
       group.enter()
-      DispatchQueue.global().async {
+      onOwnThread {
         errData = self.error.fileHandleForReading.readDataToEndOfFile()
         group.leave()
       }
@@ -108,7 +108,7 @@ public enum TSApplyBinary {
     nonisolated(unsafe) var errData = Data()
     let group = DispatchGroup()
     group.enter()
-    DispatchQueue.global().async {
+    onOwnThread {
       errData = error.fileHandleForReading.readDataToEndOfFile()
       group.leave()
     }
