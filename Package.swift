@@ -11,6 +11,7 @@ let package = Package(
   platforms: [.macOS(.v14)],
   products: [
     .executable(name: "tsapply", targets: ["tsapply"]),
+    .executable(name: "tsapply-net", targets: ["tsapply-net"]),
   ],
   targets: [
     // libyaml (Debian libyaml-dev, pkg-config yaml-0.1): the YAML parser and emitter.
@@ -59,13 +60,19 @@ let package = Package(
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
     .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT", "TSMonitor"]),
-    // The command line: argument parsing, commands, output streams, exit statuses.
-    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine",
-                                              "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet"]),
-    // The executable: main.swift only. On Linux script/tsapply links the release binary as one
-    // static executable (-Xswiftc -static-executable, docs/performance.md); linker settings here
-    // would also apply to the test bundles that link this target, which cannot be static.
+    // The command line: argument parsing, the core commands, output streams, exit statuses. No
+    // network library: the static `tsapply` is built from it alone (docs/performance.md).
+    .target(name: "TSApplyCLI", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    // The commands and device scheme that need the network libraries: `bridge`, `monitor`,
+    // `agent`, `status`, `--fleet`, `bridge:` devices.
+    .target(name: "TSApplyNetworkCLI", dependencies: ["TSApplyCLI", "TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply",
+                                                     "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet"]),
+    // The executables: main.swift only. `tsapply` is the core; on Linux its release build is one
+    // static executable (-Xswiftc -static-executable passed by script/tsapply, docs/performance.md).
+    // `tsapply-net` is the whole command line, linked dynamically with the network libraries;
+    // `tsapply` hands it what needs them.
     .executableTarget(name: "tsapply", dependencies: ["TSApplyCLI"]),
+    .executableTarget(name: "tsapply-net", dependencies: ["TSApplyNetworkCLI"]),
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
                                                         "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor",
@@ -86,8 +93,8 @@ let package = Package(
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
     .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
-    .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
+    .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSApplyNetworkCLI", "TSTestSupport"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
                                                       "TSHTTPServer", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]

@@ -6,25 +6,35 @@ public enum CLI {
   /// The tool's version, printed by `tsapply --version`.
   public static let version = "0.1.0"
 
-  /// Top-level subcommands, in the order `tsapply --help` lists them.
-  public static let commands: [any Command.Type] = [
+  /// The core's top-level subcommands, in the order `tsapply --help` lists them.
+  public static let coreCommands: [any Command.Type] = [
     ValidateCommand.self,
     PlanCommand.self,
     ApplyCommand.self,
     DriftCommand.self,
-    StatusCommand.self,
-    AgentCommand.self,
-    MonitorCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
     DeviceCommand.self,
-    BridgeCommand.self,
     ExportCommand.self,
     FmtCommand.self,
     SchemaCommand.self,
     CompletionCommand.self,
     HelpCommand.self,
   ]
+
+  /// The core build's top-level subcommands (`coreCommands`).
+  public static var commands: [any Command.Type] { commands(Toolset.core) }
+
+  /// The top-level subcommands of the build whose toolset is `toolset`: the core's, with the
+  /// toolset's commands each after the one it names.
+  package static func commands(_ toolset: Toolset) -> [any Command.Type] {
+    var list = coreCommands
+    for (command, after) in toolset.commands {
+      let index = list.firstIndex { $0.name == after }.map { $0 + 1 } ?? list.count
+      list.insert(command, at: index)
+    }
+    return list
+  }
 
   /// Runs `tsapply` with `arguments` (without the program name) in `context`.
   ///
@@ -33,13 +43,14 @@ public enum CLI {
   public static func run(_ arguments: [String], context: CommandContext) async -> ExitStatus {
     var remaining = arguments
     var prefix = "tsapply"
+    let commands = Self.commands(context.toolset)
     var group: [any Command.Type] = commands
     guard let first = remaining.first else {
-      context.stdout.write(overview())
+      context.stdout.write(overview(commands))
       return .success
     }
     if first == "--help" || first == "-h" {
-      context.stdout.write(overview())
+      context.stdout.write(overview(commands))
       return .success
     }
     if first == "--version" {
@@ -95,8 +106,8 @@ public enum CLI {
     prefix.hasSuffix(" \(command.name)") ? String(prefix.dropLast(command.name.count + 1)) : prefix
   }
 
-  /// `tsapply --help`: what the tool is and its commands.
-  public static func overview() -> String {
+  /// `tsapply --help`: what the tool is and its commands (those of `commands`).
+  public static func overview(_ commands: [any Command.Type] = CLI.commands) -> String {
     var text = """
       OVERVIEW: tsapply reconciles a TopStep watch with a YAML manifest (watch.yaml):
       'plan' shows what would change, 'apply' makes the watch match.
@@ -120,17 +131,19 @@ struct HelpCommand: Command {
   static let abstract = "Show help for tsapply or one of its commands."
   static let usage = "[COMMAND [SUBCOMMAND]]"
   static let options: [OptionSpec] = []
-  static var positionals: CompletionValues { .words(CLI.commands.map { $0.name }) }
+  static var positionals: CompletionValues {
+    .words(CLI.coreCommands.map { $0.name } + NetworkBuild.commands.sorted())
+  }
   let words: [String]
 
   init(_ arguments: ParsedArguments) throws(UsageError) { words = arguments.positionals }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     guard !words.isEmpty else {
-      context.stdout.write(CLI.overview())
+      context.stdout.write(CLI.overview(CLI.commands(context.toolset)))
       return .success
     }
-    var group = CLI.commands
+    var group = CLI.commands(context.toolset)
     var prefix = "tsapply"
     var found: (any Command.Type)?
     for word in words {

@@ -77,6 +77,8 @@ public struct CommandContext: Sendable {
   public var environment: [String: String]
   /// Absolute path of the working directory; relative paths are resolved against it.
   public var currentDirectory: String
+  /// What this build adds to the core commands (`Toolset`).
+  package var toolset: Toolset
 
   /// A context from its parts; the defaults (empty input, no terminal, empty environment) suit tests.
   /// `currentDirectory` must be an absolute path.
@@ -85,6 +87,18 @@ public struct CommandContext: Sendable {
               standardInput: ManifestSource = .bytes([], displayName: "-"),
               stdoutIsTerminal: Bool = false, stdinIsTerminal: Bool = false,
               environment: [String: String] = [:], currentDirectory: String) {
+    self.init(stdout: stdout, stderr: stderr, readLine: readLine, standardInput: standardInput,
+              stdoutIsTerminal: stdoutIsTerminal, stdinIsTerminal: stdinIsTerminal, environment: environment,
+              currentDirectory: currentDirectory, toolset: .core)
+  }
+
+  /// A context from its parts, for the build whose commands `toolset` adds.
+  package init(stdout: any TextOutput, stderr: any TextOutput,
+               readLine: @escaping @Sendable () -> String? = { nil },
+               standardInput: ManifestSource = .bytes([], displayName: "-"),
+               stdoutIsTerminal: Bool = false, stdinIsTerminal: Bool = false,
+               environment: [String: String] = [:], currentDirectory: String, toolset: Toolset) {
+    self.toolset = toolset
     self.stdout = stdout
     self.stderr = stderr
     self.readLine = readLine
@@ -95,15 +109,19 @@ public struct CommandContext: Sendable {
     self.currentDirectory = currentDirectory
   }
 
-  /// The context of this process: real streams, `isatty`, `ProcessInfo` environment, cwd.
-  public static func process() -> CommandContext {
+  /// The context of this process: real streams, `isatty`, `ProcessInfo` environment, cwd,
+  /// for the core build.
+  public static func process() -> CommandContext { process(toolset: .core) }
+
+  /// The context of this process for the build whose commands `toolset` adds.
+  package static func process(toolset: Toolset) -> CommandContext {
     CommandContext(
       stdout: FileOutput(descriptor: STDOUT_FILENO), stderr: FileOutput(descriptor: STDERR_FILENO),
       readLine: { Swift.readLine(strippingNewline: true) },
       standardInput: .standardInput,
       stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stdinIsTerminal: isatty(STDIN_FILENO) == 1,
       environment: ProcessInfo.processInfo.environment,
-      currentDirectory: FileManager.default.currentDirectoryPath)
+      currentDirectory: FileManager.default.currentDirectoryPath, toolset: toolset)
   }
 
   /// `path` made absolute against `currentDirectory` (absolute paths are returned unchanged).

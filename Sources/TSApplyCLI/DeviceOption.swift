@@ -1,5 +1,4 @@
 import Foundation
-import TSBridgeClient
 import TSDevice
 import TSEngine
 import TSModel
@@ -12,8 +11,7 @@ public enum DeviceOption {
   /// `--device SPEC`.
   public static let spec = OptionSpec(
     ["--device"], value: "SPEC",
-    help: "Watch to use: " + registry.schemes.map { $0.form.prefix { $0 != "," } }.joined(separator: " or ")
-      + " (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
+    help: "Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
 
   /// The `--device` value given, if any.
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
@@ -35,15 +33,18 @@ public enum DeviceOption {
 }
 
 extension DeviceOption {
-  /// The device schemes the command line knows: `sim:PATH` and `bridge:NAME[/WATCH-ID]`; the
-  /// default spec is the simulated watch `sim:.tsapply/device.json` under the working directory.
-  public static let registry = DeviceRegistry(
-    schemes: [SimulatorScheme(), BridgeScheme()], defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
+  /// The device schemes of the build whose toolset is `toolset`: `sim:PATH` and the toolset's
+  /// (`bridge:NAME[/WATCH-ID]`); the default spec is the simulated watch `sim:.tsapply/device.json`
+  /// under the working directory.
+  package static func registry(_ toolset: Toolset) -> DeviceRegistry {
+    DeviceRegistry(schemes: [SimulatorScheme()] + toolset.schemes,
+                   defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
+  }
 }
 
 extension CommandContext {
-  /// The engine for this context's environment and working directory.
-  func engine() -> Engine {
-    Engine(registry: DeviceOption.registry, environment: environment, currentDirectory: currentDirectory)
+  /// The engine for this context's environment, working directory and build.
+  package func engine() -> Engine {
+    Engine(registry: DeviceOption.registry(toolset), environment: environment, currentDirectory: currentDirectory)
   }
 }

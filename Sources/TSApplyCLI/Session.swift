@@ -7,14 +7,14 @@ import TSModel
 import TSPlan
 
 /// Options shared by the commands that show plans: output form and redaction.
-struct PlanOutputOptions: Sendable {
+package struct PlanOutputOptions: Sendable {
   static let specs: [OptionSpec] = [
     OptionSpec(["--no-color", "-no-color"], help: "Never colour the output (also: NO_COLOR set, or not a terminal)."),
     OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits) in every output."),
   ]
 
-  var noColor: Bool
-  var redact: Bool
+  package var noColor: Bool
+  package var redact: Bool
 
   init(_ arguments: ParsedArguments) {
     noColor = arguments.has("--no-color")
@@ -22,14 +22,14 @@ struct PlanOutputOptions: Sendable {
   }
 
   /// The human renderer for `context`.
-  func renderer(_ context: CommandContext) -> HumanPlanRenderer {
+  package func renderer(_ context: CommandContext) -> HumanPlanRenderer {
     HumanPlanRenderer(color: context.useColor(noColorFlag: noColor), redact: redact)
   }
 }
 
 /// A manifest read for a command: its bytes (for the saved-plan hash), the load result, and
 /// the path it came from.
-struct ManifestInputFile {
+package struct ManifestInputFile {
   /// The file as the user named it.
   var displayName: String
   /// Absolute path; `nil` for standard input.
@@ -38,7 +38,7 @@ struct ManifestInputFile {
   var result: ManifestLoadResult
 
   /// Reads `file` (`-` = standard input) and loads it as a manifest.
-  static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
+  package static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
     let source = ManifestInput.source(file, context: context)
     let bytes: [UInt8]
     switch source.read() {
@@ -50,7 +50,7 @@ struct ManifestInputFile {
   }
 
   /// The engine's document; prints the diagnostics and fails when the manifest has errors.
-  func document(redact: Bool, json: Bool = false, context: CommandContext) throws(CommandFailure) -> ManifestDocument {
+  package func document(redact: Bool, json: Bool = false, context: CommandContext) throws(CommandFailure) -> ManifestDocument {
     guard let manifest = result.manifest else {
       try report(result.diagnostics, source: bytes, redact: redact, json: json, context: context)
       throw CommandFailure("the manifest could not be read")
@@ -61,12 +61,19 @@ struct ManifestInputFile {
 }
 
 /// The command line's side of one watch: the engine's `Watch`, and how commands name it.
-struct CLIWatch {
-  let watch: Watch
-  let context: CommandContext
+package struct CLIWatch {
+  package let watch: Watch
+  package let context: CommandContext
   /// The fleet file and watch name when the watch is one of a fleet's: advice to plan or apply
   /// it again then names the fleet (`--fleet fleet.yaml --watch room-12`), which merges its defaults.
-  var fleet: (file: String, watch: String)? = nil
+  package var fleet: (file: String, watch: String)? = nil
+
+  /// The command line's side of `watch`, one of the fleet `fleet` (file, watch name) or none.
+  package init(watch: Watch, context: CommandContext, fleet: (file: String, watch: String)? = nil) {
+    self.watch = watch
+    self.context = context
+    self.fleet = fleet
+  }
 
   /// Opens the watch `spec` names (else `TSAPPLY_DEVICE`, else the default one) through the
   /// engine, printing its notices (e.g. the default watch was created on first use) to stderr.
@@ -82,7 +89,7 @@ struct CLIWatch {
   }
 
   /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice.
-  func command(_ words: String, _ file: String? = nil) -> String {
+  package func command(_ words: String, _ file: String? = nil) -> String {
     if let fleet, ["plan", "apply", "drift"].contains(words) {
       return "tsapply \(words) --fleet \(shellQuoted(fleet.file)) --watch \(shellQuoted(fleet.watch))"
     }
@@ -92,7 +99,7 @@ struct CLIWatch {
   /// `path` relative to the working directory when it is inside it.
   func relative(_ path: String) -> String { CLIWatch.relative(path, context) }
 
-  static func relative(_ path: String, _ context: CommandContext) -> String {
+  package static func relative(_ path: String, _ context: CommandContext) -> String {
     let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
     return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
   }

@@ -1,6 +1,7 @@
 import Testing
 @testable import TSApplyCLI
 import TSDevice
+import TSApplyNetworkCLI
 
 /// The completion scripts are generated from the command table: every command path, option and
 /// profile appears in each script, so a command or option added to `CLI.commands` is completed
@@ -8,15 +9,16 @@ import TSDevice
 @Suite struct CompletionTreeTests {
   static func script(_ shell: String) async -> String {
     let out = BufferOutput()
-    let status = await CLI.run(["completion", shell], context: CommandContext(stdout: out, stderr: BufferOutput(), currentDirectory: "/"))
+    let status = await CLI.run(["completion", shell], context: CommandContext(stdout: out, stderr: BufferOutput(), currentDirectory: "/",
+                                                                              toolset: .network))
     #expect(status == .success)
     return out.text
   }
 
   @Test func treeHasEveryCommandAndSubcommand() {
-    let keys = CompletionTree.nodes().map(\.key)
+    let keys = CompletionTree.nodes(CLI.commands(.network)).map(\.key)
     #expect(keys.first == "tsapply")
-    for command in CLI.commands {
+    for command in CLI.commands(.network) {
       #expect(keys.contains("tsapply \(command.name)"))
       for sub in command.subcommands { #expect(keys.contains("tsapply \(command.name) \(sub.name)")) }
     }
@@ -25,7 +27,7 @@ import TSDevice
   @Test(arguments: ["bash", "zsh", "fish"])
   func everyOptionProfileAndCommandAppears(_ shell: String) async {
     let text = await Self.script(shell)
-    for node in CompletionTree.nodes() {
+    for node in CompletionTree.nodes(CLI.commands(.network)) {
       #expect(text.contains(node.key), "\(node.key)")
       for option in node.options {
         for name in option.names {
@@ -48,7 +50,7 @@ import TSDevice
 
   @Test func positionalsOfManifestCommandsAreManifests() {
     var manifests: [String] = []
-    for command in CLI.commands {
+    for command in CLI.commands(.network) {
       let values: CompletionValues = command.positionals
       if values == .manifests { manifests.append(command.name) }
     }

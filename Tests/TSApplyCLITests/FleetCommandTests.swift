@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSApplyNetworkCLI
 import TSApplyCLI
 import TSTestSupport
 
@@ -37,7 +38,8 @@ import TSTestSupport
     func run(_ arguments: [String], terminal: Bool = false, answer: String? = nil) async -> (TSApplyCLI.ExitStatus, String, String) {
       let out = BufferOutput(), err = BufferOutput()
       let context = CommandContext(stdout: out, stderr: err, readLine: { answer }, stdinIsTerminal: terminal,
-                                   environment: ["TSAPPLY_STATE_DIR": directory + "/state"], currentDirectory: directory)
+                                   environment: ["TSAPPLY_STATE_DIR": directory + "/state"], currentDirectory: directory,
+                                   toolset: .network)
       let status = await CLI.run(arguments, context: context)
       return (status, out.text, err.text)
     }

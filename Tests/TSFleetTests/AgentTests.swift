@@ -53,12 +53,12 @@ import TSTestSupport
                                                       retryDelay: (.milliseconds(200), .seconds(1))),
                                  watches: served)
       await agent.start()
-      try await agent.ready(within: .seconds(10))
+      try await agent.ready(within: .seconds(120))
       return agent
     }
 
     /// `apply --fleet` over the broker.
-    func apply(_ selection: [String] = [], allowDestroy: Bool = false, wait: Duration = .seconds(20)) async throws -> [FleetWatchReport] {
+    func apply(_ selection: [String] = [], allowDestroy: Bool = false, wait: Duration = .seconds(120)) async throws -> [FleetWatchReport] {
       let loaded = try space.load(selection)
       return try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: allowDestroy, wait: wait)
     }
@@ -86,7 +86,7 @@ import TSTestSupport
     #expect(status.lastSeen != nil && status.lastApplied != nil)
     // The retained status and presence are what a later reader sees.
     let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
-    try await view.connect(within: .seconds(10))
+    try await view.connect(within: .seconds(120))
     #expect(view.statuses["room-2"]?.status.result == .applied)
     #expect(view.agents["station"]?.online == true)
     #expect(view.agents["station"]?.watches == ["room-1", "room-2"])
@@ -101,7 +101,7 @@ import TSTestSupport
     await agent.abandon()
     // The broker publishes the will; the publisher sees the agent offline.
     let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
-    try await view.connect(within: .seconds(10))
+    try await view.connect(within: .seconds(120))
     for _ in 0..<200 where view.agents["station"]?.online != false { try await Task.sleep(for: .milliseconds(20)) }
     #expect(view.agents["station"]?.online == false)
     try site.manifest("room-1", contacts: ["Family room-1", "Neighbour"])
@@ -130,7 +130,7 @@ import TSTestSupport
                                   configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
                                   onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
     listener.connect()
-    try await listener.ready(within: .seconds(10))
+    try await listener.ready(within: .seconds(120))
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
@@ -157,7 +157,7 @@ import TSTestSupport
                                    allowDestroy: false, watch: "room-1")
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "twice"), onMessage: { _ in })
     publisher.connect()
-    try await publisher.ready(within: .seconds(10))
+    try await publisher.ready(within: .seconds(120))
     for _ in 0..<3 {
       try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: document.encoded(), qos: 1, retain: true)
     }
@@ -180,7 +180,7 @@ import TSTestSupport
     let agent = try await site.agent("station", ["room-1"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "quick"), onMessage: { _ in })
     publisher.connect()
-    try await publisher.ready(within: .seconds(10))
+    try await publisher.ready(within: .seconds(120))
     let documents = try ["A", "B", "C"].map { name in
       DesiredDocument(manifest: try manifest("contacts:\n  - {name: \(name), phone: \"+15550100\"}\n", file: "\(name).yaml"),
                       allowDestroy: false, watch: "room-1")
@@ -219,7 +219,7 @@ import TSTestSupport
     let agent = try await site.agent("station", ["room-1"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "bad"), onMessage: { _ in })
     publisher.connect()
-    try await publisher.ready(within: .seconds(10))
+    try await publisher.ready(within: .seconds(120))
     let bad = #"{"allow_destroy":false,"format_version":"1","manifest":{"contacts":[{"name":"A","phone":"12-AB"}]},"revision":"r1"}"#
     try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: Array(bad.utf8), qos: 1, retain: true)
     for _ in 0..<250 where (await agent.status(of: "room-1")) == nil { try await Task.sleep(for: .milliseconds(20)) }

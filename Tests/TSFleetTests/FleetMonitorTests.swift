@@ -58,11 +58,11 @@ import TSMQTT
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
                                              notifiers: [recorder], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in })
-    try await follower.start(within: .seconds(10))
+    try await follower.start(within: .seconds(120))
     let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "station", driftInterval: .zero),
                                watches: [("room-1", try await engine.open("memory:room-1"))])
     await agent.start()
-    try await agent.ready(within: .seconds(10))
+    try await agent.ready(within: .seconds(120))
     try scheme.device("room-1").simulateSOSPress()
     let seen = await events.wait(for: 2)
     #expect(seen.map(\.kind) == [.online, .sos])

@@ -12,20 +12,20 @@ import TSTestSupport
     let inbox = Inbox<MQTTClient.Message>()
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "publisher"), onMessage: { _ in })
     publisher.connect()
-    try await publisher.ready(within: .seconds(10))
+    try await publisher.ready(within: .seconds(120))
     try await publisher.publish("t/retained", payload: Array("kept".utf8), qos: 1, retain: true)
 
     let dying = try MQTTClient(address: broker.address,
                                configuration: .init(clientID: "dying", will: .init(topic: "t/will", payload: Array("gone".utf8))),
                                onMessage: { _ in })
     dying.connect()
-    try await dying.ready(within: .seconds(10))
+    try await dying.ready(within: .seconds(120))
 
     let subscriber = try MQTTClient(address: broker.address,
                                     configuration: .init(clientID: "subscriber", subscriptions: ["t/#"]),
                                     onMessage: { inbox.add($0) })
     subscriber.connect()
-    try await subscriber.ready(within: .seconds(10))
+    try await subscriber.ready(within: .seconds(120))
     try await publisher.publish("t/live", payload: Array("now".utf8), qos: 1)
     await dying.abandon()
     let messages = await inbox.wait(for: 3)

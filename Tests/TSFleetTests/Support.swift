@@ -80,7 +80,7 @@ final class Inbox<Element: Sendable>: @unchecked Sendable {
     return stored
   }
   /// The items once there are `count` of them, or after `seconds`.
-  func wait(for count: Int, within seconds: Double = 10) async -> [Element] {
+  func wait(for count: Int, within seconds: Double = 60) async -> [Element] {
     let deadline = Date().addingTimeInterval(seconds)
     while items.count < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
     return items

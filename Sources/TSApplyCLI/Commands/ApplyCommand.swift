@@ -7,12 +7,12 @@ import TSModel
 import TSPlan
 
 /// `tsapply apply [FILE | PLANFILE]`: makes the watch match the manifest.
-struct ApplyCommand: Command {
-  static let name = "apply"
-  static let abstract = "Make the watch match the manifest (shows the plan and asks first)."
-  static let usage = "[options] [FILE | PLANFILE]"
-  static let positionals: CompletionValues = .manifests
-  static let discussion = """
+package struct ApplyCommand: Command {
+  package static let name = "apply"
+  package static let abstract = "Make the watch match the manifest (shows the plan and asks first)."
+  package static let usage = "[options] [FILE | PLANFILE]"
+  package static let positionals: CompletionValues = .manifests
+  package static let discussion = """
     With a manifest (default watch.yaml), apply plans, shows the plan and asks for confirmation;
     only 'yes' is accepted. --auto-approve skips the question; without a terminal and without
     --auto-approve it refuses instead of waiting. An unsafe plan (it clears a list, removes or
@@ -24,24 +24,24 @@ struct ApplyCommand: Command {
     -lock-timeout (default 0s), then refuses. Before the first write the watch's state is backed
     up (mode 0600); 'tsapply restore BACKUP' puts it back.
     """
-  static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
+  package static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
     + FleetOptions.specs + FleetOptions.applySpecs
 
-  var file: String
-  var deviceSpec: String?
-  var run: ApplyRun.Settings
-  var fleet: FleetOptions
+  package var file: String
+  package var deviceSpec: String?
+  package var run: ApplyRun.Settings
+  package var fleet: FleetOptions
 
-  init(_ arguments: ParsedArguments) throws(UsageError) {
+  package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
     file = try ManifestArgument.file(from: arguments)
     deviceSpec = DeviceOption.value(in: arguments)
     run = try ApplyRun.Settings(arguments, command: Self.name)
   }
 
-  func run(_ context: CommandContext) async throws -> ExitStatus {
+  package func run(_ context: CommandContext) async throws -> ExitStatus {
     if fleet.file != nil {
-      return try await FleetSession.load(fleet, redact: run.output.redact, json: fleet.json, context: context).apply(run)
+      return try await context.toolset.fleet.apply(self, context: context)
     }
     // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
     // be gone for the manifest read that follows.
@@ -74,20 +74,20 @@ struct ApplyCommand: Command {
 /// Runs an apply or a restore through the engine: builds its options (approval, lock timeout,
 /// signals, progress lines), prints the outcome, and turns engine errors into messages with
 /// complete, pasteable advice. Shared by `apply` and `restore`.
-struct ApplyRun {
+package struct ApplyRun {
   /// `--auto-approve`, `--allow-destroy`, `-lock-timeout`: shared by `apply` and `restore`.
-  static let specs: [OptionSpec] = [
+  package static let specs: [OptionSpec] = [
     OptionSpec(["--auto-approve", "-auto-approve"], help: "Apply without asking for confirmation (unsafe plans need --allow-destroy too)."),
     OptionSpec(["--allow-destroy", "-allow-destroy"], help: "With --auto-approve, also apply an unsafe plan (clears, removals, SOS off)."),
     OptionSpec(["--lock-timeout", "-lock-timeout"], value: "DURATION", help: "Wait up to DURATION for another apply's lock (default 0s)."),
   ]
 
   /// What the command line says about approval, locking and output.
-  struct Settings: Sendable {
-    var autoApprove: Bool
-    var allowDestroy: Bool
-    var lockTimeout: Duration
-    var output: PlanOutputOptions
+  package struct Settings: Sendable {
+    package var autoApprove: Bool
+    package var allowDestroy: Bool
+    package var lockTimeout: Duration
+    package var output: PlanOutputOptions
 
     init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
       autoApprove = arguments.has("--auto-approve")
@@ -102,19 +102,19 @@ struct ApplyRun {
     }
   }
 
-  var watch: CLIWatch
-  var settings: Settings
-  var context: CommandContext
+  package var watch: CLIWatch
+  package var settings: Settings
+  package var context: CommandContext
   /// The command running the apply (`apply` or `restore`), for messages.
-  var command: String = "apply"
+  package var command: String = "apply"
   /// The file argument that reruns it (the manifest, the saved plan or the backup), for hints.
-  var rerunArgument: String
+  package var rerunArgument: String
   /// The manifest the plan comes from, for "plan again" advice.
-  var manifestArgument: String?
+  package var manifestArgument: String?
   /// The command line recorded as the lock holder.
-  var commandLine: String
+  package var commandLine: String
 
-  init(watch: CLIWatch, settings: Settings, context: CommandContext, command: String = "apply",
+  package init(watch: CLIWatch, settings: Settings, context: CommandContext, command: String = "apply",
        rerunArgument: String, manifestArgument: String?, commandLine: String) {
     self.watch = watch
     self.settings = settings
@@ -127,7 +127,7 @@ struct ApplyRun {
 
   /// Calls `body` with the options, prints the outcome; throws a `CommandFailure` describing
   /// every failure.
-  func run(_ body: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async throws -> ExitStatus {
+  package func run(_ body: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async throws -> ExitStatus {
     let refusedForTerminal = Flag()
     let result: Result<ApplyOutcome, EngineError>
     do { result = .success(try await body(options(refusedForTerminal: refusedForTerminal))) } catch { result = .failure(error) }
@@ -197,7 +197,7 @@ struct ApplyRun {
     }
   }
 
-  static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
+  package static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
                             to context: CommandContext) {
     switch progress {
     case .stepStarted(let step):
@@ -224,7 +224,7 @@ struct ApplyRun {
   }
 
   /// The message for `error`, with the commands that help next, complete and pasteable.
-  func describe(_ error: EngineError) -> String {
+  package func describe(_ error: EngineError) -> String {
     let planAgain = watch.command("plan", manifestArgument)
     switch error {
     case .invalid(let input):
@@ -286,15 +286,16 @@ struct ApplyRun {
 }
 
 /// A flag set once from a `@Sendable` closure and read after it returns.
-final class Flag: @unchecked Sendable {
+package final class Flag: @unchecked Sendable {
   private let lock = NSLock()
   private var value = false
-  func set() {
+  package init() {}
+  package func set() {
     lock.lock()
     value = true
     lock.unlock()
   }
-  var isSet: Bool {
+  package var isSet: Bool {
     lock.lock()
     defer { lock.unlock() }
     return value
@@ -302,22 +303,22 @@ final class Flag: @unchecked Sendable {
 }
 
 /// A value shared between `@Sendable` closures, read and replaced under a lock.
-final class Locked<Value: Sendable>: @unchecked Sendable {
+package final class Locked<Value: Sendable>: @unchecked Sendable {
   private let lock = NSLock()
   private var stored: Value
-  init(_ value: Value) { stored = value }
-  var value: Value {
+  package init(_ value: Value) { stored = value }
+  package var value: Value {
     lock.lock()
     defer { lock.unlock() }
     return stored
   }
-  func set(_ value: Value) {
+  package func set(_ value: Value) {
     lock.lock()
     stored = value
     lock.unlock()
   }
   /// Changes the value in place under the lock (concurrent changes are never lost).
-  func mutate(_ change: (inout Value) -> Void) {
+  package func mutate(_ change: (inout Value) -> Void) {
     lock.lock()
     change(&stored)
     lock.unlock()

@@ -46,7 +46,7 @@ struct CompletionCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    context.stdout.write(shell.script(CompletionTree.nodes()))
+    context.stdout.write(shell.script(CompletionTree.nodes(CLI.commands(context.toolset))))
     return .success
   }
 }

@@ -6,31 +6,31 @@ import TSPlan
 /// `tsapply drift [FILE]`: what changed on the watch since the last apply, and what the manifest
 /// would still change. Read-only by construction: no lock, nothing written, and not even the
 /// default simulated watch is created.
-struct DriftCommand: Command {
-  static let name = "drift"
-  static let abstract = "Show what changed on the watch since the last apply (read-only)."
-  static let usage = "[options] [FILE]"
-  static let positionals: CompletionValues = .manifests
-  static let discussion = """
+package struct DriftCommand: Command {
+  package static let name = "drift"
+  package static let abstract = "Show what changed on the watch since the last apply (read-only)."
+  package static let usage = "[options] [FILE]"
+  package static let positionals: CompletionValues = .manifests
+  package static let discussion = """
     Compares the watch with what tsapply last applied to it (drift: changed on the watch itself
     or by another tool) and, separately, with the manifest (pending: changes not applied yet).
     Exit status: 0 no drift, 2 drift, 1 error; with --pending, pending changes count as 2 too.
     A watch tsapply never applied to has no record: its drift cannot be told (exit 0).
     """
-  static let options: [OptionSpec] = [
+  package static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the report as JSON (drift in the plan's change shape)."),
     OptionSpec(["--pending"], help: "Exit 2 also when the manifest has changes not applied yet."),
     DeviceOption.spec,
   ] + PlanOutputOptions.specs + FleetOptions.specs
 
-  var file: String
-  var json: Bool
-  var pendingCounts: Bool
-  var deviceSpec: String?
-  var output: PlanOutputOptions
-  var fleet: FleetOptions
+  package var file: String
+  package var json: Bool
+  package var pendingCounts: Bool
+  package var deviceSpec: String?
+  package var output: PlanOutputOptions
+  package var fleet: FleetOptions
 
-  init(_ arguments: ParsedArguments) throws(UsageError) {
+  package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
@@ -39,10 +39,9 @@ struct DriftCommand: Command {
     output = PlanOutputOptions(arguments)
   }
 
-  func run(_ context: CommandContext) async throws -> ExitStatus {
+  package func run(_ context: CommandContext) async throws -> ExitStatus {
     if fleet.file != nil {
-      return try await FleetSession.load(fleet, redact: output.redact, json: json, context: context)
-        .drift(pendingCounts: pendingCounts, output: output)
+      return try await context.toolset.fleet.drift(self, context: context)
     }
     let input = try ManifestInputFile.read(file, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)

@@ -5,34 +5,34 @@ import TSModel
 import TSPlan
 
 /// `tsapply plan [FILE]`: shows what `apply` would change on the watch, without changing it.
-struct PlanCommand: Command {
-  static let name = "plan"
-  static let abstract = "Show what would change on the watch to match the manifest."
-  static let usage = "[options] [FILE]"
-  static let positionals: CompletionValues = .manifests
-  static let discussion = """
+package struct PlanCommand: Command {
+  package static let name = "plan"
+  package static let abstract = "Show what would change on the watch to match the manifest."
+  package static let usage = "[options] [FILE]"
+  package static let positionals: CompletionValues = .manifests
+  package static let discussion = """
     FILE defaults to watch.yaml in the current directory; '-' reads standard input.
     With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something
     would, and 1 on errors. With -out the plan is saved (mode 0600) and 'tsapply apply FILE'
     applies exactly that plan, or refuses if the manifest or the watch changed since; -out never
     replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing.
     """
-  static let options: [OptionSpec] = [
+  package static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
     DeviceOption.spec,
   ] + PlanOutputOptions.specs + FleetOptions.specs
 
-  var file: String
-  var json: Bool
-  var detailedExitCode: Bool
-  var out: String?
-  var deviceSpec: String?
-  var output: PlanOutputOptions
-  var fleet: FleetOptions
+  package var file: String
+  package var json: Bool
+  package var detailedExitCode: Bool
+  package var out: String?
+  package var deviceSpec: String?
+  package var output: PlanOutputOptions
+  package var fleet: FleetOptions
 
-  init(_ arguments: ParsedArguments) throws(UsageError) {
+  package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
     if fleet.file != nil, arguments.value("--out") != nil { throw UsageError("-out saves the plan of one watch; it cannot be used with --fleet") }
     file = try ManifestArgument.file(from: arguments)
@@ -44,10 +44,9 @@ struct PlanCommand: Command {
     if out != nil && file == "-" { throw UsageError("-out needs a manifest file, not standard input: the saved plan is bound to the file") }
   }
 
-  func run(_ context: CommandContext) async throws -> ExitStatus {
+  package func run(_ context: CommandContext) async throws -> ExitStatus {
     if fleet.file != nil {
-      return try await FleetSession.load(fleet, redact: output.redact, json: json, context: context)
-        .plan(detailedExitCode: detailedExitCode, output: output)
+      return try await context.toolset.fleet.plan(self, context: context)
     }
     let input = try ManifestInputFile.read(file, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)

@@ -121,7 +121,7 @@ _tsapply() {
     "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift show restore device export fmt schema completion help agent bridge monitor status" ;;
   esac
 }
 

@@ -224,5 +224,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device export fmt schema completion help agent bridge monitor status'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

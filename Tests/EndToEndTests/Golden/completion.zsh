@@ -109,7 +109,7 @@ _tsapply() {
     ("tsapply bridge")) items=('serve:Serve simulated watches over bridge protocol v1 and print the pairing string.' 'pair:Store a bridge'\''s pairing string, so --device bridge:NAME reaches its watches.'); _describe -t commands 'command' items ;;
     ("tsapply fmt")) _files -g '*.(yaml|yml)' ;;
     ("tsapply completion")) compadd -- 'bash' 'zsh' 'fish' ;;
-    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'drift' 'status' 'agent' 'monitor' 'show' 'restore' 'device' 'bridge' 'export' 'fmt' 'schema' 'completion' 'help' ;;
+    ("tsapply help")) compadd -- 'validate' 'plan' 'apply' 'drift' 'show' 'restore' 'device' 'export' 'fmt' 'schema' 'completion' 'help' 'agent' 'bridge' 'monitor' 'status' ;;
   esac
 }
 

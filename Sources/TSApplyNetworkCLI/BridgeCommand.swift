@@ -1,3 +1,4 @@
+import TSApplyCLI
 import Foundation
 import TSBridge
 import TSBridgeClient

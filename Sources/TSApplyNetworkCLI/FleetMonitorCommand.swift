@@ -1,3 +1,4 @@
+import TSApplyCLI
 import Foundation
 import TSEngine
 import TSFleet

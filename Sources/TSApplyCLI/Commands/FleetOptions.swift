@@ -1,0 +1,67 @@
+import TSEngine
+
+/// `--fleet FILE`, `--watch NAME`, `-parallelism=N`: the options with which `plan`, `apply`,
+/// `drift` and `status` run over the watches of a fleet file (docs/fleet.md).
+package struct FleetOptions: Sendable {
+  /// Watches handled at once by default (Terraform's `-parallelism` default); the fleet runner's
+  /// own default is the same number (a test says so).
+  package static let defaultParallelism = 10
+  static let fleetSpec = OptionSpec(["--fleet", "-fleet"], value: "FILE",
+                                    help: "Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).")
+  package static let specs: [OptionSpec] = [
+    fleetSpec,
+    OptionSpec(["--watch", "-watch"], value: "NAME", help: "With --fleet, only the watch NAME (repeatable)."),
+    OptionSpec(["--parallelism", "-parallelism"], value: "N", help: "With --fleet, handle at most N watches at once (default 10)."),
+  ]
+
+  /// Options only `apply --fleet` takes.
+  static let applySpecs: [OptionSpec] = [
+    OptionSpec(["--json", "-json"], help: "With --fleet and --auto-approve, print one JSON report with a result per watch."),
+    OptionSpec(["--wait", "-wait"], value: "DURATION",
+               help: "With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m)."),
+  ]
+
+  /// The fleet file, when `--fleet` was given.
+  package var file: String?
+  /// `--watch` names, in order.
+  package var watches: [String]
+  /// `-parallelism`.
+  package var parallelism: Int
+  /// `--json` (for `apply`, only with `--fleet`).
+  package var json: Bool
+  /// `--wait`: how long `apply` waits for the agents of a fleet over MQTT.
+  package var wait: Duration
+
+  /// Reads the options; with `--fleet`, a manifest argument and `--device` are refused.
+  package init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
+    file = arguments.value("--fleet")
+    watches = arguments.values["--watch"] ?? []
+    parallelism = Self.defaultParallelism
+    json = arguments.has("--json")
+    wait = try arguments.value("--wait").map { (text) throws(UsageError) in try DurationArgument.value(text, option: "--wait") }
+      ?? .seconds(300)
+    if let text = arguments.value("--parallelism") {
+      guard let value = Int(text), value >= 1, value <= 1000 else {
+        throw UsageError("-parallelism expects a number of watches from 1 to 1000, got '\(text)'")
+      }
+      parallelism = value
+    }
+    guard file != nil else {
+      if !watches.isEmpty || arguments.value("--parallelism") != nil || arguments.value("--wait") != nil {
+        throw UsageError("--watch, -parallelism and --wait only matter with --fleet FILE")
+      }
+      if command == "apply", json { throw UsageError("apply prints JSON only with --fleet (one report for every watch)") }
+      return
+    }
+    if command == "apply", json, !arguments.has("--auto-approve") {
+      throw UsageError("apply --fleet --json needs --auto-approve (a JSON report cannot ask for confirmation)")
+    }
+    if !arguments.positionals.isEmpty {
+      throw UsageError("with --fleet, the manifests come from the fleet file; remove '\(arguments.positionals.joined(separator: " "))'")
+    }
+    if arguments.value(DeviceOption.spec.name) != nil {
+      throw UsageError("with --fleet, each watch's device comes from the fleet file; remove --device")
+    }
+  }
+}
+
