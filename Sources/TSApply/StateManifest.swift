@@ -141,7 +141,7 @@ public enum StateManifest {
 
 /// Hands out custom reminder names that are unique: a name already handed out gets the first
 /// free suffix ` (2)`, ` (3)`, …, with the base cut at a grapheme boundary so the result fits
-/// `maxBytes` (the platform's name limit, sdk-facts.md §1.9, §1.12).
+/// `maxBytes` (the platform's name limit, docs/platforms.md "Capacity", "The example app's editor").
 struct UniqueNames {
   /// Every name in use (on the watch and handed out).
   var taken: Set<String>

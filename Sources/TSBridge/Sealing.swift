@@ -241,7 +241,7 @@ public final class ReplayGuard: @unchecked Sendable {
   }
 }
 
-/// Unpadded base64url (RFC 4648 §5), as the pairing string uses.
+/// Unpadded base64url (RFC 4648 docs/platforms.md "Listeners"), as the pairing string uses.
 public enum Base64URL {
   /// `bytes` as base64url without `=` padding.
   public static func encode(_ bytes: [UInt8]) -> String {

@@ -2,14 +2,14 @@ import TSModel
 
 /// A TopStep watch, seen through the SDK's reminder and contact calls.
 ///
-/// The operations mirror `TSRemindersInterface` and `TSContactInterface` (../shared/sdk/,
-/// sdk-facts.md §1.1, §2.1) one for one, so a bridge to a real watch can implement this protocol
+/// The operations mirror `TSRemindersInterface` and `TSContactInterface` (docs/platforms.md
+/// "SDK calls") one for one, so a bridge to a real watch can implement this protocol
 /// by forwarding each call. The SDK's synchronous limit getters (`maxSupportedCustomReminderCount`,
 /// `supportMaxContacts`, `supportMaxEmergencyContacts`, `isSupportEmergencyContacts`) are part of
 /// `capabilities()`, which also says which operations and fields the platform has.
 ///
 /// Every call is asynchronous and throws `DeviceError` with the SDK's domain and code
-/// (sdk-facts.md §3); an operation the platform lacks throws 2004.
+/// (docs/platforms.md "Errors"); an operation the platform lacks throws 2004.
 ///
 /// A device is opened from a spec by a `DeviceScheme` of a `DeviceRegistry` (`sim:PATH` for the
 /// simulated watch); `identity` names the watch stably across runs, and `close()` releases what

@@ -1,4 +1,4 @@
-/// The SDK's byte truncation, `-[NSString(Tool) truncateToMaxBytes:]` (sdk-facts.md §2.4).
+/// The SDK's byte truncation, `-[NSString(Tool) truncateToMaxBytes:]` (docs/platforms.md "Contacts").
 ///
 /// The SDK keeps the longest prefix of UTF-16 code units whose UTF-8 form fits in `maxBytes`.
 /// Swift strings cannot hold a lone surrogate, so this cuts at Unicode scalar (code point)

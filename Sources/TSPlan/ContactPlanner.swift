@@ -4,9 +4,9 @@ import TSManifest
 /// Plans the `contacts:` section: one resource, `contacts`, written as a whole list.
 ///
 /// Desired list: the manifest's contacts in manifest order, shortName kept only where the
-/// platform stores it (sdk-facts.md §2.3). The watch list is compared as a multiset
+/// platform stores it (docs/platforms.md "Contacts"). The watch list is compared as a multiset
 /// (`ContactDiff`); when equal there is no change. Capacity and byte limits
-/// (`ContactCapabilities`, sdk-facts.md §2.4–§2.5) are errors: a phone number is never cut.
+/// (`ContactCapabilities`, docs/platforms.md "Contacts") are errors: a phone number is never cut.
 enum ContactPlanner {
   static func plan(_ contacts: Located<[ManifestContact]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
     var part = PlanPart()
@@ -48,7 +48,7 @@ enum ContactPlanner {
   }
 
   /// A contact name as tsapply writes it: cut at a grapheme boundary to the platform's limit
-  /// (the SDK cuts names itself — 32 bytes, 31 for Npk emergency contacts, sdk-facts.md §2.3–§2.4;
+  /// (the SDK cuts names itself — 32 bytes, 31 for Npk emergency contacts, docs/platforms.md "Contacts";
   /// cutting first, on whole characters, leaves it nothing to cut).
   static func storedName(_ name: String, capabilities: DeviceCapabilities) -> String {
     TextTruncation.truncateAtGraphemes(name, maxBytes: capabilities.contacts.nameMaxBytes)

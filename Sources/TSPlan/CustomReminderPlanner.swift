@@ -4,8 +4,8 @@ import TSManifest
 /// Plans a present `custom:` list: the complete set of custom reminders.
 ///
 /// Matching is by stored name: the manifest name cut the way the platform stores it
-/// (sdk-facts.md §2.4), compared with the name the watch holds. Capacity counts the final state:
-/// exactly the manifest's list (sdk-facts.md §1.9 `maxSupportedCustomReminderCount`).
+/// (docs/platforms.md "Contacts"), compared with the name the watch holds. Capacity counts the final state:
+/// exactly the manifest's list (docs/platforms.md "Capacity" `maxSupportedCustomReminderCount`).
 enum CustomReminderPlanner {
   static func plan(_ list: Located<[ManifestReminder]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
     var part = PlanPart()

@@ -2,7 +2,7 @@ import TSModel
 import TSManifest
 
 /// Plans the `emergency:` section: one resource, `emergency`, holding the emergency list and the
-/// SOS switch, which the SDK writes in one call (`setEmergencyContacts:sosOn:`, sdk-facts.md §2.6).
+/// SOS switch, which the SDK writes in one call (`setEmergencyContacts:sosOn:`, docs/platforms.md "Contacts").
 ///
 /// A part the manifest leaves out (`sos` or `contacts`) keeps the watch's value in `after`. The
 /// list is compared as a multiset like `contacts`. SOS on with no emergency contact in the final

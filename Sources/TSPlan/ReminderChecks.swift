@@ -4,7 +4,7 @@ import TSManifest
 /// Checks one manifest reminder against what the platform stores for its kind, and builds the
 /// patch in stored form. Pure: errors and warnings are returned, never thrown.
 ///
-/// Rules (sdk-facts.md §1.6–§1.11, §6): `once` only where `supportsOnce`; a schedule only of a
+/// Rules (docs/platforms.md "Custom-reminder templates", "Lunch break", "The table"): `once` only where `supportsOnce`; a schedule only of a
 /// stored time type, at most `maxTimePoints` points; lunch-break times only where stored
 /// (`flagOnly` accepts `lunch_break: true/false`; `none` accepts only `false`); repeat days other
 /// than everyday only where stored; names and notes within the byte limit (an error where the
@@ -44,7 +44,7 @@ struct ReminderChecks {
   }
 
   /// Problems only the combined result shows: lunch break turned on without times while the
-  /// reminder holds no valid window (SDK rule start < end, both 0...1439; sdk-facts.md §1.4),
+  /// reminder holds no valid window (SDK rule start < end, both 0...1439; docs/platforms.md "Reminder validation"),
   /// which the watch would refuse (3002).
   func resultErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
     guard storage.lunchBreak == .times, let lunch = reminder.lunchBreak, lunch.value.isEnabled,

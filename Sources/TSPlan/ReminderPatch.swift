@@ -6,7 +6,7 @@ import TSModel
 ///
 /// A `nil` field is left as the reminder holds it (unmanaged, or not stored by the platform).
 /// `name` and `notes` are already cut to the platform's byte limit (code-point truncation as the
-/// SDK's `truncateToMaxBytes:`, sdk-facts.md §2.4), so writing them and reading back gives the
+/// SDK's `truncateToMaxBytes:`, docs/platforms.md "Contacts"), so writing them and reading back gives the
 /// same text.
 public struct ReminderPatch: Hashable, Codable, Sendable {
   /// `reminderName`, as stored.

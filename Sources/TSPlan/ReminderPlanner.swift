@@ -4,7 +4,7 @@ import TSManifest
 /// Plans the `reminders:` section: each managed built-in, then the custom list.
 ///
 /// Built-ins are updated (or created when the watch lacks one its platform has) and never
-/// deleted. Custom reminders are matched by their stored name (sdk-facts.md §2.4 truncation);
+/// deleted. Custom reminders are matched by their stored name (docs/platforms.md "Contacts" truncation);
 /// watch customs not in a present `custom:` list are deleted; when the watch holds several
 /// customs with one name, the first in watch order is matched and the rest deleted, with a warning.
 enum ReminderPlanner {

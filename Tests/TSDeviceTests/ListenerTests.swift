@@ -5,7 +5,7 @@ import TSModel
 import TSTestSupport
 
 /// Listeners fire on simulated watch-side changes, and answer 2004 where the platform never
-/// reports changes (sdk-facts.md §2.6, §2.8).
+/// reports changes (docs/platforms.md "Contacts", "Listeners").
 @Suite struct ListenerTests {
   @Test func listenersOfAnInMemoryWatchFireOnWatchSideChanges() async throws {
     let device = try watch("default")

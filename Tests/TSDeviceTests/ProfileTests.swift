@@ -3,7 +3,7 @@ import TSDevice
 import TSModel
 
 /// Capacity, upsert, ID assignment, template defaults, built-in deletion and unsupported
-/// operations, per platform profile (sdk-facts.md §1.6, §1.7, §6).
+/// operations, per platform profile (docs/platforms.md "Custom-reminder templates", "Reminder writes per platform", "The table").
 @Suite struct ProfileTests {
   static let customCapacity: [(String, Int, DeviceError)] = [
     ("default", 10, DeviceError(.reminder, .paramSizeError, "Custom reminders exceed limit")),
@@ -85,7 +85,7 @@ import TSModel
   }
 
   /// Every template, and every factory built-in whose lunch break is on, holds a lunch window
-  /// the SDK accepts (start < end, both 0…1439; sdk-facts.md §1.4) wherever the platform stores
+  /// the SDK accepts (start < end, both 0…1439; docs/platforms.md "Reminder validation") wherever the platform stores
   /// lunch times, so turning the lunch break on (`lunch_break: true`) never yields a reminder
   /// the watch refuses.
   @Test(arguments: ["default", "npk", "fit", "fit-basic", "fw"])

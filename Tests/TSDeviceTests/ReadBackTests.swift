@@ -3,7 +3,7 @@ import TSDevice
 import TSModel
 
 /// What a platform stores and what reads back for fields it does not store or cuts
-/// (sdk-facts.md §1.7, §2.3–§2.6).
+/// (docs/platforms.md "Reminder writes per platform", "Contacts").
 @Suite struct ReadBackTests {
   static let truncation: [(String, Int, String)] = [
     ("short", 30, "short"),

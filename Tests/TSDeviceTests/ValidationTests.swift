@@ -2,7 +2,7 @@ import Testing
 import TSDevice
 import TSModel
 
-/// The SDK validator's rules, codes and English messages (sdk-facts.md §1.4), directly and
+/// The SDK validator's rules, codes and English messages (docs/platforms.md "Reminder validation"), directly and
 /// through the platforms that run it (Npk, default) or skip it (Fit).
 @Suite struct ValidationTests {
   struct Case: Sendable, CustomTestStringConvertible {

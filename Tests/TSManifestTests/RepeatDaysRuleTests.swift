@@ -3,7 +3,7 @@ import TSManifest
 import TSModel
 import TSTestSupport
 
-/// `repeat`: presets, day names, lists, and the `weekday` trap (RepeatDaysRule, sdk-facts.md §1.2).
+/// `repeat`: presets, day names, lists, and the `weekday` trap (RepeatDaysRule, docs/platforms.md "Values and units").
 @Suite struct RepeatDaysRuleTests {
   static func drinkingRepeat(_ value: String) -> String { "reminders:\n  drinking:\n    repeat: \(value)\n" }
 

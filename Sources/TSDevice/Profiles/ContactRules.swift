@@ -1,22 +1,22 @@
 import TSModel
 
 /// How a platform stores a list of contacts (regular or emergency) it is sent
-/// (sdk-facts.md §2.3–§2.6).
+/// (docs/platforms.md "Contacts").
 struct ContactListRules: Sendable {
   /// What happens to an item whose text is over the limit or empty.
   enum TextPolicy: Sendable {
     /// Refuse the whole write: empty name or phone → 3001, too long → 3004, with the Npk
-    /// validator's messages (§2.4) and the given limits.
+    /// validator's messages (docs/platforms.md "Contacts") and the given limits.
     case reject
-    /// Cut names to `nameMaxBytes`; a phone over `phoneMaxBytes` is cut (Npk emergency, §2.6)
+    /// Cut names to `nameMaxBytes`; a phone over `phoneMaxBytes` is cut (Npk emergency, docs/platforms.md "Contacts")
     /// or, when `dropsLongPhone`, the contact is dropped (FitCloud object creation fails and the
-    /// SDK silently skips it, §2.4); items with an empty name or phone are dropped.
+    /// SDK silently skips it, docs/platforms.md "Contacts"); items with an empty name or phone are dropped.
     case sanitize(dropsLongPhone: Bool)
   }
 
   /// What happens when more items are sent than the watch holds.
   enum Overflow: Sendable {
-    /// Keep the first `limit` items silently (Npk emergency, Fw emergency; §2.6).
+    /// Keep the first `limit` items silently (Npk emergency, Fw emergency; docs/platforms.md "Contacts").
     case truncate
     /// Refuse the write with this error.
     case reject(DeviceError.Domain, TSErrorCode)
@@ -28,7 +28,7 @@ struct ContactListRules: Sendable {
   let text: TextPolicy
   let nameMaxBytes: Int
   let phoneMaxBytes: Int
-  /// Whether `shortName` is kept (Fw) or reads back `nil` (Fit, Npk; §2.3).
+  /// Whether `shortName` is kept (Fw) or reads back `nil` (Fit, Npk; docs/platforms.md "Contacts").
   let storesShortName: Bool
   /// Domain of the errors of this list (`setting` for Npk emergency contacts).
   let domain: DeviceError.Domain
@@ -79,7 +79,7 @@ struct ContactListRules: Sendable {
 /// A platform's contact behaviour: regular list (absent when not supported), emergency list,
 /// and which listeners it supports.
 struct ContactRules: Sendable {
-  /// Rules for `setAllContacts:`; `nil` answers 2004 (Npk beta9 stubs regular contacts, §2.6).
+  /// Rules for `setAllContacts:`; `nil` answers 2004 (Npk beta9 stubs regular contacts, docs/platforms.md "Contacts").
   let regular: ContactListRules?
   /// Rules for `setEmergencyContacts:sosOn:`; `nil` answers 2004.
   let emergency: ContactListRules?

@@ -2,13 +2,13 @@ import TSModel
 
 extension DeviceError.Domain {
   /// FitCloudKit's own errors (e.g. 70001, "at most 10 favorite contacts"), which the Fit SDK
-  /// passes through unchanged (sdk-facts.md §2.5, §2.6). The real domain string lives in the
+  /// passes through unchanged (docs/platforms.md "Contacts"). The real domain string lives in the
   /// closed FitCloudKit binary; this one is tsapply's stand-in.
   public static let fitCloud = DeviceError.Domain(rawValue: "com.fitcloud.kit")
 }
 
 extension DeviceError {
-  /// 2004 "not supported" for `operation` in `domain` (sdk-facts.md §3.2, eTSErrorNotSupport).
+  /// 2004 "not supported" for `operation` in `domain` (docs/platforms.md "Errors", eTSErrorNotSupport).
   static func notSupported(_ domain: Domain, _ operation: String) -> DeviceError {
     DeviceError(domain, .notSupport, "\(operation) is not supported on this platform")
   }

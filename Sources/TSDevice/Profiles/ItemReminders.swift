@@ -1,6 +1,6 @@
 import TSModel
 
-/// Fit Personalized reminder behaviour (sdk-facts.md §1.6, §1.7 "Fit Personalized"): no
+/// Fit Personalized reminder behaviour (docs/platforms.md "Custom-reminder templates", "Reminder writes per platform" "Fit Personalized"): no
 /// replace-all; each reminder is written alone, without the SDK validator.
 ///
 /// - `set`: empty ID → 3001; built-ins are addressed by type (1 → "0", 2 → "1", 3 → "2"),
@@ -63,7 +63,7 @@ struct FitPersonalizedReminders: ReminderBehavior {
   }
 }
 
-/// Fit Basic reminder behaviour (sdk-facts.md §1.7 "Fit Basic"): only sedentary ("0") and
+/// Fit Basic reminder behaviour (docs/platforms.md "Reminder writes per platform" "Fit Basic"): only sedentary ("0") and
 /// drinking ("1"); `set` accepts type 1 or 2 (others → 2004) and addresses by type; what is not
 /// stored reads back fixed (repeat 127, period, name and notes "", sedentary lunch flag only,
 /// drinking no lunch). Replace-all, template and delete answer 2004.
@@ -83,7 +83,7 @@ struct FitBasicReminders: ReminderBehavior {
   }
 }
 
-/// Fw (Persimwear) reminder behaviour (sdk-facts.md §1.7 "Fw"): built-ins "0"–"2" only; `set`
+/// Fw (Persimwear) reminder behaviour (docs/platforms.md "Reminder writes per platform" "Fw"): built-ins "0"–"2" only; `set`
 /// and `replaceAll` with any other ID → 3001; template → 2004; delete rewrites the list, not
 /// found → 4004 ("找不到对应的提醒", given here in English); built-ins refused (4002).
 struct FwReminders: ReminderBehavior {

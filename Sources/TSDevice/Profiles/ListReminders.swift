@@ -1,10 +1,10 @@
 import TSModel
 
-/// Npk reminder behaviour (sdk-facts.md §1.6, §1.7 "Npk"), also used by the roomy `default`
+/// Npk reminder behaviour (docs/platforms.md "Custom-reminder templates", "Reminder writes per platform" "Npk"), also used by the roomy `default`
 /// profile: the watch holds one list and every write sends the whole list.
 ///
 /// - `replaceAll`: custom count over the limit → 3004 "Custom reminders exceed limit"; then the
-///   SDK validator (§1.4, first error as is); then the list is stored whole.
+///   SDK validator (docs/platforms.md "Reminder validation", first error as is); then the list is stored whole.
 /// - `set`: validates the one reminder, fetches the list, replaces the same ID in place or
 ///   appends, and sends the merged list through `replaceAll` (so every other reminder is
 ///   validated again).

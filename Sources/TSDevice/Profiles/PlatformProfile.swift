@@ -3,8 +3,8 @@ import TSModel
 /// A watch platform the simulated watch can be: what it can do (`capabilities`), what it holds
 /// when new (`factoryState`) and how it answers each call (its behaviour rules).
 ///
-/// The five profiles follow sdk-facts.md §6 and the per-platform details in §1.6–§1.11 and
-/// §2.3–§2.8; numbers that no source gives are tsapply's choices, listed in docs/device.md.
+/// The five profiles follow docs/platforms.md "The table" and the per-platform details in docs/platforms.md "Custom-reminder templates", "Lunch break" and
+/// docs/platforms.md "Contacts", "Listeners"; numbers that no source gives are tsapply's choices, listed in docs/device.md.
 public struct PlatformProfile: Sendable {
   /// Profile name: `default`, `npk`, `fit`, `fit-basic` or `fw`.
   public var name: String { capabilities.profile }
@@ -42,7 +42,7 @@ public struct PlatformProfile: Sendable {
 
 /// Building blocks shared by the profile definitions.
 enum ProfileParts {
-  /// The built-ins of a new watch (names from the Example app, §1.8; times are tsapply's choice).
+  /// The built-ins of a new watch (names from the Example app, docs/platforms.md "Reminder IDs"; times are tsapply's choice).
   static let sedentary = Reminder(
     reminderId: "0", reminderName: "Sedentary Reminder", reminderType: .sedentary, repeatDays: .workday,
     startTime: 540, endTime: 1080, interval: 60, isLunchBreakDNDEnabled: true,

@@ -17,9 +17,9 @@ extension PlatformProfile {
         listenerDomain: .contact))
   }()
 
-  /// `npk`: the new protobuf platform (sdk-facts.md §1.7 Npk, §2.6 Npk). Whole-list writes with
+  /// `npk`: the new protobuf platform (docs/platforms.md "Reminder writes per platform" Npk, docs/platforms.md "Contacts" Npk). Whole-list writes with
   /// the SDK validator; 7 custom reminders (the proto's 10-item list minus 3 built-ins); template
-  /// as §1.6; `once` refused (3002). Regular contacts are a stub in SDK beta9, so they are not
+  /// as docs/platforms.md "Custom-reminder templates"; `once` refused (3002). Regular contacts are a stub in SDK beta9, so they are not
   /// supported here (2004); emergency: 1 contact, extra ones silently dropped, names and phones
   /// cut to 31 bytes; every listener answers 2004 (setting domain).
   public static let npk: PlatformProfile = {
@@ -36,8 +36,8 @@ extension PlatformProfile {
       contacts: ContactRules(regular: nil, emergency: emergency, listenerDomain: .setting))
   }()
 
-  /// `fit`: FitCloud watches with personalized reminders (sdk-facts.md §1.7 Fit Personalized,
-  /// §2.6 Fit). No replace-all; per-item writes without validation; 5 custom slots; `once`
+  /// `fit`: FitCloud watches with personalized reminders (docs/platforms.md "Reminder writes per platform" Fit Personalized,
+  /// docs/platforms.md "Contacts" Fit). No replace-all; per-item writes without validation; 5 custom slots; `once`
   /// stored; names cut to 30 and notes to 60 bytes; 10 favourite contacts (70001 beyond), a phone
   /// over 20 bytes drops the contact; shortName not stored; 1 emergency contact; change listeners
   /// answer 2004, the SOS listener works.
@@ -51,7 +51,7 @@ extension PlatformProfile {
       contacts: fitContactRules(capabilities.contacts))
   }()
 
-  /// `fit-basic`: older FitCloud firmware (sdk-facts.md §1.7 Fit Basic): only sedentary ("0")
+  /// `fit-basic`: older FitCloud firmware (docs/platforms.md "Reminder writes per platform" Fit Basic): only sedentary ("0")
   /// and drinking ("1"), period only, repeat always 127, names and notes not stored, sedentary
   /// has a lunch-break on/off flag (times read 0/0), drinking none; no custom reminders;
   /// replace-all, template and delete answer 2004. Contacts as on `fit`.
@@ -68,7 +68,7 @@ extension PlatformProfile {
       contacts: fitContactRules(capabilities.contacts))
   }()
 
-  /// `fw`: Persimwear watches (sdk-facts.md §1.7 Fw, §2.6 Fw): built-ins "0"–"2" only, replace-all
+  /// `fw`: Persimwear watches (docs/platforms.md "Reminder writes per platform" Fw, docs/platforms.md "Contacts" Fw): built-ins "0"–"2" only, replace-all
   /// supported, template 2004, other IDs 3001, delete not found 4004; 50 contacts with shortName
   /// stored; 3 emergency contacts, extra ones dropped; the contact change listener works, the
   /// emergency change listener answers 2004, the SOS listener works.

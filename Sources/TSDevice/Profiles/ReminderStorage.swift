@@ -1,7 +1,7 @@
 import TSModel
 
 /// How a platform's reminder operations change the stored list. One implementation per SDK
-/// platform family (sdk-facts.md §1.7); each works on a copy of the list, so a thrown error
+/// platform family (docs/platforms.md "Reminder writes per platform"); each works on a copy of the list, so a thrown error
 /// leaves the watch unchanged. The simulated watch answers 2004 for operations missing from
 /// the platform's capabilities before it calls these.
 protocol ReminderBehavior: Sendable {
@@ -56,7 +56,7 @@ struct ReminderStorage: Sendable {
   }
 
   /// Checks a whole list before the watch stores it: every built-in present once (built-ins
-  /// always exist), no ID twice, no custom ID in the reserved range 3...31 (§1.5).
+  /// always exist), no ID twice, no custom ID in the reserved range 3...31 (docs/platforms.md "Reminder IDs").
   /// - Throws: 4002 naming the problem.
   func checkList(_ list: [Reminder]) throws(DeviceError) {
     var seen = Set<String>()

@@ -1,7 +1,7 @@
 import TSModel
 
 /// The SDK's reminder validator, `+[TSRemindersModel validateReminders:]` and
-/// `-[TSRemindersModel doesModelHasError]` (sdk-facts.md §1.4), with its codes and English
+/// `-[TSRemindersModel doesModelHasError]` (docs/platforms.md "Reminder validation"), with its codes and English
 /// messages, in its order, stopping at the first error.
 ///
 /// Checks that `Reminder` cannot express are skipped: a `reminderType` outside 0...4 and a

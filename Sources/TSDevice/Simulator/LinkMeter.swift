@@ -2,16 +2,16 @@ import TSModel
 
 /// Estimates what one device call moves over the Bluetooth link (documented in docs/device.md).
 ///
-/// Messages are sized as the Npk protobuf messages of sdk-facts.md §4 (`TSMetaRemindList`,
+/// Messages are sized as the Npk protobuf messages of docs/platforms.md "The link (Npk)" (`TSMetaRemindList`,
 /// `TSMetaContactList`, `TSMetaContactEmergencyList`), proto3 rules: fields with default values
 /// are omitted, every tag here is one byte, lengths and integers are varints, negative int32s
 /// take 10 bytes. Each message travels in a frame with a `frameHeaderBytes` header (command,
 /// key, length, sequence, checksum) cut into packets of `packetBytes` (the default 20-byte
-/// packet, §4). Fit and Fw protocols are closed; the same estimate is used for them.
+/// packet, docs/platforms.md "The link (Npk)"). Fit and Fw protocols are closed; the same estimate is used for them.
 public struct LinkMeter: Hashable, Sendable {
   /// Bytes of framing around each message (an estimate; the real Npk header is not documented).
   public static let frameHeaderBytes = 6
-  /// Payload bytes per BLE packet (sdk-facts.md §4: default packet size 20).
+  /// Payload bytes per BLE packet (docs/platforms.md "The link (Npk)": default packet size 20).
   public static let packetBytes = 20
   /// Body of a set acknowledgement: one varint result field.
   static let acknowledgementBody = 2
@@ -63,7 +63,7 @@ public struct LinkMeter: Hashable, Sendable {
   mutating func sendReminders(_ reminders: [Reminder]) { set(body: WireSize.reminderList(reminders)) }
 }
 
-/// Protobuf sizes of the Npk messages (sdk-facts.md §4), proto3 encoding.
+/// Protobuf sizes of the Npk messages (docs/platforms.md "The link (Npk)"), proto3 encoding.
 enum WireSize {
   static func varint(_ value: Int) -> Int {
     if value < 0 { return 10 }

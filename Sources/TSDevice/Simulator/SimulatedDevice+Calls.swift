@@ -23,7 +23,7 @@ extension SimulatedDevice {
   }
 
   /// Simulates `createCustomReminderTemplateWithCompletion:`: the profile's template with the
-  /// next free ID and defaults (sdk-facts.md §1.6); nothing is written to the watch.
+  /// next free ID and defaults (docs/platforms.md "Custom-reminder templates"); nothing is written to the watch.
   /// - Throws: 2004 where unsupported (Fit-Basic, Fw); 3004 (Npk) or 3001 (Fit) when full.
   public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder {
     try await reminderCall("createCustomReminderTemplate", .createCustomTemplate) { (rules, list, meter) throws(DeviceError) in
@@ -81,7 +81,7 @@ extension SimulatedDevice {
   }
 
   /// Simulates `setAllContacts:completion:`: overwrites the list with `contacts` as the platform
-  /// stores them (cut, dropped or refused per `ContactRules`, sdk-facts.md §2.4–§2.6).
+  /// stores them (cut, dropped or refused per `ContactRules`, docs/platforms.md "Contacts").
   /// - Throws: 2004 where unsupported; 3001/3004 or the overflow error (e.g. FitCloud 70001).
   public func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) {
     try await linkCall("setAllContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
@@ -139,7 +139,7 @@ extension SimulatedDevice {
   }
 
   /// Adds a listener, or, where the platform never reports the event, answers once,
-  /// asynchronously, with 2004 (sdk-facts.md §2.6, §2.8). A watch that cannot be read answers
+  /// asynchronously, with 2004 (docs/platforms.md "Contacts", "Listeners"). A watch that cannot be read answers
   /// with that error instead.
   private func register(_ operation: String, supported: KeyPath<ContactCapabilities, Bool>,
                         refuse: @escaping @Sendable (DeviceError) -> Void, add: (ListenerHub) -> Void) {

@@ -25,7 +25,7 @@ extension SimulatedDevice {
   }
 
   /// A contact as the watch's own keypad or the SDK's contact factory leaves it: every character
-  /// of the phone number that is not an ASCII digit or '+' removed (sdk-facts.md §2.3, step 4),
+  /// of the phone number that is not an ASCII digit or '+' removed (docs/platforms.md "Contacts", step 4),
   /// so a number typed as "+33 1 23 45" is held as "+3312345", as a real watch would hold it.
   static func enteredOnWatch(_ contact: Contact) -> Contact {
     var entered = contact

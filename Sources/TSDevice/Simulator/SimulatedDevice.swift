@@ -2,7 +2,7 @@ import Foundation
 import TSModel
 
 /// A simulated TopStep watch that answers every `Device` call the way its platform profile's
-/// SDK path does (sdk-facts.md §1–§2, §6), with the SDK's error domains, codes and messages.
+/// SDK path does (docs/platforms.md "The table", "Contacts", "The table"), with the SDK's error domains, codes and messages.
 ///
 /// Two kinds of storage:
 /// - in memory, `init(profile:state:options:)`, for tests, benchmarks and property tests;

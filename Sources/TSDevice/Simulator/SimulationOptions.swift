@@ -73,7 +73,7 @@ public struct SimulationOptions: Hashable, Sendable {
   public static let latencyRange = 0...60_000
   /// Accepted call numbers N in `TSAPPLY_SIM_FAULT` (1-based link calls of one process).
   public static let faultCallRange = 1...1_000_000
-  /// Accepted error codes in `fail@N:CODE` (the SDK's codes are 1001–70001, sdk-facts.md §3.2).
+  /// Accepted error codes in `fail@N:CODE` (the SDK's codes are 1001–70001, docs/platforms.md "Errors").
   public static let faultCodeRange = 1...999_999
 
   /// Options from `TSAPPLY_SIM_LATENCY` and `TSAPPLY_SIM_FAULT`; unset or empty means none.

@@ -7,7 +7,7 @@ import TSModel
 /// Every section and field that is set is written; `nil` (unmanaged) ones are left out.
 /// Reading the output back with `ManifestLoader` gives the same manifest apart from positions.
 /// `short_name` is written only when it was explicit and differs from the one derived from the
-/// name (§2.3 derivation in `ShortNameRule`), since an equal one states nothing more.
+/// name (docs/platforms.md "Contacts" derivation in `ShortNameRule`), since an equal one states nothing more.
 public enum ManifestEncoder {
   /// The YAML text of `manifest`.
   /// - Throws: `YAMLWriteError` when libyaml's emitter fails (out of memory).

@@ -3,8 +3,8 @@ import TSModel
 /// A contact's name is non-empty; a name over 32 bytes of UTF-8 is stored cut, with a warning
 /// that shows the exact stored value.
 ///
-/// Source: sdk-facts.md §2.3 (the contact factory refuses an empty name and cuts a longer one to
-/// 32 bytes) and §2.4 (the SDK's cut works on UTF-16 units and can split a letter from its
+/// Source: docs/platforms.md "Contacts" (the contact factory refuses an empty name and cuts a longer one to
+/// 32 bytes) and docs/platforms.md "Contacts" (the SDK's cut works on UTF-16 units and can split a letter from its
 /// accent, a flag or a ZWJ emoji). tsapply is stricter: it cuts at a grapheme-cluster boundary,
 /// so the stored name is always whole characters, and reports the result.
 enum ContactNameRule {

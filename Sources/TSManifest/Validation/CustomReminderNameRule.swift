@@ -3,7 +3,7 @@ import TSModel
 /// Custom reminders are identified by name, so each name appears once in `custom:`.
 ///
 /// Source: the manifest format (issue 2, "Custom reminders are identified by `name`, which must
-/// be unique"); the SDK identifies them by device-assigned IDs (sdk-facts.md §1.5), which a
+/// be unique"); the SDK identifies them by device-assigned IDs (docs/platforms.md "Reminder IDs"), which a
 /// manifest cannot know, so the name is the plan's address (`reminder.custom["Evening walk"]`).
 enum CustomReminderNameRule {
   /// Reports every custom reminder whose name was already used, naming both places. Each

@@ -4,7 +4,7 @@ import TSModel
 /// control characters, and a name is not blank and neither begins nor ends with white space or
 /// an invisible character.
 ///
-/// Source: sdk-facts.md §1.9 and §2.3 (names and notes are shown on the watch's screen; the SDK
+/// Source: docs/platforms.md "Capacity" and docs/platforms.md "Contacts" (names and notes are shown on the watch's screen; the SDK
 /// passes them on unchecked). A control character (C0, DEL, C1; `ControlCharacters`) has no
 /// glyph on the watch and, echoed by a tool, can drive a terminal (ESC sequences), so it is an
 /// error naming the character. A name of only whitespace shows as nothing, so it is an error too.

@@ -3,7 +3,7 @@ import TSModel
 /// Within one contact list, the same (name, phone) twice is an error naming both lines; the
 /// same phone under two names is a warning.
 ///
-/// Source: sdk-facts.md §2.7 (the SDK does no de-duplication and the Example app identifies
+/// Source: docs/platforms.md "Contacts" (the SDK does no de-duplication and the Example app identifies
 /// contacts by phone number). Contacts are compared as stored: name after truncation, phone
 /// without formatting.
 enum DuplicateContactRule {

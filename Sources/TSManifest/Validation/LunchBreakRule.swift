@@ -2,8 +2,8 @@ import TSModel
 
 /// A lunch-break window starts strictly before it ends, within one day.
 ///
-/// Source: sdk-facts.md §1.4 (when lunch-break do-not-disturb is enabled, start and end are
-/// 0…1439 and `start >= end` is refused with 3002; no wrap past midnight) and §1.11.
+/// Source: docs/platforms.md "Reminder validation" (when lunch-break do-not-disturb is enabled, start and end are
+/// 0…1439 and `start >= end` is refused with 3002; no wrap past midnight) and docs/platforms.md "Lunch break".
 enum LunchBreakRule {
   /// The window, or an error at `end`.
   static func check(start: Located<MinuteOfDay>, end: Located<MinuteOfDay>, field: String,

@@ -2,10 +2,10 @@ import TSModel
 
 /// A period reminder fires every `every` minutes from `start` to `end` on the same day.
 ///
-/// Sources: sdk-facts.md §1.4 (start must not be after end; the SDK lets start == end pass, but a
+/// Sources: docs/platforms.md "Reminder validation" (start must not be after end; the SDK lets start == end pass, but a
 /// period of zero length never fires, so tsapply requires start strictly before end, as the
-/// Example app's editor does, §1.12; no crossing midnight) and §1.12 (interval > 0 and
-/// interval ≤ end − start). The SDK itself does not check the interval (§1.4), so this rule is
+/// Example app's editor does, docs/platforms.md "The example app's editor"; no crossing midnight) and docs/platforms.md "The example app's editor" (interval > 0 and
+/// interval ≤ end − start). The SDK itself does not check the interval (docs/platforms.md "Reminder validation"), so this rule is
 /// what keeps a reminder from never firing.
 enum PeriodRule {
   /// The period schedule, or errors at the offending field.

@@ -3,8 +3,8 @@ import TSModel
 /// A phone number is ASCII digits with at most one leading '+', 1–20 bytes, after removing
 /// formatting (spaces, dashes, dots, parentheses). Anything else is refused, never repaired.
 ///
-/// Source: sdk-facts.md §2.2–§2.3 (the SDK keeps only `0123456789+`, deleting every other
-/// character, and then cuts to 20 bytes; FitCloud drops a phone over 20 bytes, §2.4). Deleting
+/// Source: docs/platforms.md "Contacts" (the SDK keeps only `0123456789+`, deleting every other
+/// character, and then cuts to 20 bytes; FitCloud drops a phone over 20 bytes, docs/platforms.md "Contacts"). Deleting
 /// letters or cutting digits turns a number into a different number, and a wrong emergency
 /// number is worse than none, so tsapply refuses instead.
 enum PhoneNumberRule {

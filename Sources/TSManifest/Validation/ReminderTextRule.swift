@@ -2,9 +2,9 @@ import TSModel
 
 /// A reminder's name is non-empty and at most 32 bytes of UTF-8; its notes at most 64 bytes.
 ///
-/// Sources: sdk-facts.md §1.9 (the Npk protocol: name at most 32, note at most 64,
+/// Sources: docs/platforms.md "Capacity" (the Npk protocol: name at most 32, note at most 64,
 /// `kRemindNameLength 32`, `kRemindNoteLength 64`; the SDK does not check them and the device
-/// may refuse) and §1.12 (the Example app requires a non-empty name). Longer text is an error,
+/// may refuse) and docs/platforms.md "The example app's editor" (the Example app requires a non-empty name). Longer text is an error,
 /// never silently cut; devices with smaller limits (Fit: 30 and 60 bytes) are checked at plan time.
 enum ReminderTextRule {
   /// Most bytes of UTF-8 in a reminder name.

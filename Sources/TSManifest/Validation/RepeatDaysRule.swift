@@ -2,9 +2,9 @@ import TSModel
 
 /// `repeat`: a preset, one day, or a list of days, mapped to the SDK's bit mask.
 ///
-/// Source: sdk-facts.md §1.2 (`TSRemindersRepeat`: Monday = bit 0 … Sunday = bit 6; Workday 31,
+/// Source: docs/platforms.md "Values and units" (`TSRemindersRepeat`: Monday = bit 0 … Sunday = bit 6; Workday 31,
 /// Weekend 96, Everyday 127; the pre-beta8 name of Sat+Sun was `eTSReminderRepeatWeekday`) and
-/// §1.10 (0, "once", is refused by Npk and accepted by Fit, so it is checked against the device
+/// docs/platforms.md "Repeat days and once" (0, "once", is refused by Npk and accepted by Fit, so it is checked against the device
 /// at plan time). Day names are case-insensitive, full or three letters. `weekday` is refused
 /// because the SDK's old name means the opposite of what English readers expect.
 enum RepeatDaysRule {

@@ -2,9 +2,9 @@ import TSModel
 
 /// `sos: true` needs at least one emergency contact in the manifest.
 ///
-/// Source: sdk-facts.md §2.1 and §2.8 (the emergency list and the SOS switch are written
+/// Source: docs/platforms.md "SDK calls" and docs/platforms.md "Listeners" (the emergency list and the SOS switch are written
 /// together by `setEmergencyContacts:sosOn:`; an SOS request calls the emergency contacts) and
-/// §2.7 (the Example app clears the list when SOS is turned off). SOS on with nobody to call is
+/// docs/platforms.md "Contacts" (the Example app clears the list when SOS is turned off). SOS on with nobody to call is
 /// refused; with `contacts` left out the manifest names nobody either, so it is refused too.
 enum SOSRule {
   static func check(_ emergency: ManifestEmergency, into diagnostics: inout [Diagnostic]) {

@@ -4,7 +4,7 @@ import TSModel
 /// an integer is minutes (the SDK's unit), which surprises people (`at: [800]` is 13:20), so
 /// each one is a warning showing the clock time it is and the "HH:MM" to write.
 ///
-/// Source: sdk-facts.md §1.4 (the SDK validator answers 3002 for a start, end, time point or
+/// Source: docs/platforms.md "Reminder validation" (the SDK validator answers 3002 for a start, end, time point or
 /// lunch-break time outside 0…1439) and reminders.txt ("Time values are in minutes from
 /// midnight (0-1439)"). "24:00", "23:60" and 1440 are refused.
 enum TimeOfDayRule {

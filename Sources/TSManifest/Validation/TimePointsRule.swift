@@ -2,8 +2,8 @@ import TSModel
 
 /// Time points (`at`): at least one, at most 10, no time twice; held sorted.
 ///
-/// Sources: sdk-facts.md §1.4 (point reminders need a non-empty `timePoints`, each 0…1439, else
-/// 3002) and §1.9 (the Npk protocol holds at most 10 time points, `kRemindTimesCount 10`; the
+/// Sources: docs/platforms.md "Reminder validation" (point reminders need a non-empty `timePoints`, each 0…1439, else
+/// 3002) and docs/platforms.md "Capacity" (the Npk protocol holds at most 10 time points, `kRemindTimesCount 10`; the
 /// SDK does not check it and the device would refuse with 4002). Duplicates are refused
 /// because the watch would hold the same alarm twice.
 enum TimePointsRule {

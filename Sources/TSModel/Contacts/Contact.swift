@@ -1,6 +1,6 @@
 /// A contact as the watch holds it: the SDK's `TopStepContactModel`.
 ///
-/// SDK rules (contacts.txt; sdk-facts.md §2.2–§2.4): `name` non-empty, at most 32 bytes of UTF-8
+/// SDK rules (contacts.txt; docs/platforms.md "Contacts"): `name` non-empty, at most 32 bytes of UTF-8
 /// (31 on Npk emergency contacts); `phoneNum` ASCII digits with an optional leading '+', at most
 /// 20 bytes; `shortName` is "typically the first letter of the name" and is stored only by some
 /// platforms (Fw), so it reads back `nil` elsewhere.

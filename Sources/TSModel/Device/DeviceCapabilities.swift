@@ -1,7 +1,7 @@
 /// What a watch platform can store and do, read before planning so that capability problems
 /// are found at plan time, never half-way through an apply.
 ///
-/// Values follow the platform table in sdk-facts.md §6 and the details in §1.6–§1.11, §2.3–§2.6.
+/// Values follow the platform table in docs/platforms.md "The table" and the details in docs/platforms.md "Custom-reminder templates", "Lunch break", "Contacts".
 public struct DeviceCapabilities: Hashable, Codable, Sendable {
   /// Profile name of the platform, e.g. `npk`, `fit`, `fit-basic`, `fw`, `default`.
   public var profile: String

@@ -1,4 +1,4 @@
-/// An error from a watch call, carrying the SDK's error domain and code (sdk-facts.md §3).
+/// An error from a watch call, carrying the SDK's error domain and code (docs/platforms.md "Errors").
 ///
 /// Messages are the SDK's English texts where the SDK has one (e.g. 3002 "Start time must be
 /// earlier than end time"). Storage problems of the simulated watch use the `simulator` domain.
@@ -20,7 +20,7 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
   /// `message (domain code)`, e.g. `Custom reminders exceed limit (com.topstepcomkit.reminder 3004)`.
   public var description: String { "\(message) (\(domain.rawValue) \(code.rawValue))" }
 
-  /// SDK error domains (TSError.h strings, read from the binary; sdk-facts.md §3.1).
+  /// SDK error domains (TSError.h strings, read from the binary; docs/platforms.md "Errors").
   public struct Domain: RawRepresentable, Hashable, Codable, Sendable {
     /// The domain string, e.g. `com.topstepcomkit.reminder`.
     public var rawValue: String
@@ -29,7 +29,7 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
     public static let reminder = Domain(rawValue: "com.topstepcomkit.reminder")
     /// `com.topstepcomkit.contact`: contact and emergency-contact calls.
     public static let contact = Domain(rawValue: "com.topstepcomkit.contact")
-    /// `com.topstepcomkit.setting`: Npk emergency-contact and SOS paths (sdk-facts.md §2.6).
+    /// `com.topstepcomkit.setting`: Npk emergency-contact and SOS paths (docs/platforms.md "Contacts").
     public static let setting = Domain(rawValue: "com.topstepcomkit.setting")
     /// `com.topstepcomkit.bleConnect`: link errors (not connected, request cancelled by disconnect).
     public static let bleConnect = Domain(rawValue: "com.topstepcomkit.bleConnect")
@@ -38,7 +38,7 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
   }
 }
 
-/// The SDK's `TSErrorCode` values used on reminder and contact paths (TSErrorEnum.h; sdk-facts.md §3.2).
+/// The SDK's `TSErrorCode` values used on reminder and contact paths (TSErrorEnum.h; docs/platforms.md "Errors").
 public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
   /// The numeric code, e.g. 2004.
   public var rawValue: Int

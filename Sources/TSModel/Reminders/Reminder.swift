@@ -6,7 +6,7 @@
 /// since midnight; `interval` is minutes.
 public struct Reminder: Hashable, Codable, Sendable {
   /// Device-assigned ID as a decimal string: "0", "1", "2" for built-ins; 32 and up for custom
-  /// reminders on Npk (sdk-facts.md §1.5).
+  /// reminders on Npk (docs/platforms.md "Reminder IDs").
   public var reminderId: String
   /// The name; some platforms cut it (Fit: 30 bytes) or do not store it (Fit-Basic).
   public var reminderName: String

@@ -1,4 +1,4 @@
-/// The SDK's `TSReminderType` raw values (sdk-facts.md §1.2): unknown 0, sedentary 1,
+/// The SDK's `TSReminderType` raw values (docs/platforms.md "Values and units"): unknown 0, sedentary 1,
 /// drinking 2, takeMedicine 3, custom 4.
 public enum ReminderType: Int, Hashable, Codable, Sendable, CaseIterable {
   case unknown = 0
@@ -9,7 +9,7 @@ public enum ReminderType: Int, Hashable, Codable, Sendable, CaseIterable {
 }
 
 /// Period (start, end, interval) or time points: the SDK's `TSReminderTimeType`
-/// (period 0, point 1; sdk-facts.md §1.2).
+/// (period 0, point 1; docs/platforms.md "Values and units").
 public enum ReminderTimeType: Int, Hashable, Codable, Sendable, CaseIterable {
   case period = 0
   case point = 1
@@ -17,7 +17,7 @@ public enum ReminderTimeType: Int, Hashable, Codable, Sendable, CaseIterable {
 
 /// The reminders a manifest can address: the three built-ins and custom reminders.
 ///
-/// Built-ins have fixed device IDs ("0", "1", "2"; sdk-facts.md §1.5), always exist and are never
+/// Built-ins have fixed device IDs ("0", "1", "2"; docs/platforms.md "Reminder IDs"), always exist and are never
 /// deleted, only enabled, disabled and edited. Custom reminders get device-assigned IDs (32 and up
 /// on Npk) from the template call.
 public enum ReminderKind: String, Hashable, Codable, Sendable, CaseIterable, Comparable {

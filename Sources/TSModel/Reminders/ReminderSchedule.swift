@@ -21,7 +21,7 @@ public enum ReminderSchedule: Hashable, Codable, Sendable {
 /// Lunch-break do-not-disturb as the manifest states it.
 ///
 /// SDK fields `isLunchBreakDNDEnabled`, `lunchBreakDNDStartTime`, `lunchBreakDNDEndTime`
-/// (start < end strictly when enabled; sdk-facts.md §1.4, §1.11). `window == nil` with
+/// (start < end strictly when enabled; docs/platforms.md "Reminder validation", "Lunch break"). `window == nil` with
 /// `isEnabled == true` means "on, keep the watch's times" (needed for Fit-Basic, which stores
 /// only the on/off flag).
 public struct LunchBreak: Hashable, Codable, Sendable {

@@ -1,9 +1,9 @@
 /// The days a reminder repeats on: the SDK's `TSRemindersRepeat` bit mask.
 ///
 /// Monday is bit 0 (1) … Sunday is bit 6 (64), as in the SDK, the Npk wire field and FitCloud's
-/// cycle (sdk-facts.md §1.2). Presets: `workday` = 31 (Mon–Fri), `weekend` = 96 (Sat+Sun),
+/// cycle (docs/platforms.md "Values and units"). Presets: `workday` = 31 (Mon–Fri), `weekend` = 96 (Sat+Sun),
 /// `everyday` = 127. The empty mask (0) is "once": rejected by the SDK validator and Npk devices
-/// (3002), accepted by Fit devices as a one-shot reminder (sdk-facts.md §1.10).
+/// (3002), accepted by Fit devices as a one-shot reminder (docs/platforms.md "Repeat days and once").
 public struct RepeatDays: OptionSet, Hashable, Codable, Sendable, CustomStringConvertible {
   /// The SDK bit mask; only bits 0...6 are meaningful.
   public let rawValue: Int

@@ -1,7 +1,7 @@
 import TSModel
 @testable import TSPlan
 
-/// Mimics how a platform stores what it is given (sdk-facts.md §1.7, §2.3, §2.4): names and
+/// Mimics how a platform stores what it is given (docs/platforms.md "Reminder writes per platform", "Contacts"): names and
 /// notes cut to the byte limit or dropped where not stored, repeat days read back as every day
 /// where not stored, lunch times read back 0 where only the flag is stored, shortName dropped
 /// where not stored. Time points and contacts come back in reverse order, to prove that order is
