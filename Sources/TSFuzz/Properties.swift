@@ -91,38 +91,18 @@ enum Properties {
     return runs
   }
 
-  /// The phone numbers of an input manifest, as digit runs (`phoneRuns`): the text of every
-  /// value under a `phone` key in the YAML tree (valid or not); when the input is no YAML
-  /// tree, the runs on every line that mentions `phone`.
-  static func inputPhones(_ bytes: [UInt8]) -> Set<String> {
-    // Cheap test first: most inputs name no phone at all.
-    guard bytes.count >= 5, containsPhoneWord(bytes) else { return [] }
-    let read = YAMLReader.read(bytes: bytes, file: "phones")
-    guard let root = read.root else {
-      let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
-      return lines.filter { $0.contains("phone") }.reduce(into: Set()) { $0.formUnion(phoneRuns(in: String($1))) }
-    }
-    var phones = Set<String>()
-    var pending = [root]
-    while let node = pending.popLast() {
-      switch node.content {
-      case .scalar:
-        break
-      case .sequence(let items):
-        pending += items
-      case .mapping(let entries):
-        for entry in entries {
-          if entry.keyText == "phone", let value = entry.value.scalar?.value { phones.formUnion(phoneRuns(in: value)) }
-          pending += [entry.key, entry.value]
-        }
-      }
-    }
-    return phones
+  /// The phone numbers of `manifest` (contacts and emergency contacts), as digit runs
+  /// (`phoneRuns`).
+  static func phones(of manifest: Manifest) -> Set<String> {
+    let contacts = (manifest.contacts?.value ?? []) + (manifest.emergency?.contacts?.value ?? [])
+    return contacts.reduce(into: Set()) { $0.formUnion(phoneRuns(in: $1.phone.value)) }
   }
 
-  private static func containsPhoneWord(_ bytes: [UInt8]) -> Bool {
-    let word = Array("phone".utf8)
-    return bytes.indices.dropLast(word.count - 1).contains { bytes[$0..<($0 + word.count)].elementsEqual(word) }
+  /// Throws when redacted `output` holds a phone-like run of `phoneDigits` or more digits.
+  static func requireFullyMasked(_ output: String, _ what: String) throws(PropertyFailure) {
+    let shown = phoneRuns(in: output)
+    try require(shown.isEmpty, "no phone number from the input appears in redacted output",
+                "\(what) shows \(shown.sorted()):\n\(output)")
   }
 
   /// Throws when `output` (redacted output of `what`) shows one of `phones` (digit runs) whole.
