@@ -90,7 +90,8 @@ enum ManifestTarget {
           (root["warnings"] as? [Any])?.count == diagnostics.count - errors else {
       throw PropertyFailure("JSON diagnostics list every diagnostic", "\(what) --json:\n\(json)")
     }
-    try Properties.requireFullyMasked(human + json, "\(what) --redact diagnostics")
+    try Properties.requireFullyMasked(human, "\(what) --redact diagnostics")
+    try Properties.requireFullyMasked(Properties.strings(inJSON: value), "\(what) --redact --json diagnostics")
   }
 
   private static func printed(_ diagnostics: [Diagnostic], source: [UInt8], json: Bool, redact: Bool) -> String {
@@ -211,9 +212,8 @@ enum ManifestTarget {
       try Properties.requireNoControlCharacters(HumanPlanRenderer(color: false, redact: false).render(plan), "\(what) (text)")
     }
     guard renderJSON else { return }
-    let json = JSONPlanRenderer.render(plan, redact: true)
-    try Properties.requireJSON(json, "\(what) (JSON, --redact)")
-    try Properties.requireRedacted(json, phones: shown, "\(what) (JSON, --redact)")
+    let json = try Properties.requireJSON(JSONPlanRenderer.render(plan, redact: true), "\(what) (JSON, --redact)")
+    try Properties.requireRedacted(Properties.strings(inJSON: json), phones: shown, "\(what) (JSON, --redact)")
   }
 
   /// A saved plan of `plan` reads back as the same saved plan.

@@ -123,6 +123,17 @@ enum Properties {
                 "\(what) holds \(control.map(ControlCharacters.codePoint) ?? ""):\n\(output.debugDescription)")
   }
 
+  /// Every string in `json` (a value from `requireJSON`), one a line: what JSON output says, with
+  /// its escapes resolved (`\u0000` followed by `00` is not six digits).
+  static func strings(inJSON json: Any) -> String {
+    switch json {
+    case let text as String: text
+    case let list as [Any]: list.map(strings(inJSON:)).joined(separator: "\n")
+    case let object as [String: Any]: object.values.map(strings(inJSON:)).joined(separator: "\n")
+    default: ""
+    }
+  }
+
   /// The JSON value of `output` (`JSONSerialization`'s objects), or a failure naming `what`.
   @discardableResult
   static func requireJSON(_ output: String, _ what: String) throws(PropertyFailure) -> Any {

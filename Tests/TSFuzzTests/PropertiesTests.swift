@@ -60,3 +60,14 @@ import TSPlan
     #expect(JSONPlanRenderer.render(other, redact: false) != JSONPlanRenderer.render(plan, redact: false))
   }
 }
+
+extension PropertiesTests {
+  /// A JSON escape followed by digits is not a phone number (a false alarm of an early version:
+  /// `"21:\u000000"` in `validate --json` read as six digits).
+  @Test func jsonIsCheckedByItsStrings() throws {
+    let json = try Properties.requireJSON(#"{"message": "\"21:\u000000\" is not a time", "line": 4}"#, "x")
+    #expect(throws: Never.self) { try Properties.requireFullyMasked(Properties.strings(inJSON: json), "x") }
+    let leak = try Properties.requireJSON(#"{"errors": [{"message": "+1 555 010 0100"}]}"#, "x")
+    #expect(throws: PropertyFailure.self) { try Properties.requireFullyMasked(Properties.strings(inJSON: leak), "x") }
+  }
+}
