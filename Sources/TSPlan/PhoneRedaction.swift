@@ -103,10 +103,10 @@ public enum PhoneRedaction {
 }
 
 extension Character {
-  /// `0`…`9` only (not other scripts' digits).
   /// Any decimal digit, ASCII or not (e.g. full-width １), so a number written in other digits
-  /// is masked too.
+  /// is masked too; a digit carrying combining marks (`0` + U+0742, a keycap `1️⃣`) still reads
+  /// as that digit, so it counts (and is masked whole) too.
   var isPhoneDigit: Bool {
-    !unicodeScalars.isEmpty && unicodeScalars.allSatisfy { $0.properties.numericType == .decimal }
+    unicodeScalars.first?.properties.numericType == .decimal
   }
 }

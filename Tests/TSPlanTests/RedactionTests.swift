@@ -64,3 +64,18 @@ import TSModel
     #expect(PhoneRedaction.redact("call 1234 or 12345", phones: ["1234"]) == "call **34 or 12345")
   }
 }
+
+extension RedactionTests {
+  /// A digit with a combining mark on it is still a digit to a reader: it counts toward the
+  /// five digits that make a run phone-like, and is masked whole (found by the manifest fuzz
+  /// target: `91380` + U+0742 was echoed unmasked by `validate --redact`).
+  @Test(arguments: [
+    ("true91380\u{742}", "true***80\u{742}"),
+    ("1\u{FE0F}\u{20E3}2\u{FE0F}\u{20E3}3\u{FE0F}\u{20E3}4\u{FE0F}\u{20E3}5\u{FE0F}\u{20E3}",
+     "***4\u{FE0F}\u{20E3}5\u{FE0F}\u{20E3}"),
+    ("+1 555 010 0\u{301}100", "+* *** *** **00"),
+  ])
+  func digitsWithCombiningMarksAreMasked(_ text: String, _ masked: String) {
+    #expect(PhoneRedaction.redactPhoneLike(text) == masked)
+  }
+}
