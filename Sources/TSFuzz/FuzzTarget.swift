@@ -93,6 +93,7 @@ public struct PropertyFailure: Error, Hashable, Sendable, CustomStringConvertibl
     self.detail = detail
   }
 
+  /// `property failed: PROPERTY`, then the detail on the lines after it.
   public var description: String { "property failed: \(property)\n\(detail)" }
 }
 
