@@ -99,3 +99,16 @@ let package = Package(
                 exclude: ["Golden"]),
   ]
 )
+
+// Fuzzing (docs/fuzzing.md). TSFuzz holds the fuzz targets' properties; TSFuzzTests replays every
+// seed and saved reproducer through them on each `swift test`. The libFuzzer driver is declared
+// only when TSAPPLY_FUZZ=1, so plain `swift build` and `swift test` never build it: script/fuzz
+// builds it with -sanitize=fuzzer,address in .build/fuzz.
+package.targets += [
+  .target(name: "TSFuzz", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSApplyCLI"]),
+  .testTarget(name: "TSFuzzTests", dependencies: ["TSFuzz", "TSTestSupport", "TSApply", "TSDevice", "TSPlan", "TSManifest"],
+              exclude: ["Corpus", "Dictionaries", "Reproducers"]),
+]
+if Context.environment["TSAPPLY_FUZZ"] == "1" {
+  package.targets.append(.executableTarget(name: "tsapply-fuzz", dependencies: ["TSFuzz"]))
+}

@@ -58,21 +58,26 @@ public struct Backup: Hashable, Codable, Sendable {
   }
 
   /// Reads a backup file.
-  /// - Throws: `BackupError` when the file is missing, unreadable, or not a tsapply backup.
+  /// - Throws: `BackupError` when the file is missing, unreadable, of another format version, or
+  ///   not a tsapply backup; the reason names the field that is wrong in plain words
+  ///   (`DecodingProblem`), e.g. `not a tsapply backup (state.contacts[0].phoneNum: missing)`.
   public static func read(path: String) throws(BackupError) -> Backup {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw BackupError(path: path, reason: "the file does not exist or cannot be read")
     }
-    let backup: Backup
+    struct Header: Decodable {
+      var formatVersion: Int?
+      enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
+    }
+    // The version first: a backup of another format is refused as such, not by its first odd field.
+    if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentFormatVersion {
+      throw BackupError(path: path, reason: "backup format \(version) is not supported (expected \(currentFormatVersion))")
+    }
     do {
-      backup = try JSONDecoder().decode(Backup.self, from: data)
+      return try JSONDecoder().decode(Backup.self, from: data)
     } catch {
-      throw BackupError(path: path, reason: "not a tsapply backup (\(error))")
+      throw BackupError(path: path, reason: "not a tsapply backup (\(DecodingProblem.describe(error, in: data)))")
     }
-    guard backup.formatVersion == currentFormatVersion else {
-      throw BackupError(path: path, reason: "backup format \(backup.formatVersion) is not supported (expected \(currentFormatVersion))")
-    }
-    return backup
   }
 
   enum TimestampStyle { case iso, fileName }

@@ -90,7 +90,9 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   }
 
   /// Reads `bytes` as a saved plan; `nil` when they are not one (e.g. a YAML manifest).
-  /// - Throws: `SavedPlanError.unsupportedVersion` for a saved plan of another format version.
+  /// - Throws: `SavedPlanError.unsupportedVersion` for a saved plan of another format version;
+  ///   `.unreadable` for one that cannot be decoded, naming the field in plain words
+  ///   (`DecodingProblem`), e.g. `plan.resourceChanges[0].action: "rename" is not an accepted value`.
   public static func parse(_ bytes: [UInt8], path: String) throws(SavedPlanError) -> SavedPlan? {
     guard bytes.first(where: { !$0.isASCIIWhitespace }) == UInt8(ascii: "{") else { return nil }
     struct Marker: Decodable {
@@ -104,7 +106,7 @@ public struct SavedPlan: Hashable, Codable, Sendable {
     do {
       return try JSONDecoder().decode(SavedPlan.self, from: Data(bytes))
     } catch {
-      throw .unreadable(path: path, reason: "\(error)")
+      throw .unreadable(path: path, reason: DecodingProblem.describe(error, in: Data(bytes)))
     }
   }
 

@@ -67,6 +67,7 @@ public enum ManifestInput {
       + diagnostics.filter { $0.severity == .warning }.sortedByPosition()).map { diagnostic in
         var masked = diagnostic
         masked.message = mask(diagnostic.message)
+        masked.field = mask(diagnostic.field)  // an unknown key is user text: contacts[0].phone +15550100
         return masked
       }
     if json {

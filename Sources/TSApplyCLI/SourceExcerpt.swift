@@ -1,3 +1,5 @@
+import TSModel
+
 /// A source line as a diagnostic echoes it: the whole line when it is short, otherwise a window
 /// of `maxWidth` characters around the column with `…` on each cut side, so a diagnostic on a
 /// 100 KB single-line file prints about one terminal line, not the file.
@@ -9,7 +11,9 @@ struct SourceExcerpt {
 
   /// The line to print (possibly cut, with `…`).
   var line: String
-  /// Spaces (tabs where the source has tabs) and a `^` under the column.
+  /// Spaces and a `^` under the column of `line` as printed: the line is printed with its
+  /// control characters escaped (`ControlCharacters.escaped`: a tab as `\t`), so each one
+  /// before the column counts as wide as its escape.
   var caretLine: String
 
   /// The excerpt of `line` for 1-based `column` (Unicode scalars, as diagnostics count).
@@ -25,7 +29,9 @@ struct SourceExcerpt {
     var text = String.UnicodeScalarView()
     text.append(contentsOf: scalars[start..<end])
     self.line = head + String(text) + tail
-    let indent = scalars[start..<index].map { $0 == "\t" ? "\t" : " " }.joined()
+    let indent = scalars[start..<index].map { scalar in
+      ControlCharacters.isControl(scalar) ? String(repeating: " ", count: ControlCharacters.escaped(String(scalar)).count) : " "
+    }.joined()
     caretLine = (head.isEmpty ? "" : " ") + indent + "^"
   }
 }

@@ -58,8 +58,9 @@ public struct HumanPlanRenderer: Sendable {
   private func unsafe(_ plan: Plan) -> [String] {
     let findings = plan.unsafeFindings
     guard !findings.isEmpty else { return [] }
+    let described = findings.map(\.description).joined(separator: "; ")
     return ["", paint("(!) Unsafe for an unattended apply:", .bold, .red) + " this plan "
-              + findings.map(\.description).joined(separator: "; ") + ".",
+              + (redact ? PhoneRedaction.redactPhoneLike(described) : described) + ".",
             "    'apply --auto-approve' refuses it unless --allow-destroy is also given."]
   }
 
@@ -113,7 +114,8 @@ public struct HumanPlanRenderer: Sendable {
     lines.append("  " + symbol(change.action) + " \(address) {")
     lines += fieldLines(change.fields)
     lines.append("    }")
-    return lines
+    // Names, notes and addresses are free text: a number written into one is masked too.
+    return redact ? lines.map(PhoneRedaction.redactPhoneLike) : lines
   }
 
   private func fieldLines(_ fields: [FieldChange]) -> [String] {

@@ -110,13 +110,17 @@ extension JSONValue {
     self = (try? JSONDecoder().decode(JSONValue.self, from: data)) ?? .null
   }
 
-  /// Every string under a `phoneNum` key masked.
+  /// Every string under a `phoneNum` key masked (`PhoneRedaction.redact`), and phone-like runs
+  /// masked (`PhoneRedaction.redactPhoneLike`) in text that comes from the manifest or the watch
+  /// (`userTextKeys`: names, notes, addresses, field values, messages), so a number written into
+  /// a name or a note is masked too.
   func redactingPhones() -> JSONValue {
     switch self {
     case .array(let items): return .array(items.map { $0.redactingPhones() })
     case .object(let entries):
       return .object(Dictionary(uniqueKeysWithValues: entries.map { key, value in
         if key == "phoneNum", case .string(let phone) = value { return (key, .string(PhoneRedaction.redact(phone))) }
+        if userTextKeys.contains(key), case .string(let text) = value { return (key, .string(PhoneRedaction.redactPhoneLike(text))) }
         return (key, value.redactingPhones())
       }))
     default: return self
@@ -131,3 +135,7 @@ extension JSONValue {
     return String(decoding: data, as: UTF8.self)
   }
 }
+
+/// The JSON keys whose string values are text from the manifest or the watch, masked as free
+/// text with `--redact` (digests, identities and file names are not).
+private let userTextKeys: Set<String> = ["address", "reminderName", "notes", "name", "shortName", "before", "after", "message"]

@@ -192,9 +192,10 @@ public enum PhoneRedaction {
 
 extension Character {
   /// Any decimal digit, ASCII or not (e.g. full-width １), so a number written in other digits
-  /// is masked too.
+  /// is masked too; a digit carrying combining marks (`0` + U+0742, a keycap `1️⃣`) still reads
+  /// as that digit, so it counts (and is masked whole) too.
   var isPhoneDigit: Bool {
     if let ascii = asciiValue { return (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(ascii) }
-    return !unicodeScalars.isEmpty && unicodeScalars.allSatisfy { $0.properties.numericType == .decimal }
+    return unicodeScalars.first?.properties.numericType == .decimal
   }
 }

@@ -3,7 +3,7 @@ import Testing
 import TSTestSupport
 
 /// What `validate` and `plan` print about a manifest's problems: `--redact` masks phone numbers
-/// in messages and echoed lines, control characters never reach the terminal, and a huge line
+/// in messages, field paths and echoed lines, control characters never reach the terminal, and a huge line
 /// is echoed as a short window.
 @Suite struct DiagnosticOutputTests {
   static let phones = """
@@ -14,6 +14,9 @@ import TSTestSupport
 
     """
   static let badPhone = "version: 1\ncontacts:\n  - {name: C, phone: \"+1 555 0100 ext 12\"}\n"
+  /// A colon left out makes the phone part of an unknown key, which is the diagnostic's field
+  /// path (found by the manifest fuzz target: the field was printed unmasked).
+  static let missingColon = "version: 1\ncontacts:\n  - {name: D, phone +1 555 010 0100}\n"
   /// Every spelling of a full number in the manifests above, digits only.
   static let fullNumbers = ["15550100100", "5550100", "0100100"]
 
@@ -34,7 +37,7 @@ import TSTestSupport
     return directory
   }
 
-  @Test(arguments: [phones, badPhone])
+  @Test(arguments: [phones, badPhone, missingColon])
   func redactMasksPhonesInValidateAndPlan(_ manifest: String) throws {
     let directory = try Self.workspace(manifest)
     let commands = [["validate", "--redact", "w.yaml"], ["validate", "--redact", "--json", "w.yaml"],

@@ -1,4 +1,5 @@
 import Testing
+import TSModel
 @testable import TSApplyCLI
 
 /// Echoed source lines: short lines whole, long lines as a window around the column with `…`
@@ -17,9 +18,15 @@ import Testing
     #expect(excerpt.caretLine == String(repeating: " ", count: 21) + "^")
   }
 
-  @Test func tabsKeepTheCaretAligned() {
-    let excerpt = SourceExcerpt(line: "a:\tb", column: 4)
-    #expect(excerpt.caretLine == "  \t^")
+  /// The line is printed escaped (a tab as `\t`), so the caret counts each control character
+  /// as wide as its escape, and the caret line holds no raw tab (found by the manifest fuzz
+  /// target: the caret stood a tab stop away from the column).
+  @Test(arguments: [("a:\tb", 4, "    ^"), ("\u{1B}x:\u{7F}y", 5, "          ^"), ("\t\tz", 3, "    ^")])
+  func controlCharactersCountAsWideAsTheirEscapes(_ line: String, _ column: Int, _ caret: String) {
+    let excerpt = SourceExcerpt(line: line, column: column)
+    #expect(excerpt.caretLine == caret)
+    let printed = Array(ControlCharacters.escaped(excerpt.line))
+    #expect(printed[excerpt.caretLine.count - 1] == Array(line.unicodeScalars.map(Character.init))[column - 1])
   }
 
   static let long = String(repeating: "[", count: 70) + "X" + String(repeating: "]", count: 70) + String(repeating: " ", count: 100_000)

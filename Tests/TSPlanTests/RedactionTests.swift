@@ -1,4 +1,5 @@
 import Testing
+import TSManifest
 import TSModel
 @testable import TSPlan
 
@@ -89,5 +90,53 @@ import TSModel
 
   @Test func phonesInsideLongerNumbersAreNotMatched() {
     #expect(PhoneRedaction.redact("call 1234 or 12345", phones: ["1234"]) == "call **34 or 12345")
+  }
+}
+
+extension RedactionTests {
+  /// A digit with a combining mark on it is still a digit to a reader: it counts toward the
+  /// five digits that make a run phone-like, and is masked whole (found by the manifest fuzz
+  /// target: `91380` + U+0742 was echoed unmasked by `validate --redact`).
+  @Test(arguments: [
+    ("true91380\u{742}", "true***80\u{742}"),
+    ("1\u{FE0F}\u{20E3}2\u{FE0F}\u{20E3}3\u{FE0F}\u{20E3}4\u{FE0F}\u{20E3}5\u{FE0F}\u{20E3}",
+     "***4\u{FE0F}\u{20E3}5\u{FE0F}\u{20E3}"),
+    ("+1 555 010 0\u{301}100", "+* *** *** **00"),
+  ])
+  func digitsWithCombiningMarksAreMasked(_ text: String, _ masked: String) {
+    #expect(PhoneRedaction.redactPhoneLike(text) == masked)
+  }
+}
+
+extension RedactionTests {
+  /// A phone number written into a name, a note or a custom reminder's name (its address) is
+  /// masked in redacted plans too, text and JSON, changes and drift (found by the manifest fuzz
+  /// target: an emergency contact named "Sam+8613912345678 Roe" showed another contact's number).
+  @Test func numbersWrittenIntoNamesAndNotesAreMasked() throws {
+    let yaml = """
+      reminders:
+        custom:
+          - {name: "Call +1 555 010 0199", at: ["09:00"], notes: "or 0123456789"}
+      contacts:
+        - {name: 李明, phone: "+8613912345678"}
+      emergency:
+        sos: true
+        contacts:
+          - {name: "Sam +8613912345678 Roe", phone: "+15550101"}
+
+      """
+    let manifest = try #require(ManifestLoader.load(bytes: Array(yaml.utf8), file: "w.yaml").manifest)
+    let capabilities = PlatformTable.default
+    let state = DeviceState(emergency: EmergencyContacts(contacts: [], isSosOn: false))
+    var plan = try #require(Planner.plan(manifest, state: state, capabilities: capabilities).plan)
+    plan.resourceDrift = plan.resourceChanges
+    let numbers = ["8613912345678", "15550100199", "0123456789"]
+    let digits = { (text: String) in text.filter { $0.isNumber || $0 == "\n" } }
+    for output in [HumanPlanRenderer(color: false, redact: true).render(plan), HumanPlanRenderer(color: true, redact: true).render(plan),
+                   JSONPlanRenderer.render(plan, redact: true)] {
+      for number in numbers { #expect(!digits(output).contains(number), "\(number) in\n\(output)") }
+    }
+    let plain = HumanPlanRenderer(color: false, redact: false).render(plan) + JSONPlanRenderer.render(plan, redact: false)
+    for number in numbers { #expect(digits(plain).contains(number)) }
   }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import TSModel
 
-/// A `DecodingError` met while reading a state file, in plain words: `path: reason`, e.g.
+/// A `DecodingError` met while reading a JSON record (a simulated watch's state file, a backup,
+/// a saved plan), in plain words: `path: reason`, e.g.
 /// `reminders[0].reminderName: missing`, `reminders[0].reminderName: expected text, found a
 /// number`, `reminders[0].startTime: expected an integer, found 1.5` (docs/device.md, "State
 /// file": a corrupted file is named with the field's path and what was expected).
@@ -10,9 +10,9 @@ import TSModel
 /// repeats Foundation's wording (`No value associated with key CodingKeys(…)`). Values are not
 /// quoted except for numbers and unaccepted enumeration values, so contact details do not end up
 /// in error messages.
-enum DecodingProblem {
+public enum DecodingProblem {
   /// `path: reason` for `error`, the failure to decode `data`; any other error as it describes itself.
-  static func describe(_ error: any Error, in data: Data) -> String {
+  public static func describe(_ error: any Error, in data: Data) -> String {
     guard let decoding = error as? DecodingError else { return "\(error)" }
     let document = try? JSONDecoder().decode(JSONValue.self, from: data)
     switch decoding {
