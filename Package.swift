@@ -105,8 +105,8 @@ let package = Package(
 // only when TSAPPLY_FUZZ=1, so plain `swift build` and `swift test` never build it: script/fuzz
 // builds it with -sanitize=fuzzer,address in .build/fuzz.
 package.targets += [
-  .target(name: "TSFuzz", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSApplyCLI"]),
-  .testTarget(name: "TSFuzzTests", dependencies: ["TSFuzz", "TSTestSupport", "TSApply", "TSDevice", "TSPlan", "TSManifest"],
+  .target(name: "TSFuzz", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSApplyCLI", "TSBridge"]),
+  .testTarget(name: "TSFuzzTests", dependencies: ["TSFuzz", "TSTestSupport", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSBridge"],
               exclude: ["Corpus", "Dictionaries", "Reproducers"]),
 ]
 if Context.environment["TSAPPLY_FUZZ"] == "1" {

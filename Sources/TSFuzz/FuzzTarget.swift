@@ -101,7 +101,7 @@ public struct PropertyFailure: Error, Hashable, Sendable, CustomStringConvertibl
 public enum FuzzTargets {
   /// The targets. A new one is a file defining a `FuzzTarget` and one entry here (docs/fuzzing.md
   /// "Adding a target").
-  public static let all: [FuzzTarget] = [ManifestTarget.target, RecordsTarget.target]
+  public static let all: [FuzzTarget] = [ManifestTarget.target, RecordsTarget.target, BridgeTarget.target]
 
   /// The target called `name`, if there is one.
   public static func named(_ name: String) -> FuzzTarget? {

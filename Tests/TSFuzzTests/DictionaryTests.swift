@@ -3,6 +3,7 @@ import Testing
 import TSFuzz
 import TSManifest
 import TSModel
+import TSBridge
 
 /// The fuzz dictionaries stay in step with the formats: every manifest key of the JSON Schema
 /// is in the manifest dictionary, and every key of the record seeds is in the records one (so a
@@ -80,5 +81,24 @@ import TSModel
     #expect(names.count > 30)
     let missing = names.subtracting(try Self.entries(records))
     #expect(missing.isEmpty, "missing from \(records): \(missing.sorted())")
+  }
+
+  /// Every method of protocol v1 and every key the bridge seeds send (quoted, as they appear on
+  /// the wire) is in the bridge dictionary.
+  @Test func everyBridgeMethodAndKeyIsInTheDictionary() throws {
+    let bridge = try #require(FuzzTargets.named("bridge")?.dictionary)
+    let entries = try Self.entries(bridge)
+    let folder = (packageRoot as NSString).appendingPathComponent("Tests/TSFuzzTests/Corpus/bridge")
+    var keys = Set<String>()
+    for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+      let data = try Data(contentsOf: URL(fileURLWithPath: (folder as NSString).appendingPathComponent(name)))
+      for line in data.split(separator: UInt8(ascii: "\n")).dropFirst() where line.count > 2 {
+        if let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.dropFirst(2))) { keys.formUnion(Self.keys(value)) }
+      }
+    }
+    #expect(keys.count > 15)
+    let missing = BridgeMethod.allCases.map(\.rawValue).filter { !entries.contains($0) }
+      + keys.map { "\"\($0)\"" }.filter { !entries.contains($0) }
+    #expect(missing.isEmpty, "missing from \(bridge): \(missing.sorted())")
   }
 }

@@ -2,6 +2,9 @@ import Testing
 import TSManifest
 import TSModel
 import TSPlan
+import Foundation
+import TSBridge
+import TSDevice
 @testable import TSFuzz
 
 /// The checks the fuzz targets are built from fire when they should and stay quiet otherwise: a
@@ -69,5 +72,48 @@ extension PropertiesTests {
     #expect(throws: Never.self) { try Properties.requireFullyMasked(Properties.strings(inJSON: json), "x") }
     let leak = try Properties.requireJSON(#"{"errors": [{"message": "+1 555 010 0100"}]}"#, "x")
     #expect(throws: PropertyFailure.self) { try Properties.requireFullyMasked(Properties.strings(inJSON: leak), "x") }
+  }
+
+  // MARK: The bridge target's oracle
+
+  @Test(arguments: [
+    (#"{"method":"#, false, "refused 400"),
+    (#"{"method":"formatWatch"}"#, false, "refused 400"),
+    (#"{"method":"setAllContacts","args":{"contacts":"Ann"}}"#, false, "refused 400"),
+    (#"{"method":"setAllContacts","args":{"contacts":[]}}"#, true, "refused 409"),
+    (#"{"method":"setAllContacts","args":{"contacts":[]},"lease":"t1"}"#, true, "answered {}"),
+    (#"{"method":"getAllContacts"}"#, true, #"answered {"result":[]}"#),
+    (#"{"method":"deleteReminder","args":{"id":"1"}}"#, false, "answered error"),
+  ])
+  func bridgeVerdictsFollowTheProtocol(_ body: String, _ leased: Bool, _ verdict: String) async throws {
+    let twin = SimulatedDevice(profile: .default)
+    let leases = BridgeTarget.Leases(held: leased, token: leased ? "t1" : nil)
+    let seen: String
+    switch await BridgeTarget.expected(Array(body.utf8), twin: twin, profile: .default, leases: leases) {
+    case .refused(let status, _): seen = "refused \(status)"
+    case .answered(let bytes):
+      let text = String(decoding: bytes, as: UTF8.self)
+      let code = (try? JSONDecoder().decode(Answer<Empty>.self, from: Data(bytes)))?.error?.code
+      seen = code == nil ? "answered \(text)" : "answered error"
+    }
+    #expect(seen == verdict, "\(body): \(seen)")
+  }
+
+  @Test func aSealedRequestTakenForARefusedOneIsAFailure() async throws {
+    let device = SimulatedDevice(profile: .default)
+    let service = BridgeService(bridgeID: "t", key: BridgeTarget.key,
+                                watches: [ServedWatch(id: BridgeTarget.watchID, device: device, capabilities: PlatformProfile.default.capabilities)],
+                                cipher: ChaCha20Poly1305())
+    let (good, _) = BridgeTarget.sealedRequest("POST", BridgeTarget.callPath, Array(#"{"method":"getAllContacts"}"#.utf8),
+                                               Sealer(key: BridgeTarget.key, side: .client, cipher: ChaCha20Poly1305()))
+    await #expect(throws: PropertyFailure.self) {
+      try await BridgeTarget.requireRefused(good, service: service, served: device, "a good request")
+    }
+    #expect(throws: PropertyFailure.self) {
+      try BridgeTarget.requireNoCall(device, since: 0, "a good request", BridgeService.refusal(200, "ok"))
+    }
+    await #expect(throws: Never.self) {
+      try await BridgeTarget.requireRefused(good, service: service, served: device, "the same request again")
+    }
   }
 }
