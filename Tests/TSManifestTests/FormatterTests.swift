@@ -15,7 +15,7 @@ import TSTestSupport
   }
 
   static let cases: [Case] = [
-    Case(name: "times, phones, durations and repeat rules get their one spelling", input: """
+    Case(name: "times, phones, durations and repeat rules get their one spelling; integer times (a warning asks which time was meant) stay as written", input: """
       reminders:
         sedentary:
           repeat: Workday
@@ -35,13 +35,13 @@ import TSTestSupport
         sedentary:
           repeat: workday
           period: {start: "09:00", end: "18:00", every: 1h}
-          lunch_break: {start: "12:00", end: "14:00"}
+          lunch_break: {start: 720, end: "14:00"}
         drinking:
           repeat: everyday
           period: {start: "08:00", end: "22:00", every: 1h30m}
         medicine:
           repeat: [mon, wed, fri]
-          at: ["08:00", "20:00"]
+          at: ["08:00", 1200]
       contacts:
         - {name: Alex, phone: "+15550100"}
         - {name: Kim, phone: "0123456"}
@@ -76,7 +76,7 @@ import TSTestSupport
     Case(name: "a beside comment keeps its column when the value grows (and keeps the keys' order)", input: """
       reminders:
         medicine:
-          at: [540]            # nine o'clock
+          at: [9:00]           # nine o'clock
           repeat: everyday     # daily
       """, expected: """
       reminders:

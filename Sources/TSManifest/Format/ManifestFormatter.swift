@@ -82,7 +82,11 @@ struct FormatPass {
   mutating func propose(_ node: YAMLNode, role: FormatRole) {
     switch role {
     case .time:
-      propose(node, context.time(node, path: "").map { "\"\(CanonicalForm.time($0))\"" })
+      // An integer time (`1200`, minutes from midnight: 20:00) carries a warning that asks which
+      // time was meant; rewriting it as "20:00" would answer that question silently (and a
+      // pre-commit hook would lock the answer in), so it stays as written until the user does.
+      let time = context.time(node, path: "")
+      propose(node, context.plainInteger(node) == nil ? time.map { "\"\(CanonicalForm.time($0))\"" } : nil)
     case .duration:
       propose(node, context.duration(node, path: "").map(CanonicalForm.duration))
     case .phone:
