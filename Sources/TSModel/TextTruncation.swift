@@ -36,4 +36,15 @@ public enum TextTruncation {
     }
     return result
   }
+
+  /// A name cut as tsapply writes it: `truncateAtGraphemes`, then, when it was cut, without the
+  /// whitespace and invisible characters the cut left at its end (`"Anna Emergency 0"` cut
+  /// after "Anna Emergency " is written as `"Anna Emergency"`). A name's edges are never blank
+  /// in a manifest (a trailing space is an error there: the watch keeps it, so two names would
+  /// differ by an invisible character), and a cut must not make one; a name that fits is
+  /// returned unchanged.
+  public static func cutName(_ name: String, maxBytes: Int) -> String {
+    guard name.utf8.count > maxBytes else { return name }
+    return InvisibleCharacters.trimmed(truncateAtGraphemes(name, maxBytes: maxBytes))
+  }
 }

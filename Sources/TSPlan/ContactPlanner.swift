@@ -49,9 +49,10 @@ enum ContactPlanner {
 
   /// A contact name as tsapply writes it: cut at a grapheme boundary to the platform's limit
   /// (the SDK cuts names itself — 32 bytes, 31 for Npk emergency contacts, docs/platforms.md "Contacts";
-  /// cutting first, on whole characters, leaves it nothing to cut).
+  /// cutting first, on whole characters and without a space left at the end, leaves it nothing
+  /// to cut).
   static func storedName(_ name: String, capabilities: DeviceCapabilities) -> String {
-    TextTruncation.truncateAtGraphemes(name, maxBytes: capabilities.contacts.nameMaxBytes)
+    TextTruncation.cutName(name, maxBytes: capabilities.contacts.nameMaxBytes)
   }
 
   /// Watch contacts in comparable form: shortName dropped where the platform does not store it.

@@ -38,7 +38,8 @@ import TSTestSupport
 
   static func name(_ value: String) -> String { "contacts:\n  - phone: \"1\"\n    name: 1️⃣\(value)\n" }
 
-  /// (name, stored name): names over 32 bytes are cut at a grapheme-cluster boundary.
+  /// (name, stored name): names over 32 bytes are cut at a grapheme-cluster boundary, and a
+  /// space the cut leaves at the end goes too (a manifest name never ends with one).
   static let names: [(String, String)] = [
     (String(repeating: "a", count: 32), String(repeating: "a", count: 32)),
     (String(repeating: "a", count: 33), String(repeating: "a", count: 32)),
@@ -47,6 +48,9 @@ import TSTestSupport
     (String(repeating: "🇫🇷", count: 5), String(repeating: "🇫🇷", count: 4)),
     ("👨‍👩‍👧‍👦👨‍👩‍👧‍👦", "👨‍👩‍👧‍👦"),
     ("李明" + String(repeating: "明", count: 10), "李明" + String(repeating: "明", count: 8)),
+    ("Anna merge👨‍👩‍👧ncy 0", "Anna merge👨‍👩‍👧ncy"),
+    (String(repeating: "a", count: 28) + " \u{A0}  bc", String(repeating: "a", count: 28)),
+    (String(repeating: "a", count: 31) + " b", String(repeating: "a", count: 31)),
   ]
 
   @Test(arguments: names)

@@ -15,7 +15,7 @@ import TSTestSupport
   }
 
   static let cases: [Case] = [
-    Case(name: "times, phones, durations and repeat rules get their one spelling; integer times (a warning asks which time was meant) stay as written", input: """
+    Case(name: "times, phones, durations and repeat rules get their one spelling; values with a warning (integer times) stay as written", input: """
       reminders:
         sedentary:
           repeat: Workday
@@ -72,6 +72,15 @@ import TSTestSupport
 
           # below the period
       # trailing comment
+      """),
+    Case(name: "an integer interval under 5 (minutes, or were hours meant?) stays as written; the rest of its line is formatted", input: """
+      reminders:
+        drinking:
+          period: {start: 8:00, end: "22:00", every: 2}
+      """, expected: """
+      reminders:
+        drinking:
+          period: {start: "08:00", end: "22:00", every: 2}
       """),
     Case(name: "a beside comment keeps its column when the value grows (and keeps the keys' order)", input: """
       reminders:

@@ -41,7 +41,8 @@ public enum ManifestFormatter {
     let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
     let hasBOM = bytes.starts(with: bom)
     let source = SourceText(String(decoding: hasBOM ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
-    var pass = FormatPass(source: source, file: file)
+    var pass = FormatPass(source: source, file: file,
+                          warned: Set(loaded.diagnostics.filter { $0.severity == .warning }.compactMap(\.position)))
     pass.propose(root, role: .root)
     var edits = pass.approvedEdits()
     pass.reorder(root, role: .root, edits: &edits)
@@ -59,9 +60,15 @@ struct FormatPass {
   private var context: DecodingContext
   /// The rewrites proposed for each source range; `nil` in the set means "keep as written".
   private var proposals: [Range<Int>: Set<String?>] = [:]
+  /// Where the manifest's warnings point. A scalar there stays as written: its warning asks the
+  /// user something (`at: [1200]`: 20:00, or was 12:00 meant? `every: 2`: minutes, or hours?)
+  /// that rewriting it in canonical form (`"20:00"`, `2m`) would answer silently, and a
+  /// pre-commit hook would lock the answer in.
+  private let warned: Set<SourcePosition>
 
-  init(source: SourceText, file: String) {
+  init(source: SourceText, file: String, warned: Set<SourcePosition> = []) {
     self.source = source
+    self.warned = warned
     context = DecodingContext(file: file)
   }
 
@@ -82,11 +89,7 @@ struct FormatPass {
   mutating func propose(_ node: YAMLNode, role: FormatRole) {
     switch role {
     case .time:
-      // An integer time (`1200`, minutes from midnight: 20:00) carries a warning that asks which
-      // time was meant; rewriting it as "20:00" would answer that question silently (and a
-      // pre-commit hook would lock the answer in), so it stays as written until the user does.
-      let time = context.time(node, path: "")
-      propose(node, context.plainInteger(node) == nil ? time.map { "\"\(CanonicalForm.time($0))\"" } : nil)
+      propose(node, context.time(node, path: "").map { "\"\(CanonicalForm.time($0))\"" })
     case .duration:
       propose(node, context.duration(node, path: "").map(CanonicalForm.duration))
     case .phone:
@@ -118,7 +121,7 @@ struct FormatPass {
   }
 
   private mutating func propose(_ node: YAMLNode, _ replacement: String?) {
-    proposals[range(of: node), default: []].insert(replacement)
+    proposals[range(of: node), default: []].insert(warned.contains(node.position) ? nil : replacement)
   }
 
   /// The rewrites every use agrees on that change the text, sorted; an edit overlapping an

@@ -6,7 +6,8 @@ import TSModel
 /// Source: docs/platforms.md "Contacts" (the contact factory refuses an empty name and cuts a longer one to
 /// 32 bytes) and docs/platforms.md "Contacts" (the SDK's cut works on UTF-16 units and can split a letter from its
 /// accent, a flag or a ZWJ emoji). tsapply is stricter: it cuts at a grapheme-cluster boundary,
-/// so the stored name is always whole characters, and reports the result.
+/// so the stored name is always whole characters with no space left at its end, and reports
+/// the result.
 enum ContactNameRule {
   /// Most bytes of UTF-8 the watch stores for a contact name.
   static let maxBytes = 32
@@ -21,7 +22,7 @@ enum ContactNameRule {
     guard let name = DisplayTextRule.check(name, field: field, isName: true, into: &diagnostics) else { return nil }
     let bytes = name.value.utf8.count
     guard bytes > maxBytes else { return name }
-    let stored = TextTruncation.truncateAtGraphemes(name.value, maxBytes: maxBytes)
+    let stored = TextTruncation.cutName(name.value, maxBytes: maxBytes)
     guard !stored.isEmpty else {
       diagnostics.append(.error(at: name.position, field: field,
         "is \(bytes) bytes and its first character alone is longer than \(maxBytes) bytes; the watch could store nothing of it"))
