@@ -15,7 +15,7 @@ import TSTestSupport
   }
 
   static let cases: [Case] = [
-    Case(name: "times, phones, durations and repeat rules get their one spelling; values with a warning (integer times) stay as written", input: """
+    Case(name: "times, phones, durations and repeat rules get their one spelling; a value whose warning asks what was meant (an integer time) stays as written", input: """
       reminders:
         sedentary:
           repeat: Workday
@@ -81,6 +81,15 @@ import TSTestSupport
       reminders:
         drinking:
           period: {start: "08:00", end: "22:00", every: 2}
+      """),
+    Case(name: "a warning the canonical spelling keeps (a phone used twice) does not stop its scalar being formatted", input: """
+      contacts:
+        - {name: Kim Li, phone: '112'}
+        - {name: Lee, phone: 112}
+      """, expected: """
+      contacts:
+        - {name: Kim Li, phone: "112"}
+        - {name: Lee, phone: "112"}
       """),
     Case(name: "a beside comment keeps its column when the value grows (and keeps the keys' order)", input: """
       reminders:

@@ -41,16 +41,38 @@ public enum ManifestFormatter {
     let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
     let hasBOM = bytes.starts(with: bom)
     let source = SourceText(String(decoding: hasBOM ? Array(bytes.dropFirst(3)) : bytes, as: UTF8.self))
-    var pass = FormatPass(source: source, file: file,
-                          warned: Set(loaded.diagnostics.filter { $0.severity == .warning }.compactMap(\.position)))
-    pass.propose(root, role: .root)
-    var edits = pass.approvedEdits()
-    pass.reorder(root, role: .root, edits: &edits)
-    // Comment columns are kept last, over the final edits (reorders included), so no edit is
-    // widened before a reorder has to replace the text around it.
-    let text = source.text(0..<source.scalars.count, applying: pass.keepingCommentColumns(edits))
-    let output = (hasBOM ? bom : []) + Array(text.utf8)
+    func formatted(keeping kept: Set<SourcePosition>) -> [UInt8] {
+      var pass = FormatPass(source: source, file: file, kept: kept)
+      pass.propose(root, role: .root)
+      var edits = pass.approvedEdits()
+      pass.reorder(root, role: .root, edits: &edits)
+      // Comment columns are kept last, over the final edits (reorders included), so no edit is
+      // widened before a reorder has to replace the text around it.
+      let text = source.text(0..<source.scalars.count, applying: pass.keepingCommentColumns(edits))
+      return (hasBOM ? bom : []) + Array(text.utf8)
+    }
+    var output = formatted(keeping: [])
+    // fmt never silences a warning: a warning that asks what was meant (`at: [1200]`: 20:00, or
+    // was 12:00 meant? `every: 2`: minutes, or hours?) would disappear if its scalar were written
+    // in canonical form ("20:00", 2m), answering the question silently (and a pre-commit hook
+    // would lock the answer in). The scalars of warnings the formatted text lost stay as written.
+    let lost = lostWarnings(loaded.diagnostics, ManifestLoader.load(bytes: output, file: file).diagnostics)
+    if output != bytes, !lost.isEmpty {
+      output = formatted(keeping: Set(lost.compactMap(\.position)))
+    }
     return ManifestFormatResult(formatted: output, diagnostics: loaded.diagnostics, isChanged: output != bytes)
+  }
+
+  /// The warnings of `before` that `after` no longer has, compared by field (positions and the
+  /// line numbers in messages move when keys are reordered).
+  static func lostWarnings(_ before: [Diagnostic], _ after: [Diagnostic]) -> [Diagnostic] {
+    var remaining = Dictionary(after.filter { $0.severity == .warning }.map { ($0.field, 1) }, uniquingKeysWith: +)
+    return before.filter { warning in
+      guard warning.severity == .warning else { return false }
+      guard let count = remaining[warning.field], count > 0 else { return true }
+      remaining[warning.field] = count - 1
+      return false
+    }
   }
 }
 
@@ -60,15 +82,13 @@ struct FormatPass {
   private var context: DecodingContext
   /// The rewrites proposed for each source range; `nil` in the set means "keep as written".
   private var proposals: [Range<Int>: Set<String?>] = [:]
-  /// Where the manifest's warnings point. A scalar there stays as written: its warning asks the
-  /// user something (`at: [1200]`: 20:00, or was 12:00 meant? `every: 2`: minutes, or hours?)
-  /// that rewriting it in canonical form (`"20:00"`, `2m`) would answer silently, and a
-  /// pre-commit hook would lock the answer in.
-  private let warned: Set<SourcePosition>
+  /// Positions of scalars that stay as written (the scalars of warnings that formatting would
+  /// silence; `ManifestFormatter.format`).
+  private let kept: Set<SourcePosition>
 
-  init(source: SourceText, file: String, warned: Set<SourcePosition> = []) {
+  init(source: SourceText, file: String, kept: Set<SourcePosition> = []) {
     self.source = source
-    self.warned = warned
+    self.kept = kept
     context = DecodingContext(file: file)
   }
 
@@ -121,7 +141,7 @@ struct FormatPass {
   }
 
   private mutating func propose(_ node: YAMLNode, _ replacement: String?) {
-    proposals[range(of: node), default: []].insert(warned.contains(node.position) ? nil : replacement)
+    proposals[range(of: node), default: []].insert(kept.contains(node.position) ? nil : replacement)
   }
 
   /// The rewrites every use agrees on that change the text, sorted; an edit overlapping an

@@ -51,9 +51,14 @@ enum ShortNameRule {
 
   /// The ASCII capital of the first ASCII letter of `letter` transliterated by ICU's
   /// `Any-Latin; Latin-ASCII` (李 → "li" → L, Φ → "PH" → P), or `nil` when it has none.
+  /// Each letter's answer is kept for the life of the process (`TransliterationCache`): ICU builds
+  /// the transliterator again on every call, parsing its rules (about a fifth of the fuzz
+  /// target's time went there), and a contact list repeats first letters (李, 王, 张 …).
   static func transliteratedCapital(_ letter: Character) -> Character? {
-    let latin = String(letter).applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false)
-    return latin?.unicodeScalars.lazy.compactMap { asciiCapital($0) }.first
+    TransliterationCache.shared.capital(of: letter) { letter in
+      let latin = String(letter).applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false)
+      return latin?.unicodeScalars.lazy.compactMap { asciiCapital($0) }.first
+    }
   }
 
   /// The Latin letters of Latin-1 and Latin Extended-A that have no canonical decomposition,
@@ -81,5 +86,25 @@ enum ShortNameRule {
       return nil
     }
     return DisplayTextRule.check(shortName, field: field, isName: true, into: &diagnostics)?.value
+  }
+}
+
+/// The capitals ICU gave for letters, by letter; thread-safe, at most `limit` letters (then it
+/// starts again, so a hostile manifest of distinct letters cannot grow it without bound).
+final class TransliterationCache: @unchecked Sendable {
+  static let shared = TransliterationCache()
+  static let limit = 4096
+  private let lock = NSLock()
+  private var capitals: [Character: Character?] = [:]
+
+  /// The capital of `letter`, from the cache or else from `compute` (run outside the lock).
+  func capital(of letter: Character, _ compute: (Character) -> Character?) -> Character? {
+    if let known = lock.withLock({ capitals[letter] }) { return known }
+    let capital = compute(letter)
+    lock.withLock {
+      if capitals.count >= Self.limit { capitals.removeAll(keepingCapacity: true) }
+      capitals[letter] = .some(capital)
+    }
+    return capital
   }
 }
