@@ -49,14 +49,59 @@ public struct LastApplied: Hashable, Codable, Sendable {
   /// The record at `path` for `device`, or `nil` when there is none or it cannot be used
   /// (another format or device): drift is a courtesy, never a reason to fail a plan.
   public static func read(at path: String, device: String) -> LastApplied? {
-    guard let data = FileManager.default.contents(atPath: path),
-          let record = try? JSONDecoder().decode(LastApplied.self, from: data),
-          record.formatVersion == currentFormatVersion, record.device == device else { return nil }
+    (try? load(at: path, device: device)) ?? nil
+  }
+
+  /// The record at `path` for `device`; `nil` only when there is no file. `tsapply drift`
+  /// uses this: asked for drift on purpose, a record that exists but cannot be used is an
+  /// error, not a silent "no record" (a cron check would report "no drift" forever).
+  /// - Throws: `LastAppliedError` when the file cannot be read, is not a last-applied record
+  ///   (the field in plain words, `DecodingProblem`), is of another format version, or was
+  ///   recorded for another device.
+  public static func load(at path: String, device: String) throws(LastAppliedError) -> LastApplied? {
+    guard FileManager.default.fileExists(atPath: path) else { return nil }
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw LastAppliedError(path: path, reason: "the file cannot be read")
+    }
+    struct Header: Decodable {
+      var formatVersion: Int?
+      enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
+    }
+    if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentFormatVersion {
+      throw LastAppliedError(path: path, reason: "record format \(version) is not supported (expected \(currentFormatVersion))")
+    }
+    let record: LastApplied
+    do { record = try JSONDecoder().decode(LastApplied.self, from: data) } catch {
+      throw LastAppliedError(path: path, reason: "not a tsapply last-applied record (\(DecodingProblem.describe(error, in: data)))")
+    }
+    guard record.device == device else {
+      throw LastAppliedError(path: path, reason: "it was recorded for \(record.device), not \(device)")
+    }
     return record
   }
 
   /// Writes the record to `path` (0600), replacing the previous one.
   public func write(to path: String) throws(SecureFileError) {
     try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
+  }
+}
+
+/// A last-applied record that exists but cannot be used (`LastApplied.load`).
+public struct LastAppliedError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The record's path.
+  public var path: String
+  /// What is wrong, in plain words.
+  public var reason: String
+
+  /// The refusal of the record at `path` for `reason`.
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
+
+  /// `the last-applied record PATH cannot be used: REASON; …` with what to do.
+  public var description: String {
+    "the last-applied record \(path) cannot be used: \(reason); drift cannot be told from it. "
+      + "Remove it and run 'tsapply apply' to record the watch again"
   }
 }

@@ -25,6 +25,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
   case records(SecureFileError)
   /// The apply itself failed: before the first write (backup), part-way, or in verification.
   case apply(ApplyError)
+  /// `drift` was asked for, and the last-applied record exists but cannot be used; nothing written.
+  case lastApplied(LastAppliedError)
 
   public var description: String {
     switch self {
@@ -40,6 +42,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case .backup(let error): "\(error)"
     case .records(let error): "cannot keep tsapply's records for this watch, so nothing was written: \(error)"
     case .apply(let error): "\(error)"
+    case .lastApplied(let error): "\(error)"
     }
   }
 }

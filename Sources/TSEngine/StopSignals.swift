@@ -29,13 +29,21 @@ public struct NoStopRequest: StopRequest {
 /// SIGINT (Ctrl-C), SIGTERM (`timeout`, systemd, `docker stop`, CI cancellation) and SIGHUP
 /// (a closed terminal), handled the way Terraform handles Ctrl-C: the first signal lets the
 /// current device call finish and stops before the next step, so the summary of what was and
-/// was not applied is exact; a second signal exits at once with 128 + its number.
+/// was not applied is exact; a second signal exits at once with 128 + its number — if it comes at
+/// least `repeatInterval` after the first. Signals closer together count as one: `timeout` and
+/// a terminal's Ctrl-C send the signal to the process and to its process group, so one request
+/// can arrive twice within microseconds, and it must not skip the summary.
 public final class StopSignals: StopRequest, @unchecked Sendable {
   /// The signals caught.
   public static let caught: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
+  /// How long after the first signal a second one means "quit at once" (1 s): a person pressing
+  /// Ctrl-C again takes longer; one request delivered twice takes far less.
+  public static let repeatInterval: UInt64 = 1_000_000_000
+
   private let lock = NSLock()
   private var count = 0
+  private var first: UInt64?
   private var sources: [any DispatchSourceSignal] = []
   private let notice: @Sendable (Int32) -> Void
 
@@ -69,11 +77,17 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
   }
 
   private func received(_ number: Int32) {
+    let now = DispatchTime.now().uptimeNanoseconds
     lock.lock()
+    let since = first.map { now - $0 }
+    if first == nil { first = now }
     count += 1
-    let count = self.count
     lock.unlock()
-    if count == 1 { notice(number) } else { exit(128 + number) }
+    switch since {
+    case nil: notice(number)
+    case let elapsed? where elapsed >= Self.repeatInterval: exit(128 + number)
+    default: break  // the same request delivered twice (process and process group)
+    }
   }
 
   /// Whether a signal arrived.

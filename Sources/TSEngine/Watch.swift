@@ -289,6 +289,8 @@ extension Watch {
   public func drift(_ document: ManifestDocument) async throws(EngineError) -> DriftReport {
     let state = try await readState()
     let planned = try plan(document, state: state)
+    // Asked for on purpose, a record that exists but cannot be used is an error (plan ignores it).
+    do { _ = try LastApplied.load(at: home.lastAppliedPath, device: identity) } catch { throw .lastApplied(error) }
     return DriftReport(hasRecord: lastApplied() != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
   }
 }

@@ -314,7 +314,7 @@ actor AgentWatch {
       case .invalid(let input):
         (result, retry) = (.invalid, false)
         message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
-      case .savedPlanRefused, .backup, .declined:
+      case .savedPlanRefused, .backup, .declined, .lastApplied:
         (result, retry) = (.failed, false)
       case .device, .locked, .records, .apply:
         (result, retry) = (.failed, true)

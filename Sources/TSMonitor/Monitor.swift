@@ -397,7 +397,10 @@ public final class Monitor: @unchecked Sendable {
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true
-        notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it (SOS is still forwarded).")
+        // "SOS is still forwarded" only where the watch reports SOS at all (not on Npk).
+        let sosRefused = locked { refusals.contains(Listener.sos.rawValue) }
+        notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it"
+          + (sosRefused ? "." : " (SOS is still forwarded)."))
       }
       return .clean
     }

@@ -31,6 +31,26 @@ import TSTestSupport
     #expect(!drifted.stdout.contains("15550199"))
   }
 
+  /// A record that exists but cannot be used makes `drift` fail naming it (a cron check must not
+  /// read it as "no record, no drift" forever); `plan` still plans, without drift.
+  @Test func anUnusableRecordIsAnErrorForDriftOnly() throws {
+    let dir = try ReconcileTests.workspace()
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    let watches = TSApplyBinary.testStateDirectory + "/watches"
+    let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: watches).first { folder in
+      let record = (try? String(contentsOfFile: watches + "/" + folder + "/watch.json", encoding: .utf8)) ?? ""
+      return record.replacingOccurrences(of: "\\/", with: "/").contains(dir.lastPathComponent + "/.tsapply/device.json")
+    })
+    let path = watches + "/" + folder + "/last-applied.json"
+    for (text, reason) in [("{\"x\":1}", "not a tsapply last-applied record"), ("{\"format_version\": 9}", "record format 9 is not supported")] {
+      try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+      let drift = try TSApplyBinary.run(["drift"], in: dir)
+      #expect(drift.status == 1, "\(drift.stdout)")
+      #expect(drift.stderr.contains("the last-applied record \(path) cannot be used: \(reason)"), "\(drift.stderr)")
+      #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
+    }
+  }
+
   @Test func jsonHasThePlansShapes() throws {
     let dir = try ReconcileTests.workspace()
     _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)

@@ -120,6 +120,23 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
   }
 
+  /// `timeout` sends SIGTERM to the process and to its process group: one request arrives twice
+  /// at once. It counts once: the apply stops between calls with the summary.
+  @Test func aSignalDeliveredTwiceAtOnceCountsOnce() throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let output = Pipe()
+    let (process, error) = try Self.slowApply(dir, stdout: output)
+    Thread.sleep(forTimeInterval: 2.0)
+    kill(process.processIdentifier, SIGTERM)
+    kill(process.processIdentifier, SIGTERM)
+    let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    _ = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1, "\(stderr)")
+    #expect(stderr.contains("apply stopped part-way: interrupted"))
+  }
+
   /// `tsapply apply … | grep -m1 Backed`: the reader goes away after the first line; the apply
   /// must still finish (no SIGPIPE death part-way).
   @Test func aClosedStandardOutputNeverStopsAnApply() throws {

@@ -110,6 +110,9 @@ import TSTestSupport
                    message: edge(" A", "begins", "U+0020 SPACE", "A")),
     DiagnosticCase(marked: custom("\"\u{200B}\""), field: "reminders.custom[0].name",
                    message: "is blank (only white space and invisible characters); a name needs at least one visible character"),
+    DiagnosticCase(marked: contact("\"\u{301}Emile\""), field: "contacts[0].name",
+                   message: "\"\u{301}Emile\" begins with U+0301 COMBINING ACUTE ACCENT, a combining mark with no letter before it to sit on; the watch would show it on its own or drop it"),
+    .valid("contacts:\n  - {name: \"E\u{301}mile\", phone: \"1\"}\n"),
     .valid("reminders:\n  custom:\n    - name: \"Evening walk\"\n      at: [\"08:00\"]\n"),
     .valid("contacts:\n  - {name: \"Gran ❤️\", phone: \"1\"}\n  - {name: 👨‍👩‍👧, phone: \"2\"}\n  - {name: \"山田\u{3000}太郎\", phone: \"3\"}\n"),
   ]

@@ -11,7 +11,8 @@ import TSModel
 /// The watch keeps a name exactly as written, so `"Walk "` and `"Walk"` are two reminders (and
 /// turning one into the other deletes and recreates it) that look the same everywhere: a space,
 /// a no-break space or a zero-width character at either end of a name is an error naming it
-/// (`InvisibleCharacters`). Inside a name such characters are allowed and shown escaped.
+/// (`InvisibleCharacters`). Inside a name such characters are allowed and shown escaped. A name
+/// that begins with a combining mark (U+0301 …) has no letter for it to sit on: an error too.
 enum DisplayTextRule {
   /// The text, or an error for a control character or (when `isName`) a blank name or one that
   /// begins or ends with white space or an invisible character.
@@ -33,6 +34,19 @@ enum DisplayTextRule {
         "\"\(text.value)\" \(edge.atEnd ? "ends" : "begins") with \(InvisibleCharacters.describe(edge.scalar)); remove it (the watch keeps it, so \"\(text.value)\" and \"\(InvisibleCharacters.trimmed(text.value))\" would be different names)"))
       return nil
     }
+    if isName, let first = text.value.unicodeScalars.first, Self.isCombiningMark(first) {
+      diagnostics.append(.error(at: text.position, field: field,
+        "\"\(text.value)\" begins with \(InvisibleCharacters.describe(first)), a combining mark with no letter before it to sit on; the watch would show it on its own or drop it"))
+      return nil
+    }
     return text
+  }
+
+  /// A mark that combines with the character before it (general categories Mn, Mc, Me).
+  static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.properties.generalCategory {
+    case .nonspacingMark, .spacingMark, .enclosingMark: true
+    default: false
+    }
   }
 }
