@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TSBridge
 import TSDevice
 import TSModel
@@ -53,12 +50,8 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   ///   served, is left out while several are, or the bridge is not the paired one.
   public static func connect(_ pairing: PairingString, watchID: String?, timeout: Double = defaultTimeout,
                              retryDelays: [Duration] = [.milliseconds(200), .milliseconds(600)]) async throws(DeviceError) -> BridgeDevice {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = timeout
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    let transport = BridgeTransport(base: "http://\(hostPart(pairing.host)):\(pairing.port)",
-                                    sealer: Sealer(key: pairing.key, side: .client),
-                                    session: URLSession(configuration: configuration), timeout: timeout)
+    let transport = BridgeTransport(host: pairing.host, port: pairing.port, sealer: Sealer(key: pairing.key, side: .client),
+                                    timeout: timeout)
     let caller = BridgeCaller(transport: transport, retryDelays: retryDelays)
     let list = try await caller.required(WatchList.self, "GET", "/v\(BridgeProtocol.major)/watches", name: "listWatches",
                                          body: [], domain: BridgeProtocol.errorDomain, retry: true)
@@ -86,7 +79,6 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
                         info: info, caller: caller)
   }
 
-  static func hostPart(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
   var watchPath: String { "/v\(BridgeProtocol.major)/watches/\(watchID)" }
 
@@ -164,14 +156,13 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
     }
   }
 
-  /// Ends the event stream and the session.
+  /// Ends the event stream.
   public func close() async {
     let stream = lock.withLock { () -> BridgeEventStream? in
       defer { events = nil }
       return events
     }
     stream?.stop()
-    transport.session.finishTasksAndInvalidate()
   }
 
   /// Round trips made per method (and `listWatches`), with the bytes of their bodies.
@@ -273,7 +264,7 @@ final class BridgeCaller: @unchecked Sendable {
 
   /// The SDK-shaped error of a link failure.
   func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain) -> DeviceError {
-    let host = transport.base.dropFirst("http://".count)
+    let host = HTTPConnection.hostHeader(transport.host, transport.port)
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")

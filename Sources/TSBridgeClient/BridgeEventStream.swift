@@ -1,16 +1,15 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TSBridge
 import TSModel
 
 /// The client side of `GET /v1/watches/{id}/events`: one Server-Sent Events stream feeding the
-/// device's listeners. Each event is opened with the pairing key (bound to this stream's
-/// request and its id) before it reaches a handler; one that does not open is dropped. When the
-/// stream ends or breaks it reconnects (after 1 s, then up to 10 s between tries) with
-/// `Last-Event-ID`, so no event is lost while the bridge still holds it. Thread-safe.
-final class BridgeEventStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// device's listeners, read on a thread of its own over `HTTPConnection` (a socket waited on
+/// with `poll(2)`: no CPU while the stream is quiet). Each event is opened with the pairing key
+/// (bound to this stream's request and its id) before it reaches a handler; one that does not
+/// open is dropped. When the stream ends, breaks or stays silent for `idleSeconds` it reconnects
+/// (after 1 s, then up to 10 s between tries) with `Last-Event-ID`, so no event is lost while
+/// the bridge still holds it. Thread-safe.
+final class BridgeEventStream: @unchecked Sendable {
   enum Handler {
     case contacts(@Sendable (Result<[Contact], DeviceError>) -> Void)
     case emergency(@Sendable (Result<[Contact], DeviceError>) -> Void)
@@ -25,18 +24,19 @@ final class BridgeEventStream: NSObject, URLSessionDataDelegate, @unchecked Send
     }
   }
 
+  /// Seconds without a byte after which the stream is taken for dead and opened again (the
+  /// bridge sends a keep-alive comment well within this).
+  static let idleSeconds = 90.0
+
   let transport: BridgeTransport
   let path: String
   private let lock = NSLock()
   private var handlers: [Handler] = []
   private var refusals: [ListenerRefusal.Listener: DeviceError] = [:]
   private var lastEventID: String?
-  private var requestNonce: [UInt8] = []
-  private var buffer: [UInt8] = []
-  private var session: URLSession?
-  private var task: URLSessionDataTask?
+  private var connection: HTTPConnection?
   private var stopped = false
-  private var failures = 0
+  private let wake = NSCondition()
 
   init(transport: BridgeTransport, path: String) {
     self.transport = transport
@@ -52,81 +52,92 @@ final class BridgeEventStream: NSObject, URLSessionDataDelegate, @unchecked Send
   }
 
   func start() {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 60
-    configuration.timeoutIntervalForResource = .infinity
-    let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-    lock.withLock { self.session = session }
-    connect()
+    let thread = Thread { [self] in run() }
+    thread.stackSize = 1 << 20
+    thread.start()
   }
 
   func stop() {
-    let (task, session) = lock.withLock { () -> (URLSessionDataTask?, URLSession?) in
+    let connection = lock.withLock { () -> HTTPConnection? in
       stopped = true
-      return (self.task, self.session)
+      return self.connection
     }
-    task?.cancel()
-    session?.invalidateAndCancel()
+    connection?.cancel()
+    wake.lock()
+    wake.broadcast()
+    wake.unlock()
   }
 
-  private func connect() {
-    lock.lock()
-    guard !stopped, let session, let url = URL(string: transport.base + path) else {
-      lock.unlock()
-      return
+  private var isStopped: Bool { lock.withLock { stopped } }
+
+  /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
+  private func run() {
+    var failures = 0
+    while !isStopped {
+      if readOnce() { failures = 0 } else { failures += 1 }
+      guard !isStopped else { return }
+      // 1 s after a stream that ended normally or a first failure, then up to 10 s.
+      let delay = min(10, Double(max(1, failures)))
+      wake.lock()
+      if !isStopped { _ = wake.wait(until: Date(timeIntervalSinceNow: delay)) }
+      wake.unlock()
     }
-    var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
-    request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
-    request.setValue(BridgeProtocol.eventStreamType, forHTTPHeaderField: "Accept")
-    if let lastEventID { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+  }
+
+  /// One connection: `true` when the bridge answered 200 and events flowed.
+  private func readOnce() -> Bool {
+    let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
-    request.setValue(Data(sealed.bytes).base64EncodedString(), forHTTPHeaderField: BridgeProtocol.sealHeader)
-    requestNonce = sealed.nonce
-    buffer = []
-    let task = session.dataTask(with: request)
-    self.task = task
-    lock.unlock()
-    task.resume()
+    var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version), ("Accept", BridgeProtocol.eventStreamType),
+                   (BridgeProtocol.sealHeader, Data(sealed.bytes).base64EncodedString())]
+    if let lastEventID { headers.append(("Last-Event-ID", lastEventID)) }
+    do throws(HTTPConnection.Failure) {
+      let connection = try HTTPConnection.connect(host: transport.host, port: transport.port,
+                                                  deadline: .after(transport.timeout))
+      let registered = lock.withLock { () -> Bool in
+        guard !stopped else { return false }
+        self.connection = connection
+        return true
+      }
+      guard registered else { return false }
+      defer { lock.withLock { self.connection = nil } }
+      try connection.send("GET", path, host: HTTPConnection.hostHeader(transport.host, transport.port), headers: headers,
+                          body: [], deadline: .after(transport.timeout))
+      let head = try connection.readHead(deadline: .after(transport.timeout))
+      guard head.status == 200 else { return false }
+      var buffer: [UInt8] = []
+      try connection.readBody(head, deadline: .after(Self.idleSeconds), idle: Self.idleSeconds) { chunk in
+        buffer += chunk
+        receive(&buffer, requestNonce: sealed.nonce)
+        return !isStopped
+      }
+      return true
+    } catch {
+      return false
+    }
   }
 
-  // MARK: URLSessionDataDelegate
-
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let events = lock.withLock { () -> [(String?, [UInt8])] in
-      guard dataTask === task else { return [] }
-      failures = 0
-      buffer += data
-      var parsed: [(String?, [UInt8])] = []
-      while let end = Self.eventEnd(in: buffer) {
-        let block = String(decoding: buffer[..<end.start], as: UTF8.self)
-        buffer.removeFirst(end.next)
-        var id: String?
-        var payload = ""
-        for line in block.split(separator: "\n", omittingEmptySubsequences: true) {
-          if line.hasPrefix("id:") { id = line.dropFirst(3).trimmingCharacters(in: .whitespaces) }
-          if line.hasPrefix("data:") { payload += line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
-        }
-        guard !payload.isEmpty, let bytes = Data(base64Encoded: payload), let message = SealedMessage(bytes: Array(bytes)),
-              let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
-        if let id { lastEventID = id }
-        parsed.append((id, plaintext))
+  /// Opens and dispatches every complete event in `buffer`, leaving the rest.
+  private func receive(_ buffer: inout [UInt8], requestNonce: [UInt8]) {
+    var events: [[UInt8]] = []
+    while let end = Self.eventEnd(in: buffer) {
+      let block = String(decoding: buffer[..<end.start], as: UTF8.self)
+      buffer.removeFirst(end.next)
+      var id: String?
+      var payload = ""
+      for line in block.split(separator: "\n", omittingEmptySubsequences: true) {
+        if line.hasPrefix("id:") { id = line.dropFirst(3).trimmingCharacters(in: .whitespaces) }
+        if line.hasPrefix("data:") { payload += line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
       }
-      return parsed
+      guard !payload.isEmpty, let bytes = Data(base64Encoded: payload), let message = SealedMessage(bytes: Array(bytes)),
+            let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
+      if let id { lock.withLock { lastEventID = id } }
+      events.append(plaintext)
     }
-    for (_, plaintext) in events {
+    for plaintext in events {
       guard let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext) else { continue }
       dispatch(event)
     }
-  }
-
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-    let delay = lock.withLock { () -> Double? in
-      guard task === self.task, !stopped else { return nil }
-      failures += 1
-      return min(10, Double(failures))
-    }
-    guard let delay else { return }
-    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.connect() }
   }
 
   /// The end of the first complete event in `bytes` (a blank line) and where the next begins.

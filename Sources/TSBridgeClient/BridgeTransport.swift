@@ -1,16 +1,16 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TSBridge
 import TSModel
 
-/// One sealed request/response exchange with a bridge over URLSession, and what can go wrong on
-/// the way. No retries here: `BridgeDevice` decides which calls may be repeated.
+/// One sealed request/response exchange with a bridge (plain HTTP/1.1 over `HTTPConnection`,
+/// one connection per exchange), and what can go wrong on the way. No retries here:
+/// `BridgeDevice` decides which calls may be repeated.
 struct BridgeTransport: Sendable {
-  let base: String
+  /// The bridge's address (a name, an IPv4 or an IPv6 address) and port.
+  let host: String
+  let port: Int
   let sealer: Sealer
-  let session: URLSession
+  /// Seconds an exchange may take, connection included.
   let timeout: Double
 
   /// Why no authenticated answer came back.
@@ -29,40 +29,39 @@ struct BridgeTransport: Sendable {
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
   /// (sealed into the body, or for GET into the `TSApply-Seal` header).
   func exchange(_ method: String, _ path: String, _ plaintext: [UInt8]) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
-    guard let url = URL(string: base + path) else { throw .notSent("bad URL \(base)\(path)") }
-    var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-    request.httpMethod = method
-    request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
-    // A fresh connection per request: a request is never resent on a kept-alive connection that
-    // died (libcurl would, or wait for the timeout), so a dropped connection is seen at once.
-    request.setValue("close", forHTTPHeaderField: "Connection")
     let sealed = sealer.seal(plaintext, for: .request(method: method, path: path, lastEventID: nil))
+    var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version)]
+    var body: [UInt8] = []
     if method == "GET" {
-      request.setValue(Data(sealed.bytes).base64EncodedString(), forHTTPHeaderField: BridgeProtocol.sealHeader)
+      headers.append((BridgeProtocol.sealHeader, Data(sealed.bytes).base64EncodedString()))
     } else {
-      request.setValue(BridgeProtocol.sealedType, forHTTPHeaderField: "Content-Type")
-      request.httpBody = Data(sealed.bytes)
+      headers.append(("Content-Type", BridgeProtocol.sealedType))
+      body = sealed.bytes
     }
-    let data: Data
-    let response: URLResponse
+    let head: HTTPConnection.Head
+    let data: [UInt8]
     do {
-      (data, response) = try await session.data(for: request)
+      (head, data) = try await HTTPConnection.exchange(host: host, port: port, method: method, path: path,
+                                                       headers: headers, body: body, timeout: timeout)
     } catch {
-      throw Self.failure(error)
+      switch error {
+      case .notSent(let reason): throw .notSent(reason)
+      case .timedOut: throw .timedOut
+      case .lost(let reason): throw .lost(reason)
+      }
     }
-    guard let http = response as? HTTPURLResponse else { throw .lost("the bridge's answer is not HTTP") }
-    try Self.checkVersion(http)
-    let type = http.value(forHTTPHeaderField: "Content-Type") ?? ""
+    try Self.checkVersion(head.headers[BridgeProtocol.versionHeader.lowercased()])
+    let type = head.headers["content-type"] ?? ""
     if type.hasPrefix(BridgeProtocol.sealedType) {
-      guard let message = SealedMessage(bytes: Array(data)),
-            let body = sealer.open(message, for: .response(requestNonce: sealed.nonce)) else {
+      guard let message = SealedMessage(bytes: data),
+            let opened = sealer.open(message, for: .response(requestNonce: sealed.nonce)) else {
         throw .lost("the bridge's answer could not be authenticated (changed in transit?)")
       }
-      if http.statusCode != 200 { throw Self.refusal(http.statusCode, body) }
-      return (http.statusCode, body, sealed.bytes.count + data.count)
+      if head.status != 200 { throw Self.refusal(head.status, opened) }
+      return (head.status, opened, sealed.bytes.count + data.count)
     }
     // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results.
-    throw Self.refusal(http.statusCode == 200 ? 502 : http.statusCode, Array(data))
+    throw Self.refusal(head.status == 200 ? 502 : head.status, data)
   }
 
   static func refusal(_ status: Int, _ body: [UInt8]) -> Failure {
@@ -71,19 +70,9 @@ struct BridgeTransport: Sendable {
     return .refused(status: status, error, holder: answer?.holder)
   }
 
-  static func checkVersion(_ response: HTTPURLResponse) throws(Failure) {
-    guard let version = response.value(forHTTPHeaderField: BridgeProtocol.versionHeader),
-          let major = BridgeProtocol.major(of: version), major != BridgeProtocol.major else { return }
+  /// Refuses an answer whose `TSApply-Protocol` header names another major version.
+  static func checkVersion(_ version: String?) throws(Failure) {
+    guard let version, let major = BridgeProtocol.major(of: version), major != BridgeProtocol.major else { return }
     throw .refused(status: 400, WireError(status: 400, "the bridge speaks protocol v\(major) (\(version)); this tsapply speaks v\(BridgeProtocol.major) (\(BridgeProtocol.version)): update tsapply or the bridge app so both speak the same major version"), holder: nil)
-  }
-
-  static func failure(_ error: any Error) -> Failure {
-    guard let error = error as? URLError else { return .lost("\(error)") }
-    switch error.code {
-    case .timedOut: return .timedOut
-    case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .badURL, .unsupportedURL:
-      return .notSent(error.localizedDescription)
-    default: return .lost(error.localizedDescription)
-    }
   }
 }
