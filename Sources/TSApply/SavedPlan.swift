@@ -67,12 +67,22 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   /// - Throws: `SecureFileError`, also when `path`'s directory does not exist (it is not created:
   ///   a mistyped `-out` path should not make directories).
   public func write(to path: String) throws(SecureFileError) {
+    try Self.checkTarget(path, manifest: manifestLocation(planPath: path))
+    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
+  }
+
+  /// Whether a plan of the manifest at `manifest` (absolute) may be saved to `path`
+  /// (absolute), without planning or writing anything: the checks of `write(to:)`, so a command
+  /// can refuse a wrong `-out` before it reads the watch or prints a plan.
+  /// - Throws: `SecureFileError` when `path`'s directory does not exist, or `path` is the
+  ///   manifest, a directory, or an existing file that is not a saved plan.
+  public static func checkTarget(_ path: String, manifest: String) throws(SecureFileError) {
     let directory = (path as NSString).deletingLastPathComponent
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
       throw SecureFileError(path: path, reason: "its directory \(directory) does not exist")
     }
-    if SecureFile.resolvingSymlinks(manifestLocation(planPath: path)) == SecureFile.resolvingSymlinks(path) {
+    if SecureFile.resolvingSymlinks(manifest) == SecureFile.resolvingSymlinks(path) {
       throw SecureFileError(path: path, reason: "it is the manifest the plan was made from; save the plan to a new file such as changes.tfplan")
     }
     if SecureFile.exists(path) {
@@ -86,7 +96,6 @@ public struct SavedPlan: Hashable, Codable, Sendable {
         throw SecureFileError(path: path, reason: "the file exists and is not a tsapply saved plan, so it is not replaced; save the plan to a new file such as changes.tfplan")
       }
     }
-    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
   }
 
   /// Reads `bytes` as a saved plan; `nil` when they are not one (e.g. a YAML manifest).

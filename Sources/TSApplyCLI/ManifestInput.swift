@@ -46,21 +46,28 @@ public enum ManifestInput {
   /// (`PhoneRedaction.KnownPhones`), and any other phone-like text
   /// (`PhoneRedaction.redactPhoneLike`). A source line is masked whole before it is cut to a
   /// window, so a phone at the window's edge is masked too.
+  ///
+  /// `file` names the input for the JSON entries of diagnostics without a position (a file that
+  /// cannot be read): every entry carries `file`, and `line` and `column` (`null` without a
+  /// position).
   public static func printDiagnostics(_ diagnostics: [Diagnostic], source: [UInt8]?, json: Bool, redact: Bool,
-                                      context: CommandContext) {
-    printDiagnostics(diagnostics, sources: source.map { [$0] } ?? [], json: json, redact: redact, context: context) { _ in source }
+                                      context: CommandContext, file: String? = nil) {
+    printDiagnostics(diagnostics, sources: source.map { [$0] } ?? [], json: json, redact: redact, context: context,
+                     file: file) { _ in source }
   }
 
   /// As `printDiagnostics(_:source:json:redact:context:)` for diagnostics pointing into several
   /// files (a fleet's manifests and its defaults): each source line comes from the bytes that
   /// `sources` holds for the file its position names, and the phones of every file are masked.
+  /// `file` names the input of diagnostics without a position in JSON (the fleet file).
   public static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [String: [UInt8]], json: Bool, redact: Bool,
-                                      context: CommandContext) {
-    printDiagnostics(diagnostics, sources: Array(sources.values), json: json, redact: redact, context: context) { sources[$0] }
+                                      context: CommandContext, file: String? = nil) {
+    printDiagnostics(diagnostics, sources: Array(sources.values), json: json, redact: redact, context: context,
+                     file: file) { sources[$0] }
   }
 
   private static func printDiagnostics(_ diagnostics: [Diagnostic], sources: [[UInt8]], json: Bool, redact: Bool,
-                                       context: CommandContext, sourceOf: (String) -> [UInt8]?) {
+                                       context: CommandContext, file: String?, sourceOf: (String) -> [UInt8]?) {
     let known = PhoneRedaction.KnownPhones(redact && !diagnostics.isEmpty ? sources.reduce(into: Set<String>()) { $0.formUnion(PhoneCandidates.find(in: $1)) } : [])
     let mask = { (text: String) -> String in redact ? PhoneRedaction.redactPhoneLike(known.redact(text)) : text }
     let sorted = (diagnostics.filter { $0.severity == .error }.sortedByPosition()
@@ -72,7 +79,7 @@ public enum ManifestInput {
       }
     if json {
       let errors = sorted.filter { $0.severity == .error }, warnings = sorted.filter { $0.severity == .warning }
-      context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings).encoded() + "\n")
+      context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings, file: file).encoded() + "\n")
       return
     }
     if sorted.isEmpty { return }
@@ -102,8 +109,12 @@ public enum ManifestInput {
   }
 }
 
-/// The JSON shape of `tsapply validate --json`.
+/// The JSON shape of `tsapply validate --json` (and of `plan`, `apply` and `drift` with
+/// `--json` when the manifest cannot be used): `{format_version, valid, errors, warnings}`.
 struct DiagnosticsJSON: Encodable {
+  /// One diagnostic. Every key is always present: `file` is the position's file, else the input
+  /// the command read (`null` only when there is none); `line` and `column` are `null` for a
+  /// problem without a position (a file that cannot be read).
   struct Entry: Encodable {
     var severity: String
     var file: String?
@@ -112,13 +123,25 @@ struct DiagnosticsJSON: Encodable {
     var field: String
     var message: String
 
-    init(_ diagnostic: Diagnostic) {
+    init(_ diagnostic: Diagnostic, file fallback: String?) {
       severity = diagnostic.severity.rawValue
-      file = diagnostic.position?.file
+      file = diagnostic.position?.file ?? fallback
       line = diagnostic.position?.line
       column = diagnostic.position?.column
       field = diagnostic.field
       message = diagnostic.message
+    }
+
+    enum CodingKeys: String, CodingKey { case severity, file, line, column, field, message }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(severity, forKey: .severity)
+      try container.encode(file, forKey: .file)
+      try container.encode(line, forKey: .line)
+      try container.encode(column, forKey: .column)
+      try container.encode(field, forKey: .field)
+      try container.encode(message, forKey: .message)
     }
   }
 
@@ -127,10 +150,10 @@ struct DiagnosticsJSON: Encodable {
   var errors: [Entry]
   var warnings: [Entry]
 
-  init(errors: [Diagnostic], warnings: [Diagnostic]) {
+  init(errors: [Diagnostic], warnings: [Diagnostic], file: String? = nil) {
     valid = errors.isEmpty
-    self.errors = errors.map(Entry.init)
-    self.warnings = warnings.map(Entry.init)
+    self.errors = errors.map { Entry($0, file: file) }
+    self.warnings = warnings.map { Entry($0, file: file) }
   }
 
   func encoded() -> String {

@@ -37,13 +37,24 @@ package struct ManifestInputFile {
   var bytes: [UInt8]
   var result: ManifestLoadResult
 
-  /// Reads `file` (`-` = standard input) and loads it as a manifest.
-  package static func read(_ file: String, context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
+  /// Reads `file` (`-` = standard input) and loads it as a manifest, for `command`.
+  ///
+  /// A file that cannot be read fails with the reader's message (`Error: cannot read …`); with
+  /// `json`, the same JSON diagnostics document as for an invalid manifest is printed on
+  /// standard output first (`validate --json`'s shape, masked with `redact`), so a script
+  /// reading `plan --json` or `drift --json` always gets JSON.
+  package static func read(_ file: String, command: String, json: Bool = false, redact: Bool = false,
+                           context: CommandContext) throws(CommandFailure) -> ManifestInputFile {
     let source = ManifestInput.source(file, context: context)
     let bytes: [UInt8]
     switch source.read() {
     case .success(let read): bytes = read
-    case .failure(let problem): throw CommandFailure(ManifestInput.failureMessage(problem, command: "plan"))
+    case .failure(let problem):
+      if json {
+        ManifestInput.printDiagnostics([problem.diagnostic], source: nil, json: true, redact: redact, context: context,
+                                       file: source.displayName)
+      }
+      throw CommandFailure(ManifestInput.failureMessage(problem, command: command))
     }
     return ManifestInputFile(displayName: source.displayName, path: file == "-" ? nil : context.resolve(file), bytes: bytes,
                              result: ManifestLoader.load(bytes: bytes, file: source.displayName))
@@ -52,7 +63,7 @@ package struct ManifestInputFile {
   /// The engine's document; prints the diagnostics and fails when the manifest has errors.
   package func document(redact: Bool, json: Bool = false, context: CommandContext) throws(CommandFailure) -> ManifestDocument {
     guard let manifest = result.manifest else {
-      try report(result.diagnostics, source: bytes, redact: redact, json: json, context: context)
+      try report(result.diagnostics, source: bytes, redact: redact, json: json, context: context, file: displayName)
       throw CommandFailure("the manifest could not be read")
     }
     return ManifestDocument(manifest: manifest, warnings: result.diagnostics.filter { $0.severity == .warning },
@@ -114,8 +125,8 @@ package struct CLIWatch {
 /// Prints diagnostics (phone-like text masked with `redact`) and fails when any is an error;
 /// `subject` names what they are about in the failure ("the manifest", "the backup").
 func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, json: Bool = false, context: CommandContext,
-            subject: String = "the manifest") throws(CommandFailure) {
-  ManifestInput.printDiagnostics(diagnostics, source: source, json: json, redact: redact, context: context)
+            subject: String = "the manifest", file: String? = nil) throws(CommandFailure) {
+  ManifestInput.printDiagnostics(diagnostics, source: source, json: json, redact: redact, context: context, file: file)
   let errors = diagnostics.filter { $0.severity == .error }.count
   if errors > 0 {
     throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in \(subject); the watch was not touched")

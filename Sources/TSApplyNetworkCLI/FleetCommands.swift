@@ -149,7 +149,7 @@ extension FleetSession {
     let cliWatch = CLIWatch(watch: watch, context: section, fleet: advice(member))
     let commandLine = "tsapply apply --fleet \(fleetFile) --watch \(member.name)"
     let run = ApplyRun(watch: cliWatch, settings: settings, context: section, rerunArgument: fleetFile,
-                       manifestArgument: nil, commandLine: commandLine)
+                       manifestArgument: nil, commandLine: commandLine, manifestSource: document.bytes)
     let renderer = settings.output.renderer(section)
     let shown = Locked<Plan?>(nil)
     let actions = Locked<[ResourceAddress: Action]>([:])
@@ -168,13 +168,14 @@ extension FleetSession {
         section.stdout.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
       case .planned(let plan):
         shown.set(plan)
+        _ = run.masking(plan)
         actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }) { first, _ in first })
         if approved == nil { section.stdout.write(renderer.render(plan)) }
       case .reconcile(.backedUp(let path)):
         let relative = CLIWatch.relative(path, self.context)
         section.stdout.write("Backed up the watch's current state to \(relative) (restore with '\(cliWatch.command("restore", relative))').\n")
       case .reconcile(.apply(let progress)):
-        ApplyRun.print(progress, actions: actions.value, verbose: false, to: section)
+        ApplyRun.print(progress, actions: actions.value, verbose: false, mask: run.currentMask, to: section)
       case .recordFailed(let error):
         section.stdout.write("Warning: could not record the applied state for drift detection: \(error)\n")
       }

@@ -3,6 +3,7 @@ import Foundation
 import TSEngine
 import TSFleet
 import TSMonitor
+import TSModel
 import TSMQTT
 
 extension MonitorCommand {
@@ -51,7 +52,7 @@ extension MonitorCommand {
       }
       let failures = results.compactMap { if case .failure(let error) = $0 { error } else { nil } }
       if !failures.isEmpty {
-        throw CommandFailure("\(failures.count) of \(monitors.count) watches could not be checked: " + failures.map { "\($0)" }.joined(separator: "; "))
+        throw CommandFailure("\(failures.count) of \(counted(monitors.count, "watch", "watches")) could not be checked: " + failures.map { "\($0)" }.joined(separator: "; "))
       }
       return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
     }

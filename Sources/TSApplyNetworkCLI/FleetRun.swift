@@ -32,7 +32,8 @@ struct FleetSession: Sendable {
       return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json,
                           stop: stopSignals(context))
     } catch {
-      ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context)
+      ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context,
+                                     file: file)
       throw CommandFailure(error.description)
     }
   }
@@ -87,19 +88,17 @@ struct FleetSession: Sendable {
     return output.text
   }
 
-  /// The JSON of `diagnostics` (for `--json` reports).
+  /// The JSON of `diagnostics` (for `--json` reports), in `validate --json`'s entry shape:
+  /// `file`, `line` and `column` always present (`null` without a position).
   func diagnosticsJSON(_ diagnostics: [Diagnostic]) -> JSONValue {
     .array(diagnostics.map { diagnostic in
-      var object: [String: JSONValue] = [
+      .object([
         "severity": .string(diagnostic.severity.rawValue), "field": .string(diagnostic.field),
         "message": .string(redact ? PhoneRedaction.redactPhoneLike(diagnostic.message) : diagnostic.message),
-      ]
-      if let position = diagnostic.position {
-        object["file"] = .string(position.file)
-        object["line"] = .integer(position.line)
-        object["column"] = .integer(position.column)
-      }
-      return .object(object)
+        "file": diagnostic.position.map { .string($0.file) } ?? .null,
+        "line": diagnostic.position.map { .integer($0.line) } ?? .null,
+        "column": diagnostic.position.map { .integer($0.column) } ?? .null,
+      ])
     })
   }
 
@@ -117,7 +116,9 @@ struct FleetSession: Sendable {
     default:
       break
     }
-    let reason = message ?? failure.description
+    // A message from the apply is masked already (`ApplyRun.describe`); any other reason may
+    // still name an address or a number.
+    let reason = message ?? PhoneRedaction.Mask(redact: redact).text(failure.description)
     text += "Error: \(reason)\n"
     details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
     return (text, FleetWatchReport(name: member.name, device: member.device, verdict: .failed(firstLine(reason)),
@@ -162,7 +163,7 @@ struct FleetSession: Sendable {
     }
     if report.hasFailures {
       let failed = report.watches.filter { $0.verdict.isFailure }.count
-      throw CommandFailure("\(failed) of \(report.watches.count) watch\(report.watches.count == 1 ? "" : "es") failed: " +
+      throw CommandFailure("\(failed) of \(counted(report.watches.count, "watch", "watches")) failed: " +
         report.watches.filter { $0.verdict.isFailure }.map(\.name).joined(separator: ", "))
     }
     return changed ? .changesPresent : .success

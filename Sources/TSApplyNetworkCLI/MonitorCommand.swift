@@ -104,7 +104,7 @@ struct MonitorCommand: Command {
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     if fleet.file != nil { return try await runFleet(context) }
-    let input = try ManifestInputFile.read(file, context: context)
+    let input = try ManifestInputFile.read(file, command: "monitor", context: context)
     _ = try input.document(redact: !showSensitive, context: context)
     let notifiers = try makeNotifiers(context)
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)

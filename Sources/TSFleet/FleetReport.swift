@@ -34,6 +34,18 @@ public enum FleetVerdict: Sendable, Equatable {
     }
   }
 
+  /// How the totals line counts watches with this verdict, after the number: `2 applied`,
+  /// `1 with changes`, `3 with no drift` — right for any count, unlike the bare result word
+  /// (`1 changes`).
+  public var tallyWord: String {
+    switch self {
+    case .noChanges: "with no changes"
+    case .changes: "with changes"
+    case .drift(let count, _, let hasRecord): !hasRecord ? "with no record" : count == 0 ? "with no drift" : "drifted"
+    case .applied, .pending, .publish, .failed: word
+    }
+  }
+
   /// Whether the watch failed.
   public var isFailure: Bool { if case .failed = self { true } else { false } }
 
@@ -112,10 +124,11 @@ public struct FleetReport: Sendable {
     var text = FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n"
     var counts: [(String, Int)] = []
     for row in watches {
-      if let index = counts.firstIndex(where: { $0.0 == row.verdict.word }) { counts[index].1 += 1 } else { counts.append((row.verdict.word, 1)) }
+      let tally = row.verdict.tallyWord
+      if let index = counts.firstIndex(where: { $0.0 == tally }) { counts[index].1 += 1 } else { counts.append((tally, 1)) }
     }
     let total = watches.count
-    text += "\(total) watch\(total == 1 ? "" : "es"): " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
+    text += counted(total, "watch", "watches") + ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
     return text
   }
 

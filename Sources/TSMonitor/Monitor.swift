@@ -435,9 +435,10 @@ public final class Monitor: @unchecked Sendable {
         outcome = .unchanged
       }
     }
+    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes).adding(report.drift)
     let driftID: String
     if isNew {
-      let event = driftEvent(report, outcome: outcome, watch: watch)
+      let event = driftEvent(report, outcome: outcome, watch: watch, mask: shown)
       emitEvent(event)
       driftID = event.id
       tracking.reported = (signature, event.id)
@@ -448,12 +449,13 @@ public final class Monitor: @unchecked Sendable {
     switch outcome {
     case .applied(let applied):
       tracking.healed = true
+      let healed = shown.adding(applied.plan)
       emit(.applied, watch: watch.identity,
            message: "healed the drift: \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
              + (applied.backupPath.map { " (backup \($0))" } ?? ""),
            fields: ["drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
                     "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
-                    "addresses": .array(applied.plan.resourceChanges.map { .string($0.address.rawValue) })])
+                    "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) })])
       mailbox.post(.recheck)
     case .failed(let message) where !isNew:
       emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
@@ -548,8 +550,10 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  private func driftEvent(_ report: DriftReport, outcome: HealOutcome, watch: Watch) -> MonitorEvent {
-    let addresses = report.drift.map(\.address.rawValue)
+  /// The drift event for `report`; `mask` hides the numbers of its addresses and findings
+  /// unless `--show-sensitive` was given.
+  private func driftEvent(_ report: DriftReport, outcome: HealOutcome, watch: Watch, mask: PhoneRedaction.Mask) -> MonitorEvent {
+    let addresses = report.drift.map { mask.text($0.address.rawValue) }
     var fields: [String: JSONValue] = [
       "changes": JSONPlanRenderer.changes(report.drift, redact: !settings.showSensitive),
       "addresses": .array(addresses.map(JSONValue.string)),
@@ -558,7 +562,7 @@ public final class Monitor: @unchecked Sendable {
     ]
     let what = report.drift.map { change in
       let counts = ContactCounts(change.fields)
-      return ControlCharacters.escaped(change.address.rawValue) + (counts.isEmpty ? "" : " (\(counts.summary))")
+      return mask.address(change.address) + (counts.isEmpty ? "" : " (\(counts.summary))")
     }.joined(separator: ", ")
     let result: String
     switch outcome {
@@ -566,8 +570,8 @@ public final class Monitor: @unchecked Sendable {
     case .unchanged: result = "healing already tried"
     case .applied: result = "healing it"
     case .unsafe(let findings):
-      fields["findings"] = JSONPlanRenderer.findings(findings)
-      result = "not healed: undoing it is unsafe (" + findings.map(\.description).joined(separator: "; ")
+      fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
+      result = "not healed: undoing it is unsafe (" + mask.text(findings.map(\.description).joined(separator: "; "))
         + "); left alone (--allow-destroy would allow it)"
     case .nothing: result = "\(settings.manifestName) does not manage it, so there is nothing to heal"
     case .rateLimited: result = "not healed: the watch keeps drifting back"

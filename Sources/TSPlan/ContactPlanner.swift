@@ -33,6 +33,8 @@ enum ContactPlanner {
   /// tsapply writes, not a demand: when the watch already holds the same contact (name and
   /// phone) with no short name — e.g. one added on the watch itself — that stays, so an exported
   /// watch plans no changes and such contacts do not show a perpetual difference.
+  /// Where short names are stored, a contact without one has the empty short name (as in
+  /// `storedContacts(_:capabilities:)`), so every view shows it the same way.
   static func storedContacts(_ contacts: [ManifestContact], watch: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
     let stores = capabilities.contacts.storesShortName
     return contacts.map { contact in
@@ -40,7 +42,7 @@ enum ContactPlanner {
       var shortName: String? = stores ? contact.shortName : nil
       if stores, !contact.shortNameIsExplicit,
          let held = watch.first(where: { [$0.name, $0.phoneNum] == key }), (held.shortName ?? "").isEmpty {
-        shortName = held.shortName
+        shortName = ""
       }
       return Contact(name: storedName(contact.name.value, capabilities: capabilities), phoneNum: contact.phone.value,
                      shortName: shortName)
@@ -55,10 +57,13 @@ enum ContactPlanner {
     TextTruncation.cutName(name, maxBytes: capabilities.contacts.nameMaxBytes)
   }
 
-  /// Watch contacts in comparable form: shortName dropped where the platform does not store it.
+  /// Watch contacts in comparable form: shortName dropped where the platform does not store
+  /// it; where it does, a contact read without one (added on the watch itself) has the empty
+  /// short name. So a contact shows `shortName` exactly where the platform stores it — in the
+  /// plan's changes and in drift alike (`shortName = ""` for none).
   static func storedContacts(_ contacts: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
-    guard !capabilities.contacts.storesShortName else { return contacts }
-    return contacts.map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) }
+    let stores = capabilities.contacts.storesShortName
+    return contacts.map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: stores ? $0.shortName ?? "" : nil) }
   }
 
   /// Count and phone limits of a contact list (errors); names the platform cuts and explicit

@@ -50,7 +50,10 @@ public enum DriftRenderer {
       "counts": .object(["drift": .integer(drift.count), "pending": .integer(pending.resourceChanges.count)]),
     ]
     if let device = pending.device { root["device"] = .string(device) }
-    if redact { root = root.mapValues { $0.redactingPhones() } }
+    if redact {
+      let known = PhoneRedaction.KnownPhones(PhoneRedaction.numbers(in: pending).union(PhoneRedaction.numbers(in: drift)))
+      root = root.mapValues { $0.redactingPhones(known: known) }
+    }
     return root
   }
 }

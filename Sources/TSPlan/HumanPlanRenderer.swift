@@ -60,7 +60,7 @@ public struct HumanPlanRenderer: Sendable {
     guard !findings.isEmpty else { return [] }
     let described = findings.map(\.description).joined(separator: "; ")
     return ["", paint("(!) Unsafe for an unattended apply:", .bold, .red) + " this plan "
-              + (redact ? PhoneRedaction.redactPhoneLike(described) : described) + ".",
+              + mask(plan).text(described) + ".",
             "    'apply --auto-approve' refuses it unless --allow-destroy is also given."]
   }
 
@@ -115,7 +115,14 @@ public struct HumanPlanRenderer: Sendable {
     lines += fieldLines(change.fields)
     lines.append("    }")
     // Names, notes and addresses are free text: a number written into one is masked too.
-    return redact ? lines.map(PhoneRedaction.redactPhoneLike) : lines
+    let mask = redact ? mask(plan).adding([change]) : .off
+    return lines.map(mask.text)
+  }
+
+  /// What `redact` masks in text about `plan`: its numbers (`PhoneRedaction.numbers(in:)`) by
+  /// their digits, and everything phone-like.
+  func mask(_ plan: Plan) -> PhoneRedaction.Mask {
+    redact ? PhoneRedaction.Mask(redact: true).adding(plan) : .off
   }
 
   private func fieldLines(_ fields: [FieldChange]) -> [String] {
@@ -137,7 +144,7 @@ public struct HumanPlanRenderer: Sendable {
 
   private func warnings(_ plan: Plan) -> [String] {
     guard !plan.warnings.isEmpty else { return [] }
-    let phones = PhoneRedaction.phones(in: plan)
+    let phones = PhoneRedaction.numbers(in: plan)
     let texts = plan.warnings.map {
       ControlCharacters.escaped(redact ? PhoneRedaction.redactText($0.description, phones: phones) : $0.description)
     }

@@ -2,14 +2,18 @@ import TSModel
 
 extension JSONPlanRenderer {
   /// `changes` in the plan's `resource_changes` shape (for documents that carry changes outside
-  /// a plan, e.g. a monitor's drift events); with `redact`, every `phoneNum` masked.
+  /// a plan, e.g. a monitor's drift events); with `redact`, every `phoneNum` masked and the
+  /// numbers of the changes (`PhoneRedaction.numbers(in:)`) masked in their free text.
   public static func changes(_ changes: [ResourceChange], redact: Bool) -> JSONValue {
     let array = JSONValue.array(changes.map(resourceChange))
-    return redact ? array.redactingPhones() : array
+    return redact ? array.redactingPhones(known: PhoneRedaction.KnownPhones(PhoneRedaction.numbers(in: changes))) : array
   }
 
-  /// `findings` in the plan's `safety_findings` shape: `{kind, message, unsafe}` each.
-  public static func findings(_ findings: [SafetyFinding]) -> JSONValue {
-    .array(findings.map { .object(["kind": .string($0.kind), "message": .string($0.description), "unsafe": .bool($0.isUnsafe)]) })
+  /// `findings` in the plan's `safety_findings` shape: `{kind, message, unsafe}` each; each
+  /// message (which can list addresses) masked by `mask`.
+  public static func findings(_ findings: [SafetyFinding], mask: PhoneRedaction.Mask = .off) -> JSONValue {
+    .array(findings.map {
+      .object(["kind": .string($0.kind), "message": .string(mask.text($0.description)), "unsafe": .bool($0.isUnsafe)])
+    })
   }
 }

@@ -25,7 +25,7 @@ public enum JSONPlanRenderer {
   /// The plan's top-level JSON object (for documents that embed a plan: the drift report, a
   /// fleet's report).
   public static func object(_ plan: Plan, redact: Bool) -> [String: JSONValue] {
-    let phones = redact ? PhoneRedaction.phones(in: plan) : []
+    let phones = redact ? PhoneRedaction.numbers(in: plan) : []
     let counts = plan.counts
     var root: [String: JSONValue] = [
       "format_version": .string(plan.formatVersion),
@@ -43,7 +43,10 @@ public enum JSONPlanRenderer {
       }),
     ]
     if let device = plan.device { root["device"] = .string(device) }
-    if redact { root = root.mapValues { $0.redactingPhones() } }
+    if redact {
+      let known = PhoneRedaction.KnownPhones(phones)
+      root = root.mapValues { $0.redactingPhones(known: known) }
+    }
     return root
   }
 
@@ -110,18 +113,23 @@ extension JSONValue {
     self = (try? JSONDecoder().decode(JSONValue.self, from: data)) ?? .null
   }
 
-  /// Every string under a `phoneNum` key masked (`PhoneRedaction.redact`), and phone-like runs
-  /// masked (`PhoneRedaction.redactPhoneLike`) in text that comes from the manifest or the watch
-  /// (`userTextKeys`: names, notes, addresses, field values, messages), so a number written into
-  /// a name or a note is masked too.
-  func redactingPhones() -> JSONValue {
+  /// Every string under a `phoneNum` key masked (`PhoneRedaction.redact`), and in text that
+  /// comes from the manifest or the watch (`userTextKeys`: names, notes, addresses, field values,
+  /// messages, and the strings of lists under them) the `known` numbers masked by their digits
+  /// and phone-like runs masked (`PhoneRedaction.redactPhoneLike`), so a number written into a
+  /// name or a note is masked too.
+  func redactingPhones(known: PhoneRedaction.KnownPhones = PhoneRedaction.KnownPhones([String]())) -> JSONValue {
+    redactingPhones(known: known, userText: false)
+  }
+
+  private func redactingPhones(known: PhoneRedaction.KnownPhones, userText: Bool) -> JSONValue {
     switch self {
-    case .array(let items): return .array(items.map { $0.redactingPhones() })
+    case .string(let text) where userText: return .string(PhoneRedaction.redactPhoneLike(known.redact(text)))
+    case .array(let items): return .array(items.map { $0.redactingPhones(known: known, userText: userText) })
     case .object(let entries):
       return .object(Dictionary(uniqueKeysWithValues: entries.map { key, value in
         if key == "phoneNum", case .string(let phone) = value { return (key, .string(PhoneRedaction.redact(phone))) }
-        if userTextKeys.contains(key), case .string(let text) = value { return (key, .string(PhoneRedaction.redactPhoneLike(text))) }
-        return (key, value.redactingPhones())
+        return (key, value.redactingPhones(known: known, userText: userTextKeys.contains(key)))
       }))
     default: return self
     }
@@ -138,4 +146,5 @@ extension JSONValue {
 
 /// The JSON keys whose string values are text from the manifest or the watch, masked as free
 /// text with `--redact` (digests, identities and file names are not).
-private let userTextKeys: Set<String> = ["address", "reminderName", "notes", "name", "shortName", "before", "after", "message"]
+private let userTextKeys: Set<String> = ["address", "addresses", "reminderName", "notes", "name", "shortName", "before",
+                                         "after", "message"]

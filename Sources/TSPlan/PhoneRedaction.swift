@@ -1,3 +1,4 @@
+import TSManifest
 import TSModel
 
 /// Masks phone numbers, which are personal data, for `--redact` output.
@@ -164,6 +165,104 @@ public enum PhoneRedaction {
       }
     }
     return phones
+  }
+
+  /// Every number `--redact` must hide in output about `plan`: its phone numbers
+  /// (`phones(in:)`) and every piece of free text in it that holds `PhoneCandidates.minimumDigits`
+  /// digits or more — reminder names and notes, contact names and short names, as the watch
+  /// holds them and as they will be written — so a number written into a name is masked by its
+  /// digits wherever that name is printed (an address in a progress line, a partial-apply
+  /// summary), whatever separates them (`555:123:4567` is not phone-like, but it is known).
+  public static func numbers(in plan: Plan) -> Set<String> {
+    numbers(in: plan.resourceChanges + plan.resourceDrift)
+  }
+
+  /// `numbers(in:)` for changes outside a plan (a drift report's, a monitor event's).
+  public static func numbers(in changes: [ResourceChange]) -> Set<String> {
+    var numbers = Set<String>()
+    func add(_ text: String) {
+      if text.filter(\.isPhoneDigit).count >= PhoneCandidates.minimumDigits { numbers.insert(text) }
+    }
+    for change in changes {
+      for value in [change.before, change.after].compactMap({ $0 }) {
+        switch value {
+        case .reminder(let reminder):
+          add(reminder.reminderName)
+          add(reminder.notes)
+        case .contacts(let contacts):
+          for contact in contacts {
+            numbers.insert(contact.phoneNum)
+            add(contact.name)
+            add(contact.shortName ?? "")
+          }
+        case .emergency(let emergency):
+          for contact in emergency.contacts {
+            numbers.insert(contact.phoneNum)
+            add(contact.name)
+            add(contact.shortName ?? "")
+          }
+        }
+      }
+    }
+    return numbers
+  }
+
+  /// What `--redact` masks in the lines a command prints around a plan: resource addresses,
+  /// names and messages that may quote the manifest or the watch (apply progress, the summary of
+  /// a partial apply, errors, monitor events, fleet sections). One value per output, made from
+  /// the numbers known to be in it (the manifest's `PhoneCandidates`, the plan's `numbers(in:)`),
+  /// so every output path masks the same way as the plan itself. With `isOn` false every
+  /// function returns its text unchanged (control characters of addresses still escaped).
+  public struct Mask: Sendable {
+    /// Whether anything is masked (`--redact`, or a monitor without `--show-sensitive`).
+    public let isOn: Bool
+    private let numbers: Set<String>
+    private let known: KnownPhones
+
+    /// A mask that masks nothing.
+    public static let off = Mask(redact: false)
+
+    /// A mask for `--redact` when `redact` is true, knowing `numbers` (as written or as stored).
+    public init(redact: Bool, numbers: some Sequence<String> = [String]()) {
+      isOn = redact
+      self.numbers = redact ? Set(numbers) : []
+      known = KnownPhones(self.numbers)
+    }
+
+    /// A mask knowing the numbers a manifest's source holds (`PhoneCandidates.find(in:)`).
+    public init(redact: Bool, manifest source: [UInt8]?) {
+      self.init(redact: redact, numbers: redact ? source.map(PhoneCandidates.find(in:)) ?? [] : [])
+    }
+
+    /// This mask also knowing the numbers of `plan` (`numbers(in:)`).
+    public func adding(_ plan: Plan) -> Mask {
+      isOn ? Mask(redact: true, numbers: numbers.union(PhoneRedaction.numbers(in: plan))) : self
+    }
+
+    /// This mask also knowing the numbers of `changes` (`numbers(in:)`).
+    public func adding(_ changes: [ResourceChange]) -> Mask {
+      isOn ? Mask(redact: true, numbers: numbers.union(PhoneRedaction.numbers(in: changes))) : self
+    }
+
+    /// Free text from the manifest or the watch (a name, an address, a finding that lists
+    /// addresses): the known numbers masked by their digits, then everything phone-like
+    /// (`redactPhoneLike`).
+    public func text(_ text: String) -> String {
+      isOn ? PhoneRedaction.redactPhoneLike(known.redact(text)) : text
+    }
+
+    /// A message of tsapply or of the device that may quote a name or a number (a device error,
+    /// why an apply stopped): only the known numbers masked, so the bridge addresses, ports,
+    /// paths and times it names stay readable.
+    public func message(_ text: String) -> String {
+      isOn ? known.redact(text) : text
+    }
+
+    /// A resource address as printed for a person: control characters escaped
+    /// (`ControlCharacters`), then masked as free text (`text(_:)`), exactly as in the plan.
+    public func address(_ address: ResourceAddress) -> String {
+      text(ControlCharacters.escaped(address.rawValue))
+    }
   }
 
   private static func replaceStandalone(_ target: String, with replacement: String, in text: String) -> String {

@@ -87,6 +87,81 @@ import TSTestSupport
   func aMissingDefaultManifestSaysWhatToGive(_ command: String) throws {
     let run = try TSApplyBinary.run([command], in: try TSApplyBinary.temporaryDirectory())
     #expect(run.status == 1)
-    #expect(run.stderr == "Error: cannot read watch.yaml: no such file or directory (give the manifest's path, e.g. 'tsapply plan examples/watch.yaml')\n")
+    #expect(run.stderr == "Error: cannot read watch.yaml: no such file or directory (give the manifest's path, e.g. 'tsapply \(command) examples/watch.yaml')\n")
+  }
+}
+
+/// With `--json`, a manifest that cannot be read gives the same JSON diagnostics document on
+/// standard output as an invalid one, from every command that reads a manifest, and every entry
+/// has the same keys: `file` always, `line` and `column` (`null` without a position).
+@Suite struct ManifestJSONDiagnosticsTests {
+  static let commands = [["validate", "--json"], ["plan", "--json"], ["drift", "--json"], ["plan", "--json", "--redact"]]
+
+  struct Case: Sendable, CustomTestStringConvertible {
+    let id: String
+    let file: String
+    let content: String?
+    let line: Int?
+    let message: String
+    var testDescription: String { id }
+  }
+
+  static let cases: [Case] = [
+    Case(id: "missing", file: "missing.yaml", content: nil, line: nil,
+         message: "cannot read missing.yaml: no such file or directory"),
+    Case(id: "invalid", file: "bad.yaml", content: "contacts: 5\n", line: 1,
+         message: "expected a list of contacts, e.g. - {name: Alex, phone: \"+15550100\"}, found text"),
+  ]
+
+  @Test(arguments: commands, cases)
+  func aManifestThatCannotBeUsedIsJSON(_ command: [String], _ c: Case) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    if let content = c.content {
+      try content.write(to: directory.appendingPathComponent(c.file), atomically: true, encoding: .utf8)
+    }
+    let run = try TSApplyBinary.run(command + [c.file], in: directory)
+    #expect(run.status == 1, "\(run.stderr)")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+    #expect(object["valid"] as? Bool == false)
+    #expect(object["format_version"] as? String == "1")
+    let errors = try #require(object["errors"] as? [[String: Any]])
+    let entry = try #require(errors.first)
+    #expect(Set(entry.keys) == ["severity", "file", "line", "column", "field", "message"])
+    #expect(entry["file"] as? String == c.file)
+    if !command.contains("--redact") { #expect(entry["message"] as? String == c.message) }
+    if let line = c.line {
+      #expect(entry["line"] as? Int == line)
+    } else {
+      #expect(entry["line"] is NSNull)
+      #expect(entry["column"] is NSNull)
+    }
+    #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(".tsapply").path), "no watch was created")
+  }
+}
+
+/// `plan -out FILE` refuses a target it would not write before it reads the watch or prints a
+/// plan: nothing on standard output, the file untouched, exit 1.
+@Suite struct PlanOutTargetTests {
+  static let manifest = "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n"
+
+  @Test(arguments: [
+    ("watch.yaml", "it is the manifest the plan was made from"),
+    ("other.yaml", "the file exists and is not a tsapply saved plan"),
+    ("folder", "it is a directory"),
+    ("nowhere/changes.tfplan", "does not exist"),
+  ])
+  func aWrongTargetIsRefusedBeforePlanning(_ out: String, _ reason: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    _ = try TSApplyBinary.run(["device", "init"], in: directory)
+    try Self.manifest.write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    try "version: 1\n".write(to: directory.appendingPathComponent("other.yaml"), atomically: true, encoding: .utf8)
+    try FileManager.default.createDirectory(at: directory.appendingPathComponent("folder"), withIntermediateDirectories: false)
+    let run = try TSApplyBinary.run(["plan", "-out", out, "watch.yaml"], in: directory)
+    #expect(run.status == 1)
+    #expect(run.stdout == "", "nothing printed before the refusal")
+    #expect(run.stderr.contains(reason), "\(run.stderr)")
+    #expect(try String(contentsOf: directory.appendingPathComponent("watch.yaml"), encoding: .utf8) == Self.manifest)
+    #expect(try String(contentsOf: directory.appendingPathComponent("other.yaml"), encoding: .utf8) == "version: 1\n")
+    #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("nowhere").path))
   }
 }

@@ -56,8 +56,18 @@ import TSTestSupport
     #expect(table.hasPrefix("  Result   Changes   Time\nroom-1  changes  +1 ~1 -0  "))
     #expect(table.contains("\nroom-2  changes  +1 ~1 -0  "))
     #expect(table.contains("\nroom-3  failed   -         "))
-    #expect(table.hasSuffix("\n\n3 watches: 2 changes, 1 failed.\n"))
+    #expect(table.hasSuffix("\n\n3 watches: 2 with changes, 1 failed.\n"))
     #expect(err == "Error: 1 of 3 watches failed: room-3\n")
+  }
+
+  /// One watch: the totals line is in the singular ("1 watch: 1 with changes.", never "1 changes").
+  @Test func theTotalsOfOneWatchAreSingular() async throws {
+    let fleet = try await Fleet()
+    let (_, out, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1"])
+    #expect(out.hasSuffix("\n\n1 watch: 1 with changes.\n"), "\(out)")
+    let (_, failedOut, failedErr) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-3"])
+    #expect(failedOut.hasSuffix("\n\n1 watch: 1 failed.\n"), "\(failedOut)")
+    #expect(failedErr == "Error: 1 of 1 watch failed: room-3\n")
   }
 
   @Test func detailedExitCodeIsTwoWhenAWatchHasChangesAndNoneFailed() async throws {
@@ -79,7 +89,7 @@ import TSTestSupport
     #expect(out.hasSuffix("2 watches: 2 applied.\n"))
     let (planStatus, planOut, _) = await fleet.run(["plan", "--detailed-exitcode"] + selection)
     #expect(planStatus == .success)
-    #expect(planOut.hasSuffix("2 watches: 2 no changes.\n"))
+    #expect(planOut.hasSuffix("2 watches: 2 with no changes.\n"))
   }
 
   @Test func applyJSONHasAResultPerWatch() async throws {

@@ -55,4 +55,34 @@ import TSTestSupport
     let redacted = HumanPlanRenderer(color: false, redact: true).render(plan) + JSONPlanRenderer.render(plan, redact: true)
     #expect(!redacted.contains("15550199"))
   }
+
+  /// A contact added on the watch looks the same in the drift note and in the plan that removes
+  /// it, however the watch holds its short name (none, empty, a letter); on a platform that
+  /// stores short names, none is shown as `shortName = ""`, on one that does not, never.
+  @Test(arguments: [(PlatformProfile.default, nil, #"{name = "Zed", phoneNum = "+15550199", shortName = ""}"#),
+                    (PlatformProfile.default, "", #"{name = "Zed", phoneNum = "+15550199", shortName = ""}"#),
+                    (PlatformProfile.default, "Z", #"{name = "Zed", phoneNum = "+15550199", shortName = "Z"}"#),
+                    (PlatformProfile.fit, nil, #"{name = "Zed", phoneNum = "+15550199"}"#)])
+  func aContactShowsTheSameInDriftAndInThePlan(_ profile: PlatformProfile, _ shortName: String?, _ shown: String) async throws {
+    var applied = profile.factoryState
+    applied.contacts = [Contact(name: "Ann", phoneNum: "+15550100", shortName: profile.capabilities.contacts.storesShortName ? "A" : nil)]
+    let device = SimulatedDevice(profile: profile, state: applied)
+    try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: shortName))
+    let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
+    let reconciler = try await Reconciler.connect(device)
+    let plan = try #require(try await reconciler.plan(manifest, lastApplied: applied).result.plan)
+    let text = HumanPlanRenderer(color: false, redact: false).render(plan)
+    let lines = text.split(separator: "\n").filter { $0.contains("contact {") }.map(String.init)
+    #expect(lines == ["      + contact " + shown, "      - contact " + shown], "\(text)")
+  }
+
+  /// The drift and plan of a watch-side contact without a short name, as a golden file.
+  @Test func aWatchSideContactWithoutAShortName() async throws {
+    let device = SimulatedDevice(profile: Self.profile, state: Self.applied)
+    try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
+    let reconciler = try await Reconciler.connect(device)
+    let plan = try #require(try await reconciler.plan(manifest, lastApplied: Self.applied).result.plan)
+    expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "drift-no-short-name.txt")
+  }
 }

@@ -139,4 +139,29 @@ extension RedactionTests {
     let plain = HumanPlanRenderer(color: false, redact: false).render(plan) + JSONPlanRenderer.render(plan, redact: false)
     for number in numbers { #expect(digits(plain).contains(number)) }
   }
+
+  /// `PhoneRedaction.Mask`: what apply, restore, monitors and fleets print around a plan
+  /// (addresses, names, messages) is masked as the plan is; messages keep what is not known.
+  @Test(arguments: [
+    (#"reminder.custom["Call 5551234567"]"#, true, #"reminder.custom["Call ********67"]"#),
+    (#"reminder.custom["Ring 555:777:8888"]"#, true, #"reminder.custom["Ring ***:***:**88"]"#),
+    (#"reminder.custom["Walk"]"#, true, #"reminder.custom["Walk"]"#),
+    (#"reminder.custom["Call 5551234567"]"#, false, #"reminder.custom["Call 5551234567"]"#),
+  ])
+  func maskHidesTheNumbersOfAddresses(_ address: String, _ redact: Bool, _ expected: String) {
+    let reminder = Reminder(reminderId: "32", reminderName: String(address.dropFirst(17).dropLast(2)), reminderType: .custom)
+    let plan = Plan(manifestFile: "w.yaml", profile: "default", priorStateDigest: "",
+                    resourceChanges: [ResourceChange(address: ResourceAddress(rawValue: address), action: .create, fields: [],
+                                                     before: nil, after: .reminder(reminder))])
+    let mask = PhoneRedaction.Mask(redact: redact).adding(plan)
+    #expect(mask.address(ResourceAddress(rawValue: address)) == expected)
+    // A message names the address as it is: only known numbers go; ports and paths stay.
+    #expect(mask.message("\(address) failed at 192.168.1.20:8765") == "\(expected) failed at 192.168.1.20:8765")
+  }
+
+  @Test func maskKnowsTheManifestsNumbersBeforeThePlan() {
+    let mask = PhoneRedaction.Mask(redact: true, manifest: Array("contacts:\n  - {name: Ann, phone: \"+49/176/9876/5432\"}\n".utf8))
+    #expect(mask.message("sent 49:176:9876:5432 to the watch") == "sent **:***:****:**32 to the watch")
+    #expect(PhoneRedaction.Mask.off.text("5551234567") == "5551234567")
+  }
 }

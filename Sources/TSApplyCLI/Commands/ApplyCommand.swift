@@ -50,11 +50,11 @@ package struct ApplyCommand: Command {
        let saved = try SavedPlan.parse(bytes, path: file) {
       return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
     }
-    let input = try ManifestInputFile.read(file, context: context)
+    let input = try ManifestInputFile.read(file, command: Self.name, redact: run.output.redact, context: context)
     let document = try input.document(redact: run.output.redact, context: context)
     let watch = try await CLIWatch.open(deviceSpec, context: context)
     let apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
-                         manifestArgument: file, commandLine: "tsapply apply \(file)")
+                         manifestArgument: file, commandLine: "tsapply apply \(file)", manifestSource: input.bytes)
     return try await apply.run { options throws(EngineError) in try await watch.watch.apply(document, options: options) }
   }
 
@@ -113,9 +113,15 @@ package struct ApplyRun {
   package var manifestArgument: String?
   /// The command line recorded as the lock holder.
   package var commandLine: String
+  /// What `--redact` masks in everything the run prints besides the plan (progress lines, the
+  /// summary of a partial apply, errors): the manifest's numbers from the start, the plan's once
+  /// it is made (`PhoneRedaction.Mask`).
+  private let mask: Locked<PhoneRedaction.Mask>
 
+  /// A run of `command` on `watch`; `manifestSource` is the manifest's bytes when the command
+  /// read one, so its numbers are masked with `--redact` even before the plan is made.
   package init(watch: CLIWatch, settings: Settings, context: CommandContext, command: String = "apply",
-       rerunArgument: String, manifestArgument: String?, commandLine: String) {
+       rerunArgument: String, manifestArgument: String?, commandLine: String, manifestSource: [UInt8]? = nil) {
     self.watch = watch
     self.settings = settings
     self.context = context
@@ -123,7 +129,17 @@ package struct ApplyRun {
     self.rerunArgument = rerunArgument
     self.manifestArgument = manifestArgument
     self.commandLine = commandLine
+    mask = Locked(PhoneRedaction.Mask(redact: settings.output.redact, manifest: manifestSource))
   }
+
+  /// The mask for what this run prints, knowing `plan`'s numbers from now on.
+  package func masking(_ plan: Plan) -> PhoneRedaction.Mask {
+    mask.mutate { $0 = $0.adding(plan) }
+    return mask.value
+  }
+
+  /// The mask for what this run prints now (`masking(_:)` adds a plan's numbers).
+  package var currentMask: PhoneRedaction.Mask { mask.value }
 
   /// Calls `body` with the options, prints the outcome; throws a `CommandFailure` describing
   /// every failure.
@@ -157,6 +173,7 @@ package struct ApplyRun {
     let renderer = settings.output.renderer(context)
     let verbose = context.stdoutIsTerminal
     let actions = Locked<[ResourceAddress: Action]>([:])
+    let run = self
     let approval: Approval = settings.autoApprove ? .automatic(allowDestroy: settings.allowDestroy) : .ask { _ in
       guard context.stdinIsTerminal else {
         refusedForTerminal.set()
@@ -185,30 +202,34 @@ package struct ApplyRun {
         context.stderr.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
       case .planned(let plan):
         actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first }))
+        _ = run.masking(plan)
         context.stdout.write(renderer.render(plan))
       case .reconcile(.backedUp(let path)):
         let shown = CLIWatch.relative(path, context)
         context.stdout.write("Backed up the watch's current state to \(shown) (restore with 'tsapply restore \(shellQuoted(shown))').\n")
       case .reconcile(.apply(let progress)):
-        ApplyRun.print(progress, actions: actions.value, verbose: verbose, to: context)
+        ApplyRun.print(progress, actions: actions.value, verbose: verbose, mask: run.currentMask, to: context)
       case .recordFailed(let error):
         context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
       }
     }
   }
 
+  /// Prints one progress line per resource of a step (`address: Creating...`, `address:
+  /// Creation complete [0.3s elapsed]`), and with `verbose` one per device call; addresses are
+  /// masked as in the plan (`mask`, `--redact`).
   package static func print(_ progress: ApplyProgress, actions: [ResourceAddress: Action], verbose: Bool,
-                            to context: CommandContext) {
+                            mask: PhoneRedaction.Mask, to context: CommandContext) {
     switch progress {
     case .stepStarted(let step):
       for address in step.addresses {
-        context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: false))...\n")
+        context.stdout.write("\(mask.address(address)): \(verb(actions[address], done: false))...\n")
       }
     case .deviceCall(let name, let seconds):
       if verbose { context.stdout.write("  device call \(name) done [\(elapsedText(seconds)) elapsed]\n") }
     case .stepFinished(let step, let seconds):
       for address in step.addresses {
-        context.stdout.write("\(ControlCharacters.escaped(address.rawValue)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
+        context.stdout.write("\(mask.address(address)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
       }
     }
   }
@@ -223,9 +244,11 @@ package struct ApplyRun {
     }
   }
 
-  /// The message for `error`, with the commands that help next, complete and pasteable.
+  /// The message for `error`, with the commands that help next, complete and pasteable; with
+  /// `--redact`, every address, name and number in it masked as in the plan.
   package func describe(_ error: EngineError) -> String {
     let planAgain = watch.command("plan", manifestArgument)
+    let mask = currentMask
     switch error {
     case .invalid(let input):
       ManifestInput.printDiagnostics(input.diagnostics, source: input.source, json: false,
@@ -236,28 +259,31 @@ package struct ApplyRun {
         + "  Wait for it to finish, or give -lock-timeout=DURATION (e.g. -lock-timeout=1m) to wait for it."
     case .unsafe(_, let findings):
       let save = manifestArgument.map { "save it with '\(watch.command("plan -out changes.tfplan", $0))' and apply that file, " } ?? ""
-      return "refusing to \(command) without review: this plan " + findings.map(\.description).joined(separator: "; ")
+      return "refusing to \(command) without review: this plan " + mask.text(findings.map(\.description).joined(separator: "; "))
         + ". Nothing was written.\n"
         + "  Review it and answer 'yes' ('\(watch.command(command, rerunArgument))' on a terminal), \(save)"
         + "or add --allow-destroy to --auto-approve."
     case .declined:
       return "\(command == "apply" ? "Apply" : "Restore") cancelled: the watch was not touched."
     case .savedPlanRefused(let problems):
-      let lines = problems.map { "  " + ControlCharacters.escaped($0.message) }.joined(separator: "\n")
+      let lines = problems.map { "  " + mask.message(ControlCharacters.escaped($0.message)) }.joined(separator: "\n")
       return "cannot apply \(rerunArgument); nothing was written:\n" + lines
         + "\n  Make a new plan: '\(watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument))'"
     case .apply(let failure):
-      return describe(failure, planAgain: planAgain)
+      return describe(failure, planAgain: planAgain, mask: mask)
     default:
-      return error.description
+      return mask.message(error.description)
     }
   }
 
-  private func describe(_ error: ApplyError, planAgain: String) -> String {
+  private func describe(_ error: ApplyError, planAgain: String, mask: PhoneRedaction.Mask) -> String {
     let renderer = settings.output.renderer(context)
+    func list(_ addresses: [ResourceAddress]) -> String {
+      addresses.isEmpty ? "(none)" : addresses.map(mask.address).joined(separator: ", ")
+    }
     switch error {
     case .partial(let failure, let backupPath):
-      var text = "\(command) stopped part-way: \(failure.cause)\n"
+      var text = "\(command) stopped part-way: \(mask.message(failure.cause.description))\n"
       text += "  applied:      " + list(failure.applied) + "\n"
       text += "  failed:       " + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
@@ -267,21 +293,17 @@ package struct ApplyRun {
     case .verificationFailed(let remaining, let diagnostics, let backupPath):
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
       if let remaining { text += renderer.render(remaining) }
-      text += diagnostics.map { "  \($0)\n" }.joined()
+      text += diagnostics.map { "  \(mask.message($0.description))\n" }.joined()
       text += "Backup of the previous state: \(watch.relative(backupPath)); see the watch with '\(planAgain)'"
       return text
     case .readBackFailed(let deviceError, let backupPath):
-      return "every change was written, but reading the watch back to verify failed: \(deviceError).\n"
+      return "every change was written, but reading the watch back to verify failed: \(mask.message(deviceError.description)).\n"
         + "  Check with '\(planAgain)'. Backup of the previous state: \(watch.relative(backupPath))"
     case .stateChanged:
       return "the plan was not made from this watch state; nothing was written. Plan again: '\(planAgain)'"
     case .backupFailed:
       return "\(error)"
     }
-  }
-
-  private func list(_ addresses: [ResourceAddress]) -> String {
-    addresses.isEmpty ? "(none)" : addresses.map { ControlCharacters.escaped($0.rawValue) }.joined(separator: ", ")
   }
 }
 

@@ -80,7 +80,7 @@ struct DeviceListenCommand: Command {
       }
     }
     if let count, received < count {
-      context.stderr.write("Error: timed out after \(timeout ?? 0) seconds with \(received) of \(count) events\n")
+      context.stderr.write("Error: timed out after \(timeout ?? 0) seconds with \(received) of \(counted(count, "event"))\n")
       return .failure
     }
     return .success

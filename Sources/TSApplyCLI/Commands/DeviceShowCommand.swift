@@ -100,7 +100,7 @@ enum WatchText {
 
   static func contact(_ c: Contact) -> String {
     var text = "\(ControlCharacters.escaped(c.name))  \(ControlCharacters.escaped(c.phoneNum))"
-    if let short = c.shortName { text += "  [\(ControlCharacters.escaped(short))]" }
+    if let short = c.shortName, !short.isEmpty { text += "  [\(ControlCharacters.escaped(short))]" }
     return text
   }
 

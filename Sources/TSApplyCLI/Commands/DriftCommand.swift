@@ -43,13 +43,14 @@ package struct DriftCommand: Command {
     if fleet.file != nil {
       return try await context.toolset.fleet.drift(self, context: context)
     }
-    let input = try ManifestInputFile.read(file, context: context)
+    let input = try ManifestInputFile.read(file, command: Self.name, json: json, redact: output.redact, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)
     let watch = try await context.engine().open(deviceSpec, mayCreate: false)
     let result: Result<DriftReport, EngineError>
     do { result = .success(try await watch.drift(document)) } catch { result = .failure(error) }
     if case .failure(.invalid(let problems)) = result {
-      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context)
+      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context,
+                 file: input.displayName)
       throw CommandFailure("the manifest does not fit the watch")
     }
     let found = try result.get()

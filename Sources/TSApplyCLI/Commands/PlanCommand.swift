@@ -48,13 +48,20 @@ package struct PlanCommand: Command {
     if fleet.file != nil {
       return try await context.toolset.fleet.plan(self, context: context)
     }
-    let input = try ManifestInputFile.read(file, context: context)
+    if let out {
+      // Refused before anything is read or printed: a plan shown and then not saved misleads.
+      do { try SavedPlan.checkTarget(context.resolve(out), manifest: context.resolve(file)) } catch {
+        throw CommandFailure(error.description)
+      }
+    }
+    let input = try ManifestInputFile.read(file, command: Self.name, json: json, redact: output.redact, context: context)
     let document = try input.document(redact: output.redact, json: json, context: context)
     let watch = try await CLIWatch.open(deviceSpec, context: context)
     let result: Result<PlannedChanges, EngineError>
     do { result = .success(try await watch.watch.plan(document)) } catch { result = .failure(error) }
     if case .failure(.invalid(let problems)) = result {
-      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context)
+      try report(problems.diagnostics, source: problems.source, redact: output.redact, json: json, context: context,
+                 file: input.displayName)
       throw CommandFailure("planning failed")
     }
     let planned = try result.get()

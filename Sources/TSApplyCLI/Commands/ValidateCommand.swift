@@ -33,7 +33,8 @@ struct ValidateCommand: Command {
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let result = ManifestInput.load(file, context: context)
-    ManifestInput.printDiagnostics(result.diagnostics, source: result.source, json: json, redact: redact, context: context)
+    ManifestInput.printDiagnostics(result.diagnostics, source: result.source, json: json, redact: redact, context: context,
+                                   file: file)
     let errors = result.diagnostics.filter { $0.severity == .error }.count
     let warnings = result.diagnostics.count - errors
     if !json {

@@ -14,7 +14,7 @@ extension SimulatedDevice {
     try watchSide { (profile, watch) throws(DeviceError) in
       guard let rules = profile.contacts.regular else { throw .notSupported(.contact, "Regular contacts") }
       guard watch.contacts.count < rules.limit else {
-        throw DeviceError(.contact, .paramSizeError, "the watch's contact list is full (\(rules.limit) contacts)")
+        throw DeviceError(.contact, .paramSizeError, "the watch's contact list is full (\(counted(rules.limit, "contact")))")
       }
       guard let stored = try rules.stored([SimulatedDevice.enteredOnWatch(contact)]).first else {
         throw DeviceError(.contact, .invalidParam, "the watch does not store the contact '\(contact.name)'")

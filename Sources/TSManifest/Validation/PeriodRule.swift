@@ -24,7 +24,7 @@ enum PeriodRule {
     }
     guard every.value <= length else {
       diagnostics.append(.error(at: every.position, field: "\(field).every",
-        "every is \(every.value) minutes, longer than the period \(start.value)–\(end.value) (\(length) minutes)"))
+        "every is \(counted(every.value, "minute")), longer than the period \(start.value)–\(end.value) (\(counted(length, "minute")))"))
       return nil
     }
     return .period(start: start.value, end: end.value, interval: every.value)
