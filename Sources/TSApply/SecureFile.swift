@@ -1,4 +1,5 @@
 import Foundation
+import TSModel
 
 /// Writes files that may hold personal data (contacts' names and phone numbers).
 ///
@@ -65,13 +66,18 @@ public enum SecureFile {
   }
 
   /// Creates `path` and missing parents with mode 0700; an existing directory is fine.
+  /// - Throws: `SecureFileError` naming `path`; when it or a parent is a file, the reason says
+  ///   so (`FilePaths.notADirectory`) rather than passing on Foundation's error.
   public static func createDirectory(_ path: String) throws(SecureFileError) {
     guard !path.isEmpty else { return }
+    if let blocker = FilePaths.nonDirectory(in: path) {
+      throw SecureFileError(path: path, reason: FilePaths.notADirectory(path, blocker: blocker))
+    }
     do {
       try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                               attributes: [.posixPermissions: 0o700])
     } catch {
-      throw SecureFileError(path: path, reason: "cannot create directory: \(error.localizedDescription)")
+      throw SecureFileError(path: path, reason: "cannot create the directory: \(FilePaths.systemReason(of: error))")
     }
   }
 
@@ -82,13 +88,11 @@ public enum SecureFile {
     return lstat(path, &info) == 0
   }
 
-  /// `path` with every symbolic link resolved (`realpath`), so an atomic replace writes the
-  /// link's target instead of replacing the link with a regular file; `path` itself when it
-  /// cannot be resolved (it does not exist yet).
+  /// The absolute `path` with every symbolic link resolved (`FilePaths.resolved`: `realpath`
+  /// for an existing file; a dangling link resolves to its target), so an atomic replace writes
+  /// the link's target instead of replacing the link with a regular file.
   public static func resolvingSymlinks(_ path: String) -> String {
-    guard let resolved = realpath(path, nil) else { return path }
-    defer { free(resolved) }
-    return String(cString: resolved)
+    FilePaths.resolved(path)
   }
 
   private static func systemReason() -> String { String(cString: strerror(errno)) }

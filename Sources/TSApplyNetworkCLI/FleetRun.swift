@@ -25,7 +25,8 @@ struct FleetSession: Sendable {
   static func load(_ options: FleetOptions, redact: Bool, json: Bool, context: CommandContext) throws(CommandFailure) -> FleetSession {
     let file = options.file ?? "fleet.yaml"
     do {
-      let loaded = try FleetLoader.load(path: context.resolve(file), displayName: file, selection: options.watches)
+      let loaded = try FleetLoader.load(path: context.resolve(file), displayName: file, selection: options.watches,
+                                        registry: DeviceOption.registry(context.toolset), environment: context.environment)
       if !loaded.warnings.isEmpty, !json {
         ManifestInput.printDiagnostics(loaded.warnings, sources: [file: []], json: false, redact: redact, context: context)
       }

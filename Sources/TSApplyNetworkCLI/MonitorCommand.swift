@@ -107,6 +107,7 @@ struct MonitorCommand: Command {
     let input = try ManifestInputFile.read(file, command: "monitor", context: context)
     _ = try input.document(redact: !showSensitive, context: context)
     let notifiers = try makeNotifiers(context)
+    if let log { try await Self.refuseLog(context.resolve(log), deviceSpec: deviceSpec, context: context) }
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     var settings = MonitorSettings(manifestPath: context.resolve(file), manifestName: file, deviceSpec: deviceSpec,
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
@@ -134,6 +135,17 @@ struct MonitorCommand: Command {
     }
     context.stderr.write("Monitor stopped.\n")
     return .success
+  }
+
+  /// Refuses `--log` at `path` when it is the watch's own state file or inside tsapply's records
+  /// (`Watch.refuseOutput(at:)`), before anything is appended. A watch that cannot be opened
+  /// yet is left for the monitor to report.
+  static func refuseLog(_ path: String, deviceSpec: String?, context: CommandContext) async throws {
+    guard let watch = try? await context.engine().open(deviceSpec, mayCreate: false) else { return }
+    var refusal: String?
+    do { try watch.refuseOutput(at: path) } catch { refusal = "\(error)" }
+    await watch.close()
+    if let refusal { throw CommandFailure("--log: \(refusal)") }
   }
 
   func makeNotifiers(_ context: CommandContext) throws -> [any Notifier] {

@@ -25,6 +25,17 @@ public struct BridgeScheme: DeviceScheme {
   /// The scheme; stateless.
   public init() {}
 
+  /// `bridge:BRIDGE-ID/WATCH-ID` (the watch ID in capitals: the bridge matches it ignoring
+  /// case), or `bridge:BRIDGE-ID` when no watch ID is given, with NAME looked up in the stored
+  /// pairings (no network), so `bridge:home/aa:bb:…` and `bridge:BRIDGE-ID/AA:BB:…` compare
+  /// equal; `nil` when NAME is not paired (opening it fails anyway).
+  public func canonicalSpec(_ location: String, context: DeviceOpenContext) -> String? {
+    let parts = location.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    guard let pairing = try? BridgePairings(environment: context.environment).find(parts[0]) else { return nil }
+    let watchID = parts.count > 1 && !parts[1].isEmpty ? "/" + parts[1].uppercased() : ""
+    return "bridge:\(pairing.bridgeID)\(watchID)"
+  }
+
   /// Connects to the bridge and opens the watch.
   /// - Throws: `DeviceError`: 1004 (tsapply.bridge) for an unknown pairing, a malformed
   ///   `TSAPPLY_BRIDGE_TIMEOUT` or a watch the bridge does not serve; the link errors of `BridgeDevice`.

@@ -16,10 +16,15 @@ import TSModel
 /// the device holds (connections, listeners).
 public protocol Device: AnyObject, Sendable {
   /// The watch's stable identity, the same every time it is opened, whatever the working
-  /// directory: `sim:/absolute/path/device.json` for a simulated watch (symbolic links in the
-  /// directory resolved), `bridge:BRIDGE-ID/AA:BB:CC:DD:EE:FF` for a watch behind a bridge.
+  /// directory: `sim:/absolute/path/device.json` for a simulated watch (every symbolic link
+  /// resolved, the state file's own included), `bridge:BRIDGE-ID/AA:BB:CC:DD:EE:FF` for a watch behind a bridge.
   /// It is also a spec that opens the same watch again: saved plans and backups record it.
   var identity: String { get }
+
+  /// Files on this machine that hold the device itself (the simulated watch's state file and
+  /// its `.lock`, symbolic links resolved): no command writes an output file over them
+  /// (`tsapply export -o`, `plan -out`). Empty by default (a watch behind a bridge has none).
+  var storageFiles: [String] { get }
 
   /// What the platform stores and supports: limits, operations, fields and their byte limits.
   func capabilities() async throws(DeviceError) -> DeviceCapabilities
@@ -126,6 +131,9 @@ extension Device {
 
   /// Does nothing: most devices hold nothing to release.
   public func close() async {}
+
+  /// None: most devices keep nothing in local files.
+  public var storageFiles: [String] { [] }
 }
 
 /// A device that other machines can also reach (a watch behind a bridge), offering a lease: the

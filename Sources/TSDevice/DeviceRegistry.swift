@@ -60,6 +60,19 @@ public protocol DeviceScheme: Sendable {
   /// Opens the device `location` names (the spec after `name:`).
   /// - Throws: `DeviceError` saying what is wrong with the location or why the device cannot be reached.
   func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice
+  /// The canonical form of the spec `location` belongs to, worked out without reaching the
+  /// device or creating anything: two specs that name one watch (`sim:a.json`, `sim:./a.json`,
+  /// a symbolic link to it) give one canonical spec, so a fleet file can refuse the same watch
+  /// listed twice before any watch is touched. Where it can be known, it is the identity the
+  /// opened device will have (`Device.identity`). `nil` when the location cannot be put in
+  /// canonical form without the device; callers then compare the spec as written. The default
+  /// is `nil`.
+  func canonicalSpec(_ location: String, context: DeviceOpenContext) -> String?
+}
+
+extension DeviceScheme {
+  /// No canonical form: specs of this scheme are compared as written.
+  public func canonicalSpec(_ location: String, context: DeviceOpenContext) -> String? { nil }
 }
 
 /// The schemes a front-end knows, and the rule that picks the spec: `--device`, else
@@ -72,6 +85,11 @@ public struct DeviceRegistry: Sendable {
   public var schemes: [any DeviceScheme]
   /// The spec used when none is given: `sim:.tsapply/device.json`.
   public var defaultSpec: String
+
+  /// The simulated watch's scheme alone (`sim:`), with the default `sim:.tsapply/device.json`:
+  /// for callers that know no other scheme.
+  public static let simulated = DeviceRegistry(schemes: [SimulatorScheme()],
+                                               defaultSpec: DeviceSelector.simulatorScheme + DeviceSelector.defaultPath)
 
   /// A registry of `schemes`; `defaultSpec` is used when no spec is given.
   public init(schemes: [any DeviceScheme], defaultSpec: String) {
@@ -100,6 +118,15 @@ public struct DeviceRegistry: Sendable {
                                     isDefault: chosen.isDefault, mayCreate: mayCreate)
     let (scheme, location) = try resolve(chosen.spec, source: chosen.source)
     return try await scheme.open(location, spec: chosen.spec, context: context)
+  }
+
+  /// The canonical form of `spec` (`DeviceScheme.canonicalSpec`), relative paths taken from
+  /// `context.currentDirectory`: equal for two specs that name one watch, wherever the scheme
+  /// can tell without reaching it; `spec` itself when its scheme is unknown or has no canonical
+  /// form for it.
+  public func canonicalSpec(_ spec: String, context: DeviceOpenContext) -> String {
+    guard let resolved = try? resolve(spec, source: spec) else { return spec }
+    return resolved.0.canonicalSpec(resolved.1, context: context) ?? spec
   }
 
   /// The scheme of `spec` and the location after its colon.

@@ -43,8 +43,11 @@ public struct Engine: Sendable {
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and
   /// reads its capabilities; with `mayCreate: false` (read-only commands) not even the default
   /// simulated watch is created.
-  /// - Throws: `EngineError.device` when the spec is unknown or the watch cannot be reached.
+  /// - Throws: `EngineError.records` when the state root is not a directory
+  ///   (`WatchHome.rootProblem`), before the device is opened; `EngineError.device` when the
+  ///   spec is unknown or the watch cannot be reached.
   public func open(_ spec: String?, mayCreate: Bool = true) async throws(EngineError) -> Watch {
+    if let problem = WatchHome.rootProblem(stateRoot) { throw .records(problem) }
     let opened: OpenedDevice
     let capabilities: DeviceCapabilities
     do {

@@ -32,9 +32,11 @@ public struct SavedPlanFile: Sendable {
 extension Watch {
   /// Saves `planned` (made from `document`, which must have a path) to `path` (absolute, 0600)
   /// for a later `apply(saved:options:)`: bound to the manifest's SHA-256 and to this watch.
-  /// - Throws: `SecureFileError` when it cannot be written, or `path` is the manifest or an
-  ///   existing file that is not a saved plan.
+  /// - Throws: `SecureFileError` when it cannot be written, or `path` is the manifest, an
+  ///   existing file that is not a saved plan, or one of this watch's or tsapply's own files
+  ///   (`refuseOutput(at:)`).
   public func save(_ planned: PlannedChanges, document: ManifestDocument, to path: String) throws(SecureFileError) -> SavedPlan {
+    try refuseOutput(at: path)
     let manifest = document.path ?? ""
     let relative = SavedPlan.relativePath(manifest, from: (path as NSString).deletingLastPathComponent)
     let saved = SavedPlan(manifestPath: relative, manifestDigest: SHA256Digest.hex(of: document.bytes),

@@ -40,6 +40,22 @@ public final class Watch: Sendable {
   /// Releases the device.
   public func close() async { await device.close() }
 
+  /// Refuses an output file (`export -o`, `plan -out`, `monitor --log`) at `path` (absolute)
+  /// that would overwrite what this watch or tsapply itself keeps: the device's own files
+  /// (`Device.storageFiles`: the simulated watch's state file and its lock) or anything in the
+  /// state root (every watch's backups, locks, drift records and outboxes). Paths are compared
+  /// with every symbolic link resolved (`FilePaths.resolved`), so no spelling gets past.
+  /// - Throws: `SecureFileError` naming `path` and what it is.
+  public func refuseOutput(at path: String) throws(SecureFileError) {
+    let target = FilePaths.resolved(path)
+    if device.storageFiles.contains(where: { FilePaths.resolved($0) == target }) {
+      throw SecureFileError(path: path, reason: "it is the state file of the watch \(identity) (or its lock), which this command reads; writing there would destroy the watch: choose another file")
+    }
+    if FilePaths.isInside(target, directory: home.root) {
+      throw SecureFileError(path: path, reason: "it is inside tsapply's own records (\(home.root): backups, locks, drift records); choose a file outside it")
+    }
+  }
+
   /// Reads everything tsapply manages on the watch.
   /// - Throws: `EngineError.device`.
   public func readState() async throws(EngineError) -> DeviceState {

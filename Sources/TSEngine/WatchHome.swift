@@ -26,10 +26,13 @@ public struct WatchHome: Hashable, Sendable {
   public var identity: String
   /// Absolute path of the watch's folder.
   public var directory: String
+  /// The state root it is in (absolute): every watch's records, and the fleets' outboxes.
+  public var root: String
 
   /// The folder of the watch `identity` under the state `root` (absolute).
   public init(identity: String, root: String) {
     self.identity = identity
+    self.root = root
     self.directory = root + "/watches/" + Self.folderName(identity)
   }
 
@@ -47,6 +50,15 @@ public struct WatchHome: Hashable, Sendable {
     if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return absolute(xdg) + "/tsapply" }
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
     return absolute(home) + "/.local/state/tsapply"
+  }
+
+  /// Why the state root `root` cannot hold tsapply's records: it, or one of its parents, exists
+  /// and is not a directory (e.g. `$TSAPPLY_STATE_DIR` names a file). `nil` when it is a
+  /// directory or can be created.
+  public static func rootProblem(_ root: String) -> SecureFileError? {
+    guard let blocker = FilePaths.nonDirectory(in: root) else { return nil }
+    return SecureFileError(path: root, reason: FilePaths.notADirectory(root, blocker: blocker)
+      + "; tsapply keeps its records (backups, locks, drift) in this state directory ($\(stateDirectoryVariable), else $XDG_STATE_HOME/tsapply, else ~/.local/state/tsapply): name a directory, or move the file away")
   }
 
   /// `backups/`: one file per apply, the state before its first write.

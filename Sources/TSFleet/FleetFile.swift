@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSManifest
 import TSModel
 import TSMQTT
@@ -84,28 +85,38 @@ public struct FleetWatch: Sendable {
 
 /// Reads a fleet file with the project's YAML reader and decoding rules (`YAMLReader`,
 /// `DecodingContext`), checking what one fleet file can get wrong: unknown keys, types,
-/// watch names, two watches with one device spec (or, with a transport, one watch ID), and
-/// paths that do not name a readable file. Every problem is a diagnostic with its position;
-/// nothing is read from a watch.
+/// watch names, two watches with one device (specs compared in canonical form,
+/// `DeviceRegistry.canonicalSpec`: `sim:a.json`, `sim:./a.json` and a symbolic link to it are one
+/// watch), or, with a transport, one watch ID, and paths that do not name a readable file.
+/// Every problem is a diagnostic with its position; nothing is read from a watch.
 public enum FleetFileReader {
   static let rootKeys = ["version", "defaults", "transport", "site", "watches"]
   static let watchKeys = ["device", "manifest"]
 
   /// Reads the fleet file at `path` (absolute, through the bounded reader `ManifestSource`),
-  /// naming it `displayName` in diagnostics; its bytes, when read, for source excerpts.
-  public static func read(path: String, displayName: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic], bytes: [UInt8]) {
+  /// naming it `displayName` in diagnostics; its bytes, when read, for source excerpts. Device
+  /// specs are put in canonical form by `registry`'s schemes in `environment` (see `decode`).
+  public static func read(path: String, displayName: String, registry: DeviceRegistry = .simulated,
+                          environment: [String: String] = ProcessInfo.processInfo.environment)
+    -> (fleet: FleetFile?, diagnostics: [Diagnostic], bytes: [UInt8]) {
     let directory = (path as NSString).deletingLastPathComponent
     switch ManifestSource.file(path: path, displayName: displayName).read() {
     case .failure(let problem):
       return (nil, [problem.diagnostic], [])
     case .success(let bytes):
-      let (fleet, diagnostics) = decode(bytes: bytes, file: displayName, directory: directory)
+      let (fleet, diagnostics) = decode(bytes: bytes, file: displayName, directory: directory,
+                                        registry: registry, environment: environment)
       return (fleet, diagnostics, bytes)
     }
   }
 
-  /// Decodes `bytes` as the fleet file `file` whose relative paths resolve in `directory`.
-  public static func decode(bytes: [UInt8], file: String, directory: String) -> (fleet: FleetFile?, diagnostics: [Diagnostic]) {
+  /// Decodes `bytes` as the fleet file `file` whose relative paths resolve in `directory`. Two
+  /// watches whose device specs have one canonical form (`registry.canonicalSpec`, `sim:` paths
+  /// taken from `directory`, pairings found through `environment`) are an error at the second,
+  /// however each is spelt; nothing is opened or created.
+  public static func decode(bytes: [UInt8], file: String, directory: String, registry: DeviceRegistry = .simulated,
+                            environment: [String: String] = ProcessInfo.processInfo.environment)
+    -> (fleet: FleetFile?, diagnostics: [Diagnostic]) {
     let read = YAMLReader.read(bytes: bytes, file: file)
     var context = DecodingContext(file: file)
     context.diagnostics = read.diagnostics
@@ -150,7 +161,8 @@ public enum FleetFileReader {
     } else {
       context.error(root.position, "watches", "a fleet file needs watches: (each with a device and a manifest)")
     }
-    checkUnique(fleet, byWatchID: fleet.transport != nil, &context)
+    let devices = DeviceOpenContext(environment: environment, currentDirectory: directory, mayCreate: false)
+    checkUnique(fleet, byWatchID: fleet.transport != nil, canonical: { registry.canonicalSpec($0, context: devices) }, &context)
     checkFiles(fleet, &context)
     let diagnostics = context.diagnostics.sortedByPosition()
     return (diagnostics.hasErrors ? nil : fleet, diagnostics)
@@ -212,18 +224,24 @@ public enum FleetFileReader {
     return nil
   }
 
-  /// Two watches with one device spec, or (over MQTT) one watch ID, are errors at the second.
-  private static func checkUnique(_ fleet: FleetFile, byWatchID: Bool, _ context: inout DecodingContext) {
+  /// Two watches with one device (specs equal in `canonical` form), or (over MQTT) one watch
+  /// ID, are errors at the second; when the two are spelt differently, the message names the
+  /// watch both reach.
+  private static func checkUnique(_ fleet: FleetFile, byWatchID: Bool, canonical: (String) -> String,
+                                  _ context: inout DecodingContext) {
     var specs: [String: FleetWatch] = [:]
     var ids: [String: FleetWatch] = [:]
     for watch in fleet.watches {
       let field = "watches.\(watch.name.value).device"
-      if let first = specs[watch.device.value] {
+      let device = canonical(watch.device.value)
+      if let first = specs[device] {
+        let spelling = first.device.value == watch.device.value
+          ? "" : ", written there as \(first.device.value): both name the watch \(device)"
         context.error(watch.device.position, field,
-                      "the device \(watch.device.value) is already used by the watch \(first.name.value) (line \(first.device.position.line), column \(first.device.position.column)); each watch needs its own device")
+                      "the device \(watch.device.value) is already used by the watch \(first.name.value) (line \(first.device.position.line), column \(first.device.position.column)\(spelling)); each watch needs its own device")
         continue
       }
-      specs[watch.device.value] = watch
+      specs[device] = watch
       guard byWatchID else { continue }
       let id = watch.watchID
       if let problem = FleetTopics.problem(with: id) {

@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSEngine
 import TSManifest
 import TSModel
@@ -63,11 +64,15 @@ public struct LoadedFleet: Sendable {
 /// inherit them); a problem in one watch's own manifest stops that watch only.
 public enum FleetLoader {
   /// Loads the fleet file at `path` (absolute, named `displayName` in diagnostics), with only
-  /// the watches named in `selection` (all when empty).
+  /// the watches named in `selection` (all when empty). `registry` and `environment` are the
+  /// ones the watches will be opened with: two device specs that name one watch are refused
+  /// (`FleetFileReader.decode`).
   /// - Throws: `FleetLoadFailure` with every problem of the fleet file or the defaults, or an
   ///   unknown name in `selection`.
-  public static func load(path: String, displayName: String, selection: [String] = []) throws(FleetLoadFailure) -> LoadedFleet {
-    let read = FleetFileReader.read(path: path, displayName: displayName)
+  public static func load(path: String, displayName: String, selection: [String] = [],
+                          registry: DeviceRegistry = .simulated,
+                          environment: [String: String] = ProcessInfo.processInfo.environment) throws(FleetLoadFailure) -> LoadedFleet {
+    let read = FleetFileReader.read(path: path, displayName: displayName, registry: registry, environment: environment)
     var sources = [displayName: read.bytes]
     guard let fleet = read.fleet else {
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: read.diagnostics, subject: displayName), sources: sources)

@@ -28,7 +28,8 @@ public enum FleetMonitor {
       settings.manifestProvider = {
         let member: FleetMember
         do throws(FleetLoadFailure) {
-          guard let found = try FleetLoader.load(path: fleetPath, displayName: fleetName, selection: [name]).members.first else {
+          guard let found = try FleetLoader.load(path: fleetPath, displayName: fleetName, selection: [name],
+                                                 registry: engine.registry, environment: engine.environment).members.first else {
             return .failure(ManifestProblem([.error(at: nil, field: "", "\(fleetName) no longer has the watch \(name)")]))
           }
           member = found

@@ -106,6 +106,37 @@ import TSModel
     }
   }
 
+  /// Second spellings of `sim:watches/a.json` (`<DIR>` is the fleet's directory): each is the
+  /// same watch, refused at its position before any watch is touched.
+  static let sameWatch = ["sim:./watches/a.json", "sim:<DIR>/watches/a.json", "sim:watches/../watches/a.json",
+                          "sim:link.json", "sim:folder/a.json"]
+
+  @Test(arguments: sameWatch)
+  func oneWatchSpeltTwiceIsRefused(_ spelling: String) throws {
+    let space = try Self.space()
+    try space.watch("a")
+    try FileManager.default.createSymbolicLink(atPath: space.directory + "/link.json", withDestinationPath: "watches/a.json")
+    try FileManager.default.createSymbolicLink(atPath: space.directory + "/folder", withDestinationPath: "watches")
+    let second = spelling.replacingOccurrences(of: "<DIR>", with: space.directory)
+    try space.write("fleet.yaml", "watches:\n  a: {device: \"sim:watches/a.json\", manifest: residents/a.yaml}\n  b: {device: \"\(second)\", manifest: residents/b.yaml}\n")
+    do {
+      _ = try space.load()
+      Issue.record("loaded a fleet with one watch twice")
+    } catch {
+      #expect(error.problem.diagnostics.filter { $0.severity == .error }.map(\.description) == [
+        "fleet.yaml:3:15: error: watches.b.device: the device \(second) is already used by the watch a (line 2, column 15, written there as sim:watches/a.json: both name the watch sim:\(space.directory)/watches/a.json); each watch needs its own device",
+      ])
+    }
+  }
+
+  @Test func twoWatchesAreTwoWatches() throws {
+    let space = try Self.space()
+    try space.watch("a")
+    try space.watch("b")
+    try space.write("fleet.yaml", "watches:\n  a: {device: \"sim:watches/a.json\", manifest: residents/a.yaml}\n  b: {device: \"sim:./watches/b.json\", manifest: residents/b.yaml}\n")
+    #expect(try space.load().members.map(\.name) == ["a", "b"])
+  }
+
   @Test func pathsAreRelativeToTheFleetFileAndNamedFromTheWorkingDirectory() throws {
     let space = try Self.space()
     try space.write("ward/fleet.yaml", "defaults: defaults.yaml\nwatches:\n  room-12: {device: \"sim:watches/12.json\", manifest: r/12.yaml}\n")

@@ -15,7 +15,8 @@ struct ExportCommand: Command {
     left out; custom reminders that share a name get distinct names, with a warning.
     Without -o (or with -o -) the manifest goes to standard output. With -o FILE it is written
     with mode 0600 (it holds phone numbers); an existing FILE (a dangling symbolic link too) is
-    only replaced with --force, and FILE's directory must exist.
+    only replaced with --force, and FILE's directory must exist. FILE is never the state file
+    of the watch being exported (or its lock), nor inside tsapply's records, even with --force.
     The header's date is today's (UTC), or SOURCE_DATE_EPOCH's (integer seconds since 1970,
     up to the year 9999) when that is set.
     """
@@ -43,6 +44,9 @@ struct ExportCommand: Command {
     if let output { try Self.checkDestination(output, force: force, context: context) }
     let date = try Self.date(context)
     let watch = try await CLIWatch.open(deviceSpec, context: context).watch
+    if let output {
+      do { try watch.refuseOutput(at: context.resolve(output)) } catch { throw CommandFailure(error.description) }
+    }
     let export = try await watch.export(date: date)
     ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, redact: false, context: context)
     // Values a manifest cannot state (errors) are left out of the text; it is still written, and

@@ -16,7 +16,8 @@ import TSModel
 /// `SimulationOptions.Fault` (the failed call has no effect). Thread-safe.
 public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendable {
   let store: any StateStore
-  /// `sim:` and the state file's canonical absolute path; for an in-memory watch
+  /// `sim:` and the state file's canonical absolute path (`canonical(_:)`: every symbolic link
+  /// resolved, the file's own included); for an in-memory watch
   /// `sim:memory:UUID`, unique per instance (it cannot be opened again).
   public let identity: String
   /// Latency and faults of this instance.
@@ -76,14 +77,17 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     return try SimulatedDevice(path: path, options: options)
   }
 
-  /// `path` with symbolic links in its directory resolved, so every device of one file agrees.
-  static func canonical(_ path: String) -> String {
-    let url = URL(fileURLWithPath: path)
-    return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
-  }
+  /// The absolute `path` with `.`, `..` and every symbolic link resolved, the last component
+  /// included (`FilePaths.resolved`), so every spelling of one state file (`./w.json`, an
+  /// absolute path, a symbolic link to it) gives one identity, one lock and one records folder,
+  /// and the atomic replace renames over the real file, never over a link.
+  public static func canonical(_ path: String) -> String { FilePaths.resolved(path) }
 
-  /// Path of the state file; `nil` for an in-memory watch.
+  /// Path of the state file (canonical); `nil` for an in-memory watch.
   public var path: String? { store.path }
+
+  /// The state file and its lock file `<file>.lock`; none in memory.
+  public var storageFiles: [String] { store.path.map { [$0, $0 + ".lock"] } ?? [] }
 
   /// The whole stored state: profile, reminders, contacts, emergency, journal.
   public func snapshot() throws(DeviceError) -> SimulatedWatch { try store.read() }

@@ -24,6 +24,14 @@ public struct SimulatorScheme: DeviceScheme {
     "Created the default simulated watch (profile \(PlatformProfile.defaultName)) at \(path) on first use."
   }
 
+  /// `sim:` and the canonical path of `location` (`SimulatedDevice.canonical`, relative to the
+  /// context's working directory): the identity the watch has once opened, whether or not its
+  /// state file exists yet.
+  public func canonicalSpec(_ location: String, context: DeviceOpenContext) -> String? {
+    DeviceSelector.simulatorScheme
+      + SimulatedDevice.canonical(DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory))
+  }
+
   /// Opens (the default spec: creates on first use) the simulated watch at `location`.
   /// - Throws: as `DeviceSelector.openSimulated(spec:environment:currentDirectory:)`.
   public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {

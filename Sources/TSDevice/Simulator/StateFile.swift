@@ -45,7 +45,11 @@ enum StateFile {
     let hint = "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'"
     let decoder = JSONDecoder()
     guard let header = try? decoder.decode(Header.self, from: data), header.format == SimulatedWatch.formatName else {
-      throw .simulator(.dataFormatError, "\(file) is not a tsapply simulated-watch state file (not JSON, or no \"format\": \"\(SimulatedWatch.formatName)\"); \(hint)")
+      // `device init --force` replaces only a file that carries the marker; the advice says
+      // what it will do with this one.
+      let advice = carriesFormatMarker(data) ? hint
+        : "the file was left as it is; it is not a state file, so 'tsapply device init --force' will not replace it: if it may go, remove it yourself and create the watch again with '\(name.initCommand(force: false))'"
+      throw .simulator(.dataFormatError, "\(file) is not a tsapply simulated-watch state file (not JSON, or no \"format\": \"\(SimulatedWatch.formatName)\"); \(advice)")
     }
     guard header.version == SimulatedWatch.currentVersion else {
       let found = header.version.map(String.init) ?? "none"
@@ -74,7 +78,15 @@ enum StateFile {
   static func carriesFormatMarker(_ file: String) -> Bool {
     guard let handle = FileHandle(forReadingAtPath: file) else { return false }
     defer { try? handle.close() }
-    guard let data = try? handle.read(upToCount: wholeReadLimit), !data.isEmpty else { return false }
+    guard let data = try? handle.read(upToCount: wholeReadLimit) else { return false }
+    return carriesFormatMarker(data)
+  }
+
+  /// `carriesFormatMarker(_:)` for a file's first `wholeReadLimit` bytes (or all of them), so the
+  /// advice of a 4003 error and `device init --force` agree on which files may be replaced.
+  static func carriesFormatMarker(_ data: Data) -> Bool {
+    guard !data.isEmpty else { return false }
+    let data = data.prefix(wholeReadLimit)
     if data.count < wholeReadLimit, let header = try? JSONDecoder().decode(Header.self, from: data) {
       return header.format == SimulatedWatch.formatName
     }
@@ -142,12 +154,16 @@ enum StateFile {
   static func errnoText() -> String { String(cString: strerror(errno)) }
 
   /// Creates `directory` (and missing parents) with mode 0700.
+  /// - Throws: 4002 naming the directory; when it or a parent is a file, saying so.
   static func makeDirectory(_ directory: String) throws(DeviceError) {
+    if let blocker = FilePaths.nonDirectory(in: directory) {
+      throw .simulator(.dataSetFailed, "cannot create the directory \(directory): \(FilePaths.notADirectory(directory, blocker: blocker))")
+    }
     do {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                               attributes: [.posixPermissions: 0o700])
     } catch {
-      throw .simulator(.dataSetFailed, "cannot create the directory \(directory): \(error.localizedDescription)")
+      throw .simulator(.dataSetFailed, "cannot create the directory \(directory): \(FilePaths.systemReason(of: error))")
     }
   }
 }
