@@ -65,18 +65,10 @@ public struct Backup: Hashable, Codable, Sendable {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw BackupError(path: path, reason: "the file does not exist or cannot be read")
     }
-    struct Header: Decodable {
-      var formatVersion: Int?
-      enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
-    }
-    // The version first: a backup of another format is refused as such, not by its first odd field.
-    if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentFormatVersion {
-      throw BackupError(path: path, reason: "backup format \(version) is not supported (expected \(currentFormatVersion))")
-    }
     do {
-      return try JSONDecoder().decode(Backup.self, from: data)
+      return try RecordFile.decode(Backup.self, from: data, currentVersion: currentFormatVersion, kind: "backup")
     } catch {
-      throw BackupError(path: path, reason: "not a tsapply backup (\(DecodingProblem.describe(error, in: data)))")
+      throw BackupError(path: path, reason: error.reason)
     }
   }
 

@@ -63,16 +63,11 @@ public struct LastApplied: Hashable, Codable, Sendable {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw LastAppliedError(path: path, reason: "the file cannot be read")
     }
-    struct Header: Decodable {
-      var formatVersion: Int?
-      enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
-    }
-    if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentFormatVersion {
-      throw LastAppliedError(path: path, reason: "record format \(version) is not supported (expected \(currentFormatVersion))")
-    }
     let record: LastApplied
-    do { record = try JSONDecoder().decode(LastApplied.self, from: data) } catch {
-      throw LastAppliedError(path: path, reason: "not a tsapply last-applied record (\(DecodingProblem.describe(error, in: data)))")
+    do {
+      record = try RecordFile.decode(LastApplied.self, from: data, currentVersion: currentFormatVersion, kind: "last-applied record")
+    } catch {
+      throw LastAppliedError(path: path, reason: error.reason)
     }
     guard record.device == device else {
       throw LastAppliedError(path: path, reason: "it was recorded for \(record.device), not \(device)")

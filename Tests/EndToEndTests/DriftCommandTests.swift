@@ -42,7 +42,7 @@ import TSTestSupport
       return record.replacingOccurrences(of: "\\/", with: "/").contains(dir.lastPathComponent + "/.tsapply/device.json")
     })
     let path = watches + "/" + folder + "/last-applied.json"
-    for (text, reason) in [("{\"x\":1}", "not a tsapply last-applied record"), ("{\"format_version\": 9}", "record format 9 is not supported")] {
+    for (text, reason) in [("{\"x\":1}", "not a tsapply last-applied record"), ("{\"format_version\": 9}", "last-applied record format 9 is not supported")] {
       try Data(text.utf8).write(to: URL(fileURLWithPath: path))
       let drift = try TSApplyBinary.run(["drift"], in: dir)
       #expect(drift.status == 1, "\(drift.stdout)")

@@ -1,0 +1,32 @@
+import Foundation
+import TSModel
+
+/// Reading tsapply's versioned JSON records (backups, last-applied records): the format version
+/// first, so a record of another format is refused as such and not by its first odd field, then
+/// the whole record, refused with the field that is wrong in plain words (`DecodingProblem`).
+enum RecordFile {
+  /// Why a record cannot be used: `backup format 2 is not supported (expected 1)`, `not a
+  /// tsapply backup (state.contacts[0].phoneNum: missing)`.
+  struct Refusal: Error {
+    var reason: String
+  }
+
+  /// Only the version of a record.
+  private struct Header: Decodable {
+    var formatVersion: Int?
+    enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
+  }
+
+  /// The record of type `T` in `data`, whose `format_version` must be `currentVersion`;
+  /// `kind` names it in refusals (`backup`, `last-applied record`).
+  static func decode<T: Decodable>(_ type: T.Type, from data: Data, currentVersion: Int, kind: String) throws(Refusal) -> T {
+    if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentVersion {
+      throw Refusal(reason: "\(kind) format \(version) is not supported (expected \(currentVersion))")
+    }
+    do {
+      return try JSONDecoder().decode(T.self, from: data)
+    } catch {
+      throw Refusal(reason: "not a tsapply \(kind) (\(DecodingProblem.describe(error, in: data)))")
+    }
+  }
+}
