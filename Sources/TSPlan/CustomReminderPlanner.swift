@@ -43,10 +43,12 @@ enum CustomReminderPlanner {
     return part
   }
 
-  /// The name as the platform stores it (unchanged where the name fits or is not stored).
+  /// The name as tsapply writes it where the platform cuts names: cut first, on whole characters
+  /// and without a space left at its end (`TextTruncation.cutName`), so the watch has nothing
+  /// to cut; unchanged where the name fits or is not stored.
   static func storedName(_ name: String, storage: ReminderKindCapabilities) -> String {
     guard let limit = storage.nameMaxBytes, storage.truncatesLongText else { return name }
-    return TextTruncation.truncate(name, maxBytes: limit)
+    return TextTruncation.cutName(name, maxBytes: limit)
   }
 
   private static func capacityErrors(_ list: Located<[ManifestReminder]>, capabilities: DeviceCapabilities) -> [Diagnostic] {

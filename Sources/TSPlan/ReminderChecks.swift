@@ -69,7 +69,11 @@ struct ReminderChecks {
         "\"\(text.value)\" is \(bytes) bytes, but \(watch) stores at most \(maxBytes) bytes of \(what) for \(label)"))
       return nil
     }
-    let stored = TextTruncation.truncate(text.value, maxBytes: maxBytes)
+    // tsapply cuts the text itself, at a grapheme boundary (a name also without the spaces the
+    // cut leaves at its end), and writes what fits: the SDK's own cut works on UTF-16 units and
+    // could leave half an emoji or a lone ZWJ, which no manifest (and so no export) can state.
+    let stored = what == "name" ? TextTruncation.cutName(text.value, maxBytes: maxBytes)
+      : TextTruncation.truncateAtGraphemes(text.value, maxBytes: maxBytes)
     diagnostics.append(.warning(at: text.position, field: field,
       "\"\(text.value)\" is \(bytes) bytes; \(watch) stores at most \(maxBytes) bytes and will keep \"\(stored)\""))
     return stored

@@ -79,6 +79,10 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
     CapabilityCase(name: "name beyond the limit where the platform truncates", capabilities: Profiles.fit,
       manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "体操体操体操体操体操体操", line: 31)])),
       expected: [#"watch.yaml:32:7: warning: reminders.custom[0].name: "体操体操体操体操体操体操" is 36 bytes; the watch (profile fit) stores at most 30 bytes and will keep "体操体操体操体操体操""#]),
+    CapabilityCase(name: "a cut name keeps whole characters and no space at its end (found by the manifest fuzz target)",
+      capabilities: Profiles.fit,
+      manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "Call family now 👨‍👩‍👧", line: 31)])),
+      expected: [#"watch.yaml:32:7: warning: reminders.custom[0].name: "Call family now 👨‍👩‍👧" is 34 bytes; the watch (profile fit) stores at most 30 bytes and will keep "Call family now""#]),
     CapabilityCase(name: "names that collide once truncated", capabilities: Profiles.fit,
       manifest: Build.manifest(reminders: Build.reminders(custom: [
         Build.custom(0, "Take the blood pressure tablet A", line: 31), Build.custom(1, "Take the blood pressure tablet B", line: 39)])),
