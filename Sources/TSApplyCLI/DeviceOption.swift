@@ -13,6 +13,12 @@ public enum DeviceOption {
     ["--device"], value: "SPEC",
     help: "Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
 
+  /// `--device SPEC` of the `tsapply device …` commands, which work on simulated watches only
+  /// (same name, so `value(in:)` reads either).
+  public static let simulatedSpec = OptionSpec(
+    ["--device"], value: "SPEC",
+    help: "Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.")
+
   /// The `--device` value given, if any.
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
 

@@ -37,7 +37,7 @@ struct MonitorCommand: Command {
     OptionSpec(["--on-sos"], value: "COMMAND", help: "Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable."),
     OptionSpec(["--webhook"], value: "URL", help: "POST each SOS event, signed (X-Tsapply-Signature); repeatable."),
     OptionSpec(["--webhook-secret-file"], value: "FILE", help: "The HMAC-SHA256 key for --webhook signatures."),
-    OptionSpec(["--log"], value: "FILE", help: "Append the JSON event lines to FILE (created 0600)."),
+    OptionSpec(["--log"], value: "FILE", help: "Append the JSON event lines to FILE (created 0600) instead of standard output (with --json: to both)."),
     OptionSpec(["--json"], help: "JSON event lines on standard output even on a terminal."),
     OptionSpec(["--show-sensitive"], help: "Show phone numbers in events (masked by default)."),
     DeviceOption.spec,

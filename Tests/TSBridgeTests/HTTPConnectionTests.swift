@@ -15,7 +15,7 @@ import TSHTTPServer
     defer { server.stop() }
     let (head, body) = try await HTTPConnection.exchange(host: "127.0.0.1", port: Int(server.port), method: "POST",
                                                          path: "/v1/watches/AA:BB/call", headers: [("X-Test", "v")],
-                                                         body: Array(repeating: 7, count: 3000), timeout: 5)
+                                                         body: Array(repeating: 7, count: 3000), timeout: 60)
     #expect(head.status == 201)
     #expect(head.headers["x-reply"] == "yes")
     #expect(String(decoding: body, as: UTF8.self) == "POST /v1/watches/AA:BB/call h=v 3000")
@@ -36,11 +36,11 @@ import TSHTTPServer
     defer { server.stop() }
     let port = Int(server.port)
     let pieces: [String] = try await Self.blocking { () throws(HTTPConnection.Failure) -> [String] in
-      let connection = try HTTPConnection.connect(host: "127.0.0.1", port: port, deadline: .after(5))
-      try connection.send("GET", "/events", host: "127.0.0.1", headers: [], body: [], deadline: .after(5))
-      let head = try connection.readHead(deadline: .after(5))
+      let connection = try HTTPConnection.connect(host: "127.0.0.1", port: port, deadline: .after(60))
+      try connection.send("GET", "/events", host: "127.0.0.1", headers: [], body: [], deadline: .after(60))
+      let head = try connection.readHead(deadline: .after(60))
       var pieces: [String] = []
-      try connection.readBody(head, deadline: .after(5), idle: 5) { pieces.append(String(decoding: $0, as: UTF8.self)); return true }
+      try connection.readBody(head, deadline: .after(60), idle: 60) { pieces.append(String(decoding: $0, as: UTF8.self)); return true }
       return pieces
     }
     #expect(pieces.joined() == "event 1\n\nevent 2\n\nevent 3\n\n")
@@ -63,10 +63,12 @@ import TSHTTPServer
       return request.path == "/drop" ? HTTPResponse(status: 0, body: .dropConnection) : HTTPResponse(status: 200)
     }
     defer { server.stop() }
-    for (path, expected) in [("/slow", HTTPConnection.Failure.timedOut), ("/drop", .lost(""))] {
+    // (The handlers run on the concurrency pool, which other suites' blocking tests can hold for
+    // a while: the drop gets a long timeout, the slow answer a short one.)
+    for (path, expected, timeout) in [("/slow", HTTPConnection.Failure.timedOut, 1.0), ("/drop", .lost(""), 60)] {
       do {
         _ = try await HTTPConnection.exchange(host: "127.0.0.1", port: Int(server.port), method: "POST", path: path,
-                                              headers: [], body: [1], timeout: 1)
+                                              headers: [], body: [1], timeout: timeout)
         Issue.record("\(path) answered")
       } catch {
         switch (error, expected) {

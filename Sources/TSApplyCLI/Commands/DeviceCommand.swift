@@ -35,7 +35,7 @@ struct DeviceInitCommand: Command {
     OptionSpec(["--profile"], value: "NAME", help: "Platform profile (default: default).",
                completion: .words(PlatformProfile.all.map(\.name))),
     OptionSpec(["--force"], help: "Replace an existing simulated watch."),
-    DeviceOption.spec,
+    DeviceOption.simulatedSpec,
   ]
   let profileName: String
   let force: Bool

@@ -15,7 +15,7 @@ struct DeviceListenCommand: Command {
   static let options: [OptionSpec] = [
     OptionSpec(["--count"], value: "N", help: "Stop after N events."),
     OptionSpec(["--timeout"], value: "SECONDS", help: "Stop after this many seconds."),
-    DeviceOption.spec,
+    DeviceOption.simulatedSpec,
   ]
 
   enum Item: Sendable {

@@ -10,7 +10,7 @@ struct DeviceShowCommand: Command {
   static let options: [OptionSpec] = [
     OptionSpec(["--json"], help: "Print the state file's JSON (profile, reminders, contacts, emergency, journal)."),
     OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits), contacts and journal alike."),
-    DeviceOption.spec,
+    DeviceOption.simulatedSpec,
   ]
   let json: Bool
   let redact: Bool
@@ -64,11 +64,17 @@ enum WatchText {
   }
 
   /// `watch` with every phone number (contacts, emergency contacts, journal entries) masked by
-  /// `PhoneRedaction.redact(_:)`: all digits but the last two become `*`.
+  /// `PhoneRedaction.redact(_:)` (all digits but the last two become `*`), and names, short
+  /// names and notes masked as free text (`PhoneRedaction.Mask.text`): a number written into a
+  /// name or a note is masked too, as in every other output of `--redact`.
   static func redacted(_ watch: SimulatedWatch) -> SimulatedWatch {
+    let everyContact = watch.contacts + watch.emergency.contacts + watch.journal.flatMap { $0.contacts ?? [] }
+    let free = PhoneRedaction.Mask(redact: true, numbers: everyContact.map(\.phoneNum))
     func mask(_ contacts: [Contact]) -> [Contact] {
       contacts.map { contact in
         var masked = contact
+        masked.name = free.text(contact.name)
+        masked.shortName = contact.shortName.map(free.text)
         masked.phoneNum = PhoneRedaction.redact(contact.phoneNum)
         return masked
       }
@@ -76,6 +82,10 @@ enum WatchText {
     var result = watch
     result.contacts = mask(watch.contacts)
     result.emergency.contacts = mask(watch.emergency.contacts)
+    for index in result.reminders.indices {
+      result.reminders[index].reminderName = free.text(watch.reminders[index].reminderName)
+      result.reminders[index].notes = free.text(watch.reminders[index].notes)
+    }
     for index in result.journal.indices {
       result.journal[index].contacts = result.journal[index].contacts.map(mask)
     }

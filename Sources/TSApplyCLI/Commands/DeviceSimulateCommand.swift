@@ -11,7 +11,7 @@ struct DeviceSimulateCommand: Command {
     listeners of a running tsapply see them. 'emergency-set' also turns SOS on; 'emergency-clear'
     empties the list and turns SOS off, as the watch's own SOS switch does.
     """
-  static let options: [OptionSpec] = [DeviceOption.spec]
+  static let options: [OptionSpec] = [DeviceOption.simulatedSpec]
   /// The actions, as the first positional argument names them.
   static let actions = ["contact-add", "contact-remove", "reminder-toggle", "sos", "emergency-set", "emergency-clear"]
   static let positionals: CompletionValues = .words(actions)

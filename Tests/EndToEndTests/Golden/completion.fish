@@ -126,7 +126,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l max-applies-per-hou
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l on-sos -x -d 'Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook -x -d 'POST each SOS event, signed (X-Tsapply-Signature); repeatable.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook-secret-file -r -F -d 'The HMAC-SHA256 key for --webhook signatures.'
-complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l log -r -F -d 'Append the JSON event lines to FILE (created 0600).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l log -r -F -d 'Append the JSON event lines to FILE (created 0600) instead of standard output (with --json: to both).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l json -d 'JSON event lines on standard output even on a terminal.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l show-sensitive -d 'Show phone numbers in events (masked by default).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
@@ -163,13 +163,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply device\'' -l help -s h -d 'Show h
 # tsapply device init
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l profile -x -a 'default npk fit fit-basic fw' -d 'Platform profile (default: default).'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l force -d 'Replace an existing simulated watch.'
-complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l help -s h -d 'Show help information.'
 
 # tsapply device show
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l json -d 'Print the state file\'s JSON (profile, reminders, contacts, emergency, journal).'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l redact -d 'Mask phone numbers (all but the last two digits), contacts and journal alike.'
-complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l help -s h -d 'Show help information.'
 
 # tsapply device profiles
@@ -179,13 +179,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l help -s h -
 
 # tsapply device simulate
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -a 'contact-add contact-remove reminder-toggle sos emergency-set emergency-clear'
-complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l help -s h -d 'Show help information.'
 
 # tsapply device listen
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l count -x -d 'Stop after N events.'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l timeout -x -d 'Stop after this many seconds.'
-complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l help -s h -d 'Show help information.'
 
 # tsapply bridge
