@@ -131,6 +131,10 @@ public enum StateManifest {
           : .error(at: origin, field: path, text + "; a manifest cannot state duplicates"))
         continue
       }
+      if PhoneFormatting.removed(from: contact.phoneNum) != contact.phoneNum {
+        diagnostics.append(.warning(at: origin, field: itemPath,
+          "the watch holds the contact \"\(contact.name)\" with formatting (spaces, dashes, dots or parentheses) in its phone number; a manifest states a number without it, so applying this writes the number as its digits alone"))
+      }
       result.append(ManifestContact(position: origin, path: itemPath, name: Located(contact.name, at: origin),
                                     phone: Located(contact.phoneNum, at: origin), shortName: contact.shortName ?? "",
                                     shortNameIsExplicit: !(contact.shortName ?? "").isEmpty))

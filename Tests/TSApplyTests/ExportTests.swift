@@ -88,6 +88,20 @@ import TSTestSupport
     #expect(manifest.reminders?.custom?.value.count == 1)
   }
 
+  /// A number the watch holds with formatting (a hand-edited state file; the SDK itself keeps
+  /// only digits and '+') cannot be stated exactly: the export says so, naming the contact, not
+  /// the number (found by the records fuzz target).
+  @Test func aFormattedNumberOnTheWatchIsExportedWithAWarning() async throws {
+    let profile = PlatformProfile.fit
+    var state = try await watch(profile).readState(capabilities: profile.capabilities)
+    state.contacts = [Contact(name: "李明", phoneNum: "+8613912341.55678", shortName: nil)]
+    let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+    #expect(output.diagnostics.map(\.message) == [
+      "the watch holds the contact \"李明\" with formatting (spaces, dashes, dots or parentheses) in its phone number; a manifest states a number without it, so applying this writes the number as its digits alone"])
+    let manifest = try #require(ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml").manifest)
+    #expect(manifest.contacts?.value.first?.phone.value == "+861391234155678")
+  }
+
   @Test func headerNamesProfileAndDate() {
     #expect(ManifestExport.header(profile: "fit", date: Self.date).hasPrefix(
       "# Exported by tsapply from a watch with the 'fit' platform profile on 2027-01-15 (UTC).\n"))

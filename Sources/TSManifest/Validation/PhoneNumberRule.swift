@@ -104,3 +104,14 @@ enum PhoneNumberRule {
     }
   }
 }
+
+/// How a manifest states a phone number, for code that writes manifests from a watch (`export`,
+/// `restore`): formatting (spaces, dashes, dots, parentheses) is removed when a manifest is read,
+/// so a number the watch holds with formatting cannot be stated exactly.
+public enum PhoneFormatting {
+  /// `number` as a manifest that holds it would give it: without formatting.
+  public static func removed(from number: String) -> String {
+    PhoneNumberRule.removingFormatting(number)
+  }
+}
+
