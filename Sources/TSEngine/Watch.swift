@@ -64,8 +64,12 @@ public final class Watch: Sendable {
 
   /// What the last successful apply left on this watch, if recorded for its platform.
   public func lastApplied() -> DeviceState? {
-    guard let record = LastApplied.read(at: home.lastAppliedPath, device: identity),
-          record.profile == capabilities.profile else { return nil }
+    usable(LastApplied.read(at: home.lastAppliedPath, device: identity))
+  }
+
+  /// The state of `record` when it was recorded for this watch's platform.
+  private func usable(_ record: LastApplied?) -> DeviceState? {
+    guard let record, record.profile == capabilities.profile else { return nil }
     return record.state
   }
 
@@ -82,8 +86,13 @@ public final class Watch: Sendable {
 
   /// Plans `document` against `state` (already read from this watch).
   func plan(_ document: ManifestDocument, state: DeviceState) throws(EngineError) -> PlannedChanges {
+    try plan(document, state: state, last: lastApplied())
+  }
+
+  /// Plans `document` against `state`, with the drift since `last` (what the last apply left).
+  private func plan(_ document: ManifestDocument, state: DeviceState, last: DeviceState?) throws(EngineError) -> PlannedChanges {
     var result = Planner.plan(document.manifest, state: state, capabilities: capabilities)
-    if let last = lastApplied(), last != state {
+    if let last, last != state {
       result.plan?.resourceDrift = Drift.changes(since: last, current: state, capabilities: capabilities)
     }
     guard var plan = result.plan else {
@@ -304,9 +313,12 @@ extension Watch {
   /// - Throws: `EngineError.invalid` when the manifest does not fit the watch; `.device`.
   public func drift(_ document: ManifestDocument) async throws(EngineError) -> DriftReport {
     let state = try await readState()
-    let planned = try plan(document, state: state)
-    // Asked for on purpose, a record that exists but cannot be used is an error (plan ignores it).
-    do { _ = try LastApplied.load(at: home.lastAppliedPath, device: identity) } catch { throw .lastApplied(error) }
-    return DriftReport(hasRecord: lastApplied() != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
+    // The record is read once. Asked for on purpose, one that exists but cannot be used is an
+    // error (plan ignores it), reported after the manifest's own problems.
+    let record = Result { () throws(LastAppliedError) in try LastApplied.load(at: home.lastAppliedPath, device: identity) }
+    let last = usable(try? record.get())
+    let planned = try plan(document, state: state, last: last)
+    if case .failure(let error) = record { throw .lastApplied(error) }
+    return DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
   }
 }
