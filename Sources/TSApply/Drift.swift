@@ -13,7 +13,7 @@ public enum Drift {
   public static func changes(since lastApplied: DeviceState, current: DeviceState,
                              capabilities: DeviceCapabilities) -> [ResourceChange] {
     let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch")
-    return Planner.plan(manifest, state: lastApplied, capabilities: capabilities, fingerprint: false).plan?.resourceChanges ?? []
+    return Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []
   }
 }
 

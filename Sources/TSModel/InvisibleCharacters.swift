@@ -60,21 +60,54 @@ public enum InvisibleCharacters {
   /// The white space or invisible character that `text` begins with (`atEnd` false) or ends
   /// with (`atEnd` true); `nil` when it begins and ends with a visible character.
   public static func edge(of text: String) -> (scalar: Unicode.Scalar, atEnd: Bool)? {
-    let scalars = Array(text.unicodeScalars)
-    guard let first = scalars.first, let last = scalars.last else { return nil }
-    if first.properties.isWhitespace || isInvisible(at: 0, in: scalars) { return (first, false) }
-    if last.properties.isWhitespace || isInvisible(at: scalars.count - 1, in: scalars) { return (last, true) }
+    // A visible ASCII character at an end decides that end from one byte (most names); else
+    // the end scalar and its one neighbour decide it.
+    let utf8 = text.utf8
+    guard let firstByte = utf8.first, let lastByte = utf8.last else { return nil }
+    let scalars = text.unicodeScalars
+    if !isVisibleASCII(firstByte) {
+      var iterator = scalars.makeIterator()
+      let first = iterator.next()!, next = iterator.next()
+      if first.properties.isWhitespace || isInvisible(first, after: nil, before: next) { return (first, false) }
+    }
+    if !isVisibleASCII(lastByte) {
+      let lastIndex = scalars.index(before: scalars.endIndex)
+      let last = scalars[lastIndex]
+      let previous = lastIndex == scalars.startIndex ? nil : scalars[scalars.index(before: lastIndex)]
+      if last.properties.isWhitespace || isInvisible(last, after: previous, before: nil) { return (last, true) }
+    }
     return nil
   }
 
-  /// `text` without the white space and invisible characters at its ends (`edge(of:)`).
+  /// `text` without the white space and invisible characters at its ends (`edge(of:)`, applied
+  /// again to what is left until it finds none); `text` itself when there are none.
   public static func trimmed(_ text: String) -> String {
-    var scalars = Array(text.unicodeScalars)
-    while let edge = edge(of: String(String.UnicodeScalarView(scalars))) {
-      if edge.atEnd { scalars.removeLast() } else { scalars.removeFirst() }
+    guard edge(of: text) != nil else { return text }
+    let scalars = Array(text.unicodeScalars)
+    var range = 0..<scalars.count
+    while let edge = edge(of: scalars, in: range) {
+      range = edge.atEnd ? range.lowerBound..<(range.upperBound - 1) : (range.lowerBound + 1)..<range.upperBound
     }
-    return String(String.UnicodeScalarView(scalars))
+    var view = String.UnicodeScalarView()
+    view.append(contentsOf: scalars[range])
+    return String(view)
   }
+
+  /// `edge(of:)` for the text `scalars[range]`: its neighbours outside `range` do not count.
+  private static func edge(of scalars: [Unicode.Scalar], in range: Range<Int>) -> (scalar: Unicode.Scalar, atEnd: Bool)? {
+    guard let firstIndex = range.first, let lastIndex = range.last else { return nil }
+    func invisible(_ index: Int) -> Bool {
+      isInvisible(scalars[index], after: index > range.lowerBound ? scalars[index - 1] : nil,
+                  before: index < lastIndex ? scalars[index + 1] : nil)
+    }
+    let first = scalars[firstIndex], last = scalars[lastIndex]
+    if first.properties.isWhitespace || invisible(firstIndex) { return (first, false) }
+    if last.properties.isWhitespace || invisible(lastIndex) { return (last, true) }
+    return nil
+  }
+
+  /// A printable ASCII character other than the space (U+0021 … U+007E).
+  private static func isVisibleASCII(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
 
   /// `U+00A0 NO-BREAK SPACE`: the code point and the Unicode name (for a control character, its
   /// common name where it has one: `U+0009 CHARACTER TABULATION`; else the code point alone).

@@ -18,8 +18,9 @@ public struct Plan: Hashable, Codable, Sendable {
   /// Identity of the watch the plan was made for (`Device.identity`, e.g.
   /// `sim:/abs/.tsapply/device.json`), shown in the plan's header; `nil` when not known.
   public var device: String?
-  /// SHA-256 of the watch state the plan was made from (canonical JSON of `DeviceState`).
-  public var priorStateDigest: String
+  /// SHA-256 of the watch state the plan was made from (canonical JSON of `DeviceState`),
+  /// computed on first read for a plan made from a state (`init(…priorState:…)`).
+  @DeferredDigest public var priorStateDigest: String
   /// Changes, sorted by address.
   public var resourceChanges: [ResourceChange]
   /// Warnings found while planning (e.g. a name the watch will cut). Errors never reach a plan.
@@ -33,10 +34,24 @@ public struct Plan: Hashable, Codable, Sendable {
   /// `priorStateDigest`; `resourceChanges` are sorted by address, `resourceDrift` starts empty.
   public init(manifestFile: String, profile: String, priorStateDigest: String,
               resourceChanges: [ResourceChange], warnings: [Diagnostic] = []) {
+    self.init(manifestFile: manifestFile, profile: profile, digest: DeferredDigest(wrappedValue: priorStateDigest),
+              resourceChanges: resourceChanges, warnings: warnings)
+  }
+
+  /// A plan made from the watch state `priorState`: `priorStateDigest` is its fingerprint,
+  /// computed when first read.
+  public init(manifestFile: String, profile: String, priorState: DeviceState,
+              resourceChanges: [ResourceChange], warnings: [Diagnostic] = []) {
+    self.init(manifestFile: manifestFile, profile: profile, digest: DeferredDigest(of: priorState),
+              resourceChanges: resourceChanges, warnings: warnings)
+  }
+
+  private init(manifestFile: String, profile: String, digest: DeferredDigest,
+               resourceChanges: [ResourceChange], warnings: [Diagnostic]) {
     self.formatVersion = Self.currentFormatVersion
     self.manifestFile = manifestFile
     self.profile = profile
-    self.priorStateDigest = priorStateDigest
+    _priorStateDigest = digest
     self.resourceChanges = resourceChanges.sorted { $0.address < $1.address }
     self.warnings = warnings
   }

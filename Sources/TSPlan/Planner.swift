@@ -25,11 +25,9 @@ public struct PlanResult: Sendable {
 /// applying a plan gives an empty plan. Capability problems are errors with the manifest position
 /// (docs/plan.md lists them).
 public enum Planner {
-  /// Plans `manifest` against the watch `state` with `capabilities`. Without `fingerprint`, the
-  /// plan's `priorStateDigest` is left empty: for callers that only read the changes (drift),
-  /// which then skip hashing the state's canonical JSON.
-  public static func plan(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities,
-                          fingerprint: Bool = true) -> PlanResult {
+  /// Plans `manifest` against the watch `state` with `capabilities`. The plan's
+  /// `priorStateDigest` is `state`'s fingerprint, hashed when first read (`DeferredDigest`).
+  public static func plan(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities) -> PlanResult {
     var part = PlanPart()
     if let reminders = manifest.reminders {
       part.merge(ReminderPlanner.plan(reminders, state: state, capabilities: capabilities))
@@ -42,7 +40,7 @@ public enum Planner {
     }
     let diagnostics = part.diagnostics.sortedByPosition()
     guard !diagnostics.hasErrors else { return PlanResult(plan: nil, diagnostics: diagnostics) }
-    let plan = Plan(manifestFile: manifest.file, profile: capabilities.profile, priorStateDigest: fingerprint ? state.fingerprint : "",
+    let plan = Plan(manifestFile: manifest.file, profile: capabilities.profile, priorState: state,
                     resourceChanges: part.changes, warnings: diagnostics.filter { $0.severity == .warning })
     return PlanResult(plan: plan, diagnostics: diagnostics)
   }

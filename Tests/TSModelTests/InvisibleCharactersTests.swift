@@ -57,4 +57,43 @@ import TSModel
   func quotesWhatCanBeSeenAndNamesWhatCannot(_ scalar: Unicode.Scalar, _ expected: String) {
     #expect(InvisibleCharacters.quotedOrNamed(scalar) == expected)
   }
+
+  /// Trimming takes off every edge `edge(of:)` finds, one at a time, judging each end by what is
+  /// left (a joiner that shaped an emoji taken off is invisible next); text without one comes
+  /// back unchanged.
+  @Test(arguments: [
+    ("Walk", "Walk"), (" Walk ", "Walk"), ("\u{200B}\u{00A0}Walk\u{3000}", "Walk"), ("  ", ""),
+    ("\u{200B}", ""), ("👨\u{200D}", "👨"), ("\u{200D}👩", "👩"), ("\u{A0}\u{200D}👩", "👩"),
+    ("Zoë", "Zoë"), ("Łukasz ", "Łukasz"), ("a\u{200B}b", "a\u{200B}b"), ("❤️ ", "❤️"), ("\u{FE0F}", ""),
+    ("", ""),
+  ])
+  func trimsEveryEdge(_ text: String, _ expected: String) {
+    #expect(InvisibleCharacters.trimmed(text) == expected)
+    #expect(InvisibleCharacters.edge(of: expected) == nil)
+  }
+
+  /// `edge(of:)` decides an end from one byte when it is visible ASCII and from the scalar and
+  /// its neighbour otherwise: the same answer as judging every scalar of the text in context.
+  @Test func edgeAgreesWithJudgingEveryScalar() {
+    let pieces: [String] = ["a", "Z", " ", "\u{A0}", "\u{200B}", "\u{200D}", "\u{200C}", "👨", "❤", "\u{FE0F}", "ë",
+                            "\u{0301}", "\u{094D}", "क", "م", "\u{3000}", "\t", "李"]
+    for first in pieces {
+      for second in pieces {
+        for third in ["", "a", "\u{200D}", "👩"] {
+          let text = first + second + third
+          let scalars = Array(text.unicodeScalars)
+          var expected: (Unicode.Scalar, Bool)?
+          if let head = scalars.first, let tail = scalars.last {
+            if head.properties.isWhitespace || InvisibleCharacters.isInvisible(at: 0, in: scalars) {
+              expected = (head, false)
+            } else if tail.properties.isWhitespace || InvisibleCharacters.isInvisible(at: scalars.count - 1, in: scalars) {
+              expected = (tail, true)
+            }
+          }
+          let edge = InvisibleCharacters.edge(of: text)
+          #expect(edge?.scalar == expected?.0 && edge?.atEnd == expected?.1, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+      }
+    }
+  }
 }

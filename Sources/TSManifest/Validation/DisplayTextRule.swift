@@ -23,15 +23,16 @@ enum DisplayTextRule {
         "contains a control character (\(ControlCharacters.codePoint(scalar))); names and notes are shown on the watch and cannot hold control characters"))
       return nil
     }
-    if isName, !text.value.isEmpty, InvisibleCharacters.trimmed(text.value).isEmpty {
-      let what = text.value.allSatisfy(\.isWhitespace) ? "only whitespace" : "only white space and invisible characters"
-      diagnostics.append(.error(at: text.position, field: field,
-        "is blank (\(what)); a name needs at least one visible character"))
-      return nil
-    }
     if isName, let edge = InvisibleCharacters.edge(of: text.value) {
-      diagnostics.append(.error(at: text.position, field: field,
-        "\"\(text.value)\" \(edge.atEnd ? "ends" : "begins") with \(InvisibleCharacters.describe(edge.scalar)); remove it (the watch keeps it, so \"\(text.value)\" and \"\(InvisibleCharacters.trimmed(text.value))\" would be different names)"))
+      let trimmed = InvisibleCharacters.trimmed(text.value)
+      if trimmed.isEmpty {
+        let what = text.value.allSatisfy(\.isWhitespace) ? "only whitespace" : "only white space and invisible characters"
+        diagnostics.append(.error(at: text.position, field: field,
+          "is blank (\(what)); a name needs at least one visible character"))
+      } else {
+        diagnostics.append(.error(at: text.position, field: field,
+          "\"\(text.value)\" \(edge.atEnd ? "ends" : "begins") with \(InvisibleCharacters.describe(edge.scalar)); remove it (the watch keeps it, so \"\(text.value)\" and \"\(trimmed)\" would be different names)"))
+      }
       return nil
     }
     if isName, let first = text.value.unicodeScalars.first, Self.isCombiningMark(first) {
