@@ -39,23 +39,69 @@ public enum PhoneCandidates {
     return found
   }
 
-  /// The text after the colon of the first phone key on `line` (`phone: …`, `"tel": …`).
+  /// The text after the colon of the first phone key on `line` (`phone: …`, `"tel": …`). A
+  /// colon's key is the text back to the nearest separator (`keySeparators`, or a quote that
+  /// does not stand right before the colon; a colon is not one, so in `a:phone:` the second key
+  /// is `a:phone`). One pass over the line: the key only grows
+  /// from colon to colon until a separator starts a new one, so whether it holds a phone word
+  /// is followed as it grows (a line of colons and no spaces is not read once per colon).
   private static func restAfterPhoneKey(_ line: Substring) -> Substring? {
+    var key = ""  // the current key, lowercased, as far as read
+    var checked = 0  // bytes of `key` already searched for a phone word
+    var quoteClosed = false  // a quote ended the key: it stands for a colon right after it
     var index = line.startIndex
-    while let colon = line[index...].firstIndex(of: ":") {
-      let key = line[..<colon].reversed().prefix { !" \t{,[-?\"'".contains($0) }.reversed()
-      let lowered = String(key).lowercased()
-      if phoneKeyWords.contains(where: { lowered.contains($0) }) { return line[line.index(after: colon)...] }
-      index = line.index(after: colon)
+    while index < line.endIndex {
+      let character = line[index]
+      if quoteClosed && character != ":" {
+        key = ""
+        checked = 0
+      }
+      quoteClosed = false
+      if character == "\"" || character == "'" {
+        quoteClosed = true
+      } else if character == ":" {
+        // A word could end in what was added since the last search: search from there back
+        // by the longest word's length.
+        let from = max(0, checked - longestPhoneKeyWord)
+        if phoneKeyWords.contains(where: { key.utf8.dropFirst(from).elementsEqualAnywhere($0.utf8) }) {
+          return line[line.index(after: index)...]
+        }
+        checked = key.utf8.count
+        key.append(":")
+      } else if keySeparators.contains(character) {
+        key = ""
+        checked = 0
+      } else {
+        key += character.lowercased()
+      }
+      index = line.index(after: index)
     }
     return nil
   }
+
+  /// What ends a key when read back from its colon: white space, flow punctuation, a list
+  /// dash and a complex-key mark (quotes are handled apart: they end a quoted key).
+  private static let keySeparators: Set<Character> = [" ", "\t", "{", ",", "[", "-", "?"]
+  private static let longestPhoneKeyWord = phoneKeyWords.map(\.utf8.count).max() ?? 0
 
   private static func holdsEnoughDigits(_ text: some StringProtocol) -> Bool {
     var count = 0
     for character in text where character.isNumber && character.unicodeScalars.count == 1 {
       count += 1
       if count >= minimumDigits { return true }
+    }
+    return false
+  }
+}
+
+extension Collection where Element: Equatable {
+  /// Whether `other` occurs in this collection as a contiguous run.
+  fileprivate func elementsEqualAnywhere<Other: Collection>(_ other: Other) -> Bool where Other.Element == Element {
+    guard !other.isEmpty else { return true }
+    var start = startIndex
+    while start != endIndex {
+      if self[start...].starts(with: other) { return true }
+      start = index(after: start)
     }
     return false
   }

@@ -55,12 +55,15 @@ public enum PhoneRedaction {
     /// The digits of each phone with at least five of them (`PhoneCandidates.minimumDigits`),
     /// so positions and times are never taken for one.
     private let sequences: Set<String>
-    private let longest: Int
+    /// The lengths (in digits) among `sequences`, longest first: a match is tried at these
+    /// lengths only, not at every length up to the longest (a source can hold a scalar of
+    /// thousands of digits, which is a candidate too).
+    private let lengths: [Int]
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
       sequences = Set(phones.map { String($0.filter(\.isPhoneDigit)) }.filter { $0.count >= 5 })
-      longest = sequences.map(\.count).max() ?? 0
+      lengths = Set(sequences.map(\.count)).sorted(by: >)
     }
 
     /// `text` with the digits of each phone masked wherever they appear in order, whatever
@@ -70,14 +73,13 @@ public enum PhoneRedaction {
     /// `"+49/176/9876/5432"` and `49:176:9876:5432` are both caught by the phone
     /// `+4917698765432`.
     public func redact(_ text: String) -> String {
-      guard longest > 0 else { return text }
+      guard !lengths.isEmpty else { return text }
       var characters = Array(text)
       for run in PhoneRedaction.digitRuns(in: characters) {
         let digits = run.map { characters[$0] }
         var start = 0
         while start + 5 <= digits.count {
-          let length = stride(from: min(longest, digits.count - start), through: 5, by: -1)
-            .first { sequences.contains(String(digits[start..<(start + $0)])) }
+          let length = lengths.first { $0 <= digits.count - start && sequences.contains(String(digits[start..<(start + $0)])) }
           guard let length else {
             start += 1
             continue

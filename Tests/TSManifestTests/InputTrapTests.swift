@@ -188,4 +188,24 @@ import TSTestSupport
     let source = "contacts:\n  - name: A\n    phone: +1: 555: 0100\n    Tel: 44 20 7946 0000  # office\n"
     #expect(PhoneCandidates.find(in: Array(source.utf8)) == [" +1: 555: 0100", " 44 20 7946 0000  # office"])
   }
+
+  /// A key runs back from its colon to the nearest separator, earlier colons included, and the
+  /// first colon whose key names a phone starts the candidate.
+  @Test(arguments: [
+    ("x: a:phone: 12345", " 12345"), ("a:Phone:b: 12345", "b: 12345"), ("pho:ne: 12345", nil),
+    ("{TEL: 12345, b: 1}", " 12345, b: 1}"), ("\"cell\": 12345", " 12345"), ("- fax:12345", "12345"),
+    ("ph one: 12345", nil), ("mobile 12345", nil), ("telephone_numbers:::12345", "::12345"),
+  ] as [(String, String?)])
+  func aPhoneKeyIsReadBackToItsSeparator(_ line: String, _ candidate: String?) {
+    // An unclosed flow list first: YAML cannot read the file, so only the line rests count.
+    #expect(PhoneCandidates.find(in: Array(("[\n" + line + "\n").utf8)) == Set(candidate.map { [$0] } ?? []))
+  }
+
+  /// A line of thousands of colons and no separator is read once, not once per colon (it
+  /// used to take seconds under `--redact`).
+  @Test func aLongLineOfColonsIsReadInOnePass() {
+    let line = String(repeating: "ab:", count: 20_000) + "phone: 12345"
+    let found = PhoneCandidates.find(in: Array(line.utf8))
+    #expect(found.contains(" 12345"))
+  }
 }
