@@ -81,8 +81,12 @@ import TSTestSupport
                    message: "\"-5\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"),
     DiagnosticCase(marked: phone("\" - 555 0100\""), field: "contacts[0].phone",
                    message: "\" - 555 0100\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"),
+    DiagnosticCase(marked: phone("0o17"), field: "contacts[0].phone", message: number("0o17")),
+    DiagnosticCase(marked: phone("-.inf"), field: "contacts[0].phone", message: number("-.inf")),
+    DiagnosticCase(marked: phone(".NaN"), field: "contacts[0].phone", message: number(".NaN")),
+    DiagnosticCase(marked: phone("+1E+5"), field: "contacts[0].phone", message: number("+1E+5")),
     .valid(phone("5")), .valid(phone("+15550100")), .valid(phone("0123456")), .valid(phone("\"555.0100\"")),
-    .valid(phone("\"555-0100\"")), .valid(phone("555-0100")),
+    .valid(phone("\"555-0100\"")), .valid(phone("555-0100")), .valid(phone("555 0100")), .valid(phone("+1 555 0100")),
   ]
 
   @Test(arguments: phones)

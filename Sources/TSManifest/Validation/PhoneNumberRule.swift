@@ -49,8 +49,21 @@ enum PhoneNumberRule {
   /// `+1.5`, `.5`, `1e5`): refused, since the digits left after removing '-' and '.' are a
   /// different number from the one YAML sees. `+15550100` and `0123456` stay phones.
   static func numberProblem(_ text: String) -> String? {
+    // Most plain phones are `+` and digits, or hold a byte no YAML number has (a space): both
+    // are decided from the bytes, without building the regexes (which costs more than the rest
+    // of a contact's checks).
+    let bytes = text.utf8
+    let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
+    if !digits.isEmpty && digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { return nil }
+    if !bytes.allSatisfy({ $0 < 0x80 && yamlNumberBytes[Int($0)] }) { return nil }
     guard text.wholeMatch(of: yamlNumber) != nil, text.wholeMatch(of: /\+?[0-9]+/) == nil else { return nil }
     return "\(text) is a number in YAML, not a phone number; write the phone as text in quotes, e.g. phone: \"+15550100\""
+  }
+
+  /// The bytes `yamlNumber` can match (ASCII only): digits, signs, the point, and the letters of
+  /// exponents, `0o`, `0x`, hexadecimal digits, `.inf` and `.nan` in their spellings.
+  private static let yamlNumberBytes: [Bool] = (0..<128).map { byte in
+    "0123456789+-.eEoxabcdefABCDEFinINFNaA".utf8.contains(UInt8(byte))
   }
 
   /// YAML 1.2 core-schema numbers (integers, octal, hexadecimal, floats, infinities, NaN).
