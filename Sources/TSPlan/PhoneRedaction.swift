@@ -74,27 +74,34 @@ public enum PhoneRedaction {
     /// `+4917698765432`.
     public func redact(_ text: String) -> String {
       guard !lengths.isEmpty else { return text }
-      var characters = Array(text)
-      for run in PhoneRedaction.digitRuns(in: characters) {
-        let digits = run.map { characters[$0] }
+      return PhoneRedaction.isASCII(text) ? redact(units: Array(text.utf8)) : redact(units: Array(text))
+    }
+
+    private func redact<Unit: PhoneTextUnit>(units: [Unit]) -> String {
+      var units = units
+      for run in PhoneRedaction.digitRuns(in: units) {
+        let digits = run.map { units[$0] }
         var start = 0
         while start + 5 <= digits.count {
-          let length = lengths.first { $0 <= digits.count - start && sequences.contains(String(digits[start..<(start + $0)])) }
+          let length = lengths.first { $0 <= digits.count - start && sequences.contains(Unit.text(digits[start..<(start + $0)])) }
           guard let length else {
             start += 1
             continue
           }
-          for index in run[start..<(start + length - 2)] { characters[index] = "*" }
+          for index in run[start..<(start + length - 2)] { units[index] = .mask }
           start += length
         }
       }
-      return String(characters)
+      return Unit.text(units)
     }
   }
 
+  /// Whether `text` is ASCII only, so the masks may read it byte by byte (`PhoneTextUnit`).
+  static func isASCII(_ text: String) -> Bool { text.utf8.allSatisfy { $0 < 0x80 } }
+
   /// The positions of the digits of each run of `characters` with five digits or more: digits
   /// joined by at most `maxSeparatorRun` separator characters (see `KnownPhones.redact`).
-  fileprivate static func digitRuns(in characters: [Character]) -> [[Int]] {
+  fileprivate static func digitRuns<Unit: PhoneTextUnit>(in characters: [Unit]) -> [[Int]] {
     var runs: [[Int]] = []
     var current: [Int] = []
     var gap = 0
@@ -102,8 +109,7 @@ public enum PhoneRedaction {
       if character.isPhoneDigit {
         current.append(index)
         gap = 0
-      } else if !current.isEmpty, gap < maxSeparatorRun, !character.isLetter, !character.isNewline,
-                character != "\"", character != "'" {
+      } else if !current.isEmpty, gap < maxSeparatorRun, !character.endsDigitRun {
         gap += 1
       } else {
         if current.count >= 5 { runs.append(current) }
@@ -137,21 +143,25 @@ public enum PhoneRedaction {
   /// Times (`08:00`), byte counts, lines and columns have at most four digits in a run, so they
   /// stay readable.
   public static func redactPhoneLike(_ text: String) -> String {
-    var characters = Array(text)
+    isASCII(text) ? redactPhoneLike(units: Array(text.utf8)) : redactPhoneLike(units: Array(text))
+  }
+
+  private static func redactPhoneLike<Unit: PhoneTextUnit>(units: [Unit]) -> String {
+    var characters = units
     var digits: [Int] = []  // positions of the current run's digits
     func maskRun() {
-      if digits.count >= 5 { for index in digits.dropLast(2) { characters[index] = "*" } }
+      if digits.count >= 5 { for index in digits.dropLast(2) { characters[index] = .mask } }
       digits.removeAll(keepingCapacity: true)
     }
     for (index, character) in characters.enumerated() {
       if character.isPhoneDigit {
         digits.append(index)
-      } else if !isPhoneFormatting(character) {
+      } else if !character.isPhoneFormatting {
         maskRun()
       }
     }
     maskRun()
-    return String(characters)
+    return Unit.text(characters)
   }
 
   /// Every phone number held in `plan` (before/after values of contacts and emergency).
@@ -299,4 +309,40 @@ extension Character {
     if let ascii = asciiValue { return (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(ascii) }
     return unicodeScalars.first?.properties.numericType == .decimal
   }
+}
+
+/// A unit of text the phone masks read: a `Character`, or a byte of text that is ASCII only,
+/// where each character is one byte and reading bytes spares the grapheme breaking. The masks
+/// give the same text either way: the one character that is two bytes, "\r\n", is a line
+/// break, and so is each of its bytes.
+protocol PhoneTextUnit: Equatable {
+  /// A decimal digit (`Character.isPhoneDigit`).
+  var isPhoneDigit: Bool { get }
+  /// Formatting inside a phone-like run (`PhoneRedaction.isPhoneFormatting`).
+  var isPhoneFormatting: Bool { get }
+  /// What ends a run of a known phone's digits: a letter, a line break or a quote.
+  var endsDigitRun: Bool { get }
+  /// The `*` a masked digit becomes.
+  static var mask: Self { get }
+  /// The text of `units`.
+  static func text(_ units: some Collection<Self>) -> String
+}
+
+extension Character: PhoneTextUnit {
+  var isPhoneFormatting: Bool { PhoneRedaction.isPhoneFormatting(self) }
+  var endsDigitRun: Bool { isLetter || isNewline || self == "\"" || self == "'" }
+  static var mask: Character { "*" }
+  static func text(_ units: some Collection<Character>) -> String { String(units) }
+}
+
+extension UInt8: PhoneTextUnit {
+  var isPhoneDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
+  var isPhoneFormatting: Bool { Self.formatting[Int(self & 0x7F)] }
+  var endsDigitRun: Bool { Self.endsRun[Int(self & 0x7F)] }
+  static var mask: UInt8 { UInt8(ascii: "*") }
+  static func text(_ units: some Collection<UInt8>) -> String { String(decoding: units, as: UTF8.self) }
+
+  /// `PhoneRedaction.isPhoneFormatting` and `Character.endsDigitRun` by ASCII byte.
+  private static let formatting: [Bool] = (0..<128).map { PhoneRedaction.isPhoneFormatting(Character(Unicode.Scalar(UInt8($0)))) }
+  private static let endsRun: [Bool] = (0..<128).map { Character(Unicode.Scalar(UInt8($0))).endsDigitRun }
 }

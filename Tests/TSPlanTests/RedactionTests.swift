@@ -4,6 +4,34 @@ import TSModel
 @testable import TSPlan
 
 @Suite struct RedactionTests {
+  /// ASCII text is masked byte by byte, other text by characters (`PhoneTextUnit`): both give
+  /// the same result. A trailing "é" (a letter, which ends every run) sends the same text down
+  /// the character path; 2,000 seeded random texts of digits, formatting, letters, quotes, line
+  /// breaks ("\r\n" is one character but two bytes) and colons.
+  @Test func asciiTextIsMaskedAsItsCharactersAre() {
+    let alphabet = Array("0123456789 +-().,/_:\t\r\n\"'abXY*")
+    var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next(_ bound: Int) -> Int {
+      seed = seed &* 6364136223846793005 &+ 1442695040888963407
+      return Int((seed >> 33) % UInt64(bound))
+    }
+    let known = PhoneRedaction.KnownPhones(["+15550100", "0123456789", "5550100"])
+    var masked = (phoneLike: 0, known: 0)
+    for _ in 0..<2000 {
+      func random() -> String {
+        String((0..<next(20)).map { _ in next(3) == 0 ? alphabet[next(alphabet.count)] : alphabet[next(10)] })
+      }
+      // Every other text holds a known phone, written with separators.
+      let planted = ["555/01 00", "+1 555-0100", "012:345:6789", "5550\r\n100"][next(4)]
+      let text = random() + (next(2) == 0 ? planted : "") + random()
+      #expect(PhoneRedaction.redactPhoneLike(text + "é") == PhoneRedaction.redactPhoneLike(text) + "é", "\(text.debugDescription)")
+      #expect(known.redact(text + "é") == known.redact(text) + "é", "\(text.debugDescription)")
+      if PhoneRedaction.redactPhoneLike(text) != text { masked.phoneLike += 1 }
+      if known.redact(text) != text { masked.known += 1 }
+    }
+    #expect(masked.phoneLike > 200 && masked.known > 20, "the texts exercise both masks: \(masked)")
+  }
+
   @Test(arguments: [
     ("+15550100", "+******00"),
     ("0123456", "*****56"),
