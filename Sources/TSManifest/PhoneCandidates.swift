@@ -32,8 +32,12 @@ public enum PhoneCandidates {
         }
       }
     }
-    let text = String(decoding: source, as: UTF8.self)
-    for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
+    // ASCII text breaks lines at the ASCII line breaks, found by byte; other text also at
+    // U+0085, U+2028 and U+2029 (`Character.isNewline`).
+    let lines = source.allSatisfy { $0 < 0x80 }
+      ? source.split(whereSeparator: { (0x0A...0x0D).contains($0) }).map { Substring(String(decoding: $0, as: UTF8.self)) }
+      : String(decoding: source, as: UTF8.self).split(omittingEmptySubsequences: true, whereSeparator: \.isNewline)
+    for line in lines {
       if let rest = restAfterPhoneKey(line), holdsEnoughDigits(rest) { found.insert(String(rest)) }
     }
     return found
@@ -46,14 +50,14 @@ public enum PhoneCandidates {
   /// from colon to colon until a separator starts a new one, so whether it holds a phone word
   /// is followed as it grows (a line of colons and no spaces is not read once per colon).
   private static func restAfterPhoneKey(_ line: Substring) -> Substring? {
-    var key = ""  // the current key, lowercased, as far as read
+    var key: [UInt8] = []  // the current key, lowercased, as far as read (UTF-8)
     var checked = 0  // bytes of `key` already searched for a phone word
     var quoteClosed = false  // a quote ended the key: it stands for a colon right after it
     var index = line.startIndex
     while index < line.endIndex {
       let character = line[index]
       if quoteClosed && character != ":" {
-        key = ""
+        key.removeAll(keepingCapacity: true)
         checked = 0
       }
       quoteClosed = false
@@ -63,16 +67,18 @@ public enum PhoneCandidates {
         // A word could end in what was added since the last search: search from there back
         // by the longest word's length.
         let from = max(0, checked - longestPhoneKeyWord)
-        if phoneKeyWords.contains(where: { key.utf8.dropFirst(from).elementsEqualAnywhere($0.utf8) }) {
+        if phoneKeyWords.contains(where: { key.dropFirst(from).elementsEqualAnywhere($0.utf8) }) {
           return line[line.index(after: index)...]
         }
-        checked = key.utf8.count
-        key.append(":")
+        checked = key.count
+        key.append(UInt8(ascii: ":"))
       } else if keySeparators.contains(character) {
-        key = ""
+        key.removeAll(keepingCapacity: true)
         checked = 0
+      } else if let ascii = character.asciiValue {
+        key.append(ascii >= UInt8(ascii: "A") && ascii <= UInt8(ascii: "Z") ? ascii + 32 : ascii)
       } else {
-        key += character.lowercased()
+        key.append(contentsOf: character.lowercased().utf8)
       }
       index = line.index(after: index)
     }

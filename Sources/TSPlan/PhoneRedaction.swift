@@ -62,7 +62,7 @@ public enum PhoneRedaction {
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
-      sequences = Set(phones.map { String($0.filter(\.isPhoneDigit)) }.filter { $0.count >= 5 })
+      sequences = Set(phones.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
       lengths = Set(sequences.map(\.count)).sorted(by: >)
     }
 
@@ -94,6 +94,28 @@ public enum PhoneRedaction {
       }
       return Unit.text(units)
     }
+  }
+
+  /// The digits of `text` (`Character.isPhoneDigit`) in order: `"+49 176"` → `"49176"`.
+  static func digits(of text: String) -> String {
+    isASCII(text) ? String(decoding: text.utf8.filter(\.isPhoneDigit), as: UTF8.self) : String(text.filter(\.isPhoneDigit))
+  }
+
+  /// Whether `text` holds at least `count` digits (`Character.isPhoneDigit`).
+  static func holdsDigits(_ text: String, atLeast count: Int) -> Bool {
+    var found = 0
+    if isASCII(text) {
+      for byte in text.utf8 where byte.isPhoneDigit {
+        found += 1
+        if found >= count { return true }
+      }
+    } else {
+      for character in text where character.isPhoneDigit {
+        found += 1
+        if found >= count { return true }
+      }
+    }
+    return found >= count
   }
 
   /// Whether `text` is ASCII only, so the masks may read it byte by byte (`PhoneTextUnit`).
@@ -193,7 +215,7 @@ public enum PhoneRedaction {
   public static func numbers(in changes: [ResourceChange]) -> Set<String> {
     var numbers = Set<String>()
     func add(_ text: String) {
-      if text.filter(\.isPhoneDigit).count >= PhoneCandidates.minimumDigits { numbers.insert(text) }
+      if holdsDigits(text, atLeast: PhoneCandidates.minimumDigits) { numbers.insert(text) }
     }
     for change in changes {
       for value in [change.before, change.after].compactMap({ $0 }) {

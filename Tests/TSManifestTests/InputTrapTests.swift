@@ -201,6 +201,12 @@ import TSTestSupport
     #expect(PhoneCandidates.find(in: Array(("[\n" + line + "\n").utf8)) == Set(candidate.map { [$0] } ?? []))
   }
 
+  /// Lines end at "\r\n" as at "\n", and in text that is not ASCII at U+2028 too.
+  @Test func linesEndAtEveryLineBreak() {
+    #expect(PhoneCandidates.find(in: Array("[\r\nphone: 12345\r\ntel: 67890\r\n".utf8)) == [" 12345", " 67890"])
+    #expect(PhoneCandidates.find(in: Array("[\nphone: 12345\u{2028}tel: 67890 é\n".utf8)) == [" 12345", " 67890 é"])
+  }
+
   /// A line of thousands of colons and no separator is read once, not once per colon (it
   /// used to take seconds under `--redact`).
   @Test func aLongLineOfColonsIsReadInOnePass() {
