@@ -105,11 +105,26 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   public static func parse(_ bytes: [UInt8], path: String) throws(SavedPlanError) -> SavedPlan? {
     guard bytes.first(where: { !$0.isASCIIWhitespace }) == UInt8(ascii: "{") else { return nil }
     struct Marker: Decodable {
+      /// Whether the key is there at all, and its value when it is a whole number.
+      var isPresent: Bool
       var version: Int?
       enum CodingKeys: String, CodingKey { case version = "tsapply_saved_plan" }
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        isPresent = container.contains(.version)
+        version = try? container.decode(Int.self, forKey: .version)
+      }
     }
-    guard let marker = try? JSONDecoder().decode(Marker.self, from: Data(bytes)), let version = marker.version else {
-      return nil
+    // A file named like a saved plan, or holding the marker key, is read as one: damaged, it is
+    // refused as a saved plan, never read as a manifest (which `{}` would be, planning nothing).
+    let named = path.hasSuffix(".tfplan")
+    guard let marker = try? JSONDecoder().decode(Marker.self, from: Data(bytes)), marker.isPresent else {
+      let text = String(decoding: bytes.prefix(4096), as: UTF8.self)
+      guard named || text.contains("\"tsapply_saved_plan\"") else { return nil }
+      throw .unreadable(path: path, reason: "it is not JSON with \"tsapply_saved_plan\": \(currentFormatVersion) (cut short or edited?); make the plan again with 'tsapply plan -out'")
+    }
+    guard let version = marker.version else {
+      throw .unreadable(path: path, reason: "\"tsapply_saved_plan\" must be the format number \(currentFormatVersion)")
     }
     guard version == currentFormatVersion else { throw .unsupportedVersion(path: path, version: version) }
     do {

@@ -84,6 +84,9 @@ public enum ManifestInput {
     }
     if sorted.isEmpty { return }
     var split: [String: [String]] = [:]
+    // Each line shown is masked and split into scalars once, however many diagnostics point
+    // into it (a minified manifest can hold thousands on one line).
+    var shown: [String: [Int: [Unicode.Scalar]]] = [:]
     var text = ""
     for diagnostic in sorted {
       text += ControlCharacters.escaped(diagnostic.description) + "\n"
@@ -92,21 +95,26 @@ public enum ManifestInput {
       split[position.file] = lines
       if position.line >= 1, position.line <= lines.count {
         // Masking keeps every character's place (a digit becomes one `*`), so the caret still fits.
-        let excerpt = SourceExcerpt(line: mask(lines[position.line - 1]), column: position.column)
+        let scalars = shown[position.file]?[position.line] ?? Array(mask(lines[position.line - 1]).unicodeScalars)
+        shown[position.file, default: [:]][position.line] = scalars
+        let excerpt = SourceExcerpt(scalars: scalars, column: position.column)
         text += ControlCharacters.escaped(excerpt.line) + "\n" + excerpt.caretLine + "\n"
       }
     }
     context.stderr.write(text)
   }
 
-  /// The source split into lines without line ends (LF or CRLF) and without a BOM.
+  /// The source split into lines without line ends and without a BOM, at the line breaks
+  /// libyaml counts lines by (YAML 1.1's: LF, CRLF, CR, U+0085, U+2028, U+2029), so a
+  /// diagnostic's line number finds its line in a file saved with CRLF or CR line ends too.
   private static func sourceLines(_ bytes: [UInt8]) -> [String] {
     var text = String(decoding: bytes, as: UTF8.self)
     if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-    return text.split(separator: "\n", omittingEmptySubsequences: false).map {
-      String($0.hasSuffix("\r") ? $0.dropLast() : $0)
-    }
+    return text.split(omittingEmptySubsequences: false, whereSeparator: lineBreaks.contains).map(String.init)
   }
+
+  /// The line breaks of YAML 1.1 ("\r\n" is one `Character`).
+  private static let lineBreaks: Set<Character> = ["\n", "\r\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"]
 }
 
 /// The JSON shape of `tsapply validate --json` (and of `plan`, `apply` and `drift` with

@@ -18,7 +18,12 @@ struct SourceExcerpt {
 
   /// The excerpt of `line` for 1-based `column` (Unicode scalars, as diagnostics count).
   init(line: String, column: Int) {
-    let scalars = Array(line.unicodeScalars)
+    self.init(scalars: Array(line.unicodeScalars), column: column)
+  }
+
+  /// As `init(line:column:)`, for a line already split into scalars (a line shown under many
+  /// diagnostics is split once).
+  init(scalars: [Unicode.Scalar], column: Int) {
     let index = min(max(0, column - 1), scalars.count)
     var start = 0, end = scalars.count
     if scalars.count > Self.maxWidth {

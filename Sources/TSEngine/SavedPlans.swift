@@ -55,8 +55,13 @@ extension Watch {
     let name = (file.path as NSString).lastPathComponent
     var problems: [Diagnostic] = []
     func problem(_ text: String) { problems.append(.error(at: nil, field: "", text)) }
-    if let device = saved.device, device != identity {
-      problem("\(name) was made for the watch \(device); it cannot be applied to \(identity)")
+    // The watch is named twice (the file's `device` and the plan's): both must name this one,
+    // and a plan naming none is refused, so deleting a key cannot move a plan to another watch.
+    let recorded = [saved.device, saved.plan.device].compactMap { $0 }
+    if let other = recorded.first(where: { $0 != identity }) {
+      problem("\(name) was made for the watch \(other); it cannot be applied to \(identity)")
+    } else if recorded.isEmpty {
+      problem("\(name) does not name the watch it was made for (was it edited?); make the plan again with 'tsapply plan -out'")
     }
     let bytes = try? ManifestSource.file(path: file.manifestPath, displayName: saved.plan.manifestFile).read().get()
     let stale = saved.staleness(manifestBytes: bytes, state: state)

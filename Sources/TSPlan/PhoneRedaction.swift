@@ -1,3 +1,4 @@
+import Foundation
 import TSManifest
 import TSModel
 
@@ -60,10 +61,28 @@ public enum PhoneRedaction {
     /// thousands of digits, which is a candidate too).
     private let lengths: [Int]
 
+    /// Phones whose digits the run matching cannot find whole (a letter or a line break
+    /// between them: `+1 555 O1OO 128` with the letter O for zero, `+1555x0100999`), with their
+    /// masked forms; each is replaced where it stands as written, and as `ControlCharacters`
+    /// escapes it, longest first.
+    private var literals: [(written: String, masked: String)]
+
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
+      let phones = Array(phones)
       sequences = Set(phones.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
       lengths = Set(sequences.map(\.count)).sorted(by: >)
+      literals = []
+      let runs = self
+      var literals: [(written: String, masked: String)] = []
+      for phone in Set(phones) where PhoneRedaction.holdsDigits(phone, atLeast: 5) {
+        // Found whole when at most the last two digits are left once its own digits are matched.
+        guard PhoneRedaction.holdsDigits(PhoneRedaction.redactPhoneLike(runs.redact(phone)), atLeast: 3) else { continue }
+        literals.append((phone, PhoneRedaction.redact(phone)))
+        let escaped = ControlCharacters.escaped(phone)
+        if escaped != phone { literals.append((escaped, ControlCharacters.escaped(PhoneRedaction.redact(phone)))) }
+      }
+      self.literals = literals.sorted { $0.written.count > $1.written.count }
     }
 
     /// `text` with the digits of each phone masked wherever they appear in order, whatever
@@ -74,6 +93,12 @@ public enum PhoneRedaction {
     /// `+4917698765432`.
     public func redact(_ text: String) -> String {
       guard !lengths.isEmpty else { return text }
+      var text = text
+      // Each replacement keeps the length in characters (a digit becomes one `*`), so carets
+      // under a masked line still point where they did.
+      for literal in literals where text.contains(literal.written) {
+        text = text.replacingOccurrences(of: literal.written, with: literal.masked)
+      }
       return PhoneRedaction.isASCII(text) ? redact(units: Array(text.utf8)) : redact(units: Array(text))
     }
 

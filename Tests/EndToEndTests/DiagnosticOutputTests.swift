@@ -42,9 +42,11 @@ import TSTestSupport
     let directory = try Self.workspace(manifest)
     let commands = [["validate", "--redact", "w.yaml"], ["validate", "--redact", "--json", "w.yaml"],
                     ["plan", "--redact", "--no-color", "w.yaml"]]
+    // A phone with letters is masked as written: all its digits but the last two (the extension's).
+    let masked = manifest == Self.badPhone ? "+* *** **** ext 12" : "**00"
     for command in commands {
       let result = try TSApplyBinary.run(command, in: directory)
-      #expect(result.stdout.contains("**00") || result.stderr.contains("**00"), "\(command): \(result.stderr)")
+      #expect(result.stdout.contains(masked) || result.stderr.contains(masked), "\(command): \(result.stderr)")
       Self.expectNoFullNumber(result.stdout + result.stderr)
     }
     // Without --redact the numbers are shown, so the check above is not vacuous.
@@ -61,6 +63,54 @@ import TSTestSupport
                            ^
 
       """)
+  }
+
+  /// A tester's report: phones with a letter among their digits (the letter O typed for a
+  /// zero, an `x` extension) or a line break escaped in them were printed whole, or with four
+  /// digits left, in `validate --redact` (the digit runs the mask looks for break at letters).
+  /// Each is now masked where it stands as written, and as it is shown escaped.
+  @Test(arguments: [false, true])
+  func phonesWithLettersAreMaskedAsWritten(_ json: Bool) throws {
+    let manifest = """
+      version: 1
+      contacts:
+        - {name: E, phone: "+1 555 O1OO 128"}
+        - {name: L, phone: "+1555O1OO128"}
+        - {name: M, phone: "+1555x0100999"}
+        - {name: N, phone: "+1555123456x789"}
+        - {name: P, phone: "+1\\n5550100134"}
+
+      """
+    let result = try TSApplyBinary.run(["validate", "--redact"] + (json ? ["--json"] : []) + ["w.yaml"], in: try Self.workspace(manifest))
+    #expect(result.status == 1)
+    let output = result.stdout + result.stderr
+    for shown in ["555 O1OO", "1555O1", "1555x", "0100999", "123456", "5550100134", "555"] {
+      #expect(!output.contains(shown), "\(shown) in \(output)")
+    }
+    #expect(output.contains(json ? "+* *** O*OO *28" : "+* *** O*OO *28"), "\(output)")
+  }
+
+  /// A file saved with CRLF (or CR) line ends has its lines echoed under diagnostics, as one
+  /// with LF does; thousands of diagnostics on one long line each show their own window of it.
+  @Test(arguments: ["\r\n", "\r"])
+  func linesOfEveryLineEndAreEchoed(_ end: String) throws {
+    let manifest = ["version: 1", "contacts:", "  - {name: A, phone: \"+1 555 010 0100\", nick: x}", ""].joined(separator: end)
+    let result = try TSApplyBinary.run(["validate", "--redact", "w.yaml"], in: try Self.workspace(manifest))
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("  - {name: A, phone: \"+* *** *** **00\", nick: x}\n"), "\(result.stderr)")
+  }
+
+  @Test func manyDiagnosticsOnOneLineEachShowTheirPlace() throws {
+    let contacts = (0..<2000).map { "{\"name\": \"N\($0)\", \"phone\": \"+1555\(String(format: "%07d", $0))x\"}" }
+    let manifest = "{\"version\": 1, \"contacts\": [" + contacts.joined(separator: ", ") + "]}\n"
+    let result = try TSApplyBinary.run(["validate", "--redact", "w.yaml"], in: try Self.workspace(manifest))
+    #expect(result.status == 1)
+    let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let last = try #require(lines.lastIndex { $0.hasPrefix("w.yaml:1:") })
+    // The last diagnostic's window holds its contact, masked, above the caret.
+    let echoed = Array(lines[last + 1]), caret = lines[last + 2]
+    #expect(caret.hasSuffix("^") && echoed.count >= caret.count)
+    #expect(lines[last + 1].contains("+*********99x") && !result.stderr.contains("5550001999"), "\(lines[last + 1])")
   }
 
   @Test func controlCharactersAreRejectedAndNeverPrintedRaw() throws {

@@ -282,6 +282,44 @@ import TSTestSupport
     #expect(frank.status == 0)
   }
 
+  /// A tester's report: deleting the `device` key of a saved plan let it apply to another watch
+  /// of the same state. The watch is named twice in the file; with either key gone the plan
+  /// still goes only to its own watch, and with both gone it goes nowhere.
+  @Test(arguments: [["device"], ["plan.device"], ["device", "plan.device"]])
+  func aSavedPlanWithoutItsWatchIsRefused(_ removed: [String]) throws {
+    let dir = try Self.setUp()
+    _ = try TSApplyBinary.run(["plan", "--device", "sim:watches/frank.json", "frank.yaml", "-out", "f.tfplan"], in: dir)
+    let url = dir.appendingPathComponent("f.tfplan")
+    var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    for key in removed {
+      if key == "device" { object["device"] = nil } else if var plan = object["plan"] as? [String: Any] {
+        plan["device"] = nil
+        object["plan"] = plan
+      }
+    }
+    try JSONSerialization.data(withJSONObject: object).write(to: url)
+    let other = try TSApplyBinary.run(["apply", "--device", "sim:watches/alice.json", "f.tfplan"], in: dir)
+    #expect(other.status == 1)
+    #expect(other.stderr.contains(removed.count == 2 ? "f.tfplan does not name the watch it was made for" : "f.tfplan was made for the watch sim:"),
+            "\(other.stderr)")
+    let alice = try TSApplyBinary.run(["plan", "--detailed-exitcode", "--device", "sim:watches/alice.json", "frank.yaml"], in: dir)
+    #expect(alice.status == 2, "nothing was written to alice's watch")
+  }
+
+  /// A damaged saved plan (`{}` in a `.tfplan` file, a marker that is not a number, a file cut
+  /// short) is refused as a saved plan; it used to be read as a manifest, and `{}` planned
+  /// nothing and reported "Apply complete!".
+  @Test(arguments: [("{}", "f.tfplan"), ("{\"tsapply_saved_plan\": \"1\", \"plan\": {}}", "f.json"),
+                    ("{\"tsapply_saved_plan\": 1, \"plan\": {\"format", "f.json")])
+  func aDamagedSavedPlanIsRefusedAsOne(_ text: String, _ name: String) throws {
+    let dir = try Self.setUp()
+    try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    let apply = try TSApplyBinary.run(["apply", "--device", "sim:watches/frank.json", name], in: dir)
+    #expect(apply.status == 1)
+    #expect(apply.stderr.contains("\(name) is not a readable saved plan"), "\(apply.stderr)")
+    #expect(!apply.stdout.contains("Apply complete"))
+  }
+
   @Test func backupRestoresToTheWatchItCameFromAndDriftIsFoundFromAnyDirectory() throws {
     let dir = try Self.setUp()
     let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
