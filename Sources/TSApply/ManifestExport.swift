@@ -25,8 +25,17 @@ public enum ManifestExport {
     let (manifest, diagnostics) = StateManifest.manifest(for: state, capabilities: capabilities, file: "export",
                                                          renamingDuplicates: true)
     let body = try ManifestEncoder.encode(manifest)
+    // The text is read back with every rule of a manifest: what the watch holds that no
+    // manifest may state, and that `StateManifest` lets through (a period interval of 0 or
+    // longer than the period, a phone number the phone rules refuse), is an error here rather
+    // than in the first `plan` of the file.
+    var checked = diagnostics
+    for problem in ManifestLoader.load(bytes: Array(body.utf8), file: "export").diagnostics where problem.severity == .error {
+      checked.append(.error(at: nil, field: problem.field,
+        "the watch holds a value a manifest cannot state; it is written as the watch holds it, so the file does not load until it is changed: \(problem.message)"))
+    }
     // libyaml's emitter has no comment events, so the header comment is prepended to its text.
-    return Output(text: header(profile: capabilities.profile, date: date) + body, diagnostics: diagnostics)
+    return Output(text: header(profile: capabilities.profile, date: date) + body, diagnostics: checked)
   }
 
   /// The comment lines at the top of an export: the platform profile and the date.

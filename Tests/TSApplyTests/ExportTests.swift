@@ -102,6 +102,26 @@ import TSTestSupport
     #expect(manifest.contacts?.value.first?.phone.value == "+861391234155678")
   }
 
+  /// A tester's report: a watch holding a period interval no manifest may state (0, negative,
+  /// longer than the period) or a phone the phone rules refuse was exported without an error,
+  /// and the first `plan` of the file refused it. The export now reads its own text back with
+  /// every manifest rule, and says which field will not load.
+  @Test(arguments: [(0, "+15550100", "reminders.sedentary.period.every"), (-60, "+15550100", "reminders.sedentary.period.every"),
+                    (100_000, "+15550100", "reminders.sedentary.period.every"), (60, "1:1:1:1:1", "contacts[0].phone")])
+  func valuesNoManifestMayStateAreErrors(_ interval: Int, _ phone: String, _ field: String) async throws {
+    let profile = PlatformProfile.default
+    var state = try await watch(profile).readState(capabilities: profile.capabilities)
+    let index = try #require(state.reminders.firstIndex { $0.reminderType == .sedentary })
+    state.reminders[index].timeType = .period
+    state.reminders[index].interval = interval
+    state.contacts = [Contact(name: "Ann", phoneNum: phone, shortName: nil)]
+    let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+    let errors = output.diagnostics.filter { $0.severity == .error }
+    #expect(errors.map(\.field) == [field], "\(output.diagnostics)")
+    #expect(errors.first?.message.hasPrefix("the watch holds a value a manifest cannot state") == true)
+    #expect(ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml").manifest == nil)
+  }
+
   @Test func headerNamesProfileAndDate() {
     #expect(ManifestExport.header(profile: "fit", date: Self.date).hasPrefix(
       "# Exported by tsapply from a watch with the 'fit' platform profile on 2027-01-15 (UTC).\n"))
