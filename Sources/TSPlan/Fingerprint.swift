@@ -55,15 +55,19 @@ public struct DeferredDigest: Hashable, Codable, Sendable {
     set { box = Box(newValue) }
   }
 
+  /// Reads the digest as the plain string it is written as.
   public init(from decoder: any Decoder) throws {
     box = Box(try decoder.singleValueContainer().decode(String.self))
   }
 
+  /// Writes the digest as a plain string (hashing the state first if it was not yet).
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(wrappedValue)
   }
 
+  /// Equal when the digests are (however they were made).
   public static func == (a: DeferredDigest, b: DeferredDigest) -> Bool { a.wrappedValue == b.wrappedValue }
+  /// Hashes the digest string, as `==` compares it.
   public func hash(into hasher: inout Hasher) { hasher.combine(wrappedValue) }
 }

@@ -119,6 +119,7 @@ import TSTestSupport
     let errors = output.diagnostics.filter { $0.severity == .error }
     #expect(errors.map(\.field) == [field], "\(output.diagnostics)")
     #expect(errors.first?.message.hasPrefix("the watch holds a value a manifest cannot state") == true)
+    #expect(!(errors.first?.message.contains(phone) ?? true), "the number is masked: \(errors)")
     #expect(ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml").manifest == nil)
   }
 
