@@ -46,9 +46,9 @@ public enum PhoneCandidates {
   /// The text after the colon of the first phone key on `line` (`phone: …`, `"tel": …`). A
   /// colon's key is the text back to the nearest separator (`keySeparators`, or a quote that
   /// does not stand right before the colon; a colon is not one, so in `a:phone:` the second key
-  /// is `a:phone`). One pass over the line: the key only grows
-  /// from colon to colon until a separator starts a new one, so whether it holds a phone word
-  /// is followed as it grows (a line of colons and no spaces is not read once per colon).
+  /// is `a:phone`). One pass over the line: the key only grows from colon to colon until a
+  /// separator starts a new one, so whether it holds a phone word is followed as it grows (a
+  /// line of colons and no spaces is not read once per colon).
   private static func restAfterPhoneKey(_ line: Substring) -> Substring? {
     var key: [UInt8] = []  // the current key, lowercased, as far as read (UTF-8)
     var checked = 0  // bytes of `key` already searched for a phone word
