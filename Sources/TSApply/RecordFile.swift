@@ -17,25 +17,14 @@ enum RecordFile {
     enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
   }
 
-  /// A record and its version, read in one pass over the JSON (parsing is most of the cost).
-  private struct Versioned<T: Decodable>: Decodable {
-    var header: Header?
-    var record: T
-
-    init(from decoder: any Decoder) throws {
-      header = try? Header(from: decoder)
-      record = try T(from: decoder)
-    }
-  }
-
   /// The record of type `T` in `data`, whose `format_version` must be `currentVersion`;
   /// `kind` names it in refusals (`backup`, `last-applied record`).
   static func decode<T: Decodable>(_ type: T.Type, from data: Data, currentVersion: Int, kind: String) throws(Refusal) -> T {
     // One pass when the record reads; a refusal reads it again the slow way, version first,
     // for the plainest reason (JSONDecoder words an error well only from its own top level).
-    if let versioned = try? JSONDecoder().decode(Versioned<T>.self, from: data) {
+    if let versioned = try? JSONDecoder().decode(HeaderAndBody<Header, T>.self, from: data) {
       if let version = versioned.header?.formatVersion, version != currentVersion { throw unsupported(version, currentVersion, kind) }
-      return versioned.record
+      return versioned.body
     }
     if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentVersion {
       throw unsupported(version, currentVersion, kind)

@@ -119,3 +119,20 @@ public enum DecodingProblem {
     }
   }
 }
+
+/// A versioned file's header and its whole contents, decoded from one JSON value in one pass
+/// (parsing is most of a decode's cost): `header` is `nil` when it does not decode, and the
+/// decode throws when `Body` does not. A reader that refuses the file decodes it again from the
+/// top level for its message, since `JSONDecoder` words an error well only there.
+public struct HeaderAndBody<Header: Decodable, Body: Decodable>: Decodable {
+  /// The header (format, version), when it decodes.
+  public var header: Header?
+  /// The whole file as `Body`.
+  public var body: Body
+
+  /// Decodes both from the same value.
+  public init(from decoder: any Decoder) throws {
+    header = try? Header(from: decoder)
+    body = try Body(from: decoder)
+  }
+}

@@ -65,24 +65,33 @@ public enum PhoneRedaction {
     /// between them: `+1 555 O1OO 128` with the letter O for zero, `+1555x0100999`), with their
     /// masked forms; each is replaced where it stands as written, and as `ControlCharacters`
     /// escapes it, longest first.
-    private var literals: [(written: String, masked: String)]
+    private let literals: [(written: String, masked: String)]
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
-      let phones = Array(phones)
-      sequences = Set(phones.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
+      let phones = Set(phones)
+      let sequences = Set(phones.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
+      let runs = KnownPhones(sequences: sequences, literals: [])
+      self.init(sequences: sequences, literals: Self.literals(of: phones, missedBy: runs))
+    }
+
+    private init(sequences: Set<String>, literals: [(written: String, masked: String)]) {
+      self.sequences = sequences
       lengths = Set(sequences.map(\.count)).sorted(by: >)
-      literals = []
-      let runs = self
+      self.literals = literals
+    }
+
+    /// The phones of `phones` whose digits `runs` does not mask whole (more than the last two
+    /// left), as written and as escaped, with their masked forms, longest first.
+    private static func literals(of phones: Set<String>, missedBy runs: KnownPhones) -> [(written: String, masked: String)] {
       var literals: [(written: String, masked: String)] = []
-      for phone in Set(phones) where PhoneRedaction.holdsDigits(phone, atLeast: 5) {
-        // Found whole when at most the last two digits are left once its own digits are matched.
+      for phone in phones where PhoneRedaction.holdsDigits(phone, atLeast: 5) {
         guard PhoneRedaction.holdsDigits(PhoneRedaction.redactPhoneLike(runs.redact(phone)), atLeast: 3) else { continue }
         literals.append((phone, PhoneRedaction.redact(phone)))
         let escaped = ControlCharacters.escaped(phone)
         if escaped != phone { literals.append((escaped, ControlCharacters.escaped(PhoneRedaction.redact(phone)))) }
       }
-      self.literals = literals.sorted { $0.written.count > $1.written.count }
+      return literals.sorted { $0.written.count > $1.written.count }
     }
 
     /// `text` with the digits of each phone masked wherever they appear in order, whatever

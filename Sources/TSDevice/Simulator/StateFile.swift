@@ -17,17 +17,6 @@ enum StateFile {
     var version: Int?
   }
 
-  /// The header and the watch, read in one pass over the JSON (parsing is most of the cost).
-  private struct Contents: Decodable {
-    var header: Header?
-    var watch: SimulatedWatch
-
-    init(from decoder: any Decoder) throws {
-      header = try? Header(from: decoder)
-      watch = try SimulatedWatch(from: decoder)
-    }
-  }
-
   /// The state in `file`, for the watch the user calls `name` (used in the advice of errors).
   /// - Throws: 4001 when the file is missing, a directory or unreadable; 4003 when it is not a
   ///   state file, of another version, or corrupted.
@@ -56,7 +45,7 @@ enum StateFile {
     let hint = "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'"
     // One pass when the file reads; a refusal reads it again the slow way, header first, for
     // the plainest reason (JSONDecoder words an error well only from its own top level).
-    let contents = try? JSONDecoder().decode(Contents.self, from: data)
+    let contents = try? JSONDecoder().decode(HeaderAndBody<Header, SimulatedWatch>.self, from: data)
     let header = contents?.header ?? (try? JSONDecoder().decode(Header.self, from: data))
     guard let header, header.format == SimulatedWatch.formatName else {
       // `device init --force` replaces only a file that carries the marker; the advice says
@@ -71,7 +60,7 @@ enum StateFile {
     }
     let watch: SimulatedWatch
     do {
-      watch = try contents?.watch ?? JSONDecoder().decode(SimulatedWatch.self, from: data)
+      watch = try contents?.body ?? JSONDecoder().decode(SimulatedWatch.self, from: data)
     } catch {
       throw .simulator(.dataFormatError, "\(file) is corrupted: \(DecodingProblem.describe(error, in: data)); \(hint)")
     }
