@@ -281,6 +281,21 @@ import TSTestSupport
       contacts:
         - {name: 李明, phone: "+86 139 1234 5678", short_name: L}
       """),
+    Case(name: "a line break inside a quoted value does not stop a flow mapping's reorder; one between entries does", input: """
+      contacts:
+        - {short_name: K, phone: "+44\r 7700 900123", name: Kim}
+        - {phone: "+15550100", name: "Anna
+            Smith"}
+        - {phone: "+15550101",
+           name: Sam}
+      """, expected: """
+      contacts:
+        - {name: Kim, phone: "+44 7700 900123", short_name: K}
+        - {name: "Anna
+            Smith", phone: "+15550100"}
+        - {phone: "+15550101",
+           name: Sam}
+      """),
     Case(name: "YAML 1.2 booleans are written in lower case", input: """
       reminders:
         drinking: {enabled: True, lunch_break: FALSE}

@@ -27,11 +27,16 @@ extension FormatPass {
       && !(a.lowerBound <= b.lowerBound && b.upperBound <= a.upperBound)
   }
 
-  /// A one-line flow mapping rebuilt as `{key: value, …}` in `ordered` order.
+  /// A flow mapping written on one line, not counting line breaks inside its scalars, rebuilt as
+  /// `{key: value, …}` in `ordered` order. A line break inside a quoted scalar belongs to the
+  /// value (libyaml folds it), and the scalar's rewrite may remove it, so judging by
+  /// `endPosition.line` would let a second `fmt` reorder what the first one kept (found by the
+  /// manifest fuzz target: a lone CR inside a quoted phone).
   private func flowReorder(_ node: YAMLNode, _ entries: [YAMLMappingEntry], _ ordered: [YAMLMappingEntry],
                            _ edits: [TextEdit]) -> TextEdit? {
     let region = range(of: node)
-    guard node.position.line == node.endPosition.line, isSelfContained(entries, in: region) else { return nil }
+    guard isSelfContained(entries, in: region),
+          !containsOutsideScalars(region, entries: entries, where: SourceText.isLineBreak) else { return nil }
     let parts = ordered.map { entry in
       source.text(range(of: entry.key)) + ": " + source.text(range(of: entry.value), applying: edits)
     }
@@ -80,9 +85,15 @@ extension FormatPass {
 
   /// Whether a `#` outside every scalar of `entries` (a comment) lies in `region`.
   private func hasComment(in region: Range<Int>, entries: [YAMLMappingEntry]) -> Bool {
+    containsOutsideScalars(region, entries: entries) { $0 == "#" }
+  }
+
+  /// Whether a character of `region` that lies in no scalar of `entries` matches `test`.
+  private func containsOutsideScalars(_ region: Range<Int>, entries: [YAMLMappingEntry],
+                                      where test: (Unicode.Scalar) -> Bool) -> Bool {
     let scalars = entries.flatMap { $0.key.subtree + $0.value.subtree }.filter { $0.scalar != nil }.map(range(of:))
     return region.contains { offset in
-      source.scalars[offset] == "#" && !scalars.contains { $0.contains(offset) }
+      test(source.scalars[offset]) && !scalars.contains { $0.contains(offset) }
     }
   }
 }

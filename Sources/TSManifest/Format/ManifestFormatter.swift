@@ -189,7 +189,7 @@ struct FormatPass {
     var quote: Unicode.Scalar?
     while index < source.scalars.count {
       let scalar = source.scalars[index]
-      if ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains(scalar) { return nil }
+      if SourceText.isLineBreak(scalar) { return nil }
       if let open = quote {
         if open == "\"" && scalar == "\\" { index += 1 } else if scalar == open { quote = nil }
       } else if scalar == "\"" || scalar == "'" {
@@ -216,12 +216,12 @@ struct FormatPass {
   /// The 0-based column of `offset` (scalars since the line's start).
   private func column(of offset: Int) -> Int {
     var start = offset
-    while start > 0, !["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains(source.scalars[start - 1]) { start -= 1 }
+    while start > 0, !SourceText.isLineBreak(source.scalars[start - 1]) { start -= 1 }
     return offset - start
   }
 
   /// Whether no line break lies between offsets `a` and `b`.
   private func onSameLine(_ a: Int, _ b: Int) -> Bool {
-    a <= b && !source.scalars[a..<b].contains { ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains($0) }
+    a <= b && !source.scalars[a..<b].contains(where: SourceText.isLineBreak)
   }
 }

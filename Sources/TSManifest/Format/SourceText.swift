@@ -34,6 +34,14 @@ struct SourceText {
     }
   }
 
+  /// Whether `scalar` is one of the line breaks libyaml knows (CRLF is CR then LF).
+  static func isLineBreak(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar {
+    case "\n", "\r", "\u{85}", "\u{2028}", "\u{2029}": true
+    default: false
+    }
+  }
+
   /// The offset of `position`, clamped to the text.
   func offset(_ position: SourcePosition) -> Int {
     let line = min(max(position.line, 1), lineStarts.count)
