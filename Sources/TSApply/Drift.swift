@@ -100,3 +100,25 @@ public struct LastAppliedError: Error, Hashable, Sendable, CustomStringConvertib
       + "Remove it and run 'tsapply apply' to record the watch again"
   }
 }
+
+/// Reading the record without `JSONDecoder` when it is in the form tsapply writes (`JSONReader`;
+/// `RecordFile` falls back to `JSONDecoder` for anything else).
+extension LastApplied: VersionedRecord {
+  public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
+    var formatVersion: Int?, device: String?, profile: String?, state: DeviceState?
+    try reader.object { (key, reader) throws(JSONReader.Miss) in
+      switch key {
+      case "format_version": try reader.field(&formatVersion)
+      case "device": try reader.field(&device)
+      case "profile": try reader.field(&profile)
+      case "state": try reader.field(&state)
+      default: throw JSONReader.Miss()
+      }
+    }
+    guard let formatVersion, let device, let profile, let state else { throw JSONReader.Miss() }
+    self.formatVersion = formatVersion
+    self.device = device
+    self.profile = profile
+    self.state = state
+  }
+}

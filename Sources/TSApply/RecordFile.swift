@@ -20,8 +20,13 @@ enum RecordFile {
   /// The record of type `T` in `data`, whose `format_version` must be `currentVersion`;
   /// `kind` names it in refusals (`backup`, `last-applied record`).
   static func decode<T: Decodable>(_ type: T.Type, from data: Data, currentVersion: Int, kind: String) throws(Refusal) -> T {
-    // One pass when the record reads; a refusal reads it again the slow way, version first,
-    // for the plainest reason (JSONDecoder words an error well only from its own top level).
+    // The fast path for a record in the form tsapply writes (`JSONReader`), then one pass of
+    // JSONDecoder; a refusal reads it again the slow way, version first, for the plainest
+    // reason (JSONDecoder words an error well only from its own top level).
+    if let recordType = T.self as? any VersionedRecord.Type, let record = JSONReader.decode(recordType, from: data) {
+      if record.formatVersion != currentVersion { throw unsupported(record.formatVersion, currentVersion, kind) }
+      if let record = record as? T { return record }
+    }
     if let versioned = try? JSONDecoder().decode(HeaderAndBody<Header, T>.self, from: data) {
       if let version = versioned.header?.formatVersion, version != currentVersion { throw unsupported(version, currentVersion, kind) }
       return versioned.body
@@ -39,4 +44,11 @@ enum RecordFile {
   private static func unsupported(_ version: Int, _ currentVersion: Int, _ kind: String) -> Refusal {
     Refusal(reason: "\(kind) format \(version) is not supported (expected \(currentVersion))")
   }
+}
+
+/// A record `JSONReader` can read, with its `format_version`: `RecordFile` reads it without
+/// `JSONDecoder` when it is in the form tsapply writes.
+protocol VersionedRecord: FastJSONDecodable {
+  /// The record's `format_version`.
+  var formatVersion: Int { get }
 }

@@ -19,7 +19,9 @@ import TSPlan
 ///   `--redact` output does not depend on the phone numbers beyond their last two digits); a
 ///   backup restores — when its state passes restore's checks, the simulated watch takes the
 ///   restore plan and planning the backup again gives no changes; a last-applied record gives
-///   drift that renders; a state file opens as a watch whose state reads, exports and renders.
+///   drift that renders; a state file opens as a watch whose state reads, exports and renders;
+/// - the fast JSON path (`JSONReader`) reads exactly what `JSONDecoder` reads, when it reads
+///   the bytes at all.
 enum RecordsTarget {
   static let target = FuzzTarget(
     name: "records",
@@ -33,6 +35,7 @@ enum RecordsTarget {
   static func check(_ bytes: [UInt8]) async throws(PropertyFailure) {
     let folder = Scratch.folder()
     defer { try? FileManager.default.removeItem(atPath: folder) }
+    try checkFastPath(bytes)
     try checkSavedPlan(bytes, path: folder + "/changes.tfplan")
     let path = folder + "/record.json"
     guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
@@ -41,6 +44,23 @@ enum RecordsTarget {
     try await checkBackup(path: path, folder: folder)
     try checkLastApplied(bytes, path: path)
     try await checkStateFile(path: path)
+  }
+
+  // MARK: The fast JSON path
+
+  /// `JSONReader` (the fast path of state files and records) may give up on any input, but what
+  /// it reads must be what `JSONDecoder` reads from the same bytes.
+  static func checkFastPath(_ bytes: [UInt8]) throws(PropertyFailure) {
+    try checkFastPath(bytes, as: SimulatedWatch.self)
+    try checkFastPath(bytes, as: LastApplied.self)
+    try checkFastPath(bytes, as: DeviceState.self)
+  }
+
+  static func checkFastPath<T: FastJSONDecodable & Equatable>(_ bytes: [UInt8], as type: T.Type) throws(PropertyFailure) {
+    let data = Data(bytes)
+    guard let fast = JSONReader.decode(type, from: data) else { return }
+    let slow = try? JSONDecoder().decode(type, from: data)
+    try require(slow == fast, "the fast JSON path reads what JSONDecoder reads", "\(T.self): fast \(fast), JSONDecoder \(slow.map { "\($0)" } ?? "refuses")")
   }
 
   // MARK: Saved plans

@@ -130,6 +130,12 @@ public struct HeaderAndBody<Header: Decodable, Body: Decodable>: Decodable {
   /// The whole file as `Body`.
   public var body: Body
 
+  /// Both, as read some other way (`JSONReader`).
+  public init(header: Header?, body: Body) {
+    self.header = header
+    self.body = body
+  }
+
   /// Decodes both from the same value.
   public init(from decoder: any Decoder) throws {
     header = try? Header(from: decoder)

@@ -9,11 +9,12 @@ import TSMQTT
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …]`: a fleet of N simulated watches (state files) under a defaults
+/// - `fleet-plan [N …] [--repeat K]`: a fleet of N simulated watches (state files) under a defaults
 ///   manifest, each merged manifest 50 contacts, 3 built-ins and 5 custom reminders; the
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
 ///   through the engine by the fleet runner (`-parallelism` 10), in this process. CPU time
-///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000).
+///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
+///   `--repeat K` the timed part K times over the same files.
 /// - `fleet-agents [N] [OFFLINE%]`: one local Mosquitto and N agents in this process, each with
 ///   its own session and one in-memory watch; N new revisions published; time until every
 ///   status reports its revision, messages per watch per change, broker and process CPU. With
@@ -99,6 +100,15 @@ enum FleetBenchmark {
   // MARK: fleet-plan
 
   static func plan(_ arguments: [String]) async throws -> Int32 {
+    // `--repeat K`: the timed load and plan K times over the same files (for profiling and
+    // for a median on a noisy machine); the set-up (apply, then one contact added on each
+    // watch) runs once.
+    var arguments = arguments
+    var repeats = 1
+    if let flag = arguments.firstIndex(of: "--repeat"), flag + 1 < arguments.count, let k = Int(arguments[flag + 1]), k > 0 {
+      repeats = k
+      arguments.removeSubrange(flag...flag + 1)
+    }
     let counts = arguments.compactMap(Int.init)
     print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
@@ -119,20 +129,22 @@ enum FleetBenchmark {
         try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000"))
       }
 
-      let wallStart = DispatchTime.now().uptimeNanoseconds
-      let cpuStart = cpuSeconds()
-      let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
-      let cpuLoaded = cpuSeconds()
-      let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
-        try await watch.plan(document).plan
+      for _ in 0..<repeats {
+        let wallStart = DispatchTime.now().uptimeNanoseconds
+        let cpuStart = cpuSeconds()
+        let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+        let cpuLoaded = cpuSeconds()
+        let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
+          try await watch.plan(document).plan
+        }
+        let cpuEnd = cpuSeconds()
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart) / 1e9
+        let changes = results.compactMap { try? $0.outcome.get().resourceChanges.count }.reduce(0, +)
+        let failed = results.filter { (try? $0.outcome.get()) == nil }.count
+        let total = cpuEnd - cpuStart
+        print(String(format: "%7d  %7.3fs  %7.3fs  %8.3fs  %7.3fs  %13.2fms  %d%@", count, cpuLoaded - cpuStart, cpuEnd - cpuLoaded, total, wall,
+                     total / Double(count) * 1000, changes, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
       }
-      let cpuEnd = cpuSeconds()
-      let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart) / 1e9
-      let changes = results.compactMap { try? $0.outcome.get().resourceChanges.count }.reduce(0, +)
-      let failed = results.filter { (try? $0.outcome.get()) == nil }.count
-      let total = cpuEnd - cpuStart
-      print(String(format: "%7d  %7.3fs  %7.3fs  %8.3fs  %7.3fs  %13.2fms  %d%@", count, cpuLoaded - cpuStart, cpuEnd - cpuLoaded, total, wall,
-                   total / Double(count) * 1000, changes, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
     }
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0

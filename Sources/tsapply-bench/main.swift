@@ -15,7 +15,7 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "bridge": ("per-call overhead over loopback (median, p99) and apply examples/watch.yaml through the bridge vs in-process [CALLS] [APPLIES]",
              BridgeBenchmark.run),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
-  "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…]", FleetBenchmark.plan),
+  "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…] [--repeat K]", FleetBenchmark.plan),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
   "fleet-direct": ("apply --fleet over N simulated watches with the latency model vs the sum of per-watch times [N] [LATENCY]", FleetBenchmark.direct),
   "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",

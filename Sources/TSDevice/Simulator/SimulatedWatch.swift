@@ -107,3 +107,65 @@ public struct WatchEvent: Codable, Hashable, Sendable {
   /// Its new state, for `reminderToggled`.
   public var isEnabled: Bool?
 }
+
+/// Reading the state file without `JSONDecoder` when it is in the form tsapply writes
+/// (`JSONReader`; anything else falls back to `JSONDecoder`, which has the last word).
+extension SimulatedWatch: FastJSONDecodable {
+  public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
+    var format: String?, version: Int?, profile: String?, reminders: [Reminder]?, contacts: [Contact]?
+    var emergency: EmergencyContacts?, journal: [WatchEvent]?, nextSequence: Int?
+    try reader.object { (key, reader) throws(JSONReader.Miss) in
+      switch key {
+      case "format": try reader.field(&format)
+      case "version": try reader.field(&version)
+      case "profile": try reader.field(&profile)
+      case "reminders": try reader.field(&reminders)
+      case "contacts": try reader.field(&contacts)
+      case "emergency": try reader.field(&emergency)
+      case "journal": try reader.field(&journal)
+      case "nextSequence": try reader.field(&nextSequence)
+      default: throw JSONReader.Miss()
+      }
+    }
+    guard let format, let version, let profile, let reminders, let contacts, let emergency, let journal,
+          let nextSequence else { throw JSONReader.Miss() }
+    self.format = format
+    self.version = version
+    self.profile = profile
+    self.reminders = reminders
+    self.contacts = contacts
+    self.emergency = emergency
+    self.journal = journal
+    self.nextSequence = nextSequence
+  }
+}
+
+extension WatchEvent.Kind: FastJSONDecodable {
+  /// A name that is no case is a `Miss` (`JSONDecoder` refuses it).
+  public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
+    guard let kind = Self(rawValue: try reader.string()) else { throw JSONReader.Miss() }
+    self = kind
+  }
+}
+
+extension WatchEvent: FastJSONDecodable {
+  public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
+    var sequence: Int?, kind: Kind?, contacts: [Contact]??, reminderId: String??, isEnabled: Bool??
+    try reader.object { (key, reader) throws(JSONReader.Miss) in
+      switch key {
+      case "sequence": try reader.field(&sequence)
+      case "kind": try reader.field(&kind)
+      case "contacts": try reader.optionalField(&contacts)
+      case "reminderId": try reader.optionalField(&reminderId)
+      case "isEnabled": try reader.optionalField(&isEnabled)
+      default: throw JSONReader.Miss()
+      }
+    }
+    guard let sequence, let kind else { throw JSONReader.Miss() }
+    self.sequence = sequence
+    self.kind = kind
+    self.contacts = contacts ?? nil
+    self.reminderId = reminderId ?? nil
+    self.isEnabled = isEnabled ?? nil
+  }
+}

@@ -45,7 +45,10 @@ enum StateFile {
     let hint = "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'"
     // One pass when the file reads; a refusal reads it again the slow way, header first, for
     // the plainest reason (JSONDecoder words an error well only from its own top level).
-    let contents = try? JSONDecoder().decode(HeaderAndBody<Header, SimulatedWatch>.self, from: data)
+    // The fast path first, for a file in the form tsapply writes (`JSONReader`).
+    let contents = JSONReader.decode(SimulatedWatch.self, from: data)
+      .map { HeaderAndBody<Header, SimulatedWatch>(header: Header(format: $0.format, version: $0.version), body: $0) }
+      ?? (try? JSONDecoder().decode(HeaderAndBody<Header, SimulatedWatch>.self, from: data))
     let header = contents?.header ?? (try? JSONDecoder().decode(Header.self, from: data))
     guard let header, header.format == SimulatedWatch.formatName else {
       // `device init --force` replaces only a file that carries the marker; the advice says
