@@ -120,11 +120,11 @@ public enum StateManifest {
   /// Messages name the contact, never its phone number.
   private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition, droppingDuplicates: Bool,
                                diagnostics: inout [Diagnostic]) -> [ManifestContact] {
-    var seen: Set<[String]> = []
+    var seen: Set<ContactKey> = []
     var result: [ManifestContact] = []
     for contact in contacts {
       let itemPath = "\(path)[\(result.count)]"
-      guard seen.insert([contact.name, contact.phoneNum]).inserted else {
+      guard seen.insert(ContactKey(contact)).inserted else {
         let text = "the watch holds the contact \"\(contact.name)\" with the same phone number more than once"
         diagnostics.append(droppingDuplicates
           ? .warning(at: origin, field: path, text + "; the manifest lists it once (applying it removes the copies)")

@@ -15,7 +15,14 @@ public enum ControlCharacters {
 
   /// The first control character in `text`, if any.
   public static func first(in text: String) -> Unicode.Scalar? {
-    text.unicodeScalars.first(where: isControl)
+    // By bytes first: in UTF-8 a control character is a byte below 0x20, 0x7F, or 0xC2 followed
+    // by 0x80–0x9F (C1); text without any is decoded no further.
+    var previous: UInt8 = 0
+    let mayHoldOne = text.utf8.contains { byte in
+      defer { previous = byte }
+      return byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0)
+    }
+    return mayHoldOne ? text.unicodeScalars.first(where: isControl) : nil
   }
 
   /// `U+001B` for a scalar: the form messages use to name a character.

@@ -37,11 +37,18 @@ enum ContactPlanner {
   /// `storedContacts(_:capabilities:)`), so every view shows it the same way.
   static func storedContacts(_ contacts: [ManifestContact], watch: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
     let stores = capabilities.contacts.storesShortName
+    // Whether the first watch contact with each (name, phone) has no short name; built only
+    // when a contact without an explicit short name may need it.
+    var heldWithoutShortName: [ContactKey: Bool] = [:]
+    if stores, contacts.contains(where: { !$0.shortNameIsExplicit }) {
+      for held in watch where heldWithoutShortName[ContactKey(held)] == nil {
+        heldWithoutShortName[ContactKey(held)] = (held.shortName ?? "").isEmpty
+      }
+    }
     return contacts.map { contact in
-      let key = [contact.name.value, contact.phone.value]
       var shortName: String? = stores ? contact.shortName : nil
       if stores, !contact.shortNameIsExplicit,
-         let held = watch.first(where: { [$0.name, $0.phoneNum] == key }), (held.shortName ?? "").isEmpty {
+         heldWithoutShortName[ContactKey(name: contact.name.value, phoneNum: contact.phone.value)] == true {
         shortName = ""
       }
       return Contact(name: storedName(contact.name.value, capabilities: capabilities), phoneNum: contact.phone.value,

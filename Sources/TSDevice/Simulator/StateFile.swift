@@ -42,7 +42,8 @@ enum StateFile {
   }
 
   static func decode(_ data: Data, file: String, name: WatchName = .defaultWatch) throws(DeviceError) -> SimulatedWatch {
-    let hint = "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'"
+    // Built only for an error (it quotes a command for the watch's name).
+    var hint: String { "the file was left as it is; repair it, or reset the watch with '\(name.initCommand(force: true))'" }
     // One pass when the file reads; a refusal reads it again the slow way, header first, for
     // the plainest reason (JSONDecoder words an error well only from its own top level).
     // The fast path first, for a file in the form tsapply writes (`JSONReader`).

@@ -45,7 +45,8 @@ enum DisplayTextRule {
 
   /// A mark that combines with the character before it (general categories Mn, Mc, Me).
   static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
-    switch scalar.properties.generalCategory {
+    guard !scalar.isASCII else { return false }  // no ASCII character is a mark (and most names start with one)
+    return switch scalar.properties.generalCategory {
     case .nonspacingMark, .spacingMark, .enclosingMark: true
     default: false
     }

@@ -27,23 +27,40 @@ enum PhoneNumberRule {
     return Located(cleaned, at: phone.position)
   }
 
-  /// `text` without the `formatting` characters; ASCII text is filtered by bytes, and returned
-  /// as is when it holds none.
+  /// `text` without the `formatting` characters; ASCII text is filtered by bytes straight into
+  /// the new string, and returned as is when it holds none.
   static func removingFormatting(_ text: String) -> String {
     var text = text
-    let formattingBytes = isFormattingByte
     let kind = text.withUTF8 { bytes in
-      bytes.contains { $0 >= 0x80 } ? 2 : bytes.contains { formattingBytes[Int($0)] } ? 1 : 0
+      bytes.contains { $0 >= 0x80 } ? 2 : bytes.contains(where: isFormattingByte) ? 1 : 0
     }
     switch kind {
     case 0: return text
-    case 1: return String(decoding: text.utf8.filter { !formattingBytes[Int($0)] }, as: UTF8.self)
+    case 1:
+      return text.withUTF8 { bytes in
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+          var count = 0
+          for byte in bytes where !isFormattingByte(byte) {
+            buffer[count] = byte
+            count += 1
+          }
+          return count
+        }
+      }
     default: return String(text.filter { !formatting.contains($0) })
     }
   }
 
-  /// `formatting` by ASCII byte: `isFormattingByte[b]` for each byte `b` below 0x80.
-  private static let isFormattingByte: [Bool] = (0..<128).map { formatting.contains(Character(Unicode.Scalar(UInt8($0)))) }
+  /// Whether the ASCII byte `byte` is one of `formatting` (a bit mask of them, so the check
+  /// needs no table).
+  private static func isFormattingByte(_ byte: UInt8) -> Bool {
+    byte < 64 && (formattingMask >> UInt64(byte)) & 1 == 1
+  }
+
+  /// Bit `b` set for each ASCII byte `b` of `formatting` (all of which are below 64).
+  private static let formattingMask: UInt64 = formatting.reduce(0) { mask, character in
+    mask | 1 << UInt64(character.asciiValue!)
+  }
 
   /// A plain scalar that YAML reads as a number other than a non-negative integer (`-5`, `1.5`,
   /// `+1.5`, `.5`, `1e5`): refused, since the digits left after removing '-' and '.' are a

@@ -20,6 +20,26 @@ public struct Contact: Hashable, Codable, Sendable {
   }
 }
 
+/// A contact's (name, phone number) pair, for finding the same contact in another list without
+/// building a key per comparison.
+public struct ContactKey: Hashable, Sendable {
+  /// `Contact.name`.
+  public var name: String
+  /// `Contact.phoneNum`.
+  public var phoneNum: String
+
+  /// The pair of `name` and `phoneNum`.
+  public init(name: String, phoneNum: String) {
+    self.name = name
+    self.phoneNum = phoneNum
+  }
+
+  /// The pair of `contact`.
+  public init(_ contact: Contact) {
+    self.init(name: contact.name, phoneNum: contact.phoneNum)
+  }
+}
+
 /// The emergency-contact list and the SOS switch, which the SDK reads and writes together
 /// (`getEmergencyContacts:` gives both; `setEmergencyContacts:sosOn:` writes both in one call).
 public struct EmergencyContacts: Hashable, Codable, Sendable {
