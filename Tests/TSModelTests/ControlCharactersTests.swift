@@ -20,6 +20,18 @@ import TSModel
     #expect(InvisibleCharacters.first(in: escaped) == nil)
   }
 
+  /// The byte pre-check agrees with the scalar rule for every scalar up to U+07FF (every one- and
+  /// two-byte UTF-8 sequence, C1 controls and their neighbours included), alone and between text.
+  @Test func firstControlCharacterAgreesWithTheScalarRule() {
+    for value in UInt32(0)...0x7FF {
+      guard let scalar = Unicode.Scalar(value) else { continue }
+      let expected: Unicode.Scalar? = ControlCharacters.isControl(scalar) ? scalar : nil
+      for text in [String(scalar), "é" + String(scalar) + "x", "\u{C2}" + String(scalar)] {
+        #expect(ControlCharacters.first(in: text) == expected, "U+\(String(value, radix: 16))")
+      }
+    }
+  }
+
   @Test(arguments: [("ok", nil), ("a\u{1B}b", "U+001B"), ("x\u{9F}", "U+009F"), ("\u{0}", "U+0000")] as [(String, String?)])
   func namesTheFirstControlCharacter(_ text: String, _ expected: String?) {
     #expect(ControlCharacters.first(in: text).map(ControlCharacters.codePoint) == expected)
