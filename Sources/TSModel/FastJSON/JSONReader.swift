@@ -221,8 +221,14 @@ public struct JSONReader {
   }
 
   private func validated(_ range: Range<Int>) throws(Miss) -> String {
-    guard let string = String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) else { throw Miss() }
+    guard let string = Self.string(validatingUTF8: UnsafeBufferPointer(rebasing: bytes[range])) else { throw Miss() }
     return string
+  }
+
+  /// `bytes` as a string, or `nil` when they are not valid UTF-8 (`JSONDecoder` refuses those).
+  private static func string(validatingUTF8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    if #available(macOS 15, *) { return String(validating: bytes, as: UTF8.self) }
+    return String(bytes: bytes, encoding: .utf8)
   }
 
   /// The rest of a string whose first escape is at `index` (its text began at `start`).
@@ -233,7 +239,7 @@ public struct JSONReader {
       index += 1
       switch byte {
       case UInt8(ascii: "\""):
-        guard let string = String(validating: utf8, as: UTF8.self) else { throw Miss() }
+        guard let string = utf8.withUnsafeBufferPointer(Self.string(validatingUTF8:)) else { throw Miss() }
         return string
       case UInt8(ascii: "\\"):
         guard index < bytes.count else { throw Miss() }
