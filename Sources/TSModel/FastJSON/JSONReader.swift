@@ -1,7 +1,7 @@
 import Foundation
 
 /// A strict, allocation-light reader of the JSON tsapply writes itself (state files, records),
-/// used as a fast path in front of `JSONDecoder` (docs/performance.md, "Reading JSON records").
+/// used as a fast path in front of `JSONDecoder` (docs/performance.md, "Planning a watch").
 ///
 /// It reads only a narrow form of JSON: objects whose keys a type's `FastJSONDecodable`
 /// conformance names, arrays, strings (every JSON escape, valid UTF-8 only), integers that fit
