@@ -29,6 +29,9 @@ enum RecordFile {
     }
     if let versioned = try? JSONDecoder().decode(HeaderAndBody<Header, T>.self, from: data) {
       if let version = versioned.header?.formatVersion, version != currentVersion { throw unsupported(version, currentVersion, kind) }
+      // JSONDecoder keeps one value of a key written twice without a word (the fast path reads
+      // no such record): refused, since which one holds is not clear.
+      if let repeated = JSONReader.firstRepeatedKey(in: data) { throw Refusal(reason: repeated.description) }
       return versioned.body
     }
     if let version = (try? JSONDecoder().decode(Header.self, from: data))?.formatVersion, version != currentVersion {

@@ -127,6 +127,11 @@ public struct SavedPlan: Hashable, Codable, Sendable {
       throw .unreadable(path: path, reason: "\"tsapply_saved_plan\" must be the format number \(currentFormatVersion)")
     }
     guard version == currentFormatVersion else { throw .unsupportedVersion(path: path, version: version) }
+    // JSONDecoder keeps one value of a key written twice without a word: refused, since which
+    // one holds (a manifest path, a digest) is not clear.
+    if let repeated = JSONReader.firstRepeatedKey(in: Data(bytes)) {
+      throw .unreadable(path: path, reason: "\(repeated); make the plan again with 'tsapply plan -out'")
+    }
     do {
       return try JSONDecoder().decode(SavedPlan.self, from: Data(bytes))
     } catch {

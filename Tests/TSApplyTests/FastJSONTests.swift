@@ -128,6 +128,23 @@ import TSTestSupport
     #expect(try SimulatedDevice(path: path).snapshot() == watch)
   }
 
+  @Test(arguments: [
+    (#"{"a": 1, "b": [true, null, -1.5e3, "x\"y"], "a": 2}"#, #"the key "a" is written twice (lines 1 and 1)"#),
+    ("{\n  \"state\": {\"contacts\": [{\"name\": \"A\",\n \"n\\u0061me\": \"B\"}]}}", #"state.contacts[0]: the key "name" is written twice (lines 2 and 3)"#),
+    (#"[{"a": 1}, {"a": 2}, {"b": {"a": 3}, "a": 4}]"#, nil),
+    (#"{"a": 1, "a": "#, #"the key "a" is written twice"#),  // found at the second key, before the text breaks off
+    (#"{"a": 1, "b": "#, nil),
+    (#"{"a": 1, "A": 2, "a ": 3}"#, nil),
+  ] as [(String, String?)])
+  func keysWrittenTwiceAreFound(_ json: String, _ expected: String?) {
+    let found = JSONReader.firstRepeatedKey(in: Data(json.utf8)).map(\.description)
+    if let expected {
+      #expect(found?.hasPrefix(expected) == true, "\(found ?? "none")")
+    } else {
+      #expect(found == nil)
+    }
+  }
+
   // MARK: Helpers
 
   private func expectAgreement<T: FastJSONDecodable & Equatable>(_ test: Case, as type: T.Type,

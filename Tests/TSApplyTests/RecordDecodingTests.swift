@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSApply
+import TSDevice
 import TSModel
 import TSPlan
 import TSTestSupport
@@ -53,6 +54,44 @@ import TSTestSupport
     let missing = #"{"tsapply_saved_plan": 1, "manifest_path": "watch.yaml", "manifest_sha256": ""}"#
     #expect(throws: SavedPlanError.unreadable(path: "changes.tfplan", reason: "plan: missing")) {
       try SavedPlan.parse(Array(missing.utf8), path: "changes.tfplan")
+    }
+  }
+
+  /// A key written twice (a hand edit gone wrong) is refused by every reader of records, saved
+  /// plans and state files: JSONDecoder keeps one value without a word, so a watch could show
+  /// no contacts while `jq` shows them all (found by a tester).
+  @Test func aKeyWrittenTwiceIsRefusedEverywhere() throws {
+    let backup = try Self.backupText(#"{"format_version": 1, "created_at": "2026-11-29T23:18:41Z", "profile": "default", "state": {"reminders": [], "contacts": [], "contacts": []}}"#)
+    #expect(backup.hasSuffix(#"state: the key "contacts" is written twice (lines 1 and 1); JSON readers keep one or the other, so which one holds is not clear"#), "\(backup)")
+
+    let plan = Plan(manifestFile: "watch.yaml", profile: "default", priorStateDigest: "", resourceChanges: [])
+    let text = canonicalJSON(SavedPlan(manifestPath: "watch.yaml", manifestDigest: "", plan: plan))
+      .replacingOccurrences(of: #""manifest_path" : "watch.yaml","#, with: "\"manifest_path\" : \"x.yaml\",\n  \"manifest_path\" : \"watch.yaml\",")
+    #expect(throws: SavedPlanError.self) { try SavedPlan.parse(Array(text.utf8), path: "changes.tfplan") }
+    do { _ = try SavedPlan.parse(Array(text.utf8), path: "changes.tfplan") } catch {
+      #expect(error.description.contains(#"the key "manifest_path" is written twice"#), "\(error)")
+    }
+
+    let folder = try TSApplyBinary.temporaryDirectory().path
+    let record = folder + "/last-applied.json"
+    let device = "sim:/w/device.json"
+    try canonicalJSON(LastApplied(device: device, profile: "default", state: DeviceState()))
+      .replacingOccurrences(of: #""profile" : "default""#, with: #""profile" : "fw", "profile" : "default""#)
+      .write(toFile: record, atomically: true, encoding: .utf8)
+    #expect(throws: LastAppliedError.self) { try LastApplied.load(at: record, device: device) }
+    #expect(LastApplied.read(at: record, device: device) == nil)
+
+    let stateFile = folder + "/device.json"
+    let watch = SimulatedWatch(profile: .default, state: DeviceState(contacts: [Contact(name: "Alex", phoneNum: "+15550100")]))
+    let written = String(decoding: try watch.jsonData(), as: UTF8.self)
+    try written.replacingOccurrences(of: #""contacts" : ["#, with: #""contacts" : [], "contacts" : ["#)
+      .write(toFile: stateFile, atomically: true, encoding: .utf8)
+    do {
+      _ = try SimulatedDevice(path: stateFile)
+      Issue.record("a state file with a key written twice was opened")
+    } catch {
+      #expect(error.code == .dataFormatError, "\(error)")
+      #expect(error.description.contains(#"is corrupted: the key "contacts" is written twice (lines 2 and 2)"#), "\(error)")
     }
   }
 }

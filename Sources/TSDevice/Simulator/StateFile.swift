@@ -47,8 +47,8 @@ enum StateFile {
     // One pass when the file reads; a refusal reads it again the slow way, header first, for
     // the plainest reason (JSONDecoder words an error well only from its own top level).
     // The fast path first, for a file in the form tsapply writes (`JSONReader`).
-    let contents = JSONReader.decode(SimulatedWatch.self, from: data)
-      .map { HeaderAndBody<Header, SimulatedWatch>(header: Header(format: $0.format, version: $0.version), body: $0) }
+    let fast = JSONReader.decode(SimulatedWatch.self, from: data)
+    let contents = fast.map { HeaderAndBody<Header, SimulatedWatch>(header: Header(format: $0.format, version: $0.version), body: $0) }
       ?? (try? JSONDecoder().decode(HeaderAndBody<Header, SimulatedWatch>.self, from: data))
     let header = contents?.header ?? (try? JSONDecoder().decode(Header.self, from: data))
     guard let header, header.format == SimulatedWatch.formatName else {
@@ -61,6 +61,11 @@ enum StateFile {
     guard header.version == SimulatedWatch.currentVersion else {
       let found = header.version.map(String.init) ?? "none"
       throw .simulator(.dataFormatError, "\(file) has state format version \(found); this tsapply reads version \(SimulatedWatch.currentVersion); \(hint)")
+    }
+    // JSONDecoder keeps one value of a key written twice without a word (the fast path reads
+    // no such file), so a hand edit could hide contacts: refused as corrupted.
+    if fast == nil, let repeated = JSONReader.firstRepeatedKey(in: data) {
+      throw .simulator(.dataFormatError, "\(file) is corrupted: \(repeated); \(hint)")
     }
     let watch: SimulatedWatch
     do {

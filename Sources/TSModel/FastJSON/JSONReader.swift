@@ -162,6 +162,139 @@ public struct JSONReader {
     return false
   }
 
+  // MARK: Repeated keys
+
+  /// A key written twice in one JSON object: `path` is the object's place (`state.contacts[2]`,
+  /// `""` at the top level), lines are 1-based.
+  public struct RepeatedKey: Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var key: String
+    public var firstLine: Int
+    public var secondLine: Int
+
+    /// `state.contacts[2]: the key "name" is written twice (lines 14 and 15) …`.
+    public var description: String {
+      (path.isEmpty ? "" : path + ": ")
+        + "the key \"\(key)\" is written twice (lines \(firstLine) and \(secondLine)); JSON readers keep one or the other, so which one holds is not clear"
+    }
+  }
+
+  /// The first key written twice in one object of `data` (found as its second copy is read), or
+  /// `nil` when there is none before the end or before text this reader cannot follow (not
+  /// JSON, nested deeper than 64; `JSONDecoder` then says what is wrong with it).
+  /// `JSONDecoder` keeps one of the two values without a word, so the readers of state files,
+  /// records and saved plans refuse such a file instead (a hand edit gone wrong).
+  public static func firstRepeatedKey(in data: Data) -> RepeatedKey? {
+    data.withUnsafeBytes { raw in
+      var reader = JSONReader(raw.bindMemory(to: UInt8.self))
+      var path: [PathComponent] = []
+      do throws(Miss) {
+        return try reader.repeatedKey(path: &path)
+      } catch {
+        return nil
+      }
+    }
+  }
+
+  private enum PathComponent {
+    case key(String)
+    case index(Int)
+  }
+
+  /// Reads one value, returning the first repeated key inside it.
+  private mutating func repeatedKey(path: inout [PathComponent]) throws(Miss) -> RepeatedKey? {
+    switch try peek() {
+    case UInt8(ascii: "{"):
+      try open(UInt8(ascii: "{"))
+      defer { depth -= 1 }
+      if try peek() == UInt8(ascii: "}") { index += 1; return nil }
+      var seen: [String: Int] = [:]
+      while true {
+        skipWhitespace()
+        let offset = index
+        let key = try string()
+        try expect(UInt8(ascii: ":"))
+        if let first = seen[key] {
+          return RepeatedKey(path: Self.text(of: path), key: key, firstLine: line(at: first), secondLine: line(at: offset))
+        }
+        seen[key] = offset
+        path.append(.key(key))
+        if let found = try repeatedKey(path: &path) { return found }
+        path.removeLast()
+        switch try next() {
+        case UInt8(ascii: ","): continue
+        case UInt8(ascii: "}"): return nil
+        default: throw Miss()
+        }
+      }
+    case UInt8(ascii: "["):
+      try open(UInt8(ascii: "["))
+      defer { depth -= 1 }
+      if try peek() == UInt8(ascii: "]") { index += 1; return nil }
+      var position = 0
+      while true {
+        path.append(.index(position))
+        if let found = try repeatedKey(path: &path) { return found }
+        path.removeLast()
+        position += 1
+        switch try next() {
+        case UInt8(ascii: ","): continue
+        case UInt8(ascii: "]"): return nil
+        default: throw Miss()
+        }
+      }
+    case UInt8(ascii: "\""):
+      try skipString()
+    case UInt8(ascii: "t"):
+      try literal("true")
+    case UInt8(ascii: "f"):
+      try literal("false")
+    case UInt8(ascii: "n"):
+      try literal("null")
+    default:
+      try skipNumber()
+    }
+    return nil
+  }
+
+  /// A string value passed over, escapes and all, without decoding it.
+  private mutating func skipString() throws(Miss) {
+    try expect(UInt8(ascii: "\""))
+    while index < bytes.count {
+      switch bytes[index] {
+      case UInt8(ascii: "\""): index += 1; return
+      case UInt8(ascii: "\\"): index += 2
+      default: index += 1
+      }
+    }
+    throw Miss()
+  }
+
+  /// A number of any JSON form passed over.
+  private mutating func skipNumber() throws(Miss) {
+    let start = index
+    while index < bytes.count, case let byte = bytes[index],
+          (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || [UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                                                                    UInt8(ascii: "e"), UInt8(ascii: "E")].contains(byte) {
+      index += 1
+    }
+    guard index > start else { throw Miss() }
+  }
+
+  /// The 1-based line of byte `offset`.
+  private func line(at offset: Int) -> Int {
+    1 + bytes[..<min(offset, bytes.count)].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+  }
+
+  private static func text(of path: [PathComponent]) -> String {
+    path.reduce(into: "") { text, component in
+      switch component {
+      case .key(let key): text += text.isEmpty ? key : "." + key
+      case .index(let index): text += "[\(index)]"
+      }
+    }
+  }
+
   // MARK: Bytes
 
   private mutating func skipWhitespace() {
