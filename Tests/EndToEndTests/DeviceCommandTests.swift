@@ -89,6 +89,18 @@ import TSTestSupport
     #expect(result.stderr == "Error: Regular contacts is not supported on this platform (com.topstepcomkit.contact 2004)\n")
   }
 
+  /// What `simulate` echoes of a name is escaped like every text shown to a person: a name
+  /// holding ESC cannot drive the terminal (found by a tester).
+  @Test func simulateEchoesNamesEscaped() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    let added = try TSApplyBinary.run(["device", "simulate", "contact-add", "\u{1B}[31mRED\u{1B}[0m Mom\u{200B}", "5550004"], in: directory)
+    #expect(added.status == 0)
+    #expect(added.stdout == "On the watch: added contact '\\e[31mRED\\e[0m Mom\\u{200B}' (change #1).\n", "\(added.stdout)")
+    let removed = try TSApplyBinary.run(["device", "simulate", "contact-remove", "\u{1B}[31mRED\u{1B}[0m Mom\u{200B}"], in: directory)
+    #expect(removed.stdout == "On the watch: removed contact '\\e[31mRED\\e[0m Mom\\u{200B}' (change #2).\n", "\(removed.stdout)")
+  }
+
   @Test func aCorruptedStateFileIsAClearErrorAndStaysUntouched() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)

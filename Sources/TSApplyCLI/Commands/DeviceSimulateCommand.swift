@@ -58,13 +58,13 @@ struct DeviceSimulateCommand: Command {
     switch action {
     case .contactAdd(let contact):
       try watch.simulateContactAdd(contact)
-      done = "added contact '\(contact.name)'"
+      done = "added contact '\(ControlCharacters.escaped(contact.name))'"
     case .contactRemove(let name):
       try watch.simulateContactRemove(name: name)
-      done = "removed contact '\(name)'"
+      done = "removed contact '\(ControlCharacters.escaped(name))'"
     case .reminderToggle(let id):
       let enabled = try watch.simulateReminderToggle(id: id)
-      done = "switched reminder \(id) \(enabled ? "on" : "off")"
+      done = "switched reminder \(ControlCharacters.escaped(id)) \(enabled ? "on" : "off")"
     case .sos:
       try watch.simulateSOSPress()
       done = "pressed SOS"
