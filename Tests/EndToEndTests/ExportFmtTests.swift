@@ -100,6 +100,20 @@ import TSTestSupport
     #expect(again.stdout.isEmpty)
   }
 
+  /// A value a manifest cannot state is written as the watch holds it; the errors and the
+  /// closing line agree on that (the closing line said "left out", found by a tester).
+  @Test func exportOfValuesAManifestCannotStateSaysWhatWasWritten() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Bob ", "+15550100"], in: directory).status == 0)
+    let result = try TSApplyBinary.run(["export", "-o", "ex.yaml"], in: directory)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("error: contacts[0].name: the watch holds a value a manifest cannot state; it is written as the watch holds it"), "\(result.stderr)")
+    #expect(result.stderr.contains("The export is incomplete: 1 part of the watch cannot be stated in a manifest; each error above says what was written instead."), "\(result.stderr)")
+    #expect(!result.stderr.contains("left out"), "\(result.stderr)")
+    #expect(try String(contentsOfFile: directory.appendingPathComponent("ex.yaml").path, encoding: .utf8).contains("{name: 'Bob ', phone: \"+15550100\"}"))
+  }
+
   @Test func fmtRefusesAFileWithErrorsAndLeavesItAlone() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     let path = directory.appendingPathComponent("watch.yaml").path

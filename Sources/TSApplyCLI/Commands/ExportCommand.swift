@@ -49,11 +49,14 @@ struct ExportCommand: Command {
     }
     let export = try await watch.export(date: date)
     ManifestInput.printDiagnostics(export.diagnostics, source: nil, json: false, redact: false, context: context)
-    // Values a manifest cannot state (errors) are left out of the text; it is still written, and
-    // the exit status says it is incomplete.
+    // Values a manifest cannot state (errors): each error says what the text holds instead (the
+    // part left out, or written as the watch holds it); the text is still written, and the exit
+    // status says it is incomplete.
     let errors = export.diagnostics.filter { $0.severity == .error }.count
     let status: ExitStatus = errors == 0 ? .success : .failure
-    if errors > 0 { context.stderr.write("The export is incomplete: \(errors) part\(errors == 1 ? "" : "s") of the watch could not be stated (left out).\n") }
+    if errors > 0 {
+      context.stderr.write("The export is incomplete: \(errors) part\(errors == 1 ? "" : "s") of the watch cannot be stated in a manifest; each error above says what was written instead.\n")
+    }
     guard let output else {
       context.stdout.write(export.text)
       return status
