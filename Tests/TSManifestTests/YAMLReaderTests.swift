@@ -148,6 +148,15 @@ import TSTestSupport
       "invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 4)"])
   }
 
+  /// A JSON-style surrogate pair is not a YAML escape: libyaml's error gets the spelling YAML
+  /// takes (found by a tester, who pasted an emoji escaped by a JSON tool).
+  @Test func aSurrogatePairEscapeIsExplained() {
+    let messages = Self.read("a: \"\\ud83d\\ude00\"\n").diagnostics.map(\.message)
+    #expect(messages.count == 1)
+    #expect(messages.first?.hasPrefix("invalid YAML: found invalid Unicode character escape code") == true, "\(messages)")
+    #expect(messages.first?.hasSuffix("write \\U0001F600 (eight hex digits) or the character itself, not a \\uD83D\\uDE00 surrogate pair") == true, "\(messages)")
+  }
+
   @Test func countEventsScansWithoutBuilding() {
     // stream, document, mapping start, 2 scalars, mapping end, document end, stream end
     #expect(YAMLReader.countEvents(bytes: Array("a: 1\n".utf8)) == 8)

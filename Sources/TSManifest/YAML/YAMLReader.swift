@@ -155,6 +155,10 @@ extension Diagnostic {
        let hint = YAMLErrorHint.quoteValue(line: line, column: position.column) {
       message += "; " + hint
     }
+    if problem == "found invalid Unicode character escape code" {
+      // Most often a JSON-style surrogate pair (`"\ud83d\ude00"`), which YAML does not join.
+      message += "; YAML escapes name whole characters: write \\U0001F600 (eight hex digits) or the character itself, not a \\uD83D\\uDE00 surrogate pair"
+    }
     self.init(.error, at: position, field: "", message)
   }
 }
