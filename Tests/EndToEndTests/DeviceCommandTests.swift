@@ -116,6 +116,24 @@ import TSTestSupport
     #expect(try String(contentsOfFile: path, encoding: .utf8) == broken)
   }
 
+  /// The state file starts with its format marker, so a file cut short anywhere after its
+  /// first line can still be reset with `init --force` (with sorted keys the marker came after
+  /// every contact, and a cut before it left a file only `rm` could remove; found by a tester).
+  @Test func aStateFileCutShortCanBeReset() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    for n in 0..<5 {
+      #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Person \(n)", "+1555010\(n)"], in: directory).status == 0)
+    }
+    let path = directory.path + "/.tsapply/device.json"
+    let written = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(written.hasPrefix("{\n  \"format\" : \"tsapply-simulated-watch\",\n  \"contacts\" : ["), "\(written.prefix(80))")
+    try String(written.prefix(60)).write(toFile: path, atomically: false, encoding: .utf8)
+    let reset = try TSApplyBinary.run(["device", "init", "--force"], in: directory)
+    #expect(reset.status == 0, "\(reset.stderr)")
+    #expect(try TSApplyBinary.run(["device", "show"], in: directory).status == 0)
+  }
+
   @Test func twoConcurrentProcessesLoseNoWrite() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)

@@ -91,7 +91,7 @@ import TSTestSupport
       Issue.record("a state file with a key written twice was opened")
     } catch {
       #expect(error.code == .dataFormatError, "\(error)")
-      #expect(error.description.contains(#"is corrupted: the key "contacts" is written twice (lines 2 and 2)"#), "\(error)")
+      #expect(error.description.contains(#"is corrupted: the key "contacts" is written twice (lines 3 and 3)"#), "\(error)")
     }
   }
 }

@@ -2,7 +2,8 @@ import Foundation
 import TSModel
 
 extension SimulatedWatch {
-  /// The state as the state file holds it: pretty-printed JSON, sorted keys, final newline.
+  /// The state as the state file holds it: pretty-printed JSON, `format` first and the other
+  /// keys sorted, final newline.
   /// - Throws: `DeviceError` (simulator, 4002) if encoding fails.
   public func jsonData() throws(DeviceError) -> Data { try StateFile.encode(self) }
 }
@@ -107,8 +108,9 @@ enum StateFile {
     return (try? Regex(pattern)).map { text.contains($0) } ?? false
   }
 
-  /// Bytes of a file searched for the format marker when it is not JSON. Keys are sorted, so
-  /// only `contacts` (at most 100) and `emergency` come before `format`.
+  /// Bytes of a file searched for the format marker when it is not JSON. tsapply writes the
+  /// marker first (`formatFirst`); files written before it have it after `contacts` (at most
+  /// 100) and `emergency`, which keys sorted put first.
   static let markerWindow = 1 << 20
   /// Largest file read whole to check its top-level `format`.
   static let wholeReadLimit = 16 << 20
@@ -116,11 +118,27 @@ enum StateFile {
   static func encode(_ watch: SimulatedWatch) throws(DeviceError) -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let sorted: Data
     do {
-      return try encoder.encode(watch) + Data("\n".utf8)
+      sorted = try encoder.encode(watch) + Data("\n".utf8)
     } catch {
       throw .simulator(.dataSetFailed, "cannot encode the simulated watch: \(error)")
     }
+    return formatFirst(sorted)
+  }
+
+  /// The top-level `"format"` line moved to the top, so that the marker is in the first bytes of
+  /// every state file: a file cut short anywhere but its first line still carries it, and `init
+  /// --force` may replace it (`carriesFormatMarker`). Keys are otherwise sorted; with pretty
+  /// printing a top-level key is the only line that starts with two spaces and a quote and holds
+  /// this exact text (a string inside is escaped and indented deeper).
+  static func formatFirst(_ sorted: Data) -> Data {
+    let line = Data("\n  \"format\" : \"\(SimulatedWatch.formatName)\",".utf8)
+    guard sorted.starts(with: Data("{".utf8)), let range = sorted.range(of: line) else { return sorted }
+    var moved = sorted
+    moved.removeSubrange(range)
+    moved.insert(contentsOf: line, at: moved.index(after: moved.startIndex))
+    return moved
   }
 
   /// Replaces `file` with `watch`: a temporary file created 0600 beside it, written, fsynced,
