@@ -73,13 +73,17 @@ public struct ManifestDocument: Sendable {
   public var bytes: [UInt8]
   /// Absolute path of the file; `nil` for standard input.
   public var path: String?
+  /// What the document is, in errors that refuse its plan: "the manifest", or "the backup" for
+  /// a backup stated as a manifest by `restore`.
+  public var subject: String
 
   /// A document from its parts.
-  public init(manifest: Manifest, warnings: [Diagnostic] = [], bytes: [UInt8], path: String?) {
+  public init(manifest: Manifest, warnings: [Diagnostic] = [], bytes: [UInt8], path: String?, subject: String = "the manifest") {
     self.manifest = manifest
     self.warnings = warnings
     self.bytes = bytes
     self.path = path
+    self.subject = subject
   }
 }
 

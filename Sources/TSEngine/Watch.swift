@@ -96,7 +96,7 @@ public final class Watch: Sendable {
       result.plan?.resourceDrift = Drift.changes(since: last, current: state, capabilities: capabilities)
     }
     guard var plan = result.plan else {
-      throw .invalid(InvalidInput(subject: "the manifest", diagnostics: document.warnings + result.diagnostics,
+      throw .invalid(InvalidInput(subject: document.subject, diagnostics: document.warnings + result.diagnostics,
                                   source: document.bytes))
     }
     plan.device = identity
@@ -288,7 +288,7 @@ extension Watch {
       throw .invalid(InvalidInput(subject: "the backup", diagnostics: checked.diagnostics.filter { $0.severity == .error },
                                   source: yaml))
     }
-    return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil)
+    return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil, subject: "the backup")
   }
 }
 

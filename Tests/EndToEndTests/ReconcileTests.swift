@@ -149,6 +149,24 @@ import TSTestSupport
     #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
   }
 
+  /// A backup that loads as a manifest but does not fit the watch (150 contacts on a watch of
+  /// 100) is refused as "the backup" too, not "the manifest" (found by a tester).
+  @Test func restoreNamesTheBackupWhenItDoesNotFitTheWatch() throws {
+    let dir = try Self.workspace()
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    let url = URL(fileURLWithPath: backup)
+    var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    var state = try #require(object["state"] as? [String: Any])
+    state["contacts"] = (0..<150).map { ["name": "P\($0)", "phoneNum": "+1555\(10000 + $0)", "shortName": "P"] }
+    object["state"] = state
+    try JSONSerialization.data(withJSONObject: object).write(to: url)
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", backup], in: dir)
+    #expect(restore.status == 1)
+    #expect(restore.stderr.contains("150 contacts, but the watch (profile default) holds at most 100"), "\(restore.stderr)")
+    #expect(restore.stderr.contains("Error: 1 error in the backup; the watch was not touched"), "\(restore.stderr)")
+  }
+
   /// `device show --json` without the journal and sequence counter (restore writes are not
   /// watch-side events) and without custom reminders' IDs: the watch assigns those through the
   /// template call, so a re-created reminder may get another number (built-in IDs stay).
