@@ -85,6 +85,16 @@ import TSTestSupport
     DiagnosticCase(marked: phone("-.inf"), field: "contacts[0].phone", message: number("-.inf")),
     DiagnosticCase(marked: phone(".NaN"), field: "contacts[0].phone", message: number(".NaN")),
     DiagnosticCase(marked: phone("+1E+5"), field: "contacts[0].phone", message: number("+1E+5")),
+    // A dash or dot with no digit on one side (spaces and parentheses aside) is a typo (found by a tester).
+    DiagnosticCase(marked: phone("\"1-\""), field: "contacts[0].phone",
+                   message: "\"1-\" has '-' without a digit on its right; dashes and dots are formatting between digits only"),
+    DiagnosticCase(marked: phone("\"(-)1\""), field: "contacts[0].phone",
+                   message: "\"(-)1\" has '-' without a digit on its left; dashes and dots are formatting between digits only"),
+    DiagnosticCase(marked: phone("\"+-1\""), field: "contacts[0].phone",
+                   message: "\"+-1\" has '-' without a digit on its left; dashes and dots are formatting between digits only"),
+    DiagnosticCase(marked: phone("\".1\""), field: "contacts[0].phone",
+                   message: "\".1\" has '.' without a digit on its left; dashes and dots are formatting between digits only"),
+    .valid(phone("\"+1 (555) 010-0100\"")), .valid(phone("\"555 - 0100\"")), .valid(phone("\"+44 (0) 20.7946\"")),
     .valid(phone("5")), .valid(phone("+15550100")), .valid(phone("0123456")), .valid(phone("\"555.0100\"")),
     .valid(phone("\"555-0100\"")), .valid(phone("555-0100")), .valid(phone("555 0100")), .valid(phone("+1 555 0100")),
   ]

@@ -52,6 +52,16 @@ import TSTestSupport
     #expect(merged.map(\.isMerged) == [true, true, false])
   }
 
+  /// A second merge key in one mapping is a duplicate key like any other (several sources are
+  /// written as a list: `<<: [*a, *b]`); it was accepted silently (found by a tester).
+  @Test func aSecondMergeKeyIsADuplicate() {
+    let text = MarkedText("a: &a {x: 1}\nb:\n  <<: *a\n  1️⃣<<: *a\n  y: 2\n")
+    let result = Self.read(text.text)
+    #expect(result.diagnostics == [.error(at: text.position("1️⃣"), field: "b.<<",
+      "duplicate key \"<<\": it is already defined on line 3, column 3")])
+    #expect(Self.entries(Self.entries(result.root)[1].value).map(\.keyText) == ["x", "y"])
+  }
+
   @Test func mergeKeyWithAScalarIsAnError() {
     let text = MarkedText("a:\n  <<: 1️⃣x\n")
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "a.<<",

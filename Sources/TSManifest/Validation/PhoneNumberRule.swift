@@ -20,7 +20,7 @@ enum PhoneNumberRule {
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
     let cleaned = removingFormatting(phone.value)
     if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
-                     ?? problem(in: cleaned, original: phone.value) {
+                     ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
       diagnostics.append(.error(at: phone.position, field: field, problem))
       return nil
     }
@@ -99,6 +99,24 @@ enum PhoneNumberRule {
     } ?? (text.drop(while: { $0 == " " }).first == "-")
     guard minus else { return nil }
     return "\"\(text)\" begins with '-'; a phone number has no sign (dashes are formatting between digits only)"
+  }
+
+  /// A dash or dot with no digit on one side (`1-`, `(-)1`, `+-1`, `.1`), spaces and parentheses
+  /// between them aside: dashes and dots are formatting between digits only, as the sign rule
+  /// says, so a number that ends or starts with one is a typo, not a format.
+  private static func separatorProblem(_ text: String) -> String? {
+    let bytes = Array(text.utf8)
+    func digit(from index: Int, step: Int) -> Bool {
+      var index = index + step
+      while bytes.indices.contains(index), [UInt8(ascii: " "), UInt8(ascii: "("), UInt8(ascii: ")")].contains(bytes[index]) { index += step }
+      return bytes.indices.contains(index) && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+    }
+    for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") {
+      if digit(from: index, step: -1) && digit(from: index, step: 1) { continue }
+      let mark = byte == UInt8(ascii: "-") ? "'-'" : "'.'"
+      return "\"\(text)\" has \(mark) without a digit on \(digit(from: index, step: -1) ? "its right" : "its left"); dashes and dots are formatting between digits only"
+    }
+    return nil
   }
 
   private static func problem(in cleaned: String, original: String) -> String? {

@@ -51,7 +51,7 @@ struct YAMLComposer {
     /// Entry index by key text, built once a mapping has more entries than a scan should visit.
     var keyIndex: [String: Int]?
     /// Merge keys (`<<`) by the entry index they stand at, with their values; applied at the end.
-    var merges: [(index: Int, value: YAMLNode)] = []
+    var merges: [(index: Int, value: YAMLNode, keyPosition: SourcePosition)] = []
     /// Nodes in this subtree so far, counting alias expansions.
     var size = 1
 
@@ -75,7 +75,10 @@ struct YAMLComposer {
         return nil
       }
       if YAMLComposer.isMergeKey(key) {
-        merges.append((entries.count, node))
+        // One merge key per mapping (it takes a list for several sources): a second is a
+        // duplicate key like any other, reported and dropped.
+        if let first = merges.first { return (key, first.keyPosition) }
+        merges.append((entries.count, node, key.position))
         return nil
       }
       if let text = key.scalar?.value {

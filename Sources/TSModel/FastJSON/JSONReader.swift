@@ -167,9 +167,13 @@ public struct JSONReader {
   /// A key written twice in one JSON object: `path` is the object's place (`state.contacts[2]`,
   /// `""` at the top level), lines are 1-based.
   public struct RepeatedKey: Hashable, Sendable, CustomStringConvertible {
+    /// Where the object stands, as a field path (`state.contacts[2]`); `""` for the top level.
     public var path: String
+    /// The key, unescaped.
     public var key: String
+    /// Line of the key's first copy.
     public var firstLine: Int
+    /// Line of its second copy.
     public var secondLine: Int
 
     /// `state.contacts[2]: the key "name" is written twice (lines 14 and 15) …`.
