@@ -12,6 +12,11 @@ import Foundation
 public final class MosquittoBroker: @unchecked Sendable {
   /// Where Debian installs the broker.
   public static let defaultExecutable = "/usr/sbin/mosquitto"
+  /// Held while a broker is started (`start(in:executable:configuration:)`), and guarding
+  /// `usedPorts`.
+  private static let startLock = NSLock()
+  /// Every port a broker of this process was started on.
+  nonisolated(unsafe) private static var usedPorts: Set<Int> = []
 
   /// The port it listens on, on 127.0.0.1.
   public let port: Int
@@ -66,9 +71,18 @@ public final class MosquittoBroker: @unchecked Sendable {
     guard FileManager.default.isExecutableFile(atPath: executable) else {
       throw .library("\(executable) is not installed (Debian package mosquitto; script/bootstrap installs it)")
     }
+    // One start at a time in this process, each on a port no broker of this process had before:
+    // two brokers started together could be given the same free port (and the one that fails to
+    // bind it would pass the connection check against the other's listener), and a client of a
+    // stopped broker that still reconnects (an agent a test abandoned) would join a new broker on
+    // its old port, taking over the session of a client with the same ID.
+    startLock.lock()
+    defer { startLock.unlock() }
     var lastLog = ""
     for _ in 0..<5 {
-      let port = freePort()
+      var port = freePort()
+      for _ in 0..<100 where usedPorts.contains(port) { port = freePort() }
+      usedPorts.insert(port)
       let path = directory + "/mosquitto.conf"
       let text = configuration(port, directory)
       guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
@@ -77,7 +91,13 @@ public final class MosquittoBroker: @unchecked Sendable {
       let broker = try launch(executable, configurationFile: path, port: port, directory: directory)
       let deadline = Date().addingTimeInterval(10)
       while Date() < deadline, broker.isRunning {
-        if canConnect(port: port) { return broker }
+        // A listener answered; a broker that could not bind the port (another process took it)
+        // exits at once, so it must still run a moment later to be the one that answered.
+        if canConnect(port: port) {
+          usleep(50_000)
+          if broker.isRunning { return broker }
+          break
+        }
         usleep(20_000)
       }
       broker.stop()

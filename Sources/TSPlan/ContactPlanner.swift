@@ -37,18 +37,19 @@ enum ContactPlanner {
   /// `storedContacts(_:capabilities:)`), so every view shows it the same way.
   static func storedContacts(_ contacts: [ManifestContact], watch: [Contact], capabilities: DeviceCapabilities) -> [Contact] {
     let stores = capabilities.contacts.storesShortName
-    // Whether the first watch contact with each (name, phone) has no short name; built only
-    // when a contact without an explicit short name may need it.
-    var heldWithoutShortName: [ContactKey: Bool] = [:]
+    // The (name, phone) pairs whose first watch contact has no short name (contacts added on
+    // the watch itself): usually none or a few, so they are kept in a list, not hashed.
+    var heldWithoutShortName: [ContactKey] = []
     if stores, contacts.contains(where: { !$0.shortNameIsExplicit }) {
-      for held in watch where heldWithoutShortName[ContactKey(held)] == nil {
-        heldWithoutShortName[ContactKey(held)] = (held.shortName ?? "").isEmpty
+      for (index, held) in watch.enumerated() where (held.shortName ?? "").isEmpty {
+        let named = watch[..<index].contains { $0.name == held.name && $0.phoneNum == held.phoneNum && !($0.shortName ?? "").isEmpty }
+        if !named { heldWithoutShortName.append(ContactKey(held)) }
       }
     }
     return contacts.map { contact in
       var shortName: String? = stores ? contact.shortName : nil
       if stores, !contact.shortNameIsExplicit,
-         heldWithoutShortName[ContactKey(name: contact.name.value, phoneNum: contact.phone.value)] == true {
+         heldWithoutShortName.contains(where: { $0.name == contact.name.value && $0.phoneNum == contact.phone.value }) {
         shortName = ""
       }
       return Contact(name: storedName(contact.name.value, capabilities: capabilities), phoneNum: contact.phone.value,

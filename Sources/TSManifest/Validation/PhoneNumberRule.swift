@@ -105,18 +105,21 @@ enum PhoneNumberRule {
   /// between them aside: dashes and dots are formatting between digits only, as the sign rule
   /// says, so a number that ends or starts with one is a typo, not a format.
   private static func separatorProblem(_ text: String) -> String? {
-    let bytes = Array(text.utf8)
-    func digit(from index: Int, step: Int) -> Bool {
-      var index = index + step
-      while bytes.indices.contains(index), [UInt8(ascii: " "), UInt8(ascii: "("), UInt8(ascii: ")")].contains(bytes[index]) { index += step }
-      return bytes.indices.contains(index) && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+    var text = text
+    let problem = text.withUTF8 { bytes -> (mark: UInt8, digitBefore: Bool)? in
+      func digit(from index: Int, step: Int) -> Bool {
+        var index = index + step
+        while bytes.indices.contains(index), [UInt8(ascii: " "), UInt8(ascii: "("), UInt8(ascii: ")")].contains(bytes[index]) { index += step }
+        return bytes.indices.contains(index) && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+      }
+      for index in bytes.indices where bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: ".") {
+        let before = digit(from: index, step: -1)
+        if !before || !digit(from: index, step: 1) { return (bytes[index], before) }
+      }
+      return nil
     }
-    for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") {
-      if digit(from: index, step: -1) && digit(from: index, step: 1) { continue }
-      let mark = byte == UInt8(ascii: "-") ? "'-'" : "'.'"
-      return "\"\(text)\" has \(mark) without a digit on \(digit(from: index, step: -1) ? "its right" : "its left"); dashes and dots are formatting between digits only"
-    }
-    return nil
+    guard let problem else { return nil }
+    return "\"\(text)\" has '\(Character(Unicode.Scalar(problem.mark)))' without a digit on \(problem.digitBefore ? "its right" : "its left"); dashes and dots are formatting between digits only"
   }
 
   private static func problem(in cleaned: String, original: String) -> String? {
