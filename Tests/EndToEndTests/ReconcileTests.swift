@@ -229,8 +229,16 @@ import TSTestSupport
     process.standardOutput = output
     process.standardError = error
     try process.run()
-    // At 300 ms a call, planning takes about 1 s and applying about 4 s more: interrupt in the middle.
-    Thread.sleep(forTimeInterval: 2.0)
+    // At 300 ms a call, applying takes about 4 s after the backup line: interrupt once the
+    // backup is taken (waiting for the line, not a fixed time, which a loaded machine can
+    // overrun before the first step or after the last).
+    var printed = Data()
+    let deadline = Date().addingTimeInterval(60)
+    while !String(decoding: printed, as: UTF8.self).contains("Backed up"), Date() < deadline {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      printed += chunk
+    }
     process.interrupt()
     let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     _ = output.fileHandleForReading.readDataToEndOfFile()
