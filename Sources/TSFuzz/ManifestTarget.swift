@@ -18,6 +18,9 @@ import TSPlan
 /// Properties, besides not crashing:
 /// - a manifest is refused only with an error; printed diagnostics escape control characters and
 ///   their JSON is JSON;
+/// - the fast path for contact lists changes nothing: the lists it captured from libyaml's events,
+///   put back as nodes, are the tree read without capturing (same diagnostics), and the manifest
+///   loads to the same result (manifest and every diagnostic) with and without it;
 /// - `fmt` formats every valid manifest, keeps its meaning (the formatted text loads to an equal
 ///   `Manifest`, positions aside, with the same warnings) and is idempotent;
 /// - the encoder's text loads to the same manifest and is already in canonical form;
@@ -56,6 +59,7 @@ enum ManifestTarget {
     try require(loaded.manifest != nil || loaded.diagnostics.hasErrors, "a manifest is refused only with an error",
                 "no manifest and no error: \(loaded.diagnostics)")
     try checkDiagnostics(loaded.diagnostics, source: bytes, what: "validate")
+    try checkContactListCapture(bytes, loaded: loaded)
     // fmt leaves a manifest with errors alone by construction (it formats only what loads).
     guard let manifest = loaded.manifest else { return }
     // In a valid manifest every value under a `phone` key is a contact's phone.
@@ -69,6 +73,24 @@ enum ManifestTarget {
     for (index, profile) in PlatformProfile.all.enumerated() {
       try await checkPlan(manifest, on: profile, source: bytes, phones: phones, json: index == jsonProfile, saving: &savedOne)
     }
+  }
+
+  // MARK: The contact-list fast path
+
+  /// `loaded` (read with the fast path for contact lists, `ContactListCapture`) is what reading
+  /// every list through the tree gives, and so is the YAML tree once the captured lists are put
+  /// back.
+  static func checkContactListCapture(_ bytes: [UInt8], loaded: ManifestLoadResult) throws(PropertyFailure) {
+    let property = "the contact-list fast path reads what the tree path reads"
+    let captured = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: true).expandingCapturedLists()
+    let tree = YAMLReader.read(bytes: bytes, file: file)
+    try require(captured.root == tree.root, property, "the YAML tree differs once captured lists are put back")
+    try require(captured.diagnostics == tree.diagnostics, property,
+                "YAML diagnostics: captured \(captured.diagnostics), tree \(tree.diagnostics)")
+    let slow = ManifestLoader.load(bytes: bytes, file: file, capturesContactLists: false)
+    try require(loaded.manifest == slow.manifest, property, "the manifests differ")
+    try require(loaded.diagnostics == slow.diagnostics, property,
+                "diagnostics: fast \(loaded.diagnostics), tree \(slow.diagnostics)")
   }
 
   // MARK: Diagnostics

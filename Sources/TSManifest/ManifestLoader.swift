@@ -27,13 +27,17 @@ public enum ManifestLoader {
   ///
   /// Never throws or crashes on bad input: every problem is a diagnostic. `manifest` is `nil`
   /// when any diagnostic is an error; warnings (e.g. a contact name cut to 32 bytes) leave it set.
-  public static func load(bytes: [UInt8], file: String) -> ManifestLoadResult {
-    let read = YAMLReader.read(bytes: bytes, file: file)
+  ///
+  /// Contact lists of the plain shape are read from libyaml's events without building their
+  /// nodes (`ContactListCapture.swift`); `capturesContactLists: false` reads every list through
+  /// the tree, the reference the fast path is checked against (same manifest, same diagnostics).
+  public static func load(bytes: [UInt8], file: String, capturesContactLists: Bool = true) -> ManifestLoadResult {
+    let read = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: capturesContactLists)
     var diagnostics = read.diagnostics
     var manifest: Manifest?
     // Decode whenever there is a tree (even beside duplicate-key errors), or an empty document.
     if read.root != nil || diagnostics.isEmpty {
-      var decoder = ManifestDecoder(file: file)
+      var decoder = ManifestDecoder(file: file, capturedContactLists: read.capturedContactLists)
       manifest = decoder.decode(read.root)
       diagnostics += decoder.context.diagnostics
     }

@@ -17,10 +17,14 @@ public enum ControlCharacters {
   public static func first(in text: String) -> Unicode.Scalar? {
     // By bytes first: in UTF-8 a control character is a byte below 0x20, 0x7F, or 0xC2 followed
     // by 0x80–0x9F (C1); text without any is decoded no further.
-    var previous: UInt8 = 0
-    let mayHoldOne = text.utf8.contains { byte in
-      defer { previous = byte }
-      return byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0)
+    var text = text
+    let mayHoldOne = text.withUTF8 { bytes in
+      var previous: UInt8 = 0
+      for byte in bytes {
+        if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) { return true }
+        previous = byte
+      }
+      return false
     }
     return mayHoldOne ? text.unicodeScalars.first(where: isControl) : nil
   }

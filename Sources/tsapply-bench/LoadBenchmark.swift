@@ -2,8 +2,9 @@ import Foundation
 import TSManifest
 
 /// `tsapply-bench load [--contacts N] [--iterations K]`: the per-item cost of loading a manifest
-/// (`ManifestLoader.load`: libyaml, the node tree, decoding and every rule) beside a plain libyaml
-/// event scan of the same bytes (`YAMLReader.countEvents`), in-process, for the contacts workload
+/// (`ManifestLoader.load`: libyaml, the contact-list fast path or the node tree, decoding and
+/// every rule; and the same without the fast path, every list through the tree) beside a plain
+/// libyaml event scan of the same bytes (`YAMLReader.countEvents`), in-process, for the contacts workload
 /// (`ContactWorkload`, default N = 5000) and for one contact. Prints microseconds per contact
 /// of each and their ratio, the in-process counterpart of the per-item target in
 /// docs/performance.md (at most 2 × libyaml's cost per item).
@@ -22,8 +23,12 @@ enum LoadBenchmark {
       return ok ? times.sorted()[times.count / 2] : nil
     }
     let load = { (bytes: [UInt8]) in ManifestLoader.load(bytes: bytes, file: "bench.yaml").manifest != nil }
+    let loadTree = { (bytes: [UInt8]) in
+      ManifestLoader.load(bytes: bytes, file: "bench.yaml", capturesContactLists: false).manifest != nil
+    }
     let scan = { (bytes: [UInt8]) in YAMLReader.countEvents(bytes: bytes) != nil }
     guard let loadFull = median(full, load), let loadMinimal = median(minimal, load),
+          let treeFull = median(full, loadTree), let treeMinimal = median(minimal, loadTree),
           let scanFull = median(full, scan), let scanMinimal = median(minimal, scan) else {
       print("error: the workload did not load or scan")
       return 1
@@ -31,6 +36,8 @@ enum LoadBenchmark {
     let perItem = { (full: Double, minimal: Double) in (full - minimal) * 1000 / Double(count) }
     let loadPerItem = perItem(loadFull, loadMinimal), scanPerItem = perItem(scanFull, scanMinimal)
     print(String(format: "ManifestLoader.load: %.3f ms (1 contact: %.3f ms), %.2f µs per contact", loadFull, loadMinimal, loadPerItem))
+    print(String(format: "  without the contact-list fast path: %.3f ms (1 contact: %.3f ms), %.2f µs per contact",
+                 treeFull, treeMinimal, perItem(treeFull, treeMinimal)))
     print(String(format: "libyaml event scan:  %.3f ms (1 contact: %.3f ms), %.2f µs per contact", scanFull, scanMinimal, scanPerItem))
     print(String(format: "per contact, load / scan: %.2f× (target ≤ 2×)", loadPerItem / scanPerItem))
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")

@@ -12,8 +12,14 @@ struct ManifestDecoder {
   static let currentVersion = 1
 
   var context: DecodingContext
+  /// The contact lists the reader captured (`YAMLReadResult.capturedContactLists`), read by
+  /// `contactList` where the tree holds their empty stand-ins.
+  let capturedContactLists: [CapturedContact.Mark: [CapturedContact]]
 
-  init(file: String) { context = DecodingContext(file: file) }
+  init(file: String, capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]) {
+    context = DecodingContext(file: file)
+    self.capturedContactLists = capturedContactLists
+  }
 
   /// The manifest held by `root` (nil or null root: "manifest is empty"); `nil` when the root
   /// is not a mapping. Diagnostics accumulate in `context`.

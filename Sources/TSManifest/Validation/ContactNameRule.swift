@@ -14,21 +14,21 @@ enum ContactNameRule {
 
   /// The name as the watch will store it, or an error when it is empty, blank or holds a control
   /// character (`DisplayTextRule`).
-  static func check(_ name: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
+  static func check(_ name: Located<String>, field: @autoclosure () -> String, into diagnostics: inout [Diagnostic]) -> Located<String>? {
     guard !name.value.isEmpty else {
-      diagnostics.append(.error(at: name.position, field: field, "must not be empty"))
+      diagnostics.append(.error(at: name.position, field: field(), "must not be empty"))
       return nil
     }
-    guard let name = DisplayTextRule.check(name, field: field, isName: true, into: &diagnostics) else { return nil }
+    guard let name = DisplayTextRule.check(name, field: field(), isName: true, into: &diagnostics) else { return nil }
     let bytes = name.value.utf8.count
     guard bytes > maxBytes else { return name }
     let stored = TextTruncation.cutName(name.value, maxBytes: maxBytes)
     guard !stored.isEmpty else {
-      diagnostics.append(.error(at: name.position, field: field,
+      diagnostics.append(.error(at: name.position, field: field(),
         "is \(bytes) bytes and its first character alone is longer than \(maxBytes) bytes; the watch could store nothing of it"))
       return nil
     }
-    diagnostics.append(.warning(at: name.position, field: field,
+    diagnostics.append(.warning(at: name.position, field: field(),
       "is \(bytes) bytes; the watch stores at most \(maxBytes), so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
     return Located(stored, at: name.position)
   }

@@ -16,10 +16,10 @@ import TSModel
 enum DisplayTextRule {
   /// The text, or an error for a control character or (when `isName`) a blank name or one that
   /// begins or ends with white space or an invisible character.
-  static func check(_ text: Located<String>, field: String, isName: Bool,
+  static func check(_ text: Located<String>, field: @autoclosure () -> String, isName: Bool,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
     if let scalar = ControlCharacters.first(in: text.value) {
-      diagnostics.append(.error(at: text.position, field: field,
+      diagnostics.append(.error(at: text.position, field: field(),
         "contains a control character (\(ControlCharacters.codePoint(scalar))); names and notes are shown on the watch and cannot hold control characters"))
       return nil
     }
@@ -27,16 +27,16 @@ enum DisplayTextRule {
       let trimmed = InvisibleCharacters.trimmed(text.value)
       if trimmed.isEmpty {
         let what = text.value.allSatisfy(\.isWhitespace) ? "only whitespace" : "only white space and invisible characters"
-        diagnostics.append(.error(at: text.position, field: field,
+        diagnostics.append(.error(at: text.position, field: field(),
           "is blank (\(what)); a name needs at least one visible character"))
       } else {
-        diagnostics.append(.error(at: text.position, field: field,
+        diagnostics.append(.error(at: text.position, field: field(),
           "\"\(text.value)\" \(edge.atEnd ? "ends" : "begins") with \(InvisibleCharacters.describe(edge.scalar)); remove it (the watch keeps it, so \"\(text.value)\" and \"\(trimmed)\" would be different names)"))
       }
       return nil
     }
     if isName, let first = text.value.unicodeScalars.first, Self.isCombiningMark(first) {
-      diagnostics.append(.error(at: text.position, field: field,
+      diagnostics.append(.error(at: text.position, field: field(),
         "\"\(text.value)\" begins with \(InvisibleCharacters.describe(first)), a combining mark with no letter before it to sit on; the watch would show it on its own or drop it"))
       return nil
     }

@@ -16,12 +16,16 @@ enum PhoneNumberRule {
   /// The number without formatting, or an error naming the first problem. `isPlain`: the
   /// value was written unquoted, so a YAML number such as `-5` or `1.5` is refused rather than
   /// read as the digits it happens to contain.
-  static func check(_ phone: Located<String>, isPlain: Bool, field: String,
+  static func check(_ phone: Located<String>, isPlain: Bool, field: @autoclosure () -> String,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    // Most phones are stored as written: digits and an optional leading '+', which no check below
+    // refuses (a plain `+15550100` or `0123` is not a YAML number other than a non-negative
+    // integer) and from which there is no formatting to remove.
+    if isStorable(phone.value) { return phone }
     let cleaned = removingFormatting(phone.value)
     if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
                      ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
-      diagnostics.append(.error(at: phone.position, field: field, problem))
+      diagnostics.append(.error(at: phone.position, field: field(), problem))
       return nil
     }
     return Located(cleaned, at: phone.position)

@@ -29,12 +29,15 @@ enum ShortNameRule {
   /// The common case read from the bytes: the first letter is an ASCII letter that no combining
   /// mark follows ("  alex" → A). `nil` when a non-ASCII byte comes first or follows the letter.
   private static func leadingASCIICapital(_ name: String) -> Character? {
-    var bytes = name.utf8[...]
-    while let byte = bytes.popFirst(), byte < 0x80 {
-      guard let capital = asciiCapital(Unicode.Scalar(byte)) else { continue }
-      return bytes.first.map { $0 < 0x80 } ?? true ? capital : nil
+    var name = name
+    return name.withUTF8 { bytes in
+      for index in bytes.indices {
+        guard bytes[index] < 0x80 else { return nil }
+        guard let capital = asciiCapital(Unicode.Scalar(bytes[index])) else { continue }
+        return index + 1 == bytes.count || bytes[index + 1] < 0x80 ? capital : nil
+      }
+      return nil
     }
-    return nil
   }
 
   /// The ASCII capital of a Latin letter, found without ICU: an ASCII letter upper-cased, a letter
@@ -79,13 +82,13 @@ enum ShortNameRule {
   }
 
   /// An explicit short name, or an error when it is empty, blank or holds a control character.
-  static func check(_ shortName: Located<String>, field: String, into diagnostics: inout [Diagnostic]) -> String? {
+  static func check(_ shortName: Located<String>, field: @autoclosure () -> String, into diagnostics: inout [Diagnostic]) -> String? {
     guard !shortName.value.isEmpty else {
-      diagnostics.append(.error(at: shortName.position, field: field,
+      diagnostics.append(.error(at: shortName.position, field: field(),
         "must not be empty; leave short_name out to derive it from the name"))
       return nil
     }
-    return DisplayTextRule.check(shortName, field: field, isName: true, into: &diagnostics)?.value
+    return DisplayTextRule.check(shortName, field: field(), isName: true, into: &diagnostics)?.value
   }
 }
 

@@ -25,6 +25,15 @@ struct YAMLComposer {
   private(set) var root: YAMLNode?
   /// Whether the stream end was reached.
   private(set) var isFinished = false
+  /// Whether lists of contacts are captured from the events instead of built as nodes
+  /// (`ContactListCapture.swift`).
+  let capturesContactLists: Bool
+  /// The contact lists captured so far, by the start of the empty sequence node that stands for
+  /// each in the tree.
+  var capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]
+  /// The capture under way: active while the innermost open collection is a contact list being
+  /// captured.
+  var capture = ContactListCapture()
 
   /// Where a collection stands in its parent, for field paths.
   enum Label {
@@ -110,17 +119,20 @@ struct YAMLComposer {
   static let scanLimit = 12
 
   /// The innermost open collection; the ones around it are `parents`, outermost first.
-  private var current: Frame?
-  private var parents: [Frame] = []
+  var current: Frame?
+  var parents: [Frame] = []
   private var anchors: [String: (node: YAMLNode, size: Int)] = [:]
   private var nodeCount = 0
   /// How many of `nodeCount` are copies made by aliases.
   private var aliasCopyCount = 0
   private var documentCount = 0
 
-  init(file: String, limits: YAMLLimits) {
+  /// A composer for one document of `file`; `capturesContactLists` turns on the capture of
+  /// contact lists (only for a reader that decodes them, `ManifestLoader`).
+  init(file: String, limits: YAMLLimits, capturesContactLists: Bool = false) {
     self.file = file
     self.limits = limits
+    self.capturesContactLists = capturesContactLists
   }
 
   // The events, as `YAMLReader` hands them over from libyaml (stream and document ends need
@@ -150,6 +162,7 @@ struct YAMLComposer {
   mutating func collectionStart(isMapping: Bool, tag: String?, anchor: String?, isFlow: Bool,
                                 at start: SourcePosition) throws(YAMLComposeError) {
     try open(Frame(isMapping: isMapping, start: start, tag: tag, anchor: anchor, isFlow: isFlow, label: nextLabel))
+    if capturesContactLists, !isMapping { startCaptureIfContactList() }
   }
 
   /// The innermost open mapping or sequence ends.
@@ -174,7 +187,8 @@ struct YAMLComposer {
   /// Counts `nodes` more against `limits.maxNodes`; `throughAlias` when they are an alias's copy.
   /// The message says what made the document large: aliases ("billion laughs") only when their
   /// copies are most of the nodes, so a plain long file is not called an attack.
-  private mutating func count(_ nodes: Int, at position: SourcePosition, throughAlias: Bool = false) throws(YAMLComposeError) {
+  mutating func count(_ nodes: Int, at position: @autoclosure () -> SourcePosition,
+                      throughAlias: Bool = false) throws(YAMLComposeError) {
     nodeCount += nodes
     if throughAlias { aliasCopyCount += nodes }
     guard nodeCount > limits.maxNodes else { return }
@@ -183,7 +197,7 @@ struct YAMLComposer {
     } else {
       "the document has more than \(limits.maxNodes) nodes (keys, values, lists and mappings\(aliasCopyCount > 0 ? ", counting what aliases repeat" : "")), more than a manifest may hold; reading stopped"
     }
-    throw YAMLComposeError(diagnostic: .error(at: position, field: "", message))
+    throw YAMLComposeError(diagnostic: .error(at: position(), field: "", message))
   }
 
   private mutating func open(_ frame: Frame) throws(YAMLComposeError) {
@@ -196,7 +210,7 @@ struct YAMLComposer {
     current = frame
   }
 
-  private mutating func close(at end: SourcePosition) {
+  mutating func close(at end: SourcePosition) {
     guard var frame = current.take() else { return }
     current = parents.popLast()
     let content: YAMLNode.Content
@@ -271,7 +285,7 @@ struct YAMLComposer {
   }
 
   /// Where the next child of the innermost open collection will stand (`.root` at the top).
-  private var nextLabel: Label { current?.nextLabel ?? .root }
+  var nextLabel: Label { current?.nextLabel ?? .root }
 
   /// The dotted field path of the innermost open collection (`reminders.custom[1]`); `""` at
   /// the top.

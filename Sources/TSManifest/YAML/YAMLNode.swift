@@ -136,9 +136,8 @@ public struct YAMLNode: Hashable, Sendable {
 
   /// Whether this is YAML's null: a plain, untagged `""`, `~`, `null`, `Null` or `NULL`.
   public var isNull: Bool {
-    guard case .scalar(let scalar) = content, scalar.style == .plain, tag == nil,
-          scalar.value.utf8.count <= 4 else { return false }  // the longest spelling is 4 bytes
-    return YAMLScalar.nullSpellings.contains(scalar.value)
+    guard case .scalar(let scalar) = content, tag == nil else { return false }
+    return scalar.isNullUntagged
   }
 
   /// A short name of the node's type for messages: "text", "a mapping", "a list" or "nothing (null)".
@@ -174,6 +173,11 @@ public struct YAMLScalar: Hashable, Sendable {
 
   /// Whether the scalar was written without quotes or block indicators.
   public var isPlain: Bool { style == .plain }
+
+  /// Whether the scalar is YAML's null when it has no tag: plain, and one of `nullSpellings`.
+  public var isNullUntagged: Bool {
+    style == .plain && value.utf8.count <= 4 && Self.nullSpellings.contains(value)  // the longest spelling is 4 bytes
+  }
 }
 
 /// One `key: value` entry of a mapping.
@@ -225,9 +229,39 @@ public struct YAMLReadResult: Sendable {
   /// Problems found while reading (errors; the YAML layer emits no warnings).
   public var diagnostics: [Diagnostic]
 
+  /// Contact lists read by `YAMLReader.read(…, capturesContactLists: true)` without nodes, by
+  /// the start of the empty sequence that stands for each in `root`.
+  var capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]
+
   /// A result: `root` (`nil` after a fatal problem) and the problems found.
   public init(root: YAMLNode?, diagnostics: [Diagnostic]) {
     self.root = root
     self.diagnostics = diagnostics
+  }
+
+  /// This result with every captured contact list put back into the tree as the nodes reading
+  /// without capturing builds: the tree `YAMLReader.read` gives for the same bytes without
+  /// `capturesContactLists` (the property the `manifest` fuzz target checks).
+  public func expandingCapturedLists() -> YAMLReadResult {
+    guard let root, !capturedContactLists.isEmpty else { return self }
+    let file = root.position.file
+    func expand(_ node: YAMLNode) -> YAMLNode {
+      var node = node
+      switch node.content {
+      case .scalar:
+        break
+      case .sequence(let items):
+        if items.isEmpty, node.aliasPosition == nil,
+           let captured = capturedContactLists[CapturedContact.Mark(node.position)] {
+          node.content = .sequence(captured.map { $0.node(file: file) })
+        } else {
+          node.content = .sequence(items.map(expand))
+        }
+      case .mapping(let entries):
+        node.content = .mapping(entries.map { YAMLMappingEntry(key: expand($0.key), value: expand($0.value), isMerged: $0.isMerged) })
+      }
+      return node
+    }
+    return YAMLReadResult(root: expand(root), diagnostics: diagnostics)
   }
 }

@@ -16,12 +16,17 @@ public enum YAMLReader {
   /// `limits.maxDepth`, alias expansion beyond `limits.maxNodes`) leave `root` nil; duplicate
   /// keys and bad merge keys are reported beside a usable tree. An empty document gives a nil
   /// root and no diagnostics (the caller decides what empty means).
-  public static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default) -> YAMLReadResult {
+  ///
+  /// `capturesContactLists` (for `ManifestLoader`, which decodes them) leaves contact lists of
+  /// the plain shape out of the tree: each is an empty sequence, and its items are in
+  /// `capturedContactLists` (`ContactListCapture.swift`).
+  public static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default,
+                          capturesContactLists: Bool = false) -> YAMLReadResult {
     let source = YAMLSourceCheck.strippingBOM(bytes)
     let problems = YAMLSourceCheck.problems(in: source, file: file, limits: limits)
     if !problems.isEmpty { return YAMLReadResult(root: nil, diagnostics: problems) }
     if source.isEmpty { return YAMLReadResult(root: nil, diagnostics: []) }
-    var composer = YAMLComposer(file: file, limits: limits)
+    var composer = YAMLComposer(file: file, limits: limits, capturesContactLists: capturesContactLists)
     let failure = parse(source, file: file) { event in
       do throws(YAMLComposeError) {
         try composer.take(event, file: file)
@@ -35,7 +40,9 @@ public enum YAMLReader {
       composer.diagnostics.append(failure)
       return YAMLReadResult(root: nil, diagnostics: composer.diagnostics)
     }
-    return YAMLReadResult(root: composer.isFinished ? composer.root : nil, diagnostics: composer.diagnostics)
+    var result = YAMLReadResult(root: composer.isFinished ? composer.root : nil, diagnostics: composer.diagnostics)
+    if result.root != nil { result.capturedContactLists = composer.capturedContactLists }
+    return result
   }
 
   /// Counts libyaml's parser events for `bytes` and builds nothing: the baseline for the
@@ -91,6 +98,7 @@ extension YAMLComposer {
   /// Hands one libyaml event to the composer, copying into Swift values only the union member
   /// of its type.
   fileprivate mutating func take(_ event: borrowing yaml_event_t, file: String) throws(YAMLComposeError) {
+    if capture.isActive, try takeCaptured(event) { return }
     let start = sourcePosition(event.start_mark, file: file)
     switch event.type {
     case YAML_SCALAR_EVENT:
@@ -116,18 +124,6 @@ extension YAMLComposer {
       streamEnd()
     default:
       break  // stream start, document end (and YAML_NO_EVENT, never produced by a successful parse)
-    }
-  }
-}
-
-extension YAMLScalar.Style {
-  fileprivate init(_ style: yaml_scalar_style_t) {
-    switch style {
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE: self = .singleQuoted
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: self = .doubleQuoted
-    case YAML_LITERAL_SCALAR_STYLE: self = .literal
-    case YAML_FOLDED_SCALAR_STYLE: self = .folded
-    default: self = .plain
     }
   }
 }

@@ -1,0 +1,291 @@
+internal import CYaml
+import TSModel
+
+/// A contact of a list (`contacts`, `emergency.contacts`) read straight from libyaml's events:
+/// the spans of the item and of its keys and scalar values, and the values' text and style.
+///
+/// A manifest is mostly contacts, and building a `YAMLNode` tree for each (a node per key and
+/// value, an entry array per item, a frame per mapping) and then reading the tree back field by
+/// field cost as much as libyaml's own parse. `YAMLComposer` captures a list instead when every
+/// item in it is a plain mapping of `name`, `phone` and `short_name` to untagged scalars (the
+/// shape nearly every manifest has): the tree holds an empty sequence in the list's place and
+/// the decoder reads the captured items (`ManifestDecoder.contactList`). Any other event inside
+/// the list (an anchor, an alias, a tag, another key, a key written twice, a nested collection,
+/// an item that is not a mapping) abandons the capture: what it read becomes the nodes the tree
+/// path would have built, and composing goes on as usual, so such lists get every check and
+/// message of the tree path. `YAMLReadResult.expandingCapturedLists()` puts the captured items
+/// back as nodes; that the result is the tree read without capturing is checked on every input
+/// of the `manifest` fuzz target and by `ContactListCaptureTests`.
+struct CapturedContact: Sendable, Equatable {
+  /// A libyaml mark as a 1-based line and column (columns in Unicode scalars), without the file
+  /// name, which the reader holds once.
+  struct Mark: Hashable, Sendable {
+    var line: Int32
+    var column: Int32
+
+    /// Line 0, column 0: no place in a file (an unused slot).
+    static let none = Mark(line: 0, column: 0)
+
+    init(line: Int32, column: Int32) {
+      (self.line, self.column) = (line, column)
+    }
+
+    /// The mark of `position` (clamped as `YAMLNode` clamps its positions).
+    init(_ position: SourcePosition) {
+      (line, column) = (Int32(clamping: position.line), Int32(clamping: position.column))
+    }
+
+    /// The 1-based mark of libyaml's 0-based one.
+    init(_ mark: yaml_mark_t) {
+      (line, column) = (Int32(clamping: mark.line + 1), Int32(clamping: mark.column + 1))
+    }
+
+    /// The position this mark names in `file`.
+    func position(in file: String) -> SourcePosition {
+      SourcePosition(file: file, line: Int(line), column: Int(column))
+    }
+  }
+
+  /// The keys a captured contact may hold (`ManifestDecoder.contactKeys`).
+  enum Key: Int, CaseIterable, Sendable {
+    case name, phone, shortName
+
+    /// The key as written in a manifest.
+    var text: String { spelling.description }
+
+    private var spelling: StaticString {
+      switch self {
+      case .name: "name"
+      case .phone: "phone"
+      case .shortName: "short_name"
+      }
+    }
+
+    /// The key whose text is the `count` bytes at `bytes`, if any; compared byte by byte, so no
+    /// string is made for a key.
+    init?(bytes: UnsafePointer<UInt8>, count: Int) {
+      let key: Key? = switch (count, bytes[0]) {
+      case (4, UInt8(ascii: "n")): .name
+      case (5, UInt8(ascii: "p")): .phone
+      case (10, UInt8(ascii: "s")): .shortName
+      default: nil
+      }
+      guard let key else { return nil }
+      let spelling = key.spelling.utf8Start
+      for index in 1..<count where bytes[index] != spelling[index] { return nil }
+      self = key
+    }
+  }
+
+  /// One `key: value` pair of the item.
+  struct Field: Sendable, Equatable {
+    /// The value's text and style.
+    var value: YAMLScalar
+    var keyStart: Mark
+    var keyEnd: Mark
+    var valueStart: Mark
+    var valueEnd: Mark
+    /// The pair's place among the item's pairs, in the order written (0, 1, 2).
+    var rank: Int8
+  }
+
+  /// Where the item's mapping starts and ends.
+  var start: Mark
+  var end: Mark
+  /// Whether the item was written in flow style (`{name: …, phone: …}`).
+  var isFlow: Bool
+  // One slot per key, stored in place (an array would be an allocation per contact).
+  private var name: Field?
+  private var phone: Field?
+  private var shortName: Field?
+  /// How many pairs the item holds.
+  private(set) var fieldCount = 0
+
+  /// An item that starts at `start`, with no pairs yet.
+  init(start: Mark, isFlow: Bool) {
+    self.start = start
+    self.end = start
+    self.isFlow = isFlow
+  }
+
+  /// Whether the item holds a pair of `key`.
+  func holds(_ key: Key) -> Bool {
+    switch key {
+    case .name: name != nil
+    case .phone: phone != nil
+    case .shortName: shortName != nil
+    }
+  }
+
+  /// The pair written under `key`, if any.
+  subscript(key: Key) -> Field? {
+    switch key {
+    case .name: name
+    case .phone: phone
+    case .shortName: shortName
+    }
+  }
+
+  /// Adds the pair of `key`, which the item does not hold yet.
+  mutating func add(_ key: Key, _ field: Field) {
+    switch key {
+    case .name: name = field
+    case .phone: phone = field
+    case .shortName: shortName = field
+    }
+    fieldCount += 1
+  }
+
+  /// The pairs in the order written.
+  var writtenFields: [(key: Key, field: Field)] {
+    Key.allCases.compactMap { key in self[key].map { (key, $0) } }.sorted { $0.field.rank < $1.field.rank }
+  }
+
+  /// The scalar node of a key, as the tree path builds it.
+  static func keyNode(_ key: Key, start: Mark, end: Mark, file: String) -> YAMLNode {
+    YAMLNode(.scalar(YAMLScalar(key.text, style: .plain)), position: start.position(in: file),
+             endPosition: end.position(in: file))
+  }
+
+  /// The item's pairs as the tree path builds them.
+  func entries(file: String) -> [YAMLMappingEntry] {
+    writtenFields.map { key, field in
+      YAMLMappingEntry(key: Self.keyNode(key, start: field.keyStart, end: field.keyEnd, file: file),
+                       value: YAMLNode(.scalar(field.value), position: field.valueStart.position(in: file),
+                                       endPosition: field.valueEnd.position(in: file)))
+    }
+  }
+
+  /// The item as the tree path builds it.
+  func node(file: String) -> YAMLNode {
+    YAMLNode(.mapping(entries(file: file)), position: start.position(in: file), endPosition: end.position(in: file),
+             isFlow: isFlow)
+  }
+}
+
+/// The state of a contact list being captured: the items read, the open item and its key
+/// awaiting a value. Stored in the composer as is (not in an optional) and changed in place: a
+/// copy of the state per event cost more than building the nodes.
+struct ContactListCapture {
+  /// Whether a list is being captured.
+  var isActive = false
+  var items: [CapturedContact] = []
+  /// The open item, when `isInItem`.
+  var item = CapturedContact(start: CapturedContact.Mark.none, isFlow: false)
+  var isInItem = false
+  /// Nodes of the open item so far (the mapping, its keys and values), as the tree path counts
+  /// them into its frame's size.
+  var itemSize = 0
+  /// The open item's key whose value has not arrived yet, and its span.
+  var pendingKey: CapturedContact.Key?
+  var pendingKeyStart = CapturedContact.Mark.none
+  var pendingKeyEnd = CapturedContact.Mark.none
+}
+
+extension YAMLComposer {
+  /// Starts capturing the sequence just opened when it stands where the manifest holds a contact
+  /// list (`contacts` in the root mapping, or in the root's `emergency` mapping) and neither it
+  /// nor a collection around it has a tag or an anchor (an anchored collection is copied by its
+  /// aliases, and a copy must hold the items, not a stand-in).
+  mutating func startCaptureIfContactList() {
+    guard let list = current, !list.isMapping, list.tag == nil, list.anchor == nil,
+          case .key("contacts") = list.label,
+          parents.allSatisfy({ $0.isMapping && $0.tag == nil && $0.anchor == nil }) else { return }
+    switch parents.count {
+    case 1: break
+    case 2: guard case .key("emergency") = parents[1].label else { return }
+    default: return
+    }
+    capture.isActive = true
+  }
+
+  /// Offers one event to the capture under way; `false` when a captured list cannot hold it:
+  /// the capture is then abandoned (`abandonCapture`) and the caller takes the event as usual.
+  /// Counts nodes against `limits.maxNodes` at the same events as the tree path, so a document
+  /// that is too large stops at the same place with the same message.
+  mutating func takeCaptured(_ event: borrowing yaml_event_t) throws(YAMLComposeError) -> Bool {
+    let start = CapturedContact.Mark(event.start_mark)
+    let file = self.file
+    switch event.type {
+    case YAML_MAPPING_START_EVENT:
+      let data = event.data.mapping_start
+      // One level deeper than the list, within the bound (the tree path reports it otherwise).
+      guard !capture.isInItem, data.tag == nil, data.anchor == nil, parents.count + 2 <= limits.maxDepth else { break }
+      try count(1, at: start.position(in: file))
+      capture.item = CapturedContact(start: start, isFlow: data.style == YAML_FLOW_MAPPING_STYLE)
+      capture.isInItem = true
+      capture.itemSize = 1
+      return true
+    case YAML_SCALAR_EVENT:
+      let data = event.data.scalar
+      guard capture.isInItem, data.tag == nil, data.anchor == nil else { break }
+      let end = CapturedContact.Mark(event.end_mark)
+      if let key = capture.pendingKey {
+        try count(1, at: start.position(in: file))
+        let text = data.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: data.length), as: UTF8.self) } ?? ""
+        capture.item.add(key, CapturedContact.Field(
+          value: YAMLScalar(text, style: YAMLScalar.Style(data.style)), keyStart: capture.pendingKeyStart,
+          keyEnd: capture.pendingKeyEnd, valueStart: start, valueEnd: end, rank: Int8(capture.item.fieldCount)))
+        capture.pendingKey = nil
+      } else {
+        guard data.style == YAML_PLAIN_SCALAR_STYLE, let bytes = data.value, data.length > 0,
+              let key = CapturedContact.Key(bytes: bytes, count: data.length), !capture.item.holds(key) else { break }
+        try count(1, at: start.position(in: file))
+        (capture.pendingKey, capture.pendingKeyStart, capture.pendingKeyEnd) = (key, start, end)
+      }
+      capture.itemSize += 1
+      return true
+    case YAML_MAPPING_END_EVENT:
+      guard capture.isInItem, capture.pendingKey == nil else { break }
+      capture.item.end = CapturedContact.Mark(event.end_mark)
+      capture.items.append(capture.item)
+      capture.isInItem = false
+      current?.size += capture.itemSize
+      return true
+    case YAML_SEQUENCE_END_EVENT:
+      guard !capture.isInItem, let start = current?.start else { break }
+      capturedContactLists[CapturedContact.Mark(start)] = capture.items
+      capture = ContactListCapture()
+      close(at: CapturedContact.Mark(event.end_mark).position(in: file))  // the list's empty stand-in
+      return true
+    default:
+      break
+    }
+    abandonCapture()
+    return false
+  }
+
+  /// Turns what the capture under way read into the nodes and frames the tree path would hold at
+  /// this event, and ends the capture: the items read become the list's items, and an open item
+  /// becomes an open mapping with its pairs and pending key.
+  mutating func abandonCapture() {
+    guard capture.isActive, current != nil else { return }
+    let state = capture
+    capture = ContactListCapture()
+    current!.items = state.items.map { $0.node(file: file) }
+    guard state.isInItem else { return }
+    let item = state.item
+    var frame = Frame(isMapping: true, start: item.start.position(in: file), tag: nil, anchor: nil,
+                      isFlow: item.isFlow, label: nextLabel)
+    frame.entries = item.entries(file: file)
+    frame.pendingKey = state.pendingKey.map {
+      CapturedContact.keyNode($0, start: state.pendingKeyStart, end: state.pendingKeyEnd, file: file)
+    }
+    frame.size = state.itemSize
+    parents.append(current.take()!)
+    current = frame
+  }
+}
+
+extension YAMLScalar.Style {
+  /// The style of a libyaml scalar style.
+  init(_ style: yaml_scalar_style_t) {
+    switch style {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE: self = .singleQuoted
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: self = .doubleQuoted
+    case YAML_LITERAL_SCALAR_STYLE: self = .literal
+    case YAML_FOLDED_SCALAR_STYLE: self = .folded
+    default: self = .plain
+    }
+  }
+}
