@@ -18,15 +18,18 @@ public enum ControlCharacters {
     // By bytes first: in UTF-8 a control character is a byte below 0x20, 0x7F, or 0xC2 followed
     // by 0x80–0x9F (C1); text without any is decoded no further.
     var text = text
-    let mayHoldOne = text.withUTF8 { bytes in
-      var previous: UInt8 = 0
-      for byte in bytes {
-        if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) { return true }
-        previous = byte
-      }
-      return false
+    return text.withUTF8(mayHoldOne) ? text.unicodeScalars.first(where: isControl) : nil
+  }
+
+  /// Whether the UTF-8 `bytes` may hold a control character: a byte below 0x20, 0x7F, or 0xC2
+  /// followed by 0x80–0x9F (C1). `false` means they hold none; `true` is decided by `first(in:)`.
+  public static func mayHoldOne(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var previous: UInt8 = 0
+    for byte in bytes {
+      if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) { return true }
+      previous = byte
     }
-    return mayHoldOne ? text.unicodeScalars.first(where: isControl) : nil
+    return false
   }
 
   /// `U+001B` for a scalar: the form messages use to name a character.

@@ -18,6 +18,7 @@ enum DisplayTextRule {
   /// begins or ends with white space or an invisible character.
   static func check(_ text: Located<String>, field: @autoclosure () -> String, isName: Bool,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    if isPlainlyVisible(text.value) { return text }
     if let scalar = ControlCharacters.first(in: text.value) {
       diagnostics.append(.error(at: text.position, field: field(),
         "contains a control character (\(ControlCharacters.codePoint(scalar))); names and notes are shown on the watch and cannot hold control characters"))
@@ -41,6 +42,19 @@ enum DisplayTextRule {
       return nil
     }
     return text
+  }
+
+  /// Whether `text` passes every check here, decided from its bytes in one pass (most names and
+  /// notes): no control character, and both ends a visible ASCII character (U+0021 … U+007E),
+  /// which is neither white space, nor invisible, nor a combining mark.
+  private static func isPlainlyVisible(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in
+      guard let first = bytes.first, let last = bytes.last, first > 0x20, first < 0x7F, last > 0x20, last < 0x7F else {
+        return false
+      }
+      return !ControlCharacters.mayHoldOne(bytes)
+    }
   }
 
   /// A mark that combines with the character before it (general categories Mn, Mc, Me).

@@ -47,7 +47,7 @@ struct CapturedContact: Sendable, Equatable {
   }
 
   /// The keys a captured contact may hold (`ManifestDecoder.contactKeys`).
-  enum Key: Int, CaseIterable, Sendable {
+  enum Key: UInt8, CaseIterable, Sendable {
     case name, phone, shortName
 
     /// The key as written in a manifest.
@@ -108,14 +108,11 @@ struct CapturedContact: Sendable, Equatable {
     self.isFlow = isFlow
   }
 
+  /// Bit `key.rawValue` set for each key the item holds.
+  private var keysHeld: UInt8 = 0
+
   /// Whether the item holds a pair of `key`.
-  func holds(_ key: Key) -> Bool {
-    switch key {
-    case .name: name != nil
-    case .phone: phone != nil
-    case .shortName: shortName != nil
-    }
-  }
+  func holds(_ key: Key) -> Bool { keysHeld & 1 << key.rawValue != 0 }
 
   /// The pair written under `key`, if any.
   subscript(key: Key) -> Field? {
@@ -133,6 +130,7 @@ struct CapturedContact: Sendable, Equatable {
     case .phone: phone = field
     case .shortName: shortName = field
     }
+    keysHeld |= 1 << key.rawValue
     fieldCount += 1
   }
 
@@ -238,7 +236,9 @@ extension YAMLComposer {
     case YAML_MAPPING_END_EVENT:
       guard capture.isInItem, capture.pendingKey == nil else { break }
       capture.item.end = CapturedContact.Mark(event.end_mark)
-      capture.items.append(capture.item)
+      var item = CapturedContact(start: .none, isFlow: false)
+      swap(&item, &capture.item)  // moved into the list, not copied
+      capture.items.append(item)
       capture.isInItem = false
       current?.size += capture.itemSize
       return true
