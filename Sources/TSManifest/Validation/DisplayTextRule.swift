@@ -19,6 +19,13 @@ enum DisplayTextRule {
   static func check(_ text: Located<String>, field: @autoclosure () -> String, isName: Bool,
                     into diagnostics: inout [Diagnostic]) -> Located<String>? {
     if isPlainlyVisible(text.value) { return text }
+    return checkScalars(text, field: field(), isName: isName, into: &diagnostics)
+  }
+
+  /// `check` without the byte shortcut (`isPlainlyVisible`): each rule on the text's scalars. The
+  /// tests compare the two.
+  static func checkScalars(_ text: Located<String>, field: @autoclosure () -> String, isName: Bool,
+                           into diagnostics: inout [Diagnostic]) -> Located<String>? {
     if let scalar = ControlCharacters.first(in: text.value) {
       diagnostics.append(.error(at: text.position, field: field(),
         "contains a control character (\(ControlCharacters.codePoint(scalar))); names and notes are shown on the watch and cannot hold control characters"))
@@ -47,7 +54,7 @@ enum DisplayTextRule {
   /// Whether `text` passes every check here, decided from its bytes in one pass (most names and
   /// notes): no control character, and both ends a visible ASCII character (U+0021 … U+007E),
   /// which is neither white space, nor invisible, nor a combining mark.
-  private static func isPlainlyVisible(_ text: String) -> Bool {
+  static func isPlainlyVisible(_ text: String) -> Bool {
     var text = text
     return text.withUTF8 { bytes in
       guard let first = bytes.first, let last = bytes.last, first > 0x20, first < 0x7F, last > 0x20, last < 0x7F else {

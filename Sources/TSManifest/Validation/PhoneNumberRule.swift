@@ -22,6 +22,13 @@ enum PhoneNumberRule {
     // refuses (a plain `+15550100` or `0123` is not a YAML number other than a non-negative
     // integer) and from which there is no formatting to remove.
     if isStorable(phone.value) { return phone }
+    return checkFormatted(phone, isPlain: isPlain, field: field(), into: &diagnostics)
+  }
+
+  /// `check` without the shortcut for a phone stored as written: formatting removed, then each
+  /// problem looked for. The tests compare the two.
+  static func checkFormatted(_ phone: Located<String>, isPlain: Bool, field: @autoclosure () -> String,
+                             into diagnostics: inout [Diagnostic]) -> Located<String>? {
     let cleaned = removingFormatting(phone.value)
     if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
                      ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
@@ -151,7 +158,7 @@ enum PhoneNumberRule {
   }
 
   /// The common case, checked on bytes: 1–20 bytes of ASCII digits with an optional leading '+'.
-  private static func isStorable(_ text: String) -> Bool {
+  static func isStorable(_ text: String) -> Bool {
     var cleaned = text
     return cleaned.withUTF8 { bytes in
       let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
