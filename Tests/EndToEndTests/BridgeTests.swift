@@ -214,7 +214,7 @@ final class BridgeFixture: @unchecked Sendable {
     let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "400,0"])
     let apply = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
                                      environment: bridge.environment)
-    try await offThePool { try apply.waitFor("Backed up the watch's current state") }
+    _ = try await offThePool { try apply.waitFor("Backed up the watch's current state") }
     bridge.server.send(SIGKILL)
     _ = try await offThePool { bridge.server.finish() }
     let (status, output, errors) = try await offThePool { apply.finish() }
@@ -235,7 +235,7 @@ final class BridgeFixture: @unchecked Sendable {
     let laptopA = try TSApplyBinary.temporaryDirectory().path, laptopB = try TSApplyBinary.temporaryDirectory().path
     let first = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
                                      environment: bridge.environment.merging(["TSAPPLY_STATE_DIR": laptopA]) { $1 })
-    try await offThePool { try first.waitFor("Plan:") }
+    _ = try await offThePool { try first.waitFor("Plan:") }
     let second = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": laptopB])
     #expect(second.status == 1)
     #expect(second.stderr.contains("pid \(first.pid)"), "\(second.stderr)")

@@ -116,6 +116,9 @@ import TSTestSupport
                    message: "is true but no emergency contacts are given; add at least one under emergency.contacts, or set sos: false"),
     DiagnosticCase(marked: "emergency:\n  sos: true\n  contacts:1️⃣\n", field: "emergency.contacts",
                    message: "has no value; remove the key to leave the watch's emergency contacts unmanaged, or write contacts: [] to remove them all"),
+    // A contact that is given but wrong is its own error, not "no emergency contacts".
+    DiagnosticCase(marked: "emergency:\n  sos: true\n  contacts: [{name: Sam, phone: 1️⃣\"abc\"}]\n", field: "emergency.contacts[0].phone",
+                   message: "\"abc\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)"),
     DiagnosticCase(marked: "emergency:\n  sos: 1️⃣on\n  contacts: [{name: Sam, phone: \"1\"}]\n", field: "emergency.sos",
                    message: "\"on\" is not a boolean; write true (tsapply reads only true and false)"),
   ]

@@ -8,6 +8,16 @@ import TSTestSupport
 @Suite struct ReminderRuleTests {
   static func sedentary(_ body: String) -> String { "reminders:\n  sedentary:\n    \(body)\n" }
 
+  /// An inverted period and a zero interval are two mistakes, both reported at once.
+  @Test func anInvertedPeriodAndAZeroIntervalAreBothReported() {
+    let text = MarkedText(Self.sedentary("period: {start: \"18:00\", end: 1️⃣\"09:00\", every: 2️⃣0m}"))
+    #expect(load(text.text).diagnostics == [
+      .error(at: text.position("1️⃣"), field: "reminders.sedentary.period.end",
+             "end 09:00 must be later than start 18:00 (a period cannot cross midnight)"),
+      .error(at: text.position("2️⃣"), field: "reminders.sedentary.period.every", "every must be at least 1 minute, found 0"),
+    ])
+  }
+
   static let period: [DiagnosticCase] = [
     .valid(sedentary("period: {start: \"09:00\", end: \"18:00\", every: 60m}")),
     .valid(sedentary("period: {start: \"09:00\", end: \"09:01\", every: 1m}")),

@@ -6,14 +6,17 @@ extension ManifestDecoder {
   /// A list of contacts (`contacts` or `emergency.contacts`), each checked by the contact rules,
   /// then the list by `DuplicateContactRule`. A list the reader captured (`ContactListCapture`)
   /// stands in the tree as an empty sequence; its items are read from `capturedContactLists`,
-  /// with the same rules and messages as items read from the tree.
-  mutating func contactList(_ node: YAMLNode, path: String) -> [ManifestContact]? {
+  /// with the same rules and messages as items read from the tree. Also returns how many items
+  /// the list holds as written, including those left out after an error.
+  mutating func contactList(_ node: YAMLNode, path: String) -> (contacts: [ManifestContact], written: Int)? {
     guard let items = context.sequence(node, path: path, expected: "contacts, e.g. - {name: Alex, phone: \"+15550100\"}") else {
       return nil
     }
     var contacts: [ManifestContact] = []
+    var written = items.count
     if items.isEmpty, node.aliasPosition == nil, let captured = capturedContactLists[CapturedContact.Mark(node.position)] {
       contacts.reserveCapacity(captured.count)
+      written = captured.count
       for index in captured.indices {
         let item = CapturedContactItem(list: captured, index: index)
         if let contact = contact(item, path: DecodingContext.item(path, index)) { contacts.append(contact) }
@@ -27,7 +30,7 @@ extension ManifestDecoder {
       }
     }
     DuplicateContactRule.check(contacts, into: &context.diagnostics)
-    return contacts
+    return (contacts, written)
   }
 
   /// The contact of `item`, whose field path is `path`; `nil` after an error. Field paths of the

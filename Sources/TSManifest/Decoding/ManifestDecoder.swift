@@ -40,7 +40,7 @@ struct ManifestDecoder {
     if let entry = fields.entries["contacts"],
        let node = context.present(entry.value, path: "contacts",
          hint: "remove the key to leave the watch's contacts unmanaged, or write contacts: [] to remove them all") {
-      manifest.contacts = contactList(node, path: "contacts").map { Located($0, at: entry.key.position) }
+      manifest.contacts = contactList(node, path: "contacts").map { Located($0.contacts, at: entry.key.position) }
     }
     if let entry = fields.entries["emergency"],
        let node = context.present(entry.value, path: "emergency",
@@ -74,13 +74,17 @@ struct ManifestDecoder {
     if let sos = fields["sos"], let value = context.bool(sos, path: "emergency.sos") {
       emergency.isSosOn = Located(value, at: sos.position)
     }
+    var contactsWritten: Int?
     if let entry = fields.entries["contacts"],
        let list = context.present(entry.value, path: "emergency.contacts",
          hint: "remove the key to leave the watch's emergency contacts unmanaged, or write contacts: [] to remove them all") {
-      emergency.contacts = contactList(list, path: "emergency.contacts").map { Located($0, at: entry.key.position) }
+      let read = contactList(list, path: "emergency.contacts")
+      emergency.contacts = read.map { Located($0.contacts, at: entry.key.position) }
+      contactsWritten = read?.written
     }
-    // A `contacts` key that could not be read is already an error; SOS is checked otherwise.
-    if fields.entries["contacts"] == nil || emergency.contacts != nil {
+    // A `contacts` key that could not be read, or a contact in it that could not, is already an
+    // error (the contact is given, only wrong); SOS is checked otherwise.
+    if fields.entries["contacts"] == nil || (emergency.contacts != nil && contactsWritten == emergency.contacts?.value.count) {
       SOSRule.check(emergency, into: &context.diagnostics)
     }
     return emergency

@@ -11,17 +11,20 @@ enum PeriodRule {
   /// The period schedule, or errors at the offending field.
   static func check(start: Located<MinuteOfDay>, end: Located<MinuteOfDay>, every: Located<Int>, field: String,
                     into diagnostics: inout [Diagnostic]) -> ReminderSchedule? {
-    guard start.value < end.value else {
+    // The order of start and end and the interval's lower bound are separate mistakes, both
+    // reported; the interval's upper bound needs a valid period.
+    let isOrdered = start.value < end.value
+    if !isOrdered {
       diagnostics.append(.error(at: end.position, field: "\(field).end",
         "end \(end.value) must be later than start \(start.value) (a period cannot cross midnight)"))
-      return nil
     }
-    let length = end.value.rawValue - start.value.rawValue
     guard every.value >= 1 else {
       diagnostics.append(.error(at: every.position, field: "\(field).every",
         "every must be at least 1 minute, found \(every.value)"))
       return nil
     }
+    guard isOrdered else { return nil }
+    let length = end.value.rawValue - start.value.rawValue
     guard every.value <= length else {
       diagnostics.append(.error(at: every.position, field: "\(field).every",
         "every is \(counted(every.value, "minute")), longer than the period \(start.value)–\(end.value) (\(counted(length, "minute")))"))
