@@ -39,7 +39,10 @@ public enum ManifestLoader {
     if read.root != nil || diagnostics.isEmpty {
       var decoder = ManifestDecoder(file: file, capturedContactLists: read.capturedContactLists)
       manifest = decoder.decode(read.root)
-      diagnostics += decoder.context.diagnostics
+      // A YAML error stands for what follows from it at the same place: an alias to no anchor is
+      // read as an empty value, which the decoder would report again as "found nothing (null)".
+      let yamlErrors = Set(read.diagnostics.filter { $0.severity == .error }.compactMap(\.position))
+      diagnostics += decoder.context.diagnostics.filter { $0.position.map { !yamlErrors.contains($0) } ?? true }
     }
     if diagnostics.hasErrors { manifest = nil }
     return ManifestLoadResult(manifest: manifest, diagnostics: diagnostics.sortedByPosition(), source: bytes)

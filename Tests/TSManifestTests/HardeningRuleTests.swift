@@ -144,4 +144,14 @@ import TSTestSupport
 
   @Test(arguments: aliases)
   func duplicatesThroughAnAliasPointAtTheAlias(_ row: DiagnosticCase) { row.check() }
+
+  /// An alias to no anchor is one error: the empty value that stands for it is not reported
+  /// again as a missing value.
+  @Test(arguments: [
+    DiagnosticCase(marked: "contacts:\n  - {name: 1️⃣*nobody, phone: \"1\"}\n", field: "contacts[0].name",
+                   message: "alias *nobody refers to no anchor &nobody defined before it"),
+    DiagnosticCase(marked: "emergency:\n  sos: 1️⃣*nothing\n", field: "emergency.sos",
+                   message: "alias *nothing refers to no anchor &nothing defined before it"),
+  ])
+  func anUndefinedAliasIsOneError(_ row: DiagnosticCase) { row.check() }
 }
