@@ -13,12 +13,15 @@ enum DuplicateContactRule {
     // repeated) in list order. Only the phones are hashed; most chains are one contact long.
     var firstWithPhone = [String: Int](minimumCapacity: contacts.count)
     var sharing = [Int](repeating: -1, count: contacts.count)
+    /// The first contact listed with the phone of `slot` (its table entry, `-1` when new, which
+    /// then becomes `index`): one lookup per contact, whether or not the phone is known.
+    func claim(_ slot: inout Int, for index: Int) -> Int? {
+      guard slot < 0 else { return slot }
+      slot = index
+      return nil
+    }
     for index in contacts.indices {
-      let phone = contacts[index].phone.value
-      guard let first = firstWithPhone[phone] else {
-        firstWithPhone[phone] = index
-        continue
-      }
+      guard let first = claim(&firstWithPhone[contacts[index].phone.value, default: -1], for: index) else { continue }
       var last = first
       var repeated: Int? = contacts[first].name.value == contacts[index].name.value ? first : nil
       while repeated == nil, sharing[last] >= 0 {

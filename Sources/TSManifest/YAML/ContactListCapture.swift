@@ -53,6 +53,12 @@ struct CapturedContact: Sendable, Equatable {
     /// The key as written in a manifest.
     var text: String { spelling.description }
 
+    /// Where the key ends when written, plain, from `start`: its length further on the same line
+    /// (it is ASCII, one column per byte).
+    func end(from start: Mark) -> Mark {
+      Mark(line: start.line, column: start.column + Int32(spelling.utf8CodeUnitCount))
+    }
+
     private var spelling: StaticString {
       switch self {
       case .name: "name"
@@ -78,15 +84,16 @@ struct CapturedContact: Sendable, Equatable {
   }
 
   /// One `key: value` pair of the item.
+  /// Kept small (a list of 5,000 contacts holds 15,000): the key's end is not stored, since a
+  /// captured key is a plain one-line ASCII scalar, which ends its length after its start.
   struct Field: Sendable, Equatable {
     /// The value's text and style.
     var value: YAMLScalar
+    /// The pair's place among the item's pairs, in the order written (0, 1, 2).
+    var rank: UInt8
     var keyStart: Mark
-    var keyEnd: Mark
     var valueStart: Mark
     var valueEnd: Mark
-    /// The pair's place among the item's pairs, in the order written (0, 1, 2).
-    var rank: Int8
   }
 
   /// Where the item's mapping starts and ends.
@@ -99,7 +106,7 @@ struct CapturedContact: Sendable, Equatable {
   private var phone: Field?
   private var shortName: Field?
   /// How many pairs the item holds.
-  private(set) var fieldCount = 0
+  private(set) var fieldCount: UInt8 = 0
 
   /// An item that starts at `start`, with no pairs yet.
   init(start: Mark, isFlow: Bool) {
@@ -139,16 +146,16 @@ struct CapturedContact: Sendable, Equatable {
     Key.allCases.compactMap { key in self[key].map { (key, $0) } }.sorted { $0.field.rank < $1.field.rank }
   }
 
-  /// The scalar node of a key, as the tree path builds it.
-  static func keyNode(_ key: Key, start: Mark, end: Mark, file: String) -> YAMLNode {
+  /// The scalar node of a key that starts at `start`, as the tree path builds it.
+  static func keyNode(_ key: Key, start: Mark, file: String) -> YAMLNode {
     YAMLNode(.scalar(YAMLScalar(key.text, style: .plain)), position: start.position(in: file),
-             endPosition: end.position(in: file))
+             endPosition: key.end(from: start).position(in: file))
   }
 
   /// The item's pairs as the tree path builds them.
   func entries(file: String) -> [YAMLMappingEntry] {
     writtenFields.map { key, field in
-      YAMLMappingEntry(key: Self.keyNode(key, start: field.keyStart, end: field.keyEnd, file: file),
+      YAMLMappingEntry(key: Self.keyNode(key, start: field.keyStart, file: file),
                        value: YAMLNode(.scalar(field.value), position: field.valueStart.position(in: file),
                                        endPosition: field.valueEnd.position(in: file)))
     }
@@ -165,6 +172,9 @@ struct CapturedContact: Sendable, Equatable {
 /// awaiting a value. Stored in the composer as is (not in an optional) and changed in place: a
 /// copy of the state per event cost more than building the nodes.
 struct ContactListCapture {
+  /// The fewest bytes a contact item of a list takes: `- {name: A, phone: 1}` and a line end
+  /// (fewer, for an item that lacks a key, only means the list may still grow).
+  static let minimumItemBytes = 24
   /// Whether a list is being captured.
   var isActive = false
   var items: [CapturedContact] = []
@@ -174,10 +184,9 @@ struct ContactListCapture {
   /// Nodes of the open item so far (the mapping, its keys and values), as the tree path counts
   /// them into its frame's size.
   var itemSize = 0
-  /// The open item's key whose value has not arrived yet, and its span.
+  /// The open item's key whose value has not arrived yet, and where it starts.
   var pendingKey: CapturedContact.Key?
   var pendingKeyStart = CapturedContact.Mark.none
-  var pendingKeyEnd = CapturedContact.Mark.none
 }
 
 extension YAMLComposer {
@@ -185,7 +194,7 @@ extension YAMLComposer {
   /// list (`contacts` in the root mapping, or in the root's `emergency` mapping) and neither it
   /// nor a collection around it has a tag or an anchor (an anchored collection is copied by its
   /// aliases, and a copy must hold the items, not a stand-in).
-  mutating func startCaptureIfContactList() {
+  mutating func startCaptureIfContactList(bytesLeft: Int) {
     guard let list = current, !list.isMapping, list.tag == nil, list.anchor == nil,
           case .key("contacts") = list.label,
           parents.allSatisfy({ $0.isMapping && $0.tag == nil && $0.anchor == nil }) else { return }
@@ -195,6 +204,11 @@ extension YAMLComposer {
     default: return
     }
     capture.isActive = true
+    // Room for as many items as the rest of the file can hold (an item takes at least
+    // `minimumItemBytes`), so the list is never copied to grow: copies touched twice the memory,
+    // and each page first touched is a page fault, which cost more than the copy. Room reserved
+    // and not used is address space only (pages are faulted in when first written).
+    capture.items.reserveCapacity(bytesLeft / ContactListCapture.minimumItemBytes)
   }
 
   /// Offers one event to the capture under way; `false` when a captured list cannot hold it:
@@ -222,14 +236,15 @@ extension YAMLComposer {
         try count(1, at: start.position(in: file))
         let text = data.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: data.length), as: UTF8.self) } ?? ""
         capture.item.add(key, CapturedContact.Field(
-          value: YAMLScalar(text, style: YAMLScalar.Style(data.style)), keyStart: capture.pendingKeyStart,
-          keyEnd: capture.pendingKeyEnd, valueStart: start, valueEnd: end, rank: Int8(capture.item.fieldCount)))
+          value: YAMLScalar(text, style: YAMLScalar.Style(data.style)), rank: capture.item.fieldCount,
+          keyStart: capture.pendingKeyStart, valueStart: start, valueEnd: end))
         capture.pendingKey = nil
       } else {
         guard data.style == YAML_PLAIN_SCALAR_STYLE, let bytes = data.value, data.length > 0,
-              let key = CapturedContact.Key(bytes: bytes, count: data.length), !capture.item.holds(key) else { break }
+              let key = CapturedContact.Key(bytes: bytes, count: data.length), !capture.item.holds(key),
+              key.end(from: start) == end else { break }
         try count(1, at: start.position(in: file))
-        (capture.pendingKey, capture.pendingKeyStart, capture.pendingKeyEnd) = (key, start, end)
+        (capture.pendingKey, capture.pendingKeyStart) = (key, start)
       }
       capture.itemSize += 1
       return true
@@ -269,7 +284,7 @@ extension YAMLComposer {
                       isFlow: item.isFlow, label: nextLabel)
     frame.entries = item.entries(file: file)
     frame.pendingKey = state.pendingKey.map {
-      CapturedContact.keyNode($0, start: state.pendingKeyStart, end: state.pendingKeyEnd, file: file)
+      CapturedContact.keyNode($0, start: state.pendingKeyStart, file: file)
     }
     frame.size = state.itemSize
     parents.append(current.take()!)

@@ -28,6 +28,8 @@ struct YAMLComposer {
   /// Whether lists of contacts are captured from the events instead of built as nodes
   /// (`ContactListCapture.swift`).
   let capturesContactLists: Bool
+  /// The length of the source in bytes, when the reader gives it (0 otherwise).
+  var sourceCount = 0
   /// The contact lists captured so far, by the start of the empty sequence node that stands for
   /// each in the tree.
   var capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]
@@ -159,10 +161,12 @@ struct YAMLComposer {
   }
 
   /// A mapping or sequence starts.
+  /// `bytesLeft`: how many bytes of the source follow the collection's start (for the capture
+  /// of a contact list, which reserves room for the items they can hold).
   mutating func collectionStart(isMapping: Bool, tag: String?, anchor: String?, isFlow: Bool,
-                                at start: SourcePosition) throws(YAMLComposeError) {
+                                at start: SourcePosition, bytesLeft: Int = 0) throws(YAMLComposeError) {
     try open(Frame(isMapping: isMapping, start: start, tag: tag, anchor: anchor, isFlow: isFlow, label: nextLabel))
-    if capturesContactLists, !isMapping { startCaptureIfContactList() }
+    if capturesContactLists, !isMapping { startCaptureIfContactList(bytesLeft: bytesLeft) }
   }
 
   /// The innermost open mapping or sequence ends.

@@ -27,6 +27,7 @@ public enum YAMLReader {
     if !problems.isEmpty { return YAMLReadResult(root: nil, diagnostics: problems) }
     if source.isEmpty { return YAMLReadResult(root: nil, diagnostics: []) }
     var composer = YAMLComposer(file: file, limits: limits, capturesContactLists: capturesContactLists)
+    composer.sourceCount = source.count
     let failure = parse(source, file: file) { event in
       do throws(YAMLComposeError) {
         try composer.take(event, file: file)
@@ -113,7 +114,8 @@ extension YAMLComposer {
     case YAML_SEQUENCE_START_EVENT:
       let data = event.data.sequence_start
       try collectionStart(isMapping: false, tag: copyString(data.tag), anchor: copyString(data.anchor),
-                          isFlow: data.style == YAML_FLOW_SEQUENCE_STYLE, at: start)
+                          isFlow: data.style == YAML_FLOW_SEQUENCE_STYLE, at: start,
+                          bytesLeft: max(0, sourceCount - Int(event.start_mark.index)))
     case YAML_MAPPING_END_EVENT, YAML_SEQUENCE_END_EVENT:
       collectionEnd(at: sourcePosition(event.end_mark, file: file))
     case YAML_ALIAS_EVENT:
