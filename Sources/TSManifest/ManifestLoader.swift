@@ -32,12 +32,15 @@ public enum ManifestLoader {
   /// nodes (`ContactListCapture.swift`); `capturesContactLists: false` reads every list through
   /// the tree, the reference the fast path is checked against (same manifest, same diagnostics).
   public static func load(bytes: [UInt8], file: String, capturesContactLists: Bool = true) -> ManifestLoadResult {
-    let read = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: capturesContactLists)
+    // Captured contact lists are decoded as the reader hands their items over.
+    let contactLists = capturesContactLists ? ContactListDecoder(file: file) : nil
+    let read = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: capturesContactLists,
+                               contactSink: contactLists)
     var diagnostics = read.diagnostics
     var manifest: Manifest?
     // Decode whenever there is a tree (even beside duplicate-key errors), or an empty document.
     if read.root != nil || diagnostics.isEmpty {
-      var decoder = ManifestDecoder(file: file, capturedContactLists: read.capturedContactLists)
+      var decoder = ManifestDecoder(file: file, decodedContactLists: contactLists?.lists ?? [:])
       manifest = decoder.decode(read.root)
       // A YAML error stands for what follows from it at the same place: an alias to no anchor is
       // read as an empty value, which the decoder would report again as "found nothing (null)".

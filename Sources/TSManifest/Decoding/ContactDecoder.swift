@@ -1,41 +1,89 @@
 import TSModel
 
+/// A contact list as decoded: the contacts that passed their rules, how many items the list holds
+/// as written (including those left out after an error), and what the rules reported.
+struct DecodedContactList {
+  var contacts: [ManifestContact] = []
+  var written = 0
+  var diagnostics: [Diagnostic] = []
+}
+
 extension ManifestDecoder {
   static let contactKeys = CapturedContact.Key.allCases.map(\.text)
 
   /// A list of contacts (`contacts` or `emergency.contacts`), each checked by the contact rules,
   /// then the list by `DuplicateContactRule`. A list the reader captured (`ContactListCapture`)
-  /// stands in the tree as an empty sequence; its items are read from `capturedContactLists`,
-  /// with the same rules and messages as items read from the tree. Also returns how many items
-  /// the list holds as written, including those left out after an error.
+  /// stands in the tree as an empty sequence, and `ContactListDecoder` has already decoded it,
+  /// with the same rules and messages as items read from the tree.
   mutating func contactList(_ node: YAMLNode, path: String) -> (contacts: [ManifestContact], written: Int)? {
     guard let items = context.sequence(node, path: path, expected: "contacts, e.g. - {name: Alex, phone: \"+15550100\"}") else {
       return nil
     }
+    if items.isEmpty, node.aliasPosition == nil, let decoded = decodedContactLists[CapturedContact.Mark(node.position)] {
+      context.diagnostics += decoded.diagnostics
+      return (decoded.contacts, decoded.written)
+    }
     var contacts: [ManifestContact] = []
-    var written = items.count
-    if items.isEmpty, node.aliasPosition == nil, let captured = capturedContactLists[CapturedContact.Mark(node.position)] {
-      contacts.reserveCapacity(captured.count)
-      written = captured.count
-      for index in captured.indices {
-        let item = CapturedContactItem(list: captured, index: index)
-        if let contact = contact(item, path: DecodingContext.item(path, index)) { contacts.append(contact) }
-      }
-    } else {
-      contacts.reserveCapacity(items.count)
-      for (index, item) in items.enumerated() {
-        let itemPath = DecodingContext.item(path, index)
-        guard let fields = context.mapping(item, path: itemPath, keys: Self.contactKeys) else { continue }
-        if let contact = contact(TreeContactItem(node: item, fields: fields), path: itemPath) { contacts.append(contact) }
+    contacts.reserveCapacity(items.count)
+    for (index, item) in items.enumerated() {
+      let itemPath = DecodingContext.item(path, index)
+      guard let fields = context.mapping(item, path: itemPath, keys: Self.contactKeys) else { continue }
+      if let contact = ContactDecoding.contact(TreeContactItem(node: item, fields: fields), path: itemPath, context: &context) {
+        contacts.append(contact)
       }
     }
     DuplicateContactRule.check(contacts, into: &context.diagnostics)
-    return (contacts, written)
+    return (contacts, items.count)
+  }
+}
+
+/// Decodes the items of captured contact lists as the reader hands them over
+/// (`CapturedContactSink`), so that no list of captured items is kept; `ManifestDecoder` picks
+/// each list up where the tree holds its empty stand-in.
+final class ContactListDecoder: CapturedContactSink {
+  private(set) var lists: [CapturedContact.Mark: DecodedContactList] = [:]
+  private var context: DecodingContext
+  private var current: (start: CapturedContact.Mark, path: String, list: DecodedContactList)?
+
+  /// A decoder for lists of `file`.
+  init(file: String) { context = DecodingContext(file: file) }
+
+  func startList(at start: CapturedContact.Mark, path: String, capacity: Int) {
+    var list = DecodedContactList()
+    list.contacts.reserveCapacity(capacity)  // address space; pages are touched as contacts come
+    current = (start, path, list)
+    context.diagnostics = []
   }
 
-  /// The contact of `item`, whose field path is `path`; `nil` after an error. Field paths of the
-  /// keys are built only for a diagnostic.
-  private mutating func contact(_ item: some ContactItem, path: String) -> ManifestContact? {
+  func take(_ item: CapturedContact, index: Int) {
+    guard current != nil else { return }
+    current!.list.written += 1
+    let path = DecodingContext.item(current!.path, index)
+    if let contact = ContactDecoding.contact(CapturedContactItem(item: item), path: path, context: &context) {
+      current!.list.contacts.append(contact)
+    }
+  }
+
+  func endList() {
+    guard var (start, _, list) = current.take() else { return }
+    DuplicateContactRule.check(list.contacts, into: &context.diagnostics)
+    list.diagnostics = context.diagnostics
+    context.diagnostics = []
+    lists[start] = list
+  }
+
+  func reset() {
+    lists = [:]
+    current = nil
+    context.diagnostics = []
+  }
+}
+
+/// The rules of one contact, for an item of the tree or a captured one.
+enum ContactDecoding {
+  /// The contact of `item`, whose field path is `path`; `nil` after an error (in `context`).
+  /// Field paths of the keys are built only for a diagnostic.
+  static func contact(_ item: some ContactItem, path: String, context: inout DecodingContext) -> ManifestContact? {
     let name = item.text(.name, path: path, required: true, context: &context).flatMap {
       ContactNameRule.check($0.text, field: DecodingContext.join(path, "name"), into: &context.diagnostics)
     }
@@ -56,8 +104,8 @@ extension ManifestDecoder {
 }
 
 /// A contact list item to decode: a mapping of the tree, or an item captured from libyaml's
-/// events. `ManifestDecoder.contact` is generic over the two, so each gets its own compiled copy.
-private protocol ContactItem {
+/// events. `ContactDecoding.contact` is generic over the two, so each gets its own compiled copy.
+protocol ContactItem {
   /// Where the contact stands, in `file`.
   func position(in file: String) -> SourcePosition
 
@@ -69,7 +117,7 @@ private protocol ContactItem {
 }
 
 /// A contact mapping of the tree, its unknown keys already reported.
-private struct TreeContactItem: ContactItem {
+struct TreeContactItem: ContactItem {
   let node: YAMLNode
   let fields: MappingFields
 
@@ -86,17 +134,16 @@ private struct TreeContactItem: ContactItem {
   }
 }
 
-/// An item of a captured list, by its index (so that reading a field copies the field, not the
-/// item). Its values are untagged scalars, so the only one that is not text is a null.
-private struct CapturedContactItem: ContactItem {
-  let list: [CapturedContact]
-  let index: Int
+/// An item of a captured list. Its values are untagged scalars, so the only one that is not text
+/// is a null.
+struct CapturedContactItem: ContactItem {
+  let item: CapturedContact
 
-  func position(in file: String) -> SourcePosition { list[index].start.position(in: file) }
+  func position(in file: String) -> SourcePosition { item.start.position(in: file) }
 
   func text(_ key: CapturedContact.Key, path: String, required: Bool,
             context: inout DecodingContext) -> (text: Located<String>, isPlain: Bool)? {
-    guard let field = list[index][key] else {
+    guard let field = item[key] else {
       if required { context.error(position(in: context.file), path, "\(key.text) is required") }
       return nil
     }

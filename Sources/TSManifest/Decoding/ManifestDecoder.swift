@@ -12,13 +12,13 @@ struct ManifestDecoder {
   static let currentVersion = 1
 
   var context: DecodingContext
-  /// The contact lists the reader captured (`YAMLReadResult.capturedContactLists`), read by
-  /// `contactList` where the tree holds their empty stand-ins.
-  let capturedContactLists: [CapturedContact.Mark: [CapturedContact]]
+  /// The contact lists the reader captured, already decoded (`ContactListDecoder`), by the start
+  /// of the empty stand-in the tree holds for each; `contactList` picks them up there.
+  let decodedContactLists: [CapturedContact.Mark: DecodedContactList]
 
-  init(file: String, capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]) {
+  init(file: String, decodedContactLists: [CapturedContact.Mark: DecodedContactList] = [:]) {
     context = DecodingContext(file: file)
-    self.capturedContactLists = capturedContactLists
+    self.decodedContactLists = decodedContactLists
   }
 
   /// The manifest held by `root` (nil or null root: "manifest is empty"); `nil` when the root

@@ -8,14 +8,18 @@ import TSModel
 /// value, an entry array per item, a frame per mapping) and then reading the tree back field by
 /// field cost as much as libyaml's own parse. `YAMLComposer` captures a list instead when every
 /// item in it is a plain mapping of `name`, `phone` and `short_name` to untagged scalars (the
-/// shape nearly every manifest has): the tree holds an empty sequence in the list's place and
-/// the decoder reads the captured items (`ManifestDecoder.contactList`). Any other event inside
-/// the list (an anchor, an alias, a tag, another key, a key written twice, a nested collection,
-/// an item that is not a mapping) abandons the capture: what it read becomes the nodes the tree
-/// path would have built, and composing goes on as usual, so such lists get every check and
-/// message of the tree path. `YAMLReadResult.expandingCapturedLists()` puts the captured items
-/// back as nodes; that the result is the tree read without capturing is checked on every input
-/// of the `manifest` fuzz target and by `ContactListCaptureTests`.
+/// shape nearly every manifest has): the tree holds an empty sequence in the list's place, and
+/// each item goes, as it is read, to a `CapturedContactSink` (`ManifestLoader` decodes it at once
+/// with `ContactListDecoder`) or, without one, into `YAMLReadResult.capturedContactLists`.
+///
+/// Any other event inside the list (an anchor, an alias, a tag, another key, a key written
+/// twice, a nested collection, an item that is not a mapping) abandons the capture. Without a
+/// sink, what it read becomes the nodes the tree path would have built and composing goes on;
+/// with one, the document is read again without capturing. Either way such lists get every
+/// check and message of the tree path. `YAMLReadResult.expandingCapturedLists()` puts captured
+/// items back as nodes; that the result is the tree read without capturing, and that a manifest
+/// loads the same either way, is checked on every input of the `manifest` fuzz target and by
+/// `ContactListCaptureTests`.
 struct CapturedContact: Sendable, Equatable {
   /// A libyaml mark as a 1-based line and column (columns in Unicode scalars), without the file
   /// name, which the reader holds once.
@@ -187,6 +191,25 @@ struct ContactListCapture {
   /// The open item's key whose value has not arrived yet, and where it starts.
   var pendingKey: CapturedContact.Key?
   var pendingKeyStart = CapturedContact.Mark.none
+  /// How many items of the list were handed to the sink.
+  var itemCount = 0
+}
+
+/// Takes the items of captured contact lists as they are read, so that no list of captured
+/// items is kept: `ManifestLoader` decodes each at once (`ContactListDecoder`). A capture that
+/// is abandoned cannot turn items already handed over back into nodes, so with a sink the reader
+/// reads the document again without capturing (`reset` is called first); documents whose contact
+/// lists all have the plain shape, nearly all, are read once.
+protocol CapturedContactSink: AnyObject {
+  /// A list starts at `start`, with field path `path` (`contacts`, `emergency.contacts`); it
+  /// may hold up to about `capacity` items.
+  func startList(at start: CapturedContact.Mark, path: String, capacity: Int)
+  /// The next item of the list started last.
+  func take(_ item: CapturedContact, index: Int)
+  /// The list started last ends.
+  func endList()
+  /// Forgets every list: the document is read again through the tree.
+  func reset()
 }
 
 extension YAMLComposer {
@@ -198,9 +221,12 @@ extension YAMLComposer {
     guard let list = current, !list.isMapping, list.tag == nil, list.anchor == nil,
           case .key("contacts") = list.label,
           parents.allSatisfy({ $0.isMapping && $0.tag == nil && $0.anchor == nil }) else { return }
+    let path: String
     switch parents.count {
-    case 1: break
-    case 2: guard case .key("emergency") = parents[1].label else { return }
+    case 1: path = "contacts"
+    case 2:
+      guard case .key("emergency") = parents[1].label else { return }
+      path = "emergency.contacts"
     default: return
     }
     capture.isActive = true
@@ -208,7 +234,12 @@ extension YAMLComposer {
     // `minimumItemBytes`), so the list is never copied to grow: copies touched twice the memory,
     // and each page first touched is a page fault, which cost more than the copy. Room reserved
     // and not used is address space only (pages are faulted in when first written).
-    capture.items.reserveCapacity(bytesLeft / ContactListCapture.minimumItemBytes)
+    let capacity = bytesLeft / ContactListCapture.minimumItemBytes
+    if let sink = contactSink {
+      sink.startList(at: CapturedContact.Mark(list.start), path: path, capacity: capacity)
+    } else {
+      capture.items.reserveCapacity(capacity)
+    }
   }
 
   /// Offers one event to the capture under way; `false` when a captured list cannot hold it:
@@ -253,13 +284,18 @@ extension YAMLComposer {
       capture.item.end = CapturedContact.Mark(event.end_mark)
       var item = CapturedContact(start: .none, isFlow: false)
       swap(&item, &capture.item)  // moved into the list, not copied
-      capture.items.append(item)
+      if let sink = contactSink {
+        sink.take(item, index: capture.itemCount)
+      } else {
+        capture.items.append(item)
+      }
+      capture.itemCount += 1
       capture.isInItem = false
       current?.size += capture.itemSize
       return true
     case YAML_SEQUENCE_END_EVENT:
       guard !capture.isInItem, let start = current?.start else { break }
-      capturedContactLists[CapturedContact.Mark(start)] = capture.items
+      if let sink = contactSink { sink.endList() } else { capturedContactLists[CapturedContact.Mark(start)] = capture.items }
       capture = ContactListCapture()
       close(at: CapturedContact.Mark(event.end_mark).position(in: file))  // the list's empty stand-in
       return true
@@ -275,6 +311,12 @@ extension YAMLComposer {
   /// becomes an open mapping with its pairs and pending key.
   mutating func abandonCapture() {
     guard capture.isActive, current != nil else { return }
+    if contactSink != nil {
+      // The items are gone to the sink: the reader reads the document again without capturing.
+      capture = ContactListCapture()
+      mustReadAgain = true
+      return
+    }
     let state = capture
     capture = ContactListCapture()
     current!.items = state.items.map { $0.node(file: file) }

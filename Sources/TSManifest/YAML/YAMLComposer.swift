@@ -30,6 +30,11 @@ struct YAMLComposer {
   let capturesContactLists: Bool
   /// The length of the source in bytes, when the reader gives it (0 otherwise).
   var sourceCount = 0
+  /// Where captured items go as they are read; `nil`: into `capturedContactLists`.
+  var contactSink: CapturedContactSink?
+  /// Set when a capture with a sink was abandoned: reading must stop and start again without
+  /// capturing.
+  var mustReadAgain = false
   /// The contact lists captured so far, by the start of the empty sequence node that stands for
   /// each in the tree.
   var capturedContactLists: [CapturedContact.Mark: [CapturedContact]] = [:]

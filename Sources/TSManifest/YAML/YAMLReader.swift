@@ -22,20 +22,33 @@ public enum YAMLReader {
   /// `capturedContactLists` (`ContactListCapture.swift`).
   public static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default,
                           capturesContactLists: Bool = false) -> YAMLReadResult {
+    read(bytes: bytes, file: file, limits: limits, capturesContactLists: capturesContactLists, contactSink: nil)
+  }
+
+  /// `read`, handing the items of captured contact lists to `contactSink` as they are read
+  /// instead of keeping them (`CapturedContactSink`); a capture that is abandoned makes it read
+  /// the document again without capturing, after `contactSink.reset()`.
+  static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default, capturesContactLists: Bool,
+                   contactSink: CapturedContactSink?) -> YAMLReadResult {
     let source = YAMLSourceCheck.strippingBOM(bytes)
     let problems = YAMLSourceCheck.problems(in: source, file: file, limits: limits)
     if !problems.isEmpty { return YAMLReadResult(root: nil, diagnostics: problems) }
     if source.isEmpty { return YAMLReadResult(root: nil, diagnostics: []) }
     var composer = YAMLComposer(file: file, limits: limits, capturesContactLists: capturesContactLists)
     composer.sourceCount = source.count
+    composer.contactSink = contactSink
     let failure = parse(source, file: file) { event in
       do throws(YAMLComposeError) {
         try composer.take(event, file: file)
-        return true
+        return !composer.mustReadAgain
       } catch {
         composer.diagnostics.append(error.diagnostic)
         return false
       }
+    }
+    if composer.mustReadAgain, let contactSink {
+      contactSink.reset()
+      return read(bytes: bytes, file: file, limits: limits, capturesContactLists: false, contactSink: nil)
     }
     if let failure {
       composer.diagnostics.append(failure)
