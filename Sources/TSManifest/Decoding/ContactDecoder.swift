@@ -65,11 +65,12 @@ final class ContactListDecoder: CapturedContactSink {
   }
 
   func endList() {
-    guard var (start, _, list) = current.take() else { return }
+    guard let ended = current.take() else { return }
+    var list = ended.list
     DuplicateContactRule.check(list.contacts, into: &context.diagnostics)
     list.diagnostics = context.diagnostics
     context.diagnostics = []
-    lists[start] = list
+    lists[ended.start] = list
   }
 
   func reset() {
