@@ -40,10 +40,14 @@ extension ManifestDecoder {
 /// Decodes the items of captured contact lists as the reader hands them over
 /// (`CapturedContactSink`), so that no list of captured items is kept; `ManifestDecoder` picks
 /// each list up where the tree holds its empty stand-in.
+///
+/// Used by one reader on one thread, so its state is declared `@exclusivity(unchecked)`: the
+/// run-time checks of each access to a class's stored properties cost more than the bookkeeping
+/// they guard.
 final class ContactListDecoder: CapturedContactSink {
-  private(set) var lists: [CapturedContact.Mark: DecodedContactList] = [:]
-  private var context: DecodingContext
-  private var current: (start: CapturedContact.Mark, path: String, list: DecodedContactList)?
+  @exclusivity(unchecked) private(set) var lists: [CapturedContact.Mark: DecodedContactList] = [:]
+  @exclusivity(unchecked) private var context: DecodingContext
+  @exclusivity(unchecked) private var current: (start: CapturedContact.Mark, path: String, list: DecodedContactList)?
 
   /// A decoder for lists of `file`.
   init(file: String) { context = DecodingContext(file: file) }
@@ -85,16 +89,21 @@ enum ContactDecoding {
   /// The contact of `item`, whose field path is `path`; `nil` after an error (in `context`).
   /// Field paths of the keys are built only for a diagnostic.
   static func contact(_ item: some ContactItem, path: String, context: inout DecodingContext) -> ManifestContact? {
-    let name = item.text(.name, path: path, required: true, context: &context).flatMap {
-      ContactNameRule.check($0.text, field: DecodingContext.join(path, "name"), into: &context.diagnostics)
+    // Bound with `if let`, not `flatMap`: a closure over the optional result copied it, and its
+    // strings' reference counts, twice per field.
+    var isPlain = false
+    var name: Located<String>?
+    if let written = item.text(.name, path: path, required: true, isPlain: &isPlain, context: &context) {
+      name = ContactNameRule.check(written, field: DecodingContext.join(path, "name"), into: &context.diagnostics)
     }
-    let phone = item.text(.phone, path: path, required: true, context: &context).flatMap {
-      PhoneNumberRule.check($0.text, isPlain: $0.isPlain, field: DecodingContext.join(path, "phone"),
-                            into: &context.diagnostics)
+    var phone: Located<String>?
+    if let written = item.text(.phone, path: path, required: true, isPlain: &isPlain, context: &context) {
+      phone = PhoneNumberRule.check(written, isPlain: isPlain, field: DecodingContext.join(path, "phone"),
+                                    into: &context.diagnostics)
     }
     var explicitShortName: String?
-    if let written = item.text(.shortName, path: path, required: false, context: &context) {
-      explicitShortName = ShortNameRule.check(written.text, field: DecodingContext.join(path, "short_name"),
+    if let written = item.text(.shortName, path: path, required: false, isPlain: &isPlain, context: &context) {
+      explicitShortName = ShortNameRule.check(written, field: DecodingContext.join(path, "short_name"),
                                               into: &context.diagnostics)
     }
     guard let name, let phone else { return nil }
@@ -110,11 +119,11 @@ protocol ContactItem {
   /// Where the contact stands, in `file`.
   func position(in file: String) -> SourcePosition
 
-  /// The text written under `key` and whether it is unquoted. A missing key is an error at the
-  /// item (whose field path is `path`) when `required`, and a value that is not text (null, a
-  /// list, a tag other than `!!str`) an error at the value (`DecodingContext.text`).
-  func text(_ key: CapturedContact.Key, path: String, required: Bool,
-            context: inout DecodingContext) -> (text: Located<String>, isPlain: Bool)?
+  /// The text written under `key`; `isPlain` is set to whether it is unquoted. A missing key is
+  /// an error at the item (whose field path is `path`) when `required`, and a value that is not
+  /// text (null, a list, a tag other than `!!str`) an error at the value (`DecodingContext.text`).
+  func text(_ key: CapturedContact.Key, path: String, required: Bool, isPlain: inout Bool,
+            context: inout DecodingContext) -> Located<String>?
 }
 
 /// A contact mapping of the tree, its unknown keys already reported.
@@ -125,13 +134,15 @@ struct TreeContactItem: ContactItem {
   /// A contact repeated through an alias (`- *c`) is placed at the alias, not at its anchor.
   func position(in file: String) -> SourcePosition { node.aliasPosition ?? node.position }
 
-  func text(_ key: CapturedContact.Key, path: String, required: Bool,
-            context: inout DecodingContext) -> (text: Located<String>, isPlain: Bool)? {
+  func text(_ key: CapturedContact.Key, path: String, required: Bool, isPlain: inout Bool,
+            context: inout DecodingContext) -> Located<String>? {
     guard let value = fields[key.text] else {
       if required { context.error(node.position, path, "\(key.text) is required") }
       return nil
     }
-    return context.text(value, path: fields.path(key.text)).map { (Located($0, at: value.position), value.scalar?.isPlain ?? false) }
+    guard let text = context.text(value, path: fields.path(key.text)) else { return nil }
+    isPlain = value.scalar?.isPlain ?? false
+    return Located(text, at: value.position)
   }
 }
 
@@ -142,8 +153,8 @@ struct CapturedContactItem: ContactItem {
 
   func position(in file: String) -> SourcePosition { item.start.position(in: file) }
 
-  func text(_ key: CapturedContact.Key, path: String, required: Bool,
-            context: inout DecodingContext) -> (text: Located<String>, isPlain: Bool)? {
+  func text(_ key: CapturedContact.Key, path: String, required: Bool, isPlain: inout Bool,
+            context: inout DecodingContext) -> Located<String>? {
     guard let field = item[key] else {
       if required { context.error(position(in: context.file), path, "\(key.text) is required") }
       return nil
@@ -154,6 +165,7 @@ struct CapturedContactItem: ContactItem {
                        path: DecodingContext.join(path, key.text))
       return nil
     }
-    return (Located(field.value.value, at: position), field.value.isPlain)
+    isPlain = field.value.isPlain
+    return Located(field.value.value, at: position)
   }
 }
