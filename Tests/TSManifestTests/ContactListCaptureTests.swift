@@ -6,7 +6,7 @@ import TSTestSupport
 /// The fast path for contact lists (`ContactListCapture.swift`): a list read from libyaml's
 /// events, put back as nodes, is the tree read without capturing, and a manifest loads to the
 /// same result (manifest and every diagnostic) either way; lists of the plain shape are
-/// captured, and every other shape falls back to the tree at the event that breaks the shape.
+/// captured, and every other shape is read through the tree.
 @Suite struct ContactListCaptureTests {
   static let file = "watch.yaml"
 

@@ -13,10 +13,9 @@ import TSModel
 /// with `ContactListDecoder`) or, without one, into `YAMLReadResult.capturedContactLists`.
 ///
 /// Any other event inside the list (an anchor, an alias, a tag, another key, a key written
-/// twice, a nested collection, an item that is not a mapping) abandons the capture. Without a
-/// sink, what it read becomes the nodes the tree path would have built and composing goes on;
-/// with one, the document is read again without capturing. Either way such lists get every
-/// check and message of the tree path. `YAMLReadResult.expandingCapturedLists()` puts captured
+/// twice, a nested collection, an item that is not a mapping) abandons the capture, and the
+/// reader reads the document again without capturing, so such lists get every check and message
+/// of the tree path. `YAMLReadResult.expandingCapturedLists()` puts captured
 /// items back as nodes; that the result is the tree read without capturing, and that a manifest
 /// loads the same either way, is checked on every input of the `manifest` fuzz target and by
 /// `ContactListCaptureTests`.
@@ -185,9 +184,6 @@ struct ContactListCapture {
   /// The open item, when `isInItem`.
   var item = CapturedContact(start: CapturedContact.Mark.none, isFlow: false)
   var isInItem = false
-  /// Nodes of the open item so far (the mapping, its keys and values), as the tree path counts
-  /// them into its frame's size.
-  var itemSize = 0
   /// The open item's key whose value has not arrived yet, and where it starts.
   var pendingKey: CapturedContact.Key?
   var pendingKeyStart = CapturedContact.Mark.none
@@ -196,10 +192,9 @@ struct ContactListCapture {
 }
 
 /// Takes the items of captured contact lists as they are read, so that no list of captured
-/// items is kept: `ManifestLoader` decodes each at once (`ContactListDecoder`). A capture that
-/// is abandoned cannot turn items already handed over back into nodes, so with a sink the reader
-/// reads the document again without capturing (`reset` is called first); documents whose contact
-/// lists all have the plain shape, nearly all, are read once.
+/// items is kept: `ManifestLoader` decodes each at once (`ContactListDecoder`). When a capture
+/// is abandoned the reader calls `reset` and reads the document again without capturing;
+/// documents whose contact lists all have the plain shape, nearly all, are read once.
 protocol CapturedContactSink: AnyObject {
   /// A list starts at `start`, with field path `path` (`contacts`, `emergency.contacts`); it
   /// may hold up to about `capacity` items.
@@ -243,7 +238,7 @@ extension YAMLComposer {
   }
 
   /// Offers one event to the capture under way; `false` when a captured list cannot hold it:
-  /// the capture is then abandoned (`abandonCapture`) and the caller takes the event as usual.
+  /// the capture is then abandoned (`mustReadAgain`).
   /// Counts nodes against `limits.maxNodes` at the same events as the tree path, so a document
   /// that is too large stops at the same place with the same message.
   mutating func takeCaptured(_ event: borrowing yaml_event_t) throws(YAMLComposeError) -> Bool {
@@ -257,7 +252,6 @@ extension YAMLComposer {
       try count(1, at: start.position(in: file))
       capture.item = CapturedContact(start: start, isFlow: data.style == YAML_FLOW_MAPPING_STYLE)
       capture.isInItem = true
-      capture.itemSize = 1
       return true
     case YAML_SCALAR_EVENT:
       let data = event.data.scalar
@@ -277,7 +271,6 @@ extension YAMLComposer {
         try count(1, at: start.position(in: file))
         (capture.pendingKey, capture.pendingKeyStart) = (key, start)
       }
-      capture.itemSize += 1
       return true
     case YAML_MAPPING_END_EVENT:
       guard capture.isInItem, capture.pendingKey == nil else { break }
@@ -291,7 +284,6 @@ extension YAMLComposer {
       }
       capture.itemCount += 1
       capture.isInItem = false
-      current?.size += capture.itemSize
       return true
     case YAML_SEQUENCE_END_EVENT:
       guard !capture.isInItem, let start = current?.start else { break }
@@ -302,35 +294,11 @@ extension YAMLComposer {
     default:
       break
     }
-    abandonCapture()
-    return false
-  }
-
-  /// Turns what the capture under way read into the nodes and frames the tree path would hold at
-  /// this event, and ends the capture: the items read become the list's items, and an open item
-  /// becomes an open mapping with its pairs and pending key.
-  mutating func abandonCapture() {
-    guard capture.isActive, current != nil else { return }
-    if contactSink != nil {
-      // The items are gone to the sink: the reader reads the document again without capturing.
-      capture = ContactListCapture()
-      mustReadAgain = true
-      return
-    }
-    let state = capture
+    // Items already read cannot go back into the tree (they may have gone to the sink): the
+    // document is read again without capturing.
     capture = ContactListCapture()
-    current!.items = state.items.map { $0.node(file: file) }
-    guard state.isInItem else { return }
-    let item = state.item
-    var frame = Frame(isMapping: true, start: item.start.position(in: file), tag: nil, anchor: nil,
-                      isFlow: item.isFlow, label: nextLabel)
-    frame.entries = item.entries(file: file)
-    frame.pendingKey = state.pendingKey.map {
-      CapturedContact.keyNode($0, start: state.pendingKeyStart, file: file)
-    }
-    frame.size = state.itemSize
-    parents.append(current.take()!)
-    current = frame
+    mustReadAgain = true
+    return false
   }
 }
 

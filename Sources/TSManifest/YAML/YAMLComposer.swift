@@ -32,8 +32,7 @@ struct YAMLComposer {
   var sourceCount = 0
   /// Where captured items go as they are read; `nil`: into `capturedContactLists`.
   var contactSink: CapturedContactSink?
-  /// Set when a capture with a sink was abandoned: reading must stop and start again without
-  /// capturing.
+  /// Set when a capture was abandoned: reading must stop and start again without capturing.
   var mustReadAgain = false
   /// The contact lists captured so far, by the start of the empty sequence node that stands for
   /// each in the tree.
@@ -294,7 +293,7 @@ struct YAMLComposer {
   }
 
   /// Where the next child of the innermost open collection will stand (`.root` at the top).
-  var nextLabel: Label { current?.nextLabel ?? .root }
+  private var nextLabel: Label { current?.nextLabel ?? .root }
 
   /// The dotted field path of the innermost open collection (`reminders.custom[1]`); `""` at
   /// the top.

@@ -19,7 +19,8 @@ public enum YAMLReader {
   ///
   /// `capturesContactLists` (for `ManifestLoader`, which decodes them) leaves contact lists of
   /// the plain shape out of the tree: each is an empty sequence, and its items are in
-  /// `capturedContactLists` (`ContactListCapture.swift`).
+  /// `capturedContactLists` (`ContactListCapture.swift`); a list of another shape makes it read
+  /// the document again without capturing.
   public static func read(bytes: [UInt8], file: String, limits: YAMLLimits = .default,
                           capturesContactLists: Bool = false) -> YAMLReadResult {
     read(bytes: bytes, file: file, limits: limits, capturesContactLists: capturesContactLists, contactSink: nil)
@@ -46,8 +47,8 @@ public enum YAMLReader {
         return false
       }
     }
-    if composer.mustReadAgain, let contactSink {
-      contactSink.reset()
+    if composer.mustReadAgain {
+      contactSink?.reset()
       return read(bytes: bytes, file: file, limits: limits, capturesContactLists: false, contactSink: nil)
     }
     if let failure {
