@@ -68,11 +68,13 @@ public final class FleetAgent: @unchecked Sendable {
 
   /// The configuration.
   public let configuration: Configuration
-  let log: @Sendable (String) -> Void
   private var workers: [String: AgentWatch] = [:]
-  private var client: MQTTClient?
+  private let client: MQTTClient
+  /// What the watches' workers publish and log through. They hold it, not the agent, so a
+  /// worker's task that ends after the agent is gone (an apply in progress, a retry's wait, an
+  /// SOS arriving) still has somewhere to report, and the agent is freed when its owner drops it.
+  private let outlet: AgentOutlet
   private let lock = NSLock()
-  private var counts = Statistics()
   private var sequence: [String: Int] = [:]
   private var driftTask: Task<Void, Never>?
 
@@ -83,19 +85,23 @@ public final class FleetAgent: @unchecked Sendable {
               log: @escaping @Sendable (String) -> Void = { _ in }) throws(MQTTError) {
     self.configuration = configuration
     // A diagnostic may quote a phone; the log never shows one.
-    self.log = { line in log(PhoneRedaction.redactPhoneLike(line)) }
+    let log: @Sendable (String) -> Void = { line in log(PhoneRedaction.redactPhoneLike(line)) }
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
                                payload: AgentState(agent: configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
     let settings = configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
       subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
+    // The client's handlers are set once `self` exists; until `start()` nothing arrives.
+    let handlers = AgentHandlers()
     client = try MQTTClient(address: configuration.broker.address, configuration: settings,
-                            onMessage: { [weak self] message in self?.received(message) },
-                            onConnection: { [weak self] event in self?.connection(event) })
+                            onMessage: { message in handlers.agent?.received(message) },
+                            onConnection: { event in handlers.agent?.connection(event) })
+    outlet = AgentOutlet(configuration: configuration, client: client, log: log)
     for (id, watch) in watches {
-      workers[id] = AgentWatch(id: id, watch: watch, agent: self, now: now)
+      workers[id] = AgentWatch(id: id, watch: watch, outlet: outlet, now: now)
     }
+    handlers.agent = self
   }
 
   /// The IDs of the watches served.
@@ -105,7 +111,7 @@ public final class FleetAgent: @unchecked Sendable {
   /// periodic drift checks.
   public func start() async {
     for worker in workers.values { await worker.listen() }
-    client?.connect()
+    client.connect()
     let interval = configuration.driftInterval
     guard interval > .zero else { return }
     let workers = Array(self.workers.values)
@@ -121,34 +127,40 @@ public final class FleetAgent: @unchecked Sendable {
   /// Waits until connected and subscribed.
   /// - Throws: `MQTTError.refused` (credentials, authorisation) or `.timedOut`.
   public func ready(within timeout: Duration) async throws(MQTTError) {
-    try await client?.ready(within: timeout)
+    try await client.ready(within: timeout)
   }
 
-  /// Says it goes offline (retained), disconnects cleanly and stops.
+  /// Stops cleanly: no watch starts another apply or drift check, an apply in progress stops
+  /// between two steps (the engine's stop request, as Ctrl-C stops `tsapply apply`), each
+  /// watch's last status is published, then the agent says it goes offline (retained) and
+  /// disconnects. Nothing is published afterwards.
   public func stop() async {
+    outlet.requestStop()
     driftTask?.cancel()
-    if let client, await client.isReady {
+    for worker in workers.values { await worker.idle() }
+    if await client.isReady {
+      // Within a few seconds: a connection lost meanwhile makes the statuses wait for it.
+      await outlet.flush(within: .seconds(5))
       let state = AgentState(agent: configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
       try? await client.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), payload: state.encoded(),
                                 qos: 1, retain: true)
     }
-    await client?.close()
+    outlet.silence()
+    await client.close()
   }
 
   /// Vanishes without a word, as a crashed process or a phone out of reach would: the broker
   /// publishes the will (offline) and keeps the session for the agent's return. For tests and
   /// benchmarks.
   public func abandon() async {
+    outlet.requestStop()
+    outlet.silence()
     driftTask?.cancel()
-    await client?.abandon()
+    await client.abandon()
   }
 
   /// What the agent has published and received so far.
-  public var statistics: Statistics {
-    lock.lock()
-    defer { lock.unlock() }
-    return counts
-  }
+  public var statistics: Statistics { outlet.statistics }
 
   /// The last status published for `watchID`, if any.
   public func status(of watchID: String) async -> WatchStatus? { await workers[watchID]?.currentStatus }
@@ -157,8 +169,8 @@ public final class FleetAgent: @unchecked Sendable {
 
   private func received(_ message: MQTTClient.Message) {
     guard let (_, id, kind) = FleetTopics.parseWatch(message.topic), kind == .desired, let worker = workers[id] else { return }
+    outlet.count { $0.desiredReceived += 1 }
     lock.lock()
-    counts.desiredReceived += 1
     let number = (sequence[id] ?? 0) + 1
     sequence[id] = number
     lock.unlock()
@@ -169,37 +181,133 @@ public final class FleetAgent: @unchecked Sendable {
   private func connection(_ event: MQTTClient.ConnectionEvent) {
     switch event {
     case .ready(let sessionPresent):
-      log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
+      outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
       let state = AgentState(agent: configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
-      publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+      outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
-      log("lost the broker: \(reason); reconnecting")
+      outlet.log("lost the broker: \(reason); reconnecting")
     case .refused(let error):
-      log("\(error); trying again")
+      outlet.log("\(error); trying again")
+    }
+  }
+}
+
+/// Where an agent's workers report: the configuration, the log, the MQTT client to publish
+/// on, the counts, and whether the agent is stopping. Held by the agent and by every
+/// `AgentWatch` (it holds neither), so a worker's task that ends after the agent is gone still
+/// has somewhere to report.
+final class AgentOutlet: @unchecked Sendable {
+  let configuration: FleetAgent.Configuration
+  /// One line per event, phone-like text already masked.
+  let log: @Sendable (String) -> Void
+  private let client: MQTTClient
+  private let lock = NSLock()
+  private var counts = FleetAgent.Statistics()
+  private var stopping = false
+  private var silent = false
+  private var inFlight: [Int: Task<Void, Never>] = [:]
+  private var nextPublish = 0
+
+  init(configuration: FleetAgent.Configuration, client: MQTTClient, log: @escaping @Sendable (String) -> Void) {
+    self.configuration = configuration
+    self.client = client
+    self.log = log
+  }
+
+  /// Whether the agent is stopping: no new work starts, applies stop between steps.
+  var isStopping: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return stopping
+  }
+
+  func requestStop() {
+    lock.lock()
+    stopping = true
+    lock.unlock()
+  }
+
+  /// From now on nothing is published (the agent said it is offline, or vanished).
+  func silence() {
+    lock.lock()
+    silent = true
+    lock.unlock()
+  }
+
+  var statistics: FleetAgent.Statistics {
+    lock.lock()
+    defer { lock.unlock() }
+    return counts
+  }
+
+  func count(_ change: (inout FleetAgent.Statistics) -> Void) {
+    lock.lock()
+    change(&counts)
+    lock.unlock()
+  }
+
+  /// Publishes with QoS 1, counting it; a publish made while disconnected goes out on
+  /// reconnection, one made once the agent is silent is dropped.
+  func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count change: @escaping (inout FleetAgent.Statistics) -> Void) {
+    lock.lock()
+    defer { lock.unlock() }
+    guard !silent else { return }
+    change(&counts)
+    let number = nextPublish
+    nextPublish += 1
+    let client = self.client
+    inFlight[number] = Task { [weak self] in
+      try? await client.publish(topic, payload: payload, qos: 1, retain: retain)
+      self?.published(number)
     }
   }
 
-  /// Publishes with QoS 1, counting it; a publish made while disconnected goes out on reconnection.
-  func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count: @escaping (inout Statistics) -> Void) {
+  private func published(_ number: Int) {
     lock.lock()
-    count(&counts)
+    inFlight[number] = nil
     lock.unlock()
-    guard let client else { return }
-    Task { try? await client.publish(topic, payload: payload, qos: 1, retain: retain) }
   }
 
-  func countApply() {
+  private func pendingPublishes() -> [Task<Void, Never>] {
     lock.lock()
-    counts.applies += 1
-    lock.unlock()
+    defer { lock.unlock() }
+    return Array(inFlight.values)
   }
+
+  /// Waits until the broker has acknowledged what was published, at most `timeout`: those
+  /// still waiting then are given up.
+  func flush(within timeout: Duration) async {
+    let waiting = pendingPublishes()
+    guard !waiting.isEmpty else { return }
+    let timer = Task {
+      try? await Task.sleep(for: timeout)
+      for task in waiting { task.cancel() }
+    }
+    for task in waiting { await task.value }
+    timer.cancel()
+  }
+}
+
+/// The stop request an agent's applies run with: the engine stops between steps once the agent
+/// is stopping. Installs nothing (the front-end owns the signal handlers).
+struct AgentStop: StopRequest {
+  let outlet: AgentOutlet
+  func begin() {}
+  var isRequested: Bool { outlet.isStopping }
+  func end() {}
+}
+
+/// The agent the MQTT client's handlers call, set once the agent is made; weak, so the client
+/// (which the agent owns) does not keep its agent alive.
+private final class AgentHandlers: @unchecked Sendable {
+  weak var agent: FleetAgent?
 }
 
 /// One watch an agent serves: its newest desired document, the apply in progress, its status.
 actor AgentWatch {
   let id: String
   let watch: Watch
-  unowned let agent: FleetAgent
+  let outlet: AgentOutlet
   let now: @Sendable () -> Date
   private var newest: (sequence: Int, payload: [UInt8])?
   private var newestSequence = 0
@@ -209,17 +317,18 @@ actor AgentWatch {
   private var payload: [UInt8] = []
   private var status: WatchStatus?
   private var attempts = 0
+  private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-  init(id: String, watch: Watch, agent: FleetAgent, now: @escaping @Sendable () -> Date) {
+  init(id: String, watch: Watch, outlet: AgentOutlet, now: @escaping @Sendable () -> Date) {
     self.id = id
     self.watch = watch
-    self.agent = agent
+    self.outlet = outlet
     self.now = now
   }
 
   var currentStatus: WatchStatus? { status }
 
-  private var site: String { agent.configuration.site }
+  private var site: String { outlet.configuration.site }
 
   /// Registers for the watch's own events: SOS is published at once, a contact change
   /// triggers a drift check.
@@ -251,24 +360,32 @@ actor AgentWatch {
   }
 
   private func kick() {
-    guard !running else { return }
+    guard !running, !outlet.isStopping else { return }
     running = true
     Task { await drain() }
   }
 
   private func drain() async {
     while true {
-      if let work = newest {
+      if !outlet.isStopping, let work = newest {
         newest = nil
         await handle(work.payload, sequence: work.sequence)
-      } else if driftWanted {
+      } else if !outlet.isStopping, driftWanted {
         driftWanted = false
         await checkDrift()
       } else {
         running = false
+        for waiter in idleWaiters { waiter.resume() }
+        idleWaiters = []
         return
       }
     }
+  }
+
+  /// Returns once no document or drift check is being handled (at once when none is).
+  func idle() async {
+    guard running else { return }
+    await withCheckedContinuation { idleWaiters.append($0) }
   }
 
   // MARK: Desired documents
@@ -280,7 +397,7 @@ actor AgentWatch {
       let revision = Self.revisionText(payload)
       let message = problem.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
       if status?.revision == revision, status?.result == .invalid { return }
-      agent.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
+      outlet.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
       finish(revision: revision, result: .invalid, message: message)
     case .success(let desired):
       if let status, status.revision == desired.revision, !status.wantsAnotherApply { return }
@@ -292,16 +409,17 @@ actor AgentWatch {
   }
 
   private func apply(_ desired: DesiredDocument, sequence: Int) async {
-    let configuration = agent.configuration
+    let configuration = outlet.configuration
     let options = ApplyOptions(approval: .automatic(allowDestroy: desired.allowDestroy), lockTimeout: .seconds(10),
-                               command: "tsapply agent \(configuration.agentID) (site \(configuration.site), watch \(id))")
-    agent.countApply()
+                               command: "tsapply agent \(configuration.agentID) (site \(configuration.site), watch \(id))",
+                               stop: AgentStop(outlet: outlet))
+    outlet.count { $0.applies += 1 }
     let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
     do {
       let outcome = try await watch.apply(document, options: options)
       let counts = outcome.plan.counts
       let applied: WatchStatus.Result = outcome.plan.isEmpty ? .noChanges : .applied
-      agent.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")")
+      outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")")
       finish(revision: desired.revision, result: applied, changes: counts, applied: true)
     } catch {
       let retry: Bool
@@ -319,7 +437,7 @@ actor AgentWatch {
       case .device, .locked, .records, .apply:
         (result, retry) = (.failed, true)
       }
-      agent.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)")
+      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)")
       finish(revision: desired.revision, result: result, message: message)
       if retry { scheduleRetry(sequence) }
     }
@@ -329,7 +447,7 @@ actor AgentWatch {
   private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
                       applied: Bool = false) {
     let time = timestamp(now())
-    var next = status ?? WatchStatus(agent: agent.configuration.agentID, watch: id, device: watch.identity, revision: revision,
+    var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
     next.revision = revision
     next.result = result
@@ -348,7 +466,7 @@ actor AgentWatch {
   }
 
   private func scheduleRetry(_ sequence: Int) {
-    let (first, longest) = agent.configuration.retryDelay
+    let (first, longest) = outlet.configuration.retryDelay
     var delay = first
     for _ in 0..<min(attempts, 16) { delay = min(delay * 2, longest) }
     attempts += 1
@@ -383,7 +501,7 @@ actor AgentWatch {
                 + drifted.joined(separator: ", "), revision: desired.revision)
       }
     } catch {
-      agent.log("\(id): cannot read the watch for drift: \(error)")
+      outlet.log("\(id): cannot read the watch for drift: \(error)")
     }
   }
 
@@ -391,13 +509,13 @@ actor AgentWatch {
 
   private func publishStatus() {
     guard let status else { return }
-    agent.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
+    outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 
   private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
-    let event = FleetEvent(agent: agent.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
+    let event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
                            message: PhoneRedaction.redactPhoneLike(message), revision: revision)
-    agent.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
+    outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
   }
 
   /// The `revision` of a document that could not be read, when it has one.

@@ -198,6 +198,44 @@ import TSTestSupport
     await agent.stop()
   }
 
+  @Test func stoppingDuringAnApplyStopsItBetweenStepsReportsItAndTheReturningAgentFinishesIt() async throws {
+    // 100 ms per device call: the apply is still reading the watch when the agent is stopped.
+    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 100, perPacketMilliseconds: 0))
+    var agent: FleetAgent? = try await site.agent("station", ["room-1"])
+    weak let released = agent
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "late"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let text = "contacts:\n  - {name: A, phone: \"+15550100\"}\nreminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n"
+    let document = DesiredDocument(manifest: try manifest(text, file: "a.yaml"), allowDestroy: false, watch: "room-1")
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: document.encoded(), qos: 1, retain: true)
+    for _ in 0..<500 where agent?.statistics.applies == 0 { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(agent?.statistics.applies == 1)
+    // stop() returns once the apply has stopped and its status is out; the agent is then freed.
+    await agent?.stop()
+    agent = nil
+    #expect(released == nil)
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
+    try await view.connect(within: .seconds(120))
+    let status = try #require(view.statuses["room-1"]?.status)
+    #expect(status.result == .failed)
+    #expect(status.revision == document.revision)
+    #expect(status.appliedRevision == nil)
+    #expect(status.message?.contains("interrupted") == true, "\(status.message ?? "no message")")
+    #expect(view.agents["station"]?.online == false)
+    let partial = try await site.contacts("room-1")
+    // Back again: the revision it did not finish is applied, without a new publication.
+    let returned = try await site.agent("station", ["room-1"])
+    for _ in 0..<500 where view.statuses["room-1"]?.status.appliedRevision != document.revision { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(view.statuses["room-1"]?.status.result == .applied)
+    #expect(try await site.contacts("room-1") == ["A"])
+    #expect(try await site.scheme.device("room-1").fetchAllReminders().map(\.reminderName).contains("Lunch"))
+    #expect(partial.count <= 1)
+    await returned.stop()
+    await view.close()
+    await publisher.close()
+  }
+
   @Test func theSafetyGateHoldsAcrossTheBrokerUntilTheDocumentAllowsDestruction() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
