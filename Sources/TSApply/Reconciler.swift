@@ -141,6 +141,14 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   /// Every call succeeded, but reading back shows the watch does not match the manifest.
   case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String)
 
+  /// Where the watch's state before the apply was backed up, when the apply got that far.
+  public var backupPath: String? {
+    switch self {
+    case .stateChanged, .backupFailed: nil
+    case .readBackFailed(_, let path), .partial(_, let path), .verificationFailed(_, _, let path): path
+    }
+  }
+
   public var description: String {
     switch self {
     case .stateChanged:

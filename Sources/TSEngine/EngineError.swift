@@ -28,6 +28,12 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
   /// `drift` was asked for, and the last-applied record exists but cannot be used; nothing written.
   case lastApplied(LastAppliedError)
 
+  /// Where the watch's state before the apply was backed up, when an apply failed after
+  /// taking its backup (`.apply`); the path is tsapply's own, never personal data.
+  public var backupPath: String? {
+    if case .apply(let error) = self { error.backupPath } else { nil }
+  }
+
   public var description: String {
     switch self {
     case .device(let error): "\(error)"

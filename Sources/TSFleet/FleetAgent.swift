@@ -84,8 +84,6 @@ public final class FleetAgent: @unchecked Sendable {
   public init(configuration: Configuration, watches: [(id: String, watch: Watch)], now: @escaping @Sendable () -> Date = { Date() },
               log: @escaping @Sendable (String) -> Void = { _ in }) throws(MQTTError) {
     self.configuration = configuration
-    // A diagnostic may quote a phone; the log never shows one.
-    let log: @Sendable (String) -> Void = { line in log(PhoneRedaction.redactPhoneLike(line)) }
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
                                payload: AgentState(agent: configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
@@ -198,8 +196,7 @@ public final class FleetAgent: @unchecked Sendable {
 /// has somewhere to report.
 final class AgentOutlet: @unchecked Sendable {
   let configuration: FleetAgent.Configuration
-  /// One line per event, phone-like text already masked.
-  let log: @Sendable (String) -> Void
+  private let sink: @Sendable (String) -> Void
   private let client: MQTTClient
   private let lock = NSLock()
   private var counts = FleetAgent.Statistics()
@@ -211,7 +208,13 @@ final class AgentOutlet: @unchecked Sendable {
   init(configuration: FleetAgent.Configuration, client: MQTTClient, log: @escaping @Sendable (String) -> Void) {
     self.configuration = configuration
     self.client = client
-    self.log = log
+    sink = log
+  }
+
+  /// Logs one line; a diagnostic may quote a phone, so phone-like runs are masked, all but
+  /// `spared` (the backup path of a failed apply, which the reader needs whole).
+  func log(_ line: String, sparing spared: String? = nil) {
+    sink(PhoneRedaction.redactPhoneLike(line, sparing: spared))
   }
 
   /// Whether the agent is stopping: no new work starts, applies stop between steps.
@@ -437,21 +440,22 @@ actor AgentWatch {
       case .device, .locked, .records, .apply:
         (result, retry) = (.failed, true)
       }
-      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)")
-      finish(revision: desired.revision, result: result, message: message)
+      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)", sparing: error.backupPath)
+      finish(revision: desired.revision, result: result, message: message, sparing: error.backupPath)
       if retry { scheduleRetry(sequence) }
     }
   }
 
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
+  /// Phone-like runs in `message` are masked, all but `spared` (the backup path of a failed apply).
   private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
-                      applied: Bool = false) {
+                      applied: Bool = false, sparing spared: String? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
     next.revision = revision
     next.result = result
-    next.message = message.map(PhoneRedaction.redactPhoneLike)
+    next.message = message.map { PhoneRedaction.redactPhoneLike($0, sparing: spared) }
     next.changes = changes
     if applied {
       next.appliedRevision = revision
@@ -462,7 +466,7 @@ actor AgentWatch {
     }
     status = next
     publishStatus()
-    if !applied { event(.error, message ?? result.rawValue, revision: revision) }
+    if !applied { event(.error, message ?? result.rawValue, revision: revision, sparing: spared) }
   }
 
   private func scheduleRetry(_ sequence: Int) {
@@ -512,9 +516,9 @@ actor AgentWatch {
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, sparing spared: String? = nil) {
     let event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
-                           message: PhoneRedaction.redactPhoneLike(message), revision: revision)
+                           message: PhoneRedaction.redactPhoneLike(message, sparing: spared), revision: revision)
     outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
   }
 

@@ -545,7 +545,7 @@ public final class Monitor: @unchecked Sendable {
       default:
         // Counted like an apply, so a heal that keeps failing is not tried more often either.
         tracking.budget.record(at: time)
-        return .failed(mask(error.description))
+        return .failed(mask(error.description, sparing: error.backupPath))
       }
     }
   }
@@ -620,7 +620,9 @@ public final class Monitor: @unchecked Sendable {
   /// Phone-like text masked unless `showSensitive`: for what can quote a manifest or a
   /// contact (diagnostics, apply failures). Device and delivery errors are shown as they are:
   /// they name no contact, and masking would hide the addresses and ports they do name.
-  private func mask(_ text: String) -> String { settings.showSensitive ? text : PhoneRedaction.redactPhoneLike(text) }
+  private func mask(_ text: String, sparing spared: String? = nil) -> String {
+    settings.showSensitive ? text : PhoneRedaction.redactPhoneLike(text, sparing: spared)
+  }
 
   private func now() -> Date { engine.now() }
 

@@ -202,6 +202,21 @@ public enum PhoneRedaction {
     isASCII(text) ? redactPhoneLike(units: Array(text.utf8)) : redactPhoneLike(units: Array(text))
   }
 
+  /// `redactPhoneLike(_:)`, leaving every occurrence of `spared` as it is: a path tsapply made
+  /// itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), whose timestamp
+  /// is a run of digits but holds nothing of the wearer's, and which the reader needs whole to
+  /// restore the watch. The text around it is masked as usual.
+  public static func redactPhoneLike(_ text: String, sparing spared: String?) -> String {
+    guard let spared, !spared.isEmpty else { return redactPhoneLike(text) }
+    var result = ""
+    var rest = text[...]
+    while let found = rest.range(of: spared) {
+      result += redactPhoneLike(String(rest[..<found.lowerBound])) + spared
+      rest = rest[found.upperBound...]
+    }
+    return result + redactPhoneLike(String(rest))
+  }
+
   private static func redactPhoneLike<Unit: PhoneTextUnit>(units: [Unit]) -> String {
     var characters = units
     var digits: [Int] = []  // positions of the current run's digits

@@ -116,6 +116,22 @@ import TSModel
     #expect(PhoneRedaction.redactPhoneLike(text) == expected)
   }
 
+  /// A backup path is spared wherever it occurs (its timestamp would otherwise look like a
+  /// phone); the text around it, even touching it, is masked as usual.
+  @Test(arguments: [
+    ("stopped: +1 555 010 0100. Backup: /s/backups/20261201T231908.855Z.json", "/s/backups/20261201T231908.855Z.json",
+     "stopped: +* *** *** **00. Backup: /s/backups/20261201T231908.855Z.json"),
+    ("/b/20261201T231908.855Z.json and again /b/20261201T231908.855Z.json", "/b/20261201T231908.855Z.json",
+     "/b/20261201T231908.855Z.json and again /b/20261201T231908.855Z.json"),
+    ("5550100/b/20261201T231908.855Z.json", "/b/20261201T231908.855Z.json", "*****00/b/20261201T231908.855Z.json"),
+    ("no path here: 5550100", "/b/20261201T231908.855Z.json", "no path here: *****00"),
+    ("an empty spared text: 5550100", "", "an empty spared text: *****00"),
+  ])
+  func aBackupPathIsSpared(_ text: String, _ spared: String, _ expected: String) {
+    #expect(PhoneRedaction.redactPhoneLike(text, sparing: spared) == expected)
+    #expect(PhoneRedaction.redactPhoneLike(text, sparing: nil) == PhoneRedaction.redactPhoneLike(text))
+  }
+
   @Test func phonesInsideLongerNumbersAreNotMatched() {
     #expect(PhoneRedaction.redact("call 1234 or 12345", phones: ["1234"]) == "call **34 or 12345")
   }
