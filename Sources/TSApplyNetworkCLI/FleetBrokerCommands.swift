@@ -53,6 +53,7 @@ extension FleetSession {
       throw CommandFailure("cannot publish to \(broker.settings.address): \(error); nothing was published")
     }
     printer.end()
+    let problems = manifestProblems()
     if !json {
       for row in rows {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
@@ -61,10 +62,11 @@ extension FleetSession {
         case .pending(let reason), .failed(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
         default: break
         }
-        context.stdout.write(line + "\n")
+        context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))
       }
     }
-    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
+    let reports = rows.map { problems[$0.name]?.report ?? $0 }
+    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: reports), changed: false)
   }
 
   /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
@@ -77,8 +79,9 @@ extension FleetSession {
         : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true)) }
-    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports),
+    let problems = manifestProblems()
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems)) }
+    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 }),
                       changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
   }
 
@@ -91,9 +94,29 @@ extension FleetSession {
                          .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
                        elapsed: .zero)
     }
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true)) }
+    let problems = manifestProblems()
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems)) }
     let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
-    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports), changed: changed, printed: true)
+    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 }),
+                      changed: changed, printed: true)
+  }
+
+  /// The watches whose own manifests have errors, by name: the diagnostics as text (with their
+  /// source lines) and the report row carrying them (`diagnostics`, `error`), as the fleet
+  /// commands without a broker show them. Nothing of these watches is published.
+  func manifestProblems() -> [String: (text: String, report: FleetWatchReport)] {
+    var problems: [String: (text: String, report: FleetWatchReport)] = [:]
+    for member in loaded.members {
+      guard case .failure(let problem) = member.document else { continue }
+      let (_, report) = failure(.input(problem), member: member, elapsed: .zero)
+      problems[member.name] = (diagnosticsText(problem.diagnostics, member: member), report)
+    }
+    return problems
+  }
+
+  /// `problems`' sections in fleet order, after a status table.
+  private func problemsText(_ problems: [String: (text: String, report: FleetWatchReport)]) -> String {
+    loaded.members.compactMap { member in problems[member.name].map { "\n" + header(member) + $0.text } }.joined()
   }
 
   /// Every member's status on the broker.

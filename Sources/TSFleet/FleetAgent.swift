@@ -211,11 +211,10 @@ final class AgentOutlet: @unchecked Sendable {
     sink = log
   }
 
-  /// Logs one line; a diagnostic may quote a phone, so phone-like runs are masked, all but
-  /// `spared` (the backup path of a failed apply, which the reader needs whole).
-  func log(_ line: String, sparing spared: String? = nil) {
-    sink(PhoneRedaction.redactPhoneLike(line, sparing: spared))
-  }
+  /// Logs one line. Text that may quote a contact (a diagnostic, an error from the engine) is
+  /// masked by the caller (`AgentWatch.masked`); addresses, revisions and counts are not, so
+  /// the log can be matched with what `apply --fleet` prints.
+  func log(_ line: String) { sink(line) }
 
   /// Whether the agent is stopping: no new work starts, applies stop between steps.
   var isStopping: Bool {
@@ -320,6 +319,8 @@ actor AgentWatch {
   private var payload: [UInt8] = []
   private var status: WatchStatus?
   private var attempts = 0
+  /// `DesiredDocument.contentRevision` of the document last handled.
+  private var handledContent: String?
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
   init(id: String, watch: Watch, outlet: AgentOutlet, now: @escaping @Sendable () -> Date) {
@@ -338,7 +339,7 @@ actor AgentWatch {
   func listen() async {
     await watch.device.registerSOSRequest { [weak self] error in
       guard error == nil, let self else { return }
-      Task { await self.event(.sos, "the wearer pressed SOS") }
+      Task { await self.sos() }
     }
     let changed: @Sendable (Result<[Contact], DeviceError>) -> Void = { [weak self] result in
       guard case .success = result, let self else { return }
@@ -398,13 +399,19 @@ actor AgentWatch {
     switch DesiredDocument.decode(payload, topic: topic) {
     case .failure(let problem):
       let revision = Self.revisionText(payload)
-      let message = problem.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
-      if status?.revision == revision, status?.result == .invalid { return }
+      let message = masked(problem.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; "))
+      // The same broken document delivered again says nothing new.
+      if status?.revision == revision, status?.result == .invalid, status?.message == message { return }
       outlet.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
+      handledContent = nil
       finish(revision: revision, result: .invalid, message: message)
     case .success(let desired):
-      if let status, status.revision == desired.revision, !status.wantsAnotherApply { return }
+      // Handled already: the same revision of the same content (a publisher that kept a
+      // revision for changed content gets its change applied).
+      let content = desired.contentRevision
+      if let status, status.revision == desired.revision, content == handledContent, !status.wantsAnotherApply { return }
       if status?.revision != desired.revision { attempts = 0 }
+      handledContent = content
       document = desired
       self.payload = payload
       await apply(desired, sequence: sequence)
@@ -440,22 +447,23 @@ actor AgentWatch {
       case .device, .locked, .records, .apply:
         (result, retry) = (.failed, true)
       }
-      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(message)", sparing: error.backupPath)
-      finish(revision: desired.revision, result: result, message: message, sparing: error.backupPath)
+      let shown = masked(message, sparing: error.backupPath)
+      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)")
+      finish(revision: desired.revision, result: result, message: shown)
       if retry { scheduleRetry(sequence) }
     }
   }
 
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
-  /// Phone-like runs in `message` are masked, all but `spared` (the backup path of a failed apply).
+  /// `message` is masked already (`masked`).
   private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
-                      applied: Bool = false, sparing spared: String? = nil) {
+                      applied: Bool = false) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
     next.revision = revision
     next.result = result
-    next.message = message.map { PhoneRedaction.redactPhoneLike($0, sparing: spared) }
+    next.message = message
     next.changes = changes
     if applied {
       next.appliedRevision = revision
@@ -466,7 +474,7 @@ actor AgentWatch {
     }
     status = next
     publishStatus()
-    if !applied { event(.error, message ?? result.rawValue, revision: revision, sparing: spared) }
+    if !applied { event(.error, message ?? result.rawValue, revision: revision) }
   }
 
   private func scheduleRetry(_ sequence: Int) {
@@ -501,11 +509,13 @@ actor AgentWatch {
       status = next
       publishStatus()
       if changed, !drifted.isEmpty {
-        event(.drift, "\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
-                + drifted.joined(separator: ", "), revision: desired.revision)
+        let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
+                             + drifted.joined(separator: ", "))
+        outlet.log("\(id): drift: \(message)")
+        event(.drift, message, revision: desired.revision)
       }
     } catch {
-      outlet.log("\(id): cannot read the watch for drift: \(error)")
+      outlet.log("\(id): cannot read the watch for drift: \(masked(error.description))")
     }
   }
 
@@ -516,9 +526,22 @@ actor AgentWatch {
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, sparing spared: String? = nil) {
+  private func sos() {
+    outlet.log("\(id): SOS: the wearer pressed SOS")
+    event(.sos, "the wearer pressed SOS")
+  }
+
+  /// Text that may quote a contact (a diagnostic, an engine error, a custom reminder's name in
+  /// an address) with its phone-like runs masked, all but `spared` (the backup path of a failed
+  /// apply, which restoring the watch needs whole).
+  private func masked(_ text: String, sparing spared: String? = nil) -> String {
+    PhoneRedaction.redactPhoneLike(text, sparing: spared)
+  }
+
+  /// Publishes an event; `message` is masked already (`masked`).
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
     let event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
-                           message: PhoneRedaction.redactPhoneLike(message, sparing: spared), revision: revision)
+                           message: message, revision: revision)
     outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
   }
 

@@ -116,7 +116,8 @@ public enum FleetPublication {
     var desired: [Int: DesiredDocument] = [:]
     for (index, member) in members.enumerated() {
       if case .success(let document) = member.document {
-        desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name)
+        desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name,
+                                         watchID: member.watch.watchID)
       }
     }
     // A status counts when it came after the publication began, or, kept from before (every

@@ -10,7 +10,7 @@ import TSPlan
 ///
 /// ```json
 /// {"allow_destroy":false,"format_version":"1","manifest":{"contacts":[…],"version":1},
-///  "revision":"5f0c3a1d9e2b7c44","watch":"room-12"}
+///  "revision":"5f0c3a1d9e2b7c44","watch":"room-12","watch_id":"room-12"}
 /// ```
 ///
 /// The revision is the start of the SHA-256 of the canonical `{allow_destroy, manifest}`: the
@@ -29,23 +29,28 @@ public struct DesiredDocument: Sendable {
   public var revision: String
   /// The watch's name in the fleet, for people reading the broker.
   public var watch: String?
+  /// The watch ID whose desired topic the document is for (`FleetTopics.watchID(forSpec:)`);
+  /// an agent refuses a document that names another watch ID than its topic's. Optional: a
+  /// document without it is taken on its topic's word.
+  public var watchID: String?
 
   /// The manifest's canonical JSON, made once (`.null` in a document decoded from a payload,
   /// which an agent never sends on).
   private let manifestJSON: JSONValue
 
   /// A document for `manifest`, its revision computed.
-  public init(manifest: Manifest, allowDestroy: Bool, watch: String?) {
+  public init(manifest: Manifest, allowDestroy: Bool, watch: String?, watchID: String? = nil) {
     let json = ManifestJSON.value(manifest)
-    self.init(manifest: manifest, json: json, allowDestroy: allowDestroy, watch: watch,
+    self.init(manifest: manifest, json: json, allowDestroy: allowDestroy, watch: watch, watchID: watchID,
               revision: Self.revision(json, allowDestroy: allowDestroy))
   }
 
-  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, revision: String) {
+  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, watchID: String?, revision: String) {
     self.manifest = manifest
     manifestJSON = json
     self.allowDestroy = allowDestroy
     self.watch = watch
+    self.watchID = watchID
     self.revision = revision
   }
 
@@ -59,6 +64,11 @@ public struct DesiredDocument: Sendable {
     return String(SHA256Digest.hex(of: Array(canonical.utf8)).prefix(16))
   }
 
+  /// The revision its content gives (`revision(manifest:allowDestroy:)`), whatever `revision`
+  /// the publisher chose: an agent compares it to tell a changed document that kept its
+  /// revision from one delivered again.
+  public var contentRevision: String { Self.revision(manifest: manifest, allowDestroy: allowDestroy) }
+
   /// The document as canonical JSON (keys sorted, compact).
   public func encoded() -> [UInt8] {
     var object: [String: JSONValue] = [
@@ -68,23 +78,28 @@ public struct DesiredDocument: Sendable {
       "manifest": manifestJSON == .null ? ManifestJSON.value(manifest) : manifestJSON,
     ]
     if let watch { object["watch"] = .string(watch) }
+    if let watchID { object["watch_id"] = .string(watchID) }
     return Array(ManifestJSON.encoded(.object(object)).utf8)
   }
 
-  static let keys = ["format_version", "revision", "allow_destroy", "manifest", "watch"]
+  static let keys = ["format_version", "revision", "allow_destroy", "manifest", "watch", "watch_id"]
 
   /// Reads a desired document received on `topic` (named so in positions): strict JSON, read
   /// with the YAML reader into the manifest decoder, so every manifest rule applies and every
-  /// problem has a line and column in the document. Nothing here touches a watch.
+  /// problem, a syntax error too, has a line and column in the document. A `watch_id` that is
+  /// not the topic's is an error (a misrouted document never reaches another watch).
+  /// Nothing here touches a watch.
   public static func decode(_ payload: [UInt8], topic: String) -> Result<DesiredDocument, FleetInputProblem> {
     func failed(_ diagnostics: [Diagnostic]) -> Result<DesiredDocument, FleetInputProblem> {
       .failure(FleetInputProblem(diagnostics: diagnostics, subject: "the desired document on \(topic)"))
     }
-    guard (try? JSONSerialization.jsonObject(with: Data(payload))) is [String: Any] else {
+    // JSON is YAML: the YAML reader finds syntax errors with their positions; what it reads
+    // that is not JSON (block style, comments, a list) is refused after.
+    let read = YAMLReader.read(bytes: payload, file: topic)
+    if !read.diagnostics.isEmpty { return failed(read.diagnostics) }
+    guard (try? JSONSerialization.jsonObject(with: Data(payload))) is [String: Any], let root = read.root else {
       return failed([.error(at: nil, field: "", "the desired document is not a JSON object")])
     }
-    let read = YAMLReader.read(bytes: payload, file: topic)
-    guard let root = read.root, read.diagnostics.isEmpty else { return failed(read.diagnostics) }
     var context = DecodingContext(file: topic)
     guard let fields = context.mapping(root, path: "", keys: keys) else { return failed(context.diagnostics) }
     if let node = fields["format_version"], context.text(node, path: "format_version") != formatVersion {
@@ -108,6 +123,11 @@ public struct DesiredDocument: Sendable {
       }
     }
     let watch = fields["watch"].flatMap { context.text($0, path: "watch") }
+    let watchID = fields["watch_id"].flatMap { context.text($0, path: "watch_id") }
+    if let watchID, let node = fields["watch_id"], let (_, topicWatch, _) = FleetTopics.parseWatch(topic), watchID != topicWatch {
+      context.error(node.position, "watch_id",
+                    "this document is for the watch ID \(ControlCharacters.escaped(watchID)), but it was published on the topic of \(topicWatch)")
+    }
     guard let node = fields["manifest"] else {
       context.error(root.position, "manifest", "the desired document has no manifest")
       return failed(context.diagnostics)
@@ -115,7 +135,8 @@ public struct DesiredDocument: Sendable {
     let loaded = ManifestLoader.load(node: node, file: topic)
     let diagnostics = context.diagnostics + loaded.diagnostics
     guard let manifest = loaded.manifest, !diagnostics.hasErrors else { return failed(diagnostics) }
-    return .success(DesiredDocument(manifest: manifest, json: .null, allowDestroy: allowDestroy, watch: watch, revision: revision))
+    return .success(DesiredDocument(manifest: manifest, json: .null, allowDestroy: allowDestroy, watch: watch, watchID: watchID,
+                                     revision: revision))
   }
 }
 

@@ -51,8 +51,8 @@ import TSTestSupport
     let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
       .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
     try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
-    let agent = try TSApplyBinary.start(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
-                                         "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
     #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
     let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir)
     #expect(applied.status == 0, "\(applied.stderr)")
@@ -62,16 +62,43 @@ import TSTestSupport
     let watches = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
     #expect(watches.map { $0["state"] as? String } == ["in sync", "in sync"])
     #expect(watches.map { $0["agent_online"] as? Bool } == [true, true])
+    // The wearer presses SOS: the agent publishes the event and logs it.
+    #expect(try TSApplyBinary.run(["device", "simulate", "sos", "--device", "sim:watches/room-12.json"], in: dir).status == 0)
+    for _ in 0..<400 where !agent.standardError.contains("room-12: SOS") { usleep(50_000) }
     agent.send(SIGTERM)
-    let ended = agent.wait()
+    let (exitStatus, _, agentLog) = agent.finish()
+    let ended = (status: exitStatus, stderr: agentLog)
     #expect(ended.status == 0)
     #expect(ended.stderr.contains("SIGTERM received; going offline"))
     #expect(!ended.stderr.contains("5550112"), "the agent's log holds a phone number")
+    // Addresses and revisions are not masked as if they were phone numbers: the log matches
+    // what apply printed.
+    #expect(ended.stderr.contains("connected to \(broker.address) as tsapply-agent-ward-a-station"), "\(ended.stderr)")
+    let revision = try #require(applied.stdout.split(separator: "\n").first { $0.hasPrefix("room-12: applied (revision ") }?
+      .dropFirst("room-12: applied (revision ".count).prefix(16))
+    #expect(ended.stderr.contains("room-12: revision \(revision) applied (+"), "\(ended.stderr)")
+    #expect(ended.stderr.contains("room-12: SOS: the wearer pressed SOS"), "\(ended.stderr)")
     try "contacts:\n  - {name: Daughter, phone: \"+15550113\"}\n".write(to: dir.appendingPathComponent("residents/room-12.yaml"), atomically: true, encoding: .utf8)
     let pending = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-12"], in: dir)
     #expect(pending.status == 0, "a watch whose agent is offline is pending, not failed: \(pending.stderr)")
     #expect(pending.stdout.contains("room-12: pending (revision "))
     #expect(pending.stdout.contains("agent station is offline"))
+    // A watch whose own manifest has errors: nothing of it is published, and its diagnostics
+    // are shown as without a broker, with file, line, column and field.
+    try "contacts:\n  - {name: Son, phone: \"+15550114\"}\ncontacts: []\n".write(to: dir.appendingPathComponent("residents/room-14.yaml"),
+                                                                           atomically: true, encoding: .utf8)
+    let invalid = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-14"], in: dir)
+    #expect(invalid.status == 1)
+    #expect(invalid.stdout.contains("residents/room-14.yaml:3:1: error: contacts: "), "\(invalid.stdout)")
+    let invalidJSON = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-14", "--json"], in: dir)
+    let rows = try #require((try JSONSerialization.jsonObject(with: Data(invalidJSON.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
+    let diagnostics = try #require(rows.first?["diagnostics"] as? [[String: Any]], "\(invalidJSON.stdout)")
+    #expect(diagnostics.first?["line"] as? Int == 3)
+    #expect(diagnostics.first?["field"] as? String == "contacts")
+    let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml"], in: dir)
+    #expect(planned.status == 1)
+    #expect(planned.stdout.contains("=== room-14  device sim:watches/room-14.json"), "\(planned.stdout)")
+    #expect(planned.stdout.contains("residents/room-14.yaml:3:1: error: contacts: "), "\(planned.stdout)")
   }
 
   @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {

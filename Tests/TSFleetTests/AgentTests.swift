@@ -256,6 +256,34 @@ import TSTestSupport
     await agent.stop()
   }
 
+  @Test func anotherWatchsDocumentIsRefusedAndAChangedDocumentThatKeptItsRevisionIsApplied() async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"])
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "own"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let topic = FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)
+    // room-2's document on room-1's topic: refused, room-1 untouched.
+    let misrouted = #"{"manifest":{"contacts":[{"name":"Resident 2","phone":"+15550102"}]},"revision":"r1","watch":"room-2","watch_id":"room-2"}"#
+    try await publisher.publish(topic, payload: Array(misrouted.utf8), qos: 1, retain: true)
+    for _ in 0..<250 where (await agent.status(of: "room-1")) == nil { try await Task.sleep(for: .milliseconds(20)) }
+    let refused = try #require(await agent.status(of: "room-1"))
+    #expect(refused.result == .invalid)
+    #expect(refused.message?.contains("watch_id: this document is for the watch ID room-2, but it was published on the topic of room-1") == true,
+            "\(refused.message ?? "")")
+    #expect(try await site.contacts("room-1") == [])
+    // A publisher of its own that keeps its revision while the content changes.
+    for name in ["A", "B"] {
+      let document = #"{"manifest":{"contacts":[{"name":"\#(name)","phone":"+15550100"}]},"revision":"release-7","watch_id":"room-1"}"#
+      try await publisher.publish(topic, payload: Array(document.utf8), qos: 1, retain: true)
+      for _ in 0..<250 where try await site.contacts("room-1") != [name] { try await Task.sleep(for: .milliseconds(20)) }
+      #expect(try await site.contacts("room-1") == [name])
+    }
+    #expect(agent.statistics.applies == 2)
+    await publisher.close()
+    await agent.stop()
+  }
+
   @Test func anInvalidDocumentNeverTouchesTheWatchAndSaysWhereItIsWrong() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])

@@ -30,6 +30,21 @@ import TSModel
     #expect(decoded.revision == document.revision)
     #expect(decoded.allowDestroy == false)
     #expect(decoded.watch == "room-12")
+    #expect(decoded.watchID == nil)
+    let addressed = DesiredDocument(manifest: original, allowDestroy: false, watch: "room-12", watchID: "AA:BB:CC:DD:EE:12")
+    let read = try DesiredDocument.decode(addressed.encoded(), topic: "tsapply/v1/ward-a/AA:BB:CC:DD:EE:12/desired").get()
+    #expect(read.watchID == "AA:BB:CC:DD:EE:12")
+    #expect(read.revision == document.revision, "the watch ID is not part of the revision")
+  }
+
+  @Test func theContentRevisionIsTheRevisionTheContentGivesWhateverThePublisherChose() throws {
+    let payload = #"{"manifest":{"contacts":[{"name":"A","phone":"+15550100"}]},"revision":"release-7"}"#
+    let decoded = try DesiredDocument.decode(Array(payload.utf8), topic: "t").get()
+    #expect(decoded.revision == "release-7")
+    #expect(decoded.contentRevision == DesiredDocument(manifest: decoded.manifest, allowDestroy: false, watch: nil).revision)
+    let changed = try DesiredDocument.decode(Array(payload.replacingOccurrences(of: "\"A\"", with: "\"B\"").utf8), topic: "t").get()
+    #expect(changed.revision == "release-7")
+    #expect(changed.contentRevision != decoded.contentRevision)
   }
 
   @Test func theCanonicalTextIsWhatJSONEncoderWritesWithSortedKeys() throws {
@@ -54,6 +69,7 @@ import TSModel
     var name: String
     var payload: String
     var errors: [String]
+    var topic = "d"
     var testDescription: String { name }
   }
 
@@ -67,13 +83,20 @@ import TSModel
         errors: ["d:1:29: error: revison: unknown key \"revison\"; did you mean \"revision\"?"]),
     Bad(name: "a manifest rule", payload: #"{"manifest":{"emergency":{"sos":true}},"revision":"r"}"#,
         errors: ["d:1:33: error: emergency.sos: is true but no emergency contacts are given; add at least one under emergency.contacts, or set sos: false"]),
+    Bad(name: "a JSON syntax error", payload: #"{"manifest":{"contacts":[]]},"revision":"r"}"#,
+        errors: ["d:1:27: error: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 1, column 13)"]),
+    Bad(name: "a document cut short", payload: #"{"manifest":{"contacts":[]},"revision":"r""#,
+        errors: ["d:2:1: error: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 1, column 1)"]),
+    Bad(name: "another watch's document", payload: #"{"manifest":{"contacts":[]},"revision":"r","watch":"room-14","watch_id":"room-14"}"#,
+        errors: ["tsapply/v1/ward-a/room-16/desired:1:73: error: watch_id: this document is for the watch ID room-14, but it was published on the topic of room-16"],
+        topic: "tsapply/v1/ward-a/room-16/desired"),
     Bad(name: "a quoted boolean", payload: #"{"manifest":{"reminders":{"drinking":{"enabled":"true"}}},"revision":"r"}"#,
         errors: ["d:1:49: error: reminders.drinking.enabled: \"true\" is quoted, so it is text; write true without quotes"]),
   ]
 
   @Test(arguments: bad)
   func aBadDocumentIsRefusedWithPositions(_ row: Bad) throws {
-    guard case .failure(let problem) = DesiredDocument.decode(Array(row.payload.utf8), topic: "d") else {
+    guard case .failure(let problem) = DesiredDocument.decode(Array(row.payload.utf8), topic: row.topic) else {
       Issue.record("accepted")
       return
     }
