@@ -74,7 +74,8 @@ extension FleetSession {
   func planOverBroker(detailedExitCode: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
     let rows = try await statusRows(broker)
     let reports = rows.map { row -> FleetWatchReport in
-      let unapplied = row.state == "new revision" || row.state == "no status" || (row.state == "offline" && row.lastApplied == nil)
+      // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
+      let unapplied = ["new revision", "no status", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
       let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
         : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)

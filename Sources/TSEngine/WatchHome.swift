@@ -13,6 +13,8 @@ import TSModel
 /// last-applied.json    what the last successful apply left, for drift (0600)
 /// monitor.lock         held by the one `tsapply monitor` watching this watch (flock)
 /// outbox/              SOS events not yet delivered by every notifier, <event id>.json (0600)
+/// agent-status.json    the last status `tsapply agent` published for it, read back when the
+///                      agent starts again (0600)
 /// ```
 ///
 /// The state root is `$TSAPPLY_STATE_DIR`, else `$XDG_STATE_HOME/tsapply`, else
@@ -65,6 +67,9 @@ public struct WatchHome: Hashable, Sendable {
   public var backupDirectory: String { directory + "/backups" }
   /// `last-applied.json`: the verified state after the last successful apply.
   public var lastAppliedPath: String { directory + "/last-applied.json" }
+
+  /// `agent-status.json`: the last status an agent published for the watch (`WatchStatus`).
+  public var agentStatusPath: String { directory + "/agent-status.json" }
   /// `lock`: the file the whole-apply lock is taken on.
   public var lockPath: String { directory + "/lock" }
   /// `monitor.lock`: held by the monitor watching this watch, so a second one refuses.

@@ -1,4 +1,5 @@
 import Foundation
+import TSApply
 import TSEngine
 import TSManifest
 import TSModel
@@ -321,6 +322,8 @@ actor AgentWatch {
   private var attempts = 0
   /// `DesiredDocument.contentRevision` of the document last handled.
   private var handledContent: String?
+  /// Whether writing `agent-status.json` failed last time (said once, not at every status).
+  private var statusRecordFailed = false
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
   init(id: String, watch: Watch, outlet: AgentOutlet, now: @escaping @Sendable () -> Date) {
@@ -328,6 +331,14 @@ actor AgentWatch {
     self.watch = watch
     self.outlet = outlet
     self.now = now
+    // The status this watch had when the agent last ran, so what it knew (the revision
+    // applied, when, drift) is not lost across a restart.
+    if let bytes = FileManager.default.contents(atPath: watch.home.agentStatusPath),
+       let kept = WatchStatus.decode(Array(bytes)), kept.watch == id, kept.device == watch.identity {
+      var seed = kept
+      seed.agent = outlet.configuration.agentID
+      status = seed
+    }
   }
 
   var currentStatus: WatchStatus? { status }
@@ -523,6 +534,13 @@ actor AgentWatch {
 
   private func publishStatus() {
     guard let status else { return }
+    do {
+      try SecureFile.write(status.encoded(), to: watch.home.agentStatusPath)
+      statusRecordFailed = false
+    } catch {
+      if !statusRecordFailed { outlet.log("\(id): cannot keep the status for the next start: \(error)") }
+      statusRecordFailed = true
+    }
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 

@@ -101,9 +101,12 @@ public enum FleetStatus {
       case .refused, .invalid, .failed: state = status.result.rawValue
       case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
       }
-      if let applied = status.appliedRevision, !current.contains(applied), state != "failed" {
+      // The manifests give a revision the agent has not handled yet. One it handled and
+      // refused (or found invalid) stays so: publishing it again changes nothing.
+      if !current.contains(status.revision), status.result != .failed {
         state = "new revision"
-        note = "the manifests give revision \(current[0]); the agent last applied \(applied)"
+        note = "the manifests give revision \(current[0]); the agent last "
+          + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,

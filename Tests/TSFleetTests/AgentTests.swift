@@ -250,6 +250,18 @@ import TSTestSupport
     guard case .failed(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
     #expect(reason.hasPrefix("refused by agent station: refusing to apply without review: this plan "))
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    // The status says refused, online or not: the agent handled this revision (publishing it
+    // again changes nothing); an edited manifest is a new revision.
+    func state() async throws -> FleetStatusRow? {
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).first
+    }
+    #expect(try await state()?.state == "refused")
+    try site.manifest("room-1", contacts: ["A"])
+    let edited = try await state()
+    #expect(edited?.state == "new revision")
+    #expect(edited?.note?.hasSuffix("; the agent last applied \(try #require(await agent.status(of: "room-1")?.appliedRevision))") == true,
+            "\(edited?.note ?? "")")
+    try site.manifest("room-1", contacts: [])
     let allowed = try await site.apply(allowDestroy: true)
     #expect(allowed.map(\.verdict.word) == ["applied"])
     #expect(try await site.contacts("room-1") == [])
@@ -282,6 +294,32 @@ import TSTestSupport
     #expect(agent.statistics.applies == 2)
     await publisher.close()
     await agent.stop()
+  }
+
+  @Test func aRestartedAgentKeepsWhatItKnewOfEachWatch() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let applied = try #require(await first.status(of: "room-1"))
+    try site.manifest("room-1", contacts: [])
+    #expect(try await site.apply().map(\.verdict.word) == ["failed"])
+    await first.stop()
+    // Started again, it is handed the refused revision again (retained) and refuses it again;
+    // the revision it applied before, and when, are still in its status.
+    let again = try await site.agent("station", ["room-1"])
+    var status = await again.status(of: "room-1")
+    #expect(status?.result == .refused)
+    for _ in 0..<250 where again.statistics.applies == 0 { try await Task.sleep(for: .milliseconds(20)) }
+    for _ in 0..<250 where again.statistics.statuses == 0 { try await Task.sleep(for: .milliseconds(20)) }
+    status = await again.status(of: "room-1")
+    #expect(status?.result == .refused)
+    #expect(status?.appliedRevision == applied.appliedRevision)
+    #expect(status?.lastApplied == applied.lastApplied)
+    #expect(status?.changes == nil)
+    let record = try #require(try await site.engine.open("memory:room-1").home.agentStatusPath)
+    #expect(try FileManager.default.attributesOfItem(atPath: record)[.posixPermissions] as? Int == 0o600)
+    await again.stop()
   }
 
   @Test func anInvalidDocumentNeverTouchesTheWatchAndSaysWhereItIsWrong() async throws {
