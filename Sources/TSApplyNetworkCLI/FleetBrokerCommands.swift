@@ -81,9 +81,9 @@ extension FleetSession {
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
     let problems = manifestProblems()
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems)) }
-    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 }),
-                      changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
+    let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 })
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
+    return try finish(report, changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
   }
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
@@ -96,10 +96,10 @@ extension FleetSession {
                        elapsed: .zero)
     }
     let problems = manifestProblems()
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems)) }
+    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 })
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
-    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 }),
-                      changed: changed, printed: true)
+    return try finish(report, changed: changed, printed: true)
   }
 
   /// The watches whose own manifests have errors, by name: the diagnostics as text (with their

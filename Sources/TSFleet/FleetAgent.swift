@@ -143,6 +143,9 @@ public final class FleetAgent: @unchecked Sendable {
       let state = AgentState(agent: configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
       try? await client.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), payload: state.encoded(),
                                 qos: 1, retain: true)
+    } else {
+      outlet.log("not connected to \(configuration.broker.address), so the last statuses and the going offline cannot be published; "
+                 + "the broker marks the agent offline itself (its Last Will) once \(configuration.keepAlive * 3 / 2) s pass without a word")
     }
     outlet.silence()
     await client.close()

@@ -121,15 +121,17 @@ public struct FleetReport: Sendable {
   /// The summary table and totals, ending with a newline.
   public func table() -> String {
     let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.verdict.changesText, $0.elapsedText] }
-    var text = FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n"
+    return FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n" + totals
+  }
+
+  /// The totals line, ending with a newline: `3 watches: 2 applied, 1 failed.`
+  public var totals: String {
     var counts: [(String, Int)] = []
     for row in watches {
       let tally = row.verdict.tallyWord
       if let index = counts.firstIndex(where: { $0.0 == tally }) { counts[index].1 += 1 } else { counts.append((tally, 1)) }
     }
-    let total = watches.count
-    text += counted(total, "watch", "watches") + ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
-    return text
+    return counted(watches.count, "watch", "watches") + ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
   }
 
   /// The JSON report: `{format_version, operation, fleet, watches: [{name, device, result,

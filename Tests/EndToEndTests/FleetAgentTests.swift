@@ -99,6 +99,7 @@ import TSTestSupport
     #expect(planned.status == 1)
     #expect(planned.stdout.contains("=== room-14  device sim:watches/room-14.json"), "\(planned.stdout)")
     #expect(planned.stdout.contains("residents/room-14.yaml:3:1: error: contacts: "), "\(planned.stdout)")
+    #expect(planned.stdout.hasSuffix("\n2 watches: 1 to publish, 1 failed.\n"), "\(planned.stdout)")
   }
 
   @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {

@@ -46,12 +46,13 @@ import TSTestSupport
     }
 
     /// An agent serving `watches` as `id`.
-    func agent(_ id: String, _ watches: [String], driftInterval: Duration = .zero) async throws -> FleetAgent {
+    func agent(_ id: String, _ watches: [String], driftInterval: Duration = .zero,
+               log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> FleetAgent {
       var served: [(id: String, watch: Watch)] = []
       for name in watches { served.append((name, try await engine.open("memory:\(name)"))) }
       let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: id, driftInterval: driftInterval,
                                                       retryDelay: (.milliseconds(200), .seconds(1))),
-                                 watches: served)
+                                 watches: served, log: log)
       await agent.start()
       try await agent.ready(within: .seconds(120))
       return agent
@@ -320,6 +321,17 @@ import TSTestSupport
     let record = try #require(try await site.engine.open("memory:room-1").home.agentStatusPath)
     #expect(try FileManager.default.attributesOfItem(atPath: record)[.posixPermissions] as? Int == 0o600)
     await again.stop()
+  }
+
+  @Test func stoppingWithoutTheBrokerSaysThatTheBrokerMarksItOffline() async throws {
+    let site = try Site(watches: ["room-1"])
+    let lines = Inbox<String>()
+    let agent = try await site.agent("station", ["room-1"], log: { lines.add($0) })
+    site.broker.stop()
+    for _ in 0..<500 where !lines.items.contains(where: { $0.hasPrefix("lost the broker") }) { try await Task.sleep(for: .milliseconds(20)) }
+    await agent.stop()
+    #expect(lines.items.last == "not connected to \(site.broker.address), so the last statuses and the going offline cannot be published; "
+            + "the broker marks the agent offline itself (its Last Will) once 45 s pass without a word", "\(lines.items)")
   }
 
   @Test func anInvalidDocumentNeverTouchesTheWatchAndSaysWhereItIsWrong() async throws {
