@@ -6,7 +6,7 @@ import TSMQTT
 
 /// `tsapply agent`: the bridge-side agent of a fleet over MQTT. It serves the watches given with
 /// `--device`, pulls their desired documents from the broker and applies them through the engine,
-/// until SIGINT or SIGTERM (docs/fleet.md "Agents over MQTT").
+/// until SIGINT, SIGTERM or SIGHUP (docs/fleet.md "Agents over MQTT").
 struct AgentCommand: Command {
   static let name = "agent"
   static let abstract = "Serve watches for a fleet over MQTT: pull desired documents, apply them, report."
@@ -18,7 +18,9 @@ struct AgentCommand: Command {
     only when the document carries allow_destroy — and publishes tsapply/v1/SITE/WATCH-ID/status
     (retained) and …/events. Its presence is tsapply/v1/SITE/agent/AGENT/state, with a Last Will
     that marks it offline. The password comes from --password-file or TSAPPLY_MQTT_PASSWORD,
-    never from the command line. SIGINT or SIGTERM stops it cleanly (it says it goes offline).
+    never from the command line. SIGINT, SIGTERM or SIGHUP stops it cleanly: an apply in progress
+    stops after its current step, the last statuses go out, it says it goes offline. A second
+    signal quits at once.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--broker"], value: "URL", help: "The broker: mqtt://HOST:PORT, or mqtts://HOST:PORT for TLS."),
@@ -104,36 +106,33 @@ struct AgentCommand: Command {
       throw CommandFailure("cannot connect to \(broker): \(error)")
     }
     stderr.write("\(Self.now()) agent \(id) serving \(served.map(\.id).joined(separator: ", ")) on site \(site); Ctrl-C stops it\n")
-    let signal = await Self.nextStopSignal()
-    stderr.write("\(Self.now()) \(StopSignals.name(signal)) received; going offline\n")
+    let (signal, signals) = await Self.firstStopSignal()
+    stderr.write("\(Self.now()) \(StopSignals.name(signal)) received; going offline (an apply in progress stops after its current step; "
+                 + "\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once)\n")
     await agent.stop()
+    signals.end()
     for (_, watch) in served { await watch.close() }
     return .success
+  }
+
+  /// Waits for SIGINT, SIGTERM or SIGHUP, caught the engine's way (`StopSignals`), and returns
+  /// the first with the catcher: until its `end()`, a second signal (at least
+  /// `StopSignals.repeatInterval` later) exits at once with 128 + its number.
+  static func firstStopSignal() async -> (signal: Int32, signals: StopSignals) {
+    let (stream, continuation) = AsyncStream<Int32>.makeStream()
+    let signals = StopSignals { number in
+      continuation.yield(number)
+      continuation.finish()
+    }
+    signals.begin()
+    var first = SIGTERM
+    for await number in stream { first = number }
+    return (first, signals)
   }
 
   private static func now() -> String {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
     return formatter.string(from: Date())
-  }
-
-  /// Waits for SIGINT or SIGTERM (their default action suspended meanwhile).
-  static func nextStopSignal() async -> Int32 {
-    let (stream, continuation) = AsyncStream<Int32>.makeStream()
-    var sources: [any DispatchSourceSignal] = []
-    for number in [SIGINT, SIGTERM] {
-      Foundation.signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { continuation.yield(number) }
-      source.resume()
-      sources.append(source)
-    }
-    var received = SIGTERM
-    for await number in stream {
-      received = number
-      break
-    }
-    for source in sources { source.cancel() }
-    return received
   }
 }

@@ -30,9 +30,10 @@ extension MonitorCommand {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
       }
       stderr.write("Following the events of site \(broker.site) on \(broker.settings.address); Ctrl-C stops.\n")
-      let signal = await AgentCommand.nextStopSignal()
-      stderr.write("\(StopSignals.name(signal)) received: stopping the monitor.\n")
+      let (signal, signals) = await AgentCommand.firstStopSignal()
+      stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
       await follower.stop(grace: .seconds(5))
+      signals.end()
       return .success
     }
     var template = MonitorSettings(manifestPath: "", manifestName: "", interval: interval, reconcile: reconcile,

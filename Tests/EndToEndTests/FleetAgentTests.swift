@@ -102,6 +102,30 @@ import TSTestSupport
     #expect(planned.stdout.hasSuffix("\n2 watches: 1 to publish, 1 failed.\n"), "\(planned.stdout)")
   }
 
+  @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
+    let dir = try Self.fleet(transport: "mqtt://127.0.0.1:1")
+    let broker = try MosquittoBroker.start(in: dir.path)
+    defer { broker.stop() }
+    let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
+    try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    // Three seconds per device call: the apply is in progress for a long time.
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json"], in: dir, environment: ["TSAPPLY_SIM_LATENCY": "3000,0"])
+    for _ in 0..<400 where !agent.standardError.contains("serving room-12") { usleep(50_000) }
+    let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-12", "--wait", "1s"], in: dir)
+    #expect(published.stdout.contains("room-12: pending (revision "), "\(published.stdout)")
+    agent.send(SIGTERM)
+    for _ in 0..<400 where !agent.standardError.contains("going offline") { usleep(50_000) }
+    #expect(agent.standardError.contains("SIGTERM received; going offline (an apply in progress stops after its current step; send it again to quit at once)"))
+    usleep(200_000)  // one request delivered twice within StopSignals.repeatInterval counts once
+    let start = Date()
+    agent.send(SIGTERM)
+    let (status, _, _) = agent.finish()
+    #expect(status == 128 + SIGTERM, "ended by the second signal")
+    #expect(Date().timeIntervalSince(start) < 2.5, "the second signal did not wait for the device call")
+  }
+
   @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {
     let dir = try Self.fleet(transport: "mqtts://127.0.0.1:1")
     let brokerDir = dir.appendingPathComponent("broker")
