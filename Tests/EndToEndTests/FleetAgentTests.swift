@@ -33,6 +33,16 @@ import TSTestSupport
     return dir
   }
 
+  /// The fleet of `fleet(transport:)` on an open broker started for it (the caller stops it).
+  static func fleetOnABroker() throws -> (URL, MosquittoBroker) {
+    let dir = try fleet(transport: "mqtt://127.0.0.1:1")
+    let broker = try MosquittoBroker.start(in: dir.path)
+    let text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    return (dir, broker)
+  }
+
   /// Runs `tsapply status --fleet` until its output contains `text` (at most 10 s).
   static func waitForStatus(_ text: String, in dir: URL, environment: [String: String] = [:]) throws -> String {
     var last = ""
@@ -45,12 +55,8 @@ import TSTestSupport
   }
 
   @Test func anAgentProcessAppliesWhatApplyPublishesAndGoesOfflineWhenStopped() throws {
-    let dir = try Self.fleet(transport: "mqtt://127.0.0.1:1")
-    let broker = try MosquittoBroker.start(in: dir.path)
+    let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
-    let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
-      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
-    try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
     let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
                                       "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
     #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
@@ -103,12 +109,8 @@ import TSTestSupport
   }
 
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
-    let dir = try Self.fleet(transport: "mqtt://127.0.0.1:1")
-    let broker = try MosquittoBroker.start(in: dir.path)
+    let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
-    let fleet = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
-      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
-    try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
     // Three seconds per device call: the apply is in progress for a long time.
     let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
                                       "--device", "sim:watches/room-12.json"], in: dir, environment: ["TSAPPLY_SIM_LATENCY": "3000,0"])
