@@ -300,7 +300,10 @@ public struct Applier: Sendable {
       sent = .reminders(list)
       try await device.replaceAllReminders(list)
       called("replaceAllReminders")
-    case .setAllContacts(let contacts):
+    case .setAllContacts(let planned):
+      // No short name goes out as none, as the watch's own contacts have it, not as the empty
+      // one (plans compare the two as the same).
+      let contacts = planned.map { $0.shortName == "" ? Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) : $0 }
       sent = .contacts(contacts)
       try await device.setAllContacts(contacts)
       called("setAllContacts")

@@ -58,12 +58,15 @@ public enum ApplyStep: Hashable, Sendable {
 /// | replace-all supported, creates and 1+ updates/deletes | template, then one `replaceAllReminders` with the watch's list (updates applied, deletes removed) plus the first new reminder; other creates as below |
 /// | replace-all supported, 2+ reminder updates/deletes | one `replaceAllReminders` with the watch's list, updates applied, deletes removed, order kept |
 /// | otherwise | one `deleteReminder` per delete, then one `setReminder` per update |
-/// | custom reminder creates | after all deletes (so full slots are freed first): template + set, each |
+/// | custom reminder creates | after all deletes (so full slots are freed first): template + set, each, in the manifest's order (the watch numbers them in the order they come) |
 /// | contacts differ | one `setAllContacts` |
 /// | emergency list or SOS differ | one `setEmergencyContacts` (list and switch together) |
 public enum ApplyOrder {
-  /// The steps that carry out `plan` on a watch holding `state` with `capabilities`.
-  public static func steps(for plan: Plan, state: DeviceState, capabilities: DeviceCapabilities) -> [ApplyStep] {
+  /// The steps that carry out `plan` on a watch holding `state` with `capabilities`; new custom
+  /// reminders are made in the order of `customOrder` (the manifest's custom reminder names;
+  /// a name not in it comes after, by address).
+  public static func steps(for plan: Plan, state: DeviceState, capabilities: DeviceCapabilities,
+                           customOrder: [String] = []) -> [ApplyStep] {
     var deletes: [(id: String, address: ResourceAddress)] = []
     var updates: [(reminder: Reminder, address: ResourceAddress)] = []
     var steps: [ApplyStep] = []
@@ -84,6 +87,14 @@ public enum ApplyOrder {
       default:
         break
       }
+    }
+    if !customOrder.isEmpty {
+      let rank = Dictionary(customOrder.enumerated().map { (ResourceAddress.custom($0.element), $0.offset) }) { first, _ in first }
+      let ranked = creates.enumerated().map { (index, step) -> (Int, Int, ApplyStep) in
+        guard case .createCustomReminder(_, let address) = step else { return (Int.max, index, step) }
+        return (rank[address] ?? Int.max, index, step)
+      }
+      creates = ranked.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
     }
     let replaceAllSupported = capabilities.reminders.operations.contains(.replaceAll)
     if replaceAllSupported, deletes.count + updates.count >= 1,

@@ -70,7 +70,8 @@ public struct Reconciler: Sendable {
       backupPath = try Backup(createdAt: now, profile: capabilities.profile, device: deviceIdentity, state: state).write(into: backupDirectory, at: now)
     } catch { throw .backupFailed(error) }
     progress(.backedUp(path: backupPath))
-    let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities)
+    let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities,
+                                 customOrder: manifest.reminders?.custom?.value.compactMap { $0.name?.value } ?? [])
     let applied: [ResourceAddress]
     do {
       applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce, storedForm: capabilities.reminders).execute(steps, expected: state, shouldStop: shouldStop) { progress(.apply($0)) }

@@ -1,6 +1,7 @@
 import TSApplyCLI
 import Foundation
 import TSFleet
+import TSModel
 
 /// `tsapply status --fleet FILE`: where every watch of a fleet stands — last applied, last
 /// seen, drift and pending — read from tsapply's records and the watches (read-only), or, for a
@@ -13,7 +14,8 @@ struct StatusCommand: Command {
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
-    Exit status 0, or 1 when the fleet file or the broker cannot be read.
+    Exit status 0, or 1 when the fleet file or the broker cannot be read, or when a watch failed
+    (unreachable, invalid, its records unusable, or refused or failed by its agent).
     """
   static let options: [OptionSpec] = FleetOptions.specs + [
     OptionSpec(["--json", "-json"], help: "Print the status as JSON."),
@@ -42,6 +44,10 @@ struct StatusCommand: Command {
     }
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile)
                               : FleetStatus.table(rows, withAgents: session.broker != nil))
+    let failed = rows.filter(\.isFailure)
+    if !failed.isEmpty {
+      throw CommandFailure("\(failed.count) of \(counted(rows.count, "watch", "watches")) failed: " + failed.map(\.name).joined(separator: ", "))
+    }
     return .success
   }
 }

@@ -284,9 +284,19 @@ extension Watch {
       throw .invalid(InvalidInput(subject: "the backup", diagnostics: [.error(at: nil, field: "", "\(error)")], source: nil))
     }
     let checked = ManifestLoader.load(bytes: yaml, file: "\(file) (as a manifest)")
-    guard let manifest = checked.manifest, !checked.diagnostics.hasErrors else {
+    guard var manifest = checked.manifest, !checked.diagnostics.hasErrors else {
       throw .invalid(InvalidInput(subject: "the backup", diagnostics: checked.diagnostics.filter { $0.severity == .error },
                                   source: yaml))
+    }
+    // A contact the backup holds without a short name is restored without one. A manifest
+    // cannot say "none" (a short_name left out is derived from the name), so the contacts read
+    // back are told: the empty short name, as stated.
+    if var contacts = manifest.contacts?.value, let held = stated.contacts?.value, held.count == contacts.count {
+      for index in contacts.indices where !held[index].shortNameIsExplicit {
+        contacts[index].shortName = ""
+        contacts[index].shortNameIsExplicit = true
+      }
+      manifest.contacts?.value = contacts
     }
     return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil, subject: "the backup")
   }

@@ -27,6 +27,11 @@ public struct FleetStatusRow: Sendable {
   /// Why it is unreachable, failed or pending, in words.
   public var note: String?
 
+  /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
+  /// records cannot be used (`invalid`, `failed`), or its agent refused, found invalid or failed
+  /// its revision. `status --fleet` exits 1 when one did.
+  public var isFailure: Bool { ["unreachable", "invalid", "failed", "refused"].contains(state) }
+
   /// A row.
   public init(name: String, device: String, state: String, lastApplied: String? = nil, lastSeen: String? = nil,
               drift: Int? = nil, pending: Int? = nil, agent: (id: String, online: Bool)? = nil, note: String? = nil) {
@@ -62,7 +67,11 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
                               lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
       case .failure(let failure):
-        let state = if case .input = failure { "invalid" } else { "unreachable" }
+        let state = switch failure {
+        case .input, .engine(.invalid): "invalid"
+        case .engine(.device): "unreachable"
+        default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
+        }
         return FleetStatusRow(name: member.name, device: member.device, state: state, note: failure.description)
       }
     }

@@ -121,7 +121,11 @@ import TSTestSupport
   @Test func restorePutsTheWatchBackExactly() throws {
     let dir = try Self.workspace()
     _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    // A contact added on the watch itself has no short name; restored, it still has none
+    // (a manifest would derive "Z" for it).
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199"], in: dir).status == 0)
     let before = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+    #expect(before.contains("Zed"))
     try FileManager.default.removeItem(at: dir.appendingPathComponent("watch.yaml"))
     try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("watch.yaml"))
     let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy"], in: dir)

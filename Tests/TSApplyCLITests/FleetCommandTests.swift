@@ -118,6 +118,23 @@ import TSTestSupport
     #expect(out.contains("\nroom-2  drift     1 drifted, 1 pending"))
   }
 
+  @Test func statusFailsWhenAWatchCannotBeReadOrItsRecordsCannotBeUsed() async throws {
+    let fleet = try await Fleet()
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
+    let (good, goodOut, _) = await fleet.run(["status", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2"])
+    #expect(good == .success, "\(goodOut)")
+    // room-2's drift record broken; room-3 has no watch file.
+    let records = try FileManager.default.contentsOfDirectory(atPath: fleet.directory + "/state/watches").map { fleet.directory + "/state/watches/" + $0 }
+    let room2 = try #require(records.first { (try? String(contentsOfFile: $0 + "/watch.json", encoding: .utf8))?.contains("room-2.json") == true })
+    try "{\"x\":1}".write(toFile: room2 + "/last-applied.json", atomically: true, encoding: .utf8)
+    let (status, out, err) = await fleet.run(["status", "--fleet", "fleet.yaml"])
+    #expect(status == .failure)
+    #expect(out.contains("\nroom-1  in sync "), "\(out)")
+    #expect(out.contains("\nroom-2  failed "), "\(out)")
+    #expect(out.contains("\nroom-3  unreachable "), "\(out)")
+    #expect(err == "Error: 2 of 3 watches failed: room-2, room-3\n")
+  }
+
   @Test(arguments: [
     (["plan", "--fleet", "fleet.yaml", "watch.yaml"], "with --fleet, the manifests come from the fleet file; remove 'watch.yaml'"),
     (["plan", "--fleet", "fleet.yaml", "--device", "sim:x.json"], "with --fleet, each watch's device comes from the fleet file; remove --device"),

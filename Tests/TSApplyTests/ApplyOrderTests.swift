@@ -34,12 +34,13 @@ private func update(_ kind: ReminderKind, _ before: Reminder) -> ResourceChange 
 }
 
 private let deleteWalk = ResourceChange(address: .custom("Walk"), action: .delete, fields: [], before: .reminder(walk), after: nil)
-private let createRead: ResourceChange = {
-  var change = ResourceChange(address: .custom("Read"), action: .create, fields: [], before: nil,
-                              after: .reminder(Reminder(reminderId: "", reminderName: "Read", reminderType: .custom)))
-  change.patch = ReminderPatch(name: "Read")
+private func create(_ name: String) -> ResourceChange {
+  var change = ResourceChange(address: .custom(name), action: .create, fields: [], before: nil,
+                              after: .reminder(Reminder(reminderId: "", reminderName: name, reminderType: .custom)))
+  change.patch = ReminderPatch(name: name)
   return change
-}()
+}
+private let createRead = create("Read")
 private let contactsChange = ResourceChange(address: .contacts, action: .update, fields: [], before: .contacts([]),
                                             after: .contacts([Contact(name: "Ann", phoneNum: "+15550100")]))
 
@@ -48,6 +49,7 @@ struct OrderCase: Sendable, CustomTestStringConvertible {
   let replaceAll: Bool
   let changes: [ResourceChange]
   let expected: [String]
+  var customOrder: [String] = []
   var testDescription: String { id }
 }
 
@@ -70,6 +72,15 @@ struct OrderCase: Sendable, CustomTestStringConvertible {
               expected: ["replaceAll[0,1]+create Read"]),
     OrderCase(id: "a create alone is template + set", replaceAll: true,
               changes: [createRead], expected: ["create Read"]),
+    OrderCase(id: "new custom reminders in the manifest's order, not the plan's (address) order", replaceAll: false,
+              changes: [create("Lunch"), create("Medicine round")], expected: ["create Medicine round", "create Lunch"],
+              customOrder: ["Medicine round", "Lunch"]),
+    OrderCase(id: "a name the manifest order lacks comes last", replaceAll: false,
+              changes: [create("A"), create("B"), create("C")], expected: ["create C", "create A", "create B"],
+              customOrder: ["C"]),
+    OrderCase(id: "the first in the manifest's order rides the replace-all", replaceAll: true,
+              changes: [create("Lunch"), create("Medicine round"), update(.drinking, drinking)],
+              expected: ["replaceAll[0,1,32]+create Medicine round", "create Lunch"], customOrder: ["Medicine round", "Lunch"]),
     OrderCase(id: "contacts last, after reminders", replaceAll: false,
               changes: [contactsChange, update(.drinking, drinking)], expected: ["set 1", "contacts 1"]),
   ]
@@ -77,7 +88,7 @@ struct OrderCase: Sendable, CustomTestStringConvertible {
   @Test(arguments: cases)
   func orders(_ c: OrderCase) {
     let plan = Plan(manifestFile: "watch.yaml", profile: "test", priorStateDigest: state.fingerprint, resourceChanges: c.changes)
-    let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities(replaceAll: c.replaceAll))
+    let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities(replaceAll: c.replaceAll), customOrder: c.customOrder)
     #expect(steps.map(describe) == c.expected)
   }
 

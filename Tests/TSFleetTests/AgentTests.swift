@@ -318,7 +318,7 @@ import TSTestSupport
     #expect(status?.appliedRevision == applied.appliedRevision)
     #expect(status?.lastApplied == applied.lastApplied)
     #expect(status?.changes == nil)
-    let record = try #require(try await site.engine.open("memory:room-1").home.agentStatusPath)
+    let record = try await site.engine.open("memory:room-1").home.agentStatusPath
     #expect(try FileManager.default.attributesOfItem(atPath: record)[.posixPermissions] as? Int == 0o600)
     await again.stop()
   }
