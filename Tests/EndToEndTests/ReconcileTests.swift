@@ -61,6 +61,7 @@ import TSTestSupport
     let apply = try TSApplyBinary.run(["apply"], in: dir, stdin: "yes\n")
     #expect(apply.status == 1)
     #expect(apply.stderr.contains("refusing to apply without confirmation: standard input is not a terminal"))
+    #expect(apply.stderr.contains("Re-run with --auto-approve, or save the plan with "), "\(apply.stderr)")
     #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
     #expect(TSApplyBinary.backups(of: "sim:" + Self.stateFile(dir).resolvingSymlinksInPath().path).isEmpty)
   }
@@ -132,6 +133,10 @@ import TSTestSupport
     #expect(apply.status == 0, "\(apply.stderr)")
     let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
     #expect(try Self.mode(URL(fileURLWithPath: backup)) == 0o600)
+    // Without a terminal the advice names both flags this unsafe plan needs.
+    let refused = try TSApplyBinary.run(["restore", backup], in: dir)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("Re-run with --auto-approve --allow-destroy (this plan is unsafe)."), "\(refused.stderr)")
     let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir)
     #expect(restore.status == 0, "\(restore.stderr)")
     #expect(restore.stdout.contains("Restore complete!"))

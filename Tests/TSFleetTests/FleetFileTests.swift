@@ -88,6 +88,13 @@ import TSModel
         room-12: {device: "sim:a.json", manifest: residents/a.yaml}
 
       """, errors: ["fleet.yaml:2:7: error: site: \"ward/a\" holds '/', which cannot be part of an MQTT topic here (letters, digits, '.', '_', ':' and '-' only)"]),
+    Case(name: "device specs of no known scheme", fleet: """
+      watches:
+        room-12: {device: "watches/room-12.json", manifest: residents/a.yaml}
+        room-14: {device: "sim:", manifest: residents/a.yaml}
+
+      """, errors: ["fleet.yaml:2:21: error: watches.room-12.device: unknown device 'watches/room-12.json': expected sim:PATH, the path of a simulated watch's state file; did you mean 'sim:watches/room-12.json'?",
+                    "fleet.yaml:3:21: error: watches.room-14.device: unknown device 'sim:': expected sim:PATH, the path of a simulated watch's state file, with the part after 'sim:' (e.g. sim:.tsapply/device.json)"]),
     Case(name: "another version", fleet: "version: 2\nwatches:\n  room-12: {device: \"sim:a.json\", manifest: residents/a.yaml}\n",
          errors: ["fleet.yaml:1:10: error: version: expected the fleet file format version 1"]),
     Case(name: "no watches", fleet: "version: 1\n", errors: ["fleet.yaml:1:1: error: watches: a fleet file needs watches: (each with a device and a manifest)"]),

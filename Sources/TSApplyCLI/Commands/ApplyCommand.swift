@@ -144,9 +144,11 @@ package struct ApplyRun {
   /// Calls `body` with the options, prints the outcome; throws a `CommandFailure` describing
   /// every failure.
   package func run(_ body: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async throws -> ExitStatus {
-    let refusedForTerminal = Flag()
+    let refusedForTerminal = Flag(), refusedPlanIsUnsafe = Flag()
     let result: Result<ApplyOutcome, EngineError>
-    do { result = .success(try await body(options(refusedForTerminal: refusedForTerminal))) } catch { result = .failure(error) }
+    do {
+      result = .success(try await body(options(refusedForTerminal: refusedForTerminal, unsafe: refusedPlanIsUnsafe)))
+    } catch { result = .failure(error) }
     let outcome: ApplyOutcome
     switch result {
     case .success(let value):
@@ -154,8 +156,10 @@ package struct ApplyRun {
     case .failure(.declined) where refusedForTerminal.isSet:
       let alternative = command == "apply"
         ? ", or save the plan with '\(watch.command("plan -out changes.tfplan", manifestArgument))' and apply that file" : ""
+      // --auto-approve alone would be refused by the safety gate.
+      let flags = refusedPlanIsUnsafe.isSet ? "--auto-approve --allow-destroy (this plan is unsafe)" : "--auto-approve"
       throw CommandFailure("refusing to \(command) without confirmation: standard input is not a terminal.\n"
-        + "  Re-run with --auto-approve\(alternative).")
+        + "  Re-run with \(flags)\(alternative).")
     case .failure(let error):
       throw CommandFailure(describe(error))
     }
@@ -168,15 +172,16 @@ package struct ApplyRun {
     return .success
   }
 
-  private func options(refusedForTerminal: Flag) -> ApplyOptions {
+  private func options(refusedForTerminal: Flag, unsafe: Flag) -> ApplyOptions {
     let context = self.context
     let renderer = settings.output.renderer(context)
     let verbose = context.stdoutIsTerminal
     let actions = Locked<[ResourceAddress: Action]>([:])
     let run = self
-    let approval: Approval = settings.autoApprove ? .automatic(allowDestroy: settings.allowDestroy) : .ask { _ in
+    let approval: Approval = settings.autoApprove ? .automatic(allowDestroy: settings.allowDestroy) : .ask { plan in
       guard context.stdinIsTerminal else {
         refusedForTerminal.set()
+        if !plan.unsafeFindings.isEmpty { unsafe.set() }
         return false
       }
       context.stdout.write("""
