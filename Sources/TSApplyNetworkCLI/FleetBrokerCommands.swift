@@ -65,7 +65,7 @@ extension FleetSession {
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))
       }
     }
-    let reports = rows.map { problems[$0.name]?.report ?? $0 }
+    let reports = replacing(rows, with: problems)
     return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: reports), changed: false)
   }
 
@@ -81,7 +81,7 @@ extension FleetSession {
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
     let problems = manifestProblems()
-    let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 })
+    let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: replacing(reports, with: problems))
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
   }
@@ -96,7 +96,7 @@ extension FleetSession {
                        elapsed: .zero)
     }
     let problems = manifestProblems()
-    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: reports.map { problems[$0.name]?.report ?? $0 })
+    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems))
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
     return try finish(report, changed: changed, printed: true)
@@ -113,6 +113,11 @@ extension FleetSession {
       problems[member.name] = (diagnosticsText(problem.diagnostics, member: member), report)
     }
     return problems
+  }
+
+  /// `reports` with the row of each watch in `problems` replaced by the one carrying its diagnostics.
+  private func replacing(_ reports: [FleetWatchReport], with problems: [String: (text: String, report: FleetWatchReport)]) -> [FleetWatchReport] {
+    reports.map { problems[$0.name]?.report ?? $0 }
   }
 
   /// `problems`' sections in fleet order, after a status table.

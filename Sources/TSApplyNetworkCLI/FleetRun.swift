@@ -163,11 +163,15 @@ struct FleetSession: Sendable {
       context.stdout.write("\n" + report.table())
     }
     if report.hasFailures {
-      let failed = report.watches.filter { $0.verdict.isFailure }.count
-      throw CommandFailure("\(failed) of \(counted(report.watches.count, "watch", "watches")) failed: " +
-        report.watches.filter { $0.verdict.isFailure }.map(\.name).joined(separator: ", "))
+      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), of: report.watches.count)
     }
     return changed ? .changesPresent : .success
+  }
+
+  /// The error a fleet command ends with when the watches `names` of `total` failed:
+  /// `2 of 3 watches failed: room-14, room-16`.
+  static func failed(_ names: [String], of total: Int) -> CommandFailure {
+    CommandFailure("\(names.count) of \(counted(total, "watch", "watches")) failed: " + names.joined(separator: ", "))
   }
 }
 

@@ -1,7 +1,6 @@
 import TSApplyCLI
 import Foundation
 import TSFleet
-import TSModel
 
 /// `tsapply status --fleet FILE`: where every watch of a fleet stands — last applied, last
 /// seen, drift and pending — read from tsapply's records and the watches (read-only), or, for a
@@ -45,9 +44,7 @@ struct StatusCommand: Command {
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile)
                               : FleetStatus.table(rows, withAgents: session.broker != nil))
     let failed = rows.filter(\.isFailure)
-    if !failed.isEmpty {
-      throw CommandFailure("\(failed.count) of \(counted(rows.count, "watch", "watches")) failed: " + failed.map(\.name).joined(separator: ", "))
-    }
+    if !failed.isEmpty { throw FleetSession.failed(failed.map(\.name), of: rows.count) }
     return .success
   }
 }

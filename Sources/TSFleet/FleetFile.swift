@@ -164,16 +164,17 @@ public enum FleetFileReader {
     // A spec of no known scheme is an error here, at its place, not when the watch is opened.
     // Over MQTT the agents open the watches, with schemes of their own (an app's), so there
     // only the watch ID counts.
-    var known: [FleetWatch] = []
-    for watch in fleet.watches where fleet.transport == nil {
-      do throws(DeviceError) {
-        _ = try registry.resolve(watch.device.value, source: "'\(watch.device.value)'")
-        known.append(watch)
-      } catch {
-        context.error(watch.device.position, "watches.\(watch.name.value).device", error.message)
+    if fleet.transport == nil {
+      fleet.watches = fleet.watches.filter { watch in
+        do throws(DeviceError) {
+          _ = try registry.resolve(watch.device.value, source: "'\(watch.device.value)'")
+          return true
+        } catch {
+          context.error(watch.device.position, "watches.\(watch.name.value).device", error.message)
+          return false
+        }
       }
     }
-    if fleet.transport == nil { fleet.watches = known }
     let devices = DeviceOpenContext(environment: environment, currentDirectory: directory, mayCreate: false)
     checkUnique(fleet, byWatchID: fleet.transport != nil, canonical: { registry.canonicalSpec($0, context: devices) }, &context)
     checkFiles(fleet, &context)
