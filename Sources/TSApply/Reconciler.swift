@@ -142,6 +142,23 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   /// Every call succeeded, but reading back shows the watch does not match the manifest.
   case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String)
 
+  /// Whether running the apply again later can succeed where this one failed: the watch was out
+  /// of reach or busy (`DeviceError.isTransient`), a write's answer was lost, the run was
+  /// interrupted, the watch changed meanwhile, or the backup could not be written. A rerun plans
+  /// from what the watch holds. Verification failures and refused writes are final.
+  public var isTransient: Bool {
+    switch self {
+    case .stateChanged, .backupFailed: true
+    case .readBackFailed(let error, _): error.isTransient
+    case .partial(let failure, _):
+      switch failure.cause {
+      case .device(let error): error.isTransient
+      case .changedOnWatch, .interrupted, .outcomeUnknown: true
+      }
+    case .verificationFailed: false
+    }
+  }
+
   /// Where the watch's state before the apply was backed up, when the apply got that far.
   public var backupPath: String? {
     switch self {

@@ -34,6 +34,23 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     if case .apply(let error) = self { error.backupPath } else { nil }
   }
 
+  /// Whether an unattended caller (a monitor healing, an agent applying a revision) should try
+  /// the same thing again later: the watch was out of reach or busy, another tsapply held it,
+  /// the records could not be written, or an apply stopped part-way for such a reason (a rerun
+  /// plans from what the watch holds, so it converges). Final: the input is invalid, the plan is
+  /// unsafe or was declined, the watch refused a write for its content, verification showed the
+  /// watch stores something else — trying again gives the same answer, so it waits for a new
+  /// manifest. The one classification every front-end uses (docs/apply.md "Transient and final
+  /// failures").
+  public var isTransient: Bool {
+    switch self {
+    case .device(let error): error.isTransient
+    case .locked, .records: true
+    case .apply(let error): error.isTransient
+    case .invalid, .unsafe, .declined, .savedPlanRefused, .backup, .lastApplied: false
+    }
+  }
+
   public var description: String {
     switch self {
     case .device(let error): "\(error)"

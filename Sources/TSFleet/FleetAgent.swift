@@ -456,22 +456,24 @@ actor AgentWatch {
       case .invalid(let input):
         (result, retry) = (.invalid, false)
         message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
-      case .savedPlanRefused, .backup, .declined, .lastApplied:
-        (result, retry) = (.failed, false)
-      case .device, .locked, .records, .apply:
-        (result, retry) = (.failed, true)
+      default:
+        (result, retry) = error.isTransient ? (.retrying, true) : (.failed, false)
       }
       let shown = masked(message, sparing: error.backupPath)
-      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)")
-      finish(revision: desired.revision, result: result, message: shown)
-      if retry { scheduleRetry(sequence) }
+      let delay = retry ? nextRetryDelay() : nil
+      let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)"
+                 + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" } ?? ""))
+      finish(revision: desired.revision, result: result, message: shown, attempt: retry ? attempts : nil,
+             nextRetry: retryAt.map(timestamp))
+      if let delay { scheduleRetry(sequence, after: delay) }
     }
   }
 
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
   /// `message` is masked already (`masked`).
   private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
-                      applied: Bool = false) {
+                      applied: Bool = false, attempt: Int? = nil, nextRetry: String? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -479,6 +481,8 @@ actor AgentWatch {
     next.result = result
     next.message = message
     next.changes = changes
+    next.attempt = attempt
+    next.nextRetry = nextRetry
     if applied {
       next.appliedRevision = revision
       next.lastApplied = time
@@ -491,11 +495,16 @@ actor AgentWatch {
     if !applied { event(.error, message ?? result.rawValue, revision: revision) }
   }
 
-  private func scheduleRetry(_ sequence: Int) {
+  /// The wait before the next try, counting this failure in `attempts`.
+  private func nextRetryDelay() -> Duration {
     let (first, longest) = outlet.configuration.retryDelay
     var delay = first
     for _ in 0..<min(attempts, 16) { delay = min(delay * 2, longest) }
     attempts += 1
+    return delay
+  }
+
+  private func scheduleRetry(_ sequence: Int, after delay: Duration) {
     Task { [weak self] in
       try? await Task.sleep(for: delay)
       await self?.retry(sequence)
@@ -503,7 +512,7 @@ actor AgentWatch {
   }
 
   private func retry(_ sequence: Int) {
-    guard sequence == newestSequence, newest == nil, status?.result == .failed else { return }
+    guard sequence == newestSequence, newest == nil, status?.result == .retrying else { return }
     newest = (sequence, payload)
     kick()
   }

@@ -156,7 +156,7 @@ public enum FleetPublication {
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
         let details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
-        if let (status, received) = statuses[id], status.handled(document.revision),
+        if let (status, received) = statuses[id], status.handled(document.revision), status.isFinal,
            received >= publishedAt || !status.wantsAnotherApply {
           // Settled at this revision before it was published again: nothing for the agent to do.
           let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
@@ -192,7 +192,7 @@ public enum FleetPublication {
     switch status.result {
     case .applied: .applied(status.changes ?? PlanCounts(add: 0, change: 0, destroy: 0))
     case .noChanges: .noChanges
-    case .refused, .invalid, .failed: .failed("\(status.result.rawValue) by agent \(status.agent): \(status.message ?? "")")
+    case .refused, .invalid, .failed, .retrying: .failed("\(status.result.rawValue) by agent \(status.agent): \(status.message ?? "")")
     }
   }
 

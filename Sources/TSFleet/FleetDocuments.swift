@@ -154,8 +154,15 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     case refused
     /// The desired document (or its manifest, on this watch) has errors; the watch was not touched.
     case invalid
-    /// Reading or writing the watch failed; the agent tries again.
+    /// Handling it failed for good: trying again gives the same answer (the watch refused a
+    /// write for its content, verification showed it stores something else); the agent waits
+    /// for a new revision.
     case failed
+    /// Handling it failed for a reason that can pass (the watch out of reach or busy, locked by
+    /// another tsapply, a lost answer, an interrupted apply: `EngineError.isTransient`); the
+    /// agent tries again at `next_retry` (attempt `attempt`). Not a final result: a waiting
+    /// publisher keeps waiting.
+    case retrying
   }
 
   /// The format's version.
@@ -184,10 +191,15 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var lastApplied: String?
   /// When the agent last read the watch, ISO 8601.
   public var lastSeen: String?
+  /// With `retrying`: how many attempts at `revision` failed so far (1 after the first).
+  public var attempt: Int?
+  /// With `retrying`: when the agent tries again, ISO 8601.
+  public var nextRetry: String?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
-         message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen"
+         message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
+         nextRetry = "next_retry"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
@@ -198,7 +210,13 @@ public struct WatchStatus: Codable, Sendable, Equatable {
 
   /// Whether the agent applies the same revision again when it is delivered again: the last try
   /// failed, or the watch drifted from it.
-  public var wantsAnotherApply: Bool { result == .failed || ((result == .applied || result == .noChanges) && !isSettled) }
+  public var wantsAnotherApply: Bool {
+    result == .failed || result == .retrying || ((result == .applied || result == .noChanges) && !isSettled)
+  }
+
+  /// Whether handling `revision` has ended: applied, matched, refused, invalid or failed for
+  /// good. `retrying` has not: the agent is still at it.
+  public var isFinal: Bool { result != .retrying }
 
   /// The status as canonical JSON.
   public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }

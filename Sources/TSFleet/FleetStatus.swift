@@ -107,12 +107,12 @@ public enum FleetStatus {
       var state: String
       var note = status.message
       switch status.result {
-      case .refused, .invalid, .failed: state = status.result.rawValue
+      case .refused, .invalid, .failed, .retrying: state = status.result.rawValue
       case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
       }
       // The manifests give a revision the agent has not handled yet. One it handled and
       // refused (or found invalid) stays so: publishing it again changes nothing.
-      if !current.contains(status.revision), status.result != .failed {
+      if !current.contains(status.revision), status.result != .failed, status.result != .retrying {
         state = "new revision"
         note = "the manifests give revision \(current[0]); the agent last "
           + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")

@@ -84,3 +84,18 @@ public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
   /// FitCloud: more favourite contacts than the watch holds.
   public static let fitCloudContactLimit = TSErrorCode(70001)
 }
+
+extension DeviceError {
+  /// Codes that say the watch could not be reached or was busy, not that it refused what was
+  /// asked: 2001 not ready, 2003 not connected, 2006 busy, 6001 timeout, 9309 connection lost,
+  /// 9310 request cancelled by a disconnect (docs/platforms.md "Errors"). Trying again later can
+  /// succeed.
+  public static let transientCodes: Set<TSErrorCode> = [.notReady, .unConnected, .isBusy, .timeout, .connectionLost,
+                                                        .requestCancelledByDisconnect]
+
+  /// Whether trying the same call again later can succeed (`transientCodes`, outside the
+  /// simulator's storage domain: a corrupted state file stays corrupted). Every other error —
+  /// 2004 unsupported, 300x validation, 4002 rejected, 3004 limits, 1004 configuration — is
+  /// final: the same call gets the same answer.
+  public var isTransient: Bool { domain != .simulator && Self.transientCodes.contains(code) }
+}
