@@ -24,9 +24,17 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
   /// Why the step failed.
   public var cause: Cause
   /// After a write whose answer was lost (`Cause.outcomeUnknown`): the watch's state as read
-  /// back then (the list the step wrote as the watch holds it, the others as planned); `nil`
-  /// otherwise.
+  /// back then (the list the step wrote as the watch holds it, the others as this apply left
+  /// them); `nil` otherwise.
   public var readBack: DeviceState?
+  /// What the watch holds as far as this apply knows: the state the plan was made from with
+  /// every applied step's write in it (and, after a lost answer, the list as read back); `nil`
+  /// when no write was sent, so the apply changed nothing. The last-applied record is written
+  /// from it, so `drift` never reports this apply's own writes.
+  public var reached: DeviceState?
+  /// When a write's answer was lost and the list could not be read back: the state if that
+  /// write landed (`reached` is the state if it did not). `nil` otherwise.
+  public var unconfirmed: DeviceState?
 
   /// Why a step failed.
   public enum Cause: Sendable, CustomStringConvertible {
@@ -140,23 +148,35 @@ public struct Applier: Sendable {
   ///   - expected: The state the plan was made from; each list is checked against it before its first write.
   ///   - shouldStop: Asked before each step; `true` (the user pressed Ctrl-C) stops the apply
   ///     there, so no step is left half-done.
+  ///   - willWrite: Called just before each write call with the state as the earlier writes left
+  ///     it and the state once this write lands (`Sent.applied`), so a record written there
+  ///     stays true if the process dies before the answer comes.
   ///   - progress: Called before and after each step and after each device call.
-  /// - Returns: The addresses changed, in order.
-  /// - Throws: `PartialApplyFailure` with what was and was not applied.
+  /// - Returns: The addresses changed, in order, and the state the writes left (`expected` with
+  ///   every write in it, reminders in their stored form).
+  /// - Throws: `PartialApplyFailure` with what was and was not applied, and what was reached.
   public func execute(_ steps: [ApplyStep], expected: DeviceState, shouldStop: @Sendable () -> Bool = { false },
-                      progress: @Sendable (ApplyProgress) -> Void = { _ in }) async throws(PartialApplyFailure) -> [ResourceAddress] {
+                      willWrite: @Sendable (_ reached: DeviceState, _ ifLanded: DeviceState) -> Void = { _, _ in },
+                      progress: @Sendable (ApplyProgress) -> Void = { _ in }) async throws(PartialApplyFailure) -> (applied: [ResourceAddress], reached: DeviceState) {
     let start = DispatchTime.now().uptimeNanoseconds
     let elapsed = { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
     var applied: [ResourceAddress] = []
     var checked: Set<StatePart> = []
+    // The watch as the writes so far left it, and whether any write was sent.
+    var current = expected
+    var wrote = false
     for (index, step) in steps.enumerated() {
       if shouldStop() {
-        throw PartialApplyFailure(applied: applied, failed: [], notApplied: steps[index...].flatMap(\.addresses),
-                                  cause: .interrupted)
+        var failure = PartialApplyFailure(applied: applied, failed: [], notApplied: steps[index...].flatMap(\.addresses),
+                                          cause: .interrupted)
+        failure.reached = wrote ? current : nil
+        throw failure
       }
       progress(.stepStarted(step))
       let failure = { (cause: PartialApplyFailure.Cause) in
-        PartialApplyFailure(applied: applied, steps: steps, index: index, cause: cause)
+        var failure = PartialApplyFailure(applied: applied, steps: steps, index: index, cause: cause)
+        failure.reached = wrote ? current : nil
+        return failure
       }
       let part = StatePart(step)
       var sent: Sent?
@@ -164,37 +184,46 @@ public struct Applier: Sendable {
         if checked.insert(part).inserted, try await !part.matches(expected, on: device) {
           throw failure(.changedOnWatch(part: part.rawValue))
         }
-        try await perform(step, sent: &sent) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
+        try await perform(step, sent: &sent, willWrite: { write in
+          wrote = true
+          willWrite(current, write.applied(to: current, storing: storedForm))
+        }) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
       } catch let error as PartialApplyFailure {
         throw error
       } catch let error as DeviceError {
         guard let sent, Self.outcomeUnknownCodes.contains(error.code) else { throw failure(.device(error)) }
-        throw await unknownOutcome(of: sent, part: part, error: error, expected: expected,
+        throw await unknownOutcome(of: sent, part: part, error: error, before: current,
                                    applied: applied, steps: steps, index: index)
       } catch {
         throw failure(.device(DeviceError(.simulator, .unknown, "\(error)")))
       }
+      if let sent { current = sent.applied(to: current, storing: storedForm) }
       applied += step.addresses
       progress(.stepFinished(step, seconds: elapsed()))
     }
-    return applied
+    return (applied, current)
   }
 
   /// The failure after the write `sent` lost its answer: the list is read back (never written
-  /// again) and compared with what it held before and with what was sent.
-  private func unknownOutcome(of sent: Sent, part: StatePart, error: DeviceError, expected: DeviceState,
+  /// again) and compared with what it held just before this write (`before`: the plan's state
+  /// with the earlier writes of this apply in it) and with what was sent.
+  private func unknownOutcome(of sent: Sent, part: StatePart, error: DeviceError, before: DeviceState,
                               applied: [ResourceAddress], steps: [ApplyStep], index: Int) async -> PartialApplyFailure {
+    let ifLanded = sent.applied(to: before, storing: storedForm)
     let current: DeviceState
     do {
-      current = try await part.read(into: expected, on: device)
+      current = try await part.read(into: before, on: device)
     } catch let readError {
-      return PartialApplyFailure(applied: applied, steps: steps, index: index,
-                                 cause: .outcomeUnknown(error, found: .unreadable(readError)))
+      var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
+                                        cause: .outcomeUnknown(error, found: .unreadable(readError)))
+      failure.reached = before
+      failure.unconfirmed = ifLanded
+      return failure
     }
-    let found: PartialApplyFailure.Cause.ReadBack = current == sent.applied(to: expected, storing: storedForm) ? .applied
-      : current == expected ? .notApplied : .other
+    let found: PartialApplyFailure.Cause.ReadBack = current == ifLanded ? .applied : current == before ? .notApplied : .other
     var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
                                       cause: .outcomeUnknown(error, found: found), readBack: current)
+    failure.reached = current
     if found == .applied {
       failure.applied += failure.failed
       failure.failed = []
@@ -271,44 +300,50 @@ public struct Applier: Sendable {
     return reminder
   }
 
-  /// Makes the step's calls; `sent` is set just before each write call to what it writes.
-  private func perform(_ step: ApplyStep, sent: inout Sent?, called: (String) -> Void) async throws(DeviceError) {
+  /// Makes the step's calls; `sent` is set just before each write call to what it writes, and
+  /// `willWrite` is told it.
+  private func perform(_ step: ApplyStep, sent: inout Sent?, willWrite: (Sent) -> Void,
+                       called: (String) -> Void) async throws(DeviceError) {
+    func sending(_ write: Sent) {
+      sent = write
+      willWrite(write)
+    }
     switch step {
     case .replaceAllReminders(let reminders, _):
-      sent = .reminders(reminders)
+      sending(.reminders(reminders))
       try await device.replaceAllReminders(reminders)
       called("replaceAllReminders")
     case .setReminder(let reminder, _):
-      sent = .upsert(reminder)
+      sending(.upsert(reminder))
       try await device.setReminder(reminder)
       called("setReminder")
     case .deleteReminder(let id, _):
-      sent = .delete(id)
+      sending(.delete(id))
       try await device.deleteReminder(id: id)
       called("deleteReminder")
     case .createCustomReminder(let patch, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
       let reminder = try checked(patch.applying(to: template))
-      sent = .upsert(reminder)
+      sending(.upsert(reminder))
       try await device.setReminder(reminder)
       called("setReminder")
     case .replaceAllCreating(let base, let patch, _, _):
       let template = try await device.createCustomReminderTemplate()
       called("createCustomReminderTemplate")
       let list = base + [try checked(patch.applying(to: template))]
-      sent = .reminders(list)
+      sending(.reminders(list))
       try await device.replaceAllReminders(list)
       called("replaceAllReminders")
     case .setAllContacts(let planned):
       // No short name goes out as none, as the watch's own contacts have it, not as the empty
       // one (plans compare the two as the same).
       let contacts = planned.map { $0.shortName == "" ? Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: nil) : $0 }
-      sent = .contacts(contacts)
+      sending(.contacts(contacts))
       try await device.setAllContacts(contacts)
       called("setAllContacts")
     case .setEmergencyContacts(let emergency):
-      sent = .emergency(emergency)
+      sending(.emergency(emergency))
       try await device.setEmergencyContacts(emergency.contacts, sosOn: emergency.isSosOn)
       called("setEmergencyContacts")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TSManifest
 import TSModel
 import TSPlan
 
@@ -15,9 +16,33 @@ public enum Drift {
     let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch")
     return Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []
   }
+
+  /// `manifest` planned against `state`, with the drift since `record` (what tsapply last left
+  /// on the watch) listed before the plan's actions (`Plan.resourceDrift`).
+  public static func plan(_ manifest: Manifest, state: DeviceState, since record: LastApplied?,
+                          capabilities: DeviceCapabilities) -> PlanResult {
+    var result = Planner.plan(manifest, state: state, capabilities: capabilities)
+    if let record, record.state != state {
+      result.plan?.resourceDrift = changes(since: record, current: state, capabilities: capabilities)
+    }
+    return result
+  }
+
+  /// The resources changed since `record`: those that differ from the recorded state and, when
+  /// the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`), from the
+  /// state that write would have left too. A resource holding what tsapply wrote is never drift.
+  public static func changes(since record: LastApplied, current: DeviceState,
+                             capabilities: DeviceCapabilities) -> [ResourceChange] {
+    let drift = changes(since: record.state, current: current, capabilities: capabilities)
+    guard let unconfirmed = record.unconfirmed, !drift.isEmpty else { return drift }
+    let fromUnconfirmed = Set(changes(since: unconfirmed, current: current, capabilities: capabilities).map(\.address))
+    return drift.filter { fromUnconfirmed.contains($0.address) }
+  }
 }
 
-/// The state a successful apply left on one watch, kept so the next plan can show drift.
+/// What tsapply last left on one watch, kept so the next plan can show drift. Written before
+/// each write of an apply (with the write as `unconfirmed`), after it, and refreshed by an apply
+/// that finds nothing to change, so drift never reports tsapply's own writes.
 ///
 /// Stored as JSON in the watch's state folder (`last-applied.json`, mode 0600: it holds
 /// contacts; the engine's `WatchHome` keeps one folder per watch identity).
@@ -31,19 +56,27 @@ public struct LastApplied: Hashable, Codable, Sendable {
   public var device: String
   /// Platform profile; a record from another platform is ignored.
   public var profile: String
-  /// The verified state after the apply.
+  /// What tsapply last left on the watch: the state read back after its last apply or, when an
+  /// apply stopped part-way (or died), the state the plan was made from with every write that
+  /// reached the watch in it.
   public var state: DeviceState
+  /// The state the watch holds if a write whose answer never came (a lost answer that could not
+  /// be read back, or a process killed during the call) landed; `nil` when every write tsapply
+  /// sent is accounted for in `state`. Drift compares with both (`Drift.changes(since:current:capabilities:)`).
+  public var unconfirmed: DeviceState?
 
-  /// The record of `state`, verified on the `profile` watch named `device` after an apply.
-  public init(device: String, profile: String, state: DeviceState) {
+  /// The record of `state` on the `profile` watch named `device`, with `unconfirmed` when the
+  /// outcome of the last write is unknown.
+  public init(device: String, profile: String, state: DeviceState, unconfirmed: DeviceState? = nil) {
     self.formatVersion = Self.currentFormatVersion
     self.device = device
     self.profile = profile
     self.state = state
+    self.unconfirmed = unconfirmed
   }
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", device, profile, state
+    case formatVersion = "format_version", device, profile, state, unconfirmed
   }
 
   /// The record at `path` for `device`, or `nil` when there is none or it cannot be used
@@ -105,13 +138,14 @@ public struct LastAppliedError: Error, Hashable, Sendable, CustomStringConvertib
 /// `RecordFile` falls back to `JSONDecoder` for anything else).
 extension LastApplied: VersionedRecord {
   public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
-    var formatVersion: Int?, device: String?, profile: String?, state: DeviceState?
+    var formatVersion: Int?, device: String?, profile: String?, state: DeviceState?, unconfirmed: DeviceState?
     try reader.object { (key, reader) throws(JSONReader.Miss) in
       switch key {
       case "format_version": try reader.field(&formatVersion)
       case "device": try reader.field(&device)
       case "profile": try reader.field(&profile)
       case "state": try reader.field(&state)
+      case "unconfirmed": try reader.field(&unconfirmed)
       default: throw JSONReader.Miss()
       }
     }
@@ -120,5 +154,6 @@ extension LastApplied: VersionedRecord {
     self.device = device
     self.profile = profile
     self.state = state
+    self.unconfirmed = unconfirmed
   }
 }

@@ -33,15 +33,11 @@ public struct Reconciler: Sendable {
     try await device.readState(capabilities: capabilities)
   }
 
-  /// Reads the state and plans `manifest` against it; with `lastApplied` (what the previous
-  /// apply left on this watch), the plan also lists the drift since then.
-  public func plan(_ manifest: Manifest, lastApplied: DeviceState? = nil) async throws(DeviceError) -> (state: DeviceState, result: PlanResult) {
+  /// Reads the state and plans `manifest` against it (the engine's `Watch.plan` adds the drift
+  /// since the last apply).
+  public func plan(_ manifest: Manifest) async throws(DeviceError) -> (state: DeviceState, result: PlanResult) {
     let state = try await readState()
-    var result = Planner.plan(manifest, state: state, capabilities: capabilities)
-    if let lastApplied, state != lastApplied {
-      result.plan?.resourceDrift = Drift.changes(since: lastApplied, current: state, capabilities: capabilities)
-    }
-    return (state, result)
+    return (state, Planner.plan(manifest, state: state, capabilities: capabilities))
   }
 
   /// Applies `plan`, made from `manifest`, to the watch.
@@ -57,11 +53,17 @@ public struct Reconciler: Sendable {
   ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
   ///   - now: The time that names the backup.
   ///   - shouldStop: Asked between steps; `true` stops the apply cleanly (Ctrl-C).
+  ///   - record: Told what the watch holds whenever that changes, for the last-applied record:
+  ///     just before each write (the state so far, and the state if the write lands), after
+  ///     the apply (the state read back; when that read fails, the state the writes left), and
+  ///     after a failure that came after a write (what was reached; the second state when a
+  ///     lost answer left the write's outcome unknown). Never called when nothing was sent.
   ///   - progress: Receives progress events (the backup path first, then steps and calls).
   /// - Returns: What was done, with the backup path and device statistics.
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
   public func apply(_ plan: Plan, manifest: Manifest, state: DeviceState, backupDirectory: String,
                     now: Date, shouldStop: @Sendable () -> Bool = { false },
+                    record: @Sendable (_ holds: DeviceState, _ ifLanded: DeviceState?) -> Void = { _, _ in },
                     progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
     guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
     guard !plan.isEmpty else { return ApplyReport(plan: plan, backupPath: nil, applied: [], steps: [], finalState: state) }
@@ -72,12 +74,23 @@ public struct Reconciler: Sendable {
     progress(.backedUp(path: backupPath))
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities,
                                  customOrder: manifest.reminders?.custom?.value.compactMap { $0.name?.value } ?? [])
-    let applied: [ResourceAddress]
+    let applier = Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce, storedForm: capabilities.reminders)
+    let applied: [ResourceAddress], reached: DeviceState
     do {
-      applied = try await Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce, storedForm: capabilities.reminders).execute(steps, expected: state, shouldStop: shouldStop) { progress(.apply($0)) }
-    } catch { throw .partial(error, backupPath: backupPath) }
+      (applied, reached) = try await applier.execute(steps, expected: state, shouldStop: shouldStop,
+                                                     willWrite: { record($0, $1) }) { progress(.apply($0)) }
+    } catch {
+      if let reached = error.reached { record(reached, error.unconfirmed) }
+      throw .partial(error, backupPath: backupPath)
+    }
     let after: DeviceState
-    do { after = try await readBack(steps, over: state) } catch { throw .readBackFailed(error, backupPath: backupPath) }
+    do {
+      after = try await readBack(steps, over: state)
+    } catch {
+      record(reached, nil)
+      throw .readBackFailed(error, backupPath: backupPath)
+    }
+    record(after, nil)
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
       return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps, finalState: after)

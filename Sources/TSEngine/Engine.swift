@@ -135,6 +135,10 @@ public struct ApplyOptions: Sendable {
   public var stop: any StopRequest
   /// Progress and notices, in order.
   public var events: @Sendable (EngineEvent) -> Void
+  /// Whether an apply that finds nothing to change refreshes the last-applied record to what
+  /// the watch holds (true: a person's apply, an agent's revision). The monitor's heals pass
+  /// false, so drift in what the manifest does not manage stays reported.
+  public var refreshesRecord = true
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,

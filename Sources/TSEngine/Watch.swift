@@ -62,15 +62,31 @@ public final class Watch: Sendable {
     do { return try await reconciler.readState() } catch { throw .device(error) }
   }
 
-  /// What the last successful apply left on this watch, if recorded for its platform.
+  /// What tsapply last left on this watch, if recorded for its platform.
   public func lastApplied() -> DeviceState? {
+    record()?.state
+  }
+
+  /// The last-applied record, if there is one for this watch's platform.
+  func record() -> LastApplied? {
     usable(LastApplied.read(at: home.lastAppliedPath, device: identity))
   }
 
-  /// The state of `record` when it was recorded for this watch's platform.
-  private func usable(_ record: LastApplied?) -> DeviceState? {
+  /// `record` when it was recorded for this watch's platform.
+  private func usable(_ record: LastApplied?) -> LastApplied? {
     guard let record, record.profile == capabilities.profile else { return nil }
-    return record.state
+    return record
+  }
+
+  /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came
+  /// landed); a failure to write the record is reported as `EngineEvent.recordFailed`.
+  private func record(_ state: DeviceState, ifLanded: DeviceState?, events: @Sendable (EngineEvent) -> Void) {
+    do {
+      try LastApplied(device: identity, profile: capabilities.profile, state: state, unconfirmed: ifLanded)
+        .write(to: home.lastAppliedPath)
+    } catch {
+      events(.recordFailed(error))
+    }
   }
 
   // MARK: Plan
@@ -86,15 +102,12 @@ public final class Watch: Sendable {
 
   /// Plans `document` against `state` (already read from this watch).
   func plan(_ document: ManifestDocument, state: DeviceState) throws(EngineError) -> PlannedChanges {
-    try plan(document, state: state, last: lastApplied())
+    try plan(document, state: state, last: record())
   }
 
   /// Plans `document` against `state`, with the drift since `last` (what the last apply left).
-  private func plan(_ document: ManifestDocument, state: DeviceState, last: DeviceState?) throws(EngineError) -> PlannedChanges {
-    var result = Planner.plan(document.manifest, state: state, capabilities: capabilities)
-    if let last, last != state {
-      result.plan?.resourceDrift = Drift.changes(since: last, current: state, capabilities: capabilities)
-    }
+  private func plan(_ document: ManifestDocument, state: DeviceState, last: LastApplied?) throws(EngineError) -> PlannedChanges {
+    let result = Drift.plan(document.manifest, state: state, since: last, capabilities: capabilities)
     guard var plan = result.plan else {
       throw .invalid(InvalidInput(subject: document.subject, diagnostics: document.warnings + result.diagnostics,
                                   source: document.bytes))
@@ -169,7 +182,14 @@ public final class Watch: Sendable {
   private func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool) async throws(EngineError) -> ApplyOutcome {
     let plan = planned.plan
     options.events(.planned(plan))
-    if plan.isEmpty { return .noChanges(plan) }
+    if plan.isEmpty {
+      // The watch matches: the record is refreshed to it, so a record left stale (a process
+      // killed between a write and its record, an older tsapply) stops showing as drift.
+      if options.refreshesRecord && record() != LastApplied(device: identity, profile: capabilities.profile, state: planned.state) {
+        record(planned.state, ifLanded: nil, events: options.events)
+      }
+      return .noChanges(plan)
+    }
     if !reviewed {
       switch options.approval {
       case .ask(let confirm):
@@ -186,16 +206,10 @@ public final class Watch: Sendable {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
                                           backupDirectory: home.backupDirectory, now: now(),
                                           shouldStop: { options.stop.isRequested },
+                                          record: { self.record($0, ifLanded: $1, events: options.events) },
                                           progress: { options.events(.reconcile($0)) })
     } catch {
       throw .apply(error)
-    }
-    if let final = report.finalState {
-      do {
-        try LastApplied(device: identity, profile: capabilities.profile, state: final).write(to: home.lastAppliedPath)
-      } catch {
-        options.events(.recordFailed(error))
-      }
     }
     return .applied(report)
   }

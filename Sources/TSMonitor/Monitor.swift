@@ -529,8 +529,9 @@ public final class Monitor: @unchecked Sendable {
            fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used)])
       return .rateLimited
     }
-    let options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
+    var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
                                command: settings.commandLine, stop: MonitorStop(monitor: self))
+    options.refreshesRecord = false
     do {
       switch try await watch.apply(document, options: options) {
       case .noChanges: return .nothing

@@ -220,6 +220,33 @@ import TSTestSupport
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
     #expect(plan.status == 0)
   }
+
+  /// The reproduction of a failed verification read (and of a failure part-way through a saved
+  /// plan): `drift` shows none of the apply's own writes, the advice given works when followed,
+  /// and after it `drift` exits 0.
+  @Test(arguments: [("fail@17", false), ("fail@9", true), ("lands-then-fails@9", true)])
+  func afterAFailureDriftShowsNoOwnWritesAndTheAdviceWorks(_ fault: String, _ saved: Bool) throws {
+    let dir = try Self.workspace()
+    try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("family.yaml"))
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "family.yaml"], in: dir).status == 0)
+    if saved { #expect(try TSApplyBinary.run(["plan", "-out", "p.tfplan", "watch.yaml"], in: dir).status == 0) }
+    let failed = try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy", saved ? "p.tfplan" : "watch.yaml"], in: dir,
+                                       environment: ["TSAPPLY_SIM_FAULT": fault])
+    #expect(failed.status == 1, "\(failed.stderr)")
+    let drift = try TSApplyBinary.run(["drift", "watch.yaml"], in: dir)
+    #expect(drift.status == 0, "after \(fault): \(drift.stdout)\(drift.stderr)")
+    if saved {
+      #expect(failed.stderr.contains("The saved plan no longer matches the watch. To finish, plan what is left with 'tsapply plan -out p.tfplan "), "\(failed.stderr)")
+      #expect(try TSApplyBinary.run(["plan", "-out", "p.tfplan", "watch.yaml"], in: dir).status == 0)
+      let finish = try TSApplyBinary.run(["apply", "p.tfplan"], in: dir)
+      #expect(finish.status == 0, "\(finish.stderr)")
+    } else {
+      #expect(try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy", "watch.yaml"], in: dir).status == 0)
+    }
+    #expect(try TSApplyBinary.run(["drift", "watch.yaml"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode", "watch.yaml"], in: dir).status == 0)
+  }
 }
 
 /// Ctrl-C during an apply stops between steps and reports exactly what was applied.

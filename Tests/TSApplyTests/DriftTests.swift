@@ -18,6 +18,11 @@ import TSTestSupport
     return state
   }()
 
+  /// The last-applied record of `state` on a `profile` watch.
+  static func record(_ state: DeviceState, _ profile: PlatformProfile = profile) -> LastApplied {
+    LastApplied(device: "sim:/drift.json", profile: profile.name, state: state)
+  }
+
   struct Case: Sendable, CustomTestStringConvertible {
     let id: String
     let change: @Sendable (inout DeviceState) -> Void
@@ -50,7 +55,7 @@ import TSTestSupport
     try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z"))
     let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
     let reconciler = try await Reconciler.connect(device)
-    let plan = try #require(try await reconciler.plan(manifest, lastApplied: Self.applied).result.plan)
+    let plan = try #require(Drift.plan(manifest, state: try await reconciler.readState(), since: Self.record(Self.applied), capabilities: reconciler.capabilities).plan)
     expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "drift.txt")
     let redacted = HumanPlanRenderer(color: false, redact: true).render(plan) + JSONPlanRenderer.render(plan, redact: true)
     #expect(!redacted.contains("15550199"))
@@ -70,7 +75,7 @@ import TSTestSupport
     try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: shortName))
     let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
     let reconciler = try await Reconciler.connect(device)
-    let plan = try #require(try await reconciler.plan(manifest, lastApplied: applied).result.plan)
+    let plan = try #require(Drift.plan(manifest, state: try await reconciler.readState(), since: Self.record(applied, profile), capabilities: reconciler.capabilities).plan)
     let text = HumanPlanRenderer(color: false, redact: false).render(plan)
     let lines = text.split(separator: "\n").filter { $0.contains("contact {") }.map(String.init)
     #expect(lines == ["      + contact " + shown, "      - contact " + shown], "\(text)")
@@ -82,7 +87,7 @@ import TSTestSupport
     try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     let manifest = Build.manifest(contacts: Build.contacts([("Ann", "+15550100")]))
     let reconciler = try await Reconciler.connect(device)
-    let plan = try #require(try await reconciler.plan(manifest, lastApplied: Self.applied).result.plan)
+    let plan = try #require(Drift.plan(manifest, state: try await reconciler.readState(), since: Self.record(Self.applied), capabilities: reconciler.capabilities).plan)
     expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "drift-no-short-name.txt")
   }
 }

@@ -33,6 +33,13 @@ struct Workspace {
   /// The watch, opened through the engine.
   func open() async throws -> Watch { try await engine.open(spec) }
 
+  /// The watch, opened through an engine whose simulator injects `fault` (`TSAPPLY_SIM_FAULT`).
+  func open(fault: String) async throws -> Watch {
+    try await Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                     environment: ["TSAPPLY_STATE_DIR": directory + "/state", "TSAPPLY_SIM_FAULT": fault],
+                     currentDirectory: directory).open(spec)
+  }
+
   /// What the watch holds now.
   func state() async throws -> DeviceState { try await open().readState() }
 

@@ -65,8 +65,9 @@ package struct ApplyCommand: Command {
     let chosen = deviceSpec ?? context.environment[DeviceSelector.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
     let watch = try await CLIWatch.open(chosen ?? saved.saved.device, context: context)
     let manifest = CLIWatch.relative(saved.manifestPath, context)
-    let apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
+    var apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
                          manifestArgument: manifest, commandLine: "tsapply apply \(file)")
+    apply.appliesSavedPlan = true
     return try await apply.run { options throws(EngineError) in try await watch.watch.apply(saved: saved, options: options) }
   }
 }
@@ -113,6 +114,9 @@ package struct ApplyRun {
   package var manifestArgument: String?
   /// The command line recorded as the lock holder.
   package var commandLine: String
+  /// Whether `rerunArgument` is a saved plan: once part of it is applied it no longer matches
+  /// the watch, so finishing means planning again, not running it again.
+  package var appliesSavedPlan = false
   /// What `--redact` masks in everything the run prints besides the plan (progress lines, the
   /// summary of a partial apply, errors): the manifest's numbers from the start, the plan's once
   /// it is made (`PhoneRedaction.Mask`).
@@ -292,8 +296,15 @@ package struct ApplyRun {
       text += "  applied:      " + list(failure.applied) + "\n"
       text += "  failed:       " + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
-      text += "Run '\(watch.command(command, rerunArgument))' again to finish, or "
-        + "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
+      let undo = "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
+      if appliesSavedPlan {
+        // The watch no longer holds what the saved plan was made from: it would be refused.
+        let replan = watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
+        text += "The saved plan no longer matches the watch. To finish, plan what is left with '\(replan)', "
+          + "review it and apply that file; or run " + undo
+      } else {
+        text += "Run '\(watch.command(command, rerunArgument))' again to finish, or " + undo
+      }
       return text
     case .verificationFailed(let remaining, let diagnostics, let backupPath):
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"

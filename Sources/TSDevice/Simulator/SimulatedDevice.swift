@@ -102,7 +102,7 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
   func linkCall<T>(_ operation: String, domain: DeviceError.Domain,
                    _ body: (PlatformProfile, inout SimulatedWatch, inout LinkMeter) throws(DeviceError) -> T)
     async throws(DeviceError) -> T {
-    try beginCall(operation, domain: domain)
+    let lostAnswer = try beginCall(operation, domain: domain)
     var meter = LinkMeter()
     let result: Result<T, DeviceError>
     do {
@@ -116,17 +116,22 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     if let latency = options.latency {
       try? await Task.sleep(nanoseconds: latency.nanoseconds(packets: meter.packets))
     }
+    if let lostAnswer { throw lostAnswer }
     return try result.get()
   }
 
-  private func beginCall(_ operation: String, domain: DeviceError.Domain) throws(DeviceError) {
+  /// Counts a call and applies an injected fault: throws for one that stops the call; returns
+  /// the error to throw after the call took effect (`landsThenFails`), else `nil`.
+  private func beginCall(_ operation: String, domain: DeviceError.Domain) throws(DeviceError) -> DeviceError? {
     lock.lock()
     defer { lock.unlock() }
     linkCalls += 1
     totals.calls[operation, default: 0] += 1
     if disconnected { throw DeviceError(.bleConnect, .unConnected, "Device not connected") }
-    guard let fault = options.faults.first(where: { $0.call == linkCalls }) else { return }
+    guard let fault = options.faults.first(where: { $0.call == linkCalls }) else { return nil }
     switch fault.kind {
+    case .landsThenFails(let code):
+      return DeviceError(domain, code, "\(operation): the answer was lost (simulated fault at call \(linkCalls), after the call took effect)")
     case .fail(let code):
       throw DeviceError(domain, code, "\(operation) failed (simulated fault at call \(linkCalls))")
     case .disconnect:

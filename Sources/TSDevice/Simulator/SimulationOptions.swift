@@ -33,7 +33,7 @@ public struct SimulationOptions: Hashable, Sendable {
   }
 
   /// A failure injected at the `call`-th link call (1-based) of one device instance; that call
-  /// fails and has no effect.
+  /// fails and has no effect, except `landsThenFails`, whose call takes effect first.
   public struct Fault: Hashable, Sendable {
     /// How the call fails.
     public enum Kind: Hashable, Sendable {
@@ -41,6 +41,9 @@ public struct SimulationOptions: Hashable, Sendable {
       case fail(TSErrorCode)
       /// The connection drops: the call fails with 9310 and every later call with 2003.
       case disconnect
+      /// The call takes effect on the watch, then its answer is lost: it fails with this code
+      /// (default 6001 timeout), as a write whose answer a timeout or a dropped link cut off.
+      case landsThenFails(TSErrorCode)
     }
     /// How the call fails.
     public var kind: Kind
@@ -67,7 +70,8 @@ public struct SimulationOptions: Hashable, Sendable {
 
   /// Environment variable for the latency model, `CALL_MS,PACKET_MS` (e.g. `40,8`).
   public static let latencyVariable = "TSAPPLY_SIM_LATENCY"
-  /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`.
+  /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`,
+  /// `lands-then-fails@4:9309`.
   public static let faultVariable = "TSAPPLY_SIM_FAULT"
   /// Accepted milliseconds for each part of `TSAPPLY_SIM_LATENCY` (up to one minute).
   public static let latencyRange = 0...60_000
@@ -95,7 +99,7 @@ public struct SimulationOptions: Hashable, Sendable {
 
   private static func fault(_ item: String, in text: String) throws(DeviceError) -> Fault {
     let bad = DeviceError.simulator(.sdkConfigError,
-      "\(faultVariable)='\(text)': '\(item)' is not fail@N, fail@N:CODE or disconnect@N "
+      "\(faultVariable)='\(text)': '\(item)' is not fail@N[:CODE], lands-then-fails@N[:CODE] or disconnect@N "
         + "(N a call number \(faultCallRange.lowerBound)–\(faultCallRange.upperBound), CODE \(faultCodeRange.lowerBound)–\(faultCodeRange.upperBound))")
     let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
     guard halves.count == 2 else { throw bad }
@@ -104,9 +108,10 @@ public struct SimulationOptions: Hashable, Sendable {
     switch (halves[0], target.count) {
     case ("disconnect", 1): return Fault(.disconnect, atCall: call)
     case ("fail", 1): return Fault(.fail(.timeout), atCall: call)
-    case ("fail", 2):
+    case ("lands-then-fails", 1): return Fault(.landsThenFails(.timeout), atCall: call)
+    case ("fail", 2), ("lands-then-fails", 2):
       guard let code = Int(target[1]), faultCodeRange.contains(code) else { throw bad }
-      return Fault(.fail(TSErrorCode(code)), atCall: call)
+      return Fault(halves[0] == "fail" ? .fail(TSErrorCode(code)) : .landsThenFails(TSErrorCode(code)), atCall: call)
     default: throw bad
     }
   }

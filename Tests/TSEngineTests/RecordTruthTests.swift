@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TSApply
+@testable import TSDevice
+import TSEngine
+import TSModel
+
+/// Records that never lie: whatever call of an apply fails, and however (no effect, or taking
+/// effect with its answer lost), `drift` afterwards shows none of tsapply's own writes, and a
+/// rerun converges to a watch that `drift` calls unchanged. On every platform profile.
+@Suite struct RecordTruthTests {
+  /// The manifest applied first on a `capabilities` watch (`changed` false), and the one whose
+  /// apply is faulted: every part of it changes something.
+  static func manifest(_ capabilities: DeviceCapabilities, changed: Bool) -> String {
+    var yaml = """
+      version: 1
+      reminders:
+        sedentary: {enabled: \(changed), period: {start: "09:00", end: "18:00", every: 1h}}
+        drinking: {enabled: \(!changed)}
+
+      """
+    if capabilities.reminders.custom != nil {
+      yaml += changed
+        ? "  custom:\n    - {name: Walk, repeat: weekend, at: [\"19:30\"]}\n    - {name: Pills, repeat: everyday, at: [\"08:00\"]}\n"
+        : "  custom:\n    - {name: Old, repeat: everyday, at: [\"10:00\"]}\n"
+    }
+    if capabilities.contacts.maxContacts > 0 {
+      yaml += changed
+        ? "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n  - {name: Bob, phone: \"+15550111\"}\n"
+        : "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n"
+    }
+    if capabilities.contacts.supportsEmergencyContacts {
+      yaml += "emergency:\n  sos: \(changed)\n  contacts:\n    - {name: Sam, phone: \"\(changed ? "+15550101" : "+15550199")\"}\n"
+    }
+    return yaml
+  }
+
+  /// (fault as `TSAPPLY_SIM_FAULT` with N for the call, profiles it runs on)
+  static let faults: [(String, [String])] = [
+    ("fail@N", PlatformProfile.all.map(\.name)),
+    ("lands-then-fails@N", PlatformProfile.all.map(\.name)),
+    ("lands-then-fails@N:9309", ["default", "fit"]),
+    ("fail@N:1001", ["default"]),
+  ]
+
+  static let cases: [(String, String)] = faults.flatMap { fault, profiles in profiles.map { (fault, $0) } }
+
+  @Test(arguments: cases)
+  func driftNeverShowsTsapplysOwnWrites(_ fault: String, _ profileName: String) async throws {
+    let profile = try PlatformProfile.named(profileName)
+    let first = Self.manifest(profile.capabilities, changed: false)
+    let second = Self.manifest(profile.capabilities, changed: true)
+    // How many link calls the faulted apply makes when nothing fails.
+    let clean = try Workspace(profile: profile)
+    _ = try await clean.open().apply(try clean.document(first), options: Workspace.automatic(true))
+    let counted = try await clean.open()
+    _ = try await counted.apply(try clean.document(second), options: Workspace.automatic(true))
+    let calls = await try #require(counted.device as? SimulatedDevice).statistics().totalCalls
+    #expect(calls > 4)
+
+    for call in 1...calls {
+      let label = "\(profileName) \(fault.replacingOccurrences(of: "N", with: "\(call)"))"
+      let workspace = try Workspace(profile: profile)
+      _ = try await workspace.open().apply(try workspace.document(first), options: Workspace.automatic(true))
+      let faulted = try await workspace.open(fault: fault.replacingOccurrences(of: "N", with: "\(call)"))
+      let secondDocument = try workspace.document(second)
+      var failure: EngineError?
+      do {
+        _ = try await faulted.apply(secondDocument, options: Workspace.automatic(true))
+      } catch {
+        failure = error
+      }
+      #expect(failure != nil, "\(label): the apply did not fail")
+      if case .apply(.partial(let partial, _))? = failure, case .outcomeUnknown(_, let found) = partial.cause {
+        // A lost answer is judged against what the earlier steps left: a landed write is applied.
+        #expect(found == (fault.hasPrefix("lands") ? .applied : .notApplied), "\(label): \(found)")
+      }
+
+      let document = try workspace.document(second)
+      let afterFailure = try await workspace.open().drift(document)
+      #expect(afterFailure.hasRecord, "\(label)")
+      #expect(afterFailure.drift.isEmpty, "\(label): drift after the failure: \(afterFailure.drift.map(\.address.rawValue))")
+
+      _ = try await workspace.open().apply(document, options: Workspace.automatic(true))
+      let afterRerun = try await workspace.open().drift(document)
+      #expect(afterRerun.drift.isEmpty && afterRerun.pending.isEmpty,
+              "\(label): after the rerun: drift \(afterRerun.drift.map(\.address.rawValue)), pending \(afterRerun.pending.resourceChanges.map(\.address.rawValue))")
+    }
+  }
+
+  /// A stale record (a process killed between a write and its record) is refreshed by an apply
+  /// that finds nothing to change, so drift stops reporting the apply's own change.
+  @Test func anApplyWithNothingToChangeRefreshesAStaleRecord() async throws {
+    let workspace = try Workspace()
+    let first = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: false))
+    let second = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: true), name: "second.yaml")
+    let watch = try await workspace.open()
+    _ = try await watch.apply(first, options: Workspace.automatic(true))
+    let stale = try Data(contentsOf: URL(fileURLWithPath: watch.home.lastAppliedPath))
+    _ = try await watch.apply(second, options: Workspace.automatic(true))
+    try stale.write(to: URL(fileURLWithPath: watch.home.lastAppliedPath))
+    #expect(try await workspace.open().drift(second).drift.isEmpty == false, "the stale record shows no drift")
+
+    guard case .noChanges = try await workspace.open().apply(second, options: Workspace.automatic(true)) else {
+      Issue.record("the rerun changed something")
+      return
+    }
+    #expect(try await workspace.open().drift(second).drift.isEmpty)
+  }
+
+  /// A record holding a write whose outcome is unknown: the watch holding either state is no
+  /// drift; anything else is.
+  @Test(arguments: [("the write did not land", 0, false), ("the write landed", 1, false), ("changed on the watch", 2, true)])
+  func anUnconfirmedWriteIsNotDrift(_ name: String, _ holds: Int, _ drifted: Bool) {
+    let profile = PlatformProfile.default
+    var before = profile.factoryState
+    before.contacts = [Contact(name: "Ann", phoneNum: "+15550100", shortName: "A")]
+    var landed = before
+    landed.contacts.append(Contact(name: "Bob", phoneNum: "+15550111", shortName: "B"))
+    var other = before
+    other.contacts = [Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z")]
+    let record = LastApplied(device: "sim:/w.json", profile: profile.name, state: before, unconfirmed: landed)
+    let drift = Drift.changes(since: record, current: [before, landed, other][holds], capabilities: profile.capabilities)
+    #expect(drift.isEmpty != drifted, "\(name): \(drift.map(\.address.rawValue))")
+  }
+}
