@@ -49,9 +49,9 @@ let package = Package(
     // replay window, routing to any Device, leases, event log.
     .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),
     // The reference bridge (`tsapply bridge serve`): TSBridge over TSHTTPServer, simulated watches.
-    .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSApply"]),
+    .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSModel"]),
     // The `bridge:NAME[/WATCH-ID]` device: a Device over URLSession, and the stored pairings.
-    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSApply"]),
+    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel"]),
     // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
     .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),

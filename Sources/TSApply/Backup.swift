@@ -1,4 +1,5 @@
 import Foundation
+import TSManifest
 import TSModel
 
 /// A copy of everything tsapply manages on a watch, taken before an apply's first write so that
@@ -62,8 +63,10 @@ public struct Backup: Hashable, Codable, Sendable {
   ///   not a tsapply backup; the reason names the field that is wrong in plain words
   ///   (`DecodingProblem`), e.g. `not a tsapply backup (state.contacts[0].phoneNum: missing)`.
   public static func read(path: String) throws(BackupError) -> Backup {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw BackupError(path: path, reason: "the file does not exist or cannot be read")
+    let data: Data
+    switch ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "backup") {
+    case .success(let bytes): data = Data(bytes)
+    case .failure(let error): throw BackupError(path: path, reason: error.explanation)
     }
     do {
       return try RecordFile.decode(Backup.self, from: data, currentVersion: currentFormatVersion, kind: "backup")
@@ -106,14 +109,4 @@ public struct BackupError: Error, Hashable, Sendable, CustomStringConvertible {
     self.reason = reason
   }
   public var description: String { "cannot restore from \(path): \(reason)" }
-}
-
-/// JSON with sorted keys and a trailing newline, so files are stable byte for byte (backups,
-/// saved plans, last-applied records, the engine's watch records).
-public func canonicalJSON<T: Encodable>(_ value: T) -> String {
-  let encoder = JSONEncoder()
-  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-  // Encoding plain value types cannot fail; an empty object is the safe fallback.
-  let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-  return String(decoding: data, as: UTF8.self) + "\n"
 }

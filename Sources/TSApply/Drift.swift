@@ -92,9 +92,11 @@ public struct LastApplied: Hashable, Codable, Sendable {
   ///   (the field in plain words, `DecodingProblem`), is of another format version, or was
   ///   recorded for another device.
   public static func load(at path: String, device: String) throws(LastAppliedError) -> LastApplied? {
-    guard FileManager.default.fileExists(atPath: path) else { return nil }
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw LastAppliedError(path: path, reason: "the file cannot be read")
+    let data: Data
+    switch ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "last-applied record") {
+    case .success(let bytes): data = Data(bytes)
+    case .failure(let error) where error.reason == .notFound: return nil
+    case .failure(let error): throw LastAppliedError(path: path, reason: error.explanation)
     }
     let record: LastApplied
     do {

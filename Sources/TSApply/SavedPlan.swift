@@ -1,4 +1,5 @@
 import Foundation
+import TSManifest
 import TSModel
 import TSPlan
 
@@ -89,7 +90,7 @@ public struct SavedPlan: Hashable, Codable, Sendable {
       if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
         throw SecureFileError(path: path, reason: "it is a directory; save the plan to a file such as changes.tfplan")
       }
-      let existing = FileManager.default.contents(atPath: path).map { Array($0.prefix(1 << 20)) } ?? []
+      let existing = (try? ManifestSource.file(path: path, displayName: path).read(maxBytes: 1 << 20, noun: "saved plan").get()) ?? []
       let isPlan: Bool
       do { isPlan = try Self.parse(existing, path: path) != nil } catch { isPlan = true }  // a plan of another format
       guard isPlan else {

@@ -1,5 +1,4 @@
 import Foundation
-import TSApply
 import TSBridge
 import TSModel
 

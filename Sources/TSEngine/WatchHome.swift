@@ -1,4 +1,5 @@
 import Foundation
+import TSManifest
 import TSApply
 import TSModel
 
@@ -93,13 +94,14 @@ public struct WatchHome: Hashable, Sendable {
   public func prepare(profile: String) throws(SecureFileError) {
     try SecureFile.createDirectory(directory)
     let record = Record(identity: identity, profile: profile)
-    if let data = FileManager.default.contents(atPath: recordPath),
-       (try? JSONDecoder().decode(Record.self, from: data)) == record { return }
+    if self.record() == record { return }
     try SecureFile.write(Array(canonicalJSON(record).utf8), to: recordPath)
   }
 
   /// The record in `watch.json`, if readable.
   public func record() -> Record? {
-    FileManager.default.contents(atPath: recordPath).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
+    guard let bytes = try? ManifestSource.file(path: recordPath, displayName: recordPath)
+      .read(maxBytes: ManifestSource.maxRecordBytes, noun: "watch record").get() else { return nil }
+    return try? JSONDecoder().decode(Record.self, from: Data(bytes))
   }
 }

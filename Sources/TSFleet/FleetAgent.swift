@@ -336,8 +336,9 @@ actor AgentWatch {
     self.now = now
     // The status this watch had when the agent last ran, so what it knew (the revision
     // applied, when, drift) is not lost across a restart.
-    if let bytes = FileManager.default.contents(atPath: watch.home.agentStatusPath),
-       let kept = WatchStatus.decode(Array(bytes)), kept.watch == id, kept.device == watch.identity {
+    let path = watch.home.agentStatusPath
+    if let bytes = try? ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "agent status").get(),
+       let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
       var seed = kept
       seed.agent = outlet.configuration.agentID
       status = seed

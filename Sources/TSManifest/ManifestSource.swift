@@ -51,6 +51,21 @@ public enum ManifestSource: Sendable, Hashable {
     }
   }
 
+  /// The source's bytes, at most `maxBytes`, or why they cannot be read; `noun` names what the
+  /// input should be in the error (`ManifestReadError.noun`). Never reads more than
+  /// `maxBytes + 1` bytes, never blocks on a named pipe without a writer, never crashes.
+  public func read(maxBytes: Int = ManifestSource.maxBytes, noun: String) -> Result<[UInt8], ManifestReadError> {
+    read(maxBytes: maxBytes).mapError { error in
+      var named = error
+      named.noun = noun
+      return named
+    }
+  }
+
+  /// The most bytes one of tsapply's own records may have (backups, last-applied records,
+  /// statuses): 4 MiB, many times the largest watch state (100 contacts, 10 custom reminders).
+  public static let maxRecordBytes = 4 << 20
+
   /// The source's bytes, at most `maxBytes`, or why they cannot be read. Never reads more than
   /// `maxBytes + 1` bytes, never blocks on a named pipe without a writer, never crashes.
   public func read(maxBytes: Int = ManifestSource.maxBytes) -> Result<[UInt8], ManifestReadError> {
@@ -103,6 +118,9 @@ public struct ManifestReadError: Error, Sendable, Hashable, CustomStringConverti
   public var displayName: String
   /// What was wrong.
   public var reason: Reason
+  /// What the input should have been, in messages: `manifest` unless the reader said otherwise
+  /// (`backup`, `last-applied record`, `saved plan`).
+  public var noun = "manifest"
 
   /// An error about the input named `displayName`.
   public init(_ displayName: String, _ reason: Reason) {
@@ -118,15 +136,15 @@ public struct ManifestReadError: Error, Sendable, Hashable, CustomStringConverti
     case .notADirectory: "a part of the path before the file name is a file, not a directory"
     case .permissionDenied: "permission denied (this user may not read it)"
     case .symlinkLoop: "it is a loop of symbolic links (too many levels of symbolic links)"
-    case .directory: "it is a directory, not a manifest file"
+    case .directory: "it is a directory, not a \(noun) file"
     case .fifoWithoutWriter:
-      "it is a named pipe (FIFO) and nothing is writing to it; tsapply does not wait for a writer (start the program that writes to it first, or pipe the manifest into '-')"
-    case .characterDevice: "it is a device file (a character device, such as a terminal or /dev/zero), not a manifest file"
-    case .blockDevice: "it is a device file (a block device, such as a disk), not a manifest file"
-    case .socket: "it is a socket, not a manifest file"
-    case .tooLarge(let size?, let limit): "the file is \(size) bytes; a manifest may be at most \(limit) bytes"
+      "it is a named pipe (FIFO) and nothing is writing to it; tsapply does not wait for a writer (start the program that writes to it first, or pipe the \(noun) into '-')"
+    case .characterDevice: "it is a device file (a character device, such as a terminal or /dev/zero), not a \(noun) file"
+    case .blockDevice: "it is a device file (a block device, such as a disk), not a \(noun) file"
+    case .socket: "it is a socket, not a \(noun) file"
+    case .tooLarge(let size?, let limit): "the file is \(size) bytes; a \(noun) may be at most \(limit) bytes"
     case .tooLarge(nil, let limit):
-      "\(displayName == "-" ? "standard input" : "the input") holds more than \(limit) bytes; a manifest may be at most \(limit) bytes"
+      "\(displayName == "-" ? "standard input" : "the input") holds more than \(limit) bytes; a \(noun) may be at most \(limit) bytes"
     case .system(let message): message
     }
   }

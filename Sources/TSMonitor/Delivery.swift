@@ -1,4 +1,5 @@
 import Foundation
+import TSModel
 import TSApply
 
 /// Delivers outbox entries to every notifier, each retried with backoff until it succeeds, and

@@ -1,4 +1,5 @@
 import Foundation
+import TSModel
 import TSApply
 
 /// A log file of events (`--log FILE`): opened for appending, created 0600 (it can hold contact

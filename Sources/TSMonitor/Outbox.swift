@@ -1,4 +1,5 @@
 import Foundation
+import TSModel
 import TSApply
 
 /// The durable outbox of one watch's SOS events (`outbox/` in its state folder, `WatchHome`):

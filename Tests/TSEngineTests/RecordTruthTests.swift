@@ -55,7 +55,8 @@ import TSModel
     _ = try await clean.open().apply(try clean.document(first), options: Workspace.automatic(true))
     let counted = try await clean.open()
     _ = try await counted.apply(try clean.document(second), options: Workspace.automatic(true))
-    let calls = await try #require(counted.device as? SimulatedDevice).statistics().totalCalls
+    let device = try #require(counted.device as? SimulatedDevice)
+    let calls = await device.statistics().totalCalls
     #expect(calls > 4)
 
     for call in 1...calls {

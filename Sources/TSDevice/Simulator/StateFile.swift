@@ -141,40 +141,15 @@ enum StateFile {
     return moved
   }
 
-  /// Replaces `file` with `watch`: a temporary file created 0600 beside it, written, fsynced,
-  /// renamed over `file`, then the directory fsynced.
+  /// Replaces `file` with `watch` (`SecureFile.write`: a temporary file created 0600 beside it,
+  /// written, fsynced, renamed over `file`, the directory fsynced).
   static func write(_ watch: SimulatedWatch, to file: String) throws(DeviceError) {
     let data = try encode(watch)
-    let directory = (file as NSString).deletingLastPathComponent
-    let temporary = "\(directory)/.\((file as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw writeError(file) }
-    var ok = data.withUnsafeBytes { buffer in writeAll(fd, buffer) } && fsync(fd) == 0
-    ok = close(fd) == 0 && ok
-    guard ok, rename(temporary, file) == 0 else {
-      let error = writeError(file)
-      unlink(temporary)
-      throw error
+    do {
+      try SecureFile.write([UInt8](data), to: file)
+    } catch {
+      throw .simulator(.dataSetFailed, "cannot write the simulated watch at \(file): \(error.reason)")
     }
-    let dirfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
-    if dirfd >= 0 {
-      fsync(dirfd)
-      close(dirfd)
-    }
-  }
-
-  private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-    guard let base = buffer.baseAddress else { return buffer.isEmpty }
-    var offset = 0
-    while offset < buffer.count {
-      let written = Foundation.write(fd, base + offset, buffer.count - offset)
-      if written < 0 {
-        if errno == EINTR { continue }
-        return false
-      }
-      offset += written
-    }
-    return true
   }
 
   private static func writeError(_ file: String) -> DeviceError {

@@ -1,12 +1,12 @@
 import Foundation
-import TSModel
 
 /// Writes files that may hold personal data (contacts' names and phone numbers).
 ///
 /// Files are created with mode 0600 from the start (never chmod-ed afterwards) and replaced
 /// atomically: the bytes go to a temporary file in the same directory, are flushed with fsync,
-/// and the temporary file is renamed over the destination, so a crash never leaves a half-written
-/// backup or saved plan.
+/// and the temporary file is renamed over the destination (the directory fsynced too), so a crash
+/// never leaves a half-written backup, record or saved plan. A temporary file left by a writer
+/// that was killed is removed by the next write of the same file (`removeOrphans(of:)`).
 public enum SecureFile {
   /// Writes `bytes` to `path` (mode 0600), creating parent directories with mode 0700.
   ///
@@ -53,15 +53,44 @@ public enum SecureFile {
         unlink(temporary)
         throw error
       }
-      return
+    } else {
+      let linked = link(temporary, path)
+      let linkErrno = errno
+      unlink(temporary)
+      guard linked == 0 else {
+        if linkErrno == EEXIST { throw .alreadyExists(path) }
+        errno = linkErrno
+        throw SecureFileError(path: path, reason: systemReason())
+      }
     }
-    let linked = link(temporary, path)
-    let linkErrno = errno
-    unlink(temporary)
-    guard linked == 0 else {
-      if linkErrno == EEXIST { throw .alreadyExists(path) }
-      errno = linkErrno
-      throw SecureFileError(path: path, reason: systemReason())
+    // The rename itself made durable, so a power cut cannot bring the old file back.
+    let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
+    if directoryDescriptor >= 0 {
+      fsync(directoryDescriptor)
+      close(directoryDescriptor)
+    }
+    removeOrphans(of: path)
+  }
+
+  /// Removes temporary files that writers of `path` killed mid-write left beside it (`.NAME.PID.RAND.tmp`,
+  /// and the simulator's older `.NAME.tmp-PID-RAND`), when their process no longer runs: they
+  /// may hold contacts, and no temporary file is to outlive its writer.
+  static func removeOrphans(of path: String) {
+    let directory = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
+    for entry in entries where entry.hasPrefix(".\(name).") {
+      let rest = entry.dropFirst(name.count + 2)
+      let fields: [Substring]
+      if rest.hasSuffix(".tmp") {
+        fields = rest.dropLast(4).split(separator: ".")
+      } else if rest.hasPrefix("tmp-") {
+        fields = rest.dropFirst(4).split(separator: "-")
+      } else {
+        continue
+      }
+      guard fields.count == 2, let pid = pid_t(fields[0]), UInt32(fields[1]) != nil, pid > 0, pid != getpid() else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + entry) }
     }
   }
 
