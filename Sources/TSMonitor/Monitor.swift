@@ -487,8 +487,10 @@ public final class Monitor: @unchecked Sendable {
     case unchanged
     /// Applied and verified.
     case applied(ApplyReport)
-    /// The engine's safety gate refused it.
-    case unsafe([SafetyFinding])
+    /// The engine's safety gate refused it: `findings` of the heal's plan, and which of them
+    /// the manifest's own pending change makes (planned against what the last apply left),
+    /// not undoing what changed on the watch.
+    case unsafe([SafetyFinding], pending: [SafetyFinding])
     /// The manifest does not manage what drifted: nothing to apply.
     case nothing
     /// The hourly budget is spent: the watch keeps drifting back.
@@ -541,7 +543,13 @@ public final class Monitor: @unchecked Sendable {
       }
     } catch {
       switch error {
-      case .unsafe(_, let findings): return .unsafe(findings)
+      case .unsafe(_, let findings):
+        // A finding the manifest makes against what the last apply left is its own pending
+        // change, not undoing the wearer's.
+        let ownKinds = watch.lastApplied().map { last in
+          Set(Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings.map(\.kind) ?? [])
+        } ?? []
+        return .unsafe(findings, pending: findings.filter { ownKinds.contains($0.kind) })
       case .locked(let failure): return .locked(failure.description)
       default:
         // Counted like an apply, so a heal that keeps failing is not tried more often either.
@@ -570,11 +578,21 @@ public final class Monitor: @unchecked Sendable {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
     case .applied: result = "healing it"
-    case .unsafe(let findings):
+    case .unsafe(let findings, let pending):
       fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
-      result = "not healed: undoing it is unsafe (" + mask.text(findings.map(\.description).joined(separator: "; "))
-        + "); left alone (--allow-destroy would allow it)"
-    case .nothing: result = "\(settings.manifestName) does not manage it, so there is nothing to heal"
+      fields["pending_findings"] = JSONPlanRenderer.findings(pending, mask: mask)
+      let undoing = findings.filter { !pending.contains($0) }
+      let text = { (findings: [SafetyFinding]) in mask.text(findings.map(\.description).joined(separator: "; ")) }
+      var parts: [String] = []
+      if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }
+      if !pending.isEmpty {
+        parts.append("a heal would also apply \(settings.manifestName)'s own pending change, which is unsafe (\(text(pending))); "
+                     + "review it with 'tsapply plan' and apply it yourself")
+      }
+      result = "not healed: " + parts.joined(separator: "; and ") + "; left alone (--allow-destroy would allow it)"
+    case .nothing:
+      result = "the watch still matches \(settings.manifestName) (it does not manage what changed, or accepts it, "
+        + "like a short name it does not give), so there is nothing to heal"
     case .rateLimited: result = "not healed: the watch keeps drifting back"
     case .locked(let reason):
       fields["error"] = .string(reason)

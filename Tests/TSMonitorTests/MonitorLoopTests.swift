@@ -152,6 +152,25 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// An unsafe heal says which part is unsafe: undoing the wearer's change, or the manifest's own
+  /// pending change (here removing an emergency contact, edited in but not applied yet).
+  @Test func anUnsafeHealNamesTheManifestsOwnPendingChange() async throws {
+    let harness = try await Harness()
+    let edited = Harness.manifest.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("Dad") }
+      .joined(separator: "\n")
+    #expect(edited != Harness.manifest)
+    try edited.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    try await harness.start(harness.settings(reconcile: true))
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("unsafe"), "\(drift.jsonLine)")
+    #expect(drift.message.contains("a heal would also apply watch.yaml's own pending change, which is unsafe (removes 1 emergency contact)"),
+            "\(drift.message)")
+    #expect(!drift.message.contains("undoing it is unsafe"), "\(drift.message)")
+    #expect(harness.events(.applied).isEmpty)
+    await harness.stop()
+  }
+
   /// A watch that keeps drifting back is healed at most N times, then reported once and left alone.
   @Test func aWatchThatKeepsDriftingBackIsNotFoughtForever() async throws {
     let harness = try await Harness()
