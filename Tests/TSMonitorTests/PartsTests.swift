@@ -74,6 +74,28 @@ import TSTestSupport
 
 /// Backoff waits and the hourly heal budget.
 @Suite struct BackoffAndBudgetTests {
+  /// The SOS delivery schedule, walked on a clock of its own (no test waits for it): whatever
+  /// the outage and the jitter, no wait is over 30 s, so the first attempt after a receiver comes
+  /// back starts within 30 s of its return, and — an attempt against a port that refuses taking
+  /// well under the half second allowed here, one that succeeds another half second — the event
+  /// is delivered within 31 s of the return. The outage of issue 21 (30 s) is in the table.
+  @Test(arguments: [0.1, 1, 29.9, 30, 31, 61, 300, 3600, 86_400])
+  func anSOSIsDeliveredWithin31SecondsOfTheReceiversReturn(_ outage: Double) {
+    let failedAttempt = 0.5, deliveringAttempt = 0.5
+    for random in [0.0, 0.37, 0.999] {
+      var backoff = Backoff(.sosDelivery, random: { random })
+      var start = 0.0
+      while start < outage {  // attempts while the receiver is down fail
+        let wait = Backoff.seconds(backoff.next())
+        #expect(wait <= 30, "a wait of \(wait)s after attempt \(backoff.attempts)")
+        start += failedAttempt + wait
+      }
+      #expect(start + deliveringAttempt - outage <= 31, "outage \(outage)s, jitter \(random): delivered \(start + deliveringAttempt - outage)s after the return")
+    }
+    #expect(Backoff.Policy.sosDelivery.maximum == .seconds(30))
+    #expect(MonitorSettings(manifestPath: "/m.yaml", manifestName: "m.yaml").delivery == .sosDelivery, "the monitors deliver SOS by it")
+  }
+
   @Test func waitsDoubleUpToTheMaximum() {
     var backoff = Backoff(Backoff.Policy(initial: .milliseconds(500), maximum: .seconds(3)), random: { 0 })
     #expect((0..<6).map { _ in backoff.next() } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
