@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSDevice
 import TSModel
 import TSTestSupport
 @testable import TSMonitor
@@ -219,5 +220,43 @@ func mode(_ path: String) throws -> Int {
       return [capabilities.profile] + [Monitor.Listener.contacts, .emergency, .sos].map { served[$0] ?? "?" }
     }
     #expect(rows == expected)
+  }
+}
+
+/// `monitor-events.json`: the last event handled and the SOS numbering survive a restart; a file
+/// that cannot be used is named and replaced, never trusted.
+@Suite struct HandledEventsTests {
+  @Test func theRecordSurvivesARestartAndNumbersSOSInOrder() throws {
+    let path = try temporaryDirectory() + "/monitor-events.json"
+    let first = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(first.problem == nil && first.lastEventID == nil)
+    let one = first.nextSOS()
+    #expect(first.nextSOS() == one, "nothing is used up until it is recorded")
+    try first.handled(DeviceEventID("7"), sequence: one.sequence)
+    try first.handled(DeviceEventID("8"))
+    #expect(((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) == 0o600)
+
+    let restarted = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(restarted.lastEventID == DeviceEventID("8"))
+    let two = restarted.nextSOS()
+    #expect(one.sequence == 1 && two.sequence == 2)
+    #expect(two.id.hasPrefix("sos-") && two.id.hasSuffix("-0000000002") && two.id.dropLast(10) == one.id.dropLast(10))
+    #expect(Outbox.isSafeID(two.id))
+    #expect(HandledEvents(path: try temporaryDirectory() + "/other.json", watch: "sim:/w.json").nextSOS().id != one.id,
+            "another file (one lost and made again) never reuses an id")
+  }
+
+  @Test(arguments: [
+    ("not json", "it does not hold the events a monitor handled"),
+    (String(repeating: " ", count: 70_000), "it is larger than 64 KiB"),
+    (#"{"format":"tsapply-monitor-events","version":1,"watch":"sim:/other.json","epoch":"ab","sequence":3}"#,
+     "it is not a record of events handled for sim:/w.json"),
+  ])
+  func aFileThatCannotBeUsedIsNamedAndStartsAfresh(_ contents: String, _ problem: String) throws {
+    let path = try temporaryDirectory() + "/monitor-events.json"
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    let handled = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(handled.problem == problem)
+    #expect(handled.lastEventID == nil && handled.nextSOS().sequence == 1)
   }
 }
