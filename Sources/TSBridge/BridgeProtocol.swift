@@ -174,6 +174,10 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
     /// A listener the platform refused; `refusal` says which and the SDK's error (sent without
     /// an id at the start of every stream).
     case listenerRefused
+    /// Where a stream opened without `Last-Event-ID` starts: its id is the newest event the
+    /// bridge held then (`BOOT-0` when none), so a client that keeps it can resume from there
+    /// and miss nothing that happened since; no fields.
+    case resumePoint
   }
 
   /// What happened.

@@ -56,13 +56,17 @@ public final class EventLog: @unchecked Sendable {
     Entry(id: nil, event: BridgeEvent(type: .listenerRefused, refusal: refusal))
   }
 
-  /// The refusals, then the events after `lastEventID` (see the type's rule), then every new
-  /// event as it is appended, until the stream is cancelled.
+  /// The refusals, then the events after `lastEventID` (see the type's rule) — or, without
+  /// one, a `resumePoint` whose id is the newest event now (`BOOT-0` when none) — then every
+  /// new event as it is appended, until the stream is cancelled.
   public func subscribe(after lastEventID: String?) -> AsyncStream<Entry> {
     let (stream, continuation) = AsyncStream<Entry>.makeStream()
     let key = UUID()
     lock.withLock {
       refusals.forEach { continuation.yield(Self.notice($0)) }
+      if lastEventID == nil {
+        continuation.yield(Entry(id: "\(boot)-\(sequence)", event: BridgeEvent(type: .resumePoint)))
+      }
       replay(after: lastEventID).forEach { continuation.yield($0) }
       subscribers[key] = continuation
     }

@@ -32,6 +32,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   private let lock = NSLock()
   private var lease: (token: String, holder: LockHolder)?
   private var events: BridgeEventStream?
+  private var resumableStreams: [BridgeEventStream] = []
 
   /// Default seconds to wait for an answer (`TSAPPLY_BRIDGE_TIMEOUT`).
   public static let defaultTimeout = 10.0
@@ -146,6 +147,18 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
     eventStream().add(.sos(handler))
   }
 
+  /// An event stream of its own for this listener, opened with `Last-Event-ID: lastHandled`:
+  /// the bridge replays every event after it that it still holds (all it holds when the id is
+  /// from before its restart or too old), then sends new ones; without `lastHandled`, its
+  /// `resumePoint` comes first. Ids are the bridge's `BOOT-SEQUENCE`.
+  public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+    let stream = BridgeEventStream(transport: transport, path: watchPath + "/events", after: lastHandled?.rawValue)
+    stream.add(.listener(kinds, handler))
+    lock.withLock { resumableStreams.append(stream) }
+    stream.start()
+  }
+
   private func eventStream() -> BridgeEventStream {
     lock.withLock {
       if let events { return events }
@@ -156,13 +169,13 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
     }
   }
 
-  /// Ends the event stream.
+  /// Ends the event streams.
   public func close() async {
-    let stream = lock.withLock { () -> BridgeEventStream? in
-      defer { events = nil }
-      return events
+    let streams = lock.withLock { () -> [BridgeEventStream] in
+      defer { events = nil; resumableStreams = [] }
+      return (events.map { [$0] } ?? []) + resumableStreams
     }
-    stream?.stop()
+    streams.forEach { $0.stop() }
   }
 
   /// Round trips made per method (and `listWatches`), with the bytes of their bodies.

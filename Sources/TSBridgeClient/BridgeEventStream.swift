@@ -1,5 +1,6 @@
 import Foundation
 import TSBridge
+import TSDevice
 import TSModel
 
 /// The client side of `GET /v1/watches/{id}/events`: one Server-Sent Events stream feeding the
@@ -8,18 +9,23 @@ import TSModel
 /// (bound to this stream's request and its id) before it reaches a handler; one that does not
 /// open is dropped. When the stream ends, breaks or stays silent for `idleSeconds` it reconnects
 /// (after 1 s, then up to 10 s between tries) with `Last-Event-ID`, so no event is lost while
-/// the bridge still holds it. Thread-safe.
+/// the bridge still holds it. A stream made `after` an event id starts with `Last-Event-ID`, so a
+/// listener resumes where an earlier one (another process) stopped. Thread-safe.
 final class BridgeEventStream: @unchecked Sendable {
   enum Handler {
     case contacts(@Sendable (Result<[Contact], DeviceError>) -> Void)
     case emergency(@Sendable (Result<[Contact], DeviceError>) -> Void)
     case sos(@Sendable (DeviceError?) -> Void)
+    /// `Device.listen(to:after:_:)`: the events of its kinds with their ids, and the resume point.
+    case listener(Set<DeviceEvent.Kind>, @Sendable (ListenerReport) -> Void)
 
-    var listener: ListenerRefusal.Listener {
+    /// Whether it hears what `listener` reports (so its refusal concerns it).
+    func hears(_ listener: ListenerRefusal.Listener) -> Bool {
       switch self {
-      case .contacts: .contacts
-      case .emergency: .emergencyContacts
-      case .sos: .sos
+      case .contacts: listener == .contacts
+      case .emergency: listener == .emergencyContacts
+      case .sos: listener == .sos
+      case .listener(let kinds, _): kinds.contains(listener.eventKind)
       }
     }
   }
@@ -38,17 +44,20 @@ final class BridgeEventStream: @unchecked Sendable {
   private var stopped = false
   private let wake = NSCondition()
 
-  init(transport: BridgeTransport, path: String) {
+  /// A stream of the events at `path`, resuming after the event id `after` (`nil`: new events
+  /// only, after a `resumePoint`).
+  init(transport: BridgeTransport, path: String, after: String? = nil) {
     self.transport = transport
     self.path = path
+    lastEventID = after
   }
 
   func add(_ handler: Handler) {
-    let refused = lock.withLock { () -> DeviceError? in
+    let refused = lock.withLock { () -> [(ListenerRefusal.Listener, DeviceError)] in
       handlers.append(handler)
-      return refusals[handler.listener]
+      return refusals.filter { handler.hears($0.key) }.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
     }
-    if let refused { Self.deliver(.failure(refused), to: handler) }
+    for (listener, error) in refused { Self.deliver(.failure(error), of: listener, to: handler) }
   }
 
   func start() {
@@ -119,7 +128,7 @@ final class BridgeEventStream: @unchecked Sendable {
 
   /// Opens and dispatches every complete event in `buffer`, leaving the rest.
   private func receive(_ buffer: inout [UInt8], requestNonce: [UInt8]) {
-    var events: [[UInt8]] = []
+    var events: [(id: String?, plaintext: [UInt8])] = []
     while let end = Self.eventEnd(in: buffer) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
       buffer.removeFirst(end.next)
@@ -132,11 +141,11 @@ final class BridgeEventStream: @unchecked Sendable {
       guard !payload.isEmpty, let bytes = Data(base64Encoded: payload), let message = SealedMessage(bytes: Array(bytes)),
             let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
       if let id { lock.withLock { lastEventID = id } }
-      events.append(plaintext)
+      events.append((id, plaintext))
     }
-    for plaintext in events {
+    for (id, plaintext) in events {
       guard let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext) else { continue }
-      dispatch(event)
+      dispatch(event, id: id.map(DeviceEventID.init(rawValue:)))
     }
   }
 
@@ -154,19 +163,27 @@ final class BridgeEventStream: @unchecked Sendable {
     return nil
   }
 
-  private func dispatch(_ event: BridgeEvent) {
+  private func dispatch(_ event: BridgeEvent, id: DeviceEventID?) {
     let targets = lock.withLock { () -> [Handler] in
       if event.type == .listenerRefused, let refusal = event.refusal {
         guard refusals[refusal.listener] == nil else { return [] }
         refusals[refusal.listener] = refusal.error.deviceError
-        return handlers.filter { $0.listener == refusal.listener }
+        return handlers.filter { $0.hears(refusal.listener) }
       }
       return handlers
     }
     for handler in targets {
       switch (event.type, handler) {
       case (.listenerRefused, _):
-        if let refusal = event.refusal { Self.deliver(.failure(refusal.error.deviceError), to: handler) }
+        if let refusal = event.refusal { Self.deliver(.failure(refusal.error.deviceError), of: refusal.listener, to: handler) }
+      case (.resumePoint, .listener(_, let call)):
+        if let id { call(.resumePoint(id)) }
+      case (.contactsChanged, .listener(let kinds, let call)) where kinds.contains(.contactsChanged):
+        call(.event(DeviceEvent(id: id, kind: .contactsChanged, contacts: event.contacts ?? [])))
+      case (.emergencyContactsChanged, .listener(let kinds, let call)) where kinds.contains(.emergencyContactsChanged):
+        call(.event(DeviceEvent(id: id, kind: .emergencyContactsChanged, contacts: event.contacts ?? [])))
+      case (.sosRequested, .listener(let kinds, let call)) where kinds.contains(.sosRequested):
+        call(.event(DeviceEvent(id: id, kind: .sosRequested)))
       case (.contactsChanged, .contacts(let call)), (.emergencyContactsChanged, .emergency(let call)):
         call(.success(event.contacts ?? []))
       case (.sosRequested, .sos(let call)):
@@ -177,11 +194,24 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  private static func deliver(_ result: Result<[Contact], DeviceError>, to handler: Handler) {
+  private static func deliver(_ result: Result<[Contact], DeviceError>, of listener: ListenerRefusal.Listener, to handler: Handler) {
     switch handler {
     case .contacts(let call), .emergency(let call): call(result)
     case .sos(let call):
       if case .failure(let error) = result { call(error) } else { call(nil) }
+    case .listener(_, let call):
+      if case .failure(let error) = result { call(.failed(listener.eventKind, error)) }
+    }
+  }
+}
+
+extension ListenerRefusal.Listener {
+  /// The kind of event this listener hears.
+  var eventKind: DeviceEvent.Kind {
+    switch self {
+    case .contacts: .contactsChanged
+    case .emergencyContacts: .emergencyContactsChanged
+    case .sos: .sosRequested
     }
   }
 }

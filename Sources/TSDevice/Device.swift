@@ -76,6 +76,16 @@ public protocol Device: AnyObject, Sendable {
   func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async
   /// `registerSOSRequestBlock:`: called with `nil` when the wearer triggers SOS; with 2004 where unsupported.
   func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async
+
+  /// Listens for the watch-side events of `kinds` (`DeviceEvent.Kind`) with one handler, each
+  /// event with the device's id for it. With `lastHandled`, the events after it that the device
+  /// still holds come first, in order (those a caller that stopped or was killed did not hear),
+  /// then each new one; without it, only new events, after a `resumePoint` naming where they
+  /// start. Where the device keeps no history (the default, built on the three listeners above)
+  /// events have no id and nothing is replayed. Each event reaches a handler once per
+  /// registration; a caller resuming after an event it handled does not hear it again.
+  func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+              _ handler: @escaping @Sendable (ListenerReport) -> Void) async
 }
 
 /// A device that counts its calls and the bytes they move, for apply summaries and benchmarks

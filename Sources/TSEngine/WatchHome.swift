@@ -14,6 +14,8 @@ import TSModel
 /// last-applied.json    what the last successful apply left, for drift (0600)
 /// monitor.lock         held by the one `tsapply monitor` watching this watch (flock)
 /// outbox/              SOS events not yet delivered by every notifier, <event id>.json (0600)
+/// monitor-events.json  the last watch event the monitor handled and its SOS numbering, so a
+///                      restarted monitor replays what it missed (0600)
 /// agent-status.json    the last status `tsapply agent` published for it, read back when the
 ///                      agent starts again (0600)
 /// ```
@@ -77,6 +79,8 @@ public struct WatchHome: Hashable, Sendable {
   public var monitorLockPath: String { directory + "/monitor.lock" }
   /// `outbox/`: a monitor's undelivered SOS events (docs/monitor.md "Delivery").
   public var outboxDirectory: String { directory + "/outbox" }
+  /// `monitor-events.json`: the last event the monitor handled (`HandledEvents`, docs/monitor.md "Missed events").
+  public var monitorEventsPath: String { directory + "/monitor-events.json" }
   /// `watch.json`: which watch this folder is about.
   public var recordPath: String { directory + "/watch.json" }
 

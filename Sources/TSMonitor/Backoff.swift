@@ -16,6 +16,11 @@ public struct Backoff: Sendable {
     /// The largest fraction (0…1) taken off a wait at random.
     public var jitter: Double
 
+    /// SOS delivery (`Delivery`, the monitors' default): from half a second, doubling, never
+    /// more than 30 s, so a receiver that comes back is tried again within 30 s whatever its
+    /// outage lasted (jitter only shortens waits).
+    public static let sosDelivery = Policy(initial: .milliseconds(500), maximum: .seconds(30))
+
     /// A policy; the defaults double each wait and take up to a tenth off at random.
     public init(initial: Duration, maximum: Duration, factor: Double = 2, jitter: Double = 0.1) {
       self.initial = initial

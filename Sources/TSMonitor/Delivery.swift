@@ -2,7 +2,8 @@ import Foundation
 import TSModel
 import TSApply
 
-/// Delivers outbox entries to every notifier, each retried with backoff until it succeeds, and
+/// Delivers outbox entries to every notifier, each retried with backoff until it succeeds (each
+/// attempt numbered across restarts, `Outbox.beginAttempt`, and given to the notifier), and
 /// keeps the outbox in step: a notifier's success is recorded in the entry, and the entry is
 /// removed when every notifier has succeeded. Entries are delivered side by side, so one
 /// unreachable receiver never holds back another event or another notifier.
@@ -76,8 +77,8 @@ public actor Delivery {
           var backoff = Backoff(policy)
           var attempt = 0
           while !Task.isCancelled {
-            attempt += 1
-            guard let reason = await notifier.deliver(id: entry.id, body: entry.body) else {
+            attempt = await self.beginAttempt(entry.id, notifier.key, fallback: attempt + 1)
+            guard let reason = await notifier.deliver(id: entry.id, body: entry.body, attempt: attempt) else {
               report(.delivered(id: entry.id, notifier: notifier.name, attempts: attempt))
               return notifier
             }
@@ -98,6 +99,14 @@ public actor Delivery {
       report(.completed(id: entry.id))
     }
     running[entry.id] = nil
+  }
+
+  /// The number of the attempt about to start, counted in the outbox first.
+  private func beginAttempt(_ id: String, _ key: String, fallback: Int) -> Int {
+    do { return try outbox.beginAttempt(id, by: key, fallback: fallback) } catch {
+      report(.outboxFailed(id: id, error: error))
+      return fallback
+    }
   }
 
   private func record(_ id: String, _ key: String) {

@@ -30,6 +30,10 @@ import TSPlan
 /// - **SOS**: each press becomes an event written to the outbox (`Outbox`) before the log line and
 ///   before any notifier runs; `Delivery` retries every notifier until it succeeds. Entries left by
 ///   an earlier run are delivered on start. One monitor per watch: the second refuses.
+/// - **Missed events**: listeners resume after the last event handled (`HandledEvents`, recorded
+///   after each event, an SOS once it is in the outbox), so presses made while no monitor listened
+///   are replayed on start and after each outage where the device keeps its events numbered (the
+///   simulator's journal, a bridge's event log); handled ones are not heard again.
 public final class Monitor: @unchecked Sendable {
   /// The engine watches are opened and healed through.
   public let engine: Engine
@@ -47,6 +51,9 @@ public final class Monitor: @unchecked Sendable {
   private var refusals: Set<String> = []
   private var reportedDeliveryFailures: Set<String> = []
   private var warnedNoSOS = false
+  private var handledWriteFailed = false
+  /// Taken while one watch event is handled, so events are numbered and recorded in order.
+  private let eventLock = NSLock()
 
   /// The outbox and delivery of the watch being monitored, set on first connecting.
   private struct Session {
@@ -54,6 +61,7 @@ public final class Monitor: @unchecked Sendable {
     var profile: String
     var outbox: Outbox
     var delivery: Delivery
+    var handled: HandledEvents
   }
 
   /// A monitor; `emit` gets every event in order (log it, show it), `notice` the lines for
@@ -201,7 +209,14 @@ public final class Monitor: @unchecked Sendable {
     let delivery = Delivery(outbox: outbox, notifiers: notifiers, policy: settings.delivery) { [weak self] report in
       self?.delivered(report)
     }
-    locked { session = Session(identity: watch.identity, profile: watch.capabilities.profile, outbox: outbox, delivery: delivery) }
+    let handled = HandledEvents(path: watch.home.monitorEventsPath, watch: watch.identity)
+    if let problem = handled.problem {
+      emit(.error, watch: watch.identity, message: "cannot use \(handled.path): \(problem); events the watch reported while no monitor listened are not replayed this time, and the file is replaced",
+           fields: ["reason": .string("handled_events"), "file": .string(handled.path)])
+    }
+    locked {
+      session = Session(identity: watch.identity, profile: watch.capabilities.profile, outbox: outbox, delivery: delivery, handled: handled)
+    }
     let (entries, unreadable) = outbox.entries()
     for file in unreadable {
       emit(.error, watch: watch.identity, message: "cannot read the outbox entry \(file); it is left there for a person to look at",
@@ -230,6 +245,24 @@ public final class Monitor: @unchecked Sendable {
     case emergency = "emergency_contacts"
     case sos
 
+    /// The events it hears.
+    var kind: DeviceEvent.Kind {
+      switch self {
+      case .contacts: .contactsChanged
+      case .emergency: .emergencyContactsChanged
+      case .sos: .sosRequested
+      }
+    }
+
+    /// The listener that hears `kind`.
+    init(_ kind: DeviceEvent.Kind) {
+      switch kind {
+      case .contactsChanged: self = .contacts
+      case .emergencyContactsChanged: self = .emergency
+      case .sosRequested: self = .sos
+      }
+    }
+
     /// What it reports, for messages.
     var reports: String {
       switch self {
@@ -252,33 +285,43 @@ public final class Monitor: @unchecked Sendable {
     ]
   }
 
-  /// Registers the listeners `listeners(for:)` says the platform has.
+  /// Listens for what `listeners(for:)` says the platform reports, resuming after the last event
+  /// handled: what the watch reported while no monitor listened comes first.
   private func register(_ watch: Watch, generation: Int) async -> [Listener: String] {
     let listening = Self.listeners(for: watch.capabilities.contacts)
-    if listening[.contacts] == "listening" {
-      await watch.device.registerContactsDidChange(changeHandler(.contacts, generation: generation))
-    }
-    if listening[.emergency] == "listening" {
-      await watch.device.registerEmergencyContactsDidChange(changeHandler(.emergency, generation: generation))
-    }
-    if listening[.sos] == "listening" {
-      let identity = watch.identity, profile = watch.capabilities.profile
-      await watch.device.registerSOSRequest { [weak self] error in
-        guard let self, self.isCurrent(generation) else { return }
-        if let error { return self.listenerFailed(.sos, error, generation: generation) }
-        self.sosPressed(watch: identity, profile: profile)
+    let kinds = Set(Listener.allCases.filter { listening[$0] == "listening" }.map(\.kind))
+    guard !kinds.isEmpty else { return listening }
+    let identity = watch.identity, profile = watch.capabilities.profile
+    let after = locked { session?.handled.lastEventID }
+    await watch.device.listen(to: kinds, after: after) { [weak self] report in
+      guard let self, self.isCurrent(generation) else { return }
+      switch report {
+      case .resumePoint(let id):
+        self.eventLock.withLock { self.recordHandled(id, sequence: nil) }
+      case .event(let event) where event.kind == .sosRequested:
+        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id)
+      case .event(let event):
+        self.mailbox.post(.changed)
+        // A missed change needs no replay (connecting checks the watch anyway), only the record.
+        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
+      case .failed(let kind, let error):
+        self.listenerFailed(Listener(kind), error, generation: generation)
       }
     }
     return listening
   }
 
-  private func changeHandler(_ listener: Listener, generation: Int) -> @Sendable (Result<[Contact], DeviceError>) -> Void {
-    { [weak self] result in
-      guard let self, self.isCurrent(generation) else { return }
-      switch result {
-      case .success: self.mailbox.post(.changed)
-      case .failure(let error): self.listenerFailed(listener, error, generation: generation)
-      }
+  /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
+  /// failure to write is reported once.
+  private func recordHandled(_ id: DeviceEventID?, sequence: Int?) {
+    guard let session = locked({ self.session }), id != nil || sequence != nil else { return }
+    do {
+      try session.handled.handled(id, sequence: sequence)
+    } catch {
+      guard locked({ () -> Bool in defer { handledWriteFailed = true }; return !handledWriteFailed }) else { return }
+      emit(.error, watch: session.identity,
+           message: "cannot record the last event handled (\(error)); a restarted monitor may report events again",
+           fields: ["reason": .string("handled_events"), "file": .string(session.handled.path)])
     }
   }
 
@@ -302,14 +345,26 @@ public final class Monitor: @unchecked Sendable {
 
   // MARK: SOS
 
-  /// An SOS press: into the outbox first (on disk before anything else happens), then the log,
-  /// then the notifiers.
-  private func sosPressed(watch: String, profile: String) {
-    let event = MonitorEvent(time: now(), watch: watch, kind: .sos, message: "SOS pressed on the watch",
-                             fields: ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName)])
+  /// An SOS press (the device's event `deviceEvent`): numbered, into the outbox first (on disk
+  /// before anything else happens), then recorded as handled, then the log, then the notifiers.
+  /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
+  /// the outbox delivers it.
+  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?) {
+    eventLock.lock()
+    defer { eventLock.unlock() }
+    guard let session = locked({ self.session }) else { return }
+    let (sequence, id) = session.handled.nextSOS()
+    var fields: [String: JSONValue] = ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName),
+                                       "sequence": .integer(sequence)]
+    if let deviceEvent { fields["device_event_id"] = .string(deviceEvent.rawValue) }
+    let event = MonitorEvent(time: now(), watch: watch, kind: .sos, id: id, message: "SOS pressed on the watch", fields: fields)
     let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
-    let session = locked { self.session }
-    if let session, !notifiers.isEmpty {
+    if !notifiers.isEmpty {
+      if session.outbox.entry(id) != nil {
+        recordHandled(deviceEvent, sequence: sequence)
+        notice("SOS \(id) was heard again after a restart; it is already in the outbox and delivered from there.")
+        return
+      }
       do {
         try session.outbox.put(entry)
       } catch {
@@ -317,8 +372,9 @@ public final class Monitor: @unchecked Sendable {
              fields: ["reason": .string("outbox"), "event_id": .string(event.id)])
       }
     }
+    recordHandled(deviceEvent, sequence: sequence)
     emitEvent(event)
-    if let session, !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
+    if !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
   }
 
   private func delivered(_ report: Delivery.Report) {

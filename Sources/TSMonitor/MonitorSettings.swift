@@ -25,7 +25,7 @@ public struct MonitorSettings: Sendable {
   public var commandLine: String
   /// Waits between reconnection attempts.
   public var reconnect: Backoff.Policy
-  /// Waits between delivery attempts of one notifier.
+  /// Waits between delivery attempts of one notifier (`Backoff.Policy.sosDelivery`: at most 30 s).
   public var delivery: Backoff.Policy
   /// How long a stopping monitor waits for deliveries under way.
   public var stopGrace: Duration
@@ -56,7 +56,7 @@ public struct MonitorSettings: Sendable {
     self.showSensitive = showSensitive
     self.commandLine = commandLine
     reconnect = Self.reconnectPolicy(interval: interval)
-    delivery = Backoff.Policy(initial: .milliseconds(500), maximum: .seconds(300))
+    delivery = .sosDelivery
     stopGrace = .seconds(5)
   }
 

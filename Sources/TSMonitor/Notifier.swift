@@ -12,8 +12,9 @@ public protocol Notifier: Sendable {
   var key: String { get }
   /// How it is named to people (no secret in it either).
   var name: String { get }
-  /// One attempt to deliver the event whose JSON is `body`; `nil` on success, else why not.
-  func deliver(id: String, body: String) async -> String?
+  /// Attempt number `attempt` (1 for the first, counted across restarts) to deliver the event
+  /// whose JSON is `body`; `nil` on success, else why not. Every attempt sends the same `body`.
+  func deliver(id: String, body: String, attempt: Int) async -> String?
 }
 
 /// `--on-sos COMMAND`: runs the program directly, without a shell, with the event in its
@@ -22,7 +23,8 @@ public protocol Notifier: Sendable {
 ///
 /// Environment: the monitor's own, plus `TSAPPLY_EVENT_JSON` (the whole event) and
 /// `TSAPPLY_EVENT_<FIELD>` for each top-level field (`TSAPPLY_EVENT_ID`, `_KIND`, `_TIME`,
-/// `_WATCH`, `_MESSAGE`, …; text as it is, other values as JSON).
+/// `_WATCH`, `_MESSAGE`, `_SEQUENCE`, …; text as it is, other values as JSON), and
+/// `TSAPPLY_DELIVERY_ATTEMPT` (1 for the first attempt).
 public struct CommandNotifier: Notifier {
   /// The words as split, the program first.
   public let words: [String]
@@ -63,8 +65,12 @@ public struct CommandNotifier: Notifier {
     return variables
   }
 
-  public func deliver(id: String, body: String) async -> String? {
-    let environment = baseEnvironment.merging(Self.eventVariables(body: body)) { _, event in event }
+  /// The variable holding the attempt number.
+  public static let attemptVariable = "TSAPPLY_DELIVERY_ATTEMPT"
+
+  public func deliver(id: String, body: String, attempt: Int) async -> String? {
+    var environment = baseEnvironment.merging(Self.eventVariables(body: body)) { _, event in event }
+    environment[Self.attemptVariable] = String(attempt)
     switch await ChildProcess.run(path: path, arguments: words, environment: environment, timeout: timeout) {
     case .exited(0): return nil
     case .exited(let status): return "\(words[0]) exited with status \(status)"
@@ -77,8 +83,8 @@ public struct CommandNotifier: Notifier {
 }
 
 /// `--webhook URL`: POSTs the event's JSON with `Content-Type: application/json`,
-/// `X-Tsapply-Event-Id` and `X-Tsapply-Signature: sha256=<HMAC-SHA256 of the body>`
-/// (`WebhookSignature`). Success is a 2xx answer; redirects are not followed (the body would not
+/// `X-Tsapply-Event-Id`, `X-Tsapply-Attempt` (1 for the first attempt; not signed) and
+/// `X-Tsapply-Signature: sha256=<HMAC-SHA256 of the body>` (`WebhookSignature`). Success is a 2xx answer; redirects are not followed (the body would not
 /// reach where it was signed for), so a 3xx is a failure like any other.
 public struct WebhookNotifier: Notifier {
   /// Where to post.
@@ -112,12 +118,16 @@ public struct WebhookNotifier: Notifier {
     return "webhook " + (components?.string ?? url.host ?? "?")
   }
 
-  public func deliver(id: String, body: String) async -> String? {
+  /// The header carrying the attempt number.
+  public static let attemptHeader = "X-Tsapply-Attempt"
+
+  public func deliver(id: String, body: String, attempt: Int) async -> String? {
     var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
     request.httpMethod = "POST"
     request.httpBody = Data(body.utf8)
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     request.setValue(id, forHTTPHeaderField: "X-Tsapply-Event-Id")
+    request.setValue(String(attempt), forHTTPHeaderField: Self.attemptHeader)
     request.setValue(WebhookSignature.value(body: Array(body.utf8), secret: secret), forHTTPHeaderField: WebhookSignature.header)
     request.setValue("tsapply-monitor", forHTTPHeaderField: "User-Agent")
     do {

@@ -24,14 +24,18 @@ public struct Outbox: Sendable {
     public var body: String
     /// Keys of the notifiers that have already succeeded (`Notifier.key`).
     public var delivered: [String]
+    /// Attempts started so far, by notifier key (counted before each attempt, so one cut short
+    /// by a crash counts); absent in entries written before attempts were counted.
+    public var attempts: [String: Int]?
 
     /// An entry for the event `id` whose JSON is `body`, delivered to nobody yet.
-    public init(id: String, body: String, delivered: [String] = []) {
+    public init(id: String, body: String, delivered: [String] = [], attempts: [String: Int]? = nil) {
       format = Outbox.formatName
       version = Outbox.currentVersion
       self.id = id
       self.body = body
       self.delivered = delivered
+      self.attempts = attempts
     }
   }
 
@@ -68,6 +72,18 @@ public struct Outbox: Sendable {
     guard var entry = entry(id), !entry.delivered.contains(key) else { return }
     entry.delivered.append(key)
     try put(entry)
+  }
+
+  /// Counts one more attempt to deliver the entry `id` to the notifier `key` and returns its
+  /// number (1 for the first, across restarts); on disk before it returns. An entry that is
+  /// gone or unreadable counts from `fallback`.
+  /// - Throws: `SecureFileError` when the entry cannot be rewritten.
+  public func beginAttempt(_ id: String, by key: String, fallback: Int) throws(SecureFileError) -> Int {
+    guard var entry = entry(id) else { return fallback }
+    let attempt = max(fallback, (entry.attempts?[key] ?? 0) + 1)
+    entry.attempts = (entry.attempts ?? [:]).merging([key: attempt]) { _, new in new }
+    try put(entry)
+    return attempt
   }
 
   /// Removes the entry `id` (every notifier succeeded).

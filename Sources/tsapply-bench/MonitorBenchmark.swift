@@ -271,8 +271,8 @@ struct TimedNotifier: Notifier {
   let stamps: Stamps
   var key: String { inner.key }
   var name: String { inner.name }
-  func deliver(id: String, body: String) async -> String? {
-    let result = await inner.deliver(id: id, body: body)
+  func deliver(id: String, body: String, attempt: Int) async -> String? {
+    let result = await inner.deliver(id: id, body: body, attempt: attempt)
     if result == nil { stamps.add() }
     return result
   }

@@ -4,6 +4,7 @@
 // dependencies in Package.swift when merging.
 import Foundation
 import Testing
+import TSDevice
 import TSHTTPServer
 import TSMonitor
 import TSTestSupport
@@ -15,6 +16,13 @@ final class WebhookReceiver: @unchecked Sendable {
     var id: String?
     var body: [UInt8]
     var signatureValid: Bool
+    /// `X-Tsapply-Attempt`.
+    var attempt: Int?
+
+    /// The body's `sequence`.
+    var sequence: Int? {
+      ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any])?["sequence"] as? Int
+    }
   }
 
   private let lock = NSLock()
@@ -30,7 +38,8 @@ final class WebhookReceiver: @unchecked Sendable {
     let secret = self.secret
     server = try HTTPServer.start(.init(host: "127.0.0.1", port: port)) { [weak self] request in
       let valid = WebhookSignature.verify(request.header(WebhookSignature.header) ?? "", body: request.body, secret: secret)
-      self?.record(Received(id: request.header("X-Tsapply-Event-Id"), body: request.body, signatureValid: valid))
+      self?.record(Received(id: request.header("X-Tsapply-Event-Id"), body: request.body, signatureValid: valid,
+                            attempt: request.header(WebhookNotifier.attemptHeader).flatMap { Int($0) }))
       return HTTPResponse(status: valid ? 200 : 401)
     }
     self.port = server?.port ?? 0
@@ -121,6 +130,57 @@ final class WebhookReceiver: @unchecked Sendable {
     #expect(second.stop().status == 0)
     #expect(receiver.requests.map(\.id) == [id])
     #expect(receiver.requests.first?.signatureValid == true)
+    #expect((receiver.requests.first?.attempt ?? 0) > 1, "it had been attempted before the kill")
+    #expect(receiver.requests.first?.sequence == 1)
+  }
+
+  /// Issue 21: an SOS pressed just before the monitor is killed (SIGKILL within 10 ms of the
+  /// press, before or after the monitor heard it) is delivered after a restart — replayed from
+  /// the watch's journal if the monitor had not heard it, from the outbox with the next attempt
+  /// number if it had — and a later restart delivers nothing twice.
+  @Test func anSOSPressedJustBeforeAKillIsDeliveredAfterARestartAndNeverTwice() async throws {
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    receiver.stop()  // down while the first monitor runs: nothing can be delivered before the kill
+    let directory = try Self.workspace()
+    let arguments = ["--webhook", receiver.url, "--webhook-secret-file", "hook.key"]
+    let first = try MonitorProcess(arguments, in: directory)
+    try await first.wait(for: "online")
+    let watch = try SimulatedDevice(path: directory.path + "/watch.json")
+    try watch.simulateSOSPress()
+    let pressed = ContinuousClock.now
+    first.kill()
+    let killedAfter = ContinuousClock.now - pressed
+    #expect(killedAfter < .milliseconds(10), "killed \(killedAfter) after the press")
+    let attemptsBefore = MonitorProcess.outboxFiles(in: directory).compactMap { file in
+      FileManager.default.contents(atPath: file).flatMap { try? JSONDecoder().decode(Outbox.Entry.self, from: $0) }
+    }.first?.attempts?.values.max() ?? 0
+
+    try receiver.start(port: receiver.port)
+    defer { receiver.stop() }
+    let second = try MonitorProcess(arguments, in: directory)
+    try await MonitorProcess.until(timeout: 60) { !receiver.requests.isEmpty && MonitorProcess.outboxFiles(in: directory).isEmpty }
+    let delivered = try #require(receiver.requests.first)
+    #expect(delivered.signatureValid && delivered.sequence == 1)
+    #expect(delivered.attempt == attemptsBefore + 1, "the first attempt if it was never tried, else the next")
+    let id = try #require(delivered.id)
+    #expect(second.stop().status == 0)
+    let watches = directory.path + "/state/watches"
+    let handled = try FileManager.default.contentsOfDirectory(atPath: watches).map { watches + "/" + $0 + "/monitor-events.json" }
+      .filter { FileManager.default.fileExists(atPath: $0) }
+    #expect(handled.count == 1)
+    #expect(handled.allSatisfy { ((try? FileManager.default.attributesOfItem(atPath: $0)[.posixPermissions]) as? Int) == 0o600 })
+
+    // A third run replays nothing handled: the next press is the next delivery, numbered 2.
+    let third = try MonitorProcess(arguments, in: directory)
+    try await third.wait(for: "online")
+    try watch.simulateSOSPress()
+    try await MonitorProcess.until(timeout: 60) { receiver.requests.count >= 2 && MonitorProcess.outboxFiles(in: directory).isEmpty }
+    #expect(third.stop().status == 0)
+    #expect(receiver.requests.count == 2 && receiver.requests.first?.id == id && receiver.requests.last?.id != id,
+            "\(receiver.requests.map(\.id))")
+    #expect(receiver.requests.map(\.sequence) == [1, 2])
+    #expect(receiver.requests.last?.attempt == 1)
   }
 
   @Test func aWrongSecretIsDetectableByTheReceiver() async throws {

@@ -67,6 +67,40 @@ import TSModel
     await device.close()
   }
 
+  /// `listen(to:after:)` over the bridge: without an id the stream's `resumePoint` says where it
+  /// starts; a second client resuming after the last event the first handled (a monitor killed
+  /// and restarted) hears what it missed, of its kinds, in order, and nothing it handled.
+  @Test func aListenerResumesAfterTheLastEventAnEarlierOneHandled() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
+    let (server, pairing) = try await Self.serve(watch)
+    defer { server.stop() }
+    try watch.simulateSOSPress()  // before anyone listened
+    let first = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+    let (heard, hear) = AsyncStream<ListenerReport>.makeStream()
+    await first.listen(to: [.sosRequested], after: nil) { hear.yield($0) }
+    var iterator = heard.makeAsyncIterator()
+    guard case .resumePoint(let start)? = await iterator.next() else { Issue.record("no resume point first"); return }
+    #expect(start.rawValue.hasSuffix("-1"), "the newest event held when it started: \(start)")
+    let boot = start.rawValue.dropLast(2)
+    func sos(_ sequence: Int) -> ListenerReport { .event(DeviceEvent(id: DeviceEventID("\(boot)-\(sequence)"), kind: .sosRequested)) }
+    try watch.simulateSOSPress()
+    #expect(await iterator.next() == sos(2))
+    await first.close()
+
+    try watch.simulateSOSPress()
+    try watch.simulateContactAdd(Contact(name: "Alex", phoneNum: "+15550100"))
+    try watch.simulateSOSPress()
+    let second = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+    let (again, hearAgain) = AsyncStream<ListenerReport>.makeStream()
+    await second.listen(to: [.sosRequested], after: DeviceEventID("\(boot)-2")) { hearAgain.yield($0) }
+    var resumed = again.makeAsyncIterator()
+    #expect(await resumed.next() == sos(3))
+    #expect(await resumed.next() == sos(5), "the contact change is not of its kinds")
+    try watch.simulateSOSPress()
+    #expect(await resumed.next() == sos(6))
+    await second.close()
+  }
+
   /// Every call goes through; `readState` is one round trip; capabilities none.
   @Test(arguments: PlatformProfile.all.map(\.name))
   func callsMatchTheWatch(_ profile: String) async throws {

@@ -91,4 +91,54 @@ import TSTestSupport
     try device.simulateSOSPress()
     #expect(answers.values.count == 1 && answers.values.first == .some(nil))
   }
+
+  // MARK: Resuming (Device.listen(to:after:_:))
+
+  static func sos(_ id: Int) -> ListenerReport { .event(DeviceEvent(id: DeviceEventID(String(id)), kind: .sosRequested)) }
+
+  @Test func aListenerResumesAfterTheLastEventItHandledAndHearsNothingTwice() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let watch = try SimulatedDevice.create(path: path, profile: try PlatformProfile.named("default"), force: false)
+    try watch.simulateSOSPress()  // 1: before anyone listened
+    let alex = Contact(name: "Alex", phoneNum: "+15550100")
+    try watch.simulateContactAdd(alex)  // 2
+    let first = Collector<ListenerReport>()
+    await watch.listen(to: [.sosRequested, .contactsChanged], after: nil) { first.append($0) }
+    try watch.simulateSOSPress()  // 3
+    #expect(first.values == [.resumePoint(DeviceEventID("2")), Self.sos(3)], "only new events, after where it started")
+
+    // The first listener's process is gone after handling 3; the watch goes on meanwhile.
+    try watch.simulateSOSPress()  // 4
+    try watch.simulateContactRemove(name: "Alex")  // 5
+    _ = try watch.simulateReminderToggle(id: "1")  // 6: no listener hears reminders
+    let resumed = Collector<ListenerReport>()
+    await (try SimulatedDevice(path: path)).listen(to: [.sosRequested], after: DeviceEventID("3")) { resumed.append($0) }
+    #expect(resumed.values == [Self.sos(4)], "what it missed, of its kinds, and not 3 again")
+    try watch.simulateSOSPress()  // 7
+    #expect(resumed.values == [Self.sos(4), Self.sos(7)])
+
+    let everything = Collector<ListenerReport>()
+    await (try SimulatedDevice(path: path)).listen(to: Set(DeviceEvent.Kind.allCases), after: DeviceEventID("0")) { everything.append($0) }
+    #expect(everything.values == [Self.sos(1), .event(DeviceEvent(id: DeviceEventID("2"), kind: .contactsChanged, contacts: [alex])),
+                                  Self.sos(3), Self.sos(4), .event(DeviceEvent(id: DeviceEventID("5"), kind: .contactsChanged, contacts: [])),
+                                  Self.sos(7)])
+  }
+
+  @Test(arguments: ["99", "not-a-number", "-1"])
+  func anIdTheJournalCannotHaveReplaysEverythingItHolds(_ id: String) async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let watch = try SimulatedDevice.create(path: path, profile: try PlatformProfile.named("fw"), force: false)
+    try watch.simulateSOSPress()
+    try watch.simulateSOSPress()
+    let heard = Collector<ListenerReport>()
+    // An id from before the watch was reset (or from another watch): nothing held is skipped.
+    await watch.listen(to: [.sosRequested], after: DeviceEventID(id)) { heard.append($0) }
+    #expect(heard.values == [Self.sos(1), Self.sos(2)])
+  }
+
+  @Test func aKindThePlatformNeverReportsIsRefusedAsTheSDKRefusesIt() async throws {
+    let device = try watch("npk")
+    let first = await firstValue { handler in await device.listen(to: [.sosRequested], after: DeviceEventID("0"), handler) }
+    #expect(first == .failed(.sosRequested, DeviceError(.setting, .notSupport, "registerSOSRequestBlock is not supported on this platform")))
+  }
 }

@@ -39,7 +39,7 @@ import TSMQTT
     let key = "recorder"
     let name = "recorder"
     let delivered = Inbox<String>()
-    func deliver(id: String, body: String) async -> String? {
+    func deliver(id: String, body: String, attempt: Int) async -> String? {
       delivered.add(body)
       return nil
     }

@@ -12,18 +12,20 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
   private var failuresLeft: Int
   private(set) var attempts = 0
   private(set) var successes: [String] = []
+  private(set) var numbers: [Int] = []
 
   init(_ key: String, failures: Int) {
     self.key = key
     failuresLeft = failures
   }
 
-  func deliver(id: String, body: String) async -> String? { attempt(id) }
+  func deliver(id: String, body: String, attempt number: Int) async -> String? { attempt(id, number) }
 
-  private func attempt(_ id: String) -> String? {
+  private func attempt(_ id: String, _ number: Int) -> String? {
     lock.lock()
     defer { lock.unlock() }
     attempts += 1
+    numbers.append(number)
     if failuresLeft != 0 {
       failuresLeft -= 1
       return "down"
@@ -36,6 +38,13 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     return (attempts, successes)
+  }
+
+  /// The attempt numbers it was given, in order.
+  var attemptNumbers: [Int] {
+    lock.lock()
+    defer { lock.unlock() }
+    return numbers
   }
 }
 
@@ -72,12 +81,16 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     while steady.counts.successes.isEmpty || down.counts.attempts < 3 { try await Task.sleep(for: .milliseconds(5)) }
     await first.stop(grace: .zero)
     #expect(Outbox(directory: directory).entries().entries.map(\.delivered) == [["steady"]], "the entry stays, with what succeeded")
+    let counted = try #require(Outbox(directory: directory).entry(entry.id)?.attempts?["down"])
+    #expect(down.attemptNumbers == Array(1...down.counts.attempts), "each attempt is numbered, from 1")
+    #expect(counted >= down.counts.attempts, "every attempt started is counted on disk (one cut short by the stop too)")
 
     let back = ScriptedNotifier("down", failures: 0), steadyAgain = ScriptedNotifier("steady", failures: 0)
     let restarted = Delivery(outbox: Outbox(directory: directory), notifiers: [steadyAgain, back], policy: Self.fast) { _ in }
     for left in Outbox(directory: directory).entries().entries { await restarted.start(left) }
     await restarted.idle()
     #expect(back.counts.successes == [entry.id])
+    #expect(back.attemptNumbers == [counted + 1], "the numbering goes on across the restart")
     #expect(steadyAgain.counts.attempts == 0, "the notifier that already succeeded is not run again")
     #expect(Outbox(directory: directory).entries().entries.isEmpty)
   }
@@ -92,7 +105,7 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
                                        currentDirectory: directory)
     let event = MonitorEvent(time: Date(), watch: "sim:/w/it's \"$(touch pwned3)\"\n/device.json", kind: .sos,
                              message: "SOS pressed on the watch", fields: ["profile": .string("fit")])
-    #expect(await notifier.deliver(id: event.id, body: event.jsonLine) == nil)
+    #expect(await notifier.deliver(id: event.id, body: event.jsonLine, attempt: 3) == nil)
     #expect(try MonitorFixtures.arguments(in: directory) == [script, "--say", #"SOS for "Mum" $(touch pwned2) `id`"#, "it's\nfine", ""])
     let environment = try MonitorFixtures.environment(in: directory)
     #expect(environment["TSAPPLY_EVENT_WATCH"] == event.watch)
@@ -101,6 +114,7 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     #expect(environment["TSAPPLY_EVENT_PROFILE"] == "fit")
     #expect(environment["TSAPPLY_EVENT_JSON"] == event.jsonLine)
     #expect(environment["KEEP"] == "me")
+    #expect(environment[CommandNotifier.attemptVariable] == "3")
     #expect(MonitorFixtures.shellTraces(in: [directory, (directory as NSString).deletingLastPathComponent,
                                              FileManager.default.currentDirectoryPath]).isEmpty)
   }
@@ -108,11 +122,11 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
   @Test func failuresAndTimeoutsAreFailures() async throws {
     let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
     let failing = try CommandNotifier(command: MonitorFixtures.quoted(script), environment: ["RECORD_STATUS": "3"], currentDirectory: directory)
-    #expect(await failing.deliver(id: "x", body: "{}") == "\(script) exited with status 3")
+    #expect(await failing.deliver(id: "x", body: "{}", attempt: 1) == "\(script) exited with status 3")
     let slow = try CommandNotifier(command: "sleep 30", environment: ["PATH": "/usr/bin:/bin"], currentDirectory: directory,
                                    timeout: .milliseconds(200))
     let started = ContinuousClock.now
-    #expect(await slow.deliver(id: "x", body: "{}")?.contains("was killed") == true)
+    #expect(await slow.deliver(id: "x", body: "{}", attempt: 1)?.contains("was killed") == true)
     #expect(ContinuousClock.now - started < .seconds(20))
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSDevice
 import TSModel
 import TSTestSupport
 @testable import TSMonitor
@@ -74,6 +75,28 @@ import TSTestSupport
 
 /// Backoff waits and the hourly heal budget.
 @Suite struct BackoffAndBudgetTests {
+  /// The SOS delivery schedule, walked on a clock of its own (no test waits for it): whatever
+  /// the outage and the jitter, no wait is over 30 s, so the first attempt after a receiver comes
+  /// back starts within 30 s of its return, and — an attempt against a port that refuses taking
+  /// well under the half second allowed here, one that succeeds another half second — the event
+  /// is delivered within 31 s of the return. The outage of issue 21 (30 s) is in the table.
+  @Test(arguments: [0.1, 1, 29.9, 30, 31, 61, 300, 3600, 86_400])
+  func anSOSIsDeliveredWithin31SecondsOfTheReceiversReturn(_ outage: Double) {
+    let failedAttempt = 0.5, deliveringAttempt = 0.5
+    for random in [0.0, 0.37, 0.999] {
+      var backoff = Backoff(.sosDelivery, random: { random })
+      var start = 0.0
+      while start < outage {  // attempts while the receiver is down fail
+        let wait = Backoff.seconds(backoff.next())
+        #expect(wait <= 30, "a wait of \(wait)s after attempt \(backoff.attempts)")
+        start += failedAttempt + wait
+      }
+      #expect(start + deliveringAttempt - outage <= 31, "outage \(outage)s, jitter \(random): delivered \(start + deliveringAttempt - outage)s after the return")
+    }
+    #expect(Backoff.Policy.sosDelivery.maximum == .seconds(30))
+    #expect(MonitorSettings(manifestPath: "/m.yaml", manifestName: "m.yaml").delivery == .sosDelivery, "the monitors deliver SOS by it")
+  }
+
   @Test func waitsDoubleUpToTheMaximum() {
     var backoff = Backoff(Backoff.Policy(initial: .milliseconds(500), maximum: .seconds(3)), random: { 0 })
     #expect((0..<6).map { _ in backoff.next() } == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
@@ -197,5 +220,43 @@ func mode(_ path: String) throws -> Int {
       return [capabilities.profile] + [Monitor.Listener.contacts, .emergency, .sos].map { served[$0] ?? "?" }
     }
     #expect(rows == expected)
+  }
+}
+
+/// `monitor-events.json`: the last event handled and the SOS numbering survive a restart; a file
+/// that cannot be used is named and replaced, never trusted.
+@Suite struct HandledEventsTests {
+  @Test func theRecordSurvivesARestartAndNumbersSOSInOrder() throws {
+    let path = try temporaryDirectory() + "/monitor-events.json"
+    let first = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(first.problem == nil && first.lastEventID == nil)
+    let one = first.nextSOS()
+    #expect(first.nextSOS() == one, "nothing is used up until it is recorded")
+    try first.handled(DeviceEventID("7"), sequence: one.sequence)
+    try first.handled(DeviceEventID("8"))
+    #expect(((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) == 0o600)
+
+    let restarted = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(restarted.lastEventID == DeviceEventID("8"))
+    let two = restarted.nextSOS()
+    #expect(one.sequence == 1 && two.sequence == 2)
+    #expect(two.id.hasPrefix("sos-") && two.id.hasSuffix("-0000000002") && two.id.dropLast(10) == one.id.dropLast(10))
+    #expect(Outbox.isSafeID(two.id))
+    #expect(HandledEvents(path: try temporaryDirectory() + "/other.json", watch: "sim:/w.json").nextSOS().id != one.id,
+            "another file (one lost and made again) never reuses an id")
+  }
+
+  @Test(arguments: [
+    ("not json", "it does not hold the events a monitor handled"),
+    (String(repeating: " ", count: 70_000), "it is larger than 64 KiB"),
+    (#"{"format":"tsapply-monitor-events","version":1,"watch":"sim:/other.json","epoch":"ab","sequence":3}"#,
+     "it is not a record of events handled for sim:/w.json"),
+  ])
+  func aFileThatCannotBeUsedIsNamedAndStartsAfresh(_ contents: String, _ problem: String) throws {
+    let path = try temporaryDirectory() + "/monitor-events.json"
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    let handled = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(handled.problem == problem)
+    #expect(handled.lastEventID == nil && handled.nextSOS().sequence == 1)
   }
 }

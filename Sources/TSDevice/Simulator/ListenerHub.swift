@@ -15,6 +15,7 @@ final class ListenerHub: @unchecked Sendable {
   private var contactHandlers: [ContactsHandler] = []
   private var emergencyHandlers: [ContactsHandler] = []
   private var sosHandlers: [SOSHandler] = []
+  private var resumables: [Resumable] = []
   private var lastDelivered: Int
   private var polling = false
 
@@ -25,12 +26,42 @@ final class ListenerHub: @unchecked Sendable {
   func addEmergency(_ handler: @escaping ContactsHandler) { locked { emergencyHandlers.append(handler) } }
   func addSOS(_ handler: @escaping SOSHandler) { locked { sosHandlers.append(handler) } }
 
-  /// Calls the handlers for every event in `journal` newer than the last one delivered.
+  /// A listener of `Device.listen(to:after:_:)`: it has heard every event up to `after`, its own
+  /// resume point, whatever the hub delivered to the others.
+  private struct Resumable {
+    var kinds: Set<DeviceEvent.Kind>
+    var handler: @Sendable (ListenerReport) -> Void
+    var after: Int
+  }
+
+  /// Adds a listener for `kinds` that has heard every event up to sequence `after`; the next
+  /// `deliver` gives it every later event of the journal it is given.
+  func addResumable(kinds: Set<DeviceEvent.Kind>, after: Int, _ handler: @escaping @Sendable (ListenerReport) -> Void) {
+    locked { resumables.append(Resumable(kinds: kinds, handler: handler, after: after)) }
+  }
+
+  /// Calls the handlers for every event in `journal` newer than the last one delivered (for a
+  /// resumable listener, than the last one it heard).
   func deliver(_ journal: [WatchEvent]) {
-    let (events, contacts, emergency, sos) = locked { () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler]) in
+    let (events, contacts, emergency, sos, resumed) = locked {
+      () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler], [(Resumable, ArraySlice<WatchEvent>)]) in
       let fresh = journal.filter { $0.sequence > lastDelivered }
       if let last = fresh.last { lastDelivered = last.sequence }
-      return (fresh, contactHandlers, emergencyHandlers, sosHandlers)
+      var resumed: [(Resumable, ArraySlice<WatchEvent>)] = []
+      for index in resumables.indices {
+        let after = resumables[index].after
+        let start = journal.firstIndex { $0.sequence > after } ?? journal.endIndex
+        guard start < journal.endIndex else { continue }
+        resumed.append((resumables[index], journal[start...]))
+        resumables[index].after = journal[journal.endIndex - 1].sequence
+      }
+      return (fresh, contactHandlers, emergencyHandlers, sosHandlers, resumed)
+    }
+    for (listener, events) in resumed {
+      for event in events {
+        guard let kind = event.listenerKind, listener.kinds.contains(kind) else { continue }
+        listener.handler(.event(DeviceEvent(id: DeviceEventID(String(event.sequence)), kind: kind, contacts: event.contacts)))
+      }
     }
     for event in events {
       switch event.kind {
@@ -91,5 +122,17 @@ final class ListenerHub: @unchecked Sendable {
     registryLock.lock()
     defer { registryLock.unlock() }
     return registry[path]?.hub
+  }
+}
+
+extension WatchEvent {
+  /// The listener that hears this event; `nil` for a reminder toggle (no SDK listener).
+  var listenerKind: DeviceEvent.Kind? {
+    switch kind {
+    case .contactsChanged: .contactsChanged
+    case .emergencyContactsChanged: .emergencyContactsChanged
+    case .sosRequested: .sosRequested
+    case .reminderToggled: nil
+    }
   }
 }

@@ -138,6 +138,56 @@ extension SimulatedDevice {
              refuse: { error in handler(error) }, add: { $0.addSOS(handler) })
   }
 
+  /// One listener for `kinds` that resumes: its events' ids are the journal's sequence numbers,
+  /// and the journal (its newest `SimulatedWatch.journalLimit` entries) is the history replayed
+  /// after `lastHandled`. An id newer than the journal's newest (the watch was reset since) or
+  /// not a sequence number replays every entry held. Without `lastHandled`, the newest sequence
+  /// number now is the `resumePoint`. A kind the platform never reports is refused as the SDK's
+  /// registration refuses it (one asynchronous 2004); a watch that cannot be read, with its error.
+  public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+    let watch: SimulatedWatch, profile: PlatformProfile
+    do {
+      watch = try snapshot()
+      profile = try PlatformProfile.named(watch.profile)
+    } catch {
+      for kind in kinds { Task { handler(.failed(kind, error)) } }
+      return
+    }
+    var heard = Set<DeviceEvent.Kind>()
+    for kind in DeviceEvent.Kind.allCases where kinds.contains(kind) {
+      let (operation, supported) = Self.listener(kind)
+      if profile.capabilities.contacts[keyPath: supported] {
+        heard.insert(kind)
+      } else {
+        let error = DeviceError.notSupported(profile.contacts.listenerDomain, operation)
+        Task { handler(.failed(kind, error)) }
+      }
+    }
+    guard !heard.isEmpty else { return }
+    let start: Int
+    if let lastHandled {
+      start = Int(lastHandled.rawValue).flatMap { (0...watch.lastSequence).contains($0) ? $0 : nil } ?? 0
+    } else {
+      start = watch.lastSequence
+      handler(.resumePoint(DeviceEventID(String(start))))
+    }
+    let hub = hub()
+    hub.addResumable(kinds: heard, after: start, handler)
+    // Read again after adding: a change made in between reaches the listener too.
+    if let now = try? store.read() { hub.deliver(now.journal) }
+    hub.startPolling(store)
+  }
+
+  /// The SDK registration that hears `kind`, and the capability saying whether it fires.
+  static func listener(_ kind: DeviceEvent.Kind) -> (operation: String, supported: KeyPath<ContactCapabilities, Bool>) {
+    switch kind {
+    case .contactsChanged: ("registerContactsDidChangedBlock", \.contactsChangedListener)
+    case .emergencyContactsChanged: ("registerEmergencyContactsDidChangedBlock", \.emergencyContactsChangedListener)
+    case .sosRequested: ("registerSOSRequestBlock", \.sosRequestListener)
+    }
+  }
+
   /// Adds a listener, or, where the platform never reports the event, answers once,
   /// asynchronously, with 2004 (docs/platforms.md "Contacts", "Listeners"). A watch that cannot be read answers
   /// with that error instead.

@@ -1,0 +1,86 @@
+import TSModel
+
+/// The id of a watch-side event as the device that reported it numbers its events: opaque to
+/// callers, kept only to resume after it (`Device.listen(to:after:_:)`). The simulator's ids are
+/// its journal's sequence numbers (`17`), a bridge's are its event ids (`BOOT-SEQUENCE`).
+public struct DeviceEventID: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+  /// The id as the device wrote it.
+  public var rawValue: String
+  /// The id `rawValue`.
+  public init(rawValue: String) { self.rawValue = rawValue }
+  /// The id `rawValue`.
+  public init(_ rawValue: String) { self.rawValue = rawValue }
+  public var description: String { rawValue }
+}
+
+/// A watch-side event as a listener hears it (`Device.listen(to:after:_:)`).
+public struct DeviceEvent: Hashable, Sendable {
+  /// What happened on the watch; also names the listener (the SDK's registration) that hears it.
+  public enum Kind: String, Hashable, Sendable, CaseIterable {
+    /// `registerContactsDidChangedBlock:`: the regular contacts changed; `contacts` is the new list.
+    case contactsChanged
+    /// `registerEmergencyContactsDidChangedBlock:`: the emergency list changed; `contacts` is the new list.
+    case emergencyContactsChanged
+    /// `registerSOSRequestBlock:`: the wearer pressed SOS.
+    case sosRequested
+  }
+
+  /// The device's id of the event; `nil` where the device does not number its events (it can
+  /// then not resume after it).
+  public var id: DeviceEventID?
+  /// What happened.
+  public var kind: Kind
+  /// The new list, for the two contact kinds.
+  public var contacts: [Contact]?
+
+  /// An event of `kind` with `id`.
+  public init(id: DeviceEventID?, kind: Kind, contacts: [Contact]? = nil) {
+    self.id = id
+    self.kind = kind
+    self.contacts = contacts
+  }
+}
+
+/// What a listener registered with `Device.listen(to:after:_:)` is told.
+public enum ListenerReport: Hashable, Sendable {
+  /// Where this listener starts: the newest event the device held when it registered without a
+  /// resume point. A caller that keeps it and later listens `after:` it misses nothing that
+  /// happened since, even if it is killed before it heard a single event. Sent at most once,
+  /// before any event, and only by devices that can resume.
+  case resumePoint(DeviceEventID)
+  /// A watch-side event, in the order the watch reported them.
+  case event(DeviceEvent)
+  /// The listener for `kind` failed: 2004 where the platform never reports it (sent once), any
+  /// other error when the device lost its way of hearing events (the caller reconnects).
+  case failed(DeviceEvent.Kind, DeviceError)
+}
+
+extension Device {
+  /// Listens for the events of `kinds` with the SDK's three listeners; events carry no id and
+  /// `after` is ignored, as the SDK keeps no history. Devices that keep their events numbered
+  /// (the simulator's journal, a bridge's event log) replace this with one that resumes.
+  public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+    if kinds.contains(.contactsChanged) {
+      await registerContactsDidChange { result in
+        switch result {
+        case .success(let contacts): handler(.event(DeviceEvent(id: nil, kind: .contactsChanged, contacts: contacts)))
+        case .failure(let error): handler(.failed(.contactsChanged, error))
+        }
+      }
+    }
+    if kinds.contains(.emergencyContactsChanged) {
+      await registerEmergencyContactsDidChange { result in
+        switch result {
+        case .success(let contacts): handler(.event(DeviceEvent(id: nil, kind: .emergencyContactsChanged, contacts: contacts)))
+        case .failure(let error): handler(.failed(.emergencyContactsChanged, error))
+        }
+      }
+    }
+    if kinds.contains(.sosRequested) {
+      await registerSOSRequest { error in
+        handler(error.map { .failed(.sosRequested, $0) } ?? .event(DeviceEvent(id: nil, kind: .sosRequested)))
+      }
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import TSApply
+import TSDevice
+
+/// What a monitor has handled of one watch's events, kept across restarts in
+/// `monitor-events.json` (0600) in the watch's state folder (`WatchHome.monitorEventsPath`):
+/// the device's id of the last event it handled (`Device.listen(to:after:_:)` resumes after it,
+/// so what happened while no monitor listened — killed, stopped, offline — is replayed, and what
+/// was handled is not), and the sequence number of the last SOS it numbered.
+///
+/// SOS events are numbered 1, 2, … per watch in the order the watch reported them, and their id
+/// is `sos-EPOCH-SEQUENCE` (`sos-3f9c0d1e2a4b5c6d-0000000007`): EPOCH is random per file, so ids
+/// are never reused even if the file is lost, and an SOS replayed after a crash that came before
+/// its number was recorded gets the same number and id again (the outbox and receivers drop it
+/// as a duplicate). Thread-safe.
+public final class HandledEvents: @unchecked Sendable {
+  /// The file's contents.
+  public struct State: Codable, Hashable, Sendable {
+    /// Always `tsapply-monitor-events`.
+    public var format: String
+    /// The format's version (1).
+    public var version: Int
+    /// The watch's identity, so a file is never used for another watch.
+    public var watch: String
+    /// Random per file: the middle part of every SOS id.
+    public var epoch: String
+    /// The device's id of the last event handled; `nil` before the first.
+    public var lastEventID: DeviceEventID?
+    /// The number of the last SOS numbered (0: none yet).
+    public var sequence: Int
+  }
+
+  /// The `format` of the file.
+  public static let formatName = "tsapply-monitor-events"
+  /// The largest file read (it holds a few short fields).
+  static let maxBytes = 64 * 1024
+
+  /// Absolute path of the file.
+  public let path: String
+  private let lock = NSLock()
+  private var state: State
+
+  /// The record at `path` for `watch`; a fresh one (no event handled, a new epoch) when the file
+  /// is missing. `problem` says why a file that exists could not be used (it is then replaced at
+  /// the first save, and nothing is replayed this time).
+  public init(path: String, watch: String) {
+    self.path = path
+    let fresh = State(format: Self.formatName, version: 1, watch: watch,
+                      epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0)
+    switch Self.read(path) {
+    case .missing:
+      state = fresh
+      problem = nil
+    case .stored(let stored) where stored.watch == watch && stored.format == Self.formatName && stored.version == 1
+      && stored.sequence >= 0 && Outbox.isSafeID(stored.epoch):
+      state = stored
+      problem = nil
+    case .stored:
+      state = fresh
+      problem = "it is not a record of events handled for \(watch)"
+    case .unusable(let reason):
+      state = fresh
+      problem = reason
+    }
+  }
+
+  /// Why the file that was there could not be used, or `nil`.
+  public let problem: String?
+
+  /// The device's id of the last event handled.
+  public var lastEventID: DeviceEventID? { lock.withLock { state.lastEventID } }
+
+  /// Everything recorded.
+  public var current: State { lock.withLock { state } }
+
+  /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`).
+  public func nextSOS() -> (sequence: Int, id: String) {
+    lock.withLock {
+      let sequence = state.sequence + 1
+      return (sequence, "sos-\(state.epoch)-" + String(format: "%010d", sequence))
+    }
+  }
+
+  /// Records that the event `id` (when the device numbers its events) was handled and, for an
+  /// SOS, that `sequence` was used; on disk before it returns.
+  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
+  public func handled(_ id: DeviceEventID?, sequence: Int? = nil) throws(SecureFileError) {
+    let bytes = lock.withLock { () -> [UInt8] in
+      if let id { state.lastEventID = id }
+      if let sequence { state.sequence = max(state.sequence, sequence) }
+      return Array(canonicalJSON(state).utf8)
+    }
+    try SecureFile.write(bytes, to: path)
+  }
+
+  /// What the file holds.
+  enum Stored {
+    /// There is no file.
+    case missing
+    /// A record (not yet checked against the watch).
+    case stored(State)
+    /// A file that cannot be used, and why (unreadable, over `maxBytes`, not JSON of this shape).
+    case unusable(String)
+  }
+
+  /// Reads the file at `path`, at most `maxBytes` of it.
+  static func read(_ path: String) -> Stored {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      return FileManager.default.fileExists(atPath: path) ? .unusable("it cannot be read") : .missing
+    }
+    defer { try? handle.close() }
+    guard let data = try? handle.read(upToCount: maxBytes + 1) else { return .unusable("it cannot be read") }
+    guard data.count <= maxBytes else { return .unusable("it is larger than \(maxBytes / 1024) KiB") }
+    guard let state = try? JSONDecoder().decode(State.self, from: data) else { return .unusable("it does not hold the events a monitor handled") }
+    return .stored(state)
+  }
+}
