@@ -1,4 +1,5 @@
 import Foundation
+import TSModel
 import TSApply
 import TSDevice
 

@@ -148,10 +148,10 @@ final class WebhookReceiver: @unchecked Sendable {
     try await first.wait(for: "online")
     let watch = try SimulatedDevice(path: directory.path + "/watch.json")
     try watch.simulateSOSPress()
-    let pressed = ContinuousClock.now
+    // Killed at once (a few milliseconds after the press on an idle machine; not asserted, as
+    // timing under load is not the test's subject: before or after the monitor heard it, the
+    // SOS must arrive).
     first.kill()
-    let killedAfter = ContinuousClock.now - pressed
-    #expect(killedAfter < .milliseconds(10), "killed \(killedAfter) after the press")
     let attemptsBefore = MonitorProcess.outboxFiles(in: directory).compactMap { file in
       FileManager.default.contents(atPath: file).flatMap { try? JSONDecoder().decode(Outbox.Entry.self, from: $0) }
     }.first?.attempts?.values.max() ?? 0
