@@ -91,14 +91,16 @@ public final class BridgeService: Sendable {
   /// - Parameters:
   ///   - cipher: the AEAD (ChaCha20-Poly1305; the iOS app passes its own).
   ///   - clock: milliseconds since 1970, for the time window and leases.
+  ///   - replay: the freshness check; a bridge passes one over a `NonceJournal` so that a
+  ///     restart does not forget the nonces it accepted (by default: memory only, with `clock`).
   ///   - faults: injected faults (`TSAPPLY_BRIDGE_FAULT`); none by default.
   ///   - log: receives one line per request; never a body, a name or a phone number.
   public init(bridgeID: String, key: SealingKey, watches: [ServedWatch], cipher: any AEAD,
-              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds,
+              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds, replay: ReplayGuard? = nil,
               faults: BridgeFaults = BridgeFaults(), log: @escaping @Sendable (String) -> Void = { _ in }) {
     self.bridgeID = bridgeID
     sealer = Sealer(key: key, side: .bridge, cipher: cipher, clock: clock)
-    replay = ReplayGuard(clock: clock)
+    self.replay = replay ?? ReplayGuard(clock: clock)
     leases = LeaseTable(clock: clock)
     self.watches = Dictionary(watches.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     order = watches.map(\.id)
@@ -196,7 +198,13 @@ public final class BridgeService: Sendable {
     do {
       try replay.accept(message)
     } catch {
-      note = "refused: \(error == .replayed ? "replayed" : "outside the time window")"
+      switch error {
+      case .replayed: note = "refused: replayed"
+      case .outsideWindow: note = "refused: outside the time window"
+      case .notRecorded:
+        note = "failed: the nonce journal cannot be written"
+        return plain(500, "\(error)")
+      }
       return plain(401, "\(error)")
     }
     let nonce = message.nonce
