@@ -21,6 +21,9 @@ public enum BridgeProtocol {
   public static let maxBodyBytes = 1 << 20
   /// How far a request's timestamp may be from the bridge's clock, in seconds.
   public static let timeWindowSeconds = 30
+  /// Most event streams a bridge keeps open at once (over all watches); one more is refused
+  /// with 503, so streams never take the connections calls need.
+  public static let maxEventStreams = 32
   /// Longest lease a bridge grants, in seconds; `timeToLive` must be 1…this.
   public static let maxLeaseSeconds = 3600
   /// Error domain of the protocol's own errors; their codes are the HTTP statuses (400, 401, …).

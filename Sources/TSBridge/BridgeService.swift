@@ -85,6 +85,8 @@ public final class BridgeService: Sendable {
   let connection: Locked<[String: ConnectionState]>
   let faults: BridgeFaults
   let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
+  /// Event streams open now (at most `BridgeProtocol.maxEventStreams`).
+  let openStreams = Locked(0)
   let log: @Sendable (String) -> Void
 
   /// A service for `watches` under `key`.
@@ -219,7 +221,16 @@ public final class BridgeService: Sendable {
       }
       switch (request.method, route[2]) {
       case ("POST", "call"): return await call(watch, plaintext, nonce: nonce, note: &note)
-      case ("GET", "events"): return events(watch, after: lastEventID, nonce: nonce)
+      case ("GET", "events"):
+        guard openStreams.update({ count -> Bool in
+          guard count < BridgeProtocol.maxEventStreams else { return false }
+          count += 1
+          return true
+        }) else {
+          note = "refused: too many streams"
+          return sealed(503, error(503, "the bridge has \(BridgeProtocol.maxEventStreams) event streams open, its most; close one or try again later"), to: nonce)
+        }
+        return events(watch, after: lastEventID, nonce: nonce)
       case ("POST", "lease"): return lease(watch, plaintext, nonce: nonce, note: &note)
       case ("DELETE", "lease"):
         guard let release = BridgeJSON.decode(LeaseRelease.self, from: plaintext) else {
@@ -331,7 +342,10 @@ public final class BridgeService: Sendable {
         }
         continuation.finish()
       }
-      continuation.onTermination = { _ in task.cancel() }
+      continuation.onTermination = { [openStreams] _ in
+        task.cancel()
+        openStreams.update { $0 -= 1 }
+      }
     }
     return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version,
                                                  "Content-Type": BridgeProtocol.eventStreamType, "Cache-Control": "no-store"],
