@@ -169,15 +169,20 @@ public final class BridgeService: Sendable {
 
   private func answer(_ request: BridgeRequest, note: inout String) async -> BridgeResponse {
     let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-    guard parts.count >= 2, parts[0].isEmpty, parts[1] == "v\(BridgeProtocol.major)" else {
-      if parts.count >= 2, parts[1].hasPrefix("v"), Int(parts[1].dropFirst()) != nil {
+    // Only paths under `/v1/` are endpoints (`/v1` itself is not): anything else is 404 before authentication.
+    guard parts.count >= 3, parts[0].isEmpty, parts[1] == "v\(BridgeProtocol.major)" else {
+      if parts.count >= 2, parts[1].hasPrefix("v"), let major = Int(parts[1].dropFirst()), major != BridgeProtocol.major {
         note = "unsupported version"
         return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the request is for \(parts[1]): update tsapply or the bridge app so both speak the same major version")
       }
       note = "unknown path"
       return plain(404, "no such endpoint; protocol v\(BridgeProtocol.major) paths start with /v\(BridgeProtocol.major)/watches")
     }
-    if let version = request.headers[BridgeProtocol.versionHeader.lowercased()], BridgeProtocol.major(of: version) != BridgeProtocol.major {
+    guard let version = request.headers[BridgeProtocol.versionHeader.lowercased()] else {
+      note = "no version"
+      return plain(400, "the request has no \(BridgeProtocol.versionHeader) header; this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)) and every request must say which version it speaks")
+    }
+    if BridgeProtocol.major(of: version) != BridgeProtocol.major {
       note = "unsupported version"
       return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the client speaks \(Self.loggable(String(version.prefix(16)))): update tsapply or the bridge app so both speak the same major version")
     }
@@ -192,7 +197,8 @@ public final class BridgeService: Sendable {
     } else {
       sealedBytes = request.body
     }
-    guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes),
+    // A request's counter has the top bit 0 (a bridge's 1): a message with it set is not a client's.
+    guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes), message.counter & Sealer.sideBit == 0,
           let plaintext = sealer.open(message, for: .request(method: request.method, path: request.path, lastEventID: lastEventID)) else {
       note = "refused: not sealed under the pairing key"
       return plain(401, "the request is not sealed under this bridge's pairing key (wrong key, changed in transit, or not sealed): pair again with 'tsapply bridge pair'")
@@ -214,6 +220,9 @@ public final class BridgeService: Sendable {
     switch (request.method, route.count, route.first) {
     case ("GET", 1, "watches"):
       return sealed(200, BridgeJSON.encode(Answer(result: list())), to: nonce)
+    case (_, 1, "watches"):
+      note = "method not allowed"
+      return sealed(405, error(405, "\(Self.loggable(String(request.method.prefix(10)))) is not allowed on watches (GET lists them)"), to: nonce)
     case (_, 3, "watches"):
       guard let watch = watches[route[1].uppercased()] else {
         note = "unknown watch"

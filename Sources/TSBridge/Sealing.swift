@@ -133,6 +133,8 @@ public final class Sealer: @unchecked Sendable {
 
   /// Counter values are 47 bits; the 48th is the side.
   static let counterMask: UInt64 = (1 << 47) - 1
+  /// The counter's top bit: 1 in a bridge's nonces, 0 in a client's.
+  public static let sideBit: UInt64 = 1 << 47
 
   /// A sealer for `side` under `key` with `cipher`. `clock` gives milliseconds since 1970
   /// (tests move it).
@@ -162,7 +164,7 @@ public final class Sealer: @unchecked Sendable {
       counter = (counter + 1) & Self.counterMask
       return counter
     }
-    let value = count | (side == .bridge ? 1 << 47 : 0)
+    let value = count | (side == .bridge ? Self.sideBit : 0)
     let time = clock() & ((1 << 48) - 1)
     return (0..<6).reversed().map { UInt8(truncatingIfNeeded: time >> (8 * $0)) }
       + (0..<6).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }

@@ -8,14 +8,6 @@ import TSDevice
 import TSModel
 import TSTestSupport
 
-/// Runs blocking `body` (waiting for a child process) on a thread of its own, so the test holds
-/// none of the few pooled threads every in-process async test shares.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-  try await withCheckedThrowingContinuation { continuation in
-    onOwnThread { continuation.resume(with: Result { try body() }) }
-  }
-}
-
 /// A `tsapply bridge serve` child process on 127.0.0.1 (a free port), serving simulated watches
 /// of a fresh directory, with its own config directory, paired as `home`.
 final class BridgeFixture: @unchecked Sendable {
@@ -258,6 +250,7 @@ final class BridgeFixture: @unchecked Sendable {
   static func send(_ port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]) async throws -> Exchange {
     var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
     request.httpMethod = method
+    request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if !body.isEmpty { request.httpBody = Data(body) }
     let (data, response) = try await URLSession.shared.data(for: request)
@@ -330,7 +323,7 @@ final class BridgeFixture: @unchecked Sendable {
       let body = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"\#(name)","phoneNum":"+15550100"}]}}"#.utf8)
       return client.seal(body, for: .request(method: "POST", path: path, lastEventID: nil)).bytes
     }
-    let headers = [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.sealedType]
+    let headers = ["Content-Type": BridgeProtocol.sealedType]
     let old = write("Old Value")
     #expect(try await Self.send(bridge.port, "POST", path, headers: headers, body: old).status == 200)
     #expect(try await Self.send(bridge.port, "POST", path, headers: headers, body: write("New Value")).status == 200)

@@ -6,9 +6,11 @@ import TSBridgeServer
 import TSDevice
 import TSHTTPServer
 import TSModel
+import TSTestSupport
 
-/// A plain TCP connection to 127.0.0.1, for peers that speak HTTP badly on purpose.
-struct RawConnection {
+/// A plain TCP connection to 127.0.0.1, for peers that speak HTTP badly on purpose. Its reads
+/// block: call them through `offThePool` (the bridge's handlers need the pooled threads).
+struct RawConnection: Sendable {
   let socket: Int32
 
   /// Connects to 127.0.0.1:`port`.
@@ -86,7 +88,8 @@ struct RawConnection {
     }
     let waiting = HTTPServer.Configuration().waitingPerAddress
     #expect(server.http.closedWaitingConnections >= 500 - waiting)
-    #expect(peers.prefix(500 - 2 * waiting).allSatisfy { $0.closedByServer(within: 5) }, "the oldest idle connections were closed")
+    let oldest = Array(peers.prefix(500 - 2 * waiting))
+    #expect(try await offThePool { oldest.allSatisfy { $0.closedByServer(within: 5) } }, "the oldest idle connections were closed")
     await device.close()
   }
 
@@ -103,7 +106,7 @@ struct RawConnection {
       peer.send("X")
       try await Task.sleep(for: .milliseconds(200))
     }
-    #expect(peer.closedByServer(within: 5))
+    #expect(try await offThePool { peer.closedByServer(within: 5) })
     #expect(server.closedWaitingConnections == 1)
   }
 
@@ -116,28 +119,29 @@ struct RawConnection {
     let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 1, retryDelays: [])
     let sealer = Sealer(key: pairing.key, side: .client)
     let path = "/v1/watches/02:00:00:00:00:01/events"
-    func openStream() throws -> (RawConnection, String) {
+    let port = server.port
+    func openStream() async throws -> (RawConnection, String) {
       let seal = Data(sealer.seal([], for: .request(method: "GET", path: path, lastEventID: nil)).bytes).base64EncodedString()
-      let peer = try RawConnection(port: server.port)
+      let peer = try RawConnection(port: port)
       peer.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(BridgeProtocol.versionHeader): \(BridgeProtocol.version)\r\n\(BridgeProtocol.sealHeader): \(seal)\r\n\r\n")
-      let head = peer.receive(until: "\r\n\r\n")
+      let head = try await offThePool { peer.receive(until: "\r\n\r\n") }
       return (peer, String(head.prefix(12)))
     }
     var streams: [RawConnection] = []
     defer { streams.forEach { $0.close() } }
     for _ in 0..<BridgeProtocol.maxEventStreams {
-      let (peer, status) = try openStream()
+      let (peer, status) = try await openStream()
       #expect(status == "HTTP/1.1 200")
       streams.append(peer)
     }
-    let (refused, status) = try openStream()
+    let (refused, status) = try await openStream()
     refused.close()
     #expect(status == "HTTP/1.1 503")
     _ = try await device.fetchAllReminders()
     streams.removeFirst().close()
     var reopened = false
     for _ in 0..<20 where !reopened {
-      let (peer, status) = try openStream()
+      let (peer, status) = try await openStream()
       reopened = status == "HTTP/1.1 200"
       if reopened { streams.append(peer) } else {
         peer.close()
@@ -164,7 +168,7 @@ struct RawConnection {
     let peer = try RawConnection(port: server.port)
     defer { peer.close() }
     peer.send(head)
-    let answer = peer.receive(until: "}}")
+    let answer = try await offThePool { peer.receive(until: "}}") }
     #expect(answer.hasPrefix("HTTP/1.1 \(status)"), "\(label): \(answer.prefix(40))")
     let body = Array((answer.components(separatedBy: "\r\n\r\n").dropFirst().first ?? "").utf8)
     let error = BridgeJSON.decode(Answer<Empty>.self, from: body)?.error
