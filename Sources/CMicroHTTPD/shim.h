@@ -9,17 +9,22 @@
 #include <microhttpd.h>
 
 /// Starts a daemon with one thread per connection, bound to `address`, calling `handler` for
-/// each request and `completed` when a request ends. `timeout` is seconds of idleness before a
-/// connection is closed (0: never); `limit` the most connections at once.
+/// each request, `completed` when a request ends and `notify` when a connection starts or closes.
+/// `timeout` is seconds of idleness before a connection is closed (0: never); `limit` the most
+/// connections at once; `memory` the bytes each connection may use for its request line and
+/// header fields (libmicrohttpd refuses more itself: 414 or 431).
 static inline struct MHD_Daemon *tshttp_start(unsigned int flags, const struct sockaddr *address,
                                               MHD_AccessHandlerCallback handler, void *handler_cls,
                                               MHD_RequestCompletedCallback completed, void *completed_cls,
-                                              unsigned int timeout, unsigned int limit) {
+                                              MHD_NotifyConnectionCallback notify, void *notify_cls,
+                                              unsigned int timeout, unsigned int limit, size_t memory) {
   return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                           MHD_OPTION_SOCK_ADDR, address,
                           MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                          MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                           MHD_OPTION_CONNECTION_TIMEOUT, timeout,
                           MHD_OPTION_CONNECTION_LIMIT, limit,
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory,
                           MHD_OPTION_END);
 }
 
@@ -33,4 +38,11 @@ static inline uint16_t tshttp_port(struct MHD_Daemon *daemon) {
 static inline int tshttp_connection_fd(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   return info ? info->connect_fd : -1;
+}
+
+/// The IPv4 address (network byte order) `connection` comes from, or 0.
+static inline uint32_t tshttp_connection_ipv4(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr || info->client_addr->sa_family != AF_INET) return 0;
+  return ((const struct sockaddr_in *)info->client_addr)->sin_addr.s_addr;
 }

@@ -5,7 +5,9 @@ public enum BridgeProtocol {
   /// The major version this build speaks; paths start with `/v1/`.
   public static let major = 1
   /// The full version sent in the `TSApply-Protocol` header of every request and response.
-  public static let version = "1.0"
+  /// 1.1: a request without the header is refused (400), null results are `{"result": null}`,
+  /// 414/431/503 and the connection limits (docs/bridge-protocol.md "Versioning").
+  public static let version = "1.1"
   /// Header carrying the protocol version, `MAJOR.MINOR`.
   public static let versionHeader = "TSApply-Protocol"
   /// Header carrying a GET request's seal (base64 of a sealed empty plaintext).
@@ -21,6 +23,9 @@ public enum BridgeProtocol {
   public static let maxBodyBytes = 1 << 20
   /// How far a request's timestamp may be from the bridge's clock, in seconds.
   public static let timeWindowSeconds = 30
+  /// Most event streams a bridge keeps open at once (over all watches); one more is refused
+  /// with 503, so streams never take the connections calls need.
+  public static let maxEventStreams = 32
   /// Longest lease a bridge grants, in seconds; `timeToLive` must be 1…this.
   public static let maxLeaseSeconds = 3600
   /// Error domain of the protocol's own errors; their codes are the HTTP statuses (400, 401, …).
@@ -125,6 +130,20 @@ public struct Answer<Result: Codable & Sendable>: Codable, Sendable {
   public init(error: WireError, holder: LockHolder? = nil) {
     self.error = error
     self.holder = holder
+  }
+
+  enum CodingKeys: String, CodingKey { case result, error, holder }
+
+  /// `{"result": …}` — with `"result": null` for a success without one — or `{"error": …}`
+  /// (and `"holder"` on 409).
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    if let error {
+      try container.encode(error, forKey: .error)
+      try container.encodeIfPresent(holder, forKey: .holder)
+    } else {
+      try container.encode(result, forKey: .result)
+    }
   }
 }
 

@@ -85,20 +85,24 @@ public final class BridgeService: Sendable {
   let connection: Locked<[String: ConnectionState]>
   let faults: BridgeFaults
   let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
+  /// Event streams open now (at most `BridgeProtocol.maxEventStreams`).
+  let openStreams = Locked(0)
   let log: @Sendable (String) -> Void
 
   /// A service for `watches` under `key`.
   /// - Parameters:
   ///   - cipher: the AEAD (ChaCha20-Poly1305; the iOS app passes its own).
   ///   - clock: milliseconds since 1970, for the time window and leases.
+  ///   - replay: the freshness check; a bridge passes one over a `NonceJournal` so that a
+  ///     restart does not forget the nonces it accepted (by default: memory only, with `clock`).
   ///   - faults: injected faults (`TSAPPLY_BRIDGE_FAULT`); none by default.
   ///   - log: receives one line per request; never a body, a name or a phone number.
   public init(bridgeID: String, key: SealingKey, watches: [ServedWatch], cipher: any AEAD,
-              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds,
+              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds, replay: ReplayGuard? = nil,
               faults: BridgeFaults = BridgeFaults(), log: @escaping @Sendable (String) -> Void = { _ in }) {
     self.bridgeID = bridgeID
     sealer = Sealer(key: key, side: .bridge, cipher: cipher, clock: clock)
-    replay = ReplayGuard(clock: clock)
+    self.replay = replay ?? ReplayGuard(clock: clock)
     leases = LeaseTable(clock: clock)
     self.watches = Dictionary(watches.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     order = watches.map(\.id)
@@ -165,15 +169,20 @@ public final class BridgeService: Sendable {
 
   private func answer(_ request: BridgeRequest, note: inout String) async -> BridgeResponse {
     let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-    guard parts.count >= 2, parts[0].isEmpty, parts[1] == "v\(BridgeProtocol.major)" else {
-      if parts.count >= 2, parts[1].hasPrefix("v"), Int(parts[1].dropFirst()) != nil {
+    // Only paths under `/v1/` are endpoints (`/v1` itself is not): anything else is 404 before authentication.
+    guard parts.count >= 3, parts[0].isEmpty, parts[1] == "v\(BridgeProtocol.major)" else {
+      if parts.count >= 2, parts[1].hasPrefix("v"), let major = Int(parts[1].dropFirst()), major != BridgeProtocol.major {
         note = "unsupported version"
         return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the request is for \(parts[1]): update tsapply or the bridge app so both speak the same major version")
       }
       note = "unknown path"
       return plain(404, "no such endpoint; protocol v\(BridgeProtocol.major) paths start with /v\(BridgeProtocol.major)/watches")
     }
-    if let version = request.headers[BridgeProtocol.versionHeader.lowercased()], BridgeProtocol.major(of: version) != BridgeProtocol.major {
+    guard let version = request.headers[BridgeProtocol.versionHeader.lowercased()] else {
+      note = "no version"
+      return plain(400, "the request has no \(BridgeProtocol.versionHeader) header; this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)) and every request must say which version it speaks")
+    }
+    if BridgeProtocol.major(of: version) != BridgeProtocol.major {
       note = "unsupported version"
       return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the client speaks \(Self.loggable(String(version.prefix(16)))): update tsapply or the bridge app so both speak the same major version")
     }
@@ -188,7 +197,8 @@ public final class BridgeService: Sendable {
     } else {
       sealedBytes = request.body
     }
-    guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes),
+    // A request's counter has the top bit 0 (a bridge's 1): a message with it set is not a client's.
+    guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes), message.counter & Sealer.sideBit == 0,
           let plaintext = sealer.open(message, for: .request(method: request.method, path: request.path, lastEventID: lastEventID)) else {
       note = "refused: not sealed under the pairing key"
       return plain(401, "the request is not sealed under this bridge's pairing key (wrong key, changed in transit, or not sealed): pair again with 'tsapply bridge pair'")
@@ -196,7 +206,13 @@ public final class BridgeService: Sendable {
     do {
       try replay.accept(message)
     } catch {
-      note = "refused: \(error == .replayed ? "replayed" : "outside the time window")"
+      switch error {
+      case .replayed: note = "refused: replayed"
+      case .outsideWindow: note = "refused: outside the time window"
+      case .notRecorded:
+        note = "failed: the nonce journal cannot be written"
+        return plain(500, "\(error)")
+      }
       return plain(401, "\(error)")
     }
     let nonce = message.nonce
@@ -204,6 +220,9 @@ public final class BridgeService: Sendable {
     switch (request.method, route.count, route.first) {
     case ("GET", 1, "watches"):
       return sealed(200, BridgeJSON.encode(Answer(result: list())), to: nonce)
+    case (_, 1, "watches"):
+      note = "method not allowed"
+      return sealed(405, error(405, "\(Self.loggable(String(request.method.prefix(10)))) is not allowed on watches (GET lists them)"), to: nonce)
     case (_, 3, "watches"):
       guard let watch = watches[route[1].uppercased()] else {
         note = "unknown watch"
@@ -211,7 +230,16 @@ public final class BridgeService: Sendable {
       }
       switch (request.method, route[2]) {
       case ("POST", "call"): return await call(watch, plaintext, nonce: nonce, note: &note)
-      case ("GET", "events"): return events(watch, after: lastEventID, nonce: nonce)
+      case ("GET", "events"):
+        guard openStreams.update({ count -> Bool in
+          guard count < BridgeProtocol.maxEventStreams else { return false }
+          count += 1
+          return true
+        }) else {
+          note = "refused: too many streams"
+          return sealed(503, error(503, "the bridge has \(BridgeProtocol.maxEventStreams) event streams open, its most; close one or try again later"), to: nonce)
+        }
+        return events(watch, after: lastEventID, nonce: nonce)
       case ("POST", "lease"): return lease(watch, plaintext, nonce: nonce, note: &note)
       case ("DELETE", "lease"):
         guard let release = BridgeJSON.decode(LeaseRelease.self, from: plaintext) else {
@@ -323,7 +351,10 @@ public final class BridgeService: Sendable {
         }
         continuation.finish()
       }
-      continuation.onTermination = { _ in task.cancel() }
+      continuation.onTermination = { [openStreams] _ in
+        task.cancel()
+        openStreams.update { $0 -= 1 }
+      }
     }
     return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version,
                                                  "Content-Type": BridgeProtocol.eventStreamType, "Cache-Control": "no-store"],

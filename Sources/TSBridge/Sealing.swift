@@ -133,6 +133,8 @@ public final class Sealer: @unchecked Sendable {
 
   /// Counter values are 47 bits; the 48th is the side.
   static let counterMask: UInt64 = (1 << 47) - 1
+  /// The counter's top bit: 1 in a bridge's nonces, 0 in a client's.
+  public static let sideBit: UInt64 = 1 << 47
 
   /// A sealer for `side` under `key` with `cipher`. `clock` gives milliseconds since 1970
   /// (tests move it).
@@ -162,7 +164,7 @@ public final class Sealer: @unchecked Sendable {
       counter = (counter + 1) & Self.counterMask
       return counter
     }
-    let value = count | (side == .bridge ? 1 << 47 : 0)
+    let value = count | (side == .bridge ? Self.sideBit : 0)
     let time = clock() & ((1 << 48) - 1)
     return (0..<6).reversed().map { UInt8(truncatingIfNeeded: time >> (8 * $0)) }
       + (0..<6).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
@@ -194,7 +196,9 @@ public final class Sealer: @unchecked Sendable {
 /// Refuses stale and repeated requests: a request's nonce timestamp must be within `window` of
 /// the bridge's clock, and each nonce is accepted once. Nonces are remembered only while their
 /// timestamp is inside the window (older ones are refused by the time check anyway), so memory
-/// stays bounded by the request rate. Thread-safe.
+/// stays bounded by the request rate. With a `NonceJournal`, each nonce is on the disk before
+/// `accept` returns and the kept ones are read back when the guard is made, so a restart does
+/// not forget them. Thread-safe.
 public final class ReplayGuard: @unchecked Sendable {
   /// Why a request was refused.
   public enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
@@ -202,12 +206,16 @@ public final class ReplayGuard: @unchecked Sendable {
     case outsideWindow(offsetMilliseconds: Int64)
     /// The nonce was accepted before.
     case replayed
+    /// The nonce could not be put in the journal (the disk is full or failing): the request is
+    /// refused rather than accepted without a record that outlives a restart.
+    case notRecorded
 
     public var description: String {
       switch self {
       case .outsideWindow(let offset):
         "the request's timestamp is \(abs(offset) / 1000) s \(offset < 0 ? "old" : "ahead") (the window is ±\(BridgeProtocol.timeWindowSeconds) s): check both clocks"
       case .replayed: "the request was already received once (a replay)"
+      case .notRecorded: "the bridge cannot record the request's nonce on its disk, so it carries out nothing: free some space or check the bridge's log"
       }
     }
   }
@@ -216,28 +224,51 @@ public final class ReplayGuard: @unchecked Sendable {
   let clock: @Sendable () -> UInt64
   private let lock = NSLock()
   private var seen: [[UInt8]: UInt64] = [:]
+  private let journal: NonceJournal?
 
-  /// A guard accepting timestamps within `windowSeconds` of `clock` (milliseconds since 1970).
+  /// A guard accepting timestamps within `windowSeconds` of `clock` (milliseconds since 1970),
+  /// remembering nonces in memory only.
   public init(windowSeconds: Int = BridgeProtocol.timeWindowSeconds,
               clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) {
     windowMilliseconds = UInt64(windowSeconds) * 1000
     self.clock = clock
+    journal = nil
   }
 
-  /// Accepts `message` once if it is fresh.
+  /// As `init(windowSeconds:clock:)`, keeping every accepted nonce in `journal` too, and
+  /// starting with the nonces it holds.
+  /// - Throws: `NonceJournalError` when the journal cannot be read.
+  public init(windowSeconds: Int = BridgeProtocol.timeWindowSeconds, journal: NonceJournal,
+              clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) throws(NonceJournalError) {
+    windowMilliseconds = UInt64(windowSeconds) * 1000
+    self.clock = clock
+    self.journal = journal
+    let now = clock()
+    for nonce in try journal.load() {
+      let stamp = NonceJournal.stamp(of: nonce)
+      if stamp + windowMilliseconds >= now { seen[nonce] = stamp }
+    }
+  }
+
+  /// Accepts `message` once if it is fresh (and, with a journal, once it is recorded there).
   /// - Throws: `Refusal`.
   public func accept(_ message: SealedMessage) throws(Refusal) {
     let now = clock()
     let stamp = message.timestampMilliseconds
     let offset = stamp >= now ? Int64(clamping: stamp - now) : -Int64(clamping: now - stamp)
     guard UInt64(abs(offset)) <= windowMilliseconds else { throw .outsideWindow(offsetMilliseconds: offset) }
-    let fresh = lock.withLock { () -> Bool in
+    let refusal = lock.withLock { () -> Refusal? in
       if seen.count > 1024 { seen = seen.filter { $0.value + windowMilliseconds >= now } }
-      guard seen[message.nonce] == nil else { return false }
+      guard seen[message.nonce] == nil else { return .replayed }
+      do {
+        try journal?.record(message.nonce, now: now, window: windowMilliseconds)
+      } catch {
+        return .notRecorded
+      }
       seen[message.nonce] = stamp
-      return true
+      return nil
     }
-    guard fresh else { throw .replayed }
+    if let refusal { throw refusal }
   }
 }
 

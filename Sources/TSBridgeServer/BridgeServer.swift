@@ -11,13 +11,17 @@ public final class BridgeServer: Sendable {
   public let http: HTTPServer
 
   /// Starts serving `service` on `host`:`port` (0: a free port), bodies limited to
-  /// `BridgeProtocol.maxBodyBytes`.
+  /// `BridgeProtocol.maxBodyBytes`, with `HTTPServer`'s limits on connections that send no whole
+  /// request (docs/bridge-protocol.md "Limits and timeouts"); its refusals (413, 414, 431) are
+  /// the protocol's unsealed JSON errors.
   /// - Throws: `HTTPServerError` when the address cannot be bound.
   public init(service: BridgeService, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
     self.service = service
     var configuration = HTTPServer.Configuration(host: host, port: port, maxBodyBytes: BridgeProtocol.maxBodyBytes)
-    let tooLarge = BridgeService.tooLarge
-    configuration.tooLarge = HTTPResponse(status: tooLarge.status, headers: tooLarge.headers, body: .bytes(tooLarge.bytes))
+    configuration.refusal = { status, message in
+      let refusal = BridgeService.refusal(status, message)
+      return HTTPResponse(status: refusal.status, headers: refusal.headers, body: .bytes(refusal.bytes))
+    }
     http = try HTTPServer.start(configuration) { request in
       await Self.respond(to: request, with: service)
     }

@@ -86,6 +86,12 @@ extension ReferenceBridge {
     return config + "/tsapply/bridge-serve.json"
   }
 
+  /// Where `tsapply bridge serve` keeps the nonces it accepted (`NonceJournal`): beside the
+  /// identity, `bridge-serve.nonces.0` and `.1` (0600).
+  public static func noncePath(environment: [String: String]) -> String {
+    (identityPath(environment: environment) as NSString).deletingPathExtension + ".nonces"
+  }
+
   /// A running reference bridge and what a client needs to pair with it.
   public struct Running: Sendable {
     /// The server.
@@ -102,7 +108,8 @@ extension ReferenceBridge {
   /// Each request is logged to `log` without any body, name or number.
   /// - Throws: `DeviceError` for a watch that cannot be opened or a malformed
   ///   `TSAPPLY_BRIDGE_FAULT`; `HTTPServerError` when the address cannot be bound; identity
-  ///   file errors as `identity(at:newKey:)`.
+  ///   file errors as `identity(at:newKey:)`; `NonceJournalError` when the nonce journal
+  ///   (`noncePath`) cannot be opened or read.
   public static func start(_ specs: [String], host: String, port: UInt16, advertise: String? = nil, newKey: Bool = false,
                            environment: [String: String], currentDirectory: String,
                            log: @escaping @Sendable (String) -> Void) async throws -> Running {
@@ -117,8 +124,9 @@ extension ReferenceBridge {
     let served = try await watches(specs, environment: environment, currentDirectory: currentDirectory)
     let identity = try identity(at: identityPath(environment: environment), newKey: newKey)
     guard let key = identity.sealingKey else { throw PairingError("the bridge identity holds no valid key") }
+    let replay = try ReplayGuard(journal: NonceJournal(path: noncePath(environment: environment)))
     let service = BridgeService(bridgeID: identity.bridgeID, key: key, watches: served, cipher: ChaCha20Poly1305(),
-                                faults: faults, log: log)
+                                replay: replay, faults: faults, log: log)
     await service.startListening()
     let server = try BridgeServer(service: service, host: host, port: port)
     let pairing = PairingString(host: advertise ?? host, port: Int(server.port), bridgeID: identity.bridgeID, key: key)

@@ -6,8 +6,12 @@ import Foundation
 ///
 /// One thread per connection; each complete request (body read, at most
 /// `Configuration.maxBodyBytes`) is passed to the handler, whose response is sent back.
-/// A body over the limit is answered `413` without calling the handler. Streaming responses
-/// (`HTTPResponse.Body.stream`) are sent chunked as the handler writes them.
+/// A body over the limit is answered `413` as soon as its `Content-Length` is read (414 and 431
+/// for a path or header fields over theirs), without calling the handler. Streaming responses
+/// (`HTTPResponse.Body.stream`) are sent chunked as the handler writes them, and end as soon as
+/// the client closes the connection. A peer cannot hold connections it sends no whole request
+/// on: each has `Configuration.requestDeadline` seconds, and the oldest make room for new ones
+/// (`ConnectionGuard`).
 ///
 /// ```swift
 /// let server = try HTTPServer.start(.init(host: "127.0.0.1", port: 0)) { request in
@@ -20,32 +24,65 @@ import Foundation
 /// The handler runs as a Swift task while the connection's thread waits for it, so it may
 /// `await` freely. IPv4 only; a host name is not resolved (give an address).
 public final class HTTPServer: @unchecked Sendable {
-  /// Where and how the server listens.
+  /// Where and how the server listens, and the limits that keep one peer from locking the
+  /// others out (see `ConnectionGuard`).
   public struct Configuration: Sendable {
     /// IPv4 address to bind, e.g. `127.0.0.1` (loopback only) or `0.0.0.0` (every interface).
     public var host: String
     /// Port to bind; 0 lets the system choose a free one (read it from `HTTPServer.port`).
     public var port: UInt16
-    /// Largest request body accepted, in bytes; a larger one is answered 413.
+    /// Largest request body accepted, in bytes; a larger `Content-Length` is answered 413 as
+    /// soon as the header fields are in (the body is not read); a chunked body that grows past
+    /// it closes the connection.
     public var maxBodyBytes: Int
-    /// Seconds a connection may stay idle before it is closed (0: never). Streaming responses
-    /// stay open through their keep-alive bytes.
+    /// Longest path and query, in bytes (percent-decoded); longer is answered 414.
+    public var maxURLBytes: Int
+    /// Most bytes of header fields (names and values); more is answered 431.
+    public var maxHeaderBytes: Int
+    /// Seconds a connection may send nothing while a response is being written before it is
+    /// closed (0: never). Streaming responses stay open through their keep-alive bytes.
     public var idleTimeout: UInt32
-    /// Most connections open at once; more are refused.
+    /// Seconds a connection has, from when it opens or its previous response ended, to send a
+    /// whole request (header fields and body); then it is closed without an answer.
+    public var requestDeadline: Double
+    /// Most connections from one address still sending their request; a new one closes the
+    /// oldest of them.
+    public var waitingPerAddress: Int
+    /// Most connections in all still sending their request; a new one closes the oldest.
+    public var waitingLimit: Int
+    /// Most connections open at once (waiting, being answered, streaming); more are refused.
     public var connectionLimit: UInt32
-    /// The answer to a body over `maxBodyBytes` (the handler is not called); by default 413
-    /// with a JSON error `{"error": {"domain": "tsapply.http", "code": 413, "message": …}}`.
-    public var tooLarge: HTTPResponse?
+    /// The answer to a request refused before the handler (413, 414, 431) with a message; by
+    /// default a JSON error `{"error": {"domain": "tsapply.http", "code": STATUS, "message": …}}`.
+    public var refusal: (@Sendable (_ status: Int, _ message: String) -> HTTPResponse)?
 
-    /// A configuration; by default a free port on 127.0.0.1, 1 MiB bodies, 60 s idle, 64 connections.
+    /// A configuration; by default a free port on 127.0.0.1, 1 MiB bodies, 8 KiB paths, 16 KiB
+    /// of header fields, 60 s idle, 10 s for a whole request, 16 connections sending their
+    /// request per address and 64 in all, 256 connections.
     public init(host: String = "127.0.0.1", port: UInt16 = 0, maxBodyBytes: Int = 1 << 20,
-                idleTimeout: UInt32 = 60, connectionLimit: UInt32 = 64) {
+                idleTimeout: UInt32 = 60, connectionLimit: UInt32 = 256) {
       self.host = host
       self.port = port
       self.maxBodyBytes = maxBodyBytes
+      maxURLBytes = 8 << 10
+      maxHeaderBytes = 16 << 10
       self.idleTimeout = idleTimeout
+      requestDeadline = 10
+      waitingPerAddress = 16
+      waitingLimit = 64
       self.connectionLimit = connectionLimit
     }
+
+    /// The refusal of `status` with `message`.
+    func refuse(_ status: Int, _ message: String) -> HTTPResponse {
+      if let refusal { return refusal(status, message) }
+      let body = "{\"error\":{\"domain\":\"tsapply.http\",\"code\":\(status),\"message\":\"\(message)\"}}"
+      return HTTPResponse(status: status, contentType: "application/json", bytes: Array(body.utf8))
+    }
+
+    /// Bytes libmicrohttpd may use per connection for the request line and header fields: room
+    /// for the limits above, so that it is the handler's checks that refuse, in JSON.
+    var headerMemory: Int { max(32 << 10, 2 * (maxURLBytes + maxHeaderBytes)) }
   }
 
   /// Turns a request into a response.
@@ -60,6 +97,7 @@ public final class HTTPServer: @unchecked Sendable {
 
   let configuration: Configuration
   let handler: Handler
+  let connections: ConnectionGuard
   private let lock = NSLock()
   private var daemon: OpaquePointer?
   private var streams: [ObjectIdentifier: HTTPStream] = [:]
@@ -68,6 +106,8 @@ public final class HTTPServer: @unchecked Sendable {
   private init(configuration: Configuration, handler: @escaping Handler, host: String, port: UInt16) {
     self.configuration = configuration
     self.handler = handler
+    connections = ConnectionGuard(deadline: configuration.requestDeadline, perAddress: configuration.waitingPerAddress,
+                                  total: configuration.waitingLimit)
     self.host = host
     self.port = port
   }
@@ -87,8 +127,8 @@ public final class HTTPServer: @unchecked Sendable {
     let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue
     let daemon = withUnsafePointer(to: &address) { pointer in
       pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-        tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context,
-                     configuration.idleTimeout, configuration.connectionLimit)
+        tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context, connectionHandler, context,
+                     configuration.idleTimeout, configuration.connectionLimit, configuration.headerMemory)
       }
     }
     guard let daemon else {
@@ -105,6 +145,10 @@ public final class HTTPServer: @unchecked Sendable {
 
   private var context: UnsafeMutableRawPointer?
 
+  /// Connections closed because they did not send a whole request in time, or to make room
+  /// for newer ones (`Configuration.requestDeadline`, `waitingPerAddress`, `waitingLimit`).
+  public var closedWaitingConnections: Int { connections.closedConnections }
+
   /// Stops listening: closes open streams, waits for running handlers to answer, frees the
   /// port. Calling it again does nothing.
   public func stop() {
@@ -119,6 +163,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
     open.forEach { $0.close() }
     if let daemon { MHD_stop_daemon(daemon) }
+    connections.stop()
     if let context {
       let box = Unmanaged<Box>.fromOpaque(context)
       box.takeUnretainedValue().server = nil
@@ -187,7 +232,6 @@ private final class PendingRequest {
   var method: String
   var url: String
   var body: [UInt8] = []
-  var tooLarge = false
   init(method: String, url: String) {
     self.method = method
     self.url = url
@@ -198,9 +242,12 @@ private final class PendingRequest {
 private final class StreamContext {
   let stream: HTTPStream
   weak var server: HTTPServer?
-  init(stream: HTTPStream, server: HTTPServer) {
+  /// The connection's socket, watched for the client going away while the stream is quiet.
+  let socket: Int32
+  init(stream: HTTPStream, server: HTTPServer, socket: Int32) {
     self.stream = stream
     self.server = server
+    self.socket = socket
   }
 }
 
@@ -210,42 +257,56 @@ private func accessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaque
                            _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
   guard let cls, let connection, let uploadSize, let requestContext,
         let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server else { return .NO }
+  let configuration = server.configuration
   guard let existing = requestContext.pointee else {
     let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET", url: url.map { String(cString: $0) } ?? "/")
     requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
-    if let length = header(connection, "Content-Length").flatMap(Int.init), length > server.configuration.maxBodyBytes {
-      pending.tooLarge = true
+    // Refusals the header fields already decide are sent at once, without reading a body.
+    let query = values(connection, .GET_ARGUMENT_KIND, lowercased: false)
+    let headers = values(connection, .HEADER_KIND, lowercased: true)
+    let refusal: HTTPResponse?
+    if pending.url.utf8.count + query.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }) > configuration.maxURLBytes {
+      refusal = configuration.refuse(414, "the path and query are over \(configuration.maxURLBytes) bytes")
+    } else if headers.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }) > configuration.maxHeaderBytes {
+      refusal = configuration.refuse(431, "the header fields are over \(configuration.maxHeaderBytes) bytes")
+    } else if let length = headers["content-length"].flatMap(Int.init), length > configuration.maxBodyBytes {
+      refusal = configuration.refuse(413, "the request body is over \(configuration.maxBodyBytes) bytes")
+    } else {
+      refusal = nil
     }
-    return .YES
+    guard let refusal else { return .YES }
+    server.connections.answering(UInt(bitPattern: connection))
+    return send(refusal, on: connection, server: server)
   }
   let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
   if uploadSize.pointee > 0 {
-    if !pending.tooLarge, let uploadData {
-      if pending.body.count + uploadSize.pointee > server.configuration.maxBodyBytes {
-        pending.tooLarge = true
-        pending.body = []
-      } else {
-        uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) { bytes in
-          pending.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: uploadSize.pointee))
-        }
-      }
+    // A chunked body past the limit: libmicrohttpd cannot answer in the middle of a body, so
+    // the connection is closed rather than the rest read.
+    guard pending.body.count + uploadSize.pointee <= configuration.maxBodyBytes, let uploadData else { return .NO }
+    uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) { bytes in
+      pending.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: uploadSize.pointee))
     }
     uploadSize.pointee = 0
     return .YES
   }
-  let response: HTTPResponse
-  if pending.tooLarge, let custom = server.configuration.tooLarge {
-    response = custom
-  } else if pending.tooLarge {
-    let message = "{\"error\":{\"domain\":\"tsapply.http\",\"code\":413,\"message\":\"the request body is over \(server.configuration.maxBodyBytes) bytes\"}}"
-    response = HTTPResponse(status: 413, contentType: "application/json", bytes: Array(message.utf8))
-  } else {
-    response = server.respond(HTTPRequest(method: pending.method, path: pending.url,
-                                          query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
-                                          headers: values(connection, .HEADER_KIND, lowercased: true),
-                                          body: pending.body))
-  }
+  server.connections.answering(UInt(bitPattern: connection))
+  let response = server.respond(HTTPRequest(method: pending.method, path: pending.url,
+                                            query: values(connection, .GET_ARGUMENT_KIND, lowercased: false),
+                                            headers: values(connection, .HEADER_KIND, lowercased: true),
+                                            body: pending.body))
   return send(response, on: connection, server: server)
+}
+
+private func connectionHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                               _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                               _ code: MHD_ConnectionNotificationCode) {
+  guard let cls, let connection, let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server else { return }
+  if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+    server.connections.opened(UInt(bitPattern: connection), socket: tshttp_connection_fd(connection),
+                              address: tshttp_connection_ipv4(connection))
+  } else {
+    server.connections.closed(UInt(bitPattern: connection))
+  }
 }
 
 private func send(_ response: HTTPResponse, on connection: OpaquePointer, server: HTTPServer) -> MHD_Result {
@@ -267,7 +328,7 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer, server
       stream.close()
       return .NO
     }
-    let context = Unmanaged.passRetained(StreamContext(stream: stream, server: server)).toOpaque()
+    let context = Unmanaged.passRetained(StreamContext(stream: stream, server: server, socket: tshttp_connection_fd(connection))).toOpaque()
     mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, streamReader, context, streamFreed)
   }
   guard let mhdResponse else { return .NO }
@@ -283,7 +344,7 @@ private func streamReader(_ cls: UnsafeMutableRawPointer?, _ position: UInt64, _
                           _ max: Int) -> Int {
   guard let cls, let buffer else { return -2 }
   let context = Unmanaged<StreamContext>.fromOpaque(cls).takeUnretainedValue()
-  guard let chunk = context.stream.next(max: max) else { return -1 }
+  guard let chunk = context.stream.next(max: max, watching: context.socket) else { return -1 }
   chunk.withUnsafeBytes { bytes in
     UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress!, byteCount: chunk.count)
   }
@@ -300,13 +361,12 @@ private func streamFreed(_ cls: UnsafeMutableRawPointer?) {
 private func completedHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                               _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                               _ reason: MHD_RequestTerminationCode) {
+  if let cls, let connection, let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server {
+    server.connections.answered(UInt(bitPattern: connection))
+  }
   guard let requestContext, let pending = requestContext.pointee else { return }
   Unmanaged<PendingRequest>.fromOpaque(pending).release()
   requestContext.pointee = nil
-}
-
-private func header(_ connection: OpaquePointer, _ name: String) -> String? {
-  MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
 }
 
 private final class ValueCollector {

@@ -8,14 +8,6 @@ import TSDevice
 import TSModel
 import TSTestSupport
 
-/// Runs blocking `body` (waiting for a child process) on a thread of its own, so the test holds
-/// none of the few pooled threads every in-process async test shares.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-  try await withCheckedThrowingContinuation { continuation in
-    onOwnThread { continuation.resume(with: Result { try body() }) }
-  }
-}
-
 /// A `tsapply bridge serve` child process on 127.0.0.1 (a free port), serving simulated watches
 /// of a fresh directory, with its own config directory, paired as `home`.
 final class BridgeFixture: @unchecked Sendable {
@@ -258,21 +250,26 @@ final class BridgeFixture: @unchecked Sendable {
   static func send(_ port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]) async throws -> Exchange {
     var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
     request.httpMethod = method
+    request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if !body.isEmpty { request.httpBody = Data(body) }
     let (data, response) = try await URLSession.shared.data(for: request)
     return Exchange(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: Array(data))
   }
 
-  @Test func refusedRequestsLeaveTheWatchUntouched() async throws {
-    let bridge = try await BridgeFixture.make(["default"])
-    defer { bridge.stop() }
+  /// The `call` path of the bridge's only watch, and a client's sealer under its pairing key.
+  static func callPath(_ bridge: BridgeFixture) async throws -> (String, Sealer) {
     let pairing = try PairingString(parsing: bridge.pairing)
     let served = try await offThePool { try bridge.server.waitFor("Pairing string") }.split(separator: "\n").first { $0.hasPrefix("Serving ") }
     let id = try #require(served?.split(separator: " ")[1]).description
-    let path = "/v1/watches/\(id)/call"
+    return ("/v1/watches/\(id)/call", Sealer(key: pairing.key, side: .client))
+  }
+
+  @Test func refusedRequestsLeaveTheWatchUntouched() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    let (path, client) = try await Self.callPath(bridge)
     let write = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"Eve","phoneNum":"+15550199"}]}}"#.utf8)
-    let client = Sealer(key: pairing.key, side: .client)
     // Each body is sealed just before it is sent: one sealed more than 30 s earlier is refused
     // as stale, whatever else is wrong with it.
     let seal = { (body: [UInt8], path: String) in client.seal(body, for: .request(method: "POST", path: path, lastEventID: nil)).bytes }
@@ -313,6 +310,39 @@ final class BridgeFixture: @unchecked Sendable {
     let (_, log) = await bridge.stopped()
     #expect(log.split(separator: "\n").filter { $0.contains(" setAllContacts ") }.count == 1, "\(log)")
     #expect(!log.contains("Eve") && !log.contains("5550199"))
+  }
+
+  /// A write captured off the network is refused after the bridge restarts, while it is still
+  /// inside the time window: the nonces the bridge accepted outlive the process. A client that
+  /// seals afresh is served at once after the restart.
+  @Test func aCapturedWriteIsRefusedAfterARestart() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    let (path, client) = try await Self.callPath(bridge)
+    func write(_ name: String) -> [UInt8] {
+      let body = Array(#"{"method":"setAllContacts","args":{"contacts":[{"name":"\#(name)","phoneNum":"+15550100"}]}}"#.utf8)
+      return client.seal(body, for: .request(method: "POST", path: path, lastEventID: nil)).bytes
+    }
+    let headers = ["Content-Type": BridgeProtocol.sealedType]
+    let old = write("Old Value")
+    #expect(try await Self.send(bridge.port, "POST", path, headers: headers, body: old).status == 200)
+    #expect(try await Self.send(bridge.port, "POST", path, headers: headers, body: write("New Value")).status == 200)
+    let (status, _) = await bridge.stopped()
+    #expect(status == 0)
+    try await bridge.restart()
+    let replayed = try await Self.send(bridge.port, "POST", path, headers: headers, body: old)
+    #expect(replayed.status == 401)
+    #expect(BridgeJSON.decode(Answer<Empty>.self, from: replayed.body)?.error?.message.contains("replay") == true)
+    #expect(try SimulatedDevice(path: bridge.directory.path + "/w0.json").snapshot().contacts.map(\.name) == ["New Value"])
+    // A legitimate client right after the restart: tsapply seals every request afresh.
+    #expect(try await Self.send(bridge.port, "POST", path, headers: headers, body: write("Newest")).status == 200)
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let plan = try await bridge.run(["plan", "--device", "bridge:home"])
+    #expect(plan.status == 0, "\(plan.stderr)")
+    let journal = bridge.directory.path + "/config/tsapply"
+    for file in try FileManager.default.contentsOfDirectory(atPath: journal) where file.contains("nonces") {
+      #expect(try (FileManager.default.attributesOfItem(atPath: journal + "/" + file)[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(file)")
+    }
   }
 
   @Test func theWrongKeyIsAPlainErrorForTheUser() async throws {

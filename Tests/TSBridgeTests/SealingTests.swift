@@ -77,6 +77,45 @@ import Testing
     try guardian.accept(sealer.seal([], for: Self.context))
   }
 
+  /// A guard over a journal remembers across a restart (a new guard on the same files), cuts
+  /// off a record torn by a crash, and lets the two files take turns so they hold only fresh
+  /// nonces.
+  @Test func theJournalOutlivesARestart() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nonces-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/bridge.nonces"
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let sealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let first = sealer.seal([], for: Self.context), second = sealer.seal([], for: Self.context)
+    do {
+      let guardian = try ReplayGuard(journal: NonceJournal(path: path, rotation: 2), clock: { now.value })
+      try guardian.accept(first)
+      try guardian.accept(second)
+    }
+    for index in 0..<2 {
+      #expect(try (FileManager.default.attributesOfItem(atPath: "\(path).\(index)")[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+    // A crash in the middle of a record: the torn bytes are cut off, the whole records kept.
+    let handle = try #require(FileHandle(forWritingAtPath: path + ".0"))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data([1, 2, 3]))
+    try handle.close()
+    now.update { $0 += 10_000 }
+    let restarted = try ReplayGuard(journal: NonceJournal(path: path, rotation: 2), clock: { now.value })
+    #expect(throws: ReplayGuard.Refusal.replayed) { try restarted.accept(first) }
+    #expect(throws: ReplayGuard.Refusal.replayed) { try restarted.accept(second) }
+    let third = sealer.seal([], for: Self.context)
+    try restarted.accept(third)
+    // 31 s later the first two are stale: the full file is emptied when the files take turns.
+    now.update { $0 += 31_000 }
+    for _ in 0..<4 { try restarted.accept(sealer.seal([], for: Self.context)) }
+    let sizes = try (0..<2).map { try (FileManager.default.attributesOfItem(atPath: "\(path).\($0)")[.size] as? NSNumber)?.intValue ?? -1 }
+    #expect(sizes.reduce(0, +) < 7 * 12, "stale nonces were kept: \(sizes)")
+    #expect(sizes.allSatisfy { $0 % 12 == 0 })
+    let again = try ReplayGuard(journal: NonceJournal(path: path, rotation: 2), clock: { now.value })
+    #expect(throws: ReplayGuard.Refusal.outsideWindow(offsetMilliseconds: -41_000)) { try again.accept(first) }
+  }
+
   @Test func pairingStringsRoundTripAndBadOnesAreRefusedWithoutTheKey() throws {
     let pairing = PairingString(host: "192.168.1.20", port: 8765, bridgeID: "0a1b2c3d4e5f6071", key: Self.key)
     #expect(try PairingString(parsing: pairing.description) == pairing)

@@ -45,13 +45,21 @@ import TSModel
     var wrongVersion = good
     wrongVersion.headers["tsapply-protocol"] = "2.0"
     let outside = request("POST", path, write, sealer: Sealer(key: key, side: .client, clock: { Sealer.systemMilliseconds() - 60_000 })).0
+    let version = [BridgeProtocol.versionHeader: BridgeProtocol.version]
+    var unversioned = good
+    unversioned.headers = [:]
     return [
       ("wrong key", request("POST", path, write, sealer: Sealer(key: SealingKey.random(), side: .client)).0, 401, false),
       ("tampered body", tampered, 401, false),
-      ("not sealed", BridgeRequest(method: "POST", path: path, headers: [:], body: write), 401, false),
+      ("not sealed", BridgeRequest(method: "POST", path: path, headers: version, body: write), 401, false),
+      ("no TSApply-Protocol header", unversioned, 400, false),
+      ("a client nonce with the top bit set (a bridge's)", request("POST", path, write, sealer: Sealer(key: key, side: .bridge)).0, 401, false),
+      ("/v1, not an endpoint", request("GET", "/v1", []).0, 404, false),
+      ("/, not an endpoint", BridgeRequest(method: "GET", path: "/", headers: version, body: []), 404, false),
+      ("POST on the watch list", request("POST", "/v1/watches", write).0, 405, true),
       ("outside the time window", outside, 401, false),
-      ("sealed for another path", BridgeRequest(method: "POST", path: "/v1/watches/\(id)/lease", headers: [:], body: good.body), 401, false),
-      ("oversized body", BridgeRequest(method: "POST", path: path, headers: [:], body: Array(repeating: 1, count: BridgeProtocol.maxBodyBytes + 1)), 413, false),
+      ("sealed for another path", BridgeRequest(method: "POST", path: "/v1/watches/\(id)/lease", headers: version, body: good.body), 401, false),
+      ("oversized body", BridgeRequest(method: "POST", path: path, headers: version, body: Array(repeating: 1, count: BridgeProtocol.maxBodyBytes + 1)), 413, false),
       ("another major version in the header", wrongVersion, 400, false),
       ("another major version in the path", request("POST", "/v2/watches/\(id)/call", write).0, 400, false),
       ("bad JSON", request("POST", path, Array("{\"method\":".utf8)).0, 400, true),
@@ -82,7 +90,7 @@ import TSModel
     let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Self.write)
     let first = await service.handle(request)
     #expect(first.status == 200)
-    #expect(Self.answer(first, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error == nil)
+    #expect(Self.answer(first, to: sealed).map { String(decoding: $0, as: UTF8.self) } == #"{"result":null}"#, "a null result is sent as null")
     let again = await service.handle(request)
     #expect(again.status == 401)
     #expect(await device.statistics().calls == ["setAllContacts": 1])

@@ -81,7 +81,7 @@ extension PropertiesTests {
     (#"{"method":"formatWatch"}"#, false, "refused 400"),
     (#"{"method":"setAllContacts","args":{"contacts":"Ann"}}"#, false, "refused 400"),
     (#"{"method":"setAllContacts","args":{"contacts":[]}}"#, true, "refused 409"),
-    (#"{"method":"setAllContacts","args":{"contacts":[]},"lease":"t1"}"#, true, "answered {}"),
+    (#"{"method":"setAllContacts","args":{"contacts":[]},"lease":"t1"}"#, true, #"answered {"result":null}"#),
     (#"{"method":"getAllContacts"}"#, true, #"answered {"result":[]}"#),
     (#"{"method":"deleteReminder","args":{"id":"1"}}"#, false, "answered error"),
   ])

@@ -11,3 +11,11 @@ public func onOwnThread(_ body: @escaping @Sendable () -> Void) {
   thread.stackSize = 1 << 20
   thread.start()
 }
+
+/// Runs blocking `body` (waiting for a child process, reading a socket) on a thread of its own,
+/// so the test holds none of the few pooled threads every in-process async test shares.
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    onOwnThread { continuation.resume(with: Result { try body() }) }
+  }
+}

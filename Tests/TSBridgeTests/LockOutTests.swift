@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import TSBridge
+import TSBridgeClient
+import TSBridgeServer
+import TSDevice
+import TSHTTPServer
+import TSModel
+import TSTestSupport
+
+/// A plain TCP connection to 127.0.0.1, for peers that speak HTTP badly on purpose. Its reads
+/// block: call them through `offThePool` (the bridge's handlers need the pooled threads).
+struct RawConnection: Sendable {
+  let socket: Int32
+
+  /// Connects to 127.0.0.1:`port`.
+  init(port: UInt16) throws {
+    socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard socket >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  /// Sends `text` (no SIGPIPE when the server closed the connection); whether all of it went.
+  @discardableResult
+  func send(_ text: String) -> Bool {
+    let bytes = Array(text.utf8)
+    return Foundation.send(socket, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count
+  }
+
+  /// Everything the server sends until it closes the connection or `until` appears (at most 10 s).
+  func receive(until marker: String? = nil) -> String {
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = recv(socket, &buffer, buffer.count, 0)
+      if count <= 0 { break }
+      received += buffer[..<count]
+      if let marker, String(decoding: received, as: UTF8.self).contains(marker) { break }
+    }
+    return String(decoding: received, as: UTF8.self)
+  }
+
+  /// Whether the server closed the connection (a read sees its end within `seconds`).
+  func closedByServer(within seconds: Int) -> Bool {
+    var pollFD = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    guard poll(&pollFD, 1, Int32(seconds * 1000)) > 0 else { return false }
+    var byte: UInt8 = 0
+    return recv(socket, &byte, 1, Int32(MSG_DONTWAIT)) <= 0
+  }
+
+  func close() { _ = Foundation.close(socket) }
+}
+
+/// No peer without the key can deny service to a paired client: connections that never send a
+/// whole request are closed after the deadline or make room for new ones, event streams have
+/// their own budget and give their slot back when the client leaves, and refusals the header
+/// fields decide (413, 414, 431) come at once, as the protocol's JSON errors.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LockOutTests {
+  /// 500 connections from 127.0.0.1 that send nothing or trickle a byte now and then: every
+  /// call of a paired client on the same address succeeds throughout, without a retry. (Before,
+  /// the 65th connection was closed at once: the calls failed, they were not slow. How long they
+  /// take is a figure for the benchmark, not asserted here: the whole suite shares two cores.)
+  @Test func idleAndTricklingConnectionsLockNobodyOut() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await ClientTests.serve(watch)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 60, retryDelays: [])
+    var peers: [RawConnection] = []
+    defer { peers.forEach { $0.close() } }
+    for index in 0..<500 {
+      let peer = try RawConnection(port: server.port)
+      if index % 2 == 0 { peer.send("POST /v1/watches HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
+      peers.append(peer)
+      if index % 50 == 49 { _ = try await device.fetchAllReminders() }
+    }
+    for _ in 0..<10 {
+      for peer in peers { peer.send("X") }
+      _ = try await device.fetchAllReminders()
+      try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    let waiting = HTTPServer.Configuration().waitingPerAddress
+    #expect(server.http.closedWaitingConnections >= 500 - waiting)
+    let oldest = Array(peers.prefix(500 - 2 * waiting))
+    #expect(try await offThePool { oldest.allSatisfy { $0.closedByServer(within: 5) } }, "the oldest idle connections were closed")
+    await device.close()
+  }
+
+  /// A connection that trickles its request is closed at its deadline.
+  @Test func aTricklingRequestIsClosedAtTheDeadline() async throws {
+    var configuration = HTTPServer.Configuration()
+    configuration.requestDeadline = 1
+    let server = try HTTPServer.start(configuration) { _ in HTTPResponse(status: 200) }
+    defer { server.stop() }
+    let peer = try RawConnection(port: server.port)
+    defer { peer.close() }
+    peer.send("GET / HTTP/1.1\r\n")
+    for _ in 0..<30 where !peer.closedByServer(within: 0) {
+      peer.send("X")
+      try await Task.sleep(for: .milliseconds(200))
+    }
+    #expect(try await offThePool { peer.closedByServer(within: 5) })
+    #expect(server.closedWaitingConnections == 1)
+  }
+
+  /// Event streams beyond the budget are refused with 503 while calls go on; a stream the
+  /// client closes gives its slot back at once, not at the next keep-alive.
+  @Test func eventStreamsHaveTheirOwnBudget() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await ClientTests.serve(watch)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 60, retryDelays: [])
+    let sealer = Sealer(key: pairing.key, side: .client)
+    let path = "/v1/watches/02:00:00:00:00:01/events"
+    let port = server.port
+    func openStream() async throws -> (RawConnection, String) {
+      let seal = Data(sealer.seal([], for: .request(method: "GET", path: path, lastEventID: nil)).bytes).base64EncodedString()
+      let peer = try RawConnection(port: port)
+      peer.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(BridgeProtocol.versionHeader): \(BridgeProtocol.version)\r\n\(BridgeProtocol.sealHeader): \(seal)\r\n\r\n")
+      let head = try await offThePool { peer.receive(until: "\r\n\r\n") }
+      return (peer, String(head.prefix(12)))
+    }
+    var streams: [RawConnection] = []
+    defer { streams.forEach { $0.close() } }
+    for _ in 0..<BridgeProtocol.maxEventStreams {
+      let (peer, status) = try await openStream()
+      #expect(status == "HTTP/1.1 200")
+      streams.append(peer)
+    }
+    let (refused, status) = try await openStream()
+    refused.close()
+    #expect(status == "HTTP/1.1 503")
+    _ = try await device.fetchAllReminders()
+    streams.removeFirst().close()
+    var reopened = false
+    for _ in 0..<20 where !reopened {
+      let (peer, status) = try await openStream()
+      reopened = status == "HTTP/1.1 200"
+      if reopened { streams.append(peer) } else {
+        peer.close()
+        try await Task.sleep(for: .milliseconds(50))
+      }
+    }
+    #expect(reopened, "a closed stream kept its slot")
+    await device.close()
+  }
+
+  /// (label, request head, status): refused from the header fields alone, with the protocol's
+  /// unsealed JSON error, and the body is never waited for.
+  static let oversized: [(String, String, Int)] = [
+    ("Content-Length over 1 MiB", "POST /v1/watches/02:00:00:00:00:01/call HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n", 413),
+    ("a path over 8 KiB", "GET /v1/\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: h\r\n\r\n", 414),
+    ("header fields over 16 KiB", "GET /v1/watches HTTP/1.1\r\nHost: h\r\nX-Big: \(String(repeating: "b", count: 17000))\r\n\r\n", 431),
+  ]
+
+  @Test(arguments: oversized)
+  func oversizedRequestsAreRefusedAtOnce(_ label: String, _ head: String, _ status: Int) async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, _) = try await ClientTests.serve(watch)
+    defer { server.stop() }
+    let peer = try RawConnection(port: server.port)
+    defer { peer.close() }
+    peer.send(head)
+    let answer = try await offThePool { peer.receive(until: "}}") }
+    #expect(answer.hasPrefix("HTTP/1.1 \(status)"), "\(label): \(answer.prefix(40))")
+    let body = Array((answer.components(separatedBy: "\r\n\r\n").dropFirst().first ?? "").utf8)
+    let error = BridgeJSON.decode(Answer<Empty>.self, from: body)?.error
+    #expect(error?.domain == "tsapply.bridge" && error?.code == status, "\(label)")
+    #expect(answer.contains("\(BridgeProtocol.versionHeader): \(BridgeProtocol.version)"), "\(label)")
+    #expect(await watch.statistics().totalCalls == 0)
+  }
+}
