@@ -110,9 +110,10 @@ public struct LastApplied: Hashable, Codable, Sendable {
     return record
   }
 
-  /// Writes the record to `path` (0600), replacing the previous one.
+  /// Writes the record to `path` (0600), replacing the previous one; fsynced unless it holds an
+  /// `unconfirmed` write (written before each write of an apply, and replaced moments later).
   public func write(to path: String) throws(SecureFileError) {
-    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path)
+    try SecureFile.write(Array(canonicalJSON(self).utf8), to: path, durable: unconfirmed == nil)
   }
 }
 

@@ -18,9 +18,13 @@ public enum SecureFile {
   ///     exists, so two writers racing for one name never replace each other.
   ///   - mode: Permission bits the file is created with (default 0600); `tsapply fmt` passes
   ///     the mode of the file it rewrites.
+  ///   - durable: Whether the file and the rename are fsynced, so they outlive a power cut
+  ///     (default). `false` only for a file that is rewritten moments later anyway (the
+  ///     last-applied record before each write of an apply): still atomic, and still there
+  ///     after the process is killed.
   /// - Throws: `SecureFileError` naming the path and the system's reason.
   public static func write(_ bytes: [UInt8], to path: String, overwrite: Bool = true,
-                           mode: mode_t = 0o600) throws(SecureFileError) {
+                           mode: mode_t = 0o600, durable: Bool = true) throws(SecureFileError) {
     let directory = (path as NSString).deletingLastPathComponent
     try createDirectory(directory)
     if !overwrite && exists(path) { throw .alreadyExists(path) }
@@ -41,7 +45,7 @@ public enum SecureFile {
         offset += written
       }
     }
-    if failure == nil && fsync(fd) != 0 { failure = SecureFileError(path: temporary, reason: systemReason()) }
+    if failure == nil && durable && fsync(fd) != 0 { failure = SecureFileError(path: temporary, reason: systemReason()) }
     close(fd)
     if let failure {
       unlink(temporary)
@@ -64,7 +68,7 @@ public enum SecureFile {
       }
     }
     // The rename itself made durable, so a power cut cannot bring the old file back.
-    let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
+    let directoryDescriptor = durable ? open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC) : -1
     if directoryDescriptor >= 0 {
       fsync(directoryDescriptor)
       close(directoryDescriptor)
