@@ -81,12 +81,13 @@ final class BridgeEventStream: @unchecked Sendable {
 
   /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
   private func run() {
-    var failures = 0
+    // 1 s after a stream that ended normally or a first failure, then doubling up to 10 s
+    // (docs/bridge-protocol.md "Events"), jittered so many clients of one bridge spread out.
+    var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
-      if readOnce() { failures = 0 } else { failures += 1 }
+      if readOnce() { backoff.reset() }
       guard !isStopped else { return }
-      // 1 s after a stream that ended normally or a first failure, then up to 10 s.
-      let delay = min(10, Double(max(1, failures)))
+      let delay = Backoff.seconds(backoff.next())
       wake.lock()
       if !isStopped { _ = wake.wait(until: Date(timeIntervalSinceNow: delay)) }
       wake.unlock()

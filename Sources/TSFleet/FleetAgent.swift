@@ -440,35 +440,37 @@ actor AgentWatch {
                                stop: AgentStop(outlet: outlet))
     outlet.count { $0.applies += 1 }
     let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
-    do {
-      let outcome = try await watch.apply(document, options: options)
-      let counts = outcome.plan.counts
-      let applied: WatchStatus.Result = outcome.plan.isEmpty ? .noChanges : .applied
+    let outcome = await Reconcile.apply(document, to: watch, allowDestroy: desired.allowDestroy, options: options)
+    let result: WatchStatus.Result
+    var message = outcome.error?.description ?? ""
+    func succeeded(_ plan: Plan) {
+      let counts = plan.counts
+      let applied: WatchStatus.Result = plan.isEmpty ? .noChanges : .applied
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")")
       finish(revision: desired.revision, result: applied, changes: counts, applied: true)
-    } catch {
-      let retry: Bool
-      let result: WatchStatus.Result
-      var message = error.description
-      switch error {
-      case .unsafe:
-        (result, retry) = (.refused, false)
-        message += "; publish it with allow_destroy (tsapply apply --fleet … --auto-approve --allow-destroy) to apply it"
-      case .invalid(let input):
-        (result, retry) = (.invalid, false)
-        message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
-      default:
-        (result, retry) = error.isTransient ? (.retrying, true) : (.failed, false)
-      }
-      let shown = masked(message, sparing: error.backupPath)
-      let delay = retry ? nextRetryDelay() : nil
-      let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
-      outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)"
-                 + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" } ?? ""))
-      finish(revision: desired.revision, result: result, message: shown, attempt: retry ? attempts : nil,
-             nextRetry: retryAt.map(timestamp))
-      if let delay { scheduleRetry(sequence, after: delay) }
     }
+    switch outcome {
+    case .noChanges(let plan): return succeeded(plan)
+    case .applied(let report): return succeeded(report.plan)
+    case .refusedUnsafe(_, _, let pending):
+      result = .refused
+      if !pending.isEmpty { message += " (the revision's own change: " + pending.map(\.description).joined(separator: "; ") + ")" }
+      message += "; publish it with allow_destroy (tsapply apply --fleet … --auto-approve --allow-destroy) to apply it"
+    case .invalid(let input):
+      result = .invalid
+      message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")
+    case .locked, .retrying: result = .retrying
+    case .failed: result = .failed
+    }
+    let retry = result == .retrying
+    let shown = masked(message, sparing: outcome.error?.backupPath)
+    let delay = retry ? nextRetryDelay() : nil
+    let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+    outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)"
+               + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" } ?? ""))
+    finish(revision: desired.revision, result: result, message: shown, attempt: retry ? attempts : nil,
+           nextRetry: retryAt.map(timestamp))
+    if let delay { scheduleRetry(sequence, after: delay) }
   }
 
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
@@ -499,10 +501,8 @@ actor AgentWatch {
   /// The wait before the next try, counting this failure in `attempts`.
   private func nextRetryDelay() -> Duration {
     let (first, longest) = outlet.configuration.retryDelay
-    var delay = first
-    for _ in 0..<min(attempts, 16) { delay = min(delay * 2, longest) }
-    attempts += 1
-    return delay
+    defer { attempts += 1 }
+    return Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: attempts)
   }
 
   private func scheduleRetry(_ sequence: Int, after delay: Duration) {

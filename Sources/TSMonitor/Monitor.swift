@@ -590,28 +590,18 @@ public final class Monitor: @unchecked Sendable {
     var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
                                command: settings.commandLine, stop: MonitorStop(monitor: self))
     options.refreshesRecord = false
-    do {
-      switch try await watch.apply(document, options: options) {
-      case .noChanges: return .nothing
-      case .applied(let report):
-        tracking.budget.record(at: time)
-        return .applied(report)
-      }
-    } catch {
-      switch error {
-      case .unsafe(_, let findings):
-        // A finding the manifest makes against what the last apply left is its own pending
-        // change, not undoing the wearer's.
-        let ownKinds = watch.lastApplied().map { last in
-          Set(Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings.map(\.kind) ?? [])
-        } ?? []
-        return .unsafe(findings, pending: findings.filter { ownKinds.contains($0.kind) })
-      case .locked(let failure): return .locked(failure.description)
-      default:
-        // Counted like an apply, so a heal that keeps failing is not tried more often either.
-        tracking.budget.record(at: time)
-        return .failed(mask(error.description, sparing: error.backupPath))
-      }
+    let outcome = await Reconcile.apply(document, to: watch, allowDestroy: settings.allowDestroy, options: options)
+    switch outcome {
+    case .noChanges: return .nothing
+    case .applied(let report):
+      tracking.budget.record(at: time)
+      return .applied(report)
+    case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
+    case .locked(let failure): return .locked(failure.description)
+    case .invalid, .retrying, .failed:
+      // Counted like an apply, so a heal that keeps failing is not tried more often either.
+      tracking.budget.record(at: time)
+      return .failed(mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath))
     }
   }
 

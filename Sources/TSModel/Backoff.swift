@@ -1,7 +1,8 @@
 import Foundation
 
-/// Exponential backoff: how long to wait before each retry (reconnecting to a watch, delivering
-/// an SOS). The first wait is `initial`, each next one `factor` times longer, never more than
+/// Exponential backoff, the one tsapply uses everywhere it tries again: reconnecting to a watch,
+/// delivering an SOS, a fleet agent's retry of a transient failure, an MQTT reconnect, a bridge
+/// event stream's reconnect. The first wait is `initial`, each next one `factor` times longer, never more than
 /// `maximum`; each wait is shortened by up to `jitter` (a fraction) at random, so many monitors
 /// that lost one bridge do not all come back in the same instant.
 public struct Backoff: Sendable {
@@ -44,8 +45,14 @@ public struct Backoff: Sendable {
 
   /// The wait before the next retry, counting it.
   public mutating func next() -> Duration {
-    let base = Self.seconds(policy.initial) * Foundation.pow(policy.factor, Double(min(attempts, 64)))
-    attempts += 1
+    defer { attempts += 1 }
+    return wait(retry: attempts)
+  }
+
+  /// The wait before retry number `retry` (0 for the first), not counting it: `initial` ×
+  /// `factor`^`retry`, at most `maximum`, shortened by up to `jitter`.
+  public func wait(retry: Int) -> Duration {
+    let base = Self.seconds(policy.initial) * Foundation.pow(policy.factor, Double(min(max(0, retry), 64)))
     let capped = min(base, Self.seconds(policy.maximum))
     return .milliseconds(Int64((capped * (1 - policy.jitter * random()) * 1000).rounded()))
   }
@@ -53,7 +60,8 @@ public struct Backoff: Sendable {
   /// Starts again from `initial` (after a success).
   public mutating func reset() { attempts = 0 }
 
-  static func seconds(_ duration: Duration) -> Double {
+  /// `duration` in seconds.
+  public static func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 }

@@ -1,0 +1,101 @@
+import Foundation
+import TSApply
+import TSManifest
+import TSModel
+import TSPlan
+
+/// The unattended reconcile step shared by every front-end that applies without a person — the
+/// monitor healing drift (`tsapply monitor --reconcile`, `monitor --fleet`) and a fleet agent
+/// applying a desired revision (`tsapply agent`): apply `document` with automatic approval
+/// (the safety gate, backup, verification and records of `Watch.apply`) and classify what
+/// happened once, so that every front-end reports and retries the same way.
+///
+/// The classification (docs/monitor.md, docs/fleet.md):
+///
+/// | outcome | when | front-ends |
+/// |---|---|---|
+/// | `noChanges` | the watch already matched | nothing to report beyond drift |
+/// | `applied` | applied and verified | an `applied` event / status |
+/// | `refusedUnsafe` | the safety gate refused; `pending` names the findings the manifest's own pending change makes | reported, left alone |
+/// | `invalid` | the manifest does not fit the watch | reported, not retried |
+/// | `locked` | another tsapply holds the watch | tried again later |
+/// | `retrying` | a transient failure (`EngineError.isTransient`) | tried again after `Backoff` |
+/// | `failed` | a final failure | reported, not retried until the desired state changes |
+public enum Reconcile {
+  /// What one unattended apply did.
+  public enum Outcome: Sendable {
+    /// The watch already matched.
+    case noChanges(Plan)
+    /// Applied and verified.
+    case applied(ApplyReport)
+    /// The safety gate refused an unsafe plan; nothing was written. `pending` are the findings
+    /// the manifest itself makes against what the last apply left (a change edited into the
+    /// manifest and not applied yet), the rest come from undoing what changed on the watch.
+    case refusedUnsafe(Plan, findings: [SafetyFinding], pending: [SafetyFinding])
+    /// The manifest does not fit the watch; nothing was written.
+    case invalid(InvalidInput)
+    /// Another tsapply holds the watch; nothing was read or written.
+    case locked(LockFailure)
+    /// A failure that trying again later can get past (`EngineError.isTransient`).
+    case retrying(EngineError)
+    /// A failure that trying again will not get past.
+    case failed(EngineError)
+
+    /// The outcome's word in events and statuses: `no_changes`, `applied`, `refused_unsafe`,
+    /// `invalid`, `locked`, `retrying`, `failed`.
+    public var word: String {
+      switch self {
+      case .noChanges: "no_changes"
+      case .applied: "applied"
+      case .refusedUnsafe: "refused_unsafe"
+      case .invalid: "invalid"
+      case .locked: "locked"
+      case .retrying: "retrying"
+      case .failed: "failed"
+      }
+    }
+
+    /// The error, for the three failure outcomes that have one.
+    public var error: EngineError? {
+      switch self {
+      case .retrying(let error), .failed(let error): error
+      case .locked(let failure): .locked(failure)
+      case .invalid(let input): .invalid(input)
+      case .refusedUnsafe(let plan, let findings, _): .unsafe(plan, findings)
+      case .noChanges, .applied: nil
+      }
+    }
+  }
+
+  /// Applies `document` to `watch` with automatic approval (`--allow-destroy` when
+  /// `allowDestroy`) and classifies the result.
+  /// - Parameters:
+  ///   - options: The apply's options; `approval` is replaced by automatic approval.
+  public static func apply(_ document: ManifestDocument, to watch: Watch, allowDestroy: Bool,
+                           options: ApplyOptions) async -> Outcome {
+    var options = options
+    options.approval = .automatic(allowDestroy: allowDestroy)
+    do {
+      switch try await watch.apply(document, options: options) {
+      case .noChanges(let plan): return .noChanges(plan)
+      case .applied(let report): return .applied(report)
+      }
+    } catch {
+      switch error {
+      case .unsafe(let plan, let findings):
+        return .refusedUnsafe(plan, findings: findings, pending: pendingFindings(findings, document: document, watch: watch))
+      case .invalid(let input): return .invalid(input)
+      case .locked(let failure): return .locked(failure)
+      default: return error.isTransient ? .retrying(error) : .failed(error)
+      }
+    }
+  }
+
+  /// Which of `findings` the manifest's own change makes: the unsafe findings of `document`
+  /// planned against what the last apply left (none without a record).
+  static func pendingFindings(_ findings: [SafetyFinding], document: ManifestDocument, watch: Watch) -> [SafetyFinding] {
+    guard let last = watch.lastApplied() else { return [] }
+    let own = Set(Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings.map(\.kind) ?? [])
+    return findings.filter { own.contains($0.kind) }
+  }
+}
