@@ -81,6 +81,9 @@ public struct WatchHome: Hashable, Sendable {
   public var outboxDirectory: String { directory + "/outbox" }
   /// `monitor-events.json`: the last event the monitor handled (`HandledEvents`, docs/monitor.md "Missed events").
   public var monitorEventsPath: String { directory + "/monitor-events.json" }
+  /// `agent-events.json`: the last event a fleet agent handled for the watch (`HandledEvents`,
+  /// docs/fleet.md "SOS").
+  public var agentEventsPath: String { directory + "/agent-events.json" }
   /// `watch.json`: which watch this folder is about.
   public var recordPath: String { directory + "/watch.json" }
 

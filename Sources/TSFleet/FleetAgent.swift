@@ -1,8 +1,10 @@
 import Foundation
 import TSApply
+import TSDevice
 import TSEngine
 import TSManifest
 import TSModel
+import TSMonitor
 import TSMQTT
 import TSPlan
 
@@ -323,6 +325,8 @@ actor AgentWatch {
   private var payload: [UInt8] = []
   private var status: WatchStatus?
   private var attempts = 0
+  /// The last watch event handled, kept across restarts (set by `listen()`).
+  private var handled: HandledEvents?
   /// `DesiredDocument.contentRevision` of the document last handled.
   private var handledContent: String?
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
@@ -351,17 +355,36 @@ actor AgentWatch {
 
   /// Registers for the watch's own events: SOS is published at once, a contact change
   /// triggers a drift check.
+  ///
+  /// Listening resumes after the last event handled (`HandledEvents` in `agent-events.json`),
+  /// so an SOS pressed while the agent was down (or killed before it published it) is
+  /// published when it starts again, with the same id.
   func listen() async {
-    await watch.device.registerSOSRequest { [weak self] error in
-      guard error == nil, let self else { return }
-      Task { await self.sos() }
+    let handled = HandledEvents(path: watch.home.agentEventsPath, watch: watch.identity)
+    self.handled = handled
+    if let problem = handled.problem { outlet.log("\(id): cannot use \(handled.path): \(problem); missed events are not replayed this time") }
+    await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: handled.lastEventID) { [weak self] report in
+      guard let self else { return }
+      Task { await self.heard(report) }
     }
-    let changed: @Sendable (Result<[Contact], DeviceError>) -> Void = { [weak self] result in
-      guard case .success = result, let self else { return }
-      Task { await self.requestDriftCheck() }
+  }
+
+  /// What the listener reported: an SOS is published, a contact change asks for a drift check;
+  /// each recorded as handled once acted on.
+  private func heard(_ report: ListenerReport) {
+    switch report {
+    case .resumePoint(let point): record(point, sequence: nil)
+    case .event(let event) where event.kind == .sosRequested: sos(event.id)
+    case .event(let event):
+      requestDriftCheck()
+      record(event.id, sequence: nil)
+    case .failed: break
     }
-    await watch.device.registerContactsDidChange(changed)
-    await watch.device.registerEmergencyContactsDidChange(changed)
+  }
+
+  private func record(_ event: DeviceEventID?, sequence: Int?) {
+    guard let handled, event != nil || sequence != nil else { return }
+    do { try handled.handled(event, sequence: sequence) } catch { outlet.log("\(id): cannot record the last event handled: \(error)") }
   }
 
   /// Takes a desired document delivered as the `sequence`-th for this watch; older ones that
@@ -557,9 +580,12 @@ actor AgentWatch {
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 
-  private func sos() {
-    outlet.log("\(id): SOS: the wearer pressed SOS")
-    event(.sos, "the wearer pressed SOS")
+  private func sos(_ deviceEvent: DeviceEventID?) {
+    let press: (sequence: Int, id: String)? = handled?.nextSOS()
+    let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
+    outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
+    event(.sos, "the wearer pressed SOS", id: pressID, sequence: pressID == nil ? nil : sequence)
+    record(deviceEvent, sequence: pressID == nil ? nil : sequence)
   }
 
   /// Text that may quote a contact (a diagnostic, an engine error, a custom reminder's name in
@@ -570,9 +596,12 @@ actor AgentWatch {
   }
 
   /// Publishes an event; `message` is masked already (`masked`).
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
-    let event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, id eventID: String? = nil,
+                     sequence: Int? = nil) {
+    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
                            message: message, revision: revision)
+    event.id = eventID
+    event.sequence = sequence
     outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
   }
 

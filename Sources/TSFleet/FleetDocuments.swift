@@ -277,9 +277,15 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var message: String
   /// The revision concerned, if any.
   public var revision: String?
+  /// For `sos`: the press's stable id (`sos-EPOCH-SEQUENCE`), the same however often the event
+  /// is sent again (after an agent's restart it replays presses it may have sent), so
+  /// receivers deduplicate by it.
+  public var id: String?
+  /// For `sos`: the press's number on this watch (1, 2, …), for ordering.
+  public var sequence: Int?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, kind, time, message, revision
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence
   }
 
   /// The event as canonical JSON.

@@ -124,9 +124,14 @@ public enum FleetMonitor {
       }
       var fields: [String: JSONValue] = ["agent": .string(event.agent), "watch_id": .string(watchID)]
       if let revision = event.revision { fields["revision"] = .string(revision) }
+      if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
       let time = ISO8601DateFormatter().date(from: event.time) ?? Date()
-      let shown = MonitorEvent(time: time, watch: watch, kind: kind, message: event.message, fields: fields)
+      // An SOS keeps the agent's id for the press, so one replayed by a restarted agent is
+      // recognised (and delivered once) and receivers can deduplicate by it.
+      let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil },
+                               message: event.message, fields: fields)
       if kind == .sos, let delivery {
+        guard outbox.entry(shown.id) == nil else { return }
         let entry = Outbox.Entry(id: shown.id, body: shown.jsonLine)
         try? outbox.put(entry)
         Task { await delivery.start(entry) }

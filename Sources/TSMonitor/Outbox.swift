@@ -120,7 +120,7 @@ public struct Outbox: Sendable {
   public func path(_ id: String) -> String { directory + "/" + id + ".json" }
 
   /// Whether `id` can name a file: letters, digits, `.`, `-`, `_`, not starting with a dot.
-  static func isSafeID(_ id: String) -> Bool {
+  public static func isSafeID(_ id: String) -> Bool {
     !id.isEmpty && id.count <= 128 && !id.hasPrefix(".")
       && id.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }
   }

@@ -151,6 +151,34 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An SOS pressed while the agent is down is published when it starts again, with a stable id
+  /// and a sequence number, and never again by a later start.
+  @Test func anSOSPressedWhileTheAgentIsDownIsPublishedOnceWhenItReturns() async throws {
+    let site = try Site(watches: ["room-1"])
+    let events = Inbox<FleetEvent>()
+    let listener = try MQTTClient(address: site.broker.address,
+                                  configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
+                                  onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
+    listener.connect()
+    try await listener.ready(within: .seconds(120))
+    try await site.agent("station", ["room-1"]).stop()
+    try site.scheme.device("room-1").simulateSOSPress()
+    let second = try await site.agent("station", ["room-1"])
+    let replayed = try #require(await events.wait(for: 1).first)
+    #expect(replayed.kind == .sos && replayed.sequence == 1, "\(replayed)")
+    let id = try #require(replayed.id)
+    #expect(id.hasPrefix("sos-") && id.hasSuffix("-0000000001"))
+    await second.stop()
+    // A third start replays nothing: the next event is the next press.
+    let third = try await site.agent("station", ["room-1"])
+    try site.scheme.device("room-1").simulateSOSPress()
+    let next = await events.wait(for: 2)
+    #expect(next.map(\.sequence) == [1, 2], "\(next)")
+    #expect(next.last?.id != id)
+    await third.stop()
+    await listener.close()
+  }
+
   @Test func aDocumentDeliveredTwiceIsAppliedOnce() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
