@@ -64,6 +64,17 @@ import TSTestSupport
       return try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: allowDestroy, wait: wait)
     }
 
+    /// A client following the site's events, as `monitor --fleet` does, and what it received.
+    func events() async throws -> (Inbox<FleetEvent>, MQTTClient) {
+      let events = Inbox<FleetEvent>()
+      let listener = try MQTTClient(address: broker.address,
+                                    configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
+                                    onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
+      listener.connect()
+      try await listener.ready(within: .seconds(120))
+      return (events, listener)
+    }
+
     func contacts(_ name: String) async throws -> [String] {
       try await scheme.device(name).getAllContacts().map(\.name)
     }
@@ -126,12 +137,7 @@ import TSTestSupport
   @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
-    let events = Inbox<FleetEvent>()
-    let listener = try MQTTClient(address: site.broker.address,
-                                  configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
-                                  onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
-    listener.connect()
-    try await listener.ready(within: .seconds(120))
+    let (events, listener) = try await site.events()
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
@@ -155,12 +161,7 @@ import TSTestSupport
   /// and a sequence number, and never again by a later start.
   @Test func anSOSPressedWhileTheAgentIsDownIsPublishedOnceWhenItReturns() async throws {
     let site = try Site(watches: ["room-1"])
-    let events = Inbox<FleetEvent>()
-    let listener = try MQTTClient(address: site.broker.address,
-                                  configuration: .init(clientID: "monitor", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
-                                  onMessage: { message in FleetEvent.decode(message.payload).map(events.add) })
-    listener.connect()
-    try await listener.ready(within: .seconds(120))
+    let (events, listener) = try await site.events()
     try await site.agent("station", ["room-1"]).stop()
     try site.scheme.device("room-1").simulateSOSPress()
     let second = try await site.agent("station", ["room-1"])
