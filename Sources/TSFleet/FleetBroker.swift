@@ -24,23 +24,43 @@ public final class FleetBrokerView: @unchecked Sendable {
   public init(settings: BrokerSettings, site: String, clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
     self.site = site
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
+    // QoS 0, the marker's too (see `connect`).
     let configuration = settings.configuration(clientID: clientID, cleanSession: true,
-                                               subscriptions: [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site), syncTopic])
+                                               subscriptions: [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site), syncTopic],
+                                               subscriptionQoS: 0)
     client = try MQTTClient(address: settings.address, configuration: configuration,
                             onMessage: { [weak self] message in self?.received(message) })
   }
 
-  /// Connects and waits until every retained status and presence has arrived: a marker
-  /// published after subscribing comes back after them.
-  /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
+  /// Connects and waits until every retained status and presence has arrived (the view is
+  /// complete), by this completion rule: the view subscribes with QoS 0, so Mosquitto hands it
+  /// every retained message of its filters in order, all at once, before the subscription's
+  /// acknowledgement leaves (QoS 0 has no in-flight window to wait behind); a marker the view
+  /// publishes at QoS 0 to itself after that acknowledgement takes the same queue, behind them.
+  /// A marker is dropped (not reordered) when that queue holds `max_queued_messages` packets, so
+  /// one is published again every 250 ms until one comes back. (A QoS 1 subscription would get
+  /// 20 retained messages at a time, the rest queued up to `max_queued_messages` and dropped
+  /// beyond; a QoS 0 marker would overtake the queued ones.)
+  /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`;
+  ///   `.timedOut` saying the view is incomplete when no marker came back within `timeout`.
   public func connect(within timeout: Duration) async throws(MQTTError) {
     guard let client else { return }
     client.connect()
-    let deadline = ContinuousClock.now + timeout
+    let start = ContinuousClock.now, deadline = start + timeout
     try await client.ready(within: timeout)
-    try await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
+    var nextMarker = ContinuousClock.now
     while !isSynced {
-      if ContinuousClock.now >= deadline { throw .timedOut("waiting for the broker's retained statuses") }
+      let now = ContinuousClock.now
+      if now >= deadline {
+        let (statuses, agents) = (self.statuses.count, self.agents.count)
+        throw .timedOut("waiting for the end of the broker's retained statuses: the view of site \(site) is incomplete "
+          + "(\(statuses) status\(statuses == 1 ? "" : "es") and \(agents) agent\(agents == 1 ? "" : "s") received in \(Int((now - start).seconds))s); "
+          + "nothing was concluded from it")
+      }
+      if now >= nextMarker {
+        try? await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
+        nextMarker = now + .milliseconds(250)
+      }
       try? await Task.sleep(for: .milliseconds(10))
     }
   }
@@ -90,7 +110,9 @@ public final class FleetBrokerView: @unchecked Sendable {
       synced = true
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
               let status = WatchStatus.decode(message.payload), status.watch == watch {
-      statusByWatch[watch] = (status, now)
+      // A retained status delivered again (the view resubscribed after a reconnection) is as
+      // old as when it first came.
+      if !message.retained || statusByWatch[watch]?.status != status { statusByWatch[watch] = (status, now) }
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {

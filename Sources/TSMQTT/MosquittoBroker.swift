@@ -58,6 +58,21 @@ public final class MosquittoBroker: @unchecked Sendable {
     """
   }
 
+  /// A configuration for a broker open to anyone on 127.0.0.1:`port` with Mosquitto's default
+  /// settings otherwise (in-flight window 20, 1,000 queued messages per client, no persistence):
+  /// what a site gets from a broker nobody tuned, for the tests that must hold there.
+  public static func defaultConfiguration(port: Int, directory: String) -> String {
+    """
+    listener \(port) 127.0.0.1
+    allow_anonymous true
+    log_dest file \(directory)/mosquitto.log
+    log_type error
+    log_type warning
+    log_type notice
+
+    """
+  }
+
   /// Starts the broker with the configuration `configuration(port, directory)` written to
   /// `directory/mosquitto.conf`, on a free port of 127.0.0.1, and waits until it accepts
   /// connections. The configuration must listen on 127.0.0.1 and that port only. The broker is
