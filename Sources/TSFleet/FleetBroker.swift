@@ -13,20 +13,25 @@ public final class FleetBrokerView: @unchecked Sendable {
   private let lock = NSLock()
   private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
   private var agentByID: [String: AgentState] = [:]
+  private var desiredByWatch: [String: String] = [:]
   /// The agent that announced each watch (the first by ID when several did).
   private var announcer: [String: String] = [:]
   private var synced = false
   private var client: MQTTClient?
   private let syncTopic: String
 
-  /// A view of `site` through `settings`; `connect` starts it.
+  /// A view of `site` through `settings`; `connect` starts it. With `desired`, it also reads
+  /// the revision of every desired document on the broker (`desiredRevisions`), to tell a watch
+  /// whose agent is still applying one.
   /// - Throws: `MQTTError` when the client cannot be made.
-  public init(settings: BrokerSettings, site: String, clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
+  public init(settings: BrokerSettings, site: String, desired: Bool = false,
+              clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
     self.site = site
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
+    let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
+      + (desired ? [FleetTopics.every(.desired, site: site)] : [])
     // QoS 0, the marker's too (see `connect`).
-    let configuration = settings.configuration(clientID: clientID, cleanSession: true,
-                                               subscriptions: [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site), syncTopic],
+    let configuration = settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
                                                subscriptionQoS: 0)
     client = try MQTTClient(address: settings.address, configuration: configuration,
                             onMessage: { [weak self] message in self?.received(message) })
@@ -88,6 +93,25 @@ public final class FleetBrokerView: @unchecked Sendable {
     return agentByID
   }
 
+  /// The revision of the desired document on the broker for each watch that has one (read
+  /// only by a view made with `desired`).
+  public var desiredRevisions: [String: String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return desiredByWatch
+  }
+
+  /// Calls `settled` (with the time) every 20 ms while the view stays current, until it returns
+  /// `true` or has been called at or after `deadline`: the one wait of `apply --fleet --wait`
+  /// and `status --fleet --wait`.
+  public func wait(until deadline: ContinuousClock.Instant, settled: (ContinuousClock.Instant) -> Bool) async {
+    while true {
+      let now = ContinuousClock.now
+      if settled(now) || now >= deadline { return }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
   /// The agent serving `watchID`: the one its status names, else one that announced it.
   public func agent(serving watchID: String) -> AgentState? {
     lock.lock()
@@ -113,6 +137,10 @@ public final class FleetBrokerView: @unchecked Sendable {
       // A retained status delivered again (the view resubscribed after a reconnection) is as
       // old as when it first came.
       if !message.retained || statusByWatch[watch]?.status != status { statusByWatch[watch] = (status, now) }
+    } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .desired {
+      // Only the revision is needed here: the document itself is the agent's to read.
+      let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]
+      desiredByWatch[watch] = object?["revision"] as? String
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
@@ -171,9 +199,8 @@ public enum FleetPublication {
         rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed("cannot publish: \(error)"), elapsed: .zero)
       }
     }
-    while true {
+    await view.wait(until: deadline) { now in
       let statuses = view.statuses
-      let now = ContinuousClock.now
       var waiting: [String] = []
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
@@ -202,8 +229,7 @@ public enum FleetPublication {
         }
       }
       progress(FleetProgress(done: rows.count, total: members.count, running: waiting))
-      if waiting.isEmpty { break }
-      try? await Task.sleep(for: .milliseconds(20))
+      return waiting.isEmpty
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }
