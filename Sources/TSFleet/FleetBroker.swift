@@ -152,8 +152,12 @@ public final class FleetBrokerView: @unchecked Sendable {
 
 /// `tsapply apply --fleet` over MQTT: publish each watch's desired document, then wait (at most
 /// `wait`) until every watch's agent reports the new revision or an error. A watch whose
-/// agent is offline, or that no agent serves, is pending, not failed: its agent applies the
-/// retained document when it connects.
+/// agent is offline when the publication begins, or that no agent serves, is pending, not
+/// failed: its agent applies the retained document when it connects. The wait rides out the
+/// infrastructure: an agent that goes offline during it (a broker restart publishes every
+/// agent's Last Will) is waited for until the deadline, the view reconnects by itself, and a
+/// watch whose agent is `retrying` is waited for; still retrying at the deadline, it is
+/// `retrying`, which counts against the exit status.
 public enum FleetPublication {
   /// Publishes the desired documents of `members` and waits for their statuses; one report
   /// row per member, in order.
@@ -174,6 +178,11 @@ public enum FleetPublication {
     // retained one has arrived: `connect` synchronised), when the agent will not act on the same
     // revision again (settled, refused, invalid).
     let publishedAt = ContinuousClock.now
+    // An agent offline now gets its documents when it connects: its watches are pending at once.
+    // One online now that goes offline during the wait may be back before the deadline — a
+    // broker that stops publishes every agent's Last Will, and the agents reconnect to it when
+    // it is back (the view reconnects too) — so its watches are waited for.
+    let onlineAtStart = Set(view.agents.values.filter(\.online).map(\.agent))
     let published: [Int: MQTTError] = await withTaskGroup(of: (Int, MQTTError?).self) { group in
       for (index, document) in desired {
         let id = members[index].watch.watchID
@@ -211,7 +220,7 @@ public enum FleetPublication {
           let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
-        } else if let agent = view.agent(serving: id), !agent.online {
+        } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .pending("agent \(agent.agent) is offline; it applies revision \(document.revision) when it connects"),
                                          elapsed: now - start, details: details)
@@ -220,10 +229,9 @@ public enum FleetPublication {
                                          verdict: .pending("no agent has announced the watch \(id); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
-          let agent = view.agent(serving: id)?.agent ?? "?"
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: .pending("agent \(agent) did not report within \(Int(wait.seconds))s; it applies revision \(document.revision) when it can"),
-                                         elapsed: now - start, details: details)
+                                         verdict: unfinished(statuses[id]?.status, agent: view.agent(serving: id), revision: document.revision, wait: wait),
+                                         elapsed: now - start, details: details.merging(statuses[id].map { ["status": json($0.status)] } ?? [:]) { a, _ in a })
         } else {
           waiting.append(member.name)
         }
@@ -233,6 +241,21 @@ public enum FleetPublication {
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }
+  }
+
+  /// The verdict of a watch whose agent had not finished `revision` when the wait of `wait`
+  /// ended: `retrying` when its status says the agent is retrying it, else pending.
+  static func unfinished(_ status: WatchStatus?, agent: AgentState?, revision: String, wait: Duration) -> FleetVerdict {
+    let name = agent?.agent ?? "?"
+    if let status, status.handled(revision), status.result == .retrying {
+      return .retrying("still retrying when the wait of \(Int(wait.seconds))s ended: attempt \(status.attempt ?? 1) failed"
+        + " (\(status.message ?? "no reason given")); agent \(status.agent) tries again" + (status.nextRetry.map { " at \($0)" } ?? ""))
+    }
+    if let agent, !agent.online {
+      return .pending("agent \(name) went offline during the wait and was not back when it ended after \(Int(wait.seconds))s; "
+        + "it applies revision \(revision) when it connects")
+    }
+    return .pending("agent \(name) did not report within \(Int(wait.seconds))s; it applies revision \(revision) when it can")
   }
 
   /// The verdict a status reports.

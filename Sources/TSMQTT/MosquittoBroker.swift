@@ -121,6 +121,22 @@ public final class MosquittoBroker: @unchecked Sendable {
     throw .library("the broker did not start; its log says:\n\(lastLog)")
   }
 
+  /// Stops the broker and starts it again on the same port with the same configuration, as
+  /// `systemctl restart mosquitto` does: its clients reconnect to the new one, which keeps what
+  /// the configuration persists (retained messages and sessions, with `persistence true`).
+  /// - Throws: `MQTTError.library` when it does not start again (its log is quoted).
+  public func restart(executable: String = defaultExecutable) throws(MQTTError) -> MosquittoBroker {
+    stop()
+    let broker = try Self.launch(executable, configurationFile: directory + "/mosquitto.conf", port: port, directory: directory)
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline, broker.isRunning {
+      if Self.canConnect(port: port) { return broker }
+      usleep(20_000)
+    }
+    broker.stop()
+    throw .library("the broker did not start again; its log says:\n" + ((try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? ""))
+  }
+
   /// Stops the broker (the watchdog sends SIGTERM) and waits for it and the watchdog to exit.
   public func stop() {
     lock.lock()
