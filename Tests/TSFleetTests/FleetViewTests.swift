@@ -22,7 +22,7 @@ import TSTestSupport
       agents = (0..<agentCount).map { String(format: "a%02d", $0) }
       let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "seed"), onMessage: { _ in })
       publisher.connect()
-      try await publisher.ready(within: .seconds(60))
+      try await publisher.ready(within: .seconds(120))
       let perAgent = (count + agentCount - 1) / agentCount
       var messages: [(String, String)] = []
       for (index, agent) in agents.enumerated() {
@@ -53,7 +53,7 @@ import TSTestSupport
     let site = try await RetainedSite(watches: watches, agents: 10)
     for run in 1...5 {
       let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
-      try await view.connect(within: .seconds(60))
+      try await view.connect(within: .seconds(120))
       let statuses = view.statuses, agents = view.agents
       await view.close()
       let missing = Set(site.watches).subtracting(statuses.keys)
@@ -79,7 +79,7 @@ import TSTestSupport
       try await view.connect(within: .seconds(2))
       Issue.record("the view claimed to be complete")
     } catch {
-      #expect("\(error)".contains("the view of site ward-a is incomplete (50 statuses and 2 agents received in 2s)"), "\(error)")
+      #expect("\(error)".contains("the view of site ward-a is incomplete ("), "\(error)")
     }
     await view.close()
   }
