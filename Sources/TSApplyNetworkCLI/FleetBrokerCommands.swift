@@ -59,7 +59,7 @@ extension FleetSession {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
         switch row.verdict {
-        case .pending(let reason), .failed(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
+        case .pending(let reason), .retrying(let reason), .failed(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
         default: break
         }
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))
@@ -72,10 +72,10 @@ extension FleetSession {
   /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
   /// applied (the agents plan against the watches themselves).
   func planOverBroker(detailedExitCode: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
-    let rows = try await statusRows(broker)
+    let rows = try await statusRows(broker).rows
     let reports = rows.map { row -> FleetWatchReport in
       // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
-      let unapplied = ["new revision", "no status", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
+      let unapplied = ["new revision", "no status", "applying", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
       let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
         : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
@@ -88,7 +88,7 @@ extension FleetSession {
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
   func driftOverBroker(pendingCounts: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
-    let rows = try await statusRows(broker)
+    let rows = try await statusRows(broker).rows
     let reports = rows.map { row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
@@ -125,10 +125,12 @@ extension FleetSession {
     loaded.members.compactMap { member in problems[member.name].map { "\n" + header(member) + $0.text } }.joined()
   }
 
-  /// Every member's status on the broker.
-  func statusRows(_ broker: (settings: BrokerSettings, site: String)) async throws -> [FleetStatusRow] {
+  /// Every member's status on the broker (with `settleWithin`, once the site settled or that
+  /// time ended: `FleetStatus.broker`).
+  func statusRows(_ broker: (settings: BrokerSettings, site: String), settleWithin: Duration? = nil) async throws -> FleetSiteStatus {
     do {
-      return try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout)
+      return try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout,
+                                          settleWithin: settleWithin)
     } catch {
       throw CommandFailure("cannot read the statuses from \(broker.settings.address): \(error)")
     }

@@ -162,16 +162,24 @@ struct FleetSession: Sendable {
     } else if !printed {
       context.stdout.write("\n" + report.table())
     }
-    if report.hasFailures {
-      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), of: report.watches.count)
+    let retrying = report.watches.filter(\.verdict.isRetrying).map(\.name)
+    if report.hasFailures || !retrying.isEmpty {
+      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, of: report.watches.count)
     }
     return changed ? .changesPresent : .success
   }
 
-  /// The error a fleet command ends with when the watches `names` of `total` failed:
-  /// `2 of 3 watches failed: room-14, room-16`.
-  static func failed(_ names: [String], of total: Int) -> CommandFailure {
-    CommandFailure("\(names.count) of \(counted(total, "watch", "watches")) failed: " + names.joined(separator: ", "))
+  /// The error a fleet command ends with when the watches `names` of `total` failed, or their
+  /// agents were still `retrying` them when the wait ended: `2 of 3 watches failed: room-14,
+  /// room-16`, `1 of 3 watches still retrying when the wait ended: room-12 (…)`.
+  static func failed(_ names: [String], retrying: [String] = [], of total: Int) -> CommandFailure {
+    var parts: [String] = []
+    if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
+    if !retrying.isEmpty {
+      parts.append((names.isEmpty ? "" : "\(retrying.count) ") + "still retrying when the wait ended: " + retrying.joined(separator: ", ")
+        + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
+    }
+    return CommandFailure("\(names.isEmpty ? retrying.count : names.count) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }
 

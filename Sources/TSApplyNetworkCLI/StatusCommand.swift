@@ -13,28 +13,44 @@ struct StatusCommand: Command {
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
-    Exit status 0, or 1 when the fleet file or the broker cannot be read, or when a watch failed
-    (unreachable, invalid, its records unusable, or refused or failed by its agent).
+    The view of the site must be complete: when the broker's retained statuses cannot all be
+    read within the wait (at most 30s), status says the view is incomplete and exits 1.
+    With --wait DURATION (over MQTT), waits until the site settles — no watch applying or
+    retrying, every agent that announced itself online — or DURATION ends, then shows it.
+    Exit status 0, or 1 when the fleet file or the broker cannot be read, when a watch failed
+    (unreachable, invalid, its records unusable, or refused or failed by its agent), or when,
+    with --wait, the site had not settled at the end (the message says what was still going on).
     """
   static let options: [OptionSpec] = FleetOptions.specs + [
     OptionSpec(["--json", "-json"], help: "Print the status as JSON."),
+    OptionSpec(["--wait", "-wait"], value: "DURATION",
+               help: "With --fleet over MQTT, wait up to DURATION for the site to settle (no watch applying or retrying, every agent online)."),
   ]
 
   var fleet: FleetOptions
   var json: Bool
+  /// `--wait`: how long to wait for the site to settle; `nil` to show it as it is.
+  var settleWithin: Duration?
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
     json = arguments.has("--json")
+    settleWithin = arguments.value("--wait") != nil ? fleet.wait : nil
     guard fleet.file != nil else { throw UsageError("status needs --fleet FILE (the fleet file, e.g. fleet.yaml)") }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let session = try FleetSession.load(fleet, redact: false, json: json, context: context)
     let rows: [FleetStatusRow]
+    var unsettled: String?
     if let broker = session.broker {
-      rows = try await session.statusRows(broker)
+      let site = try await session.statusRows(broker, settleWithin: settleWithin)
+      rows = site.rows
+      unsettled = settleWithin == nil ? nil : site.unsettled
     } else {
+      if settleWithin != nil {
+        throw CommandFailure("status --wait waits for a fleet's agents; \(session.fleetFile) has no transport: mqtt://… (its watches are read directly)")
+      }
       let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true)
       rows = await FleetStatus.direct(session.loaded.members, runner: FleetRunner(engine: session.engine, parallelism: fleet.parallelism)) {
         printer.progress($0)
@@ -45,6 +61,9 @@ struct StatusCommand: Command {
                               : FleetStatus.table(rows, withAgents: session.broker != nil))
     let failed = rows.filter(\.isFailure)
     if !failed.isEmpty { throw FleetSession.failed(failed.map(\.name), of: rows.count) }
+    if let unsettled, let settleWithin {
+      throw CommandFailure("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
+    }
     return .success
   }
 }

@@ -48,9 +48,10 @@ public struct BrokerSettings: Sendable {
   }
 
   /// A client configuration with these credentials.
-  func configuration(clientID: String, cleanSession: Bool, subscriptions: [String], will: MQTTClient.Will? = nil,
-                     keepAlive: Int = 30) -> MQTTClient.Configuration {
-    MQTTClient.Configuration(clientID: clientID, cleanSession: cleanSession, subscriptions: subscriptions, keepAlive: keepAlive,
+  func configuration(clientID: String, cleanSession: Bool, subscriptions: [String], subscriptionQoS: Int = 1,
+                     will: MQTTClient.Will? = nil, keepAlive: Int = 30) -> MQTTClient.Configuration {
+    MQTTClient.Configuration(clientID: clientID, cleanSession: cleanSession, subscriptions: subscriptions,
+                             subscriptionQoS: subscriptionQoS, keepAlive: keepAlive,
                              will: will, username: username, password: password, tls: address.usesTLS ? tls : nil)
   }
 }

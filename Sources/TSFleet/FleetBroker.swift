@@ -13,34 +13,59 @@ public final class FleetBrokerView: @unchecked Sendable {
   private let lock = NSLock()
   private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
   private var agentByID: [String: AgentState] = [:]
+  private var desiredByWatch: [String: String] = [:]
   /// The agent that announced each watch (the first by ID when several did).
   private var announcer: [String: String] = [:]
   private var synced = false
   private var client: MQTTClient?
   private let syncTopic: String
 
-  /// A view of `site` through `settings`; `connect` starts it.
+  /// A view of `site` through `settings`; `connect` starts it. With `desired`, it also reads
+  /// the revision of every desired document on the broker (`desiredRevisions`), to tell a watch
+  /// whose agent is still applying one.
   /// - Throws: `MQTTError` when the client cannot be made.
-  public init(settings: BrokerSettings, site: String, clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
+  public init(settings: BrokerSettings, site: String, desired: Bool = false,
+              clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
     self.site = site
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
-    let configuration = settings.configuration(clientID: clientID, cleanSession: true,
-                                               subscriptions: [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site), syncTopic])
+    let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
+      + (desired ? [FleetTopics.every(.desired, site: site)] : [])
+    // QoS 0, the marker's too (see `connect`).
+    let configuration = settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
+                                               subscriptionQoS: 0)
     client = try MQTTClient(address: settings.address, configuration: configuration,
                             onMessage: { [weak self] message in self?.received(message) })
   }
 
-  /// Connects and waits until every retained status and presence has arrived: a marker
-  /// published after subscribing comes back after them.
-  /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
+  /// Connects and waits until every retained status and presence has arrived (the view is
+  /// complete), by this completion rule: the view subscribes with QoS 0, so Mosquitto hands it
+  /// every retained message of its filters in order, all at once, before the subscription's
+  /// acknowledgement leaves (QoS 0 has no in-flight window to wait behind); a marker the view
+  /// publishes at QoS 0 to itself after that acknowledgement takes the same queue, behind them.
+  /// A marker is dropped (not reordered) when that queue holds `max_queued_messages` packets, so
+  /// one is published again every 250 ms until one comes back. (A QoS 1 subscription would get
+  /// 20 retained messages at a time, the rest queued up to `max_queued_messages` and dropped
+  /// beyond; a QoS 0 marker would overtake the queued ones.)
+  /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`;
+  ///   `.timedOut` saying the view is incomplete when no marker came back within `timeout`.
   public func connect(within timeout: Duration) async throws(MQTTError) {
     guard let client else { return }
     client.connect()
-    let deadline = ContinuousClock.now + timeout
+    let start = ContinuousClock.now, deadline = start + timeout
     try await client.ready(within: timeout)
-    try await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
+    var nextMarker = ContinuousClock.now
     while !isSynced {
-      if ContinuousClock.now >= deadline { throw .timedOut("waiting for the broker's retained statuses") }
+      let now = ContinuousClock.now
+      if now >= deadline {
+        let (statuses, agents) = (self.statuses.count, self.agents.count)
+        throw .timedOut("waiting for the end of the broker's retained statuses: the view of site \(site) is incomplete "
+          + "(\(statuses) status\(statuses == 1 ? "" : "es") and \(agents) agent\(agents == 1 ? "" : "s") received in \(Int((now - start).seconds))s); "
+          + "nothing was concluded from it")
+      }
+      if now >= nextMarker {
+        try? await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
+        nextMarker = now + .milliseconds(250)
+      }
       try? await Task.sleep(for: .milliseconds(10))
     }
   }
@@ -68,6 +93,25 @@ public final class FleetBrokerView: @unchecked Sendable {
     return agentByID
   }
 
+  /// The revision of the desired document on the broker for each watch that has one (read
+  /// only by a view made with `desired`).
+  public var desiredRevisions: [String: String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return desiredByWatch
+  }
+
+  /// Calls `settled` (with the time) every 20 ms while the view stays current, until it returns
+  /// `true` or has been called at or after `deadline`: the one wait of `apply --fleet --wait`
+  /// and `status --fleet --wait`.
+  public func wait(until deadline: ContinuousClock.Instant, settled: (ContinuousClock.Instant) -> Bool) async {
+    while true {
+      let now = ContinuousClock.now
+      if settled(now) || now >= deadline { return }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
   /// The agent serving `watchID`: the one its status names, else one that announced it.
   public func agent(serving watchID: String) -> AgentState? {
     lock.lock()
@@ -90,7 +134,13 @@ public final class FleetBrokerView: @unchecked Sendable {
       synced = true
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
               let status = WatchStatus.decode(message.payload), status.watch == watch {
-      statusByWatch[watch] = (status, now)
+      // A retained status delivered again (the view resubscribed after a reconnection) is as
+      // old as when it first came.
+      if !message.retained || statusByWatch[watch]?.status != status { statusByWatch[watch] = (status, now) }
+    } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .desired {
+      // Only the revision is needed here: the document itself is the agent's to read.
+      let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]
+      desiredByWatch[watch] = object?["revision"] as? String
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
@@ -102,8 +152,12 @@ public final class FleetBrokerView: @unchecked Sendable {
 
 /// `tsapply apply --fleet` over MQTT: publish each watch's desired document, then wait (at most
 /// `wait`) until every watch's agent reports the new revision or an error. A watch whose
-/// agent is offline, or that no agent serves, is pending, not failed: its agent applies the
-/// retained document when it connects.
+/// agent is offline when the publication begins, or that no agent serves, is pending, not
+/// failed: its agent applies the retained document when it connects. The wait rides out the
+/// infrastructure: an agent that goes offline during it (a broker restart publishes every
+/// agent's Last Will) is waited for until the deadline, the view reconnects by itself, and a
+/// watch whose agent is `retrying` is waited for; still retrying at the deadline, it is
+/// `retrying`, which counts against the exit status.
 public enum FleetPublication {
   /// Publishes the desired documents of `members` and waits for their statuses; one report
   /// row per member, in order.
@@ -124,6 +178,11 @@ public enum FleetPublication {
     // retained one has arrived: `connect` synchronised), when the agent will not act on the same
     // revision again (settled, refused, invalid).
     let publishedAt = ContinuousClock.now
+    // An agent offline now gets its documents when it connects: its watches are pending at once.
+    // One online now that goes offline during the wait may be back before the deadline — a
+    // broker that stops publishes every agent's Last Will, and the agents reconnect to it when
+    // it is back (the view reconnects too) — so its watches are waited for.
+    let onlineAtStart = Set(view.agents.values.filter(\.online).map(\.agent))
     let published: [Int: MQTTError] = await withTaskGroup(of: (Int, MQTTError?).self) { group in
       for (index, document) in desired {
         let id = members[index].watch.watchID
@@ -149,9 +208,8 @@ public enum FleetPublication {
         rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed("cannot publish: \(error)"), elapsed: .zero)
       }
     }
-    while true {
+    await view.wait(until: deadline) { now in
       let statuses = view.statuses
-      let now = ContinuousClock.now
       var waiting: [String] = []
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
@@ -162,7 +220,7 @@ public enum FleetPublication {
           let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
-        } else if let agent = view.agent(serving: id), !agent.online {
+        } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .pending("agent \(agent.agent) is offline; it applies revision \(document.revision) when it connects"),
                                          elapsed: now - start, details: details)
@@ -171,20 +229,33 @@ public enum FleetPublication {
                                          verdict: .pending("no agent has announced the watch \(id); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
-          let agent = view.agent(serving: id)?.agent ?? "?"
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: .pending("agent \(agent) did not report within \(Int(wait.seconds))s; it applies revision \(document.revision) when it can"),
-                                         elapsed: now - start, details: details)
+                                         verdict: unfinished(statuses[id]?.status, agent: view.agent(serving: id), revision: document.revision, wait: wait),
+                                         elapsed: now - start, details: details.merging(statuses[id].map { ["status": json($0.status)] } ?? [:]) { a, _ in a })
         } else {
           waiting.append(member.name)
         }
       }
       progress(FleetProgress(done: rows.count, total: members.count, running: waiting))
-      if waiting.isEmpty { break }
-      try? await Task.sleep(for: .milliseconds(20))
+      return waiting.isEmpty
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }
+  }
+
+  /// The verdict of a watch whose agent had not finished `revision` when the wait of `wait`
+  /// ended: `retrying` when its status says the agent is retrying it, else pending.
+  static func unfinished(_ status: WatchStatus?, agent: AgentState?, revision: String, wait: Duration) -> FleetVerdict {
+    let name = agent?.agent ?? "?"
+    if let status, status.handled(revision), status.result == .retrying {
+      return .retrying("still retrying when the wait of \(Int(wait.seconds))s ended: attempt \(status.attempt ?? 1) failed"
+        + " (\(status.message ?? "no reason given")); agent \(status.agent) tries again" + (status.nextRetry.map { " at \($0)" } ?? ""))
+    }
+    if let agent, !agent.online {
+      return .pending("agent \(name) went offline during the wait and was not back when it ended after \(Int(wait.seconds))s; "
+        + "it applies revision \(revision) when it connects")
+    }
+    return .pending("agent \(name) did not report within \(Int(wait.seconds))s; it applies revision \(revision) when it can")
   }
 
   /// The verdict a status reports.

@@ -16,6 +16,10 @@ public enum FleetVerdict: Sendable, Equatable {
   case drift(count: Int, pending: Int, hasRecord: Bool)
   /// Over MQTT: not applied yet (the agent is offline, or did not report within `--wait`).
   case pending(String)
+  /// Over MQTT: when `--wait` ended, the agent was still retrying the revision after a failure
+  /// that can pass (`WatchStatus.Result.retrying`). Not applied: it counts against the exit
+  /// status, as a failure does, but the agent keeps trying.
+  case retrying(String)
   /// Over MQTT, planned: its manifests give a revision its agent has not applied.
   case publish(String)
   /// Failed; the watch's section says why.
@@ -29,6 +33,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .applied: "applied"
     case .drift(let count, _, let hasRecord): !hasRecord ? "no record" : count == 0 ? "no drift" : "drift"
     case .pending: "pending"
+    case .retrying: "retrying"
     case .publish: "to publish"
     case .failed: "failed"
     }
@@ -42,17 +47,20 @@ public enum FleetVerdict: Sendable, Equatable {
     case .noChanges: "with no changes"
     case .changes: "with changes"
     case .drift(let count, _, let hasRecord): !hasRecord ? "with no record" : count == 0 ? "with no drift" : "drifted"
-    case .applied, .pending, .publish, .failed: word
+    case .applied, .pending, .retrying, .publish, .failed: word
     }
   }
 
   /// Whether the watch failed.
   public var isFailure: Bool { if case .failed = self { true } else { false } }
 
+  /// Whether the agent was still retrying the watch when the wait ended.
+  public var isRetrying: Bool { if case .retrying = self { true } else { false } }
+
   /// Whether the watch has (or had) changes: planned, applied, drifted or pending.
   public var hasChanges: Bool {
     switch self {
-    case .changes, .applied, .pending, .publish: true
+    case .changes, .applied, .pending, .retrying, .publish: true
     case .drift(let count, _, _): count > 0
     case .noChanges, .failed: false
     }
@@ -65,7 +73,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
-    case .pending, .failed, .publish: "-"
+    case .pending, .retrying, .failed, .publish: "-"
     }
   }
 }
@@ -150,7 +158,7 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
-      case .pending(let reason), .failed(let reason), .publish(let reason):
+      case .pending(let reason), .retrying(let reason), .failed(let reason), .publish(let reason):
         object["reason"] = .string(reason)
       case .noChanges:
         object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])

@@ -11,8 +11,8 @@ public struct FleetStatusRow: Sendable {
   public var name: String
   /// Its device spec.
   public var device: String
-  /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `refused`, `invalid`, `failed`,
-  /// `unreachable`, `no status`, `offline`.
+  /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `applying`, `retrying`,
+  /// `refused`, `invalid`, `failed`, `unreachable`, `no status`, `offline`.
   public var state: String
   /// When tsapply (or its agent) last applied to it, ISO 8601.
   public var lastApplied: String?
@@ -26,6 +26,11 @@ public struct FleetStatusRow: Sendable {
   public var agent: (id: String, online: Bool)?
   /// Why it is unreachable, failed or pending, in words.
   public var note: String?
+
+  /// Whether the watch's agent is still at it: applying a desired document it has not
+  /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
+  /// while a watch is.
+  public var isSettling: Bool { state == "applying" || state == "retrying" }
 
   /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
   /// records cannot be used (`invalid`, `failed`), or its agent refused, found invalid or failed
@@ -44,6 +49,32 @@ public struct FleetStatusRow: Sendable {
     self.pending = pending
     self.agent = agent
     self.note = note
+  }
+}
+
+/// A site as `status --fleet` found it over MQTT: a row per watch, and the agents that
+/// announced themselves and are offline.
+public struct FleetSiteStatus: Sendable {
+  /// One row per member, in order.
+  public var rows: [FleetStatusRow]
+  /// The IDs of the offline agents, sorted.
+  public var offlineAgents: [String]
+
+  /// Whether nothing is still going on: no watch applying or retrying, every agent online.
+  public var isSettled: Bool { offlineAgents.isEmpty && !rows.contains(where: \.isSettling) }
+
+  /// What keeps the site from being settled, in words (`2 watches applying or retrying:
+  /// room-12, room-14; agent a01 offline`); `nil` when it is settled.
+  public var unsettled: String? {
+    let settling = rows.filter(\.isSettling).map(\.name)
+    var parts: [String] = []
+    if !settling.isEmpty {
+      parts.append(counted(settling.count, "watch", "watches") + " applying or retrying: " + settling.joined(separator: ", "))
+    }
+    if !offlineAgents.isEmpty {
+      parts.append("agent\(offlineAgents.count == 1 ? "" : "s") \(offlineAgents.joined(separator: ", ")) offline")
+    }
+    return parts.isEmpty ? nil : parts.joined(separator: "; ")
   }
 }
 
@@ -86,20 +117,45 @@ public enum FleetStatus {
   }
 
   /// Every member's status as its agent last reported it on the broker, compared with the
-  /// revision its manifests give now.
-  /// - Throws: `MQTTError` when the broker cannot be reached within `timeout`.
-  public static func broker(_ members: [FleetMember], site: String, settings: BrokerSettings,
-                            timeout: Duration) async throws(MQTTError) -> [FleetStatusRow] {
-    let view = try FleetBrokerView(settings: settings, site: site)
+  /// revision its manifests give now and with the desired document on the broker. With
+  /// `settleWithin`, waits (`FleetBrokerView.wait`) until the site settles — no watch
+  /// `applying` or `retrying`, every agent that announced itself online — or that time ends;
+  /// the site then is as the rows and `offlineAgents` say.
+  /// - Throws: `MQTTError` when the broker cannot be reached within `timeout`, or the view is
+  ///   incomplete (`FleetBrokerView.connect`).
+  public static func broker(_ members: [FleetMember], site: String, settings: BrokerSettings, timeout: Duration,
+                            settleWithin: Duration? = nil) async throws(MQTTError) -> FleetSiteStatus {
+    let start = ContinuousClock.now
+    let view = try FleetBrokerView(settings: settings, site: site, desired: true)
     try await view.connect(within: timeout)
-    let statuses = view.statuses
-    let rows = members.map { member in
+    var current = FleetSiteStatus(rows: [], offlineAgents: [])
+    await view.wait(until: start + (settleWithin ?? .zero)) { _ in
+      current = FleetSiteStatus(rows: rows(members, view: view),
+                                offlineAgents: view.agents.values.filter { !$0.online }.map(\.agent).sorted())
+      return current.isSettled
+    }
+    await view.close()
+    return current
+  }
+
+  /// The rows of `members` as `view` shows them now.
+  static func rows(_ members: [FleetMember], view: FleetBrokerView) -> [FleetStatusRow] {
+    let statuses = view.statuses, desired = view.desiredRevisions
+    return members.map { member in
       let id = member.watch.watchID
       let agent = view.agent(serving: id).map { (id: $0.agent, online: $0.online) }
       guard case .success(let document) = member.document else {
         return FleetStatusRow(name: member.name, device: member.device, state: "invalid", agent: agent, note: "its manifest has errors")
       }
+      // A desired document on the broker that the agent, online, has not reported on yet.
+      let applying = desired[id].flatMap { revision in
+        agent?.online == true && statuses[id]?.status.revision != revision ? revision : nil
+      }
       guard let status = statuses[id]?.status else {
+        if let applying {
+          return FleetStatusRow(name: member.name, device: member.device, state: "applying", agent: agent,
+                                note: "agent \(agent?.id ?? "?") has not reported on revision \(applying) yet")
+        }
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
@@ -107,12 +163,19 @@ public enum FleetStatus {
       var state: String
       var note = status.message
       switch status.result {
-      case .refused, .invalid, .failed, .retrying: state = status.result.rawValue
+      case .refused, .invalid, .failed: state = status.result.rawValue
+      case .retrying:
+        state = "retrying"
+        note = "attempt \(status.attempt ?? 1) failed" + (status.nextRetry.map { ", next at \($0)" } ?? "") + ": \(status.message ?? "")"
       case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
       }
-      // The manifests give a revision the agent has not handled yet. One it handled and
-      // refused (or found invalid) stays so: publishing it again changes nothing.
-      if !current.contains(status.revision), status.result != .failed, status.result != .retrying {
+      // The manifests give a revision the agent has not handled yet. One it handled and refused
+      // (or found invalid) stays so: publishing it again changes nothing.
+      let newRevision = !current.contains(status.revision) && status.result != .failed && status.result != .retrying
+      if let applying, !newRevision || current.contains(applying) {
+        state = "applying"
+        note = "agent \(status.agent) has not reported on revision \(applying) yet (it last handled \(status.revision), \(status.result.rawValue))"
+      } else if newRevision {
         state = "new revision"
         note = "the manifests give revision \(current[0]); the agent last "
           + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
@@ -121,8 +184,6 @@ public enum FleetStatus {
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                             lastSeen: status.lastSeen, drift: status.drift, pending: status.pending, agent: agent, note: note)
     }
-    await view.close()
-    return rows
   }
 
   /// The status table, ending with a newline.

@@ -67,9 +67,14 @@ public final class MQTTClient: @unchecked Sendable {
     /// `false` asks the broker to keep the session (subscriptions and queued QoS 1 messages)
     /// while the client is away.
     public var cleanSession: Bool
-    /// Filters subscribed to with QoS 1 on the client's first connection and whenever the
-    /// broker has no session for it.
+    /// Filters subscribed to (with `subscriptionQoS`) on the client's first connection and
+    /// whenever the broker has no session for it.
     public var subscriptions: [String]
+    /// The QoS of the subscriptions (1 by default: the broker queues what a kept session
+    /// misses). A subscriber that reads retained messages in bulk takes 0: Mosquitto then sends
+    /// every retained message at once, in order, instead of 20 at a time behind its in-flight
+    /// window, holding at most `max_queued_messages` of the rest and dropping what is beyond.
+    public var subscriptionQoS: Int
     /// Seconds between keep-alive pings; the broker drops the client after 1.5 times that.
     public var keepAlive: Int
     /// The Last Will, if any.
@@ -84,12 +89,13 @@ public final class MQTTClient: @unchecked Sendable {
     public var reconnectDelay: (first: Duration, longest: Duration)
 
     /// A configuration; the session is kept (`cleanSession: false`) only when asked.
-    public init(clientID: String, cleanSession: Bool = true, subscriptions: [String] = [], keepAlive: Int = 30,
+    public init(clientID: String, cleanSession: Bool = true, subscriptions: [String] = [], subscriptionQoS: Int = 1, keepAlive: Int = 30,
                 will: Will? = nil, username: String? = nil, password: String? = nil, tls: TLS? = nil,
                 reconnectDelay: (first: Duration, longest: Duration) = (.milliseconds(500), .seconds(30))) {
       self.clientID = clientID
       self.cleanSession = cleanSession
       self.subscriptions = subscriptions
+      self.subscriptionQoS = subscriptionQoS
       self.keepAlive = keepAlive
       self.will = will
       self.username = username
@@ -514,7 +520,8 @@ public final class MQTTClient: @unchecked Sendable {
     defer { copies.forEach { free($0) } }
     let rcSubscribe = copies.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: UnsafeMutablePointer<CChar>?.self) { pointers in
-        mosquitto_subscribe_multiple(handle, &mid, Int32(filters.count), UnsafeMutablePointer(mutating: pointers.baseAddress), 1, 0, nil)
+        mosquitto_subscribe_multiple(handle, &mid, Int32(filters.count), UnsafeMutablePointer(mutating: pointers.baseAddress),
+                                    Int32(configuration.subscriptionQoS), 0, nil)
       }
     }
     if rcSubscribe == MOSQ_ERR_SUCCESS.rawValue { subscribing = mid }

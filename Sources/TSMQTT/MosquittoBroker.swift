@@ -58,6 +58,21 @@ public final class MosquittoBroker: @unchecked Sendable {
     """
   }
 
+  /// A configuration for a broker open to anyone on 127.0.0.1:`port` with Mosquitto's default
+  /// settings otherwise (in-flight window 20, 1,000 queued messages per client, no persistence):
+  /// what a site gets from a broker nobody tuned, for the tests that must hold there.
+  public static func defaultConfiguration(port: Int, directory: String) -> String {
+    """
+    listener \(port) 127.0.0.1
+    allow_anonymous true
+    log_dest file \(directory)/mosquitto.log
+    log_type error
+    log_type warning
+    log_type notice
+
+    """
+  }
+
   /// Starts the broker with the configuration `configuration(port, directory)` written to
   /// `directory/mosquitto.conf`, on a free port of 127.0.0.1, and waits until it accepts
   /// connections. The configuration must listen on 127.0.0.1 and that port only. The broker is
@@ -104,6 +119,22 @@ public final class MosquittoBroker: @unchecked Sendable {
       lastLog = (try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? ""
     }
     throw .library("the broker did not start; its log says:\n\(lastLog)")
+  }
+
+  /// Stops the broker and starts it again on the same port with the same configuration, as
+  /// `systemctl restart mosquitto` does: its clients reconnect to the new one, which keeps what
+  /// the configuration persists (retained messages and sessions, with `persistence true`).
+  /// - Throws: `MQTTError.library` when it does not start again (its log is quoted).
+  public func restart(executable: String = defaultExecutable) throws(MQTTError) -> MosquittoBroker {
+    stop()
+    let broker = try Self.launch(executable, configurationFile: directory + "/mosquitto.conf", port: port, directory: directory)
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline, broker.isRunning {
+      if Self.canConnect(port: port) { return broker }
+      usleep(20_000)
+    }
+    broker.stop()
+    throw .library("the broker did not start again; its log says:\n" + ((try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? ""))
   }
 
   /// Stops the broker (the watchdog sends SIGTERM) and waits for it and the watchdog to exit.

@@ -283,7 +283,7 @@ import TSTestSupport
     // The status says refused, online or not: the agent handled this revision (publishing it
     // again changes nothing); an edited manifest is a new revision.
     func state() async throws -> FleetStatusRow? {
-      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).first
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
     }
     #expect(try await state()?.state == "refused")
     try site.manifest("room-1", contacts: ["A"])

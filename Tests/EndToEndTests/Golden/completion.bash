@@ -42,6 +42,7 @@ _tsapply() {
     "tsapply status --fleet"|"tsapply status -fleet") _tsapply_files files; return ;;
     "tsapply status --watch"|"tsapply status -watch") COMPREPLY=(); return ;;
     "tsapply status --parallelism"|"tsapply status -parallelism") COMPREPLY=(); return ;;
+    "tsapply status --wait"|"tsapply status -wait") COMPREPLY=(); return ;;
     "tsapply agent --broker") COMPREPLY=(); return ;;
     "tsapply agent --site") COMPREPLY=(); return ;;
     "tsapply agent --device") COMPREPLY=(); return ;;
@@ -85,7 +86,7 @@ _tsapply() {
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
-      "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --help -h" ;;
+      "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
       "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;

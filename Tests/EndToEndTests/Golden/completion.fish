@@ -101,6 +101,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l fleet -o fleet -r -F
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l json -o json -d 'Print the status as JSON.'
+complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the site to settle (no watch applying or retrying, every agent online).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l help -s h -d 'Show help information.'
 
 # tsapply agent

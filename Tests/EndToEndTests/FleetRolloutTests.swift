@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TSMQTT
+import TSTestSupport
+
+/// `tsapply apply --fleet --wait` over MQTT as a process, riding out the infrastructure: a
+/// broker restarted mid-rollout, and a transient failure its agent is still retrying when the
+/// wait ends. Mosquitto on 127.0.0.1 with its default settings (and persistence, as a site runs it).
+@Suite struct FleetRolloutTests {
+  /// A fleet of `count` simulated watches `w01`… with their manifests, its transport `broker`.
+  static func fleet(_ count: Int, in dir: URL, broker: MosquittoBroker) throws -> [String] {
+    let names = (1...count).map { String(format: "w%02d", $0) }
+    var text = "transport: \(broker.address)\nsite: ward-a\nwatches:\n"
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("residents"), withIntermediateDirectories: true)
+    for (index, name) in names.enumerated() {
+      text += "  \(name): {device: \"sim:watches/\(name).json\", manifest: residents/\(name).yaml}\n"
+      try "contacts:\n  - {name: Family, phone: \"+1555011\(index % 10)\"}\nreminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n"
+        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
+      #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:watches/\(name).json"], in: dir).status == 0)
+    }
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    return names
+  }
+
+  /// Mosquitto's defaults, with persistence in the broker's directory.
+  static func persistent(port: Int, directory: String) -> String {
+    MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "persistence true\npersistence_location \(directory)/\n"
+  }
+
+  /// An agent process serving `watches` as `id`.
+  static func agent(_ id: String, _ watches: ArraySlice<String>, broker: MosquittoBroker, in dir: URL,
+                    environment: [String: String] = [:]) throws -> ListeningProcess {
+    try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", id]
+                         + watches.flatMap { ["--device", "sim:watches/\($0).json"] }, in: dir, environment: environment)
+  }
+
+  @Test func aRolloutWaitsThroughABrokerRestartAndReportsWhatTheWatchesHold() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let brokerDir = dir.appendingPathComponent("broker")
+    // Started as root, Mosquitto runs as the user mosquitto: its directory must be writable to
+    // it for the persistence file (docs/fleet.md "Broker").
+    try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: brokerDir.path)
+    var broker = try MosquittoBroker.start(in: brokerDir.path, configuration: Self.persistent)
+    defer { broker.stop() }
+    let names = try Self.fleet(8, in: dir, broker: broker)
+    // 100 and 600 ms per device call: a1's watches are applied when the broker restarts, a2's
+    // are being applied.
+    let agents = try [Self.agent("a1", names.prefix(4), broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "100,0"]),
+                      Self.agent("a2", names.suffix(4), broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])]
+    defer { for agent in agents { agent.send(SIGKILL); _ = agent.finish() } }
+    let online = try FleetAgentTests.waitForStatus("a2 (online)", in: dir)
+    #expect(online.contains("a1 (online)"), "\(online)")
+
+    let rollout = try TSApplyBinary.start(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "2m"], in: dir)
+    // Restart once some watches are applied and others not yet.
+    func applied() -> Int { agents.map { $0.standardError.components(separatedBy: " applied (").count - 1 }.reduce(0, +) }
+    for _ in 0..<1000 where applied() < 4 { usleep(10_000) }
+    let before = applied()
+    broker = try broker.restart()
+    #expect(before == 4, "\(before) of 8 applied when the broker restarted")
+    let result = rollout.wait()
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.hasSuffix("8 watches: 8 applied.\n"), "\(result.stdout)")
+    #expect(!result.stdout.contains("offline") && !result.stdout.contains("pending"), "\(result.stdout)")
+    // What it reported is what the watches hold.
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml"], in: dir)
+    #expect(plan.stdout.hasSuffix("8 watches: 8 with no changes.\n"), "\(plan.stdout)")
+    for name in names {
+      let shown = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/\(name).json"], in: dir)
+      #expect(shown.stdout.contains("Family") && shown.stdout.contains("Lunch"), "\(name): \(shown.stdout)")
+    }
+  }
+
+  @Test func aWatchStillRetryingWhenTheWaitEndsCountsAgainstTheExitStatusAndSaysSo() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try Self.fleet(1, in: dir, broker: broker)
+    // The watch's second device call times out (SDK 6001, a failure that can pass): the agent
+    // retries after its first delay (5 s), and then succeeds.
+    let agent = try Self.agent("a1", names[...], broker: broker, in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@2"])
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
+    let short = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "2s"], in: dir)
+    #expect(short.status == 1)
+    #expect(short.stdout.contains("w01: retrying (revision "), "\(short.stdout)")
+    #expect(short.stdout.contains("still retrying when the wait of 2s ended: attempt 1 failed"), "\(short.stdout)")
+    #expect(short.stderr.contains("1 of 1 watch still retrying when the wait ended: w01"), "\(short.stderr)")
+    // The agent keeps trying, and the site settles.
+    let settled = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--wait", "1m"], in: dir)
+    #expect(settled.status == 0, "\(settled.stdout)\(settled.stderr)")
+    #expect(settled.stdout.contains("w01    in sync"), "\(settled.stdout)")
+  }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import TSMQTT
+import TSTestSupport
+
+/// `tsapply status --fleet` over MQTT as a process, through a Mosquitto on 127.0.0.1 with its
+/// default settings: `--wait` until the site settles, and a view that cannot be completed.
+@Suite struct FleetStatusWaitTests {
+  /// The two-watch fleet of `FleetAgentTests.fleet(transport:)` on a broker started for it with
+  /// `configuration` (the caller stops it).
+  static func fleet(configuration: @escaping (Int, String) -> String = MosquittoBroker.defaultConfiguration) throws -> (URL, MosquittoBroker) {
+    let dir = try FleetAgentTests.fleet(transport: "mqtt://127.0.0.1:1")
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: configuration)
+    let text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    return (dir, broker)
+  }
+
+  @Test func statusWaitsUntilTheAgentsHaveAppliedWhatWasPublishedAndSaysWhenTheyHaveNot() throws {
+    let (dir, broker) = try Self.fleet()
+    defer { broker.stop() }
+    // 400 ms per device call: applying a watch takes a few seconds.
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"],
+                                     in: dir, environment: ["TSAPPLY_SIM_LATENCY": "400,0"])
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try FleetAgentTests.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "1s"], in: dir)
+    #expect(published.status == 0, "\(published.stderr)")
+    #expect(published.stdout.contains("room-12: pending (revision "), "\(published.stdout)")
+
+    // The agent is still applying: a short wait ends unsettled, and says so.
+    let early = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--wait", "1s"], in: dir)
+    #expect(early.status == 1)
+    #expect(early.stdout.contains("room-12  applying"), "\(early.stdout)")
+    #expect(early.stderr.contains("the site did not settle within 1s: 2 watches applying or retrying: room-12, room-14"), "\(early.stderr)")
+
+    // Waiting long enough ends when both are applied, well before the duration.
+    let start = Date()
+    let settled = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--wait", "2m", "--json"], in: dir)
+    let elapsed = Date().timeIntervalSince(start)
+    #expect(settled.status == 0, "\(settled.stderr)")
+    let watches = try #require((try JSONSerialization.jsonObject(with: Data(settled.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
+    #expect(watches.map { $0["state"] as? String } == ["in sync", "in sync"], "\(settled.stdout)")
+    #expect(elapsed < 60, "status --wait returned after \(elapsed)s")
+    // What it reported is what the watches hold.
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml"], in: dir)
+    #expect(plan.stdout.hasSuffix("2 watches: 2 with no changes.\n"), "\(plan.stdout)")
+
+    // The agent goes away: the site is not settled while it is offline.
+    agent.send(SIGTERM)
+    _ = agent.finish()
+    let offline = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--wait", "1s"], in: dir)
+    #expect(offline.status == 1)
+    #expect(offline.stderr.contains("the site did not settle within 1s: agent station offline"), "\(offline.stderr)")
+    #expect(try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).status == 0, "without --wait an offline agent is shown, not failed")
+  }
+
+  @Test func aViewThatCannotBeCompletedIsAnErrorNotAPartialTable() throws {
+    // The broker lets anyone read the statuses and presences but not the view's marker topic.
+    let (dir, broker) = try Self.fleet { port, directory in
+      let acl = directory + "/acl"
+      FileManager.default.createFile(atPath: acl, contents: Data("topic read tsapply/v1/ward-a/+/status\ntopic read tsapply/v1/ward-a/agent/+/state\n".utf8))
+      return MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "acl_file \(acl)\n"
+    }
+    defer { broker.stop() }
+    // plan and drift give up after 30 s, status after its --wait: run at once.
+    let commands = [["status", "--wait", "2s"], ["status"], ["plan"], ["drift"]]
+    let running = try commands.map { try TSApplyBinary.start($0 + ["--fleet", "fleet.yaml"], in: dir) }
+    for (command, process) in zip(commands, running) {
+      let result = process.wait()
+      #expect(result.status == 1, "\(command)")
+      #expect(result.stderr.contains("the view of site ward-a is incomplete"), "\(command): \(result.stderr)")
+      #expect(!result.stdout.contains("room-12"), "\(command): \(result.stdout)")
+    }
+  }
+}
