@@ -61,7 +61,7 @@ import TSTestSupport
     // The broker lets anyone read the statuses and presences but not the view's marker topic.
     let (dir, broker) = try Self.fleet { port, directory in
       let acl = directory + "/acl"
-      FileManager.default.createFile(atPath: acl, contents: Data("topic read tsapply/v1/ward-a/+/status\ntopic read tsapply/v1/ward-a/agent/+/state\n".utf8))
+      #expect(FileManager.default.createFile(atPath: acl, contents: Data("topic read tsapply/v1/ward-a/+/status\ntopic read tsapply/v1/ward-a/agent/+/state\n".utf8)))
       return MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "acl_file \(acl)\n"
     }
     defer { broker.stop() }

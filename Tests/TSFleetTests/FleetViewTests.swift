@@ -67,11 +67,11 @@ import TSTestSupport
     // topic: the retained statuses arrive, the end of them is never known.
     let site = try await RetainedSite(watches: 50, agents: 2) { port, directory in
       let acl = directory + "/acl"
-      FileManager.default.createFile(atPath: acl, contents: Data("""
+      #expect(FileManager.default.createFile(atPath: acl, contents: Data("""
         topic readwrite tsapply/v1/ward-a/+/status
         topic readwrite tsapply/v1/ward-a/agent/+/state
 
-        """.utf8))
+        """.utf8)))
       return MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "acl_file \(acl)\n"
     }
     let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
