@@ -56,7 +56,7 @@ let package = Package(
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
     .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
-    .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
+    .target(name: "TSMQTT", dependencies: ["CMosquitto", "TSModel"]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
     .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT", "TSMonitor"]),

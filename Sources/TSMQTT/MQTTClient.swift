@@ -1,4 +1,5 @@
 internal import CMosquitto
+import TSModel
 import Foundation
 
 /// One MQTT 3.1.1 connection over libmosquitto: it connects, keeps reconnecting (with backoff)
@@ -85,7 +86,8 @@ public final class MQTTClient: @unchecked Sendable {
     public var password: String?
     /// TLS settings; required for an `mqtts://` address (defaults are used when `nil`).
     public var tls: TLS?
-    /// First and longest wait between reconnection attempts (doubling in between).
+    /// First and longest wait between reconnection attempts (doubling in between, with jitter:
+    /// `Backoff`).
     public var reconnectDelay: (first: Duration, longest: Duration)
 
     /// A configuration; the session is kept (`cleanSession: false`) only when asked.
@@ -488,11 +490,9 @@ public final class MQTTClient: @unchecked Sendable {
 
   private func scheduleReconnect(longest: Bool = false) {
     guard wanted else { return }
-    attempt += 1
     let (first, maximum) = configuration.reconnectDelay
-    var delay = first
-    for _ in 1..<min(attempt, 16) { delay = min(delay * 2, maximum) }
-    if longest { delay = maximum }
+    let delay = longest ? maximum : Backoff(Backoff.Policy(initial: first, maximum: maximum)).wait(retry: attempt)
+    attempt += 1
     reconnectAt = ContinuousClock.now + delay
   }
 
