@@ -78,6 +78,10 @@ extension FleetSession {
       return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
     }
     let planned = await planned(output: settings.output)
+    if stop.isRequested {
+      // Interrupted while planning: nothing to ask about; no watch was written.
+      throw CommandFailure("Apply cancelled while planning: no watch was touched.")
+    }
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: planned.map(\.row))
     context.stdout.write("\n" + report.table())
     let approved = Dictionary(planned.compactMap { entry in entry.plan.flatMap { $0.isEmpty ? nil : (entry.row.name, $0) } }) { a, _ in a }

@@ -46,6 +46,7 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
   private var count = 0
   private var first: UInt64?
   private var sources: [any DispatchSourceSignal] = []
+  private var active = false
   private let notice: @Sendable (Int32) -> Void
 
   /// A watcher that calls `notice` (e.g. "Interrupt received…") on the first signal.
@@ -63,10 +64,14 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
     }
   }
 
-  /// Starts catching the signals (their default action is suspended until `end()`).
+  /// Starts catching the signals (their default action is suspended until `end()`). The
+  /// sources are made once and kept: libdispatch installs its handler for a signal only once
+  /// per process, so sources cancelled and made again would leave the signal ignored (an
+  /// interactive `apply --fleet` ends catching for the question and begins again after 'yes').
   public func begin() {
     lock.lock()
     defer { lock.unlock() }
+    active = true
     guard sources.isEmpty else { return }
     for number in Self.caught {
       signal(number, SIG_IGN)
@@ -80,6 +85,13 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
   private func received(_ number: Int32) {
     let now = DispatchTime.now().uptimeNanoseconds
     lock.lock()
+    guard active else {
+      // Between `end()` and the next `begin()` a signal has its default action: ended by it.
+      lock.unlock()
+      signal(number, SIG_DFL)
+      kill(getpid(), number)
+      return
+    }
     let since = first.map { now - $0 }
     if first == nil { first = now }
     count += 1
@@ -98,12 +110,10 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
     return count > 0
   }
 
-  /// Stops catching the signals and restores their default action.
+  /// Stops catching the signals: from now on each has its default action (the process ends).
   public func end() {
     lock.lock()
     defer { lock.unlock() }
-    for source in sources { source.cancel() }
-    sources = []
-    for number in Self.caught { signal(number, SIG_DFL) }
+    active = false
   }
 }

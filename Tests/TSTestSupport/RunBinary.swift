@@ -82,6 +82,76 @@ public enum TSApplyBinary {
     return Running(process: process, output: output, error: error)
   }
 
+  /// A started `tsapply` whose standard input is a terminal (a pseudo-terminal this process
+  /// holds the other end of), for the questions a command asks only on a terminal.
+  public final class Interactive: @unchecked Sendable {
+    /// The process, its output read with `wait()`.
+    public let running: Running
+    private let terminal: FileHandle
+    private let lock = NSLock()
+    private var seen = Data()
+
+    init(running: Running, terminal: FileHandle) {
+      self.running = running
+      self.terminal = terminal
+    }
+
+    /// Types `text` at the terminal.
+    public func type(_ text: String) { terminal.write(Data(text.utf8)) }
+
+    /// Reads standard output until it holds `text` (or it ends), returning what was read.
+    @discardableResult
+    public func read(until text: String) -> String {
+      let handle = running.output.fileHandleForReading
+      while true {
+        let shown = lock.withLock { String(decoding: seen, as: UTF8.self) }
+        if shown.contains(text) { return shown }
+        let chunk = handle.availableData
+        if chunk.isEmpty { return shown }
+        lock.withLock { seen.append(chunk) }
+      }
+    }
+
+    /// Waits for the exit, killing the process (SIGKILL) if it has not exited within `limit`
+    /// (a command left waiting at a question fails its test instead of hanging it); stdout
+    /// holds what `read(until:)` read and the rest.
+    public func wait(limit: Double = 90) -> ProcessResult {
+      let running = self.running
+      DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+        if running.process.isRunning { running.send(SIGKILL) }
+      }
+      var result = running.wait()
+      result.stdout = lock.withLock { String(decoding: seen, as: UTF8.self) } + result.stdout
+      return result
+    }
+  }
+
+  /// Starts `tsapply arguments` in `directory` with a pseudo-terminal as standard input.
+  public static func startInteractive(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Interactive {
+    let master = pty_posix_openpt(O_RDWR | O_NOCTTY)
+    guard master >= 0, pty_grantpt(master) == 0, pty_unlockpt(master) == 0, let name = pty_ptsname(master) else {
+      throw CocoaError(.fileReadUnknown)
+    }
+    let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+    guard slave >= 0 else { throw CocoaError(.fileReadUnknown) }
+    let process = Process()
+    process.executableURL = url
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    env["TSAPPLY_STATE_DIR"] = testStateDirectory
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let output = Pipe(), error = Pipe()
+    process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    return Interactive(running: Running(process: process, output: output, error: error),
+                       terminal: FileHandle(fileDescriptor: master, closeOnDealloc: true))
+  }
+
   /// Runs any program (e.g. bash with a generated completion script, or a git hook) the same
   /// way: `NO_COLOR=1` and extra `environment` on top of this process's, both pipes read.
   public static func runProgram(_ executable: URL, _ arguments: [String], in directory: URL? = nil, stdin: String = "",
@@ -165,3 +235,10 @@ public enum TSApplyBinary {
     return url
   }
 }
+
+// The C library's pseudo-terminal calls, which Glibc's Swift module leaves out (they need
+// _XOPEN_SOURCE); plain int and pointer signatures.
+@_silgen_name("posix_openpt") private func pty_posix_openpt(_ flags: Int32) -> Int32
+@_silgen_name("grantpt") private func pty_grantpt(_ descriptor: Int32) -> Int32
+@_silgen_name("unlockpt") private func pty_unlockpt(_ descriptor: Int32) -> Int32
+@_silgen_name("ptsname") private func pty_ptsname(_ descriptor: Int32) -> UnsafeMutablePointer<CChar>?
