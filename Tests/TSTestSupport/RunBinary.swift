@@ -65,6 +65,11 @@ public enum TSApplyBinary {
   /// Starts `tsapply arguments` in `directory` (standard input empty) without waiting, with the
   /// same environment as `run`.
   public static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Running {
+    try start(arguments, in: directory, environment: environment, input: FileHandle.nullDevice)
+  }
+
+  /// Starts `tsapply arguments` in `directory` reading `input`, as `run` sets up its environment.
+  private static func start(_ arguments: [String], in directory: URL, environment: [String: String], input: FileHandle) throws -> Running {
     let process = Process()
     process.executableURL = url
     process.arguments = arguments
@@ -75,7 +80,7 @@ public enum TSApplyBinary {
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let output = Pipe(), error = Pipe()
-    process.standardInput = FileHandle.nullDevice
+    process.standardInput = input
     process.standardOutput = output
     process.standardError = error
     try process.run()
@@ -134,21 +139,9 @@ public enum TSApplyBinary {
     }
     let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
     guard slave >= 0 else { throw CocoaError(.fileReadUnknown) }
-    let process = Process()
-    process.executableURL = url
-    process.arguments = arguments
-    process.currentDirectoryURL = directory
-    var env = ProcessInfo.processInfo.environment
-    env["NO_COLOR"] = "1"
-    env["TSAPPLY_STATE_DIR"] = testStateDirectory
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let output = Pipe(), error = Pipe()
-    process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    return Interactive(running: Running(process: process, output: output, error: error),
+    let running = try start(arguments, in: directory, environment: environment,
+                            input: FileHandle(fileDescriptor: slave, closeOnDealloc: true))
+    return Interactive(running: running,
                        terminal: FileHandle(fileDescriptor: master, closeOnDealloc: true))
   }
 
