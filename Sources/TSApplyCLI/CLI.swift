@@ -3,9 +3,6 @@ import Foundation
 /// The `tsapply` command line: finds the subcommand, parses its options, runs it, and turns
 /// every outcome into output and an exit status.
 public enum CLI {
-  /// The tool's version, printed by `tsapply --version`.
-  public static let version = "0.1.0"
-
   /// The core's top-level subcommands, in the order `tsapply --help` lists them.
   public static let coreCommands: [any Command.Type] = [
     ValidateCommand.self,
@@ -54,7 +51,7 @@ public enum CLI {
       return .success
     }
     if first == "--version" {
-      context.stdout.write("tsapply \(version)\n")
+      context.stdout.write(BuildInfo.versionLine())
       return .success
     }
     var command: (any Command.Type)?
