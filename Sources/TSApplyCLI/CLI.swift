@@ -3,9 +3,6 @@ import Foundation
 /// The `tsapply` command line: finds the subcommand, parses its options, runs it, and turns
 /// every outcome into output and an exit status.
 public enum CLI {
-  /// The tool's version, printed by `tsapply --version`.
-  public static let version = "0.1.0"
-
   /// The core's top-level subcommands, in the order `tsapply --help` lists them.
   public static let coreCommands: [any Command.Type] = [
     ValidateCommand.self,
@@ -20,6 +17,7 @@ public enum CLI {
     SchemaCommand.self,
     CompletionCommand.self,
     HelpCommand.self,
+    ManPagesCommand.self,
   ]
 
   /// The core build's top-level subcommands (`coreCommands`).
@@ -54,7 +52,7 @@ public enum CLI {
       return .success
     }
     if first == "--version" {
-      context.stdout.write("tsapply \(version)\n")
+      context.stdout.write(BuildInfo.versionLine())
       return .success
     }
     var command: (any Command.Type)?
@@ -106,21 +104,23 @@ public enum CLI {
     prefix.hasSuffix(" \(command.name)") ? String(prefix.dropLast(command.name.count + 1)) : prefix
   }
 
-  /// `tsapply --help`: what the tool is and its commands (those of `commands`).
+  /// What the tool is, the overview of `tsapply --help` (and of the tsapply(1) man page).
+  public static let summary = """
+    tsapply reconciles a TopStep watch with a YAML manifest (watch.yaml):
+    'plan' shows what would change, 'apply' makes the watch match.
+    """
+  /// The usage line after `tsapply`.
+  public static let usage = "<command> [options]"
+  /// The last line of `tsapply --help`.
+  public static let helpHint = "See 'tsapply help <command>' for detailed help."
+
+  /// `tsapply --help`: what the tool is and its commands (those of `commands` not hidden).
   public static func overview(_ commands: [any Command.Type] = CLI.commands) -> String {
-    var text = """
-      OVERVIEW: tsapply reconciles a TopStep watch with a YAML manifest (watch.yaml):
-      'plan' shows what would change, 'apply' makes the watch match.
-
-      USAGE: tsapply <command> [options]
-
-      COMMANDS:
-
-      """
-    for command in commands {
+    var text = "OVERVIEW: \(summary)\n\nUSAGE: tsapply \(usage)\n\nCOMMANDS:\n"
+    for command in commands where !command.isHidden {
       text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.abstract + "\n"
     }
-    text += "\n  See 'tsapply help <command>' for detailed help.\n"
+    text += "\n  \(helpHint)\n"
     return text
   }
 }
@@ -132,7 +132,7 @@ struct HelpCommand: Command {
   static let usage = "[COMMAND [SUBCOMMAND]]"
   static let options: [OptionSpec] = []
   static var positionals: CompletionValues {
-    .words(CLI.coreCommands.map { $0.name } + NetworkBuild.commands.sorted())
+    .words(CLI.coreCommands.filter { !$0.isHidden }.map { $0.name } + NetworkBuild.commands.sorted())
   }
   let words: [String]
 

@@ -18,6 +18,9 @@ public protocol Command: Sendable {
   static var subcommands: [any Command.Type] { get }
   /// What shell completion offers for positional arguments (default: nothing).
   static var positionals: CompletionValues { get }
+  /// Left out of `tsapply --help`, completion scripts and man pages: a command for building
+  /// tsapply, not for using it (`man-pages`). Default: `false`.
+  static var isHidden: Bool { get }
 
   /// Builds the command from parsed arguments.
   /// - Throws: `UsageError` when arguments are missing or extra.
@@ -34,6 +37,8 @@ extension Command {
   public static var subcommands: [any Command.Type] { [] }
   /// Default: completion offers nothing for positional arguments.
   public static var positionals: CompletionValues { .none }
+  /// Default: listed.
+  public static var isHidden: Bool { false }
 
   /// The help text: overview, usage, options, subcommands.
   public static func helpText(prefix: String) -> String {

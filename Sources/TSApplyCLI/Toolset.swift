@@ -52,14 +52,18 @@ package enum NetworkBuild {
   /// The top-level commands only the network build has.
   package static let commands: Set<String> = ["bridge", "monitor", "agent", "status"]
 
+  /// The core's commands that list every command of both builds: with no network build beside
+  /// it, the core answers them with its own commands.
+  package static let listings: Set<String> = ["help", "completion", ManPagesCommand.name]
+
   /// Whether `arguments` (without the program name) and `environment` need the network build:
   /// one of its commands; `--fleet`; a `bridge:` device (in an argument or `TSAPPLY_DEVICE`);
-  /// or the command list and completion scripts (`tsapply`, `--help`, `help`, `completion`),
-  /// which list every command of both builds.
+  /// or the command list, completion scripts and man pages (`tsapply`, `--help`, `help`,
+  /// `completion`, `man-pages`), which cover every command of both builds.
   package static func isNeeded(_ arguments: [String], environment: [String: String]) -> Bool {
     let command = arguments.first { !$0.hasPrefix("-") }
     if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] { return true }
-    if let command, commands.contains(command) || command == "help" || command == "completion", command == arguments.first {
+    if let command, commands.contains(command) || listings.contains(command), command == arguments.first {
       return true
     }
     if environment[DeviceRegistry.environmentVariable]?.hasPrefix("bridge:") == true { return true }

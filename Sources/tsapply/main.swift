@@ -12,7 +12,7 @@ signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if NetworkBuild.isNeeded(arguments, environment: ProcessInfo.processInfo.environment) {
   let failure = NetworkBuild.handOver("'tsapply \(arguments.prefix(2).joined(separator: " "))'")
-  let listing = arguments.isEmpty || ["--help", "-h", "help", "completion"].contains(arguments[0])
+  let listing = arguments.isEmpty || ["--help", "-h"].contains(arguments[0]) || NetworkBuild.listings.contains(arguments[0])
   if !listing {
     FileOutput(descriptor: STDERR_FILENO).write("Error: \(failure.message)\n")
     exit(ExitStatus.failure.rawValue)

@@ -26,6 +26,7 @@ public enum CompletionTree {
 
   /// Every node, root first, then each command followed by its subcommands (table order).
   public static func nodes(_ commands: [any Command.Type] = CLI.commands) -> [CompletionNode] {
+    let commands = commands.filter { !$0.isHidden }
     let rootOptions = [helpOption, OptionSpec(["--version"], help: "Print the version.")]
     var nodes = [CompletionNode(path: [program], subcommands: commands.map { ($0.name, $0.abstract) },
                                 options: rootOptions, positionals: .none)]
