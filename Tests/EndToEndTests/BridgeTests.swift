@@ -183,6 +183,37 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(writes.count == 1, "setAllContacts was sent \(writes.count) times: \(writes)")
   }
 
+  /// A lost answer at every call of an apply over a bridge (the call reaches the watch, then the
+  /// connection is dropped): a write that landed is listed under applied with the watch read
+  /// back, drift never reports the apply's own writes, and a rerun converges with no drift.
+  @Test(arguments: ["default", "fit"])
+  func aLostAnswerAtEveryCallIsReportedAsTheWatchHoldsIt(_ profile: String) async throws {
+    // How many calls a clean apply makes.
+    let clean = try await BridgeFixture.make([profile])
+    try BridgeFixture.manifest(profile).write(to: clean.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try await clean.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0)
+    let calls = await clean.stopped().1.split(separator: "\n").filter { $0.contains("/call 200") }.count
+    #expect(calls > 5)
+    var lostWrites = 0
+    for call in 1...calls {
+      let bridge = try await BridgeFixture.make([profile], serveEnvironment: [BridgeFaults.variable: "drop-response@\(call)"])
+      try BridgeFixture.manifest(profile).write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+      let failed = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+      if failed.stderr.contains("the answer to a write was lost") {
+        lostWrites += 1
+        #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(profile) call \(call): \(failed.stderr)")
+        #expect(failed.stderr.contains("  failed:       (none)"), "\(profile) call \(call): \(failed.stderr)")
+      }
+      let drift = try await bridge.run(["drift", "--device", "bridge:home"])
+      #expect(drift.status == 0, "\(profile) call \(call): drift after the failure: \(drift.stdout)")
+      #expect(try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0, "\(profile) call \(call)")
+      let after = try await bridge.run(["drift", "--pending", "--device", "bridge:home"])
+      #expect(after.status == 0, "\(profile) call \(call): after the rerun: \(after.stdout)")
+      _ = await bridge.stopped()
+    }
+    #expect(lostWrites >= 3, "\(profile): only \(lostWrites) writes lost their answer")
+  }
+
   @Test func aSlowAnswerPastTheTimeoutIs6001AndReadBack() async throws {
     let bridge = try await Self.prepared([BridgeFaults.variable: "delay@setAllContacts:6000"])
     defer { bridge.stop() }
