@@ -172,6 +172,12 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// What the watch holds as far as this apply knows, after a part-way failure that came after
+  /// a write (`PartialApplyFailure.reached`); `nil` otherwise.
+  public var reached: DeviceState? {
+    if case .partial(let failure, _) = self { failure.reached } else { nil }
+  }
+
   /// Where the watch's state before the apply was backed up, when the apply got that far.
   public var backupPath: String? {
     switch self {

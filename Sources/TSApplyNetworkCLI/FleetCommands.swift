@@ -182,6 +182,9 @@ extension FleetSession {
         ApplyRun.print(progress, actions: actions.value, verbose: false, mask: run.currentMask, to: section)
       case .recordFailed(let error):
         section.stdout.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      case .changedOnWatchDuringApply(let lists, let backupPath):
+        section.stdout.write(ApplyRun.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, self.context) },
+                                                         mask: run.currentMask))
       }
     }
     do {

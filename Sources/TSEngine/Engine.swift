@@ -139,6 +139,12 @@ public struct ApplyOptions: Sendable {
   /// the watch holds (true: a person's apply, an agent's revision). The monitor's heals pass
   /// false, so drift in what the manifest does not manage stays reported.
   public var refreshesRecord = true
+  /// Whether the apply listens for contact changes made on the watch while it writes (where
+  /// the platform has the listeners): the SDK has no conditional write, so a change made in the
+  /// instant between the read before a write and the write is overwritten; listening, the apply
+  /// reports it (`EngineEvent.changedOnWatchDuringApply`) and keeps it in a backup. A person's
+  /// apply does (the CLI sets it); the monitor and agents listen on their own.
+  public var listensWhileWriting = false
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,
@@ -161,4 +167,10 @@ public enum EngineEvent: Sendable {
   case reconcile(ReconcileEvent)
   /// The apply succeeded but its last-applied record (for drift) could not be written.
   case recordFailed(SecureFileError)
+  /// While the apply was writing, the watch announced a change made on it (its contacts or
+  /// emergency contacts listener, `ApplyOptions.listensWhileWriting`): the apply may have
+  /// written over it. `lists` holds each list the watch announced last (by kind); `backupPath`
+  /// a backup of the watch with those lists, which `tsapply restore` brings back (`nil` when
+  /// it could not be written).
+  case changedOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]], backupPath: String?)
 }

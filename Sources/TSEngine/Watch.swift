@@ -201,6 +201,7 @@ public final class Watch: Sendable {
     }
     options.stop.begin()
     defer { options.stop.end() }
+    let heard = options.listensWhileWriting ? await listenWhileWriting(plan) : nil
     let report: ApplyReport
     do {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
@@ -209,9 +210,56 @@ public final class Watch: Sendable {
                                           record: { self.record($0, ifLanded: $1, events: options.events) },
                                           progress: { options.events(.reconcile($0)) })
     } catch {
+      if let heard { await reportChanges(heard, over: error.reached ?? planned.state, events: options.events) }
       throw .apply(error)
     }
+    if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, events: options.events) }
     return .applied(report)
+  }
+
+  // MARK: Listening while writing
+
+  /// The lists the watch announced while an apply wrote, by kind (the last announcement wins).
+  final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lists: [DeviceEvent.Kind: [Contact]] = [:]
+    func add(_ kind: DeviceEvent.Kind, _ contacts: [Contact]) { lock.withLock { lists[kind] = contacts } }
+    var value: [DeviceEvent.Kind: [Contact]] { lock.withLock { lists } }
+  }
+
+  /// How long after the last write an announcement of a change made just before it may still
+  /// arrive (a simulated watch's listener polls every 100 ms; a bridge's stream pushes).
+  static let announcementDelay: Duration = .milliseconds(250)
+
+  /// Starts listening for changes on the watch to the lists `plan` writes, where the platform
+  /// announces them; `nil` when it writes none of them or announces none.
+  private func listenWhileWriting(_ plan: Plan) async -> Heard? {
+    let written = Set(plan.resourceChanges.map(\.address))
+    var kinds: Set<DeviceEvent.Kind> = []
+    if written.contains(.contacts) && capabilities.contacts.contactsChangedListener { kinds.insert(.contactsChanged) }
+    if written.contains(.emergency) && capabilities.contacts.emergencyContactsChangedListener { kinds.insert(.emergencyContactsChanged) }
+    guard !kinds.isEmpty else { return nil }
+    let heard = Heard()
+    await device.listen(to: kinds, after: nil) { report in
+      if case .event(let event) = report, let contacts = event.contacts { heard.add(event.kind, contacts) }
+    }
+    return heard
+  }
+
+  /// After the writes: waits for late announcements, then reports what the watch announced
+  /// during the apply, backing up `state` with the announced lists in it so that `tsapply
+  /// restore` can bring them back.
+  private func reportChanges(_ heard: Heard, over state: DeviceState, events: @Sendable (EngineEvent) -> Void) async {
+    try? await Task.sleep(for: Self.announcementDelay)
+    let lists = heard.value
+    guard !lists.isEmpty else { return }
+    var announced = state
+    if let contacts = lists[.contactsChanged] { announced.contacts = contacts }
+    if let contacts = lists[.emergencyContactsChanged] { announced.emergency?.contacts = contacts }
+    let time = now()
+    let path = try? Backup(createdAt: time, profile: capabilities.profile, device: identity, state: announced)
+      .write(into: home.backupDirectory, at: time)
+    events(.changedOnWatchDuringApply(lists: lists, backupPath: path))
   }
 
   // MARK: Lock

@@ -205,7 +205,7 @@ package struct ApplyRun {
       let again = signal == SIGINT ? "Ctrl-C again" : "send \(StopSignals.name(signal)) again"
       context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the current device call, then stopping (\(again) to quit at once)...\n")
     }
-    return ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
+    var options = ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
       switch event {
       case .waitingForLock(let holder):
         context.stderr.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
@@ -220,8 +220,29 @@ package struct ApplyRun {
         ApplyRun.print(progress, actions: actions.value, verbose: verbose, mask: run.currentMask, to: context)
       case .recordFailed(let error):
         context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      case .changedOnWatchDuringApply(let lists, let backupPath):
+        context.stderr.write(Self.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, context) },
+                                                     mask: run.currentMask))
       }
     }
+    options.listensWhileWriting = true
+    return options
+  }
+
+  /// The warning for lists the watch announced while the apply wrote: who they hold and how to
+  /// bring them back.
+  package static func changedDuringApply(_ lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, mask: PhoneRedaction.Mask) -> String {
+    var text = ""
+    for (kind, contacts) in lists.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+      let list = kind == .contactsChanged ? "contacts" : "emergency contacts"
+      let names = contacts.map { mask.text("\($0.name) (\($0.phoneNum))") }.joined(separator: ", ")
+      text += "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself; "
+        + "the apply may have written over that change. The watch announced \(contacts.count) \(list): \(names.isEmpty ? "none" : names).\n"
+    }
+    if let backupPath {
+      text += "  That list is kept in \(backupPath): see it with 'tsapply plan', bring it back with 'tsapply restore \(shellQuoted(backupPath))'.\n"
+    }
+    return text
   }
 
   /// Prints one progress line per resource of a step (`address: Creating...`, `address:
