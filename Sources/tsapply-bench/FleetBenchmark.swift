@@ -17,6 +17,11 @@ import TSMQTT
 ///   `--repeat K` the timed part K times over the same files. The set-up (`fleet-seed`: every
 ///   watch as applied and recorded, then a contact added on it) runs in another process, so
 ///   the peak RSS shown for the timed part is its own (the kernel's high-water mark reset).
+/// - `monitor-fleet [N] [SECONDS] [BINARY]`: `tsapply monitor --fleet` (BINARY, default
+///   `.build/release/tsapply`) over N `sim:` watches set up as for `fleet-plan` (each drifted by
+///   one contact added on the watch): CPU (user + system, from /proc) until it is ready — every
+///   watch reported `online` and its first check reported (the drift) — then CPU and RSS over
+///   SECONDS idle (default 20), as a share of one core.
 /// - `fleet-agents [N] [OFFLINE%]`: one local Mosquitto and N agents in this process, each with
 ///   its own session and one in-memory watch; N new revisions published; time until every
 ///   status reports its revision, messages per watch per change, broker and process CPU. With
@@ -118,12 +123,7 @@ enum FleetBenchmark {
       try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
       // Each watch holds its manifests already, but for one contact added on the watch itself:
       // set up by another process (`fleet-seed`), so that nothing it leaves in memory counts here.
-      let seeding = Process()
-      seeding.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-      seeding.arguments = ["fleet-seed", directory]
-      try seeding.run()
-      seeding.waitUntilExit()
-      guard seeding.terminationStatus == 0 else { throw BenchmarkFailure("fleet-seed \(directory) failed") }
+      try seedProcess(directory)
       let engine = engine(directory)
       BenchmarkClock.resetPeakResident()
       print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
@@ -210,6 +210,77 @@ enum FleetBenchmark {
     defer { close(fd) }
     let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
     guard written == data.count else { throw BenchmarkFailure("cannot write \(path): errno \(errno)") }
+  }
+
+  // MARK: monitor-fleet
+
+  static func monitorFleet(_ arguments: [String]) async throws -> Int32 {
+    let count = arguments.first.flatMap(Int.init) ?? 1000
+    let seconds = arguments.dropFirst().first.flatMap(Int.init) ?? 20
+    let binary = arguments.dropFirst(2).first ?? MonitorBenchmark.binary.path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      throw BenchmarkFailure("\(binary) not built (swift build -c release --product tsapply)")
+    }
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+    try seedProcess(directory)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["monitor", "--fleet", "fleet.yaml", "--json"]
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { _, new in new }
+    let output = Pipe()
+    process.standardOutput = output
+    let errors = directory + "/monitor.stderr"
+    _ = FileManager.default.createFile(atPath: errors, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: errors)
+    let start = DispatchTime.now().uptimeNanoseconds
+    try process.run()
+    defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+    // Every watch online and its drift reported.
+    var online = 0, drift = 0, pending = Data()
+    let reader = output.fileHandleForReading
+    while online < count || drift < count {
+      let data = reader.availableData
+      if data.isEmpty { throw BenchmarkFailure("tsapply monitor --fleet ended before it was ready (\(online) online, \(drift) drift): "
+                                                + ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")) }
+      pending += data
+      while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+        pending = Data(pending[pending.index(after: newline)...])
+        if line.contains("\"kind\":\"online\"") { online += 1 }
+        if line.contains("\"kind\":\"drift\"") { drift += 1 }
+      }
+    }
+    let pid = process.processIdentifier
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let ready = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks
+    let readyWall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let readyRSS = try MonitorBenchmark.residentKiB(pid)
+    // Drain what it prints meanwhile (nothing, when idle) so it never blocks on the pipe.
+    let drained = Task.detached { while !reader.availableData.isEmpty {} }
+    try await Task.sleep(for: .seconds(seconds))
+    let idle = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks - ready
+    let idleRSS = try MonitorBenchmark.residentKiB(pid)
+    process.terminate()
+    process.waitUntilExit()
+    drained.cancel()
+    print(String(format: "monitor --fleet, %d sim: watches: ready (every watch online, its drift reported) after %.2fs CPU, %.2fs wall, RSS %d KiB",
+                 count, ready, readyWall, readyRSS))
+    print(String(format: "  idle %ds: %.2fs CPU = %.2f%% of one core (%.2f%% per 1,000 watches), RSS %d KiB", seconds, idle,
+                 idle / Double(seconds) * 100, idle / Double(seconds) * 100 * 1000 / Double(count), idleRSS))
+    return 0
+  }
+
+  /// Runs `fleet-seed directory` (the set-up of `fleet-plan`) as another process.
+  static func seedProcess(_ directory: String) throws {
+    let seeding = Process()
+    seeding.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+    seeding.arguments = ["fleet-seed", directory]
+    try seeding.run()
+    seeding.waitUntilExit()
+    guard seeding.terminationStatus == 0 else { throw BenchmarkFailure("fleet-seed \(directory) failed") }
   }
 
   // MARK: fleet-agents

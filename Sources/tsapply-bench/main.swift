@@ -18,6 +18,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…] [--repeat K]", FleetBenchmark.plan),
   "fleet-seed": ("set up fleet-plan's fleet in DIRECTORY: every watch as applied, then one contact added on it (run by fleet-plan)",
                  FleetBenchmark.seed),
+  "monitor-fleet": ("tsapply monitor --fleet over N sim: watches: CPU until ready, then idle CPU and RSS [N] [SECONDS] [BINARY]",
+                    FleetBenchmark.monitorFleet),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
   "fleet-direct": ("apply --fleet over N simulated watches with the latency model vs the sum of per-watch times [N] [LATENCY]", FleetBenchmark.direct),
   "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",
