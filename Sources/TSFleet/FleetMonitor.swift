@@ -13,12 +13,14 @@ import TSMQTT
 /// outbox.
 public enum FleetMonitor {
   /// A monitor per member: `template`'s settings with the member's device, its merged manifest
-  /// from the fleet file at `fleetPath` (read again at every check) and its name in messages.
+  /// from the fleet file at `fleetPath` (read again at every check when a file it comes from
+  /// changed, `FleetManifests`, one for all of them) and its name in messages.
   public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
                               template: MonitorSettings, notifiers: [any Notifier],
                               emit: @escaping @Sendable (MonitorEvent) -> Void,
                               notice: @escaping @Sendable (String) -> Void) -> [Monitor] {
-    members.map { member in
+    let manifests = FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
+    return members.map { member in
       var settings = template
       settings.deviceSpec = member.device
       settings.manifestName = member.manifestFiles.joined(separator: " over ")
@@ -26,17 +28,7 @@ public enum FleetMonitor {
       settings.commandLine = template.commandLine + " --watch \(member.name)"
       let name = member.name
       settings.manifestProvider = {
-        let member: FleetMember
-        do throws(FleetLoadFailure) {
-          guard let found = try FleetLoader.load(path: fleetPath, displayName: fleetName, selection: [name],
-                                                 registry: engine.registry, environment: engine.environment).members.first else {
-            return .failure(ManifestProblem([.error(at: nil, field: "", "\(fleetName) no longer has the watch \(name)")]))
-          }
-          member = found
-        } catch {
-          return .failure(ManifestProblem(error.problem.diagnostics.filter { $0.severity == .error }))
-        }
-        return member.document.mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
+        manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
       }
       return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
     }

@@ -14,7 +14,14 @@ import TSMQTT
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
 ///   through the engine by the fleet runner (`-parallelism` 10), in this process. CPU time
 ///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
-///   `--repeat K` the timed part K times over the same files.
+///   `--repeat K` the timed part K times over the same files. The set-up (`fleet-seed`: every
+///   watch as applied and recorded, then a contact added on it) runs in another process, so
+///   the peak RSS shown for the timed part is its own (the kernel's high-water mark reset).
+/// - `monitor-fleet [N] [SECONDS] [BINARY]`: `tsapply monitor --fleet` (BINARY, default
+///   `.build/release/tsapply`) over N `sim:` watches set up as for `fleet-plan` (each drifted by
+///   one contact added on the watch): CPU (user + system, from /proc) until it is ready — every
+///   watch reported `online` and its first check reported (the drift) — then CPU and RSS over
+///   SECONDS idle (default 20), as a share of one core.
 /// - `fleet-agents [N] [OFFLINE%]`: one local Mosquitto and N agents in this process, each with
 ///   its own session and one in-memory watch; N new revisions published; time until every
 ///   status reports its revision, messages per watch per change, broker and process CPU. With
@@ -101,8 +108,8 @@ enum FleetBenchmark {
 
   static func plan(_ arguments: [String]) async throws -> Int32 {
     // `--repeat K`: the timed load and plan K times over the same files (for profiling and
-    // for a median on a noisy machine); the set-up (apply, then one contact added on each
-    // watch) runs once.
+    // for a median on a noisy machine); the set-up (`seed`: the watches as applied, then one
+    // contact added on each) runs once.
     var arguments = arguments
     var repeats = 1
     if let flag = arguments.firstIndex(of: "--repeat"), flag + 1 < arguments.count, let k = Int(arguments[flag + 1]), k > 0 {
@@ -110,30 +117,24 @@ enum FleetBenchmark {
       arguments.removeSubrange(flag...flag + 1)
     }
     let counts = arguments.compactMap(Int.init)
-    print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
       defer { try? FileManager.default.removeItem(atPath: directory) }
       try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
-      // Each watch holds its manifests already, but for one contact added on the watch itself.
+      // Each watch holds its manifests already, but for one contact added on the watch itself:
+      // set up by another process (`fleet-seed`), so that nothing it leaves in memory counts here.
+      try seedProcess(directory)
       let engine = engine(directory)
-      for index in 0..<count {
-        try SimulatedDevice.create(path: directory + String(format: "/watches/room-%04d.json", index), profile: .default, force: false)
-      }
-      let setup = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
-      _ = await FleetRunner(engine: engine).run(setup.members) { _, document, watch throws(EngineError) in
-        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "bench"))
-      }
-      for index in 0..<count {
-        let device = try SimulatedDevice(path: directory + String(format: "/watches/room-%04d.json", index))
-        try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000"))
-      }
+      BenchmarkClock.resetPeakResident()
+      print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
+      fflush(nil)  // shown now, also into a file: a profiler attached on this line profiles only what follows
 
       for _ in 0..<repeats {
         let wallStart = DispatchTime.now().uptimeNanoseconds
         let cpuStart = cpuSeconds()
         let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
         let cpuLoaded = cpuSeconds()
+        let residentLoaded = BenchmarkClock.residentKiB()
         let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
           try await watch.plan(document).plan
         }
@@ -144,10 +145,142 @@ enum FleetBenchmark {
         let total = cpuEnd - cpuStart
         print(String(format: "%7d  %7.3fs  %7.3fs  %8.3fs  %7.3fs  %13.2fms  %d%@", count, cpuLoaded - cpuStart, cpuEnd - cpuLoaded, total, wall,
                      total / Double(count) * 1000, changes, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
+        print("  RSS: \(residentLoaded) KiB with the fleet loaded, \(BenchmarkClock.residentKiB()) KiB with every plan")
       }
+      print("  peak RSS of the timed part (from the end of the set-up): \(BenchmarkClock.peakResidentSinceResetKiB()) KiB")
     }
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0
+  }
+
+  /// `fleet-seed DIRECTORY`: the set-up of `fleet-plan` for the fleet in DIRECTORY (`seed`).
+  static func seed(_ arguments: [String]) async throws -> Int32 {
+    guard let directory = arguments.first else { throw BenchmarkFailure("fleet-seed DIRECTORY") }
+    let start = DispatchTime.now().uptimeNanoseconds
+    let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+    try await seed(loaded.members, engine: engine(directory), scratch: directory + "/seed")
+    print(String(format: "  (set-up of %d watches, another process: %.1fs CPU, %.1fs wall)", loaded.members.count, cpuSeconds(),
+                 Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+    return 0
+  }
+
+  /// Brings every member's watch (a `sim:` state file, created here) to its merged manifest and
+  /// records it, as `apply --fleet` would leave it, then adds one contact on each watch itself:
+  /// each manifest is applied by the engine's `Reconciler` to an in-memory simulated watch (backups
+  /// under `scratch`, removed after), whose state is then written as the watch's state file with
+  /// its last-applied record. Applying through the state files costs over 13 CPU-minutes at
+  /// 10,000 watches (every call rewrites the file); this costs a few milliseconds a watch.
+  static func seed(_ members: [FleetMember], engine: Engine, scratch: String) async throws {
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    // Eight at a time: the backups' fsyncs, not the CPU, bound the set-up's wall time.
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, member) in members.enumerated() {
+        if index >= 8 { try await group.next() }
+        group.addTask { try await seed(member, engine: engine, scratch: scratch) }
+      }
+      try await group.waitForAll()
+    }
+  }
+
+  private static func seed(_ member: FleetMember, engine: Engine, scratch: String) async throws {
+    let document = try member.document.get()
+    let device = SimulatedDevice(profile: .default)
+    let reconciler = try await Reconciler.connect(device)
+    let (state, result) = try await reconciler.plan(document.manifest)
+    guard let plan = result.plan else { throw BenchmarkFailure("\(member.name): \(result.diagnostics)") }
+    let report = try await reconciler.apply(plan, manifest: document.manifest, state: state, backupDirectory: scratch, now: Date())
+    guard let applied = report.finalState else { throw BenchmarkFailure("\(member.name): nothing read back") }
+    try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000"))
+    let written = engine.currentDirectory + "/" + member.device.dropFirst(DeviceSelector.simulatorScheme.count)
+    try SecureFile.createDirectory((written as NSString).deletingLastPathComponent)
+    let path = SimulatedDevice.canonical(written)
+    try writePrivate(try device.snapshot().jsonData(), to: path)
+    try writePrivate(Data(), to: path + ".lock")  // as `tsapply device init` leaves it
+    let profile = reconciler.capabilities.profile
+    let home = WatchHome(identity: DeviceSelector.simulatorScheme + path, root: engine.stateRoot)
+    try home.prepare(profile: profile)
+    try writePrivate(Data(canonicalJSON(LastApplied(device: home.identity, profile: profile, state: applied)).utf8), to: home.lastAppliedPath)
+  }
+
+  /// Writes `data` to a new file at `path`, mode 0600 from the start, without the fsyncs of
+  /// `SecureFile.write` (a set-up in a temporary folder needs no durability).
+  static func writePrivate(_ data: Data, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw BenchmarkFailure("cannot create \(path): errno \(errno)") }
+    defer { close(fd) }
+    let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+    guard written == data.count else { throw BenchmarkFailure("cannot write \(path): errno \(errno)") }
+  }
+
+  // MARK: monitor-fleet
+
+  static func monitorFleet(_ arguments: [String]) async throws -> Int32 {
+    let count = arguments.first.flatMap(Int.init) ?? 1000
+    let seconds = arguments.dropFirst().first.flatMap(Int.init) ?? 20
+    let binary = arguments.dropFirst(2).first ?? MonitorBenchmark.binary.path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      throw BenchmarkFailure("\(binary) not built (swift build -c release --product tsapply)")
+    }
+    let directory = try directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+    try seedProcess(directory)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["monitor", "--fleet", "fleet.yaml", "--json"]
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { _, new in new }
+    let output = Pipe()
+    process.standardOutput = output
+    let errors = directory + "/monitor.stderr"
+    _ = FileManager.default.createFile(atPath: errors, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: errors)
+    let start = DispatchTime.now().uptimeNanoseconds
+    try process.run()
+    defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+    // Every watch online and its drift reported.
+    var online = 0, drift = 0, pending = Data()
+    let reader = output.fileHandleForReading
+    while online < count || drift < count {
+      let data = reader.availableData
+      if data.isEmpty { throw BenchmarkFailure("tsapply monitor --fleet ended before it was ready (\(online) online, \(drift) drift): "
+                                                + ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")) }
+      pending += data
+      while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+        pending = Data(pending[pending.index(after: newline)...])
+        if line.contains("\"kind\":\"online\"") { online += 1 }
+        if line.contains("\"kind\":\"drift\"") { drift += 1 }
+      }
+    }
+    let pid = process.processIdentifier
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let ready = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks
+    let readyWall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let readyRSS = try MonitorBenchmark.residentKiB(pid)
+    // Drain what it prints meanwhile (nothing, when idle) so it never blocks on the pipe.
+    let drained = Task.detached { while !reader.availableData.isEmpty {} }
+    try await Task.sleep(for: .seconds(seconds))
+    let idle = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks - ready
+    let idleRSS = try MonitorBenchmark.residentKiB(pid)
+    process.terminate()
+    process.waitUntilExit()
+    drained.cancel()
+    print(String(format: "monitor --fleet, %d sim: watches: ready (every watch online, its drift reported) after %.2fs CPU, %.2fs wall, RSS %d KiB",
+                 count, ready, readyWall, readyRSS))
+    print(String(format: "  idle %ds: %.2fs CPU = %.2f%% of one core (%.2f%% per 1,000 watches), RSS %d KiB", seconds, idle,
+                 idle / Double(seconds) * 100, idle / Double(seconds) * 100 * 1000 / Double(count), idleRSS))
+    return 0
+  }
+
+  /// Runs `fleet-seed directory` (the set-up of `fleet-plan`) as another process.
+  static func seedProcess(_ directory: String) throws {
+    let seeding = Process()
+    seeding.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+    seeding.arguments = ["fleet-seed", directory]
+    try seeding.run()
+    seeding.waitUntilExit()
+    guard seeding.terminationStatus == 0 else { throw BenchmarkFailure("fleet-seed \(directory) failed") }
   }
 
   // MARK: fleet-agents

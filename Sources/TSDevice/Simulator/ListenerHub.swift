@@ -4,9 +4,11 @@ import TSModel
 /// The listeners registered for one simulated watch, and delivery of its journal events to them.
 ///
 /// All `SimulatedDevice`s of one state file in a process share one hub (`ListenerHub.shared`),
-/// so a watch-side change made through any of them fires at once; a background task polls the
-/// file's journal so changes made by another process fire too. Each event is delivered once:
-/// the hub remembers the last sequence number it delivered.
+/// so a watch-side change made through any of them fires at once; changes made by another
+/// process fire when the state file changes (`FileChanges`: one inotify descriptor and thread for
+/// every hub of the process; where files cannot be watched, a task polls the file's journal every
+/// 100 ms instead). Each event is delivered once: the hub remembers the last sequence number it
+/// delivered.
 final class ListenerHub: @unchecked Sendable {
   typealias ContactsHandler = @Sendable (Result<[Contact], DeviceError>) -> Void
   typealias SOSHandler = @Sendable (DeviceError?) -> Void
@@ -17,7 +19,8 @@ final class ListenerHub: @unchecked Sendable {
   private var sosHandlers: [SOSHandler] = []
   private var resumables: [Resumable] = []
   private var lastDelivered: Int
-  private var polling = false
+  private var watching = false
+  private var registration: FileChanges.Registration?
 
   /// A hub that delivers only events after `lastDelivered`.
   init(lastDelivered: Int) { self.lastDelivered = lastDelivered }
@@ -73,14 +76,29 @@ final class ListenerHub: @unchecked Sendable {
     }
   }
 
-  /// Starts polling `store` every `interval` for events written by other processes, once per
-  /// hub; the task ends when the hub is released.
-  func startPolling(_ store: any StateStore, interval: Duration = .milliseconds(100)) {
+  /// Whether other processes' changes come from watching the file (not from polling it).
+  var watchesFile: Bool { locked { registration != nil } }
+
+  /// Starts delivering the events other processes write to `store`'s file, once per hub: when
+  /// the file changes (`changes`), else (no file watching here) by polling it every `interval`.
+  /// Either ends when the hub is released. In memory there is no other process: nothing starts.
+  func startWatching(_ store: any StateStore, changes: FileChanges? = FileChanges.shared,
+                     interval: Duration = .milliseconds(100)) {
     let start = locked { () -> Bool in
-      defer { polling = true }
-      return !polling
+      defer { watching = true }
+      return !watching
     }
-    guard start, store.path != nil else { return }
+    guard start, let path = store.path else { return }
+    let deliver: @Sendable () -> Void = { [weak self] in
+      guard let hub = self, let watch = try? store.read() else { return }
+      hub.deliver(watch.journal)
+    }
+    if let registration = changes?.watch(path, deliver) {
+      locked { self.registration = registration }
+      // What changed before the file was watched.
+      deliver()
+      return
+    }
     Task.detached { [weak self] in
       while true {
         try? await Task.sleep(for: interval)

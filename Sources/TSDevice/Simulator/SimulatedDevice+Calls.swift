@@ -116,8 +116,8 @@ extension SimulatedDevice {
 
   // MARK: Listeners
 
-  /// Simulates `registerContactsDidChangedBlock:`: `handler` gets each watch-side change (the
-  /// state file is polled for other processes' changes); where the platform never reports, one
+  /// Simulates `registerContactsDidChangedBlock:`: `handler` gets each watch-side change (other
+  /// processes' changes when the state file changes, `ListenerHub`); where the platform never reports, one
   /// asynchronous 2004. Not a link call.
   public func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {
     register("registerContactsDidChangedBlock", supported: \.contactsChangedListener,
@@ -176,7 +176,7 @@ extension SimulatedDevice {
     hub.addResumable(kinds: heard, after: start, handler)
     // Read again after adding: a change made in between reaches the listener too.
     if let now = try? store.read() { hub.deliver(now.journal) }
-    hub.startPolling(store)
+    hub.startWatching(store)
   }
 
   /// The SDK registration that hears `kind`, and the capability saying whether it fires.
@@ -207,6 +207,6 @@ extension SimulatedDevice {
     }
     let hub = hub()
     add(hub)
-    hub.startPolling(store)
+    hub.startWatching(store)
   }
 }

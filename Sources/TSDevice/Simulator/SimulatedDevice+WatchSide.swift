@@ -4,7 +4,7 @@ import TSModel
 ///
 /// Each one is a transaction on the state that also appends a `WatchEvent` to the journal;
 /// listeners of the same watch in this process fire at once, listeners in other processes when
-/// they next poll the journal. These are not link calls: they are not counted, delayed or
+/// their process sees the state file change (`ListenerHub`). These are not link calls: they are not counted, delayed or
 /// failed by `SimulationOptions`.
 extension SimulatedDevice {
   /// The wearer adds `contact` at the end of the regular list (stored as the platform stores it).

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+@testable import TSDevice
+import TSModel
+import TSTestSupport
+
+/// A listener hears a watch-side change another process made (its state file replaced by a
+/// rename, as `SecureFile.write` does), whether the process watches the file (`FileChanges`,
+/// inotify on Linux) or polls it (the fallback where files cannot be watched).
+@Suite struct ListenerFileChangeTests {
+  @Test(arguments: ["file changes", "polling"])
+  func aChangeWrittenByAnotherProcessReachesTheListener(_ how: String) async throws {
+    #if os(Linux)
+    #expect(FileChanges.shared != nil, "Linux has inotify")
+    #endif
+    let directory = try temporaryDirectory()
+    let path = SimulatedDevice.canonical(directory + "/watch.json")
+    try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let hub = ListenerHub(lastDelivered: 0)
+    let heard = Collector<DeviceError?>()
+    hub.addSOS { heard.append($0) }
+    hub.startWatching(FileStore(file: path), changes: how == "polling" ? nil : FileChanges.shared)
+    #if os(Linux)
+    #expect(hub.watchesFile == (how == "file changes"))
+    #endif
+    // Another process: the same watch pressed SOS twice, written to a file of its own and
+    // renamed over the state file.
+    for presses in 1...2 {
+      let other = try SimulatedDevice.create(path: directory + "/other-\(presses).json", profile: .default, force: false)
+      for _ in 0..<presses { try other.simulateSOSPress() }
+      #expect(rename(directory + "/other-\(presses).json", path) == 0)
+      #expect(await waitFor { heard.values.count == presses }, "\(how): press \(presses) heard once, and nothing twice")
+    }
+    #expect(heard.values.count == 2)
+  }
+
+  /// Waits (up to 30 s on a loaded machine) until `condition` holds.
+  func waitFor(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<3000 {
+      if condition() { return true }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+  }
+}
