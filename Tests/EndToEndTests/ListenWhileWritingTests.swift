@@ -9,16 +9,17 @@ import TSTestSupport
 /// announce it: it says so by name and keeps the announced list in a backup that `restore`
 /// brings back.
 @Suite struct ListenWhileWritingTests {
-  @Test func aContactAddedOnTheWatchDuringTheWriteIsReportedAndKept() async throws {
+  @Test func aContactAddedOnTheWatchDuringTheWriteIsReportedAndKept() throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
     try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
       .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
-    // Each call takes 600 ms: the contacts step reads the list (the check before writing),
-    // then writes it; the wearer adds a contact 200 ms into that read.
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])
+    // Each call takes 2 s: the contacts step reads the list (the check before writing),
+    // then writes it; the wearer adds a contact 400 ms into that read (a wide window, for a
+    // loaded machine).
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_LATENCY": "2000,0"])
     _ = run.read(until: "contacts: Modifying...")
-    try await Task.sleep(for: .milliseconds(200))
+    Thread.sleep(forTimeInterval: 0.4)
     let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
     try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
     let result = run.wait(limit: 60)
