@@ -111,8 +111,10 @@ public final class FleetAgent: @unchecked Sendable {
   /// Registers for the watches' SOS and contact-change events, connects, and starts the
   /// periodic drift checks.
   public func start() async {
-    for worker in workers.values { await worker.listen() }
+    // Connected (or connecting) first: what the listeners replay at once (an SOS pressed while
+    // the agent was down) is queued for the broker, not refused as "not connected".
     client.connect()
+    for worker in workers.values { await worker.listen() }
     let interval = configuration.driftInterval
     guard interval > .zero else { return }
     let workers = Array(self.workers.values)
@@ -256,7 +258,8 @@ final class AgentOutlet: @unchecked Sendable {
 
   /// Publishes with QoS 1, counting it; a publish made while disconnected goes out on
   /// reconnection, one made once the agent is silent is dropped.
-  func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count change: @escaping (inout FleetAgent.Statistics) -> Void) {
+  func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count change: @escaping (inout FleetAgent.Statistics) -> Void,
+               acknowledged: (@Sendable () -> Void)? = nil) {
     lock.lock()
     defer { lock.unlock() }
     guard !silent else { return }
@@ -265,7 +268,8 @@ final class AgentOutlet: @unchecked Sendable {
     nextPublish += 1
     let client = self.client
     inFlight[number] = Task { [weak self] in
-      try? await client.publish(topic, payload: payload, qos: 1, retain: retain)
+      // QoS 1: returns once the broker has it (queued by libmosquitto while disconnected).
+      if (try? await client.publish(topic, payload: payload, qos: 1, retain: retain)) != nil { acknowledged?() }
       self?.published(number)
     }
   }
@@ -584,8 +588,15 @@ actor AgentWatch {
     let press: (sequence: Int, id: String)? = handled?.nextSOS()
     let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
     outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
-    event(.sos, "the wearer pressed SOS", id: pressID, sequence: pressID == nil ? nil : sequence)
-    record(deviceEvent, sequence: pressID == nil ? nil : sequence)
+    let number = pressID == nil ? nil : sequence
+    if handled != nil, number != nil {
+      // The press's number is used from now on; the device's event is recorded as handled
+      // only once the broker has the SOS, so one never sent is replayed by the next start.
+      record(nil, sequence: number)
+    }
+    event(.sos, "the wearer pressed SOS", id: pressID, sequence: number) { [weak self] in
+      Task { await self?.record(deviceEvent, sequence: nil) }
+    }
   }
 
   /// Text that may quote a contact (a diagnostic, an engine error, a custom reminder's name in
@@ -597,12 +608,13 @@ actor AgentWatch {
 
   /// Publishes an event; `message` is masked already (`masked`).
   private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, id eventID: String? = nil,
-                     sequence: Int? = nil) {
+                     sequence: Int? = nil, acknowledged: (@Sendable () -> Void)? = nil) {
     var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
                            message: message, revision: revision)
     event.id = eventID
     event.sequence = sequence
-    outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false) { $0.events += 1 }
+    outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false,
+                   count: { $0.events += 1 }, acknowledged: acknowledged)
   }
 
   /// The `revision` of a document that could not be read, when it has one.
