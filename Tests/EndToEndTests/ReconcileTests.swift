@@ -221,6 +221,25 @@ import TSTestSupport
     #expect(plan.status == 0)
   }
 
+  /// A write whose answer was lost while reading the list back fails too: its resources are
+  /// listed as unknown, not failed, and drift reports neither outcome as a change on the watch.
+  @Test func aWriteWhoseOutcomeCannotBeReadIsUnknownNotFailed() throws {
+    var found = false
+    for call in 4...24 where !found {
+      let dir = try Self.workspace()
+      _ = try TSApplyBinary.run(["device", "init"], in: dir)
+      let failed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir,
+                                         environment: ["TSAPPLY_SIM_FAULT": "lands-then-fails@\(call),fail@\(call + 1)"])
+      guard failed.stderr.contains("reading it back failed too") else { continue }
+      found = true
+      #expect(failed.status == 1)
+      #expect(failed.stderr.contains("  unknown:      ") && !failed.stderr.contains("  failed:       "), "\(failed.stderr)")
+      let drift = try TSApplyBinary.run(["drift", "watch.yaml"], in: dir)
+      #expect(drift.status == 0, "\(drift.stdout)")
+    }
+    #expect(found, "no call index gave a lost answer whose read-back failed")
+  }
+
   /// The reproduction of a failed verification read (and of a failure part-way through a saved
   /// plan): `drift` shows none of the apply's own writes, the advice given works when followed,
   /// and after it `drift` exits 0.

@@ -315,7 +315,16 @@ package struct ApplyRun {
     case .partial(let failure, let backupPath):
       var text = "\(command) stopped part-way: \(mask.message(failure.cause.description))\n"
       text += "  applied:      " + list(failure.applied) + "\n"
-      text += "  failed:       " + list(failure.failed) + "\n"
+      // A write whose answer was lost and whose list could not be read back (or reads as
+      // neither before nor sent) is not "failed" (the watch holds what it held): it is unknown.
+      var unknown = false
+      if case .outcomeUnknown(_, let found) = failure.cause {
+        switch found {
+        case .unreadable, .other: unknown = true
+        case .applied, .notApplied: break
+        }
+      }
+      text += (unknown ? "  unknown:      " : "  failed:       ") + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
       let undo = "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
       if appliesSavedPlan {
