@@ -166,7 +166,9 @@ public enum FleetPublication {
                            progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async throws(MQTTError) -> [FleetWatchReport] {
     let view = try FleetBrokerView(settings: settings, site: site)
     let start = ContinuousClock.now
-    try await view.connect(within: min(wait, .seconds(30)))
+    // Connecting (and seeing the site) is not part of the wait: `--wait 0s` publishes and
+    // reports without waiting for statuses, so a connection gets at least 10 s.
+    try await view.connect(within: min(max(wait, .seconds(10)), .seconds(30)))
     var desired: [Int: DesiredDocument] = [:]
     for (index, member) in members.enumerated() {
       if case .success(let document) = member.document {
