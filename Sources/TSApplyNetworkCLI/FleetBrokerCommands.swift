@@ -76,7 +76,10 @@ extension FleetSession {
     let reports = rows.map { row -> FleetWatchReport in
       // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
       let unapplied = ["new revision", "no status", "applying", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
+      // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
+      let published = row.state == "pending" && row.drift == nil
       let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
+        : published ? .pending(row.note ?? "published; its agent has not reported on it")
         : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }

@@ -147,9 +147,18 @@ public enum FleetStatus {
       guard case .success(let document) = member.document else {
         return FleetStatusRow(name: member.name, device: member.device, state: "invalid", agent: agent, note: "its manifest has errors")
       }
-      // A desired document on the broker that the agent, online, has not reported on yet.
-      let applying = desired[id].flatMap { revision in
-        agent?.online == true && statuses[id]?.status.revision != revision ? revision : nil
+      // A desired document on the broker that the agent has not reported on yet: applying it,
+      // when the agent is online; when it is not, published and waiting (the watch may already
+      // hold part of it: an agent can go down in the middle of an apply).
+      let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
+      let applying = agent?.online == true ? unreported : nil
+      if agent?.online != true, let unreported,
+         [false, true].map({ DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }).contains(unreported) {
+        let status = statuses[id]?.status
+        return FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status?.lastApplied,
+                              lastSeen: status?.lastSeen, agent: agent,
+                              note: "revision \(unreported) is published; agent \(agent?.id ?? "?") is offline and has not reported on it "
+                                + "(the watch may hold part of it until the agent is back)")
       }
       guard let status = statuses[id]?.status else {
         if let applying {
