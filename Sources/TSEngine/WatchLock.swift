@@ -62,11 +62,22 @@ public final class WatchLock: @unchecked Sendable {
 
   /// This process as a lock holder: pid, host name, `command` and the time now.
   public static func currentHolder(command: String, now: Date = Date()) -> LockHolder {
+    LockHolder(pid: getpid(), host: ProcessInfo.processInfo.hostName, command: command, since: internetTime(now))
+  }
+
+  /// `time` as ISO 8601 in UTC to the second, `2026-12-01T09:30:00Z`, by one formatter made
+  /// once (a `monitor --fleet` takes a thousand locks as it starts; making a formatter costs
+  /// more than using it), used under a lock.
+  static func internetTime(_ time: Date) -> String {
+    internetFormatterLock.withLock { internetFormatter.string(from: time) }
+  }
+
+  private static let internetFormatterLock = NSLock()
+  nonisolated(unsafe) private static let internetFormatter: ISO8601DateFormatter = {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
-    return LockHolder(pid: getpid(), host: ProcessInfo.processInfo.hostName, command: command,
-                      since: formatter.string(from: now))
-  }
+    return formatter
+  }()
 
   private static func write(_ holder: LockHolder, to descriptor: Int32) {
     guard let data = try? JSONEncoder().encode(holder) else { return }

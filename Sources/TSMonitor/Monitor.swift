@@ -491,7 +491,7 @@ public final class Monitor: @unchecked Sendable {
         outcome = .unchanged
       }
     }
-    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes).adding(report.drift)
+    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     let driftID: String
     if isNew {
       let event = driftEvent(report, outcome: outcome, watch: watch, mask: shown)

@@ -1,13 +1,20 @@
 import Foundation
 import Synchronization
+import TSManifest
 import TSModel
 
 extension DeviceState {
-  /// SHA-256 (64 lowercase hex characters) of the state's canonical JSON: `JSONEncoder` with
-  /// sorted keys and no pretty-printing, so equal states always give equal fingerprints.
-  /// `Plan.priorStateDigest` holds it; a saved plan whose digest differs from the watch's current
-  /// fingerprint is stale.
+  /// SHA-256 (64 lowercase hex characters) of the state's canonical JSON: what `JSONEncoder`
+  /// writes with sorted keys, unescaped slashes and no pretty-printing, so equal states always
+  /// give equal fingerprints. Written directly (`JSONValue(state)`, `ManifestJSON.encoded`: the
+  /// same bytes at a tenth of the cost). `Plan.priorStateDigest` holds it; a saved plan whose
+  /// digest differs from the watch's current fingerprint is stale.
   public var fingerprint: String {
+    SHA256Digest.hex(of: ManifestJSON.encoded(JSONValue(self)).utf8)
+  }
+
+  /// `fingerprint` through `JSONEncoder`, the definition the direct writing must equal (tests).
+  public var encoderFingerprint: String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     // Encoding plain value types cannot fail; an empty input would still give a stable digest.

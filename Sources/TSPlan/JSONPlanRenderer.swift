@@ -102,15 +102,52 @@ extension JSONValue {
     }
   }
 
-  /// A resource value through its `Codable` form (SDK field names).
+  /// A resource value with the SDK field names of its `Codable` form, built directly (the
+  /// monitor renders a thousand contact lists at start; `JSONEncoder` and back cost ten times
+  /// more). A contact without a `shortName` has no such key, as `Codable` omits it.
   init(encoding value: ResourceValue) {
-    let inner: any Encodable = switch value {
-    case .reminder(let reminder): reminder
-    case .contacts(let contacts): contacts
-    case .emergency(let emergency): emergency
+    switch value {
+    case .reminder(let reminder): self = JSONValue(reminder)
+    case .contacts(let contacts): self = .array(contacts.map(JSONValue.init))
+    case .emergency(let emergency):
+      self = .object(["contacts": .array(emergency.contacts.map(JSONValue.init)), "isSosOn": .bool(emergency.isSosOn)])
     }
-    let data = (try? JSONEncoder().encode(inner)) ?? Data("null".utf8)
-    self = (try? JSONDecoder().decode(JSONValue.self, from: data)) ?? .null
+  }
+
+  /// A watch state as its `Codable` form: `contacts`, `reminders` and, when the watch has
+  /// emergency support, `emergency`.
+  init(_ state: DeviceState) {
+    var object: [String: JSONValue] = ["contacts": .array(state.contacts.map(JSONValue.init)),
+                                       "reminders": .array(state.reminders.map(JSONValue.init))]
+    if let emergency = state.emergency { object["emergency"] = JSONValue(encoding: .emergency(emergency)) }
+    self = .object(object)
+  }
+
+  /// A contact: `name`, `phoneNum` and, when it has one, `shortName`.
+  init(_ contact: Contact) {
+    var object: [String: JSONValue] = ["name": .string(contact.name), "phoneNum": .string(contact.phoneNum)]
+    if let shortName = contact.shortName { object["shortName"] = .string(shortName) }
+    self = .object(object)
+  }
+
+  /// A reminder, field for field (enums and the repeat-day mask as their raw integers).
+  init(_ reminder: Reminder) {
+    self = .object([
+      "reminderId": .string(reminder.reminderId),
+      "reminderName": .string(reminder.reminderName),
+      "isEnabled": .bool(reminder.isEnabled),
+      "reminderType": .integer(reminder.reminderType.rawValue),
+      "repeatDays": .integer(reminder.repeatDays.rawValue),
+      "timeType": .integer(reminder.timeType.rawValue),
+      "startTime": .integer(reminder.startTime),
+      "endTime": .integer(reminder.endTime),
+      "interval": .integer(reminder.interval),
+      "timePoints": .array(reminder.timePoints.map(JSONValue.integer)),
+      "notes": .string(reminder.notes),
+      "isLunchBreakDNDEnabled": .bool(reminder.isLunchBreakDNDEnabled),
+      "lunchBreakDNDStartTime": .integer(reminder.lunchBreakDNDStartTime),
+      "lunchBreakDNDEndTime": .integer(reminder.lunchBreakDNDEndTime),
+    ])
   }
 
   /// Every string under a `phoneNum` key masked (`PhoneRedaction.redact`), and in text that

@@ -66,6 +66,9 @@ public enum PhoneRedaction {
     /// masked forms; each is replaced where it stands as written, and as `ControlCharacters`
     /// escapes it, longest first.
     private let literals: [(written: String, masked: String)]
+    /// `literals` as bytes when every one is ASCII and its masked form as long as it, so ASCII
+    /// text can be masked in place (`redact(_:)`); `nil` otherwise.
+    private let asciiLiterals: [(written: [UInt8], masked: [UInt8])]?
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
@@ -79,6 +82,9 @@ public enum PhoneRedaction {
       self.sequences = sequences
       lengths = Set(sequences.map(\.count)).sorted(by: >)
       self.literals = literals
+      asciiLiterals = literals.allSatisfy {
+        PhoneRedaction.isASCII($0.written) && PhoneRedaction.isASCII($0.masked) && $0.written.utf8.count == $0.masked.utf8.count
+      } ? literals.map { (Array($0.written.utf8), Array($0.masked.utf8)) } : nil
     }
 
     /// The phones of `phones` whose digits `runs` does not mask whole (more than the last two
@@ -102,9 +108,18 @@ public enum PhoneRedaction {
     /// `+4917698765432`.
     public func redact(_ text: String) -> String {
       guard !lengths.isEmpty else { return text }
-      var text = text
       // Each replacement keeps the length in characters (a digit becomes one `*`), so carets
-      // under a masked line still point where they did.
+      // under a masked line still point where they did. Text that is ASCII (without a carriage
+      // return, the one ASCII character Foundation's search may join to the next) is masked in
+      // one array of bytes, each literal replaced where it stands: the same matches as
+      // `replacingOccurrences(of:with:)` one literal after another, without a copy of the text
+      // for each of them (a fleet's names make dozens of literals).
+      if let asciiLiterals, PhoneRedaction.isASCII(text), !text.utf8.contains(0x0D) {
+        var units = Array(text.utf8)
+        for literal in asciiLiterals { PhoneRedaction.replace(literal.written, with: literal.masked, in: &units) }
+        return redact(units: units)
+      }
+      var text = text
       for literal in literals where text.contains(literal.written) {
         text = text.replacingOccurrences(of: literal.written, with: literal.masked)
       }
@@ -127,6 +142,22 @@ public enum PhoneRedaction {
         }
       }
       return Unit.text(units)
+    }
+  }
+
+  /// Every occurrence of `target` in `units` replaced by `replacement` (as long as it), left to
+  /// right, without overlaps: what Foundation's `replacingOccurrences(of:with:)` does to ASCII.
+  static func replace(_ target: [UInt8], with replacement: [UInt8], in units: inout [UInt8]) {
+    guard let first = target.first, target.count <= units.count, replacement.count == target.count else { return }
+    var index = 0
+    let last = units.count - target.count
+    while index <= last {
+      if units[index] == first, units[index..<(index + target.count)].elementsEqual(target) {
+        units.replaceSubrange(index..<(index + target.count), with: replacement)
+        index += target.count
+      } else {
+        index += 1
+      }
     }
   }
 
@@ -315,6 +346,17 @@ public enum PhoneRedaction {
     /// A mask knowing the numbers a manifest's source holds (`PhoneCandidates.find(in:)`).
     public init(redact: Bool, manifest source: [UInt8]?) {
       self.init(redact: redact, numbers: redact ? source.map(PhoneCandidates.find(in:)) ?? [] : [])
+    }
+
+    /// A mask knowing the numbers of a manifest's source and of `changes`: what
+    /// `init(redact:manifest:)` then `adding(changes)` give, with the known numbers prepared once.
+    public init(redact: Bool, manifest source: [UInt8]?, changes: [ResourceChange]) {
+      guard redact else {
+        self.init(redact: false)
+        return
+      }
+      let found = source.map(PhoneCandidates.find(in:)) ?? []
+      self.init(redact: true, numbers: Set(found).union(PhoneRedaction.numbers(in: changes)))
     }
 
     /// This mask also knowing the numbers of `plan` (`numbers(in:)`).

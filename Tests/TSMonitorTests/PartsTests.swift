@@ -145,6 +145,22 @@ import TSTestSupport
     #expect(event.humanLine.hasSuffix("SOS      SOS \\e[31m pressed"))
   }
 
+  /// The compact line is byte for byte what `JSONEncoder` writes (sorted keys, unescaped
+  /// slashes, U+2028/U+2029 escaped after), for keys and text that need sorting or escaping care.
+  @Test(arguments: [
+    JSONValue.object(["b": .integer(-2), "a_b": .bool(true), "aB": .null, "Ab": .array([]), "a10": .object([:]), "a2": .string("/"),
+                      "é": .string("e\u{301}"), "z": .array([.string("q\"\\\t\n\r\u{8}\u{c}\u{1}\u{1f}\u{7f}"), .integer(0)])]),
+    JSONValue.array([.string("line\u{2028}sep\u{2029}para"), .object(["phoneNum": .string("+1555"), "name": .string("½ 😀")])]),
+    JSONValue.string(""),
+  ])
+  func compactIsWhatTheEncoderWrites(value: JSONValue) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let expected = String(decoding: try encoder.encode(value), as: UTF8.self)
+      .replacingOccurrences(of: "\u{2028}", with: "\\u2028").replacingOccurrences(of: "\u{2029}", with: "\\u2029")
+    #expect(MonitorEvent.compact(value) == expected)
+  }
+
   @Test func idsAreUniqueAndSortByTime() {
     let early = Date(timeIntervalSince1970: 1_796_117_400), late = early.addingTimeInterval(0.001)
     let ids = (0..<1000).map { MonitorEvent.newID(time: $0 < 500 ? early : late) }

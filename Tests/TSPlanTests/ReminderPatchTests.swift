@@ -54,4 +54,23 @@ import TSTestSupport
     #expect(state.fingerprint != other.fingerprint)
     #expect(state.fingerprint.count == 64)
   }
+
+  /// The directly written fingerprint equals `JSONEncoder`'s for states whose text needs
+  /// escaping or sorting care: quotes, backslashes, slashes, control characters, U+2028,
+  /// non-ASCII names (composed and decomposed), no short name, no emergency support, time points.
+  @Test(arguments: [
+    DeviceState(),
+    States.watch(contacts: [Contact(name: "A", phoneNum: "1")]),
+    States.watch(contacts: [Contact(name: "Ann \"Nan\" O\\Brien/ü", phoneNum: "+4917698765432", shortName: "A"),
+                            Contact(name: "tab\tnew\nline\r\u{1}\u{1f}\u{7f}\u{2028}", phoneNum: "12"),
+                            Contact(name: "e\u{301}\u{1F600}", phoneNum: "+1", shortName: "é")]),
+    DeviceState(reminders: [Reminder(reminderId: "32", reminderName: "Pills/½", isEnabled: true, reminderType: .custom,
+                                     repeatDays: .weekend, timeType: .point, timePoints: [480, 1200], notes: "a\"b",
+                                     isLunchBreakDNDEnabled: true, lunchBreakDNDStartTime: 720, lunchBreakDNDEndTime: 810)],
+                contacts: [], emergency: EmergencyContacts(contacts: [Contact(name: "Fam", phoneNum: "+1555")], isSosOn: true)),
+    DeviceState(reminders: [], contacts: [Contact(name: "", phoneNum: "")], emergency: EmergencyContacts(contacts: [], isSosOn: false)),
+  ])
+  func fingerprintEqualsTheEncoders(state: DeviceState) {
+    #expect(state.fingerprint == state.encoderFingerprint)
+  }
 }
