@@ -121,6 +121,8 @@ final class WebhookReceiver: @unchecked Sendable {
   @Test func aMonitorKilledAfterTheSOSDeliversItAfterARestart() async throws {
     let receiver = WebhookReceiver(secret: "s3cret")
     let (directory, first, id) = try await Self.pressSOS(receiver, down: true)
+    // Killed once a delivery was tried (and failed: the receiver is down), so an attempt is on disk.
+    try await first.wait(for: "error") { $0["reason"] as? String == "delivery" }
     first.kill()
     #expect(MonitorProcess.outboxFiles(in: directory).count == 1)
     try receiver.start(port: receiver.port)
