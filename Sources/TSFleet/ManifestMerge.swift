@@ -8,7 +8,7 @@ import TSModel
 /// | section | unit replaced |
 /// |---|---|
 /// | `reminders.sedentary`, `.drinking`, `.medicine` | one built-in reminder, whole |
-/// | `reminders.custom` | one custom reminder, by name; the watch's new names are added after the defaults' |
+/// | `reminders.custom` | one custom reminder, by name; the watch's new names are added after the defaults'; `custom: []` drops them all |
 /// | `contacts` | the whole list |
 /// | `emergency` | the whole block (`sos` and `contacts` together) |
 ///
@@ -43,6 +43,9 @@ public enum ManifestMerge {
   private static func custom(defaults: Located<[ManifestReminder]>?, own: Located<[ManifestReminder]>?) -> Located<[ManifestReminder]>? {
     guard let defaults else { return own }
     guard let own else { return defaults }
+    // `custom: []` says "no custom reminders": the way a watch that has none (fw, fit-basic)
+    // drops the defaults' list, as the error for such a watch advises.
+    if own.value.isEmpty { return own }
     let byName = Dictionary(own.value.compactMap { reminder in reminder.name.map { ($0.value, reminder) } }) { first, _ in first }
     var list = defaults.value.map { reminder in reminder.name.flatMap { byName[$0.value] } ?? reminder }
     let defaultNames = Set(defaults.value.compactMap { $0.name?.value })
