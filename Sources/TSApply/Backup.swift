@@ -71,6 +71,10 @@ public struct Backup: Hashable, Codable, Sendable {
     do {
       return try RecordFile.decode(Backup.self, from: data, currentVersion: currentFormatVersion, kind: "backup")
     } catch {
+      // A saved plan given for a backup is named as such, with the command that takes it.
+      if (try? SavedPlan.parse([UInt8](data), path: path)) != nil {
+        throw BackupError(path: path, reason: "it is a saved plan (tsapply plan -out), not a backup: apply it with 'tsapply apply \(path)'")
+      }
       throw BackupError(path: path, reason: error.reason)
     }
   }

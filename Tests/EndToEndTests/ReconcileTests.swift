@@ -221,6 +221,25 @@ import TSTestSupport
     #expect(plan.status == 0)
   }
 
+  /// A backup given to `apply` and a saved plan given to `restore` are named for what they are,
+  /// with the command that takes them; nothing is written.
+  @Test func aFileGivenToTheWrongCommandSaysWhichCommandTakesIt() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let applied = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    let backup = try #require(TSApplyBinary.backupPath(in: applied.stdout))
+    let before = try Data(contentsOf: Self.stateFile(dir))
+    let wrongApply = try TSApplyBinary.run(["apply", "--auto-approve", backup], in: dir)
+    #expect(wrongApply.status == 1)
+    #expect(wrongApply.stderr.contains("is a tsapply backup, not a manifest: restore it with 'tsapply restore "), "\(wrongApply.stderr)")
+    #expect(try TSApplyBinary.run(["plan", "-out", "p.tfplan"], in: dir).status == 0)
+    let wrongRestore = try TSApplyBinary.run(["restore", "--auto-approve", "p.tfplan"], in: dir)
+    #expect(wrongRestore.status == 1)
+    #expect(wrongRestore.stderr.contains("it is a saved plan (tsapply plan -out), not a backup: apply it with 'tsapply apply "),
+            "\(wrongRestore.stderr)")
+    #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
+  }
+
   /// A write whose answer was lost while reading the list back fails too: its resources are
   /// listed as unknown, not failed, and drift reports neither outcome as a change on the watch.
   @Test func aWriteWhoseOutcomeCannotBeReadIsUnknownNotFailed() throws {

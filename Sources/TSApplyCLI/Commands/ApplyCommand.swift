@@ -50,6 +50,11 @@ package struct ApplyCommand: Command {
        let saved = try SavedPlan.parse(bytes, path: file) {
       return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
     }
+    // A backup given for a manifest is named as such, with the command that takes it.
+    if file != "-", source.isRereadable, case .success(let bytes) = source.read(),
+       bytes.first(where: { ![9, 10, 13, 32].contains($0) }) == UInt8(ascii: "{"), (try? Backup.read(path: context.resolve(file))) != nil {
+      throw CommandFailure("\(file) is a tsapply backup, not a manifest: restore it with 'tsapply restore \(shellQuoted(file))'")
+    }
     let input = try ManifestInputFile.read(file, command: Self.name, redact: run.output.redact, context: context)
     let document = try input.document(redact: run.output.redact, context: context)
     let watch = try await CLIWatch.open(deviceSpec, context: context)
