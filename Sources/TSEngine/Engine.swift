@@ -95,6 +95,8 @@ public struct PlannedChanges: Sendable {
   public var state: DeviceState
   /// The manifest the plan was made from.
   public var manifest: Manifest
+  /// The last-applied record the plan's drift was told from (read once per plan).
+  var record: LastApplied?
 }
 
 /// What happened to an apply (or a restore) that did not fail.

@@ -114,7 +114,7 @@ public final class Watch: Sendable {
     }
     plan.device = identity
     plan.warnings = (document.warnings + plan.warnings).sortedByPosition()
-    return PlannedChanges(plan: plan, state: state, manifest: document.manifest)
+    return PlannedChanges(plan: plan, state: state, manifest: document.manifest, record: last)
   }
 
   // MARK: Apply
@@ -140,7 +140,8 @@ public final class Watch: Sendable {
       guard let manifest = check.manifest, check.problems.isEmpty else { throw .savedPlanRefused(check.problems) }
       var plan = saved.saved.plan
       plan.device = identity
-      return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest), options: options, reviewed: true)
+      return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest, record: record()), options: options,
+                               reviewed: true)
     }
   }
 
@@ -185,7 +186,7 @@ public final class Watch: Sendable {
     if plan.isEmpty {
       // The watch matches: the record is refreshed to it, so a record left stale (a process
       // killed between a write and its record, an older tsapply) stops showing as drift.
-      if options.refreshesRecord && record() != LastApplied(device: identity, profile: capabilities.profile, state: planned.state) {
+      if options.refreshesRecord && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state) {
         record(planned.state, ifLanded: nil, events: options.events)
       }
       return .noChanges(plan)

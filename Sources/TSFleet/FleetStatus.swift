@@ -150,10 +150,10 @@ public enum FleetStatus {
       // A desired document on the broker that the agent has not reported on yet: applying it,
       // when the agent is online; when it is not, published and waiting (the watch may already
       // hold part of it: an agent can go down in the middle of an apply).
+      let current = [false, true].map { DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }
       let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
       let applying = agent?.online == true ? unreported : nil
-      if agent?.online != true, let unreported,
-         [false, true].map({ DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }).contains(unreported) {
+      if agent?.online != true, let unreported, current.contains(unreported) {
         let status = statuses[id]?.status
         return FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status?.lastApplied,
                               lastSeen: status?.lastSeen, agent: agent,
@@ -168,7 +168,6 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
-      let current = [false, true].map { DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }
       var state: String
       var note = status.message
       switch status.result {

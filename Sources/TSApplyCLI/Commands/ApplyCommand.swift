@@ -46,14 +46,14 @@ package struct ApplyCommand: Command {
     // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
     // be gone for the manifest read that follows.
     let source = ManifestInput.source(file, context: context)
-    if file != "-", source.isRereadable, case .success(let bytes) = source.read(),
-       let saved = try SavedPlan.parse(bytes, path: file) {
-      return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
-    }
-    // A backup given for a manifest is named as such, with the command that takes it.
-    if file != "-", source.isRereadable, case .success(let bytes) = source.read(),
-       bytes.first(where: { ![9, 10, 13, 32].contains($0) }) == UInt8(ascii: "{"), (try? Backup.read(path: context.resolve(file))) != nil {
-      throw CommandFailure("\(file) is a tsapply backup, not a manifest: restore it with 'tsapply restore \(shellQuoted(file))'")
+    if file != "-", source.isRereadable, case .success(let bytes) = source.read() {
+      if let saved = try SavedPlan.parse(bytes, path: file) {
+        return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
+      }
+      // A backup given for a manifest is named as such, with the command that takes it.
+      if bytes.first(where: { ![9, 10, 13, 32].contains($0) }) == UInt8(ascii: "{"), (try? Backup.read(path: context.resolve(file))) != nil {
+        throw CommandFailure("\(file) is a tsapply backup, not a manifest: restore it with 'tsapply restore \(shellQuoted(file))'")
+      }
     }
     let input = try ManifestInputFile.read(file, command: Self.name, redact: run.output.redact, context: context)
     let document = try input.document(redact: run.output.redact, context: context)
