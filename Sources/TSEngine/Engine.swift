@@ -144,9 +144,11 @@ public struct ApplyOptions: Sendable {
   /// Whether the apply listens for contact changes made on the watch while it writes (where
   /// the platform has the listeners): the SDK has no conditional write, so a change made in the
   /// instant between the read before a write and the write is overwritten; listening, the apply
-  /// reports it (`EngineEvent.changedOnWatchDuringApply`) and keeps it in a backup. A person's
-  /// apply does (the CLI sets it); the monitor and agents listen on their own.
-  public var listensWhileWriting = false
+  /// reports it (`EngineEvent.changedOnWatchDuringApply`) and keeps it in a backup. On by
+  /// default (every person's apply, one watch or a fleet); `Reconcile.apply` turns it off: the
+  /// monitor and agents listen on their own and report the watch's changes as drift. Costs
+  /// `Watch.announcementDelay` after an apply that wrote an announced list.
+  public var listensWhileWriting = true
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,

@@ -70,11 +70,13 @@ public enum Reconcile {
   /// Applies `document` to `watch` with automatic approval (`--allow-destroy` when
   /// `allowDestroy`) and classifies the result.
   /// - Parameters:
-  ///   - options: The apply's options; `approval` is replaced by automatic approval.
+  ///   - options: The apply's options; `approval` is replaced by automatic approval, and
+  ///     `listensWhileWriting` is off (the controller's own listeners hear the watch).
   public static func apply(_ document: ManifestDocument, to watch: Watch, allowDestroy: Bool,
                            options: ApplyOptions) async -> Outcome {
     var options = options
     options.approval = .automatic(allowDestroy: allowDestroy)
+    options.listensWhileWriting = false
     do {
       switch try await watch.apply(document, options: options) {
       case .noChanges(let plan): return .noChanges(plan)

@@ -9,30 +9,54 @@ import TSTestSupport
 /// announce it: it says so by name and keeps the announced list in a backup that `restore`
 /// brings back.
 @Suite struct ListenWhileWritingTests {
-  @Test func aContactAddedOnTheWatchDuringTheWriteIsReportedAndKept() throws {
+  /// One watch, and the same watch as the only member of a fleet (`apply --fleet`: the engine
+  /// listens for every person's apply, so the fleet path must not lose it).
+  @Test(arguments: [false, true])
+  func aContactAddedOnTheWatchDuringTheWriteIsReportedAndKept(fleet: Bool) throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
     try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
       .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    try "watches:\n  room-1: {device: \"sim:.tsapply/device.json\", manifest: watch.yaml}\n"
+      .write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
     // Each call takes 2 s: the contacts step reads the list (the check before writing),
     // then writes it; the wearer adds a contact 400 ms into that read (a wide window, for a
     // loaded machine).
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_LATENCY": "2000,0"])
-    _ = run.read(until: "contacts: Modifying...")
+    let arguments = fleet ? ["apply", "--auto-approve", "--fleet", "fleet.yaml"] : ["apply", "--auto-approve"]
+    let state = dir.appendingPathComponent("state")
+    let run = try TSApplyBinary.startInteractive(arguments, in: dir,
+                                                 environment: ["TSAPPLY_SIM_LATENCY": "2000,0", "TSAPPLY_STATE_DIR": state.path])
+    if fleet {
+      // A fleet prints a watch's section when the watch is done: the backup, written just
+      // before the contacts step, says it began.
+      let deadline = Date().addingTimeInterval(60)
+      while Self.backups(in: state).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    } else {
+      _ = run.read(until: "contacts: Modifying...")
+    }
     Thread.sleep(forTimeInterval: 0.4)
     let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
     try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
     let result = run.wait(limit: 60)
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(try watch.snapshot().contacts.map(\.name) == ["Ann Lee"], "the write did not land after the wearer's change")
-    #expect(result.stderr.contains("Warning: while this apply was writing, the watch's contacts were changed on the watch itself"),
-            "\(result.stderr)")
-    #expect(result.stderr.contains("Zed Roe (+15550199)"), "\(result.stderr)")
-    let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("bring it back with 'tsapply restore ") })
+    // One watch warns on stderr; a fleet's warning is in the watch's section.
+    let output = fleet ? result.stdout : result.stderr
+    #expect(output.contains("Warning: while this apply was writing, the watch's contacts were changed on the watch itself"),
+            "\(result.stdout)\(result.stderr)")
+    #expect(output.contains("Zed Roe (+15550199)"), "\(output)")
+    let line = try #require(output.split(separator: "\n").first { $0.contains("bring it back with 'tsapply restore ") })
     let quoted = try #require(line.split(separator: "'").last { $0.hasPrefix("tsapply restore ") })
     let backup = String(quoted.dropFirst("tsapply restore ".count))
-    let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir)
+    let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir,
+                                        environment: ["TSAPPLY_STATE_DIR": state.path])
     #expect(restore.status == 0, "\(restore.stderr)")
     #expect(try watch.snapshot().contacts.map(\.name).contains("Zed Roe"))
+  }
+
+  /// Backup files anywhere under `dir` (a watch's `backups/` folder).
+  static func backups(in dir: URL) -> [String] {
+    let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
+    return files.filter { $0.contains("backups/") && $0.hasSuffix(".json") }
   }
 }

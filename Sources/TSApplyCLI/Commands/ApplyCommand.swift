@@ -210,7 +210,7 @@ package struct ApplyRun {
       let again = signal == SIGINT ? "Ctrl-C again" : "send \(StopSignals.name(signal)) again"
       context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the current device call, then stopping (\(again) to quit at once)...\n")
     }
-    var options = ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
+    let options = ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
       switch event {
       case .waitingForLock(let holder):
         context.stderr.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
@@ -230,7 +230,6 @@ package struct ApplyRun {
                                                      mask: run.currentMask))
       }
     }
-    options.listensWhileWriting = true
     return options
   }
 
