@@ -112,32 +112,11 @@ public func editDistance(_ a: String, _ b: String) -> Int {
 /// Durations on the command line, in Terraform's (Go's) spelling: a sequence of numbers with
 /// units `ms`, `s`, `m`, `h`, e.g. `0s`, `30s`, `1m30s`, `500ms`; a bare `0` is zero.
 public enum DurationArgument {
-  /// The longest duration accepted: one week.
-  public static let maximum = Duration.seconds(7 * 24 * 3600)
+  /// The longest duration accepted: one week (`DurationText.maximum`).
+  public static let maximum = DurationText.maximum
 
-  /// The duration `text` spells, or `nil` when it is not one (or is longer than `maximum`).
-  public static func parse(_ text: String) -> Duration? {
-    if text == "0" { return .zero }
-    var total = Duration.zero
-    var rest = Substring(text)
-    guard !rest.isEmpty else { return nil }
-    while !rest.isEmpty {
-      let digits = rest.prefix { $0.isASCII && $0.isNumber }
-      guard !digits.isEmpty, digits.count <= 9, let number = Int64(digits) else { return nil }
-      rest = rest.dropFirst(digits.count)
-      let unit = rest.prefix { $0.isASCII && $0.isLetter }
-      rest = rest.dropFirst(unit.count)
-      switch unit {
-      case "ms": total += .milliseconds(number)
-      case "s": total += .seconds(number)
-      case "m": total += .seconds(number * 60)
-      case "h": total += .seconds(number * 3600)
-      default: return nil
-      }
-      if total > maximum { return nil }
-    }
-    return total
-  }
+  /// The duration `text` spells, or `nil` when it is not one (`DurationText.parse`).
+  public static func parse(_ text: String) -> Duration? { DurationText.parse(text) }
 
   /// `value` of `option` as a duration.
   /// - Throws: `UsageError` naming the option and showing the expected spelling.

@@ -11,6 +11,7 @@ public enum CLI {
     DriftCommand.self,
     ShowCommand.self,
     RestoreCommand.self,
+    HistoryCommand.self,
     DeviceCommand.self,
     ExportCommand.self,
     FmtCommand.self,

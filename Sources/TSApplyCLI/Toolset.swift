@@ -42,6 +42,10 @@ package protocol FleetCommands: Sendable {
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus
   /// `drift --fleet`.
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus
+  /// `history --fleet`.
+  func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus
+  /// `restore --fleet --at TIME`.
+  func restore(_ command: RestoreCommand, context: CommandContext) async throws -> ExitStatus
 }
 
 /// Handing a command line to `tsapply-net`, the build with the network libraries.
@@ -121,5 +125,7 @@ package enum NetworkBuild {
     package func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
+    package func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
+    package func restore(_ command: RestoreCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
   }
 }

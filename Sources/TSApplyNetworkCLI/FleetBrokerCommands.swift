@@ -21,32 +21,47 @@ extension FleetSession {
 
   /// `apply --fleet` over MQTT: publish, then wait (`--wait`) for the agents' statuses.
   func applyOverBroker(_ settings: ApplyRun.Settings, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
-    let count = loaded.members.count
-    if !settings.autoApprove {
-      guard context.stdinIsTerminal else {
-        throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
-          + "  Re-run with --auto-approve (an unsafe plan also needs --allow-destroy).")
-      }
-      let names = loaded.members.map(\.name).joined(separator: ", ")
-      context.stdout.write("""
-        tsapply will publish the desired state of \(count) watch\(count == 1 ? "" : "es") (\(names)) to \(broker.settings.address),
-        site \(broker.site); their agents plan and apply it. An agent refuses an unsafe plan (a cleared list,
-        an emergency contact removed or changed, SOS off, a custom reminder deleted) unless --allow-destroy is given.
+    if !settings.autoApprove { try confirmPublishing(loaded.members, broker: broker) }
+    let rows = try await publish(loaded.members, settings, broker: broker)
+    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
+  }
 
-        Do you want to publish it?
-          Only 'yes' will be accepted to approve.
-
-          Enter a value: 
-        """)
-      guard context.readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
-        throw CommandFailure("Apply cancelled: nothing was published.")
-      }
-      context.stdout.write("\n")
+  /// Asks once before publishing the desired state of `members` (`note` after the first line);
+  /// only 'yes' approves.
+  /// - Throws: `CommandFailure` when declined or without a terminal.
+  func confirmPublishing(_ members: [FleetMember], broker: (settings: BrokerSettings, site: String), note: String = "") throws {
+    guard context.stdinIsTerminal else {
+      throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
+        + "  Re-run with --auto-approve (an unsafe plan also needs --allow-destroy).")
     }
-    let printer = SectionPrinter(context: context, total: count, verb: "waiting for", quiet: true)
+    let count = members.count
+    let names = members.map(\.name).joined(separator: ", ")
+    context.stdout.write("""
+      tsapply will publish the desired state of \(count) watch\(count == 1 ? "" : "es") (\(names)) to \(broker.settings.address),
+      site \(broker.site)\(note); their agents plan and apply it. An agent refuses an unsafe plan (a cleared list,
+      an emergency contact removed or changed, SOS off, a custom reminder deleted) unless --allow-destroy is given.
+
+      Do you want to publish it?
+        Only 'yes' will be accepted to approve.
+
+        Enter a value: 
+      """)
+    guard context.readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
+      throw CommandFailure("Apply cancelled: nothing was published.")
+    }
+    context.stdout.write("\n")
+  }
+
+  /// Publishes the desired documents of `members`, waits (`--wait`) for their agents'
+  /// statuses, and prints a line per watch; the rows (a watch whose manifests have errors is
+  /// not published: its row says why).
+  /// - Throws: `CommandFailure` when the broker cannot be reached (nothing was published).
+  func publish(_ members: [FleetMember], _ settings: ApplyRun.Settings,
+               broker: (settings: BrokerSettings, site: String)) async throws -> [FleetWatchReport] {
+    let printer = SectionPrinter(context: context, total: members.count, verb: "waiting for", quiet: true)
     let rows: [FleetWatchReport]
     do {
-      rows = try await FleetPublication.apply(loaded.members, site: broker.site, settings: broker.settings,
+      rows = try await FleetPublication.apply(members, site: broker.site, settings: broker.settings,
                                               allowDestroy: settings.allowDestroy, wait: options.wait) { printer.progress($0) }
     } catch {
       printer.end()
@@ -65,8 +80,7 @@ extension FleetSession {
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))
       }
     }
-    let reports = replacing(rows, with: problems)
-    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: reports), changed: false)
+    return replacing(rows, with: problems)
   }
 
   /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
@@ -119,7 +133,7 @@ extension FleetSession {
   }
 
   /// `reports` with the row of each watch in `problems` replaced by the one carrying its diagnostics.
-  private func replacing(_ reports: [FleetWatchReport], with problems: [String: (text: String, report: FleetWatchReport)]) -> [FleetWatchReport] {
+  func replacing(_ reports: [FleetWatchReport], with problems: [String: (text: String, report: FleetWatchReport)]) -> [FleetWatchReport] {
     reports.map { problems[$0.name]?.report ?? $0 }
   }
 

@@ -72,11 +72,33 @@ extension FleetSession {
   /// gate per watch); otherwise every watch planned, one question for all of them, and each
   /// watch applied only while its plan is still the one approved.
   func apply(_ settings: ApplyRun.Settings) async throws -> ExitStatus {
+    if let rollout = try rolloutRequest() { return try await applyStaged(settings, rollout) }
     if let broker { return try await applyOverBroker(settings, broker: broker) }
     if settings.autoApprove {
       let rows = await applied(settings, approved: nil)
       return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
     }
+    switch try await planAndConfirm(settings, question: "perform these actions on") {
+    case .finished(let status):
+      return status
+    case .approved(let report, let approved):
+      let rows = await applied(settings, approved: approved)
+      let merged = report.watches.map { row in rows.first { $0.name == row.name } ?? row }
+      return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: merged), changed: false)
+    }
+  }
+
+  /// What planning for approval came to: the run is over (nothing to apply, or failures only),
+  /// or the plans approved, by watch, with the plan report.
+  enum PlanApproval {
+    case finished(ExitStatus)
+    case approved(report: FleetReport, plans: [String: Plan])
+  }
+
+  /// Plans every member, prints the sections and the table, and asks once (`Do you want to
+  /// \(question) N watches?`); only 'yes' approves.
+  /// - Throws: `CommandFailure` when interrupted, declined, or without a terminal.
+  func planAndConfirm(_ settings: ApplyRun.Settings, question: String, note: String = "") async throws -> PlanApproval {
     let planned = await planned(output: settings.output)
     if stop.isRequested {
       // Interrupted while planning: nothing to ask about; no watch was written.
@@ -86,9 +108,9 @@ extension FleetSession {
     context.stdout.write("\n" + report.table())
     let approved = Dictionary(planned.compactMap { entry in entry.plan.flatMap { $0.isEmpty ? nil : (entry.row.name, $0) } }) { a, _ in a }
     guard !approved.isEmpty else {
-      if report.hasFailures { return try finish(report, changed: false, printed: true) }
+      if report.hasFailures { return .finished(try finish(report, changed: false, printed: true)) }
       context.stdout.write("\nNo changes. Every watch matches its manifests.\n")
-      return .success
+      return .finished(.success)
     }
     guard context.stdinIsTerminal else {
       throw CommandFailure("refusing to apply without confirmation: standard input is not a terminal.\n"
@@ -97,7 +119,7 @@ extension FleetSession {
     let count = approved.count
     context.stdout.write("""
 
-      Do you want to perform these actions on \(count) watch\(count == 1 ? "" : "es")?
+      Do you want to \(question) \(count) watch\(count == 1 ? "" : "es")?\(note)
         tsapply will perform the actions described above; a watch whose plan changes meanwhile is left alone.
         Only 'yes' will be accepted to approve.
 
@@ -107,13 +129,11 @@ extension FleetSession {
       throw CommandFailure("Apply cancelled: no watch was touched.")
     }
     context.stdout.write("\n")
-    let rows = await applied(settings, approved: approved)
-    let merged = report.watches.map { row in rows.first { $0.name == row.name } ?? row }
-    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: merged), changed: false)
+    return .approved(report: report, plans: approved)
   }
 
   /// Applies the members (only those in `approved`, when given, each with its approved plan).
-  private func applied(_ settings: ApplyRun.Settings, approved: [String: Plan]?) async -> [FleetWatchReport] {
+  func applied(_ settings: ApplyRun.Settings, approved: [String: Plan]?) async -> [FleetWatchReport] {
     let session = self
     let selected = approved.map { plans in loaded.members.filter { plans[$0.name] != nil } } ?? loaded.members
     return await with(members: selected).run(verb: "applying", { member, document, watch throws(EngineError) in
@@ -182,6 +202,8 @@ extension FleetSession {
         ApplyRun.print(progress, actions: actions.value, verbose: false, mask: run.currentMask, to: section)
       case .recordFailed(let error):
         section.stdout.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      case .historyFailed(let error):
+        section.stdout.write("Warning: could not add this apply to the watch's history: \(error)\n")
       case .changedOnWatchDuringApply(let lists, let backupPath):
         section.stdout.write(ApplyRun.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, self.context) },
                                                          mask: run.currentMask))

@@ -11,7 +11,7 @@ extension Toolset {
     fleet: NetworkFleet())
 }
 
-/// `plan|apply|drift --fleet` over `FleetSession`.
+/// `plan|apply|drift|history|restore --fleet` over `FleetSession`.
 struct NetworkFleet: FleetCommands {
   func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus {
     try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
@@ -26,5 +26,15 @@ struct NetworkFleet: FleetCommands {
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus {
     try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
       .drift(pendingCounts: command.pendingCounts, output: command.output)
+  }
+
+  func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus {
+    try await FleetSession.load(command.fleet, redact: false, json: command.json, context: context).history()
+  }
+
+  func restore(_ command: RestoreCommand, context: CommandContext) async throws -> ExitStatus {
+    guard let at = command.at else { throw CommandFailure("restore --fleet needs --at TIME") }
+    return try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: false, context: context)
+      .restore(at: at, text: command.atText ?? "", settings: command.run)
   }
 }

@@ -10,6 +10,8 @@ struct StatusCommand: Command {
   static let abstract = "Show every watch of a fleet: last applied, last seen, drift, pending (read-only)."
   static let usage = "--fleet FILE [options]"
   static let discussion = """
+    Shows the fleet's staged rollout too, when it has had one: its phase, its wave, which
+    watches have the new revision and which do not.
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
@@ -57,8 +59,12 @@ struct StatusCommand: Command {
       }
       printer.end()
     }
-    context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile)
-                              : FleetStatus.table(rows, withAgents: session.broker != nil))
+    // The fleet's staged rollout, when it has had one: where it stands (docs/fleet.md "Staged rollouts").
+    let rollout: RolloutRecord?
+    do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
+    context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
+                              : FleetStatus.table(rows, withAgents: session.broker != nil)
+                                + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))
     let failed = rows.filter(\.isFailure)
     if !failed.isEmpty { throw FleetSession.failed(failed.map(\.name), of: rows.count) }
     if let unsettled, let settleWithin {

@@ -171,6 +171,8 @@ public enum EngineEvent: Sendable {
   case reconcile(ReconcileEvent)
   /// The apply succeeded but its last-applied record (for drift) could not be written.
   case recordFailed(SecureFileError)
+  /// The apply's entry could not be appended to the watch's apply history (docs/apply.md "History").
+  case historyFailed(SecureFileError)
   /// While the apply was writing, the watch announced a change made on it (its contacts or
   /// emergency contacts listener, `ApplyOptions.listensWhileWriting`): the apply may have
   /// written over it. `lists` holds each list the watch announced last (by kind); `backupPath`

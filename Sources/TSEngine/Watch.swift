@@ -126,7 +126,8 @@ public final class Watch: Sendable {
     try await holding(options) { () throws(EngineError) in
       let state = try await readState()
       let planned = try plan(document, state: state)
-      return try await execute(planned, options: options, reviewed: false)
+      return try await execute(planned, options: options, reviewed: false,
+                               source: (kind: document.subject == "the backup" ? "restore" : "apply", manifest: document.path))
     }
   }
 
@@ -141,7 +142,7 @@ public final class Watch: Sendable {
       var plan = saved.saved.plan
       plan.device = identity
       return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest, record: record()), options: options,
-                               reviewed: true)
+                               reviewed: true, source: (kind: "apply", manifest: saved.manifestPath))
     }
   }
 
@@ -179,8 +180,11 @@ public final class Watch: Sendable {
     }
   }
 
-  /// Shows the plan, approves it (unless `reviewed`), backs up, applies, verifies and records.
-  private func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool) async throws(EngineError) -> ApplyOutcome {
+  /// Shows the plan, approves it (unless `reviewed`), backs up, applies, verifies and records:
+  /// the last-applied record, and (once a backup was taken, so the watch may have been written)
+  /// an entry of the apply history saying what `source` (its kind and manifest) came to.
+  private func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool,
+                       source: (kind: String, manifest: String?)) async throws(EngineError) -> ApplyOutcome {
     let plan = planned.plan
     options.events(.planned(plan))
     if plan.isEmpty {
@@ -211,11 +215,32 @@ public final class Watch: Sendable {
                                           record: { self.record($0, ifLanded: $1, events: options.events) },
                                           progress: { options.events(.reconcile($0)) })
     } catch {
+      if let backup = error.backupPath {
+        appendHistory(planned.plan, source: source, options: options, result: options.stop.isRequested ? "interrupted" : "failed",
+                      error: error.description, backup: backup)
+      }
       if let heard { await reportChanges(heard, over: error.reached ?? planned.state, events: options.events) }
       throw .apply(error)
     }
+    appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath)
     if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, events: options.events) }
     return .applied(report)
+  }
+
+  /// The watch's apply history (docs/apply.md "History").
+  public var history: ApplyHistory { ApplyHistory(home: home) }
+
+  /// Appends what an apply of `plan` came to to the history (under the lock the apply holds);
+  /// a failure to write it is reported as `EngineEvent.historyFailed`.
+  private func appendHistory(_ plan: Plan, source: (kind: String, manifest: String?), options: ApplyOptions,
+                             result: String, error: String?, backup: String?) {
+    let counts = plan.counts
+    let entry = HistoryEntry(sequence: 0, time: ApplyHistory.timeText(now()), kind: source.kind, user: Operator.user, host: Operator.host,
+                             command: options.command, device: identity, manifest: source.manifest,
+                             commit: source.manifest.flatMap(GitCommit.head(of:)), plan: ApplyHistory.digest(of: plan),
+                             add: counts.add, change: counts.change, destroy: counts.destroy, result: result, error: error,
+                             backup: backup, previous: "", hash: "")
+    do { try history.append(entry) } catch { options.events(.historyFailed(error)) }
   }
 
   // MARK: Listening while writing

@@ -18,6 +18,8 @@ import TSModel
 ///                      restarted monitor replays what it missed (0600)
 /// agent-status.json    the last status `tsapply agent` published for it, read back when the
 ///                      agent starts again (0600)
+/// history.jsonl        every apply and restore, append-only and hash-chained (`ApplyHistory`, 0600)
+/// history.head         the history's entry count and last hash (0600)
 /// ```
 ///
 /// The state root is `$TSAPPLY_STATE_DIR`, else `$XDG_STATE_HOME/tsapply`, else

@@ -35,6 +35,8 @@ public struct FleetFile: Sendable {
   public var site: Located<String>?
   /// The watches, in the order written.
   public var watches: [FleetWatch]
+  /// `rollout`: how `apply --fleet` releases a change, wave by wave; `nil` for all at once.
+  public var rollout: Located<RolloutPolicy>? = nil
 
   /// A fleet read from `file` in `directory`.
   public init(file: String, directory: String, version: Int = 1, defaults: Located<String>? = nil,
@@ -90,7 +92,7 @@ public struct FleetWatch: Sendable {
 /// watch), or, with a transport, one watch ID, and paths that do not name a readable file.
 /// Every problem is a diagnostic with its position; nothing is read from a watch.
 public enum FleetFileReader {
-  static let rootKeys = ["version", "defaults", "transport", "site", "watches"]
+  static let rootKeys = ["version", "defaults", "transport", "site", "watches", "rollout"]
   static let watchKeys = ["device", "manifest"]
 
   /// Reads the fleet file at `path` (absolute, through the bounded reader `ManifestSource`),
@@ -160,6 +162,10 @@ public enum FleetFileReader {
       fleet.watches = watches(entry.value, hasDefaults: fleet.defaults != nil, &context)
     } else {
       context.error(root.position, "watches", "a fleet file needs watches: (each with a device and a manifest)")
+    }
+    if let entry = fields.entries["rollout"],
+       let policy = RolloutPolicy.decode(entry.value, watches: fleet.watches.map(\.name.value), &context) {
+      fleet.rollout = Located(policy, at: entry.key.position)
     }
     // A spec of no known scheme is an error here, at its place, not when the watch is opened.
     // Over MQTT the agents open the watches, with schemes of their own (an app's), so there

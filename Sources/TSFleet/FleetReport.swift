@@ -113,6 +113,8 @@ public struct FleetReport: Sendable {
   public var fleetFile: String
   /// One row per watch, in fleet order.
   public var watches: [FleetWatchReport]
+  /// For a staged rollout, where it stands (`RolloutRecord.json`), under `rollout` in the JSON.
+  public var rollout: JSONValue? = nil
 
   /// A report of `operation` over `watches`.
   public init(operation: String, fleetFile: String, watches: [FleetWatchReport]) {
@@ -169,7 +171,7 @@ public struct FleetReport: Sendable {
     for row in watches {
       if case .integer(let count) = byResult[row.verdict.word] { byResult[row.verdict.word] = .integer(count + 1) } else { byResult[row.verdict.word] = .integer(1) }
     }
-    let root: JSONValue = .object([
+    var root: [String: JSONValue] = [
       "format_version": .string("1"),
       "operation": .string(operation),
       "fleet": .string(fleetFile),
@@ -180,8 +182,9 @@ public struct FleetReport: Sendable {
         "with_changes": .integer(watches.filter { $0.verdict.hasChanges }.count),
         "by_result": .object(byResult),
       ]),
-    ])
-    return FleetText.json(root)
+    ]
+    if let rollout { root["rollout"] = rollout }
+    return FleetText.json(.object(root))
   }
 }
 

@@ -213,8 +213,9 @@ public enum FleetStatus {
   }
 
   /// The status as JSON: `{format_version, fleet, watches: [{name, device, state, last_applied,
-  /// last_seen, drift, pending, agent, agent_online, note}]}`, keys sorted, ending with a newline.
-  public static func json(_ rows: [FleetStatusRow], fleetFile: String) -> String {
+  /// last_seen, drift, pending, agent, agent_online, note}], rollout}`, keys sorted, ending with
+  /// a newline; `rollout` (`RolloutRecord.json`) only when the fleet has a rollout record.
+  public static func json(_ rows: [FleetStatusRow], fleetFile: String, rollout: JSONValue? = nil) -> String {
     let watches: [JSONValue] = rows.map { row in
       var object: [String: JSONValue] = ["name": .string(row.name), "device": .string(row.device), "state": .string(row.state)]
       object["last_applied"] = row.lastApplied.map(JSONValue.string) ?? .null
@@ -228,7 +229,8 @@ public enum FleetStatus {
       if let note = row.note { object["note"] = .string(note) }
       return .object(object)
     }
-    let root: JSONValue = .object(["format_version": .string("1"), "fleet": .string(fleetFile), "watches": .array(watches)])
-    return FleetText.json(root)
+    var root: [String: JSONValue] = ["format_version": .string("1"), "fleet": .string(fleetFile), "watches": .array(watches)]
+    if let rollout { root["rollout"] = rollout }
+    return FleetText.json(.object(root))
   }
 }

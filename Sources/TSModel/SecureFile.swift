@@ -31,20 +31,7 @@ public enum SecureFile {
     let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw SecureFileError(path: temporary, reason: systemReason()) }
-    var failure: SecureFileError?
-    bytes.withUnsafeBytes { buffer in
-      guard let base = buffer.baseAddress else { return }
-      var offset = 0
-      while offset < buffer.count {
-        let written = Foundation.write(fd, base + offset, buffer.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          failure = SecureFileError(path: temporary, reason: systemReason())
-          return
-        }
-        offset += written
-      }
-    }
+    var failure = writeAll(bytes, to: fd, path: temporary)
     if failure == nil && durable && fsync(fd) != 0 { failure = SecureFileError(path: temporary, reason: systemReason()) }
     close(fd)
     if let failure {
@@ -74,6 +61,20 @@ public enum SecureFile {
       close(directoryDescriptor)
     }
     removeOrphans(of: path)
+  }
+
+  /// Appends `bytes` to `path` (created 0600, parent directories 0700) with one `write(2)` on a
+  /// descriptor opened `O_APPEND`, then fsyncs it, so an appended record is whole and durable
+  /// when this returns; nothing already in the file is rewritten (the apply history). A short
+  /// write is retried for the rest.
+  /// - Throws: `SecureFileError` naming the path and the system's reason.
+  public static func append(_ bytes: [UInt8], to path: String) throws(SecureFileError) {
+    try createDirectory((path as NSString).deletingLastPathComponent)
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw SecureFileError(path: path, reason: systemReason()) }
+    defer { close(fd) }
+    if let failure = writeAll(bytes, to: fd, path: path) { throw failure }
+    if fsync(fd) != 0 { throw SecureFileError(path: path, reason: systemReason()) }
   }
 
   /// Removes temporary files that writers of `path` killed mid-write left beside it (`.NAME.PID.RAND.tmp`,
@@ -126,6 +127,25 @@ public enum SecureFile {
   /// the link's target instead of replacing the link with a regular file.
   public static func resolvingSymlinks(_ path: String) -> String {
     FilePaths.resolved(path)
+  }
+
+  /// Writes all of `bytes` to `fd` (retrying short writes and EINTR); the error names `path`.
+  private static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) -> SecureFileError? {
+    var failure: SecureFileError?
+    bytes.withUnsafeBytes { buffer in
+      guard let base = buffer.baseAddress else { return }
+      var offset = 0
+      while offset < buffer.count {
+        let written = Foundation.write(fd, base + offset, buffer.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = SecureFileError(path: path, reason: systemReason())
+          return
+        }
+        offset += written
+      }
+    }
+    return failure
   }
 
   private static func systemReason() -> String { String(cString: strerror(errno)) }

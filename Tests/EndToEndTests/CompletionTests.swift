@@ -27,7 +27,7 @@ import TSTestSupport
 
   static let bashCases: [(words: [String], expected: [String])] = [
     (["tsapply", "pl"], ["plan"]),
-    (["tsapply", ""], ["agent", "apply", "bridge", "completion", "device", "drift", "export", "fmt", "help", "monitor", "plan", "restore", "schema", "show", "status", "validate"]),
+    (["tsapply", ""], ["agent", "apply", "bridge", "completion", "device", "drift", "export", "fmt", "help", "history", "monitor", "plan", "restore", "schema", "show", "status", "validate"]),
     (["tsapply", "device", ""], ["init", "listen", "profiles", "show", "simulate"]),
     (["tsapply", "device", "init", "--profile", "f"], ["fit", "fit-basic", "fw"]),
     (["tsapply", "device", "init", "--profile", ""], ["default", "fit", "fit-basic", "fw", "npk"]),

@@ -225,6 +225,8 @@ package struct ApplyRun {
         ApplyRun.print(progress, actions: actions.value, verbose: verbose, mask: run.currentMask, to: context)
       case .recordFailed(let error):
         context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
+      case .historyFailed(let error):
+        context.stderr.write("Warning: could not add this apply to the watch's history: \(error)\n")
       case .changedOnWatchDuringApply(let lists, let backupPath):
         context.stderr.write(Self.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, context) },
                                                      mask: run.currentMask))

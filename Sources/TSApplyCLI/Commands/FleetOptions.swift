@@ -18,8 +18,8 @@ package struct FleetOptions: Sendable {
   static let applySpecs: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "With --fleet and --auto-approve, print one JSON report with a result per watch."),
     OptionSpec(["--wait", "-wait"], value: "DURATION",
-               help: "With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m)."),
-  ]
+               help: "With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m; per wave in a rollout)."),
+  ] + RolloutOptions.specs
 
   /// The fleet file, when `--fleet` was given.
   package var file: String?
@@ -31,6 +31,8 @@ package struct FleetOptions: Sendable {
   package var json: Bool
   /// `--wait`: how long `apply` waits for the agents of a fleet over MQTT.
   package var wait: Duration
+  /// `--canary`, `--batch`, `--pause`, `--max-failures`, `--continue`, `--abort` (`apply` only).
+  package var rollout: RolloutOptions
 
   /// Reads the options; with `--fleet`, a manifest argument and `--device` are refused.
   package init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
@@ -40,6 +42,7 @@ package struct FleetOptions: Sendable {
     json = arguments.has("--json")
     wait = try arguments.value("--wait").map { (text) throws(UsageError) in try DurationArgument.value(text, option: "--wait") }
       ?? .seconds(300)
+    rollout = RolloutOptions(arguments)
     if let text = arguments.value("--parallelism") {
       guard let value = Int(text), value >= 1, value <= 1000 else {
         throw UsageError("-parallelism expects a number of watches from 1 to 1000, got '\(text)'")
@@ -47,12 +50,14 @@ package struct FleetOptions: Sendable {
       parallelism = value
     }
     guard file != nil else {
+      if let option = rollout.given.first { throw UsageError("\(option) only matters with --fleet FILE (a staged rollout over its watches)") }
       if !watches.isEmpty || arguments.value("--parallelism") != nil || arguments.value("--wait") != nil {
         throw UsageError("--watch, -parallelism and --wait only matter with --fleet FILE")
       }
       if command == "apply", json { throw UsageError("apply prints JSON only with --fleet (one report for every watch)") }
       return
     }
+    try rollout.check(watches: watches)
     if command == "apply", json, !arguments.has("--auto-approve") {
       throw UsageError("apply --fleet --json needs --auto-approve (a JSON report cannot ask for confirmation)")
     }
@@ -65,3 +70,59 @@ package struct FleetOptions: Sendable {
   }
 }
 
+
+/// `apply --fleet`'s staged-rollout options (docs/fleet.md "Staged rollouts"), as written: the
+/// fleet commands read them into a policy over the fleet file's `rollout:`.
+package struct RolloutOptions: Sendable {
+  static let specs: [OptionSpec] = [
+    OptionSpec(["--canary", "-canary"], value: "N|P%|NAMES",
+               help: "With --fleet, apply first to N watches, P% of them, or the watches NAMES (comma-separated), then the rest in waves."),
+    OptionSpec(["--batch", "-batch"], value: "N|P%", help: "With --fleet, apply the rest in waves of N watches or P% of them."),
+    OptionSpec(["--pause", "-pause"], value: "DURATION|manual",
+               help: "With --fleet, wait DURATION between waves, or stop after each (manual) until --continue."),
+    OptionSpec(["--max-failures", "-max-failures"], value: "N|P%",
+               help: "With --fleet, abort the rollout when more than N watches (P% of those tried) failed (default 0)."),
+    OptionSpec(["--continue", "-continue"], help: "With --fleet, go on with the fleet's paused rollout."),
+    OptionSpec(["--abort", "-abort"], help: "With --fleet, abort the fleet's paused rollout (no later wave starts)."),
+  ]
+
+  /// `--canary`, as written.
+  package var canary: String?
+  /// `--batch`, as written.
+  package var batch: String?
+  /// `--pause`, as written.
+  package var pause: String?
+  /// `--max-failures`, as written.
+  package var maxFailures: String?
+  /// `--continue`.
+  package var resume: Bool
+  /// `--abort`.
+  package var abort: Bool
+
+  init(_ arguments: ParsedArguments) {
+    canary = arguments.value("--canary")
+    batch = arguments.value("--batch")
+    pause = arguments.value("--pause")
+    maxFailures = arguments.value("--max-failures")
+    resume = arguments.has("--continue")
+    abort = arguments.has("--abort")
+  }
+
+  /// The rollout options given, by name.
+  var given: [String] {
+    [("--canary", canary != nil), ("--batch", batch != nil), ("--pause", pause != nil), ("--max-failures", maxFailures != nil),
+     ("--continue", resume), ("--abort", abort)].filter(\.1).map(\.0)
+  }
+
+  /// Whether a policy option (not `--continue` or `--abort`) was given.
+  package var hasPolicy: Bool { canary != nil || batch != nil || pause != nil || maxFailures != nil }
+
+  func check(watches: [String]) throws(UsageError) {
+    if resume && abort { throw UsageError("--continue and --abort exclude each other") }
+    if resume || abort {
+      let word = resume ? "--continue" : "--abort"
+      if hasPolicy { throw UsageError("\(word) acts on the rollout as it was started; remove \(given.filter { $0 != word }.joined(separator: ", "))") }
+      if !watches.isEmpty { throw UsageError("\(word) acts on every watch of the paused rollout; remove --watch") }
+    }
+  }
+}

@@ -20,7 +20,7 @@ _tsapply() {
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "$path ${COMP_WORDS[i]}" in
-      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply status"|"tsapply agent"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
+      "tsapply validate"|"tsapply plan"|"tsapply apply"|"tsapply drift"|"tsapply status"|"tsapply agent"|"tsapply monitor"|"tsapply show"|"tsapply restore"|"tsapply history"|"tsapply device"|"tsapply device init"|"tsapply device show"|"tsapply device profiles"|"tsapply device simulate"|"tsapply device listen"|"tsapply bridge"|"tsapply bridge serve"|"tsapply bridge pair"|"tsapply export"|"tsapply fmt"|"tsapply schema"|"tsapply completion"|"tsapply help") path="$path ${COMP_WORDS[i]}" ;;
     esac
   done
   case "$path $prev" in
@@ -35,6 +35,10 @@ _tsapply() {
     "tsapply apply --watch"|"tsapply apply -watch") COMPREPLY=(); return ;;
     "tsapply apply --parallelism"|"tsapply apply -parallelism") COMPREPLY=(); return ;;
     "tsapply apply --wait"|"tsapply apply -wait") COMPREPLY=(); return ;;
+    "tsapply apply --canary"|"tsapply apply -canary") COMPREPLY=(); return ;;
+    "tsapply apply --batch"|"tsapply apply -batch") COMPREPLY=(); return ;;
+    "tsapply apply --pause"|"tsapply apply -pause") COMPREPLY=(); return ;;
+    "tsapply apply --max-failures"|"tsapply apply -max-failures") COMPREPLY=(); return ;;
     "tsapply drift --device") COMPREPLY=(); return ;;
     "tsapply drift --fleet"|"tsapply drift -fleet") _tsapply_files files; return ;;
     "tsapply drift --watch"|"tsapply drift -watch") COMPREPLY=(); return ;;
@@ -65,6 +69,14 @@ _tsapply() {
     "tsapply monitor --parallelism"|"tsapply monitor -parallelism") COMPREPLY=(); return ;;
     "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
+    "tsapply restore --at"|"tsapply restore -at") COMPREPLY=(); return ;;
+    "tsapply restore --fleet"|"tsapply restore -fleet") _tsapply_files files; return ;;
+    "tsapply restore --watch"|"tsapply restore -watch") COMPREPLY=(); return ;;
+    "tsapply restore --parallelism"|"tsapply restore -parallelism") COMPREPLY=(); return ;;
+    "tsapply history --device") COMPREPLY=(); return ;;
+    "tsapply history --fleet"|"tsapply history -fleet") _tsapply_files files; return ;;
+    "tsapply history --watch"|"tsapply history -watch") COMPREPLY=(); return ;;
+    "tsapply history --parallelism"|"tsapply history -parallelism") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
     "tsapply device init --device") COMPREPLY=(); return ;;
     "tsapply device show --device") COMPREPLY=(); return ;;
@@ -84,13 +96,14 @@ _tsapply() {
       "tsapply") _tsapply_words "--help -h --version" ;;
       "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
-      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
+      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --canary -canary --batch -batch --pause -pause --max-failures -max-failures --continue -continue --abort -abort --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
       "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
-      "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
+      "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --at -at --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
+      "tsapply history") _tsapply_words "--json -json --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;
       "tsapply device init") _tsapply_words "--profile --force --device --help -h" ;;
       "tsapply device show") _tsapply_words "--json --redact --device --help -h" ;;
@@ -109,7 +122,7 @@ _tsapply() {
     return
   fi
   case "$path" in
-    "tsapply") _tsapply_words "validate plan apply drift status agent monitor show restore device bridge export fmt schema completion help" ;;
+    "tsapply") _tsapply_words "validate plan apply drift status agent monitor show restore history device bridge export fmt schema completion help" ;;
     "tsapply validate") _tsapply_files manifests ;;
     "tsapply plan") _tsapply_files manifests ;;
     "tsapply apply") _tsapply_files manifests ;;
@@ -122,7 +135,7 @@ _tsapply() {
     "tsapply bridge") _tsapply_words "serve pair" ;;
     "tsapply fmt") _tsapply_files manifests ;;
     "tsapply completion") _tsapply_words "bash zsh fish" ;;
-    "tsapply help") _tsapply_words "validate plan apply drift show restore device export fmt schema completion help agent bridge monitor status" ;;
+    "tsapply help") _tsapply_words "validate plan apply drift show restore history device export fmt schema completion help agent bridge monitor status" ;;
   esac
 }
 

@@ -7,7 +7,7 @@ function __tsapply_path
     set -l path tsapply
     for word in $tokens
         switch "$path $word"
-            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply status' 'tsapply agent' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
+            case 'tsapply validate' 'tsapply plan' 'tsapply apply' 'tsapply drift' 'tsapply status' 'tsapply agent' 'tsapply monitor' 'tsapply show' 'tsapply restore' 'tsapply history' 'tsapply device' 'tsapply device init' 'tsapply device show' 'tsapply device profiles' 'tsapply device simulate' 'tsapply device listen' 'tsapply bridge' 'tsapply bridge serve' 'tsapply bridge pair' 'tsapply export' 'tsapply fmt' 'tsapply schema' 'tsapply completion' 'tsapply help'
                 set path "$path $word"
         end
     end
@@ -40,6 +40,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -a agent -d 'Serve watches for
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a monitor -d 'Watch the watch: report drift, heal it if asked, forward SOS presses.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a show -d 'Show a saved plan (from \'tsapply plan -out FILE\').'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a restore -d 'Put the watch back as a backup taken before an apply saved it.'
+complete -c tsapply -n '__tsapply_at \'tsapply\'' -a history -d 'List every apply and restore of the watch, checking the history was not changed.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a device -d 'Create, show and drive the simulated watch.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a bridge -d 'Serve simulated watches over the bridge protocol, or pair with a bridge.'
 complete -c tsapply -n '__tsapply_at \'tsapply\'' -a export -d 'Write the watch\'s current state as a complete manifest.'
@@ -81,7 +82,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l fleet -o fleet -r -F 
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l json -o json -d 'With --fleet and --auto-approve, print one JSON report with a result per watch.'
-complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m; per wave in a rollout).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l canary -o canary -x -d 'With --fleet, apply first to N watches, P% of them, or the watches NAMES (comma-separated), then the rest in waves.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l batch -o batch -x -d 'With --fleet, apply the rest in waves of N watches or P% of them.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l pause -o pause -x -d 'With --fleet, wait DURATION between waves, or stop after each (manual) until --continue.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l max-failures -o max-failures -x -d 'With --fleet, abort the rollout when more than N watches (P% of those tried) failed (default 0).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l continue -o continue -d 'With --fleet, go on with the fleet\'s paused rollout.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l abort -o abort -d 'With --fleet, abort the fleet\'s paused rollout (no later wave starts).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l help -s h -d 'Show help information.'
 
 # tsapply drift
@@ -149,9 +156,21 @@ complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l auto-approve -o aut
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l allow-destroy -o allow-destroy -d 'With --auto-approve, also apply an unsafe plan (clears, removals, SOS off).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l lock-timeout -o lock-timeout -x -d 'Wait up to DURATION for another apply\'s lock (default 0s).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l at -o at -x -d 'Go back to the state before the first apply after TIME (ISO 8601, a UTC day, or e.g. 2h ago).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
 complete -c tsapply -n '__tsapply_at \'tsapply restore\'' -l help -s h -d 'Show help information.'
+
+# tsapply history
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l json -o json -d 'Print the history as JSON.'
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l help -s h -d 'Show help information.'
 
 # tsapply device
 complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a init -d 'Create a factory-fresh simulated watch (or reset one with --force).'
@@ -225,5 +244,5 @@ complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -a 'bash zsh fish'
 complete -c tsapply -n '__tsapply_at \'tsapply completion\'' -l help -s h -d 'Show help information.'
 
 # tsapply help
-complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore device export fmt schema completion help agent bridge monitor status'
+complete -c tsapply -n '__tsapply_at \'tsapply help\'' -a 'validate plan apply drift show restore history device export fmt schema completion help agent bridge monitor status'
 complete -c tsapply -n '__tsapply_at \'tsapply help\'' -l help -s h -d 'Show help information.'

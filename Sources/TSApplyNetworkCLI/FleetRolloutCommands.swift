@@ -1,0 +1,211 @@
+import TSApplyCLI
+import Foundation
+import TSEngine
+import TSFleet
+import TSModel
+import TSPlan
+
+/// `apply --fleet` as a staged rollout (docs/fleet.md "Staged rollouts"): the waves, the
+/// failure limit and the pauses are `RolloutRunner`'s; this front end asks once, applies (or,
+/// over MQTT, publishes) each wave through the same paths as an apply of the whole fleet, and
+/// prints where the rollout stands.
+extension FleetSession {
+  /// A staged rollout this apply starts, continues or aborts.
+  struct RolloutRequest {
+    /// The policy: the fleet file's `rollout:` with the options over it; `nil` for
+    /// `--continue` and `--abort`, and for a plain apply refused because a rollout is paused.
+    var policy: RolloutPolicy?
+    /// Where the fleet's rollout record is.
+    var store: RolloutStore
+  }
+
+  /// The fleet's rollout records.
+  var rolloutStore: RolloutStore {
+    RolloutStore(root: engine.stateRoot, fleetPath: loaded.fleet.directory + "/" + (fleetFile as NSString).lastPathComponent)
+  }
+
+  /// The rollout this apply is part of: asked for (`rollout:`, an option, `--continue`,
+  /// `--abort`), or a paused one of this fleet, which a plain apply must not pass by; `nil` to
+  /// apply every watch at once.
+  /// - Throws: `UsageError` for an option value that is not a size, pause or watch.
+  func rolloutRequest() throws(UsageError) -> RolloutRequest? {
+    let store = rolloutStore
+    if options.rollout.resume || options.rollout.abort { return RolloutRequest(policy: nil, store: store) }
+    if let policy = try rolloutPolicy() { return RolloutRequest(policy: policy, store: store) }
+    if let record = try? store.load(), record.phase.isResumable { return RolloutRequest(policy: nil, store: store) }
+    return nil
+  }
+
+  /// The fleet file's `rollout:` with the options given over it; `nil` when neither says anything.
+  func rolloutPolicy() throws(UsageError) -> RolloutPolicy? {
+    let given = options.rollout
+    guard loaded.fleet.rollout != nil || given.hasPolicy else { return nil }
+    var policy = loaded.fleet.rollout?.value ?? RolloutPolicy()
+    func size(_ text: String, _ option: String, zero: Bool) throws(UsageError) -> RolloutPolicy.Size {
+      switch RolloutPolicy.Size.parse(text, zero: zero) {
+      case .success(let size): return size
+      case .failure(let problem): throw UsageError("\(option) \(problem)")
+      }
+    }
+    if let text = given.canary {
+      if text.allSatisfy({ $0.isNumber || $0 == "%" }) {
+        policy.canary = .size(try size(text, "--canary", zero: false))
+      } else {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let known = loaded.fleet.watches.map(\.name.value)
+        for name in names where !known.contains(name) {
+          var message = "--canary names \"\(name)\", which is not a watch of \(fleetFile)"
+          if let meant = Suggestion.closest(to: name, in: known) { message += "; did you mean \"\(meant)\"?" }
+          throw UsageError(message)
+        }
+        policy.canary = .names(names)
+      }
+    }
+    if let text = given.batch { policy.batch = try size(text, "--batch", zero: false) }
+    if let text = given.maxFailures { policy.maxFailures = try size(text, "--max-failures", zero: true) }
+    if let text = given.pause {
+      switch RolloutPolicy.Pause.parse(text) {
+      case .success(let pause): policy.pause = pause
+      case .failure(let problem): throw UsageError("--pause \(problem)")
+      }
+    }
+    return policy
+  }
+
+  /// Starts, continues (`--continue`) or aborts (`--abort`) the fleet's rollout, holding its
+  /// lock throughout. Exit status: 0 when it completed without failures or paused; 1 when it
+  /// aborted (the message says how many watches have the new revision), a watch failed, or it
+  /// was interrupted.
+  func applyStaged(_ settings: ApplyRun.Settings, _ request: RolloutRequest) async throws -> ExitStatus {
+    let store = request.store
+    let lock: WatchLock
+    do { lock = try await store.lock(command: "tsapply apply --fleet \(fleetFile)") } catch { throw CommandFailure(error.description) }
+    defer { lock.release() }
+    stop.begin()
+    defer { stop.end() }
+    let runner = RolloutRunner(store: store, stop: stop)
+    let existing: RolloutRecord?
+    do { existing = try store.load() } catch {
+      // A new rollout replaces a record that cannot be read; continuing or aborting needs it.
+      if request.policy == nil { throw CommandFailure(error.description) }
+      existing = nil
+    }
+    let paused = existing.flatMap { $0.phase.isResumable ? $0 : nil }
+    var record: RolloutRecord
+    if options.rollout.abort || options.rollout.resume {
+      guard let paused else {
+        throw CommandFailure("\(fleetFile) has no paused rollout to \(options.rollout.abort ? "abort" : "continue")"
+          + (existing.map { " (its last one \($0.phase.rawValue) at \($0.updated))" } ?? ""))
+      }
+      if options.rollout.abort {
+        do { return try endRollout(try runner.abort(paused, by: Operator.current), rows: [:]) } catch let error as SecureFileError {
+          throw CommandFailure(error.description)
+        }
+      }
+      let names = Set(paused.names)
+      let members = loaded.members.filter { names.contains($0.name) }
+      if let missing = paused.names.first(where: { name in !members.contains { $0.name == name } }) {
+        throw CommandFailure("\(fleetFile) no longer has the watch \(missing) of the paused rollout; abort it with 'tsapply apply --fleet \(fleetFile) --abort' and start a new one")
+      }
+      guard RolloutRecord.revision(of: members) == paused.revision else {
+        throw CommandFailure("the manifests changed since this rollout started (\(paused.started)); a changed manifest starts a new rollout with its canary: "
+          + "abort this one with 'tsapply apply --fleet \(fleetFile) --abort', then apply again")
+      }
+      record = paused
+    } else {
+      if let paused {
+        throw CommandFailure("a rollout of \(fleetFile) is \(paused.phase.rawValue) after wave \(paused.nextWave) of \(paused.waves.count) "
+          + "(started \(paused.started) by \(paused.startedBy)): continue it with 'tsapply apply --fleet \(fleetFile) --continue' "
+          + "or abort it with 'tsapply apply --fleet \(fleetFile) --abort'")
+      }
+      guard let policy = request.policy else { throw CommandFailure("no rollout policy") }
+      record = RolloutRecord(fleet: fleetFile, members: loaded.members, policy: policy, startedBy: Operator.current, now: Date())
+    }
+    let remaining = Set(record.waves[record.nextWave...].flatMap { $0 })
+    let members = loaded.members.filter { remaining.contains($0.name) }
+    let scoped = with(members: members)
+    let waveCount = record.waves.count - record.nextWave
+    let note = " in \(waveCount) wave\(waveCount == 1 ? "" : "s") (\(record.policy))"
+    var approved: [String: Plan]?
+    var planRows: [String: FleetWatchReport] = [:]
+    if !settings.autoApprove {
+      if let broker {
+        try scoped.confirmPublishing(members, broker: broker, note: note)
+      } else {
+        switch try await scoped.planAndConfirm(settings, question: "roll these actions out to", note: note) {
+        case .finished(let status): return status
+        case .approved(let report, let plans):
+          approved = plans
+          for row in report.watches { planRows[row.name] = row }
+        }
+      }
+    }
+    let broker = self.broker, plans = approved, planned = planRows, context = self.context, json = self.json
+    let wave: @Sendable ([String]) async -> [FleetWatchReport] = { names in
+      let chosen = Set(names)
+      let waveMembers = members.filter { chosen.contains($0.name) }
+      if let broker {
+        do { return try await scoped.with(members: waveMembers).publish(waveMembers, settings, broker: broker) } catch {
+          let reason = (error as? CommandFailure)?.message ?? "\(error)"
+          return waveMembers.map { FleetWatchReport(name: $0.name, device: $0.device, verdict: .failed(reason), elapsed: .zero) }
+        }
+      }
+      guard let plans else { return await scoped.with(members: waveMembers).applied(settings, approved: nil) }
+      let done = await scoped.with(members: waveMembers.filter { plans[$0.name] != nil }).applied(settings, approved: plans)
+      return waveMembers.compactMap { member in done.first { $0.name == member.name } ?? planned[member.name] }
+    }
+    let hasCanary = record.policy.hasPrefix("canary"), fleetFile = self.fleetFile
+    let events: @Sendable (RolloutEvent) -> Void = { event in
+      guard !json else { return }
+      switch event {
+      case .waveStarting(let index, let total, let names):
+        let label = index == 0 && hasCanary ? " (canary)" : ""
+        let shown = names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", and \(names.count - 10) more" : "")
+        context.stdout.write("\n--- Wave \(index + 1) of \(total)\(label): \(counted(names.count, "watch", "watches")): \(shown)\n\n")
+      case .waiting(let pause):
+        context.stdout.write("\n--- Pausing \(DurationText.text(pause)) before the next wave (Ctrl-C pauses the rollout; 'tsapply apply --fleet \(fleetFile) --continue' resumes it).\n")
+      }
+    }
+    do {
+      let (ended, rows) = try await runner.run(record, events: events, wave: wave)
+      return try endRollout(ended, rows: rows)
+    } catch let error as SecureFileError {
+      throw CommandFailure("cannot write the rollout's record: \(error); no later wave was started")
+    }
+  }
+
+  /// Prints where `record` ended — the table of every watch of the rollout (`rows` for those
+  /// this run handled, the record's results for the others) and the summary, or the JSON
+  /// report with a `rollout` object — and returns the exit status (module doc of `applyStaged`).
+  private func endRollout(_ record: RolloutRecord, rows: [String: FleetWatchReport]) throws -> ExitStatus {
+    let names = Set(record.names)
+    let watches = loaded.members.filter { names.contains($0.name) }.map { member in
+      var row = rows[member.name] ?? record.row(member.name, device: member.device)
+      row.details.merge(record.row(member.name, device: member.device).details) { mine, _ in mine }
+      return row
+    }
+    var report = FleetReport(operation: "apply", fleetFile: fleetFile, watches: watches)
+    report.rollout = record.json
+    if json {
+      context.stdout.write(report.json())
+    } else {
+      context.stdout.write("\n" + report.table() + "\n" + record.summary(fleetFile: fleetFile))
+    }
+    let have = record.withRevision.count, total = record.names.count
+    switch record.phase {
+    case .aborted:
+      throw CommandFailure("the rollout was aborted after wave \(min(record.nextWave, record.waves.count)) of \(record.waves.count) (\(record.reason ?? "aborted")): "
+        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have) do not")
+    case .paused, .waiting, .running:
+      if record.reason?.hasPrefix("interrupted") == true {
+        throw CommandFailure("interrupted: the rollout is paused after wave \(record.nextWave) of \(record.waves.count); "
+          + "continue it with 'tsapply apply --fleet \(fleetFile) --continue'")
+      }
+      return .success
+    case .completed:
+      let failed = report.watches.filter { $0.verdict.isFailure || $0.verdict.isRetrying }
+      if !failed.isEmpty { throw Self.failed(failed.filter(\.verdict.isFailure).map(\.name), retrying: failed.filter(\.verdict.isRetrying).map(\.name), of: total) }
+      return .success
+    }
+  }
+}

@@ -1,0 +1,395 @@
+import Foundation
+import TSEngine
+import TSManifest
+import TSModel
+import TSPlan
+
+/// The record of one staged rollout of a fleet (docs/fleet.md "Staged rollouts"), kept in the
+/// fleet's records folder (`RolloutStore`) and rewritten atomically and durably
+/// (`SecureFile`, 0600) whenever a wave starts or ends, so `apply --fleet --continue` and
+/// `--abort` (a later process) and `status --fleet` see where it stands, however the process
+/// that ran it ended.
+///
+/// ```json
+/// {"format_version": 1, "fleet": "fleet.yaml", "revision": "…", "policy": "canary 2, batch 25%, …",
+///  "pause": "manual", "max_failures": "0", "waves": [["w0001","w0002"], …], "next_wave": 1,
+///  "phase": "paused", "started": "…", "updated": "…", "started_by": "ana@ward-pc",
+///  "watches": {"w0001": {"wave": 1, "result": "applied", "at": "…", "add": 0, "change": 1, "destroy": 0}}}
+/// ```
+public struct RolloutRecord: Codable, Sendable, Equatable {
+  /// Where the rollout stands.
+  public enum Phase: String, Codable, Sendable {
+    /// A wave is being applied (or the process running it was killed in one: `--continue`
+    /// applies that wave again).
+    case running
+    /// Waiting for `pause` to pass before the next wave (`resume_at`).
+    case waiting
+    /// Stopped between waves: `pause: manual`, or interrupted; `--continue` goes on.
+    case paused
+    /// Stopped for good: too many failures, or `--abort`. No later wave starts.
+    case aborted
+    /// Every wave was applied.
+    case completed
+
+    /// Whether `--continue` may go on with it.
+    public var isResumable: Bool { self == .running || self == .waiting || self == .paused }
+  }
+
+  /// What one watch's wave did to it.
+  public struct WatchResult: Codable, Sendable, Equatable {
+    /// Its wave, from 1.
+    public var wave: Int
+    /// `applied`, `no changes`, `failed`, `retrying` or `pending` (`FleetVerdict.word`).
+    public var result: String
+    /// When its wave ended, ISO 8601.
+    public var at: String
+    /// Resources added, changed and destroyed (when applied).
+    public var add: Int?, change: Int?, destroy: Int?
+    /// Why it failed or is pending.
+    public var reason: String?
+
+    /// Whether the watch holds the rollout's revision: applied, or had nothing to change.
+    public var hasRevision: Bool { result == "applied" || result == "no changes" }
+    /// Whether it counts as failed against `max_failures`: failed, or still retrying.
+    public var isFailure: Bool { result == "failed" || result == "retrying" }
+  }
+
+  /// `1`.
+  public var formatVersion = 1
+  /// The fleet file as named when the rollout started.
+  public var fleet: String
+  /// The manifests' revision (`revision(of:)`): `--continue` refuses when they changed.
+  public var revision: String
+  /// The policy in one line (`RolloutPolicy.summary`).
+  public var policy: String
+  /// The pause between waves, as written (`10m`, `manual`).
+  public var pause: String
+  /// `max_failures`, as written (`0`, `10%`).
+  public var maxFailures: String
+  /// The waves' watch names, in order.
+  public var waves: [[String]]
+  /// The index (from 0) of the next wave to start; `waves.count` when all were applied.
+  public var nextWave: Int
+  /// Where it stands.
+  public var phase: Phase
+  /// With `waiting`: when the next wave starts, ISO 8601.
+  public var resumeAt: String?
+  /// Why it was aborted or paused, in words.
+  public var reason: String?
+  /// When it started, ISO 8601.
+  public var started: String
+  /// When this record was last written, ISO 8601.
+  public var updated: String
+  /// `user@host` that started it.
+  public var startedBy: String
+  /// What each watch's wave did, by name.
+  public var watches: [String: WatchResult]
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", fleet, revision, policy, pause, maxFailures = "max_failures", waves
+    case nextWave = "next_wave", phase, resumeAt = "resume_at", reason, started, updated, startedBy = "started_by", watches
+  }
+
+  /// A rollout of `members` (in fleet order) under `policy`, not started.
+  public init(fleet: String, members: [FleetMember], policy: RolloutPolicy, startedBy: String, now: Date) {
+    self.fleet = fleet
+    revision = Self.revision(of: members)
+    self.policy = policy.summary
+    pause = policy.pause.description
+    maxFailures = policy.maxFailures.description
+    waves = policy.waves(of: members.map(\.name))
+    nextWave = 0
+    phase = .running
+    started = timestamp(now)
+    updated = started
+    self.startedBy = startedBy
+    watches = [:]
+  }
+
+  /// The revision of what `members` are to hold: 16 hex digits of SHA-256 over each watch's
+  /// name and the revision of its merged manifest (`DesiredDocument.revision`), `invalid` for
+  /// one whose manifests have errors.
+  public static func revision(of members: [FleetMember]) -> String {
+    var text = ""
+    for member in members {
+      let revision = switch member.document {
+      case .success(let document): DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
+      case .failure: "invalid"
+      }
+      text += member.name + "=" + revision + "\n"
+    }
+    return String(SHA256Digest.hex(of: Array(text.utf8)).prefix(16))
+  }
+
+  /// Every watch of the rollout, in wave order.
+  public var names: [String] { waves.flatMap { $0 } }
+  /// Watches that hold the revision (applied, or nothing to change), in wave order.
+  public var withRevision: [String] { names.filter { watches[$0]?.hasRevision == true } }
+  /// Watches that do not: failed, retrying, pending, or not reached, in wave order.
+  public var withoutRevision: [String] { names.filter { watches[$0]?.hasRevision != true } }
+  /// Watches counted as failed.
+  public var failed: [String] { names.filter { watches[$0]?.isFailure == true } }
+  /// Watches a wave was run for.
+  public var attempted: Int { watches.count }
+
+  /// The policy's `max_failures` as a size (as written in the record).
+  var maxFailuresSize: RolloutPolicy.Size { (try? RolloutPolicy.Size.parse(maxFailures, zero: true).get()) ?? .count(0) }
+  /// The policy's pause (as written in the record).
+  var pauseValue: RolloutPolicy.Pause { (try? RolloutPolicy.Pause.parse(pause).get()) ?? .manual }
+
+  /// Records `rows` (one wave's results) for wave `index` (from 0) at `now`.
+  mutating func record(_ rows: [FleetWatchReport], wave index: Int, now: Date) {
+    for row in rows {
+      var result = WatchResult(wave: index + 1, result: row.verdict.word, at: timestamp(now))
+      switch row.verdict {
+      case .applied(let counts), .changes(let counts):
+        (result.add, result.change, result.destroy) = (counts.add, counts.change, counts.destroy)
+      case .failed(let reason), .pending(let reason), .retrying(let reason):
+        result.reason = reason
+      default:
+        break
+      }
+      watches[row.name] = result
+    }
+  }
+
+  /// The report row of `name` as this record has it: its wave's result, or pending when no
+  /// wave reached it (saying why).
+  public func row(_ name: String, device: String) -> FleetWatchReport {
+    var details: [String: JSONValue] = ["rollout_wave": .integer(waveIndex(of: name) + 1)]
+    guard let result = watches[name] else {
+      let wave = waveIndex(of: name) + 1
+      let why = phase == .aborted ? "not applied: the rollout was aborted before wave \(wave) of \(waves.count)"
+        : "not applied yet: it is in wave \(wave) of \(waves.count)"
+      details["rollout_state"] = .string("not started")
+      return FleetWatchReport(name: name, device: device, verdict: .pending(why), elapsed: .zero, details: details)
+    }
+    let counts = PlanCounts(add: result.add ?? 0, change: result.change ?? 0, destroy: result.destroy ?? 0)
+    let verdict: FleetVerdict = switch result.result {
+    case "applied": .applied(counts)
+    case "no changes": .noChanges
+    case "retrying": .retrying(result.reason ?? "")
+    case "pending": .pending(result.reason ?? "")
+    default: .failed(result.reason ?? result.result)
+    }
+    details["rollout_state"] = .string(result.result)
+    return FleetWatchReport(name: name, device: device, verdict: verdict, elapsed: .zero, details: details)
+  }
+
+  private func waveIndex(of name: String) -> Int { waves.firstIndex { $0.contains(name) } ?? 0 }
+
+  /// Where the rollout stands, for people: the phase with its wave, the counts, then which
+  /// watches hold the revision and which do not (at most `listed` names each, then a count).
+  /// `fleetFile` names the fleet in the advice (`--continue`, `--abort`).
+  public func summary(fleetFile: String, listed: Int = 10) -> String {
+    let done = min(nextWave, waves.count)
+    var head = "Rollout (\(policy)), started \(started) by \(startedBy): "
+    switch phase {
+    case .completed: head += "completed: \(waves.count) wave\(waves.count == 1 ? "" : "s") applied"
+    case .aborted: head += "aborted after wave \(done) of \(waves.count)" + (reason.map { ": \($0)" } ?? "")
+    case .paused: head += "paused after wave \(done) of \(waves.count)" + (reason.map { " (\($0))" } ?? "")
+    case .waiting: head += "waiting after wave \(done) of \(waves.count); wave \(done + 1) starts at \(resumeAt ?? "?")"
+    case .running: head += "running wave \(nextWave + 1) of \(waves.count)"
+    }
+    let have = withRevision, lacking = withoutRevision, failedNames = failed
+    var text = head + ".\n"
+    text += "  \(have.count) of \(names.count) watch\(names.count == 1 ? "" : "es") have the new revision \(revision)"
+      + ", \(failedNames.count) failed, \(names.count - attempted) not started.\n"
+    text += "  With the new revision: " + Self.list(have, listed) + "\n"
+    text += "  Without it: " + Self.list(lacking.map { name in
+      guard let result = watches[name] else { return name }
+      return "\(name) (\(result.result))"
+    }, listed) + "\n"
+    if phase.isResumable {
+      text += "  Continue with 'tsapply apply --fleet \(fleetFile) --continue', or stop it with 'tsapply apply --fleet \(fleetFile) --abort'.\n"
+    }
+    return text
+  }
+
+  /// The record as JSON for reports: `{phase, policy, revision, wave, waves, with_revision,
+  /// without_revision, failed, reason}`, every name listed.
+  public var json: JSONValue {
+    .object([
+      "phase": .string(phase.rawValue), "policy": .string(policy), "revision": .string(revision),
+      "waves_done": .integer(min(nextWave, waves.count)), "waves": .integer(waves.count),
+      "with_revision": .array(withRevision.map(JSONValue.string)), "without_revision": .array(withoutRevision.map(JSONValue.string)),
+      "failed": .array(failed.map(JSONValue.string)), "reason": reason.map(JSONValue.string) ?? .null,
+      "started": .string(started), "started_by": .string(startedBy), "resume_at": resumeAt.map(JSONValue.string) ?? .null,
+    ])
+  }
+
+  private static func list(_ names: [String], _ listed: Int) -> String {
+    if names.isEmpty { return "none" }
+    let shown = names.prefix(listed).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
+    return names.count > listed ? shown + ", and \(names.count - listed) more (every name in --json)" : shown
+  }
+}
+
+/// Where a fleet's rollout record is kept: `<state root>/fleets/<16 hex digits>/rollout.json`,
+/// the digits those of the fleet file's absolute path (`WatchHome.folderName`), beside
+/// `rollout.lock`, held by the process running (or acting on) the rollout (docs/fleet.md
+/// "Staged rollouts").
+public struct RolloutStore: Sendable {
+  /// The fleet's records folder.
+  public var directory: String
+  /// `rollout.json`.
+  public var path: String { directory + "/rollout.json" }
+  /// `rollout.lock`.
+  public var lockPath: String { directory + "/rollout.lock" }
+
+  /// The store of the fleet file at `fleetPath` (absolute; symbolic links resolved here)
+  /// under the state root `root`.
+  public init(root: String, fleetPath: String) {
+    directory = root + "/fleets/" + WatchHome.folderName("fleet:" + SecureFile.resolvingSymlinks(fleetPath))
+  }
+
+  /// The record, `nil` when there is none.
+  /// - Throws: `SecureFileError` when it is there but cannot be read or is not a rollout record
+  ///   (the message says to remove it).
+  public func load() throws(SecureFileError) -> RolloutRecord? {
+    guard SecureFile.exists(path) else { return nil }
+    let bytes: [UInt8]
+    switch ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "rollout record") {
+    case .success(let read): bytes = read
+    case .failure(let problem): throw SecureFileError(path: path, reason: problem.description)
+    }
+    guard let record = try? JSONDecoder().decode(RolloutRecord.self, from: Data(bytes)), record.formatVersion == 1 else {
+      throw SecureFileError(path: path, reason: "it is not a rollout record tsapply can read; remove it to start a new rollout")
+    }
+    return record
+  }
+
+  /// Writes `record` (0600, atomically, durably).
+  public func save(_ record: RolloutRecord) throws(SecureFileError) {
+    try SecureFile.write(Array(canonicalJSON(record).utf8), to: path)
+  }
+
+  /// Takes `rollout.lock` for `command`, trying once.
+  /// - Throws: `SecureFileError` saying another tsapply runs this fleet's rollout (and who).
+  public func lock(command: String) async throws(SecureFileError) -> WatchLock {
+    try SecureFile.createDirectory(directory)
+    do throws(LockFailure) {
+      return try await WatchLock.acquire(at: lockPath, holder: WatchLock.currentHolder(command: command), timeout: .zero)
+    } catch {
+      let who: String
+      if case .held(let holder?, _, _) = error { who = ": \(holder)" } else { who = "" }
+      throw SecureFileError(path: lockPath, reason: "another tsapply is running this fleet's rollout\(who); wait for it, or stop it (Ctrl-C) first")
+    }
+  }
+}
+
+/// What a rollout run tells its front end as it goes.
+public enum RolloutEvent: Sendable {
+  /// Wave `index` (from 0) of `total` starts with these watches.
+  case waveStarting(index: Int, total: Int, names: [String])
+  /// Waiting `pause` before the next wave.
+  case waiting(Duration)
+}
+
+/// Runs the waves of a rollout (`RolloutRecord`) through `wave`, which applies (direct) or
+/// publishes (over MQTT) one wave's watches and returns their rows: after each wave the record
+/// is written, `max_failures` is checked (more failed: aborted, no later wave starts), and the
+/// pause is kept (`manual`: the run ends paused; a duration: waited, Ctrl-C ending the run
+/// paused). Policy lives here so every front end stops the same way.
+public struct RolloutRunner: Sendable {
+  /// Where the record is written.
+  public var store: RolloutStore
+  /// Asked between waves and while pausing: a stop ends the run paused.
+  public var stop: any StopRequest
+  /// The time now.
+  public var now: @Sendable () -> Date
+
+  /// A runner writing to `store`.
+  public init(store: RolloutStore, stop: any StopRequest = NoStopRequest(), now: @escaping @Sendable () -> Date = { Date() }) {
+    self.store = store
+    self.stop = stop
+    self.now = now
+  }
+
+  /// Runs `record`'s waves from `nextWave` until it completes, aborts or pauses; returns the
+  /// record as it ended (written) and the rows `wave` returned, by name.
+  /// - Throws: `SecureFileError` when the record cannot be written (the wave being run is
+  ///   finished first; no later wave starts).
+  public func run(_ record: RolloutRecord, events: @escaping @Sendable (RolloutEvent) -> Void = { _ in },
+                  wave: @escaping @Sendable ([String]) async -> [FleetWatchReport]) async throws(SecureFileError)
+    -> (record: RolloutRecord, rows: [String: FleetWatchReport]) {
+    var record = record
+    var rows: [String: FleetWatchReport] = [:]
+    let limit = RolloutPolicy(maxFailures: record.maxFailuresSize)
+    record.reason = nil
+    record.resumeAt = nil
+    while record.nextWave < record.waves.count {
+      if stop.isRequested { return (try pause(&record, reason: "interrupted"), rows) }
+      let index = record.nextWave
+      record.phase = .running
+      try save(&record)
+      events(.waveStarting(index: index, total: record.waves.count, names: record.waves[index]))
+      let done = await wave(record.waves[index])
+      for row in done { rows[row.name] = row }
+      record.record(done, wave: index, now: now())
+      if stop.isRequested {
+        // Some watches of the wave may not have started: `--continue` runs the wave again (a
+        // watch that has the revision has nothing to change).
+        return (try pause(&record, reason: "interrupted during wave \(index + 1)"), rows)
+      }
+      record.nextWave = index + 1
+      let failed = record.failed.count
+      if limit.isExceeded(failed: failed, attempted: record.attempted) {
+        record.phase = .aborted
+        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed, more than max_failures \(record.maxFailures) allows"
+        try save(&record)
+        return (record, rows)
+      }
+      if record.nextWave == record.waves.count { break }
+      switch record.pauseValue {
+      case .manual:
+        return (try pause(&record, reason: "pause: manual"), rows)
+      case .duration(let duration) where duration > .zero:
+        record.phase = .waiting
+        record.resumeAt = timestamp(now().addingTimeInterval(duration.seconds))
+        try save(&record)
+        events(.waiting(duration))
+        if !(await sleep(duration)) { return (try pause(&record, reason: "interrupted while pausing"), rows) }
+        record.resumeAt = nil
+      case .duration:
+        break
+      }
+    }
+    record.phase = .completed
+    try save(&record)
+    return (record, rows)
+  }
+
+  /// Marks `record` aborted by `who` (`--abort`) and writes it.
+  public func abort(_ record: RolloutRecord, by who: String) throws(SecureFileError) -> RolloutRecord {
+    var record = record
+    record.phase = .aborted
+    record.resumeAt = nil
+    record.reason = "aborted by \(who)"
+    try save(&record)
+    return record
+  }
+
+  private func pause(_ record: inout RolloutRecord, reason: String) throws(SecureFileError) -> RolloutRecord {
+    record.phase = .paused
+    record.reason = reason
+    record.resumeAt = nil
+    try save(&record)
+    return record
+  }
+
+  private func save(_ record: inout RolloutRecord) throws(SecureFileError) {
+    record.updated = timestamp(now())
+    try store.save(record)
+  }
+
+  /// Sleeps `duration` in slices, `false` as soon as a stop is requested.
+  private func sleep(_ duration: Duration) async -> Bool {
+    let end = ContinuousClock.now + duration
+    while ContinuousClock.now < end {
+      if stop.isRequested { return false }
+      try? await Task.sleep(for: min(.milliseconds(100), end - ContinuousClock.now))
+    }
+    return !stop.isRequested
+  }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+import TSDevice
+import TSMQTT
+import TSTestSupport
+
+/// Staged rollouts with the built binary (docs/fleet.md "Staged rollouts"): waves, the failure
+/// limit, `pause: manual` with `--continue` and `--abort`, `status --fleet`, over 5 and 1,000
+/// simulated watches directly and over a real Mosquitto on 127.0.0.1. Applies are made to fail
+/// with `TSAPPLY_SIM_FAULT=lands-then-fails@5`: the first write takes effect and its answer is
+/// lost, the worst case, so a watch a wave reached is a watch that was written.
+@Suite struct StagedRolloutTests {
+  /// The device call that writes the defaults' contact (the reads come first).
+  static let failingWrite = ["TSAPPLY_SIM_FAULT": "lands-then-fails@5"]
+
+  /// A fleet `fleet.yaml` of `count` simulated watches `w0001`… on the defaults only (a contact
+  /// the watches lack), with `head` before `watches:` (a rollout, a transport); the names.
+  static func fleet(_ count: Int, in dir: URL, head: String = "", profile: PlatformProfile = .default,
+                    defaults: String = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n") throws -> [String] {
+    let names = (1...count).map { String(format: "w%04d", $0) }
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("watches"), withIntermediateDirectories: true)
+    try defaults.write(to: dir.appendingPathComponent("defaults.yaml"), atomically: true, encoding: .utf8)
+    var text = head + "defaults: defaults.yaml\nwatches:\n"
+    for name in names {
+      try SimulatedDevice.create(path: dir.appendingPathComponent("watches/\(name).json").path, profile: profile, force: false)
+      text += "  \(name): {device: \"sim:watches/\(name).json\"}\n"
+    }
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    return names
+  }
+
+  /// The watches whose simulated state holds the defaults' contact: written by a rollout.
+  static func written(_ names: [String], in dir: URL) throws -> [String] {
+    try names.filter { name in
+      try String(contentsOf: dir.appendingPathComponent("watches/\(name).json"), encoding: .utf8).contains("Ward desk")
+    }
+  }
+
+  static func run(_ arguments: [String], in dir: URL, environment: [String: String] = [:]) throws -> ProcessResult {
+    try TSApplyBinary.run(arguments, in: dir, environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path].merging(environment) { _, new in new })
+  }
+
+  @Test func aChangeThatFailsEverywhereOn1000WatchesTouchesOnlyTheCanary() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(1000, in: dir, head: "rollout:\n  canary: 2\n  batch: 25%\n  max_failures: 0\n")
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir, environment: Self.failingWrite)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("the rollout was aborted after wave 1 of 5 (2 of 2 watches failed, more than max_failures 0 allows): 0 of 1000 watches have the new revision, 1000 do not"),
+            "\(result.stderr)")
+    #expect(result.stdout.contains("1000 watches: 2 failed, 998 pending."), "\(result.stdout)")
+    // The measured figure: watches written.
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0002"])
+    let status = try Self.run(["status", "--fleet", "fleet.yaml", "--json"], in: dir)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+    let rollout = try #require(object["rollout"] as? [String: Any], "\(status.stdout)")
+    #expect(rollout["phase"] as? String == "aborted")
+    #expect((rollout["failed"] as? [String]) == ["w0001", "w0002"])
+    #expect((rollout["without_revision"] as? [String])?.count == 1000)
+  }
+
+  @Test func aManualPauseWaitsForContinueAndAbortStopsEveryLaterWave() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(5, in: dir, head: "rollout: {canary: 1, batch: 2, pause: manual}\n")
+    var result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("--- Wave 1 of 3 (canary): 1 watch: w0001"), "\(result.stdout)")
+    #expect(result.stdout.contains("paused after wave 1 of 3 (pause: manual)"), "\(result.stdout)")
+    #expect(try Self.written(names, in: dir) == ["w0001"])
+
+    // status shows where it stands; a plain apply does not pass the paused rollout by.
+    let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(status.stdout.contains("paused after wave 1 of 3"), "\(status.stdout)")
+    #expect(status.stdout.contains("1 of 5 watches have the new revision"), "\(status.stdout)")
+    result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir)
+    #expect(result.status == 1 && result.stderr.contains("a rollout of fleet.yaml is paused after wave 1 of 3"), "\(result.stderr)")
+    #expect(try Self.written(names, in: dir) == ["w0001"])
+
+    result = try Self.run(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve"], in: dir)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("--- Wave 2 of 3: 2 watches: w0002, w0003"), "\(result.stdout)")
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0002", "w0003"])
+
+    result = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("With the new revision: w0001, w0002, w0003"), "\(result.stdout)")
+    #expect(result.stdout.contains("Without it: w0004, w0005"), "\(result.stdout)")
+    #expect(result.stderr.contains("3 of 5 watches have the new revision, 2 do not"), "\(result.stderr)")
+    result = try Self.run(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve"], in: dir)
+    #expect(result.status == 1 && result.stderr.contains("fleet.yaml has no paused rollout to continue (its last one aborted"), "\(result.stderr)")
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0002", "w0003"])
+  }
+
+  @Test func optionsGiveOneRunARolloutAndAChangedManifestIsNotContinued() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(5, in: dir)
+    var result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "w0004,w0002", "--batch", "50%",
+                               "--pause", "manual"], in: dir)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("--- Wave 1 of 2 (canary): 2 watches: w0002, w0004"), "\(result.stdout)")
+    #expect(try Self.written(names, in: dir) == ["w0002", "w0004"])
+    try "contacts:\n  - {name: Ward desk, phone: \"+15550199\"}\n".write(to: dir.appendingPathComponent("defaults.yaml"), atomically: true, encoding: .utf8)
+    result = try Self.run(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve"], in: dir)
+    #expect(result.status == 1 && result.stderr.contains("the manifests changed since this rollout started"), "\(result.stderr)")
+    // Bad values are usage errors (64) naming the option.
+    for (option, value, message) in [("--batch", "0", "--batch must be at least 1"), ("--max-failures", "x", "--max-failures expected a number"),
+                                     ("--canary", "w9", "--canary names \"w9\", which is not a watch of fleet.yaml"),
+                                     ("--pause", "soon", "--pause expected a duration")] {
+      result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", option, value], in: dir)
+      #expect(result.status == 64 && result.stderr.contains(message), "\(option) \(value): \(result.stderr)")
+    }
+  }
+
+  @Test func aFailureWithinMaxFailuresCompletesTheRolloutAndExitsNonZero() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(4, in: dir, head: "rollout: {canary: 1, batch: 1, max_failures: 1}\n")
+    // w0002's own manifest has an error: it fails in its wave, once.
+    try "contacts:\n  - {name: Niece, phone: \"12-AB\"}\n".write(to: dir.appendingPathComponent("bad.yaml"), atomically: true, encoding: .utf8)
+    let text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "w0002: {device: \"sim:watches/w0002.json\"}", with: "w0002: {device: \"sim:watches/w0002.json\", manifest: bad.yaml}")
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("completed: 4 waves applied"), "\(result.stdout)")
+    #expect(result.stderr.contains("1 of 4 watches failed: w0002"), "\(result.stderr)")
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0003", "w0004"])
+  }
+
+  // MARK: Over MQTT
+
+  /// A 5-watch fleet on a broker with `rollout` (the watches of `profile`, the defaults
+  /// `defaults`), and one agent serving every watch.
+  static func brokerFleet(_ rollout: String, profile: PlatformProfile = .default, defaults: String? = nil) throws
+    -> (dir: URL, names: [String], broker: MosquittoBroker, agent: ListeningProcess) {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    let head = "transport: \(broker.address)\nsite: ward-a\n" + rollout
+    let names = try defaults.map { try fleet(5, in: dir, head: head, profile: profile, defaults: $0) } ?? fleet(5, in: dir, head: head, profile: profile)
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station"]
+                                       + names.flatMap { ["--device", "sim:watches/\($0).json"] }, in: dir,
+                                     environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])
+    _ = try FleetAgentTests.waitForStatus("station (online)", in: dir)
+    return (dir, names, broker, agent)
+  }
+
+  @Test func overMQTTThePublisherReleasesOnlyTheCanaryOfAChangeThatFails() throws {
+    // A `once` reminder does not fit an npk watch: each agent's apply is invalid, a final failure.
+    let (dir, names, broker, agent) = try Self.brokerFleet("rollout: {canary: 2, batch: 1, max_failures: 0}\n", profile: .npk,
+                                                           defaults: "reminders:\n  custom:\n    - {name: Check-up, repeat: once, at: [\"10:00\"]}\n")
+    defer { broker.stop() }
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("aborted after wave 1 of 4"), "\(result.stderr)")
+    #expect(result.stdout.contains("w0001: failed") && result.stdout.contains("w0002: failed"), "\(result.stdout)")
+    // The others were never published: their agent has nothing to report on them.
+    let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    for name in names.prefix(2) { #expect(status.stdout.contains("\(name)  invalid"), "\(status.stdout)") }
+    for name in names.suffix(3) { #expect(status.stdout.contains("\(name)  no status"), "\(status.stdout)") }
+    #expect(status.stdout.contains("aborted after wave 1 of 4"), "\(status.stdout)")
+  }
+
+  @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() throws {
+    let (dir, names, broker, agent) = try Self.brokerFleet("rollout: {canary: 1, batch: 2}\n")
+    defer { broker.stop() }
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    for wave in ["--- Wave 1 of 3 (canary): 1 watch: w0001", "--- Wave 2 of 3: 2 watches: w0002, w0003", "--- Wave 3 of 3: 2 watches: w0004, w0005"] {
+      #expect(result.stdout.contains(wave), "\(result.stdout)")
+    }
+    // Each wave's watches were applied (the agent's log) before the next wave was published.
+    let wave1 = try #require(result.stdout.range(of: "w0001: applied"))
+    let wave2 = try #require(result.stdout.range(of: "--- Wave 2"))
+    #expect(wave1.lowerBound < wave2.lowerBound)
+    #expect(result.stdout.contains("completed: 3 waves applied"), "\(result.stdout)")
+    #expect(try Self.written(names, in: dir) == names)
+  }
+}

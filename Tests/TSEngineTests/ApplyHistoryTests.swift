@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TSApply
+import TSDevice
+import TSEngine
+import TSManifest
+import TSModel
+import TSTestSupport
+
+/// The apply history (docs/apply.md "History"): the engine appends an entry for every apply
+/// and restore that may have written the watch — whichever front end ran it — with who, the
+/// manifest's commit, the plan's digest, the result and the backup; the file is append-only
+/// and chained, so every kind of tampering is reported.
+@Suite struct ApplyHistoryTests {
+  static func document(_ yaml: String, path: String? = nil) -> ManifestDocument {
+    let loaded = ManifestLoader.load(bytes: Array(yaml.utf8), file: "watch.yaml")
+    return ManifestDocument(manifest: loaded.manifest!, bytes: Array(yaml.utf8), path: path)
+  }
+
+  static let one = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
+  static let two = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n  - {name: Niece, phone: \"+15550111\"}\n"
+
+  /// A watch with three entries: two applies and a restore.
+  static func historyOfThree() async throws -> (Workspace, Watch) {
+    let space = try Workspace()
+    let watch = try await space.open()
+    let options = ApplyOptions(approval: .automatic(allowDestroy: true), command: "tsapply apply watch.yaml")
+    _ = try await watch.apply(document(one, path: space.directory + "/watch.yaml"), options: options)
+    // Nothing to change: nothing recorded.
+    _ = try await watch.apply(document(one), options: options)
+    _ = try await watch.apply(document(two), options: options)
+    let first = try #require(try watch.history.read().entries.first?.backup)
+    _ = try await watch.restore(try Backup.read(path: first), file: first, options: options)
+    return (space, watch)
+  }
+
+  @Test func everyApplyAndRestoreThatWritesIsRecordedInAChain() async throws {
+    let (space, watch) = try await Self.historyOfThree()
+    let read = try watch.history.read()
+    #expect(read.isIntact, "\(read.problems)")
+    #expect(read.entries.map(\.kind) == ["apply", "apply", "restore"])
+    #expect(read.entries.map(\.sequence) == [1, 2, 3])
+    #expect(read.entries.map(\.result) == ["applied", "applied", "applied"])
+    #expect(read.entries.map { "+\($0.add) ~\($0.change) -\($0.destroy)" } == ["+0 ~1 -0", "+0 ~1 -0", "+0 ~1 -0"])
+    #expect(read.entries[0].manifest == space.directory + "/watch.yaml" && read.entries[1].manifest == nil)
+    #expect(read.entries.allSatisfy { $0.user == Operator.user && $0.host == Operator.host && $0.device == watch.identity })
+    #expect(read.entries.allSatisfy { $0.backup.map { FileManager.default.fileExists(atPath: $0) } == true })
+    #expect(read.entries[0].previous == ApplyHistory.origin && read.entries[1].previous == read.entries[0].hash)
+    // The same change has the same digest: the restore undoes the second apply.
+    #expect(read.entries[0].plan != read.entries[1].plan)
+    var mode = stat()
+    #expect(stat(watch.history.path, &mode) == 0 && mode.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func aFailedApplyThatMayHaveWrittenIsRecordedWithItsBackup() async throws {
+    let space = try Workspace()
+    let watch = try await space.open(fault: "lands-then-fails@5")
+    let options = ApplyOptions(approval: .automatic(allowDestroy: true), command: "t")
+    await #expect(throws: EngineError.self) { _ = try await watch.apply(Self.document(Self.one), options: options) }
+    let entry = try #require(try watch.history.read().entries.last)
+    #expect(entry.result == "failed" && entry.backup != nil && entry.error != nil)
+  }
+
+  /// (what is done to the file, a problem it must report)
+  static let tampering: [(String, @Sendable (String, String) throws -> Void, String)] = [
+    ("a field edited", { path, _ in try edit(path) { $0.replacingOccurrences(of: "\"result\":\"applied\"", with: "\"result\":\"failed\"") } },
+     "line 1 (entry 1) was changed after it was written"),
+    ("an entry removed", { path, _ in try edit(path) { lines($0).enumerated().filter { $0.offset != 1 }.map(\.element).joined(separator: "\n") + "\n" } },
+     "line 2 (entry 3) does not follow the entry before it"),
+    ("two entries swapped", { path, _ in try edit(path) { let l = lines($0); return [l[1], l[0], l[2]].joined(separator: "\n") + "\n" } },
+     "line 1 (entry 2) does not follow the entry before it"),
+    ("the last entry cut off", { path, _ in try edit(path) { lines($0).prefix(2).joined(separator: "\n") + "\n" } },
+     "history.head says there were 3 entries, the file has 2"),
+    ("the head removed", { _, head in try FileManager.default.removeItem(atPath: head) }, "history.head is missing"),
+    ("not JSON", { path, _ in try edit(path) { $0 + "garbage\n" } }, "line 4 is not a history entry"),
+  ]
+
+  static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+  static func edit(_ path: String, _ change: (String) -> String) throws {
+    try change(try String(contentsOfFile: path, encoding: .utf8)).write(toFile: path, atomically: false, encoding: .utf8)
+  }
+
+  @Test(arguments: 0..<tampering.count) func tamperingIsReported(_ index: Int) async throws {
+    let (name, tamper, expected) = Self.tampering[index]
+    let (_, watch) = try await Self.historyOfThree()
+    try tamper(watch.history.path, watch.history.headPath)
+    let read = try watch.history.read()
+    #expect(!read.isIntact, "\(name)")
+    #expect(read.problems.contains { $0.hasPrefix(expected) }, "\(name): \(read.problems)")
+  }
+
+  @Test func theFirstChangeAfterATimeIsTheOneRestoreAtGoesBackThrough() throws {
+    func entry(_ sequence: Int, _ time: String, backup: String?) -> HistoryEntry {
+      HistoryEntry(sequence: sequence, time: time, kind: "apply", user: "u", host: "h", command: "c", device: "d", manifest: nil, commit: nil,
+                   plan: "p", add: 0, change: 1, destroy: 0, result: "applied", error: nil, backup: backup, previous: "", hash: "")
+    }
+    let entries = [entry(1, "2026-12-02T09:00:00.000Z", backup: "a"), entry(2, "2026-12-02T10:00:00.000Z", backup: nil),
+                   entry(3, "2026-12-02T11:00:00.000Z", backup: "c")]
+    let at = { (text: String) in ApplyHistory.firstChange(after: ApplyHistory.time(text, now: Date())!, in: entries)?.sequence }
+    #expect(at("2026-12-02T08:59:59Z") == 1)
+    #expect(at("2026-12-02T09:00:00Z") == 3)
+    #expect(at("2026-12-02T09:30:00+01:00") == 1)
+    #expect(at("2026-12-02T09:30:00Z") == 3)
+    #expect(at("2026-12-02") == 1)
+    #expect(at("2026-12-03") == nil)
+    let now = Date()
+    #expect(abs(ApplyHistory.time("2h", now: now)!.timeIntervalSince(now) + 7200) < 0.001)
+    #expect(ApplyHistory.time("yesterday", now: now) == nil && ApplyHistory.time("2026-13", now: now) == nil)
+  }
+
+  @Test func theCommitIsReadFromTheRepositoryHoldingTheManifest() throws {
+    let root = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath().path
+    let commit = String(repeating: "ab", count: 20), other = String(repeating: "cd", count: 20)
+    let cases: [(files: [String: String], manifest: String, expected: String?)] = [
+      ([".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": commit + "\n"], "a/watch.yaml", commit),
+      ([".git/HEAD": "ref: refs/heads/main\n", ".git/packed-refs": "# pack-refs\n\(other) refs/heads/main\n"], "watch.yaml", other),
+      ([".git/HEAD": commit + "\n"], "watch.yaml", commit),
+      ([".git/HEAD": "ref: refs/heads/none\n"], "watch.yaml", nil),
+      // A worktree: .git is a file naming its git directory, whose commondir has the refs.
+      ([".git": "gitdir: main/.git/worktrees/wt\n", "main/.git/worktrees/wt/HEAD": "ref: refs/heads/wt\n",
+        "main/.git/worktrees/wt/commondir": "../..\n", "main/.git/refs/heads/wt": commit + "\n"], "watch.yaml", commit),
+      ([:], "watch.yaml", nil),
+    ]
+    for (index, (files, manifest, expected)) in cases.enumerated() {
+      let dir = root + "/case\(index)"
+      for (name, text) in files {
+        try FileManager.default.createDirectory(atPath: ((dir + "/" + name) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: dir + "/" + name, atomically: true, encoding: .utf8)
+      }
+      #expect(GitCommit.head(of: dir + "/" + manifest) == expected, "case \(index)")
+    }
+  }
+}

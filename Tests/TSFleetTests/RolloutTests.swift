@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSPlan
+
+/// Staged rollouts (docs/fleet.md "Staged rollouts"): how a policy splits a fleet into waves,
+/// when failures abort it, and — through the engine on simulated fleets of 5 and 1,000 watches,
+/// some made to fail with `TSAPPLY_SIM_FAULT` — which watches were written, how the rollout
+/// ended and what its record says.
+@Suite struct RolloutTests {
+  static func names(_ count: Int) -> [String] { (1...count).map { String(format: "w%04d", $0) } }
+
+  /// (policy, fleet size, wave sizes)
+  static let waveCases: [(RolloutPolicy, Int, [Int])] = [
+    (RolloutPolicy(), 5, [5]),
+    (RolloutPolicy(canary: .size(.count(2))), 5, [2, 3]),
+    (RolloutPolicy(canary: .size(.count(2)), batch: .count(2)), 5, [2, 2, 1]),
+    (RolloutPolicy(canary: .size(.count(9))), 5, [5]),
+    (RolloutPolicy(canary: .size(.percent(5))), 5, [1, 4]),          // 5% of 5 rounds up to 1
+    (RolloutPolicy(canary: .size(.percent(5)), batch: .percent(25)), 5, [1, 2, 2]),
+    (RolloutPolicy(batch: .count(1)), 5, [1, 1, 1, 1, 1]),
+    (RolloutPolicy(canary: .size(.count(2)), batch: .percent(25)), 1000, [2, 250, 250, 250, 248]),
+    (RolloutPolicy(canary: .size(.percent(1)), batch: .percent(10)), 1000, [10] + Array(repeating: 100, count: 9) + [90]),
+    (RolloutPolicy(canary: .size(.count(2))), 1000, [2, 998]),
+    (RolloutPolicy(batch: .percent(100)), 1000, [1000]),
+  ]
+
+  @Test(arguments: 0..<waveCases.count) func wavesSplitTheFleetInOrder(_ index: Int) {
+    let (policy, count, sizes) = Self.waveCases[index]
+    let names = Self.names(count)
+    let waves = policy.waves(of: names)
+    #expect(waves.map(\.count) == sizes, "\(policy.summary) over \(count)")
+    #expect(waves.flatMap { $0 } == names, "every watch once, in fleet order")
+  }
+
+  @Test func namedCanariesGoFirstInFleetOrderAndUnknownNamesAreSkipped() {
+    let policy = RolloutPolicy(canary: .names(["w0004", "w0002", "nope"]), batch: .count(2))
+    #expect(policy.waves(of: Self.names(5)) == [["w0002", "w0004"], ["w0001", "w0003"], ["w0005"]])
+  }
+
+  /// (max_failures, failed, attempted, aborts)
+  static let limitCases: [(RolloutPolicy.Size, Int, Int, Bool)] = [
+    (.count(0), 0, 2, false), (.count(0), 1, 2, true), (.count(1), 1, 5, false), (.count(1), 2, 5, true),
+    (.percent(10), 1, 10, false), (.percent(10), 1, 9, true), (.percent(10), 2, 10, true), (.percent(0), 1, 1000, true),
+    (.percent(50), 1, 2, false), (.percent(50), 2, 2, true), (.percent(100), 1000, 1000, false),
+  ]
+
+  @Test(arguments: 0..<limitCases.count) func maxFailuresCountsOrTakesAShareOfTheWatchesTried(_ index: Int) {
+    let (limit, failed, attempted, aborts) = Self.limitCases[index]
+    #expect(RolloutPolicy(maxFailures: limit).isExceeded(failed: failed, attempted: attempted) == aborts,
+            "max_failures \(limit): \(failed) of \(attempted)")
+  }
+
+  /// (text, zero allowed, parsed or nil)
+  static let sizeCases: [(String, Bool, RolloutPolicy.Size?)] = [
+    ("2", false, .count(2)), ("25%", false, .percent(25)), ("0", false, nil), ("0", true, .count(0)), ("0%", true, .percent(0)),
+    ("101%", true, nil), ("-1", true, nil), ("two", true, nil), ("", true, nil), ("5 %", true, nil), ("100%", false, .percent(100)),
+  ]
+
+  @Test(arguments: 0..<sizeCases.count) func sizesAreCountsOrPercentages(_ index: Int) {
+    let (text, zero, expected) = Self.sizeCases[index]
+    #expect((try? RolloutPolicy.Size.parse(text, zero: zero).get()) == expected, "\"\(text)\"")
+  }
+
+  // MARK: The fleet file
+
+  @Test func theFleetFileDeclaresARolloutAndEachMistakeIsNamedAtItsPlace() throws {
+    let space = try FleetSpace()
+    try space.write("m.yaml", "contacts:\n  - {name: Ward, phone: \"+15550100\"}\n")
+    let watches = "watches:\n  a: {device: \"sim:a.json\", manifest: m.yaml}\n  b: {device: \"sim:b.json\", manifest: m.yaml}\n"
+    try space.write("fleet.yaml", "rollout:\n  canary: [b]\n  batch: 25%\n  pause: manual\n  max_failures: 10%\n" + watches)
+    let policy = try space.load().fleet.rollout?.value
+    #expect(policy == RolloutPolicy(canary: .names(["b"]), batch: .percent(25), pause: .manual, maxFailures: .percent(10)))
+    try space.write("fleet.yaml", "rollout: {canary: 2, pause: 10m}\n" + watches)
+    #expect(try space.load().fleet.rollout?.value == RolloutPolicy(canary: .size(.count(2)), pause: .duration(.seconds(600))))
+
+    let mistakes: [(String, String)] = [
+      ("rollout: {canary: 0}", "1:19: error: rollout.canary: must be at least 1"),
+      ("rollout: {batch: 120%}", "1:18: error: rollout.batch: a percentage must be from 1% to 100%"),
+      ("rollout: {pause: soon}", "1:18: error: rollout.pause: expected a duration such as 0s, 30s, 10m or 1h (at most 168h), or manual"),
+      ("rollout: {max_failures: lots}", "1:25: error: rollout.max_failures: expected a number of watches"),
+      ("rollout: {canary: [c]}", "1:20: error: rollout.canary: the canary \"c\" is not a watch of this fleet"),
+      ("rollout: {canery: 2}", "1:11: error: rollout.canery: unknown key \"canery\"; did you mean \"canary\"?"),
+    ]
+    for (line, expected) in mistakes {
+      try space.write("fleet.yaml", line + "\n" + watches)
+      do {
+        _ = try space.load()
+        Issue.record("\(line) was accepted")
+      } catch {
+        let text = error.problem.diagnostics.map(\.description).joined(separator: "\n")
+        #expect(text.contains(expected), "\(line): \(text)")
+      }
+    }
+  }
+
+  // MARK: Rollouts through the engine
+
+  /// A fleet of `count` watches `w0001`… on the defaults only (one contact the watches lack),
+  /// the watches in `failing` made to fail on their first device call (a dropped link).
+  struct Fleet {
+    let space: FleetSpace
+    let loaded: LoadedFleet
+    let failing: Set<String>
+    let store: RolloutStore
+
+    init(_ count: Int, failing: Set<String>) throws {
+      space = try FleetSpace()
+      try space.write("defaults.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
+      var text = "defaults: defaults.yaml\nwatches:\n"
+      for name in RolloutTests.names(count) {
+        try space.watch(name)
+        text += "  \(name): {device: \"sim:watches/\(name).json\"}\n"
+      }
+      try space.write("fleet.yaml", text)
+      loaded = try space.load()
+      self.failing = failing
+      store = RolloutStore(root: space.directory + "/state", fleetPath: space.directory + "/fleet.yaml")
+    }
+
+    /// Applies one wave through the fleet runner (the watches in `failing` through an engine
+    /// whose simulator drops the link at the first call), rows as `apply --fleet` makes them.
+    func apply(_ names: [String]) async -> [FleetWatchReport] {
+      let members = loaded.members.filter { names.contains($0.name) }
+      var faulty = space.engine
+      faulty.environment["TSAPPLY_SIM_FAULT"] = "disconnect@1"
+      var rows: [FleetWatchReport] = []
+      for (engine, group) in [(space.engine, members.filter { !failing.contains($0.name) }), (faulty, members.filter { failing.contains($0.name) })] {
+        let results = await FleetRunner(engine: engine).run(group) { _, document, watch throws(EngineError) in
+          try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+        }
+        rows += results.map { result in
+          switch result.outcome {
+          case .success(let outcome):
+            let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(outcome.plan.counts)
+            return FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed)
+          case .failure(let failure):
+            return FleetWatchReport(name: result.member.name, device: result.member.device, verdict: .failed(failure.description), elapsed: result.elapsed)
+          }
+        }
+      }
+      return rows
+    }
+
+    /// The watches that hold the defaults' contact.
+    func written() async throws -> [String] {
+      var names: [String] = []
+      for name in RolloutTests.names(loaded.members.count) where try await space.state(name).contacts.contains(where: { $0.name == "Ward desk" }) {
+        names.append(name)
+      }
+      return names
+    }
+
+    func run(_ policy: RolloutPolicy, record: RolloutRecord? = nil) async throws -> RolloutRecord {
+      let start = record ?? RolloutRecord(fleet: "fleet.yaml", members: loaded.members, policy: policy, startedBy: "test@host", now: Date())
+      let fleet = self
+      return try await RolloutRunner(store: store).run(start) { names in await fleet.apply(names) }.record
+    }
+  }
+
+  /// (fleet size, failing watches, policy, phase, waves done, watches written, attempted)
+  static let runCases: [(Int, Set<String>, RolloutPolicy, RolloutRecord.Phase, Int, Int, Int)] = [
+    // Fails everywhere: the canary is all it touches.
+    (5, Set(names(5)), RolloutPolicy(canary: .size(.count(2)), maxFailures: .count(0)), .aborted, 1, 0, 2),
+    (1000, Set(names(1000)), RolloutPolicy(canary: .size(.count(2)), batch: .percent(25), maxFailures: .count(0)), .aborted, 1, 0, 2),
+    (1000, Set(names(1000)), RolloutPolicy(canary: .size(.percent(1)), maxFailures: .percent(10)), .aborted, 1, 0, 10),
+    // One bad watch, tolerated by count, or not.
+    (5, ["w0003"], RolloutPolicy(canary: .size(.count(1)), batch: .count(2), maxFailures: .count(1)), .completed, 3, 4, 5),
+    (5, ["w0003"], RolloutPolicy(canary: .size(.count(1)), batch: .count(2), maxFailures: .count(0)), .aborted, 2, 2, 3),
+    // By percentage: 1 of 3 tried is 33%, more than 20%.
+    (5, ["w0003"], RolloutPolicy(canary: .size(.count(1)), batch: .count(2), maxFailures: .percent(20)), .aborted, 2, 2, 3),
+    (5, ["w0003"], RolloutPolicy(canary: .size(.count(1)), batch: .count(2), maxFailures: .percent(40)), .completed, 3, 4, 5),
+    // All good; a manual pause stops after the canary.
+    (5, [], RolloutPolicy(canary: .size(.count(2)), batch: .count(2)), .completed, 3, 5, 5),
+    (5, [], RolloutPolicy(canary: .names(["w0005"]), pause: .manual), .paused, 1, 1, 1),
+    (1000, [], RolloutPolicy(canary: .size(.count(2)), pause: .manual), .paused, 1, 2, 2),
+  ]
+
+  @Test(arguments: 0..<runCases.count) func aRolloutStopsWhereItsPolicySays(_ index: Int) async throws {
+    let (count, failing, policy, phase, wavesDone, written, attempted) = Self.runCases[index]
+    let fleet = try Fleet(count, failing: failing)
+    let record = try await fleet.run(policy)
+    #expect(record.phase == phase, "\(policy.summary): \(record.reason ?? "")")
+    #expect(record.nextWave == wavesDone)
+    #expect(record.attempted == attempted)
+    let holding = try await fleet.written()
+    #expect(holding.count == written, "\(holding)")
+    // The record says what the watches hold.
+    #expect(record.withRevision == holding)
+    #expect(record.withoutRevision.count == count - written)
+    #expect(try fleet.store.load() == record, "the record on disk is the one returned")
+  }
+
+  @Test func aPausedRolloutContinuesFromItsRecordAndAnAbortedOneStartsNoOtherWave() async throws {
+    let fleet = try Fleet(5, failing: [])
+    let policy = RolloutPolicy(canary: .size(.count(1)), batch: .count(2), pause: .manual)
+    var record = try await fleet.run(policy)
+    #expect(record.phase == .paused && record.nextWave == 1)
+    #expect(try await fleet.written() == ["w0001"])
+    // What `apply --fleet --continue` does: the next wave, from the record on disk.
+    record = try await fleet.run(policy, record: try #require(try fleet.store.load()))
+    #expect(record.phase == .paused && record.nextWave == 2)
+    #expect(try await fleet.written() == ["w0001", "w0002", "w0003"])
+    #expect(record.summary(fleetFile: "fleet.yaml").contains("paused after wave 2 of 3"))
+    // `--abort`: nothing more is written.
+    record = try RolloutRunner(store: fleet.store).abort(record, by: "ana@ward")
+    #expect(try fleet.store.load()?.phase == .aborted)
+    #expect(record.withoutRevision == ["w0004", "w0005"])
+    #expect(record.row("w0005", device: "sim:watches/w0005.json").verdict == .pending("not applied: the rollout was aborted before wave 3 of 3"))
+    #expect(try await fleet.written() == ["w0001", "w0002", "w0003"])
+  }
+
+  @Test func aTimedPauseWaitsBetweenWavesAndTheRecordSaysWhenTheNextStarts() async throws {
+    let fleet = try Fleet(3, failing: [])
+    let seen = Inbox<String>()
+    let start = ContinuousClock.now
+    let policy = RolloutPolicy(canary: .size(.count(1)), pause: .duration(.milliseconds(300)))
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members, policy: policy, startedBy: "t@h", now: Date())
+    let ended = try await RolloutRunner(store: fleet.store).run(record, events: { event in
+      if case .waiting = event { seen.add((try? fleet.store.load()).map { "\($0.phase.rawValue) \($0.resumeAt != nil)" } ?? "none") }
+    }) { names in await fleet.apply(names) }.record
+    #expect(ContinuousClock.now - start >= .milliseconds(300))
+    #expect(seen.items == ["waiting true"])
+    #expect(ended.phase == .completed && ended.withRevision.count == 3)
+  }
+
+  @Test func theRevisionChangesWithAnyWatchsManifests() throws {
+    let fleet = try Fleet(3, failing: [])
+    let before = RolloutRecord.revision(of: fleet.loaded.members)
+    try fleet.space.write("defaults.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550199\"}\n")
+    #expect(RolloutRecord.revision(of: try fleet.space.load().members) != before)
+  }
+}
