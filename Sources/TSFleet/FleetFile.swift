@@ -5,21 +5,27 @@ import TSModel
 import TSMQTT
 
 /// A fleet file (`fleet.yaml`, docs/fleet.md): the watches one repository describes, the
-/// manifest under all of them, and how they are reached.
+/// manifests layered under them, and how they are reached.
 ///
 /// ```yaml
 /// version: 1
-/// defaults: wards/ward-a.yaml          # optional manifest under every watch's own
+/// layers:                              # optional: manifests under every watch's own, in order
+///   - manifest: wards/common.yaml
+///   - manifest: models/fw.yaml
+///     select: {profile: fw}            # only for watches whose labels match
 /// transport: mqtt://broker.lan:8883    # optional: agents pull desired documents
 /// site: ward-a                         # with transport: the site's topics
 /// watches:
 ///   room-12:
 ///     device: bridge:ward-a/AA:BB:CC:DD:EE:12
+///     profile: fw                      # the watch's platform, the built-in label `profile`
+///     labels: {ward: A}
 ///     manifest: residents/room-12.yaml
 /// ```
 ///
-/// Paths (`defaults`, `manifest`, `sim:` device paths) are relative to the fleet file's
-/// directory. Every value keeps its position, so a problem with a watch names its line.
+/// `defaults: FILE` is the one-layer spelling (`layers: [{manifest: FILE}]`). Paths (layers,
+/// `manifest`, `sim:` device paths) are relative to the fleet file's directory. Every value
+/// keeps its position, so a problem with a watch names its line.
 public struct FleetFile: Sendable {
   /// The fleet file as the user named it.
   public var file: String
@@ -27,8 +33,10 @@ public struct FleetFile: Sendable {
   public var directory: String
   /// `version`; only 1 exists.
   public var version: Int
-  /// `defaults`: the manifest under every watch's own, as written.
+  /// `defaults`: the manifest under every watch's own, as written (also `layers`' only entry).
   public var defaults: Located<String>?
+  /// The layers, bottom first: `layers`, or the one layer `defaults` spells.
+  public var layers: [FleetLayer] = []
   /// `transport`: the broker agents pull from; `nil` when tsapply reaches the watches itself.
   public var transport: Located<MQTTAddress>?
   /// `site`: the site's part of the topics (required with `transport`).
@@ -45,6 +53,7 @@ public struct FleetFile: Sendable {
     self.directory = directory
     self.version = version
     self.defaults = defaults
+    self.layers = defaults.map { [FleetLayer(manifest: $0)] } ?? []
     self.transport = transport
     self.site = site
     self.watches = watches
@@ -63,6 +72,33 @@ public struct FleetFile: Sendable {
   public func absolutePath(_ written: String) -> String {
     written.hasPrefix("/") ? written : (directory as NSString).appendingPathComponent(written)
   }
+
+  /// The layers under `watch`'s own manifest, bottom first: those whose selector its labels match.
+  public func layers(for watch: FleetWatch) -> [FleetLayer] {
+    layers.filter { $0.selects(watch) }
+  }
+}
+
+/// One entry of `layers:`: a manifest, and which watches it is under.
+public struct FleetLayer: Sendable {
+  /// `manifest`: the layer's manifest, as written.
+  public var manifest: Located<String>
+  /// `select`: label → the values any of which matches (`{ward: A}`, `{profile: [fit, fw]}`);
+  /// every label given must match. Empty: every watch.
+  public var select: [String: Located<[String]>]
+  /// Its place in `layers:` (0 for the first), for field paths in messages.
+  public var index = 0
+
+  /// A layer of `manifest` under the watches `select` matches (all when empty).
+  public init(manifest: Located<String>, select: [String: Located<[String]>] = [:]) {
+    self.manifest = manifest
+    self.select = select
+  }
+
+  /// Whether this layer is under `watch`: each label of the selector is one of its values on the watch.
+  public func selects(_ watch: FleetWatch) -> Bool {
+    select.allSatisfy { label, values in watch.label(label).map(values.value.contains) ?? false }
+  }
 }
 
 /// One watch of a fleet.
@@ -71,15 +107,32 @@ public struct FleetWatch: Sendable {
   public var name: Located<String>
   /// `device`: the spec that opens it (`sim:PATH`, `bridge:…`).
   public var device: Located<String>
-  /// `manifest`: its own manifest, as written; `nil` when it has only the defaults.
+  /// `manifest`: its own manifest, as written; `nil` when it has only the layers.
   public var manifest: Located<String>?
+  /// `profile`: the watch's platform as declared (`default`, `npk`, `fit`, `fit-basic`, `fw`):
+  /// the built-in label `profile`, and what `validate --fleet` checks capacities against. A
+  /// watch of another platform is refused when opened (`FleetRunner`).
+  public var profile: Located<String>?
+  /// `labels`: label → value, as layers select them.
+  public var labels: [String: Located<String>] = [:]
 
   /// A watch named `name`.
-  public init(name: Located<String>, device: Located<String>, manifest: Located<String>?) {
+  public init(name: Located<String>, device: Located<String>, manifest: Located<String>?,
+              profile: Located<String>? = nil, labels: [String: Located<String>] = [:]) {
     self.name = name
     self.device = device
     self.manifest = manifest
+    self.profile = profile
+    self.labels = labels
   }
+
+  /// The value of `label` on this watch (`profile` is the declared platform).
+  public func label(_ label: String) -> String? {
+    label == FleetWatch.profileLabel ? profile?.value : labels[label]?.value
+  }
+
+  /// The built-in label: the watch's platform.
+  public static let profileLabel = "profile"
 
   /// The watch's ID in MQTT topics (`FleetTopics.watchID(forSpec:)`).
   public var watchID: String { FleetTopics.watchID(forSpec: device.value) }
@@ -92,8 +145,9 @@ public struct FleetWatch: Sendable {
 /// watch), or, with a transport, one watch ID, and paths that do not name a readable file.
 /// Every problem is a diagnostic with its position; nothing is read from a watch.
 public enum FleetFileReader {
-  static let rootKeys = ["version", "defaults", "transport", "site", "watches", "rollout"]
-  static let watchKeys = ["device", "manifest"]
+  static let rootKeys = ["version", "defaults", "layers", "transport", "site", "watches", "rollout"]
+  static let watchKeys = ["device", "profile", "labels", "manifest"]
+  static let layerKeys = ["manifest", "select"]
 
   /// Reads the fleet file at `path` (absolute, through the bounded reader `ManifestSource`),
   /// naming it `displayName` in diagnostics; its bytes, when read, for source excerpts. Device
@@ -137,6 +191,15 @@ public enum FleetFileReader {
       }
     }
     fleet.defaults = path(fields, "defaults", &context)
+    if let defaults = fleet.defaults {
+      fleet.layers = [FleetLayer(manifest: defaults)]
+      if let layers = fields.entries["layers"] {
+        context.error(layers.key.position, "layers",
+          "a fleet file has defaults: or layers:, not both; defaults: FILE is the same as layers: [{manifest: FILE}], so move it into layers: as the first entry")
+      }
+    } else if let entry = fields.entries["layers"] {
+      fleet.layers = layers(entry.value, &context)
+    }
     if let node = fields["transport"], let text = context.text(node, path: "transport") {
       do {
         fleet.transport = Located(try MQTTAddress(parsing: text), at: node.position)
@@ -159,7 +222,8 @@ public enum FleetFileReader {
       context.warning(fields.entries["site"]!.key.position, "site", "site is used only with transport: (agents over MQTT); it is ignored")
     }
     if let entry = fields.entries["watches"] {
-      fleet.watches = watches(entry.value, hasDefaults: fleet.defaults != nil, &context)
+      fleet.watches = watches(entry.value, hasDefaults: !fleet.layers.isEmpty, &context)
+      checkSelectors(fleet, &context)
     } else {
       context.error(root.position, "watches", "a fleet file needs watches: (each with a device and a manifest)")
     }
@@ -223,13 +287,138 @@ public enum FleetFileReader {
       }
       let manifest = path(fields, "manifest", &context)
       if fields["manifest"] == nil, !hasDefaults {
-        context.error(entry.key.position, field, "manifest is required when the fleet has no defaults (e.g. manifest: residents/\(name).yaml)")
+        context.error(entry.key.position, field, "manifest is required when the fleet has no defaults or layers (e.g. manifest: residents/\(name).yaml)")
         continue
       }
       if fields["manifest"] != nil, manifest == nil { continue }
-      result.append(FleetWatch(name: Located(name, at: entry.key.position), device: device, manifest: manifest))
+      var watch = FleetWatch(name: Located(name, at: entry.key.position), device: device, manifest: manifest)
+      if let node = fields["profile"], let text = context.text(node, path: fields.path("profile")) {
+        if PlatformTable.named(text) != nil {
+          watch.profile = Located(text, at: node.position)
+        } else {
+          context.error(node.position, fields.path("profile"), unknownProfile(text))
+        }
+      }
+      if let node = fields["labels"] { watch.labels = labels(node, path: fields.path("labels"), &context) }
+      result.append(watch)
     }
     return result
+  }
+
+  /// The message for a profile name tsapply does not know.
+  static func unknownProfile(_ text: String) -> String {
+    let names = PlatformTable.all.map(\.profile)
+    var message = "unknown profile \"\(text)\"; expected one of \(names.joined(separator: ", "))"
+    if let meant = Suggestion.closest(to: text, in: names) { message += "; did you mean \"\(meant)\"?" }
+    return message
+  }
+
+  /// `layers:`: a list of `{manifest, select}`.
+  private static func layers(_ node: YAMLNode, _ context: inout DecodingContext) -> [FleetLayer] {
+    guard let items = context.sequence(node, path: "layers",
+                                       expected: "layers, e.g. - {manifest: wards/common.yaml} or - {manifest: models/fw.yaml, select: {profile: fw}}") else { return [] }
+    if items.isEmpty { context.error(node.position, "layers", "lists no layers; give at least one {manifest: FILE}, or remove the key") }
+    var result: [FleetLayer] = []
+    for (index, item) in items.enumerated() {
+      let field = "layers[\(index)]"
+      guard let fields = context.mapping(item, path: field, keys: layerKeys) else { continue }
+      guard let manifest = path(fields, "manifest", &context) else {
+        if fields["manifest"] == nil { context.error(item.position, field, "manifest is required (e.g. manifest: wards/common.yaml)") }
+        continue
+      }
+      var layer = FleetLayer(manifest: manifest)
+      layer.index = index
+      // A selector with errors leaves the layer in (the fleet is refused anyway), so no error
+      // that follows from a missing layer is reported beside it.
+      if let select = fields["select"] { layer.select = selector(select, path: fields.path("select"), &context) ?? [:] }
+      result.append(layer)
+    }
+    return result
+  }
+
+  /// `select:`: label → a value or a list of values.
+  private static func selector(_ node: YAMLNode, path: String, _ context: inout DecodingContext) -> [String: Located<[String]>]? {
+    guard context.hasStandardTag(node, path: path, allowing: ["map"]) else { return nil }
+    guard case .mapping(let entries) = node.content else {
+      context.error(node.position, path, "expected labels and their values, e.g. select: {ward: A} or select: {profile: [fit, fw]}, found \(node.kindDescription)")
+      return nil
+    }
+    var result: [String: Located<[String]>] = [:]
+    var valid = true
+    for entry in entries {
+      guard let label = context.text(entry.key, path: path) else { valid = false; continue }
+      let field = DecodingContext.join(path, label)
+      if let problem = labelProblem(label) {
+        context.error(entry.key.position, field, "the label \"\(label)\" \(problem)")
+        valid = false
+        continue
+      }
+      var values: [Located<String>] = []
+      if case .sequence(let items) = entry.value.content {
+        if items.isEmpty { context.error(entry.value.position, field, "lists no values; give at least one (select: {\(label): [A, B]})") }
+        for item in items { if let text = context.text(item, path: field) { values.append(Located(text, at: item.position)) } }
+      } else if let text = context.text(entry.value, path: field) {
+        values.append(Located(text, at: entry.value.position))
+      }
+      if label == FleetWatch.profileLabel {
+        for value in values where PlatformTable.named(value.value) == nil {
+          context.error(value.position, field, unknownProfile(value.value))
+          valid = false
+        }
+      }
+      guard !values.isEmpty else { valid = false; continue }
+      result[label] = Located(values.map(\.value), at: entry.key.position)
+    }
+    return valid ? result : nil
+  }
+
+  /// A watch's `labels:`: label → value.
+  private static func labels(_ node: YAMLNode, path: String, _ context: inout DecodingContext) -> [String: Located<String>] {
+    guard context.hasStandardTag(node, path: path, allowing: ["map"]) else { return [:] }
+    guard case .mapping(let entries) = node.content else {
+      context.error(node.position, path, "expected labels and their values, e.g. labels: {ward: A, floor: \"2\"}, found \(node.kindDescription)")
+      return [:]
+    }
+    var result: [String: Located<String>] = [:]
+    for entry in entries {
+      guard let label = context.text(entry.key, path: path) else { continue }
+      let field = DecodingContext.join(path, label)
+      if label == FleetWatch.profileLabel {
+        context.error(entry.key.position, field, "profile is the watch's platform, a built-in label; write it beside device (profile: fw), not under labels")
+        continue
+      }
+      if let problem = labelProblem(label) {
+        context.error(entry.key.position, field, "the label \"\(label)\" \(problem)")
+        continue
+      }
+      guard let text = context.text(entry.value, path: field) else { continue }
+      result[label] = Located(text, at: entry.value.position)
+    }
+    return result
+  }
+
+  /// Why `label` cannot name a label: as a watch name.
+  static func labelProblem(_ label: String) -> String? { nameProblem(label) }
+
+  /// A selector's label that no watch has is a warning (a typo selects nothing); a layer that
+  /// selects by profile over a watch that declares none is an error at the watch (its layers
+  /// would depend on a platform nobody wrote down).
+  private static func checkSelectors(_ fleet: FleetFile, _ context: inout DecodingContext) {
+    var known = Set([FleetWatch.profileLabel])
+    for watch in fleet.watches { known.formUnion(watch.labels.keys) }
+    for layer in fleet.layers {
+      for (label, values) in layer.select.sorted(by: { $0.key < $1.key }) where !known.contains(label) {
+        var message = "no watch has the label \"\(label)\", so this layer (\(layer.manifest.value)) is under no watch"
+        if let meant = Suggestion.closest(to: label, in: known.sorted()) { message += "; did you mean \"\(meant)\"?" }
+        context.warning(values.position, "layers[\(layer.index)].select.\(label)", message)
+      }
+    }
+    guard let byProfile = fleet.layers.first(where: { $0.select[FleetWatch.profileLabel] != nil }) else { return }
+    for watch in fleet.watches where watch.profile == nil {
+      let position = byProfile.manifest.position
+      context.error(watch.name.position, "watches.\(watch.name.value).profile",
+        "the layer \(byProfile.manifest.value) (line \(position.line)) is chosen by profile, and this watch declares none; write its platform beside device (profile: \(PlatformTable.all.map(\.profile).joined(separator: " | ")))")
+    }
   }
 
   /// Why `name` cannot name a watch (names are selected with `--watch` and shown in tables):
@@ -275,10 +464,14 @@ public enum FleetFileReader {
     }
   }
 
-  /// `defaults` and every `manifest` must name readable files.
+  /// Every layer and every `manifest` must name readable files.
   private static func checkFiles(_ fleet: FleetFile, _ context: inout DecodingContext) {
     var written: [(Located<String>, String)] = []
-    if let defaults = fleet.defaults { written.append((defaults, "defaults")) }
+    if let defaults = fleet.defaults {
+      written.append((defaults, "defaults"))
+    } else {
+      for layer in fleet.layers { written.append((layer.manifest, "layers[\(layer.index)].manifest")) }
+    }
     for watch in fleet.watches {
       if let manifest = watch.manifest { written.append((manifest, "watches.\(watch.name.value).manifest")) }
     }

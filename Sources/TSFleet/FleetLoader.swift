@@ -8,14 +8,15 @@ import TSModel
 public struct FleetMember: Sendable {
   /// The watch as the fleet file states it.
   public var watch: FleetWatch
-  /// The merged manifest (own over defaults) as the engine takes it; `.failure` with the
+  /// The merged manifest (own over its layers) as the engine takes it; `.failure` with the
   /// diagnostics (errors first, every one positioned) when either file has errors.
   public var document: Result<ManifestDocument, FleetInputProblem>
   /// The bytes of each file its diagnostics can point into, by the name positions carry (its
   /// own manifest, the defaults, the fleet file), for source excerpts. Personal data: never
   /// logged or persisted.
   public var sources: [String: [UInt8]]
-  /// Display names of the manifests merged for it: its own (if any), then the defaults.
+  /// Display names of the manifests merged for it, the top first: its own (if any), then its
+  /// layers from the last to the first.
   public var manifestFiles: [String]
 
   /// The watch's name in the fleet.
@@ -53,21 +54,23 @@ public struct LoadedFleet: Sendable {
   public var members: [FleetMember]
   /// Warnings about the fleet file itself.
   public var warnings: [Diagnostic]
-  /// The defaults manifest, when the fleet has one.
+  /// The defaults manifest, when the fleet has `defaults:` (the one-layer spelling).
   public var defaults: Manifest?
 }
 
-/// Reads a fleet: the fleet file, its defaults and every selected watch's own manifest, each
-/// with `ManifestLoader` (all manifest rules), and merges them (`ManifestMerge`).
+/// Reads a fleet: the fleet file, its layers (or defaults) and every selected watch's own
+/// manifest, each with `ManifestLoader` (all manifest rules), and merges each watch's
+/// (`ManifestMerge`: the layers its labels select, in order, then its own).
 ///
-/// Problems in the fleet file or in the defaults stop the whole fleet (every watch would
-/// inherit them); a problem in one watch's own manifest stops that watch only.
+/// Problems in the fleet file or in a layer stop the whole fleet (the watches under it would
+/// inherit them); a problem in one watch's own manifest, or in its merged manifest, stops that
+/// watch only.
 public enum FleetLoader {
   /// Loads the fleet file at `path` (absolute, named `displayName` in diagnostics), with only
   /// the watches named in `selection` (all when empty). `registry` and `environment` are the
   /// ones the watches will be opened with: two device specs that name one watch are refused
   /// (`FleetFileReader.decode`).
-  /// - Throws: `FleetLoadFailure` with every problem of the fleet file or the defaults, or an
+  /// - Throws: `FleetLoadFailure` with every problem of the fleet file or a layer, or an
   ///   unknown name in `selection`.
   public static func load(path: String, displayName: String, selection: [String] = [],
                           registry: DeviceRegistry = .simulated,
@@ -87,51 +90,69 @@ public enum FleetLoader {
       }
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: problems, subject: "--watch"), sources: sources)
     }
-    var defaults: (manifest: Manifest, warnings: [Diagnostic], name: String)?
-    if let written = fleet.defaults {
-      let name = fleet.displayPath(written.value)
-      let loaded = ManifestLoader.load(path: fleet.absolutePath(written.value), displayName: name)
+    // Each layer's file is read once, however many watches it is under.
+    var layers: [String: LoadedLayer] = [:]
+    for layer in fleet.layers where layers[layer.manifest.value] == nil {
+      let name = fleet.displayPath(layer.manifest.value)
+      let loaded = ManifestLoader.load(path: fleet.absolutePath(layer.manifest.value), displayName: name, resolvesReferences: false)
       sources[name] = loaded.source
       guard let manifest = loaded.manifest else {
-        throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: loaded.diagnostics, subject: "the defaults \(name) (under every watch)"),
+        let under = layer.select.isEmpty ? "every watch" : "the watches it selects"
+        let subject = fleet.defaults != nil ? "the defaults \(name)" : "the layer \(name)"
+        throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: loaded.diagnostics, subject: "\(subject) (under \(under))"),
                                sources: sources)
       }
-      defaults = (manifest, loaded.diagnostics, name)
+      layers[layer.manifest.value] = LoadedLayer(manifest: manifest, warnings: loaded.diagnostics, name: name)
     }
     let chosen = fleet.watches.filter { selection.isEmpty || selection.contains($0.name.value) }
-    let members = chosen.map { watch in member(watch, in: fleet, defaults: defaults, sources: sources) }
-    return LoadedFleet(fleet: fleet, members: members, warnings: read.diagnostics, defaults: defaults?.manifest)
+    let members = chosen.map { watch in
+      member(watch, in: fleet, layers: fleet.layers(for: watch).compactMap { layers[$0.manifest.value] }, sources: sources)
+    }
+    return LoadedFleet(fleet: fleet, members: members, warnings: read.diagnostics,
+                       defaults: fleet.defaults.flatMap { layers[$0.value]?.manifest })
   }
 
-  private static func member(_ watch: FleetWatch, in fleet: FleetFile,
-                             defaults: (manifest: Manifest, warnings: [Diagnostic], name: String)?,
+  /// A layer's manifest as read, with its warnings and its name in diagnostics.
+  struct LoadedLayer {
+    var manifest: Manifest
+    var warnings: [Diagnostic]
+    var name: String
+  }
+
+  private static func member(_ watch: FleetWatch, in fleet: FleetFile, layers: [LoadedLayer],
                              sources: [String: [UInt8]]) -> FleetMember {
     var sources = sources
-    var files: [String] = []
+    // Display names, the top first: its own manifest, then its layers from the last.
+    var files: [String] = layers.reversed().map(\.name)
     var own: (manifest: Manifest, warnings: [Diagnostic], bytes: [UInt8], path: String)?
     if let written = watch.manifest {
       let name = fleet.displayPath(written.value)
       let path = fleet.absolutePath(written.value)
-      let loaded = ManifestLoader.load(path: path, displayName: name)
+      let loaded = ManifestLoader.load(path: path, displayName: name, resolvesReferences: false)
       sources[name] = loaded.source
-      files.append(name)
+      files.insert(name, at: 0)
       guard let manifest = loaded.manifest else {
         return FleetMember(watch: watch, document: .failure(FleetInputProblem(diagnostics: loaded.diagnostics, subject: name)),
-                           sources: sources, manifestFiles: files + (defaults.map { [$0.name] } ?? []))
+                           sources: sources, manifestFiles: files)
       }
       own = (manifest, loaded.diagnostics, loaded.source ?? [], path)
     }
-    if let defaults { files.append(defaults.name) }
-    let merged = ManifestMerge.merge(defaults: defaults?.manifest, own: own?.manifest)
+    let merged = ManifestMerge.merge(layers.map(\.manifest) + (own.map { [$0.manifest] } ?? []))
     var warnings = own?.warnings ?? []
-    if let defaults {
-      let kept = ManifestMerge.surviving(defaults.manifest, in: merged)
-      warnings += defaults.warnings.filter { ManifestMerge.field($0.field, isUnder: kept) }
+    for layer in layers {
+      let kept = ManifestMerge.surviving(layer.manifest, in: merged.manifest)
+      warnings += layer.warnings.filter { ManifestMerge.field($0.field, isUnder: kept) }
     }
-    // The bytes of both files, its own first (positions in its own file still find their lines),
-    // so anything keyed by the bytes (a monitor's heal budget) sees an edit of either.
-    let bytes = (own?.bytes ?? []) + (defaults.flatMap { sources[$0.name] ?? [] } ?? [])
-    let document = ManifestDocument(manifest: merged, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
+    if merged.diagnostics.hasErrors {
+      return FleetMember(watch: watch, document: .failure(FleetInputProblem(diagnostics: merged.diagnostics + warnings,
+                                                                            subject: "the merged manifest of \(watch.name.value)")),
+                         sources: sources, manifestFiles: files)
+    }
+    warnings += merged.diagnostics
+    // The bytes of every file, its own first (positions in its own file still find their lines),
+    // so anything keyed by the bytes (a monitor's heal budget) sees an edit of any of them.
+    let bytes = (own?.bytes ?? []) + layers.reversed().flatMap { sources[$0.name] ?? [] }
+    let document = ManifestDocument(manifest: merged.manifest, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
     return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files)
   }
 }

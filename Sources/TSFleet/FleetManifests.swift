@@ -5,7 +5,7 @@ import TSManifest
 import TSModel
 
 /// The merged manifest of each watch of one fleet file, as `FleetLoader` reads it, read again
-/// only when a file it comes from changed: the fleet file, its defaults, or the watch's own
+/// only when a file it comes from changed: the fleet file, a layer, or the watch's own
 /// manifest (each compared by `FileIdentity`, taken before the file is read, so a change made
 /// while it is read is seen at the next call). Thread-safe; one is shared by every monitor of a
 /// `monitor --fleet`, each asking at every check.
@@ -29,12 +29,13 @@ public final class FleetManifests: @unchecked Sendable {
   private struct Snapshot {
     var fleetFile: FileIdentity
     var file: FleetFile
-    var defaults: FileIdentity?
+    /// The identities of the layers' files, in `file.layers` order.
+    var layers: [FileIdentity?]
     var members: [String: (own: FileIdentity?, member: FleetMember)]
 
-    /// Whether the fleet file and its defaults are still the files loaded.
+    /// Whether the fleet file and its layers are still the files loaded.
     func isCurrent(_ fleetFile: FileIdentity?) -> Bool {
-      fleetFile == self.fleetFile && file.defaults.map { FileIdentity(file.absolutePath($0.value)) } ?? nil == defaults
+      fleetFile == self.fleetFile && FleetManifests.identities(of: file) == layers
     }
   }
 
@@ -49,7 +50,7 @@ public final class FleetManifests: @unchecked Sendable {
 
   /// The member `name` as `FleetLoader.load(path:displayName:selection:registry:environment:)`
   /// with `selection: [name]` would read it now.
-  /// - Throws: `FleetLoadFailure` when the fleet file (or, for this watch, its defaults or its
+  /// - Throws: `FleetLoadFailure` when the fleet file (or, for this watch, a layer or its
   ///   own manifest) cannot be used, or no longer has the watch.
   public func member(_ name: String) throws(FleetLoadFailure) -> FleetMember? {
     lock.lock()
@@ -64,22 +65,27 @@ public final class FleetManifests: @unchecked Sendable {
       self.fleet?.members[name] = (own, member)
       return member
     }
-    // The fleet file or the defaults changed (or nothing is kept): every watch read again, the
+    // The fleet file or a layer changed (or nothing is kept): every watch read again, the
     // identities of its files taken first (from the fleet file as it reads now).
     self.fleet = nil
     let before = FleetFileReader.read(path: path, displayName: displayName, registry: registry, environment: environment).fleet
-    let defaults = before?.defaults.map { FileIdentity(before!.absolutePath($0.value)) } ?? nil
+    let layers = before.map(Self.identities) ?? []
     var owns: [String: FileIdentity?] = [:]
     for watch in before?.watches ?? [] { owns[watch.name.value] = watch.manifest.map { FileIdentity(before!.absolutePath($0.value)) } ?? nil }
     let loaded = try FleetLoader.load(path: path, displayName: displayName, registry: registry, environment: environment)
     var members: [String: (own: FileIdentity?, member: FleetMember)] = [:]
     for member in loaded.members { members[member.name] = (owns[member.name] ?? nil, member) }
-    // Kept when the fleet file was a file, and the defaults read are the ones identified.
-    if let fleetFile, loaded.fleet.defaults?.value == before?.defaults?.value {
-      fleet = Snapshot(fleetFile: fleetFile, file: loaded.fleet, defaults: defaults, members: members)
+    // Kept when the fleet file was a file, and the layers read are the ones identified.
+    if let fleetFile, loaded.fleet.layers.map(\.manifest.value) == before?.layers.map(\.manifest.value) {
+      fleet = Snapshot(fleetFile: fleetFile, file: loaded.fleet, layers: layers, members: members)
     }
     guard let kept = members[name] else { return try reload(name) }
     return kept.member
+  }
+
+  /// The identities of the files of `fleet`'s layers, in order.
+  static func identities(of fleet: FleetFile) -> [FileIdentity?] {
+    fleet.layers.map { FileIdentity(fleet.absolutePath($0.manifest.value)) }
   }
 
   /// `name` loaded as a selection of one (a name the fleet file does not have is refused as

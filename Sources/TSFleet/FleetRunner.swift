@@ -84,6 +84,12 @@ public struct FleetRunner: Sendable {
     case .success(let document):
       do throws(EngineError) {
         let watch = try await engine.open(member.device, mayCreate: false)
+        // Its layers were chosen by the profile the fleet file declares: another platform's watch
+        // gets nothing planned for it (a plan of the wrong layers would not be this watch's).
+        if let problem = Self.profileMismatch(member, watch.capabilities.profile) {
+          await watch.close()
+          return FleetResult(member: member, outcome: .failure(.input(problem)), elapsed: clock.now - start)
+        }
         do throws(EngineError) {
           let value = try await operation(member, document, watch)
           await watch.close()
@@ -97,6 +103,16 @@ public struct FleetRunner: Sendable {
       }
     }
     return FleetResult(member: member, outcome: outcome, elapsed: clock.now - start)
+  }
+}
+
+extension FleetRunner {
+  /// The error when `member` declares a profile other than `actual`, the opened watch's.
+  static func profileMismatch(_ member: FleetMember, _ actual: String) -> FleetInputProblem? {
+    guard let declared = member.watch.profile, declared.value != actual else { return nil }
+    return FleetInputProblem(diagnostics: [.error(at: declared.position, field: "watches.\(member.name).profile",
+      "the fleet file declares profile \(declared.value), but the watch is \(actual); its layers are chosen by profile, so nothing was planned or written; write profile: \(actual)")],
+      subject: declared.position.file)
   }
 }
 

@@ -18,6 +18,11 @@ public struct Manifest: Hashable, Sendable {
   public var contacts: Located<[ManifestContact]>?
   /// Emergency contacts and SOS; `nil` when absent (unmanaged).
   public var emergency: ManifestEmergency?
+  /// The list entries this manifest removes by name (`- {name: Lunch, remove: true}`), in the
+  /// order written. They are not in the lists above: in a manifest of its own a removed entry is
+  /// simply not wanted (each list is authoritative); in a fleet it also drops the entry of that
+  /// name a layer under it gives (docs/fleet.md "The merge rule").
+  public var removals: [ManifestRemoval] = []
 
   /// A manifest read from `file`; every section defaults to `nil` (unmanaged).
   public init(file: String, version: Int = 1, reminders: ManifestReminders? = nil,
@@ -121,6 +126,12 @@ public struct ManifestContact: Hashable, Sendable {
   public var shortName: String
   /// Whether `short_name` was written in the manifest (else derived).
   public var shortNameIsExplicit: Bool
+  /// For an emergency contact written as a reference (`- {contact: Ward A desk}`), the name it
+  /// refers to, where it is written. Once resolved (`ContactReferences.resolve`), `name`,
+  /// `phone` and `shortName` are those of the contact of that name declared under `contacts:`
+  /// (with that declaration's positions); before, `name` is the name referred to and `phone` is
+  /// empty. `nil` for a contact written out.
+  public var reference: Located<String>?
 
   /// A contact already normalised (name cut, phone stripped, short name derived or explicit).
   public init(position: SourcePosition, path: String, name: Located<String>, phone: Located<String>,
@@ -148,5 +159,33 @@ public struct ManifestEmergency: Hashable, Sendable {
     self.position = position
     self.isSosOn = isSosOn
     self.contacts = contacts
+  }
+}
+
+/// An entry a manifest removes by name from one of its lists (`- {name: Lunch, remove: true}`
+/// under `reminders.custom`, `contacts` or `emergency.contacts`).
+public struct ManifestRemoval: Hashable, Sendable {
+  /// The lists an entry can be removed from, by their field paths.
+  public enum List: String, Hashable, Sendable, CaseIterable {
+    /// `contacts`.
+    case contacts = "contacts"
+    /// `emergency.contacts`.
+    case emergencyContacts = "emergency.contacts"
+    /// `reminders.custom`.
+    case customReminders = "reminders.custom"
+  }
+
+  /// The list it is written in.
+  public var list: List
+  /// The name of the entry removed, where it is written.
+  public var name: Located<String>
+  /// Field path of the item, e.g. `contacts[2]`.
+  public var path: String
+
+  /// The removal of `name` from `list`, written as the item `path`.
+  public init(list: List, name: Located<String>, path: String) {
+    self.list = list
+    self.name = name
+    self.path = path
   }
 }

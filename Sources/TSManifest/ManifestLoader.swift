@@ -31,7 +31,13 @@ public enum ManifestLoader {
   /// Contact lists of the plain shape are read from libyaml's events without building their
   /// nodes (`ContactListCapture.swift`); `capturesContactLists: false` reads every list through
   /// the tree, the reference the fast path is checked against (same manifest, same diagnostics).
-  public static func load(bytes: [UInt8], file: String, capturesContactLists: Bool = true) -> ManifestLoadResult {
+  ///
+  /// Emergency contacts written as references (`- {contact: NAME}`) are resolved against the
+  /// file's own `contacts:` (`ContactReferences`); with `resolvesReferences: false` they are left
+  /// for the fleet merge, which resolves them against every layer of a watch (`fmt` and a fleet's
+  /// files, whose references may name a contact another file declares).
+  public static func load(bytes: [UInt8], file: String, capturesContactLists: Bool = true,
+                          resolvesReferences: Bool = true) -> ManifestLoadResult {
     // Captured contact lists are decoded as the reader hands their items over.
     let contactLists = capturesContactLists ? ContactListDecoder(file: file) : nil
     let read = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: capturesContactLists,
@@ -46,6 +52,10 @@ public enum ManifestLoader {
       // read as an empty value, which the decoder would report again as "found nothing (null)".
       let yamlErrors = Set(read.diagnostics.filter { $0.severity == .error }.compactMap(\.position))
       diagnostics += decoder.context.diagnostics.filter { $0.position.map { !yamlErrors.contains($0) } ?? true }
+      if resolvesReferences, var resolved = manifest {
+        diagnostics += ContactReferences.resolve(&resolved, declared: resolved.contacts?.value ?? [], scope: "under contacts: in this file")
+        manifest = resolved
+      }
     }
     if diagnostics.hasErrors { manifest = nil }
     return ManifestLoadResult(manifest: manifest, diagnostics: diagnostics.sortedByPosition(), source: bytes)
@@ -53,16 +63,16 @@ public enum ManifestLoader {
 
   /// Reads the file at `path` and loads it, naming it `displayName` in positions (the path as
   /// the user wrote it); `load(_:)` with `ManifestSource.file`.
-  public static func load(path: String, displayName: String) -> ManifestLoadResult {
-    load(.file(path: path, displayName: displayName))
+  public static func load(path: String, displayName: String, resolvesReferences: Bool = true) -> ManifestLoadResult {
+    load(.file(path: path, displayName: displayName), resolvesReferences: resolvesReferences)
   }
 
   /// Reads `source` (bounded: `ManifestSource.read`) and loads it. An input that cannot be read
   /// (missing, a directory, a device, a named pipe without a writer, over 1 MiB…) is one error
   /// diagnostic (`ManifestReadError.diagnostic`), and nothing further is read.
-  public static func load(_ source: ManifestSource) -> ManifestLoadResult {
+  public static func load(_ source: ManifestSource, resolvesReferences: Bool = true) -> ManifestLoadResult {
     switch source.read() {
-    case .success(let bytes): load(bytes: bytes, file: source.displayName)
+    case .success(let bytes): load(bytes: bytes, file: source.displayName, resolvesReferences: resolvesReferences)
     case .failure(let problem): ManifestLoadResult(manifest: nil, diagnostics: [problem.diagnostic])
     }
   }

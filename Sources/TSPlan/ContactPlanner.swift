@@ -7,14 +7,20 @@ import TSManifest
 /// platform stores it (docs/platforms.md "Contacts"). The watch list is compared as a multiset
 /// (`ContactDiff`); when equal there is no change. Capacity and byte limits
 /// (`ContactCapabilities`, docs/platforms.md "Contacts") are errors: a phone number is never cut.
+/// On a watch that stores no regular contacts (`npk`) an empty list plans nothing and any other
+/// is an error.
 enum ContactPlanner {
   static func plan(_ contacts: Located<[ManifestContact]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
     var part = PlanPart()
     let limits = capabilities.contacts
     let watch = "the watch (profile \(capabilities.profile))"
     guard limits.maxContacts > 0 else {
-      part.diagnostics.append(.error(at: contacts.position, field: "contacts",
-        "\(watch) does not store regular contacts; remove the `contacts` section"))
+      // `contacts: []` asks for no contacts, which such a watch holds: nothing to change (a
+      // fleet's layer for these watches drops the inherited list that way).
+      if !contacts.value.isEmpty {
+        part.diagnostics.append(.error(at: contacts.position, field: "contacts",
+          "\(watch) does not store regular contacts; remove the `contacts` section (in a fleet, a layer for these watches can write contacts: [])"))
+      }
       return part
     }
     part.diagnostics = checks(contacts, maxCount: limits.maxContacts, field: "contacts", capabilities: capabilities)

@@ -20,6 +20,13 @@ enum EmergencyPlanner {
     let before = state.emergency ?? EmergencyContacts(contacts: [], isSosOn: false)
     var after = before
     if let contacts = emergency.contacts {
+      // A reference is resolved when its manifest is read or merged; one that was not has no
+      // phone, and nothing is planned from it.
+      for contact in contacts.value where contact.reference != nil && contact.phone.value.isEmpty {
+        part.diagnostics.append(.error(at: contact.position, field: contact.path,
+          "refers to the contact \"\(contact.name.value)\", which was not resolved to a declared contact; nothing is planned from it"))
+      }
+      guard part.diagnostics.isEmpty else { return part }
       part.diagnostics = ContactPlanner.checks(contacts, maxCount: limits.maxEmergencyContacts,
                                                     field: "emergency.contacts", capabilities: capabilities)
       after.contacts = ContactPlanner.storedContacts(contacts.value, watch: before.contacts, capabilities: capabilities)

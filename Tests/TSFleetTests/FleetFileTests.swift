@@ -62,7 +62,7 @@ import TSModel
       watches:
         room-12: {device: "sim:a.json", manifests: residents/a.yaml}
 
-      """, errors: ["fleet.yaml:2:3: error: watches.room-12: manifest is required when the fleet has no defaults (e.g. manifest: residents/room-12.yaml)",
+      """, errors: ["fleet.yaml:2:3: error: watches.room-12: manifest is required when the fleet has no defaults or layers (e.g. manifest: residents/room-12.yaml)",
                     "fleet.yaml:2:35: error: watches.room-12.manifests: unknown key \"manifests\"; did you mean \"manifest\"?"]),
     Case(name: "a watch without a device", fleet: """
       watches:
@@ -97,6 +97,47 @@ import TSModel
                     "fleet.yaml:3:21: error: watches.room-14.device: unknown device 'sim:': expected sim:PATH, the path of a simulated watch's state file, with the part after 'sim:' (e.g. sim:.tsapply/device.json)"]),
     Case(name: "another version", fleet: "version: 2\nwatches:\n  room-12: {device: \"sim:a.json\", manifest: residents/a.yaml}\n",
          errors: ["fleet.yaml:1:10: error: version: expected the fleet file format version 1"]),
+    Case(name: "defaults and layers both", fleet: """
+      defaults: wards/ward-a.yaml
+      layers:
+        - manifest: wards/ward-a.yaml
+      watches:
+        room-12: {device: "sim:a.json"}
+
+      """, errors: ["fleet.yaml:2:1: error: layers: a fleet file has defaults: or layers:, not both; defaults: FILE is the same as layers: [{manifest: FILE}], so move it into layers: as the first entry"]),
+    Case(name: "a layer without a manifest, and one that is not there", fleet: """
+      layers:
+        - select: {ward: A}
+        - manifest: wards/ward-b.yaml
+      watches:
+        room-12: {device: "sim:a.json", labels: {ward: A}}
+
+      """, errors: ["fleet.yaml:2:5: error: layers[0]: manifest is required (e.g. manifest: wards/common.yaml)",
+                    "fleet.yaml:3:15: error: layers[1].manifest: cannot read wards/ward-b.yaml: no such file or directory"]),
+    Case(name: "an unknown profile, on a watch and in a selector", fleet: """
+      layers:
+        - {manifest: wards/ward-a.yaml, select: {profile: [fit, fww]}}
+      watches:
+        room-12: {device: "sim:a.json", profile: npx}
+
+      """, errors: ["fleet.yaml:2:59: error: layers[0].select.profile: unknown profile \"fww\"; expected one of default, npk, fit, fit-basic, fw; did you mean \"fw\"?",
+                    "fleet.yaml:4:44: error: watches.room-12.profile: unknown profile \"npx\"; expected one of default, npk, fit, fit-basic, fw; did you mean \"npk\"?"]),
+    Case(name: "profile written as a label", fleet: """
+      layers:
+        - manifest: wards/ward-a.yaml
+      watches:
+        room-12: {device: "sim:a.json", labels: {profile: fw}}
+
+      """, errors: ["fleet.yaml:4:44: error: watches.room-12.labels.profile: profile is the watch's platform, a built-in label; write it beside device (profile: fw), not under labels"]),
+    Case(name: "a layer chosen by profile over a watch that declares none", fleet: """
+      layers:
+        - manifest: wards/ward-a.yaml
+        - {manifest: wards/ward-a.yaml, select: {profile: fw}}
+      watches:
+        room-12: {device: "sim:a.json", profile: fw}
+        room-14: {device: "sim:b.json"}
+
+      """, errors: ["fleet.yaml:6:3: error: watches.room-14.profile: the layer wards/ward-a.yaml (line 3) is chosen by profile, and this watch declares none; write its platform beside device (profile: default | npk | fit | fit-basic | fw)"]),
     Case(name: "no watches", fleet: "version: 1\n", errors: ["fleet.yaml:1:1: error: watches: a fleet file needs watches: (each with a device and a manifest)"]),
     Case(name: "an empty file", fleet: "# nothing\n", errors: ["fleet.yaml:1:1: error: the fleet file is empty; it needs at least watches:"]),
   ]
@@ -111,6 +152,58 @@ import TSModel
     } catch {
       #expect(error.problem.diagnostics.filter { $0.severity == .error }.map(\.description) == row.errors)
     }
+  }
+
+  @Test func aSelectorOfALabelNoWatchHasIsAWarningWithTheLabelMeant() throws {
+    let space = try Self.space()
+    try space.write("fleet.yaml", """
+      layers:
+        - {manifest: wards/ward-a.yaml, select: {wrad: A}}
+      watches:
+        room-12: {device: "sim:a.json", labels: {ward: A}}
+
+      """)
+    let loaded = try space.load()
+    #expect(loaded.warnings.map(\.description) == [
+      "fleet.yaml:2:44: warning: layers[0].select.wrad: no watch has the label \"wrad\", so this layer (wards/ward-a.yaml) is under no watch; did you mean \"ward\"?"])
+  }
+
+  /// Each watch gets the layers its labels (and declared profile) select, in the order listed,
+  /// under its own manifest; the section header names them top first.
+  @Test func eachWatchGetsTheLayersItsLabelsSelectInOrder() throws {
+    let space = try Self.space()
+    try space.write("wards/common.yaml", "reminders:\n  drinking: {enabled: true}\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n")
+    try space.write("wards/b.yaml", "reminders:\n  drinking: {enabled: false}\n")
+    try space.write("models/fw.yaml", "reminders:\n  custom: []\n")
+    try space.write("fleet.yaml", """
+      layers:
+        - manifest: wards/common.yaml
+        - {manifest: wards/b.yaml, select: {ward: [B, C]}}
+        - {manifest: models/fw.yaml, select: {profile: fw}}
+      watches:
+        a-fit: {device: "sim:a.json", profile: fit, labels: {ward: A}}
+        b-fw: {device: "sim:b.json", profile: fw, labels: {ward: B}, manifest: residents/b.yaml}
+        c-default: {device: "sim:c.json", profile: default, labels: {ward: C}}
+
+      """)
+    let loaded = try space.load()
+    let byName = Dictionary(uniqueKeysWithValues: loaded.members.map { ($0.name, $0) })
+    #expect(byName["a-fit"]?.manifestFiles == ["wards/common.yaml"])
+    #expect(byName["b-fw"]?.manifestFiles == ["residents/b.yaml", "models/fw.yaml", "wards/b.yaml", "wards/common.yaml"])
+    #expect(byName["c-default"]?.manifestFiles == ["wards/b.yaml", "wards/common.yaml"])
+    func reminders(_ name: String) throws -> ManifestRemindersSummary {
+      let manifest = try #require(try byName[name]?.document.get().manifest)
+      return ManifestRemindersSummary(drinking: manifest.reminders?.drinking?.isEnabled?.value,
+                                      custom: manifest.reminders?.custom?.value.compactMap { $0.name?.value })
+    }
+    #expect(try reminders("a-fit") == ManifestRemindersSummary(drinking: true, custom: ["Lunch"]))
+    #expect(try reminders("b-fw") == ManifestRemindersSummary(drinking: false, custom: []))
+    #expect(try reminders("c-default") == ManifestRemindersSummary(drinking: false, custom: ["Lunch"]))
+  }
+
+  struct ManifestRemindersSummary: Equatable {
+    var drinking: Bool?
+    var custom: [String]?
   }
 
   /// Second spellings of `sim:watches/a.json` (`<DIR>` is the fleet's directory): each is the

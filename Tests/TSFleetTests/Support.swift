@@ -46,8 +46,9 @@ struct FleetSpace {
 }
 
 /// `yaml` read as a manifest named `file`; fails the test when it has errors.
-func manifest(_ yaml: String, file: String) throws -> Manifest {
-  let loaded = ManifestLoader.load(bytes: Array(yaml.utf8), file: file)
+/// With `resolvesReferences: false`, its references are left for a merge (as a fleet's files).
+func manifest(_ yaml: String, file: String, resolvesReferences: Bool = true) throws -> Manifest {
+  let loaded = ManifestLoader.load(bytes: Array(yaml.utf8), file: file, resolvesReferences: resolvesReferences)
   guard let manifest = loaded.manifest else { throw Problems(diagnostics: loaded.diagnostics) }
   return manifest
 }

@@ -25,15 +25,29 @@ extension ManifestDecoder {
     }
     var contacts: [ManifestContact] = []
     contacts.reserveCapacity(items.count)
+    let list: ManifestRemoval.List = path == "contacts" ? .contacts : .emergencyContacts
+    var removed: [ManifestRemoval] = []
+    var removedCount = 0
     for (index, item) in items.enumerated() {
       let itemPath = DecodingContext.item(path, index)
+      if removal(item, list: list, path: itemPath, into: &removed) {
+        removedCount += 1
+        continue
+      }
+      if let reference = contactReference(item, path: itemPath, isEmergency: list == .emergencyContacts) {
+        if let reference { contacts.append(reference) }
+        continue
+      }
       guard let fields = context.mapping(item, path: itemPath, keys: Self.contactKeys) else { continue }
       if let contact = ContactDecoding.contact(TreeContactItem(node: item, fields: fields), path: itemPath, context: &context) {
         contacts.append(contact)
       }
     }
-    DuplicateContactRule.check(contacts, into: &context.diagnostics)
-    return (contacts, items.count)
+    // References are checked once resolved (`ContactReferences`): their phones are not known yet.
+    DuplicateContactRule.check(contacts.filter { $0.reference == nil }, into: &context.diagnostics)
+    checkRemovals(removed, given: contacts.map(\.name.value))
+    removals += removed
+    return (contacts, items.count - removedCount)
   }
 }
 

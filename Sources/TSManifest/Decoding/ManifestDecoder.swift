@@ -12,6 +12,8 @@ struct ManifestDecoder {
   static let currentVersion = 1
 
   var context: DecodingContext
+  /// The entries removed by name, as the lists are read (`Manifest.removals`).
+  var removals: [ManifestRemoval] = []
   /// The contact lists the reader captured, already decoded (`ContactListDecoder`), by the start
   /// of the empty stand-in the tree holds for each; `contactList` picks them up there.
   let decodedContactLists: [CapturedContact.Mark: DecodedContactList]
@@ -47,6 +49,7 @@ struct ManifestDecoder {
          hint: "remove the key to leave emergency contacts and SOS unmanaged, or give sos and contacts under it") {
       manifest.emergency = emergency(node, keyPosition: entry.key.position)
     }
+    manifest.removals = removals
     return manifest
   }
 

@@ -36,8 +36,10 @@ extension ManifestDecoder {
     }
     var reminders: [ManifestReminder] = []
     var aliases: [SourcePosition?] = []
+    var removed: [ManifestRemoval] = []
     for (index, item) in items.enumerated() {
       let path = "reminders.custom[\(index)]"
+      if removal(item, list: .customReminders, path: path, into: &removed) { continue }
       guard let reminder = reminder(item, kind: .custom, path: path) else { continue }
       if reminder.name == nil, case .mapping = item.content, !item.hasKey("name") {
         context.error(item.position, path, "name is required (names identify custom reminders)")
@@ -46,6 +48,8 @@ extension ManifestDecoder {
       aliases.append(item.aliasPosition)
     }
     CustomReminderNameRule.check(Array(zip(reminders, aliases)), into: &context.diagnostics)
+    checkRemovals(removed, given: reminders.compactMap { $0.name?.value })
+    removals += removed
     return reminders
   }
 

@@ -36,7 +36,7 @@ enum FormatRole: Equatable {
     case (.reminder, "at"): .timeList
     case (.reminder, "repeat"): .repeatRule
     case (.reminder, "lunch_break"): .lunchBreak
-    case (.reminder, "enabled"), (.emergency, "sos"): .boolean
+    case (.reminder, "enabled"), (.emergency, "sos"), (.reminder, "remove"), (.contact, "remove"): .boolean
     case (.period, "every"): .duration
     case (.period, _), (.lunchBreak, _): .time
     case (.contact, "phone"): .phone

@@ -33,7 +33,7 @@ public enum ManifestFormatter {
   /// Formats `bytes` (a manifest named `file` in diagnostics). A manifest with errors is not
   /// formatted: `formatted` is `nil` and `diagnostics` says why.
   public static func format(bytes: [UInt8], file: String) -> ManifestFormatResult {
-    let loaded = ManifestLoader.load(bytes: bytes, file: file)
+    let loaded = ManifestLoader.load(bytes: bytes, file: file, resolvesReferences: false)
     let read = YAMLReader.read(bytes: bytes, file: file)
     guard loaded.manifest != nil, let root = read.root else {
       return ManifestFormatResult(formatted: nil, diagnostics: loaded.diagnostics, isChanged: false)
@@ -56,7 +56,7 @@ public enum ManifestFormatter {
     // was 12:00 meant? `every: 2`: minutes, or hours?) would disappear if its scalar were written
     // in canonical form ("20:00", 2m), answering the question silently (and a pre-commit hook
     // would lock the answer in). The scalars of warnings the formatted text lost stay as written.
-    let lost = lostWarnings(loaded.diagnostics, ManifestLoader.load(bytes: output, file: file).diagnostics)
+    let lost = lostWarnings(loaded.diagnostics, ManifestLoader.load(bytes: output, file: file, resolvesReferences: false).diagnostics)
     if output != bytes, !lost.isEmpty {
       output = formatted(keeping: Set(lost.compactMap(\.position)))
     }

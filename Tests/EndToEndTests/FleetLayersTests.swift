@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// examples/fleet/mixed.yaml (docs/fleet.md "Layers and labels"): one watch of each platform
+/// under shared layers, planned and applied with the built binary.
+@Suite struct FleetLayersTests {
+  /// A copy of examples/fleet with its four watches made, each of its declared profile.
+  static func mixedFleet() throws -> URL {
+    let dir = try TSApplyBinary.temporaryDirectory().appendingPathComponent("fleet")
+    try FileManager.default.copyItem(at: TSApplyBinary.packageRoot.appendingPathComponent("examples/fleet"), to: dir)
+    for (room, profile) in [("20", "default"), ("21", "fit"), ("22", "fw"), ("23", "npk")] {
+      let made = try TSApplyBinary.run(["device", "init", "--device", "sim:watches/room-\(room).json", "--profile", profile], in: dir)
+      #expect(made.status == 0, "\(made.stderr)")
+    }
+    return dir
+  }
+
+  /// The plan's text with the temporary directory and the timings taken out.
+  static func normalized(_ text: String, _ dir: URL) -> String {
+    text.replacingOccurrences(of: dir.resolvingSymlinksInPath().path, with: "<DIR>")
+      .replacingOccurrences(of: dir.path, with: "<DIR>")
+      .replacingOccurrences(of: #"\d+\.\ds\n"#, with: "<TIME>\n", options: .regularExpression)
+  }
+
+  @Test func theMixedFleetPlansWithoutErrorsThroughItsLayers() throws {
+    let dir = try Self.mixedFleet()
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml"], in: dir)
+    #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+    expectGolden(Self.normalized(plan.stdout, dir), "fleet-mixed-plan.txt")
+  }
+
+  /// The ward-desk number changed in one line of one file changes it in every watch's contacts
+  /// and emergency contacts (an npk watch has emergency contacts only), shown by the plan and
+  /// written by the apply.
+  @Test func oneEditOfTheDeskNumberReachesBothListsOfEveryWatch() throws {
+    let dir = try Self.mixedFleet()
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "mixed.yaml", "--auto-approve"], in: dir)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    let ward = dir.appendingPathComponent("wards/ward-b.yaml")
+    let text = try String(contentsOf: ward, encoding: .utf8)
+    let edited = text.replacingOccurrences(of: "{name: Ward B desk, phone: \"+1 555 0200\"}", with: "{name: Ward B desk, phone: \"+1 555 0299\"}")
+    #expect(edited != text)
+    try edited.write(to: ward, atomically: true, encoding: .utf8)
+
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 2, "\(plan.stdout)\(plan.stderr)")
+    let sections = plan.stdout.components(separatedBy: "=== ").dropFirst()
+    #expect(sections.count == 4)
+    for section in sections {
+      let name = String(section.prefix(while: { $0 != " " }))
+      let changed = section.components(separatedBy: "\n").filter { $0.contains("\"+15550200\" -> \"+15550299\"") }
+      // contacts and emergency contacts, each once; the npk watch stores emergency contacts only.
+      #expect(changed.count == (name == "room-23" ? 1 : 2), "\(name):\n\(section)")
+    }
+    // Changing an emergency contact needs review or --allow-destroy (docs/apply.md "The safety gate").
+    let again = try TSApplyBinary.run(["apply", "--fleet", "mixed.yaml", "--auto-approve", "--allow-destroy"], in: dir)
+    #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+    for room in ["20", "21", "22", "23"] {
+      let shown = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/room-\(room).json", "--json"], in: dir).stdout
+      #expect(!shown.contains("+15550200"), "room-\(room): \(shown)")
+      let count = shown.components(separatedBy: "+15550299").count - 1
+      #expect(count == (room == "23" ? 1 : 2), "room-\(room): \(shown)")
+    }
+    let settled = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--detailed-exitcode"], in: dir)
+    #expect(settled.status == 0, "\(settled.stdout)")
+  }
+
+  /// A watch whose platform is not the one the fleet file declares gets nothing planned: its
+  /// layers were chosen for another platform.
+  @Test func aWatchOfAnotherProfileThanDeclaredIsRefusedAtTheFleetFileLine() throws {
+    let dir = try Self.mixedFleet()
+    let made = try TSApplyBinary.run(["device", "init", "--device", "sim:watches/room-22.json", "--profile", "default", "--force"], in: dir)
+    #expect(made.status == 0, "\(made.stderr)")
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--watch", "room-22"], in: dir)
+    #expect(plan.status == 1)
+    #expect(plan.stdout.contains("mixed.yaml:27:56: error: watches.room-22.profile: the fleet file declares profile fw, but the watch is default; its layers are chosen by profile, so nothing was planned or written; write profile: default"),
+            "\(plan.stdout)\(plan.stderr)")
+  }
+}

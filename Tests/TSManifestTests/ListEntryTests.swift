@@ -1,0 +1,45 @@
+import Testing
+import TSManifest
+import TSModel
+import TSTestSupport
+
+/// The list items that are not entries of their own (docs/manifest.md "Removing an inherited
+/// entry", "One contact in both lists"): each mistake is an error at its place, with the fix.
+@Suite struct ListEntryTests {
+  static let desk = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
+
+  static let cases: [DiagnosticCase] = [
+    .valid("reminders:\n  custom:\n    - {name: Lunch, remove: true}\n"),
+    .valid(desk + "emergency:\n  sos: true\n  contacts:\n    - {contact: Ward desk}\n"),
+    .valid("contacts:\n  - {name: Night nurse, remove: true}\n  - {name: Ward desk, phone: \"+15550100\"}\n"),
+    DiagnosticCase(marked: "contacts:\n  - {name: Ward desk, remove: true, 1️⃣phone: \"+15550100\"}\n",
+                   field: "contacts[0].phone",
+                   message: "an entry with remove: true holds only its name (it removes the contact of that name); leave out phone"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: Lunch, remove: 1️⃣false}\n", field: "reminders.custom[0].remove",
+                   message: "remove: false removes nothing; leave the key out, or write remove: true"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - 1️⃣{remove: true}\n", field: "reminders.custom[0]",
+                   message: "name is required with remove: true (the name of the entry to remove)"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n    - {name: 1️⃣Lunch, remove: true}\n",
+                   field: "reminders.custom[1]",
+                   message: "\"Lunch\" is also given in this list; keep the entry or its removal, not both"),
+    DiagnosticCase(marked: desk + "  - 1️⃣{contact: Ward desk}\n", field: "contacts[1]",
+                   message: "contact: refers to a contact of this list, so it is written under emergency.contacts; here write name and phone"),
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: Ward desk, 1️⃣phone: \"+15550100\"}\n",
+                   field: "emergency.contacts[0].phone",
+                   message: "a reference (contact: NAME) takes the contact's name, phone and short name from contacts:; leave out phone, or write the contact out without contact:"),
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: 1️⃣Ward dsk}\n", field: "emergency.contacts[0].contact",
+                   message: "refers to the contact \"Ward dsk\", but none of that name is declared under contacts: in this file; declare it under contacts:, or write name and phone here instead of contact:; did you mean \"Ward desk\"?"),
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n    - {contact: 1️⃣Ward desk}\n",
+                   field: "emergency.contacts[1]",
+                   message: "duplicate contact \"Ward desk\": also listed on line 5, column 7 of watch.yaml"),
+  ]
+
+  @Test(arguments: cases)
+  func reports(_ row: DiagnosticCase) { row.check() }
+
+  @Test func aRemovalIsKeptAndTheListHoldsOnlyEntries() throws {
+    let manifest = try #require(load("contacts:\n  - {name: Night nurse, remove: true}\n  - {name: Ward desk, phone: \"+15550100\"}\n").manifest)
+    #expect(manifest.contacts?.value.map(\.name.value) == ["Ward desk"])
+    #expect(manifest.removals.map { "\($0.list.rawValue) \($0.name.value) \($0.path)" } == ["contacts Night nurse contacts[0]"])
+  }
+}
