@@ -449,11 +449,3 @@ public struct BridgeFaults: Hashable, Sendable {
   }
 }
 
-/// A value shared between tasks, read and changed under a lock.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stored: Value
-  init(_ value: Value) { stored = value }
-  var value: Value { lock.withLock { stored } }
-  func update<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&stored) } }
-}

@@ -180,8 +180,8 @@ public final class FleetAgent: @unchecked Sendable {
     let number = (sequence[id] ?? 0) + 1
     sequence[id] = number
     lock.unlock()
-    let payload = message.payload
-    Task { await worker.offer(payload, sequence: number) }
+    let payload = message.payload, retained = message.retained
+    Task { await worker.offer(payload, sequence: number, retained: retained) }
   }
 
   private func connection(_ event: MQTTClient.ConnectionEvent) {
@@ -321,7 +321,7 @@ actor AgentWatch {
   let watch: Watch
   let outlet: AgentOutlet
   let now: @Sendable () -> Date
-  private var newest: (sequence: Int, payload: [UInt8])?
+  private var newest: (sequence: Int, payload: [UInt8], retained: Bool)?
   private var newestSequence = 0
   private var running = false
   private var driftWanted = false
@@ -331,8 +331,13 @@ actor AgentWatch {
   private var attempts = 0
   /// The last watch event handled, kept across restarts (set by `listen()`).
   private var handled: HandledEvents?
-  /// `DesiredDocument.contentRevision` of the document last handled.
+  /// `DesiredDocument.contentRevision` of the document last handled (kept across restarts in
+  /// the status's `content_revision`).
   private var handledContent: String?
+  /// What an earlier attempt at the current revision was writing when it failed (its plan's
+  /// counts), so a retry that finds the watch already matching reports the revision applied:
+  /// the change is on the watch because of that attempt (a lost answer, a write that landed).
+  private var writtenByEarlierAttempt: PlanCounts?
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -350,6 +355,7 @@ actor AgentWatch {
       var seed = kept
       seed.agent = outlet.configuration.agentID
       status = seed
+      handledContent = kept.contentRevision
     }
   }
 
@@ -392,11 +398,12 @@ actor AgentWatch {
   }
 
   /// Takes a desired document delivered as the `sequence`-th for this watch; older ones that
-  /// arrive late are dropped.
-  func offer(_ payload: [UInt8], sequence: Int) {
+  /// arrive late are dropped. `retained`: the broker sent it because the agent subscribed (at
+  /// its start), not because a publisher published it now.
+  func offer(_ payload: [UInt8], sequence: Int, retained: Bool = false) {
     guard sequence > newestSequence else { return }
     newestSequence = sequence
-    newest = (sequence, payload)
+    newest = (sequence, payload, retained)
     kick()
   }
 
@@ -415,7 +422,7 @@ actor AgentWatch {
     while true {
       if !outlet.isStopping, let work = newest {
         newest = nil
-        await handle(work.payload, sequence: work.sequence)
+        await handle(work.payload, sequence: work.sequence, retained: work.retained)
       } else if !outlet.isStopping, driftWanted {
         driftWanted = false
         await checkDrift()
@@ -436,7 +443,7 @@ actor AgentWatch {
 
   // MARK: Desired documents
 
-  private func handle(_ payload: [UInt8], sequence: Int) async {
+  private func handle(_ payload: [UInt8], sequence: Int, retained: Bool) async {
     let topic = FleetTopics.watch(site: site, watch: id, .desired)
     switch DesiredDocument.decode(payload, topic: topic) {
     case .failure(let problem):
@@ -451,8 +458,25 @@ actor AgentWatch {
       // Handled already: the same revision of the same content (a publisher that kept a
       // revision for changed content gets its change applied).
       let content = desired.contentRevision
-      if let status, status.revision == desired.revision, content == handledContent, !status.wantsAnotherApply { return }
-      if status?.revision != desired.revision { attempts = 0 }
+      let handledBefore = status?.revision == desired.revision && content == handledContent
+      // The revision this agent applied before it (re)started, delivered again because it
+      // subscribed: not a request to apply it again. What the wearer changed meanwhile is
+      // drift, reported by a check now, not written over (a publisher that wants the watch
+      // back publishes the revision again: `tsapply apply --fleet`).
+      if retained, handledBefore, let status, status.result == .applied || status.result == .noChanges,
+         status.appliedRevision == desired.revision, document == nil {
+        document = desired
+        self.payload = payload
+        await checkDrift()
+        return
+      }
+      // Delivered again by a publisher: applied again only when the watch drifted or the last
+      // try failed.
+      if let status, handledBefore, !status.wantsAnotherApply { return }
+      if status?.revision != desired.revision {
+        attempts = 0
+        writtenByEarlierAttempt = nil
+      }
       handledContent = content
       document = desired
       self.payload = payload
@@ -462,19 +486,27 @@ actor AgentWatch {
 
   private func apply(_ desired: DesiredDocument, sequence: Int) async {
     let configuration = outlet.configuration
+    let planned = Locked<Plan?>(nil)
     let options = ApplyOptions(approval: .automatic(allowDestroy: desired.allowDestroy), lockTimeout: .seconds(10),
                                command: "tsapply agent \(configuration.agentID) (site \(configuration.site), watch \(id))",
-                               stop: AgentStop(outlet: outlet))
+                               stop: AgentStop(outlet: outlet)) { event in
+      if case .planned(let plan) = event { planned.set(plan) }
+    }
     outlet.count { $0.applies += 1 }
     let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
     let outcome = await Reconcile.apply(document, to: watch, allowDestroy: desired.allowDestroy, options: options)
+    let content = desired.contentRevision
     let result: WatchStatus.Result
     var message = outcome.error?.description ?? ""
     func succeeded(_ plan: Plan) {
-      let counts = plan.counts
-      let applied: WatchStatus.Result = plan.isEmpty ? .noChanges : .applied
-      outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")")
-      finish(revision: desired.revision, result: applied, changes: counts, applied: true)
+      // Matching now because an earlier attempt's writes landed (its answer was lost): applied.
+      let earlier = plan.isEmpty ? writtenByEarlierAttempt : nil
+      writtenByEarlierAttempt = nil
+      let counts = earlier ?? plan.counts
+      let applied: WatchStatus.Result = plan.isEmpty && earlier == nil ? .noChanges : .applied
+      outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
+                 + (earlier == nil ? "" : " by an earlier attempt, confirmed now"))
+      finish(revision: desired.revision, result: applied, changes: counts, applied: true, content: content)
     }
     switch outcome {
     case .noChanges(let plan): return succeeded(plan)
@@ -490,6 +522,10 @@ actor AgentWatch {
     case .failed: result = .failed
     }
     let retry = result == .retrying
+    // An attempt that got as far as its backup may have written: remember what it was writing.
+    if retry, outcome.error?.backupPath != nil, writtenByEarlierAttempt == nil, let plan = planned.value, !plan.isEmpty {
+      writtenByEarlierAttempt = plan.counts
+    }
     let shown = masked(message, sparing: outcome.error?.backupPath)
     let delay = retry ? nextRetryDelay() : nil
     let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
@@ -503,7 +539,7 @@ actor AgentWatch {
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
   /// `message` is masked already (`masked`).
   private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
-                      applied: Bool = false, attempt: Int? = nil, nextRetry: String? = nil) {
+                      applied: Bool = false, content: String? = nil, attempt: Int? = nil, nextRetry: String? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -513,6 +549,7 @@ actor AgentWatch {
     next.changes = changes
     next.attempt = attempt
     next.nextRetry = nextRetry
+    next.contentRevision = content
     if applied {
       next.appliedRevision = revision
       next.lastApplied = time
@@ -541,7 +578,7 @@ actor AgentWatch {
 
   private func retry(_ sequence: Int) {
     guard sequence == newestSequence, newest == nil, status?.result == .retrying else { return }
-    newest = (sequence, payload)
+    newest = (sequence, payload, false)
     kick()
   }
 

@@ -195,11 +195,15 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var attempt: Int?
   /// With `retrying`: when the agent tries again, ISO 8601.
   public var nextRetry: String?
+  /// With `applied` and `no-changes`: the applied document's `DesiredDocument.contentRevision`,
+  /// so an agent that starts again knows the retained document it is handed is the one it
+  /// applied (whatever `revision` the publisher chose).
+  public var contentRevision: String?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
-         nextRetry = "next_retry"
+         nextRetry = "next_retry", contentRevision = "content_revision"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).

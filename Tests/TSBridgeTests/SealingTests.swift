@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TSBridge
+import TSModel
 
 /// The sealing format: every byte is authenticated, a message opens only where it was sealed
 /// for, nonces never repeat, and the replay guard's window and memory.

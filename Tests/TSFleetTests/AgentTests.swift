@@ -20,10 +20,10 @@ import TSTestSupport
     let engine: Engine
     var settings: BrokerSettings { BrokerSettings(address: broker.address) }
 
-    init(watches: [String], latency: SimulationOptions.Latency? = nil) throws {
+    init(watches: [String], latency: SimulationOptions.Latency? = nil, faults: [SimulationOptions.Fault] = []) throws {
       space = try FleetSpace()
       broker = try MosquittoBroker.start(in: space.directory)
-      scheme = MemoryScheme(options: SimulationOptions(latency: latency))
+      scheme = MemoryScheme(options: SimulationOptions(latency: latency, faults: faults))
       engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:default"),
                       environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
       try space.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n")
@@ -350,6 +350,44 @@ import TSTestSupport
     let record = try await site.engine.open("memory:room-1").home.agentStatusPath
     #expect(try FileManager.default.attributesOfItem(atPath: record)[.posixPermissions] as? Int == 0o600)
     await again.stop()
+  }
+
+  /// What the wearer changed while the agent was down is drift, reported when it starts
+  /// again: the retained revision it had applied is not applied again over it. Publishing the
+  /// revision again (`apply --fleet`) is what brings the watch back.
+  @Test func aRestartedAgentReportsTheWearersChangeAsDriftInsteadOfWritingOverIt() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let (events, listener) = try await site.events()
+    let again = try await site.agent("station", ["room-1"])
+    let seen = await events.wait(for: 1, within: 10)
+    #expect(seen.map(\.kind) == [.drift])
+    #expect(try await site.contacts("room-1") == ["A", "B", "C", "Zed"])
+    #expect(again.statistics.applies == 0)
+    for _ in 0..<250 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await again.status(of: "room-1"))?.drift == 1)
+    #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    await listener.close()
+    await again.stop()
+  }
+
+  /// A write whose answer is lost (it landed), retried: the retry finds the watch matching, and
+  /// the revision is reported applied with what the earlier attempt wrote — never "no
+  /// changes" for a rollout that changed the watch. Faults at several calls of the first apply.
+  @Test(arguments: [4, 6, 8, 10])
+  func aRetryThatFindsTheEarlierAttemptsWritesReportsTheRevisionApplied(call: Int) async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.landsThenFails(.timeout), atCall: call)])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied"], "fault at call \(call): \(rows.map(\.verdict))")
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    await agent.stop()
   }
 
   @Test func stoppingWithoutTheBrokerSaysThatTheBrokerMarksItOffline() async throws {

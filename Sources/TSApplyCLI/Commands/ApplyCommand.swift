@@ -376,25 +376,3 @@ package final class Flag: @unchecked Sendable {
   }
 }
 
-/// A value shared between `@Sendable` closures, read and replaced under a lock.
-package final class Locked<Value: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stored: Value
-  package init(_ value: Value) { stored = value }
-  package var value: Value {
-    lock.lock()
-    defer { lock.unlock() }
-    return stored
-  }
-  package func set(_ value: Value) {
-    lock.lock()
-    stored = value
-    lock.unlock()
-  }
-  /// Changes the value in place under the lock (concurrent changes are never lost).
-  package func mutate(_ change: (inout Value) -> Void) {
-    lock.lock()
-    change(&stored)
-    lock.unlock()
-  }
-}
