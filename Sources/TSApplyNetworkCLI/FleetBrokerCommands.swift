@@ -92,9 +92,16 @@ extension FleetSession {
       let unapplied = ["new revision", "no status", "applying", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
       // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
       let published = row.state == "pending" && row.drift == nil
+      // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
+      // changes not all made), as its agent last checked: publishing again converges it.
+      let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
       let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
         : published ? .pending(row.note ?? "published; its agent has not reported on it")
-        : unapplied ? .publish(row.note ?? "its agent has not applied these manifests") : .noChanges
+        : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
+        : unapplied ? .publish(row.note ?? "its agent has not applied these manifests")
+        : differs ? .publish("the watch differs from its applied manifests (\(row.drift ?? 0) changed on the watch, \(row.pending ?? 0) pending, "
+                             + "at its agent's last check); 'tsapply apply --fleet' publishes them again")
+        : .noChanges
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
     let problems = manifestProblems()
@@ -106,16 +113,22 @@ extension FleetSession {
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
   func driftOverBroker(pendingCounts: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
     let rows = try await statusRows(broker).rows
+    // Manifests the watch does not hold yet (a revision not applied: new, being applied,
+    // retrying, refused, failed) are pending changes, as `drift --pending` counts them directly.
+    let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status"]
     let reports = rows.map { row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
+                         .drift(count: row.drift ?? 0, pending: row.pending ?? 0,
+                                hasRecord: row.lastApplied != nil),
                        elapsed: .zero)
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems))
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
-    let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
+    let changed = rows.contains { row in
+      (row.drift ?? 0) > 0 || (pendingCounts && ((row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)))
+    }
     return try finish(report, changed: changed, printed: true)
   }
 

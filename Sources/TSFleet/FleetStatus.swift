@@ -189,8 +189,12 @@ public enum FleetStatus {
           + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
+      // Drift and pending were counted against the revision applied; while another is being
+      // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
+      let measured = ["in sync", "drift", "pending", "offline"].contains(state)
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
-                            lastSeen: status.lastSeen, drift: status.drift, pending: status.pending, agent: agent, note: note)
+                            lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
+                            agent: agent, note: note)
     }
   }
 

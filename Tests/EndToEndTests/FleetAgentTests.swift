@@ -113,6 +113,39 @@ import TSTestSupport
     #expect(row.contains(" pending ") && row.contains(" - "), "\(table)")
   }
 
+  /// Over MQTT, `plan` and `drift` answer from the agents' statuses with the exit codes they
+  /// have without a broker: a watch changed on the watch is a change to plan (publishing again
+  /// converges it) and drift; a revision the agent has not applied is pending.
+  @Test func planAndDriftOverTheBrokerExitWithChangesWhenTheWatchDiffers() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    let clean = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+    // The wearer adds a contact: the agent's listener reports drift.
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Nurse Pat", "+15550177", "--device", "sim:watches/room-12.json"],
+                                  in: dir).status == 0)
+    _ = try Self.waitForStatus("room-12  drift", in: dir)
+    let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
+    #expect(planned.stdout.hasSuffix("2 watches: 1 to publish, 1 with no changes.\n"), "\(planned.stdout)")
+    let drifted = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-12"], in: dir)
+    #expect(drifted.status == 2, "\(drifted.stdout)\(drifted.stderr)")
+    // A manifest edited, not published yet: pending for `drift --pending`, and Drift/Pending
+    // are unknown, not 0, in the status.
+    try "contacts:\n  - {name: Son, phone: \"+15550115\"}\n".write(to: dir.appendingPathComponent("residents/room-14.yaml"),
+                                                                   atomically: true, encoding: .utf8)
+    let pending = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending"], in: dir)
+    #expect(pending.status == 2, "\(pending.stdout)\(pending.stderr)")
+    let table = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout
+    let row = table.split(separator: "\n").first { $0.hasPrefix("room-14 ") }.map(String.init) ?? ""
+    #expect(row.contains("new revision") && row.contains(" -  "), "\(table)")
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
