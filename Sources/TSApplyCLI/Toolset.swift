@@ -1,4 +1,5 @@
 import Foundation
+import TSApply
 import TSDevice
 import TSModel
 
@@ -42,6 +43,9 @@ package protocol FleetCommands: Sendable {
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus
   /// `drift --fleet`.
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus
+  /// `apply PLANFILE` with a fleet's saved plan (`plan --fleet -out`), read from `path`
+  /// (absolute) as named on the command line (`command.file`).
+  func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus
 }
 
 /// Handing a command line to `tsapply-net`, the build with the network libraries.
@@ -121,5 +125,8 @@ package enum NetworkBuild {
     package func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
+    package func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus {
+      throw NetworkBuild.handOver("a fleet's saved plan")
+    }
   }
 }

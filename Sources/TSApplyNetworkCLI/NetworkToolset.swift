@@ -1,4 +1,5 @@
 import TSApplyCLI
+import TSApply
 import TSBridgeClient
 
 extension Toolset {
@@ -14,17 +15,28 @@ extension Toolset {
 /// `plan|apply|drift --fleet` over `FleetSession`.
 struct NetworkFleet: FleetCommands {
   func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
-      .plan(detailedExitCode: command.detailedExitCode, output: command.output)
+    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
+                                context: context)
+      .plan(detailedExitCode: command.detailedExitCode, output: command.output, out: command.out, markdown: command.markdown)
   }
 
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: command.fleet.json, context: context)
+    try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: command.fleet.json,
+                                noColor: command.run.output.noColor, context: context)
       .apply(command.run)
   }
 
+  func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus {
+    var options = command.fleet
+    options.file = CLIWatch.relative(plan.fleetLocation(planPath: path), context)
+    return try await FleetSession.load(options, redact: command.run.output.redact, json: false, noColor: command.run.output.noColor,
+                                       context: context)
+      .applySaved(plan, planFile: command.file, settings: command.run)
+  }
+
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
+    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
+                                context: context)
       .drift(pendingCounts: command.pendingCounts, output: command.output)
   }
 }

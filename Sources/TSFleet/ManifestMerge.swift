@@ -18,11 +18,13 @@ import TSModel
 /// read; merging whole units keeps every rule true (custom names stay unique, an emergency block
 /// keeps its SOS check), so the merged manifest needs no check of its own.
 public enum ManifestMerge {
-  /// `own` over `defaults`. The merged manifest is named after `own` (else `defaults`).
+  /// `own` over `defaults`. The merged manifest is named after both, `residents/room-12.yaml
+  /// over wards/ward-a.yaml` (what a plan says the watch was compared with), else after the one
+  /// there is.
   public static func merge(defaults: Manifest?, own: Manifest?) -> Manifest {
     guard let defaults else { return own ?? Manifest(file: "-") }
     guard let own else { return defaults }
-    var merged = Manifest(file: own.file, version: own.version)
+    var merged = Manifest(file: "\(own.file) over \(defaults.file)", version: own.version)
     merged.reminders = reminders(defaults: defaults.reminders, own: own.reminders)
     merged.contacts = own.contacts ?? defaults.contacts
     merged.emergency = own.emergency ?? defaults.emergency

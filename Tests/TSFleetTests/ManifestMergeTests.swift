@@ -67,7 +67,7 @@ import TSModel
     let merged = ManifestMerge.merge(defaults: try manifest(row.defaults, file: "defaults.yaml"),
                                      own: try manifest(row.own, file: "room.yaml"))
     #expect(try ManifestEncoder.encode(merged) == ManifestEncoder.encode(try manifest(row.merged, file: "expected.yaml")))
-    #expect(merged.file == "room.yaml")
+    #expect(merged.file == "room.yaml over defaults.yaml")
   }
 
   @Test func withoutOwnManifestTheDefaultsAreTheManifest() throws {

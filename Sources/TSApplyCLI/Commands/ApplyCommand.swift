@@ -47,6 +47,9 @@ package struct ApplyCommand: Command {
     // be gone for the manifest read that follows.
     let source = ManifestInput.source(file, context: context)
     if file != "-", source.isRereadable, case .success(let bytes) = source.read() {
+      if let fleetPlan = try SavedFleetPlan.parse(bytes, path: file) {
+        return try await context.toolset.fleet.applySaved(self, plan: fleetPlan, path: context.resolve(file), context: context)
+      }
       if let saved = try SavedPlan.parse(bytes, path: file) {
         return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
       }
