@@ -22,6 +22,9 @@ public struct SavedFleetPlan: Hashable, Codable, Sendable {
   public var fleetPath: String
   /// One part per watch planned, in fleet order (watches that failed to plan have none).
   public var watches: [Part]
+  /// The watches chosen for the plan that could not be planned (their manifests had errors,
+  /// the watch could not be read): applying the plan leaves them alone and says so.
+  public var unplanned: [String]
 
   /// One watch's reviewed plan.
   public struct Part: Hashable, Codable, Sendable {
@@ -49,14 +52,15 @@ public struct SavedFleetPlan: Hashable, Codable, Sendable {
   }
 
   /// A saved fleet plan of the fleet file at `fleetPath` (relative to the plan file's directory).
-  public init(fleetPath: String, watches: [Part]) {
+  public init(fleetPath: String, watches: [Part], unplanned: [String] = []) {
     formatVersion = Self.currentFormatVersion
     self.fleetPath = fleetPath
     self.watches = watches
+    self.unplanned = unplanned
   }
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "tsapply_saved_fleet_plan", fleetPath = "fleet_path", watches
+    case formatVersion = "tsapply_saved_fleet_plan", fleetPath = "fleet_path", watches, unplanned
   }
 
   /// `fleetPath` as a path a process can open, resolved against the directory of the saved

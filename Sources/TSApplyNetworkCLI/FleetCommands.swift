@@ -25,7 +25,9 @@ extension FleetSession {
       // Refused before anything is read or printed: a plan shown and then not saved misleads.
       do { try SavedPlan.checkTarget(context.resolve(out), manifest: fleetPath) } catch { throw CommandFailure(error.description) }
     }
-    let rows = await planned(output: output)
+    var session = self
+    session.announces = !markdown
+    let rows = await session.planned(output: output)
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row))
     if let out { try save(rows.compactMap { row in row.plan.map { (row.row.name, $0) } }, to: out, fleetPath: fleetPath) }
     if markdown {
@@ -50,8 +52,9 @@ extension FleetSession {
       digests[name].map { SavedFleetPlan.Part(name: name, device: $0.0, manifestsDigest: $0.1, plan: plan) }
     }
     let path = context.resolve(out)
+    let planned = Set(parts.map(\.name))
     let saved = SavedFleetPlan(fleetPath: SavedPlan.relativePath(fleetPath, from: (path as NSString).deletingLastPathComponent),
-                               watches: parts)
+                               watches: parts, unplanned: loaded.members.map(\.name).filter { !planned.contains($0) })
     do { try saved.write(to: path) } catch { throw CommandFailure(error.description) }
   }
 
@@ -67,7 +70,15 @@ extension FleetSession {
     var early: [String: FleetWatchReport] = [:]
     var selected: [FleetMember] = []
     for member in loaded.members {
-      guard let part = parts[member.name] else { continue }
+      guard let part = parts[member.name] else {
+        // Chosen for the plan but not planned (it failed then): not touched, and said so.
+        if saved.unplanned.contains(member.name) {
+          early[member.name] = FleetWatchReport(name: member.name, device: member.device,
+                                                verdict: .pending("it could not be planned, so \(planName) has no plan for it; not touched"),
+                                                elapsed: .zero, manifests: member.manifestFiles)
+        }
+        continue
+      }
       if part.device != member.device {
         early[member.name] = failure(.engine(.savedPlanRefused([])), member: member, elapsed: .zero,
                                      message: "its device in \(fleetFile) is now \(member.device), not \(part.device) as when \(planName) was made; nothing was written. \(again)").1

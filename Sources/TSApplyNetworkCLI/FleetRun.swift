@@ -11,7 +11,7 @@ import TSPlan
 /// (watch paths resolve in the fleet file's directory, records stay where they always are),
 /// output sections, progress and advice.
 struct FleetSession: Sendable {
-  let loaded: LoadedFleet
+  var loaded: LoadedFleet
   let options: FleetOptions
   let context: CommandContext
   let redact: Bool
@@ -20,6 +20,9 @@ struct FleetSession: Sendable {
   var noColor = false
   /// With `--redact`, the fingerprints beside masked numbers (`PlanOutputOptions.fingerprints`).
   var fingerprints: PhoneFingerprints?
+  /// Whether a phase is announced (`Planning 4 watches of fleet.yaml...`): not with `--json`
+  /// or `--markdown`, whose output is a document.
+  var announces = true
   /// Ctrl-C, SIGTERM and SIGHUP for the whole run: watches being applied stop between device
   /// calls, and no other watch starts.
   let stop: SharedStop
@@ -55,8 +58,9 @@ struct FleetSession: Sendable {
   func with(members: [FleetMember]) -> FleetSession {
     var subset = loaded
     subset.members = members
-    return FleetSession(loaded: subset, options: options, context: context, redact: redact, json: json, noColor: noColor,
-                        fingerprints: fingerprints, stop: stop)
+    var session = self
+    session.loaded = subset
+    return session
   }
 
   /// The engine for the fleet's watches: `sim:` paths resolve against the fleet file's
@@ -156,7 +160,7 @@ struct FleetSession: Sendable {
     defer { stop.end() }
     // One line as the phase starts (after the signal handlers are in place): what the review
     // at the end is about, and a sign of life in a log.
-    if !json {
+    if !json, announces {
       let count = loaded.members.count
       context.stdout.write("\(verb.prefix(1).uppercased() + verb.dropFirst()) \(counted(count, "watch", "watches")) of \(fleetFile)"
         + (count > options.parallelism ? ", \(options.parallelism) at a time" : "") + "...\n\n")

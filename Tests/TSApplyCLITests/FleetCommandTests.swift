@@ -119,6 +119,22 @@ import TSTestSupport
     #expect(room2.contains("timePoints = [\"12:00\"] -> [\"12:30\"]"), "room-2 was not touched: \(room2)")
   }
 
+  /// `--redact` over a fleet: every output shows each masked number's fingerprint (equal
+  /// numbers, equal fingerprints: the ward desk's on both watches) and no number.
+  @Test(arguments: [[], ["--summary"], ["--markdown"], ["--json"]])
+  func redactedFleetOutputsCarryFingerprintsAndNoNumber(_ form: [String]) async throws {
+    let fleet = try await Fleet()
+    let (_, out, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--redact"] + form)
+    #expect(!out.contains("5550111") && !out.contains("5550100"), "\(out)")
+    let key = try String(contentsOfFile: fleet.directory + "/state/redaction.key", encoding: .utf8)
+    #expect(key.count == 65)
+    if form == ["--json"] {
+      #expect(out.contains("\"phoneNum_fingerprint\" : \""), "\(out)")
+    } else {
+      #expect(out.contains("\"+******00\" ‹") || out.contains("\"+******11\" ‹"), "\(out)")
+    }
+  }
+
   @Test func detailedExitCodeIsTwoWhenAWatchHasChangesAndNoneFailed() async throws {
     let fleet = try await Fleet()
     let (status, _, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--detailed-exitcode"])
