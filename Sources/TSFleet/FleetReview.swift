@@ -117,7 +117,8 @@ extension FleetReport {
     var groups: [FleetGroup] = []
     var index: [String: Int] = [:]
     for row in rows {
-      let key = row.verdict.word + "\u{0}" + body(row, renderer: renderer)
+      // Without a plan, the verdict itself (its counts, its reason) is part of what is equal.
+      let key = (row.plan == nil ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: renderer)
       if let at = index[key] {
         groups[at].rows.append(row)
       } else {

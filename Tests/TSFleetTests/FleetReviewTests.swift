@@ -93,6 +93,19 @@ import TSTestSupport
     #expect(text.hasSuffix("Shown: \(names.count) of 1000 watches (--only \(words)).\n"), "\(text)")
   }
 
+  /// Rows without a plan (a broker's statuses) are grouped only when their verdicts are equal:
+  /// the headline shows the first one's counts or reason for all of them.
+  @Test func rowsWithoutAPlanGroupByTheirWholeVerdict() {
+    let rows = [
+      FleetWatchReport(name: "a", device: "sim:a.json", verdict: .pending("agent a01 offline"), elapsed: .zero),
+      FleetWatchReport(name: "b", device: "sim:b.json", verdict: .pending("agent a02 offline"), elapsed: .zero),
+      FleetWatchReport(name: "c", device: "sim:c.json", verdict: .pending("agent a01 offline"), elapsed: .zero),
+    ]
+    let text = FleetReport(operation: "apply", fleetFile: "fleet.yaml", watches: rows)
+      .review(renderer: Self.renderer, options: FleetReviewOptions(summary: true))
+    #expect(text == "2 watches (a, c): pending: agent a01 offline\nb: pending: agent a02 offline\n\n3 watches: 3 pending.\n", "\(text)")
+  }
+
   @Test(arguments: ["", "failed,", "stale", "changed, bogus"])
   func onlyRefusesUnknownWords(_ words: String) {
     #expect(FleetFilter(words: words) == nil)

@@ -19,7 +19,8 @@ package struct ApplyCommand: Command {
     changes an emergency contact, turns SOS off, deletes a custom reminder, or removes more than a
     third of the contacts) is refused with --auto-approve unless --allow-destroy is also given.
     With a saved plan from 'tsapply plan -out FILE' it applies exactly that plan without asking
-    (it was reviewed), and refuses it when stale.
+    (it was reviewed), and refuses it when stale; a fleet's saved plan ('plan --fleet -out') is
+    applied watch by watch, each watch's part refused when stale and the others applied.
     The watch is locked from the read that plans until verification; a second apply waits up to
     -lock-timeout (default 0s), then refuses. Before the first write the watch's state is backed
     up (mode 0600); 'tsapply restore BACKUP' puts it back.
