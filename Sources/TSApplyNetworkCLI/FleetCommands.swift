@@ -169,9 +169,11 @@ extension FleetSession {
       throw CommandFailure("Apply cancelled while planning: no watch was touched.")
     }
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: planned.map(\.row))
-    // Every watch to be approved is shown (not only those `--only` names).
+    // Every watch to be approved is shown whole (not only those `--only` names, nor only a
+    // summary): the question is about what this shows.
     var review = reviewOptions
     review.only = nil
+    review.summary = false
     context.stdout.write(report.review(renderer: renderer, options: review))
     let approved = Dictionary(planned.compactMap { entry in entry.plan.flatMap { $0.isEmpty ? nil : (entry.row.name, $0) } }) { a, _ in a }
     guard !approved.isEmpty else {

@@ -119,6 +119,26 @@ import TSTestSupport
     #expect(room2.contains("timePoints = [\"12:00\"] -> [\"12:30\"]"), "room-2 was not touched: \(room2)")
   }
 
+  /// A part edited by hand (changes its manifests do not give) is refused, and a watch that
+  /// left the fleet file since the plan is reported, not applied.
+  @Test func anEditedPartAndAWatchThatLeftTheFleetAreRefused() async throws {
+    let fleet = try await Fleet()
+    let (_, _, planErr) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "-out", "fleet.tfplan"])
+    #expect(planErr.isEmpty, "\(planErr)")
+    let path = fleet.directory + "/fleet.tfplan"
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains("\"Daughter\""))
+    try text.replacingOccurrences(of: "\"Daughter\"", with: "\"Stranger\"").write(toFile: path, atomically: true, encoding: .utf8)
+    try fleet.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+    let (status, out, err) = await fleet.run(["apply", "fleet.tfplan"])
+    #expect(status == .failure)
+    #expect(out.contains("does not hold the changes its manifest gives for this watch (was it edited?)"), "\(out)")
+    #expect(out.contains("Error: room-2 is no longer in fleet.yaml; nothing was written."), "\(out)")
+    #expect(err == "Error: 2 of 2 watches failed: room-1, room-2\n", "\(err)")
+    let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"])
+    #expect(!after.contains("Stranger") && after.contains("Daughter"), "nothing was written: \(after)")
+  }
+
   /// `--redact` over a fleet: every output shows each masked number's fingerprint (equal
   /// numbers, equal fingerprints: the ward desk's on both watches) and no number.
   @Test(arguments: [[], ["--summary"], ["--markdown"], ["--json"]])
