@@ -54,7 +54,10 @@ extension FleetSession {
     }
     printer.end()
     let problems = manifestProblems()
-    if !json {
+    // A line per watch for a small fleet; a large one gets the grouped review (`finish`), where
+    // watches with the same result and reason are one line (the revisions are in --json).
+    let small = rows.count <= FleetReviewOptions().tableLimit
+    if !json, small {
       for row in rows {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
@@ -65,8 +68,12 @@ extension FleetSession {
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))
       }
     }
-    let reports = replacing(rows, with: problems)
-    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: reports), changed: false)
+    let report = FleetReport(operation: "apply", fleetFile: fleetFile, watches: replacing(rows, with: problems))
+    if !json, small {
+      context.stdout.write("\n" + report.table())
+      return try finish(report, changed: false, printed: true)
+    }
+    return try finish(report, changed: false)
   }
 
   /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
@@ -112,8 +119,11 @@ extension FleetSession {
     var problems: [String: (text: String, report: FleetWatchReport)] = [:]
     for member in loaded.members {
       guard case .failure(let problem) = member.document else { continue }
-      let (_, report) = failure(.input(problem), member: member, elapsed: .zero)
-      problems[member.name] = (diagnosticsText(problem.diagnostics, member: member), report)
+      var (_, report) = failure(.input(problem), member: member, elapsed: .zero)
+      let text = diagnosticsText(problem.diagnostics, member: member)
+      report.section = text
+      report.manifests = member.manifestFiles
+      problems[member.name] = (text, report)
     }
     return problems
   }
