@@ -26,7 +26,7 @@ package struct ApplyCommand: Command {
     up (mode 0600); 'tsapply restore BACKUP' puts it back.
     """
   package static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
-    + FleetOptions.specs + FleetOptions.applySpecs
+    + FleetOptions.specs + FleetOptions.reviewSpecs + FleetOptions.applySpecs
 
   package var file: String
   package var deviceSpec: String?

@@ -21,7 +21,7 @@ package struct DriftCommand: Command {
     OptionSpec(["--json", "-json"], help: "Print the report as JSON (drift in the plan's change shape)."),
     OptionSpec(["--pending"], help: "Exit 2 also when the manifest has changes not applied yet."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs + FleetOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
   package var file: String
   package var json: Bool

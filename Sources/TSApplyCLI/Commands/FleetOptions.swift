@@ -12,6 +12,10 @@ package struct FleetOptions: Sendable {
     fleetSpec,
     OptionSpec(["--watch", "-watch"], value: "NAME", help: "With --fleet, only the watch NAME (repeatable)."),
     OptionSpec(["--parallelism", "-parallelism"], value: "N", help: "With --fleet, handle at most N watches at once (default 10)."),
+  ]
+
+  /// Options of the commands whose fleet output is a review (`plan`, `apply`, `drift`).
+  package static let reviewSpecs: [OptionSpec] = [
     OptionSpec(["--summary", "-summary"], help: "With --fleet, one line per group of watches with the same outcome, and the totals."),
     OptionSpec(["--only", "-only"], value: "LIST",
                help: "With --fleet, show only watches that are failed, changed, drift or pending (comma-separated)."),

@@ -26,7 +26,7 @@ package struct PlanCommand: Command {
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs + FleetOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
   package var file: String
   package var json: Bool

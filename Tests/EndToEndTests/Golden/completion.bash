@@ -45,7 +45,6 @@ _tsapply() {
     "tsapply status --fleet"|"tsapply status -fleet") _tsapply_files files; return ;;
     "tsapply status --watch"|"tsapply status -watch") COMPREPLY=(); return ;;
     "tsapply status --parallelism"|"tsapply status -parallelism") COMPREPLY=(); return ;;
-    "tsapply status --only"|"tsapply status -only") COMPREPLY=(); return ;;
     "tsapply status --wait"|"tsapply status -wait") COMPREPLY=(); return ;;
     "tsapply agent --broker") COMPREPLY=(); return ;;
     "tsapply agent --site") COMPREPLY=(); return ;;
@@ -67,7 +66,6 @@ _tsapply() {
     "tsapply monitor --fleet"|"tsapply monitor -fleet") _tsapply_files files; return ;;
     "tsapply monitor --watch"|"tsapply monitor -watch") COMPREPLY=(); return ;;
     "tsapply monitor --parallelism"|"tsapply monitor -parallelism") COMPREPLY=(); return ;;
-    "tsapply monitor --only"|"tsapply monitor -only") COMPREPLY=(); return ;;
     "tsapply restore --lock-timeout"|"tsapply restore -lock-timeout") COMPREPLY=(); return ;;
     "tsapply restore --device") COMPREPLY=(); return ;;
     "tsapply device init --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
@@ -91,9 +89,9 @@ _tsapply() {
       "tsapply plan") _tsapply_words "--json -json --markdown -markdown --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --json -json --wait -wait --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
-      "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --json -json --wait -wait --help -h" ;;
+      "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
-      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
+      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
       "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --help -h" ;;
       "tsapply device") _tsapply_words "--help -h" ;;

@@ -107,8 +107,6 @@ complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show he
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
-complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l summary -o summary -d 'With --fleet, one line per group of watches with the same outcome, and the totals.'
-complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l only -o only -x -d 'With --fleet, show only watches that are failed, changed, drift or pending (comma-separated).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l json -o json -d 'Print the status as JSON.'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the site to settle (no watch applying or retrying, every agent online).'
 complete -c tsapply -n '__tsapply_at \'tsapply status\'' -l help -s h -d 'Show help information.'
@@ -143,8 +141,6 @@ complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
-complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l summary -o summary -d 'With --fleet, one line per group of watches with the same outcome, and the totals.'
-complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l only -o only -x -d 'With --fleet, show only watches that are failed, changed, drift or pending (comma-separated).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l help -s h -d 'Show help information.'
 
 # tsapply show
