@@ -132,14 +132,16 @@ extension FleetSession {
   func drift(pendingCounts: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
     if let broker { return try await driftOverBroker(pendingCounts: pendingCounts, broker: broker) }
     let color = context.useColor(noColorFlag: output.noColor)
-    let redact = self.redact
+    let redact = self.redact, fingerprints = self.fingerprints
     let rows = await run(verb: "reading", { _, document, watch throws(EngineError) in
       try await watch.drift(document)
     }) { result in
       switch result.outcome {
       case .success(let found):
-        let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact)
-        let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact)
+        let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact,
+                                      fingerprints: fingerprints)
+        let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact,
+                                          fingerprints: fingerprints)
         let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.pending.resourceChanges.count, hasRecord: found.hasRecord)
         return (text, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
                                        elapsed: result.elapsed, details: ["drift": .object(object)]))

@@ -54,10 +54,12 @@ package struct DriftCommand: Command {
       throw CommandFailure("the manifest does not fit the watch")
     }
     let found = try result.get()
+    let fingerprints = output.fingerprints(context)
     context.stdout.write(json
-      ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact)
+      ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact,
+                           fingerprints: fingerprints)
       : DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord,
-                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact))
+                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints))
     let drifted = !found.drift.isEmpty || (pendingCounts && !found.pending.isEmpty)
     return drifted ? .changesPresent : .success
   }
