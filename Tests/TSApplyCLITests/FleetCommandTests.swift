@@ -106,6 +106,11 @@ import TSTestSupport
     #expect(planOut.contains("Saved the plans of 2 watches to: fleet.tfplan"), "\(planOut)")
     let mode = try FileManager.default.attributesOfItem(atPath: fleet.directory + "/fleet.tfplan")[.posixPermissions] as? Int
     #expect(mode == 0o600)
+    // `show` reviews the saved plan as `plan --fleet` did.
+    let (showStatus, shown, _) = await fleet.run(["show", "fleet.tfplan", "--redact"])
+    #expect(showStatus == .success)
+    #expect(shown.contains("=== room-1  device sim:watches/room-1.json\n") && shown.contains("(!) Unsafe for an unattended apply"), "\(shown)")
+    #expect(!shown.contains("5550111") && shown.contains("\"+******11\" ‹"), "\(shown)")
     // room-2 changes on the watch itself after the review.
     _ = await fleet.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/room-2.json"])
     let (status, out, err) = await fleet.run(["apply", "fleet.tfplan"])
