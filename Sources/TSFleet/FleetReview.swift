@@ -116,9 +116,11 @@ extension FleetReport {
   static func groups(_ rows: [FleetWatchReport], renderer: HumanPlanRenderer) -> [FleetGroup] {
     var groups: [FleetGroup] = []
     var index: [String: Int] = [:]
+    // Plans are compared unmasked: two numbers masked alike (`+******00`) are not the same change.
+    let plain = HumanPlanRenderer(color: false, redact: false)
     for row in rows {
       // Without a plan, the verdict itself (its counts, its reason) is part of what is equal.
-      let key = (row.plan == nil ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: renderer)
+      let key = (row.plan == nil ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: plain)
       if let at = index[key] {
         groups[at].rows.append(row)
       } else {

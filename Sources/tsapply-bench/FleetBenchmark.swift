@@ -220,7 +220,8 @@ enum FleetBenchmark {
   /// applied (no drift), then the defaults' drinking interval changed from 2h to 3h; `tsapply
   /// plan --fleet` (PATH, default the `tsapply` beside this binary) run as a process, as on a
   /// terminal would show it (`NO_COLOR`): lines printed by default, with `--summary`, with
-  /// `--markdown` (and its characters), and the `--json` report's size.
+  /// `--markdown` (and its characters), the `--json` report's size; then the lines of `apply
+  /// --fleet --auto-approve` making the change.
   static func review(_ arguments: [String]) async throws -> Int32 {
     var arguments = arguments
     var binary = MonitorBenchmark.binary.path
@@ -230,17 +231,17 @@ enum FleetBenchmark {
     }
     guard FileManager.default.isExecutableFile(atPath: binary) else { throw BenchmarkFailure("\(binary) not built (swift build --product tsapply)") }
     let counts = arguments.compactMap(Int.init)
-    print("watches  default lines  --summary lines  --markdown lines (chars)  --json bytes  exit")
+    print("watches  default lines  --summary lines  --markdown lines (chars)  --json bytes  exit  apply --auto-approve lines  exit")
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
       defer { try? FileManager.default.removeItem(atPath: directory) }
       try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
       try seedProcess(directory, drift: false)
       try write(defaults.replacingOccurrences(of: "every: 2h}}", with: "every: 3h}}"), to: directory + "/wards/ward-a.yaml")
-      func plan(_ options: [String]) throws -> (text: String, status: Int32) {
+      func plan(_ options: [String], command: String = "plan") throws -> (text: String, status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["plan", "--fleet", "fleet.yaml"] + options
+        process.arguments = [command, "--fleet", "fleet.yaml"] + options
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state", "NO_COLOR": "1"]) { _, new in new }
         let output = Pipe()
@@ -253,8 +254,9 @@ enum FleetBenchmark {
       }
       func lines(_ text: String) -> Int { text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 }
       let human = try plan([]), summary = try plan(["--summary"]), markdown = try plan(["--markdown"]), json = try plan(["--json"])
-      print(String(format: "%7d  %13d  %15d  %14d (%7d)  %12d  %4d", count, lines(human.text), lines(summary.text), lines(markdown.text),
-                   markdown.text.count, json.text.utf8.count, human.status))
+      let apply = try plan(["--auto-approve"], command: "apply")
+      print(String(format: "%7d  %13d  %15d  %14d (%7d)  %12d  %4d  %18d  %d", count, lines(human.text), lines(summary.text), lines(markdown.text),
+                   markdown.text.count, json.text.utf8.count, human.status, lines(apply.text), apply.status))
       if count == counts.first ?? 10 { print("--- plan --fleet, \(count) watches:\n" + human.text + "---") }
     }
     return 0

@@ -106,6 +106,19 @@ import TSTestSupport
     #expect(text == "2 watches (a, c): pending: agent a01 offline\nb: pending: agent a02 offline\n\n3 watches: 3 pending.\n", "\(text)")
   }
 
+  /// Two different numbers that mask alike (`+******00`) are two groups, not one change, even
+  /// without fingerprints.
+  @Test func numbersMaskedAlikeAreNotGroupedAsOneChange() async throws {
+    let a = try await Self.plan("contacts:\n  - {name: Mom, phone: \"+15550100\"}\n")
+    let b = try await Self.plan("contacts:\n  - {name: Mom, phone: \"+15550200\"}\n")
+    let rows = [("a", a), ("b", b)].map { name, plan in
+      FleetWatchReport(name: name, device: "sim:\(name).json", verdict: .changes(plan.counts), elapsed: .zero, plan: plan)
+    }
+    let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
+    #expect(text.contains("=== a  device sim:a.json\n") && text.contains("=== b  device sim:b.json\n"), "\(text)")
+    #expect(!text.contains("5550100") && !text.contains("5550200"))
+  }
+
   @Test(arguments: ["", "failed,", "stale", "changed, bogus"])
   func onlyRefusesUnknownWords(_ words: String) {
     #expect(FleetFilter(words: words) == nil)
