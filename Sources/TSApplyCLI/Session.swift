@@ -30,16 +30,17 @@ package struct PlanOutputOptions: Sendable {
   /// (`RedactionKey`, created on first use). When it cannot be read or made, a warning on
   /// standard error says why and numbers are masked without fingerprints. `nil` without
   /// `--redact`.
-  package func fingerprints(_ context: CommandContext) -> PhoneFingerprints? {
-    Self.fingerprints(redact: redact, context: context)
+  /// `create`: false for a read-only command (`drift`), which uses the key only if it exists.
+  package func fingerprints(_ context: CommandContext, create: Bool = true) -> PhoneFingerprints? {
+    Self.fingerprints(redact: redact, context: context, create: create)
   }
 
   /// `fingerprints(_:)` for a command that knows only whether it redacts.
-  package static func fingerprints(redact: Bool, context: CommandContext) -> PhoneFingerprints? {
+  package static func fingerprints(redact: Bool, context: CommandContext, create: Bool = true) -> PhoneFingerprints? {
     guard redact else { return nil }
     let root = WatchHome.root(environment: context.environment, currentDirectory: context.currentDirectory)
     do {
-      return try RedactionKey.fingerprints(root: root)
+      return try RedactionKey.fingerprints(root: root, create: create)
     } catch {
       context.stderr.write("Warning: masked phone numbers are shown without fingerprints: cannot use the redaction key: \(error)\n")
       return nil

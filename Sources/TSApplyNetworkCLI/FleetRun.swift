@@ -29,7 +29,8 @@ struct FleetSession: Sendable {
 
   /// Loads `options.file`; prints every problem of the fleet file or its defaults and fails
   /// when there is one (nothing is touched).
-  static func load(_ options: FleetOptions, redact: Bool, json: Bool, noColor: Bool = false,
+  /// `createsKey`: whether `--redact` may create the redaction key (not for read-only `drift`).
+  static func load(_ options: FleetOptions, redact: Bool, json: Bool, noColor: Bool = false, createsKey: Bool = true,
                    context: CommandContext) throws(CommandFailure) -> FleetSession {
     let file = options.file ?? "fleet.yaml"
     do {
@@ -39,7 +40,8 @@ struct FleetSession: Sendable {
         ManifestInput.printDiagnostics(loaded.warnings, sources: [file: []], json: false, redact: redact, context: context)
       }
       return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json, noColor: noColor,
-                          fingerprints: PlanOutputOptions.fingerprints(redact: redact, context: context), stop: stopSignals(context))
+                          fingerprints: PlanOutputOptions.fingerprints(redact: redact, context: context, create: createsKey),
+                          stop: stopSignals(context))
     } catch {
       ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context,
                                      file: file)

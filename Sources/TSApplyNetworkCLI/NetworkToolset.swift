@@ -54,7 +54,7 @@ struct NetworkFleet: FleetCommands {
 
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus {
     try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
-                                context: context)
+                                createsKey: false, context: context)
       .drift(pendingCounts: command.pendingCounts, output: command.output)
   }
 }

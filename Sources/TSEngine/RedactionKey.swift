@@ -17,12 +17,14 @@ public enum RedactionKey {
   public static func path(root: String) -> String { root + "/" + fileName }
 
   /// The fingerprints of this installation: the key read from the state root `root`, created
-  /// there first when there is none.
+  /// there first when there is none and `create` is true (`nil` when there is none and it is
+  /// false: a read-only command such as `drift` writes nothing).
   /// - Throws: `SecureFileError` when the file cannot be read or created, or holds anything but
   ///   64 hex digits (it is never replaced: the fingerprints reviewers compared would change).
-  public static func fingerprints(root: String) throws(SecureFileError) -> PhoneFingerprints {
+  public static func fingerprints(root: String, create: Bool = true) throws(SecureFileError) -> PhoneFingerprints? {
     let path = path(root: root)
     if !SecureFile.exists(path) {
+      guard create else { return nil }
       var generator = SystemRandomNumberGenerator()
       let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
       let text = key.map { String(format: "%02x", $0) }.joined() + "\n"

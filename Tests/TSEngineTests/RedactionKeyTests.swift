@@ -9,14 +9,16 @@ import TSTestSupport
 @Suite struct RedactionKeyTests {
   @Test func createdOnceAndPrivate() throws {
     let root = try TSApplyBinary.temporaryDirectory().path + "/state"
-    let first = try RedactionKey.fingerprints(root: root)
+    #expect(try RedactionKey.fingerprints(root: root, create: false) == nil)
+    #expect(!FileManager.default.fileExists(atPath: RedactionKey.path(root: root)), "a read-only use creates nothing")
+    let first = try #require(try RedactionKey.fingerprints(root: root))
     let path = RedactionKey.path(root: root)
     let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
     #expect(mode == 0o600)
-    let second = try RedactionKey.fingerprints(root: root)
-    #expect(first.fingerprint("+15550100") == second.fingerprint("+15550100"))
+    let second = try RedactionKey.fingerprints(root: root, create: false)
+    #expect(first.fingerprint("+15550100") == second?.fingerprint("+15550100"))
     let other = try RedactionKey.fingerprints(root: try TSApplyBinary.temporaryDirectory().path + "/state")
-    #expect(other.fingerprint("+15550100") != first.fingerprint("+15550100"))
+    #expect(other?.fingerprint("+15550100") != first.fingerprint("+15550100"))
   }
 
   @Test(arguments: ["", "not a key\n", String(repeating: "g", count: 64), String(repeating: "a", count: 62)])

@@ -54,7 +54,8 @@ package struct DriftCommand: Command {
       throw CommandFailure("the manifest does not fit the watch")
     }
     let found = try result.get()
-    let fingerprints = output.fingerprints(context)
+    // Read-only: the redaction key is used when there is one, never created here.
+    let fingerprints = output.fingerprints(context, create: false)
     context.stdout.write(json
       ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact,
                            fingerprints: fingerprints)

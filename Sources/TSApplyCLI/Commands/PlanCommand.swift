@@ -15,7 +15,8 @@ package struct PlanCommand: Command {
     With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something
     would, and 1 on errors. With -out the plan is saved (mode 0600) and 'tsapply apply FILE'
     applies exactly that plan, or refuses if the manifest or the watch changed since; -out never
-    replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing.
+    replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing
+    (but, with --redact, the installation's redaction key the first time).
     With --fleet, -out saves every watch's plan in one file; 'tsapply apply FILE' applies each
     watch's part that is still current and refuses the stale ones. --markdown prints the plan for
     a pull-request comment or $GITHUB_STEP_SUMMARY.
