@@ -92,8 +92,11 @@ extension FleetSession {
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: replacing(reports, with: problems))
+    let changed = detailedExitCode && reports.contains { $0.verdict.hasChanges }
+    // Above 20 watches, the grouped review instead of a row per watch (`status --fleet` has them).
+    guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
-    return try finish(report, changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
+    return try finish(report, changed: changed, printed: true)
   }
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
@@ -107,8 +110,9 @@ extension FleetSession {
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems))
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     let changed = rows.contains { ($0.drift ?? 0) > 0 || (pendingCounts && ($0.pending ?? 0) > 0) }
+    guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
   }
 

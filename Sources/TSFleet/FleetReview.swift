@@ -119,8 +119,10 @@ extension FleetReport {
     // Plans are compared unmasked: two numbers masked alike (`+******00`) are not the same change.
     let plain = HumanPlanRenderer(color: false, redact: false)
     for row in rows {
-      // Without a plan, the verdict itself (its counts, its reason) is part of what is equal.
-      let key = (row.plan == nil ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: plain)
+      // Without a plan, a failure's reason is part of what is equal; other reasons and counts
+      // (an agent's note naming the watch's own revision) are not, or no two would group: the
+      // headline says when they differ.
+      let key = (row.plan == nil && row.verdict.isFailure ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: plain)
       if let at = index[key] {
         groups[at].rows.append(row)
       } else {
@@ -152,13 +154,19 @@ extension FleetReport {
   /// the result when it is not a plan's (`applied: …`, `failed: REASON`), else the result.
   func headline(_ group: FleetGroup, renderer: HumanPlanRenderer) -> String {
     let row = group.rows[0]
+    if row.plan == nil, group.rows.contains(where: { $0.verdict != row.verdict }) {
+      return row.verdict.word + " (their reasons or counts differ: --json has each watch's)"
+    }
     switch row.verdict {
     case .failed(let reason): return "failed: " + ControlCharacters.escaped(reason)
     case .retrying(let reason): return "retrying: " + ControlCharacters.escaped(reason)
     case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)
+    case .publish(let reason): return "to publish: " + ControlCharacters.escaped(reason)
     default: break
     }
-    guard let plan = row.plan else { return row.verdict.word + (row.verdict.hasChanges ? " (\(row.verdict.changesText))" : "") }
+    guard let plan = row.plan else {
+      return row.verdict.word + (row.verdict.hasChanges && row.verdict.changesText != "-" ? " (\(row.verdict.changesText))" : "")
+    }
     let line = renderer.headline(plan)
     if case .applied = row.verdict { return "applied: \(line)" }
     return line

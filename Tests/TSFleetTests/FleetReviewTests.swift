@@ -93,17 +93,28 @@ import TSTestSupport
     #expect(text.hasSuffix("Shown: \(names.count) of 1000 watches (--only \(words)).\n"), "\(text)")
   }
 
-  /// Rows without a plan (a broker's statuses) are grouped only when their verdicts are equal:
-  /// the headline shows the first one's counts or reason for all of them.
-  @Test func rowsWithoutAPlanGroupByTheirWholeVerdict() {
+  /// Rows without a plan (a broker's statuses): failures group only with the same reason;
+  /// others group by result, the headline showing their reason only when it is the same for all.
+  @Test func rowsWithoutAPlanGroupByResultAndFailuresByReason() {
     let rows = [
       FleetWatchReport(name: "a", device: "sim:a.json", verdict: .pending("agent a01 offline"), elapsed: .zero),
       FleetWatchReport(name: "b", device: "sim:b.json", verdict: .pending("agent a02 offline"), elapsed: .zero),
-      FleetWatchReport(name: "c", device: "sim:c.json", verdict: .pending("agent a01 offline"), elapsed: .zero),
+      FleetWatchReport(name: "c", device: "sim:c.json", verdict: .failed("refused: unsafe"), elapsed: .zero),
+      FleetWatchReport(name: "d", device: "sim:d.json", verdict: .failed("invalid"), elapsed: .zero),
+      FleetWatchReport(name: "e", device: "sim:e.json", verdict: .publish("revision 1"), elapsed: .zero),
+      FleetWatchReport(name: "f", device: "sim:f.json", verdict: .publish("revision 1"), elapsed: .zero),
     ]
     let text = FleetReport(operation: "apply", fleetFile: "fleet.yaml", watches: rows)
       .review(renderer: Self.renderer, options: FleetReviewOptions(summary: true))
-    #expect(text == "2 watches (a, c): pending: agent a01 offline\nb: pending: agent a02 offline\n\n3 watches: 3 pending.\n", "\(text)")
+    #expect(text == """
+      c: failed: refused: unsafe
+      d: failed: invalid
+      2 watches (a, b): pending (their reasons or counts differ: --json has each watch's)
+      2 watches (e, f): to publish: revision 1
+
+      6 watches: 2 pending, 2 failed, 2 to publish.
+
+      """, "\(text)")
   }
 
   /// Two different numbers that mask alike (`+******00`) are two groups, not one change, even
