@@ -119,6 +119,8 @@ public struct SavedPlan: Hashable, Codable, Sendable {
     // A file named like a saved plan, or holding the marker key, is read as one: damaged, it is
     // refused as a saved plan, never read as a manifest (which `{}` would be, planning nothing).
     let named = path.hasSuffix(".tfplan")
+    // A fleet's saved plan is read by `SavedFleetPlan.parse`, not refused here.
+    if SavedFleetPlan.isFleetPlan(bytes) { return nil }
     guard let marker = try? JSONDecoder().decode(Marker.self, from: Data(bytes)), marker.isPresent else {
       let text = String(decoding: bytes.prefix(4096), as: UTF8.self)
       guard named || text.contains("\"tsapply_saved_plan\"") else { return nil }
@@ -144,6 +146,13 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   /// the watch's current state: "the manifest watch.yaml changed", "the watch changed"; empty
   /// when it is fresh.
   public func staleness(manifestBytes: [UInt8]?, state: DeviceState) -> [String] {
+    Self.staleness(of: plan, manifestDigest: manifestDigest, manifestBytes: manifestBytes, state: state)
+  }
+
+  /// Why `plan`, made from manifest bytes hashing to `manifestDigest`, is stale against the
+  /// manifest's current bytes (`nil`: unreadable) and the watch's current state; empty when it
+  /// is fresh. What every reviewed plan is checked with (a single watch's, a fleet's part).
+  public static func staleness(of plan: Plan, manifestDigest: String, manifestBytes: [UInt8]?, state: DeviceState) -> [String] {
     var reasons: [String] = []
     if let manifestBytes {
       if SHA256Digest.hex(of: manifestBytes) != manifestDigest { reasons.append("the manifest \(plan.manifestFile) changed") }

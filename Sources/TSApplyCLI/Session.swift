@@ -21,9 +21,30 @@ package struct PlanOutputOptions: Sendable {
     redact = arguments.has("--redact")
   }
 
-  /// The human renderer for `context`.
+  /// The human renderer for `context` (with `--redact`, the installation's fingerprints).
   package func renderer(_ context: CommandContext) -> HumanPlanRenderer {
-    HumanPlanRenderer(color: context.useColor(noColorFlag: noColor), redact: redact)
+    HumanPlanRenderer(color: context.useColor(noColorFlag: noColor), redact: redact, fingerprints: fingerprints(context))
+  }
+
+  /// With `--redact`, the fingerprints shown beside masked numbers: the key in the state root
+  /// (`RedactionKey`, created on first use). When it cannot be read or made, a warning on
+  /// standard error says why and numbers are masked without fingerprints. `nil` without
+  /// `--redact`.
+  /// `create`: false for a read-only command (`drift`), which uses the key only if it exists.
+  package func fingerprints(_ context: CommandContext, create: Bool = true) -> PhoneFingerprints? {
+    Self.fingerprints(redact: redact, context: context, create: create)
+  }
+
+  /// `fingerprints(_:)` for a command that knows only whether it redacts.
+  package static func fingerprints(redact: Bool, context: CommandContext, create: Bool = true) -> PhoneFingerprints? {
+    guard redact else { return nil }
+    let root = WatchHome.root(environment: context.environment, currentDirectory: context.currentDirectory)
+    do {
+      return try RedactionKey.fingerprints(root: root, create: create)
+    } catch {
+      context.stderr.write("Warning: masked phone numbers are shown without fingerprints: cannot use the redaction key: \(error)\n")
+      return nil
+    }
   }
 }
 
@@ -135,7 +156,7 @@ func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, json: B
 
 /// `text` quoted for a POSIX shell when it holds anything but safe characters, so a printed
 /// command can be pasted.
-func shellQuoted(_ text: String) -> String {
+package func shellQuoted(_ text: String) -> String {
   let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+%,")
   guard !text.isEmpty, !text.allSatisfy({ safe.contains($0) }) else { return text.isEmpty ? "''" : text }
   return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"

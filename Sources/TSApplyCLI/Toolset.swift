@@ -1,4 +1,5 @@
 import Foundation
+import TSApply
 import TSDevice
 import TSModel
 
@@ -46,6 +47,12 @@ package protocol FleetCommands: Sendable {
   func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus
   /// `restore --fleet --at TIME`.
   func restore(_ command: RestoreCommand, context: CommandContext) async throws -> ExitStatus
+  /// `apply PLANFILE` with a fleet's saved plan (`plan --fleet -out`), read from `path`
+  /// (absolute) as named on the command line (`command.file`).
+  func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus
+  /// `show PLANFILE` with a fleet's saved plan: its watches' plans as `plan --fleet` reviews them
+  /// (or its JSON report with `json`).
+  func show(_ plan: SavedFleetPlan, json: Bool, output: PlanOutputOptions, context: CommandContext) async throws -> ExitStatus
 }
 
 /// Handing a command line to `tsapply-net`, the build with the network libraries.
@@ -127,5 +134,11 @@ package enum NetworkBuild {
     package func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func restore(_ command: RestoreCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
+    package func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus {
+      throw NetworkBuild.handOver("a fleet's saved plan")
+    }
+    package func show(_ plan: SavedFleetPlan, json: Bool, output: PlanOutputOptions, context: CommandContext) async throws -> ExitStatus {
+      throw NetworkBuild.handOver("a fleet's saved plan")
+    }
   }
 }

@@ -23,7 +23,13 @@ extension FleetSession {
   func applyOverBroker(_ settings: ApplyRun.Settings, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
     if !settings.autoApprove { try confirmPublishing(loaded.members, broker: broker) }
     let rows = try await publish(loaded.members, settings, broker: broker)
-    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
+    let report = FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows)
+    // A small fleet's table after its lines; a large one gets the grouped review (`finish`).
+    if !json, rows.count <= FleetReviewOptions().tableLimit {
+      context.stdout.write("\n" + report.table())
+      return try finish(report, changed: false, printed: true)
+    }
+    return try finish(report, changed: false)
   }
 
   /// Asks once before publishing the desired state of `members` (`note` after the first line);
@@ -69,7 +75,10 @@ extension FleetSession {
     }
     printer.end()
     let problems = manifestProblems()
-    if !json {
+    // A line per watch for a small fleet; a large one gets the grouped review (`finish`), where
+    // watches with the same result and reason are one line (the revisions are in --json).
+    let small = rows.count <= FleetReviewOptions().tableLimit
+    if !json, small {
       for row in rows {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
@@ -106,8 +115,11 @@ extension FleetSession {
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: replacing(reports, with: problems))
+    let changed = detailedExitCode && reports.contains { $0.verdict.hasChanges }
+    // Above 20 watches, the grouped review instead of a row per watch (`status --fleet` has them).
+    guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
-    return try finish(report, changed: detailedExitCode && reports.contains { $0.verdict.hasChanges }, printed: true)
+    return try finish(report, changed: changed, printed: true)
   }
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
@@ -125,10 +137,11 @@ extension FleetSession {
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems))
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     let changed = rows.contains { row in
       (row.drift ?? 0) > 0 || (pendingCounts && ((row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)))
     }
+    guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
+    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
   }
 
@@ -139,8 +152,11 @@ extension FleetSession {
     var problems: [String: (text: String, report: FleetWatchReport)] = [:]
     for member in loaded.members {
       guard case .failure(let problem) = member.document else { continue }
-      let (_, report) = failure(.input(problem), member: member, elapsed: .zero)
-      problems[member.name] = (diagnosticsText(problem.diagnostics, member: member), report)
+      var (_, report) = failure(.input(problem), member: member, elapsed: .zero)
+      let text = diagnosticsText(problem.diagnostics, member: member)
+      report.section = text
+      report.manifests = member.manifestFiles
+      problems[member.name] = (text, report)
     }
     return problems
   }

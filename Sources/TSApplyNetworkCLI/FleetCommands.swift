@@ -10,17 +10,102 @@ import TSPlan
 /// `plan`, `drift` and `apply` with `--fleet`: each watch through the engine, concurrently,
 /// with a section per watch and the summary table (docs/fleet.md "Commands").
 extension FleetSession {
-  /// `tsapply plan --fleet`: every watch planned (read-only, no lock).
-  func plan(detailedExitCode: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
-    if let broker { return try await planOverBroker(detailedExitCode: detailedExitCode, broker: broker) }
-    let rows = await planned(output: output)
-    return try finish(FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row)),
-                      changed: detailedExitCode && rows.contains { $0.row.verdict.hasChanges })
+  /// `tsapply plan --fleet`: every watch planned (read-only, no lock); with `out`, the plans
+  /// saved in one file (`SavedFleetPlan`) for `tsapply apply FILE`; with `markdown`, the report
+  /// as Markdown (`FleetReport.markdown`).
+  func plan(detailedExitCode: Bool, output: PlanOutputOptions, out: String? = nil, markdown: Bool = false) async throws -> ExitStatus {
+    if let broker {
+      if out != nil {
+        throw CommandFailure("-out saves plans made against the watches; the agents of \(fleetFile) plan against theirs, so there is no plan to save")
+      }
+      return try await planOverBroker(detailedExitCode: detailedExitCode, broker: broker)
+    }
+    let fleetPath = context.resolve(fleetFile)
+    if let out {
+      // Refused before anything is read or printed: a plan shown and then not saved misleads.
+      do { try SavedPlan.checkTarget(context.resolve(out), manifest: fleetPath) } catch { throw CommandFailure(error.description) }
+    }
+    var session = self
+    session.announces = !markdown
+    let rows = await session.planned(output: output)
+    let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row))
+    if let out { try save(rows.compactMap { row in row.plan.map { (row.row.name, $0) } }, to: out, fleetPath: fleetPath) }
+    if markdown {
+      context.stdout.write(report.markdown(renderer: HumanPlanRenderer(color: false, redact: redact, fingerprints: fingerprints),
+                                           options: reviewOptions))
+    }
+    let status = try finish(report, changed: detailedExitCode && rows.contains { $0.row.verdict.hasChanges }, printed: markdown)
+    if let out, !json, !markdown {
+      context.stdout.write("\nSaved the plans of \(counted(rows.filter { $0.plan != nil }.count, "watch", "watches")) to: \(out)\n\n"
+        + "To perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
+    }
+    return status
+  }
+
+  /// Writes the plans `plans` (by watch name) as a fleet's saved plan to `out`, each bound to
+  /// its watch's merged manifests.
+  private func save(_ plans: [(String, Plan)], to out: String, fleetPath: String) throws {
+    let digests = Dictionary(loaded.members.compactMap { member in
+      (try? member.document.get()).map { (member.name, (member.device, SHA256Digest.hex(of: $0.bytes))) }
+    }) { first, _ in first }
+    let parts = plans.compactMap { name, plan in
+      digests[name].map { SavedFleetPlan.Part(name: name, device: $0.0, manifestsDigest: $0.1, plan: plan) }
+    }
+    let path = context.resolve(out)
+    let planned = Set(parts.map(\.name))
+    let saved = SavedFleetPlan(fleetPath: SavedPlan.relativePath(fleetPath, from: (path as NSString).deletingLastPathComponent),
+                               watches: parts, unplanned: loaded.members.map(\.name).filter { !planned.contains($0) })
+    do { try saved.write(to: path) } catch { throw CommandFailure(error.description) }
+  }
+
+  /// `tsapply apply PLANFILE` for a fleet's saved plan: each watch's part applied as reviewed
+  /// (no question, no safety gate) after the checks of a saved plan, per watch
+  /// (`Watch.apply(reviewed:…)`): a part whose manifests or watch changed, or whose watch left
+  /// the fleet or moved to another device, is refused and its watch not touched; the others
+  /// are applied. Exit 1 when any part was refused or failed.
+  func applySaved(_ saved: SavedFleetPlan, planFile: String, settings: ApplyRun.Settings) async throws -> ExitStatus {
+    let parts = Dictionary(saved.watches.map { ($0.name, $0) }) { first, _ in first }
+    let planName = (planFile as NSString).lastPathComponent
+    let again = "Plan again: 'tsapply plan --fleet \(shellQuoted(fleetFile)) -out \(shellQuoted(planFile))'"
+    var early: [String: FleetWatchReport] = [:]
+    var selected: [FleetMember] = []
+    for member in loaded.members {
+      guard let part = parts[member.name] else {
+        // Chosen for the plan but not planned (it failed then): not touched, and said so.
+        if saved.unplanned.contains(member.name) {
+          early[member.name] = FleetWatchReport(name: member.name, device: member.device,
+                                                verdict: .pending("it could not be planned, so \(planName) has no plan for it; not touched"),
+                                                elapsed: .zero, manifests: member.manifestFiles)
+        }
+        continue
+      }
+      if part.device != member.device {
+        early[member.name] = failure(.engine(.savedPlanRefused([])), member: member, elapsed: .zero,
+                                     message: "its device in \(fleetFile) is now \(member.device), not \(part.device) as when \(planName) was made; nothing was written. \(again)").1
+      } else if part.plan.isEmpty {
+        early[member.name] = FleetWatchReport(name: member.name, device: member.device, verdict: .noChanges, elapsed: .zero,
+                                              section: "The reviewed plan has no changes for this watch: it was not touched.\n",
+                                              manifests: member.manifestFiles)
+      } else {
+        selected.append(member)
+      }
+    }
+    let gone = saved.watches.filter { part in !loaded.members.contains { $0.name == part.name } }.map { part in
+      FleetWatchReport(name: part.name, device: part.device, verdict: .failed("no longer in \(fleetFile); nothing was written"),
+                       elapsed: .zero, section: "Error: \(part.name) is no longer in \(fleetFile); nothing was written.\n")
+    }
+    let session = self
+    let applied = await with(members: selected).run(verb: "applying", { member, document, watch throws(EngineError) in
+      await session.applyOne(member, document: document, watch: watch, settings: settings, approved: nil,
+                             reviewed: parts[member.name].map { ($0, "\(planName) (watch \(member.name))", again) })
+    }) { result in session.appliedRow(result) }
+    let byName = Dictionary(applied.map { ($0.name, $0) }) { first, _ in first }
+    let rows = loaded.members.compactMap { early[$0.name] ?? byName[$0.name] } + gone
+    return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows), changed: false)
   }
 
   /// Plans every member, printing each section; the plans of those that planned.
   private func planned(output: PlanOutputOptions) async -> [(row: FleetWatchReport, plan: Plan?)] {
-    let renderer = output.renderer(context)
     let plans = Locked<[String: Plan]>([:])
     let rows = await run(verb: "planning", { _, document, watch throws(EngineError) in
       try await watch.plan(document).plan
@@ -28,7 +113,8 @@ extension FleetSession {
       switch result.outcome {
       case .success(let plan):
         plans.mutate { $0[result.member.name] = plan }
-        return (renderer.render(plan), self.row(result, plan: plan, verdict: plan.isEmpty ? .noChanges : .changes(plan.counts)))
+        // The review shows the plan's body, once for every watch with the same one.
+        return ("", self.row(result, plan: plan, verdict: plan.isEmpty ? .noChanges : .changes(plan.counts)))
       case .failure(let failure):
         return self.failure(failure, member: result.member, elapsed: result.elapsed)
       }
@@ -38,7 +124,7 @@ extension FleetSession {
 
   private func row<Outcome>(_ result: FleetResult<Outcome>, plan: Plan, verdict: FleetVerdict) -> FleetWatchReport {
     FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed,
-                     details: ["plan": .object(JSONPlanRenderer.object(plan, redact: redact))])
+                     details: ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))], plan: plan)
   }
 
   /// `tsapply drift --fleet`: drift and pending changes per watch (read-only); exit 2 when a
@@ -46,14 +132,16 @@ extension FleetSession {
   func drift(pendingCounts: Bool, output: PlanOutputOptions) async throws -> ExitStatus {
     if let broker { return try await driftOverBroker(pendingCounts: pendingCounts, broker: broker) }
     let color = context.useColor(noColorFlag: output.noColor)
-    let redact = self.redact
+    let redact = self.redact, fingerprints = self.fingerprints
     let rows = await run(verb: "reading", { _, document, watch throws(EngineError) in
       try await watch.drift(document)
     }) { result in
       switch result.outcome {
       case .success(let found):
-        let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact)
-        let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact)
+        let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact,
+                                      fingerprints: fingerprints)
+        let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact,
+                                          fingerprints: fingerprints)
         let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.pending.resourceChanges.count, hasRecord: found.hasRecord)
         return (text, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
                                        elapsed: result.elapsed, details: ["drift": .object(object)]))
@@ -83,8 +171,11 @@ extension FleetSession {
       return status
     case .approved(let report, let approved):
       let rows = await applied(settings, approved: approved)
-      let merged = report.watches.map { row in rows.first { $0.name == row.name } ?? row }
-      return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: merged), changed: false)
+      let applied = Dictionary(rows.map { ($0.name, $0) }) { first, _ in first }
+      let merged = report.watches.map { applied[$0.name] ?? $0 }
+      context.stdout.write("\n")
+      // The plans were shown before the question: the result without them again.
+      return try finish(FleetReport(operation: "apply", fleetFile: fleetFile, watches: merged), changed: false, bodies: false)
     }
   }
 
@@ -105,7 +196,12 @@ extension FleetSession {
       throw CommandFailure("Apply cancelled while planning: no watch was touched.")
     }
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: planned.map(\.row))
-    context.stdout.write("\n" + report.table())
+    // Every watch to be approved is shown whole (not only those `--only` names, nor only a
+    // summary): the question is about what this shows.
+    var review = reviewOptions
+    review.only = nil
+    review.summary = false
+    context.stdout.write(report.review(renderer: renderer, options: review))
     let approved = Dictionary(planned.compactMap { entry in entry.plan.flatMap { $0.isEmpty ? nil : (entry.row.name, $0) } }) { a, _ in a }
     guard !approved.isEmpty else {
       if report.hasFailures { return .finished(try finish(report, changed: false, printed: true)) }
@@ -138,15 +234,21 @@ extension FleetSession {
     let selected = approved.map { plans in loaded.members.filter { plans[$0.name] != nil } } ?? loaded.members
     return await with(members: selected).run(verb: "applying", { member, document, watch throws(EngineError) in
       await session.applyOne(member, document: document, watch: watch, settings: settings, approved: approved?[member.name])
-    }) { result in
-      switch result.outcome {
+    }) { result in session.appliedRow(result) }
+  }
+
+  /// The section text and report row of one watch's apply.
+  private func appliedRow(_ result: FleetResult<ApplyResult>) -> (String, FleetWatchReport) {
+    let session = self
+    switch result.outcome {
       case .success(let outcome):
-        var details: [String: JSONValue] = ["plan": .object(JSONPlanRenderer.object(outcome.plan, redact: session.redact))]
+        var details: [String: JSONValue] = ["plan": .object(JSONPlanRenderer.object(outcome.plan, redact: session.redact,
+                                                                                  fingerprints: session.fingerprints))]
         guard let failure = outcome.failure else {
           let counts = outcome.plan.counts
           let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(counts)
           return (outcome.log, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
-                                                elapsed: result.elapsed, details: details))
+                                                elapsed: result.elapsed, details: details, plan: outcome.plan))
         }
         var (text, row) = session.failure(.engine(failure.error), member: result.member, elapsed: result.elapsed, message: failure.message)
         text = outcome.log + text
@@ -156,7 +258,6 @@ extension FleetSession {
       case .failure(let failure):
         return session.failure(failure, member: result.member, elapsed: result.elapsed)
       }
-    }
   }
 
   /// What applying one watch printed, and how it ended.
@@ -167,8 +268,10 @@ extension FleetSession {
   }
 
   /// Applies one watch with the engine, its output kept for the watch's section.
+  /// `reviewed`: the watch's part of a fleet's saved plan, its name in messages, and the
+  /// advice when it is refused; applied as reviewed instead of planning `document` again.
   private func applyOne(_ member: FleetMember, document: ManifestDocument, watch: Watch, settings: ApplyRun.Settings,
-                        approved: Plan?) async -> ApplyResult {
+                        approved: Plan?, reviewed: (part: SavedFleetPlan.Part, name: String, again: String)? = nil) async -> ApplyResult {
     let (section, output) = sectionContext()
     let cliWatch = CLIWatch(watch: watch, context: section, fleet: advice(member))
     let commandLine = "tsapply apply --fleet \(fleetFile) --watch \(member.name)"
@@ -194,7 +297,7 @@ extension FleetSession {
         shown.set(plan)
         _ = run.masking(plan)
         actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }) { first, _ in first })
-        if approved == nil { section.stdout.write(renderer.render(plan)) }
+        if approved == nil && reviewed == nil { section.stdout.write(renderer.render(plan)) }
       case .reconcile(.backedUp(let path)):
         let relative = CLIWatch.relative(path, self.context)
         section.stdout.write("Backed up the watch's current state to \(relative) (restore with '\(cliWatch.command("restore", relative))').\n")
@@ -210,7 +313,13 @@ extension FleetSession {
       }
     }
     do {
-      let outcome = try await watch.apply(document, options: options)
+      let outcome: ApplyOutcome
+      if let reviewed {
+        outcome = try await watch.apply(reviewed: reviewed.part.plan, name: reviewed.name, manifestsDigest: reviewed.part.manifestsDigest,
+                                        document: document, options: options)
+      } else {
+        outcome = try await watch.apply(document, options: options)
+      }
       let counts = ApplyReportCounts(outcome)
       section.stdout.write("\nApply complete! Resources: \(counts.added) added, \(counts.changed) changed, \(counts.destroyed) destroyed.\n")
       return ApplyResult(plan: outcome.plan, log: output.text)
@@ -218,7 +327,10 @@ extension FleetSession {
       let plan = shown.value ?? approved ?? Plan(manifestFile: document.manifest.file, profile: watch.capabilities.profile,
                                                  priorStateDigest: "", resourceChanges: [])
       let message: String
-      if case .declined = error, changed.isSet {
+      if case .savedPlanRefused(let problems) = error, let reviewed {
+        let reasons = problems.map { run.currentMask.message(ControlCharacters.escaped($0.message)) }.joined(separator: "; ")
+        message = "not applied: \(reasons); nothing was written. \(reviewed.again)"
+      } else if case .declined = error, changed.isSet {
         message = "the watch changed since the plan you approved; nothing was written. Plan again: '\(cliWatch.command("plan"))'"
       } else if case .invalid = error {
         message = error.description

@@ -11,18 +11,27 @@ import TSPlan
 /// (watch paths resolve in the fleet file's directory, records stay where they always are),
 /// output sections, progress and advice.
 struct FleetSession: Sendable {
-  let loaded: LoadedFleet
+  var loaded: LoadedFleet
   let options: FleetOptions
   let context: CommandContext
   let redact: Bool
   let json: Bool
+  /// `--no-color`, for the review's plans.
+  var noColor = false
+  /// With `--redact`, the fingerprints beside masked numbers (`PlanOutputOptions.fingerprints`).
+  var fingerprints: PhoneFingerprints?
+  /// Whether a phase is announced (`Planning 4 watches of fleet.yaml...`): not with `--json`
+  /// or `--markdown`, whose output is a document.
+  var announces = true
   /// Ctrl-C, SIGTERM and SIGHUP for the whole run: watches being applied stop between device
   /// calls, and no other watch starts.
   let stop: SharedStop
 
   /// Loads `options.file`; prints every problem of the fleet file or its defaults and fails
   /// when there is one (nothing is touched).
-  static func load(_ options: FleetOptions, redact: Bool, json: Bool, context: CommandContext) throws(CommandFailure) -> FleetSession {
+  /// `createsKey`: whether `--redact` may create the redaction key (not for read-only `drift`).
+  static func load(_ options: FleetOptions, redact: Bool, json: Bool, noColor: Bool = false, createsKey: Bool = true,
+                   context: CommandContext) throws(CommandFailure) -> FleetSession {
     let file = options.file ?? "fleet.yaml"
     do {
       let loaded = try FleetLoader.load(path: context.resolve(file), displayName: file, selection: options.watches,
@@ -30,7 +39,8 @@ struct FleetSession: Sendable {
       if !loaded.warnings.isEmpty, !json {
         ManifestInput.printDiagnostics(loaded.warnings, sources: [file: []], json: false, redact: redact, context: context)
       }
-      return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json,
+      return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json, noColor: noColor,
+                          fingerprints: PlanOutputOptions.fingerprints(redact: redact, context: context, create: createsKey),
                           stop: stopSignals(context))
     } catch {
       ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context,
@@ -50,7 +60,9 @@ struct FleetSession: Sendable {
   func with(members: [FleetMember]) -> FleetSession {
     var subset = loaded
     subset.members = members
-    return FleetSession(loaded: subset, options: options, context: context, redact: redact, json: json, stop: stop)
+    var session = self
+    session.loaded = subset
+    return session
   }
 
   /// The engine for the fleet's watches: `sim:` paths resolve against the fleet file's
@@ -69,8 +81,17 @@ struct FleetSession: Sendable {
 
   /// The header of a watch's section.
   func header(_ member: FleetMember) -> String {
-    let manifests = member.manifestFiles.isEmpty ? "" : "  manifest " + member.manifestFiles.joined(separator: " over ")
-    return "=== \(ControlCharacters.escaped(member.name))  device \(ControlCharacters.escaped(member.device))\(manifests)\n"
+    FleetReport.header(name: member.name, device: member.device, manifests: member.manifestFiles)
+  }
+
+  /// The human plan renderer for the review (colour on a terminal without `--no-color`).
+  var renderer: HumanPlanRenderer {
+    HumanPlanRenderer(color: context.useColor(noColorFlag: noColor), redact: redact, fingerprints: fingerprints)
+  }
+
+  /// How the report is shown: `--summary`, `--only`.
+  var reviewOptions: FleetReviewOptions {
+    FleetReviewOptions(summary: options.summary, only: options.only.flatMap { FleetFilter(words: $0.joined(separator: ",")) })
   }
 
   /// A context whose output is kept for one watch's section (no terminal, no input).
@@ -128,24 +149,32 @@ struct FleetSession: Sendable {
 
   private func firstLine(_ text: String) -> String { String(text.prefix { $0 != "\n" }) }
 
-  /// Runs `operation` over the fleet's members, printing each watch's section (in fleet order,
-  /// as soon as it and the ones before it are done) and, on a terminal, a progress line; then
-  /// returns the report rows.
+  /// Runs `operation` over the fleet's members, with a progress line on a terminal; then
+  /// returns the report rows, each with its watch's text (`section`) and manifests, for the
+  /// review (`finish`) to group.
   func run<Outcome: Sendable>(
-    verb: String, showSections: Bool = true,
+    verb: String,
     _ operation: @escaping @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome,
     render: @escaping @Sendable (FleetResult<Outcome>) -> (text: String, row: FleetWatchReport)
   ) async -> [FleetWatchReport] {
-    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: json || !showSections)
+    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: true)
     stop.begin()
     defer { stop.end() }
+    // One line as the phase starts (after the signal handlers are in place): what the review
+    // at the end is about, and a sign of life in a log.
+    if !json, announces {
+      let count = loaded.members.count
+      context.stdout.write("\(verb.prefix(1).uppercased() + verb.dropFirst()) \(counted(count, "watch", "watches")) of \(fleetFile)"
+        + (count > options.parallelism ? ", \(options.parallelism) at a time" : "") + "...\n\n")
+    }
     let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: stop)
     let rows = Locked<[Int: FleetWatchReport]>([:])
-    let header = self.header
     _ = await runner.run(loaded.members, progress: { printer.progress($0) }, finished: { index, result in
-      let (text, row) = render(result)
+      var (text, row) = render(result)
+      row.section = text
+      row.manifests = result.member.manifestFiles
       rows.mutate { $0[index] = row }
-      printer.finished(index, header(result.member) + text)
+      printer.finished(index, "")
     }) { member, document, watch throws(EngineError) in
       try await operation(member, document, watch)
     }
@@ -154,13 +183,17 @@ struct FleetSession: Sendable {
     return done.keys.sorted().compactMap { done[$0] }
   }
 
-  /// Prints the report (the table, or the JSON; nothing when already `printed`) and returns
+  /// Prints the report (the review, or the JSON; nothing when already `printed`) and returns
   /// the aggregated exit status: 1 when a watch failed; else 2 when `changed`; else 0.
-  func finish(_ report: FleetReport, changed: Bool, printed: Bool = false) throws -> ExitStatus {
+  /// `bodies`: whether the review shows the plans of applied watches (not when the approval
+  /// showed them already).
+  func finish(_ report: FleetReport, changed: Bool, printed: Bool = false, bodies: Bool = true) throws -> ExitStatus {
     if json {
       context.stdout.write(report.json())
     } else if !printed {
-      context.stdout.write("\n" + report.table())
+      var options = reviewOptions
+      options.bodies = bodies
+      context.stdout.write(report.review(renderer: renderer, options: options))
     }
     let retrying = report.watches.filter(\.verdict.isRetrying).map(\.name)
     if report.hasFailures || !retrying.isEmpty {

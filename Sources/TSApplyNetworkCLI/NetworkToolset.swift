@@ -1,5 +1,8 @@
 import TSApplyCLI
+import TSApply
 import TSBridgeClient
+import TSFleet
+import TSPlan
 
 extension Toolset {
   /// The network build's (`tsapply-net`): `bridge:` devices, the `bridge`, `monitor`, `agent`
@@ -14,17 +17,44 @@ extension Toolset {
 /// `plan|apply|drift|history|restore --fleet` over `FleetSession`.
 struct NetworkFleet: FleetCommands {
   func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
-      .plan(detailedExitCode: command.detailedExitCode, output: command.output)
+    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
+                                context: context)
+      .plan(detailedExitCode: command.detailedExitCode, output: command.output, out: command.out, markdown: command.markdown)
   }
 
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: command.fleet.json, context: context)
+    try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: command.fleet.json,
+                                noColor: command.run.output.noColor, context: context)
       .apply(command.run)
   }
 
+  func applySaved(_ command: ApplyCommand, plan: SavedFleetPlan, path: String, context: CommandContext) async throws -> ExitStatus {
+    var options = command.fleet
+    options.file = CLIWatch.relative(plan.fleetLocation(planPath: path), context)
+    return try await FleetSession.load(options, redact: command.run.output.redact, json: false, noColor: command.run.output.noColor,
+                                       context: context)
+      .applySaved(plan, planFile: command.file, settings: command.run)
+  }
+
+  func show(_ plan: SavedFleetPlan, json: Bool, output: PlanOutputOptions, context: CommandContext) async throws -> ExitStatus {
+    let fingerprints = output.fingerprints(context)
+    let rows = plan.watches.map { part in
+      FleetWatchReport(name: part.name, device: part.device, verdict: part.plan.isEmpty ? .noChanges : .changes(part.plan.counts),
+                       elapsed: .zero, details: ["plan": .object(JSONPlanRenderer.object(part.plan, redact: output.redact, fingerprints: fingerprints))],
+                       plan: part.plan)
+    } + plan.unplanned.map { name in
+      FleetWatchReport(name: name, device: "-", verdict: .pending("it could not be planned; the saved plan has no plan for it"), elapsed: .zero)
+    }
+    let report = FleetReport(operation: "plan", fleetFile: plan.fleetPath, watches: rows)
+    context.stdout.write(json ? report.json()
+      : report.review(renderer: HumanPlanRenderer(color: context.useColor(noColorFlag: output.noColor), redact: output.redact,
+                                                  fingerprints: fingerprints)))
+    return .success
+  }
+
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
+    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
+                                createsKey: false, context: context)
       .drift(pendingCounts: command.pendingCounts, output: command.output)
   }
 

@@ -53,32 +53,59 @@ extension Watch {
   public func check(_ file: SavedPlanFile, state: DeviceState) -> (manifest: Manifest?, problems: [Diagnostic]) {
     let saved = file.saved
     let name = (file.path as NSString).lastPathComponent
+    let bytes = try? ManifestSource.file(path: file.manifestPath, displayName: saved.plan.manifestFile).read().get()
+    let loaded = bytes.map { ManifestLoader.load(bytes: $0, file: saved.plan.manifestFile) }
+    var problems = reviewProblems(saved.plan, recorded: [saved.device, saved.plan.device].compactMap { $0 }, name: name,
+                                  manifestDigest: saved.manifestDigest, manifestBytes: bytes, manifest: loaded?.manifest, state: state)
+    if let loaded, loaded.manifest == nil { problems += loaded.diagnostics.filter { $0.severity == .error } }
+    return (loaded?.manifest, problems)
+  }
+
+  /// Every reason the reviewed `plan` (named `name` in messages) cannot be applied to this
+  /// watch in `state`: made for another watch (`recorded`: the identities it names; none is
+  /// refused too, so deleting a key cannot move a plan to another watch); the manifest
+  /// unreadable (`manifestBytes` nil) or changed since (`manifestDigest`); the watch changed; or
+  /// the plan's changes differ from what planning `manifest` again gives (an edited plan), so
+  /// only what the planner produces, with every check, is ever written.
+  func reviewProblems(_ plan: Plan, recorded: [String], name: String, manifestDigest: String, manifestBytes: [UInt8]?,
+                      manifest: Manifest?, state: DeviceState) -> [Diagnostic] {
     var problems: [Diagnostic] = []
     func problem(_ text: String) { problems.append(.error(at: nil, field: "", text)) }
-    // The watch is named twice (the file's `device` and the plan's): both must name this one,
-    // and a plan naming none is refused, so deleting a key cannot move a plan to another watch.
-    let recorded = [saved.device, saved.plan.device].compactMap { $0 }
     if let other = recorded.first(where: { $0 != identity }) {
       problem("\(name) was made for the watch \(other); it cannot be applied to \(identity)")
     } else if recorded.isEmpty {
       problem("\(name) does not name the watch it was made for (was it edited?); make the plan again with 'tsapply plan -out'")
     }
-    let bytes = try? ManifestSource.file(path: file.manifestPath, displayName: saved.plan.manifestFile).read().get()
-    let stale = saved.staleness(manifestBytes: bytes, state: state)
+    let stale = SavedPlan.staleness(of: plan, manifestDigest: manifestDigest, manifestBytes: manifestBytes, state: state)
     if !stale.isEmpty {
       problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")
     }
-    guard let bytes else { return (nil, problems) }
-    let loaded = ManifestLoader.load(bytes: bytes, file: saved.plan.manifestFile)
-    guard let manifest = loaded.manifest else {
-      return (nil, problems + loaded.diagnostics.filter { $0.severity == .error })
-    }
-    if problems.isEmpty {
+    if problems.isEmpty, let manifest {
       let replanned = Planner.plan(manifest, state: state, capabilities: capabilities).plan
-      if replanned?.resourceChanges != saved.plan.resourceChanges {
+      if replanned?.resourceChanges != plan.resourceChanges {
         problem("\(name) does not hold the changes its manifest gives for this watch (was it edited?)")
       }
     }
-    return (manifest, problems)
+    return problems
+  }
+
+  /// Applies `plan`, one watch's part of a fleet's saved plan (`SavedFleetPlan`), made from
+  /// manifests whose bytes hashed to `manifestsDigest` and that are now `document`: after the
+  /// checks of a saved plan (`reviewProblems`), exactly that plan, with no question and no
+  /// safety gate (it was reviewed).
+  /// - Throws: `EngineError.savedPlanRefused` with every reason the part cannot be applied
+  ///   (nothing written); others as `apply`.
+  public func apply(reviewed plan: Plan, name: String, manifestsDigest: String, document: ManifestDocument,
+                    options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
+    try await holding(options) { () throws(EngineError) in
+      let state = try await readState()
+      let problems = reviewProblems(plan, recorded: plan.device.map { [$0] } ?? [], name: name, manifestDigest: manifestsDigest,
+                                    manifestBytes: document.bytes, manifest: document.manifest, state: state)
+      guard problems.isEmpty else { throw .savedPlanRefused(problems) }
+      var plan = plan
+      plan.device = identity
+      return try await execute(PlannedChanges(plan: plan, state: state, manifest: document.manifest, record: record()),
+                               options: options, reviewed: true, source: (kind: "apply", manifest: document.path))
+    }
   }
 }

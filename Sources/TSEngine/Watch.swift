@@ -147,7 +147,7 @@ public final class Watch: Sendable {
   }
 
   /// Runs `body` holding the lock (and lease), released, lease given back, before returning.
-  private func holding(_ options: ApplyOptions,
+  func holding(_ options: ApplyOptions,
                        _ body: () async throws(EngineError) -> ApplyOutcome) async throws(EngineError) -> ApplyOutcome {
     let held = try await hold(options)
     let result: Result<ApplyOutcome, EngineError>
@@ -183,8 +183,8 @@ public final class Watch: Sendable {
   /// Shows the plan, approves it (unless `reviewed`), backs up, applies, verifies and records:
   /// the last-applied record, and (once a backup was taken, so the watch may have been written)
   /// an entry of the apply history saying what `source` (its kind and manifest) came to.
-  private func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool,
-                       source: (kind: String, manifest: String?)) async throws(EngineError) -> ApplyOutcome {
+  func execute(_ planned: PlannedChanges, options: ApplyOptions, reviewed: Bool,
+               source: (kind: String, manifest: String?)) async throws(EngineError) -> ApplyOutcome {
     let plan = planned.plan
     options.events(.planned(plan))
     if plan.isEmpty {

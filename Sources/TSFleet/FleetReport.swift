@@ -90,14 +90,26 @@ public struct FleetWatchReport: Sendable {
   public var elapsed: Duration
   /// Details for `--json`: `plan`, `drift`, `error`, `status`… (merged into the watch's object).
   public var details: [String: JSONValue]
+  /// The plan made (or applied) for the watch, when there is one: a review shows its body
+  /// (`HumanPlanRenderer.body`) once for every watch with the same one.
+  public var plan: Plan?
+  /// The watch's own text for a person (its errors with their source lines, an apply's log, a
+  /// drift report), shown by a review when there is no plan to show, or the watch failed.
+  public var section: String
+  /// Display names of the manifests merged for the watch: its own (if any), then the defaults.
+  public var manifests: [String]
 
   /// A row.
-  public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:]) {
+  public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:],
+              plan: Plan? = nil, section: String = "", manifests: [String] = []) {
     self.name = name
     self.device = device
     self.verdict = verdict
     self.elapsed = elapsed
     self.details = details
+    self.plan = plan
+    self.section = section
+    self.manifests = manifests
   }
 
   /// Seconds, to a tenth.
@@ -130,8 +142,13 @@ public struct FleetReport: Sendable {
 
   /// The summary table and totals, ending with a newline.
   public func table() -> String {
+    rows() + "\n" + totals
+  }
+
+  /// The table's rows under their header (watch, result, changes, time), ending with a newline.
+  func rows() -> String {
     let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.verdict.changesText, $0.elapsedText] }
-    return FleetText.columns(["Watch", "Result", "Changes", "Time"], rows) + "\n" + totals
+    return FleetText.columns(["Watch", "Result", "Changes", "Time"], rows)
   }
 
   /// The totals line, ending with a newline: `3 watches: 2 applied, 1 failed.`
@@ -145,7 +162,7 @@ public struct FleetReport: Sendable {
   }
 
   /// The JSON report: `{format_version, operation, fleet, watches: [{name, device, result,
-  /// changes, elapsed_seconds, …details}], summary: {total, failed, with_changes, by_result}}`,
+  /// changes, elapsed_seconds, manifests, …details}], summary: {total, failed, with_changes, by_result}}`,
   /// keys sorted, ending with a newline.
   public func json() -> String {
     let rows: [JSONValue] = watches.map { row in
@@ -154,6 +171,7 @@ public struct FleetReport: Sendable {
       object["device"] = .string(row.device)
       object["result"] = .string(row.verdict.word)
       object["elapsed_seconds"] = .number((row.elapsed.seconds * 1000).rounded() / 1000)
+      if !row.manifests.isEmpty { object["manifests"] = .array(row.manifests.map(JSONValue.string)) }
       switch row.verdict {
       case .changes(let counts), .applied(let counts):
         object["changes"] = .object(["add": .integer(counts.add), "change": .integer(counts.change), "destroy": .integer(counts.destroy)])

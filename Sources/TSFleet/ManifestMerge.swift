@@ -30,7 +30,7 @@ public enum ManifestMerge {
   /// (errors) or what a manifest asked for that did nothing (warnings: a removal of a name no
   /// earlier manifest gives).
   public struct Result: Sendable {
-    /// The merged manifest, named after the last manifest merged; it holds no removals.
+    /// The merged manifest, named after every manifest merged (`own over layer`); it holds no removals.
     public var manifest: Manifest
     /// Problems found by merging, with the positions of the values involved.
     public var diagnostics: [Diagnostic]
@@ -55,6 +55,9 @@ public enum ManifestMerge {
     let declared = manifests.flatMap { $0.contacts?.value ?? [] }
     diagnostics += ContactReferences.resolve(&merged, declared: declared,
                                              scope: "under contacts: in any of \(manifests.map(\.file).joined(separator: ", "))")
+    // Named after every manifest merged, top first (`residents/room-12.yaml over
+    // wards/ward-a.yaml`): what a plan says the watch was compared with.
+    merged.file = manifests.reversed().map(\.file).joined(separator: " over ")
     if let emergency = merged.emergency, let sos = emergency.isSosOn, sos.value, emergency.contacts?.value.isEmpty ?? true {
       diagnostics.append(.error(at: sos.position, field: "emergency.sos",
         "is true but the merged manifest of this watch (\(manifests.map(\.file).joined(separator: " under "))) has no emergency contacts; keep at least one under emergency.contacts, or set sos: false"))

@@ -6,11 +6,13 @@ import TSModel
 /// Text: a `Drift:` section with one block per drifted resource (`# contacts has changed`, as in
 /// the plan's drift note), a `Pending:` section with the plan's blocks, and one summary line. JSON:
 /// `{format_version, device, profile, manifest, has_record, drift: [resource change], pending:
-/// {the plan's JSON}, counts: {drift, pending}}`, keys sorted; `--redact` masks every phone.
+/// {the plan's JSON}, counts: {drift, pending}}`, keys sorted; `--redact` masks every phone,
+/// with its fingerprint when `fingerprints` are given (as the plan does).
 public enum DriftRenderer {
   /// The human report, ending with a newline.
-  public static func text(drift: [ResourceChange], pending: Plan, hasRecord: Bool, color: Bool, redact: Bool) -> String {
-    let renderer = HumanPlanRenderer(color: color, redact: redact)
+  public static func text(drift: [ResourceChange], pending: Plan, hasRecord: Bool, color: Bool, redact: Bool,
+                          fingerprints: PhoneFingerprints? = nil) -> String {
+    let renderer = HumanPlanRenderer(color: color, redact: redact, fingerprints: fingerprints)
     let watch = HumanPlanRenderer.watchPhrase(pending)
     var lines: [String] = []
     if !hasRecord {
@@ -34,25 +36,27 @@ public enum DriftRenderer {
   }
 
   /// The JSON report, ending with a newline.
-  public static func json(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool) -> String {
-    JSONValue.object(object(drift: drift, pending: pending, hasRecord: hasRecord, redact: redact)).encoded() + "\n"
+  public static func json(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool,
+                          fingerprints: PhoneFingerprints? = nil) -> String {
+    JSONValue.object(object(drift: drift, pending: pending, hasRecord: hasRecord, redact: redact, fingerprints: fingerprints)).encoded() + "\n"
   }
 
   /// The JSON report's object (for documents that embed it: a fleet's report).
-  public static func object(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool) -> [String: JSONValue] {
+  public static func object(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool,
+                            fingerprints: PhoneFingerprints? = nil) -> [String: JSONValue] {
     var root: [String: JSONValue] = [
       "format_version": .string(Plan.currentFormatVersion),
       "profile": .string(pending.profile),
       "manifest": .string(pending.manifestFile),
       "has_record": .bool(hasRecord),
       "drift": .array(drift.map(JSONPlanRenderer.resourceChange)),
-      "pending": .object(JSONPlanRenderer.object(pending, redact: redact)),
+      "pending": .object(JSONPlanRenderer.object(pending, redact: redact, fingerprints: fingerprints)),
       "counts": .object(["drift": .integer(drift.count), "pending": .integer(pending.resourceChanges.count)]),
     ]
     if let device = pending.device { root["device"] = .string(device) }
     if redact {
       let known = PhoneRedaction.KnownPhones(PhoneRedaction.numbers(in: pending).union(PhoneRedaction.numbers(in: drift)))
-      root = root.mapValues { $0.redactingPhones(known: known) }
+      root = root.mapValues { $0.redactingPhones(known: known, fingerprints: fingerprints) }
     }
     return root
   }

@@ -3,9 +3,11 @@ import TSModel
 /// Formats field values for the human plan in the manifest's spelling: times as `"HH:MM"`,
 /// intervals as durations (`60m`, `2h`, `1h30m`), repeat days as presets or day lists
 /// (`workday`, `[mon, wed, fri]`), strings quoted, contacts as `{name = "…", phoneNum = "…"}`.
-/// With `redact`, every `phoneNum` is masked (`PhoneRedaction`).
+/// With `redact`, every `phoneNum` is masked (`PhoneRedaction`), with its fingerprint when
+/// `fingerprints` are given (`"+******00" ‹kqztrb›`).
 struct FieldFormatter {
   let redact: Bool
+  var fingerprints: PhoneFingerprints? = nil
 
   private static let timeFields: Set<String> = ["startTime", "endTime", "lunchBreakDNDStartTime", "lunchBreakDNDEndTime"]
 
@@ -22,7 +24,7 @@ struct FieldFormatter {
     case ("repeatDays", .integer(let mask)):
       return RepeatDays(rawValue: mask).description
     case ("phoneNum", .string(let phone)) where redact:
-      return Self.quoted(PhoneRedaction.redact(phone))
+      return Self.quoted(PhoneRedaction.redact(phone)) + (fingerprints.map { " " + $0.tag(phone) } ?? "")
     default:
       return plain(value)
     }

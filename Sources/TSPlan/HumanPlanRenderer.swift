@@ -17,11 +17,14 @@ public struct HumanPlanRenderer: Sendable {
   public var color: Bool
   /// Whether to mask phone numbers (`--redact`).
   public var redact: Bool
+  /// With `redact`: each masked number's keyed fingerprint beside it (`"+******00" ‹kqztrb›`).
+  public var fingerprints: PhoneFingerprints?
 
   /// A renderer with the given colour and redaction settings.
-  public init(color: Bool, redact: Bool) {
+  public init(color: Bool, redact: Bool, fingerprints: PhoneFingerprints? = nil) {
     self.color = color
     self.redact = redact
+    self.fingerprints = fingerprints
   }
 
   /// The whole plan text, ending with a newline.
@@ -33,13 +36,57 @@ public struct HumanPlanRenderer: Sendable {
       lines += header(plan)
       for change in plan.resourceChanges { lines += block(change, plan: plan) + [""] }
     }
-    lines += warnings(plan)
+    lines += tail(plan)
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The plan without the lines that name its watch or manifest, ending with a newline: the
+  /// drift note, the resource blocks, the warnings, the `Plan:` summary and the safety gate's
+  /// verdict, or `No changes.` — equal for every watch given the same changes, so a fleet's
+  /// review shows it once for all of them (`legend` goes above it, once).
+  public func body(_ plan: Plan) -> String {
+    var lines = drift(plan)
+    if plan.isEmpty {
+      lines.append(paint("No changes.", .bold, .green))
+    } else {
+      for change in plan.resourceChanges { lines += block(change, plan: plan) + [""] }
+    }
+    lines += tail(plan)
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The symbols' legend of `render`'s header, ending with a newline.
+  public var legend: String {
+    "Resource actions are indicated with the following symbols:\n  " + paint("+", .green) + " create\n  "
+      + paint("~", .yellow) + " update in-place\n  " + paint("-", .red) + " destroy\n"
+  }
+
+  /// The plan's changes on one line, for a fleet's group of watches with the same plan: each
+  /// resource's block without its comments, joined (`~ reminder.drinking { ~ interval = 2h -> 3h }`),
+  /// or, for a block longer than `width` characters, its symbol, address and number of fields
+  /// (`~ contacts (12 changes)`); `No changes.` for an empty plan. Masked as the blocks are.
+  public func headline(_ plan: Plan, width: Int = 100) -> String {
+    guard !plan.isEmpty else { return "No changes." }
+    return plan.resourceChanges.map { change in
+      let parts = block(change, plan: plan, aligned: false).filter { !$0.trimmingPrefix(while: \.isWhitespace).hasPrefix("#") }
+        .map { String($0.trimmingPrefix(while: \.isWhitespace)) }
+      let line = parts.joined(separator: " ")
+      let fields = change.fields.count
+      return line.count <= width ? line
+        : mask(plan).adding([change]).text(symbol(change.action) + " " + ControlCharacters.escaped(change.address.rawValue))
+          + " (\(fields) change\(fields == 1 ? "" : "s"))"
+    }.joined(separator: ", ")
+  }
+
+  /// The warnings, then for a plan with changes its summary and the safety gate's verdict.
+  private func tail(_ plan: Plan) -> [String] {
+    var lines = warnings(plan)
     if !plan.isEmpty {
       let counts = plan.counts
       lines.append(paint("Plan:", .bold) + " \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy\(Self.listItems(plan)).")
       lines += unsafe(plan)
     }
-    return lines.joined(separator: "\n") + "\n"
+    return lines
   }
 
   /// The list items behind the resource counts, e.g. ` (contacts: 10 removed)` or
@@ -65,16 +112,9 @@ public struct HumanPlanRenderer: Sendable {
   }
 
   private func header(_ plan: Plan) -> [String] {
-    [
-      "tsapply compared \(plan.manifestFile) with \(Self.watchPhrase(plan)).",
-      "Resource actions are indicated with the following symbols:",
-      "  " + paint("+", .green) + " create",
-      "  " + paint("~", .yellow) + " update in-place",
-      "  " + paint("-", .red) + " destroy",
-      "",
-      "tsapply will perform the following actions:",
-      "",
-    ]
+    ["tsapply compared \(plan.manifestFile) with \(Self.watchPhrase(plan))."]
+      + legend.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+      + ["", "tsapply will perform the following actions:", ""]
   }
 
   /// Terraform's "Objects have changed outside of Terraform" note, when there is drift.
@@ -92,7 +132,8 @@ public struct HumanPlanRenderer: Sendable {
     return lines + ["", String(repeating: "─", count: 77), ""]
   }
 
-  func block(_ change: ResourceChange, plan: Plan, drift: Bool = false) -> [String] {
+  /// `aligned`: field names padded to one width (false for one-line headlines).
+  func block(_ change: ResourceChange, plan: Plan, drift: Bool = false, aligned: Bool = true) -> [String] {
     let verb = switch (change.action, drift) {
     case (.create, false): "will be created"
     case (.update, false): "will be updated in-place"
@@ -112,7 +153,7 @@ public struct HumanPlanRenderer: Sendable {
       for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
     }
     lines.append("  " + symbol(change.action) + " \(address) {")
-    lines += fieldLines(change.fields)
+    lines += fieldLines(change.fields, aligned: aligned)
     lines.append("    }")
     // Names, notes and addresses are free text: a number written into one is masked too.
     let mask = redact ? mask(plan).adding([change]) : .off
@@ -125,9 +166,9 @@ public struct HumanPlanRenderer: Sendable {
     redact ? PhoneRedaction.Mask(redact: true).adding(plan) : .off
   }
 
-  private func fieldLines(_ fields: [FieldChange]) -> [String] {
-    let formatter = FieldFormatter(redact: redact)
-    let width = fields.filter { $0.field != "contacts" }.map(\.field.count).max() ?? 0
+  private func fieldLines(_ fields: [FieldChange], aligned: Bool) -> [String] {
+    let formatter = FieldFormatter(redact: redact, fingerprints: redact ? fingerprints : nil)
+    let width = aligned ? fields.filter { $0.field != "contacts" }.map(\.field.count).max() ?? 0 : 0
     return fields.map { field in
       let action: Action = field.before == nil ? .create : (field.after == nil ? .delete : .update)
       let name = field.field == "contacts" ? "contact" : field.field + String(repeating: " ", count: max(0, width - field.field.count))

@@ -18,13 +18,14 @@ import TSModel
 /// `phoneNum` and every phone in a message is masked (`PhoneRedaction`).
 public enum JSONPlanRenderer {
   /// Pretty-printed JSON, ending with a newline.
-  public static func render(_ plan: Plan, redact: Bool) -> String {
-    JSONValue.object(object(plan, redact: redact)).encoded() + "\n"
+  public static func render(_ plan: Plan, redact: Bool, fingerprints: PhoneFingerprints? = nil) -> String {
+    JSONValue.object(object(plan, redact: redact, fingerprints: fingerprints)).encoded() + "\n"
   }
 
   /// The plan's top-level JSON object (for documents that embed a plan: the drift report, a
-  /// fleet's report).
-  public static func object(_ plan: Plan, redact: Bool) -> [String: JSONValue] {
+  /// fleet's report). With `redact` and `fingerprints`, an object holding a masked `phoneNum`
+  /// also holds `phoneNum_fingerprint` (`PhoneFingerprints.fingerprint`).
+  public static func object(_ plan: Plan, redact: Bool, fingerprints: PhoneFingerprints? = nil) -> [String: JSONValue] {
     let phones = redact ? PhoneRedaction.numbers(in: plan) : []
     let counts = plan.counts
     var root: [String: JSONValue] = [
@@ -45,7 +46,7 @@ public enum JSONPlanRenderer {
     if let device = plan.device { root["device"] = .string(device) }
     if redact {
       let known = PhoneRedaction.KnownPhones(phones)
-      root = root.mapValues { $0.redactingPhones(known: known) }
+      root = root.mapValues { $0.redactingPhones(known: known, fingerprints: fingerprints) }
     }
     return root
   }
@@ -155,19 +156,25 @@ extension JSONValue {
   /// messages, and the strings of lists under them) the `known` numbers masked by their digits
   /// and phone-like runs masked (`PhoneRedaction.redactPhoneLike`), so a number written into a
   /// name or a note is masked too.
-  func redactingPhones(known: PhoneRedaction.KnownPhones = PhoneRedaction.KnownPhones([String]())) -> JSONValue {
-    redactingPhones(known: known, userText: false)
+  /// With `fingerprints`, an object with a `phoneNum` also gets its `phoneNum_fingerprint`.
+  func redactingPhones(known: PhoneRedaction.KnownPhones = PhoneRedaction.KnownPhones([String]()),
+                       fingerprints: PhoneFingerprints? = nil) -> JSONValue {
+    redactingPhones(known: known, userText: false, fingerprints: fingerprints)
   }
 
-  private func redactingPhones(known: PhoneRedaction.KnownPhones, userText: Bool) -> JSONValue {
+  private func redactingPhones(known: PhoneRedaction.KnownPhones, userText: Bool, fingerprints: PhoneFingerprints?) -> JSONValue {
     switch self {
     case .string(let text) where userText: return .string(PhoneRedaction.redactPhoneLike(known.redact(text)))
-    case .array(let items): return .array(items.map { $0.redactingPhones(known: known, userText: userText) })
+    case .array(let items): return .array(items.map { $0.redactingPhones(known: known, userText: userText, fingerprints: fingerprints) })
     case .object(let entries):
-      return .object(Dictionary(uniqueKeysWithValues: entries.map { key, value in
-        if key == "phoneNum", case .string(let phone) = value { return (key, .string(PhoneRedaction.redact(phone))) }
-        return (key, value.redactingPhones(known: known, userText: userTextKeys.contains(key)))
-      }))
+      var object = Dictionary(uniqueKeysWithValues: entries.map { key, value in
+        if key == "phoneNum", case .string(let phone) = value { return (key, JSONValue.string(PhoneRedaction.redact(phone))) }
+        return (key, value.redactingPhones(known: known, userText: userTextKeys.contains(key), fingerprints: fingerprints))
+      })
+      if let fingerprints, case .string(let phone)? = entries["phoneNum"] {
+        object["phoneNum_fingerprint"] = .string(fingerprints.fingerprint(phone))
+      }
+      return .object(object)
     default: return self
     }
   }

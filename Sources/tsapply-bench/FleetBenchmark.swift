@@ -153,12 +153,13 @@ enum FleetBenchmark {
     return 0
   }
 
-  /// `fleet-seed DIRECTORY`: the set-up of `fleet-plan` for the fleet in DIRECTORY (`seed`).
+  /// `fleet-seed DIRECTORY [--no-drift]`: the set-up of `fleet-plan` for the fleet in DIRECTORY
+  /// (`seed`); with `--no-drift`, no contact is added on the watches (each matches its manifests).
   static func seed(_ arguments: [String]) async throws -> Int32 {
-    guard let directory = arguments.first else { throw BenchmarkFailure("fleet-seed DIRECTORY") }
+    guard let directory = arguments.first else { throw BenchmarkFailure("fleet-seed DIRECTORY [--no-drift]") }
     let start = DispatchTime.now().uptimeNanoseconds
     let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
-    try await seed(loaded.members, engine: engine(directory), scratch: directory + "/seed")
+    try await seed(loaded.members, engine: engine(directory), scratch: directory + "/seed", drift: !arguments.contains("--no-drift"))
     print(String(format: "  (set-up of %d watches, another process: %.1fs CPU, %.1fs wall)", loaded.members.count, cpuSeconds(),
                  Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
     return 0
@@ -170,19 +171,19 @@ enum FleetBenchmark {
   /// under `scratch`, removed after), whose state is then written as the watch's state file with
   /// its last-applied record. Applying through the state files costs over 13 CPU-minutes at
   /// 10,000 watches (every call rewrites the file); this costs a few milliseconds a watch.
-  static func seed(_ members: [FleetMember], engine: Engine, scratch: String) async throws {
+  static func seed(_ members: [FleetMember], engine: Engine, scratch: String, drift: Bool = true) async throws {
     defer { try? FileManager.default.removeItem(atPath: scratch) }
     // Eight at a time: the backups' fsyncs, not the CPU, bound the set-up's wall time.
     try await withThrowingTaskGroup(of: Void.self) { group in
       for (index, member) in members.enumerated() {
         if index >= 8 { try await group.next() }
-        group.addTask { try await seed(member, engine: engine, scratch: scratch) }
+        group.addTask { try await seed(member, engine: engine, scratch: scratch, drift: drift) }
       }
       try await group.waitForAll()
     }
   }
 
-  private static func seed(_ member: FleetMember, engine: Engine, scratch: String) async throws {
+  private static func seed(_ member: FleetMember, engine: Engine, scratch: String, drift: Bool) async throws {
     let document = try member.document.get()
     let device = SimulatedDevice(profile: .default)
     let reconciler = try await Reconciler.connect(device)
@@ -190,7 +191,7 @@ enum FleetBenchmark {
     guard let plan = result.plan else { throw BenchmarkFailure("\(member.name): \(result.diagnostics)") }
     let report = try await reconciler.apply(plan, manifest: document.manifest, state: state, backupDirectory: scratch, now: Date())
     guard let applied = report.finalState else { throw BenchmarkFailure("\(member.name): nothing read back") }
-    try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000"))
+    if drift { try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550000")) }
     let written = engine.currentDirectory + "/" + member.device.dropFirst(DeviceSelector.simulatorScheme.count)
     try SecureFile.createDirectory((written as NSString).deletingLastPathComponent)
     let path = SimulatedDevice.canonical(written)
@@ -210,6 +211,55 @@ enum FleetBenchmark {
     defer { close(fd) }
     let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
     guard written == data.count else { throw BenchmarkFailure("cannot write \(path): errno \(errno)") }
+  }
+
+  // MARK: fleet-review
+
+  /// `fleet-review [N …] [--binary PATH]`: what a person reads for a one-field change over a
+  /// fleet. A fleet of N watches as for `fleet-plan` (default 10, 100, 1000), every watch as
+  /// applied (no drift), then the defaults' drinking interval changed from 2h to 3h; `tsapply
+  /// plan --fleet` (PATH, default the `tsapply` beside this binary) run as a process, as on a
+  /// terminal would show it (`NO_COLOR`): lines printed by default, with `--summary`, with
+  /// `--markdown` (and its characters), the `--json` report's size; then the lines of `apply
+  /// --fleet --auto-approve` making the change.
+  static func review(_ arguments: [String]) async throws -> Int32 {
+    var arguments = arguments
+    var binary = MonitorBenchmark.binary.path
+    if let flag = arguments.firstIndex(of: "--binary"), flag + 1 < arguments.count {
+      binary = arguments[flag + 1]
+      arguments.removeSubrange(flag...flag + 1)
+    }
+    guard FileManager.default.isExecutableFile(atPath: binary) else { throw BenchmarkFailure("\(binary) not built (swift build --product tsapply)") }
+    let counts = arguments.compactMap(Int.init)
+    print("watches  default lines  --summary lines  --markdown lines (chars)  --json bytes  exit  apply --auto-approve lines  exit")
+    for count in counts.isEmpty ? [10, 100, 1000] : counts {
+      let directory = try directory()
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+      try seedProcess(directory, drift: false)
+      try write(defaults.replacingOccurrences(of: "every: 2h}}", with: "every: 3h}}"), to: directory + "/wards/ward-a.yaml")
+      func plan(_ options: [String], command: String = "plan") throws -> (text: String, status: Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [command, "--fleet", "fleet.yaml"] + options
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state", "NO_COLOR": "1"]) { _, new in new }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+      }
+      func lines(_ text: String) -> Int { text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 }
+      let human = try plan([]), summary = try plan(["--summary"]), markdown = try plan(["--markdown"]), json = try plan(["--json"])
+      let apply = try plan(["--auto-approve"], command: "apply")
+      print(String(format: "%7d  %13d  %15d  %14d (%7d)  %12d  %4d  %18d  %d", count, lines(human.text), lines(summary.text), lines(markdown.text),
+                   markdown.text.count, json.text.utf8.count, human.status, lines(apply.text), apply.status))
+      if count == counts.first ?? 10 { print("--- plan --fleet, \(count) watches:\n" + human.text + "---") }
+    }
+    return 0
   }
 
   // MARK: monitor-fleet
@@ -274,10 +324,10 @@ enum FleetBenchmark {
   }
 
   /// Runs `fleet-seed directory` (the set-up of `fleet-plan`) as another process.
-  static func seedProcess(_ directory: String) throws {
+  static func seedProcess(_ directory: String, drift: Bool = true) throws {
     let seeding = Process()
     seeding.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-    seeding.arguments = ["fleet-seed", directory]
+    seeding.arguments = ["fleet-seed", directory] + (drift ? [] : ["--no-drift"])
     try seeding.run()
     seeding.waitUntilExit()
     guard seeding.terminationStatus == 0 else { throw BenchmarkFailure("fleet-seed \(directory) failed") }

@@ -24,19 +24,29 @@ import TSTestSupport
   /// Every call takes 300 ms, so each watch's apply takes seconds: Ctrl-C lands mid-apply.
   static let slow = ["TSAPPLY_SIM_LATENCY": "300,0"]
 
+  /// Whether the first watch's apply has backed it up (it is writing now): a backup in the
+  /// state folder `state`.
+  static func backedUp(_ state: URL) -> Bool {
+    let watches = (try? FileManager.default.contentsOfDirectory(atPath: state.path + "/watches")) ?? []
+    return watches.contains { !((try? FileManager.default.contentsOfDirectory(atPath: state.path + "/watches/\($0)/backups")) ?? []).isEmpty }
+  }
+
   @Test func ctrlCAfterYesStopsBetweenDeviceCalls() throws {
     let dir = try Self.fleet(4)
+    let state = ["TSAPPLY_STATE_DIR": dir.path + "/state"]
     let run = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml", "-parallelism", "1"], in: dir,
-                                                 environment: Self.slow)
+                                                 environment: Self.slow.merging(state) { a, _ in a })
     #expect(run.read(until: "Enter a value:").contains("Do you want to perform these actions on 4 watches?"))
     run.type("yes\n")
-    _ = run.read(until: "Backed up")
+    _ = run.read(until: "Applying 4 watches of fleet.yaml")
+    let deadline = Date().addingTimeInterval(30)
+    while !Self.backedUp(dir.appendingPathComponent("state")), Date() < deadline { usleep(20_000) }
     run.running.send(SIGINT)
     let result = run.wait(limit: 30)
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     #expect(result.stderr.contains("Interrupt received. Finishing the watches being changed"), "\(result.stderr)")
     // Stopped: not every watch was applied.
-    let plan = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir, environment: state)
     #expect(plan.status == 2, "\(plan.stdout)\(plan.stderr)")
   }
 
@@ -44,7 +54,7 @@ import TSTestSupport
     let dir = try Self.fleet(4)
     let run = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml", "-parallelism", "1"], in: dir,
                                                  environment: Self.slow)
-    _ = run.read(until: "room-1")
+    _ = run.read(until: "Planning 4 watches of fleet.yaml")
     run.running.send(SIGINT)
     let result = run.wait(limit: 30)
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")

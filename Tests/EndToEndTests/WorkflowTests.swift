@@ -10,9 +10,9 @@ import TSTestSupport
 @Suite struct WorkflowTests {
   static let workflow = TSApplyBinary.packageRoot.appendingPathComponent("examples/git/github-workflow.yml")
 
-  static func root() throws -> YAMLNode {
+  static func root(_ workflow: URL = workflow) throws -> YAMLNode {
     let bytes = Array(try Data(contentsOf: workflow))
-    let read = YAMLReader.read(bytes: bytes, file: "github-workflow.yml")
+    let read = YAMLReader.read(bytes: bytes, file: workflow.lastPathComponent)
     return try #require(read.root, "\(read.diagnostics)")
   }
 
@@ -38,8 +38,8 @@ import TSTestSupport
   }
 
   /// The `run` script of the step with `id`.
-  static func script(_ id: String) throws -> String {
-    let jobs = try #require(node(try root(), "jobs"))
+  static func script(_ id: String, in workflow: URL = workflow) throws -> String {
+    let jobs = try #require(node(try root(workflow), "jobs"))
     guard case .mapping(let entries) = jobs.content else { throw ScriptMissing(id: id) }
     for job in entries {
       guard case .sequence(let steps)? = node(job.value, "steps")?.content else { continue }

@@ -70,6 +70,96 @@ import TSTestSupport
     #expect(failedErr == "Error: 1 of 1 watch failed: room-3\n")
   }
 
+  /// The review: the failed watch first; `--only failed` shows it alone (the totals still
+  /// count every watch); `--summary` is one line per group; an empty plan names every manifest
+  /// merged for the watch, not only its own.
+  @Test func theReviewShowsFailuresFirstFiltersAndSummarises() async throws {
+    let fleet = try await Fleet()
+    let (_, out, _) = await fleet.run(["plan", "--fleet", "fleet.yaml"])
+    let failed = try #require(out.range(of: "=== room-3 "))
+    let changed = try #require(out.range(of: "=== room-1 "))
+    #expect(failed.lowerBound < changed.lowerBound, "\(out)")
+    let (_, only, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--only", "failed"])
+    #expect(only.contains("=== room-3 ") && !only.contains("room-1") && !only.contains("room-2"), "\(only)")
+    #expect(only.hasSuffix("3 watches: 2 with changes, 1 failed.\nShown: 1 of 3 watches (--only failed).\n"), "\(only)")
+    let (_, summary, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--summary"])
+    #expect(summary.hasPrefix("Planning 3 watches of fleet.yaml...\n\nroom-3: failed: no simulated watch at "), "\(summary)")
+    #expect(summary.contains("\nroom-1: ~ contacts { + contact {name = \"Daughter\", phoneNum = \"+15550111\", shortName = \"D\"} }, + reminder.custom[\"Lunch\"] (4 changes)\n"), "\(summary)")
+    #expect(summary.components(separatedBy: "\n").count == 8, "\(summary)")
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve"])
+    let (_, json, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--json"])
+    #expect(json.contains("\"manifest\" : \"residents/room-1.yaml over wards/ward-a.yaml\""), "\(json)")
+  }
+
+  /// `plan --fleet -out` saves every watch's plan; `apply PLANFILE` applies the parts still
+  /// current (an unsafe one too: the review satisfies the safety gate) and refuses, per watch,
+  /// a part whose watch changed since, touching nothing of it.
+  @Test func aFleetsSavedPlanIsAppliedPerWatchAndStalePartsAreRefused() async throws {
+    let fleet = try await Fleet()
+    let selection = ["--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2"]
+    _ = await fleet.run(["apply"] + selection + ["--auto-approve"])
+    // room-1 gets an unsafe change (its daughter removed); room-2 a safe one.
+    try fleet.write("residents/room-1.yaml", "contacts: []\n")
+    try fleet.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:30\"]}\ncontacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
+    let (planStatus, planOut, planErr) = await fleet.run(["plan"] + selection + ["-out", "fleet.tfplan"])
+    #expect(planStatus == .success, "\(planErr)")
+    #expect(planOut.contains("Saved the plans of 2 watches to: fleet.tfplan"), "\(planOut)")
+    let mode = try FileManager.default.attributesOfItem(atPath: fleet.directory + "/fleet.tfplan")[.posixPermissions] as? Int
+    #expect(mode == 0o600)
+    // `show` reviews the saved plan as `plan --fleet` did.
+    let (showStatus, shown, _) = await fleet.run(["show", "fleet.tfplan", "--redact"])
+    #expect(showStatus == .success)
+    #expect(shown.contains("=== room-1  device sim:watches/room-1.json\n") && shown.contains("(!) Unsafe for an unattended apply"), "\(shown)")
+    #expect(!shown.contains("5550111") && shown.contains("\"+******11\" ‹"), "\(shown)")
+    // room-2 changes on the watch itself after the review.
+    _ = await fleet.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/room-2.json"])
+    let (status, out, err) = await fleet.run(["apply", "fleet.tfplan"])
+    #expect(status == .failure)
+    #expect(err == "Error: 1 of 2 watches failed: room-2\n", "\(err)")
+    #expect(out.contains("not applied: the saved plan is stale: the watch changed since the plan was made; nothing was written."), "\(out)")
+    #expect(out.contains("\nroom-1  applied "), "\(out)")
+    let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--detailed-exitcode"])
+    #expect(after.contains("No changes."), "\(after)")
+    let (_, room2, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-2"])
+    #expect(room2.contains("timePoints = [\"12:00\"] -> [\"12:30\"]"), "room-2 was not touched: \(room2)")
+  }
+
+  /// A part edited by hand (changes its manifests do not give) is refused, and a watch that
+  /// left the fleet file since the plan is reported, not applied.
+  @Test func anEditedPartAndAWatchThatLeftTheFleetAreRefused() async throws {
+    let fleet = try await Fleet()
+    let (_, _, planErr) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "-out", "fleet.tfplan"])
+    #expect(planErr.isEmpty, "\(planErr)")
+    let path = fleet.directory + "/fleet.tfplan"
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains("\"Daughter\""))
+    try text.replacingOccurrences(of: "\"Daughter\"", with: "\"Stranger\"").write(toFile: path, atomically: true, encoding: .utf8)
+    try fleet.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+    let (status, out, err) = await fleet.run(["apply", "fleet.tfplan"])
+    #expect(status == .failure)
+    #expect(out.contains("does not hold the changes its manifest gives for this watch (was it edited?)"), "\(out)")
+    #expect(out.contains("Error: room-2 is no longer in fleet.yaml; nothing was written."), "\(out)")
+    #expect(err == "Error: 2 of 2 watches failed: room-1, room-2\n", "\(err)")
+    let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"])
+    #expect(!after.contains("Stranger") && after.contains("Daughter"), "nothing was written: \(after)")
+  }
+
+  /// `--redact` over a fleet: every output shows each masked number's fingerprint (equal
+  /// numbers, equal fingerprints: the ward desk's on both watches) and no number.
+  @Test(arguments: [[], ["--summary"], ["--markdown"], ["--json"]])
+  func redactedFleetOutputsCarryFingerprintsAndNoNumber(_ form: [String]) async throws {
+    let fleet = try await Fleet()
+    let (_, out, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--redact"] + form)
+    #expect(!out.contains("5550111") && !out.contains("5550100"), "\(out)")
+    let key = try String(contentsOfFile: fleet.directory + "/state/redaction.key", encoding: .utf8)
+    #expect(key.count == 65)
+    if form == ["--json"] {
+      #expect(out.contains("\"phoneNum_fingerprint\" : \""), "\(out)")
+    } else {
+      #expect(out.contains("\"+******00\" ‹") || out.contains("\"+******11\" ‹"), "\(out)")
+    }
+  }
+
   @Test func detailedExitCodeIsTwoWhenAWatchHasChangesAndNoneFailed() async throws {
     let fleet = try await Fleet()
     let (status, _, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--detailed-exitcode"])
@@ -85,7 +175,8 @@ import TSTestSupport
     let (status, out, err) = await fleet.run(["apply"] + selection, terminal: true, answer: "yes")
     #expect(status == .success, "\(err)")
     #expect(out.contains("Do you want to perform these actions on 2 watches?"))
-    #expect(out.components(separatedBy: "Apply complete! Resources: 1 added, 1 changed, 0 destroyed.").count == 3)
+    // After the approval, each applied watch is one line (its plan was shown before the question).
+    #expect(out.components(separatedBy: "\napplied: ~ contacts { + contact").count == 3, "\(out)")
     #expect(out.hasSuffix("2 watches: 2 applied.\n"))
     let (planStatus, planOut, _) = await fleet.run(["plan", "--detailed-exitcode"] + selection)
     #expect(planStatus == .success)
@@ -138,10 +229,12 @@ import TSTestSupport
   @Test(arguments: [
     (["plan", "--fleet", "fleet.yaml", "watch.yaml"], "with --fleet, the manifests come from the fleet file; remove 'watch.yaml'"),
     (["plan", "--fleet", "fleet.yaml", "--device", "sim:x.json"], "with --fleet, each watch's device comes from the fleet file; remove --device"),
-    (["plan", "--watch", "room-1"], "--watch, -parallelism and --wait only matter with --fleet FILE"),
+    (["plan", "--watch", "room-1"], "--watch, -parallelism, --wait, --summary and --only only matter with --fleet FILE"),
     (["plan", "--fleet", "fleet.yaml", "-parallelism=0"], "-parallelism expects a number of watches from 1 to 1000, got '0'"),
     (["apply", "--fleet", "fleet.yaml", "--json"], "apply --fleet --json needs --auto-approve (a JSON report cannot ask for confirmation)"),
-    (["plan", "--fleet", "fleet.yaml", "-out", "x.tfplan"], "-out saves the plan of one watch; it cannot be used with --fleet"),
+    (["plan", "--fleet", "fleet.yaml", "--json", "--markdown"], "--json and --markdown exclude each other"),
+    (["plan", "--fleet", "fleet.yaml", "--only", "failed,broken"],
+     "--only expects a comma-separated list of failed, changed, drift, pending, got 'broken' in 'failed,broken'"),
   ])
   func usageMistakes(_ arguments: [String], _ message: String) async throws {
     let fleet = try await Fleet()

@@ -68,7 +68,7 @@ import TSModel
                                      own: try manifest(row.own, file: "room.yaml"))
     #expect(merged.diagnostics.isEmpty)
     #expect(try ManifestEncoder.encode(merged.manifest) == ManifestEncoder.encode(try manifest(row.merged, file: "expected.yaml")))
-    #expect(merged.manifest.file == "room.yaml")
+    #expect(merged.manifest.file == "room.yaml over defaults.yaml")
   }
 
   /// Layers (bottom first, the watch's own manifest last), the merged manifest, and what the

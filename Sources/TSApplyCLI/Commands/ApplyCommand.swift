@@ -19,13 +19,14 @@ package struct ApplyCommand: Command {
     changes an emergency contact, turns SOS off, deletes a custom reminder, or removes more than a
     third of the contacts) is refused with --auto-approve unless --allow-destroy is also given.
     With a saved plan from 'tsapply plan -out FILE' it applies exactly that plan without asking
-    (it was reviewed), and refuses it when stale.
+    (it was reviewed), and refuses it when stale; a fleet's saved plan ('plan --fleet -out') is
+    applied watch by watch, each watch's part refused when stale and the others applied.
     The watch is locked from the read that plans until verification; a second apply waits up to
     -lock-timeout (default 0s), then refuses. Before the first write the watch's state is backed
     up (mode 0600); 'tsapply restore BACKUP' puts it back.
     """
   package static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
-    + FleetOptions.specs + FleetOptions.applySpecs
+    + FleetOptions.specs + FleetOptions.reviewSpecs + FleetOptions.applySpecs
 
   package var file: String
   package var deviceSpec: String?
@@ -47,6 +48,9 @@ package struct ApplyCommand: Command {
     // be gone for the manifest read that follows.
     let source = ManifestInput.source(file, context: context)
     if file != "-", source.isRereadable, case .success(let bytes) = source.read() {
+      if let fleetPlan = try SavedFleetPlan.parse(bytes, path: file) {
+        return try await context.toolset.fleet.applySaved(self, plan: fleetPlan, path: context.resolve(file), context: context)
+      }
       if let saved = try SavedPlan.parse(bytes, path: file) {
         return try await applySaved(SavedPlanFile(saved: saved, path: context.resolve(file)), context: context)
       }

@@ -21,7 +21,7 @@ package struct DriftCommand: Command {
     OptionSpec(["--json", "-json"], help: "Print the report as JSON (drift in the plan's change shape)."),
     OptionSpec(["--pending"], help: "Exit 2 also when the manifest has changes not applied yet."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs + FleetOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
   package var file: String
   package var json: Bool
@@ -54,10 +54,13 @@ package struct DriftCommand: Command {
       throw CommandFailure("the manifest does not fit the watch")
     }
     let found = try result.get()
+    // Read-only: the redaction key is used when there is one, never created here.
+    let fingerprints = output.fingerprints(context, create: false)
     context.stdout.write(json
-      ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact)
+      ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact,
+                           fingerprints: fingerprints)
       : DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord,
-                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact))
+                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints))
     let drifted = !found.drift.isEmpty || (pendingCounts && !found.pending.isEmpty)
     return drifted ? .changesPresent : .success
   }

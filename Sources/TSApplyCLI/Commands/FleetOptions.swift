@@ -14,6 +14,16 @@ package struct FleetOptions: Sendable {
     OptionSpec(["--parallelism", "-parallelism"], value: "N", help: "With --fleet, handle at most N watches at once (default 10)."),
   ]
 
+  /// Options of the commands whose fleet output is a review (`plan`, `apply`, `drift`).
+  package static let reviewSpecs: [OptionSpec] = [
+    OptionSpec(["--summary", "-summary"], help: "With --fleet, one line per group of watches with the same outcome, and the totals."),
+    OptionSpec(["--only", "-only"], value: "LIST",
+               help: "With --fleet, show only watches that are failed, changed, drift or pending (comma-separated)."),
+  ]
+
+  /// The words `--only` takes (`FleetFilter.words` in TSFleet, which a test keeps equal).
+  package static let onlyWords = ["failed", "changed", "drift", "pending"]
+
   /// Options only `apply --fleet` takes.
   static let applySpecs: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "With --fleet and --auto-approve, print one JSON report with a result per watch."),
@@ -33,6 +43,10 @@ package struct FleetOptions: Sendable {
   package var wait: Duration
   /// `--canary`, `--batch`, `--pause`, `--max-failures`, `--continue`, `--abort` (`apply` only).
   package var rollout: RolloutOptions
+  /// `--summary`: one line per group of watches instead of their plans and the table.
+  package var summary: Bool
+  /// `--only`: the words given (each one of `onlyWords`), or `nil` for every watch.
+  package var only: [String]?
 
   /// Reads the options; with `--fleet`, a manifest argument and `--device` are refused.
   package init(_ arguments: ParsedArguments, command: String) throws(UsageError) {
@@ -43,6 +57,14 @@ package struct FleetOptions: Sendable {
     wait = try arguments.value("--wait").map { (text) throws(UsageError) in try DurationArgument.value(text, option: "--wait") }
       ?? .seconds(300)
     rollout = RolloutOptions(arguments)
+    summary = arguments.has("--summary")
+    only = try arguments.value("--only").map { (text) throws(UsageError) in
+      let words = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+      if let unknown = words.first(where: { !Self.onlyWords.contains($0) }) {
+        throw UsageError("--only expects a comma-separated list of \(Self.onlyWords.joined(separator: ", ")), got '\(unknown)' in '\(text)'")
+      }
+      return words
+    }
     if let text = arguments.value("--parallelism") {
       guard let value = Int(text), value >= 1, value <= 1000 else {
         throw UsageError("-parallelism expects a number of watches from 1 to 1000, got '\(text)'")
@@ -51,8 +73,8 @@ package struct FleetOptions: Sendable {
     }
     guard file != nil else {
       if let option = rollout.given.first { throw UsageError("\(option) only matters with --fleet FILE (a staged rollout over its watches)") }
-      if !watches.isEmpty || arguments.value("--parallelism") != nil || arguments.value("--wait") != nil {
-        throw UsageError("--watch, -parallelism and --wait only matter with --fleet FILE")
+      if !watches.isEmpty || arguments.value("--parallelism") != nil || arguments.value("--wait") != nil || summary || only != nil {
+        throw UsageError("--watch, -parallelism, --wait, --summary and --only only matter with --fleet FILE")
       }
       if command == "apply", json { throw UsageError("apply prints JSON only with --fleet (one report for every watch)") }
       return

@@ -15,17 +15,23 @@ package struct PlanCommand: Command {
     With --detailed-exitcode the exit status is 0 when nothing would change, 2 when something
     would, and 1 on errors. With -out the plan is saved (mode 0600) and 'tsapply apply FILE'
     applies exactly that plan, or refuses if the manifest or the watch changed since; -out never
-    replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing.
+    replaces the manifest or a file that is not a saved plan. Plans take no lock and write nothing
+    (but, with --redact, the installation's redaction key the first time).
+    With --fleet, -out saves every watch's plan in one file; 'tsapply apply FILE' applies each
+    watch's part that is still current and refuses the stale ones. --markdown prints the plan for
+    a pull-request comment or $GITHUB_STEP_SUMMARY.
     """
   package static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
+    OptionSpec(["--markdown", "-markdown"], help: "Print the plan as GitHub Markdown (a pull-request comment, $GITHUB_STEP_SUMMARY)."),
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
     DeviceOption.spec,
-  ] + PlanOutputOptions.specs + FleetOptions.specs
+  ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
   package var file: String
   package var json: Bool
+  package var markdown: Bool
   package var detailedExitCode: Bool
   package var out: String?
   package var deviceSpec: String?
@@ -34,14 +40,15 @@ package struct PlanCommand: Command {
 
   package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
-    if fleet.file != nil, arguments.value("--out") != nil { throw UsageError("-out saves the plan of one watch; it cannot be used with --fleet") }
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
+    markdown = arguments.has("--markdown")
+    if json && markdown { throw UsageError("--json and --markdown exclude each other") }
     detailedExitCode = arguments.has("--detailed-exitcode")
     out = arguments.value("--out")
     deviceSpec = DeviceOption.value(in: arguments)
     output = PlanOutputOptions(arguments)
-    if out != nil && file == "-" { throw UsageError("-out needs a manifest file, not standard input: the saved plan is bound to the file") }
+    if fleet.file == nil, out != nil && file == "-" { throw UsageError("-out needs a manifest file, not standard input: the saved plan is bound to the file") }
   }
 
   package func run(_ context: CommandContext) async throws -> ExitStatus {
@@ -66,14 +73,18 @@ package struct PlanCommand: Command {
     }
     let planned = try result.get()
     let plan = planned.plan
-    context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact) : output.renderer(context).render(plan))
+    let fingerprints = output.fingerprints(context)
+    context.stdout.write(json ? JSONPlanRenderer.render(plan, redact: output.redact, fingerprints: fingerprints)
+      : markdown ? MarkdownPlanRenderer(redact: output.redact, fingerprints: fingerprints).render(plan)
+      : HumanPlanRenderer(color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints)
+        .render(plan))
     if let out {
       do {
         _ = try watch.watch.save(planned, document: document, to: context.resolve(out))
       } catch {
         throw CommandFailure(error.description)
       }
-      if !json {
+      if !json && !markdown {
         context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
       }
     }

@@ -24,6 +24,10 @@ struct ShowCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if case .success(let bytes) = ManifestInput.source(file, context: context).read(),
+       let fleetPlan = try SavedFleetPlan.parse(bytes, path: file) {
+      return try await context.toolset.fleet.show(fleetPlan, json: json, output: output, context: context)
+    }
     let saved = try readSavedPlan(file, context: context)
     context.stdout.write(json ? JSONPlanRenderer.render(saved.plan, redact: output.redact)
                               : output.renderer(context).render(saved.plan))

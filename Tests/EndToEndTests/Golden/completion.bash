@@ -29,11 +29,13 @@ _tsapply() {
     "tsapply plan --fleet"|"tsapply plan -fleet") _tsapply_files files; return ;;
     "tsapply plan --watch"|"tsapply plan -watch") COMPREPLY=(); return ;;
     "tsapply plan --parallelism"|"tsapply plan -parallelism") COMPREPLY=(); return ;;
+    "tsapply plan --only"|"tsapply plan -only") COMPREPLY=(); return ;;
     "tsapply apply --lock-timeout"|"tsapply apply -lock-timeout") COMPREPLY=(); return ;;
     "tsapply apply --device") COMPREPLY=(); return ;;
     "tsapply apply --fleet"|"tsapply apply -fleet") _tsapply_files files; return ;;
     "tsapply apply --watch"|"tsapply apply -watch") COMPREPLY=(); return ;;
     "tsapply apply --parallelism"|"tsapply apply -parallelism") COMPREPLY=(); return ;;
+    "tsapply apply --only"|"tsapply apply -only") COMPREPLY=(); return ;;
     "tsapply apply --wait"|"tsapply apply -wait") COMPREPLY=(); return ;;
     "tsapply apply --canary"|"tsapply apply -canary") COMPREPLY=(); return ;;
     "tsapply apply --batch"|"tsapply apply -batch") COMPREPLY=(); return ;;
@@ -43,6 +45,7 @@ _tsapply() {
     "tsapply drift --fleet"|"tsapply drift -fleet") _tsapply_files files; return ;;
     "tsapply drift --watch"|"tsapply drift -watch") COMPREPLY=(); return ;;
     "tsapply drift --parallelism"|"tsapply drift -parallelism") COMPREPLY=(); return ;;
+    "tsapply drift --only"|"tsapply drift -only") COMPREPLY=(); return ;;
     "tsapply status --fleet"|"tsapply status -fleet") _tsapply_files files; return ;;
     "tsapply status --watch"|"tsapply status -watch") COMPREPLY=(); return ;;
     "tsapply status --parallelism"|"tsapply status -parallelism") COMPREPLY=(); return ;;
@@ -95,9 +98,9 @@ _tsapply() {
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
       "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
-      "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
-      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --canary -canary --batch -batch --pause -pause --max-failures -max-failures --continue -continue --abort -abort --help -h" ;;
-      "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
+      "tsapply plan") _tsapply_words "--json -json --markdown -markdown --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
+      "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --json -json --wait -wait --canary -canary --batch -batch --pause -pause --max-failures -max-failures --continue -continue --abort -abort --help -h" ;;
+      "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
       "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;

@@ -60,6 +60,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l help -s h -d 'Show
 # tsapply plan
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -a '(__tsapply_manifests)'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l json -o json -d 'Print the plan as JSON (format_version 1).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l markdown -o markdown -d 'Print the plan as GitHub Markdown (a pull-request comment, $GITHUB_STEP_SUMMARY).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l detailed-exitcode -o detailed-exitcode -d 'Exit 0 for no changes, 2 for changes, 1 for errors.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l out -o out -r -F -d 'Save the plan to FILE for \'tsapply apply FILE\'.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
@@ -68,6 +69,8 @@ complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l redact -d 'Mask phone 
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l summary -o summary -d 'With --fleet, one line per group of watches with the same outcome, and the totals.'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l only -o only -x -d 'With --fleet, show only watches that are failed, changed, drift or pending (comma-separated).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l help -s h -d 'Show help information.'
 
 # tsapply apply
@@ -81,6 +84,8 @@ complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l redact -d 'Mask phone
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l summary -o summary -d 'With --fleet, one line per group of watches with the same outcome, and the totals.'
+complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l only -o only -x -d 'With --fleet, show only watches that are failed, changed, drift or pending (comma-separated).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l json -o json -d 'With --fleet and --auto-approve, print one JSON report with a result per watch.'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l wait -o wait -x -d 'With --fleet over MQTT, wait up to DURATION for the agents to report (default 5m; per wave in a rollout).'
 complete -c tsapply -n '__tsapply_at \'tsapply apply\'' -l canary -o canary -x -d 'With --fleet, apply first to N watches, P% of them, or the watches NAMES (comma-separated), then the rest in waves.'
@@ -101,6 +106,8 @@ complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l redact -d 'Mask phone
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l parallelism -o parallelism -x -d 'With --fleet, handle at most N watches at once (default 10).'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l summary -o summary -d 'With --fleet, one line per group of watches with the same outcome, and the totals.'
+complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l only -o only -x -d 'With --fleet, show only watches that are failed, changed, drift or pending (comma-separated).'
 complete -c tsapply -n '__tsapply_at \'tsapply drift\'' -l help -s h -d 'Show help information.'
 
 # tsapply status

@@ -1,0 +1,236 @@
+import TSModel
+import TSPlan
+
+/// Which watches a fleet report shows (`--only failed,changed,drift,pending`); the totals line
+/// still counts every watch.
+public struct FleetFilter: OptionSet, Sendable, Hashable {
+  public let rawValue: Int
+  public init(rawValue: Int) { self.rawValue = rawValue }
+
+  /// Failed, or still retrying when the wait ended.
+  public static let failed = FleetFilter(rawValue: 1)
+  /// With changes: planned, applied, or to publish.
+  public static let changed = FleetFilter(rawValue: 2)
+  /// Changed on the watch since the last apply (a plan's drift note, or `drift`'s verdict).
+  public static let drift = FleetFilter(rawValue: 4)
+  /// Not on the watch yet: pending or retrying over MQTT, or (for `drift`) with pending changes.
+  public static let pending = FleetFilter(rawValue: 8)
+
+  /// The words `--only` takes, in the order help lists them.
+  public static let words: [(word: String, filter: FleetFilter)] = [
+    ("failed", .failed), ("changed", .changed), ("drift", .drift), ("pending", .pending),
+  ]
+
+  /// `failed,changed` (commas, any order, at least one word); `nil` with an unknown or missing word.
+  public init?(words text: String) {
+    var filter: FleetFilter = []
+    for word in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+      guard let found = Self.words.first(where: { $0.word == word.lowercased() }) else { return nil }
+      filter.insert(found.filter)
+    }
+    guard !filter.isEmpty else { return nil }
+    self = filter
+  }
+
+  /// The words of this filter, comma-separated (`failed,changed`).
+  public var text: String { Self.words.filter { contains($0.filter) }.map(\.word).joined(separator: ",") }
+
+  /// Whether `row` is one of the watches this filter shows (any of its words).
+  public func matches(_ row: FleetWatchReport) -> Bool {
+    var kinds: FleetFilter = []
+    switch row.verdict {
+    case .failed: kinds.insert(.failed)
+    case .retrying: kinds.formUnion([.failed, .pending])
+    case .pending: kinds.insert(.pending)
+    case .changes, .applied, .publish: kinds.insert(.changed)
+    case .drift(let count, let pending, _):
+      if count > 0 { kinds.insert(.drift) }
+      if pending > 0 { kinds.insert(.pending) }
+    case .noChanges: break
+    }
+    if row.plan?.resourceDrift.isEmpty == false { kinds.insert(.drift) }
+    return !intersection(kinds).isEmpty
+  }
+}
+
+/// How a fleet report is shown to a person (`FleetReport.review`).
+public struct FleetReviewOptions: Sendable {
+  /// `--summary`: one line per group of watches and the totals; no plans, no table.
+  public var summary = false
+  /// `--only`: the watches shown (all when `nil`).
+  public var only: FleetFilter?
+  /// The table lists every shown watch up to this many; above it, it is left out.
+  public var tableLimit = 20
+  /// A group of more watches than this names this many, then counts the rest.
+  public var nameLimit = 5
+  /// Whether groups with changes show their plan's body (an `apply` after approval has shown
+  /// it already: only the one-line headline then).
+  public var bodies = true
+
+  /// The defaults: every watch, plans shown, the table collapsed above 20 watches.
+  public init(summary: Bool = false, only: FleetFilter? = nil, bodies: Bool = true) {
+    self.summary = summary
+    self.only = only
+    self.bodies = bodies
+  }
+}
+
+/// Watches of one report with the same result and the same plan (or the same text).
+struct FleetGroup {
+  /// 0 failed or retrying, 1 unsafe, 2 with changes or drift, 3 nothing to do.
+  var rank: Int
+  var key: String
+  var rows: [FleetWatchReport]
+}
+
+extension FleetReport {
+  /// The report for a person: the watches grouped by identical outcome — the same result and
+  /// the same plan body (`HumanPlanRenderer.body`), else the same text — failed groups first,
+  /// then unsafe plans, then other changes, then watches with nothing to do; each group with a
+  /// headline (`950 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }`), the first names and
+  /// a count of the rest, the manifests merged for them, and the body once. Then the table (up
+  /// to `tableLimit` watches) and the totals line. Ends with a newline. `--json` (`json()`) keeps every watch's details.
+  public func review(renderer: HumanPlanRenderer, options: FleetReviewOptions = FleetReviewOptions()) -> String {
+    let shown = options.only.map { filter in watches.filter(filter.matches) } ?? watches
+    let groups = Self.groups(shown, renderer: renderer)
+    var out = ""
+    let anyBody = !options.summary && groups.contains { group in
+      guard let plan = group.rows[0].plan, !group.rows[0].verdict.isFailure else { return false }
+      return (!plan.isEmpty && (options.bodies || group.rows[0].verdict != .applied(plan.counts))) || !plan.resourceDrift.isEmpty
+    }
+    if anyBody { out += renderer.legend + "\n" }
+    for group in groups {
+      out += options.summary ? summaryLine(group, renderer: renderer, options: options)
+                             : section(group, renderer: renderer, options: options) + "\n"
+    }
+    if options.summary, !groups.isEmpty { out += "\n" }
+    if !options.summary { out += table(shown, options: options) }
+    out += totals
+    if let only = options.only {
+      out += "Shown: \(shown.count) of \(counted(watches.count, "watch", "watches")) (--only \(only.text)).\n"
+    }
+    return out
+  }
+
+  /// `rows` grouped, in the order `review` shows them (by rank, then fleet order).
+  static func groups(_ rows: [FleetWatchReport], renderer: HumanPlanRenderer) -> [FleetGroup] {
+    var groups: [FleetGroup] = []
+    var index: [String: Int] = [:]
+    // Plans are compared unmasked: two numbers masked alike (`+******00`) are not the same change.
+    let plain = HumanPlanRenderer(color: false, redact: false)
+    for row in rows {
+      // Without a plan, a failure's reason is part of what is equal; other reasons and counts
+      // (an agent's note naming the watch's own revision) are not, or no two would group: the
+      // headline says when they differ.
+      let key = (row.plan == nil && row.verdict.isFailure ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: plain)
+      if let at = index[key] {
+        groups[at].rows.append(row)
+      } else {
+        index[key] = groups.count
+        groups.append(FleetGroup(rank: rank(row), key: key, rows: [row]))
+      }
+    }
+    // A stable sort: within a rank, groups keep the fleet order of their first watch.
+    return groups.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
+  }
+
+  /// What `row` shows under its group's header: its plan's body, else its own text; nothing
+  /// for a watch with no plan and nothing to do (a `no drift`: the result says it all).
+  static func body(_ row: FleetWatchReport, renderer: HumanPlanRenderer) -> String {
+    if !row.verdict.isFailure, let plan = row.plan { return renderer.body(plan) }
+    if case .drift(_, let pending, _) = row.verdict, !row.verdict.hasChanges, pending == 0 { return "" }
+    return row.section
+  }
+
+  private static func rank(_ row: FleetWatchReport) -> Int {
+    if row.verdict.isFailure || row.verdict.isRetrying { return 0 }
+    if let plan = row.plan, !plan.unsafeFindings.isEmpty { return 1 }
+    if row.verdict.hasChanges || row.plan?.resourceDrift.isEmpty == false { return 2 }
+    if case .drift(_, let pending, _) = row.verdict, pending > 0 { return 2 }
+    return 3
+  }
+
+  /// The headline of a group: the plan on one line (`HumanPlanRenderer.headline`), prefixed by
+  /// the result when it is not a plan's (`applied: …`, `failed: REASON`), else the result.
+  func headline(_ group: FleetGroup, renderer: HumanPlanRenderer) -> String {
+    let row = group.rows[0]
+    if row.plan == nil, group.rows.contains(where: { $0.verdict != row.verdict }) {
+      return row.verdict.word + " (their reasons or counts differ: --json has each watch's)"
+    }
+    switch row.verdict {
+    case .failed(let reason): return "failed: " + ControlCharacters.escaped(reason)
+    case .retrying(let reason): return "retrying: " + ControlCharacters.escaped(reason)
+    case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)
+    case .publish(let reason): return "to publish: " + ControlCharacters.escaped(reason)
+    default: break
+    }
+    guard let plan = row.plan else {
+      return row.verdict.word + (row.verdict.hasChanges && row.verdict.changesText != "-" ? " (\(row.verdict.changesText))" : "")
+    }
+    let line = renderer.headline(plan)
+    if case .applied = row.verdict { return "applied: \(line)" }
+    return line
+  }
+
+  /// `room-0000, room-0001, … and 995 more` (every name when few).
+  func names(_ rows: [FleetWatchReport], limit: Int) -> String {
+    let escaped = rows.map { ControlCharacters.escaped($0.name) }
+    guard escaped.count > limit + 2 else { return escaped.joined(separator: ", ") }
+    return escaped.prefix(limit).joined(separator: ", ") + " and \(escaped.count - limit) more"
+  }
+
+  /// The manifests merged for the group's watches: one set for all (`wards/ward-a.yaml`), each
+  /// its own over shared defaults, or how many sets (every watch's are in `--json`).
+  func manifests(_ rows: [FleetWatchReport]) -> String? {
+    let sets = rows.map(\.manifests)
+    guard let first = sets.first, !first.isEmpty else { return nil }
+    if sets.allSatisfy({ $0 == first }) { return "manifest " + first.joined(separator: " over ") }
+    if let defaults = first.last, first.count == 2, sets.allSatisfy({ $0.count == 2 && $0.last == defaults }) {
+      return "manifests: each watch's own over \(defaults)"
+    }
+    return "manifests: \(Set(sets).count) different sets (--json names each watch's)"
+  }
+
+  private func section(_ group: FleetGroup, renderer: HumanPlanRenderer, options: FleetReviewOptions) -> String {
+    let rows = group.rows, first = rows[0]
+    var out: String
+    if rows.count == 1 {
+      out = FleetReport.header(name: first.name, device: first.device, manifests: first.manifests)
+    } else {
+      out = "=== \(rows.count) watches: \(headline(group, renderer: renderer))\n    \(names(rows, limit: options.nameLimit))\n"
+      if let manifests = manifests(rows) { out += "    \(manifests)\n" }
+    }
+    let body = Self.body(first, renderer: renderer)
+    let applied = if case .applied = first.verdict { true } else { false }
+    if !options.bodies, applied, first.plan?.resourceDrift.isEmpty != false {
+      if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }
+    } else if body.isEmpty {
+      if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }
+    } else {
+      out += body
+    }
+    return out
+  }
+
+  private func summaryLine(_ group: FleetGroup, renderer: HumanPlanRenderer, options: FleetReviewOptions) -> String {
+    let rows = group.rows
+    let who = rows.count == 1 ? ControlCharacters.escaped(rows[0].name)
+      : rows.count <= options.nameLimit + 2 ? "\(rows.count) watches (\(names(rows, limit: options.nameLimit)))" : "\(rows.count) watches"
+    return "\(who): \(headline(group, renderer: renderer))\n"
+  }
+
+  /// The table of `shown`, whole up to `tableLimit` watches; above it a line saying it is left
+  /// out (the failed watches are at the top of the review already). Ends with a blank line.
+  private func table(_ shown: [FleetWatchReport], options: FleetReviewOptions) -> String {
+    guard !shown.isEmpty else { return "" }
+    if shown.count <= options.tableLimit { return FleetReport(operation: operation, fleetFile: fleetFile, watches: shown).rows() + "\n" }
+    return "The table of \(shown.count) watches is left out (more than \(options.tableLimit)): --only narrows it, --json has every watch.\n\n"
+  }
+
+  /// The header of one watch's section: `=== room-12  device sim:…  manifest residents/room-12.yaml
+  /// over wards/ward-a.yaml`, ending with a newline.
+  public static func header(name: String, device: String, manifests: [String]) -> String {
+    let files = manifests.isEmpty ? "" : "  manifest " + manifests.joined(separator: " over ")
+    return "=== \(ControlCharacters.escaped(name))  device \(ControlCharacters.escaped(device))\(files)\n"
+  }
+}

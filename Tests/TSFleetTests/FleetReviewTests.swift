@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+import TSApply
+import TSDevice
+import TSFleet
+import TSModel
+import TSPlan
+import TSTestSupport
+
+/// What a person reads of a fleet's report: watches with identical outcomes grouped, failures
+/// and unsafe plans first, the table collapsed for large fleets, `--summary`, `--only`, and the
+/// Markdown for a pull request (golden files).
+@Suite struct FleetReviewTests {
+  /// The plan of `yaml` against a fresh simulated watch (default profile) holding `contacts`.
+  static func plan(_ yaml: String, contacts: [Contact] = []) async throws -> Plan {
+    let device = SimulatedDevice(profile: .default)
+    for contact in contacts { try device.simulateContactAdd(contact) }
+    let reconciler = try await Reconciler.connect(device)
+    let (_, result) = try await reconciler.plan(try manifest(yaml, file: "m.yaml"))
+    return try #require(result.plan, "\(result.diagnostics)")
+  }
+
+  static let interval = "reminders:\n  drinking: {enabled: false, repeat: everyday, period: {start: \"08:00\", end: \"22:00\", every: 3h}}\n"
+
+  /// 1,000 watches: 950 with one changed field, 46 whose contacts are cleared (unsafe), 1 with
+  /// no changes... and 3 failed, in an order that mixes them.
+  static func report(operation: String = "plan") async throws -> FleetReport {
+    let interval = try await plan(Self.interval)
+    let clear = try await plan("contacts: []\n", contacts: [Contact(name: "Ann", phoneNum: "+447700900456"),
+                                                            Contact(name: "Bo", phoneNum: "+447700900457")])
+    let none = try await plan("contacts: []\n")
+    let rows = (0..<1000).map { index -> FleetWatchReport in
+      let name = String(format: "room-%04d", index)
+      let manifests = ["residents/\(name).yaml", "wards/ward-a.yaml"]
+      switch index {
+      case 17, 503, 998:
+        return FleetWatchReport(name: name, device: "sim:watches/\(name).json", verdict: .failed("no simulated watch at watches/\(name).json"),
+                                elapsed: .zero, section: "Error: no simulated watch at watches/\(name).json\n", manifests: manifests)
+      case 900..<946:
+        return FleetWatchReport(name: name, device: "sim:watches/\(name).json", verdict: .changes(clear.counts), elapsed: .zero,
+                                plan: clear, manifests: manifests)
+      case 999:
+        return FleetWatchReport(name: name, device: "sim:watches/\(name).json", verdict: .noChanges, elapsed: .zero,
+                                plan: none, manifests: ["wards/ward-a.yaml"])
+      default:
+        return FleetWatchReport(name: name, device: "sim:watches/\(name).json", verdict: .changes(interval.counts), elapsed: .zero,
+                                plan: interval, manifests: manifests)
+      }
+    }
+    return FleetReport(operation: operation, fleetFile: "fleet.yaml", watches: rows)
+  }
+
+  static let renderer = HumanPlanRenderer(color: false, redact: true)
+
+  @Test func aThousandWatchesReviewInAFewGroups() async throws {
+    let text = try await Self.report().review(renderer: Self.renderer)
+    expectGolden(text, "review-1000.txt")
+    #expect(!text.contains("7700900456"), "a masked number leaked")
+  }
+
+  /// The closing note's target: a one-field change on 1,000 watches fits in 40 lines.
+  @Test func aOneFieldChangeOnAThousandWatchesFitsInFortyLines() async throws {
+    let interval = try await Self.plan(Self.interval)
+    let rows = (0..<1000).map { index in
+      FleetWatchReport(name: String(format: "room-%04d", index), device: "sim:\(index).json", verdict: .changes(interval.counts),
+                       elapsed: .zero, plan: interval, manifests: ["residents/\(index).yaml", "wards/ward-a.yaml"])
+    }
+    let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
+    #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 <= 40, "\(text)")
+    #expect(text.contains("=== 1000 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }\n"))
+  }
+
+  @Test func summaryIsOneLinePerGroup() async throws {
+    expectGolden(try await Self.report().review(renderer: Self.renderer, options: FleetReviewOptions(summary: true)), "review-1000-summary.txt")
+  }
+
+  @Test func markdownCollapsesEachGroup() async throws {
+    let markdown = try await Self.report().markdown(renderer: Self.renderer)
+    expectGolden(markdown, "review-1000.md")
+    #expect(markdown.count < FleetReport.markdownLimit)
+  }
+
+  @Test(arguments: [
+    ("failed", ["room-0017", "room-0503", "room-0998"]),
+    ("failed,changed", (0..<999).map { String(format: "room-%04d", $0) }),
+    ("drift", []),
+  ])
+  func onlyShowsTheWatchesAsked(_ words: String, _ names: [String]) async throws {
+    let report = try await Self.report()
+    let filter = try #require(FleetFilter(words: words))
+    #expect(report.watches.filter(filter.matches).map(\.name) == names)
+    let text = report.review(renderer: Self.renderer, options: FleetReviewOptions(only: filter))
+    #expect(text.hasSuffix("Shown: \(names.count) of 1000 watches (--only \(words)).\n"), "\(text)")
+  }
+
+  /// Rows without a plan (a broker's statuses): failures group only with the same reason;
+  /// others group by result, the headline showing their reason only when it is the same for all.
+  @Test func rowsWithoutAPlanGroupByResultAndFailuresByReason() {
+    let rows = [
+      FleetWatchReport(name: "a", device: "sim:a.json", verdict: .pending("agent a01 offline"), elapsed: .zero),
+      FleetWatchReport(name: "b", device: "sim:b.json", verdict: .pending("agent a02 offline"), elapsed: .zero),
+      FleetWatchReport(name: "c", device: "sim:c.json", verdict: .failed("refused: unsafe"), elapsed: .zero),
+      FleetWatchReport(name: "d", device: "sim:d.json", verdict: .failed("invalid"), elapsed: .zero),
+      FleetWatchReport(name: "e", device: "sim:e.json", verdict: .publish("revision 1"), elapsed: .zero),
+      FleetWatchReport(name: "f", device: "sim:f.json", verdict: .publish("revision 1"), elapsed: .zero),
+    ]
+    let text = FleetReport(operation: "apply", fleetFile: "fleet.yaml", watches: rows)
+      .review(renderer: Self.renderer, options: FleetReviewOptions(summary: true))
+    #expect(text == """
+      c: failed: refused: unsafe
+      d: failed: invalid
+      2 watches (a, b): pending (their reasons or counts differ: --json has each watch's)
+      2 watches (e, f): to publish: revision 1
+
+      6 watches: 2 pending, 2 failed, 2 to publish.
+
+      """, "\(text)")
+  }
+
+  /// Two different numbers that mask alike (`+******00`) are two groups, not one change, even
+  /// without fingerprints.
+  @Test func numbersMaskedAlikeAreNotGroupedAsOneChange() async throws {
+    let a = try await Self.plan("contacts:\n  - {name: Mom, phone: \"+15550100\"}\n")
+    let b = try await Self.plan("contacts:\n  - {name: Mom, phone: \"+15550200\"}\n")
+    let rows = [("a", a), ("b", b)].map { name, plan in
+      FleetWatchReport(name: name, device: "sim:\(name).json", verdict: .changes(plan.counts), elapsed: .zero, plan: plan)
+    }
+    let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
+    #expect(text.contains("=== a  device sim:a.json\n") && text.contains("=== b  device sim:b.json\n"), "\(text)")
+    #expect(!text.contains("5550100") && !text.contains("5550200"))
+  }
+
+  @Test(arguments: ["", "failed,", "stale", "changed, bogus"])
+  func onlyRefusesUnknownWords(_ words: String) {
+    #expect(FleetFilter(words: words) == nil)
+  }
+
+  /// The CLI's list of `--only` words (TSApplyCLI cannot see TSFleet) is this one.
+  @Test func theCommandLineKnowsTheSameWords() {
+    #expect(FleetFilter.words.map(\.word) == ["failed", "changed", "drift", "pending"])
+  }
+
+  /// A small fleet shows each watch under its own header (device, merged manifests) and the
+  /// whole table.
+  @Test func aSmallFleetShowsEveryWatchAndTheTable() async throws {
+    let interval = try await Self.plan(Self.interval)
+    let rows = ["a", "b"].map { name in
+      FleetWatchReport(name: name, device: "sim:\(name).json", verdict: .changes(interval.counts), elapsed: .zero, plan: interval,
+                       manifests: name == "a" ? ["residents/a.yaml", "wards/w.yaml"] : ["wards/w.yaml"])
+    }
+    let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
+    #expect(text.contains("=== 2 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }\n    a, b\n    manifests: 2 different sets"), "\(text)")
+    #expect(text.contains("\nWatch  Result   Changes   Time\na      changes  +0 ~1 -0  0.0s\nb      changes  +0 ~1 -0  0.0s\n"), "\(text)")
+  }
+}
