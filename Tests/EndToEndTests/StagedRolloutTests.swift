@@ -174,5 +174,10 @@ import TSTestSupport
     #expect(wave1.lowerBound < wave2.lowerBound)
     #expect(result.stdout.contains("completed: 3 waves applied"), "\(result.stdout)")
     #expect(try Self.written(names, in: dir) == names)
+    // The agent's applies are in each watch's history, in the agent's records.
+    let history = try TSApplyBinary.run(["history", "--device", "sim:watches/w0003.json"], in: dir,
+                                        environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])
+    #expect(history.stdout.contains("1 entry, chain intact.") && history.stdout.contains("tsapply agent station (site ward-a, watch w0003)"),
+            "\(history.stdout)")
   }
 }

@@ -228,6 +228,48 @@ import TSPlan
     #expect(ended.phase == .completed && ended.withRevision.count == 3)
   }
 
+  /// A stop (Ctrl-C) requested `delay` after the first wave ended.
+  final class StopAfterFirstWave: StopRequest, @unchecked Sendable {
+    let ended = Inbox<ContinuousClock.Instant>()
+    let delay: Duration
+    init(delay: Duration) { self.delay = delay }
+    func begin() {}
+    func end() {}
+    var isRequested: Bool { ended.items.first.map { ContinuousClock.now - $0 >= delay } ?? false }
+  }
+
+  /// (stop delay after the first wave, pause, reason, next wave)
+  static let stopCases: [(Duration, RolloutPolicy.Pause, String, Int)] = [
+    // Ctrl-C during a wave: the wave is applied again by --continue (some may not have started).
+    (.zero, .duration(.zero), "interrupted during wave 1", 0),
+    (.zero, .manual, "interrupted during wave 1", 0),
+    // Ctrl-C during a timed pause: the rollout pauses at once, the next wave not started.
+    (.milliseconds(200), .duration(.seconds(60)), "interrupted while pausing", 1),
+  ]
+
+  @Test(arguments: 0..<stopCases.count) func aStopLeavesTheRolloutPausedForContinue(_ index: Int) async throws {
+    let (delay, pause, reason, next) = Self.stopCases[index]
+    let fleet = try Fleet(5, failing: [])
+    let stop = StopAfterFirstWave(delay: delay)
+    let policy = RolloutPolicy(canary: .size(.count(1)), batch: .count(2), pause: pause)
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members, policy: policy, startedBy: "t@h", now: Date())
+    var ended = try await RolloutRunner(store: fleet.store, stop: stop).run(record) { names in
+      let rows = await fleet.apply(names)
+      stop.ended.add(ContinuousClock.now)
+      return rows
+    }.record
+    let firstWaveEnded = try #require(stop.ended.items.first)
+    #expect(ContinuousClock.now - firstWaveEnded < .seconds(30), "a stop ends the pause of 60s")
+    #expect(ended.phase == .paused && ended.reason == reason && ended.nextWave == next, "\(ended.reason ?? "") \(ended.nextWave)")
+    #expect(try await fleet.written() == ["w0001"])
+    // --continue: from the record on disk, to the end (a manual pause stops after the next wave;
+    // a timed one is shortened here to keep the test short).
+    var resumed = try #require(try fleet.store.load())
+    if case .duration = pause { resumed.pause = "0s" }
+    ended = try await fleet.run(policy, record: resumed)
+    #expect(ended.withRevision == (pause == .manual ? ["w0001"] : ["w0001", "w0002", "w0003", "w0004", "w0005"]), "\(ended.phase)")
+  }
+
   @Test func theRevisionChangesWithAnyWatchsManifests() throws {
     let fleet = try Fleet(3, failing: [])
     let before = RolloutRecord.revision(of: fleet.loaded.members)
