@@ -125,6 +125,24 @@ import TSTestSupport
     #expect(try Self.written(names, in: dir) == ["w0001", "w0003", "w0004"])
   }
 
+  @Test func oneQuestionCoversEveryWaveAndCtrlCDuringAPausePausesTheRollout() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(5, in: dir, head: "rollout: {canary: 1, batch: 2, pause: 1m}\n")
+    let run = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml"], in: dir)
+    let asked = run.read(until: "Enter a value:")
+    #expect(asked.contains("Do you want to roll these actions out to 5 watches in 3 waves (canary 1, batch 2, pause 1m, max_failures 0)?"), "\(asked)")
+    run.type("yes\n")
+    _ = run.read(until: "--- Pausing 1m before the next wave")
+    run.running.send(SIGINT)
+    let result = run.wait(limit: 30)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("paused after wave 1 of 3 (interrupted while pausing)"), "\(result.stdout)")
+    #expect(result.stderr.contains("interrupted: the rollout is paused after wave 1 of 3"), "\(result.stderr)")
+    #expect(try Self.written(names, in: dir) == ["w0001"])
+    let continued = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve", "--pause", "0s"], in: dir)
+    #expect(continued.status == 64, "--continue takes the rollout as it was started: \(continued.stderr)")
+  }
+
   // MARK: Over MQTT
 
   /// A 5-watch fleet on a broker with `rollout` (the watches of `profile`, the defaults
