@@ -50,8 +50,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
 
     /// Whether the watch holds the rollout's revision: applied, or had nothing to change.
     public var hasRevision: Bool { result == "applied" || result == "no changes" }
-    /// Whether it counts as failed against `max_failures`: failed, or still retrying.
-    public var isFailure: Bool { result == "failed" || result == "retrying" }
+    /// Whether it counts as failed against `max_failures`: failed, still retrying, or (over
+    /// MQTT) pending — its agent offline or silent when the wave's wait ended: nothing shows
+    /// that the change works on it, so the next wave is not released on its account.
+    public var isFailure: Bool { result == "failed" || result == "retrying" || result == "pending" }
   }
 
   /// `1`.
@@ -127,7 +129,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   public var withRevision: [String] { names.filter { watches[$0]?.hasRevision == true } }
   /// Watches that do not: failed, retrying, pending, or not reached, in wave order.
   public var withoutRevision: [String] { names.filter { watches[$0]?.hasRevision != true } }
-  /// Watches counted as failed.
+  /// Watches counted as failed (`WatchResult.isFailure`).
   public var failed: [String] { names.filter { watches[$0]?.isFailure == true } }
   /// Watches a wave was run for.
   public var attempted: Int { watches.count }
@@ -336,7 +338,9 @@ public struct RolloutRunner: Sendable {
       let failed = record.failed.count
       if limit.isExceeded(failed: failed, attempted: record.attempted) {
         record.phase = .aborted
-        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed, more than max_failures \(record.maxFailures) allows"
+        let pending = record.failed.filter { record.watches[$0]?.result == "pending" }.count
+        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed"
+          + (pending > 0 ? " or did not report (\(pending))" : "") + ", more than max_failures \(record.maxFailures) allows"
         try save(&record)
         return (record, rows)
       }

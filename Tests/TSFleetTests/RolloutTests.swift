@@ -270,6 +270,29 @@ import TSPlan
     #expect(ended.withRevision == (pause == .manual ? ["w0001"] : ["w0001", "w0002", "w0003", "w0004", "w0005"]), "\(ended.phase)")
   }
 
+  /// (each wave's row verdicts, max_failures, phase, waves done) — rows as a wave over MQTT
+  /// returns them, no engine involved.
+  static let verdictCases: [([FleetVerdict], RolloutPolicy.Size, RolloutRecord.Phase, Int)] = [
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .noChanges], .count(0), .completed, 3),
+    // An agent offline or silent when the wave's wait ended: not shown to work, counted.
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(0), .aborted, 1),
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(3), .completed, 3),
+    ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1),
+    ([.failed("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
+    ([.failed("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
+  ]
+
+  @Test(arguments: 0..<verdictCases.count) func whatCountsAgainstMaxFailures(_ index: Int) async throws {
+    let (verdicts, limit, phase, waves) = Self.verdictCases[index]
+    let fleet = try Fleet(6, failing: [])
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members,
+                               policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(2), maxFailures: limit), startedBy: "t@h", now: Date())
+    let ended = try await RolloutRunner(store: fleet.store).run(record) { names in
+      zip(names, verdicts).map { FleetWatchReport(name: $0, device: "-", verdict: $1, elapsed: .zero) }
+    }.record
+    #expect(ended.phase == phase && ended.nextWave == waves, "\(verdicts) max_failures \(limit): \(ended.reason ?? "")")
+  }
+
   @Test func theRevisionChangesWithAnyWatchsManifests() throws {
     let fleet = try Fleet(3, failing: [])
     let before = RolloutRecord.revision(of: fleet.loaded.members)
