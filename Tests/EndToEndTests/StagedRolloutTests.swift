@@ -197,5 +197,8 @@ import TSTestSupport
                                         environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])
     #expect(history.stdout.contains("1 entry, chain intact.") && history.stdout.contains("tsapply agent station (site ward-a, watch w0003)"),
             "\(history.stdout)")
+    let fleetHistory = try Self.run(["history", "--fleet", "fleet.yaml"], in: dir)
+    #expect(fleetHistory.status == 1 && fleetHistory.stderr.contains("each watch's history and backups are kept where its agent runs"),
+            "\(fleetHistory.stderr)")
   }
 }
