@@ -19,6 +19,11 @@ struct FleetSession: Sendable {
   /// Ctrl-C, SIGTERM and SIGHUP for the whole run: watches being applied stop between device
   /// calls, and no other watch starts.
   let stop: SharedStop
+  /// Asked (besides `stop`) before each watch starts, never during an apply: a staged
+  /// rollout's wave stops starting watches once too many failed (`RolloutTally`).
+  var startGate: (any StopRequest)? = nil
+  /// Told each watch's report row as the watch finishes (the rollout's `RolloutTally`).
+  var observer: (@Sendable (FleetWatchReport) -> Void)? = nil
 
   /// Loads `options.file`; prints every problem of the fleet file or its defaults and fails
   /// when there is one (nothing is touched).
@@ -50,7 +55,16 @@ struct FleetSession: Sendable {
   func with(members: [FleetMember]) -> FleetSession {
     var subset = loaded
     subset.members = members
-    return FleetSession(loaded: subset, options: options, context: context, redact: redact, json: json, stop: stop)
+    return FleetSession(loaded: subset, options: options, context: context, redact: redact, json: json, stop: stop,
+                        startGate: startGate, observer: observer)
+  }
+
+  /// The same session with `gate` asked before each watch starts (as well as `stop`; it never
+  /// stops an apply under way) and `observer` told each watch's row as it finishes (a rollout's
+  /// wave: `RolloutTally`).
+  func with(startGate gate: any StopRequest, observer: @escaping @Sendable (FleetWatchReport) -> Void) -> FleetSession {
+    FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json, stop: stop,
+                 startGate: gate, observer: observer)
   }
 
   /// The engine for the fleet's watches: `sim:` paths resolve against the fleet file's
@@ -139,12 +153,13 @@ struct FleetSession: Sendable {
     let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: json || !showSections)
     stop.begin()
     defer { stop.end() }
-    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: stop)
+    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: startGate ?? stop)
     let rows = Locked<[Int: FleetWatchReport]>([:])
-    let header = self.header
+    let header = self.header, observer = self.observer
     _ = await runner.run(loaded.members, progress: { printer.progress($0) }, finished: { index, result in
       let (text, row) = render(result)
       rows.mutate { $0[index] = row }
+      observer?(row)
       printer.finished(index, header(result.member) + text)
     }) { member, document, watch throws(EngineError) in
       try await operation(member, document, watch)

@@ -125,6 +125,27 @@ import TSTestSupport
     #expect(try Self.written(names, in: dir) == ["w0001", "w0003", "w0004"])
   }
 
+  @Test func aCountMaxFailuresStopsAWaveStartingWatches() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(20, in: dir)
+    // Every watch but the two canaries has an own manifest with an error: it fails in its wave.
+    try "contacts:\n  - {name: Niece, phone: \"12-AB\"}\n".write(to: dir.appendingPathComponent("bad.yaml"), atomically: true, encoding: .utf8)
+    var text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+    for name in names.dropFirst(2) {
+      text = text.replacingOccurrences(of: "\(name): {device: \"sim:watches/\(name).json\"}", with: "\(name): {device: \"sim:watches/\(name).json\", manifest: bad.yaml}")
+    }
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--json", "-parallelism", "1",
+                               "--canary", "w0001,w0002", "--max-failures", "1"], in: dir)
+    #expect(result.status == 1, "\(result.stderr)")
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    let rollout = try #require(report["rollout"] as? [String: Any])
+    #expect(rollout["phase"] as? String == "aborted")
+    #expect(rollout["failed"] as? [String] == ["w0003", "w0004"], "the wave of 18 stopped after its second failure")
+    #expect((report["summary"] as? [String: Any])?["by_result"] as? [String: Int] == ["applied": 2, "failed": 2, "pending": 16])
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0002"])
+  }
+
   @Test func oneQuestionCoversEveryWaveAndCtrlCDuringAPausePausesTheRollout() throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     let names = try Self.fleet(5, in: dir, head: "rollout: {canary: 1, batch: 2, pause: 1m}\n")
