@@ -215,7 +215,7 @@ extension FleetSession {
     let count = approved.count
     context.stdout.write("""
 
-      Do you want to \(question) \(count) watch\(count == 1 ? "" : "es")?\(note)
+      Do you want to \(question) \(count) watch\(count == 1 ? "" : "es")\(note)?
         tsapply will perform the actions described above; a watch whose plan changes meanwhile is left alone.
         Only 'yes' will be accepted to approve.
 

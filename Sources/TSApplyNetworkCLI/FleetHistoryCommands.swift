@@ -49,9 +49,18 @@ extension FleetSession {
     return members.indices.map { (members[$0], results[$0] ?? .failure(CommandFailure("not started: the run was interrupted"))) }
   }
 
+  /// A fleet over MQTT keeps each watch's history where its agent runs (the agent applies it):
+  /// `command` is refused here, saying so.
+  private func refuseOverBroker(_ command: String) throws {
+    guard let broker else { return }
+    throw CommandFailure("\(fleetFile) reaches its watches through agents on \(broker.settings.address): each watch's history and backups "
+      + "are kept where its agent runs; run 'tsapply \(command) --device SPEC' there (with the agent's TSAPPLY_STATE_DIR)")
+  }
+
   /// `tsapply history --fleet`: each watch's history, checked; exit 1 when one was changed
   /// other than by tsapply or cannot be read.
   func history() async throws -> ExitStatus {
+    try refuseOverBroker("history")
     let context = self.context
     let results = await eachWatch { _, watch in (try HistoryCommand.read(watch), watch.history.path) }
     var bad: [String] = []
@@ -90,6 +99,7 @@ extension FleetSession {
   /// its first apply after `time`, through the safety gate (an unsafe restore needs
   /// `--allow-destroy`), with a section per watch and the summary table.
   func restore(at time: Date, text: String, settings: ApplyRun.Settings) async throws -> ExitStatus {
+    try refuseOverBroker("restore --at")
     guard settings.autoApprove else {
       throw CommandFailure("restore --fleet needs --auto-approve (each watch goes through the safety gate; an unsafe restore needs --allow-destroy too)")
     }

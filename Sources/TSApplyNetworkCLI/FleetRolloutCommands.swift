@@ -141,18 +141,28 @@ extension FleetSession {
       }
     }
     let broker = self.broker, plans = approved, planned = planRows, context = self.context, json = self.json
-    let wave: @Sendable ([String]) async -> [FleetWatchReport] = { names in
+    let wave: @Sendable ([String], RolloutTally) async -> [FleetWatchReport] = { names, tally in
       let chosen = Set(names)
       let waveMembers = members.filter { chosen.contains($0.name) }
       if let broker {
+        // Published together: the wave's statuses are judged when its wait ends.
         do { return try await scoped.with(members: waveMembers).publish(waveMembers, settings, broker: broker) } catch {
           let reason = (error as? CommandFailure)?.message ?? "\(error)"
           return waveMembers.map { FleetWatchReport(name: $0.name, device: $0.device, verdict: .failed(reason), elapsed: .zero) }
         }
       }
-      guard let plans else { return await scoped.with(members: waveMembers).applied(settings, approved: nil) }
-      let done = await scoped.with(members: waveMembers.filter { plans[$0.name] != nil }).applied(settings, approved: plans)
-      return waveMembers.compactMap { member in done.first { $0.name == member.name } ?? planned[member.name] }
+      // No watch of the wave starts once the tally says stop (Ctrl-C, or a count max_failures
+      // passed); those not started have no row.
+      let session = scoped.with(startGate: tally) { tally.finished($0) }
+      let notStarted = FleetFailure.interrupted.description
+      guard let plans else {
+        return await session.with(members: waveMembers).applied(settings, approved: nil).filter { $0.verdict != .failed(notStarted) }
+      }
+      let done = await session.with(members: waveMembers.filter { plans[$0.name] != nil }).applied(settings, approved: plans)
+        .filter { $0.verdict != .failed(notStarted) }
+      // A watch with nothing approved (nothing to change, or its plan failed) counts as planned.
+      for member in waveMembers where plans[member.name] == nil { if let row = planned[member.name] { tally.finished(row) } }
+      return waveMembers.compactMap { member in done.first { $0.name == member.name } ?? (plans[member.name] == nil ? planned[member.name] : nil) }
     }
     let hasCanary = record.policy.hasPrefix("canary"), fleetFile = self.fleetFile
     let events: @Sendable (RolloutEvent) -> Void = { event in

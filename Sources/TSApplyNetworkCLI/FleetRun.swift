@@ -26,6 +26,11 @@ struct FleetSession: Sendable {
   /// Ctrl-C, SIGTERM and SIGHUP for the whole run: watches being applied stop between device
   /// calls, and no other watch starts.
   let stop: SharedStop
+  /// Asked (besides `stop`) before each watch starts, never during an apply: a staged
+  /// rollout's wave stops starting watches once too many failed (`RolloutTally`).
+  var startGate: (any StopRequest)? = nil
+  /// Told each watch's report row as the watch finishes (the rollout's `RolloutTally`).
+  var observer: (@Sendable (FleetWatchReport) -> Void)? = nil
 
   /// Loads `options.file`; prints every problem of the fleet file or its defaults and fails
   /// when there is one (nothing is touched).
@@ -62,6 +67,16 @@ struct FleetSession: Sendable {
     subset.members = members
     var session = self
     session.loaded = subset
+    return session
+  }
+
+  /// The same session with `gate` asked before each watch starts (as well as `stop`; it never
+  /// stops an apply under way) and `observer` told each watch's row as it finishes (a rollout's
+  /// wave: `RolloutTally`).
+  func with(startGate gate: any StopRequest, observer: @escaping @Sendable (FleetWatchReport) -> Void) -> FleetSession {
+    var session = self
+    session.startGate = gate
+    session.observer = observer
     return session
   }
 
@@ -167,13 +182,15 @@ struct FleetSession: Sendable {
       context.stdout.write("\(verb.prefix(1).uppercased() + verb.dropFirst()) \(counted(count, "watch", "watches")) of \(fleetFile)"
         + (count > options.parallelism ? ", \(options.parallelism) at a time" : "") + "...\n\n")
     }
-    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: stop)
+    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: startGate ?? stop)
     let rows = Locked<[Int: FleetWatchReport]>([:])
+    let observer = self.observer
     _ = await runner.run(loaded.members, progress: { printer.progress($0) }, finished: { index, result in
       var (text, row) = render(result)
       row.section = text
       row.manifests = result.member.manifestFiles
       rows.mutate { $0[index] = row }
+      observer?(row)
       printer.finished(index, "")
     }) { member, document, watch throws(EngineError) in
       try await operation(member, document, watch)

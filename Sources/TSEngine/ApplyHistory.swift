@@ -181,7 +181,7 @@ public struct ApplyHistory: Sendable {
         problems.append("the last entry is not the one history.head recorded")
       }
     } else if !entries.isEmpty {
-      problems.append("history.head is missing")
+      problems.append("history.head is missing or unreadable")
     }
     return Read(entries: entries, problems: problems)
   }

@@ -50,8 +50,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
 
     /// Whether the watch holds the rollout's revision: applied, or had nothing to change.
     public var hasRevision: Bool { result == "applied" || result == "no changes" }
-    /// Whether it counts as failed against `max_failures`: failed, or still retrying.
-    public var isFailure: Bool { result == "failed" || result == "retrying" }
+    /// Whether it counts as failed against `max_failures` (`RolloutRecord.countsAsFailure`).
+    public var isFailure: Bool { RolloutRecord.failureWords.contains(result) }
   }
 
   /// `1`.
@@ -121,13 +121,21 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     return String(SHA256Digest.hex(of: Array(text.utf8)).prefix(16))
   }
 
+  /// The results (`FleetVerdict.word`) that count against `max_failures`.
+  static let failureWords: Set<String> = ["failed", "retrying", "pending"]
+
+  /// Whether a wave's `verdict` for a watch counts against `max_failures`: failed, still
+  /// retrying, or (over MQTT) pending — its agent offline or silent when the wave's wait ended:
+  /// nothing shows that the change works on it, so the next wave is not released on its account.
+  public static func countsAsFailure(_ verdict: FleetVerdict) -> Bool { failureWords.contains(verdict.word) }
+
   /// Every watch of the rollout, in wave order.
   public var names: [String] { waves.flatMap { $0 } }
   /// Watches that hold the revision (applied, or nothing to change), in wave order.
   public var withRevision: [String] { names.filter { watches[$0]?.hasRevision == true } }
   /// Watches that do not: failed, retrying, pending, or not reached, in wave order.
   public var withoutRevision: [String] { names.filter { watches[$0]?.hasRevision != true } }
-  /// Watches counted as failed.
+  /// Watches counted as failed (`WatchResult.isFailure`).
   public var failed: [String] { names.filter { watches[$0]?.isFailure == true } }
   /// Watches a wave was run for.
   public var attempted: Int { watches.count }
@@ -159,7 +167,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     var details: [String: JSONValue] = ["rollout_wave": .integer(waveIndex(of: name) + 1)]
     guard let result = watches[name] else {
       let wave = waveIndex(of: name) + 1
-      let why = phase == .aborted ? "not applied: the rollout was aborted before wave \(wave) of \(waves.count)"
+      let why = phase == .aborted ? (wave <= nextWave ? "not applied: the rollout was aborted during wave \(wave) of \(waves.count), before this watch started"
+                                                      : "not applied: the rollout was aborted before wave \(wave) of \(waves.count)")
         : "not applied yet: it is in wave \(wave) of \(waves.count)"
       details["rollout_state"] = .string("not started")
       return FleetWatchReport(name: name, device: device, verdict: .pending(why), elapsed: .zero, details: details)
@@ -286,6 +295,41 @@ public enum RolloutEvent: Sendable {
   case waiting(Duration)
 }
 
+/// One wave's failures as its watches finish, and the stop its front end gives the fleet runner:
+/// requested when the run's own stop is (Ctrl-C), or when `max_failures` is a count and the
+/// failures so far (earlier waves' and this one's) are more than it — then no other watch of the
+/// wave starts, so a wave of 250 stops after the count is passed plus those already running (at
+/// most `-parallelism`). A percentage is judged when the wave ends (a first failure would be 100%).
+public final class RolloutTally: StopRequest, @unchecked Sendable {
+  private let inner: any StopRequest
+  private let limit: RolloutPolicy.Size
+  private let lock = NSLock()
+  private var failures: Int
+
+  /// A tally over `inner` for `limit`, `failedBefore` failures already counted.
+  public init(stop inner: any StopRequest, maxFailures limit: RolloutPolicy.Size, failedBefore: Int) {
+    self.inner = inner
+    self.limit = limit
+    failures = failedBefore
+  }
+
+  /// Counts a watch's row as it finishes.
+  public func finished(_ row: FleetWatchReport) {
+    guard RolloutRecord.countsAsFailure(row.verdict) else { return }
+    lock.withLock { failures += 1 }
+  }
+
+  /// Whether a count `max_failures` is passed.
+  public var isExceeded: Bool {
+    guard case .count(let count) = limit else { return false }
+    return lock.withLock { failures > count }
+  }
+
+  public func begin() { inner.begin() }
+  public var isRequested: Bool { inner.isRequested || isExceeded }
+  public func end() { inner.end() }
+}
+
 /// Runs the waves of a rollout (`RolloutRecord`) through `wave`, which applies (direct) or
 /// publishes (over MQTT) one wave's watches and returns their rows: after each wave the record
 /// is written, `max_failures` is checked (more failed: aborted, no later wave starts), and the
@@ -307,11 +351,14 @@ public struct RolloutRunner: Sendable {
   }
 
   /// Runs `record`'s waves from `nextWave` until it completes, aborts or pauses; returns the
-  /// record as it ended (written) and the rows `wave` returned, by name.
+  /// record as it ended (written) and the rows `wave` returned, by name. `wave` gets each wave's
+  /// names and its `RolloutTally`, to tell as each watch finishes and to stop starting watches
+  /// once it says so; it returns rows only for the watches it started (a watch not started has
+  /// no result: a later `--continue` or a new rollout reaches it).
   /// - Throws: `SecureFileError` when the record cannot be written (the wave being run is
   ///   finished first; no later wave starts).
   public func run(_ record: RolloutRecord, events: @escaping @Sendable (RolloutEvent) -> Void = { _ in },
-                  wave: @escaping @Sendable ([String]) async -> [FleetWatchReport]) async throws(SecureFileError)
+                  wave: @escaping @Sendable ([String], RolloutTally) async -> [FleetWatchReport]) async throws(SecureFileError)
     -> (record: RolloutRecord, rows: [String: FleetWatchReport]) {
     var record = record
     var rows: [String: FleetWatchReport] = [:]
@@ -324,7 +371,8 @@ public struct RolloutRunner: Sendable {
       record.phase = .running
       try save(&record)
       events(.waveStarting(index: index, total: record.waves.count, names: record.waves[index]))
-      let done = await wave(record.waves[index])
+      let tally = RolloutTally(stop: stop, maxFailures: limit.maxFailures, failedBefore: record.failed.count)
+      let done = await wave(record.waves[index], tally)
       for row in done { rows[row.name] = row }
       record.record(done, wave: index, now: now())
       if stop.isRequested {
@@ -336,7 +384,9 @@ public struct RolloutRunner: Sendable {
       let failed = record.failed.count
       if limit.isExceeded(failed: failed, attempted: record.attempted) {
         record.phase = .aborted
-        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed, more than max_failures \(record.maxFailures) allows"
+        let pending = record.failed.filter { record.watches[$0]?.result == "pending" }.count
+        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed"
+          + (pending > 0 ? " or did not report (\(pending))" : "") + ", more than max_failures \(record.maxFailures) allows"
         try save(&record)
         return (record, rows)
       }

@@ -25,6 +25,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "fleet-view": ("fleet views (status, plan, drift --fleet) of N retained watches on a default-settings broker: complete in how many of RUNS, time [N] [RUNS]",
                  FleetViewBenchmark.run),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
+  "fleet-rollout": ("a change failing everywhere on N watches under canary 2 / max_failures 0: watches written, exit status [N] [BINARY]",
+                    RolloutBenchmark.run),
   "fleet-direct": ("apply --fleet over N simulated watches with the latency model vs the sum of per-watch times [N] [LATENCY]", FleetBenchmark.direct),
   "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",
               MonitorBenchmark.run),

@@ -125,6 +125,45 @@ import TSTestSupport
     #expect(try Self.written(names, in: dir) == ["w0001", "w0003", "w0004"])
   }
 
+  @Test func aCountMaxFailuresStopsAWaveStartingWatches() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(20, in: dir)
+    // Every watch but the two canaries has an own manifest with an error: it fails in its wave.
+    try "contacts:\n  - {name: Niece, phone: \"12-AB\"}\n".write(to: dir.appendingPathComponent("bad.yaml"), atomically: true, encoding: .utf8)
+    var text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+    for name in names.dropFirst(2) {
+      text = text.replacingOccurrences(of: "\(name): {device: \"sim:watches/\(name).json\"}", with: "\(name): {device: \"sim:watches/\(name).json\", manifest: bad.yaml}")
+    }
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--json", "-parallelism", "1",
+                               "--canary", "w0001,w0002", "--max-failures", "1"], in: dir)
+    #expect(result.status == 1, "\(result.stderr)")
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    let rollout = try #require(report["rollout"] as? [String: Any])
+    #expect(rollout["phase"] as? String == "aborted")
+    #expect(rollout["failed"] as? [String] == ["w0003", "w0004"], "the wave of 18 stopped after its second failure")
+    #expect((report["summary"] as? [String: Any])?["by_result"] as? [String: Int] == ["applied": 2, "failed": 2, "pending": 16])
+    #expect(try Self.written(names, in: dir) == ["w0001", "w0002"])
+  }
+
+  @Test func oneQuestionCoversEveryWaveAndCtrlCDuringAPausePausesTheRollout() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(5, in: dir, head: "rollout: {canary: 1, batch: 2, pause: 1m}\n")
+    let run = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml"], in: dir)
+    let asked = run.read(until: "Enter a value:")
+    #expect(asked.contains("Do you want to roll these actions out to 5 watches in 3 waves (canary 1, batch 2, pause 1m, max_failures 0)?"), "\(asked)")
+    run.type("yes\n")
+    _ = run.read(until: "--- Pausing 1m before the next wave")
+    run.running.send(SIGINT)
+    let result = run.wait(limit: 30)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("paused after wave 1 of 3 (interrupted while pausing)"), "\(result.stdout)")
+    #expect(result.stderr.contains("interrupted: the rollout is paused after wave 1 of 3"), "\(result.stderr)")
+    #expect(try Self.written(names, in: dir) == ["w0001"])
+    let continued = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve", "--pause", "0s"], in: dir)
+    #expect(continued.status == 64, "--continue takes the rollout as it was started: \(continued.stderr)")
+  }
+
   // MARK: Over MQTT
 
   /// A 5-watch fleet on a broker with `rollout` (the watches of `profile`, the defaults
@@ -174,5 +213,13 @@ import TSTestSupport
     #expect(wave1.lowerBound < wave2.lowerBound)
     #expect(result.stdout.contains("completed: 3 waves applied"), "\(result.stdout)")
     #expect(try Self.written(names, in: dir) == names)
+    // The agent's applies are in each watch's history, in the agent's records.
+    let history = try TSApplyBinary.run(["history", "--device", "sim:watches/w0003.json"], in: dir,
+                                        environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])
+    #expect(history.stdout.contains("1 entry, chain intact.") && history.stdout.contains("tsapply agent station (site ward-a, watch w0003)"),
+            "\(history.stdout)")
+    let fleetHistory = try Self.run(["history", "--fleet", "fleet.yaml"], in: dir)
+    #expect(fleetHistory.status == 1 && fleetHistory.stderr.contains("each watch's history and backups are kept where its agent runs"),
+            "\(fleetHistory.stderr)")
   }
 }

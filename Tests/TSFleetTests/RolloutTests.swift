@@ -124,16 +124,26 @@ import TSPlan
 
     /// Applies one wave through the fleet runner (the watches in `failing` through an engine
     /// whose simulator drops the link at the first call), rows as `apply --fleet` makes them.
-    func apply(_ names: [String]) async -> [FleetWatchReport] {
+    /// With `tally`, no watch starts once it says stop (those have no row), and it is told each
+    /// row as the watch finishes, as `apply --fleet` does.
+    func apply(_ names: [String], tally: RolloutTally? = nil, parallelism: Int = 10) async -> [FleetWatchReport] {
       let members = loaded.members.filter { names.contains($0.name) }
       var faulty = space.engine
       faulty.environment["TSAPPLY_SIM_FAULT"] = "disconnect@1"
       var rows: [FleetWatchReport] = []
       for (engine, group) in [(space.engine, members.filter { !failing.contains($0.name) }), (faulty, members.filter { failing.contains($0.name) })] {
-        let results = await FleetRunner(engine: engine).run(group) { _, document, watch throws(EngineError) in
+        let runner = FleetRunner(engine: engine, parallelism: parallelism, stop: tally ?? NoStopRequest())
+        let results = await runner.run(group, finished: { _, result in
+          if case .failure(.interrupted) = result.outcome { return }
+          tally?.finished(FleetWatchReport(name: result.member.name, device: "-", verdict: (try? result.outcome.get()) == nil ? .failed("") : .noChanges,
+                                           elapsed: .zero))
+        }) { _, document, watch throws(EngineError) in
           try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
         }
-        rows += results.map { result in
+        rows += results.filter { result in
+          if case .failure(.interrupted) = result.outcome { return false }
+          return true
+        }.map { result in
           switch result.outcome {
           case .success(let outcome):
             let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(outcome.plan.counts)
@@ -155,10 +165,10 @@ import TSPlan
       return names
     }
 
-    func run(_ policy: RolloutPolicy, record: RolloutRecord? = nil) async throws -> RolloutRecord {
+    func run(_ policy: RolloutPolicy, record: RolloutRecord? = nil, parallelism: Int = 10) async throws -> RolloutRecord {
       let start = record ?? RolloutRecord(fleet: "fleet.yaml", members: loaded.members, policy: policy, startedBy: "test@host", now: Date())
       let fleet = self
-      return try await RolloutRunner(store: store).run(start) { names in await fleet.apply(names) }.record
+      return try await RolloutRunner(store: store).run(start) { names, tally in await fleet.apply(names, tally: tally, parallelism: parallelism) }.record
     }
   }
 
@@ -195,6 +205,26 @@ import TSPlan
     #expect(try fleet.store.load() == record, "the record on disk is the one returned")
   }
 
+  /// (parallelism, max_failures, watches tried in all) — 2 canaries that work, then one wave
+  /// of 18 that all fail.
+  static let midWaveCases: [(Int, RolloutPolicy.Size, Int)] = [
+    (1, .count(0), 3),    // the first failure stops the wave
+    (1, .count(2), 5),    // the third does
+    (3, .count(0), 5),    // the first failure stops it; the 3 already started finish
+    (1, .percent(10), 20), // a percentage is judged when the wave ends
+  ]
+
+  @Test(arguments: 0..<midWaveCases.count) func aCountMaxFailuresStopsAWaveStartingWatches(_ index: Int) async throws {
+    let (parallelism, limit, tried) = Self.midWaveCases[index]
+    let fleet = try Fleet(20, failing: Set(Self.names(20).dropFirst(2)))
+    let record = try await fleet.run(RolloutPolicy(canary: .names(["w0001", "w0002"]), maxFailures: limit), parallelism: parallelism)
+    #expect(record.phase == .aborted && record.nextWave == 2)
+    #expect(record.attempted == tried, "max_failures \(limit), parallelism \(parallelism)")
+    #expect(try await fleet.written() == ["w0001", "w0002"])
+    #expect(record.row("w0020", device: "-").verdict == (tried < 20 ? .pending("not applied: the rollout was aborted during wave 2 of 2, before this watch started")
+                                                                      : record.row("w0020", device: "-").verdict))
+  }
+
   @Test func aPausedRolloutContinuesFromItsRecordAndAnAbortedOneStartsNoOtherWave() async throws {
     let fleet = try Fleet(5, failing: [])
     let policy = RolloutPolicy(canary: .size(.count(1)), batch: .count(2), pause: .manual)
@@ -222,10 +252,75 @@ import TSPlan
     let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members, policy: policy, startedBy: "t@h", now: Date())
     let ended = try await RolloutRunner(store: fleet.store).run(record, events: { event in
       if case .waiting = event { seen.add((try? fleet.store.load()).map { "\($0.phase.rawValue) \($0.resumeAt != nil)" } ?? "none") }
-    }) { names in await fleet.apply(names) }.record
+    }) { names, _ in await fleet.apply(names) }.record
     #expect(ContinuousClock.now - start >= .milliseconds(300))
     #expect(seen.items == ["waiting true"])
     #expect(ended.phase == .completed && ended.withRevision.count == 3)
+  }
+
+  /// A stop (Ctrl-C) requested `delay` after the first wave ended.
+  final class StopAfterFirstWave: StopRequest, @unchecked Sendable {
+    let ended = Inbox<ContinuousClock.Instant>()
+    let delay: Duration
+    init(delay: Duration) { self.delay = delay }
+    func begin() {}
+    func end() {}
+    var isRequested: Bool { ended.items.first.map { ContinuousClock.now - $0 >= delay } ?? false }
+  }
+
+  /// (stop delay after the first wave, pause, reason, next wave)
+  static let stopCases: [(Duration, RolloutPolicy.Pause, String, Int)] = [
+    // Ctrl-C during a wave: the wave is applied again by --continue (some may not have started).
+    (.zero, .duration(.zero), "interrupted during wave 1", 0),
+    (.zero, .manual, "interrupted during wave 1", 0),
+    // Ctrl-C during a timed pause: the rollout pauses at once, the next wave not started.
+    (.milliseconds(200), .duration(.seconds(60)), "interrupted while pausing", 1),
+  ]
+
+  @Test(arguments: 0..<stopCases.count) func aStopLeavesTheRolloutPausedForContinue(_ index: Int) async throws {
+    let (delay, pause, reason, next) = Self.stopCases[index]
+    let fleet = try Fleet(5, failing: [])
+    let stop = StopAfterFirstWave(delay: delay)
+    let policy = RolloutPolicy(canary: .size(.count(1)), batch: .count(2), pause: pause)
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members, policy: policy, startedBy: "t@h", now: Date())
+    var ended = try await RolloutRunner(store: fleet.store, stop: stop).run(record) { names, _ in
+      let rows = await fleet.apply(names)
+      stop.ended.add(ContinuousClock.now)
+      return rows
+    }.record
+    let firstWaveEnded = try #require(stop.ended.items.first)
+    #expect(ContinuousClock.now - firstWaveEnded < .seconds(30), "a stop ends the pause of 60s")
+    #expect(ended.phase == .paused && ended.reason == reason && ended.nextWave == next, "\(ended.reason ?? "") \(ended.nextWave)")
+    #expect(try await fleet.written() == ["w0001"])
+    // --continue: from the record on disk, to the end (a manual pause stops after the next wave;
+    // a timed one is shortened here to keep the test short).
+    var resumed = try #require(try fleet.store.load())
+    if case .duration = pause { resumed.pause = "0s" }
+    ended = try await fleet.run(policy, record: resumed)
+    #expect(ended.withRevision == (pause == .manual ? ["w0001"] : ["w0001", "w0002", "w0003", "w0004", "w0005"]), "\(ended.phase)")
+  }
+
+  /// (each wave's row verdicts, max_failures, phase, waves done) — rows as a wave over MQTT
+  /// returns them, no engine involved.
+  static let verdictCases: [([FleetVerdict], RolloutPolicy.Size, RolloutRecord.Phase, Int)] = [
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .noChanges], .count(0), .completed, 3),
+    // An agent offline or silent when the wave's wait ended: not shown to work, counted.
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(0), .aborted, 1),
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(3), .completed, 3),
+    ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1),
+    ([.failed("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
+    ([.failed("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
+  ]
+
+  @Test(arguments: 0..<verdictCases.count) func whatCountsAgainstMaxFailures(_ index: Int) async throws {
+    let (verdicts, limit, phase, waves) = Self.verdictCases[index]
+    let fleet = try Fleet(6, failing: [])
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members,
+                               policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(2), maxFailures: limit), startedBy: "t@h", now: Date())
+    let ended = try await RolloutRunner(store: fleet.store).run(record) { names, _ in
+      zip(names, verdicts).map { FleetWatchReport(name: $0, device: "-", verdict: $1, elapsed: .zero) }
+    }.record
+    #expect(ended.phase == phase && ended.nextWave == waves, "\(verdicts) max_failures \(limit): \(ended.reason ?? "")")
   }
 
   @Test func theRevisionChangesWithAnyWatchsManifests() throws {

@@ -23,7 +23,11 @@ package struct ApplyCommand: Command {
     applied watch by watch, each watch's part refused when stale and the others applied.
     The watch is locked from the read that plans until verification; a second apply waits up to
     -lock-timeout (default 0s), then refuses. Before the first write the watch's state is backed
-    up (mode 0600); 'tsapply restore BACKUP' puts it back.
+    up (mode 0600); 'tsapply restore BACKUP' puts it back, and the apply is added to the watch's
+    history ('tsapply history').
+    With --fleet and the fleet file's rollout: (or --canary, --batch, --pause, --max-failures),
+    the watches are applied wave by wave: the canary first, then batches; more failures than
+    --max-failures abort the rollout, and 'pause: manual' waits for --continue (or --abort).
     """
   package static let options: [OptionSpec] = ApplyRun.specs + [DeviceOption.spec] + PlanOutputOptions.specs
     + FleetOptions.specs + FleetOptions.reviewSpecs + FleetOptions.applySpecs
