@@ -35,7 +35,9 @@ enum PhoneNumberRule {
     }
     let yamlProblem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
     // A letter O (or l, I) where a digit belongs is shown at the letter, with the number meant.
-    if yamlProblem == nil, let lookalike = MistakeHints.digitLookalikes(phone.value) {
+    // Only a number with an ASCII letter is looked at (most phones reach here for their formatting).
+    if yamlProblem == nil, phone.value.utf8.contains(where: { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }),
+       let lookalike = MistakeHints.digitLookalikes(phone.value) {
       var at = phone.position
       at.column += (isPlain ? 0 : 1) + lookalike.offset
       diagnostics.append(.error(at: at, field: field(),
