@@ -42,6 +42,8 @@ package protocol FleetCommands: Sendable {
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus
   /// `drift --fleet`.
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus
+  /// `validate --fleet`: each watch's merged manifest, checked against its declared profile.
+  func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus
 }
 
 /// Handing a command line to `tsapply-net`, the build with the network libraries.
@@ -121,5 +123,6 @@ package enum NetworkBuild {
     package func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
     package func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
+    package func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
   }
 }

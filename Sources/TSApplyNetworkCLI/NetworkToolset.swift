@@ -27,4 +27,8 @@ struct NetworkFleet: FleetCommands {
     try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, context: context)
       .drift(pendingCounts: command.pendingCounts, output: command.output)
   }
+
+  func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus {
+    try FleetSession.load(command.fleet, redact: command.redact, json: false, context: context).validate()
+  }
 }

@@ -25,6 +25,8 @@ _tsapply() {
   done
   case "$path $prev" in
     "tsapply validate --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
+    "tsapply validate --fleet"|"tsapply validate -fleet") _tsapply_files files; return ;;
+    "tsapply validate --watch"|"tsapply validate -watch") COMPREPLY=(); return ;;
     "tsapply plan --out"|"tsapply plan -out") _tsapply_files files; return ;;
     "tsapply plan --device") COMPREPLY=(); return ;;
     "tsapply plan --fleet"|"tsapply plan -fleet") _tsapply_files files; return ;;
@@ -83,7 +85,7 @@ _tsapply() {
   if [[ $cur == -* ]]; then
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
-      "tsapply validate") _tsapply_words "--profile --json --redact --help -h" ;;
+      "tsapply validate") _tsapply_words "--profile --fleet -fleet --watch -watch --json --redact --help -h" ;;
       "tsapply plan") _tsapply_words "--json -json --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
