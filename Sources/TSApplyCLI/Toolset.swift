@@ -53,6 +53,8 @@ package protocol FleetCommands: Sendable {
   /// `show PLANFILE` with a fleet's saved plan: its watches' plans as `plan --fleet` reviews them
   /// (or its JSON report with `json`).
   func show(_ plan: SavedFleetPlan, json: Bool, output: PlanOutputOptions, context: CommandContext) async throws -> ExitStatus
+  /// `validate --fleet`: each watch's merged manifest, checked against its declared profile.
+  func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus
 }
 
 /// Handing a command line to `tsapply-net`, the build with the network libraries.
@@ -140,5 +142,6 @@ package enum NetworkBuild {
     package func show(_ plan: SavedFleetPlan, json: Bool, output: PlanOutputOptions, context: CommandContext) async throws -> ExitStatus {
       throw NetworkBuild.handOver("a fleet's saved plan")
     }
+    package func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus { throw NetworkBuild.handOver("--fleet") }
   }
 }

@@ -1,6 +1,7 @@
 import TSApplyCLI
 import Foundation
 import TSApply
+import TSDevice
 import TSEngine
 import TSFleet
 import TSManifest
@@ -293,5 +294,42 @@ final class SectionPrinter: @unchecked Sendable {
     guard progressShown else { return }
     context.stdout.write("\r\u{1B}[K")
     progressShown = false
+  }
+}
+
+extension FleetSession {
+  /// `validate --fleet`: a section per watch with the problems of its merged manifest and, when it
+  /// declares a profile, of that platform's capacities (`ValidateCommand.capacityDiagnostics`);
+  /// no watch is opened. Exit status 1 when any watch has an error.
+  func validate() throws -> ExitStatus {
+    var invalid: [String] = []
+    for member in loaded.members {
+      var text = header(member)
+      var diagnostics: [Diagnostic]
+      switch member.document {
+      case .failure(let problem):
+        diagnostics = problem.diagnostics
+      case .success(let document):
+        diagnostics = document.warnings
+        if let name = member.watch.profile?.value, let profile = PlatformProfile.all.first(where: { $0.name == name }) {
+          diagnostics = ValidateCommand.capacityDiagnostics(document.manifest, profile: profile, read: diagnostics)
+        }
+      }
+      text += diagnosticsText(diagnostics, member: member)
+      let errors = diagnostics.filter { $0.severity == .error }.count
+      let warnings = diagnostics.count - errors
+      let against = member.watch.profile.map { " for profile \($0.value)" } ?? " (no profile: capacities not checked)"
+      if errors > 0 {
+        invalid.append(member.name)
+        text += "\(ControlCharacters.escaped(member.name)) is not valid\(against): \(ValidateCommand.count(errors, "error"))\(warnings > 0 ? ", \(ValidateCommand.count(warnings, "warning"))" : "").\n"
+      } else {
+        text += "\(ControlCharacters.escaped(member.name)) is valid\(against)\(warnings > 0 ? " (\(ValidateCommand.count(warnings, "warning")))" : "").\n"
+      }
+      context.stdout.write(text + "\n")
+    }
+    let total = loaded.members.count
+    context.stdout.write("\(ValidateCommand.count(total, "watch").replacingOccurrences(of: "watchs", with: "watches")): \(total - invalid.count) valid, \(invalid.count) not valid.\n")
+    if !invalid.isEmpty { context.stderr.write("Error: \(invalid.count) of \(total) watch\(total == 1 ? "" : "es") not valid: \(invalid.joined(separator: ", "))\n") }
+    return invalid.isEmpty ? .success : .failure
   }
 }

@@ -67,4 +67,8 @@ struct NetworkFleet: FleetCommands {
     return try await FleetSession.load(command.fleet, redact: command.run.output.redact, json: false, context: context)
       .restore(at: at, text: command.atText ?? "", settings: command.run)
   }
+
+  func validate(_ command: ValidateCommand, context: CommandContext) async throws -> ExitStatus {
+    try FleetSession.load(command.fleet, redact: command.redact, json: false, context: context).validate()
+  }
 }

@@ -109,18 +109,25 @@ public enum ManifestMerge {
       if let meant = Suggestion.closest(to: removal.name.value, in: below.value.map(\.entryName)) { message += "; did you mean \"\(meant)\"?" }
       diagnostics.append(.warning(at: removal.name.position, field: removal.path, message))
     }
+    // The later entries that replace earlier ones, by name, and those that are new (most of a
+    // watch's own list), in one pass.
     var byName: [String: [Entry]] = [:]
-    for entry in above.value { byName[entry.entryName, default: []].append(entry) }
+    var added: [Entry] = []
+    added.reserveCapacity(above.value.count)
+    for entry in above.value {
+      if belowNames.contains(entry.entryName) { byName[entry.entryName, default: []].append(entry) } else { added.append(entry) }
+    }
     var placed: Set<String> = []
     var merged: [Entry] = []
-    for entry in below.value where !removedNames.contains(entry.entryName) {
+    merged.reserveCapacity(below.value.count + above.value.count)
+    for entry in below.value where removedNames.isEmpty || !removedNames.contains(entry.entryName) {
       guard let replacements = byName[entry.entryName] else {
         merged.append(entry)
         continue
       }
       if placed.insert(entry.entryName).inserted { merged += replacements }
     }
-    merged += above.value.filter { !belowNames.contains($0.entryName) }
+    merged += added
     return Located(merged, at: above.position)
   }
 

@@ -9,8 +9,11 @@ import TSMQTT
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …] [--repeat K]`: a fleet of N simulated watches (state files) under a defaults
-///   manifest, each merged manifest 50 contacts, 3 built-ins and 5 custom reminders; the
+/// - `fleet-plan [N …] [--repeat K] [--layers L]`: a fleet of N simulated watches (state files)
+///   under a defaults manifest (with `--layers L`, L layers: the defaults, then L − 1 selected by
+///   labels and profile, each adding a shared contact, the first referred to from the emergency
+///   list, one replacing a custom reminder), each merged manifest 50 contacts (+ L − 1), 3
+///   built-ins and 5 custom reminders; the
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
 ///   through the engine by the fleet runner (`-parallelism` 10), in this process. CPU time
 ///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
@@ -84,16 +87,42 @@ enum FleetBenchmark {
     return text
   }
 
-  /// A fleet of `count` watches in `directory`; `device(i)` names watch i's device.
-  static func fleet(_ count: Int, in directory: String, transport: String? = nil, device: (Int) -> String) throws {
+  /// Layer `k` (1…) over the defaults: a shared contact (the first also an emergency contact,
+  /// by reference), and for k = 2 the `Walk` reminder at another time.
+  static func layer(_ k: Int) -> String {
+    var text = "version: 1\n"
+    if k == 2 { text += "reminders:\n  custom:\n    - {name: Walk, repeat: weekend, at: [\"16:00\"]}\n" }
+    text += "contacts:\n  - {name: Desk \(k), phone: \"+1 555 01\(String(format: "%02d", k))\"}\n"
+    if k == 1 { text += "emergency:\n  contacts:\n    - {contact: Desk 1}\n" }
+    return text
+  }
+
+  /// The selector of layer `k` (1…): every watch matches, through a label or its profile.
+  static func selector(_ k: Int) -> String {
+    ["{ward: A}", "{profile: default}", "{floor: [\"1\", \"2\"]}", "{ward: [A, B], profile: [default, fit]}"][(k - 1) % 4]
+  }
+
+  /// A fleet of `count` watches in `directory` under `layers` layers (1: `defaults:`);
+  /// `device(i)` names watch i's device.
+  static func fleet(_ count: Int, in directory: String, transport: String? = nil, layers: Int = 1, device: (Int) -> String) throws {
     try write(defaults, to: directory + "/wards/ward-a.yaml")
-    var text = "version: 1\ndefaults: wards/ward-a.yaml\n"
+    var text = "version: 1\n"
+    if layers > 1 {
+      text += "layers:\n  - manifest: wards/ward-a.yaml\n"
+      for k in 1..<layers {
+        try write(layer(k), to: directory + "/layers/layer-\(k).yaml")
+        text += "  - {manifest: layers/layer-\(k).yaml, select: \(selector(k))}\n"
+      }
+    } else {
+      text += "defaults: wards/ward-a.yaml\n"
+    }
     if let transport { text += "transport: \(transport)\nsite: ward-a\n" }
     text += "watches:\n"
+    let labels = layers > 1 ? ", profile: default, labels: {ward: A, floor: \"1\"}" : ""
     for index in 0..<count {
       let name = String(format: "room-%04d", index)
       try write(resident(index), to: directory + "/residents/\(name).yaml")
-      text += "  \(name): {device: \"\(device(index))\", manifest: residents/\(name).yaml}\n"
+      text += "  \(name): {device: \"\(device(index))\", manifest: residents/\(name).yaml\(labels)}\n"
     }
     try write(text, to: directory + "/fleet.yaml")
   }
@@ -116,11 +145,17 @@ enum FleetBenchmark {
       repeats = k
       arguments.removeSubrange(flag...flag + 1)
     }
+    var layers = 1
+    if let flag = arguments.firstIndex(of: "--layers"), flag + 1 < arguments.count, let l = Int(arguments[flag + 1]), l > 0 {
+      layers = l
+      arguments.removeSubrange(flag...flag + 1)
+    }
     let counts = arguments.compactMap(Int.init)
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
       defer { try? FileManager.default.removeItem(atPath: directory) }
-      try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+      try fleet(count, in: directory, layers: layers) { String(format: "sim:watches/room-%04d.json", $0) }
+      print("\(layers) layer\(layers == 1 ? " (defaults:)" : "s")")
       // Each watch holds its manifests already, but for one contact added on the watch itself:
       // set up by another process (`fleet-seed`), so that nothing it leaves in memory counts here.
       try seedProcess(directory)

@@ -77,4 +77,29 @@ import TSTestSupport
     #expect(plan.stdout.contains("mixed.yaml:27:56: error: watches.room-22.profile: the fleet file declares profile fw, but the watch is default; its layers are chosen by profile, so nothing was planned or written; write profile: default"),
             "\(plan.stdout)\(plan.stderr)")
   }
+
+  /// `validate --fleet` checks each watch's merged manifest against the profile it declares,
+  /// opening no watch (there are none here).
+  @Test func validateChecksEachWatchAgainstItsDeclaredProfile() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().appendingPathComponent("fleet")
+    try FileManager.default.copyItem(at: TSApplyBinary.packageRoot.appendingPathComponent("examples/fleet"), to: dir)
+    let valid = try TSApplyBinary.run(["validate", "--fleet", "mixed.yaml"], in: dir)
+    #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
+    #expect(valid.stdout.hasSuffix("room-23 is valid for profile npk.\n\n4 watches: 4 valid, 0 not valid.\n"), "\(valid.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("watches").path))
+    // Two emergency contacts of its own reach an npk watch, which holds one.
+    try "emergency:\n  contacts:\n    - {name: Son, phone: \"+1 555 0221\"}\n".write(to: dir.appendingPathComponent("residents/room-23.yaml"), atomically: true, encoding: .utf8)
+    let fleet = dir.appendingPathComponent("mixed.yaml")
+    let text = try String(contentsOf: fleet, encoding: .utf8)
+    try text.replacingOccurrences(of: "profile: npk, labels: {ward: B}}", with: "profile: npk, labels: {ward: B}, manifest: residents/room-23.yaml}")
+      .write(to: fleet, atomically: true, encoding: .utf8)
+    let invalid = try TSApplyBinary.run(["validate", "--fleet", "mixed.yaml", "--watch", "room-23"], in: dir)
+    #expect(invalid.status == 1)
+    #expect(invalid.stdout.contains("wards/ward-b.yaml:8:3: error: emergency.contacts: 2 emergency contacts, but the watch (profile npk) holds at most 1")
+            || invalid.stdout.contains("residents/room-23.yaml:2:3: error: emergency.contacts: 2 emergency contacts, but the watch (profile npk) holds at most 1"),
+            "\(invalid.stdout)")
+    #expect(invalid.stdout.hasSuffix("room-23 is not valid for profile npk: 1 error.\n\n1 watch: 0 valid, 1 not valid.\n"), "\(invalid.stdout)")
+    let refused = try TSApplyBinary.run(["validate", "--fleet", "mixed.yaml", "--profile", "fw"], in: dir)
+    #expect(refused.status == 64, "\(refused.stderr)")
+  }
 }

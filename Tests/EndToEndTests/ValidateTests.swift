@@ -86,4 +86,31 @@ import TSTestSupport
     #expect(result.stdout == "- is valid (1 warning).\n")
     #expect(result.stderr.hasPrefix("-:2:12: warning: contacts[0].name: is 40 bytes"))
   }
+
+  /// `--profile NAME` checks a platform's capacities without a watch (issue 24: 6 emergency
+  /// contacts on a watch that holds 5, contacts on npk), with the messages `plan` gives.
+  static let profileCases: [(profile: String, errors: [String])] = [
+    ("default", ["-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile default) holds at most 5"]),
+    ("npk", ["-:1:1: error: contacts: the watch (profile npk) does not store regular contacts; remove the `contacts` section (in a fleet, a layer for these watches can write contacts: [])",
+             "-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile npk) holds at most 1"]),
+  ]
+
+  @Test(arguments: profileCases.indices)
+  func aProfileChecksCapacitiesWithoutAWatch(_ index: Int) throws {
+    let row = Self.profileCases[index]
+    var manifest = "contacts:\n  - {name: A, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n"
+    for (n, name) in ["A", "B", "C", "D", "E", "F"].enumerated() { manifest += "    - {name: \(name), phone: \"+1555010\(n)\"}\n" }
+    let plain = try TSApplyBinary.run(["validate", "-"], stdin: manifest)
+    #expect(plain.status == 0, "\(plain.stderr)")
+    let checked = try TSApplyBinary.run(["validate", "-", "--profile", row.profile], stdin: manifest)
+    #expect(checked.status == 1)
+    let errors = checked.stderr.split(separator: "\n").map(String.init).filter { $0.contains(": error: ") }
+    #expect(errors == row.errors, "\(checked.stderr)")
+    #expect(checked.stderr.hasSuffix("- is not valid for profile \(row.profile): \(row.errors.count) error\(row.errors.count == 1 ? "" : "s").\n"))
+    let fits = try TSApplyBinary.run(["validate", "-", "--profile", "default"], stdin: "emergency:\n  sos: true\n  contacts:\n    - {name: A, phone: \"+15550100\"}\n")
+    #expect(fits.stdout == "- is valid for profile default.\n", "\(fits.stderr)")
+    let unknown = try TSApplyBinary.run(["validate", "-", "--profile", "nkp"], stdin: manifest)
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.hasPrefix("Error: unknown profile 'nkp'; expected one of: default, npk, fit, fit-basic, fw; did you mean 'npk'?"))
+  }
 }

@@ -84,7 +84,8 @@ import TSTestSupport
     #expect(only.hasSuffix("3 watches: 2 with changes, 1 failed.\nShown: 1 of 3 watches (--only failed).\n"), "\(only)")
     let (_, summary, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--summary"])
     #expect(summary.hasPrefix("Planning 3 watches of fleet.yaml...\n\nroom-3: failed: no simulated watch at "), "\(summary)")
-    #expect(summary.contains("\nroom-1: ~ contacts { + contact {name = \"Daughter\", phoneNum = \"+15550111\", shortName = \"D\"} }, + reminder.custom[\"Lunch\"] (4 changes)\n"), "\(summary)")
+    // room-1's own contact joins the ward's (lists merge by name): two changes to its contacts.
+    #expect(summary.contains("\nroom-1: ~ contacts (2 changes), + reminder.custom[\"Lunch\"] (4 changes)\n"), "\(summary)")
     #expect(summary.components(separatedBy: "\n").count == 8, "\(summary)")
     _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve"])
     let (_, json, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--json"])
@@ -176,7 +177,7 @@ import TSTestSupport
     #expect(status == .success, "\(err)")
     #expect(out.contains("Do you want to perform these actions on 2 watches?"))
     // After the approval, each applied watch is one line (its plan was shown before the question).
-    #expect(out.components(separatedBy: "\napplied: ~ contacts { + contact").count == 3, "\(out)")
+    #expect(out.components(separatedBy: "\napplied: ~ contacts ").count == 3, "\(out)")
     #expect(out.hasSuffix("2 watches: 2 applied.\n"))
     let (planStatus, planOut, _) = await fleet.run(["plan", "--detailed-exitcode"] + selection)
     #expect(planStatus == .success)

@@ -73,15 +73,6 @@ import TSTestSupport
           # below the period
       # trailing comment
       """),
-    Case(name: "an integer interval under 5 (minutes, or were hours meant?) stays as written; the rest of its line is formatted", input: """
-      reminders:
-        drinking:
-          period: {start: 8:00, end: "22:00", every: 2}
-      """, expected: """
-      reminders:
-        drinking:
-          period: {start: "08:00", end: "22:00", every: 2}
-      """),
     Case(name: "a warning the canonical spelling keeps (a phone used twice) does not stop its scalar being formatted", input: """
       contacts:
         - {name: Kim Li, phone: '112'}

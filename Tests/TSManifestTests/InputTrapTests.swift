@@ -53,30 +53,30 @@ import TSTestSupport
     "reminders:\n  drinking:\n    period: {start: \"08:00\", end: \"20:00\", every: 1️⃣\(value)}\n"
   }
 
-  /// An integer interval under 5 is minutes, most likely meant as hours.
+  /// An integer interval under 5 is minutes, most likely meant as hours: an error asking for the unit.
   static let integerIntervals: [DiagnosticCase] = [
-    ("2", "every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m to keep 2 minutes"),
-    ("1", "every: 1 is 1 minute (an integer interval counts minutes); write 1h for one hour, or 1m to keep 1 minute"),
-    ("4", "every: 4 is 4 minutes (an integer interval counts minutes); write 4h for four hours, or 4m to keep 4 minutes"),
-  ].map { DiagnosticCase(marked: drinkingEvery($0.0), field: "reminders.drinking.period.every", message: $0.1, severity: .warning) }
+    ("2", "every: 2 without a unit is 2 minutes, most likely meant as hours; write 2h for two hours, or write minutes with their unit, such as 5m (2m if you do mean 2 minutes)"),
+    ("1", "every: 1 without a unit is 1 minute, most likely meant as hours; write 1h for one hour, or write minutes with their unit, such as 5m (1m if you do mean 1 minute)"),
+    ("4", "every: 4 without a unit is 4 minutes, most likely meant as hours; write 4h for four hours, or write minutes with their unit, such as 5m (4m if you do mean 4 minutes)"),
+  ].map { DiagnosticCase(marked: drinkingEvery($0.0), field: "reminders.drinking.period.every", message: $0.1) }
     + [.valid(drinkingEvery("5")), .valid(drinkingEvery("2m")), .valid(drinkingEvery("2h")), .valid(drinkingEvery("90"))]
 
   @Test(arguments: integerIntervals)
   func smallIntegerIntervalsAreWarnedAbout(_ row: DiagnosticCase) { row.check() }
 
   /// The example: a period meant as 09:00–21:00 every two hours is 00:09–00:21 every two
-  /// minutes, and each of its three integers says so.
+  /// minutes, and each of its three integers says so (the interval without a unit is an error).
   @Test func aPeriodOfIntegersGetsAWarningForEach() {
     let text = MarkedText("reminders:\n  drinking:\n    period: {start: 1️⃣9, end: 2️⃣21, every: 3️⃣2}\n")
     let result = load(text.text)
-    #expect(result.manifest != nil)
+    #expect(result.manifest == nil)
     #expect(result.diagnostics == [
       .warning(at: text.position("1️⃣"), field: "reminders.drinking.period.start",
                "9 is 00:09 \(Self.minutes); write \"09:00\" if you meant nine o'clock, or \"00:09\" to keep this time"),
       .warning(at: text.position("2️⃣"), field: "reminders.drinking.period.end",
                "21 is 00:21 \(Self.minutes); write \"21:00\" if you meant 21:00, or \"00:21\" to keep this time"),
-      .warning(at: text.position("3️⃣"), field: "reminders.drinking.period.every",
-               "every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m to keep 2 minutes"),
+      .error(at: text.position("3️⃣"), field: "reminders.drinking.period.every",
+             "every: 2 without a unit is 2 minutes, most likely meant as hours; write 2h for two hours, or write minutes with their unit, such as 5m (2m if you do mean 2 minutes)"),
     ])
   }
 

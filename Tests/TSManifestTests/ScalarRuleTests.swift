@@ -23,12 +23,12 @@ import TSTestSupport
     ("\"24:00\"", "\"24:00\" is not a time of day (expected HH:MM, 00:00–23:59)"),
     ("\"23:60\"", "\"23:60\" is not a time of day (expected HH:MM, 00:00–23:59)"),
     ("\"12:00:00\"", "\"12:00:00\" is not a time of day (expected HH:MM, 00:00–23:59)"),
-    ("7pm", "\"7pm\" is not a time of day (expected HH:MM, 00:00–23:59)"),
+    ("7pm", "\"7pm\" is not a time of day (expected HH:MM, 00:00–23:59); write \"19:00\""),
     ("\"8:0\"", "\"8:0\" is not a time of day (expected HH:MM, 00:00–23:59)"),
     ("\"\"", "\"\" is not a time of day (expected HH:MM, 00:00–23:59)"),
-    ("1440", "1440 is not a time of day (expected minutes from midnight, 0–1439, or HH:MM)"),
+    ("1440", "1440 is not a time of day (expected minutes from midnight, 0–1439, or HH:MM); write \"14:40\" if you meant hours and minutes"),
     ("-1", "-1 is not a time of day (expected minutes from midnight, 0–1439, or HH:MM)"),
-    ("0630", "0630 is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero"),
+    ("0630", "0630 is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero: \"06:30\" if you meant hours and minutes"),
     ("[8]", "expected a time of day (HH:MM), found a list"),
   ].map { DiagnosticCase(marked: medicineAt($0.0), field: "reminders.medicine.at[0]", message: $0.1) }
 
@@ -52,7 +52,7 @@ import TSTestSupport
 
   static let invalidDurations: [DiagnosticCase] = [
     ("5s", "\"5s\" is not a duration (expected a duration such as 90m, 2h or 1h30m, or minutes as an integer)"),
-    ("1.5h", "\"1.5h\" is not a duration (expected a duration such as 90m, 2h or 1h30m, or minutes as an integer)"),
+    ("1.5h", "\"1.5h\" is not a duration; write 1h30m (expected a duration such as 90m, 2h or 1h30m, or minutes as an integer)"),
     ("30m1h", "\"30m1h\" is not a duration (expected a duration such as 90m, 2h or 1h30m, or minutes as an integer)"),
     ("h", "\"h\" is not a duration (expected a duration such as 90m, 2h or 1h30m, or minutes as an integer)"),
     ("0", "every must be at least 1 minute, found 0"),

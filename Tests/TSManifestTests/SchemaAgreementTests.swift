@@ -56,7 +56,7 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
   ]
 
   static let durations: [SchemaRow] = [
-    .every("90m", true), .every("2h", true), .every("1h30m", true), .every("45", true), .every("12h", true), .every("1", true),
+    .every("90m", true), .every("2h", true), .every("1h30m", true), .every("45", true), .every("12h", true), .every("1", false), .every("5", true), .every("1m", true),
     .every("0h5m", true), .every("720m", true), .every("\"90\"", false), .every("90s", false), .every("1.5h", false),
     .every("h", false), .every("m", false), .every("-5", false), .every("0", false), .every("2H", false),
     .every("\"1h 30m\"", false), .every("1441", false), .every("[2h]", false), .every("~", false), .every("1m30h", false),

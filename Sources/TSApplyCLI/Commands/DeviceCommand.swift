@@ -41,15 +41,19 @@ struct DeviceInitCommand: Command {
   let force: Bool
   let device: String?
 
-  init(_ arguments: ParsedArguments) throws(UsageError) {
-    guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
-    let name = arguments.value("--profile") ?? PlatformProfile.defaultName
-    guard PlatformProfile.all.contains(where: { $0.name == name }) else {
+  /// The profile `name` given to `--profile`, or the usage error naming the known ones.
+  static func profile(named name: String) throws(UsageError) -> PlatformProfile {
+    guard let profile = PlatformProfile.all.first(where: { $0.name == name }) else {
       var message = "unknown profile '\(name)'; expected one of: \(PlatformProfile.all.map(\.name).joined(separator: ", "))"
       if let suggestion = closestMatch(to: name, in: PlatformProfile.all.map(\.name)) { message += "; did you mean '\(suggestion)'?" }
       throw UsageError(message)
     }
-    profileName = name
+    return profile
+  }
+
+  init(_ arguments: ParsedArguments) throws(UsageError) {
+    guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
+    profileName = try Self.profile(named: arguments.value("--profile") ?? PlatformProfile.defaultName).name
     force = arguments.has("--force")
     device = DeviceOption.value(in: arguments)
   }

@@ -140,6 +140,11 @@ extension ManifestDecoder {
       context.error(node.position, path, "expected true, false or {start: \"12:00\", end: \"14:00\"}, found \(node.kindDescription)")
       return nil
     }
+    if let text = node.scalar?.value, let meant = MistakeHints.lunchBreakRange(text) {
+      context.error(node.position, path,
+        "\"\(text)\" is not a lunch break: it is true, false or {start, end}; write \(meant)")
+      return nil
+    }
     return context.bool(node, path: path).map { LunchBreak(isEnabled: $0) }
   }
 

@@ -66,7 +66,9 @@ extension DecodingContext {
     guard hasStandardTag(node, path: path, allowing: ["str", "int"]) else { return nil }
     if let minutes = plainInteger(node) {
       if scalar.value.count > 1, scalar.value.hasPrefix("0") {
-        error(node.position, path, "\(scalar.value) is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero")
+        var message = "\(scalar.value) is ambiguous; write a time as \"HH:MM\" or minutes from midnight without a leading zero"
+        if let meant = MistakeHints.hoursAndMinutes(scalar.value) { message += ": \"\(meant)\" if you meant hours and minutes" }
+        error(node.position, path, message)
         return nil
       }
       return TimeOfDayRule.check(minutes: minutes, text: scalar.value, at: node.position, field: path, into: &diagnostics)
@@ -96,7 +98,8 @@ extension DecodingContext {
       return minutes
     }
     guard let parts = Self.parseDuration(scalar.value) else {
-      error(node.position, path, "\"\(scalar.value)\" is not a duration (\(expected))")
+      let meant = MistakeHints.duration(scalar.value).map { "; write \($0)" } ?? ""
+      error(node.position, path, "\"\(scalar.value)\" is not a duration\(meant) (\(expected))")
       return nil
     }
     if parts.hours != nil, let minutes = parts.minutes, minutes > 59 {

@@ -60,11 +60,11 @@ extension ManifestSchema {
     var text = JSONSchema(type: [.string], description: "Hours and/or minutes: 90m, 2h, 1h30m.")
     text.pattern = durationPattern
     text.examples = [.string("60m"), .string("2h"), .string("1h30m")]
-    var minutes = JSONSchema(type: [.integer], description: "Minutes.")
-    minutes.minimum = 1
+    var minutes = JSONSchema(type: [.integer], description: "Minutes; under \(PeriodRule.integerIntervalUnitBelow) only with the unit (2m), since every: 2 was most likely meant as 2h.")
+    minutes.minimum = PeriodRule.integerIntervalUnitBelow
     minutes.maximum = MinuteOfDay.range.upperBound - MinuteOfDay.range.lowerBound
     var schema = JSONSchema(description: """
-      How often the reminder fires: 90m, 2h, 1h30m, or an integer of minutes. At least 1 minute and \
+      How often the reminder fires: 90m, 2h, 1h30m, or an integer of minutes (5 or more). At least 1 minute and \
       at most end − start (checked by tsapply validate).
       """)
     schema.anyOf = [text, minutes]

@@ -22,7 +22,8 @@ public enum ManifestSchema {
       description: "What a TopStep watch should hold. Sections are opt-in: a section left out is unmanaged; a section written is authoritative. See docs/manifest.md.",
       keys: ManifestDecoder.rootKeys, properties: rootProperties)
     root.schemaDialect = dialect
-    root.defs = scalarDefinitions.merging(["reminder": reminder, "contact": contact]) { first, _ in first }
+    root.defs = scalarDefinitions.merging(["reminder": reminder, "contact": contact, "removal": removal,
+                                           "contactReference": contactReference]) { first, _ in first }
     return root
   }
 
@@ -62,7 +63,9 @@ public enum ManifestSchema {
     var custom = JSONSchema(type: [.array], description: "The complete set of custom reminders: the watch's custom reminders not listed here are deleted (custom: [] deletes them all). Names identify them and must be unique.")
     var item = JSONSchema.reference("reminder", description: "A custom reminder; name is required.")
     item.required = ["name"]
-    custom.items = item
+    var either = JSONSchema(description: "A custom reminder, or the removal of one of that name ({name, remove: true}).")
+    either.anyOf = [item, .reference("removal", description: "Removes the custom reminder of this name (in a fleet, one a layer gives).")]
+    custom.items = either
     custom.uniqueItems = true
     var properties: [String: JSONSchema] = ["custom": custom]
     for kind in ReminderKind.builtIns {
@@ -127,11 +130,37 @@ public enum ManifestSchema {
     ], required: ["name", "phone"])
   }
 
-  static func contactList(_ description: String) -> JSONSchema {
+  static func contactList(_ description: String, referencesContacts: Bool = false) -> JSONSchema {
     var schema = JSONSchema(type: [.array], description: description)
-    schema.items = .reference("contact", description: "A contact: {name, phone}, optionally short_name.")
+    var item = JSONSchema(description: referencesContacts
+      ? "A contact ({name, phone}, optionally short_name), a reference to one declared under contacts ({contact: NAME}), or the removal of one ({name, remove: true})."
+      : "A contact ({name, phone}, optionally short_name), or the removal of one ({name, remove: true}).")
+    item.anyOf = [.reference("contact", description: "A contact: {name, phone}, optionally short_name."),
+                  .reference("removal", description: "Removes the contact of this name (in a fleet, one a layer gives).")]
+    if referencesContacts {
+      item.anyOf?.append(.reference("contactReference", description: "The contact of this name declared under contacts: (in a fleet, by any layer)."))
+    }
+    schema.items = item
     schema.uniqueItems = true
     return schema
+  }
+
+  /// `{name, remove: true}`: removes the entry of that name (docs/manifest.md "Removing an inherited entry").
+  static var removal: JSONSchema {
+    var isTrue = JSONSchema(type: [.boolean], description: "true: the entry of this name is removed.")
+    isTrue.const = .bool(true)
+    return object(description: "The removal of the entry of this name: in a fleet, drops the entry a layer under this manifest gives; in a manifest of its own, the entry is simply not wanted.",
+                  keys: ["name", "remove"], properties: [
+                    "name": text("The name of the entry removed.", minLength: 1),
+                    "remove": isTrue,
+                  ], required: ["name", "remove"])
+  }
+
+  /// `{contact: NAME}`: an emergency contact that is a contact of `contacts:` (docs/manifest.md "One contact in both lists").
+  static var contactReference: JSONSchema {
+    object(description: "The contact of this name declared under contacts: (its name, phone and short name), so one edit changes both lists.",
+           keys: ["contact"], properties: ["contact": text("The name of a contact declared under contacts: (in a fleet, by any of the watch's manifests).", minLength: 1)],
+           required: ["contact"])
   }
 
   static var emergency: JSONSchema {
@@ -140,7 +169,7 @@ public enum ManifestSchema {
     var schema = object(description: "Emergency contacts and the SOS switch, written to the watch together. How many emergency contacts the watch holds is checked at plan time.",
       keys: ManifestDecoder.emergencyKeys, properties: [
         "sos": sos,
-        "contacts": contactList("The emergency contacts: the complete list (same rules as contacts)."),
+        "contacts": contactList("The emergency contacts: the complete list (same rules as contacts).", referencesContacts: true),
       ])
     var sosOn = JSONSchema()
     var isTrue = JSONSchema()

@@ -33,18 +33,19 @@ enum PeriodRule {
     return .period(start: start.value, end: end.value, interval: every.value)
   }
 
-  /// Below this, an interval written as an integer is a warning: `every: 2` is 2 minutes, and
-  /// was most likely meant as hours.
-  static let integerIntervalWarningBelow = 5
+  /// Below this, an interval written as an integer is an error: `every: 2` is 2 minutes, and
+  /// was most likely meant as hours, so the unit must be written.
+  static let integerIntervalUnitBelow = 5
 
-  /// A warning for `every` written as an integer under `integerIntervalWarningBelow` (1–4):
-  /// `every: 2 is 2 minutes (an integer interval counts minutes); write 2h for two hours, or 2m
-  /// to keep 2 minutes`. Other values are left to `check`.
+  /// An error for `every` written as an integer under `integerIntervalUnitBelow` (1–4):
+  /// `every: 2 without a unit is 2 minutes, most likely meant as hours; write 2h for two hours,
+  /// or 5m or more with the unit for minutes (2m if you do mean 2 minutes)`. Other values are
+  /// left to `check`.
   static func checkInteger(every: Located<Int>, field: String, into diagnostics: inout [Diagnostic]) {
-    guard (1..<integerIntervalWarningBelow).contains(every.value) else { return }
+    guard (1..<integerIntervalUnitBelow).contains(every.value) else { return }
     let n = every.value, words = ["", "one hour", "two hours", "three hours", "four hours"]
     let minutes = "\(n) minute\(n == 1 ? "" : "s")"
-    diagnostics.append(.warning(at: every.position, field: field,
-      "every: \(n) is \(minutes) (an integer interval counts minutes); write \(n)h for \(words[n]), or \(n)m to keep \(minutes)"))
+    diagnostics.append(.error(at: every.position, field: field,
+      "every: \(n) without a unit is \(minutes), most likely meant as hours; write \(n)h for \(words[n]), or write minutes with their unit, such as 5m (\(n)m if you do mean \(minutes))"))
   }
 }

@@ -29,9 +29,23 @@ enum PhoneNumberRule {
   /// problem looked for. The tests compare the two.
   static func checkFormatted(_ phone: Located<String>, isPlain: Bool, field: @autoclosure () -> String,
                              into diagnostics: inout [Diagnostic]) -> Located<String>? {
+    if let inner = MistakeHints.curlyQuoted(phone.value) {
+      diagnostics.append(.error(at: phone.position, field: field(), MistakeHints.curlyQuoteMessage(phone.value, inner: inner)))
+      return nil
+    }
+    let yamlProblem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
+    // A letter O (or l, I) where a digit belongs is shown at the letter, with the number meant.
+    // Only a number with an ASCII letter is looked at (most phones reach here for their formatting).
+    if yamlProblem == nil, phone.value.utf8.contains(where: { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }),
+       let lookalike = MistakeHints.digitLookalikes(phone.value) {
+      var at = phone.position
+      at.column += (isPlain ? 0 : 1) + lookalike.offset
+      diagnostics.append(.error(at: at, field: field(),
+        "\"\(phone.value)\" has the letter \(lookalike.letter) where a digit belongs; write \"\(lookalike.meant)\" if you meant \(lookalike.letter == "O" || lookalike.letter == "o" ? "zero" : "one") (tsapply never changes a number itself)"))
+      return nil
+    }
     let cleaned = removingFormatting(phone.value)
-    if let problem = (isPlain ? numberProblem(phone.value) : nil) ?? signProblem(phone.value)
-                     ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
+    if let problem = yamlProblem ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
       diagnostics.append(.error(at: phone.position, field: field(), problem))
       return nil
     }

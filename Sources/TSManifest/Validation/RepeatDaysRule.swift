@@ -21,6 +21,12 @@ enum RepeatDaysRule {
   /// The full day names, Monday first (SDK bit order), beside `RepeatDays.days`' short names.
   static let fullDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
+  /// 0 for Monday … 6 for Sunday, for a day name in any case; `nil` for anything else.
+  static func dayIndex(_ name: String) -> Int? {
+    guard let day = dayNames[name.lowercased()] else { return nil }
+    return RepeatDays.days.firstIndex { $0.day == day }
+  }
+
   static let expected = "expected everyday, workday, weekend, once, a day name, or a list of days such as [mon, wed, fri]"
 
   /// A preset (`everyday`, `workday`, `weekend`, `once`) or a single day name.
@@ -64,6 +70,9 @@ enum RepeatDaysRule {
 
   private static func unknownWordMessage(_ word: String) -> String {
     if word.lowercased().hasPrefix("weekday") { return weekdayMessage(word) }
+    if let meant = MistakeHints.repeatRange(word) {
+      return "\"\(word)\" is not a repeat rule (a range of days is not written with a dash); write \(meant)"
+    }
     var message = "\"\(word)\" is not a repeat rule"
     let candidates = RepeatDays.presets.map(\.name) + dayNames.keys.sorted()
     if let suggestion = Suggestion.closest(to: word, in: candidates) { message += "; did you mean \"\(suggestion)\"?" }

@@ -9,8 +9,13 @@ import TSModel
 /// midnight (0-1439)"). "24:00", "23:60" and 1440 are refused.
 enum TimeOfDayRule {
   /// The message for text that is not a time of day at all.
+  /// With the spelling meant when there is one (docs/manifest.md "Common mistakes and their
+  /// fixes"): curly quotes named, `8am` / `8.00` → `"08:00"`.
   static func notATime(_ text: String) -> String {
-    "\"\(text)\" is not a time of day (expected HH:MM, 00:00–23:59)"
+    if let inner = MistakeHints.curlyQuoted(text) { return MistakeHints.curlyQuoteMessage(text, inner: inner) }
+    var message = "\"\(text)\" is not a time of day (expected HH:MM, 00:00–23:59)"
+    if let meant = MistakeHints.time(text) { message += "; write \"\(meant)\"" }
+    return message
   }
 
   /// The time `hour`:`minute`, or an error at `position` when it is not on a 24-hour clock.
@@ -28,8 +33,9 @@ enum TimeOfDayRule {
   static func check(minutes: Int, text: String, at position: SourcePosition, field: String,
                     into diagnostics: inout [Diagnostic]) -> MinuteOfDay? {
     guard let time = MinuteOfDay(rawValue: minutes) else {
-      diagnostics.append(.error(at: position, field: field,
-        "\(text) is not a time of day (expected minutes from midnight, 0–1439, or HH:MM)"))
+      var message = "\(text) is not a time of day (expected minutes from midnight, 0–1439, or HH:MM)"
+      if let meant = MistakeHints.hoursAndMinutes(text) { message += "; write \"\(meant)\" if you meant hours and minutes" }
+      diagnostics.append(.error(at: position, field: field, message))
       return nil
     }
     diagnostics.append(.warning(at: position, field: field, integerWarning(time)))

@@ -152,7 +152,7 @@ extension Diagnostic {
   fileprivate init(libyamlParser parser: yaml_parser_t, file: String, source: [UInt8]) {
     let problem = parser.problem.map { String(cString: $0) } ?? "unknown libyaml error"
     var message = "invalid YAML: \(problem)"
-    let position: SourcePosition
+    var position: SourcePosition
     if parser.error == YAML_READER_ERROR {
       position = YAMLSourceCheck.position(ofByte: Int(parser.problem_offset), in: source, file: file)
     } else {
@@ -162,7 +162,11 @@ extension Diagnostic {
       let where_ = sourcePosition(parser.context_mark, file: file)
       message += " (\(context) at line \(where_.line), column \(where_.column))"
     }
-    if ["mapping values are not allowed in this context", "did not find expected ',' or '}'"].contains(problem),
+    if let line = YAMLSourceCheck.line(position.line, in: source), let dash = MistakeHints.dashWithoutSpace(line: line) {
+      // `-{name: Anna, …}`: the dash is the mistake, whatever libyaml stumbled on after it.
+      position.column = dash.column
+      message += "; a list item needs a space after the dash: write \(dash.fixed)"
+    } else if ["mapping values are not allowed in this context", "did not find expected ',' or '}'"].contains(problem),
        let line = YAMLSourceCheck.line(position.line, in: source),
        let hint = YAMLErrorHint.quoteValue(line: line, column: position.column) {
       message += "; " + hint

@@ -24,6 +24,9 @@ _tsapply() {
     esac
   done
   case "$path $prev" in
+    "tsapply validate --profile") _tsapply_words "default npk fit fit-basic fw"; return ;;
+    "tsapply validate --fleet"|"tsapply validate -fleet") _tsapply_files files; return ;;
+    "tsapply validate --watch"|"tsapply validate -watch") COMPREPLY=(); return ;;
     "tsapply plan --out"|"tsapply plan -out") _tsapply_files files; return ;;
     "tsapply plan --device") COMPREPLY=(); return ;;
     "tsapply plan --fleet"|"tsapply plan -fleet") _tsapply_files files; return ;;
@@ -97,7 +100,7 @@ _tsapply() {
   if [[ $cur == -* ]]; then
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
-      "tsapply validate") _tsapply_words "--json --redact --help -h" ;;
+      "tsapply validate") _tsapply_words "--profile --fleet -fleet --watch -watch --json --redact --help -h" ;;
       "tsapply plan") _tsapply_words "--json -json --markdown -markdown --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --json -json --wait -wait --canary -canary --batch -batch --pause -pause --max-failures -max-failures --continue -continue --abort -abort --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;

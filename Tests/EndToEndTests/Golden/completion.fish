@@ -53,6 +53,9 @@ complete -c tsapply -n '__tsapply_at \'tsapply\'' -l version -d 'Print the versi
 
 # tsapply validate
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -a '(__tsapply_manifests)'
+complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l profile -x -a 'default npk fit fit-basic fw' -d 'Also check the capacities of a watch of this platform profile.'
+complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l fleet -o fleet -r -F -d 'Run over the watches of the fleet file FILE (fleet.yaml; docs/fleet.md).'
+complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l watch -o watch -x -d 'With --fleet, only the watch NAME (repeatable).'
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l json -d 'Print the diagnostics as JSON on standard output.'
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l redact -d 'Mask phone numbers (all but the last two digits) in messages and source lines.'
 complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l help -s h -d 'Show help information.'

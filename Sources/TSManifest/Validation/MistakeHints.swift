@@ -1,0 +1,151 @@
+import TSModel
+import Foundation
+
+/// The corrected spelling for the mistakes people make most in a manifest (issue 24, "Common
+/// mistakes"; docs/manifest.md "Common mistakes and their fixes"): each function returns what to
+/// write instead, or `nil` when the text is not that mistake. tsapply never uses a correction:
+/// it is only shown, in the error.
+enum MistakeHints {
+  /// The curly (typographic) quotes a word processor or phone keyboard puts in, as pairs.
+  static let curlyQuotes: [(open: Character, close: Character)] = [("“", "”"), ("‘", "’"), ("„", "“"), ("«", "»"), ("”", "”")]
+
+  /// The text inside curly quotes (`“08:00”` → `08:00`), which YAML reads as part of a plain
+  /// value, not as quotes.
+  static func curlyQuoted(_ text: String) -> String? {
+    guard text.count >= 2, let first = text.first, let last = text.last,
+          curlyQuotes.contains(where: { $0.open == first && $0.close == last }) else { return nil }
+    return String(text.dropFirst().dropLast())
+  }
+
+  /// The message for a value written in curly quotes: names them and gives the straight-quoted spelling.
+  static func curlyQuoteMessage(_ text: String, inner: String) -> String {
+    "\"\(text)\" is written in curly quotes (\(text.first!) \(text.last!)), which YAML does not read as quotes, so they are part of the value; write \"\(inner)\" with straight quotes (\")"
+  }
+
+  /// The time meant by `8am`, `8 pm`, `8:30pm`, `8.00`, `8.30`, `8h00`, `08h30`; `nil` otherwise.
+  static func time(_ text: String) -> MinuteOfDay? {
+    var rest = Substring(text.lowercased().replacingOccurrences(of: " ", with: "").replacingOccurrences(of: ".m.", with: "m"))
+    var half: String?
+    for suffix in ["am", "pm", "a", "p"] where rest.hasSuffix(suffix) {
+      half = String(suffix.prefix(1))
+      rest = rest.dropLast(suffix.count)
+      break
+    }
+    let hourDigits = rest.prefix { $0.isASCII && $0.isNumber }
+    guard (1...2).contains(hourDigits.count), var hour = Int(hourDigits) else { return nil }
+    rest = rest.dropFirst(hourDigits.count)
+    var minute = 0
+    if let separator = rest.first {
+      guard ".:h".contains(separator) else { return nil }
+      let minuteDigits = rest.dropFirst()
+      guard minuteDigits.count == 2, minuteDigits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(minuteDigits) else { return nil }
+      // "8:30" alone is a time already; only the separators YAML does not read are a mistake.
+      if separator == ":", half == nil { return nil }
+      minute = value
+    } else if half == nil {
+      return nil
+    }
+    if let half {
+      guard (1...12).contains(hour) else { return nil }
+      hour = hour % 12 + (half == "p" ? 12 : 0)
+    }
+    return MinuteOfDay(hour: hour, minute: minute)
+  }
+
+  /// The time `digits` means read as hours and minutes (`0800` → 08:00, `2000` → 20:00), for a
+  /// 3- or 4-digit integer; `nil` when that is not a time.
+  static func hoursAndMinutes(_ digits: String) -> MinuteOfDay? {
+    guard (3...4).contains(digits.count), let value = Int(digits) else { return nil }
+    return MinuteOfDay(hour: value / 100, minute: value % 100)
+  }
+
+  /// The duration meant by `2 hours`, `2 hrs`, `90 minutes`, `90 min`, `1.5h`, `1.5 hours`:
+  /// its tsapply spelling (`2h`, `90m`, `1h30m`); `nil` otherwise.
+  static func duration(_ text: String) -> String? {
+    let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
+    let number = lowered.prefix { ($0.isASCII && $0.isNumber) || $0 == "." || $0 == "," }
+    guard !number.isEmpty, let value = Double(number.replacingOccurrences(of: ",", with: ".")), value > 0 else { return nil }
+    let unit = lowered.dropFirst(number.count).trimmingCharacters(in: .whitespaces)
+    let minutes: Double
+    if ["h", "hr", "hrs", "hour", "hours", "std", "stunden"].contains(unit) {
+      minutes = value * 60
+    } else if ["m", "min", "mins", "minute", "minutes", "minuten"].contains(unit) {
+      minutes = value
+    } else {
+      return nil
+    }
+    guard minutes == minutes.rounded(), minutes <= 1439 else { return nil }
+    return DecodingContext.durationText(Int(minutes))
+  }
+
+  /// The repeat rule meant by a range of days (`Mon-Fri`, `mon–fri`, `Monday to Friday`,
+  /// `Sat-Sun`): `workday` or `weekend` with the list, or the list of days.
+  static func repeatRange(_ text: String) -> String? {
+    let lowered = text.lowercased()
+    var parts: [String] = []
+    for separator in ["-", "–", "—", " to ", ".."] where lowered.contains(separator) {
+      parts = lowered.components(separatedBy: separator).map { $0.trimmingCharacters(in: .whitespaces) }
+      break
+    }
+    guard parts.count == 2, let from = RepeatDaysRule.dayIndex(parts[0]), let to = RepeatDaysRule.dayIndex(parts[1]), from < to else { return nil }
+    let list = "[" + RepeatDays.days[from...to].map(\.name).joined(separator: ", ") + "]"
+    switch (from, to) {
+    case (0, 4): return "workday or \(list)"
+    case (5, 6): return "weekend or \(list)"
+    case (0, 6): return "everyday"
+    default: return list
+    }
+  }
+
+  /// `lunch_break: 12:00-14:00` (a range where a switch or `{start, end}` is expected): the mapping to write.
+  static func lunchBreakRange(_ text: String) -> String? {
+    for separator in ["-", "–", "—", " to "] where text.contains(separator) {
+      let parts = text.components(separatedBy: separator).map { $0.trimmingCharacters(in: .whitespaces) }
+      guard parts.count == 2, let start = strictTime(parts[0]), let end = strictTime(parts[1]) else { continue }
+      return "lunch_break: {start: \"\(start)\", end: \"\(end)\"}"
+    }
+    return nil
+  }
+
+  /// `H:MM`/`HH:MM` or a spelling `time(_:)` reads.
+  private static func strictTime(_ text: String) -> MinuteOfDay? {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    if parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]) {
+      return MinuteOfDay(hour: hour, minute: minute)
+    }
+    return time(text)
+  }
+
+  /// Letters that stand for digits in a phone number (`O` for 0, `l` and `I` for 1): the number
+  /// with them replaced, and the first one's offset in Unicode scalars; `nil` when it holds any
+  /// other letter.
+  static func digitLookalikes(_ phone: String) -> (meant: String, offset: Int, letter: Character)? {
+    let lookalikes: [Character: Character] = ["O": "0", "o": "0", "l": "1", "I": "1"]
+    var meant = ""
+    var first: (Int, Character)?
+    for (offset, character) in phone.enumerated() {
+      if let digit = lookalikes[character] {
+        meant.append(digit)
+        if first == nil { first = (offset, character) }
+      } else if character.isLetter {
+        return nil
+      } else {
+        meant.append(character)
+      }
+    }
+    guard let first else { return nil }
+    return (meant, first.0, first.1)
+  }
+
+  /// `-{name: Anna}` or `-[a, b]` at the start of `line` (after its indentation): a list item
+  /// without the space YAML needs after the dash. The dash's column (1-based) and the line as it
+  /// should be written.
+  static func dashWithoutSpace(line: String) -> (column: Int, fixed: String)? {
+    let indentation = line.prefix { $0 == " " }
+    let rest = line.dropFirst(indentation.count)
+    guard rest.hasPrefix("-"), let next = rest.dropFirst().first, "{[\"'".contains(next) else { return nil }
+    // `---` and `-1` are not list items.
+    guard !rest.hasPrefix("--") else { return nil }
+    return (indentation.count + 1, "- " + rest.dropFirst())
+  }
+}
