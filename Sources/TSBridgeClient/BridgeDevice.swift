@@ -3,7 +3,8 @@ import TSBridge
 import TSDevice
 import TSModel
 
-/// A watch behind a bridge (protocol v1, docs/bridge-protocol.md), reached over URLSession:
+/// A watch behind a bridge (protocol v1, docs/bridge-protocol.md), reached through the project's
+/// libcurl client (`HTTPClient`):
 /// every `Device` call is one sealed `POST /v1/watches/{id}/call`, `readState` one round trip,
 /// `capabilities()` none (the listing gave them), listeners one Server-Sent Events stream.
 ///
@@ -205,7 +206,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   private func askLease(_ ask: LeaseRequest) async throws(LeaseRefusal) -> DeviceLease {
     let body = BridgeJSON.encode(ask)
     do {
-      let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body)
+      let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body, repeatable: false)
       caller.count("lease", bytes: bytes, sent: body.count)
       guard let granted = BridgeJSON.decode(AnswerOf<DeviceLease>.self, from: answer)?.result else {
         throw LeaseRefusal.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON"))
@@ -254,7 +255,7 @@ final class BridgeCaller: @unchecked Sendable {
     var attempt = 0
     while true {
       do {
-        let (_, answer, bytes) = try await transport.exchange(method, path, body)
+        let (_, answer, bytes) = try await transport.exchange(method, path, body, repeatable: retry)
         count(name, bytes: bytes, sent: body.count)
         guard let decoded = BridgeJSON.decode(AnswerOf<R>.self, from: answer) else {
           throw DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's answer to \(name) is not protocol v\(BridgeProtocol.major) JSON")
@@ -277,7 +278,7 @@ final class BridgeCaller: @unchecked Sendable {
 
   /// The SDK-shaped error of a link failure.
   func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain) -> DeviceError {
-    let host = HTTPConnection.hostHeader(transport.host, transport.port)
+    let host = transport.authority
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")

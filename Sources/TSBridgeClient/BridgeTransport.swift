@@ -1,10 +1,13 @@
 import Foundation
 import TSBridge
+import TSHTTPClient
 import TSModel
 
-/// One sealed request/response exchange with a bridge (plain HTTP/1.1 over `HTTPConnection`,
-/// one connection per exchange), and what can go wrong on the way. No retries here:
-/// `BridgeDevice` decides which calls may be repeated.
+/// One sealed request/response exchange with a bridge (plain HTTP/1.1 through the project's
+/// libcurl client, `HTTPClient`), and what can go wrong on the way. No retries here:
+/// `BridgeDevice` decides which calls may be repeated, and only those may travel on a
+/// kept-alive connection (libcurl resends a request once when a kept-alive connection turns out
+/// dead under it; a write is always sent on a new connection, so it is never sent twice).
 struct BridgeTransport: Sendable {
   /// The bridge's address (a name, an IPv4 or an IPv6 address) and port.
   let host: String
@@ -27,8 +30,9 @@ struct BridgeTransport: Sendable {
   }
 
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
-  /// (sealed into the body, or for GET into the `TSApply-Seal` header).
-  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8]) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
+  /// (sealed into the body, or for GET into the `TSApply-Seal` header). `repeatable`: the
+  /// request may be carried out twice without harm (a read), so it may use a kept-alive connection.
+  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8], repeatable: Bool) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
     let sealed = sealer.seal(plaintext, for: .request(method: method, path: path, lastEventID: nil))
     var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version)]
     var body: [UInt8] = []
@@ -38,11 +42,12 @@ struct BridgeTransport: Sendable {
       headers.append(("Content-Type", BridgeProtocol.sealedType))
       body = sealed.bytes
     }
-    let head: HTTPConnection.Head
+    let head: HTTPClientHead
     let data: [UInt8]
     do {
-      (head, data) = try await HTTPConnection.exchange(host: host, port: port, method: method, path: path,
-                                                       headers: headers, body: body, timeout: timeout)
+      let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
+                                                                      timeout: timeout, reuseConnection: repeatable))
+      (head, data) = (answer.head, answer.body)
     } catch {
       switch error {
       case .notSent(let reason): throw .notSent(reason)
@@ -63,6 +68,12 @@ struct BridgeTransport: Sendable {
     // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results.
     throw Self.refusal(head.status == 200 ? 502 : head.status, data)
   }
+
+  /// The URL of `path` on this bridge.
+  func url(_ path: String) -> String { HTTPClientRequest.url(host: host, port: port, path: path) }
+
+  /// `HOST:PORT` of the bridge, for messages.
+  var authority: String { HTTPClientRequest.authority(host: host, port: port) }
 
   static func refusal(_ status: Int, _ body: [UInt8]) -> Failure {
     let answer = BridgeJSON.decode(Answer<Empty>.self, from: body)
