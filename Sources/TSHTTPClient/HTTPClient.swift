@@ -10,7 +10,7 @@ import Foundation
 /// `curl_multi_wakeup` when a transfer is added or cancelled), so waiting costs no CPU: not for
 /// an answer that is slow to come, not for a quiet event stream, not when nothing is under way.
 /// (URLSession on Linux drove libcurl with timers that fired continuously while it waited: a
-/// whole core, docs/bridge-protocol.md "Clients".)
+/// whole core, docs/performance.md "The bridge client waits without using the CPU".)
 ///
 /// libcurl does the HTTP: keep-alive (connections are kept in one pool and reused by requests
 /// that allow it), `Content-Length` and chunked bodies, timeouts, TLS for `https`. Redirects
