@@ -103,7 +103,7 @@ let package = Package(
     .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSApplyNetworkCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
-                                                      "TSHTTPServer", "TSMonitor", "TSMQTT"],
+                                                      "TSHTTPServer", "TSHTTPClient", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

@@ -105,7 +105,8 @@ final class WatchSession {
   init() {
     let sdk = TopStepSDK(kit: kit)
     self.sdk = sdk
-    listeners = SDKListeners(register: { kind, report in sdk.register(kind, report) })
+    // The SDK is called on the main queue, as its sample app does (a service may register from a task).
+    listeners = SDKListeners(register: { kind, report in DispatchQueue.main.async { sdk.register(kind, report) } })
   }
 
   /// The id the watch binds to; made once and kept, so a later launch logs in instead of binding again.
