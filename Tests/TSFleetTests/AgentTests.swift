@@ -20,10 +20,10 @@ import TSTestSupport
     let engine: Engine
     var settings: BrokerSettings { BrokerSettings(address: broker.address) }
 
-    init(watches: [String], latency: SimulationOptions.Latency? = nil) throws {
+    init(watches: [String], latency: SimulationOptions.Latency? = nil, faults: [SimulationOptions.Fault] = []) throws {
       space = try FleetSpace()
       broker = try MosquittoBroker.start(in: space.directory)
-      scheme = MemoryScheme(options: SimulationOptions(latency: latency))
+      scheme = MemoryScheme(options: SimulationOptions(latency: latency, faults: faults))
       engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:default"),
                       environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
       try space.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n")
@@ -155,6 +155,26 @@ import TSTestSupport
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
     await listener.close()
     await agent.stop()
+  }
+
+  /// The watch's link drops and comes back (`reconnect@N`: the SDK's listeners die with the
+  /// connection): the agent listens again, so the next SOS is still published.
+  @Test func anSOSAfterTheWatchReconnectedIsStillPublished() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.reconnect, atCall: 30)])
+    let (events, listener) = try await site.events()
+    let agent = try await site.agent("station", ["room-1"])
+    let device = site.scheme.device("room-1")
+    var reconnected = false
+    for _ in 0..<40 where !reconnected {
+      do { _ = try await device.getAllContacts() } catch { reconnected = error.code == .requestCancelledByDisconnect }
+    }
+    #expect(reconnected, "the fault did not fire within 40 calls")
+    try await Task.sleep(for: .milliseconds(200))
+    try device.simulateSOSPress()
+    let seen = await events.wait(for: 1, within: 30)
+    #expect(seen.map(\.kind) == [.sos], "\(seen)")
+    await agent.stop()
+    await listener.close()
   }
 
   /// An SOS pressed while the agent is down is published when it starts again, with a stable id

@@ -138,6 +138,15 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
       disconnected = true
       throw DeviceError(.bleConnect, .requestCancelledByDisconnect,
                         "Connection lost, request cancelled (simulated disconnect at call \(linkCalls))")
+    case .reconnect:
+      let hub = memoryHub ?? fileHub
+      let call = linkCalls
+      lock.unlock()
+      hub?.dropListeners(because: DeviceError(.bleConnect, .connectionLost,
+                                              "the watch reconnected (simulated reconnect at call \(call)); its listeners were dropped: register them again"))
+      lock.lock()
+      throw DeviceError(.bleConnect, .requestCancelledByDisconnect,
+                        "Connection lost, request cancelled (simulated reconnect at call \(call))")
     }
   }
 
