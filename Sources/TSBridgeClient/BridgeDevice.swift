@@ -206,7 +206,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   private func askLease(_ ask: LeaseRequest) async throws(LeaseRefusal) -> DeviceLease {
     let body = BridgeJSON.encode(ask)
     do {
-      let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body, repeatable: false)
+      let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body)
       caller.count("lease", bytes: bytes, sent: body.count)
       guard let granted = BridgeJSON.decode(AnswerOf<DeviceLease>.self, from: answer)?.result else {
         throw LeaseRefusal.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON"))
@@ -255,7 +255,7 @@ final class BridgeCaller: @unchecked Sendable {
     var attempt = 0
     while true {
       do {
-        let (_, answer, bytes) = try await transport.exchange(method, path, body, repeatable: retry)
+        let (_, answer, bytes) = try await transport.exchange(method, path, body)
         count(name, bytes: bytes, sent: body.count)
         guard let decoded = BridgeJSON.decode(AnswerOf<R>.self, from: answer) else {
           throw DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's answer to \(name) is not protocol v\(BridgeProtocol.major) JSON")

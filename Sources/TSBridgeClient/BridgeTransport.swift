@@ -5,9 +5,15 @@ import TSModel
 
 /// One sealed request/response exchange with a bridge (plain HTTP/1.1 through the project's
 /// libcurl client, `HTTPClient`), and what can go wrong on the way. No retries here:
-/// `BridgeDevice` decides which calls may be repeated, and only those may travel on a
-/// kept-alive connection (libcurl resends a request once when a kept-alive connection turns out
-/// dead under it; a write is always sent on a new connection, so it is never sent twice).
+/// `BridgeDevice` decides which calls may be repeated, each time sealed afresh.
+///
+/// Every exchange goes on a new connection, never a kept-alive one: libcurl resends a request
+/// once, with the same bytes, when a kept-alive connection turns out dead under it, and the
+/// bridge accepts a sealed request once, so a resent copy of a request the bridge had carried
+/// out (its answer lost with the connection) is refused as a replay (401): a read would fail
+/// with a misleading error, a write would be reported refused although it happened. (Found by
+/// LockOutTests: a bridge making room under a flood of idle connections closed the client's
+/// kept-alive one as its request arrived.)
 struct BridgeTransport: Sendable {
   /// The bridge's address (a name, an IPv4 or an IPv6 address) and port.
   let host: String
@@ -30,9 +36,8 @@ struct BridgeTransport: Sendable {
   }
 
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
-  /// (sealed into the body, or for GET into the `TSApply-Seal` header). `repeatable`: the
-  /// request may be carried out twice without harm (a read), so it may use a kept-alive connection.
-  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8], repeatable: Bool) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
+  /// (sealed into the body, or for GET into the `TSApply-Seal` header).
+  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8]) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
     let sealed = sealer.seal(plaintext, for: .request(method: method, path: path, lastEventID: nil))
     var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version)]
     var body: [UInt8] = []
@@ -46,7 +51,7 @@ struct BridgeTransport: Sendable {
     let data: [UInt8]
     do {
       let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
-                                                                      timeout: timeout, reuseConnection: repeatable))
+                                                                      timeout: timeout, reuseConnection: false))
       (head, data) = (answer.head, answer.body)
     } catch {
       switch error {

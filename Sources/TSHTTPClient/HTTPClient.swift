@@ -74,7 +74,6 @@ public final class HTTPClient: @unchecked Sendable {
   }
 
   func submit(_ transfer: HTTPClientTransfer) {
-    transfer.client = self
     lock.withLock { queued.append(transfer) }
     curl_multi_wakeup(multi)
   }

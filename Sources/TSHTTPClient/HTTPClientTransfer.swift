@@ -9,7 +9,6 @@ public final class HTTPClientTransfer: @unchecked Sendable {
   private let idle: Double?
   private let receive: (@Sendable (HTTPClientPiece) -> Bool)?
   private var completion: (@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)?
-  weak var client: HTTPClient?
 
   private(set) var easy: UnsafeMutableRawPointer?
   private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -47,7 +46,7 @@ public final class HTTPClientTransfer: @unchecked Sendable {
   /// had already finished.
   public func cancel() {
     cancelLock.withLock { cancelled = true }
-    client?.wake()
+    HTTPClient.shared.wake()
   }
 
   var isCancelled: Bool { cancelLock.withLock { cancelled } }
