@@ -57,7 +57,7 @@ final class BridgeModel: ObservableObject {
   /// The vendor's licence for the SDK and the platform chosen in the app's settings (a
   /// `TSSDKType` raw value: 1 FIT, 2 FW, 6 TPB/npk).
   let license = Bundle.main.object(forInfoDictionaryKey: "TopStepLicense") as? String ?? ""
-  var sdkType: UInt { UInt(UserDefaults.standard.integer(forKey: "tsapply.sdkType")).nonZero ?? 6 }
+  var sdkType: UInt { UInt(clamping: UserDefaults.standard.integer(forKey: "tsapply.sdkType")).nonZero ?? 6 }
 
   private let session = WatchSession()
   private var peripherals: [String: TSPeripheral] = [:]

@@ -149,10 +149,12 @@ final class WatchSession {
   }
 
   /// Scans for `seconds`, handing each watch found to `found` (main queue).
-  func scan(seconds: TimeInterval = 15, found: @escaping (TSPeripheral) -> Void) {
+  func scan(seconds: TimeInterval = 15, found: @escaping @MainActor (TSPeripheral) -> Void) {
     // - startSearchPeripheral:(NSTimeInterval) discoverPeripheral:(TSScanDiscoveryBlock) completion:(TSScanCompletionBlock)
-    kit.bleConnector?.startSearchPeripheral(seconds, discoverPeripheral: { peripheral in found(peripheral) },
-                                            completion: { _, _ in })
+    // (The SDK calls back on the main queue.)
+    kit.bleConnector?.startSearchPeripheral(seconds, discoverPeripheral: { peripheral in
+      MainActor.assumeIsolated { found(peripheral) }
+    }, completion: { _, _ in })
   }
 
   /// Binds `peripheral` with the code the watch shows (`authCode`) and the persistent user id.
