@@ -65,12 +65,35 @@ import TSModel
     #expect(heard.all.last == "sos handler again")
   }
 
+  /// `isSupportEmergencyContacts == NO` on a platform that has them: no emergency list in the
+  /// capabilities or the state read, its calls and listener answer 2004, the rest works.
+  @Test(arguments: ["default", "fit", "fw"])
+  func aWatchWithoutEmergencyContactsAnswers2004ForThem(profile: String) async throws {
+    let device = try watch(profile, options: SimulationOptions(supportsEmergencyContacts: false))
+    let capabilities = try await device.capabilities()
+    #expect(!capabilities.contacts.supportsEmergencyContacts && capabilities.contacts.maxEmergencyContacts == 0)
+    #expect(!capabilities.contacts.emergencyContactsChangedListener)
+    await #expect(throws: DeviceError.self) { _ = try await device.getEmergencyContacts() }
+    do { try await device.setEmergencyContacts([Contact(name: "Mom", phoneNum: "1")], sosOn: true) } catch {
+      #expect(error.code == .notSupport)
+    }
+    #expect(try await device.readState(capabilities: capabilities).emergency == nil)
+    try await device.setAllContacts([Contact(name: "Ann", phoneNum: "1")])
+    #expect(try await device.getAllContacts().map(\.name) == ["Ann"])
+    let refused = Recorder<TSErrorCode>()
+    await device.registerEmergencyContactsDidChange { result in if case .failure(let error) = result { refused.add(error.code) } }
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(refused.all == [.notSupport])
+  }
+
   static let environments: [([String: String], SimulationOptions)] = [
     ([:], SimulationOptions()),
     (["TSAPPLY_SIM_LATENCY": "40,8"], SimulationOptions(latency: .init(perCallMilliseconds: 40, perPacketMilliseconds: 8))),
     (["TSAPPLY_SIM_FAULT": "fail@3"], SimulationOptions(faults: [.init(.fail(.timeout), atCall: 3)])),
     (["TSAPPLY_SIM_FAULT": "fail@2:4002, disconnect@5"],
      SimulationOptions(faults: [.init(.fail(.dataSetFailed), atCall: 2), .init(.disconnect, atCall: 5)])),
+    (["TSAPPLY_SIM_NO_EMERGENCY_CONTACTS": "1"], SimulationOptions(supportsEmergencyContacts: false)),
+    (["TSAPPLY_SIM_NO_EMERGENCY_CONTACTS": "0"], SimulationOptions()),
     (["TSAPPLY_SIM_FAULT": "reconnect@2,lands-then-fails@4"],
      SimulationOptions(faults: [.init(.reconnect, atCall: 2), .init(.landsThenFails(.timeout), atCall: 4)])),
   ]
@@ -84,6 +107,7 @@ import TSModel
     ["TSAPPLY_SIM_LATENCY": "40"], ["TSAPPLY_SIM_LATENCY": "a,b"], ["TSAPPLY_SIM_LATENCY": "-1,2"],
     ["TSAPPLY_SIM_FAULT": "fail"], ["TSAPPLY_SIM_FAULT": "fail@0"], ["TSAPPLY_SIM_FAULT": "explode@2"],
     ["TSAPPLY_SIM_FAULT": "disconnect@2:9"], ["TSAPPLY_SIM_FAULT": "reconnect@2:9309"],
+    ["TSAPPLY_SIM_NO_EMERGENCY_CONTACTS": "yes"],
   ])
   func malformedOptionsAreRefused(environment: [String: String]) {
     #expect(throws: DeviceError.self) { try SimulationOptions(environment: environment) }

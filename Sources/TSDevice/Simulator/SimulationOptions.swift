@@ -4,7 +4,7 @@ import TSModel
 /// How realistic a simulated watch is: link latency and injected faults.
 ///
 /// Read from the environment by `SimulationOptions.init(environment:)`:
-/// `TSAPPLY_SIM_LATENCY=CALL_MS,PACKET_MS` and
+/// `TSAPPLY_SIM_NO_EMERGENCY_CONTACTS=1`, `TSAPPLY_SIM_LATENCY=CALL_MS,PACKET_MS` and
 /// `TSAPPLY_SIM_FAULT=fail@N[:CODE]|lands-then-fails@N[:CODE]|disconnect@N|reconnect@N[,…]` (docs/device.md).
 public struct SimulationOptions: Hashable, Sendable {
   /// Time one link call costs: a fixed part plus a part per 20-byte packet.
@@ -66,11 +66,15 @@ public struct SimulationOptions: Hashable, Sendable {
   public var latency: Latency?
   /// Injected faults, by call number.
   public var faults: [Fault]
+  /// `false`: the watch does not support emergency contacts whatever its profile
+  /// (`PlatformProfile.withoutEmergencyContacts()`).
+  public var supportsEmergencyContacts: Bool
 
   /// Options with the given latency and faults (none by default).
-  public init(latency: Latency? = nil, faults: [Fault] = []) {
+  public init(latency: Latency? = nil, faults: [Fault] = [], supportsEmergencyContacts: Bool = true) {
     self.latency = latency
     self.faults = faults
+    self.supportsEmergencyContacts = supportsEmergencyContacts
   }
 
   /// Environment variable for the latency model, `CALL_MS,PACKET_MS` (e.g. `40,8`).
@@ -78,6 +82,9 @@ public struct SimulationOptions: Hashable, Sendable {
   /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`,
   /// `lands-then-fails@4:9309`, `reconnect@2`.
   public static let faultVariable = "TSAPPLY_SIM_FAULT"
+  /// Environment variable making the watch one without emergency-contact support: `1` (or `0`,
+  /// empty: as its profile).
+  public static let noEmergencyContactsVariable = "TSAPPLY_SIM_NO_EMERGENCY_CONTACTS"
   /// Accepted milliseconds for each part of `TSAPPLY_SIM_LATENCY` (up to one minute).
   public static let latencyRange = 0...60_000
   /// Accepted call numbers N in `TSAPPLY_SIM_FAULT` (1-based link calls of one process).
@@ -99,6 +106,12 @@ public struct SimulationOptions: Hashable, Sendable {
     }
     if let text = environment[Self.faultVariable], !text.isEmpty {
       for item in text.split(separator: ",") { faults.append(try Self.fault(item.trimmingSpaces, in: text)) }
+    }
+    switch environment[Self.noEmergencyContactsVariable] ?? "" {
+    case "", "0": break
+    case "1": supportsEmergencyContacts = false
+    case let text:
+      throw .simulator(.sdkConfigError, "\(Self.noEmergencyContactsVariable)='\(text)' is not 1 (a watch without emergency contacts) or 0")
     }
   }
 
