@@ -3,7 +3,8 @@
 //
 // Targets are listed in data-flow order: YAML → Manifest → (Device state) → Plan → Apply → Device.
 // No package dependencies: the machine cannot fetch packages. C libraries come from Debian
-// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev, libmosquitto-dev).
+// through system-library targets (libyaml-dev, libssl-dev, libmicrohttpd-dev, libmosquitto-dev,
+// libcurl4-openssl-dev).
 import PackageDescription
 
 let package = Package(
@@ -30,6 +31,10 @@ let package = Package(
     .systemLibrary(
       name: "CMosquitto", pkgConfig: "libmosquitto",
       providers: [.apt(["libmosquitto-dev"]), .brew(["mosquitto"])]),
+    // libcurl (Debian libcurl4-openssl-dev, pkg-config libcurl): the project's one HTTP client.
+    .systemLibrary(
+      name: "CCurl", pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
     // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
     .target(name: "TSModel", dependencies: ["CCrypto"]),
     // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
@@ -45,16 +50,19 @@ let package = Package(
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // A small HTTP/1.1 server over libmicrohttpd: a handler closure, streaming responses, clean stop.
     .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"], exclude: ["README.md"]),
+    // The one HTTP client (libcurl's multi interface on one thread waiting in poll): bridge calls,
+    // their event streams, webhooks.
+    .target(name: "TSHTTPClient", dependencies: ["CCurl"]),
     // Bridge protocol v1 with no HTTP library (the iOS app reuses it): wire types, sealing,
     // replay window, routing to any Device, leases, event log.
     .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),
     // The reference bridge (`tsapply bridge serve`): TSBridge over TSHTTPServer, simulated watches.
     .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSModel"]),
-    // The `bridge:NAME[/WATCH-ID]` device: a Device over URLSession, and the stored pairings.
-    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel"]),
+    // The `bridge:NAME[/WATCH-ID]` device: a Device over TSHTTPClient, and the stored pairings.
+    .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSHTTPClient"]),
     // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
-    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine"]),
+    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSHTTPClient"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
     .target(name: "TSMQTT", dependencies: ["CMosquitto", "TSModel"]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
@@ -89,13 +97,13 @@ let package = Package(
     .testTarget(name: "TSApplyTests", dependencies: ["TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
                 exclude: ["Golden"]),
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
-    .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer",
+    .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer", "TSHTTPClient",
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
     .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSApplyNetworkCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
-                                                      "TSHTTPServer", "TSMonitor", "TSMQTT"],
+                                                      "TSHTTPServer", "TSHTTPClient", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

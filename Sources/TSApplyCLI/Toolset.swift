@@ -9,7 +9,7 @@ import TSModel
 /// manifests, plans, applies, drift, restore, export, fmt, simulated watches — linked as one
 /// static executable so it starts like a native tool (docs/performance.md). `tsapply-net` adds
 /// what needs the network libraries, whose loading alone costs several times a core command
-/// (libcurl behind URLSession, libmicrohttpd, libmosquitto): watches behind a bridge, the
+/// (libcurl, libmicrohttpd, libmosquitto): watches behind a bridge, the
 /// bridge server, the monitor, fleets and MQTT agents. The core hands any such command line to
 /// `tsapply-net` unchanged (`NetworkBuild`), as git hands https remotes to `git-remote-https`.
 /// `CommandContext.toolset` carries the build's toolset to the commands.

@@ -3,7 +3,8 @@ import TSBridge
 import TSDevice
 import TSModel
 
-/// A watch behind a bridge (protocol v1, docs/bridge-protocol.md), reached over URLSession:
+/// A watch behind a bridge (protocol v1, docs/bridge-protocol.md), reached through the project's
+/// libcurl client (`HTTPClient`):
 /// every `Device` call is one sealed `POST /v1/watches/{id}/call`, `readState` one round trip,
 /// `capabilities()` none (the listing gave them), listeners one Server-Sent Events stream.
 ///
@@ -277,7 +278,7 @@ final class BridgeCaller: @unchecked Sendable {
 
   /// The SDK-shaped error of a link failure.
   func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain) -> DeviceError {
-    let host = HTTPConnection.hostHeader(transport.host, transport.port)
+    let host = transport.authority
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")

@@ -1,11 +1,13 @@
 import Foundation
 import TSBridge
 import TSDevice
+import TSHTTPClient
 import TSModel
 
 /// The client side of `GET /v1/watches/{id}/events`: one Server-Sent Events stream feeding the
-/// device's listeners, read on a thread of its own over `HTTPConnection` (a socket waited on
-/// with `poll(2)`: no CPU while the stream is quiet). Each event is opened with the pairing key
+/// device's listeners. The bytes come through the project's libcurl client (`HTTPClient`, which
+/// waits in `poll`: no CPU while the stream is quiet); they are opened and dispatched on a
+/// thread of this stream's own, so a slow listener never holds up other transfers. Each event is opened with the pairing key
 /// (bound to this stream's request and its id) before it reaches a handler; one that does not
 /// open is dropped. When the stream ends, breaks or stays silent for `idleSeconds` it reconnects
 /// (after 1 s, then up to 10 s between tries) with `Last-Event-ID`, so no event is lost while
@@ -40,7 +42,7 @@ final class BridgeEventStream: @unchecked Sendable {
   private var handlers: [Handler] = []
   private var refusals: [ListenerRefusal.Listener: DeviceError] = [:]
   private var lastEventID: String?
-  private var connection: HTTPConnection?
+  private var transfer: HTTPClientTransfer?
   private var stopped = false
   private let wake = NSCondition()
 
@@ -67,11 +69,11 @@ final class BridgeEventStream: @unchecked Sendable {
   }
 
   func stop() {
-    let connection = lock.withLock { () -> HTTPConnection? in
+    let transfer = lock.withLock { () -> HTTPClientTransfer? in
       stopped = true
-      return self.connection
+      return self.transfer
     }
-    connection?.cancel()
+    transfer?.cancel()
     wake.lock()
     wake.broadcast()
     wake.unlock()
@@ -101,29 +103,62 @@ final class BridgeEventStream: @unchecked Sendable {
     var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version), ("Accept", BridgeProtocol.eventStreamType),
                    (BridgeProtocol.sealHeader, Data(sealed.bytes).base64EncodedString())]
     if let lastEventID { headers.append(("Last-Event-ID", lastEventID)) }
-    do throws(HTTPConnection.Failure) {
-      let connection = try HTTPConnection.connect(host: transport.host, port: transport.port,
-                                                  deadline: .after(transport.timeout))
-      let registered = lock.withLock { () -> Bool in
-        guard !stopped else { return false }
-        self.connection = connection
-        return true
-      }
-      guard registered else { return false }
-      defer { lock.withLock { self.connection = nil } }
-      try connection.send("GET", path, host: HTTPConnection.hostHeader(transport.host, transport.port), headers: headers,
-                          body: [], deadline: .after(transport.timeout))
-      let head = try connection.readHead(deadline: .after(transport.timeout))
-      guard head.status == 200 else { return false }
-      var buffer: [UInt8] = []
-      try connection.readBody(head, deadline: .after(Self.idleSeconds), idle: Self.idleSeconds) { chunk in
-        buffer += chunk
-        receive(&buffer, requestNonce: sealed.nonce)
-        return !isStopped
-      }
+    let pieces = Pieces()
+    let request = HTTPClientRequest(method: "GET", url: transport.url(path), headers: headers, timeout: transport.timeout,
+                                    reuseConnection: false)
+    let transfer = HTTPClient.shared.stream(request, idle: Self.idleSeconds, receive: { [weak self] piece in
+      pieces.push(piece)
+      if case .head(let head) = piece, head.status != 200 { return false }
+      return self.map { !$0.isStopped } ?? false
+    }, completion: { pieces.finish($0) })
+    let registered = lock.withLock { () -> Bool in
+      guard !stopped else { return false }
+      self.transfer = transfer
       return true
-    } catch {
+    }
+    defer { lock.withLock { self.transfer = nil } }
+    guard registered else {
+      transfer.cancel()
       return false
+    }
+    var buffer: [UInt8] = []
+    var answered = false
+    while true {
+      switch pieces.next() {
+      case .piece(.head(let head)):
+        answered = head.status == 200
+      case .piece(.data(let bytes)):
+        guard answered else { continue }
+        buffer += bytes
+        receive(&buffer, requestNonce: sealed.nonce)
+      case .end(let failure):
+        return answered && failure == nil
+      }
+    }
+  }
+
+  /// What the client's thread hands this stream's thread: the answer's pieces in order, then its end.
+  private final class Pieces: @unchecked Sendable {
+    enum Item { case piece(HTTPClientPiece), end(HTTPClientError?) }
+    private let condition = NSCondition()
+    private var items: [Item] = []
+
+    func push(_ piece: HTTPClientPiece) { add(.piece(piece)) }
+    func finish(_ failure: HTTPClientError?) { add(.end(failure)) }
+
+    private func add(_ item: Item) {
+      condition.lock()
+      items.append(item)
+      condition.signal()
+      condition.unlock()
+    }
+
+    /// The next item, waiting for it.
+    func next() -> Item {
+      condition.lock()
+      defer { condition.unlock() }
+      while items.isEmpty { condition.wait() }
+      return items.removeFirst()
     }
   }
 

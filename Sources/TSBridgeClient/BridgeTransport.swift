@@ -1,10 +1,19 @@
 import Foundation
 import TSBridge
+import TSHTTPClient
 import TSModel
 
-/// One sealed request/response exchange with a bridge (plain HTTP/1.1 over `HTTPConnection`,
-/// one connection per exchange), and what can go wrong on the way. No retries here:
-/// `BridgeDevice` decides which calls may be repeated.
+/// One sealed request/response exchange with a bridge (plain HTTP/1.1 through the project's
+/// libcurl client, `HTTPClient`), and what can go wrong on the way. No retries here:
+/// `BridgeDevice` decides which calls may be repeated, each time sealed afresh.
+///
+/// Every exchange goes on a new connection, never a kept-alive one: libcurl resends a request
+/// once, with the same bytes, when a kept-alive connection turns out dead under it, and the
+/// bridge accepts a sealed request once, so a resent copy of a request the bridge had carried
+/// out (its answer lost with the connection) is refused as a replay (401): a read would fail
+/// with a misleading error, a write would be reported refused although it happened. (Found by
+/// LockOutTests: a bridge making room under a flood of idle connections closed the client's
+/// kept-alive one as its request arrived.)
 struct BridgeTransport: Sendable {
   /// The bridge's address (a name, an IPv4 or an IPv6 address) and port.
   let host: String
@@ -38,11 +47,12 @@ struct BridgeTransport: Sendable {
       headers.append(("Content-Type", BridgeProtocol.sealedType))
       body = sealed.bytes
     }
-    let head: HTTPConnection.Head
+    let head: HTTPClientHead
     let data: [UInt8]
     do {
-      (head, data) = try await HTTPConnection.exchange(host: host, port: port, method: method, path: path,
-                                                       headers: headers, body: body, timeout: timeout)
+      let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
+                                                                      timeout: timeout, reuseConnection: false))
+      (head, data) = (answer.head, answer.body)
     } catch {
       switch error {
       case .notSent(let reason): throw .notSent(reason)
@@ -63,6 +73,12 @@ struct BridgeTransport: Sendable {
     // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results.
     throw Self.refusal(head.status == 200 ? 502 : head.status, data)
   }
+
+  /// The URL of `path` on this bridge.
+  func url(_ path: String) -> String { HTTPClientRequest.url(host: host, port: port, path: path) }
+
+  /// `HOST:PORT` of the bridge, for messages.
+  var authority: String { HTTPClientRequest.authority(host: host, port: port) }
 
   static func refusal(_ status: Int, _ body: [UInt8]) -> Failure {
     let answer = BridgeJSON.decode(Answer<Empty>.self, from: body)

@@ -369,26 +369,41 @@ actor AgentWatch {
   /// Listening resumes after the last event handled (`HandledEvents` in `agent-events.json`),
   /// so an SOS pressed while the agent was down (or killed before it published it) is
   /// published when it starts again, with the same id.
+  ///
+  /// A listener that fails with anything but 2004 (the link dropped and took the SDK's listeners
+  /// with it, `reconnect@N` in the simulator) is registered again at once, resuming after the
+  /// last event handled, so no SOS is lost to a reconnect; the other kinds' failures of the same
+  /// drop do not register it a second time.
   func listen() async {
-    let handled = HandledEvents(path: watch.home.agentEventsPath, watch: watch.identity)
+    let handled = self.handled ?? HandledEvents(path: watch.home.agentEventsPath, watch: watch.identity)
+    if self.handled == nil, let problem = handled.problem {
+      outlet.log("\(id): cannot use \(handled.path): \(problem); missed events are not replayed this time")
+    }
     self.handled = handled
-    if let problem = handled.problem { outlet.log("\(id): cannot use \(handled.path): \(problem); missed events are not replayed this time") }
+    listening += 1
+    let generation = listening
     await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: handled.lastEventID) { [weak self] report in
       guard let self else { return }
-      Task { await self.heard(report) }
+      Task { await self.heard(report, generation: generation) }
     }
   }
 
+  /// The registrations made by `listen()`; only the newest one's failures count.
+  private var listening = 0
+
   /// What the listener reported: an SOS is published, a contact change asks for a drift check;
-  /// each recorded as handled once acted on.
-  private func heard(_ report: ListenerReport) {
+  /// each recorded as handled once acted on. A dropped listener is registered again.
+  private func heard(_ report: ListenerReport, generation: Int) async {
     switch report {
     case .resumePoint(let point): record(point, sequence: nil)
     case .event(let event) where event.kind == .sosRequested: sos(event.id)
     case .event(let event):
       requestDriftCheck()
       record(event.id, sequence: nil)
-    case .failed: break
+    case .failed(let kind, let error):
+      guard error.code != .notSupport, generation == listening else { return }
+      outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")
+      await listen()
     }
   }
 

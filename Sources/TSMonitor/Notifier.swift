@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import TSHTTPClient
 import TSModel
 
 /// Something that tells a person about an SOS: runs a command, posts to a webhook. Each
@@ -84,8 +82,10 @@ public struct CommandNotifier: Notifier {
 
 /// `--webhook URL`: POSTs the event's JSON with `Content-Type: application/json`,
 /// `X-Tsapply-Event-Id`, `X-Tsapply-Attempt` (1 for the first attempt; not signed) and
-/// `X-Tsapply-Signature: sha256=<HMAC-SHA256 of the body>` (`WebhookSignature`). Success is a 2xx answer; redirects are not followed (the body would not
-/// reach where it was signed for), so a 3xx is a failure like any other.
+/// `X-Tsapply-Signature: sha256=<HMAC-SHA256 of the body>` (`WebhookSignature`), through the
+/// project's HTTP client (`HTTPClient`, libcurl: no CPU while a slow receiver is awaited).
+/// Success is a 2xx answer; redirects are not followed (the body would not reach where it was
+/// signed for), so a 3xx is a failure like any other.
 public struct WebhookNotifier: Notifier {
   /// Where to post.
   public let url: URL
@@ -121,37 +121,22 @@ public struct WebhookNotifier: Notifier {
   /// The header carrying the attempt number.
   public static let attemptHeader = "X-Tsapply-Attempt"
 
+  /// The most bytes of a receiver's answer read (its body is not used; a longer one is a failure).
+  public static let maxAnswerBytes = 1 << 20
+
   public func deliver(id: String, body: String, attempt: Int) async -> String? {
-    var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-    request.httpMethod = "POST"
-    request.httpBody = Data(body.utf8)
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.setValue(id, forHTTPHeaderField: "X-Tsapply-Event-Id")
-    request.setValue(String(attempt), forHTTPHeaderField: Self.attemptHeader)
-    request.setValue(WebhookSignature.value(body: Array(body.utf8), secret: secret), forHTTPHeaderField: WebhookSignature.header)
-    request.setValue("tsapply-monitor", forHTTPHeaderField: "User-Agent")
+    let request = HTTPClientRequest(method: "POST", url: url.absoluteString, headers: [
+      ("Content-Type", "application/json"),
+      ("X-Tsapply-Event-Id", id),
+      (Self.attemptHeader, String(attempt)),
+      (WebhookSignature.header, WebhookSignature.value(body: Array(body.utf8), secret: secret)),
+      ("User-Agent", "tsapply-monitor"),
+    ], body: Array(body.utf8), timeout: timeout, maxBodyBytes: Self.maxAnswerBytes, schemes: .httpAndHTTPS)
     do {
-      let (_, response) = try await Self.session.data(for: request)
-      guard let status = (response as? HTTPURLResponse)?.statusCode else { return "no HTTP answer" }
-      return (200..<300).contains(status) ? nil : "HTTP \(status)"
+      let answer = try await HTTPClient.shared.send(request)
+      return (200..<300).contains(answer.status) ? nil : "HTTP \(answer.status)"
     } catch {
-      return (error as? URLError).map { "\($0.localizedDescription) (\($0.code.rawValue))" } ?? "\(error)"
-    }
-  }
-
-  /// One session for every webhook: no cookies, no cache, no redirects.
-  static let session: URLSession = {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpCookieStorage = nil
-    configuration.urlCache = nil
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
-  }()
-
-  private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-      completionHandler(nil)
+      return error.description
     }
   }
 }

@@ -94,3 +94,67 @@ enum BridgeBenchmark {
     return String(format: "median %.3f p99 %.3f", sorted[sorted.count / 2], p99)
   }
 }
+
+extension BridgeBenchmark {
+  /// `tsapply-bench bridge-client [CALLS] [SECONDS] [BINARY]`: the bridge client (`BridgeDevice`)
+  /// in this process against `tsapply bridge serve` (BINARY, default `.build/release/tsapply`)
+  /// serving one file-backed default watch on 127.0.0.1, so only the client's costs are this
+  /// process's:
+  ///
+  /// 1. per sealed call, `getAllContacts` (a read) and `setAllContacts` (5 contacts, a write),
+  ///    CALLS each after 50 to warm up: median and p99 in ms;
+  /// 2. this process's CPU (user + system, getrusage) while one event stream is open and
+  ///    quiet for SECONDS (default 5), and while one call waits SECONDS for a watch that
+  ///    answers that late (`TSAPPLY_SIM_LATENCY` on the served watch).
+  static func client(_ arguments: [String]) async throws -> Int32 {
+    let calls = arguments.first.flatMap(Int.init) ?? 2000
+    let seconds = arguments.dropFirst().first.flatMap(Double.init) ?? 5
+    let binary = arguments.dropFirst(2).first ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/release/tsapply").path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      print("\(binary) is not built (swift build -c release --product tsapply --product tsapply-net)")
+      return 1
+    }
+    let directory = try FleetBenchmark.directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_CONFIG_HOME"] = directory + "/config"
+    environment["TSAPPLY_STATE_DIR"] = directory + "/state"
+    let path = directory + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: .default, force: false)
+
+    let served = try ServedBridge.start(binary: binary, paths: [path], environment: environment)
+    let device = try await BridgeDevice.connect(try PairingString(parsing: served.pairing), watchID: nil)
+    let contacts = (0..<5).map { Contact(name: "Person \($0)", phoneNum: "+1555010\($0)") }
+    print("per sealed call against tsapply bridge serve (one file-backed watch), \(calls) calls each (ms):")
+    for (name, call) in [
+      ("getAllContacts (read)", { () async throws in _ = try await device.getAllContacts() }),
+      ("setAllContacts (write)", { () async throws in try await device.setAllContacts(contacts) }),
+    ] as [(String, () async throws -> Void)] {
+      for _ in 0..<50 { try await call() }
+      print("  \(name): \(percentiles(try await BenchmarkClock.measureAsync(iterations: calls, call)))")
+    }
+    await device.listen(to: [.contactsChanged, .emergencyContactsChanged, .sosRequested], after: nil) { _ in }
+    try await Task.sleep(for: .seconds(1))
+    let before = FleetBenchmark.cpuSeconds()
+    try await Task.sleep(for: .seconds(seconds))
+    let quiet = FleetBenchmark.cpuSeconds() - before
+    print(String(format: "  CPU of this process while one event stream waits %.0f s: %.3f s (%.2f %% of a core)", seconds, quiet,
+                 quiet / seconds * 100))
+    await device.close()
+    served.stop()
+
+    // A watch whose every call takes SECONDS: the client waits inside one call.
+    environment[SimulationOptions.latencyVariable] = "\(Int(seconds * 1000)),0"
+    let slow = try ServedBridge.start(binary: binary, paths: [path], environment: environment)
+    defer { slow.stop() }
+    let waiting = try await BridgeDevice.connect(try PairingString(parsing: slow.pairing), watchID: nil, timeout: seconds * 3)
+    let start = FleetBenchmark.cpuSeconds()
+    let wall = try await BenchmarkClock.measureAsync(iterations: 1) { _ = try await waiting.getAllContacts() }
+    let busy = FleetBenchmark.cpuSeconds() - start
+    print(String(format: "  CPU of this process while one call waits %.1f s for its answer: %.3f s (%.2f %% of a core)",
+                 wall[0] / 1000, busy, busy / (wall[0] / 1000) * 100))
+    await waiting.close()
+    return 0
+  }
+}

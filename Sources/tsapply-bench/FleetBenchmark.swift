@@ -519,38 +519,17 @@ enum FleetBenchmark {
     environment["XDG_CONFIG_HOME"] = directory + "/config"
     environment["TSAPPLY_STATE_DIR"] = directory + "/state"
     environment[SimulationOptions.latencyVariable] = latency
-    var specs: [String] = []
+    var paths: [String] = []
     for fleet in ["ten"] {
       for index in 0..<count {
         let path = directory + "/\(fleet)" + String(format: "/watches/room-%04d.json", index)
         try SimulatedDevice.create(path: path, profile: .default, force: false)
-        specs.append("sim:" + path)
+        paths.append(path)
       }
     }
-    let server = Process()
-    server.executableURL = URL(fileURLWithPath: binary)
-    server.arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + specs.flatMap { ["--device", $0] }
-    server.environment = environment
-    let output = Pipe()
-    server.standardOutput = output
-    server.standardError = FileHandle.nullDevice
-    try server.run()
-    defer { server.terminate(); server.waitUntilExit() }
-    var text = ""
-    while !text.contains("Pairing string: ") || !text.hasSuffix("\n") {
-      let data = output.fileHandleForReading.availableData
-      if data.isEmpty { throw DeviceError(.simulator, .dataGetFailed, "tsapply bridge serve ended: \(text)") }
-      text += String(decoding: data, as: UTF8.self)
-    }
-    var watchIDs: [String: String] = [:]
-    var pairing = ""
-    for line in text.split(separator: "\n") {
-      if line.hasPrefix("Serving "), let from = line.range(of: " from sim:") {
-        watchIDs[String(line[from.upperBound...])] = String(line.dropFirst("Serving ".count).prefix { $0 != " " })
-      } else if line.hasPrefix("Pairing string: ") {
-        pairing = String(line.dropFirst("Pairing string: ".count))
-      }
-    }
+    let served = try ServedBridge.start(binary: binary, paths: paths, environment: environment)
+    defer { served.stop() }
+    let (pairing, watchIDs) = (served.pairing, served.watchIDs)
     _ = try run(binary, ["bridge", "pair", pairing, "--name", "ward"], environment: environment, in: directory)
     for (fleet, parallelism) in [("ten", 10)] {
       let folder = directory + "/\(fleet)"

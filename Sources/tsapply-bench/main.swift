@@ -14,6 +14,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "apply": ("device calls and bytes per apply vs the minimum, per profile; planning a 200-contact manifest", ApplyBenchmark.run),
   "bridge": ("per-call overhead over loopback (median, p99) and apply examples/watch.yaml through the bridge vs in-process [CALLS] [APPLIES]",
              BridgeBenchmark.run),
+  "bridge-client": ("the bridge client against tsapply bridge serve: p50/p99 per sealed read and write, CPU while a stream or a call waits [CALLS] [SECONDS] [BINARY]",
+                    BridgeBenchmark.client),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
   "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files [N…] [--repeat K]", FleetBenchmark.plan),
   "fleet-review": ("lines a person reads for a one-field change over fleets of 10, 100, 1000 watches: plan --fleet, --summary, --markdown [N…] [--binary PATH]",

@@ -1,9 +1,7 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 import TSBridge
+import TSHTTPClient
 import TSDevice
 import TSModel
 import TSTestSupport
@@ -279,13 +277,12 @@ final class BridgeFixture: @unchecked Sendable {
   }
 
   static func send(_ port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]) async throws -> Exchange {
-    var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
-    request.httpMethod = method
-    request.setValue(BridgeProtocol.version, forHTTPHeaderField: BridgeProtocol.versionHeader)
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    if !body.isEmpty { request.httpBody = Data(body) }
-    let (data, response) = try await URLSession.shared.data(for: request)
-    return Exchange(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: Array(data))
+    let request = HTTPClientRequest(method: method, url: HTTPClientRequest.url(host: "127.0.0.1", port: port, path: path),
+                                    headers: [BridgeProtocol.versionHeader: BridgeProtocol.version].merging(headers) { $1 }
+                                      .sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                                    body: body, timeout: 120, reuseConnection: false)
+    let answer = try await HTTPClient.shared.send(request)
+    return Exchange(status: answer.status, body: answer.body)
   }
 
   /// The `call` path of the bridge's only watch, and a client's sealer under its pairing key.

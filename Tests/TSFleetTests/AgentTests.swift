@@ -157,6 +157,26 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// The watch's link drops and comes back (`reconnect@N`: the SDK's listeners die with the
+  /// connection): the agent listens again, so the next SOS is still published.
+  @Test func anSOSAfterTheWatchReconnectedIsStillPublished() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.reconnect, atCall: 30)])
+    let (events, listener) = try await site.events()
+    let agent = try await site.agent("station", ["room-1"])
+    let device = site.scheme.device("room-1")
+    var reconnected = false
+    for _ in 0..<40 where !reconnected {
+      do { _ = try await device.getAllContacts() } catch { reconnected = error.code == .requestCancelledByDisconnect }
+    }
+    #expect(reconnected, "the fault did not fire within 40 calls")
+    try await Task.sleep(for: .milliseconds(200))
+    try device.simulateSOSPress()
+    let seen = await events.wait(for: 1, within: 30)
+    #expect(seen.map(\.kind) == [.sos], "\(seen)")
+    await agent.stop()
+    await listener.close()
+  }
+
   /// An SOS pressed while the agent is down is published when it starts again, with a stable id
   /// and a sequence number, and never again by a later start.
   @Test func anSOSPressedWhileTheAgentIsDownIsPublishedOnceWhenItReturns() async throws {

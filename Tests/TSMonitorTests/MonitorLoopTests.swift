@@ -49,9 +49,9 @@ final class Harness: @unchecked Sendable {
     return settings
   }
 
-  /// Starts a monitor; waits for its first `online`.
-  func start(_ settings: MonitorSettings, notifiers: [any Notifier] = []) async throws {
-    let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: { [events] in events.append($0) })
+  /// Starts a monitor (on `engine`, default the harness's); waits for its first `online`.
+  func start(_ settings: MonitorSettings, notifiers: [any Notifier] = [], engine: Engine? = nil) async throws {
+    let monitor = Monitor(engine: engine ?? self.engine, settings: settings, notifiers: notifiers, emit: { [events] in events.append($0) })
     self.monitor = monitor
     task = Task {
       do throws(MonitorError) { try await monitor.run(); return .success(()) } catch { return .failure(error) }
@@ -253,6 +253,23 @@ final class Harness: @unchecked Sendable {
     #expect(up.counts.successes == [sos.id], "delivered once, with the same id")
     #expect(outbox.entries().entries.isEmpty)
     #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
+  }
+
+  /// The watch's link drops and comes back every few calls (`reconnect@N`: the SDK's listeners
+  /// die with the connection): the monitor reconnects and listens again after the last event it
+  /// handled, so an SOS pressed meanwhile is still reported, once.
+  @Test func anSOSAroundReconnectsIsStillReportedOnce() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    var faulty = harness.engine
+    faulty.environment[SimulationOptions.faultVariable] = "reconnect@6"
+    try await harness.start(harness.settings(), engine: faulty)
+    try await harness.wait(after: 1) { $0.kind == .online }
+    try harness.wearer().simulateSOSPress()
+    try await harness.wait { $0.kind == .sos }
+    try await Task.sleep(for: .milliseconds(500))
+    await harness.stop()
+    #expect(harness.events(.sos).count == 1, "\(harness.events(.sos).map(\.jsonLine))")
+    #expect(harness.events(.online).count >= 2, "the monitor reconnected")
   }
 
   @Test func aSecondMonitorOfTheSameWatchRefuses() async throws {

@@ -38,6 +38,20 @@ public struct PlatformProfile: Sendable {
 
   /// The name of the default profile, used for a new watch.
   public static let defaultName = "default"
+
+  /// This profile on a watch without emergency-contact support (`isSupportEmergencyContacts`
+  /// answers NO, which the SDK pages allow on any platform): no emergency list, and its calls
+  /// and change listener answer 2004; everything else as the profile. Chosen with
+  /// `TSAPPLY_SIM_NO_EMERGENCY_CONTACTS=1` (`SimulationOptions`).
+  public func withoutEmergencyContacts() -> PlatformProfile {
+    var capabilities = self.capabilities
+    capabilities.summary += " (without emergency contacts)"
+    capabilities.contacts.supportsEmergencyContacts = false
+    capabilities.contacts.maxEmergencyContacts = 0
+    capabilities.contacts.emergencyContactsChangedListener = false
+    return PlatformProfile(capabilities: capabilities, factoryState: factoryState, reminders: reminders,
+                           contacts: ContactRules(regular: contacts.regular, emergency: nil, listenerDomain: contacts.listenerDomain))
+  }
 }
 
 /// Building blocks shared by the profile definitions.

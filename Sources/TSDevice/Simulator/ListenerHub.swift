@@ -76,6 +76,24 @@ final class ListenerHub: @unchecked Sendable {
     }
   }
 
+  /// Forgets every listener, as the SDK does when the link drops: the SDK-style handlers fall
+  /// silent; each `listen(to:after:_:)` listener is told `error` once per kind it heard, so its
+  /// caller can register again (and resume after the last event it had).
+  func dropListeners(because error: DeviceError) {
+    let dropped = locked { () -> [Resumable] in
+      defer {
+        contactHandlers = []
+        emergencyHandlers = []
+        sosHandlers = []
+        resumables = []
+      }
+      return resumables
+    }
+    for listener in dropped {
+      for kind in DeviceEvent.Kind.allCases where listener.kinds.contains(kind) { listener.handler(.failed(kind, error)) }
+    }
+  }
+
   /// Whether other processes' changes come from watching the file (not from polling it).
   var watchesFile: Bool { locked { registration != nil } }
 

@@ -149,7 +149,7 @@ extension SimulatedDevice {
     let watch: SimulatedWatch, profile: PlatformProfile
     do {
       watch = try snapshot()
-      profile = try PlatformProfile.named(watch.profile)
+      profile = try self.profile(named: watch.profile)
     } catch {
       for kind in kinds { Task { handler(.failed(kind, error)) } }
       return

@@ -79,7 +79,7 @@ extension SimulatedDevice {
 
   private func watchSide<T>(_ body: (PlatformProfile, inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {
     let (result, watch) = try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> (T, SimulatedWatch) in
-      let value = try body(try PlatformProfile.named(watch.profile), &watch)
+      let value = try body(try profile(named: watch.profile), &watch)
       return (value, watch)
     }
     deliver(watch)

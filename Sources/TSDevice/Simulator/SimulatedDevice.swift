@@ -93,7 +93,13 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
   public func snapshot() throws(DeviceError) -> SimulatedWatch { try store.read() }
 
   /// The profile this watch simulates.
-  public func profile() throws(DeviceError) -> PlatformProfile { try PlatformProfile.named(snapshot().profile) }
+  public func profile() throws(DeviceError) -> PlatformProfile { try profile(named: snapshot().profile) }
+
+  /// The profile called `name` as this instance's options make it (without emergency contacts).
+  func profile(named name: String) throws(DeviceError) -> PlatformProfile {
+    let profile = try PlatformProfile.named(name)
+    return options.supportsEmergencyContacts ? profile : profile.withoutEmergencyContacts()
+  }
 
   // MARK: Calls
 
@@ -107,7 +113,7 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     let result: Result<T, DeviceError>
     do {
       result = .success(try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> T in
-        try body(try PlatformProfile.named(watch.profile), &watch, &meter)
+        try body(try profile(named: watch.profile), &watch, &meter)
       })
     } catch {
       result = .failure(error)
@@ -138,6 +144,15 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
       disconnected = true
       throw DeviceError(.bleConnect, .requestCancelledByDisconnect,
                         "Connection lost, request cancelled (simulated disconnect at call \(linkCalls))")
+    case .reconnect:
+      let hub = memoryHub ?? fileHub
+      let call = linkCalls
+      lock.unlock()
+      hub?.dropListeners(because: DeviceError(.bleConnect, .connectionLost,
+                                              "the watch reconnected (simulated reconnect at call \(call)); its listeners were dropped: register them again"))
+      lock.lock()
+      throw DeviceError(.bleConnect, .requestCancelledByDisconnect,
+                        "Connection lost, request cancelled (simulated reconnect at call \(call))")
     }
   }
 

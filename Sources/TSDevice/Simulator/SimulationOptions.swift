@@ -4,8 +4,8 @@ import TSModel
 /// How realistic a simulated watch is: link latency and injected faults.
 ///
 /// Read from the environment by `SimulationOptions.init(environment:)`:
-/// `TSAPPLY_SIM_LATENCY=CALL_MS,PACKET_MS` and
-/// `TSAPPLY_SIM_FAULT=fail@N[:CODE]|disconnect@N[,…]` (docs/device.md).
+/// `TSAPPLY_SIM_NO_EMERGENCY_CONTACTS=1`, `TSAPPLY_SIM_LATENCY=CALL_MS,PACKET_MS` and
+/// `TSAPPLY_SIM_FAULT=fail@N[:CODE]|lands-then-fails@N[:CODE]|disconnect@N|reconnect@N[,…]` (docs/device.md).
 public struct SimulationOptions: Hashable, Sendable {
   /// Time one link call costs: a fixed part plus a part per 20-byte packet.
   public struct Latency: Hashable, Sendable {
@@ -44,6 +44,11 @@ public struct SimulationOptions: Hashable, Sendable {
       /// The call takes effect on the watch, then its answer is lost: it fails with this code
       /// (default 6001 timeout), as a write whose answer a timeout or a dropped link cut off.
       case landsThenFails(TSErrorCode)
+      /// The link drops and comes back at once: the call fails with 9310 and has no effect,
+      /// later calls work, and every listener registered before is gone (the SDK's listeners
+      /// die with the connection): the SDK-style handlers fall silent, `listen(to:after:_:)`
+      /// listeners are told 9309 so their caller registers again.
+      case reconnect
     }
     /// How the call fails.
     public var kind: Kind
@@ -61,18 +66,25 @@ public struct SimulationOptions: Hashable, Sendable {
   public var latency: Latency?
   /// Injected faults, by call number.
   public var faults: [Fault]
+  /// `false`: the watch does not support emergency contacts whatever its profile
+  /// (`PlatformProfile.withoutEmergencyContacts()`).
+  public var supportsEmergencyContacts: Bool
 
   /// Options with the given latency and faults (none by default).
-  public init(latency: Latency? = nil, faults: [Fault] = []) {
+  public init(latency: Latency? = nil, faults: [Fault] = [], supportsEmergencyContacts: Bool = true) {
     self.latency = latency
     self.faults = faults
+    self.supportsEmergencyContacts = supportsEmergencyContacts
   }
 
   /// Environment variable for the latency model, `CALL_MS,PACKET_MS` (e.g. `40,8`).
   public static let latencyVariable = "TSAPPLY_SIM_LATENCY"
   /// Environment variable for fault injection, e.g. `fail@3`, `fail@2:4002`, `disconnect@5`,
-  /// `lands-then-fails@4:9309`.
+  /// `lands-then-fails@4:9309`, `reconnect@2`.
   public static let faultVariable = "TSAPPLY_SIM_FAULT"
+  /// Environment variable making the watch one without emergency-contact support: `1` (or `0`,
+  /// empty: as its profile).
+  public static let noEmergencyContactsVariable = "TSAPPLY_SIM_NO_EMERGENCY_CONTACTS"
   /// Accepted milliseconds for each part of `TSAPPLY_SIM_LATENCY` (up to one minute).
   public static let latencyRange = 0...60_000
   /// Accepted call numbers N in `TSAPPLY_SIM_FAULT` (1-based link calls of one process).
@@ -95,11 +107,17 @@ public struct SimulationOptions: Hashable, Sendable {
     if let text = environment[Self.faultVariable], !text.isEmpty {
       for item in text.split(separator: ",") { faults.append(try Self.fault(item.trimmingSpaces, in: text)) }
     }
+    switch environment[Self.noEmergencyContactsVariable] ?? "" {
+    case "", "0": break
+    case "1": supportsEmergencyContacts = false
+    case let text:
+      throw .simulator(.sdkConfigError, "\(Self.noEmergencyContactsVariable)='\(text)' is not 1 (a watch without emergency contacts) or 0")
+    }
   }
 
   private static func fault(_ item: String, in text: String) throws(DeviceError) -> Fault {
     let bad = DeviceError.simulator(.sdkConfigError,
-      "\(faultVariable)='\(text)': '\(item)' is not fail@N[:CODE], lands-then-fails@N[:CODE] or disconnect@N "
+      "\(faultVariable)='\(text)': '\(item)' is not fail@N[:CODE], lands-then-fails@N[:CODE], disconnect@N or reconnect@N "
         + "(N a call number \(faultCallRange.lowerBound)–\(faultCallRange.upperBound), CODE \(faultCodeRange.lowerBound)–\(faultCodeRange.upperBound))")
     let halves = item.split(separator: "@", maxSplits: 1).map(String.init)
     guard halves.count == 2 else { throw bad }
@@ -107,6 +125,7 @@ public struct SimulationOptions: Hashable, Sendable {
     guard let call = Int(target[0]), faultCallRange.contains(call) else { throw bad }
     switch (halves[0], target.count) {
     case ("disconnect", 1): return Fault(.disconnect, atCall: call)
+    case ("reconnect", 1): return Fault(.reconnect, atCall: call)
     case ("fail", 1): return Fault(.fail(.timeout), atCall: call)
     case ("lands-then-fails", 1): return Fault(.landsThenFails(.timeout), atCall: call)
     case ("fail", 2), ("lands-then-fails", 2):
