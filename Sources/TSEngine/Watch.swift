@@ -219,11 +219,11 @@ public final class Watch: Sendable {
         appendHistory(planned.plan, source: source, options: options, result: options.stop.isRequested ? "interrupted" : "failed",
                       error: error.description, backup: backup)
       }
-      if let heard { await reportChanges(heard, over: error.reached ?? planned.state, events: options.events) }
+      if let heard { await reportChanges(heard, over: error.reached ?? planned.state, unwritten: Self.unwritten(error), events: options.events) }
       throw .apply(error)
     }
     appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath)
-    if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, events: options.events) }
+    if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [], events: options.events) }
     return .applied(report)
   }
 
@@ -272,12 +272,30 @@ public final class Watch: Sendable {
     return heard
   }
 
+  /// The lists an apply that failed with `error` never wrote: those after the step that
+  /// failed, and that step's own when it stopped before its write (the list changed on the
+  /// watch, a stop request).
+  static func unwritten(_ error: ApplyError) -> Set<ResourceAddress> {
+    guard case .partial(let failure, _) = error else { return [] }
+    var addresses = Set(failure.notApplied)
+    switch failure.cause {
+    case .changedOnWatch, .interrupted: addresses.formUnion(failure.failed)
+    case .device, .outcomeUnknown: break
+    }
+    return addresses
+  }
+
   /// After the writes: waits for late announcements, then reports what the watch announced
   /// during the apply, backing up `state` with the announced lists in it so that `tsapply
   /// restore` can bring them back.
-  private func reportChanges(_ heard: Heard, over state: DeviceState, events: @Sendable (EngineEvent) -> Void) async {
+  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>,
+                             events: @Sendable (EngineEvent) -> Void) async {
     try? await Task.sleep(for: Self.announcementDelay)
-    let lists = heard.value
+    // A list this apply did not write was not written over: the apply's own report says what
+    // happened to it (e.g. the change it found just before writing, which stopped it).
+    let lists = heard.value.filter { kind, _ in
+      !unwritten.contains(kind == .contactsChanged ? .contacts : .emergency)
+    }
     guard !lists.isEmpty else { return }
     var announced = state
     if let contacts = lists[.contactsChanged] { announced.contacts = contacts }

@@ -137,9 +137,21 @@ extension FleetReport {
   /// What `row` shows under its group's header: its plan's body, else its own text; nothing
   /// for a watch with no plan and nothing to do (a `no drift`: the result says it all).
   static func body(_ row: FleetWatchReport, renderer: HumanPlanRenderer) -> String {
-    if !row.verdict.isFailure, let plan = row.plan { return renderer.body(plan) }
+    if !row.verdict.isFailure, let plan = row.plan { return renderer.body(plan) + warnings(row.section) }
     if case .drift(_, let pending, _) = row.verdict, !row.verdict.hasChanges, pending == 0 { return "" }
     return row.section
+  }
+
+  /// The warnings of a watch's own output (`Warning: …` and the indented lines after it: a
+  /// change the wearer made while the apply wrote, a record that could not be written), which
+  /// the plan does not say. A watch with one is a group of its own.
+  static func warnings(_ section: String) -> String {
+    var out = "", inWarning = false
+    for line in section.split(separator: "\n", omittingEmptySubsequences: false) {
+      if line.hasPrefix("Warning: ") { inWarning = true } else if !line.hasPrefix("  ") { inWarning = false }
+      if inWarning { out += line + "\n" }
+    }
+    return out
   }
 
   private static func rank(_ row: FleetWatchReport) -> Int {
@@ -204,6 +216,7 @@ extension FleetReport {
     let applied = if case .applied = first.verdict { true } else { false }
     if !options.bodies, applied, first.plan?.resourceDrift.isEmpty != false {
       if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }
+      out += Self.warnings(first.section)
     } else if body.isEmpty {
       if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }
     } else {

@@ -251,7 +251,7 @@ package struct ApplyRun {
       let list = kind == .contactsChanged ? "contacts" : "emergency contacts"
       let names = contacts.map { mask.text("\($0.name) (\($0.phoneNum))") }.joined(separator: ", ")
       text += "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself; "
-        + "the apply may have written over that change. The watch announced \(contacts.count) \(list): \(names.isEmpty ? "none" : names).\n"
+        + "the apply may have written over that change. The watch announced \(counted(contacts.count, String(list.dropLast()), list)): \(names.isEmpty ? "none" : names).\n"
     }
     if let backupPath {
       text += "  That list is kept in \(backupPath): see it with 'tsapply plan', bring it back with 'tsapply restore \(shellQuoted(backupPath))'.\n"
