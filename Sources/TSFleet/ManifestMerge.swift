@@ -9,6 +9,7 @@ import TSModel
 /// |---|---|
 /// | `reminders.sedentary`, `.drinking`, `.medicine` | one built-in reminder, whole |
 /// | `reminders.custom` | one custom reminder, by name |
+/// | `reminders.lunch_break` | the default, whole |
 /// | `contacts` | one contact, by name |
 /// | `emergency.sos` | the switch |
 /// | `emergency.contacts` | one contact, by name |
@@ -75,6 +76,7 @@ public enum ManifestMerge {
     merged.sedentary = above.sedentary ?? below.sedentary
     merged.drinking = above.drinking ?? below.drinking
     merged.medicine = above.medicine ?? below.medicine
+    merged.lunchBreak = above.lunchBreak ?? below.lunchBreak
     merged.custom = list(below.custom, above.custom, removals: removals, of: .customReminders, &diagnostics)
     return merged
   }
@@ -145,6 +147,7 @@ public enum ManifestMerge {
       }
     }
     if let reminders = merged.reminders {
+      if let lunch = reminders.lunchBreak, lunch == layer.reminders?.lunchBreak { paths.append("reminders.lunch_break") }
       for kind in ReminderKind.builtIns {
         if let reminder = reminders[builtIn: kind], reminder == layer.reminders?[builtIn: kind] { paths.append(reminder.path) }
       }

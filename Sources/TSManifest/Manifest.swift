@@ -47,6 +47,10 @@ public struct ManifestReminders: Hashable, Sendable {
   public var medicine: ManifestReminder?
   /// The complete set of custom reminders when present (names unique); position of the `custom` key.
   public var custom: Located<[ManifestReminder]>?
+  /// `lunch_break` of the section: the lunch break of every reminder here that sets none of its
+  /// own, as far as the watch stores one for it (applied at plan time, `ReminderPlanner`;
+  /// docs/manifest.md "One lunch break for every reminder").
+  public var lunchBreak: Located<LunchBreak>?
 
   /// The section at `position`; every reminder defaults to `nil` (unmanaged).
   public init(position: SourcePosition, sedentary: ManifestReminder? = nil, drinking: ManifestReminder? = nil,
