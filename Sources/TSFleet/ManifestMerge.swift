@@ -40,11 +40,18 @@ public enum ManifestMerge {
   /// `manifests` merged, the first at the bottom. An empty list gives an empty manifest (`-`).
   public static func merge(_ manifests: [Manifest]) -> Result {
     guard var merged = manifests.first else { return Result(manifest: Manifest(file: "-"), diagnostics: []) }
-    var diagnostics: [Diagnostic] = []
+    var diagnostics = ManifestRemoval.onlyRemovalsWarnings(merged, lists: Set(ManifestRemoval.List.allCases),
+                                                          scope: "no manifest under it gives this list")
     // The first manifest's own removals remove nothing; in a manifest of its own they only say an
     // entry is not wanted, which its lists already say.
     merged.removals = []
     for layer in manifests.dropFirst() {
+      // A list of only removals with no list under it to remove from.
+      var bare: Set<ManifestRemoval.List> = []
+      if merged.contacts == nil { bare.insert(.contacts) }
+      if merged.emergency?.contacts == nil { bare.insert(.emergencyContacts) }
+      if merged.reminders?.custom == nil { bare.insert(.customReminders) }
+      diagnostics += ManifestRemoval.onlyRemovalsWarnings(layer, lists: bare, scope: "no manifest under it gives this list")
       var next = Manifest(file: layer.file, version: layer.version)
       next.reminders = reminders(merged.reminders, layer.reminders, removals: layer.removals, &diagnostics)
       next.contacts = list(merged.contacts, layer.contacts, removals: layer.removals, of: .contacts, &diagnostics)
