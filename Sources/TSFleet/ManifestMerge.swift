@@ -9,6 +9,7 @@ import TSModel
 /// |---|---|
 /// | `reminders.sedentary`, `.drinking`, `.medicine` | one built-in reminder, whole |
 /// | `reminders.custom` | one custom reminder, by name |
+/// | `reminders.lunch_break` | the default, whole |
 /// | `contacts` | one contact, by name |
 /// | `emergency.sos` | the switch |
 /// | `emergency.contacts` | one contact, by name |
@@ -39,11 +40,18 @@ public enum ManifestMerge {
   /// `manifests` merged, the first at the bottom. An empty list gives an empty manifest (`-`).
   public static func merge(_ manifests: [Manifest]) -> Result {
     guard var merged = manifests.first else { return Result(manifest: Manifest(file: "-"), diagnostics: []) }
-    var diagnostics: [Diagnostic] = []
+    var diagnostics = ManifestRemoval.onlyRemovalsWarnings(merged, lists: Set(ManifestRemoval.List.allCases),
+                                                          scope: "no manifest under it gives this list")
     // The first manifest's own removals remove nothing; in a manifest of its own they only say an
     // entry is not wanted, which its lists already say.
     merged.removals = []
     for layer in manifests.dropFirst() {
+      // A list of only removals with no list under it to remove from.
+      var bare: Set<ManifestRemoval.List> = []
+      if merged.contacts == nil { bare.insert(.contacts) }
+      if merged.emergency?.contacts == nil { bare.insert(.emergencyContacts) }
+      if merged.reminders?.custom == nil { bare.insert(.customReminders) }
+      diagnostics += ManifestRemoval.onlyRemovalsWarnings(layer, lists: bare, scope: "no manifest under it gives this list")
       var next = Manifest(file: layer.file, version: layer.version)
       next.reminders = reminders(merged.reminders, layer.reminders, removals: layer.removals, &diagnostics)
       next.contacts = list(merged.contacts, layer.contacts, removals: layer.removals, of: .contacts, &diagnostics)
@@ -78,6 +86,7 @@ public enum ManifestMerge {
     merged.sedentary = above.sedentary ?? below.sedentary
     merged.drinking = above.drinking ?? below.drinking
     merged.medicine = above.medicine ?? below.medicine
+    merged.lunchBreak = above.lunchBreak ?? below.lunchBreak
     merged.custom = list(below.custom, above.custom, removals: removals, of: .customReminders, &diagnostics)
     return merged
   }
@@ -148,6 +157,7 @@ public enum ManifestMerge {
       }
     }
     if let reminders = merged.reminders {
+      if let lunch = reminders.lunchBreak, lunch == layer.reminders?.lunchBreak { paths.append("reminders.lunch_break") }
       for kind in ReminderKind.builtIns {
         if let reminder = reminders[builtIn: kind], reminder == layer.reminders?[builtIn: kind] { paths.append(reminder.path) }
       }

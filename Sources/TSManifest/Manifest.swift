@@ -47,6 +47,10 @@ public struct ManifestReminders: Hashable, Sendable {
   public var medicine: ManifestReminder?
   /// The complete set of custom reminders when present (names unique); position of the `custom` key.
   public var custom: Located<[ManifestReminder]>?
+  /// `lunch_break` of the section: the lunch break of every reminder here that sets none of its
+  /// own, as far as the watch stores one for it (applied at plan time, `ReminderPlanner`;
+  /// docs/manifest.md "One lunch break for every reminder").
+  public var lunchBreak: Located<LunchBreak>?
 
   /// The section at `position`; every reminder defaults to `nil` (unmanaged).
   public init(position: SourcePosition, sedentary: ManifestReminder? = nil, drinking: ManifestReminder? = nil,
@@ -181,6 +185,27 @@ public struct ManifestRemoval: Hashable, Sendable {
   public var name: Located<String>
   /// Field path of the item, e.g. `contacts[2]`.
   public var path: String
+
+  /// The warnings for lists of `manifest` that hold only removals and nothing under them to remove
+  /// from: such a list is empty, so it asks for no entries at all (each list is authoritative) —
+  /// every one on the watch would be deleted, which is not what a removal says. `scope` names what
+  /// is not under the list (`"this file stands alone"`, `"no layer under it gives this list"`).
+  public static func onlyRemovalsWarnings(_ manifest: Manifest, lists: Set<List>, scope: String) -> [Diagnostic] {
+    var warnings: [Diagnostic] = []
+    for list in List.allCases where lists.contains(list) {
+      let written: Located<[String]>?
+      switch list {
+      case .contacts: written = manifest.contacts.map { Located($0.value.map(\.name.value), at: $0.position) }
+      case .emergencyContacts: written = manifest.emergency?.contacts.map { Located($0.value.map(\.name.value), at: $0.position) }
+      case .customReminders: written = manifest.reminders?.custom.map { Located($0.value.compactMap { $0.name?.value }, at: $0.position) }
+      }
+      guard let written, written.value.isEmpty, manifest.removals.contains(where: { $0.list == list }) else { continue }
+      let what = list == .customReminders ? "custom reminders" : list == .contacts ? "contacts" : "emergency contacts"
+      warnings.append(.warning(at: written.position, field: list.rawValue,
+        "holds only removals and \(scope), so it asks for no \(what) at all: every one on the watch will be deleted; list the ones to keep, or leave \(list.rawValue) out to leave them unmanaged"))
+    }
+    return warnings
+  }
 
   /// The removal of `name` from `list`, written as the item `path`.
   public init(list: List, name: Located<String>, path: String) {

@@ -54,6 +54,9 @@ public enum ManifestLoader {
       diagnostics += decoder.context.diagnostics.filter { $0.position.map { !yamlErrors.contains($0) } ?? true }
       if resolvesReferences, var resolved = manifest {
         diagnostics += ContactReferences.resolve(&resolved, declared: resolved.contacts?.value ?? [], scope: "under contacts: in this file")
+        if !diagnostics.hasErrors {
+          diagnostics += ManifestRemoval.onlyRemovalsWarnings(resolved, lists: Set(ManifestRemoval.List.allCases), scope: "this file stands alone")
+        }
         manifest = resolved
       }
     }

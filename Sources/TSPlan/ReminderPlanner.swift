@@ -19,13 +19,33 @@ enum ReminderPlanner {
     var part = PlanPart()
     for kind in ReminderKind.builtIns {
       if let reminder = reminders[builtIn: kind] {
-        part.merge(builtIn(kind, reminder, state: state, capabilities: capabilities))
+        let own = withLunchBreak(reminders.lunchBreak, reminder, storage: capabilities.reminders[kind])
+        part.merge(builtIn(kind, own, state: state, capabilities: capabilities))
       }
     }
     if let custom = reminders.custom {
-      part.merge(CustomReminderPlanner.plan(custom, state: state, capabilities: capabilities))
+      let storage = capabilities.reminders.custom
+      let list = Located(custom.value.map { withLunchBreak(reminders.lunchBreak, $0, storage: storage) }, at: custom.position)
+      part.merge(CustomReminderPlanner.plan(list, state: state, capabilities: capabilities))
     }
     return part
+  }
+
+  /// `reminder` with the section's `lunch_break` (`ManifestReminders.lunchBreak`) when it sets
+  /// none: as written where the platform stores the times for its kind, only on/off where it
+  /// stores a flag, not at all where the kind has no lunch break (a default is for the reminders
+  /// that can have one; docs/manifest.md "One lunch break for every reminder"). The position is
+  /// the default's, so a problem points at the line that set it.
+  static func withLunchBreak(_ lunch: Located<LunchBreak>?, _ reminder: ManifestReminder,
+                             storage: ReminderKindCapabilities?) -> ManifestReminder {
+    guard reminder.lunchBreak == nil, let lunch, let storage else { return reminder }
+    var reminder = reminder
+    switch storage.lunchBreak {
+    case .times: reminder.lunchBreak = lunch
+    case .flagOnly: reminder.lunchBreak = Located(LunchBreak(isEnabled: lunch.value.isEnabled), at: lunch.position)
+    case .none: break
+    }
+    return reminder
   }
 
   static func builtIn(_ kind: ReminderKind, _ reminder: ManifestReminder, state: DeviceState,

@@ -7,7 +7,7 @@ import TSTestSupport
 
 /// Property: for many generated manifests written in a messy but valid spelling (times unpadded,
 /// plain or single-quoted, durations as minutes, phones plain, day names long and capitalised,
-/// every mapping's keys reversed), `fmt` gives exactly the canonical text that `ManifestEncoder`
+/// every mapping's keys reversed but the `reminders:` section's, whose order fmt keeps), `fmt` gives exactly the canonical text that `ManifestEncoder`
 /// writes, and the formatted manifest decodes to the same manifest. Spellings that carry a
 /// warning (integer times, integer intervals under 5) are not used: `fmt` keeps those as
 /// written (FormatterTests).
@@ -41,7 +41,9 @@ import TSTestSupport
   static func messy(_ node: YAMLOutputNode, key: String = "", random: inout Generator) -> YAMLOutputNode {
     switch node {
     case let .mapping(entries, flow):
-      return .mapping(entries.reversed().map { ($0.key, messy($0.value, key: $0.key, random: &random)) }, flow: flow)
+      // The `reminders:` section keeps the order it is written in (fmt never reorders it).
+      let ordered = key == "reminders" ? entries : entries.reversed()
+      return .mapping(ordered.map { ($0.key, messy($0.value, key: $0.key, random: &random)) }, flow: flow)
     case let .sequence(items, flow):
       return .sequence(items.map { messy($0, key: key == "at" ? "time" : key, random: &random) }, flow: flow)
     case let .scalar(text, style):

@@ -15,7 +15,7 @@ import TSTestSupport
   }
 
   static let cases: [Case] = [
-    Case(name: "times, phones, durations and repeat rules get their one spelling; a value whose warning asks what was meant (an integer time) stays as written", input: """
+    Case(name: "times, phones, durations and repeat rules get their one spelling; a value whose warning asks what was meant (an integer time) stays as written; the built-in reminders keep the order they were written in", input: """
       reminders:
         sedentary:
           repeat: Workday
@@ -36,12 +36,12 @@ import TSTestSupport
           repeat: workday
           period: {start: "09:00", end: "18:00", every: 1h}
           lunch_break: {start: 720, end: "14:00"}
-        drinking:
-          repeat: everyday
-          period: {start: "08:00", end: "22:00", every: 1h30m}
         medicine:
           repeat: [mon, wed, fri]
           at: ["08:00", 1200]
+        drinking:
+          repeat: everyday
+          period: {start: "08:00", end: "22:00", every: 1h30m}
       contacts:
         - {name: Alex, phone: "+15550100"}
         - {name: Kim, phone: "0123456"}

@@ -9,7 +9,11 @@ import TSTestSupport
   static let desk = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
 
   static let cases: [DiagnosticCase] = [
-    .valid("reminders:\n  custom:\n    - {name: Lunch, remove: true}\n"),
+    .valid("reminders:\n  custom:\n    - {name: Lunch, remove: true}\n    - {name: Walk, at: [\"19:30\"]}\n"),
+    // Only removals, in a file of its own: the list is empty, and the watch's entries all go.
+    DiagnosticCase(marked: "reminders:\n  1️⃣custom:\n    - {name: Lunch, remove: true}\n", field: "reminders.custom",
+                   message: "holds only removals and this file stands alone, so it asks for no custom reminders at all: every one on the watch will be deleted; list the ones to keep, or leave reminders.custom out to leave them unmanaged",
+                   severity: .warning),
     .valid(desk + "emergency:\n  sos: true\n  contacts:\n    - {contact: Ward desk}\n"),
     .valid("contacts:\n  - {name: Night nurse, remove: true}\n  - {name: Ward desk, phone: \"+15550100\"}\n"),
     DiagnosticCase(marked: "contacts:\n  - {name: Ward desk, remove: true, 1️⃣phone: \"+15550100\"}\n",

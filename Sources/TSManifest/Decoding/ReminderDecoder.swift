@@ -1,7 +1,7 @@
 import TSModel
 
 extension ManifestDecoder {
-  static let reminderSectionKeys = ["sedentary", "drinking", "medicine", "custom"]
+  static let reminderSectionKeys = ["lunch_break", "sedentary", "drinking", "medicine", "custom"]
   static let reminderKeys = ["name", "enabled", "repeat", "period", "at", "lunch_break", "notes"]
   static let periodKeys = ["start", "end", "every"]
   static let lunchBreakKeys = ["start", "end"]
@@ -10,6 +10,9 @@ extension ManifestDecoder {
   mutating func reminders(_ node: YAMLNode, keyPosition: SourcePosition) -> ManifestReminders? {
     guard let fields = context.mapping(node, path: "reminders", keys: Self.reminderSectionKeys) else { return nil }
     var section = ManifestReminders(position: keyPosition)
+    if let value = fields["lunch_break"], let lunch = lunchBreak(value, path: "reminders.lunch_break") {
+      section.lunchBreak = Located(lunch, at: value.position)
+    }
     for kind in ReminderKind.builtIns {
       let path = fields.path(kind.rawValue)
       guard let value = fields[kind.rawValue],

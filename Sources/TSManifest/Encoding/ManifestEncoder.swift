@@ -31,11 +31,20 @@ public enum ManifestEncoder {
 
   private static func node(_ reminders: ManifestReminders) -> YAMLOutputNode {
     var entries: [(key: String, value: YAMLOutputNode)] = []
+    if let lunch = reminders.lunchBreak?.value { entries.append(("lunch_break", node(lunch))) }
     for kind in ReminderKind.builtIns {
       if let reminder = reminders[builtIn: kind] { entries.append((kind.rawValue, node(reminder))) }
     }
     if let custom = reminders.custom { entries.append(("custom", .sequence(custom.value.map(node), flow: false))) }
     return .mapping(entries, flow: false)
+  }
+
+  /// `{start, end}` when on with times, else `true` / `false`.
+  private static func node(_ lunch: LunchBreak) -> YAMLOutputNode {
+    if let window = lunch.window, lunch.isEnabled {
+      return .mapping([("start", time(window.start)), ("end", time(window.end))], flow: true)
+    }
+    return bool(lunch.isEnabled)
   }
 
   private static func node(_ reminder: ManifestReminder) -> YAMLOutputNode {
@@ -52,13 +61,7 @@ public enum ManifestEncoder {
     case nil:
       break
     }
-    if let lunch = reminder.lunchBreak?.value {
-      if let window = lunch.window, lunch.isEnabled {
-        entries.append(("lunch_break", .mapping([("start", time(window.start)), ("end", time(window.end))], flow: true)))
-      } else {
-        entries.append(("lunch_break", bool(lunch.isEnabled)))
-      }
-    }
+    if let lunch = reminder.lunchBreak?.value { entries.append(("lunch_break", node(lunch))) }
     if let notes = reminder.notes { entries.append(("notes", text(notes.value))) }
     return .mapping(entries, flow: false)
   }

@@ -14,7 +14,8 @@ enum FormatRole: Equatable {
   var keyOrder: [String]? {
     switch self {
     case .root: CanonicalForm.rootKeys
-    case .reminders: CanonicalForm.reminderSectionKeys
+    // The user's order of the built-ins (and custom) is theirs: the section is not reordered.
+    case .reminders: nil
     case .reminder: CanonicalForm.reminderKeys
     case .period: CanonicalForm.periodKeys
     case .lunchBreak: CanonicalForm.lunchBreakKeys
@@ -31,6 +32,7 @@ enum FormatRole: Equatable {
     case (.root, "contacts"), (.emergency, "contacts"): .contactList
     case (.root, "emergency"): .emergency
     case (.reminders, "custom"): .customList
+    case (.reminders, "lunch_break"): .lunchBreak
     case (.reminders, _): .reminder
     case (.reminder, "period"): .period
     case (.reminder, "at"): .timeList

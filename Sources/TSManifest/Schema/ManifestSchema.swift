@@ -67,7 +67,9 @@ public enum ManifestSchema {
     either.anyOf = [item, .reference("removal", description: "Removes the custom reminder of this name (in a fleet, one a layer gives).")]
     custom.items = either
     custom.uniqueItems = true
-    var properties: [String: JSONSchema] = ["custom": custom]
+    var lunch = lunchBreak
+    lunch.description = "The lunch break of every reminder here that sets none of its own (as far as the watch stores one for it): false, true or {start, end}."
+    var properties: [String: JSONSchema] = ["custom": custom, "lunch_break": lunch]
     for kind in ReminderKind.builtIns {
       properties[kind.rawValue] = .reference("reminder",
         description: "The built-in \(kind.rawValue) reminder (never deleted). Fields left out keep the watch's values.")

@@ -1,0 +1,44 @@
+import Testing
+import TSManifest
+import TSModel
+import TSTestSupport
+@testable import TSPlan
+
+/// `reminders.lunch_break`: the lunch break of every reminder that sets none of its own, as far
+/// as the watch stores one for it (docs/manifest.md "One lunch break for every reminder").
+@Suite struct LunchBreakDefaultTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var name: String
+    var capabilities: DeviceCapabilities
+    var yaml: String
+    var expected: [String]
+    var testDescription: String { name }
+  }
+
+  static let section = "reminders:\n  lunch_break: {start: \"12:00\", end: \"13:30\"}\n"
+
+  static let cases: [Case] = [
+    Case(name: "reminders without their own get the default's times", capabilities: Profiles.roomy,
+         yaml: section + "  sedentary: {enabled: true}\n  drinking: {enabled: true}\n",
+         expected: ["~ reminder.drinking: isEnabled isLunchBreakDNDEnabled lunchBreakDNDStartTime lunchBreakDNDEndTime",
+                    "~ reminder.sedentary: isEnabled isLunchBreakDNDEnabled lunchBreakDNDStartTime lunchBreakDNDEndTime"]),
+    Case(name: "a reminder's own lunch break wins", capabilities: Profiles.roomy,
+         yaml: section + "  sedentary: {enabled: true, lunch_break: false}\n",
+         expected: ["~ reminder.sedentary: isEnabled"]),
+    Case(name: "where only the switch is stored, only the switch; where none, nothing", capabilities: Profiles.fitBasic,
+         yaml: section + "  sedentary: {enabled: true}\n  drinking: {enabled: true}\n",
+         expected: ["~ reminder.drinking: isEnabled", "~ reminder.sedentary: isEnabled isLunchBreakDNDEnabled"]),
+    Case(name: "custom reminders get it too", capabilities: Profiles.roomy,
+         yaml: section + "  custom:\n    - {name: Walk, at: [\"19:30\"]}\n",
+         expected: [#"+ reminder.custom["Walk"]: reminderName isEnabled timeType timePoints isLunchBreakDNDEnabled lunchBreakDNDStartTime lunchBreakDNDEndTime"#]),
+  ]
+
+  @Test(arguments: cases)
+  func appliesToTheRemindersWithoutTheirOwn(_ row: Case) throws {
+    let loaded = ManifestLoader.load(bytes: Array(row.yaml.utf8), file: "watch.yaml")
+    let manifest = try #require(loaded.manifest, "\(loaded.diagnostics)")
+    let result = Planner.plan(manifest, state: States.watch(row.capabilities), capabilities: row.capabilities)
+    #expect(!result.diagnostics.hasErrors, "\(result.diagnostics)")
+    #expect(States.summary(result.plan).sorted() == row.expected.sorted(), "\(States.summary(result.plan))")
+  }
+}
