@@ -45,14 +45,19 @@ import TSTestSupport
 
     let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--detailed-exitcode"], in: dir)
     #expect(plan.status == 2, "\(plan.stdout)\(plan.stderr)")
-    let sections = plan.stdout.components(separatedBy: "=== ").dropFirst()
-    #expect(sections.count == 4)
-    for section in sections {
-      let name = String(section.prefix(while: { $0 != " " }))
-      let changed = section.components(separatedBy: "\n").filter { $0.contains("\"+15550200\" -> \"+15550299\"") }
-      // contacts and emergency contacts, each once; the npk watch stores emergency contacts only.
-      #expect(changed.count == (name == "room-23" ? 1 : 2), "\(name):\n\(section)")
+    // The review groups watches with identical changes (`=== 3 watches: …` and their names on
+    // the next line); each watch is in one section.
+    var changes: [String: Int] = [:]
+    for section in plan.stdout.components(separatedBy: "=== ").dropFirst() {
+      let lines = section.components(separatedBy: "\n")
+      let names = lines[0].range(of: #"^\d+ watches: "#, options: .regularExpression) != nil
+        ? lines[1].trimmingCharacters(in: .whitespaces).components(separatedBy: ", ")
+        : [String(lines[0].prefix(while: { $0 != " " }))]
+      let changed = lines.dropFirst().filter { $0.contains("\"+15550200\" -> \"+15550299\"") }.count
+      for name in names { changes[name] = changed }
     }
+    // contacts and emergency contacts, each once; the npk watch stores emergency contacts only.
+    #expect(changes == ["room-20": 2, "room-21": 2, "room-22": 2, "room-23": 1], "\(plan.stdout)")
     // Changing an emergency contact needs review or --allow-destroy (docs/apply.md "The safety gate").
     let again = try TSApplyBinary.run(["apply", "--fleet", "mixed.yaml", "--auto-approve", "--allow-destroy"], in: dir)
     #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
