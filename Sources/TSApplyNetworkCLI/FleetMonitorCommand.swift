@@ -3,6 +3,7 @@ import Foundation
 import TSEngine
 import TSFleet
 import TSMonitor
+import TSStatusPage
 import TSModel
 import TSMQTT
 
@@ -15,6 +16,12 @@ extension MonitorCommand {
     let notifiers = try makeNotifiers(context)
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     let stderr = context.stderr
+    let board = page.host == nil ? nil
+      : StatusBoard(members: FleetMonitor.boardMembers(session.loaded.members), offlineThreshold: page.offlineAfter,
+                    showSensitive: showSensitive)
+    var server: StatusPageServer?
+    if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
+    defer { server?.stop() }
     if let broker = session.broker {
       guard !once, !reconcile else {
         throw UsageError("over MQTT the agents check and apply; --once and --reconcile are for watches tsapply reaches itself (see 'tsapply status --fleet')")
@@ -24,7 +31,9 @@ extension MonitorCommand {
       do {
         follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
                                              delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
-                                             emit: output.write, notice: { stderr.write($0 + "\n") })
+                                             emit: output.write, notice: { stderr.write($0 + "\n") }, board: board,
+                                             names: Dictionary(session.loaded.members.map { ($0.watch.watchID, $0.name) },
+                                                               uniquingKeysWith: { first, _ in first }))
         try await follower.start(within: .seconds(30))
       } catch {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
@@ -41,7 +50,7 @@ extension MonitorCommand {
     template.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " --fleet \(session.fleetFile)"
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
-                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") })
+                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, board: board)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {

@@ -3,6 +3,7 @@ import Foundation
 import TSEngine
 import TSModel
 import TSMonitor
+import TSStatusPage
 
 /// `tsapply monitor [FILE]`: watches the watch until stopped (or once, for cron), through the
 /// library's `Monitor`. This command only parses, sets up the outputs and notifiers, and maps
@@ -27,6 +28,8 @@ struct MonitorCommand: Command {
     event is in TSAPPLY_EVENT_* environment variables. SOS forwarding is best effort, not a
     certified alarm system; only fit, fit-basic and fw watches report SOS (docs/monitor.md).
     --once makes one check and exits like 'tsapply drift': 0 no drift, 2 drift, 1 error.
+    --serve ADDR serves a live status page (open SOS presses, watches needing attention, every
+    watch; /status.json, /metrics) on 127.0.0.1, or on another address with --serve-token-file.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--interval"], value: "DURATION", help: "How often to read the watch (default 5m; e.g. 30s, 1h, 200ms)."),
@@ -41,7 +44,7 @@ struct MonitorCommand: Command {
     OptionSpec(["--json"], help: "JSON event lines on standard output even on a terminal."),
     OptionSpec(["--show-sensitive"], help: "Show phone numbers in events (masked by default)."),
     DeviceOption.spec,
-  ] + FleetOptions.specs
+  ] + StatusPageOptions.specs + FleetOptions.specs
 
   /// Accepted `--max-applies-per-hour` values.
   static let appliesRange = 1...1000
@@ -62,9 +65,11 @@ struct MonitorCommand: Command {
   var json: Bool
   var showSensitive: Bool
   var fleet: FleetOptions
+  var page: StatusPageOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
+    page = try StatusPageOptions(arguments)
     file = try ManifestArgument.file(from: arguments)
     if file == "-" {
       throw UsageError("the monitor reads the manifest again at every check, so it needs a file, not standard input")
@@ -100,6 +105,7 @@ struct MonitorCommand: Command {
     if once && !(commands.isEmpty && webhooks.isEmpty) {
       throw UsageError("--once makes one check and listens for nothing, so --on-sos and --webhook would never run")
     }
+    if once && page.host != nil { throw UsageError("--once makes one check and exits, so there is no page to --serve") }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
@@ -113,8 +119,17 @@ struct MonitorCommand: Command {
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
                                    maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
     settings.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " " + file
+    let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
+    let board = page.host == nil ? nil
+      : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive)
+    let emit: @Sendable (MonitorEvent) -> Void = { event in
+      output.write(event)
+      board?.record(event, for: [name])
+    }
+    var checked: (@Sendable (MonitorCheck) -> Void)?
+    if let board { checked = { board.checked(name, $0) } }
     let monitor = Monitor(engine: context.engine(), settings: settings, notifiers: notifiers,
-                          emit: output.write, notice: { context.stderr.write($0 + "\n") })
+                          emit: emit, notice: { context.stderr.write($0 + "\n") }, checked: checked)
     if once {
       do {
         return try await monitor.checkOnce() ? .changesPresent : .success
@@ -126,6 +141,9 @@ struct MonitorCommand: Command {
       context.stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
       monitor.stop()
     }
+    var server: StatusPageServer?
+    if let board { server = try page.start(board: board, heading: file, context: context, write: output.write) }
+    defer { server?.stop() }
     signals.begin()
     defer { signals.end() }
     do {

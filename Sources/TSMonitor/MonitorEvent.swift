@@ -27,6 +27,9 @@ public struct MonitorEvent: Hashable, Sendable {
     case applied
     /// Something the monitor was asked to do failed or was refused (`reason`).
     case error
+    /// Someone acknowledged an SOS press on the status page (`sos_id`, `by`: the name they
+    /// gave, `sos_watch`): the record of who took it on, and when.
+    case acknowledged
   }
 
   /// When it happened.

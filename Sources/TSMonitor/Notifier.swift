@@ -166,22 +166,32 @@ public struct NotifierError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 extension WebhookNotifier {
-  /// The secret in the file at `path` (`--webhook-secret-file`): its bytes without one trailing
-  /// line end, so `echo "$SECRET" > file` works; and whether people other than the owner may
-  /// read the file (worth a warning: anyone who has it can forge events).
+  /// The secret in the file at `path` (`--webhook-secret-file`): `SecretFile.read`.
   /// - Throws: `NotifierError` when the file cannot be read, is over 4 KiB or holds no secret.
   public static func readSecret(path: String) throws(NotifierError) -> (secret: [UInt8], readableByOthers: Bool) {
+    try SecretFile.read(path: path, what: "the webhook secret file")
+  }
+}
+
+/// A secret kept in a file (`--webhook-secret-file`, `--serve-token-file`).
+public enum SecretFile {
+  /// The secret in the file at `path`: its bytes without one trailing line end, so
+  /// `echo "$SECRET" > file` works; and whether people other than the owner may read the file
+  /// (worth a warning: anyone who has it can forge events or read the page). `what` names the
+  /// file in errors (`the webhook secret file`).
+  /// - Throws: `NotifierError` when the file cannot be read, is over 4 KiB or holds no secret.
+  public static func read(path: String, what: String) throws(NotifierError) -> (secret: [UInt8], readableByOthers: Bool) {
     var info = stat()
     guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-      throw NotifierError("cannot read the webhook secret file \(path): no such file, or it is not a regular file")
+      throw NotifierError("cannot read \(what) \(path): no such file, or it is not a regular file")
     }
     guard info.st_size <= 4096, let data = FileManager.default.contents(atPath: path) else {
-      throw NotifierError("cannot read the webhook secret file \(path): unreadable, or larger than 4 KiB")
+      throw NotifierError("cannot read \(what) \(path): unreadable, or larger than 4 KiB")
     }
     var bytes = Array(data)
     if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-    guard !bytes.isEmpty else { throw NotifierError("the webhook secret file \(path) is empty") }
+    guard !bytes.isEmpty else { throw NotifierError("\(what) \(path) is empty") }
     return (bytes, (info.st_mode & 0o077) != 0)
   }
 }
