@@ -7,13 +7,13 @@ import TSStatusPage
 
 /// `--serve ADDR`, `--serve-token-file FILE` and `--offline-after DURATION` of `tsapply
 /// monitor`: where the status page is served, the token it needs, and when an offline watch
-/// needs attention (docs/monitor.md "Status page").
+/// needs attention (there and in the alerts; docs/monitor.md "Status page").
 struct StatusPageOptions {
   static let specs: [OptionSpec] = [
     OptionSpec(["--serve"], value: "ADDR",
                help: "Serve a live status page on ADDR (PORT or HOST:PORT; 127.0.0.1 only unless --serve-token-file)."),
     OptionSpec(["--serve-token-file"], value: "FILE", help: "Every request to the status page must carry the token in FILE; allows acknowledging SOS."),
-    OptionSpec(["--offline-after"], value: "DURATION", help: "A watch offline longer than this needs attention on the page (default 5m)."),
+    OptionSpec(["--offline-after"], value: "DURATION", help: "A watch offline longer than this needs attention on the page and is an offline alert (default 5m)."),
   ]
 
   /// The default `--offline-after`.
@@ -32,7 +32,6 @@ struct StatusPageOptions {
     } ?? Self.defaultOfflineAfter
     guard let address = arguments.value("--serve") else {
       if tokenFile != nil { throw UsageError("--serve-token-file only matters with --serve") }
-      if arguments.value("--offline-after") != nil { throw UsageError("--offline-after only matters with --serve") }
       return
     }
     let parts = address.split(separator: ":", omittingEmptySubsequences: false)

@@ -14,12 +14,12 @@ import TSMQTT
 public enum FleetMonitor {
   /// A monitor per member: `template`'s settings with the member's device, its merged manifest
   /// from the fleet file at `fleetPath` (read again at every check when a file it comes from
-  /// changed, `FleetManifests`, one for all of them) and its name in messages. With `board`,
-  /// each monitor's events and checks also go to it under the member's name (the status page).
+  /// changed, `FleetManifests`, one for all of them) and its name in messages. Each monitor's
+  /// events and checks also go to `observers` under the member's name (the status page, alerts).
   public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
                               template: MonitorSettings, notifiers: [any Notifier],
                               emit: @escaping @Sendable (MonitorEvent) -> Void,
-                              notice: @escaping @Sendable (String) -> Void, board: StatusBoard? = nil) -> [Monitor] {
+                              notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = []) -> [Monitor] {
     let manifests = FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
     return members.map { member in
       var settings = template
@@ -31,15 +31,15 @@ public enum FleetMonitor {
       settings.manifestProvider = {
         manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
       }
-      guard let board else {
+      guard !observers.isEmpty else {
         return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
       }
       return Monitor(engine: engine, settings: settings, notifiers: notifiers,
                      emit: { event in
                        emit(event)
-                       board.record(event, for: [name])
+                       for observer in observers { observer.record(event, for: [name]) }
                      },
-                     notice: { notice("\(name): \($0)") }, checked: { board.checked(name, $0) })
+                     notice: { notice("\(name): \($0)") }, checked: { check in for observer in observers { observer.checked(name, check) } })
     }
   }
 
@@ -74,20 +74,20 @@ public enum FleetMonitor {
     private let lock = NSLock()
     private var identities: [String: String] = [:]
     private var online: [String: Bool] = [:]
-    private let board: StatusBoard?
-    /// Member names by watch ID, for the board.
+    private let observers: [any MonitorObserver]
+    /// Member names by watch ID, for the observers.
     private let names: [String: String]
 
-    /// A follower of `site` through `settings`. With `board`, events and the agents' statuses
-    /// also go to it, under the names `names` gives each watch ID (the status page).
+    /// A follower of `site` through `settings`. Events and the agents' statuses also go to
+    /// `observers`, under the names `names` gives each watch ID (the status page, alerts).
     /// - Throws: `MQTTError` when the client cannot be made.
     public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
-                notice: @escaping @Sendable (String) -> Void, board: StatusBoard? = nil,
+                notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
                 names: [String: String] = [:]) throws(MQTTError) {
       self.site = site
       self.emit = emit
-      self.board = board
+      self.observers = observers
       self.names = names
       outbox = Outbox(directory: outboxDirectory)
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
@@ -122,7 +122,10 @@ public enum FleetMonitor {
           lock.lock()
           identities[id] = status.device
           lock.unlock()
-          if let board, let name = names[id] { board.reported(name, FleetMonitor.agentReport(status)) }
+          if !observers.isEmpty, let name = names[id] {
+            let report = FleetMonitor.agentReport(status)
+            for observer in observers { observer.reported(name, report) }
+          }
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         }
@@ -137,7 +140,7 @@ public enum FleetMonitor {
                                  message: "agent \(agent) (\(state.watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
                                  fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
         emit(event)
-        board?.record(event, for: state.watches.compactMap { names[$0] })
+        for observer in observers { observer.record(event, for: state.watches.compactMap { names[$0] }) }
       }
     }
 
@@ -165,7 +168,7 @@ public enum FleetMonitor {
         Task { await delivery.start(entry) }
       }
       emit(shown)
-      if let name = names[watchID] { board?.record(shown, for: [name]) }
+      if let name = names[watchID] { for observer in observers { observer.record(shown, for: [name]) } }
     }
   }
 }

@@ -36,14 +36,14 @@ public struct CommandNotifier: Notifier {
   public let timeout: Duration
 
   /// The notifier for `command` (split by `CommandWords`), its program looked up on `PATH` of
-  /// `environment` (or relative to `currentDirectory` when it holds a `/`).
+  /// `environment` (or relative to `currentDirectory` when it holds a `/`); `option` names it in errors.
   /// - Throws: `NotifierError` when the command cannot be split or its program is not found.
   public init(command: String, environment: [String: String], currentDirectory: String,
-              timeout: Duration = .seconds(60)) throws(NotifierError) {
-    do { words = try CommandWords.split(command) } catch { throw NotifierError("--on-sos: cannot split the command: \(error)") }
+              timeout: Duration = .seconds(60), option: String = "--on-sos") throws(NotifierError) {
+    do { words = try CommandWords.split(command) } catch { throw NotifierError("\(option): cannot split the command: \(error)") }
     guard let found = ChildProcess.resolve(words[0], searchPath: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
                                            currentDirectory: currentDirectory) else {
-      throw NotifierError("--on-sos: no executable program '\(words[0])'"
+      throw NotifierError("\(option): no executable program '\(words[0])'"
         + (words[0].contains("/") ? "" : " on PATH") + " (the command runs without a shell; see docs/monitor.md)")
     }
     path = found

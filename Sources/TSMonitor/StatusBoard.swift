@@ -408,7 +408,7 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = ("failed", shown(event.message))
       default: return false
       }
-    case .sos, .acknowledged:
+    case .sos, .acknowledged, .alert:
       return false
     }
     return true

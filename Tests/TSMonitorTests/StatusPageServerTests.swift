@@ -28,9 +28,14 @@ import TSTestSupport
     var all: [StatusBoard.SOSPress] { lock.withLock { presses } }
   }
 
-  /// One request over a fresh connection (`Connection: close`); the whole answer.
-  static func request(_ server: StatusPageServer, _ target: String, method: String = "GET", headers: [String] = [], body: String = "") throws -> String {
+  /// One request over a fresh connection (`Connection: close`); the whole answer. Read on a
+  /// thread of its own: the server's handlers need the pooled threads.
+  static func request(_ server: StatusPageServer, _ target: String, method: String = "GET", headers: [String] = [], body: String = "") async throws -> String {
     let port = UInt16(server.url.split(separator: ":").last!.dropLast())!
+    return try await offThePool { try exchange(port: port, target, method: method, headers: headers, body: body) }
+  }
+
+  static func exchange(port: UInt16, _ target: String, method: String, headers: [String], body: String) throws -> String {
     let connection = try RawConnection(port: port)
     defer { connection.close() }
     var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -48,80 +53,80 @@ import TSTestSupport
     ("/", ["Authorization: Bearer wrong"]), ("/status.json", ["Authorization: Bearer \(token)x"]),
     ("/metrics", ["Cookie: tsapply_token=correct"]), ("/?token=wrong", []), ("/", ["Authorization: Basic \(token)"]),
   ])
-  func withoutTheRightTokenEveryRequestGets401AndNoData(_ target: String, _ headers: [String]) throws {
+  func withoutTheRightTokenEveryRequestGets401AndNoData(_ target: String, _ headers: [String]) async throws {
     let (server, board, _) = try Self.serve()
     defer { server.stop() }
     board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-1", message: "SOS"), for: ["room-12"])
-    let answer = try Self.request(server, target, headers: headers)
+    let answer = try await Self.request(server, target, headers: headers)
     #expect(Self.status(answer) == 401, "\(answer)")
     #expect(Self.body(answer).isEmpty, "\(answer)")
     #expect(!answer.contains("room-12") && !answer.contains("sos-9-1"))
   }
 
-  @Test func aPostWithoutTheTokenAcknowledgesNothing() throws {
+  @Test func aPostWithoutTheTokenAcknowledgesNothing() async throws {
     let (server, board, acknowledgements) = try Self.serve()
     defer { server.stop() }
     board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-2", message: "SOS"), for: ["room-12"])
-    let answer = try Self.request(server, "/ack", method: "POST", body: "id=sos-9-2&by=Mallory")
+    let answer = try await Self.request(server, "/ack", method: "POST", body: "id=sos-9-2&by=Mallory")
     #expect(Self.status(answer) == 401 && Self.body(answer).isEmpty)
     #expect(board.snapshot().openSOS.count == 1 && acknowledgements.all.isEmpty)
   }
 
-  @Test func theTokenWorksAsBearerCookieOrOnceInTheAddress() throws {
+  @Test func theTokenWorksAsBearerCookieOrOnceInTheAddress() async throws {
     let (server, _, _) = try Self.serve()
     defer { server.stop() }
-    let bearer = try Self.request(server, "/status.json", headers: ["Authorization: Bearer \(Self.token)"])
+    let bearer = try await Self.request(server, "/status.json", headers: ["Authorization: Bearer \(Self.token)"])
     #expect(Self.status(bearer) == 200 && Self.body(bearer).contains("\"room-12\""))
-    let byQuery = try Self.request(server, "/?token=correct+horse+battery+staple")
+    let byQuery = try await Self.request(server, "/?token=correct+horse+battery+staple")
     #expect(Self.status(byQuery) == 303, "\(byQuery)")
     #expect(byQuery.contains("Location: /\r\n") && byQuery.contains("HttpOnly; SameSite=Strict"), "\(byQuery)")
     let cookie = try #require(byQuery.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: ") }?
       .dropFirst("Set-Cookie: ".count).split(separator: ";").first)
-    let page = try Self.request(server, "/", headers: ["Cookie: other=1; \(cookie)"])
+    let page = try await Self.request(server, "/", headers: ["Cookie: other=1; \(cookie)"])
     #expect(Self.status(page) == 200)
     #expect(page.contains("<title>No open SOS – fleet.yaml</title>"))
     #expect(page.contains("Content-Security-Policy: default-src 'none'; script-src 'sha256-"))
     #expect(!page.contains("http://") && !page.contains("https://"), "no external resource")
   }
 
-  @Test func withoutATokenThePageIsServedButAcknowledgingIsNot() throws {
+  @Test func withoutATokenThePageIsServedButAcknowledgingIsNot() async throws {
     let (server, board, acknowledgements) = try Self.serve(token: nil)
     defer { server.stop() }
     board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-3", message: "SOS"), for: ["room-14"])
-    let page = try Self.request(server, "/")
+    let page = try await Self.request(server, "/")
     #expect(Self.status(page) == 200 && page.contains("<title>1 open SOS – fleet.yaml</title>"))
     #expect(page.contains("needs the monitor started with --serve-token-file") && !page.contains("action=\"/ack\""))
-    let answer = try Self.request(server, "/ack", method: "POST", body: "id=sos-9-3&by=Ada")
+    let answer = try await Self.request(server, "/ack", method: "POST", body: "id=sos-9-3&by=Ada")
     #expect(Self.status(answer) == 403)
     #expect(board.snapshot().openSOS.count == 1 && acknowledgements.all.isEmpty)
   }
 
-  @Test func anAcknowledgementNamesWhoAndIsRecordedOnce() throws {
+  @Test func anAcknowledgementNamesWhoAndIsRecordedOnce() async throws {
     let (server, board, acknowledgements) = try Self.serve()
     defer { server.stop() }
     board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-4", message: "SOS"), for: ["room-12"])
     let auth = "Authorization: Bearer \(Self.token)"
-    #expect(Self.status(try Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=")) == 400)
-    #expect(Self.status(try Self.request(server, "/ack", method: "POST", headers: [auth, "Origin: http://evil.example"], body: "id=sos-9-4&by=Eve")) == 403)
-    let answer = try Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=Nurse+Ada%20Lovelace")
+    #expect(Self.status(try await Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=")) == 400)
+    #expect(Self.status(try await Self.request(server, "/ack", method: "POST", headers: [auth, "Origin: http://evil.example"], body: "id=sos-9-4&by=Eve")) == 403)
+    let answer = try await Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=Nurse+Ada%20Lovelace")
     #expect(Self.status(answer) == 303 && answer.contains("Location: /\r\n"))
-    #expect(Self.status(try Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=Ben")) == 409)
+    #expect(Self.status(try await Self.request(server, "/ack", method: "POST", headers: [auth], body: "id=sos-9-4&by=Ben")) == 409)
     #expect(acknowledgements.all.map(\.acknowledgedBy) == ["Nurse Ada Lovelace"])
     #expect(board.snapshot().openSOS.isEmpty)
-    #expect(Self.status(try Self.request(server, "/ack", method: "GET", headers: [auth])) == 405)
+    #expect(Self.status(try await Self.request(server, "/ack", method: "GET", headers: [auth])) == 405)
   }
 
-  @Test func anOpenPageHearsAnSOSAsItHappens() throws {
+  @Test func anOpenPageHearsAnSOSAsItHappens() async throws {
     let (server, board, _) = try Self.serve()
     defer { server.stop() }
     let port = UInt16(server.url.split(separator: ":").last!.dropLast())!
     let connection = try RawConnection(port: port)
     defer { connection.close() }
     connection.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(Self.token)\r\n\r\n")
-    let first = connection.receive(until: "\n\n")
+    let first = try await offThePool { connection.receive(until: "\n\n") }
     #expect(first.contains("text/event-stream") && first.contains("event: update") && first.contains("No open SOS press"), "\(first)")
     board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-5", message: "SOS"), for: ["room-14"])
-    let next = connection.receive(until: "room-14")
+    let next = try await offThePool { connection.receive(until: "room-14") }
     #expect(next.contains("\"title\":\"1 open SOS – fleet.yaml\"") && next.contains("SOS: 1 open press"), "\(next)")
     #expect(server.openPages == 1)
   }
