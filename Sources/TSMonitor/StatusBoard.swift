@@ -148,9 +148,14 @@ public final class StatusBoard: @unchecked Sendable {
 
   /// Change counters per part of the page, so a front end sends only what changed.
   public struct Versions: Sendable, Equatable {
+    /// The open and acknowledged SOS presses.
     public var sos = 0
+    /// The watches needing attention and their reasons.
     public var attention = 0
+    /// Any row of the grid (last seen included).
     public var grid = 0
+    /// A row of the grid other than in when it was last seen (a state, a count, a revision).
+    public var gridState = 0
   }
 
   /// Acknowledged presses kept for the page.
@@ -339,17 +344,21 @@ public final class StatusBoard: @unchecked Sendable {
 
   // MARK: Internals
 
-  /// Runs `body` under the lock; when it reports a change, bumps the grid's version, and the
-  /// attention list's when the reasons of a watch in `touching` (names; `nil`: every watch) changed,
-  /// and tells the observers.
+  /// Runs `body` under the lock; when it reports a change, bumps the versions of what changed
+  /// for the watches in `touching` (names; `nil`: every watch) — the attention list when their
+  /// reasons changed, the grid's state when a row changed other than in when it was last seen,
+  /// the grid when a row changed at all — and tells the observers.
   private func change(touching names: [String]? = nil, _ body: () -> Bool) {
     let observers: [@Sendable () -> Void]? = lock.withLock {
       let positions = names.map { $0.compactMap { index[$0] } } ?? Array(watches.indices)
       let time = now()
-      let before = positions.map { row(watches[$0], at: time).reasons }
+      let before = positions.map { row(watches[$0], at: time) }
       guard body() else { return nil }
-      counters.grid += 1
-      if positions.map({ row(watches[$0], at: time).reasons }) != before { counters.attention += 1 }
+      let after = positions.map { row(watches[$0], at: time) }
+      if after != before { counters.grid += 1 }
+      func unseen(_ rows: [Row]) -> [Row] { rows.map { var row = $0; row.lastSeen = nil; return row } }
+      if unseen(after) != unseen(before) { counters.gridState += 1 }
+      if after.map(\.reasons) != before.map(\.reasons) { counters.attention += 1 }
       return self.observers
     }
     observers?.forEach { $0() }

@@ -31,16 +31,22 @@ public final class StatusPageServer: @unchecked Sendable {
     public var token: [UInt8]?
     /// What the page's heading and title name (the fleet file, the manifest).
     public var heading: String
-    /// Shortest time between two sends of the grid (SOS and attention go at once).
+    /// Shortest time between two sends of the grid when a watch's state changed (SOS and
+    /// attention go at once).
     public var gridInterval: Duration
+    /// Shortest time between two sends of the grid when only "last seen" changed (each check
+    /// of each watch changes it; the page's script keeps "ago" current meanwhile).
+    public var seenInterval: Duration
 
-    /// Options; the grid is sent at most every 2 s.
-    public init(host: String, port: UInt16, token: [UInt8]?, heading: String, gridInterval: Duration = .seconds(2)) {
+    /// Options; the grid is sent at most every 2 s for a state, every 30 s for "last seen".
+    public init(host: String, port: UInt16, token: [UInt8]?, heading: String, gridInterval: Duration = .seconds(2),
+                seenInterval: Duration = .seconds(30)) {
       self.host = host
       self.port = port
       self.token = token
       self.heading = heading
       self.gridInterval = gridInterval
+      self.seenInterval = seenInterval
     }
   }
 
@@ -232,18 +238,24 @@ public final class StatusPageServer: @unchecked Sendable {
   }
 
   /// The pusher's loop: on each change (or every second, for the offline threshold), sends the
-  /// parts whose versions moved to every open page; the grid at most every `gridInterval`.
+  /// parts whose versions moved to every open page; the grid at most every `gridInterval` when a
+  /// state changed, every `seenInterval` when only "last seen" did.
   private func push() {
     var sent = board.versions
-    var lastGrid = ContinuousClock.now - options.gridInterval
+    var lastGrid = ContinuousClock.now - options.seenInterval
     var seenWakeups = 0
     var nextTick = Date().addingTimeInterval(1)
+    /// When the grid is due (`nil`: it is as sent).
+    func gridDue(_ current: StatusBoard.Versions) -> ContinuousClock.Instant? {
+      if current.gridState != sent.gridState { return lastGrid + options.gridInterval }
+      if current.grid != sent.grid { return lastGrid + options.seenInterval }
+      return nil
+    }
     while true {
       var due: Date = nextTick
-      if sent.grid != board.versions.grid {
-        let gridDue = lastGrid + options.gridInterval
+      if let gridAt = gridDue(board.versions) {
         let now = ContinuousClock.now
-        due = min(due, Date().addingTimeInterval(gridDue > now ? Backoff.seconds(gridDue - now) : 0))
+        due = min(due, Date().addingTimeInterval(gridAt > now ? Backoff.seconds(gridAt - now) : 0))
       }
       let stop = condition.withLock { () -> Bool in
         while !stopping && wakeups == seenWakeups && Date() < due { _ = condition.wait(until: due) }
@@ -261,18 +273,20 @@ public final class StatusPageServer: @unchecked Sendable {
         sent = board.versions
         continue
       }
-      let snapshot = board.snapshot()
+      let current = board.versions
       var parts: [StatusPageHTML.Part] = []
-      if snapshot.versions.sos != sent.sos { parts.append(.sos) }
-      if snapshot.versions.attention != sent.attention { parts.append(.attention) }
-      if snapshot.versions.grid != sent.grid, ContinuousClock.now - lastGrid >= options.gridInterval {
+      if current.sos != sent.sos { parts.append(.sos) }
+      if current.attention != sent.attention { parts.append(.attention) }
+      if let gridAt = gridDue(current), ContinuousClock.now >= gridAt {
         parts.append(.grid)
         lastGrid = ContinuousClock.now
-        sent.grid = snapshot.versions.grid
+        sent.grid = current.grid
+        sent.gridState = current.gridState
       }
-      sent.sos = snapshot.versions.sos
-      sent.attention = snapshot.versions.attention
+      sent.sos = current.sos
+      sent.attention = current.attention
       guard !parts.isEmpty else { continue }
+      let snapshot = board.snapshot()
       let bytes = Self.event(update(snapshot, parts: parts))
       for stream in open { stream.write(bytes) }
     }

@@ -138,15 +138,20 @@ final class TestClock: @unchecked Sendable {
     let board = Self.board(clock)
     Self.check(board, clock, 0, 0)
     let before = board.versions
+    clock.advance(1)
     Self.check(board, clock, 0, 0)  // last seen only
-    #expect(board.versions.grid == before.grid + 1 && board.versions.attention == before.attention && board.versions.sos == before.sos)
+    #expect(board.versions.grid == before.grid + 1 && board.versions.gridState == before.gridState)
+    #expect(board.versions.attention == before.attention && board.versions.sos == before.sos)
+    Self.check(board, clock, 0, 0)  // nothing
+    #expect(board.versions.grid == before.grid + 1)
     board.record(Self.event(.offline, clock), for: ["room-12"])
     #expect(board.versions.attention == before.attention, "not yet over the threshold")
     clock.advance(61)
     board.tick()
     #expect(board.versions.attention == before.attention + 1, "the threshold passed")
+    let grid = board.versions.grid
     board.record(Self.event(.sos, clock, id: "sos-1-2"), for: ["room-14"])
-    #expect(board.versions.sos == before.sos + 1)
+    #expect(board.versions.sos == before.sos + 1 && board.versions.grid == grid, "an SOS changes no row")
   }
 
   @Test func phoneNumbersAreMaskedUnlessShowSensitive() throws {
