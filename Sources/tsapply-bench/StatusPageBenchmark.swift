@@ -10,8 +10,8 @@ import TSHeadlessChromium
 /// - SOS press → visible: PRESSES (default 20) presses (`tsapply device simulate sos`), each
 ///   from the state file's write (its mtime) to when a MutationObserver in the page sees the
 ///   card (browser clock; same machine), median and worst;
-/// - the monitor's CPU (user + system, from /proc) over 20 s with 10 pages open and idle (two
-///   browsers with five pages each), and over 10 presses with 10 pages open.
+/// - the monitor's CPU (user + system, from /proc) over 20 s with 10 pages open and idle (ten
+///   browsers, one page each), and over 10 presses with 10 pages open.
 enum StatusPageBenchmark {
   static func run(_ arguments: [String]) async throws -> Int32 {
     let count = arguments.first.flatMap(Int.init) ?? 1000
@@ -81,18 +81,25 @@ enum StatusPageBenchmark {
       return seen - written.timeIntervalSince1970 * 1000
     }
     var latencies: [Double] = []
-    for index in 0..<presses { latencies.append(try press(index, watching: first)) }
+    for index in 0..<presses { latencies.append(try press(index % count, watching: first)) }
     print(String(format: "  SOS press -> visible on the page (1 page open): median %.0f ms, worst %.0f ms (%d presses)",
                  median(latencies), latencies.max() ?? .nan, presses))
 
-    // Ten pages, five per browser: a browser keeps at most six connections to one server over
-    // HTTP/1.1, and each page's event stream holds one (ten nurses have ten browsers).
-    let second = try HeadlessChromium.start()
-    defer { second.stop() }
+    // Ten pages, each in a browser of its own, as ten people on shift have (a browser keeps at
+    // most six connections to one server over HTTP/1.1, and each page's event stream holds one).
+    var browsers: [HeadlessChromium] = []
+    defer { browsers.forEach { $0.stop() } }
     var tabs = [first]
     for index in 1..<10 {
-      let tab = try (index < 5 ? browser : second).open(index == 5 ? url + "?token=" + token : url)
-      try tab.wait(until: "document.getElementById('conn').textContent.indexOf('Live') === 0", timeout: 60)
+      let own = try HeadlessChromium.start()
+      browsers.append(own)
+      let tab = try own.open(url + "?token=" + token)
+      do {
+        try tab.wait(until: "document.getElementById('conn').textContent.indexOf('Live') === 0", timeout: 120)
+      } catch {
+        throw BenchmarkFailure("page \(index + 1) of 10: \(error); it shows: "
+          + ((try? tab.evaluate("location.href + ' ' + document.title + ' ' + document.body.innerText.slice(0, 300)") as? String) ?? "?"))
+      }
       tabs.append(tab)
     }
     let idleStart = try cpu()
@@ -102,7 +109,7 @@ enum StatusPageBenchmark {
     let busyStart = try cpu()
     let wallStart = Date()
     var busyLatencies: [Double] = []
-    for index in presses..<(presses + 10) { busyLatencies.append(try press(index, watching: first)) }
+    for index in presses..<(presses + 10) { busyLatencies.append(try press(index % count, watching: first)) }
     let busy = try cpu() - busyStart
     let wall = Date().timeIntervalSince(wallStart)
     print(String(format: "  monitor CPU with 10 pages open over 10 presses: %.2f s in %.1f s wall = %.0f%% of one core; press -> visible median %.0f ms",
