@@ -16,15 +16,15 @@ extension MonitorCommand {
     let (notifiers, alertNotifiers) = try makeNotifiers(context)
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     let stderr = context.stderr
+    // The page's SOS presses and the alerts are kept per fleet: per site and broker over MQTT, per fleet file otherwise.
+    let fleetFolder = session.engine.stateRoot + "/fleets/"
+      + WatchHome.folderName(session.broker.map { $0.site + "@" + $0.settings.address.description } ?? context.resolve(session.fleetFile))
     let board = page.host == nil ? nil
       : StatusBoard(members: FleetMonitor.boardMembers(session.loaded.members), offlineThreshold: page.offlineAfter,
-                    showSensitive: showSensitive)
+                    showSensitive: showSensitive, storePath: fleetFolder + "/status-page.json")
     var server: StatusPageServer?
     if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
     defer { server?.stop() }
-    // Alerts are kept per fleet: per site and broker over MQTT, per fleet file otherwise.
-    let fleetFolder = session.engine.stateRoot + "/fleets/"
-      + WatchHome.folderName(session.broker.map { $0.site + "@" + $0.settings.address.description } ?? context.resolve(session.fleetFile))
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
                                  context: context, emit: output.write)
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }

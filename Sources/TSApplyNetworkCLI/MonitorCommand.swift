@@ -134,11 +134,13 @@ struct MonitorCommand: Command {
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
                                    maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
     settings.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " " + file
-    let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
-    let board = page.host == nil ? nil
-      : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive)
     let engine = context.engine()
-    let alerts = alerting.alerts(directory: engine.stateRoot + "/alerts/" + WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec),
+    let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
+    let folder = WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec)
+    let board = page.host == nil ? nil
+      : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive,
+                    storePath: engine.stateRoot + "/status-page/" + folder + ".json")
+    let alerts = alerting.alerts(directory: engine.stateRoot + "/alerts/" + folder,
                                  notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context, emit: output.write)
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
     let emit: @Sendable (MonitorEvent) -> Void = { event in

@@ -104,7 +104,7 @@ public final class StatusBoard: @unchecked Sendable {
   }
 
   /// An SOS press.
-  public struct SOSPress: Sendable, Equatable {
+  public struct SOSPress: Sendable, Equatable, Codable {
     /// The event's id (`sos-EPOCH-SEQUENCE`).
     public var id: String
     /// The member's name.
@@ -198,13 +198,52 @@ public final class StatusBoard: @unchecked Sendable {
   private let now: @Sendable () -> Date
 
   /// A board listing `members`; a watch offline longer than `offlineThreshold` needs attention.
-  public init(members: [Member], offlineThreshold: Duration, showSensitive: Bool = false,
+  /// With `storePath`, the open and acknowledged SOS presses are kept in that file (0600) and
+  /// read back when a board starts there, so a restarted monitor still shows a press nobody
+  /// acknowledged; an unreadable file starts the list empty.
+  public init(members: [Member], offlineThreshold: Duration, showSensitive: Bool = false, storePath: String? = nil,
               now: @escaping @Sendable () -> Date = { Date() }) {
     watches = members.map { WatchState(member: $0) }
     index = Dictionary(members.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
     self.offlineThreshold = offlineThreshold
     self.showSensitive = showSensitive
+    self.storePath = storePath
     self.now = now
+    if let storePath, let data = FileManager.default.contents(atPath: storePath), data.count <= 4 << 20,
+       let kept = try? Self.decoder.decode(Kept.self, from: data), kept.format == Kept.formatName {
+      open = kept.open
+      acknowledgedPresses = kept.acknowledged
+      seenSOS = Set(kept.open.map(\.id) + kept.acknowledged.map(\.id))
+    }
+  }
+
+  /// The SOS presses as kept in `storePath`.
+  private struct Kept: Codable {
+    static let formatName = "tsapply-status-page"
+    var format = Kept.formatName
+    var version = 1
+    var open: [SOSPress]
+    var acknowledged: [SOSPress]
+  }
+
+  private let storePath: String?
+  private let storeLock = NSLock()
+  private static var decoder: JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+  }
+
+  /// Writes the presses to `storePath` (one writer at a time, each writing them as they are then).
+  private func keep() {
+    guard let storePath else { return }
+    storeLock.withLock {
+      let kept = lock.withLock { Kept(open: open, acknowledged: acknowledgedPresses) }
+      let encoder = JSONEncoder()
+      encoder.dateEncodingStrategy = .iso8601
+      guard let data = try? encoder.encode(kept) else { return }
+      try? SecureFile.write(Array(data), to: storePath)
+    }
   }
 
   /// Calls `observer` after every change (on the thread that made it, without the board's lock).
@@ -217,6 +256,7 @@ public final class StatusBoard: @unchecked Sendable {
   /// Takes `event` into account for the watches named `names` (one for a monitor's own event;
   /// an agent's offline event names every watch it serves). Unknown names are ignored.
   public func record(_ event: MonitorEvent, for names: [String]) {
+    defer { if event.kind == .sos { keep() } }
     change(touching: names) { () -> Bool in
       events[event.kind.rawValue, default: 0] += 1
       var changed = false
@@ -284,10 +324,13 @@ public final class StatusBoard: @unchecked Sendable {
   }
 
   /// Records that the open SOS press `id` was acknowledged by `person` (trimmed, control
-  /// characters removed, at most `maxAcknowledgerLength` characters); the front end writes the
-  /// `acknowledged` event. `nil` when there is no such open press (acknowledged already, or
-  /// unknown) or `person` is empty.
-  public func acknowledge(_ id: String, by person: String) -> SOSPress? {
+  /// characters removed, at most `maxAcknowledgerLength` characters) at `time` (default now);
+  /// the front end writes the `acknowledged` event first. `nil` when there is no such open press
+  /// (acknowledged already, or unknown) or `person` is empty.
+  /// The open SOS press `id`, if it is open.
+  public func openPress(_ id: String) -> SOSPress? { lock.withLock { open.first { $0.id == id } } }
+
+  public func acknowledge(_ id: String, by person: String, at time: Date? = nil) -> SOSPress? {
     let cleaned = Self.cleanName(person)
     guard !cleaned.isEmpty else { return nil }
     var result: SOSPress?
@@ -295,13 +338,14 @@ public final class StatusBoard: @unchecked Sendable {
       guard let position = open.firstIndex(where: { $0.id == id }) else { return false }
       var press = open.remove(at: position)
       press.acknowledgedBy = cleaned
-      press.acknowledgedAt = now()
+      press.acknowledgedAt = time ?? now()
       acknowledgedPresses.insert(press, at: 0)
       if acknowledgedPresses.count > Self.keptAcknowledged { acknowledgedPresses.removeLast() }
       counters.sos += 1
       result = press
       return true
     }
+    if result != nil { keep() }
     return result
   }
 

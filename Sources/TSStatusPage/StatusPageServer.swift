@@ -57,6 +57,7 @@ public final class StatusPageServer: @unchecked Sendable {
   private let acknowledged: @Sendable (StatusBoard.SOSPress) -> Void
   private var server: HTTPServer?
   private let condition = NSCondition()
+  private let acknowledging = NSLock()
   private var streams: [ObjectIdentifier: HTTPStream] = [:]
   private var wakeups = 0
   private var stopping = false
@@ -186,10 +187,18 @@ public final class StatusPageServer: @unchecked Sendable {
     guard let id = form["id"], let person = form["by"], !StatusBoard.cleanName(person).isEmpty else {
       return answer(400, "text/plain; charset=utf-8", "expected the form fields id and by (your name)\n")
     }
-    guard let press = board.acknowledge(id, by: person) else {
+    // The record first (the acknowledged event in the log), then the page: one at a time, so a
+    // press is acknowledged, and recorded, once.
+    let done = acknowledging.withLock { () -> Bool in
+      guard var press = board.openPress(id) else { return false }
+      press.acknowledgedBy = StatusBoard.cleanName(person)
+      press.acknowledgedAt = Date()
+      acknowledged(press)
+      return board.acknowledge(id, by: person, at: press.acknowledgedAt) != nil
+    }
+    guard done else {
       return answer(409, "text/plain; charset=utf-8", "no open SOS press \(id): acknowledged already, or unknown\n")
     }
-    acknowledged(press)
     if request.header("X-Requested-With") == "fetch" { return HTTPResponse(status: 204, headers: securityHeaders) }
     return HTTPResponse(status: 303, headers: securityHeaders.merging(["Location": "/"]) { _, new in new })
   }

@@ -133,6 +133,22 @@ final class TestClock: @unchecked Sendable {
     #expect(snapshot.openSOS.isEmpty && snapshot.acknowledged.map(\.acknowledgedBy) == ["Nurse  Ada"])
   }
 
+  @Test func openPressesOutliveARestartOfTheMonitor() throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/status-page.json"
+    let clock = TestClock()
+    var board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    board.record(Self.event(.sos, clock, id: "sos-2-1"), for: ["room-12"])
+    board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])
+    _ = board.acknowledge("sos-2-1", by: "Ada")
+    board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    #expect(board.snapshot().openSOS.map(\.id) == ["sos-2-2"])
+    #expect(board.snapshot().acknowledged.map(\.acknowledgedBy) == ["Ada"])
+    board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])  // replayed: not a second press
+    #expect(board.snapshot().openSOS.count == 1)
+    var info = stat()
+    #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+  }
+
   @Test func versionsMoveOnlyForThePartsThatChanged() {
     let clock = TestClock()
     let board = Self.board(clock)
