@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSHeadlessChromium
+import TSMQTT
 import TSTestSupport
 
 /// `tsapply monitor --fleet … --serve`: the status page in a real browser (headless Chromium
@@ -140,6 +141,51 @@ import TSTestSupport
     #expect(metrics.contains("tsapply_watches{state=\"offline\"} 1") && metrics.contains("tsapply_sos_presses_total 1"), "\(metrics)")
     let refused = try Self.request(url, "/status.json", headers: ["Authorization: Bearer nope"])
     #expect(refused.hasPrefix("HTTP/1.1 401") && refused.hasSuffix("\r\n\r\n") && !refused.contains("w12"), "\(refused)")
+  }
+
+  /// Over MQTT the page shows what the agents report: their statuses, an SOS, an agent gone.
+  @Test func overMQTTThePageShowsTheAgentsStatusesAndSOS() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try FleetRolloutTests.fleet(2, in: dir, broker: broker)
+    let agents = [try FleetRolloutTests.agent("a1", names.prefix(1), broker: broker, in: dir),
+                  try FleetRolloutTests.agent("a2", names.suffix(1), broker: broker, in: dir)]
+    defer { for agent in agents { agent.send(SIGKILL); _ = agent.finish() } }
+    #expect(try FleetAgentTests.waitForStatus("a2 (online)", in: dir).contains("a1 (online)"))
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    let monitor = try ListeningProcess(["monitor", "--fleet", "fleet.yaml", "--log", "events.jsonl", "--serve", "127.0.0.1:0",
+                                        "--offline-after", "1s"], in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    var url = ""
+    for _ in 0..<3000 where url.isEmpty {
+      url = monitor.standardError.split(separator: "\n").first { $0.hasPrefix("Status page on ") }
+        .map { String($0.dropFirst("Status page on ".count).prefix { $0 != " " }) } ?? ""
+      usleep(20_000)
+    }
+    func status() throws -> [String: Any] {
+      let answer = try Self.request(url, "/status.json")
+      return try #require(try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any])
+    }
+    func watch(_ name: String) throws -> [String: Any] {
+      try #require((try status()["watches"] as? [[String: Any]])?.first { $0["name"] as? String == name })
+    }
+    func until(_ condition: () throws -> Bool) throws {
+      for _ in 0..<1500 { if try condition() { return }; usleep(20_000) }
+      Issue.record("not within 30 s: \(try status())")
+    }
+    try until { try watch("w01")["state"] as? String == "in sync" && watch("w02")["state"] as? String == "in sync" }
+    #expect(try watch("w01")["applied_revision"] as? String != nil)
+
+    try MonitorCommandTests.simulate(["sos"], in: dir, device: "sim:watches/w02.json")
+    try until { (try status()["open_sos"] as? [[String: Any]])?.first?["watch"] as? String == "w02" }
+
+    agents[0].send(SIGKILL)
+    try until { try watch("w01")["state"] as? String == "offline" && watch("w01")["needs_attention"] as? Bool == true }
+    let reasons = try watch("w01")["reasons"] as? [String] ?? []
+    #expect(reasons.first?.contains("its agent a1 is offline") == true, "\(reasons)")
+    #expect(try watch("w02")["state"] as? String == "in sync")
   }
 
   @Test func anotherAddressNeedsATokenFile() throws {
