@@ -166,9 +166,10 @@ public enum StatusPageHTML {
 
   // MARK: Style and script
 
-  /// Colours: text #1a1a1a on #ffffff (17:1); each state's text on its background is at least
-  /// 7:1, the SOS white on #a4001d 8.6:1, links #0b4f9c on white 8.3:1.
-  static let style = """
+  /// The page's styles. Colours: text #1a1a1a on #ffffff (17:1); each state's text on its
+  /// background at least 7:1; the SOS white on #a4001d 8.1:1; links #0b4f9c on white 8.0:1
+  /// (WCAG 2 contrast; `StatusPageServerTests` checks every `color` / `background` pair here).
+  public static let style = """
     *{box-sizing:border-box}body{margin:0;font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;background:#fff}\
     header,main{padding:0 1rem;max-width:90rem;margin:0 auto}h1{font-size:1.5rem;margin:.75rem 0 .25rem}h2{font-size:1.25rem;margin:1rem 0 .5rem}\
     a{color:#0b4f9c}:focus-visible{outline:3px solid #0b4f9c;outline-offset:2px}\

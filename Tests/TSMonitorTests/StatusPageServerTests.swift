@@ -116,6 +116,35 @@ import TSTestSupport
     #expect(Self.status(try await Self.request(server, "/ack", method: "GET", headers: [auth])) == 405)
   }
 
+  /// WCAG 2 contrast of two `#rrggbb` colours.
+  static func contrast(_ a: String, _ b: String) -> Double {
+    func luminance(_ hex: String) -> Double {
+      let value: Int = Int(hex.dropFirst(), radix: 16) ?? 0
+      func linear(_ channel: Int) -> Double {
+        let c = Double(channel) / 255
+        return c <= 0.03928 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4)
+      }
+      let red: Double = linear(value >> 16), green: Double = linear((value >> 8) & 0xff), blue: Double = linear(value & 0xff)
+      return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    }
+    let (x, y) = (luminance(a), luminance(b))
+    return (max(x, y) + 0.05) / (min(x, y) + 0.05)
+  }
+
+  @Test func everyColourPairOfThePageMeetsWCAGAA() throws {
+    let style = StatusPageHTML.style
+    let pairs = try Regex("color:(#[0-9a-f]{6});background:(#[0-9a-f]{6})")
+    var checked = 0
+    for match in style.matches(of: pairs) {
+      let (text, background) = (String(match.output[1].substring!), String(match.output[2].substring!))
+      #expect(Self.contrast(text, background) >= 4.5, "\(text) on \(background)")
+      checked += 1
+    }
+    #expect(checked >= 4, "the four state colour pairs were found")
+    #expect(Self.contrast("#1a1a1a", "#ffffff") >= 7 && Self.contrast("#4a4a4a", "#ffffff") >= 4.5, "text and notes")
+    #expect(Self.contrast("#ffffff", "#a4001d") >= 7, "the SOS card")
+  }
+
   @Test func anOpenPageHearsAnSOSAsItHappens() async throws {
     let (server, board, _) = try Self.serve()
     defer { server.stop() }
