@@ -63,6 +63,9 @@ let package = Package(
     // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
     .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSHTTPClient"]),
+    // `tsapply monitor --serve`: the status page (HTML, live updates, token) over TSHTTPServer;
+    // its state is TSMonitor's StatusBoard.
+    .target(name: "TSStatusPage", dependencies: ["TSModel", "TSMonitor", "TSHTTPServer"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
     .target(name: "TSMQTT", dependencies: ["CMosquitto", "TSModel"]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
@@ -74,7 +77,8 @@ let package = Package(
     // The commands and device scheme that need the network libraries: `bridge`, `monitor`,
     // `agent`, `status`, `--fleet`, `bridge:` devices.
     .target(name: "TSApplyNetworkCLI", dependencies: ["TSApplyCLI", "TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply",
-                                                     "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet"]),
+                                                     "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor", "TSFleet",
+                                                     "TSHTTPServer", "TSStatusPage"]),
     // The executables: main.swift only. `tsapply` is the core; on Linux its release build is one
     // static executable (-Xswiftc -static-executable passed by script/tsapply, docs/performance.md).
     // `tsapply-net` is the whole command line, linked dynamically with the network libraries;
@@ -84,7 +88,9 @@ let package = Package(
     // Benchmarks run by hand (`swift run -c release tsapply-bench`); never part of `swift test`.
     .executableTarget(name: "tsapply-bench", dependencies: ["TSModel", "TSManifest", "TSDevice", "TSPlan", "TSApply",
                                                         "TSEngine", "TSBridge", "TSBridgeServer", "TSBridgeClient", "TSMonitor",
-                                                        "TSHTTPServer", "TSFleet", "TSMQTT"]),
+                                                        "TSHTTPServer", "TSFleet", "TSMQTT", "TSStatusPage", "TSHeadlessChromium"]),
+    // Headless Chromium over the DevTools pipe: the status page's end-to-end test and benchmark.
+    .target(name: "TSHeadlessChromium", path: "Tests/TSHeadlessChromium"),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
     .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
 
@@ -99,11 +105,12 @@ let package = Package(
     .testTarget(name: "TSEngineTests", dependencies: ["TSEngine", "TSApply", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSBridgeTests", dependencies: ["TSBridge", "TSBridgeServer", "TSBridgeClient", "TSHTTPServer", "TSHTTPClient",
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
-    .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport"]),
+    .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport",
+                                                       "TSStatusPage", "TSHTTPServer"]),
     .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSApplyNetworkCLI", "TSTestSupport"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSDevice", "TSPlan", "TSManifest", "TSBridge",
-                                                      "TSHTTPServer", "TSHTTPClient", "TSMonitor", "TSMQTT"],
+    .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSHeadlessChromium", "TSDevice", "TSPlan",
+                                                      "TSManifest", "TSBridge", "TSHTTPServer", "TSHTTPClient", "TSMonitor", "TSMQTT"],
                 exclude: ["Golden"]),
   ]
 )

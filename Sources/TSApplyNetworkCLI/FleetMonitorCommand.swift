@@ -3,6 +3,7 @@ import Foundation
 import TSEngine
 import TSFleet
 import TSMonitor
+import TSStatusPage
 import TSModel
 import TSMQTT
 
@@ -12,19 +13,36 @@ extension MonitorCommand {
   /// followed on the broker (docs/fleet.md "Monitoring a fleet").
   func runFleet(_ context: CommandContext) async throws -> ExitStatus {
     let session = try FleetSession.load(fleet, redact: !showSensitive, json: false, context: context)
-    let notifiers = try makeNotifiers(context)
+    let (notifiers, alertNotifiers) = try makeNotifiers(context)
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     let stderr = context.stderr
+    // The page's SOS presses and the alerts are kept per fleet: per site and broker over MQTT, per fleet file otherwise.
+    let fleetFolder = session.engine.stateRoot + "/fleets/"
+      + WatchHome.folderName(session.broker.map { $0.site + "@" + $0.settings.address.description } ?? context.resolve(session.fleetFile))
+    let board = page.host == nil ? nil
+      : StatusBoard(members: FleetMonitor.boardMembers(session.loaded.members), offlineThreshold: page.offlineAfter,
+                    showSensitive: showSensitive, storePath: fleetFolder + "/status-page.json")
+    var server: StatusPageServer?
+    if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
+    defer { server?.stop() }
+    let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
+                                 context: context, emit: output.write)
+    let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
+    await alerts?.start()
+    let clock = alertClock(alerts)
+    defer { clock?.cancel() }
     if let broker = session.broker {
       guard !once, !reconcile else {
         throw UsageError("over MQTT the agents check and apply; --once and --reconcile are for watches tsapply reaches itself (see 'tsapply status --fleet')")
       }
-      let outbox = session.engine.stateRoot + "/fleets/" + WatchHome.folderName(broker.site + "@" + broker.settings.address.description) + "/outbox"
+      let outbox = fleetFolder + "/outbox"
       let follower: FleetMonitor.Follower
       do {
         follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
                                              delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
-                                             emit: output.write, notice: { stderr.write($0 + "\n") })
+                                             emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
+                                             names: Dictionary(session.loaded.members.map { ($0.watch.watchID, $0.name) },
+                                                               uniquingKeysWith: { first, _ in first }))
         try await follower.start(within: .seconds(30))
       } catch {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
@@ -33,6 +51,7 @@ extension MonitorCommand {
       let (signal, signals) = await AgentCommand.firstStopSignal()
       stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
       await follower.stop(grace: .seconds(5))
+      await alerts?.stop(grace: .seconds(5))
       signals.end()
       return .success
     }
@@ -41,7 +60,7 @@ extension MonitorCommand {
     template.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " --fleet \(session.fleetFile)"
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
-                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") })
+                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {
@@ -76,6 +95,7 @@ extension MonitorCommand {
       }
       return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
     }
+    await alerts?.stop(grace: .seconds(5))
     stderr.write("Monitors stopped.\n")
     if !failures.isEmpty { throw CommandFailure(failures.joined(separator: "\n")) }
     return .success

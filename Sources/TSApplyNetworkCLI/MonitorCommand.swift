@@ -3,6 +3,7 @@ import Foundation
 import TSEngine
 import TSModel
 import TSMonitor
+import TSStatusPage
 
 /// `tsapply monitor [FILE]`: watches the watch until stopped (or once, for cron), through the
 /// library's `Monitor`. This command only parses, sets up the outputs and notifiers, and maps
@@ -27,6 +28,11 @@ struct MonitorCommand: Command {
     event is in TSAPPLY_EVENT_* environment variables. SOS forwarding is best effort, not a
     certified alarm system; only fit, fit-basic and fw watches report SOS (docs/monitor.md).
     --once makes one check and exits like 'tsapply drift': 0 no drift, 2 drift, 1 error.
+    --events KINDS (e.g. failed,offline,sos or all) also sends alerts for failure states to
+    --webhook and --on-event COMMAND, once per watch and kind, and recovered when they clear;
+    --test-alert sends one test alert to every notifier.
+    --serve ADDR serves a live status page (open SOS presses, watches needing attention, every
+    watch; /status.json, /metrics) on 127.0.0.1, or on another address with --serve-token-file.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--interval"], value: "DURATION", help: "How often to read the watch (default 5m; e.g. 30s, 1h, 200ms)."),
@@ -41,7 +47,7 @@ struct MonitorCommand: Command {
     OptionSpec(["--json"], help: "JSON event lines on standard output even on a terminal."),
     OptionSpec(["--show-sensitive"], help: "Show phone numbers in events (masked by default)."),
     DeviceOption.spec,
-  ] + FleetOptions.specs
+  ] + AlertOptions.specs + StatusPageOptions.specs + FleetOptions.specs
 
   /// Accepted `--max-applies-per-hour` values.
   static let appliesRange = 1...1000
@@ -62,9 +68,13 @@ struct MonitorCommand: Command {
   var json: Bool
   var showSensitive: Bool
   var fleet: FleetOptions
+  var page: StatusPageOptions
+  var alerting: AlertOptions
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
+    page = try StatusPageOptions(arguments)
+    alerting = try AlertOptions(arguments)
     file = try ManifestArgument.file(from: arguments)
     if file == "-" {
       throw UsageError("the monitor reads the manifest again at every check, so it needs a file, not standard input")
@@ -97,24 +107,50 @@ struct MonitorCommand: Command {
     }
     if !webhooks.isEmpty && secretFile == nil { throw UsageError("--webhook needs --webhook-secret-file: receivers check every event's signature") }
     if webhooks.isEmpty && secretFile != nil { throw UsageError("--webhook-secret-file only matters with --webhook") }
-    if once && !(commands.isEmpty && webhooks.isEmpty) {
-      throw UsageError("--once makes one check and listens for nothing, so --on-sos and --webhook would never run")
+    if once && !(commands.isEmpty && webhooks.isEmpty && alerting.commands.isEmpty) {
+      throw UsageError("--once makes one check and listens for nothing, so --on-sos, --on-event and --webhook would never run")
     }
+    if arguments.value("--offline-after") != nil && page.host == nil && !alerting.wantsAlerts {
+      throw UsageError("--offline-after only matters with --serve or with --events that include offline")
+    }
+    if arguments.value("--events") != nil && webhooks.isEmpty && alerting.commands.isEmpty {
+      throw UsageError("--events chooses what --webhook and --on-event get; give one of them")
+    }
+    if once && page.host != nil { throw UsageError("--once makes one check and exits, so there is no page to --serve") }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    if alerting.test {
+      let (sos, alerts) = try makeNotifiers(context)
+      return try await AlertOptions.runTest(distinctNotifiers(sos + alerts), context: context)
+    }
     if fleet.file != nil { return try await runFleet(context) }
     let input = try ManifestInputFile.read(file, command: "monitor", context: context)
     _ = try input.document(redact: !showSensitive, context: context)
-    let notifiers = try makeNotifiers(context)
+    let (notifiers, alertNotifiers) = try makeNotifiers(context)
     if let log { try await Self.refuseLog(context.resolve(log), deviceSpec: deviceSpec, context: context) }
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     var settings = MonitorSettings(manifestPath: context.resolve(file), manifestName: file, deviceSpec: deviceSpec,
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
                                    maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
     settings.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " " + file
-    let monitor = Monitor(engine: context.engine(), settings: settings, notifiers: notifiers,
-                          emit: output.write, notice: { context.stderr.write($0 + "\n") })
+    let engine = context.engine()
+    let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
+    let folder = WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec)
+    let board = page.host == nil ? nil
+      : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive,
+                    storePath: engine.stateRoot + "/status-page/" + folder + ".json")
+    let alerts = alerting.alerts(directory: engine.stateRoot + "/alerts/" + folder,
+                                 notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context, emit: output.write)
+    let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
+    let emit: @Sendable (MonitorEvent) -> Void = { event in
+      output.write(event)
+      for observer in observers { observer.record(event, for: [name]) }
+    }
+    var checked: (@Sendable (MonitorCheck) -> Void)?
+    if !observers.isEmpty { checked = { check in for observer in observers { observer.checked(name, check) } } }
+    let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers,
+                          emit: emit, notice: { context.stderr.write($0 + "\n") }, checked: checked)
     if once {
       do {
         return try await monitor.checkOnce() ? .changesPresent : .success
@@ -126,13 +162,22 @@ struct MonitorCommand: Command {
       context.stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
       monitor.stop()
     }
+    var server: StatusPageServer?
+    if let board { server = try page.start(board: board, heading: file, context: context, write: output.write) }
+    defer { server?.stop() }
+    await alerts?.start()
+    let clock = alertClock(alerts)
     signals.begin()
     defer { signals.end() }
     do {
       try await monitor.run()
     } catch {
+      clock?.cancel()
+      await alerts?.stop(grace: .seconds(5))
       throw CommandFailure("\(error)")
     }
+    clock?.cancel()
+    await alerts?.stop(grace: .seconds(5))
     context.stderr.write("Monitor stopped.\n")
     return .success
   }
@@ -148,8 +193,11 @@ struct MonitorCommand: Command {
     if let refusal { throw CommandFailure("--log: \(refusal)") }
   }
 
-  func makeNotifiers(_ context: CommandContext) throws -> [any Notifier] {
+  /// The notifiers of SOS presses (`--on-sos`, and `--webhook` and `--on-event` when
+  /// `--events` lets SOS through) and of the other alerts (`--webhook`, `--on-event`).
+  func makeNotifiers(_ context: CommandContext) throws -> (sos: [any Notifier], alerts: [any Notifier]) {
     var notifiers: [any Notifier] = []
+    var hooks: [any Notifier] = []
     do {
       for command in commands {
         notifiers.append(try CommandNotifier(command: command, environment: context.environment, currentDirectory: context.currentDirectory))
@@ -159,12 +207,14 @@ struct MonitorCommand: Command {
         if exposed {
           context.stderr.write("Warning: \(secretFile) can be read by other users; anyone who has the secret can forge events (chmod 600 \(secretFile)).\n")
         }
-        for url in webhooks { notifiers.append(try WebhookNotifier(url: url, secret: secret)) }
+        for url in webhooks { hooks.append(try WebhookNotifier(url: url, secret: secret)) }
       }
     } catch {
       throw UsageError(error.message)
     }
-    return notifiers
+    let alertNotifiers = hooks + (try alerting.eventNotifiers(context))
+    let sos = distinctNotifiers(notifiers + (alerting.filter.contains(.sos) ? alertNotifiers : []))
+    return (sos, alertNotifiers)
   }
 }
 

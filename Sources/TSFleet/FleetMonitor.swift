@@ -14,11 +14,12 @@ import TSMQTT
 public enum FleetMonitor {
   /// A monitor per member: `template`'s settings with the member's device, its merged manifest
   /// from the fleet file at `fleetPath` (read again at every check when a file it comes from
-  /// changed, `FleetManifests`, one for all of them) and its name in messages.
+  /// changed, `FleetManifests`, one for all of them) and its name in messages. Each monitor's
+  /// events and checks also go to `observers` under the member's name (the status page, alerts).
   public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
                               template: MonitorSettings, notifiers: [any Notifier],
                               emit: @escaping @Sendable (MonitorEvent) -> Void,
-                              notice: @escaping @Sendable (String) -> Void) -> [Monitor] {
+                              notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = []) -> [Monitor] {
     let manifests = FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
     return members.map { member in
       var settings = template
@@ -30,8 +31,38 @@ public enum FleetMonitor {
       settings.manifestProvider = {
         manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
       }
-      return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
+      guard !observers.isEmpty else {
+        return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
+      }
+      return Monitor(engine: engine, settings: settings, notifiers: notifiers,
+                     emit: { event in
+                       emit(event)
+                       for observer in observers { observer.record(event, for: [name]) }
+                     },
+                     notice: { notice("\(name): \($0)") }, checked: { check in for observer in observers { observer.checked(name, check) } })
     }
+  }
+
+  /// The board's members for `members`: name and device (labels where the fleet file gives them).
+  public static func boardMembers(_ members: [FleetMember]) -> [StatusBoard.Member] {
+    // Labels as `key=value` (the fleet file's `labels:`, and `profile` when declared).
+    members.map { member in
+      var labels = member.watch.labels.map { "\($0.key)=\($0.value.value)" }.sorted()
+      if let profile = member.watch.profile { labels.append("profile=\(profile.value)") }
+      return StatusBoard.Member(name: member.name, labels: labels, device: member.device)
+    }
+  }
+
+  /// An agent's status in the words of `tsapply status --fleet` (`FleetStatus.rows`), for the board.
+  static func agentReport(_ status: WatchStatus) -> AgentReport {
+    let state = switch status.result {
+    case .refused, .invalid, .failed: status.result.rawValue
+    case .retrying: "retrying"
+    case .applied, .noChanges: status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
+    }
+    let seen = status.lastSeen.flatMap { ISO8601DateFormatter().date(from: $0) }
+    return AgentReport(state: state, note: status.message, drift: status.drift, pending: status.pending,
+                       appliedRevision: status.appliedRevision, lastSeen: seen)
   }
 
   /// Follows the events of a fleet's agents on the broker until `stop` is set: drift, SOS and
@@ -48,14 +79,21 @@ public enum FleetMonitor {
     private let lock = NSLock()
     private var identities: [String: String] = [:]
     private var online: [String: Bool] = [:]
+    private let observers: [any MonitorObserver]
+    /// Member names by watch ID, for the observers.
+    private let names: [String: String]
 
-    /// A follower of `site` through `settings`.
+    /// A follower of `site` through `settings`. Events and the agents' statuses also go to
+    /// `observers`, under the names `names` gives each watch ID (the status page, alerts).
     /// - Throws: `MQTTError` when the client cannot be made.
     public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
-                notice: @escaping @Sendable (String) -> Void) throws(MQTTError) {
+                notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
+                names: [String: String] = [:]) throws(MQTTError) {
       self.site = site
       self.emit = emit
+      self.observers = observers
+      self.names = names
       outbox = Outbox(directory: outboxDirectory)
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
@@ -89,6 +127,10 @@ public enum FleetMonitor {
           lock.lock()
           identities[id] = status.device
           lock.unlock()
+          if !observers.isEmpty, let name = names[id] {
+            let report = FleetMonitor.agentReport(status)
+            for observer in observers { observer.reported(name, report) }
+          }
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         }
@@ -99,9 +141,11 @@ public enum FleetMonitor {
         lock.unlock()
         guard before != state.online, before != nil || !state.online || !message.retained else { return }
         let watches = state.watches.map { "\(site)/\($0)" }
-        emit(MonitorEvent(time: Date(), watch: watches.first ?? "\(site)/agent/\(agent)", kind: state.online ? .online : .offline,
-                          message: "agent \(agent) (\(state.watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
-                          fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))]))
+        let event = MonitorEvent(time: Date(), watch: watches.first ?? "\(site)/agent/\(agent)", kind: state.online ? .online : .offline,
+                                 message: "agent \(agent) (\(state.watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
+                                 fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
+        emit(event)
+        for observer in observers { observer.record(event, for: state.watches.compactMap { names[$0] }) }
       }
     }
 
@@ -129,6 +173,7 @@ public enum FleetMonitor {
         Task { await delivery.start(entry) }
       }
       emit(shown)
+      if let name = names[watchID] { for observer in observers { observer.record(shown, for: [name]) } }
     }
   }
 }

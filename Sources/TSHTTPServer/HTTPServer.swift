@@ -124,7 +124,10 @@ public final class HTTPServer: @unchecked Sendable {
     }
     let box = Box()
     let context = Unmanaged.passRetained(box).toOpaque()
+    // poll(2), not select(2): a process with many files open (a monitor of 1,000 watches holds
+    // a lock for each) gets descriptors past select's 1,024, which libmicrohttpd would refuse.
     let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue
+      | MHD_USE_POLL.rawValue
     let daemon = withUnsafePointer(to: &address) { pointer in
       pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
         tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context, connectionHandler, context,

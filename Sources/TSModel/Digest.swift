@@ -6,12 +6,18 @@ internal import CCrypto
 public enum SHA256Digest {
   /// The SHA-256 of `bytes`, 64 lowercase hex characters.
   public static func hex<Bytes: Collection>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    lowercaseHex(self.bytes(of: bytes))
+  }
+
+  /// The SHA-256 of `bytes`, its 32 bytes (for base64 forms such as a Content-Security-Policy
+  /// hash, and for comparing secrets of any length in constant time).
+  public static func bytes<Bytes: Collection>(of bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
     let input = Array(bytes)
     var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
     input.withUnsafeBufferPointer { buffer in
       _ = CCrypto.SHA256(buffer.baseAddress, buffer.count, &digest)
     }
-    return lowercaseHex(digest)
+    return digest
   }
 
   /// The HMAC-SHA256 of `message` keyed by `key` (RFC 2104), 64 lowercase hex characters: what

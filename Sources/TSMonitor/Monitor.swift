@@ -43,6 +43,7 @@ public final class Monitor: @unchecked Sendable {
   public let notifiers: [any Notifier]
   private let emitEvent: @Sendable (MonitorEvent) -> Void
   private let notice: @Sendable (String) -> Void
+  private let checked: (@Sendable (MonitorCheck) -> Void)?
   private let mailbox = Mailbox()
   private let lock = NSLock()
   private var generation = 0
@@ -65,14 +66,17 @@ public final class Monitor: @unchecked Sendable {
   }
 
   /// A monitor; `emit` gets every event in order (log it, show it), `notice` the lines for
-  /// people that are not events (what is delivered, what is left in the outbox, stopping).
+  /// people that are not events (what is delivered, what is left in the outbox, stopping),
+  /// `checked` what each check that read the watch found (for a status page, `StatusBoard`).
   public init(engine: Engine, settings: MonitorSettings, notifiers: [any Notifier],
-              emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+              emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void = { _ in },
+              checked: (@Sendable (MonitorCheck) -> Void)? = nil) {
     self.engine = engine
     self.settings = settings
     self.notifiers = notifiers
     self.emitEvent = emit
     self.notice = notice
+    self.checked = checked
   }
 
   /// Asks `run()` to stop (callable from a signal handler's queue): no new check starts, an
@@ -450,6 +454,8 @@ public final class Monitor: @unchecked Sendable {
       }
     }
     tracking.manifestProblem = nil
+    checked?(MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
+                          pending: report.pending.resourceChanges.count))
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true

@@ -27,6 +27,13 @@ public struct MonitorEvent: Hashable, Sendable {
     case applied
     /// Something the monitor was asked to do failed or was refused (`reason`).
     case error
+    /// Someone acknowledged an SOS press on the status page (`sos_id`, `by`: the name they
+    /// gave, `sos_watch`): the record of who took it on, and when.
+    case acknowledged
+    /// An alert (`Alerts`): `alert` (its kind: `drift`, `drifting_back`, `applied`, `failed`,
+    /// `refused`, `offline`, `agent_offline`, `recovered`, `test`), `severity`, `cause_id` (the
+    /// event that raised it), `recovers` and `opened_id` for `recovered`.
+    case alert
   }
 
   /// When it happened.

@@ -34,14 +34,14 @@ public struct CommandNotifier: Notifier {
   public let timeout: Duration
 
   /// The notifier for `command` (split by `CommandWords`), its program looked up on `PATH` of
-  /// `environment` (or relative to `currentDirectory` when it holds a `/`).
+  /// `environment` (or relative to `currentDirectory` when it holds a `/`); `option` names it in errors.
   /// - Throws: `NotifierError` when the command cannot be split or its program is not found.
   public init(command: String, environment: [String: String], currentDirectory: String,
-              timeout: Duration = .seconds(60)) throws(NotifierError) {
-    do { words = try CommandWords.split(command) } catch { throw NotifierError("--on-sos: cannot split the command: \(error)") }
+              timeout: Duration = .seconds(60), option: String = "--on-sos") throws(NotifierError) {
+    do { words = try CommandWords.split(command) } catch { throw NotifierError("\(option): cannot split the command: \(error)") }
     guard let found = ChildProcess.resolve(words[0], searchPath: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
                                            currentDirectory: currentDirectory) else {
-      throw NotifierError("--on-sos: no executable program '\(words[0])'"
+      throw NotifierError("\(option): no executable program '\(words[0])'"
         + (words[0].contains("/") ? "" : " on PATH") + " (the command runs without a shell; see docs/monitor.md)")
     }
     path = found
@@ -151,22 +151,32 @@ public struct NotifierError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 extension WebhookNotifier {
-  /// The secret in the file at `path` (`--webhook-secret-file`): its bytes without one trailing
-  /// line end, so `echo "$SECRET" > file` works; and whether people other than the owner may
-  /// read the file (worth a warning: anyone who has it can forge events).
+  /// The secret in the file at `path` (`--webhook-secret-file`): `SecretFile.read`.
   /// - Throws: `NotifierError` when the file cannot be read, is over 4 KiB or holds no secret.
   public static func readSecret(path: String) throws(NotifierError) -> (secret: [UInt8], readableByOthers: Bool) {
+    try SecretFile.read(path: path, what: "the webhook secret file")
+  }
+}
+
+/// A secret kept in a file (`--webhook-secret-file`, `--serve-token-file`).
+public enum SecretFile {
+  /// The secret in the file at `path`: its bytes without one trailing line end, so
+  /// `echo "$SECRET" > file` works; and whether people other than the owner may read the file
+  /// (worth a warning: anyone who has it can forge events or read the page). `what` names the
+  /// file in errors (`the webhook secret file`).
+  /// - Throws: `NotifierError` when the file cannot be read, is over 4 KiB or holds no secret.
+  public static func read(path: String, what: String) throws(NotifierError) -> (secret: [UInt8], readableByOthers: Bool) {
     var info = stat()
     guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-      throw NotifierError("cannot read the webhook secret file \(path): no such file, or it is not a regular file")
+      throw NotifierError("cannot read \(what) \(path): no such file, or it is not a regular file")
     }
     guard info.st_size <= 4096, let data = FileManager.default.contents(atPath: path) else {
-      throw NotifierError("cannot read the webhook secret file \(path): unreadable, or larger than 4 KiB")
+      throw NotifierError("cannot read \(what) \(path): unreadable, or larger than 4 KiB")
     }
     var bytes = Array(data)
     if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-    guard !bytes.isEmpty else { throw NotifierError("the webhook secret file \(path) is empty") }
+    guard !bytes.isEmpty else { throw NotifierError("\(what) \(path) is empty") }
     return (bytes, (info.st_mode & 0o077) != 0)
   }
 }

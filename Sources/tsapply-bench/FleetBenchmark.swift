@@ -310,34 +310,9 @@ enum FleetBenchmark {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
     try seedProcess(directory)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["monitor", "--fleet", "fleet.yaml", "--json"]
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { _, new in new }
-    let output = Pipe()
-    process.standardOutput = output
-    let errors = directory + "/monitor.stderr"
-    _ = FileManager.default.createFile(atPath: errors, contents: nil)
-    process.standardError = FileHandle(forWritingAtPath: errors)
     let start = DispatchTime.now().uptimeNanoseconds
-    try process.run()
+    let (process, reader) = try startReadyMonitor(binary: binary, in: directory, count: count)
     defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
-    // Every watch online and its drift reported.
-    var online = 0, drift = 0, pending = Data()
-    let reader = output.fileHandleForReading
-    while online < count || drift < count {
-      let data = reader.availableData
-      if data.isEmpty { throw BenchmarkFailure("tsapply monitor --fleet ended before it was ready (\(online) online, \(drift) drift): "
-                                                + ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")) }
-      pending += data
-      while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-        pending = Data(pending[pending.index(after: newline)...])
-        if line.contains("\"kind\":\"online\"") { online += 1 }
-        if line.contains("\"kind\":\"drift\"") { drift += 1 }
-      }
-    }
     let pid = process.processIdentifier
     let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
     let ready = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks
@@ -356,6 +331,42 @@ enum FleetBenchmark {
     print(String(format: "  idle %ds: %.2fs CPU = %.2f%% of one core (%.2f%% per 1,000 watches), RSS %d KiB", seconds, idle,
                  idle / Double(seconds) * 100, idle / Double(seconds) * 100 * 1000 / Double(count), idleRSS))
     return 0
+  }
+
+  /// Starts `BINARY monitor --fleet fleet.yaml --json EXTRA` in `directory` (its state folder
+  /// there, standard error to `monitor.stderr`) over the `count` drifted watches `fleet-seed`
+  /// set up, and returns once it is ready: every watch reported `online` and its drift. The
+  /// caller drains `reader` afterwards and ends the process.
+  static func startReadyMonitor(binary: String, in directory: String, count: Int, extra: [String] = []) throws -> (Process, FileHandle) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["monitor", "--fleet", "fleet.yaml", "--json"] + extra
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { _, new in new }
+    let output = Pipe()
+    process.standardOutput = output
+    let errors = directory + "/monitor.stderr"
+    _ = FileManager.default.createFile(atPath: errors, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: errors)
+    try process.run()
+    var online = 0, drift = 0, pending = Data()
+    let reader = output.fileHandleForReading
+    while online < count || drift < count {
+      let data = reader.availableData
+      if data.isEmpty {
+        process.terminate()
+        throw BenchmarkFailure("tsapply monitor --fleet ended before it was ready (\(online) online, \(drift) drift): "
+                               + ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""))
+      }
+      pending += data
+      while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+        pending = Data(pending[pending.index(after: newline)...])
+        if line.contains("\"kind\":\"online\"") { online += 1 }
+        if line.contains("\"kind\":\"drift\"") { drift += 1 }
+      }
+    }
+    return (process, reader)
   }
 
   /// Runs `fleet-seed directory` (the set-up of `fleet-plan`) as another process.

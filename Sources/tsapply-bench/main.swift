@@ -32,6 +32,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "fleet-direct": ("apply --fleet over N simulated watches with the latency model vs the sum of per-watch times [N] [LATENCY]", FleetBenchmark.direct),
   "monitor": ("drift detection latency against --interval, SOS delivery latency to a command and a loopback webhook [ROUNDS]",
               MonitorBenchmark.run),
+  "status-page": ("monitor --fleet --serve over N drifted sim: watches in headless Chromium: first paint, SOS -> visible (median of PRESSES), CPU with 10 pages [N] [PRESSES] [BINARY]",
+                  StatusPageBenchmark.run),
   "monitor-idle": ("CPU and memory of an idle tsapply monitor, from /proc [SECONDS]", MonitorBenchmark.idle),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSHTTPClient
 import TSHTTPServer
+import TSTestSupport
 
 /// `HTTPServer` on 127.0.0.1 and a free port: requests reach the handler whole, bodies over the
 /// limit are 413 without it, a dropped connection is seen as one, streams flow, stop frees the port.
@@ -70,6 +71,33 @@ import TSHTTPServer
     #expect(open.isClosed)
     server.stop()
     await #expect(throws: HTTPClientError.self) { try await Self.send("GET", "\(server.baseURL)/") }
+  }
+
+  /// A process with many files open — a monitor of 1,000 watches holds a lock file for each —
+  /// gets sockets numbered past select(2)'s 1,024: the server must still take them (it polls
+  /// with poll(2); with select it dropped every new connection once the numbers got there).
+  @Test func servesConnectionsWhoseDescriptorsArePast1024() async throws {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    if limit.rlim_cur < 1300 {
+      limit.rlim_cur = min(limit.rlim_max, 4096)
+      setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    try #require(limit.rlim_cur >= 1300, "the test needs more than 1,300 open files (ulimit -n)")
+    var held: [Int32] = []
+    defer { held.forEach { _ = close($0) } }
+    while held.last.map({ $0 < 1100 }) ?? true { held.append(open("/dev/null", O_RDONLY)) }
+    let server = try HTTPServer.start(.init(host: "127.0.0.1", port: 0)) { _ in
+      HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("ok".utf8))
+    }
+    defer { server.stop() }
+    let answer = try await offThePool { () throws -> String in
+      let connection = try RawConnection(port: server.port)
+      defer { connection.close() }
+      connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+      return connection.receive()
+    }
+    #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix("ok"), "\(answer)")
   }
 
   @Test func refusesAnAddressThatIsNotIPv4() {

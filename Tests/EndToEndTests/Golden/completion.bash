@@ -70,6 +70,11 @@ _tsapply() {
     "tsapply monitor --webhook-secret-file") _tsapply_files files; return ;;
     "tsapply monitor --log") _tsapply_files files; return ;;
     "tsapply monitor --device") COMPREPLY=(); return ;;
+    "tsapply monitor --on-event") COMPREPLY=(); return ;;
+    "tsapply monitor --events") COMPREPLY=(); return ;;
+    "tsapply monitor --serve") COMPREPLY=(); return ;;
+    "tsapply monitor --serve-token-file") _tsapply_files files; return ;;
+    "tsapply monitor --offline-after") COMPREPLY=(); return ;;
     "tsapply monitor --fleet"|"tsapply monitor -fleet") _tsapply_files files; return ;;
     "tsapply monitor --watch"|"tsapply monitor -watch") COMPREPLY=(); return ;;
     "tsapply monitor --parallelism"|"tsapply monitor -parallelism") COMPREPLY=(); return ;;
@@ -106,7 +111,7 @@ _tsapply() {
       "tsapply drift") _tsapply_words "--json -json --pending --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;
       "tsapply agent") _tsapply_words "--broker --site --device --agent-id --username --password-file --ca-file --cert-file --key-file --drift-interval --help -h" ;;
-      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
+      "tsapply monitor") _tsapply_words "--interval --once --reconcile --allow-destroy --max-applies-per-hour --on-sos --webhook --webhook-secret-file --log --json --show-sensitive --device --on-event --events --test-alert --serve --serve-token-file --offline-after --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply show") _tsapply_words "--json -json --no-color -no-color --redact --help -h" ;;
       "tsapply restore") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --at -at --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;
       "tsapply history") _tsapply_words "--json -json --device --fleet -fleet --watch -watch --parallelism -parallelism --help -h" ;;

@@ -1,0 +1,305 @@
+import Foundation
+import TSModel
+
+/// What a monitor's events, checks and (over MQTT) agents' statuses tell: the status page's
+/// `StatusBoard` and the `Alerts` both hear the same things, under the member's name.
+public protocol MonitorObserver: AnyObject, Sendable {
+  /// An event about the watches `names` (one for a monitor's own; an agent's names each it serves).
+  func record(_ event: MonitorEvent, for names: [String])
+  /// A check of the watch `name` that could read it.
+  func checked(_ name: String, _ check: MonitorCheck)
+  /// An agent's status of the watch `name`.
+  func reported(_ name: String, _ report: AgentReport)
+}
+
+extension StatusBoard: MonitorObserver {}
+
+/// Alerts for every failure state (docs/monitor.md "Alerts"): each condition a watch can be in —
+/// drift, drifting back, a failed or refused apply, offline longer than a threshold, its agent
+/// offline — raises one `alert` event when it starts (deduplicated per watch and kind, across
+/// restarts: the open conditions are kept in `alerts.json`), and a `recovered` alert when it
+/// clears; an apply raises `applied`. Each alert whose kind passes the filter goes through a
+/// durable outbox (`Outbox`, `Delivery`: retried with backoff until each notifier succeeds, a
+/// restarted monitor delivers what is left) to the notifiers (`--webhook`, `--on-event`).
+/// SOS presses keep their own path (the watch's outbox, `Monitor`).
+///
+/// An alert's id is `alert-<watch digest>-<kind>-<n>`, n counting that condition's starts: an
+/// alert raised again after a crash before its state was saved has the same id, so it is queued
+/// once and receivers can drop a second delivery.
+public final class Alerts: MonitorObserver, @unchecked Sendable {
+  /// An alert's kind (`alert` field) and its severity.
+  public enum Kind: String, CaseIterable, Sendable {
+    case sos, drift
+    case driftingBack = "drifting_back"
+    case applied, failed, refused, offline
+    case agentOffline = "agent_offline"
+    case recovered, test
+
+    /// `critical` (sos), `warning` (a failure state), `info` (drift, applied, recovered, test).
+    public var severity: String {
+      switch self {
+      case .sos: "critical"
+      case .driftingBack, .failed, .refused, .offline, .agentOffline: "warning"
+      case .drift, .applied, .recovered, .test: "info"
+      }
+    }
+
+    /// Kinds that are conditions (they start and clear); `applied`, `sos` and `test` happen once.
+    var isCondition: Bool { ![.applied, .sos, .recovered, .test].contains(self) }
+  }
+
+  /// The kinds `--events` names: kind names, severities (`critical`, `warning`, `info`) and
+  /// `all`, comma-separated (`test` is always in).
+  /// - Throws: `NotifierError` naming the first unknown word and what is accepted.
+  public static func parseFilter(_ text: String) throws(NotifierError) -> Set<Kind> {
+    var kinds: Set<Kind> = []
+    for word in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !word.isEmpty {
+      if word == "all" {
+        kinds.formUnion(Kind.allCases)
+      } else if let kind = Kind(rawValue: word) {
+        kinds.insert(kind)
+      } else if ["critical", "warning", "info"].contains(word) {
+        kinds.formUnion(Kind.allCases.filter { $0.severity == word })
+      } else {
+        throw NotifierError("--events: unknown kind '\(word)'; expected a comma-separated list of "
+          + Kind.allCases.filter { $0 != .test }.map(\.rawValue).joined(separator: ", ") + ", critical, warning, info or all")
+      }
+    }
+    kinds.insert(.test)
+    return kinds
+  }
+
+  private struct Stored: Codable {
+    var format = "tsapply-monitor-alerts"
+    var version = 1
+    /// Open conditions: "WATCH\u{0}KIND" → the id of the alert that opened it.
+    var open: [String: String] = [:]
+    /// Starts per "WATCH\u{0}KIND".
+    var starts: [String: Int] = [:]
+  }
+
+  /// Where the state and the outbox are.
+  public let directory: String
+  private let filter: Set<Kind>
+  private let offlineAfter: Duration
+  private let outbox: Outbox
+  private let delivery: Delivery?
+  private let emit: @Sendable (MonitorEvent) -> Void
+  private let now: @Sendable () -> Date
+  private let lock = NSLock()
+  private let saveLock = NSLock()
+  private var stored: Stored
+  private var offlineSince: [String: Date] = [:]
+  private var saveFailed = false
+
+  /// Alerts kept in `directory` (`alerts.json`, `outbox/`), delivered to `notifiers` by
+  /// `policy` when their kind is in `filter`; each alert is also given to `emit` (the log);
+  /// `offlineAfter`: how long a watch may be unreachable before it is an alert.
+  public init(directory: String, notifiers: [any Notifier], filter: Set<Kind>, offlineAfter: Duration, policy: Backoff.Policy,
+              emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void,
+              now: @escaping @Sendable () -> Date = { Date() }) {
+    self.directory = directory
+    self.filter = filter
+    self.offlineAfter = offlineAfter
+    self.emit = emit
+    self.now = now
+    outbox = Outbox(directory: directory + "/outbox")
+    delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
+      switch report {
+      case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
+        notice("Alert \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Monitor.text(retryIn)).")
+      case .completed(let id): notice("Alert \(id): every notifier succeeded; removed from the outbox.")
+      case .outboxFailed(let id, let error): notice("Alert \(id): cannot update its outbox entry (\(error)); it may be delivered again.")
+      case .delivered: break
+      }
+    }
+    let path = directory + "/alerts.json"
+    if let data = FileManager.default.contents(atPath: path), data.count <= 8 << 20,
+       let decoded = try? JSONDecoder().decode(Stored.self, from: data), decoded.format == "tsapply-monitor-alerts" {
+      stored = decoded
+    } else {
+      stored = Stored()
+    }
+  }
+
+  /// Delivers what an earlier run left in the outbox.
+  public func start() async {
+    try? SecureFile.createDirectory(outbox.directory)
+    guard let delivery else { return }
+    for entry in outbox.entries().entries { await delivery.start(entry) }
+  }
+
+  /// Stops delivering; attempts under way get `grace` (what is left stays in the outbox).
+  public func stop(grace: Duration) async { await delivery?.stop(grace: grace) }
+
+  /// Waits until nothing is being delivered (tests).
+  public func idle() async { await delivery?.idle() }
+
+  // MARK: What the monitors report
+
+  public func record(_ event: MonitorEvent, for names: [String]) {
+    let reason = event.fields["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+    let agent = event.fields["agent"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+    switch event.kind {
+    case .drift:
+      for name in names {
+        open(.drift, name, event)
+        switch event.fields["reconcile"] {
+        case .string("unsafe")?: open(.refused, name, event)
+        case .string("failed")?: open(.failed, name, event)
+        default: break
+        }
+      }
+    case .resolved:
+      for name in names { close([.drift, .driftingBack, .failed, .refused], name, event) }
+    case .applied:
+      for name in names {
+        close([.failed, .refused], name, event)
+        once(.applied, name, event)
+      }
+    case .error where reason == "keeps_drifting_back":
+      for name in names { open(.driftingBack, name, event) }
+    case .error where reason == "apply" || (reason == nil && agent != nil):
+      for name in names { open(.failed, name, event) }
+    case .offline:
+      if let agent {
+        open(.agentOffline, "agent:" + agent, event, watches: names)
+      } else {
+        lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = event.time } }
+      }
+    case .online:
+      if let agent {
+        close([.agentOffline], "agent:" + agent, event)
+      } else {
+        lock.withLock { for name in names { offlineSince[name] = nil } }
+        for name in names { close([.offline], name, event) }
+      }
+    default:
+      break
+    }
+  }
+
+  public func checked(_ name: String, _ check: MonitorCheck) {
+    lock.withLock { offlineSince[name] = nil }
+    let event = MonitorEvent(time: check.time, watch: name, kind: .online, message: "checked")
+    close([.offline], name, event)
+    if check.drift == 0 { close([.drift, .driftingBack, .failed, .refused], name, event) }
+  }
+
+  public func reported(_ name: String, _ report: AgentReport) {
+    let event = MonitorEvent(time: report.lastSeen ?? now(), watch: name, kind: .online,
+                             message: report.note ?? "its agent reports the watch \(report.state)")
+    switch report.state {
+    case "refused": open(.refused, name, event)
+    case "failed", "invalid": open(.failed, name, event)
+    case "drift": open(.drift, name, event)
+    case "in sync", "pending": close([.drift, .failed, .refused], name, event)
+    default: break
+    }
+  }
+
+  /// Raises `offline` for each watch unreachable longer than the threshold; call it every
+  /// second or so.
+  public func tick() {
+    let time = now()
+    let due = lock.withLock {
+      offlineSince.filter { time.timeIntervalSince($0.value) >= Backoff.seconds(offlineAfter) }.map(\.key)
+    }
+    for name in due.sorted() {
+      open(.offline, name, MonitorEvent(time: time, watch: name, kind: .offline,
+                                        message: "the watch has been unreachable for longer than \(Monitor.text(offlineAfter))"))
+    }
+  }
+
+  // MARK: Raising
+
+  private static func key(_ watch: String, _ kind: Kind) -> String { watch + "\u{0}" + kind.rawValue }
+
+  private func open(_ kind: Kind, _ watch: String, _ cause: MonitorEvent, watches: [String]? = nil) {
+    let alert: MonitorEvent? = lock.withLock {
+      let key = Self.key(watch, kind)
+      guard stored.open[key] == nil else { return nil }
+      let start = (stored.starts[key] ?? 0) + 1
+      let id = alertID(watch, kind, start)
+      stored.starts[key] = start
+      stored.open[key] = id
+      var fields: [String: JSONValue] = ["cause_id": .string(cause.id), "cause_kind": .string(cause.kind.rawValue)]
+      if let watches { fields["watches"] = .array(watches.map(JSONValue.string)) }
+      return makeAlert(kind, watch: watch, id: id, message: cause.message, fields: fields)
+    }
+    if let alert { raise(alert, kind: kind) }
+  }
+
+  private func close(_ kinds: [Kind], _ watch: String, _ cause: MonitorEvent) {
+    let recovered: [(MonitorEvent, Kind)] = lock.withLock {
+      kinds.compactMap { kind in
+        let key = Self.key(watch, kind)
+        guard let opened = stored.open.removeValue(forKey: key) else { return nil }
+        let id = opened.replacingOccurrences(of: "-\(kind.rawValue)-", with: "-recovered-\(kind.rawValue)-")
+        let event = makeAlert(.recovered, watch: watch, id: id, message: "recovered: \(kind.rawValue.replacingOccurrences(of: "_", with: " ")) is over",
+                              fields: ["recovers": .string(kind.rawValue), "opened_id": .string(opened), "cause_id": .string(cause.id)])
+        return (event, kind)
+      }
+    }
+    for (event, kind) in recovered { raise(event, kind: .recovered, recovers: kind) }
+  }
+
+  private func once(_ kind: Kind, _ watch: String, _ cause: MonitorEvent) {
+    let id = "alert-" + SHA256Digest.hex(of: Array((watch + "\u{0}" + cause.id).utf8)).prefix(16) + "-" + kind.rawValue
+    raise(makeAlert(kind, watch: watch, id: id, message: cause.message, fields: ["cause_id": .string(cause.id)]), kind: kind)
+  }
+
+  private func alertID(_ watch: String, _ kind: Kind, _ start: Int) -> String {
+    "alert-" + SHA256Digest.hex(of: Array(watch.utf8)).prefix(16) + "-" + kind.rawValue + "-" + String(start)
+  }
+
+  private func makeAlert(_ kind: Kind, watch: String, id: String, message: String, fields: [String: JSONValue]) -> MonitorEvent {
+    var all = fields
+    all["alert"] = .string(kind.rawValue)
+    all["severity"] = .string(kind.severity)
+    return MonitorEvent(time: now(), watch: watch, kind: .alert, id: id, message: message, fields: all)
+  }
+
+  /// Saves the state, logs the alert and, when its kind passes the filter, queues it.
+  private func raise(_ alert: MonitorEvent, kind: Kind, recovers: Kind? = nil) {
+    let passes = filter.contains(kind) && (recovers.map { filter.contains($0) } ?? true)
+    if passes, let delivery, outbox.entry(alert.id) == nil {
+      let entry = Outbox.Entry(id: alert.id, body: alert.jsonLine)
+      do { try outbox.put(entry) } catch { reportSaveFailure("the outbox entry \(alert.id): \(error)") }
+      Task { await delivery.start(entry) }
+    }
+    save()
+    emit(alert)
+  }
+
+  /// Writes the state; one writer at a time, each writing the state as it is then, so the
+  /// file never goes back to an older state when monitors raise alerts side by side.
+  private func save() {
+    saveLock.withLock {
+      guard let data = lock.withLock({ try? JSONEncoder().encode(stored) }) else { return }
+      do { try SecureFile.write(Array(data), to: directory + "/alerts.json") } catch { reportSaveFailure("\(error)") }
+    }
+  }
+
+  private func reportSaveFailure(_ what: String) {
+    guard lock.withLock({ () -> Bool in defer { saveFailed = true }; return !saveFailed }) else { return }
+    emit(MonitorEvent(time: now(), watch: directory, kind: .error, message: "cannot save the alerts' state (\(what)); a restarted monitor may alert again",
+                      fields: ["reason": .string("alerts")]))
+  }
+
+  // MARK: Test
+
+  /// `tsapply monitor --test-alert`: one `test` alert to each of `notifiers` at once (no
+  /// outbox, no retry); each notifier's name and why it failed, or `nil` when it succeeded.
+  public static func test(_ notifiers: [any Notifier], host: String = ProcessInfo.processInfo.hostName,
+                          now: Date = Date()) async -> [(name: String, failure: String?)] {
+    let event = MonitorEvent(time: now, watch: host, kind: .alert, id: "alert-test-" + MonitorEvent.newID(time: now),
+                             message: "test alert from tsapply monitor on \(host): if you read this, alerts reach you",
+                             fields: ["alert": .string(Kind.test.rawValue), "severity": .string(Kind.test.severity)])
+    var results: [(String, String?)] = []
+    for notifier in notifiers {
+      results.append((notifier.name, await notifier.deliver(id: event.id, body: event.jsonLine, attempt: 1)))
+    }
+    return results
+  }
+}

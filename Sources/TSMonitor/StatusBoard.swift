@@ -1,0 +1,524 @@
+import Foundation
+import TSModel
+import TSPlan
+
+/// What one check of a watch found, for a `StatusBoard` (given by `Monitor` after every check
+/// that could read the watch and its manifest; not an event: it is not logged).
+public struct MonitorCheck: Sendable, Equatable {
+  /// When the watch was read.
+  public var time: Date
+  /// Whether tsapply has a record of an apply to it (drift can be told only then).
+  public var hasRecord: Bool
+  /// Resources changed on the watch since the last apply (0 without a record).
+  public var drift: Int
+  /// Changes the manifest would still make.
+  public var pending: Int
+
+  /// A check's findings.
+  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int) {
+    self.time = time
+    self.hasRecord = hasRecord
+    self.drift = drift
+    self.pending = pending
+  }
+}
+
+/// An agent's last report on a watch (over MQTT), in the words `tsapply status --fleet` uses.
+public struct AgentReport: Sendable, Equatable {
+  /// `in sync`, `drift`, `pending`, `refused`, `invalid`, `failed` or `retrying`.
+  public var state: String
+  /// Why it was refused, is invalid, failed or is retried, in words (phone-like text masked by the agent).
+  public var note: String?
+  /// Resources changed on the watch since the last apply, at the agent's last check.
+  public var drift: Int
+  /// Changes the applied manifest would still make.
+  public var pending: Int
+  /// The revision last applied (or found matching); `nil` before any.
+  public var appliedRevision: String?
+  /// When the agent last read the watch.
+  public var lastSeen: Date?
+
+  /// A report.
+  public init(state: String, note: String? = nil, drift: Int, pending: Int, appliedRevision: String? = nil, lastSeen: Date? = nil) {
+    self.state = state
+    self.note = note
+    self.drift = drift
+    self.pending = pending
+    self.appliedRevision = appliedRevision
+    self.lastSeen = lastSeen
+  }
+}
+
+/// The state behind `tsapply monitor --serve`'s status page (docs/monitor.md "Status page"):
+/// every watch's state and why it needs attention, the open SOS presses until someone
+/// acknowledges them, and counters for `/metrics`. Built only from what the monitors already
+/// report — their events (the same the log and the notifiers get), each check's findings
+/// (`MonitorCheck`) and, over MQTT, the agents' statuses (`AgentReport`) — so the page says what
+/// the log says. Thread-safe; front ends read `snapshot()` and are told of changes (`observe`).
+///
+/// Text shown is masked (`PhoneRedaction.redactPhoneLike`) unless `showSensitive`: events are
+/// masked by the monitor already, an agent's messages by the agent; this is the page's own guard.
+public final class StatusBoard: @unchecked Sendable {
+  /// A watch the page lists, in the fleet file's order.
+  public struct Member: Sendable, Hashable {
+    /// Its name (the fleet file's; for one watch, its device spec or `watch`).
+    public var name: String
+    /// Its labels, for the page's filter (empty where the fleet file gives none).
+    public var labels: [String]
+    /// Its device spec, as given.
+    public var device: String
+
+    /// A member.
+    public init(name: String, labels: [String] = [], device: String) {
+      self.name = name
+      self.labels = labels
+      self.device = device
+    }
+  }
+
+  /// One watch as the page shows it.
+  public struct Row: Sendable, Equatable {
+    /// The member.
+    public var name: String
+    public var labels: [String]
+    public var device: String
+    /// `checking` (not read yet), `in sync`, `drift`, `pending`, `no record`, `offline`,
+    /// `invalid` (its manifest cannot be used), `failed` (an apply or heal failed), `refused`
+    /// (refused as unsafe), `retrying` (its agent retries).
+    public var state: String
+    /// Why it needs attention, in plain words; empty when it does not.
+    public var reasons: [String]
+    /// When it was last read.
+    public var lastSeen: Date?
+    /// Since when it cannot be reached.
+    public var offlineSince: Date?
+    /// Resources changed on it since the last apply; `nil` when not known.
+    public var drift: Int?
+    /// Changes its manifest would still make; `nil` when not known.
+    public var pending: Int?
+    /// The revision its agent last applied (over MQTT).
+    public var appliedRevision: String?
+
+    /// Whether it is listed under "needs attention".
+    public var needsAttention: Bool { !reasons.isEmpty }
+  }
+
+  /// An SOS press.
+  public struct SOSPress: Sendable, Equatable, Codable {
+    /// The event's id (`sos-EPOCH-SEQUENCE`).
+    public var id: String
+    /// The member's name.
+    public var watch: String
+    /// When it was pressed (the event's time).
+    public var time: Date
+    /// Who acknowledged it on the page (the name they gave), and when; `nil` while open.
+    public var acknowledgedBy: String?
+    public var acknowledgedAt: Date?
+  }
+
+  /// What the page shows at one moment.
+  public struct Snapshot: Sendable {
+    /// When it was taken.
+    public var time: Date
+    /// Open SOS presses, newest first.
+    public var openSOS: [SOSPress]
+    /// The last acknowledged presses (at most `StatusBoard.keptAcknowledged`), newest acknowledgement first.
+    public var acknowledged: [SOSPress]
+    /// Every watch, in the fleet's order.
+    public var rows: [Row]
+    /// SOS presses seen since the monitor started.
+    public var sosPresses: Int
+    /// Deliveries to a notifier that failed (each event and notifier counted once; they are retried).
+    public var deliveriesFailed: Int
+    /// Applies (heals, agents' applies) by result: `applied`, `failed`, `refused`.
+    public var applies: [String: Int]
+    /// Events by kind since the monitor started.
+    public var events: [String: Int]
+    /// How long a watch may be offline before it needs attention.
+    public var offlineThreshold: Duration
+    /// Bumped on every change of the SOS list, of the watches needing attention, of the grid.
+    public var versions: Versions
+
+    /// Rows that need attention, in the fleet's order.
+    public var attention: [Row] { rows.filter(\.needsAttention) }
+
+    /// Watches by state.
+    public var states: [String: Int] { rows.reduce(into: [:]) { $0[$1.state, default: 0] += 1 } }
+  }
+
+  /// Change counters per part of the page, so a front end sends only what changed.
+  public struct Versions: Sendable, Equatable {
+    /// The open and acknowledged SOS presses.
+    public var sos = 0
+    /// The watches needing attention and their reasons.
+    public var attention = 0
+    /// Any row of the grid (last seen included).
+    public var grid = 0
+    /// A row of the grid other than in when it was last seen (a state, a count, a revision).
+    public var gridState = 0
+  }
+
+  /// Acknowledged presses kept for the page.
+  public static let keptAcknowledged = 20
+  /// The longest name an acknowledgement keeps, in characters.
+  public static let maxAcknowledgerLength = 60
+
+  private struct WatchState {
+    var member: Member
+    var connected: Bool?
+    var offlineSince: Date?
+    var offlineReason: String?
+    var offlineNoted = false
+    var lastSeen: Date?
+    var hasRecord: Bool?
+    var drift: Int?
+    var driftMessage: String?
+    var pending: Int?
+    var healProblem: (state: String, message: String)?
+    var manifestProblem: String?
+    var agent: AgentReport?
+  }
+
+  private let lock = NSLock()
+  private var watches: [WatchState]
+  private var index: [String: Int]
+  private var open: [SOSPress] = []
+  private var acknowledgedPresses: [SOSPress] = []
+  private var seenSOS: Set<String> = []
+  private var sosPresses = 0
+  private var deliveriesFailed = 0
+  private var applies: [String: Int] = [:]
+  private var events: [String: Int] = [:]
+  private var counters = Versions()
+  private var observers: [@Sendable () -> Void] = []
+  /// How long a watch may be unreachable before it needs attention.
+  public let offlineThreshold: Duration
+  /// Whether phone numbers are shown.
+  public let showSensitive: Bool
+  private let now: @Sendable () -> Date
+
+  /// A board listing `members`; a watch offline longer than `offlineThreshold` needs attention.
+  /// With `storePath`, the open and acknowledged SOS presses are kept in that file (0600) and
+  /// read back when a board starts there, so a restarted monitor still shows a press nobody
+  /// acknowledged; an unreadable file starts the list empty.
+  public init(members: [Member], offlineThreshold: Duration, showSensitive: Bool = false, storePath: String? = nil,
+              now: @escaping @Sendable () -> Date = { Date() }) {
+    watches = members.map { WatchState(member: $0) }
+    index = Dictionary(members.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+    self.offlineThreshold = offlineThreshold
+    self.showSensitive = showSensitive
+    self.storePath = storePath
+    self.now = now
+    if let storePath, let data = FileManager.default.contents(atPath: storePath), data.count <= 4 << 20,
+       let kept = try? Self.decoder.decode(Kept.self, from: data), kept.format == Kept.formatName {
+      open = kept.open
+      acknowledgedPresses = kept.acknowledged
+      seenSOS = Set(kept.open.map(\.id) + kept.acknowledged.map(\.id))
+    }
+  }
+
+  /// The SOS presses as kept in `storePath`.
+  private struct Kept: Codable {
+    static let formatName = "tsapply-status-page"
+    var format = Kept.formatName
+    var version = 1
+    var open: [SOSPress]
+    var acknowledged: [SOSPress]
+  }
+
+  private let storePath: String?
+  private let storeLock = NSLock()
+  private static var decoder: JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+  }
+
+  /// Writes the presses to `storePath` (one writer at a time, each writing them as they are then).
+  private func keep() {
+    guard let storePath else { return }
+    storeLock.withLock {
+      let kept = lock.withLock { Kept(open: open, acknowledged: acknowledgedPresses) }
+      let encoder = JSONEncoder()
+      encoder.dateEncodingStrategy = .iso8601
+      guard let data = try? encoder.encode(kept) else { return }
+      try? SecureFile.write(Array(data), to: storePath)
+    }
+  }
+
+  /// Calls `observer` after every change (on the thread that made it, without the board's lock).
+  public func observe(_ observer: @escaping @Sendable () -> Void) {
+    lock.withLock { observers.append(observer) }
+  }
+
+  // MARK: Input
+
+  /// Takes `event` into account for the watches named `names` (one for a monitor's own event;
+  /// an agent's offline event names every watch it serves). Unknown names are ignored.
+  public func record(_ event: MonitorEvent, for names: [String]) {
+    defer { if event.kind == .sos { keep() } }
+    change(touching: names) { () -> Bool in
+      events[event.kind.rawValue, default: 0] += 1
+      var changed = false
+      switch event.kind {
+      case .sos:
+        guard let name = names.first, seenSOS.insert(event.id).inserted else { return false }
+        sosPresses += 1
+        open.insert(SOSPress(id: event.id, watch: name, time: event.time), at: 0)
+        open.sort { $0.time > $1.time }
+        counters.sos += 1
+        return true
+      case .error where event.fields["reason"] == .string("delivery"):
+        deliveriesFailed += 1
+        return true
+      case .applied:
+        applies["applied", default: 0] += 1
+        changed = true
+      default:
+        break
+      }
+      for name in names {
+        guard let position = index[name] else { continue }
+        changed = apply(event, to: &watches[position]) || changed
+      }
+      return changed
+    }
+  }
+
+  /// Takes a check of the watch `name` into account.
+  public func checked(_ name: String, _ check: MonitorCheck) {
+    change(touching: [name]) { () -> Bool in
+      guard let position = index[name] else { return false }
+      var watch = watches[position]
+      watch.connected = true
+      watch.offlineSince = nil
+      watch.offlineNoted = false
+      watch.lastSeen = check.time
+      watch.hasRecord = check.hasRecord
+      watch.drift = check.hasRecord ? check.drift : nil
+      watch.pending = check.pending
+      watch.manifestProblem = nil
+      if check.drift == 0 {
+        watch.driftMessage = nil
+        watch.healProblem = nil
+      }
+      watches[position] = watch
+      return true
+    }
+  }
+
+  /// Takes an agent's status of the watch `name` into account.
+  public func reported(_ name: String, _ report: AgentReport) {
+    change(touching: [name]) { () -> Bool in
+      guard let position = index[name] else { return false }
+      let before = watches[position].agent
+      if before?.state != report.state, ["refused", "failed"].contains(report.state) { applies[report.state, default: 0] += 1 }
+      if before?.appliedRevision != report.appliedRevision, report.appliedRevision != nil, before != nil { applies["applied", default: 0] += 1 }
+      var report = report
+      report.note = report.note.map(shown)
+      watches[position].agent = report
+      watches[position].lastSeen = report.lastSeen ?? watches[position].lastSeen
+      if report.drift == 0 { watches[position].driftMessage = nil }
+      return true
+    }
+  }
+
+  /// Records that the open SOS press `id` was acknowledged by `person` (trimmed, control
+  /// characters removed, at most `maxAcknowledgerLength` characters) at `time` (default now);
+  /// the front end writes the `acknowledged` event first. `nil` when there is no such open press
+  /// (acknowledged already, or unknown) or `person` is empty.
+  /// The open SOS press `id`, if it is open.
+  public func openPress(_ id: String) -> SOSPress? { lock.withLock { open.first { $0.id == id } } }
+
+  public func acknowledge(_ id: String, by person: String, at time: Date? = nil) -> SOSPress? {
+    let cleaned = Self.cleanName(person)
+    guard !cleaned.isEmpty else { return nil }
+    var result: SOSPress?
+    change(touching: []) { () -> Bool in
+      guard let position = open.firstIndex(where: { $0.id == id }) else { return false }
+      var press = open.remove(at: position)
+      press.acknowledgedBy = cleaned
+      press.acknowledgedAt = time ?? now()
+      acknowledgedPresses.insert(press, at: 0)
+      if acknowledgedPresses.count > Self.keptAcknowledged { acknowledgedPresses.removeLast() }
+      counters.sos += 1
+      result = press
+      return true
+    }
+    if result != nil { keep() }
+    return result
+  }
+
+  /// `person` as an acknowledgement keeps it: one line, trimmed, at most `maxAcknowledgerLength`.
+  public static func cleanName(_ person: String) -> String {
+    let line = String(person.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }.map(Character.init))
+    return String(line.trimmingCharacters(in: .whitespaces).prefix(maxAcknowledgerLength))
+  }
+
+  /// Re-evaluates what depends on the clock (a watch offline longer than the threshold); call
+  /// it every second or so (the page's server does). Observers are told when something crossed.
+  public func tick() {
+    change { () -> Bool in
+      let time = now()
+      var changed = false
+      for position in watches.indices {
+        guard let since = watches[position].offlineSince, !watches[position].offlineNoted,
+              time.timeIntervalSince(since) >= Backoff.seconds(offlineThreshold) else { continue }
+        watches[position].offlineNoted = true
+        changed = true
+      }
+      return changed
+    }
+  }
+
+  // MARK: Output
+
+  /// The page's data now.
+  public func snapshot() -> Snapshot {
+    lock.withLock {
+      let time = now()
+      return Snapshot(time: time, openSOS: open, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
+                      sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
+                      offlineThreshold: offlineThreshold, versions: counters)
+    }
+  }
+
+  /// The change counters now (cheap: no rows are built).
+  public var versions: Versions { lock.withLock { counters } }
+
+  // MARK: Internals
+
+  /// Runs `body` under the lock; when it reports a change, bumps the versions of what changed
+  /// for the watches in `touching` (names; `nil`: every watch) — the attention list when their
+  /// reasons changed, the grid's state when a row changed other than in when it was last seen,
+  /// the grid when a row changed at all — and tells the observers.
+  private func change(touching names: [String]? = nil, _ body: () -> Bool) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      let positions = names.map { $0.compactMap { index[$0] } } ?? Array(watches.indices)
+      let time = now()
+      let before = positions.map { row(watches[$0], at: time) }
+      guard body() else { return nil }
+      let after = positions.map { row(watches[$0], at: time) }
+      if after != before { counters.grid += 1 }
+      func unseen(_ rows: [Row]) -> [Row] { rows.map { var row = $0; row.lastSeen = nil; return row } }
+      if unseen(after) != unseen(before) { counters.gridState += 1 }
+      if after.map(\.reasons) != before.map(\.reasons) { counters.attention += 1 }
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
+  private func shown(_ text: String) -> String { showSensitive ? text : PhoneRedaction.redactPhoneLike(text) }
+
+  private func apply(_ event: MonitorEvent, to watch: inout WatchState) -> Bool {
+    let reason = event.fields["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+    switch event.kind {
+    case .online:
+      watch.connected = true
+      watch.offlineSince = nil
+      watch.offlineNoted = false
+      watch.offlineReason = nil
+      if event.fields["agent"] == nil { watch.lastSeen = event.time }
+      if case .bool(let record)? = event.fields["has_record"] { watch.hasRecord = record }
+    case .offline:
+      watch.connected = false
+      if watch.offlineSince == nil { watch.offlineSince = event.time }
+      // Plain words; the device's own error (paths, codes) is in the log.
+      if case .string(let agent)? = event.fields["agent"] {
+        watch.offlineReason = shown("its agent \(agent) is offline")
+      } else {
+        watch.offlineReason = "the watch cannot be reached (out of range, or what connects it is off); the monitor keeps trying"
+      }
+    case .drift:
+      if case .array(let addresses)? = event.fields["addresses"] { watch.drift = addresses.count }
+      if case .integer(let pending)? = event.fields["pending"] { watch.pending = pending }
+      watch.driftMessage = shown(event.message)
+      watch.lastSeen = event.time
+      switch event.fields["reconcile"] {
+      case .string("unsafe")?:
+        applies["refused", default: 0] += 1
+        watch.healProblem = ("refused", shown(event.message))
+      case .string("failed")?:
+        applies["failed", default: 0] += 1
+        watch.healProblem = ("failed", shown(event.message))
+      default: break
+      }
+    case .resolved:
+      watch.drift = 0
+      watch.driftMessage = nil
+      watch.healProblem = nil
+    case .applied:
+      watch.healProblem = nil
+    case .error:
+      switch reason {
+      case "manifest": watch.manifestProblem = shown(event.message)
+      case "apply", "keeps_drifting_back":
+        if reason == "apply" { applies["failed", default: 0] += 1 }
+        watch.healProblem = ("failed", shown(event.message))
+      case nil where event.fields["agent"] != nil:
+        // An agent's error event: handling a desired document failed or was refused; its
+        // status (`reported`) says which and clears it.
+        watch.healProblem = ("failed", shown(event.message))
+      default: return false
+      }
+    case .sos, .acknowledged, .alert:
+      return false
+    }
+    return true
+  }
+
+  private func row(_ watch: WatchState, at time: Date) -> Row {
+    var reasons: [String] = []
+    let state: String
+    let drift = watch.agent?.drift ?? watch.drift
+    let pending = watch.agent?.pending ?? watch.pending
+    if watch.connected == false {
+      state = "offline"
+      // Past the threshold once `tick()` saw it so, so the attention list changes with a version.
+      // Not "for how long": that would change every second; the page shows `offlineSince`.
+      if watch.offlineSince != nil, watch.offlineNoted {
+        reasons.append("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + (watch.offlineReason ?? "it cannot be reached"))
+      }
+    } else if let problem = watch.manifestProblem {
+      state = "invalid"
+      reasons.append("Its manifest cannot be used: \(problem)")
+    } else if let agent = watch.agent, ["refused", "failed", "invalid", "retrying"].contains(agent.state) {
+      state = agent.state
+      let what = switch agent.state {
+      case "refused": "The apply was refused as unsafe"
+      case "invalid": "Its manifest cannot be used"
+      case "retrying": "The apply failed and is being retried"
+      default: "The apply failed"
+      }
+      reasons.append(what + (agent.note.map { ": \($0)" } ?? ""))
+    } else if let problem = watch.healProblem {
+      state = problem.state
+      reasons.append((problem.state == "refused" ? "Not healed, refused as unsafe: " : "Healing failed: ") + problem.message)
+    } else if let drift, drift > 0 {
+      state = "drift"
+      reasons.append("Changed on the watch since the last apply: " + (watch.driftMessage ?? "\(drift) change\(drift == 1 ? "" : "s")"))
+    } else if let pending, pending > 0 {
+      state = "pending"
+      reasons.append("\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet")
+    } else if watch.agent == nil && watch.hasRecord == false {
+      state = "no record"
+      reasons.append("Never applied by tsapply, so changes on it cannot be told")
+    } else if watch.agent != nil || (watch.connected == true && watch.drift != nil) {
+      state = "in sync"
+    } else {
+      state = "checking"
+    }
+    return Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
+               lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
+               appliedRevision: watch.agent?.appliedRevision)
+  }
+
+  /// `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, for people.
+  public static func duration(_ seconds: TimeInterval) -> String {
+    let whole = max(0, Int(seconds))
+    if whole < 60 { return "\(whole) s" }
+    if whole < 3600 { return "\(whole / 60) min" }
+    if whole < 86400 { return "\(whole / 3600) h" + (whole % 3600 / 60 > 0 ? " \(whole % 3600 / 60) min" : "") }
+    return "\(whole / 86400) d" + (whole % 86400 / 3600 > 0 ? " \(whole % 86400 / 3600) h" : "")
+  }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply monitor --events … --webhook`: alerts for failure states reach a real receiver on
+/// 127.0.0.1 once each, across a `kill -9` of the monitor, and recover once; `--test-alert`.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct MonitorAlertTests {
+  /// The alerts the receiver got: `alert` (and `recovers`) per watch.
+  static func alerts(_ receiver: WebhookReceiver) -> [(watch: String, alert: String, id: String)] {
+    receiver.requests.compactMap { request in
+      guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else { return nil }
+      let kind = body["kind"] as? String == "sos" ? "sos" : (body["alert"] as? String ?? "?") + ((body["recovers"] as? String).map { ":" + $0 } ?? "")
+      return (body["watch"] as? String ?? "?", kind, request.id ?? "")
+    }
+  }
+
+  static func count(_ receiver: WebhookReceiver, _ alert: String) -> Int { alerts(receiver).filter { $0.alert == alert }.count }
+
+  static func start(in dir: URL, _ receiver: WebhookReceiver) throws -> ListeningProcess {
+    try ListeningProcess(["monitor", "--fleet", "fleet.yaml", "--interval", "1s", "--offline-after", "1s", "--log", "events.jsonl",
+                          "--events", "all", "--webhook", receiver.url, "--webhook-secret-file", "hook.key"],
+                         in: dir, environment: StatusPageTests.environment(dir))
+  }
+
+  static func online(_ dir: URL) -> Int {
+    ((try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "")
+      .split(separator: "\n").filter { $0.contains("\"kind\":\"online\"") }.count
+  }
+
+  @Test func offlineWatchesAlertOnceAcrossAKilledMonitorAndRecoverOnce() async throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let names = try StatusPageTests.fleet(in: dir, count: 10)
+    try "s3cret\n".write(to: dir.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("hook.key").path, 0o600)
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    defer { receiver.stop() }
+    var monitor = try Self.start(in: dir, receiver)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    do { try await MonitorProcess.until(timeout: 60) { Self.online(dir) >= names.count } } catch {
+      Issue.record("\(error): \(monitor.standardError)")
+      throw error
+    }
+
+    // A drift and an SOS.
+    try MonitorCommandTests.simulate(["contact-add", "Zed", "+15550199"], in: dir, device: "sim:watches/w01.json")
+    try MonitorCommandTests.simulate(["sos"], in: dir, device: "sim:watches/w02.json")
+    try await MonitorProcess.until(timeout: 30) { Self.count(receiver, "drift") >= 1 && Self.count(receiver, "sos") >= 1 }
+    // Stopped only once the monitor knows they were delivered (their outbox entries gone): a
+    // receiver that goes down while its answer is on the way gets the event again, by design.
+    let fleets = dir.appendingPathComponent("state/fleets").path
+    func queued(_ kind: String) -> Int {
+      let folders = (try? FileManager.default.contentsOfDirectory(atPath: fleets)) ?? []
+      return folders.flatMap { ((try? FileManager.default.contentsOfDirectory(atPath: fleets + "/" + $0 + "/alerts/outbox")) ?? []) }
+        .filter { $0.hasPrefix("alert-") && $0.hasSuffix(".json") && $0.contains("-\(kind)-") }.count
+    }
+    try await MonitorProcess.until(timeout: 30) { MonitorProcess.outboxFiles(in: dir).isEmpty && queued("drift") == 0 }
+
+    // The receiver is down; three watches go away: three offline alerts within the threshold
+    // and a few seconds, waiting in the outbox.
+    receiver.stop()
+    let away = ["w03", "w05", "w07"]
+    let gone = Date()
+    for name in away {
+      try FileManager.default.moveItem(at: dir.appendingPathComponent("watches/\(name).json"), to: dir.appendingPathComponent("\(name).away"))
+    }
+    try await MonitorProcess.until(timeout: 30) { queued("offline") == 3 }
+    #expect(Date().timeIntervalSince(gone) < 1 + 5, "offline alerts within the threshold + 5 s")
+
+    // Killed; the watches come back and the receiver is up before it starts again: the
+    // alerts left in the outbox are delivered once, and each watch recovers once.
+    monitor.send(SIGKILL)
+    _ = monitor.finish()
+    for name in away {
+      try FileManager.default.moveItem(at: dir.appendingPathComponent("\(name).away"), to: dir.appendingPathComponent("watches/\(name).json"))
+    }
+    try receiver.start(port: receiver.port)
+    monitor = try Self.start(in: dir, receiver)
+    do {
+      try await MonitorProcess.until(timeout: 60) { Self.count(receiver, "recovered:offline") >= 3 && Self.count(receiver, "offline") >= 3 }
+    } catch {
+      Issue.record("\(Self.alerts(receiver).map { "\($0.watch) \($0.alert)" }): \(monitor.standardError)")
+      throw error
+    }
+    try await Task.sleep(for: .seconds(2))
+    let received = Self.alerts(receiver)
+    #expect(Set(received.filter { $0.alert == "offline" }.map(\.watch)) == Set(away))
+    #expect(Set(received.filter { $0.alert == "recovered:offline" }.map(\.watch)) == Set(away))
+    #expect(Self.count(receiver, "offline") == 3 && Self.count(receiver, "recovered:offline") == 3, "\(received.map(\.alert))")
+    #expect(Self.count(receiver, "drift") == 1 && Self.count(receiver, "sos") == 1, "\(received.map(\.alert))")
+    #expect(Set(received.map(\.id)).count == received.count, "no event delivered twice: \(received.map(\.id))")
+    let signed = receiver.requests.allSatisfy { $0.signatureValid }
+    #expect(signed)
+  }
+
+  @Test func aTestAlertReachesEveryNotifierOrSaysWhichNot() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    try "s3cret\n".write(to: dir.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("hook.key").path, 0o600)
+    let receiver = WebhookReceiver(secret: "s3cret")
+    try receiver.start()
+    let sent = try TSApplyBinary.run(["monitor", "--test-alert", "--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: dir)
+    #expect(sent.status == 0, "\(sent.stdout)\(sent.stderr)")
+    #expect(sent.stdout.contains("webhook http://127.0.0.1:\(receiver.port)/hooks/tsapply: delivered"), "\(sent.stdout)")
+    #expect(Self.alerts(receiver).map(\.alert) == ["test"] && receiver.requests.first?.signatureValid == true)
+    receiver.stop()
+    let down = try TSApplyBinary.run(["monitor", "--test-alert", "--webhook", receiver.url, "--webhook-secret-file", "hook.key"], in: dir)
+    #expect(down.status == 1 && down.stdout.contains(": failed: "), "\(down.stdout)\(down.stderr)")
+    #expect(down.stderr.contains("the test alert did not reach 1 of 1 notifier"), "\(down.stderr)")
+  }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+import TSHeadlessChromium
+import TSMQTT
+import TSTestSupport
+
+/// `tsapply monitor --fleet … --serve`: the status page in a real browser (headless Chromium
+/// over the DevTools pipe, `HeadlessChromium`), in front of a monitor of 50 simulated watches.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct StatusPageTests {
+  static let token = "page-token-0123456789abcdef"
+
+  /// 50 simulated watches `w01`…`w50` applied from their manifests, a fleet file, a token file.
+  static func fleet(in dir: URL, count: Int = 50) throws -> [String] {
+    let names = (1...count).map { String(format: "w%02d", $0) }
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("residents"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("watches"), withIntermediateDirectories: true)
+    let first = try TSApplyBinary.run(["device", "init", "--profile", "fw", "--device", "sim:watches/w01.json"], in: dir)
+    #expect(first.status == 0, "\(first.stderr)")
+    var text = "watches:\n"
+    for (index, name) in names.enumerated() {
+      if index > 0 {
+        try FileManager.default.copyItem(at: dir.appendingPathComponent("watches/w01.json"), to: dir.appendingPathComponent("watches/\(name).json"))
+      }
+      text += "  \(name): {device: \"sim:watches/\(name).json\", manifest: residents/\(name).yaml}\n"
+      try "contacts:\n  - {name: Family, phone: \"+1555011\(index % 10)\"}\n"
+        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
+    }
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    try (token + "\n").write(to: dir.appendingPathComponent("page.token"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("page.token").path, 0o600)
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir, environment: environment(dir))
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    return names
+  }
+
+  static func environment(_ dir: URL) -> [String: String] { ["TSAPPLY_STATE_DIR": dir.path + "/state"] }
+
+  /// The monitor with the page; its address from standard error.
+  static func monitor(in dir: URL, _ extra: [String] = []) throws -> (ListeningProcess, String) {
+    let process = try ListeningProcess(["monitor", "--fleet", "fleet.yaml", "--interval", "2s", "--log", "events.jsonl",
+                                        "--serve", "127.0.0.1:0", "--serve-token-file", "page.token", "--offline-after", "1s"] + extra,
+                                       in: dir, environment: environment(dir))
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+      if let line = process.standardError.split(separator: "\n").first(where: { $0.hasPrefix("Status page on ") }) {
+        return (process, String(line.dropFirst("Status page on ".count).prefix { $0 != " " }))
+      }
+      usleep(20_000)
+    }
+    throw HeadlessChromium.Failure(description: "no page address: \(process.standardError)")
+  }
+
+  /// One request on a fresh connection; the whole answer.
+  static func request(_ url: String, _ target: String, headers: [String] = []) throws -> String {
+    let port = UInt16(url.split(separator: ":").last!.prefix { $0.isNumber })!
+    let connection = try RawConnection(port: port)
+    defer { connection.close() }
+    connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+    return connection.receive()
+  }
+
+  /// The width in a PNG's header.
+  static func pngWidth(_ data: Data) -> Int {
+    data.count > 24 ? data[16..<20].reduce(0) { $0 << 8 | Int($1) } : 0
+  }
+
+  /// Where the screenshots go: `TSAPPLY_SCREENSHOT_DIR`, else the test's folder.
+  static func screenshotFolder(_ dir: URL) -> URL {
+    ProcessInfo.processInfo.environment["TSAPPLY_SCREENSHOT_DIR"].map { URL(fileURLWithPath: $0) } ?? dir
+  }
+
+  @Test func aNurseSeesAnSOSAtOnceAWatchGoingOfflineAndAcknowledgesWithTheToken() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let names = try Self.fleet(in: dir)
+    let (monitor, url) = try Self.monitor(in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    let browser = try HeadlessChromium.start()
+    defer { browser.stop() }
+    let tab = try browser.open(url + "?token=" + Self.token)
+    #expect(try tab.evaluate("location.search") as? String == "", "the token left the address")
+    try tab.wait(until: "document.getElementById('conn').textContent.indexOf('Live') === 0", timeout: 30)
+    try tab.wait(until: "document.querySelectorAll('#grid tbody .s-in-sync').length === \(names.count)", timeout: 60)
+    #expect(try tab.evaluate("document.title") as? String == "No open SOS – fleet.yaml")
+
+    // An SOS: on the page within a second of the press, without a reload.
+    try tab.evaluate("window.loadedOnce = true")
+    let pressed = try MonitorCommandTests.simulate(["sos"], in: dir, device: "sim:watches/w07.json")
+    try tab.wait(until: "document.querySelector('#sos article[data-name=\"w07\"]')", timeout: 10, every: 0.005)
+    let seen = Date().timeIntervalSince(pressed)
+    #expect(seen < 1, "the SOS showed \(seen)s after the press")
+    #expect(try tab.evaluate("window.loadedOnce") as? Bool == true, "no reload")
+    #expect(try tab.evaluate("document.title") as? String == "1 open SOS – fleet.yaml")
+    let card = try #require(try tab.evaluate("document.querySelector('#sos article').innerText") as? String)
+    #expect(card.contains("SOS") && card.contains("w07") && card.contains("Pressed") && card.contains("ago"), "\(card)")
+
+    // Keyboard: the first Tab reaches the skip link.
+    try tab.evaluate("document.activeElement.blur()")
+    try tab.press("Tab")
+    #expect(try tab.evaluate("document.activeElement.className") as? String == "skip")
+
+    // A watch goes offline: under "needs attention" with the reason, once past --offline-after.
+    try FileManager.default.moveItem(at: dir.appendingPathComponent("watches/w12.json"), to: dir.appendingPathComponent("w12.away"))
+    try tab.wait(until: "(document.querySelector('#attention li[data-name=\"w12\"]') || {}).innerText", timeout: 30)
+    let attention = try #require(try tab.evaluate("document.querySelector('#attention li[data-name=\"w12\"]').innerText") as? String)
+    #expect(attention.contains("offline") && attention.contains("Offline longer than 1 s") && attention.contains("Offline since"), "\(attention)")
+
+    // Screenshots at 1280 and 768 px; no sideways scrolling at 768 px nor at 200 % zoom.
+    let folder = Self.screenshotFolder(dir)
+    try tab.evaluate("document.activeElement.blur(); window.scrollTo(0, 0)")
+    for width in [1280, 768] {
+      try tab.resize(width: width, height: 900)
+      #expect(try tab.evaluate("document.documentElement.scrollWidth <= window.innerWidth") as? Bool == true, "\(width) px")
+      let png = try tab.screenshot(wholePage: false)
+      #expect(Self.pngWidth(png) == width)
+      try png.write(to: folder.appendingPathComponent("status-page-\(width).png"))
+    }
+    try tab.resize(width: 640, height: 450, scale: 2)
+    #expect(try tab.evaluate("document.documentElement.scrollWidth <= window.innerWidth") as? Bool == true, "200 % zoom")
+    try tab.resize(width: 1280, height: 900)
+
+    // Acknowledged with the keyboard: the name typed, Enter.
+    try tab.evaluate("document.querySelector('#sos input[name=by]').focus()")
+    try tab.type("Nurse Ada")
+    try tab.press("Enter")
+    try tab.wait(until: "!document.querySelector('#sos article')", timeout: 10)
+    #expect(try tab.evaluate("document.title") as? String == "No open SOS – fleet.yaml")
+    let log = try String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)
+    let acknowledged = log.split(separator: "\n").filter { $0.contains("\"kind\":\"acknowledged\"") }
+    #expect(acknowledged.count == 1 && acknowledged.first?.contains("\"by\":\"Nurse Ada\"") == true, "\(acknowledged)")
+    #expect(acknowledged.first?.contains("\"sos_watch\":\"w07\"") == true)
+
+    // The same data as JSON, with the token; nothing without it.
+    let json = try Self.request(url, "/status.json", headers: ["Authorization: Bearer \(Self.token)"])
+    #expect(json.hasPrefix("HTTP/1.1 200"), "\(json.prefix(300))")
+    let body = try #require(json.components(separatedBy: "\r\n\r\n").last)
+    let status = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+    let w12 = try #require((status["watches"] as? [[String: Any]])?.first { $0["name"] as? String == "w12" })
+    #expect(w12["state"] as? String == "offline" && w12["needs_attention"] as? Bool == true, "\(w12)")
+    #expect((status["acknowledged_sos"] as? [[String: Any]])?.first?["acknowledged_by"] as? String == "Nurse Ada")
+    let metrics = try Self.request(url, "/metrics", headers: ["Authorization: Bearer \(Self.token)"])
+    #expect(metrics.contains("tsapply_watches{state=\"offline\"} 1") && metrics.contains("tsapply_sos_presses_total 1"), "\(metrics)")
+    let refused = try Self.request(url, "/status.json", headers: ["Authorization: Bearer nope"])
+    #expect(refused.hasPrefix("HTTP/1.1 401") && refused.hasSuffix("\r\n\r\n") && !refused.contains("w12"), "\(refused)")
+  }
+
+  /// Over MQTT the page shows what the agents report: their statuses, an SOS, an agent gone.
+  @Test func overMQTTThePageShowsTheAgentsStatusesAndSOS() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try FleetRolloutTests.fleet(2, in: dir, broker: broker)
+    let agents = [try FleetRolloutTests.agent("a1", names.prefix(1), broker: broker, in: dir),
+                  try FleetRolloutTests.agent("a2", names.suffix(1), broker: broker, in: dir)]
+    defer { for agent in agents { agent.send(SIGKILL); _ = agent.finish() } }
+    #expect(try FleetAgentTests.waitForStatus("a2 (online)", in: dir).contains("a1 (online)"))
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    let monitor = try ListeningProcess(["monitor", "--fleet", "fleet.yaml", "--log", "events.jsonl", "--serve", "127.0.0.1:0",
+                                        "--offline-after", "1s"], in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    var url = ""
+    for _ in 0..<3000 where url.isEmpty {
+      url = monitor.standardError.split(separator: "\n").first { $0.hasPrefix("Status page on ") }
+        .map { String($0.dropFirst("Status page on ".count).prefix { $0 != " " }) } ?? ""
+      usleep(20_000)
+    }
+    func status() throws -> [String: Any] {
+      let answer = try Self.request(url, "/status.json")
+      return try #require(try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any])
+    }
+    func watch(_ name: String) throws -> [String: Any] {
+      try #require((try status()["watches"] as? [[String: Any]])?.first { $0["name"] as? String == name })
+    }
+    func until(_ condition: () throws -> Bool) throws {
+      for _ in 0..<1500 { if try condition() { return }; usleep(20_000) }
+      Issue.record("not within 30 s: \(try status())")
+    }
+    try until { try watch("w01")["state"] as? String == "in sync" && watch("w02")["state"] as? String == "in sync" }
+    #expect(try watch("w01")["applied_revision"] as? String != nil)
+
+    try MonitorCommandTests.simulate(["sos"], in: dir, device: "sim:watches/w02.json")
+    try until { (try status()["open_sos"] as? [[String: Any]])?.first?["watch"] as? String == "w02" }
+
+    agents[0].send(SIGKILL)
+    try until { try watch("w01")["state"] as? String == "offline" && watch("w01")["needs_attention"] as? Bool == true }
+    let reasons = try watch("w01")["reasons"] as? [String] ?? []
+    #expect(reasons.first?.contains("its agent a1 is offline") == true, "\(reasons)")
+    #expect(try watch("w02")["state"] as? String == "in sync")
+  }
+
+  @Test func anotherAddressNeedsATokenFile() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    try "version: 1\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let result = try TSApplyBinary.run(["monitor", "--serve", "0.0.0.0:0", "--device", "sim:watch.json", "watch.yaml"], in: dir)
+    #expect(result.status == 64)
+    #expect(result.stderr.contains("--serve 0.0.0.0:0 can be reached from other machines: give --serve-token-file FILE"), "\(result.stderr)")
+    let once = try TSApplyBinary.run(["monitor", "--once", "--serve", "8080", "--device", "sim:watch.json", "watch.yaml"], in: dir)
+    #expect(once.status == 64 && once.stderr.contains("no page to --serve"), "\(once.stderr)")
+  }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import TSModel
+import TSTestSupport
+import TSMonitor
+
+/// `Alerts`: one alert when a failure state starts, per watch and kind, across restarts; a
+/// `recovered` when it clears; the `--events` filter; delivery through the outbox.
+@Suite struct AlertsTests {
+  final class Sink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [MonitorEvent] = []
+    func add(_ event: MonitorEvent) { lock.withLock { events.append(event) } }
+    var alerts: [MonitorEvent] { lock.withLock { events.filter { $0.kind == .alert } } }
+    /// `KIND` or `recovered:KIND`, per watch, in order.
+    var summary: [String] {
+      alerts.map { event in
+        let kind = event.fields["alert"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "?"
+        let recovers = event.fields["recovers"].flatMap { if case .string(let text) = $0 { ":" + text } else { nil } } ?? ""
+        return "\(event.watch) \(kind)\(recovers)"
+      }
+    }
+  }
+
+  /// A notifier that records what it was given (and fails while `down`).
+  final class Recorder: Notifier, @unchecked Sendable {
+    private let lock = NSLock()
+    private var bodies: [String] = []
+    var down = false
+    var key: String { "recorder" }
+    var name: String { "recorder" }
+    func deliver(id: String, body: String, attempt: Int) async -> String? {
+      lock.withLock {
+        if down { return "down" }
+        bodies.append(id)
+        return nil
+      }
+    }
+    var ids: [String] { lock.withLock { bodies } }
+  }
+
+  static func alerts(_ directory: String, clock: TestClock, sink: Sink, notifiers: [any Notifier] = [],
+                     filter: String = "all") throws -> Alerts {
+    Alerts(directory: directory, notifiers: notifiers, filter: try Alerts.parseFilter(filter), offlineAfter: .seconds(60),
+           policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)),
+           emit: { sink.add($0) }, notice: { _ in }, now: { clock.now })
+  }
+
+  static func event(_ kind: MonitorEvent.Kind, _ clock: TestClock, _ fields: [String: JSONValue] = [:]) -> MonitorEvent {
+    MonitorEvent(time: clock.now, watch: "sim:/x", kind: kind, message: "\(kind.rawValue) happened", fields: fields)
+  }
+
+  static func check(_ clock: TestClock, drift: Int) -> MonitorCheck { MonitorCheck(time: clock.now, hasRecord: true, drift: drift, pending: 0) }
+
+  @Test func eachFailureStateAlertsOnceAndRecoversOnce() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    let drift = Self.event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("unsafe")])
+    alerts.record(drift, for: ["w1"])
+    alerts.record(drift, for: ["w1"])  // the same drift reported again: no new alert
+    alerts.checked("w1", Self.check(clock, drift: 1))
+    alerts.record(Self.event(.error, clock, ["reason": .string("keeps_drifting_back")]), for: ["w2"])
+    alerts.record(Self.event(.error, clock, ["reason": .string("apply")]), for: ["w3"])
+    alerts.record(Self.event(.applied, clock), for: ["w3"])
+    alerts.record(Self.event(.offline, clock, ["agent": .string("a1")]), for: ["w4", "w5"])
+    alerts.record(Self.event(.offline, clock), for: ["w6"])
+    clock.advance(59)
+    alerts.tick()
+    #expect(!sink.summary.contains("w6 offline"), "not before the threshold")
+    clock.advance(2)
+    alerts.tick()
+    alerts.tick()
+    alerts.record(Self.event(.resolved, clock), for: ["w1"])
+    alerts.record(Self.event(.online, clock, ["agent": .string("a1")]), for: ["w4", "w5"])
+    alerts.record(Self.event(.online, clock), for: ["w6"])
+    alerts.checked("w2", Self.check(clock, drift: 0))
+    #expect(sink.summary == [
+      "w1 drift", "w1 refused", "w2 drifting_back", "w3 failed", "w3 recovered:failed", "w3 applied", "agent:a1 agent_offline",
+      "w6 offline", "w1 recovered:drift", "w1 recovered:refused", "agent:a1 recovered:agent_offline", "w6 recovered:offline",
+      "w2 recovered:drifting_back",
+    ])
+    #expect(Set(sink.alerts.map(\.id)).count == sink.alerts.count, "ids are unique")
+  }
+
+  @Test func openConditionsOutliveARestartSoNothingIsRaisedTwice() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    var alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.record(Self.event(.offline, clock), for: ["w1"])
+    clock.advance(61)
+    alerts.tick()
+    let first = try #require(sink.alerts.last?.id)
+    // A new process: the watch is still offline, and is reported so again.
+    alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.record(Self.event(.offline, clock), for: ["w1"])
+    clock.advance(61)
+    alerts.tick()
+    #expect(sink.summary == ["w1 offline"])
+    alerts.record(Self.event(.online, clock), for: ["w1"])
+    #expect(sink.summary == ["w1 offline", "w1 recovered:offline"])
+    #expect(sink.alerts.last?.fields["opened_id"] == .string(first))
+    // It goes offline again: a new alert with a new id.
+    alerts.record(Self.event(.offline, clock), for: ["w1"])
+    clock.advance(61)
+    alerts.tick()
+    #expect(sink.alerts.last.map { $0.id != first && $0.id.hasSuffix("-offline-2") } == true)
+  }
+
+  @Test func theFilterChoosesWhatIsDeliveredAndDeliveryOutlastsAnOutage() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink(), recorder = Recorder()
+    recorder.down = true
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, notifiers: [recorder], filter: "warning,recovered")
+    await alerts.start()
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("off")]), for: ["w1"])
+    alerts.record(Self.event(.error, clock, ["reason": .string("apply")]), for: ["w2"])
+    alerts.record(Self.event(.resolved, clock), for: ["w1", "w2"])
+    try await Task.sleep(for: .milliseconds(100))
+    recorder.down = false
+    await alerts.idle()
+    let failed = try #require(sink.alerts.first { $0.fields["alert"] == .string("failed") })
+    let recovered = try #require(sink.alerts.first { $0.fields["recovers"] == .string("failed") })
+    // drift is info (not let through), so neither it nor its recovery is delivered.
+    #expect(Set(recorder.ids) == [failed.id, recovered.id] && recorder.ids.count == 2, "\(recorder.ids)")
+    #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory + "/outbox")) ?? []).filter { $0.hasSuffix(".json") }.isEmpty)
+    await alerts.stop(grace: .seconds(1))
+  }
+
+  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "test"]), ("failed, offline", ["failed", "offline", "test"]),
+                    ("all", Alerts.Kind.allCases.map(\.rawValue))])
+  func eventsNamesKindsAndSeverities(_ text: String, _ kinds: [String]) throws {
+    #expect(try Alerts.parseFilter(text).map(\.rawValue).sorted() == kinds.sorted())
+  }
+
+  @Test func anUnknownKindIsRefusedNamingWhatIsAccepted() {
+    #expect(throws: NotifierError.self) { try Alerts.parseFilter("sos,fire") }
+    do { _ = try Alerts.parseFilter("fire") } catch { #expect(error.message.contains("unknown kind 'fire'") && error.message.contains("agent_offline")) }
+  }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+import TSModel
+import TSTestSupport
+import TSMonitor
+
+/// A clock a test moves by hand.
+final class TestClock: @unchecked Sendable {
+  private let lock = NSLock()
+  private var current = Date(timeIntervalSince1970: 1_796_000_000)
+  var now: Date { lock.withLock { current } }
+  func advance(_ seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
+}
+
+/// The status page's state (`StatusBoard`): what each event and check makes of a watch, in the
+/// page's words; SOS presses until acknowledged; the offline threshold; status.json and metrics.
+@Suite struct StatusBoardTests {
+  static let members = [StatusBoard.Member(name: "room-12", labels: ["ward-a"], device: "sim:w12.json"),
+                        StatusBoard.Member(name: "room-14", device: "sim:w14.json")]
+
+  static func board(_ clock: TestClock, threshold: Duration = .seconds(60), showSensitive: Bool = false) -> StatusBoard {
+    StatusBoard(members: members, offlineThreshold: threshold, showSensitive: showSensitive, now: { clock.now })
+  }
+
+  static func event(_ kind: MonitorEvent.Kind, _ clock: TestClock, message: String = "m", _ fields: [String: JSONValue] = [:],
+                    id: String? = nil) -> MonitorEvent {
+    MonitorEvent(time: clock.now, watch: "sim:/x/w12.json", kind: kind, id: id, message: message, fields: fields)
+  }
+
+  struct Case: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// What happens to room-12, in order.
+    var steps: @Sendable (StatusBoard, TestClock) -> Void
+    var state: String
+    /// A text the first reason holds; `nil`: no reason (it needs no attention).
+    var reason: String?
+    var testDescription: String { name }
+  }
+
+  static func check(_ board: StatusBoard, _ clock: TestClock, _ drift: Int, _ pending: Int) {
+    board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: true, drift: drift, pending: pending))
+  }
+
+  static let cases: [Case] = [
+    Case(name: "nothing heard yet", steps: { _, _ in }, state: "checking", reason: nil),
+    Case(name: "online, not checked yet", steps: { board, clock in
+      board.record(event(.online, clock, ["has_record": .bool(true)]), for: ["room-12"])
+    }, state: "checking", reason: nil),
+    Case(name: "checked clean", steps: { board, clock in check(board, clock, 0, 0) }, state: "in sync", reason: nil),
+    Case(name: "never applied", steps: { board, clock in
+      board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: false, drift: 0, pending: 0))
+    }, state: "no record", reason: "Never applied"),
+    Case(name: "drift", steps: { board, clock in
+      check(board, clock, 1, 0)
+      board.record(event(.drift, clock, message: "contacts (1 added) changed on the watch since the last apply; not healed",
+                         ["addresses": .array([.string("contacts")]), "reconcile": .string("off"), "pending": .integer(0)]), for: ["room-12"])
+    }, state: "drift", reason: "contacts (1 added) changed"),
+    Case(name: "drift resolved", steps: { board, clock in
+      board.record(event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("off")]), for: ["room-12"])
+      board.record(event(.resolved, clock), for: ["room-12"])
+      check(board, clock, 0, 0)
+    }, state: "in sync", reason: nil),
+    Case(name: "pending", steps: { board, clock in check(board, clock, 0, 2) }, state: "pending", reason: "2 changes in its manifest"),
+    Case(name: "heal refused as unsafe", steps: { board, clock in
+      check(board, clock, 1, 0)
+      board.record(event(.drift, clock, message: "emergency (1 added) changed; not healed: undoing it is unsafe",
+                         ["addresses": .array([.string("emergency")]), "reconcile": .string("unsafe")]), for: ["room-12"])
+    }, state: "refused", reason: "refused as unsafe"),
+    Case(name: "heal failed", steps: { board, clock in
+      board.record(event(.error, clock, message: "healing the drift failed again: timeout", ["reason": .string("apply")]), for: ["room-12"])
+    }, state: "failed", reason: "Healing failed: healing the drift failed again"),
+    Case(name: "manifest broken", steps: { board, clock in
+      board.record(event(.error, clock, message: "cannot use watch.yaml: 3:1 bad", ["reason": .string("manifest")]), for: ["room-12"])
+    }, state: "invalid", reason: "manifest cannot be used"),
+    Case(name: "offline, under the threshold", steps: { board, clock in
+      board.record(event(.offline, clock, message: "cannot reach the watch: gone"), for: ["room-12"])
+      clock.advance(59)
+    }, state: "offline", reason: nil),
+    Case(name: "offline, over the threshold", steps: { board, clock in
+      board.record(event(.offline, clock, message: "cannot reach the watch: gone"), for: ["room-12"])
+      clock.advance(61)
+    }, state: "offline", reason: "Offline longer than 1 min: the watch cannot be reached"),
+    Case(name: "offline then back", steps: { board, clock in
+      board.record(event(.offline, clock), for: ["room-12"])
+      clock.advance(120)
+      board.record(event(.online, clock, ["has_record": .bool(true)]), for: ["room-12"])
+      check(board, clock, 0, 0)
+    }, state: "in sync", reason: nil),
+    Case(name: "agent refused", steps: { board, _ in
+      board.reported("room-12", AgentReport(state: "refused", note: "removes emergency contact Mom", drift: 0, pending: 1))
+    }, state: "refused", reason: "refused as unsafe: removes emergency contact Mom"),
+    Case(name: "agent in sync", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
+    }, state: "in sync", reason: nil),
+    Case(name: "agent offline", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
+      board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
+      clock.advance(600)
+    }, state: "offline", reason: "Offline longer than 1 min: its agent a1 is offline"),
+  ]
+
+  @Test(arguments: cases)
+  func eachSituationReadsAsTheLogSaysIt(_ example: Case) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    example.steps(board, clock)
+    board.tick()
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == example.state)
+    if let reason = example.reason {
+      #expect(row.reasons.first?.contains(reason) == true, "\(row.reasons)")
+    } else {
+      #expect(row.reasons.isEmpty, "\(row.reasons)")
+    }
+    #expect(board.snapshot().rows[1].name == "room-14")
+  }
+
+  @Test func anSOSStaysOpenUntilAcknowledgedOnceAndIsCountedOnce() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let sos = Self.event(.sos, clock, id: "sos-1-1")
+    board.record(sos, for: ["room-12"])
+    board.record(sos, for: ["room-12"])  // a replay of the same press
+    var snapshot = board.snapshot()
+    #expect(snapshot.openSOS.map(\.id) == ["sos-1-1"])
+    #expect(snapshot.sosPresses == 1)
+    #expect(board.acknowledge("sos-1-1", by: "  \n ") == nil, "a name is needed")
+    clock.advance(30)
+    let press = try #require(board.acknowledge("sos-1-1", by: "  Nurse\u{7}  Ada "))
+    #expect(press.acknowledgedBy == "Nurse  Ada" && press.acknowledgedAt == clock.now)
+    #expect(board.acknowledge("sos-1-1", by: "Ben") == nil, "acknowledged once")
+    snapshot = board.snapshot()
+    #expect(snapshot.openSOS.isEmpty && snapshot.acknowledged.map(\.acknowledgedBy) == ["Nurse  Ada"])
+  }
+
+  @Test func openPressesOutliveARestartOfTheMonitor() throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/status-page.json"
+    let clock = TestClock()
+    var board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    board.record(Self.event(.sos, clock, id: "sos-2-1"), for: ["room-12"])
+    board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])
+    _ = board.acknowledge("sos-2-1", by: "Ada")
+    board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    #expect(board.snapshot().openSOS.map(\.id) == ["sos-2-2"])
+    #expect(board.snapshot().acknowledged.map(\.acknowledgedBy) == ["Ada"])
+    board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])  // replayed: not a second press
+    #expect(board.snapshot().openSOS.count == 1)
+    var info = stat()
+    #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func versionsMoveOnlyForThePartsThatChanged() {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 0, 0)
+    let before = board.versions
+    clock.advance(1)
+    Self.check(board, clock, 0, 0)  // last seen only
+    #expect(board.versions.grid == before.grid + 1 && board.versions.gridState == before.gridState)
+    #expect(board.versions.attention == before.attention && board.versions.sos == before.sos)
+    Self.check(board, clock, 0, 0)  // nothing
+    #expect(board.versions.grid == before.grid + 1)
+    board.record(Self.event(.offline, clock), for: ["room-12"])
+    #expect(board.versions.attention == before.attention, "not yet over the threshold")
+    clock.advance(61)
+    board.tick()
+    #expect(board.versions.attention == before.attention + 1, "the threshold passed")
+    let grid = board.versions.grid
+    board.record(Self.event(.sos, clock, id: "sos-1-2"), for: ["room-14"])
+    #expect(board.versions.sos == before.sos + 1 && board.versions.grid == grid, "an SOS changes no row")
+  }
+
+  @Test func phoneNumbersAreMaskedUnlessShowSensitive() throws {
+    for show in [false, true] {
+      let clock = TestClock()
+      let board = Self.board(clock, showSensitive: show)
+      board.reported("room-12", AgentReport(state: "failed", note: "the watch stored +44 7700 900456 as 0", drift: 0, pending: 0))
+      let reason = try #require(board.snapshot().rows.first?.reasons.first)
+      #expect(reason.contains("+44 7700 900456") == show, "\(reason)")
+      #expect(board.snapshot().json.contains("900456") == show)
+    }
+  }
+
+  @Test func statusJSONHoldsTheDocumentedKeys() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 0, 1)
+    board.record(Self.event(.sos, clock, id: "sos-1-3"), for: ["room-12"])
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(board.snapshot().json.utf8)) as? [String: Any])
+    #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts"])
+    let watch = try #require((object["watches"] as? [[String: Any]])?.first)
+    #expect(Set(watch.keys) == ["name", "labels", "device", "state", "needs_attention", "reasons", "last_seen", "offline_since",
+                                "drift", "pending", "applied_revision"])
+    #expect(watch["state"] as? String == "pending" && watch["needs_attention"] as? Bool == true)
+    #expect((object["open_sos"] as? [[String: Any]])?.first?["watch"] as? String == "room-12")
+    let counts = try #require(object["counts"] as? [String: Any])
+    #expect((counts["watches_by_state"] as? [String: Int])?["pending"] == 1 && counts["sos_open"] as? Int == 1)
+  }
+
+  @Test func metricsAreInThePrometheusTextFormat() {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 0, 0)
+    board.record(Self.event(.sos, clock, id: "sos-1-4"), for: ["room-12"])
+    board.record(Self.event(.error, clock, ["reason": .string("delivery")]), for: ["room-12"])
+    board.record(Self.event(.applied, clock), for: ["room-12"])
+    let text = board.snapshot().metrics
+    for line in ["tsapply_watches{state=\"in sync\"} 1", "tsapply_watches{state=\"checking\"} 1", "tsapply_watches{state=\"offline\"} 0",
+                 "tsapply_sos_presses_total 1", "tsapply_sos_open 1", "tsapply_deliveries_failed_total 1",
+                 "tsapply_applies_total{result=\"applied\"} 1", "tsapply_applies_total{result=\"refused\"} 0",
+                 "# TYPE tsapply_sos_presses_total counter", "# TYPE tsapply_watches gauge"] {
+      #expect(text.split(separator: "\n").contains(Substring(line)), "\(line)")
+    }
+    // Every sample line is NAME{LABELS} VALUE or NAME VALUE; every family is typed before its samples.
+    var typed: Set<String> = []
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("# TYPE ") { typed.insert(String(line.split(separator: " ")[2])) }
+      if line.hasPrefix("#") { continue }
+      let name = String(line.prefix { $0 != "{" && $0 != " " })
+      #expect(typed.contains(name), "\(line)")
+      #expect(Int(line.split(separator: " ").last ?? "") != nil, "\(line)")
+    }
+  }
+}
