@@ -16,7 +16,9 @@ public struct RawConnection: Sendable {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard socket >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    // 30 s: a handler runs on the shared thread pool, which the start of a full `swift test` on
+    // two cores can keep busy for more than 10 s.
+    var timeout = timeval(tv_sec: 30, tv_usec: 0)
     setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
   }
 
@@ -27,7 +29,8 @@ public struct RawConnection: Sendable {
     return Foundation.send(socket, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count
   }
 
-  /// Everything the server sends until it closes the connection or `until` appears (at most 10 s).
+  /// Everything the server sends until it closes the connection or `until` appears (at most 30 s
+  /// without a byte).
   public func receive(until marker: String? = nil) -> String {
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
