@@ -274,18 +274,8 @@ enum FleetBenchmark {
       try seedProcess(directory, drift: false)
       try write(defaults.replacingOccurrences(of: "every: 2h}}", with: "every: 3h}}"), to: directory + "/wards/ward-a.yaml")
       func plan(_ options: [String], command: String = "plan") throws -> (text: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [command, "--fleet", "fleet.yaml"] + options
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state", "NO_COLOR": "1"]) { _, new in new }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        let environment = ProcessInfo.processInfo.environment.merging(["TSAPPLY_STATE_DIR": directory + "/state", "NO_COLOR": "1"]) { _, new in new }
+        return try execute(binary, [command, "--fleet", "fleet.yaml"] + options, environment: environment, in: directory)
       }
       func lines(_ text: String) -> Int { text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 }
       let human = try plan([]), summary = try plan(["--summary"]), markdown = try plan(["--markdown"]), json = try plan(["--json"])
@@ -561,6 +551,12 @@ enum FleetBenchmark {
 
   /// Runs `binary arguments` in `directory`; its standard output.
   static func run(_ binary: String, _ arguments: [String], environment: [String: String], in directory: String) throws -> String {
+    try execute(binary, arguments, environment: environment, in: directory).text
+  }
+
+  /// Runs `binary arguments` in `directory`; its standard output and exit status.
+  static func execute(_ binary: String, _ arguments: [String], environment: [String: String],
+                      in directory: String) throws -> (text: String, status: Int32) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
@@ -572,6 +568,6 @@ enum FleetBenchmark {
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    return (String(decoding: data, as: UTF8.self), process.terminationStatus)
   }
 }
