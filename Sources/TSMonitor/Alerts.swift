@@ -69,7 +69,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     return kinds
   }
 
-  private struct Stored: Codable {
+  struct Stored: Codable {
     var format = "tsapply-monitor-alerts"
     var version = 1
     /// Open conditions: "WATCH\u{0}KIND" → the id of the alert that opened it.
@@ -120,6 +120,37 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     } else {
       stored = Stored()
     }
+    if Self.catchUp(&stored, with: outbox.entries().entries) { save() }
+  }
+
+  /// Brings the state up to the outbox after a crash: an alert is queued before the state is
+  /// saved (`raise`), so a monitor killed between the two leaves a condition's alert, or its
+  /// recovery, in the outbox and not in `alerts.json`. Without this the restarted monitor
+  /// delivers the alert but never its recovery (it does not know the condition is open).
+  /// Returns whether anything changed.
+  static func catchUp(_ stored: inout Stored, with entries: [Outbox.Entry]) -> Bool {
+    var changed = false
+    // Openings before recoveries: a recovery closes only the opening it names.
+    let ordered = entries.filter { !$0.body.contains("\"recovers\":") } + entries.filter { $0.body.contains("\"recovers\":") }
+    for entry in ordered {
+      guard case .object(let body)? = try? JSONDecoder().decode(JSONValue.self, from: Data(entry.body.utf8)),
+            case .string(let watch)? = body["watch"], case .string(let name)? = body["alert"], let kind = Kind(rawValue: name)
+      else { continue }
+      if kind.isCondition, let start = entry.id.split(separator: "-").last.flatMap({ Int($0) }) {
+        let key = Self.key(watch, kind)
+        guard stored.open[key] == nil, (stored.starts[key] ?? 0) < start else { continue }
+        stored.open[key] = entry.id
+        stored.starts[key] = start
+        changed = true
+      } else if kind == .recovered, case .string(let recovers)? = body["recovers"], let closed = Kind(rawValue: recovers),
+                case .string(let opened)? = body["opened_id"] {
+        let key = Self.key(watch, closed)
+        guard stored.open[key] == opened else { continue }
+        stored.open[key] = nil
+        changed = true
+      }
+    }
+    return changed
   }
 
   /// Delivers what an earlier run left in the outbox.
@@ -260,7 +291,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     return MonitorEvent(time: now(), watch: watch, kind: .alert, id: id, message: message, fields: all)
   }
 
-  /// Saves the state, logs the alert and, when its kind passes the filter, queues it.
+  /// Queues the alert when its kind passes the filter, then saves the state and logs it. The
+  /// outbox entry comes first: a crash between the two is repaired from it at the next start
+  /// (`catchUp`); the other order could lose the alert.
   private func raise(_ alert: MonitorEvent, kind: Kind, recovers: Kind? = nil) {
     let passes = filter.contains(kind) && (recovers.map { filter.contains($0) } ?? true)
     if passes, let delivery, outbox.entry(alert.id) == nil {

@@ -107,6 +107,42 @@ import TSMonitor
     #expect(sink.alerts.last.map { $0.id != first && $0.id.hasSuffix("-offline-2") } == true)
   }
 
+  /// A monitor killed after queuing an alert and before saving its state: the restarted one
+  /// knows the condition is open from the outbox, so the watch's return is a recovery.
+  @Test(arguments: ["offline", "refused"])
+  func aConditionQueuedButNotSavedBeforeACrashStillRecovers(_ kind: String) async throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink(), recorder = Recorder()
+    recorder.down = true
+    var alerts = try Self.alerts(directory, clock: clock, sink: sink, notifiers: [recorder])
+    let before = FileManager.default.contents(atPath: directory + "/alerts.json")
+    if kind == "offline" {
+      alerts.record(Self.event(.offline, clock), for: ["w1"])
+      clock.advance(61)
+      alerts.tick()
+    } else {
+      alerts.record(Self.event(.drift, clock, ["reconcile": .string("unsafe")]), for: ["w1"])
+    }
+    let opened = try #require(sink.alerts.last?.id)
+    #expect(opened.contains("-\(kind)-1"))
+    // The crash: the state file as it was before the alert, the outbox entry kept.
+    if let before { try before.write(to: URL(fileURLWithPath: directory + "/alerts.json")) } else { unlink(directory + "/alerts.json") }
+    alerts = try Self.alerts(directory, clock: clock, sink: sink, notifiers: [recorder])
+    if kind == "offline" {
+      alerts.record(Self.event(.online, clock), for: ["w1"])
+    } else {
+      alerts.checked("w1", Self.check(clock, drift: 0))
+    }
+    #expect(sink.alerts.last?.fields["recovers"] == .string(kind), "\(sink.summary)")
+    #expect(sink.alerts.last?.fields["opened_id"] == .string(opened))
+    // A third start with the recovery still queued opens nothing again.
+    alerts = try Self.alerts(directory, clock: clock, sink: sink, notifiers: [recorder])
+    let count = sink.alerts.count
+    alerts.record(Self.event(.online, clock), for: ["w1"])
+    alerts.checked("w1", Self.check(clock, drift: 0))
+    #expect(sink.alerts.count == count, "\(sink.summary)")
+  }
+
   @Test func theFilterChoosesWhatIsDeliveredAndDeliveryOutlastsAnOutage() async throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink(), recorder = Recorder()
