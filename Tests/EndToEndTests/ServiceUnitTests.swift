@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TSTestSupport
 
-/// The systemd units the Debian package installs (packaging/systemd/) pass `systemd-analyze
+/// The systemd units the Debian package installs (script/packaging/systemd/) pass `systemd-analyze
 /// verify` without a warning, in a root laid out as the package lays it out: the units in
 /// /lib/systemd/system beside the system's own, the built tsapply as /usr/bin/tsapply.
 /// (The man pages their Documentation= names are checked on an installed package by
@@ -23,7 +23,7 @@ import TSTestSupport
     try fm.createDirectory(at: root.appendingPathComponent("lib/systemd"), withIntermediateDirectories: true)
     try fm.copyItem(atPath: Self.systemUnits, toPath: unitDirectory.path)
     for unit in Self.units {
-      try fm.copyItem(at: TSApplyBinary.packageRoot.appendingPathComponent("packaging/systemd/\(unit)"),
+      try fm.copyItem(at: TSApplyBinary.packageRoot.appendingPathComponent("script/packaging/systemd/\(unit)"),
                       to: unitDirectory.appendingPathComponent(unit))
     }
     try fm.createDirectory(at: root.appendingPathComponent("usr/bin"), withIntermediateDirectories: true)

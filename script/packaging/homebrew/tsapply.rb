@@ -5,7 +5,7 @@
 # Before publishing a tag: set `url` to where the repository's tag tarballs are served (OWNER is
 # a placeholder: the repository names no public home yet) and `sha256` to
 # `shasum -a 256 tsapply-VERSION.tar.gz`. Not tested by the repository's CI, which runs on
-# Debian without Homebrew: `brew install --build-from-source packaging/homebrew/tsapply.rb`
+# Debian without Homebrew: `brew install --build-from-source script/packaging/homebrew/tsapply.rb`
 # then `brew test tsapply` checks it on a Mac.
 class Tsapply < Formula
   desc "Declarative configuration reconciler for TopStep smartwatches"
