@@ -25,6 +25,8 @@ extension MonitorCommand {
     var server: StatusPageServer?
     if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
     defer { server?.stop() }
+    let rolloutWatch = board.map { Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, on: $0) }
+    defer { rolloutWatch?.cancel() }
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
                                  context: context, emit: output.write)
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
@@ -99,5 +101,25 @@ extension MonitorCommand {
     stderr.write("Monitors stopped.\n")
     if !failures.isEmpty { throw CommandFailure(failures.joined(separator: "\n")) }
     return .success
+  }
+
+  /// Reads the fleet's rollout record (kept by `apply --fleet` in its own process) every 2 s
+  /// into the page's board, so a paused or aborted rollout shows on the page as `status --fleet`
+  /// prints it; a record that cannot be read says so.
+  static func followRollout(_ store: RolloutStore, fleetFile: String, on board: StatusBoard) -> Task<Void, Never> {
+    Task {
+      while !Task.isCancelled {
+        do throws(SecureFileError) {
+          board.rollout(try store.load().map { record in
+            StatusBoard.Rollout(phase: record.phase.rawValue, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
+                                json: record.json)
+          })
+        } catch {
+          board.rollout(StatusBoard.Rollout(phase: "unknown", lines: ["The fleet's rollout record cannot be read: \(error)"],
+                                            json: .object(["phase": .string("unknown"), "reason": .string(error.description)])))
+        }
+        try? await Task.sleep(for: .seconds(2))
+      }
+    }
   }
 }

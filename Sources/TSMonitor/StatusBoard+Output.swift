@@ -14,7 +14,7 @@ extension StatusBoard.Snapshot {
   /// time, acknowledged_by, acknowledged_at}], watches: [{name, labels, device, state,
   /// needs_attention, reasons, last_seen, offline_since, drift, pending, applied_revision}],
   /// counts: {watches_by_state, needing_attention, sos_presses, sos_open, deliveries_failed,
-  /// applies}}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
+  /// applies}, rollout: the fleet's staged rollout as `status --fleet --json` gives it, or null}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
   public var json: String {
     func stamp(_ date: Date?) -> JSONValue { date.map { .string(MonitorEvent.timestamp($0)) } ?? .null }
     func press(_ press: StatusBoard.SOSPress) -> JSONValue {
@@ -43,7 +43,7 @@ extension StatusBoard.Snapshot {
     return MonitorEvent.compact(.object([
       "format_version": .string("1"), "time": stamp(time), "offline_threshold_seconds": .integer(Int(Backoff.seconds(offlineThreshold))),
       "open_sos": .array(openSOS.map(press)), "acknowledged_sos": .array(acknowledged.map(press)), "watches": .array(watches),
-      "counts": counts,
+      "counts": counts, "rollout": rollout?.json ?? .null,
     ])) + "\n"
   }
 

@@ -138,12 +138,34 @@ public final class StatusBoard: @unchecked Sendable {
     public var offlineThreshold: Duration
     /// Bumped on every change of the SOS list, of the watches needing attention, of the grid.
     public var versions: Versions
+    /// The fleet's staged rollout, when it has had one (`StatusBoard.rollout(_:)`).
+    public var rollout: Rollout?
 
     /// Rows that need attention, in the fleet's order.
     public var attention: [Row] { rows.filter(\.needsAttention) }
 
     /// Watches by state.
     public var states: [String: Int] { rows.reduce(into: [:]) { $0[$1.state, default: 0] += 1 } }
+  }
+
+  /// Where a fleet's staged rollout stands (docs/fleet.md "Staged rollouts"), as the page shows
+  /// it: the record is kept by `apply --fleet` in another process and read by the front end.
+  public struct Rollout: Sendable, Equatable {
+    /// `running`, `waiting`, `paused`, `aborted`, `completed`, or `unknown` when the record cannot be read.
+    public var phase: String
+    /// What `status --fleet` prints about it, one line each: the first says where it stands.
+    public var lines: [String]
+    /// The record as `status --fleet --json` gives it.
+    public var json: JSONValue
+
+    /// Whether a person has to act: paused (`--continue` or `--abort`), aborted, or unreadable.
+    public var needsAttention: Bool { phase == "paused" || phase == "aborted" || phase == "unknown" }
+
+    public init(phase: String, lines: [String], json: JSONValue) {
+      self.phase = phase
+      self.lines = lines
+      self.json = json
+    }
   }
 
   /// Change counters per part of the page, so a front end sends only what changed.
@@ -190,6 +212,7 @@ public final class StatusBoard: @unchecked Sendable {
   private var applies: [String: Int] = [:]
   private var events: [String: Int] = [:]
   private var counters = Versions()
+  private var rolloutState: Rollout?
   private var observers: [@Sendable () -> Void] = []
   /// How long a watch may be unreachable before it needs attention.
   public let offlineThreshold: Duration
@@ -327,6 +350,18 @@ public final class StatusBoard: @unchecked Sendable {
   /// characters removed, at most `maxAcknowledgerLength` characters) at `time` (default now);
   /// the front end writes the `acknowledged` event first. `nil` when there is no such open press
   /// (acknowledged already, or unknown) or `person` is empty.
+  /// Takes where the fleet's staged rollout stands into account (`nil`: it has had none); the
+  /// attention part changes when it does. Call it whenever the record may have changed.
+  public func rollout(_ rollout: Rollout?) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      guard rolloutState != rollout else { return nil }
+      rolloutState = rollout
+      counters.attention += 1
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
   /// The open SOS press `id`, if it is open.
   public func openPress(_ id: String) -> SOSPress? { lock.withLock { open.first { $0.id == id } } }
 
@@ -379,7 +414,7 @@ public final class StatusBoard: @unchecked Sendable {
       let time = now()
       return Snapshot(time: time, openSOS: open, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
                       sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
-                      offlineThreshold: offlineThreshold, versions: counters)
+                      offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState)
     }
   }
 

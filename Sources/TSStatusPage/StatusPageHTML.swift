@@ -86,6 +86,10 @@ public enum StatusPageHTML {
   private static func attention(_ snapshot: StatusBoard.Snapshot) -> String {
     let rows = snapshot.attention
     var html = "<h2 id=\"attention-h\">Needs attention: \(rows.isEmpty ? "none" : counted(rows.count, "watch", "watches"))</h2>"
+    if let rollout = snapshot.rollout, let head = rollout.lines.first {
+      html += "<div class=\"rollout\(rollout.needsAttention ? " act" : "")\"><p><strong>\(escape(head))</strong></p>"
+      html += rollout.lines.dropFirst().map { "<p>\(escape($0.trimmingCharacters(in: .whitespaces)))</p>" }.joined() + "</div>"
+    }
     guard !rows.isEmpty else { return html + "<p class=\"calm\">Every watch is in sync or being checked.</p>" }
     html += "<ul class=\"attention\">"
     for row in rows {
@@ -182,6 +186,8 @@ public enum StatusPageHTML {
     .sos .note{color:#fff}.sos label{font-weight:600}.sos input{max-width:14rem}.sos button{background:#fff;color:#a4001d;border-color:#fff}\
     .calm{color:#0d5a2a;font-weight:600}.note{color:#4a4a4a}.attention{list-style:none;padding:0;margin:0}\
     .attention li{border-left:6px solid #8a4b00;background:#fff6e5;padding:.5rem .75rem;margin:0 0 .5rem}.reason{display:block}\
+    .rollout{border-left:6px solid #4a4a4a;background:#f0f0f0;padding:.5rem .75rem;margin:0 0 .75rem}.rollout p{margin:.15rem 0}\
+    .rollout.act{border-left-color:#8a4b00;background:#fff6e5}\
     .scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #c8c8c8;white-space:nowrap}\
     thead th{background:#f0f0f0}tbody th{font-weight:600}\
     .state{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid currentColor;font-weight:600}\

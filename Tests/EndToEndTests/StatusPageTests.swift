@@ -188,6 +188,44 @@ import TSTestSupport
     #expect(try watch("w02")["state"] as? String == "in sync")
   }
 
+  /// A staged rollout paused by `apply --fleet` in another process shows on the page and in
+  /// `/status.json` as `status --fleet` prints it, and follows it when it is continued.
+  @Test func aPausedRolloutShowsOnThePageUntilItIsContinued() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let names = try Self.fleet(in: dir, count: 3)
+    for name in names {
+      try "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
+        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
+    }
+    let paused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--canary", "1", "--batch", "2",
+                                        "--pause", "manual"], in: dir, environment: Self.environment(dir))
+    #expect(paused.stdout.contains("paused after wave 1 of 2"), "\(paused.stdout)\(paused.stderr)")
+    let (monitor, url) = try Self.monitor(in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    let auth = ["Authorization: Bearer \(Self.token)"]
+    func rollout() throws -> [String: Any]? {
+      let answer = try Self.request(url, "/status.json", headers: auth)
+      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+      return body?["rollout"] as? [String: Any]
+    }
+    func until(_ phase: String) throws {
+      for _ in 0..<1500 { if try rollout()?["phase"] as? String == phase { return }; usleep(20_000) }
+      Issue.record("not \(phase) within 30 s: \(String(describing: try rollout()))")
+    }
+    try until("paused")
+    #expect(try rollout()?["waves_done"] as? Int == 1)
+    let page = try Self.request(url, "/", headers: auth)
+    #expect(page.contains("<div class=\"rollout act\"><p><strong>Rollout (") && page.contains("paused after wave 1 of 2"), "\(page.prefix(3000))")
+    #expect(page.contains("Continue with &#39;tsapply apply --fleet fleet.yaml --continue&#39;"))
+
+    let continued = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--continue"],
+                                          in: dir, environment: Self.environment(dir))
+    #expect(continued.status == 0, "\(continued.stdout)\(continued.stderr)")
+    try until("completed")
+    let done = try Self.request(url, "/", headers: auth)
+    #expect(done.contains("<div class=\"rollout\"><p><strong>Rollout (") && done.contains("completed: 2 waves applied"), "\(done.prefix(3000))")
+  }
+
   @Test func anotherAddressNeedsATokenFile() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     try "version: 1\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)

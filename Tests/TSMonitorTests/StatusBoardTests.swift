@@ -170,6 +170,22 @@ final class TestClock: @unchecked Sendable {
     #expect(board.versions.sos == before.sos + 1 && board.versions.grid == grid, "an SOS changes no row")
   }
 
+  @Test func aRolloutChangesTheAttentionPartOnlyWhenItChanges() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let before = board.versions
+    let paused = StatusBoard.Rollout(phase: "paused", lines: ["Rollout (canary 1): paused after wave 1 of 2.", "  Continue with …"],
+                                     json: .object(["phase": .string("paused")]))
+    board.rollout(paused)
+    board.rollout(paused)
+    #expect(board.versions.attention == before.attention + 1 && board.versions.grid == before.grid)
+    #expect(board.snapshot().rollout?.needsAttention == true)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(board.snapshot().json.utf8)) as? [String: Any])
+    #expect((object["rollout"] as? [String: Any])?["phase"] as? String == "paused")
+    board.rollout(StatusBoard.Rollout(phase: "completed", lines: ["Rollout: completed."], json: .object(["phase": .string("completed")])))
+    #expect(board.versions.attention == before.attention + 2 && board.snapshot().rollout?.needsAttention == false)
+  }
+
   @Test func phoneNumbersAreMaskedUnlessShowSensitive() throws {
     for show in [false, true] {
       let clock = TestClock()
@@ -187,7 +203,8 @@ final class TestClock: @unchecked Sendable {
     Self.check(board, clock, 0, 1)
     board.record(Self.event(.sos, clock, id: "sos-1-3"), for: ["room-12"])
     let object = try #require(try JSONSerialization.jsonObject(with: Data(board.snapshot().json.utf8)) as? [String: Any])
-    #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts"])
+    #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts", "rollout"])
+    #expect(object["rollout"] is NSNull, "no rollout: null")
     let watch = try #require((object["watches"] as? [[String: Any]])?.first)
     #expect(Set(watch.keys) == ["name", "labels", "device", "state", "needs_attention", "reasons", "last_seen", "offline_since",
                                 "drift", "pending", "applied_revision"])
