@@ -186,13 +186,20 @@ struct FleetSession: Sendable {
     let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: startGate ?? stop)
     let rows = Locked<[Int: FleetWatchReport]>([:])
     let observer = self.observer
+    let ticker = Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(1))
+        printer.tick()
+      }
+    }
+    defer { ticker.cancel() }
     _ = await runner.run(loaded.members, progress: { printer.progress($0) }, finished: { index, result in
       var (text, row) = render(result)
       row.section = text
       row.manifests = result.member.manifestFiles
       rows.mutate { $0[index] = row }
       observer?(row)
-      printer.finished(index, "")
+      printer.finished(index, "", verdict: row.verdict.word, failed: row.verdict.isFailure ? row.name : nil)
     }) { member, document, watch throws(EngineError) in
       try await operation(member, document, watch)
     }
@@ -235,7 +242,11 @@ struct FleetSession: Sendable {
 }
 
 /// Prints fleet sections in fleet order as they complete, with a progress line on a terminal
-/// (`[3/10] planning: room-12, room-14`), cleared before each section and redrawn after.
+/// (`[3/10] planning: room-12, room-14`), cleared before each section and redrawn after. Into a
+/// log (not a terminal), a quiet run that lasts longer than `logInterval` says how far it is
+/// every `logInterval`, naming the watches that failed since its last line — `[250/1000] applying
+/// (1m5s elapsed): 248 applied, 2 failed (room-12, room-40)` — so a long rollout shows signs of
+/// life and its failures before the review at the end (a short run prints only the review).
 final class SectionPrinter: @unchecked Sendable {
   private let lock = NSLock()
   private let context: CommandContext
@@ -246,13 +257,27 @@ final class SectionPrinter: @unchecked Sendable {
   private var nextToPrint = 0
   private var lastProgress: FleetProgress?
   private var progressShown = false
+  private var results: [String: Int] = [:]
+  private var failedSinceLogged: [String] = []
+  private let started: ContinuousClock.Instant
+  private var lastLogged: ContinuousClock.Instant
+  private let logInterval: Duration
+  private let clock: @Sendable () -> ContinuousClock.Instant
 
-  init(context: CommandContext, total: Int, verb: String, quiet: Bool) {
+  init(context: CommandContext, total: Int, verb: String, quiet: Bool, logInterval: Duration = .seconds(10),
+       clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
     self.context = context
     self.total = total
     self.verb = verb
     self.quiet = quiet
+    self.logInterval = logInterval
+    self.clock = clock
+    started = clock()
+    lastLogged = started
   }
+
+  /// Whether progress goes to a log as lines (not a terminal, sections not printed as they come).
+  private var logs: Bool { !live && quiet }
 
   private var live: Bool { context.stdoutIsTerminal }
 
@@ -261,11 +286,16 @@ final class SectionPrinter: @unchecked Sendable {
     defer { lock.unlock() }
     lastProgress = progress
     drawProgress()
+    logProgress()
   }
 
-  func finished(_ index: Int, _ text: String) {
+  /// The watch at `index` finished with the section `text`; `verdict` is its result's word,
+  /// `failed` its name when it failed.
+  func finished(_ index: Int, _ text: String, verdict: String? = nil, failed: String? = nil) {
     lock.lock()
     defer { lock.unlock() }
+    if let verdict { results[verdict, default: 0] += 1 }
+    if let failed { failedSinceLogged.append(failed) }
     pending[index] = text
     clearProgress()
     while let section = pending.removeValue(forKey: nextToPrint) {
@@ -280,6 +310,26 @@ final class SectionPrinter: @unchecked Sendable {
     defer { lock.unlock() }
     clearProgress()
     lastProgress = nil
+  }
+
+  /// Writes the log's progress line when it is due (call it every second or so: a watch that
+  /// takes long tells nothing itself).
+  func tick() {
+    lock.lock()
+    defer { lock.unlock() }
+    logProgress()
+  }
+
+  private func logProgress() {
+    let now = clock()
+    guard logs, let progress = lastProgress, progress.done < progress.total, now - lastLogged >= logInterval else { return }
+    lastLogged = now
+    let counts = results.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+    var names = failedSinceLogged.prefix(5).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
+    if failedSinceLogged.count > 5 { names += " and \(failedSinceLogged.count - 5) more" }
+    failedSinceLogged = []
+    context.stdout.write("[\(progress.done)/\(progress.total)] \(verb) (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
+      + (counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")) + (names.isEmpty ? "" : "; failed since the last line: " + names) + "\n")
   }
 
   private func drawProgress() {

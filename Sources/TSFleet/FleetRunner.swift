@@ -152,6 +152,12 @@ public struct FleetProgress: Sendable, Equatable {
   public var total: Int
   /// Names of the watches running now, in the order they started.
   public var running: [String]
+
+  public init(done: Int, total: Int, running: [String]) {
+    self.done = done
+    self.total = total
+    self.running = running
+  }
 }
 
 /// Counts watches started and finished for `FleetProgress` (thread-safe).

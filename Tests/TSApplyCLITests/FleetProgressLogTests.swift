@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import TSApplyNetworkCLI
+import TSApplyCLI
+import TSFleet
+import TSTestSupport
+
+/// A fleet run written into a log (not a terminal): nothing but the review when it is short; a
+/// line every interval when it is long, with the counts so far and the watches that failed since.
+@Suite struct FleetProgressLogTests {
+  final class Clock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var now = ContinuousClock.now
+    var instant: ContinuousClock.Instant { lock.withLock { now } }
+    func advance(_ seconds: Int64) { lock.withLock { now += .seconds(seconds) } }
+  }
+
+  static func progress(_ done: Int, _ total: Int) -> FleetProgress { FleetProgress(done: done, total: total, running: []) }
+
+  @Test(arguments: [false, true])
+  func aLongRunInALogSaysHowFarItIsAndWhoFailed(terminal: Bool) {
+    let out = BufferOutput(), clock = Clock()
+    let context = CommandContext(stdout: out, stderr: BufferOutput(), stdoutIsTerminal: terminal, environment: [:], currentDirectory: "/")
+    let printer = SectionPrinter(context: context, total: 4, verb: "applying", quiet: true, logInterval: .seconds(10), clock: { clock.instant })
+    printer.progress(Self.progress(0, 4))
+    printer.finished(0, "", verdict: "applied")
+    printer.finished(1, "", verdict: "failed", failed: "room-12")
+    clock.advance(5)
+    printer.tick()
+    let short = terminal ? "" : out.text
+    #expect(short.isEmpty, "nothing within the first interval: \(short)")
+    clock.advance(6)
+    printer.progress(Self.progress(2, 4))
+    clock.advance(3)
+    printer.finished(2, "", verdict: "applied")
+    printer.tick()
+    clock.advance(8)
+    printer.tick()
+    printer.end()
+    let lines = out.text.split(separator: "\n").map(String.init)
+    if terminal {
+      #expect(!out.text.contains("elapsed"), "a terminal gets the redrawn line instead: \(out.text)")
+    } else {
+      #expect(lines == ["[2/4] applying (11s elapsed): 1 applied, 1 failed; failed since the last line: room-12",
+                        "[2/4] applying (22s elapsed): 2 applied, 1 failed"], "\(lines)")
+    }
+  }
+}
