@@ -34,6 +34,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
               MonitorBenchmark.run),
   "status-page": ("monitor --fleet --serve over N drifted sim: watches in headless Chromium: first paint, SOS -> visible (median of PRESSES), CPU with 10 pages [N] [PRESSES] [BINARY]",
                   StatusPageBenchmark.run),
+  "alerts": ("offline alerts of N monitored sim: watches with OFF taken away, across a SIGKILL of the monitor: count, delay, duplicates [N] [OFF] [BINARY]",
+             AlertBenchmark.run),
   "monitor-idle": ("CPU and memory of an idle tsapply monitor, from /proc [SECONDS]", MonitorBenchmark.idle),
   "validate": ("validate a 200-contact, 10-custom-reminder manifest beside a plain libyaml event scan", { arguments in
     ValidateBenchmark.run(arguments)
