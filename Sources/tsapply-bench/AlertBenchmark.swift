@@ -14,14 +14,8 @@ enum AlertBenchmark {
   static func run(_ arguments: [String]) async throws -> Int32 {
     let count = arguments.first.flatMap(Int.init) ?? 100
     let off = arguments.dropFirst().first.flatMap(Int.init) ?? 10
-    let binary = arguments.dropFirst(2).first ?? MonitorBenchmark.binary.path
-    guard FileManager.default.isExecutableFile(atPath: binary) else {
-      throw BenchmarkFailure("\(binary) not built (swift build -c release --product tsapply)")
-    }
-    let directory = try FleetBenchmark.directory()
+    let (binary, directory) = try FleetBenchmark.drifted(count, binary: arguments.dropFirst(2).first)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    try FleetBenchmark.fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
-    try FleetBenchmark.seedProcess(directory)
     let received = directory + "/alerts.jsonl", down = directory + "/down"
     try FleetBenchmark.write("#!/bin/sh\n[ -e \(down) ] && exit 1\nprintf '%s\\n' \"$TSAPPLY_EVENT_JSON\" >> \(received)\n",
                              to: directory + "/record.sh")
@@ -76,5 +70,27 @@ enum AlertBenchmark {
                  delivered("offline"), delivered("recovered:offline"), settled, ids.count - Set(ids).count,
                  offline == Set(names) ? "yes" : "no", recovered == Set(names) ? "yes" : "no"))
     return delivered("offline") == off && delivered("recovered:offline") == off && ids.count == Set(ids).count ? 0 : 1
+  }
+}
+
+extension FleetBenchmark {
+  /// The built `tsapply` (`binary`, or the one beside this benchmark) and a new folder holding a
+  /// fleet of `count` sim: watches `room-0000`… set up by `fleet-seed` (applied, then each
+  /// drifted); the caller removes the folder.
+  /// - Throws: `BenchmarkFailure` when the binary is not built or the set-up fails.
+  static func drifted(_ count: Int, binary: String?) throws -> (binary: String, directory: String) {
+    let binary = binary ?? MonitorBenchmark.binary.path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      throw BenchmarkFailure("\(binary) not built (swift build -c release --product tsapply)")
+    }
+    let directory = try directory()
+    do {
+      try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
+      try seedProcess(directory)
+    } catch {
+      try? FileManager.default.removeItem(atPath: directory)
+      throw error
+    }
+    return (binary, directory)
   }
 }

@@ -16,14 +16,8 @@ enum StatusPageBenchmark {
   static func run(_ arguments: [String]) async throws -> Int32 {
     let count = arguments.first.flatMap(Int.init) ?? 1000
     let presses = arguments.dropFirst().first.flatMap(Int.init) ?? 20
-    let binary = arguments.dropFirst(2).first ?? MonitorBenchmark.binary.path
-    guard FileManager.default.isExecutableFile(atPath: binary) else {
-      throw BenchmarkFailure("\(binary) not built (swift build -c release --product tsapply)")
-    }
-    let directory = try FleetBenchmark.directory()
+    let (binary, directory) = try FleetBenchmark.drifted(count, binary: arguments.dropFirst(2).first)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    try FleetBenchmark.fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
-    try FleetBenchmark.seedProcess(directory)
     let token = "bench-token-\(UUID().uuidString)"
     try FleetBenchmark.write(token, to: directory + "/page.token")
     chmod(directory + "/page.token", 0o600)
