@@ -15,8 +15,8 @@ public protocol MonitorObserver: AnyObject, Sendable {
 extension StatusBoard: MonitorObserver {}
 
 /// Alerts for every failure state (docs/monitor.md "Alerts"): each condition a watch can be in —
-/// drift, drifting back, a failed or refused apply, offline longer than a threshold, its agent
-/// offline — raises one `alert` event when it starts (deduplicated per watch and kind, across
+/// drift, drifting back, a failed or refused apply, a manifest (or fleet file) that cannot be used,
+/// offline longer than a threshold, its agent offline — raises one `alert` event when it starts (deduplicated per watch and kind, across
 /// restarts: the open conditions are kept in `alerts.json`), and a `recovered` alert when it
 /// clears; an apply raises `applied`. Each alert whose kind passes the filter goes through a
 /// durable outbox (`Outbox`, `Delivery`: retried with backoff until each notifier succeeds, a
@@ -31,7 +31,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   public enum Kind: String, CaseIterable, Sendable {
     case sos, drift
     case driftingBack = "drifting_back"
-    case applied, failed, refused, offline
+    case applied, failed, refused, invalid, offline
     case agentOffline = "agent_offline"
     case recovered, test
 
@@ -39,7 +39,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     public var severity: String {
       switch self {
       case .sos: "critical"
-      case .driftingBack, .failed, .refused, .offline, .agentOffline: "warning"
+      case .driftingBack, .failed, .refused, .invalid, .offline, .agentOffline: "warning"
       case .drift, .applied, .recovered, .test: "info"
       }
     }
@@ -192,6 +192,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       for name in names { open(.driftingBack, name, event) }
     case .error where reason == "apply" || (reason == nil && agent != nil):
       for name in names { open(.failed, name, event) }
+    case .error where reason == "manifest":
+      // Drift is not checked until the manifest or the fleet file is fixed: a failure state.
+      for name in names { open(.invalid, name, event) }
     case .offline:
       if let agent {
         open(.agentOffline, "agent:" + agent, event, watches: names)
@@ -213,7 +216,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   public func checked(_ name: String, _ check: MonitorCheck) {
     lock.withLock { offlineSince[name] = nil }
     let event = MonitorEvent(time: check.time, watch: name, kind: .online, message: "checked")
-    close([.offline], name, event)
+    close([.offline, .invalid], name, event)
     if check.drift == 0 { close([.drift, .driftingBack, .failed, .refused], name, event) }
   }
 
@@ -222,11 +225,13 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
                              message: report.note ?? "its agent reports the watch \(report.state)")
     switch report.state {
     case "refused": open(.refused, name, event)
-    case "failed", "invalid": open(.failed, name, event)
+    case "failed": open(.failed, name, event)
+    case "invalid": open(.invalid, name, event)
     case "drift": open(.drift, name, event)
     case "in sync", "pending": close([.drift, .failed, .refused], name, event)
     default: break
     }
+    if report.state != "invalid" { close([.invalid], name, event) }
   }
 
   /// Raises `offline` for each watch unreachable longer than the threshold; call it every

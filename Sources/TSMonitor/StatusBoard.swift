@@ -196,7 +196,9 @@ public final class StatusBoard: @unchecked Sendable {
     var drift: Int?
     var driftMessage: String?
     var pending: Int?
-    var healProblem: (state: String, message: String)?
+    /// What went wrong healing it (the monitor's own heal) or applying it (its agent's apply,
+    /// `agent` true: its next status replaces it).
+    var healProblem: (state: String, message: String, agent: Bool)?
     var manifestProblem: String?
     var agent: AgentReport?
   }
@@ -340,6 +342,8 @@ public final class StatusBoard: @unchecked Sendable {
       var report = report
       report.note = report.note.map(shown)
       watches[position].agent = report
+      // The agent's status is newer than its error event: it says whether the apply still fails.
+      if watches[position].healProblem?.agent == true { watches[position].healProblem = nil }
       watches[position].lastSeen = report.lastSeen ?? watches[position].lastSeen
       if report.drift == 0 { watches[position].driftMessage = nil }
       return true
@@ -472,10 +476,10 @@ public final class StatusBoard: @unchecked Sendable {
       switch event.fields["reconcile"] {
       case .string("unsafe")?:
         applies["refused", default: 0] += 1
-        watch.healProblem = ("refused", shown(event.message))
+        watch.healProblem = ("refused", shown(event.message), false)
       case .string("failed")?:
         applies["failed", default: 0] += 1
-        watch.healProblem = ("failed", shown(event.message))
+        watch.healProblem = ("failed", shown(event.message), false)
       default: break
       }
     case .resolved:
@@ -489,11 +493,11 @@ public final class StatusBoard: @unchecked Sendable {
       case "manifest": watch.manifestProblem = shown(event.message)
       case "apply", "keeps_drifting_back":
         if reason == "apply" { applies["failed", default: 0] += 1 }
-        watch.healProblem = ("failed", shown(event.message))
+        watch.healProblem = ("failed", shown(event.message), event.fields["agent"] != nil)
       case nil where event.fields["agent"] != nil:
         // An agent's error event: handling a desired document failed or was refused; its
-        // status (`reported`) says which and clears it.
-        watch.healProblem = ("failed", shown(event.message))
+        // status (`reported`) says which and replaces it.
+        watch.healProblem = ("failed", shown(event.message), true)
       default: return false
       }
     case .sos, .acknowledged, .alert:
@@ -528,7 +532,8 @@ public final class StatusBoard: @unchecked Sendable {
       reasons.append(what + (agent.note.map { ": \($0)" } ?? ""))
     } else if let problem = watch.healProblem {
       state = problem.state
-      reasons.append((problem.state == "refused" ? "Not healed, refused as unsafe: " : "Healing failed: ") + problem.message)
+      reasons.append((problem.agent ? "The apply failed: " : problem.state == "refused" ? "Not healed, refused as unsafe: " : "Healing failed: ")
+                     + problem.message)
     } else if let drift, drift > 0 {
       state = "drift"
       reasons.append("Changed on the watch since the last apply: " + (watch.driftMessage ?? "\(drift) change\(drift == 1 ? "" : "s")"))

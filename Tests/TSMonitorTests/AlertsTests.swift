@@ -83,6 +83,24 @@ import TSMonitor
     #expect(Set(sink.alerts.map(\.id)).count == sink.alerts.count, "ids are unique")
   }
 
+  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert
+  /// (once, however often the monitor reports it), recovered by the next check that reads the
+  /// watch, or an agent's status other than `invalid`.
+  @Test func anUnusableManifestIsAnAlertUntilACheckWorksAgain() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    let broken = Self.event(.error, clock, ["reason": .string("manifest")])
+    alerts.record(broken, for: ["w1", "w2"])
+    alerts.record(broken, for: ["w1", "w2"])
+    alerts.checked("w1", Self.check(clock, drift: 1))
+    alerts.reported("w3", AgentReport(state: "invalid", note: "3:1 bad", drift: 0, pending: 0))
+    alerts.reported("w3", AgentReport(state: "failed", note: "timeout", drift: 0, pending: 1))
+    #expect(sink.summary == ["w1 invalid", "w2 invalid", "w1 recovered:invalid", "w3 invalid", "w3 failed", "w3 recovered:invalid"],
+            "\(sink.summary)")
+    #expect(try Alerts.parseFilter("warning").contains(.invalid))
+  }
+
   @Test func openConditionsOutliveARestartSoNothingIsRaisedTwice() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()

@@ -92,6 +92,14 @@ final class TestClock: @unchecked Sendable {
     Case(name: "agent in sync", steps: { board, clock in
       board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
     }, state: "in sync", reason: nil),
+    Case(name: "agent's apply failed", steps: { board, clock in
+      board.record(event(.error, clock, message: "getAllContacts failed (simulated fault)", ["agent": .string("a1")]), for: ["room-12"])
+    }, state: "failed", reason: "The apply failed: getAllContacts failed"),
+    Case(name: "agent's apply failed, then its retry applied", steps: { board, clock in
+      board.record(event(.error, clock, message: "getAllContacts failed (simulated fault)", ["agent": .string("a1")]), for: ["room-12"])
+      board.reported("room-12", AgentReport(state: "retrying", note: "attempt 2 in 1s", drift: 0, pending: 1))
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
+    }, state: "in sync", reason: nil),
     Case(name: "agent offline", steps: { board, clock in
       board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
       board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
