@@ -613,7 +613,7 @@ actor AgentWatch {
       publishStatus()
       if changed, !drifted.isEmpty {
         let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
-                             + drifted.joined(separator: ", "))
+                             + report.drift.map { ChangeBrief.text($0.address.rawValue, $0.fields) }.joined(separator: ", "))
         outlet.log("\(id): drift: \(message)")
         event(.drift, message, revision: desired.revision)
       }

@@ -621,10 +621,7 @@ public final class Monitor: @unchecked Sendable {
       "reconcile": .string(outcome.word),
       "pending": .integer(report.pending.resourceChanges.count),
     ]
-    let what = report.drift.map { change in
-      let counts = ContactCounts(change.fields)
-      return mask.address(change.address) + (counts.isEmpty ? "" : " (\(counts.summary))")
-    }.joined(separator: ", ")
+    let what = report.drift.map { ChangeBrief.text(mask.address($0.address), $0.fields) }.joined(separator: ", ")
     let result: String
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"

@@ -1,0 +1,31 @@
+/// One resource change in a few words, for the lines people act on (the monitor's drift event,
+/// an agent's drift message, the status page's reasons): `emergency (1 removed, SOS switched
+/// off)`, `reminder.drinking (turned off)`, `reminder.sedentary (interval changed)`. Contacts are
+/// counted (`ContactCounts`), never named; a switch says which way it went; other fields are
+/// named. The plan and `drift` show the values.
+public enum ChangeBrief {
+  /// `address (what)`, or the address alone when no field changed; `address` as given (masked
+  /// by the caller when it must be).
+  public static func text(_ address: String, _ fields: [FieldChange]) -> String {
+    let words = parts(fields)
+    return words.isEmpty ? address : address + " (" + words.joined(separator: ", ") + ")"
+  }
+
+  /// The words for `fields`: contact counts first, then each switch, then the other fields.
+  public static func parts(_ fields: [FieldChange]) -> [String] {
+    var words: [String] = []
+    let counts = ContactCounts(fields)
+    if !counts.isEmpty { words.append(counts.summary) }
+    var others: [String] = []
+    for change in fields where change.field != "contacts" {
+      switch (change.field, change.after) {
+      case ("isSosOn", .bool(let on)?): words.append(on ? "SOS switched on" : "SOS switched off")
+      case ("isEnabled", .bool(let on)?): words.append(on ? "turned on" : "turned off")
+      case (_, .bool(let on)?) where change.before != nil: words.append("\(change.field) \(on ? "on" : "off")")
+      default: if !others.contains(change.field) { others.append(change.field) }
+      }
+    }
+    if !others.isEmpty { words.append(others.joined(separator: ", ") + " changed") }
+    return words
+  }
+}

@@ -1,0 +1,23 @@
+import Testing
+import TSPlan
+
+/// `ChangeBrief`: what a drift line says about a resource — counts for contacts, which way a
+/// switch went (SOS first among what a nurse must not miss), the other fields by name.
+@Suite struct ChangeBriefTests {
+  static let contact = FieldValue.object([FieldValue.KeyValue("name", .string("Mom")), FieldValue.KeyValue("phoneNum", .string("+15550100"))])
+
+  @Test(arguments: [
+    ("emergency", [FieldChange(field: "contacts", before: contact, after: nil), FieldChange(field: "isSosOn", before: .bool(true), after: .bool(false))],
+     "emergency (1 removed, SOS switched off)"),
+    ("emergency", [FieldChange(field: "isSosOn", before: .bool(false), after: .bool(true))], "emergency (SOS switched on)"),
+    ("reminder.drinking", [FieldChange(field: "isEnabled", before: .bool(true), after: .bool(false))], "reminder.drinking (turned off)"),
+    ("reminder.sedentary", [FieldChange(field: "interval", before: .integer(60), after: .integer(90)),
+                            FieldChange(field: "timePoints", before: .list([]), after: .list([.integer(480)]))],
+     "reminder.sedentary (interval, timePoints changed)"),
+    ("contacts", [FieldChange(field: "contacts", before: nil, after: contact)], "contacts (1 added)"),
+    ("reminder.custom[1]", [], "reminder.custom[1]"),
+  ])
+  func aChangeInAFewWords(address: String, fields: [FieldChange], expected: String) {
+    #expect(ChangeBrief.text(address, fields) == expected)
+  }
+}
