@@ -92,7 +92,7 @@ let package = Package(
     // Headless Chromium over the DevTools pipe: the status page's end-to-end test and benchmark.
     .target(name: "TSHeadlessChromium", path: "Tests/TSHeadlessChromium"),
     // Helpers shared by the test targets: golden files, marked YAML, running the binary.
-    .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan"], path: "Tests/TSTestSupport"),
+    .target(name: "TSTestSupport", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice"], path: "Tests/TSTestSupport"),
 
     .testTarget(name: "TSModelTests", dependencies: ["TSModel", "TSTestSupport"]),
     .testTarget(name: "TSManifestTests", dependencies: ["TSManifest", "TSTestSupport"],

@@ -44,6 +44,23 @@ static inline CURLcode tscurl_set_protocols(CURL *handle, const char *list) {
 #endif
 }
 
+/// The signature of CURLOPT_PREREQFUNCTION: called each time the request is about to go out
+/// on a connection (again when libcurl resends it on a new one); returns CURL_PREREQFUNC_OK (0).
+typedef int (*tscurl_prereq_callback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
+
+/// Sets CURLOPT_PREREQFUNCTION and its context (libcurl 7.80.0 or later; CURLE_UNKNOWN_OPTION
+/// before, where a caller cannot count the times a request was sent).
+static inline CURLcode tscurl_set_prereq(CURL *handle, tscurl_prereq_callback callback, void *context) {
+#if LIBCURL_VERSION_NUM >= 0x075000
+  CURLcode result = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+  if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_PREREQDATA, context);
+  return result;
+#else
+  (void)handle; (void)callback; (void)context;
+  return CURLE_UNKNOWN_OPTION;
+#endif
+}
+
 static inline CURLcode tscurl_get_long(CURL *handle, CURLINFO info, long *value) {
   return curl_easy_getinfo(handle, info, value);
 }

@@ -112,30 +112,13 @@ public final class BridgeService: Sendable {
     self.log = log
   }
 
-  /// Registers the three SDK listeners on every watch, feeding its event log (refusals are
-  /// kept and sent at the start of each stream). Call once before serving.
+  /// Listens to every watch, feeding its event log (`WatchListening`: registered again after
+  /// a reconnect that dropped the watch's listeners, once; refusals are kept and sent at the
+  /// start of each stream). Call once before serving.
   public func startListening() async {
     for id in order {
       guard let watch = watches[id], let events = logs[id] else { continue }
-      await watch.device.registerContactsDidChange { result in
-        switch result {
-        case .success(let contacts): events.append(BridgeEvent(type: .contactsChanged, contacts: contacts))
-        case .failure(let error): events.refuse(ListenerRefusal(listener: .contacts, error: WireError(error)))
-        }
-      }
-      await watch.device.registerEmergencyContactsDidChange { result in
-        switch result {
-        case .success(let contacts): events.append(BridgeEvent(type: .emergencyContactsChanged, contacts: contacts))
-        case .failure(let error): events.refuse(ListenerRefusal(listener: .emergencyContacts, error: WireError(error)))
-        }
-      }
-      await watch.device.registerSOSRequest { error in
-        if let error {
-          events.refuse(ListenerRefusal(listener: .sos, error: WireError(error)))
-        } else {
-          events.append(BridgeEvent(type: .sosRequested))
-        }
-      }
+      await WatchListening(device: watch.device, log: events).start()
     }
   }
 

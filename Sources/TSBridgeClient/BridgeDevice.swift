@@ -47,13 +47,16 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   }
 
   /// Connects to the bridge `pairing` names and opens watch `watchID` (`nil`: the only watch it
-  /// serves), waiting `timeout` seconds at most for each answer.
+  /// serves), waiting `timeout` seconds at most for each answer. Calls reuse kept-alive
+  /// connections unless `reuseConnections` is `false` (a new connection per call, as the client
+  /// did before: `tsapply-bench bridge-client` compares the two).
   /// - Throws: `DeviceError`: the link errors above; 1004 (tsapply.bridge) when `watchID` is not
   ///   served, is left out while several are, or the bridge is not the paired one.
   public static func connect(_ pairing: PairingString, watchID: String?, timeout: Double = defaultTimeout,
-                             retryDelays: [Duration] = [.milliseconds(200), .milliseconds(600)]) async throws(DeviceError) -> BridgeDevice {
+                             retryDelays: [Duration] = [.milliseconds(200), .milliseconds(600)],
+                             reuseConnections: Bool = true) async throws(DeviceError) -> BridgeDevice {
     let transport = BridgeTransport(host: pairing.host, port: pairing.port, sealer: Sealer(key: pairing.key, side: .client),
-                                    timeout: timeout)
+                                    timeout: timeout, reuseConnections: reuseConnections)
     let caller = BridgeCaller(transport: transport, retryDelays: retryDelays)
     let list = try await caller.required(WatchList.self, "GET", "/v\(BridgeProtocol.major)/watches", name: "listWatches",
                                          body: [], domain: BridgeProtocol.errorDomain, retry: true)

@@ -240,14 +240,3 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 }
-
-extension ListenerRefusal.Listener {
-  /// The kind of event this listener hears.
-  var eventKind: DeviceEvent.Kind {
-    switch self {
-    case .contacts: .contactsChanged
-    case .emergencyContacts: .emergencyContactsChanged
-    case .sos: .sosRequested
-    }
-  }
-}

@@ -7,13 +7,15 @@ import TSModel
 /// libcurl client, `HTTPClient`), and what can go wrong on the way. No retries here:
 /// `BridgeDevice` decides which calls may be repeated, each time sealed afresh.
 ///
-/// Every exchange goes on a new connection, never a kept-alive one: libcurl resends a request
-/// once, with the same bytes, when a kept-alive connection turns out dead under it, and the
-/// bridge accepts a sealed request once, so a resent copy of a request the bridge had carried
-/// out (its answer lost with the connection) is refused as a replay (401): a read would fail
-/// with a misleading error, a write would be reported refused although it happened. (Found by
-/// LockOutTests: a bridge making room under a flood of idle connections closed the client's
-/// kept-alive one as its request arrived.)
+/// Exchanges reuse kept-alive connections (no connection set-up, and no new server thread, per
+/// call). Reuse sends nothing twice by itself, with one exception: libcurl sends a request
+/// again, once, with the same bytes, on a new connection when a kept-alive one closes under it
+/// before any answer (a bridge making room under a flood of idle connections closes the
+/// oldest, LockOutTests). The bridge accepts each sealed request once, so that copy is either
+/// the only one it carries out (the first never arrived whole: the normal answer comes back)
+/// or refused as a replay (401) because the first was carried out and its answer lost with the
+/// connection: that refusal is reported as `.lost` (the request may have been carried out),
+/// never as a wrong key and never as a write refused.
 struct BridgeTransport: Sendable {
   /// The bridge's address (a name, an IPv4 or an IPv6 address) and port.
   let host: String
@@ -21,6 +23,9 @@ struct BridgeTransport: Sendable {
   let sealer: Sealer
   /// Seconds an exchange may take, connection included.
   let timeout: Double
+  /// Whether exchanges may use kept-alive connections (`false`: a new connection each, as
+  /// tsapply did before 1.1; for the benchmark's comparison).
+  var reuseConnections = true
 
   /// Why no authenticated answer came back.
   enum Failure: Error {
@@ -49,10 +54,11 @@ struct BridgeTransport: Sendable {
     }
     let head: HTTPClientHead
     let data: [UInt8]
+    let sends: Int
     do {
       let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
-                                                                      timeout: timeout, reuseConnection: false))
-      (head, data) = (answer.head, answer.body)
+                                                                      timeout: timeout, reuseConnection: reuseConnections))
+      (head, data, sends) = (answer.head, answer.body, answer.sends)
     } catch {
       switch error {
       case .notSent(let reason): throw .notSent(reason)
@@ -62,6 +68,9 @@ struct BridgeTransport: Sendable {
     }
     try Self.checkVersion(head.headers[BridgeProtocol.versionHeader.lowercased()])
     let type = head.headers["content-type"] ?? ""
+    if sends > 1, head.status == 401, !type.hasPrefix(BridgeProtocol.sealedType) {
+      throw .lost("the connection closed under the request and the copy libcurl sent again was refused as a replay: the bridge may have carried it out")
+    }
     if type.hasPrefix(BridgeProtocol.sealedType) {
       guard let message = SealedMessage(bytes: data),
             let opened = sealer.open(message, for: .response(requestNonce: sealed.nonce)) else {

@@ -13,11 +13,22 @@ import Foundation
 /// whole core, docs/performance.md "The bridge client waits without using the CPU".)
 ///
 /// libcurl does the HTTP: keep-alive (connections are kept in one pool and reused by requests
-/// that allow it), `Content-Length` and chunked bodies, timeouts, TLS for `https`. Redirects
-/// are never followed. Only `http` (and `https` where a request allows it) is ever spoken.
+/// that allow it, for at most `keptAliveSeconds` of idleness), `Content-Length` and chunked
+/// bodies, timeouts, TLS for `https`. Redirects are never followed. Only `http` (and `https`
+/// where a request allows it) is ever spoken.
+///
+/// libcurl sends a request again, once, with the same bytes, on a new connection when a
+/// kept-alive one closes under it before any answer (the server closed it as the request left);
+/// `HTTPClientResponse.sends` says when it did, so a caller whose server refuses a second copy
+/// (a bridge: each sealed request is accepted once) can tell that refusal apart.
 public final class HTTPClient: @unchecked Sendable {
   /// The client of this process.
   public static let shared = HTTPClient()
+
+  /// Seconds a kept-alive connection may have been idle and still be reused: under the
+  /// reference bridge's 10 s deadline for a connection's next request (docs/bridge-protocol.md
+  /// "Limits and timeouts"), so it is not the server closing it that a request races.
+  public static let keptAliveSeconds = 5
 
   private let multi: UnsafeMutableRawPointer
   private let lock = NSLock()
@@ -144,9 +155,8 @@ public struct HTTPClientRequest: Sendable {
   public var body: [UInt8]
   /// Seconds for the whole exchange, connecting included; for `stream`, until the answer's head.
   public var timeout: Double
-  /// `false`: send on a new connection, never on a kept-alive one. A request that must not be
-  /// sent twice needs it: libcurl resends a request once on a new connection when a kept-alive
-  /// one turns out dead under it.
+  /// `false`: send on a new connection, never on a kept-alive one. `true`: a kept-alive one
+  /// may be used, and libcurl may then send the request twice (`HTTPClientResponse.sends`).
   public var reuseConnection: Bool
   /// The most body bytes accepted; a longer answer ends as `.lost`.
   public var maxBodyBytes: Int
@@ -193,6 +203,9 @@ public struct HTTPClientResponse: Sendable {
   public var body: [UInt8]
   /// Connections opened for this exchange: 0 when it went over a kept-alive one.
   public var newConnections: Int
+  /// Times the request went out: 2 or more when a kept-alive connection closed under it before
+  /// any answer and libcurl sent the same bytes again on a new one (the answer is the last copy's).
+  public var sends: Int
   public var status: Int { head.status }
 }
 

@@ -19,6 +19,9 @@ public final class HTTPClientTransfer: @unchecked Sendable {
   private var headComplete = false
   private var body: [UInt8] = []
   private var bodyBytes = 0
+  /// Times the request went out on a connection (libcurl's pre-request callback); `nil` when
+  /// this libcurl cannot count them (before 7.80.0).
+  private var sends: Int?
   /// Why a callback stopped the transfer: `nil` (it did not), `.success` (the receiver had
   /// enough), or the failure to report.
   private var stopped: Result<Void, HTTPClientError>?
@@ -75,7 +78,14 @@ public final class HTTPClientTransfer: @unchecked Sendable {
     } else {
       deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
     }
-    if !request.reuseConnection { codes.append(tscurl_set_long(handle, CURLOPT_FRESH_CONNECT, 1)) }
+    // A request sent again is told apart by counting sends; a libcurl that cannot count them
+    // never sends a request on a kept-alive connection, where it would resend it unseen.
+    sends = tscurl_set_prereq(handle, prereqCallback, context) == CURLE_OK ? 0 : nil
+    if !request.reuseConnection || sends == nil {
+      codes.append(tscurl_set_long(handle, CURLOPT_FRESH_CONNECT, 1))
+    } else {
+      codes.append(tscurl_set_long(handle, CURLOPT_MAXAGE_CONN, HTTPClient.keptAliveSeconds))
+    }
     switch request.method {
     case "GET":
       codes.append(tscurl_set_long(handle, CURLOPT_HTTPGET, 1))
@@ -134,7 +144,7 @@ public final class HTTPClientTransfer: @unchecked Sendable {
   private var response: HTTPClientResponse {
     var connects = 0
     if let easy { tscurl_get_long(easy, CURLINFO_NUM_CONNECTS, &connects) }
-    return HTTPClientResponse(head: head, body: body, newConnections: connects)
+    return HTTPClientResponse(head: head, body: body, newConnections: connects, sends: max(1, sends ?? 1))
   }
 
   private func cleanup() {
@@ -162,6 +172,9 @@ public final class HTTPClientTransfer: @unchecked Sendable {
   static func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
 
   // MARK: libcurl's callbacks
+
+  /// The request is about to go out on a connection.
+  fileprivate func sending() { sends = (sends ?? 0) + 1 }
 
   /// One header line (libcurl calls once per line, status line and final blank line included).
   fileprivate func header(_ line: UnsafeRawBufferPointer) -> Bool {
@@ -223,4 +236,11 @@ private let writeCallback: tscurl_data_callback = { data, size, count, context i
   guard let context else { return 0 }
   let transfer = Unmanaged<HTTPClientTransfer>.fromOpaque(context).takeUnretainedValue()
   return transfer.data(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+}
+
+/// CURLOPT_PREREQFUNCTION: counts a send of the transfer in `context`; never stops it.
+private let prereqCallback: tscurl_prereq_callback = { context, _, _, _, _ in
+  guard let context else { return 0 }
+  Unmanaged<HTTPClientTransfer>.fromOpaque(context).takeUnretainedValue().sending()
+  return 0
 }

@@ -11,8 +11,8 @@ import TSPlan
 /// `tsapply-bench bridge [CALLS] [APPLIES]`: what the bridge costs over loopback.
 ///
 /// 1. Per call: `getAllContacts` and `setAllContacts` (5 contacts) on an in-memory default
-///    watch, straight and through a `BridgeServer` on 127.0.0.1 (sealed, one fresh connection
-///    per call); median and p99 of each, and the overhead (bridge median − direct median).
+///    watch, straight and through a `BridgeServer` on 127.0.0.1 (sealed, on kept-alive
+///    connections); median and p99 of each, and the overhead (bridge median − direct median).
 /// 2. `apply examples/watch.yaml` (read, plan, back up, write, verify) on a factory-fresh
 ///    default watch, in-process and through the bridge (a new bridge each time, so the watch is
 ///    fresh); median and p99, and what starting and stopping that bridge costs alone.
@@ -102,7 +102,8 @@ extension BridgeBenchmark {
   /// process's:
   ///
   /// 1. per sealed call, `getAllContacts` (a read) and `setAllContacts` (5 contacts, a write),
-  ///    CALLS each after 50 to warm up: median and p99 in ms;
+  ///    CALLS each after 50 to warm up, on a new connection per call and on kept-alive
+  ///    connections (`BridgeDevice.connect(reuseConnections:)`): median and p99 in ms;
   /// 2. this process's CPU (user + system, getrusage) while one event stream is open and
   ///    quiet for SECONDS (default 5), and while one call waits SECONDS for a watch that
   ///    answers that late (`TSAPPLY_SIM_LATENCY` on the served watch).
@@ -124,16 +125,22 @@ extension BridgeBenchmark {
     try SimulatedDevice.create(path: path, profile: .default, force: false)
 
     let served = try ServedBridge.start(binary: binary, paths: [path], environment: environment)
-    let device = try await BridgeDevice.connect(try PairingString(parsing: served.pairing), watchID: nil)
+    let pairing = try PairingString(parsing: served.pairing)
+    let device = try await BridgeDevice.connect(pairing, watchID: nil)
+    let fresh = try await BridgeDevice.connect(pairing, watchID: nil, reuseConnections: false)
     let contacts = (0..<5).map { Contact(name: "Person \($0)", phoneNum: "+1555010\($0)") }
     print("per sealed call against tsapply bridge serve (one file-backed watch), \(calls) calls each (ms):")
+    // The two clients take turns, so the machine's load falls on both alike.
     for (name, call) in [
-      ("getAllContacts (read)", { () async throws in _ = try await device.getAllContacts() }),
-      ("setAllContacts (write)", { () async throws in try await device.setAllContacts(contacts) }),
-    ] as [(String, () async throws -> Void)] {
-      for _ in 0..<50 { try await call() }
-      print("  \(name): \(percentiles(try await BenchmarkClock.measureAsync(iterations: calls, call)))")
+      ("getAllContacts (read)", { (device: BridgeDevice) async throws in _ = try await device.getAllContacts() }),
+      ("setAllContacts (write)", { (device: BridgeDevice) async throws in try await device.setAllContacts(contacts) }),
+    ] as [(String, (BridgeDevice) async throws -> Void)] {
+      for (label, client) in [("a new connection per call", fresh), ("kept-alive connections", device)] {
+        for _ in 0..<50 { try await call(client) }
+        print("  \(name), \(label): \(percentiles(try await BenchmarkClock.measureAsync(iterations: calls) { try await call(client) }))")
+      }
     }
+    await fresh.close()
     await device.listen(to: [.contactsChanged, .emergencyContactsChanged, .sosRequested], after: nil) { _ in }
     try await Task.sleep(for: .seconds(1))
     let before = FleetBenchmark.cpuSeconds()

@@ -212,6 +212,24 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(lostWrites >= 3, "\(profile): only \(lostWrites) writes lost their answer")
   }
 
+  /// The served watch's link drops and comes back under a call (`reconnect@2`: the SDK's
+  /// listeners die with the connection): an SOS pressed afterwards still reaches the bridge's
+  /// event stream, and so a monitor listening through the bridge, once.
+  @Test func anSOSAfterTheWatchReconnectedReachesTheMonitor() async throws {
+    let bridge = try await Self.prepared([SimulationOptions.faultVariable: "reconnect@2"])
+    defer { bridge.stop() }
+    // readState's second link call meets the reconnect: the plan fails with the SDK's 9310.
+    let plan = try await bridge.run(["plan", "--device", "bridge:home"])
+    #expect(plan.status == 1 && plan.stderr.contains("simulated reconnect at call 2"), "\(plan.stderr)")
+    let monitor = try MonitorProcess(["--device", "bridge:home"], in: bridge.directory, environment: bridge.environment)
+    defer { _ = monitor.stop() }
+    try await monitor.wait(for: "online")
+    _ = try MonitorCommandTests.simulate(["sos"], in: bridge.directory, device: "sim:" + bridge.watches[0])
+    try await monitor.wait(for: "sos", timeout: 30)
+    try await Task.sleep(for: .seconds(1))
+    #expect(monitor.events().filter { $0["kind"] as? String == "sos" }.count == 1, "\(monitor.events())")
+  }
+
   @Test func aSlowAnswerPastTheTimeoutIs6001AndReadBack() async throws {
     let bridge = try await Self.prepared([BridgeFaults.variable: "delay@setAllContacts:6000"])
     defer { bridge.stop() }

@@ -274,11 +274,11 @@ final class MonitorProcess {
   let log: URL
   private var stopped: ProcessResult?
 
-  init(_ arguments: [String], in directory: URL) throws {
+  init(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
     log = directory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
     let device = arguments.contains("--device") ? [] : ["--device", "sim:watch.json"]
     running = try TSApplyBinary.start(["monitor", "--log", log.path] + device + arguments, in: directory,
-                                      environment: ["TSAPPLY_STATE_DIR": directory.path + "/state"])
+                                      environment: environment.merging(["TSAPPLY_STATE_DIR": directory.path + "/state"]) { $1 })
   }
 
   deinit { if stopped == nil { running.send(SIGKILL) } }

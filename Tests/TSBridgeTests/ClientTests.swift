@@ -10,11 +10,11 @@ import TSModel
 /// `BridgeDevice` against a real `BridgeServer` on 127.0.0.1 (a free port), in process.
 @Suite(.timeLimit(.minutes(5))) struct ClientTests {
   static func serve(_ device: SimulatedDevice, id: String = "02:00:00:00:00:01", key: SealingKey = .random(),
-                    port: UInt16 = 0) async throws -> (BridgeServer, PairingString) {
+                    port: UInt16 = 0, faults: BridgeFaults = BridgeFaults()) async throws -> (BridgeServer, PairingString) {
     let profile = try device.profile()
     let service = BridgeService(bridgeID: "test-bridge", key: key,
                                 watches: [ServedWatch(id: id, device: device, capabilities: profile.capabilities)],
-                                cipher: ChaCha20Poly1305())
+                                cipher: ChaCha20Poly1305(), faults: faults)
     await service.startListening()
     let server = try BridgeServer(service: service, port: port)
     return (server, PairingString(host: "127.0.0.1", port: Int(server.port), bridgeID: "test-bridge", key: key))
@@ -146,6 +146,31 @@ import TSModel
     } catch {
       #expect(error.domain == BridgeProtocol.errorDomain && error.code.rawValue == 401, "\(error)")
     }
+  }
+
+  /// The bridge carries a call out, then its connection (a kept-alive one) closes before the
+  /// answer: libcurl sends the same bytes again, the bridge refuses that copy as a replay, and
+  /// the client reports a lost answer (9310), not a wrong key — the call ran once.
+  @Test(arguments: [BridgeMethod.getAllContacts, .setAllContacts])
+  func aCallWhoseKeptAliveConnectionClosedUnderItIsALostAnswer(_ method: BridgeMethod) async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(method): .dropResponse]))
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
+    do {
+      if method == .getAllContacts {
+        _ = try await device.getAllContacts()
+      } else {
+        try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+      }
+      Issue.record("the dropped answer was not reported")
+    } catch {
+      #expect(error.code == .requestCancelledByDisconnect, "\(error)")
+      #expect(error.message.contains("refused as a replay"), "the copy libcurl sent again was refused: \(error)")
+    }
+    #expect(await watch.statistics().calls[method.rawValue] == 1, "carried out once")
+    #expect(try await device.getAllContacts().count == (method == .setAllContacts ? 1 : 0), "the next call goes through")
+    await device.close()
   }
 
   @Test func aBridgeOfAnotherMajorVersionIsAClearError() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSHTTPClient
 import TSHTTPServer
+import TSModel
 
 /// The project's HTTP client (`HTTPClient`, libcurl) against the real server (libmicrohttpd) on
 /// 127.0.0.1: whole answers with their bodies and headers, chunked answers collected and
@@ -76,6 +77,27 @@ import TSHTTPServer
     #expect(reused.newConnections == 0)
     let fresh = try await HTTPClient.shared.send(Self.request(server, "POST", "/c", body: [1], reuse: false))
     #expect(fresh.newConnections == 1)
+  }
+
+  /// A kept-alive connection the server closes under a request, before any answer: libcurl
+  /// sends the same request again on a new connection, and the answer says so (a bridge refuses
+  /// that copy when it had carried out the first: BridgeTransport).
+  @Test func aRequestLibcurlSentAgainIsCounted() async throws {
+    let seen = Locked<[String]>([])
+    let server = try HTTPServer.start { request in
+      let count = seen.update { paths -> Int in
+        paths.append(request.path)
+        return paths.filter { $0 == request.path }.count
+      }
+      if request.path == "/drop-once", count == 1 { return HTTPResponse(status: 0, body: .dropConnection) }
+      return HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("ok".utf8))
+    }
+    defer { server.stop() }
+    let first = try await HTTPClient.shared.send(Self.request(server, "POST", "/a", body: [1]))
+    #expect(first.sends == 1)
+    let resent = try await HTTPClient.shared.send(Self.request(server, "POST", "/drop-once", body: [2]))
+    #expect(resent.status == 200 && resent.sends == 2 && resent.newConnections == 1)
+    #expect(seen.value == ["/a", "/drop-once", "/drop-once"], "the server got the request twice")
   }
 
   @Test func failuresSayWhetherTheRequestLeft() async throws {

@@ -10,10 +10,11 @@ import TSModel
   static let key = SealingKey.random()
 
   /// A service for one in-memory watch of `profile`, and that watch.
-  static func service(_ profile: String = "default", clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds)
+  static func service(_ profile: String = "default", options: SimulationOptions = SimulationOptions(),
+                      clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds)
     throws -> (BridgeService, SimulatedDevice, String) {
     let profile = try PlatformProfile.named(profile)
-    let device = SimulatedDevice(profile: profile)
+    let device = SimulatedDevice(profile: profile, options: options)
     let id = "AA:BB:CC:DD:EE:01"
     let service = BridgeService(bridgeID: "b1", key: key, watches: [ServedWatch(id: id, device: device, capabilities: profile.capabilities)],
                                 cipher: ChaCha20Poly1305(), clock: clock)
@@ -140,6 +141,51 @@ import TSModel
     now.update { $0 += 61_000 }
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60))).0 == 200, "expired")
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
+  }
+
+  /// The watch's link drops and comes back under a call (`reconnect@N`: the SDK's listeners die
+  /// with the connection): the bridge registers its listeners again, so an SOS pressed after the
+  /// reconnect still reaches the event stream — once, though every listener reported the drop.
+  @Test(arguments: [1, 3])
+  func anSOSAfterTheWatchReconnectedReachesTheEventStreamOnce(reconnectAt call: Int) async throws {
+    let (service, device, id) = try Self.service(options: SimulationOptions(faults: [.init(.reconnect, atCall: call)]))
+    await service.startListening()
+    let log = try #require(service.logs[id])
+    var reconnected = false
+    for _ in 0..<call {
+      let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Array(#"{"method":"getAllContacts"}"#.utf8))
+      let answer = await service.handle(request)
+      let body = Self.answer(answer, to: sealed).map { String(decoding: $0, as: UTF8.self) } ?? ""
+      reconnected = reconnected || body.contains("\(TSErrorCode.requestCancelledByDisconnect.rawValue)")
+    }
+    #expect(reconnected, "the call hit the simulated reconnect")
+    try device.simulateSOSPress()
+    try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    // Everything up to the contact change, in order; a listener registered twice would deliver
+    // its own copy of the SOS before its copy of the change.
+    let events = await Self.events(of: log, until: .contactsChanged, within: .seconds(10))
+    #expect(events.filter { $0 == .sosRequested }.count == 1, "\(events)")
+    #expect(events.last == .contactsChanged, "\(events)")
+  }
+
+  /// The kinds of the events `log` holds and gets (connection states left out), until one of
+  /// `last` (or `within` passed).
+  static func events(of log: EventLog, until last: BridgeEvent.Kind, within limit: Duration) async -> [BridgeEvent.Kind] {
+    let stream = log.subscribe(after: "none")
+    let collect = Task {
+      var kinds: [BridgeEvent.Kind] = []
+      for await entry in stream where ![.connectionState, .resumePoint].contains(entry.event.type) {
+        kinds.append(entry.event.type)
+        if entry.event.type == last { break }
+      }
+      return kinds
+    }
+    let timer = Task {
+      try? await Task.sleep(for: limit)
+      collect.cancel()
+    }
+    defer { timer.cancel() }
+    return await collect.value
   }
 
   @Test func theEventLogReplaysAfterLastEventID() async {

@@ -2,32 +2,14 @@ import Foundation
 import Testing
 import TSDevice
 import TSModel
+import TSTestSupport
 
 /// The companion app's SDK-independent logic (examples/ios-bridge) against a fake SDK that
 /// behaves as the SDK pages say and worse: completions on its own serial queue (the SDK's main
 /// queue), late, never, twice, failing after the write landed; listeners that die with the
 /// connection, or that the SDK wrongly keeps; a 2004 listener as on npk.
 @Suite(.timeLimit(.minutes(1))) struct SDKAdapterTests {
-  /// How the fake SDK calls a completion.
-  enum Behaviour: Sendable, CustomStringConvertible {
-    case answers(Int)
-    case fails(TSErrorCode)
-    case late(Int, afterMilliseconds: Int)
-    case never
-    case twice(Int, Int)
-    case failsThenAnswers(TSErrorCode, Int)
-
-    var description: String {
-      switch self {
-      case .answers(let value): "answers \(value)"
-      case .fails(let code): "fails \(code.rawValue)"
-      case .late(let value, let ms): "answers \(value) after \(ms) ms"
-      case .never: "never answers"
-      case .twice(let first, let second): "answers \(first) then \(second)"
-      case .failsThenAnswers(let code, let value): "fails \(code.rawValue) then answers \(value)"
-      }
-    }
-  }
+  typealias Behaviour = FakeSDK.Behaviour
 
   /// What the caller gets: a value or an error code.
   enum Outcome: Equatable, Sendable {
@@ -121,63 +103,6 @@ import TSModel
 /// Stands for a bridge service owning handlers.
 private final class Owner {}
 
-/// A fake of the vendor SDK's callback behaviour: everything is called back on `queue`, its main queue.
-final class FakeSDK: @unchecked Sendable {
-  let queue = DispatchQueue(label: "fake-sdk-main")
-  private let lock = NSLock()
-  private var blocks: [(DeviceEvent.Kind, @Sendable (SDKListeners.Report) -> Void)] = []
-  private let keepsBlocks: Bool
-  private let refusing: [DeviceEvent.Kind: DeviceError]
-
-  init(keepsBlocksAcrossReconnects: Bool = false, refusing: [DeviceEvent.Kind: DeviceError] = [:]) {
-    keepsBlocks = keepsBlocksAcrossReconnects
-    self.refusing = refusing
-  }
-
-  /// `register…Block:`: keeps the block until the link drops; a refused listener is called
-  /// back at once with its error.
-  var register: SDKListeners.Register {
-    { [self] kind, block in
-      if let error = refusing[kind] {
-        queue.async { block(.failed(error)) }
-        return
-      }
-      lock.withLock { blocks.append((kind, block)) }
-    }
-  }
-
-  /// The link dropped: blocks die (unless this fake keeps them, as a buggy SDK could).
-  func disconnect() {
-    if !keepsBlocks { lock.withLock { blocks = [] } }
-  }
-
-  /// The watch reports `report` to every block of `kind`; returns once they ran.
-  func fire(_ kind: DeviceEvent.Kind, _ report: SDKListeners.Report) async {
-    for (blockKind, block) in lock.withLock({ blocks }) where blockKind == kind { queue.async { block(report) } }
-    await drain()
-  }
-
-  /// Returns once everything queued on the main queue so far ran.
-  func drain() async {
-    await withCheckedContinuation { done in queue.async { done.resume() } }
-  }
-
-  /// Calls `completion` as `behaviour` says.
-  func complete(_ behaviour: SDKAdapterTests.Behaviour, _ completion: @escaping @Sendable (Result<Int, DeviceError>) -> Void) {
-    @Sendable func error(_ code: TSErrorCode) -> DeviceError { DeviceError(.contact, code, "SDK error \(code.rawValue)") }
-    switch behaviour {
-    case .answers(let value): queue.async { completion(.success(value)) }
-    case .fails(let code): queue.async { completion(.failure(error(code))) }
-    case .late(let value, let ms): queue.asyncAfter(deadline: .now() + .milliseconds(ms)) { completion(.success(value)) }
-    case .never: break
-    case .twice(let first, let second):
-      queue.async { completion(.success(first)); completion(.success(second)) }
-    case .failsThenAnswers(let code, let value):
-      queue.async { completion(.failure(error(code))); completion(.success(value)) }
-    }
-  }
-}
-
 /// Values recorded from any thread, in order.
 final class Recorder<T: Sendable>: @unchecked Sendable {
   private let lock = NSLock()
@@ -188,61 +113,6 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
 
 /// `SDKDevice` (the app's `Device`) over a fake `WatchSDK`.
 @Suite(.timeLimit(.minutes(1))) struct SDKDeviceTests {
-  /// A fake `WatchSDK`: a contact list it keeps, getters it is told, and for each call how it
-  /// completes (default: at once, on its main queue).
-  final class FakeWatch: WatchSDK, @unchecked Sendable {
-    let main = FakeSDK()
-    private let lock = NSLock()
-    var contacts: [Contact] = []
-    var emergency = EmergencyContacts(contacts: [], isSosOn: false)
-    var calls: [String] = []
-    /// How the next calls of a name complete, consumed in order.
-    var scripted: [String: [SDKAdapterTests.Behaviour]] = [:]
-    var maxContacts = 20
-    var supportsEmergency = true
-
-    private func run<T: Sendable>(_ name: String, _ value: @escaping @Sendable () -> T,
-                                  _ done: @escaping @Sendable (Result<T, DeviceError>) -> Void) {
-      let behaviour = lock.withLock { () -> SDKAdapterTests.Behaviour in
-        calls.append(name)
-        return scripted[name]?.isEmpty == false ? scripted[name]!.removeFirst() : .answers(0)
-      }
-      main.complete(behaviour) { result in done(result.map { _ in value() }) }
-    }
-
-    func maxSupportedCustomReminderCount() -> Int { 7 }
-    func supportMaxContacts() -> Int { maxContacts }
-    func supportMaxEmergencyContacts() -> Int { 3 }
-    func isSupportEmergencyContacts() -> Bool { supportsEmergency }
-    func createCustomReminderTemplate(_ done: @escaping @Sendable (Result<Reminder, DeviceError>) -> Void) {
-      run("template", { Reminder(reminderId: "32", reminderName: "", isEnabled: true, reminderType: .custom, repeatDays: .everyday) }, done)
-    }
-    func fetchAllReminders(_ done: @escaping @Sendable (Result<[Reminder], DeviceError>) -> Void) { run("fetch", { [] }, done) }
-    func replaceAllReminders(_ reminders: [Reminder], _ done: @escaping @Sendable (Result<Void, DeviceError>) -> Void) { run("replace", {}, done) }
-    func setReminder(_ reminder: Reminder, _ done: @escaping @Sendable (Result<Void, DeviceError>) -> Void) { run("set", {}, done) }
-    func deleteReminder(id: String, _ done: @escaping @Sendable (Result<Void, DeviceError>) -> Void) { run("delete", {}, done) }
-    func getAllContacts(_ done: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) {
-      run("getAllContacts", { [self] in lock.withLock { contacts } }, done)
-    }
-    func setAllContacts(_ list: [Contact], _ done: @escaping @Sendable (Result<Void, DeviceError>) -> Void) {
-      // The write lands before the completion says anything (also when it reports an error).
-      lock.withLock { contacts = list }
-      run("setAllContacts", {}, done)
-    }
-    func getEmergencyContacts(_ done: @escaping @Sendable (Result<EmergencyContacts, DeviceError>) -> Void) {
-      run("getEmergencyContacts", { [self] in lock.withLock { emergency } }, done)
-    }
-    func setEmergencyContacts(_ list: [Contact], sosOn: Bool, _ done: @escaping @Sendable (Result<Void, DeviceError>) -> Void) {
-      lock.withLock { emergency = EmergencyContacts(contacts: list, isSosOn: sosOn) }
-      run("setEmergencyContacts", {}, done)
-    }
-    func register(_ kind: DeviceEvent.Kind, _ report: @escaping @Sendable (SDKListeners.Report) -> Void) {
-      main.register(kind, report)
-    }
-    func script(_ name: String, _ behaviours: SDKAdapterTests.Behaviour...) { lock.withLock { scripted[name, default: []] += behaviours } }
-    var callNames: [String] { lock.withLock { calls } }
-  }
-
   static func device(_ platform: String, _ sdk: FakeWatch, timeout: Duration = .seconds(5)) -> SDKDevice {
     SDKDevice(identity: "topstep:02:00:00:00:00:01", platform: platform, sdk: sdk, listeners: SDKListeners(register: sdk.register),
               timeout: timeout)
