@@ -637,10 +637,7 @@ public final class Monitor: @unchecked Sendable {
       "reconcile": .string(outcome.word),
       "pending": .integer(report.pending.resourceChanges.count),
     ]
-    let what = report.drift.map { change in
-      let counts = ContactCounts(change.fields)
-      return mask.address(change.address) + (counts.isEmpty ? "" : " (\(counts.summary))")
-    }.joined(separator: ", ")
+    let what = Reconcile.driftSummary(report.drift, address: mask.address)
     let result: String
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"
@@ -649,7 +646,8 @@ public final class Monitor: @unchecked Sendable {
     case .unsafe(let findings, let pending):
       fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
       fields["pending_findings"] = JSONPlanRenderer.findings(pending, mask: mask)
-      let undoing = findings.filter { !pending.contains($0) }
+      // `pending` carries the manifest's own counts; a finding of another kind comes only from undoing.
+      let undoing = findings.filter { finding in !pending.contains { $0.kind == finding.kind } }
       let text = { (findings: [SafetyFinding]) in mask.text(findings.map(\.description).joined(separator: "; ")) }
       var parts: [String] = []
       if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }
