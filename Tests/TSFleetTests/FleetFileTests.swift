@@ -264,18 +264,14 @@ import TSModel
   /// the first layer's.
   @Test func errorsInEveryLayerAreReportedAtOnce() throws {
     let space = try Self.space()
-    try space.write("wards/a.yaml", "contacts:\n  - {name: A, phone: \"12-AB\"}\n")
-    try space.write("wards/b.yaml", "contacts: []\n")
-    try space.write("wards/c.yaml", "reminders:\n  drinking: {enabled: yes}\n")
-    try space.write("fleet.yaml", """
-      layers:
-        - {manifest: wards/a.yaml}
-        - {manifest: wards/b.yaml}
-        - {manifest: wards/c.yaml, select: {ward: A}}
-      watches:
-        room-12: {device: "sim:a.json", labels: {ward: A}}
-
-      """)
+    let layers = [("a", "contacts:\n  - {name: A, phone: \"12-AB\"}\n", ""), ("b", "contacts: []\n", ""),
+                  ("c", "reminders:\n  drinking: {enabled: yes}\n", ", select: {ward: A}")]
+    var fleet = "layers:\n"
+    for (name, text, select) in layers {
+      try space.write("wards/\(name).yaml", text)
+      fleet += "  - {manifest: wards/\(name).yaml\(select)}\n"
+    }
+    try space.write("fleet.yaml", fleet + "watches:\n  room-12: {device: \"sim:a.json\", labels: {ward: A}}\n")
     do {
       _ = try space.load()
       Issue.record("loaded a fleet whose layers have errors")
