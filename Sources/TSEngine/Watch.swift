@@ -201,8 +201,9 @@ public final class Watch: Sendable {
     if plan.isEmpty {
       // The watch matches: the record is refreshed to it, so a record left stale (a process
       // killed between a write and its record, an older tsapply) stops showing as drift.
-      // Nothing was written now: the time of the last write is kept.
-      let appliedAt = planned.record?.appliedAt
+      // Nothing was written now: the time of the last write is kept (for a record from before
+      // tsapply kept it, the record file's time, which the refresh would otherwise move).
+      let appliedAt = planned.record.flatMap { $0.appliedAt ?? lastWrite().map(ApplyHistory.timeText) }
       if options.refreshesRecord
         && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state, appliedAt: appliedAt) {
         record(planned.state, ifLanded: nil, appliedAt: appliedAt, events: options.events)

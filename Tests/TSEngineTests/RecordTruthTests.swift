@@ -109,6 +109,34 @@ import TSModel
     #expect(try await workspace.open().drift(second).drift.isEmpty)
   }
 
+  /// When tsapply last wrote (`Watch.lastWrite`, "Last applied") moves with a write, not with a
+  /// refresh: a record from before tsapply kept `applied_at` keeps its file's time across the
+  /// refresh that gives it one.
+  @Test func aRefreshKeepsTheTimeOfTheLastWrite() async throws {
+    let workspace = try Workspace()
+    let first = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: false))
+    let second = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: true), name: "second.yaml")
+    let watch = try await workspace.open()
+    _ = try await watch.apply(first, options: Workspace.automatic(true))
+    let path = watch.home.lastAppliedPath
+    let stale = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    #expect(stale["applied_at"] is String)
+    _ = try await watch.apply(second, options: Workspace.automatic(true))
+    var legacy = stale
+    legacy["applied_at"] = nil
+    try JSONSerialization.data(withJSONObject: legacy).write(to: URL(fileURLWithPath: path))
+    let then = Date(timeIntervalSince1970: 1_780_000_000)
+    try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: path)
+    #expect(watch.lastWrite() == then)
+    guard case .noChanges = try await workspace.open().apply(second, options: Workspace.automatic(true)) else {
+      Issue.record("the rerun changed something")
+      return
+    }
+    #expect(LastApplied.read(at: path, device: watch.identity)?.appliedAt == "2026-05-28T20:26:40.000Z")
+    #expect(watch.lastWrite() == then)
+    #expect(try await workspace.open().drift(second).drift.isEmpty)
+  }
+
   /// A record holding a write whose outcome is unknown: the watch holding either state is no
   /// drift; anything else is.
   @Test(arguments: [("the write did not land", 0, false), ("the write landed", 1, false), ("changed on the watch", 2, true)])
