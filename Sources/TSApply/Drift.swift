@@ -64,19 +64,26 @@ public struct LastApplied: Hashable, Codable, Sendable {
   /// be read back, or a process killed during the call) landed; `nil` when every write tsapply
   /// sent is accounted for in `state`. Drift compares with both (`Drift.changes(since:current:capabilities:)`).
   public var unconfirmed: DeviceState?
+  /// When tsapply last wrote to the watch (ISO 8601 UTC with milliseconds, as the apply history
+  /// writes times): set by an apply that writes,
+  /// kept when an apply that finds nothing to change refreshes the record, so it is what
+  /// `status --fleet` shows as "Last applied". `nil` in a record written before tsapply kept it,
+  /// and in one first written by an apply that found nothing to change.
+  public var appliedAt: String?
 
   /// The record of `state` on the `profile` watch named `device`, with `unconfirmed` when the
-  /// outcome of the last write is unknown.
-  public init(device: String, profile: String, state: DeviceState, unconfirmed: DeviceState? = nil) {
+  /// outcome of the last write is unknown and `appliedAt` when tsapply last wrote to it.
+  public init(device: String, profile: String, state: DeviceState, unconfirmed: DeviceState? = nil, appliedAt: String? = nil) {
     self.formatVersion = Self.currentFormatVersion
     self.device = device
     self.profile = profile
     self.state = state
     self.unconfirmed = unconfirmed
+    self.appliedAt = appliedAt
   }
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", device, profile, state, unconfirmed
+    case formatVersion = "format_version", device, profile, state, unconfirmed, appliedAt = "applied_at"
   }
 
   /// The record at `path` for `device`, or `nil` when there is none or it cannot be used
@@ -141,7 +148,7 @@ public struct LastAppliedError: Error, Hashable, Sendable, CustomStringConvertib
 /// `RecordFile` falls back to `JSONDecoder` for anything else).
 extension LastApplied: VersionedRecord {
   public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
-    var formatVersion: Int?, device: String?, profile: String?, state: DeviceState?, unconfirmed: DeviceState?
+    var formatVersion: Int?, device: String?, profile: String?, state: DeviceState?, unconfirmed: DeviceState?, appliedAt: String?
     try reader.object { (key, reader) throws(JSONReader.Miss) in
       switch key {
       case "format_version": try reader.field(&formatVersion)
@@ -149,6 +156,7 @@ extension LastApplied: VersionedRecord {
       case "profile": try reader.field(&profile)
       case "state": try reader.field(&state)
       case "unconfirmed": try reader.field(&unconfirmed)
+      case "applied_at": try reader.field(&appliedAt)
       default: throw JSONReader.Miss()
       }
     }
@@ -158,5 +166,6 @@ extension LastApplied: VersionedRecord {
     self.profile = profile
     self.state = state
     self.unconfirmed = unconfirmed
+    self.appliedAt = appliedAt
   }
 }

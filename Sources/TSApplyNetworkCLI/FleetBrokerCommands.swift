@@ -98,7 +98,9 @@ extension FleetSession {
     let rows = try await statusRows(broker).rows
     let reports = rows.map { row -> FleetWatchReport in
       // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
-      let unapplied = ["new revision", "no status", "applying", "refused", "failed"].contains(row.state) || (row.state == "offline" && row.lastApplied == nil)
+      // The broker lost the desired document: publishing it again is the change.
+      let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
+        || (row.state == "offline" && row.lastApplied == nil)
       // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
       let published = row.state == "pending" && row.drift == nil
       // Applied, but the watch no longer holds it (changed on the watch, or the manifests'

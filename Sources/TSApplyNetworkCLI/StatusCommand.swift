@@ -20,7 +20,9 @@ struct StatusCommand: Command {
     With --wait DURATION (over MQTT), waits until the site settles — no watch applying or
     retrying, every agent that announced itself online — or DURATION ends, then shows it.
     Exit status 0, or 1 when the fleet file or the broker cannot be read, when a watch failed
-    (unreachable, invalid, its records unusable, or refused or failed by its agent), or when,
+    (unreachable, invalid, its records unusable, refused or failed by its agent, or, over
+    MQTT, held by its agent to a desired document the broker no longer has: no desired
+    document; 'tsapply apply --fleet' publishes it again), or when,
     with --wait, the site had not settled at the end (the message says what was still going on).
     """
   static let options: [OptionSpec] = FleetOptions.specs + [

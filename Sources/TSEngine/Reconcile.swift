@@ -93,11 +93,38 @@ public enum Reconcile {
     }
   }
 
-  /// Which of `findings` the manifest's own change makes: the unsafe findings of `document`
-  /// planned against what the last apply left (none without a record).
+  /// The unsafe findings of the manifest's own change: `document` planned against what the last
+  /// apply left (none without a record), with that change's counts — not the refused plan's,
+  /// which also undo what changed on the watch since — and only of the kinds in `findings`.
   static func pendingFindings(_ findings: [SafetyFinding], document: ManifestDocument, watch: Watch) -> [SafetyFinding] {
     guard let last = watch.lastApplied() else { return [] }
-    let own = Set(Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings.map(\.kind) ?? [])
-    return findings.filter { own.contains($0.kind) }
+    let kinds = Set(findings.map(\.kind))
+    return (Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings ?? [])
+      .filter { kinds.contains($0.kind) }
+  }
+
+  /// What a refused plan is made of, in words: what `subject` (`the revision`, `the manifest`)
+  /// would change itself (`pending`, from `refusedUnsafe`) and what changed on the watch since
+  /// the last apply, which applying would undo (`plan.resourceDrift`, each list with its counts),
+  /// e.g. `the revision would change: removes 1 contact; changed on the watch since the last
+  /// apply: contacts (3 added), which applying would undo`. `nil` when the plan has no record
+  /// to tell them apart by (no drift and no pending finding). `address` renders an address
+  /// (a masked one where numbers are hidden).
+  public static func attribution(_ plan: Plan, pending: [SafetyFinding], subject: String,
+                                 address: (ResourceAddress) -> String = \.rawValue) -> String? {
+    guard !pending.isEmpty || !plan.resourceDrift.isEmpty else { return nil }
+    var parts = [pending.isEmpty ? "\(subject)'s own change is safe"
+                   : "\(subject) would change: " + pending.map(\.description).joined(separator: "; ")]
+    if !plan.resourceDrift.isEmpty {
+      parts.append("changed on the watch since the last apply: " + driftSummary(plan.resourceDrift, address: address)
+                   + ", which applying would undo")
+    }
+    return parts.joined(separator: "; ")
+  }
+
+  /// Drifted resources as one line, each in a few words (`ChangeBrief`), e.g. `contacts (3
+  /// added), emergency (SOS switched off), reminder.drinking (interval changed)`.
+  public static func driftSummary(_ drift: [ResourceChange], address: (ResourceAddress) -> String = \.rawValue) -> String {
+    drift.map { ChangeBrief.text(address($0.address), $0.fields) }.joined(separator: ", ")
   }
 }

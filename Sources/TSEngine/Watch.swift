@@ -78,11 +78,22 @@ public final class Watch: Sendable {
     return record
   }
 
+  /// When tsapply last wrote to this watch: the record's `applied_at` (`LastApplied.appliedAt`),
+  /// or, for a record written before tsapply kept it, the record file's modification time;
+  /// `nil` without a record for this watch's platform. An apply that finds nothing to change
+  /// does not move it.
+  public func lastWrite() -> Date? {
+    guard let record = record() else { return nil }
+    if let text = record.appliedAt, let date = ApplyHistory.parseTime(text) { return date }
+    return (try? FileManager.default.attributesOfItem(atPath: home.lastAppliedPath))?[.modificationDate] as? Date
+  }
+
   /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came
-  /// landed); a failure to write the record is reported as `EngineEvent.recordFailed`.
-  private func record(_ state: DeviceState, ifLanded: DeviceState?, events: @Sendable (EngineEvent) -> Void) {
+  /// landed), tsapply having last written to it at `appliedAt`; a failure to write the record is
+  /// reported as `EngineEvent.recordFailed`.
+  private func record(_ state: DeviceState, ifLanded: DeviceState?, appliedAt: String?, events: @Sendable (EngineEvent) -> Void) {
     do {
-      try LastApplied(device: identity, profile: capabilities.profile, state: state, unconfirmed: ifLanded)
+      try LastApplied(device: identity, profile: capabilities.profile, state: state, unconfirmed: ifLanded, appliedAt: appliedAt)
         .write(to: home.lastAppliedPath)
     } catch {
       events(.recordFailed(error))
@@ -190,8 +201,12 @@ public final class Watch: Sendable {
     if plan.isEmpty {
       // The watch matches: the record is refreshed to it, so a record left stale (a process
       // killed between a write and its record, an older tsapply) stops showing as drift.
-      if options.refreshesRecord && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state) {
-        record(planned.state, ifLanded: nil, events: options.events)
+      // Nothing was written now: the time of the last write is kept (for a record from before
+      // tsapply kept it, the record file's time, which the refresh would otherwise move).
+      let appliedAt = planned.record.flatMap { $0.appliedAt ?? lastWrite().map(ApplyHistory.timeText) }
+      if options.refreshesRecord
+        && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state, appliedAt: appliedAt) {
+        record(planned.state, ifLanded: nil, appliedAt: appliedAt, events: options.events)
       }
       return .noChanges(plan)
     }
@@ -212,7 +227,7 @@ public final class Watch: Sendable {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
                                           backupDirectory: home.backupDirectory, now: now(),
                                           shouldStop: { options.stop.isRequested },
-                                          record: { self.record($0, ifLanded: $1, events: options.events) },
+                                          record: { self.record($0, ifLanded: $1, appliedAt: ApplyHistory.timeText(self.now()), events: options.events) },
                                           progress: { options.events(.reconcile($0)) })
     } catch {
       if let backup = error.backupPath {

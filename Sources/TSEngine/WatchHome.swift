@@ -75,6 +75,10 @@ public struct WatchHome: Hashable, Sendable {
 
   /// `agent-status.json`: the last status an agent published for the watch (`WatchStatus`).
   public var agentStatusPath: String { directory + "/agent-status.json" }
+  /// `agent-desired.json`: the desired document an agent last applied to the watch (as it came,
+  /// 0600: it holds contacts), so a restarted agent keeps checking the watch against it when the
+  /// broker no longer holds it (docs/fleet.md "What an agent does").
+  public var agentDesiredPath: String { directory + "/agent-desired.json" }
   /// `lock`: the file the whole-apply lock is taken on.
   public var lockPath: String { directory + "/lock" }
   /// `monitor.lock`: held by the monitor watching this watch, so a second one refuses.

@@ -327,6 +327,10 @@ actor AgentWatch {
   private var driftWanted = false
   private var document: DesiredDocument?
   private var payload: [UInt8] = []
+  /// The document applied before this start, from `agent-desired.json`, and its bytes: what
+  /// drift checks compare with until the broker hands the agent a document (a broker that lost
+  /// its retained documents hands it none).
+  private var kept: (document: DesiredDocument, payload: [UInt8])?
   private var status: WatchStatus?
   private var attempts = 0
   /// The last watch event handled, kept across restarts (set by `listen()`).
@@ -356,7 +360,21 @@ actor AgentWatch {
       seed.agent = outlet.configuration.agentID
       status = seed
       handledContent = kept.contentRevision
+      self.kept = Self.appliedDocument(watch: watch, id: id, site: outlet.configuration.site, status: kept)
     }
+  }
+
+  /// The document kept in `agent-desired.json` when it is the one `status` says was applied
+  /// (same revision and content); `nil` otherwise.
+  private static func appliedDocument(watch: Watch, id: String, site: String, status: WatchStatus)
+    -> (document: DesiredDocument, payload: [UInt8])? {
+    let path = watch.home.agentDesiredPath
+    guard let applied = status.appliedRevision,
+          let bytes = try? ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "desired document").get(),
+          case .success(let document) = DesiredDocument.decode(bytes, topic: FleetTopics.watch(site: site, watch: id, .desired)),
+          document.revision == applied, status.contentRevision == nil || document.contentRevision == status.contentRevision
+    else { return nil }
+    return (document, bytes)
   }
 
   var currentStatus: WatchStatus? { status }
@@ -521,14 +539,15 @@ actor AgentWatch {
       let applied: WatchStatus.Result = plan.isEmpty && earlier == nil ? .noChanges : .applied
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
                  + (earlier == nil ? "" : " by an earlier attempt, confirmed now"))
+      keep(desired)
       finish(revision: desired.revision, result: applied, changes: counts, applied: true, content: content)
     }
     switch outcome {
     case .noChanges(let plan): return succeeded(plan)
     case .applied(let report): return succeeded(report.plan)
-    case .refusedUnsafe(_, _, let pending):
+    case .refusedUnsafe(let plan, _, let pending):
       result = .refused
-      if !pending.isEmpty { message += " (the revision's own change: " + pending.map(\.description).joined(separator: "; ") + ")" }
+      if let attribution = Reconcile.attribution(plan, pending: pending, subject: "the revision") { message += " (\(attribution))" }
       message += "; publish it with allow_destroy (tsapply apply --fleet … --auto-approve --allow-destroy) to apply it"
     case .invalid(let input):
       result = .invalid
@@ -567,7 +586,8 @@ actor AgentWatch {
     next.contentRevision = content
     if applied {
       next.appliedRevision = revision
-      next.lastApplied = time
+      // When an apply last wrote to the watch: one that found it matching does not move it.
+      next.lastApplied = FleetStatus.lastAppliedTime(watch) ?? next.lastApplied
       next.lastSeen = time
       next.drift = 0
       next.pending = 0
@@ -600,9 +620,10 @@ actor AgentWatch {
   // MARK: Drift
 
   private func checkDrift() async {
-    guard let desired = document, status?.appliedRevision == desired.revision else { return }
+    let (current, bytes) = document.map { ($0, payload) } ?? (kept?.document, kept?.payload ?? [])
+    guard let desired = current, status?.appliedRevision == desired.revision else { return }
     do {
-      let report = try await watch.drift(ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil))
+      let report = try await watch.drift(ManifestDocument(manifest: desired.manifest, bytes: bytes, path: nil))
       guard var next = status else { return }
       let drifted = report.drift.map(\.address.rawValue)
       let changed = drifted.count != next.drift
@@ -613,12 +634,24 @@ actor AgentWatch {
       publishStatus()
       if changed, !drifted.isEmpty {
         let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
-                             + report.drift.map { ChangeBrief.text($0.address.rawValue, $0.fields) }.joined(separator: ", "))
+                             + Reconcile.driftSummary(report.drift))
         outlet.log("\(id): drift: \(message)")
         event(.drift, message, revision: desired.revision)
       }
     } catch {
       outlet.log("\(id): cannot read the watch for drift: \(masked(error.description))")
+    }
+  }
+
+  /// Keeps `desired`, just applied (or found matching), in `agent-desired.json` for the next
+  /// start (`kept`); a failure to write it is logged once, like the status's.
+  private func keep(_ desired: DesiredDocument) {
+    kept = (desired, payload)
+    do {
+      try SecureFile.write(payload, to: watch.home.agentDesiredPath)
+    } catch {
+      if !statusRecordFailed { outlet.log("\(id): cannot keep the applied document for the next start: \(error)") }
+      statusRecordFailed = true
     }
   }
 

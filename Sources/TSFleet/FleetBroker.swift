@@ -17,6 +17,8 @@ public final class FleetBrokerView: @unchecked Sendable {
   /// The agent that announced each watch (the first by ID when several did).
   private var announcer: [String: String] = [:]
   private var synced = false
+  /// Whether the view reads the desired documents (`desiredRevisions`).
+  public let readsDesired: Bool
   private var client: MQTTClient?
   private let syncTopic: String
 
@@ -27,6 +29,7 @@ public final class FleetBrokerView: @unchecked Sendable {
   public init(settings: BrokerSettings, site: String, desired: Bool = false,
               clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
     self.site = site
+    readsDesired = desired
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
     let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
       + (desired ? [FleetTopics.every(.desired, site: site)] : [])

@@ -187,7 +187,8 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var drift: Int
   /// Changes the applied manifest would still make, at the last check.
   public var pending: Int
-  /// When the last apply (or no-change verification) finished, ISO 8601.
+  /// When tsapply last wrote to the watch (`Watch.lastWrite`, the watch's last-applied
+  /// record), ISO 8601: a revision the watch already matched does not move it.
   public var lastApplied: String?
   /// When the agent last read the watch, ISO 8601.
   public var lastSeen: String?

@@ -90,19 +90,25 @@ public enum FleetLoader {
       }
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: problems, subject: "--watch"), sources: sources)
     }
-    // Each layer's file is read once, however many watches it is under.
+    // Each layer's file is read once, however many watches it is under; every layer with errors
+    // is reported in one run.
     var layers: [String: LoadedLayer] = [:]
-    for layer in fleet.layers where layers[layer.manifest.value] == nil {
+    var failed: [(name: String, under: String, diagnostics: [Diagnostic])] = []
+    for layer in fleet.layers where layers[layer.manifest.value] == nil && !failed.contains(where: { $0.name == fleet.displayPath(layer.manifest.value) }) {
       let name = fleet.displayPath(layer.manifest.value)
       let loaded = ManifestLoader.load(path: fleet.absolutePath(layer.manifest.value), displayName: name, resolvesReferences: false)
       sources[name] = loaded.source
       guard let manifest = loaded.manifest else {
-        let under = layer.select.isEmpty ? "every watch" : "the watches it selects"
-        let subject = fleet.defaults != nil ? "the defaults \(name)" : "the layer \(name)"
-        throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: loaded.diagnostics, subject: "\(subject) (under \(under))"),
-                               sources: sources)
+        failed.append((name, layer.select.isEmpty ? "every watch" : "the watches it selects", loaded.diagnostics))
+        continue
       }
       layers[layer.manifest.value] = LoadedLayer(manifest: manifest, warnings: loaded.diagnostics, name: name)
+    }
+    if !failed.isEmpty {
+      let each = failed.map { "\($0.name) (under \($0.under))" }
+      let subject = fleet.defaults != nil ? "the defaults \(each[0])"
+        : failed.count == 1 ? "the layer \(each[0])" : "the layers " + each.dropLast().joined(separator: ", ") + " and " + each.last!
+      throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: failed.flatMap(\.diagnostics), subject: subject), sources: sources)
     }
     let chosen = fleet.watches.filter { selection.isEmpty || selection.contains($0.name.value) }
     let members = chosen.map { watch in

@@ -27,6 +27,7 @@ public enum FleetMonitor {
       settings.manifestName = member.manifestFiles.joined(separator: " over ")
       settings.manifestPath = fleetPath
       settings.commandLine = template.commandLine + " --watch \(member.name)"
+      settings.watchName = member.name
       let name = member.name
       settings.manifestProvider = {
         manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
@@ -67,7 +68,8 @@ public enum FleetMonitor {
 
   /// Follows the events of a fleet's agents on the broker until `stop` is set: drift, SOS and
   /// error events, and agents going offline and coming back, each as a `MonitorEvent` (the
-  /// watch named `SITE/WATCH-ID`, or its identity when its status gave it). Each SOS is put in
+  /// watch named as the fleet names it, else by its identity when its status gave it, else
+  /// `SITE/WATCH-ID`; an agent's presence as `agent:ID`, with its watches in `watches`). Each SOS is put in
   /// an outbox under `outboxDirectory` before it is shown, and delivered to `notifiers` until
   /// each succeeds (a restart delivers what is left).
   public final class Follower: @unchecked Sendable {
@@ -140,9 +142,11 @@ public enum FleetMonitor {
         online[agent] = state.online
         lock.unlock()
         guard before != state.online, before != nil || !state.online || !message.retained else { return }
-        let watches = state.watches.map { "\(site)/\($0)" }
-        let event = MonitorEvent(time: Date(), watch: watches.first ?? "\(site)/agent/\(agent)", kind: state.online ? .online : .offline,
-                                 message: "agent \(agent) (\(state.watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
+        // The agent went or came back, not one of its watches: the event names the agent, and
+        // every watch it serves as the fleet names it.
+        let watches = state.watches.map { names[$0] ?? "\(site)/\($0)" }
+        let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
+                                 message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
                                  fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
         emit(event)
         for observer in observers { observer.record(event, for: state.watches.compactMap { names[$0] }) }
@@ -151,14 +155,17 @@ public enum FleetMonitor {
 
     private func forward(_ event: FleetEvent, watchID: String) {
       lock.lock()
-      let watch = identities[watchID] ?? "\(site)/\(watchID)"
+      let identity = identities[watchID]
       lock.unlock()
+      // The fleet's name for the watch, else its identity, else `SITE/WATCH-ID`.
+      let watch = names[watchID] ?? identity ?? "\(site)/\(watchID)"
       let kind: MonitorEvent.Kind = switch event.kind {
       case .drift: .drift
       case .sos: .sos
       case .error: .error
       }
       var fields: [String: JSONValue] = ["agent": .string(event.agent), "watch_id": .string(watchID)]
+      if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
       let time = ISO8601DateFormatter().date(from: event.time) ?? Date()

@@ -12,7 +12,8 @@ public struct FleetStatusRow: Sendable {
   /// Its device spec.
   public var device: String
   /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `applying`, `retrying`,
-  /// `refused`, `invalid`, `failed`, `unreachable`, `no status`, `offline`.
+  /// `refused`, `invalid`, `failed`, `unreachable`, `no status`, `offline`, `no desired
+  /// document` (over MQTT: the broker lost the desired document the agent holds the watch to).
   public var state: String
   /// When tsapply (or its agent) last applied to it, ISO 8601.
   public var lastApplied: String?
@@ -33,9 +34,10 @@ public struct FleetStatusRow: Sendable {
   public var isSettling: Bool { state == "applying" || state == "retrying" }
 
   /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
-  /// records cannot be used (`invalid`, `failed`), or its agent refused, found invalid or failed
-  /// its revision. `status --fleet` exits 1 when one did.
-  public var isFailure: Bool { ["unreachable", "invalid", "failed", "refused"].contains(state) }
+  /// records cannot be used (`invalid`, `failed`), its agent refused, found invalid or failed
+  /// its revision, or the broker lost the desired document it is held to (`no desired
+  /// document`). `status --fleet` exits 1 when one did.
+  public var isFailure: Bool { ["unreachable", "invalid", "failed", "refused", "no desired document"].contains(state) }
 
   /// A row.
   public init(name: String, device: String, state: String, lastApplied: String? = nil, lastSeen: String? = nil,
@@ -108,12 +110,10 @@ public enum FleetStatus {
     }
   }
 
-  /// When the watch's last-applied record was written (its last successful apply).
+  /// When tsapply last wrote to the watch (`Watch.lastWrite`): an apply that found nothing to
+  /// change, which refreshes the record, does not move it.
   static func lastAppliedTime(_ watch: Watch) -> String? {
-    guard watch.lastApplied() != nil,
-          let attributes = try? FileManager.default.attributesOfItem(atPath: watch.home.lastAppliedPath),
-          let date = attributes[.modificationDate] as? Date else { return nil }
-    return timestamp(date)
+    watch.lastWrite().map(timestamp)
   }
 
   /// Every member's status as its agent last reported it on the broker, compared with the
@@ -189,9 +189,19 @@ public enum FleetStatus {
           + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
+      // The agent holds the watch to a revision the broker no longer has (a broker restarted
+      // without persistence, a topic cleared): nothing says that revision is still what the
+      // manifests want, and a restarted agent would not be handed it. Not in sync, whatever
+      // the agent last found.
+      if view.readsDesired, desired[id] == nil, let applied = status.appliedRevision, ["in sync", "drift", "pending", "offline"].contains(state) {
+        state = "no desired document"
+        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
+          + "or the topic was cleared); agent \(status.agent) still holds the watch to revision \(applied) as it last applied it. "
+          + "Publish the manifests again with 'tsapply apply --fleet', and give the broker persistence (docs/fleet.md \"Sizing the broker\")"
+      }
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
-      let measured = ["in sync", "drift", "pending", "offline"].contains(state)
+      let measured = ["in sync", "drift", "pending", "offline", "no desired document"].contains(state)
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                             lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
                             agent: agent, note: note)

@@ -74,9 +74,23 @@ public final class Monitor: @unchecked Sendable {
     self.engine = engine
     self.settings = settings
     self.notifiers = notifiers
-    self.emitEvent = emit
+    if let name = settings.watchName {
+      self.emitEvent = { event in emit(Self.named(event, name)) }
+    } else {
+      self.emitEvent = emit
+    }
     self.notice = notice
     self.checked = checked
+  }
+
+  /// `event` naming its watch `name` (`MonitorSettings.watchName`), the identity it named moved
+  /// to `device`; unchanged when it names `name` already.
+  private static func named(_ event: MonitorEvent, _ name: String?) -> MonitorEvent {
+    guard let name, event.watch != name else { return event }
+    var named = event
+    named.fields["device"] = .string(event.watch)
+    named.watch = name
+    return named
   }
 
   /// Asks `run()` to stop (callable from a signal handler's queue): no new check starts, an
@@ -361,7 +375,9 @@ public final class Monitor: @unchecked Sendable {
     var fields: [String: JSONValue] = ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName),
                                        "sequence": .integer(sequence)]
     if let deviceEvent { fields["device_event_id"] = .string(deviceEvent.rawValue) }
-    let event = MonitorEvent(time: now(), watch: watch, kind: .sos, id: id, message: "SOS pressed on the watch", fields: fields)
+    // Named as its events are before it goes in the outbox: the notifiers get what the log shows.
+    let event = Self.named(MonitorEvent(time: now(), watch: watch, kind: .sos, id: id, message: "SOS pressed on the watch", fields: fields),
+                           settings.watchName)
     let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
     if !notifiers.isEmpty {
       if session.outbox.entry(id) != nil {
@@ -621,7 +637,7 @@ public final class Monitor: @unchecked Sendable {
       "reconcile": .string(outcome.word),
       "pending": .integer(report.pending.resourceChanges.count),
     ]
-    let what = report.drift.map { ChangeBrief.text(mask.address($0.address), $0.fields) }.joined(separator: ", ")
+    let what = Reconcile.driftSummary(report.drift, address: mask.address)
     let result: String
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"
@@ -630,7 +646,8 @@ public final class Monitor: @unchecked Sendable {
     case .unsafe(let findings, let pending):
       fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
       fields["pending_findings"] = JSONPlanRenderer.findings(pending, mask: mask)
-      let undoing = findings.filter { !pending.contains($0) }
+      // `pending` carries the manifest's own counts; a finding of another kind comes only from undoing.
+      let undoing = findings.filter { finding in !pending.contains { $0.kind == finding.kind } }
       let text = { (findings: [SafetyFinding]) in mask.text(findings.map(\.description).joined(separator: "; ")) }
       var parts: [String] = []
       if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }

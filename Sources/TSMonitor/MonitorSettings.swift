@@ -10,6 +10,9 @@ public struct MonitorSettings: Sendable {
   public var manifestPath: String
   /// The manifest as the user named it, for messages.
   public var manifestName: String
+  /// The watch's name in its events' `watch` (a fleet's name for it, `monitor --fleet`), its
+  /// identity then in the `device` field; `nil`: events name the watch by its identity.
+  public var watchName: String?
   /// How often the watch is read (`--interval`, default 5 minutes).
   public var interval: Duration
   /// Whether drift is healed through the engine's apply (`--reconcile`).

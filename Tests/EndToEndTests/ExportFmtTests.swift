@@ -31,13 +31,16 @@ import TSTestSupport
     #expect(plan.stdout.contains("No changes."))
   }
 
-  @Test(arguments: ["npk", "fit", "fit-basic", "fw"])
+  @Test(arguments: ["default", "npk", "fit", "fit-basic", "fw"])
   func exportOfEachProfilePlansEmpty(_ profile: String) throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init", "--profile", profile], in: directory).status == 0)
     let export = try TSApplyBinary.run(["export", "-o", "watch.yaml"], in: directory)
     #expect(export.status == 0, "\(export.stderr)")
     #expect(export.stdout.isEmpty)
+    // It names the watch it read (not "default watch", the default profile's name).
+    let device = directory.resolvingSymlinksInPath().appendingPathComponent(".tsapply/device.json").path
+    #expect(export.stderr == "Wrote watch.yaml from sim:\(device) (platform profile \(profile)).\n", "\(export.stderr)")
     let text = try String(contentsOf: directory.appendingPathComponent("watch.yaml"), encoding: .utf8)
     #expect(text.hasPrefix("# Exported by tsapply from a watch with the '\(profile)' platform profile on "))
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: directory)

@@ -146,6 +146,36 @@ import TSTestSupport
     #expect(row.contains("new revision") && row.contains(" -  "), "\(table)")
   }
 
+  /// A broker restarted without persistence loses the desired documents: the agent's next
+  /// drift check publishes its status again, and `status --fleet` does not call the watches in
+  /// sync (exit 1, the fix in the note); `plan --fleet` has them to publish; publishing again
+  /// brings the site back.
+  @Test func aBrokerThatLostTheDesiredDocumentsIsNotInSync() throws {
+    let (dir, first) = try Self.fleetOnABroker()
+    var broker = first
+    defer { broker.stop() }
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--drift-interval", "1s",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).status == 0)
+    broker = try broker.restart()
+    let table = try Self.waitForStatus("room-14  no desired document", in: dir)
+    #expect(table.contains("room-12  no desired document"), "\(table)")
+    let status = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(status.status == 1, "\(status.stdout)\(status.stderr)")
+    #expect(status.stdout.contains("room-12: the broker holds no desired document for the watch"), "\(status.stdout)")
+    #expect(status.stdout.contains("Publish the manifests again with 'tsapply apply --fleet'"), "\(status.stdout)")
+    let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
+    #expect(planned.stdout.hasSuffix("2 watches: 2 to publish.\n"), "\(planned.stdout)")
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    let again = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(again.status == 0 && again.stdout.contains("room-12  in sync"), "\(again.stdout)\(again.stderr)")
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }

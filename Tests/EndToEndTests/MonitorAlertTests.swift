@@ -88,6 +88,8 @@ import TSTestSupport
     #expect(Set(received.filter { $0.alert == "recovered:offline" }.map(\.watch)) == Set(away))
     #expect(Self.count(receiver, "offline") == 3 && Self.count(receiver, "recovered:offline") == 3, "\(received.map(\.alert))")
     #expect(Self.count(receiver, "drift") == 1 && Self.count(receiver, "sos") == 1, "\(received.map(\.alert))")
+    // Named as the fleet names them, not by their device paths.
+    #expect(received.filter { $0.alert == "sos" || $0.alert == "drift" }.map(\.watch).sorted() == ["w01", "w02"], "\(received)")
     #expect(Set(received.map(\.id)).count == received.count, "no event delivered twice: \(received.map(\.id))")
     let signed = receiver.requests.allSatisfy { $0.signatureValid }
     #expect(signed)

@@ -89,14 +89,20 @@ import TSModel
     }
   }
 
+  /// A default watch with the first manifest applied; the second manifest, not applied.
+  static func appliedFirst() async throws -> (Workspace, ManifestDocument, Watch) {
+    let workspace = try Workspace()
+    let first = try workspace.document(manifest(PlatformProfile.default.capabilities, changed: false))
+    let second = try workspace.document(manifest(PlatformProfile.default.capabilities, changed: true), name: "second.yaml")
+    let watch = try await workspace.open()
+    _ = try await watch.apply(first, options: Workspace.automatic(true))
+    return (workspace, second, watch)
+  }
+
   /// A stale record (a process killed between a write and its record) is refreshed by an apply
   /// that finds nothing to change, so drift stops reporting the apply's own change.
   @Test func anApplyWithNothingToChangeRefreshesAStaleRecord() async throws {
-    let workspace = try Workspace()
-    let first = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: false))
-    let second = try workspace.document(Self.manifest(PlatformProfile.default.capabilities, changed: true), name: "second.yaml")
-    let watch = try await workspace.open()
-    _ = try await watch.apply(first, options: Workspace.automatic(true))
+    let (workspace, second, watch) = try await Self.appliedFirst()
     let stale = try Data(contentsOf: URL(fileURLWithPath: watch.home.lastAppliedPath))
     _ = try await watch.apply(second, options: Workspace.automatic(true))
     try stale.write(to: URL(fileURLWithPath: watch.home.lastAppliedPath))
@@ -106,6 +112,30 @@ import TSModel
       Issue.record("the rerun changed something")
       return
     }
+    #expect(try await workspace.open().drift(second).drift.isEmpty)
+  }
+
+  /// When tsapply last wrote (`Watch.lastWrite`, "Last applied") moves with a write, not with a
+  /// refresh: a record from before tsapply kept `applied_at` keeps its file's time across the
+  /// refresh that gives it one.
+  @Test func aRefreshKeepsTheTimeOfTheLastWrite() async throws {
+    let (workspace, second, watch) = try await Self.appliedFirst()
+    let path = watch.home.lastAppliedPath
+    let stale = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    #expect(stale["applied_at"] is String)
+    _ = try await watch.apply(second, options: Workspace.automatic(true))
+    var legacy = stale
+    legacy["applied_at"] = nil
+    try JSONSerialization.data(withJSONObject: legacy).write(to: URL(fileURLWithPath: path))
+    let then = Date(timeIntervalSince1970: 1_780_000_000)
+    try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: path)
+    #expect(watch.lastWrite() == then)
+    guard case .noChanges = try await workspace.open().apply(second, options: Workspace.automatic(true)) else {
+      Issue.record("the rerun changed something")
+      return
+    }
+    #expect(LastApplied.read(at: path, device: watch.identity)?.appliedAt == "2026-05-28T20:26:40.000Z")
+    #expect(watch.lastWrite() == then)
     #expect(try await workspace.open().drift(second).drift.isEmpty)
   }
 

@@ -15,7 +15,7 @@ import TSTestSupport
   /// A broker, in-memory watches, and a fleet file whose transport is the broker.
   final class Site: @unchecked Sendable {
     let space: FleetSpace
-    let broker: MosquittoBroker
+    var broker: MosquittoBroker
     let scheme: MemoryScheme
     let engine: Engine
     var settings: BrokerSettings { BrokerSettings(address: broker.address) }
@@ -436,6 +436,86 @@ import TSTestSupport
     #expect(status.message?.hasPrefix("tsapply/v1/ward-a/room-1/desired:1:89: error: contacts[0].phone: \"12-AB\" contains letters") == true)
     #expect(try await site.contacts("room-1") == [])
     await publisher.close()
+    await agent.stop()
+  }
+
+  /// A broker that lost its retained desired documents (restarted without persistence): the
+  /// agents' statuses come back (each drift check publishes one), but `status --fleet` does not
+  /// call a watch in sync when the broker holds no desired document for it, and a restarted
+  /// agent still checks its watches against the revision it applied (kept beside its status).
+  @Test func aBrokerThatLostItsDesiredDocumentsIsReportedAndTheWatchesAreStillChecked() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    func row() async throws -> FleetStatusRow? {
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    }
+    #expect(try await row()?.state == "in sync")
+    site.broker = try site.broker.restart()
+    // The agent reconnects and its next drift check publishes its status again.
+    var seen: FleetStatusRow?
+    for _ in 0..<100 {
+      seen = try await row()
+      if seen?.state != "no status" { break }
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    #expect(seen?.state == "no desired document", "\(String(describing: seen))")
+    #expect(seen?.isFailure == true)
+    #expect(seen?.note?.contains("the broker holds no desired document for the watch") == true, "\(seen?.note ?? "")")
+    await first.stop()
+    // Restarted, with nothing retained to hand it: the wearer's change is still found.
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let again = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
+    for _ in 0..<250 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await again.status(of: "room-1"))?.drift == 1)
+    // Once the broker has that status (a publisher judges by what the broker holds).
+    var drifted = try await row()
+    for _ in 0..<250 where drifted?.drift != 1 {
+      try await Task.sleep(for: .milliseconds(20))
+      drifted = try await row()
+    }
+    #expect(drifted?.state == "no desired document" && drifted?.drift == 1, "\(String(describing: drifted))")
+    // Publishing again is the way back.
+    #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
+    #expect(try await row()?.state == "in sync")
+    await again.stop()
+  }
+
+  /// A refusal says what the revision itself would change apart from what changed on the
+  /// watch since the last apply: the wearer's three new contacts are not the rollout's.
+  @Test func aRefusalTellsTheRevisionsOwnChangeFromTheWearersChange() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    for name in ["X", "Y", "Z"] {
+      try site.scheme.device("room-1").simulateContactAdd(Contact(name: name, phoneNum: "+15550199"))
+    }
+    try site.manifest("room-1", contacts: ["A"])
+    let refused = try await site.apply()
+    guard case .failed(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
+    #expect(reason.contains("the revision would change: removes 1 contact"), "\(reason)")
+    #expect(reason.contains("changed on the watch since the last apply: contacts (3 added)"), "\(reason)")
+    #expect(!reason.contains("the revision's own change: removes 4"), "\(reason)")
+    #expect(try await site.contacts("room-1") == ["A", "B", "X", "Y", "Z"])
+    await agent.stop()
+  }
+
+  /// "Last applied" is when an apply last wrote to the watch: a revision the watch already
+  /// matches (the same manifest published with allow_destroy) moves "last seen", not it.
+  @Test func lastAppliedMovesOnlyWhenAnApplyWroteToTheWatch() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let applied = try #require(await agent.status(of: "room-1")?.lastApplied)
+    try await Task.sleep(for: .milliseconds(1_100))
+    #expect(try await site.apply(allowDestroy: true).map(\.verdict.word) == ["no changes"])
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .noChanges)
+    #expect(status.lastApplied == applied)
+    #expect(status.lastSeen != applied)
     await agent.stop()
   }
 }

@@ -86,7 +86,7 @@ import TSModel
     Bad(name: "a JSON syntax error", payload: #"{"manifest":{"contacts":[]]},"revision":"r"}"#,
         errors: ["d:1:27: error: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 1, column 13)"]),
     Bad(name: "a document cut short", payload: #"{"manifest":{"contacts":[]},"revision":"r""#,
-        errors: ["d:2:1: error: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 1, column 1)"]),
+        errors: ["d:1:1: error: invalid YAML: this flow mapping is never closed: libyaml did not find expected ',' or '}' at line 2, column 1"]),
     Bad(name: "another watch's document", payload: #"{"manifest":{"contacts":[]},"revision":"r","watch":"room-14","watch_id":"room-14"}"#,
         errors: ["tsapply/v1/ward-a/room-16/desired:1:73: error: watch_id: this document is for the watch ID room-14, but it was published on the topic of room-16"],
         topic: "tsapply/v1/ward-a/room-16/desired"),

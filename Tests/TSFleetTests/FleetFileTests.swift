@@ -260,6 +260,30 @@ import TSModel
     }
   }
 
+  /// Every layer with errors is reported in one run, each error with its position, not only
+  /// the first layer's.
+  @Test func errorsInEveryLayerAreReportedAtOnce() throws {
+    let space = try Self.space()
+    let layers = [("a", "contacts:\n  - {name: A, phone: \"12-AB\"}\n", ""), ("b", "contacts: []\n", ""),
+                  ("c", "reminders:\n  drinking: {enabled: yes}\n", ", select: {ward: A}")]
+    var fleet = "layers:\n"
+    for (name, text, select) in layers {
+      try space.write("wards/\(name).yaml", text)
+      fleet += "  - {manifest: wards/\(name).yaml\(select)}\n"
+    }
+    try space.write("fleet.yaml", fleet + "watches:\n  room-12: {device: \"sim:a.json\", labels: {ward: A}}\n")
+    do {
+      _ = try space.load()
+      Issue.record("loaded a fleet whose layers have errors")
+    } catch {
+      #expect(error.problem.diagnostics.map(\.description) == [
+        "wards/a.yaml:2:22: error: contacts[0].phone: \"12-AB\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)",
+        "wards/c.yaml:2:23: error: reminders.drinking.enabled: \"yes\" is not a boolean; write true (tsapply reads only true and false)",
+      ])
+      #expect(error.description == "2 errors in the layers wards/a.yaml (under every watch) and wards/c.yaml (under the watches it selects); no watch was touched")
+    }
+  }
+
   @Test func errorsInTheDefaultsStopTheWholeFleetWithTheirPositions() throws {
     let space = try Self.space()
     try space.write("wards/ward-a.yaml", "reminders:\n  drinking: {enabled: yes}\n")

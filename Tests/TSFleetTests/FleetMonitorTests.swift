@@ -28,6 +28,10 @@ import TSMQTT
                                          engine: space.engine, template: template, notifiers: [], emit: { events.add($0) }, notice: { _ in })
     #expect(try await monitors[0].checkOnce())
     #expect(events.items.map(\.kind) == [.drift, .applied])
+    // Events name the watch as the fleet does; its device is beside it.
+    #expect(events.items.map(\.watch) == ["room-1", "room-1"])
+    let identity = try await space.engine.open("sim:watches/room-1.json").identity
+    #expect(events.items.map { $0.fields["device"] } == [.string(identity), .string(identity)])
     #expect(try await space.state("room-1").contacts.map(\.name) == ["Ward desk", "Night nurse", "Kitchen"])
     // The defaults are read again: a new ward contact is pending on the next check, not drift.
     try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
@@ -57,7 +61,7 @@ import TSMQTT
     let recorder = Recorder()
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
                                              notifiers: [recorder], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
-                                             emit: { events.add($0) }, notice: { _ in })
+                                             emit: { events.add($0) }, notice: { _ in }, names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
     let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "station", driftInterval: .zero),
                                watches: [("room-1", try await engine.open("memory:room-1"))])
@@ -66,12 +70,18 @@ import TSMQTT
     try scheme.device("room-1").simulateSOSPress()
     let seen = await events.wait(for: 2)
     #expect(seen.map(\.kind) == [.online, .sos])
-    #expect(seen.last?.watch == "ward-a/room-1")
+    #expect(seen.first?.watch == "agent:station")
+    #expect(seen.first?.fields["watches"] == .array([.string("r1")]))
+    #expect(seen.last?.watch == "r1")
     #expect(seen.last?.fields["agent"] == .string("station"))
     let bodies = await recorder.delivered.wait(for: 1)
     #expect(bodies.first?.contains("\"kind\":\"sos\"") == true)
     await agent.abandon()
-    #expect(await events.wait(for: 3).last?.kind == .offline)
+    let offline = await events.wait(for: 3).last
+    #expect(offline?.kind == .offline)
+    // The agent went offline, not one of its watches: the event names the agent and all its watches.
+    #expect(offline?.watch == "agent:station")
+    #expect(offline?.fields["watches"] == .array([.string("r1")]))
     await follower.stop(grace: .seconds(1))
   }
 }

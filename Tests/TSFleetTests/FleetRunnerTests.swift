@@ -138,4 +138,33 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     defer { lock.unlock() }
     return tripped
   }
+
+  /// `status --fleet`'s "Last applied" is when an apply last wrote to the watch: an apply that
+  /// finds nothing to change (refreshing the record to a reminder the wearer switched, which the
+  /// manifest does not manage) does not move it; one that writes does.
+  @Test func lastAppliedIsWhenAnApplyLastWroteToTheWatch() async throws {
+    let space = try FleetSpace()
+    try space.watch("room-1")
+    try space.write("residents/room-1.yaml", "contacts:\n  - {name: A, phone: \"+15550100\"}\n")
+    try space.write("fleet.yaml", "watches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+    let runner = FleetRunner(engine: space.engine)
+    func apply() async throws -> String? {
+      let results = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
+        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+      }
+      if case .failure(let failure) = results.first?.outcome { Issue.record("\(failure)") }
+      return await FleetStatus.direct(try space.load().members, runner: runner).first?.lastApplied
+    }
+    let applied = try #require(try await apply())
+    try await Task.sleep(for: .milliseconds(1_100))
+    try SimulatedDevice(path: space.directory + "/watches/room-1.json").simulateReminderToggle(id: "1")
+    let record = try await space.engine.open("sim:watches/room-1.json").home.lastAppliedPath
+    let before = try FileManager.default.attributesOfItem(atPath: record)[.modificationDate] as? Date
+    #expect(try await apply() == applied)
+    #expect(try FileManager.default.attributesOfItem(atPath: record)[.modificationDate] as? Date != before, "the record was refreshed")
+    try await Task.sleep(for: .milliseconds(1_100))
+    try space.write("residents/room-1.yaml", "contacts:\n  - {name: B, phone: \"+15550100\"}\n")
+    let written = try await apply()
+    #expect(written != nil && written != applied)
+  }
 }

@@ -153,9 +153,24 @@ import TSTestSupport
     let text = MarkedText("a: b1️⃣: c\n")
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",
       "invalid YAML: mapping values are not allowed in this context; a value that holds \": \" must be quoted: a: \"b: c\"")])
-    let unclosed = MarkedText("a: [b1️⃣\n")
-    #expect(Self.read(unclosed.text).diagnostics.map(\.message) == [
-      "invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 4)"])
+    let unclosed = MarkedText("a: 1️⃣[b\n")
+    #expect(Self.read(unclosed.text).diagnostics == [.error(at: unclosed.position("1️⃣"), field: "",
+      "invalid YAML: this flow sequence is never closed: libyaml did not find expected ',' or ']' at line 2, column 1")])
+  }
+
+  /// A quote or bracket left open runs to the end of the file, where libyaml gives up; the
+  /// error points where it was opened (libyaml's context mark), not at the end of the file,
+  /// and says where the file ended.
+  @Test(arguments: [
+    ("contacts:\n  - name: Anna\n    phone: 1️⃣\"+15550100\n  - name: Bob\n    phone: +15550101\n\n\n",
+     "invalid YAML: this quoted scalar is never closed: libyaml found unexpected end of stream at line 8, column 1"),
+    ("contacts:\n  - 1️⃣[Anna, \"+15550100\"\n\n\n",
+     "invalid YAML: this flow sequence is never closed: libyaml did not find expected ',' or ']' at line 5, column 1"),
+    ("a: 1️⃣'open\n", "invalid YAML: this quoted scalar is never closed: libyaml found unexpected end of stream at line 2, column 1"),
+  ])
+  func anUnclosedQuoteOrBracketIsReportedWhereItOpens(yaml: String, message: String) {
+    let text = MarkedText(yaml)
+    #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "", message)])
   }
 
   /// A JSON-style surrogate pair is not a YAML escape: libyaml's error gets the spelling YAML

@@ -66,7 +66,8 @@ struct ExportCommand: Command {
     } catch {
       throw CommandFailure(error.description)
     }
-    context.stderr.write("Wrote \(output) (\(watch.capabilities.profile) watch).\n")
+    // The watch named as it was read (a "default watch" would read as the default one).
+    context.stderr.write("Wrote \(output) from \(watch.identity) (platform profile \(watch.capabilities.profile)).\n")
     return status
   }
 

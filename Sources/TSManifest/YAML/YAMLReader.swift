@@ -149,6 +149,10 @@ extension Diagnostic {
   /// error diagnostic, e.g. `watch.yaml:3:5: error: invalid YAML: mapping values are not allowed
   /// in this context`. Reader errors carry a byte offset instead of a mark; it is converted
   /// with `source`.
+  /// What libyaml's context names when a quote or bracket is left open (`while scanning a
+  /// quoted scalar`, `while parsing a flow sequence`).
+  private static let unclosed = ["quoted scalar", "flow sequence", "flow mapping"]
+
   fileprivate init(libyamlParser parser: yaml_parser_t, file: String, source: [UInt8]) {
     let problem = parser.problem.map { String(cString: $0) } ?? "unknown libyaml error"
     var message = "invalid YAML: \(problem)"
@@ -158,7 +162,15 @@ extension Diagnostic {
     } else {
       position = sourcePosition(parser.problem_mark, file: file)
     }
-    if let context = parser.context.map({ String(cString: $0) }) {
+    let context = parser.context.map { String(cString: $0) }
+    let opened = context.flatMap { text in Self.unclosed.first { text.hasSuffix($0) } }
+    if parser.error != YAML_READER_ERROR, Int(parser.problem_mark.index) >= source.count, let opened {
+      // A quote or bracket left open runs to the end of the file, where libyaml gives up: the
+      // place to fix is where it opened (the context mark), not the end of the file.
+      let end = position
+      position = sourcePosition(parser.context_mark, file: file)
+      message = "invalid YAML: this \(opened) is never closed: libyaml \(problem) at line \(end.line), column \(end.column)"
+    } else if let context {
       let where_ = sourcePosition(parser.context_mark, file: file)
       message += " (\(context) at line \(where_.line), column \(where_.column))"
     }
