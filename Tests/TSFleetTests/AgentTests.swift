@@ -144,7 +144,7 @@ import TSTestSupport
     try site.scheme.device("room-1").simulateSOSPress()
     let seen = await events.wait(for: 2)
     #expect(Set(seen.map(\.kind)) == [.drift, .sos])
-    #expect(seen.first { $0.kind == .drift }?.message == "1 resource changed on the watch since the last apply: contacts")
+    #expect(seen.first { $0.kind == .drift }?.message == "1 resource changed on the watch since the last apply: contacts (1 added)")
     #expect(!seen.contains { $0.message.contains("5550199") })
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await agent.status(of: "room-1"))?.pending == 1)
