@@ -40,6 +40,8 @@ public enum CLI {
   /// This is the one place that maps errors to text and exit statuses: `UsageError` → 64 with
   /// the usage line; `CommandFailure` and any other error → 1 with `Error: …` on stderr.
   public static func run(_ arguments: [String], context: CommandContext) async -> ExitStatus {
+    var context = context
+    context.invocation = arguments
     var remaining = arguments
     var prefix = "tsapply"
     let commands = Self.commands(context.toolset)

@@ -79,6 +79,13 @@ public struct CommandContext: Sendable {
   public var currentDirectory: String
   /// What this build adds to the core commands (`Toolset`).
   package var toolset: Toolset
+  /// The arguments `CLI.run` was given (without the program name); empty until then.
+  public var invocation: [String] = []
+
+  /// The command as it was run, `tsapply` and the arguments quoted for a shell
+  /// (`tsapply apply --fleet fleet.yaml --auto-approve`): what the apply history and a lock's
+  /// holder record, so "who changed this?" names the command that really ran.
+  public var commandLine: String { (["tsapply"] + invocation.map(shellQuoted)).joined(separator: " ") }
 
   /// A context from its parts; the defaults (empty input, no terminal, empty environment) suit tests.
   /// `currentDirectory` must be an absolute path.

@@ -274,7 +274,7 @@ extension FleetSession {
                         approved: Plan?, reviewed: (part: SavedFleetPlan.Part, name: String, again: String)? = nil) async -> ApplyResult {
     let (section, output) = sectionContext()
     let cliWatch = CLIWatch(watch: watch, context: section, fleet: advice(member))
-    let commandLine = "tsapply apply --fleet \(fleetFile) --watch \(member.name)"
+    let commandLine = context.commandLine
     let run = ApplyRun(watch: cliWatch, settings: settings, context: section, rerunArgument: fleetFile,
                        manifestArgument: nil, commandLine: commandLine, manifestSource: document.bytes)
     let renderer = settings.output.renderer(section)

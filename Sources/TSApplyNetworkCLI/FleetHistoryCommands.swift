@@ -114,7 +114,7 @@ extension FleetSession {
                 FleetWatchReport(name: member.name, device: member.device, verdict: .noChanges, elapsed: .zero))
       }
       let run = ApplyRun(watch: cliWatch, settings: settings, context: section, command: "restore", rerunArgument: file,
-                         manifestArgument: nil, commandLine: "tsapply restore --fleet \(session.fleetFile) --at \(text)")
+                         manifestArgument: nil, commandLine: context.commandLine)
       let counts = Locked<PlanCounts?>(nil)
       do {
         _ = try await run.run { options throws(EngineError) in

@@ -59,7 +59,7 @@ extension MonitorCommand {
     }
     var template = MonitorSettings(manifestPath: "", manifestName: "", interval: interval, reconcile: reconcile,
                                    allowDestroy: allowDestroy, maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
-    template.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " --fleet \(session.fleetFile)"
+    template.commandLine = context.commandLine
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
                                          notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers)

@@ -79,7 +79,7 @@ extension FleetSession {
   func applyStaged(_ settings: ApplyRun.Settings, _ request: RolloutRequest) async throws -> ExitStatus {
     let store = request.store
     let lock: WatchLock
-    do { lock = try await store.lock(command: "tsapply apply --fleet \(fleetFile)") } catch { throw CommandFailure(error.description) }
+    do { lock = try await store.lock(command: context.commandLine) } catch { throw CommandFailure(error.description) }
     defer { lock.release() }
     stop.begin()
     defer { stop.end() }

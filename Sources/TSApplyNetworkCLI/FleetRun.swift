@@ -173,7 +173,7 @@ struct FleetSession: Sendable {
     _ operation: @escaping @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome,
     render: @escaping @Sendable (FleetResult<Outcome>) -> (text: String, row: FleetWatchReport)
   ) async -> [FleetWatchReport] {
-    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: true)
+    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: true, logsProgress: !json)
     stop.begin()
     defer { stop.end() }
     // One line as the phase starts (after the signal handlers are in place): what the review
@@ -264,8 +264,12 @@ final class SectionPrinter: @unchecked Sendable {
   private let logInterval: Duration
   private let clock: @Sendable () -> ContinuousClock.Instant
 
-  init(context: CommandContext, total: Int, verb: String, quiet: Bool, logInterval: Duration = .seconds(10),
+  private let logsProgress: Bool
+
+  /// `logsProgress`: whether a long run writes progress lines into a log (not for JSON output).
+  init(context: CommandContext, total: Int, verb: String, quiet: Bool, logsProgress: Bool = true, logInterval: Duration = .seconds(10),
        clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
+    self.logsProgress = logsProgress
     self.context = context
     self.total = total
     self.verb = verb
@@ -277,7 +281,7 @@ final class SectionPrinter: @unchecked Sendable {
   }
 
   /// Whether progress goes to a log as lines (not a terminal, sections not printed as they come).
-  private var logs: Bool { !live && quiet }
+  private var logs: Bool { logsProgress && !live && quiet }
 
   private var live: Bool { context.stdoutIsTerminal }
 

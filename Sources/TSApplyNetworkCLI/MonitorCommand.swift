@@ -133,7 +133,7 @@ struct MonitorCommand: Command {
     var settings = MonitorSettings(manifestPath: context.resolve(file), manifestName: file, deviceSpec: deviceSpec,
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
                                    maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
-    settings.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " " + file
+    settings.commandLine = context.commandLine
     let engine = context.engine()
     let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
     let folder = WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec)

@@ -21,7 +21,7 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
   public var formatVersion = 1
   /// Its place in the history, from 1.
   public var sequence: Int
-  /// When the apply ended, ISO 8601 UTC with milliseconds.
+  /// When the apply ended (for `started`: when its backup was taken), ISO 8601 UTC with milliseconds.
   public var time: String
   /// `apply` (a manifest, a saved plan, a heal, an agent's revision) or `restore` (a backup).
   public var kind: String
@@ -41,8 +41,12 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
   public var plan: String
   /// Resources the plan adds, changes and destroys.
   public var add: Int, change: Int, destroy: Int
-  /// `applied`, `failed` (something may have been written: see the backup), `interrupted`.
+  /// `started` (its backup was taken; written before the first write), then `applied`,
+  /// `failed` (something may have been written: see the backup) or `interrupted`.
   public var result: String
+
+  /// The `result` of the entry an apply writes before its first write.
+  public static let started = "started"
   /// Why it failed, in words.
   public var error: String?
   /// The backup of the state before it (absolute path), which `restore --at` goes back to.
@@ -133,6 +137,12 @@ public struct ApplyHistory: Sendable {
     public var problems: [String]
     /// Whether the history is intact.
     public var isIntact: Bool { problems.isEmpty }
+
+    /// A history of `entries` with `problems` (as `read()` finds them).
+    public init(entries: [HistoryEntry], problems: [String]) {
+      self.entries = entries
+      self.problems = problems
+    }
   }
 
   /// Reads and checks the history; no history is an empty, intact one.
@@ -312,9 +322,14 @@ public enum GitCommit {
 extension ApplyHistory.Read {
   /// The entries as a table, oldest first: number, time, kind, result, changes, who, commit
   /// (12 digits), plan digest, backup (file name), command; ending with a newline.
+  /// One row per apply: a `started` entry is shown by the entry that ended it (the same
+  /// backup), or as `unfinished` when none did (its process ended first).
   public var table: String {
-    let rows = entries.map { entry -> [String] in
-      [String(entry.sequence), entry.time, entry.kind, entry.result, "+\(entry.add) ~\(entry.change) -\(entry.destroy)",
+    let ended = Set(entries.filter { $0.result != HistoryEntry.started }.compactMap(\.backup))
+    let shown = entries.filter { $0.result != HistoryEntry.started || !ended.contains($0.backup ?? "") }
+    let rows = shown.map { entry -> [String] in
+      [String(entry.sequence), entry.time, entry.kind, entry.result == HistoryEntry.started ? "unfinished" : entry.result,
+       "+\(entry.add) ~\(entry.change) -\(entry.destroy)",
        "\(entry.user)@\(entry.host)", entry.commit.map { String($0.prefix(12)) } ?? "-", entry.plan,
        entry.backup.map { ($0 as NSString).lastPathComponent } ?? "-", ControlCharacters.escaped(entry.command)]
     }

@@ -228,7 +228,14 @@ public final class Watch: Sendable {
                                           backupDirectory: home.backupDirectory, now: now(),
                                           shouldStop: { options.stop.isRequested },
                                           record: { self.record($0, ifLanded: $1, appliedAt: ApplyHistory.timeText(self.now()), events: options.events) },
-                                          progress: { options.events(.reconcile($0)) })
+                                          progress: { progress in
+                                            // In the history before the first write: a process killed while writing leaves it there.
+                                            if case .backedUp(let path) = progress {
+                                              self.appendHistory(planned.plan, source: source, options: options, result: HistoryEntry.started,
+                                                                 error: nil, backup: path)
+                                            }
+                                            options.events(.reconcile(progress))
+                                          })
     } catch {
       if let backup = error.backupPath {
         appendHistory(planned.plan, source: source, options: options, result: options.stop.isRequested ? "interrupted" : "failed",

@@ -26,8 +26,7 @@ public enum FleetMonitor {
       settings.deviceSpec = member.device
       settings.manifestName = member.manifestFiles.joined(separator: " over ")
       settings.manifestPath = fleetPath
-      settings.commandLine = template.commandLine + " --watch \(member.name)"
-      settings.watchName = member.name
+            settings.watchName = member.name
       let name = member.name
       settings.manifestProvider = {
         manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }

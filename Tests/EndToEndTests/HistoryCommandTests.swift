@@ -53,27 +53,54 @@ import TSTestSupport
     #expect(try Self.run(["apply", "--device", "sim:w.json", "--auto-approve", "watch.yaml"], in: dir).status == 0)
 
     var entries = try Self.history(in: dir)
-    #expect(entries.map { $0["commit"] as? String } == [first, second])
-    #expect(entries.map { $0["result"] as? String } == ["applied", "applied"])
-    #expect(entries.allSatisfy { ($0["command"] as? String) == "tsapply apply watch.yaml" && $0["backup"] is String && $0["user"] is String })
+    #expect(entries.map { $0["commit"] as? String } == [first, first, second, second])
+    #expect(entries.map { $0["result"] as? String } == ["started", "applied", "started", "applied"])
+    #expect(entries.allSatisfy { ($0["command"] as? String) == "tsapply apply --device sim:w.json --auto-approve watch.yaml" && $0["backup"] is String && $0["user"] is String })
     let text = try Self.run(["history", "--device", "sim:w.json"], in: dir)
-    #expect(text.status == 0 && text.stdout.contains("2 entries, chain intact."), "\(text.stdout)")
+    #expect(text.status == 0 && text.stdout.contains("4 entries, chain intact."), "\(text.stdout)")
     #expect(text.stdout.contains(String(second.prefix(12))), "\(text.stdout)")
 
     // Back to before the second apply: removing Anna from the emergency contacts is unsafe.
     var restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve"], in: dir)
     #expect(restore.status == 1, "\(restore.stdout)\(restore.stderr)")
-    #expect(restore.stdout.contains("Going back to before entry 2 of the history"), "\(restore.stdout)")
+    #expect(restore.stdout.contains("Going back to before entry 3 of the history"), "\(restore.stdout)")
     #expect(try Self.run(["device", "show", "--device", "sim:w.json"], in: dir).stdout.contains("Anna"))
     restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve", "--allow-destroy"], in: dir)
     #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
     #expect(!(try Self.run(["device", "show", "--device", "sim:w.json"], in: dir).stdout.contains("Anna")))
     entries = try Self.history(in: dir)
-    #expect(entries.map { $0["kind"] as? String } == ["apply", "apply", "restore"])
+    #expect(entries.map { $0["kind"] as? String } == ["apply", "apply", "apply", "apply", "restore", "restore"])
 
     // Nothing after now: nothing to restore.
     let later = try Self.run(["restore", "--device", "sim:w.json", "--at", Self.now(), "--auto-approve"], in: dir)
     #expect(later.status == 0 && later.stdout.contains("Nothing to restore"), "\(later.stdout)")
+  }
+
+  /// An apply killed while it writes (after its backup, before it ends) is in the history as
+  /// `unfinished`, and `restore --at` goes back past it.
+  @Test func anApplyKilledWhileWritingIsRecordedAndRestoreAtGoesBackPastIt() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    try Self.before.write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try Self.run(["device", "init", "--device", "sim:w.json"], in: dir).status == 0)
+    #expect(try Self.run(["apply", "--device", "sim:w.json", "--auto-approve", "watch.yaml"], in: dir).status == 0)
+    let time = Self.now()
+    try Self.after.write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    // Slow calls; killed once its `started` entry is written (its backup taken), before it ends.
+    let apply = try ListeningProcess(["apply", "--device", "sim:w.json", "--auto-approve", "watch.yaml"], in: dir,
+                                     environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path, "TSAPPLY_SIM_LATENCY": "300,0"])
+    let deadline = Date().addingTimeInterval(60)
+    while (try? Self.history(in: dir).count) ?? 0 < 3, Date() < deadline { usleep(20_000) }
+    usleep(400_000)
+    apply.send(SIGKILL)
+    _ = apply.finish()
+    let entries = try Self.history(in: dir)
+    #expect(entries.map { $0["result"] as? String } == ["started", "applied", "started"], "\(entries)")
+    let text = try Self.run(["history", "--device", "sim:w.json"], in: dir)
+    #expect(text.status == 0 && text.stdout.contains(" unfinished "), "\(text.stdout)")
+    let restored = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve", "--allow-destroy"], in: dir)
+    #expect(restored.status == 0 && restored.stdout.contains("Going back to before entry 3 of the history"), "\(restored.stdout)\(restored.stderr)")
+    let shown = try Self.run(["device", "show", "--device", "sim:w.json"], in: dir).stdout
+    #expect(shown.contains("Ward desk") && !shown.contains("Anna"), "\(shown)")
   }
 
   @Test func aChangedHistoryIsReportedAndNotRestoredFrom() throws {
@@ -90,7 +117,7 @@ import TSTestSupport
     let history = try Self.run(["history", "--device", "sim:w.json"], in: dir)
     #expect(history.status == 1, "\(history.stdout)\(history.stderr)")
     #expect(history.stdout.contains("THE HISTORY WAS CHANGED other than by tsapply"), "\(history.stdout)")
-    #expect(history.stdout.contains("line 1 (entry 1) was changed after it was written: its hash does not match"), "\(history.stdout)")
+    #expect(history.stdout.contains("line 2 (entry 2) was changed after it was written: its hash does not match"), "\(history.stdout)")
     let restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve"], in: dir)
     #expect(restore.status == 1 && restore.stderr.contains("refusing to restore from a history that was changed"), "\(restore.stderr)")
   }
@@ -105,7 +132,7 @@ import TSTestSupport
 
     let history = try Self.run(["history", "--fleet", "fleet.yaml"], in: dir)
     #expect(history.status == 0, "\(history.stdout)\(history.stderr)")
-    #expect(history.stdout.components(separatedBy: "2 entries, chain intact.").count == 4, "\(history.stdout)")
+    #expect(history.stdout.components(separatedBy: "4 entries, chain intact.").count == 4, "\(history.stdout)")
     #expect(try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time], in: dir).stderr.contains("restore --fleet needs --auto-approve"))
     // Through the gate: removing the emergency contact needs --allow-destroy.
     let refused = try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time, "--auto-approve"], in: dir)
@@ -119,6 +146,6 @@ import TSTestSupport
     let json = try Self.run(["history", "--fleet", "fleet.yaml", "--json"], in: dir)
     let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
     let watches = object?["watches"] as? [[String: Any]] ?? []
-    #expect(watches.map { ($0["entries"] as? [[String: Any]])?.map { $0["kind"] as? String } } == Array(repeating: ["apply", "apply", "restore"], count: 3))
+    #expect(watches.map { ($0["entries"] as? [[String: Any]])?.map { $0["kind"] as? String } } == Array(repeating: ["apply", "apply", "apply", "apply", "restore", "restore"], count: 3))
   }
 }

@@ -101,7 +101,9 @@ final class WebhookReceiver: @unchecked Sendable {
     #expect(body["kind"] as? String == "sos" && body["id"] as? String == id)
     try await MonitorProcess.until(timeout: 60) { MonitorProcess.outboxFiles(in: directory).isEmpty }
     #expect(monitor.stop().status == 0)
-    #expect(receiver.requests.count == 1)
+    // At least once (docs/monitor.md): on a loaded machine an answer slower than the webhook's
+    // 10 s timeout is sent again, with the same id and bytes, for the receiver to drop.
+    #expect(Set(receiver.requests.map(\.id)) == [id] && Set(receiver.requests.map(\.body)).count == 1, "\(receiver.requests.count) requests")
   }
 
   @Test func aReceiverThatIsDownForAWhileGetsTheEventOnceWhenItIsUp() async throws {

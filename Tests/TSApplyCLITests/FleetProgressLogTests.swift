@@ -45,4 +45,15 @@ import TSTestSupport
                         "[2/4] applying (22s elapsed): 2 applied, 1 failed"], "\(lines)")
     }
   }
+
+  @Test func jsonOutputGetsNoProgressLines() {
+    let out = BufferOutput(), clock = Clock()
+    let context = CommandContext(stdout: out, stderr: BufferOutput(), environment: [:], currentDirectory: "/")
+    let printer = SectionPrinter(context: context, total: 2, verb: "applying", quiet: true, logsProgress: false, clock: { clock.instant })
+    printer.progress(Self.progress(0, 2))
+    clock.advance(30)
+    printer.finished(0, "", verdict: "failed", failed: "room-12")
+    printer.tick()
+    #expect(out.text.isEmpty, "\(out.text)")
+  }
 }

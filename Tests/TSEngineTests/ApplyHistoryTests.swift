@@ -20,7 +20,7 @@ import TSTestSupport
   static let one = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
   static let two = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n  - {name: Niece, phone: \"+15550111\"}\n"
 
-  /// A watch with three entries: two applies and a restore.
+  /// A watch with six entries: two applies and a restore, each `started` and then `applied`.
   static func historyOfThree() async throws -> (Workspace, Watch) {
     let space = try Workspace()
     let watch = try await space.open()
@@ -38,16 +38,21 @@ import TSTestSupport
     let (space, watch) = try await Self.historyOfThree()
     let read = try watch.history.read()
     #expect(read.isIntact, "\(read.problems)")
-    #expect(read.entries.map(\.kind) == ["apply", "apply", "restore"])
-    #expect(read.entries.map(\.sequence) == [1, 2, 3])
-    #expect(read.entries.map(\.result) == ["applied", "applied", "applied"])
-    #expect(read.entries.map { "+\($0.add) ~\($0.change) -\($0.destroy)" } == ["+0 ~1 -0", "+0 ~1 -0", "+0 ~1 -0"])
-    #expect(read.entries[0].manifest == space.directory + "/watch.yaml" && read.entries[1].manifest == nil)
+    // Each one twice: `started` once its backup is taken, then how it ended, with the same backup.
+    #expect(read.entries.map(\.kind) == ["apply", "apply", "apply", "apply", "restore", "restore"])
+    #expect(read.entries.map(\.sequence) == [1, 2, 3, 4, 5, 6])
+    #expect(read.entries.map(\.result) == ["started", "applied", "started", "applied", "started", "applied"])
+    #expect(stride(from: 0, to: 6, by: 2).allSatisfy { read.entries[$0].backup == read.entries[$0 + 1].backup })
+    let ended = read.entries.filter { $0.result != HistoryEntry.started }
+    #expect(ended.map { "+\($0.add) ~\($0.change) -\($0.destroy)" } == ["+0 ~1 -0", "+0 ~1 -0", "+0 ~1 -0"])
+    #expect(ended[0].manifest == space.directory + "/watch.yaml" && ended[1].manifest == nil)
     #expect(read.entries.allSatisfy { $0.user == Operator.user && $0.host == Operator.host && $0.device == watch.identity })
     #expect(read.entries.allSatisfy { $0.backup.map { FileManager.default.fileExists(atPath: $0) } == true })
     #expect(read.entries[0].previous == ApplyHistory.origin && read.entries[1].previous == read.entries[0].hash)
     // The same change has the same digest: the restore undoes the second apply.
-    #expect(read.entries[0].plan != read.entries[1].plan)
+    #expect(ended[0].plan != ended[1].plan)
+    // The table shows each once, by how it ended.
+    #expect(read.table.split(separator: "\n").count == 1 + 3 && !read.table.contains("started"), "\(read.table)")
     var mode = stat()
     #expect(stat(watch.history.path, &mode) == 0 && mode.st_mode & 0o777 == 0o600)
   }
@@ -61,18 +66,34 @@ import TSTestSupport
     #expect(entry.result == "failed" && entry.backup != nil && entry.error != nil)
   }
 
+  /// An apply whose process ended between its backup and its end (killed) leaves its `started`
+  /// entry: the table shows it `unfinished`, and `restore --at` goes back through it.
+  @Test func anApplyThatNeverEndedIsInTheHistoryAsUnfinished() throws {
+    func entry(_ sequence: Int, _ time: String, _ result: String, backup: String) -> HistoryEntry {
+      HistoryEntry(sequence: sequence, time: time, kind: "apply", user: "u", host: "h", command: "c", device: "d", manifest: nil, commit: nil,
+                   plan: "p", add: 0, change: 1, destroy: 0, result: result, error: nil, backup: backup, previous: "", hash: "")
+    }
+    let entries = [entry(1, "2026-12-02T09:00:00.000Z", "started", backup: "a"), entry(2, "2026-12-02T09:00:01.000Z", "applied", backup: "a"),
+                   entry(3, "2026-12-02T10:00:00.000Z", "started", backup: "b"),
+                   entry(4, "2026-12-02T11:00:00.000Z", "started", backup: "c"), entry(5, "2026-12-02T11:00:01.000Z", "failed", backup: "c")]
+    let table = ApplyHistory.Read(entries: entries, problems: []).table
+    let results = table.split(separator: "\n").dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true)[3] }
+    #expect(results == ["applied", "unfinished", "failed"], "\(table)")
+    #expect(ApplyHistory.firstChange(after: ApplyHistory.parseTime("2026-12-02T09:30:00Z")!, in: entries)?.backup == "b")
+  }
+
   /// (what is done to the file, a problem it must report)
   static let tampering: [(String, @Sendable (String, String) throws -> Void, String)] = [
     ("a field edited", { path, _ in try edit(path) { $0.replacingOccurrences(of: "\"result\":\"applied\"", with: "\"result\":\"failed\"") } },
-     "line 1 (entry 1) was changed after it was written"),
+     "line 2 (entry 2) was changed after it was written"),
     ("an entry removed", { path, _ in try edit(path) { lines($0).enumerated().filter { $0.offset != 1 }.map(\.element).joined(separator: "\n") + "\n" } },
      "line 2 (entry 3) does not follow the entry before it"),
     ("two entries swapped", { path, _ in try edit(path) { let l = lines($0); return [l[1], l[0], l[2]].joined(separator: "\n") + "\n" } },
      "line 1 (entry 2) does not follow the entry before it"),
     ("the last entry cut off", { path, _ in try edit(path) { lines($0).prefix(2).joined(separator: "\n") + "\n" } },
-     "history.head says there were 3 entries, the file has 2"),
+     "history.head says there were 6 entries, the file has 2"),
     ("the head removed", { _, head in try FileManager.default.removeItem(atPath: head) }, "history.head is missing"),
-    ("not JSON", { path, _ in try edit(path) { $0 + "garbage\n" } }, "line 4 is not a history entry"),
+    ("not JSON", { path, _ in try edit(path) { $0 + "garbage\n" } }, "line 7 is not a history entry"),
   ]
 
   static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }

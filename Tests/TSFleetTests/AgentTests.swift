@@ -388,7 +388,7 @@ import TSTestSupport
     #expect(seen.map(\.kind) == [.drift])
     #expect(try await site.contacts("room-1") == ["A", "B", "C", "Zed"])
     #expect(again.statistics.applies == 0)
-    for _ in 0..<250 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    for _ in 0..<1500 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await again.status(of: "room-1"))?.drift == 1)
     #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
@@ -467,11 +467,11 @@ import TSTestSupport
     // Restarted, with nothing retained to hand it: the wearer's change is still found.
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     let again = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
-    for _ in 0..<250 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    for _ in 0..<1500 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await again.status(of: "room-1"))?.drift == 1)
     // Once the broker has that status (a publisher judges by what the broker holds).
     var drifted = try await row()
-    for _ in 0..<250 where drifted?.drift != 1 {
+    for _ in 0..<1500 where drifted?.drift != 1 {
       try await Task.sleep(for: .milliseconds(20))
       drifted = try await row()
     }

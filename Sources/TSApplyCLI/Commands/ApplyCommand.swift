@@ -67,7 +67,7 @@ package struct ApplyCommand: Command {
     let document = try input.document(redact: run.output.redact, context: context)
     let watch = try await CLIWatch.open(deviceSpec, context: context)
     let apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
-                         manifestArgument: file, commandLine: "tsapply apply \(file)", manifestSource: input.bytes)
+                         manifestArgument: file, commandLine: context.commandLine, manifestSource: input.bytes)
     return try await apply.run { options throws(EngineError) in try await watch.watch.apply(document, options: options) }
   }
 
@@ -79,7 +79,7 @@ package struct ApplyCommand: Command {
     let watch = try await CLIWatch.open(chosen ?? saved.saved.device, context: context)
     let manifest = CLIWatch.relative(saved.manifestPath, context)
     var apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
-                         manifestArgument: manifest, commandLine: "tsapply apply \(file)")
+                         manifestArgument: manifest, commandLine: context.commandLine)
     apply.appliesSavedPlan = true
     return try await apply.run { options throws(EngineError) in try await watch.watch.apply(saved: saved, options: options) }
   }

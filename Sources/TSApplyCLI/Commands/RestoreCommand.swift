@@ -78,7 +78,7 @@ package struct RestoreCommand: Command {
 
   private func restore(_ backup: Backup, file: String, onto watch: CLIWatch, context: CommandContext) async throws -> ExitStatus {
     let apply = ApplyRun(watch: watch, settings: run, context: context, command: Self.name, rerunArgument: file,
-                         manifestArgument: nil, commandLine: "tsapply restore \(file)")
+                         manifestArgument: nil, commandLine: context.commandLine)
     return try await apply.run { options throws(EngineError) in
       try await watch.watch.restore(backup, file: file, options: options)
     }
