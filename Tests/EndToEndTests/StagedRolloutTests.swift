@@ -216,7 +216,7 @@ import TSTestSupport
     // The agent's applies are in each watch's history, in the agent's records.
     let history = try TSApplyBinary.run(["history", "--device", "sim:watches/w0003.json"], in: dir,
                                         environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])
-    #expect(history.stdout.contains("1 entry, chain intact.") && history.stdout.contains("tsapply agent station (site ward-a, watch w0003)"),
+    #expect(history.stdout.contains("2 entries, chain intact.") && history.stdout.contains("tsapply agent station (site ward-a, watch w0003)"),
             "\(history.stdout)")
     let fleetHistory = try Self.run(["history", "--fleet", "fleet.yaml"], in: dir)
     #expect(fleetHistory.status == 1 && fleetHistory.stderr.contains("each watch's history and backups are kept where its agent runs"),
