@@ -175,4 +175,51 @@ import TSTestSupport
     #expect(text.contains("  - {name: Ben, phone: \"+44 7700 900456\"}\r\n  - {name: Carol, phone: \"+447700900789\"}\r\nemergency:"))
     #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
   }
+
+  /// A custom reminder created on the watch is appended to `reminders.custom` as a block item at
+  /// the list's indentation, with every field the platform stores, as `export` writes it.
+  @Test func appendsACustomReminderCreatedOnTheWatch() async throws {
+    let (applied, now) = try await Self.states { state in
+      state.reminders.append(Reminder(reminderId: "77", reminderName: "Tea", isEnabled: true, reminderType: .custom,
+                                      repeatDays: .everyday, timeType: .point, timePoints: [900]))
+    }
+    let (outcome, drift) = try Self.adopt(Self.manifest, applied: applied, now: now)
+    #expect(drift.map(\.address) == [.custom("Tea")])
+    #expect(outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+    let text = String(decoding: outcome.text, as: UTF8.self)
+    let walk = "      at: [\"10:00\"]\n"
+    let (head, tail) = try #require(Self.manifest.range(of: walk).map { (Self.manifest[..<$0.upperBound], Self.manifest[$0.upperBound...]) })
+    #expect(text.hasPrefix(head + "    - name: Tea\n      enabled: true\n      repeat: everyday\n      at: [\"15:00\"]\n"), "\(text)")
+    #expect(text.hasSuffix(tail))
+    let manifest = try #require(ManifestLoader.load(bytes: outcome.text, file: "watch.yaml").manifest)
+    #expect(try #require(Planner.plan(manifest, state: now, capabilities: Self.profile.capabilities).plan).resourceChanges.isEmpty)
+  }
+
+  /// A manifest whose contacts are a flow list and whose reminder shares its settings through an
+  /// anchor: the anchor stays, and the flow list is edited in place.
+  @Test func editsFlowListsAndKeepsAnchors() async throws {
+    let text = """
+      version: 1
+      reminders:
+        sedentary: &day
+          enabled: true
+          repeat: workday
+          period: {start: "09:00", end: "18:00", every: 1h}
+      contacts: [{name: Anna, phone: "+447700900123"}, {name: Ben, phone: "+447700900456"}]
+
+      """
+    let device = watch(Self.profile)
+    let manifest = try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest)
+    try await planAndApply(manifest, on: device, backups: try backupDirectory())
+    let applied = try await Reconciler.connect(device).readState()
+    var now = applied
+    now.contacts.removeAll { $0.name == "Anna" }
+    now.contacts.append(Contact(name: "Carol", phoneNum: "+447700900789"))
+    if let index = now.reminders.firstIndex(where: { $0.reminderId == ReminderKind.sedentary.builtInID }) { now.reminders[index].isEnabled = false }
+    let (outcome, _) = try Self.adopt(text, applied: applied, now: now)
+    #expect(String(decoding: outcome.text, as: UTF8.self) == text
+      .replacingOccurrences(of: "{name: Anna, phone: \"+447700900123\"}, {name: Ben, phone: \"+447700900456\"}",
+                            with: "{name: Ben, phone: \"+447700900456\"}, {name: Carol, phone: \"+447700900789\"}")
+      .replacingOccurrences(of: "  enabled: true", with: "  enabled: false"))
+  }
 }
