@@ -67,11 +67,14 @@ import TSTestSupport
     let device = ["--device", "sim:watches/room-20.json"]
     #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Carol", "+15550230"] + device, in: dir).status == 0)
     #expect(try TSApplyBinary.run(["device", "simulate", "contact-remove", "Ward B desk"] + device, in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"] + device, in: dir).status == 0)
 
     let adopt = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--watch", "room-20", "--adopt", "--auto-approve"], in: dir)
     #expect(adopt.status == 1, "part of the drift is a layer's: \(adopt.stdout)\(adopt.stderr)")
     #expect(adopt.stdout.contains("Adopting contacts: added \"Carol\"."), "\(adopt.stdout)")
     #expect(adopt.stdout.contains("Not adopted contacts: \"Ward B desk\", removed on the watch, is not written in contacts of residents/room-20.yaml"),
+            "\(adopt.stdout)")
+    #expect(adopt.stdout.contains("Not adopted reminder.drinking: what changed is set by another manifest merged for this watch (a layer), not by residents/room-20.yaml"),
             "\(adopt.stdout)")
     #expect(adopt.stdout.contains("Adopting writes only into residents/room-20.yaml, the watch's own manifest"), "\(adopt.stdout)")
     #expect(try String(contentsOf: own, encoding: .utf8) == ownBefore.replacingOccurrences(
@@ -86,8 +89,11 @@ import TSTestSupport
     // it stays drift until the next apply.)
     let actions = plan.stdout.components(separatedBy: "─────").last ?? ""
     #expect(actions.contains("+ contact {name = \"Ward B desk\"") && !actions.contains("Carol"), "\(plan.stdout)")
+    #expect(actions.contains("reminder.drinking"), "the layer's reminder is still put back: \(plan.stdout)")
 
     let noOwn = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--watch", "room-21", "--adopt", "--auto-approve"], in: dir)
     #expect(noOwn.status == 1 && noOwn.stderr.contains("the watch room-21 has no manifest of its own in mixed.yaml"), "\(noOwn.stderr)")
+    let several = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--adopt", "--auto-approve"], in: dir)
+    #expect(several.status == 64 && several.stderr.contains("name it with one --watch NAME"), "\(several.stderr)")
   }
 }
