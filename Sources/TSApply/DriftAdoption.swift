@@ -86,7 +86,18 @@ public enum DriftAdoption {
       outcome.notAdopted += fromElsewhere.map { ($0, "what changed is set by another manifest merged for this watch (a layer), not by \(file); write it in \(file) to override the layer, or change the layer") }
       guard !outcome.adopted.isEmpty else { return outcome }
       guard let planned = plan(outcome.text) else {
-        throw Refusal(description: "the manifest with the changes adopted would not load; \(file) was left as it is")
+        // The resources that break the file on their own are left out, the rest tried again.
+        var breaking: Set<ResourceAddress> = []
+        for change in candidates {
+          let alone = try edit([change], into: bytes, file: file, capabilities: capabilities)
+          if !alone.adopted.isEmpty && plan(alone.text) == nil { breaking.insert(change.address) }
+        }
+        guard !breaking.isEmpty else {
+          throw Refusal(description: "the manifest with the changes adopted would not load; \(file) was left as it is")
+        }
+        dropped += breaking.sorted().map { ($0, "written as the watch holds it, \(file) would not load (a manifest cannot state it)") }
+        candidates = candidates.filter { !breaking.contains($0.address) }
+        continue
       }
       let adopted = Set(outcome.adopted.map(\.address))
       let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) } }
@@ -240,6 +251,13 @@ public enum DriftAdoption {
         try editor.set("sos", to: ManifestEncoder.bool(after.isSosOn), in: mapping)
         record(address, "sos: \(after.isSosOn)")
         managed = true
+        // SOS on needs emergency contacts in the manifest: the watch's are written when it
+        // states none.
+        if after.isSosOn, !after.contacts.isEmpty, ManifestEditor.value("contacts", in: mapping) == nil {
+          try editor.set("contacts", to: .sequence(after.contacts.map { ManifestEncoder.node(StateManifest.contact($0)) }, flow: true), in: mapping)
+          for contact in after.contacts { record(address, "added \"\(contact.name)\" to emergency.contacts") }
+          return
+        }
       }
       if ContactDiff(from: before.contacts, to: after.contacts).isEmpty || editor.node(at: ["emergency", "contacts"]) == nil {
         if !managed { outcome.unmanaged.append(address) }

@@ -222,4 +222,64 @@ import TSTestSupport
                             with: "{name: Ben, phone: \"+447700900456\"}, {name: Carol, phone: \"+447700900789\"}")
       .replacingOccurrences(of: "  enabled: true", with: "  enabled: false"))
   }
+
+  /// Property, over random manifests of every platform written messily with comments: the watch
+  /// is changed by applying another random manifest on top, and that drift adopted. Adopting
+  /// never fails to give a manifest that loads; when nothing is reported as not adopted, the
+  /// manifest plans no change at all for the drifted resources; and every comment line of the
+  /// file outside a removed list item survives; a refusal is a failure. (The counts of
+  /// outcomes are printed.)
+  @Test(arguments: PlatformProfile.all.map(\.name))
+  func randomDriftIsAdopted(_ name: String) async throws {
+    let profile = try PlatformProfile.named(name)
+    var random = generator(profile, seed: UInt64(name.utf8.count * 104_729 + 3))
+    var counts = (tried: 0, whole: 0, partly: 0, refused: 0)
+    for iteration in 0..<40 {
+      let first = random.manifest(), second = random.manifest()
+      let messy = try YAMLWriter.write(FormatPropertyTests.messy(ManifestEncoder.node(first), random: &random))
+      let text = FormatCommentPropertyTests.commentingFlowLines(messy, random: &random)
+      guard let manifest = ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest else { continue }
+      let device = watch(profile)
+      guard (try? await planAndApply(manifest, on: device, backups: try backupDirectory())) != nil else { continue }
+      let applied = try await Reconciler.connect(device).readState()
+      guard (try? await planAndApply(second, on: device, backups: try backupDirectory())) != nil else { continue }
+      let now = try await Reconciler.connect(device).readState()
+      let drift = Drift.changes(since: applied, current: now, capabilities: profile.capabilities)
+      guard !drift.isEmpty else { continue }
+      let label = "iteration \(iteration) on \(name):\n\(text)"
+      let plan = { (bytes: [UInt8]) -> Plan? in
+        ManifestLoader.load(bytes: bytes, file: "watch.yaml").manifest.flatMap { Planner.plan($0, state: now, capabilities: profile.capabilities).plan }
+      }
+      // A manifest that does not fit the watch as it is now (a capacity the new state breaks)
+      // is refused by drift before any adoption.
+      guard let pending = plan(Array(text.utf8)) else { continue }
+      counts.tried += 1
+      let outcome: DriftAdoption.Outcome
+      do {
+        outcome = try DriftAdoption.adopt(drift, into: Array(text.utf8), file: "watch.yaml", capabilities: profile.capabilities,
+                                          pending: pending, plan: plan)
+      } catch {
+        counts.refused += 1
+        Issue.record("\(error): \(label)\n--- drift: \(drift.map(\.address))")
+        continue
+      }
+      let result = String(decoding: outcome.text, as: UTF8.self)
+      let replanned = try #require(plan(outcome.text), "does not load: \(label)\n---\n\(result)")
+      if outcome.notAdopted.isEmpty {
+        counts.whole += 1
+        let drifted = Set(drift.map(\.address)).subtracting(outcome.unmanaged)
+        #expect(replanned.resourceChanges.filter { drifted.contains($0.address) }.isEmpty, "\(label)\n---\n\(result)")
+      } else {
+        counts.partly += 1
+      }
+      // The generator's comments sit beside values; one may go only with a removed item.
+      let removedItems = drift.reduce(0) { total, change in
+        total + change.fields.filter { $0.field == "contacts" && $0.after == nil }.count + (change.after == nil ? 1 : 0)
+      }
+      let lost = FormatCommentPropertyTests.commentColumns(text).count - FormatCommentPropertyTests.commentColumns(result).count
+      #expect(lost <= removedItems * 8, "comments lost: \(label)\n---\n\(result)")
+    }
+    print("drift --adopt property on \(name): \(counts.tried) drifted, \(counts.whole) adopted whole, \(counts.partly) in part, \(counts.refused) refused")
+    #expect(counts.tried > 10)
+  }
 }
