@@ -20,9 +20,9 @@ import TSPlan
 /// reference) is reported, never guessed.
 ///
 /// The result is checked before it is offered: the edited manifest, planned against the watch,
-/// has no change left for an adopted resource, and exactly the pending changes it had for every
-/// other resource. A resource that fails the first check is left out (and reported); failing the
-/// second refuses the whole adoption.
+/// loads, has no change left that undoes an adopted resource's drift, and has exactly the pending
+/// changes it had for every other resource. A resource that fails the first two checks is left
+/// out (and reported); failing the third refuses the whole adoption.
 public enum DriftAdoption {
   /// What adopting came to.
   public struct Outcome: Sendable {
@@ -65,8 +65,10 @@ public enum DriftAdoption {
   /// Adopts `drift` into the manifest `bytes` (named `file`) of a `capabilities` watch.
   /// `plan` plans a manifest text against the watch as it is now (`nil` when the text does not
   /// load or plan); `pending` is its plan of `bytes`.
-  /// - Throws: `Refusal` when the edited manifest does not load, or would change what the plan
-  ///   does to a resource that did not drift.
+  /// A resource whose adoption alone makes the text fail to load, or that the plan would still
+  /// undo, is left out (`Outcome.notAdopted`) and the rest adopted again.
+  /// - Throws: `Refusal` when the edited manifest does not load though no resource alone breaks
+  ///   it, or would change what the plan does to a resource that did not drift.
   public static func adopt(_ drift: [ResourceChange], into bytes: [UInt8], file: String, capabilities: DeviceCapabilities,
                            pending: Plan, plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
     var candidates = drift
