@@ -66,6 +66,24 @@ public enum StateManifest {
     return (manifest, diagnostics)
   }
 
+  /// One reminder of a `capabilities` watch as a manifest states it (as in
+  /// `manifest(for:capabilities:file:renamingDuplicates:)`); `nil` when the platform does not
+  /// store reminders of `kind`. Values outside what a manifest can state are left out.
+  public static func reminder(_ reminder: Reminder, kind: ReminderKind, capabilities: DeviceCapabilities) -> ManifestReminder? {
+    guard let stored = kind == .custom ? capabilities.reminders.custom : capabilities.reminders[kind] else { return nil }
+    var ignored: [Diagnostic] = []
+    return manifestReminder(reminder, kind: kind, stored: stored, path: "", origin: SourcePosition(file: "watch", line: 1, column: 1),
+                            diagnostics: &ignored)
+  }
+
+  /// One contact as a manifest states it (as in `manifest(for:capabilities:file:renamingDuplicates:)`).
+  public static func contact(_ contact: Contact) -> ManifestContact {
+    let origin = SourcePosition(file: "watch", line: 1, column: 1)
+    return ManifestContact(position: origin, path: "", name: Located(contact.name, at: origin),
+                           phone: Located(PhoneFormatting.removed(from: contact.phoneNum), at: origin), shortName: contact.shortName ?? "",
+                           shortNameIsExplicit: !(contact.shortName ?? "").isEmpty)
+  }
+
   private static func manifestReminder(_ reminder: Reminder, kind: ReminderKind, stored: ReminderKindCapabilities,
                                        path: String, origin: SourcePosition, diagnostics: inout [Diagnostic]) -> ManifestReminder {
     var item = ManifestReminder(kind: kind, position: origin, path: path)

@@ -9,6 +9,18 @@ public enum ManifestInput {
   /// The name positions carry for a manifest read from standard input.
   public static let standardInputName = "-"
 
+  /// Replaces the manifest at `path` (absolute) with `bytes` (`fmt`, `drift --adopt`),
+  /// atomically and keeping its permission bits (0600 when they cannot be read). Through a
+  /// symbolic link to its target: the atomic rename replaces the target, not the link. (A hard
+  /// link is broken: the path gets a new file.)
+  /// - Throws: `SecureFileError` naming the path and the system's reason.
+  public static func rewrite(_ bytes: [UInt8], at path: String) throws(SecureFileError) {
+    let target = SecureFile.resolvingSymlinks(path)
+    var info = stat()
+    let mode = stat(target, &info) == 0 ? info.st_mode & 0o777 : 0o600
+    try SecureFile.write(bytes, to: target, mode: mode)
+  }
+
   /// Where `file` is read from: `-` is standard input (`context.standardInput`); any other
   /// path is resolved against `context.currentDirectory` and named in diagnostics as the user
   /// wrote it. Every command reads its manifest (and saved plans) through the source's bounded

@@ -53,9 +53,10 @@ struct NetworkFleet: FleetCommands {
   }
 
   func drift(_ command: DriftCommand, context: CommandContext) async throws -> ExitStatus {
-    try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
-                                createsKey: false, context: context)
-      .drift(pendingCounts: command.pendingCounts, output: command.output)
+    let session = try FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
+                                        createsKey: false, context: context)
+    if command.adopt.requested { return try await session.adopt(autoApprove: command.adopt.autoApprove) }
+    return try await session.drift(pendingCounts: command.pendingCounts, output: command.output)
   }
 
   func history(_ command: HistoryCommand, context: CommandContext) async throws -> ExitStatus {

@@ -460,3 +460,38 @@ extension Watch {
     return DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
   }
 }
+
+extension Watch {
+  /// `tsapply drift --adopt`: the manifest text `bytes` (named `file`) with the drift of
+  /// `report` written into it (`DriftAdoption`), checked by planning it against the state the
+  /// report read. Nothing is written.
+  /// - Throws: `DriftAdoption.Refusal` when the edited text would not load or would change what
+  ///   the manifest asks of resources that did not drift.
+  /// `merge` gives the manifest the watch gets from a text of the file (in a fleet: merged with
+  /// its layers, `FleetMember.merged(own:named:)`); by default the text alone.
+  public func adoption(of report: DriftReport, manifest bytes: [UInt8], file: String,
+                       merge: (([UInt8]) -> Manifest?)? = nil) throws(DriftAdoption.Refusal) -> DriftAdoption.Outcome {
+    try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending) { text in
+      guard let manifest = merge.map({ $0(text) }) ?? ManifestLoader.load(bytes: text, file: file).manifest else { return nil }
+      return Planner.plan(manifest, state: report.state, capabilities: capabilities).plan
+    }
+  }
+
+  /// Once the manifest states them, records the adopted resources of `report` as the watch
+  /// holds them (`LastApplied.adopting`), so drift no longer reports them. Holds the watch's lock
+  /// (`command` recorded as its holder) and first checks, under it, that the record still gives
+  /// the drift the report found: an apply in between makes it refuse.
+  /// - Throws: `EngineError.locked`; `.records` when the record changed meanwhile or cannot be written.
+  public func recordAdopted(_ report: DriftReport, addresses: Set<ResourceAddress>, command: String) async throws(EngineError) {
+    let held = try await hold(ApplyOptions(approval: .automatic(allowDestroy: false), command: command))
+    var failure: EngineError?
+    if let record = record(), Drift.changes(since: record, current: report.state, capabilities: capabilities) == report.drift {
+      do { try record.adopting(report.drift, addresses: addresses).write(to: home.lastAppliedPath) } catch { failure = .records(error) }
+    } else {
+      failure = .records(SecureFileError(path: home.lastAppliedPath,
+        reason: "the last-applied record changed since the watch was read (another apply?); run 'tsapply drift --adopt' again"))
+    }
+    await held.release()
+    if let failure { throw failure }
+  }
+}

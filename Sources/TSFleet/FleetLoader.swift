@@ -18,6 +18,17 @@ public struct FleetMember: Sendable {
   /// Display names of the manifests merged for it, the top first: its own (if any), then its
   /// layers from the last to the first.
   public var manifestFiles: [String]
+  /// The layers' manifests merged under its own, in the fleet file's order (empty when it has none).
+  public var layers: [Manifest] = []
+
+  /// The merged manifest this watch would have with `bytes` as its own manifest (named as its
+  /// own is, `ownName`): what `tsapply drift --fleet --adopt` checks an edit of it with. `nil`
+  /// when the text or the merge has errors.
+  public func merged(own bytes: [UInt8], named ownName: String) -> Manifest? {
+    guard let own = ManifestLoader.load(bytes: bytes, file: ownName, resolvesReferences: false).manifest else { return nil }
+    let merged = ManifestMerge.merge(layers + [own])
+    return merged.diagnostics.hasErrors ? nil : merged.manifest
+  }
 
   /// The watch's name in the fleet.
   public var name: String { watch.name.value }
@@ -159,7 +170,7 @@ public enum FleetLoader {
     // so anything keyed by the bytes (a monitor's heal budget) sees an edit of any of them.
     let bytes = (own?.bytes ?? []) + layers.reversed().flatMap { sources[$0.name] ?? [] }
     let document = ManifestDocument(manifest: merged.manifest, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
-    return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files)
+    return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files, layers: layers.map(\.manifest))
   }
 }
 

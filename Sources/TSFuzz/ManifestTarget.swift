@@ -30,6 +30,8 @@ import TSPlan
 ///   from the factory state shows exactly when the plan changed something;
 /// - the export round trip is stable: state → export → manifest → plan against that state is
 ///   empty (that the export is in canonical form follows from the encoder's property);
+/// - `drift --adopt` of the watch put back to its factory state adopts into the input's own text
+///   a manifest that loads, changing nothing else it plans (`checkAdoption`);
 /// - no phone number from the input appears in any redacted output: redacted diagnostics hold
 ///   no run of five or more digits at all, redacted plans none of the manifest's phone numbers.
 enum ManifestTarget {
@@ -219,6 +221,38 @@ enum ManifestTarget {
     replanned.device = deviceIdentity
     try checkRendering(replanned, phones: phones, what: "the drift on \(profile.name)", plainToo: false, json: false)
     try checkExport(after, capabilities: capabilities, what: "the export on \(profile.name)")
+    try checkAdoption(source, applied: after, current: state, capabilities: capabilities, what: "drift --adopt on \(profile.name)")
+  }
+
+  /// `drift --adopt` of the watch put back to its factory state after the manifest was applied
+  /// (every managed resource drifted), into the input's own text, whatever its layout (anchors,
+  /// aliases, flow and block styles, comments): adopting either refuses (saying why) or gives a
+  /// text that loads, whose plan keeps every change it had for the resources not adopted, and
+  /// plans no change for the adopted ones when nothing is reported as not adopted.
+  static func checkAdoption(_ source: [UInt8], applied: DeviceState, current: DeviceState,
+                            capabilities: DeviceCapabilities, what: String) throws(PropertyFailure) {
+    let drift = Drift.changes(since: applied, current: current, capabilities: capabilities)
+    let plan = { (bytes: [UInt8]) -> Plan? in
+      ManifestLoader.load(bytes: bytes, file: file).manifest.flatMap { Planner.plan($0, state: current, capabilities: capabilities).plan }
+    }
+    guard !drift.isEmpty, let pending = plan(source) else { return }
+    let outcome: DriftAdoption.Outcome
+    do {
+      outcome = try DriftAdoption.adopt(drift, into: source, file: file, capabilities: capabilities, pending: pending, plan: plan)
+    } catch {
+      return
+    }
+    guard let replanned = plan(outcome.text) else {
+      throw PropertyFailure("drift --adopt gives a manifest that loads", "\(what):\n\(String(decoding: outcome.text, as: UTF8.self))")
+    }
+    let adopted = Set(outcome.adopted.map(\.address))
+    let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) } }
+    try require(others(replanned.resourceChanges) == others(pending.resourceChanges), "drift --adopt adopts only drift",
+                "\(what): \(summary(replanned))")
+    if outcome.notAdopted.isEmpty {
+      try require(replanned.resourceChanges.allSatisfy { !adopted.contains($0.address) }, "adopted drift plans no change",
+                  "\(what): \(summary(replanned))\n\(String(decoding: outcome.text, as: UTF8.self))")
+    }
   }
 
   /// Renders `plan` as `plan` and `show` print it — redacted text, with `plainToo` plain text,

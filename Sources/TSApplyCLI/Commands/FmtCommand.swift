@@ -75,21 +75,12 @@ struct FmtCommand: Command {
       return false
     }
     do {
-      // Through a symbolic link to its target: the atomic rename replaces the target, not the
-      // link. (A hard link is broken: the path gets a new file.)
-      let target = SecureFile.resolvingSymlinks(path)
-      try SecureFile.write(formatted, to: target, mode: Self.mode(of: target))
+      try ManifestInput.rewrite(formatted, at: path)
     } catch {
       context.stderr.write("Error: \(error.description)\n")
       return false
     }
     if !diff { context.stdout.write(file + "\n") }
     return true
-  }
-
-  /// The permission bits of the file at `path` (0600 when they cannot be read).
-  private static func mode(of path: String) -> mode_t {
-    var info = stat()
-    return stat(path, &info) == 0 ? info.st_mode & 0o777 : 0o600
   }
 }

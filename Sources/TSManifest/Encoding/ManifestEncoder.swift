@@ -48,6 +48,12 @@ public enum ManifestEncoder {
   }
 
   private static func node(_ reminder: ManifestReminder) -> YAMLOutputNode {
+    .mapping(entries(of: reminder), flow: false)
+  }
+
+  /// The entries of a reminder's mapping, in canonical order: `name`, `enabled`, `repeat`,
+  /// `period` or `at`, `lunch_break`, `notes` (those set).
+  package static func entries(of reminder: ManifestReminder) -> [(key: String, value: YAMLOutputNode)] {
     var entries: [(key: String, value: YAMLOutputNode)] = []
     if let name = reminder.name { entries.append(("name", text(name.value))) }
     if let enabled = reminder.isEnabled { entries.append(("enabled", bool(enabled.value))) }
@@ -63,22 +69,25 @@ public enum ManifestEncoder {
     }
     if let lunch = reminder.lunchBreak?.value { entries.append(("lunch_break", node(lunch))) }
     if let notes = reminder.notes { entries.append(("notes", text(notes.value))) }
-    return .mapping(entries, flow: false)
+    return entries
   }
 
   private static func contactList(_ contacts: [ManifestContact]) -> YAMLOutputNode {
-    .sequence(contacts.map { contact in
-      var fields: [(key: String, value: YAMLOutputNode)] = [
-        ("name", text(contact.name.value)), ("phone", .scalar(contact.phone.value, .doubleQuoted)),
-      ]
-      if contact.shortNameIsExplicit, contact.shortName != ShortNameRule.derive(from: contact.name.value) {
-        fields.append(("short_name", text(contact.shortName)))
-      }
-      return .mapping(fields, flow: true)
-    }, flow: false)
+    .sequence(contacts.map { node($0) }, flow: false)
+  }
+
+  /// One contact as a flow mapping: `{name, phone[, short_name]}`.
+  package static func node(_ contact: ManifestContact) -> YAMLOutputNode {
+    var fields: [(key: String, value: YAMLOutputNode)] = [
+      ("name", text(contact.name.value)), ("phone", .scalar(contact.phone.value, .doubleQuoted)),
+    ]
+    if contact.shortNameIsExplicit, contact.shortName != ShortNameRule.derive(from: contact.name.value) {
+      fields.append(("short_name", text(contact.shortName)))
+    }
+    return .mapping(fields, flow: true)
   }
 
   private static func time(_ time: MinuteOfDay) -> YAMLOutputNode { .scalar(CanonicalForm.time(time), .doubleQuoted) }
-  private static func bool(_ value: Bool) -> YAMLOutputNode { .scalar(value ? "true" : "false", .plain) }
+  package static func bool(_ value: Bool) -> YAMLOutputNode { .scalar(value ? "true" : "false", .plain) }
   private static func text(_ value: String) -> YAMLOutputNode { .scalar(value, CanonicalForm.textStyle(value)) }
 }

@@ -1,0 +1,380 @@
+import TSManifest
+import TSModel
+import TSPlan
+
+/// `tsapply drift --adopt`: writes what changed on the watch since the last apply (drift, as
+/// `Drift.changes` finds it) into the manifest, so the manifest keeps what the wearer did instead
+/// of undoing it at the next apply.
+///
+/// Only drift is adopted, never a change the manifest asks for that is not applied yet
+/// (pending): each drifted resource's change (`before` = what the last apply left, `after` =
+/// what the watch holds now) is turned into edits of the manifest's own text (`ManifestEditor`:
+/// comments, order and spelling of everything else kept), field by field for reminders and the
+/// SOS switch, contact by contact for the lists (`ContactDiff`: a contact added on the watch is
+/// appended, one removed there is removed, one whose number changed gets the new number).
+/// Values are written as `tsapply export` writes them (`StateManifest`, `ManifestEncoder`).
+///
+/// What the manifest does not manage (a reminder or section it leaves out, a field it does not
+/// set) needs nothing: the plan already leaves it as the watch has it. What cannot be written in
+/// this file (a contact another file of a fleet declares, an emergency contact written as a
+/// reference) is reported, never guessed.
+///
+/// The result is checked before it is offered: the edited manifest, planned against the watch,
+/// loads, has no change left that undoes an adopted resource's drift, and has exactly the pending
+/// changes it had for every other resource. A resource that fails the first two checks is left
+/// out (and reported); failing the third refuses the whole adoption.
+public enum DriftAdoption {
+  /// What adopting came to.
+  public struct Outcome: Sendable {
+    /// The edited manifest (the input when nothing had to be written).
+    public var text: [UInt8]
+    /// Drifted resources the manifest now states as the watch holds them, with what was written.
+    public var adopted: [Adopted]
+    /// Drifted resources the manifest does not manage: nothing to write, the plan already keeps them.
+    public var unmanaged: [ResourceAddress]
+    /// Drifted resources left as the manifest has them, with why (in plain words).
+    public var notAdopted: [(address: ResourceAddress, reason: String)]
+
+    /// Per resource, the contacts (as plan values, `ContactDiff.value`) whose change was not
+    /// adopted: the plan may still undo those.
+    var leftAsIs: [ResourceAddress: [FieldValue]] = [:]
+
+    /// Every drifted resource the manifest now agrees with whole (adopted with nothing left
+    /// out, or unmanaged): what the last-applied record may take from the watch
+    /// (`LastApplied.adopting`). A resource adopted in part stays drift until the next apply.
+    public var agreed: Set<ResourceAddress> {
+      Set(adopted.map(\.address)).union(unmanaged).subtracting(notAdopted.map(\.address))
+    }
+  }
+
+  /// One adopted resource and what was written for it (`enabled: false`, `phone of "Anna": "+4477…"`,
+  /// `added "Carol"`, …).
+  public struct Adopted: Hashable, Sendable {
+    /// The resource.
+    public var address: ResourceAddress
+    /// What was written, in the manifest's words.
+    public var edits: [String]
+  }
+
+  /// Why an adoption was refused as a whole.
+  public struct Refusal: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong, in plain words.
+    public var description: String
+  }
+
+  /// Adopts `drift` into the manifest `bytes` (named `file`) of a `capabilities` watch.
+  /// `plan` plans a manifest text against the watch as it is now (`nil` when the text does not
+  /// load or plan); `pending` is its plan of `bytes`.
+  /// A resource whose adoption alone makes the text fail to load, or that the plan would still
+  /// undo, is left out (`Outcome.notAdopted`) and the rest adopted again.
+  /// - Throws: `Refusal` when the edited manifest does not load though no resource alone breaks
+  ///   it, or would change what the plan does to a resource that did not drift.
+  public static func adopt(_ drift: [ResourceChange], into bytes: [UInt8], file: String, capabilities: DeviceCapabilities,
+                           pending: Plan, plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
+    var candidates = drift
+    var dropped: [(address: ResourceAddress, reason: String)] = []
+    // Each round either succeeds or drops at least one resource, so this ends.
+    while true {
+      var outcome = try edit(candidates, into: bytes, file: file, capabilities: capabilities)
+      outcome.notAdopted += dropped
+      // Not in this file, yet the plan undoes it: another file merged for the watch (a fleet's
+      // layer) sets it, and adopting writes only into this one.
+      let fromElsewhere = outcome.unmanaged.filter { address in
+        guard let drifted = drift.first(where: { $0.address == address }),
+              let planned = pending.resourceChanges.first(where: { $0.address == address }) else { return false }
+        return planned.fields.contains { reverts($0, drifted.fields) }
+      }
+      outcome.unmanaged.removeAll { fromElsewhere.contains($0) }
+      outcome.notAdopted += fromElsewhere.map { ($0, "what changed is set by another manifest merged for this watch (a layer), not by \(file); write it in \(file) to override the layer, or change the layer") }
+      guard !outcome.adopted.isEmpty else { return outcome }
+      guard let planned = plan(outcome.text) else {
+        // The resources that break the file on their own are left out, the rest tried again.
+        var breaking: Set<ResourceAddress> = []
+        for change in candidates {
+          let alone = try edit([change], into: bytes, file: file, capabilities: capabilities)
+          if !alone.adopted.isEmpty && plan(alone.text) == nil { breaking.insert(change.address) }
+        }
+        guard !breaking.isEmpty else {
+          throw Refusal(description: "the manifest with the changes adopted would not load; \(file) was left as it is")
+        }
+        dropped += breaking.sorted().map { ($0, "written as the watch holds it, \(file) would not load (a manifest cannot state it)") }
+        candidates = candidates.filter { !breaking.contains($0.address) }
+        continue
+      }
+      let adopted = Set(outcome.adopted.map(\.address))
+      let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) } }
+      guard others(planned.resourceChanges) == others(pending.resourceChanges) else {
+        throw Refusal(description: "adopting would change what \(file) asks of resources that did not drift; it was left as it is")
+      }
+      let differing = Set(planned.resourceChanges.filter { change in
+        guard let drifted = drift.first(where: { $0.address == change.address }), adopted.contains(change.address) else { return false }
+        let left = outcome.leftAsIs[change.address] ?? []
+        return change.fields.contains { field in
+          reverts(field, drifted.fields) && !left.contains { $0 == field.before || $0 == field.after }
+        }
+      }.map(\.address))
+      if differing.isEmpty { return outcome }
+      dropped += differing.sorted().map { ($0, "the manifest would still undo it after writing it (the watch holds a value a manifest cannot state)") }
+      candidates = candidates.filter { !differing.contains($0.address) }
+    }
+  }
+
+  /// Whether the planned field change `planned` undoes one of `drifted` (the same field; for a
+  /// contact list, a contact the drift added, removed or changed).
+  static func reverts(_ planned: FieldChange, _ drifted: [FieldChange]) -> Bool {
+    drifted.contains { change in
+      guard change.field == planned.field else { return false }
+      guard change.field == "contacts" else { return true }
+      return (planned.before != nil && planned.before == change.after) || (planned.after != nil && planned.after == change.before)
+    }
+  }
+
+  /// The edits for `drift`, unchecked.
+  private static func edit(_ drift: [ResourceChange], into bytes: [UInt8], file: String,
+                           capabilities: DeviceCapabilities) throws(Refusal) -> Outcome {
+    var writer = Writer(editor: ManifestEditor(bytes: bytes, file: file), capabilities: capabilities, file: file)
+    var custom = ListEdit()
+    var customAddresses: [(ResourceAddress, String)] = []
+    for change in drift {
+      do {
+        switch (change.before, change.after) {
+        case (.reminder(let before)?, .reminder(let after)?):
+          try writer.reminder(change.address, before: before, after: after)
+        case (.reminder(let before)?, nil):
+          // Removed on the watch: its item goes from the custom list.
+          if let item = writer.customItem(named: before.reminderName) {
+            custom.removed.append(item)
+            customAddresses.append((change.address, "removed \"\(before.reminderName)\""))
+          } else {
+            writer.unmanagedOrMissing(change.address, list: ["reminders", "custom"], what: "the reminder \"\(before.reminderName)\"")
+          }
+        case (nil, .reminder(let after)?):
+          if writer.editor.node(at: ["reminders", "custom"]) != nil,
+             let stated = StateManifest.reminder(after, kind: .custom, capabilities: capabilities) {
+            custom.added.append(.mapping(ManifestEncoder.entries(of: stated), flow: false))
+            customAddresses.append((change.address, "added \"\(after.reminderName)\""))
+          } else {
+            writer.outcome.unmanaged.append(change.address)
+          }
+        case (.contacts(let before)?, .contacts(let after)?):
+          try writer.contacts(change.address, keys: ["contacts"], before: before, after: after)
+        case (.emergency(let before)?, .emergency(let after)?):
+          try writer.emergency(change.address, before: before, after: after)
+        default:
+          writer.outcome.notAdopted.append((change.address, "tsapply cannot tell what changed"))
+        }
+      } catch {
+        throw Refusal(description: "cannot write the adopted values: \(error)")
+      }
+    }
+    if !custom.isEmpty {
+      do { try writer.apply(custom, keys: ["reminders", "custom"]) } catch {
+        throw Refusal(description: "cannot write the adopted values: \(error)")
+      }
+      for (address, edit) in customAddresses { writer.record(address, edit) }
+    }
+    writer.outcome.text = writer.editor.isEdited ? writer.editor.edited() : bytes
+    return writer.outcome
+  }
+
+  /// Items to remove from and append to one list.
+  private struct ListEdit {
+    var removed: [YAMLNode] = []
+    var added: [YAMLOutputNode] = []
+    var isEmpty: Bool { removed.isEmpty && added.isEmpty }
+  }
+
+  /// Collects the edits and what they came to.
+  private struct Writer {
+    var editor: ManifestEditor
+    let capabilities: DeviceCapabilities
+    let file: String
+    var outcome = Outcome(text: [], adopted: [], unmanaged: [], notAdopted: [])
+
+    /// Notes `edit` as written for `address`.
+    mutating func record(_ address: ResourceAddress, _ edit: String) {
+      if let index = outcome.adopted.firstIndex(where: { $0.address == address }) {
+        outcome.adopted[index].edits.append(edit)
+      } else {
+        outcome.adopted.append(Adopted(address: address, edits: [edit]))
+      }
+    }
+
+    /// A resource whose list is not in the file is unmanaged; one whose entry is not found in
+    /// the list cannot be adopted here.
+    mutating func unmanagedOrMissing(_ address: ResourceAddress, list keys: [String], what: String) {
+      if editor.node(at: keys) == nil {
+        outcome.unmanaged.append(address)
+      } else {
+        outcome.notAdopted.append((address, "\(what) is not written in \(file) (in a fleet, a layer may set it)"))
+      }
+    }
+
+    /// The item of `reminders.custom` named `name`.
+    func customItem(named name: String) -> YAMLNode? {
+      guard let list = editor.node(at: ["reminders", "custom"]), case .sequence(let items) = list.content else { return nil }
+      return items.first { ManifestEditor.value("name", in: $0)?.scalar?.value == name && ManifestEditor.value("remove", in: $0) == nil }
+    }
+
+    /// A reminder changed on the watch: each of its manifest fields that changed and that the
+    /// manifest sets is written (the schedule's `at` / `period`, whichever it uses; `lunch_break`
+    /// also when it comes from `reminders.lunch_break`).
+    mutating func reminder(_ address: ResourceAddress, before: Reminder, after: Reminder) throws(YAMLWriteError) {
+      guard let kind = after.kind else { return outcome.notAdopted.append((address, "the watch holds a reminder of an unknown type")) }
+      let mapping = kind == .custom ? customItem(named: after.reminderName) : editor.node(at: ["reminders", kind.rawValue])
+      guard let mapping else {
+        return unmanagedOrMissing(address, list: kind == .custom ? ["reminders", "custom"] : ["reminders", kind.rawValue],
+                                  what: "the reminder \"\(after.reminderName)\"")
+      }
+      guard let was = StateManifest.reminder(before, kind: kind, capabilities: capabilities),
+            let now = StateManifest.reminder(after, kind: kind, capabilities: capabilities) else {
+        return outcome.unmanaged.append(address)
+      }
+      let previous = ManifestEncoder.entries(of: was)
+      var wrote = false
+      for (key, value) in ManifestEncoder.entries(of: now) where key != "name" {
+        guard !previous.contains(where: { $0.key == key && $0.value == value }) else { continue }
+        let other = key == "at" ? "period" : key == "period" ? "at" : nil
+        let sets = ManifestEditor.value(key, in: mapping) != nil || other.map { ManifestEditor.value($0, in: mapping) != nil } ?? false
+          || (key == "lunch_break" && editor.node(at: ["reminders", "lunch_break"]) != nil)
+        guard sets else { continue }
+        try editor.set(key, to: value, in: mapping, replacing: other)
+        record(address, "\(key): \(try ManifestEditor.inline(value))")
+        wrote = true
+      }
+      if !wrote { outcome.unmanaged.append(address) }
+    }
+
+    /// The emergency contacts and the SOS switch changed on the watch.
+    mutating func emergency(_ address: ResourceAddress, before: EmergencyContacts, after: EmergencyContacts) throws(YAMLWriteError) {
+      guard let mapping = editor.node(at: ["emergency"]) else { return outcome.unmanaged.append(address) }
+      var managed = false
+      if before.isSosOn != after.isSosOn, ManifestEditor.writtenEntry("sos", in: mapping) != nil {
+        try editor.set("sos", to: ManifestEncoder.bool(after.isSosOn), in: mapping)
+        record(address, "sos: \(after.isSosOn)")
+        managed = true
+        // SOS on needs emergency contacts in the manifest: the watch's are written when it
+        // states none.
+        if after.isSosOn, !after.contacts.isEmpty, ManifestEditor.value("contacts", in: mapping) == nil {
+          try editor.set("contacts", to: .sequence(after.contacts.map { ManifestEncoder.node(StateManifest.contact($0)) }, flow: true), in: mapping)
+          for contact in after.contacts { record(address, "added \"\(contact.name)\" to emergency.contacts") }
+          return
+        }
+      }
+      if ContactDiff(from: before.contacts, to: after.contacts).isEmpty || editor.node(at: ["emergency", "contacts"]) == nil {
+        if !managed { outcome.unmanaged.append(address) }
+        return
+      }
+      try contacts(address, keys: ["emergency", "contacts"], before: before.contacts, after: after.contacts)
+    }
+
+    /// A contact list changed on the watch: contacts removed there are removed, contacts whose
+    /// number, short name or (same number) name changed are edited in place, contacts added are
+    /// appended.
+    mutating func contacts(_ address: ResourceAddress, keys: [String], before: [Contact], after: [Contact]) throws(YAMLWriteError) {
+      let listName = keys.joined(separator: ".")
+      guard let list = editor.node(at: keys), case .sequence(let items) = list.content else {
+        return outcome.unmanaged.append(address)
+      }
+      let diff = ContactDiff(from: before, to: after)
+      var claimed = Set<Int>()
+      func find(_ contact: Contact) -> Int? {
+        let phone = PhoneFormatting.removed(from: contact.phoneNum)
+        let candidates = items.indices.filter { !claimed.contains($0) && ManifestEditor.value("remove", in: items[$0]) == nil }
+        let named = candidates.filter { Self.itemName(items[$0]) == contact.name }
+        return named.first { ManifestEditor.value("phone", in: items[$0])?.scalar.map { PhoneFormatting.removed(from: $0.value) } == phone }
+          ?? named.first
+      }
+      var edit = ListEdit()
+      var notes: [String] = []
+      for contact in diff.removed {
+        guard let index = find(contact) else {
+          outcome.leftAsIs[address, default: []].append(ContactDiff.value(contact))
+          outcome.notAdopted.append((address, "\"\(contact.name)\", removed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it: remove it there, or write {name: \(contact.name), remove: true} here)"))
+          continue
+        }
+        claimed.insert(index)
+        edit.removed.append(items[index])
+        notes.append("removed \"\(contact.name)\"")
+      }
+      for pair in diff.changed {
+        guard let index = find(pair.before) else {
+          outcome.leftAsIs[address, default: []].append(ContactDiff.value(pair.before))
+          outcome.notAdopted.append((address, "\"\(pair.before.name)\", changed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it)"))
+          continue
+        }
+        claimed.insert(index)
+        let item = items[index]
+        guard ManifestEditor.value("contact", in: item) == nil else {
+          outcome.leftAsIs[address, default: []].append(ContactDiff.value(pair.before))
+          outcome.notAdopted.append((address, "\"\(pair.before.name)\" in \(listName) refers to the contact declared under contacts:; change that one"))
+          continue
+        }
+        guard case .mapping(let fields, _) = ManifestEncoder.node(StateManifest.contact(pair.after)) else { continue }
+        for (key, value) in fields {
+          let written = ManifestEditor.value(key, in: item)?.scalar?.value
+          let same = key == "phone" ? written.map(PhoneFormatting.removed(from:)) == PhoneFormatting.removed(from: pair.after.phoneNum)
+            : written == (key == "name" ? pair.after.name : pair.after.shortName)
+          guard !same else { continue }
+          try editor.set(key, to: value, in: item)
+          notes.append("\(key) of \"\(pair.after.name)\": \(try ManifestEditor.inline(value))")
+        }
+      }
+      edit.added = diff.added.map { ManifestEncoder.node(StateManifest.contact($0)) }
+      notes += diff.added.map { "added \"\($0.name)\"" }
+      try apply(edit, keys: keys)
+      for note in notes { record(address, note) }
+    }
+
+    /// Removes and appends the items of `edit` in the list at `keys`, writing the list anew when
+    /// it ends up empty or was empty.
+    mutating func apply(_ edit: ListEdit, keys: [String]) throws(YAMLWriteError) {
+      guard let list = editor.node(at: keys), case .sequence(let items) = list.content,
+            let parent = editor.node(at: Array(keys.dropLast())), let key = keys.last else { return }
+      if edit.removed.count == items.count || items.isEmpty {
+        try editor.replaceItems(of: key, in: parent, with: edit.added)
+        return
+      }
+      for item in edit.removed { editor.remove(item, from: list) }
+      try editor.append(edit.added, to: list)
+    }
+
+    /// A contact item's name: its `name`, or the name a reference (`contact:`) gives.
+    static func itemName(_ item: YAMLNode) -> String? {
+      (ManifestEditor.value("name", in: item) ?? ManifestEditor.value("contact", in: item))?.scalar?.value
+    }
+  }
+}
+
+extension LastApplied {
+  /// This record with the resources of `drift` whose addresses are in `addresses` taken as the
+  /// watch holds them now (each change's `after`): what `tsapply drift --adopt` records once the
+  /// manifest states them, so drift no longer reports them. Other resources keep what the last
+  /// apply left.
+  public func adopting(_ drift: [ResourceChange], addresses: Set<ResourceAddress>) -> LastApplied {
+    func adopt(_ state: DeviceState) -> DeviceState {
+      var state = state
+      for change in drift where addresses.contains(change.address) {
+        switch (change.before, change.after) {
+        case (.contacts, .contacts(let now)?): state.contacts = now
+        case (.emergency, .emergency(let now)?): state.emergency = now
+        default:
+          let was: Reminder? = if case .reminder(let reminder)? = change.before { reminder } else { nil }
+          let now: Reminder? = if case .reminder(let reminder)? = change.after { reminder } else { nil }
+          guard let any = was ?? now else { continue }
+          let index = state.reminders.firstIndex {
+            $0.reminderType == any.reminderType && (any.kind == .custom ? $0.reminderName == any.reminderName : $0.reminderId == any.reminderId)
+          }
+          switch (index, now) {
+          case (let index?, let now?): state.reminders[index] = now
+          case (let index?, nil): state.reminders.remove(at: index)
+          case (nil, let now?): state.reminders.append(now)
+          case (nil, nil): break
+          }
+        }
+      }
+      return state
+    }
+    return LastApplied(device: device, profile: profile, state: adopt(state), unconfirmed: unconfirmed.map(adopt))
+  }
+}

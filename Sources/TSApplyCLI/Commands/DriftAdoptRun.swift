@@ -1,0 +1,110 @@
+import Foundation
+import TSApply
+import TSEngine
+import TSManifest
+import TSModel
+import TSPlan
+
+/// `tsapply drift --adopt`: the command line's side of adopting drift (`Watch.adoption(of:…)`,
+/// `DriftAdoption`): says what was adopted and what not, shows the unified diff of the manifest
+/// (numbers masked with `--redact`, as `plan --redact` masks them), asks as `apply` does, then
+/// rewrites the manifest (keeping its mode) and records the adopted resources
+/// (`Watch.recordAdopted`). Shared by one watch and a fleet's watch.
+package struct DriftAdoptRun {
+  package var watch: Watch
+  package var autoApprove: Bool
+  package var redact: Bool
+  package var context: CommandContext
+  /// Recorded as the lock's holder while the record is written.
+  package var commandLine: String
+  /// For a fleet's watch: what else to say about what was not adopted (values its layers set).
+  package var scopeNote: String? = nil
+  /// The manifest the watch gets from a text of the file (a fleet's watch: merged with its
+  /// layers); `nil`: the text alone.
+  package var merge: (@Sendable ([UInt8]) -> Manifest?)? = nil
+
+  /// A run on `watch`, as the command line asks.
+  package init(watch: Watch, autoApprove: Bool, redact: Bool, context: CommandContext, commandLine: String) {
+    self.watch = watch
+    self.autoApprove = autoApprove
+    self.redact = redact
+    self.context = context
+    self.commandLine = commandLine
+  }
+
+  /// Adopts the drift of `report` into the manifest `manifest` (absolute path, name as written,
+  /// the bytes the report was made from).
+  /// - Throws: `CommandFailure` when there is no record, the adoption is refused or declined,
+  ///   the file changed meanwhile, or it cannot be written.
+  package func run(_ report: DriftReport, manifest: (path: String, displayName: String, bytes: [UInt8])) async throws -> ExitStatus {
+    let out = context.stdout
+    guard report.hasRecord else {
+      throw CommandFailure("no record of an apply to this watch: drift cannot be told, so there is nothing to adopt; run 'tsapply apply' first")
+    }
+    guard !report.drift.isEmpty else {
+      out.write("No drift: the watch holds what the last apply left; nothing to adopt into \(manifest.displayName).\n")
+      return .success
+    }
+    let outcome: DriftAdoption.Outcome
+    do { outcome = try watch.adoption(of: report, manifest: manifest.bytes, file: manifest.displayName, merge: merge) } catch {
+      throw CommandFailure(error.description)
+    }
+    let mask = PhoneRedaction.Mask(redact: redact, manifest: manifest.bytes, changes: report.drift)
+    for adopted in outcome.adopted {
+      out.write("Adopting \(mask.address(adopted.address)): \(mask.text(adopted.edits.joined(separator: ", "))).\n")
+    }
+    for address in outcome.unmanaged {
+      out.write("Keeping \(mask.address(address)): \(manifest.displayName) does not manage what changed, so apply leaves it as the watch has it.\n")
+    }
+    for (address, reason) in outcome.notAdopted {
+      out.write("Not adopted \(mask.address(address)): \(mask.text(reason)).\n")
+    }
+    if !outcome.notAdopted.isEmpty, let scopeNote { out.write(scopeNote + "\n") }
+    let agreed = outcome.agreed
+    guard outcome.text != manifest.bytes else {
+      if !agreed.isEmpty { try await record(report, agreed) }
+      out.write(outcome.notAdopted.isEmpty ? "Nothing to write into \(manifest.displayName).\n"
+                : "Nothing was written into \(manifest.displayName).\n")
+      return outcome.notAdopted.isEmpty ? .success : .failure
+    }
+    out.write("\n" + mask.text(UnifiedDiff.diff(String(decoding: manifest.bytes, as: UTF8.self), String(decoding: outcome.text, as: UTF8.self),
+                                               file: manifest.displayName)))
+    guard try confirm(manifest.displayName) else {
+      throw CommandFailure("adoption declined: \(manifest.displayName) was not changed")
+    }
+    // The file is rewritten only if it still holds what was adopted into (an editor may have
+    // saved it meanwhile).
+    let current = ManifestInput.source(manifest.path, context: context).read()
+    guard case .success(let bytes) = current, bytes == manifest.bytes else {
+      throw CommandFailure("\(manifest.displayName) changed while adopting; it was not rewritten: run 'tsapply drift --adopt' again")
+    }
+    do { try ManifestInput.rewrite(outcome.text, at: manifest.path) } catch { throw CommandFailure(error.description) }
+    try await record(report, agreed)
+    out.write("\nAdopted \(outcome.adopted.count) \(outcome.adopted.count == 1 ? "resource" : "resources") into \(manifest.displayName): 'tsapply plan' no longer undoes what was adopted."
+      + (outcome.notAdopted.isEmpty ? "\n" : " What is listed as not adopted, the next apply still undoes.\n"))
+    return outcome.notAdopted.isEmpty ? .success : .failure
+  }
+
+  /// Records `addresses` as the watch holds them, so drift stops reporting them.
+  private func record(_ report: DriftReport, _ addresses: Set<ResourceAddress>) async throws {
+    do { try await watch.recordAdopted(report, addresses: addresses, command: commandLine) } catch {
+      throw CommandFailure("the manifest states the watch's values, but the drift record was not updated (drift still reports them until the next apply): \(error)")
+    }
+  }
+
+  /// `--auto-approve`, or 'yes' at a terminal; without a terminal it refuses, as `apply` does.
+  private func confirm(_ file: String) throws -> Bool {
+    if autoApprove { return true }
+    guard context.stdinIsTerminal else {
+      throw CommandFailure("refusing to adopt without confirmation: standard input is not a terminal.\n  Re-run with --auto-approve.")
+    }
+    context.stdout.write("""
+
+      Do you want to write these changes into \(file)?
+        Only 'yes' will be accepted to approve.
+
+        Enter a value: 
+      """)
+    return context.readLine()?.trimmingCharacters(in: .whitespaces) == "yes"
+  }
+}

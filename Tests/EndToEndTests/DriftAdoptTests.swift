@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// `tsapply drift --adopt`: what the wearer did on the watch goes into the manifest (comments
+/// kept, mode kept), after the diff and a confirmation; then plan and drift show nothing.
+@Suite struct DriftAdoptTests {
+  @Test func adoptsTheWearersChangesThenPlanAndDriftShowNothing() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    let file = dir.appendingPathComponent("watch.yaml")
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    let original = try String(contentsOf: file, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Carol", "+447700900789"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"], in: dir).status == 0)
+
+    // Without a terminal and without --auto-approve: refused, the file untouched.
+    let refused = try TSApplyBinary.run(["drift", "--adopt"], in: dir)
+    #expect(refused.status == 1, "\(refused.stdout)")
+    #expect(refused.stderr.contains("refusing to adopt without confirmation: standard input is not a terminal"), "\(refused.stderr)")
+    #expect(try String(contentsOf: file, encoding: .utf8) == original)
+
+    let adopted = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve", "--redact"], in: dir)
+    #expect(adopted.status == 0, "\(adopted.stdout)\(adopted.stderr)")
+    #expect(adopted.stdout.contains("--- a/watch.yaml\n+++ b/watch.yaml\n"), "\(adopted.stdout)")
+    #expect(adopted.stdout.contains("-    enabled: true\n+    enabled: false\n"), "\(adopted.stdout)")
+    #expect(adopted.stdout.contains("+  - {name: Carol, phone: \""), "\(adopted.stdout)")
+    #expect(!adopted.stdout.contains("447700900789") && !adopted.stdout.contains("7700 900123"), "--redact masks every number")
+
+    let text = try String(contentsOf: file, encoding: .utf8)
+    #expect(text.hasPrefix("# A watch for an older family member"), "comments are kept")
+    #expect(text.contains("  - {name: Carol, phone: \"+447700900789\"}\nemergency:"))
+    #expect(text == original
+      .replacingOccurrences(of: "  drinking:\n    enabled: true", with: "  drinking:\n    enabled: false")
+      .replacingOccurrences(of: "0018\"}\nemergency:", with: "0018\"}\n  - {name: Carol, phone: \"+447700900789\"}\nemergency:"))
+    #expect(try ReconcileTests.mode(file) == 0o600)
+
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 0, "\(plan.stdout)")
+    let drift = try TSApplyBinary.run(["drift"], in: dir)
+    #expect(drift.status == 0, "\(drift.stdout)")
+    #expect(drift.stdout.contains("No drift."))
+    let again = try TSApplyBinary.run(["drift", "--adopt"], in: dir)
+    #expect(again.status == 0 && again.stdout.contains("nothing to adopt"), "\(again.stdout)")
+  }
+
+  @Test func refusesWhatItCannotDo() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    let stdin = try TSApplyBinary.run(["drift", "--adopt", "-"], in: dir)
+    #expect(stdin.status == 64 && stdin.stderr.contains("name its file, not '-'"), "\(stdin.stderr)")
+    let flag = try TSApplyBinary.run(["drift", "--auto-approve"], in: dir)
+    #expect(flag.status == 64 && flag.stderr.contains("--auto-approve only matters with --adopt"), "\(flag.stderr)")
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let noRecord = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    #expect(noRecord.status == 1 && noRecord.stderr.contains("nothing to adopt"), "\(noRecord.stderr)")
+  }
+}
+
+/// `drift --fleet FILE --watch NAME --adopt`: into the watch's own manifest only.
+@Suite struct FleetDriftAdoptTests {
+  @Test func adoptsIntoTheWatchsOwnManifestAndNamesWhatALayerSets() throws {
+    let dir = try FleetLayersTests.mixedFleet()
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "mixed.yaml", "--auto-approve"], in: dir)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    let own = dir.appendingPathComponent("residents/room-20.yaml"), layer = dir.appendingPathComponent("wards/ward-b.yaml")
+    let (ownBefore, layerBefore) = (try String(contentsOf: own, encoding: .utf8), try String(contentsOf: layer, encoding: .utf8))
+    let device = ["--device", "sim:watches/room-20.json"]
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Carol", "+15550230"] + device, in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-remove", "Ward B desk"] + device, in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"] + device, in: dir).status == 0)
+
+    let adopt = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--watch", "room-20", "--adopt", "--auto-approve"], in: dir)
+    #expect(adopt.status == 1, "part of the drift is a layer's: \(adopt.stdout)\(adopt.stderr)")
+    #expect(adopt.stdout.contains("Adopting contacts: added \"Carol\"."), "\(adopt.stdout)")
+    #expect(adopt.stdout.contains("Not adopted contacts: \"Ward B desk\", removed on the watch, is not written in contacts of residents/room-20.yaml"),
+            "\(adopt.stdout)")
+    #expect(adopt.stdout.contains("Not adopted reminder.drinking: what changed is set by another manifest merged for this watch (a layer), not by residents/room-20.yaml"),
+            "\(adopt.stdout)")
+    #expect(adopt.stdout.contains("Adopting writes only into residents/room-20.yaml, the watch's own manifest"), "\(adopt.stdout)")
+    #expect(try String(contentsOf: own, encoding: .utf8) == ownBefore.replacingOccurrences(
+      of: "  - {name: Daughter, phone: \"+1 555 0220\"}\n",
+      with: "  - {name: Daughter, phone: \"+1 555 0220\"}\n  - {name: Carol, phone: \"+15550230\"}\n"))
+    #expect(try String(contentsOf: layer, encoding: .utf8) == layerBefore, "a layer is never written")
+
+    // Carol is kept; only the desk (the layer's) is still put back.
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--watch", "room-20", "--detailed-exitcode"], in: dir)
+    #expect(plan.status == 2)
+    // (The drift note before the actions still names both: the list was adopted in part, so
+    // it stays drift until the next apply.)
+    let actions = plan.stdout.components(separatedBy: "─────").last ?? ""
+    #expect(actions.contains("+ contact {name = \"Ward B desk\"") && !actions.contains("Carol"), "\(plan.stdout)")
+    #expect(actions.contains("reminder.drinking"), "the layer's reminder is still put back: \(plan.stdout)")
+
+    let noOwn = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--watch", "room-21", "--adopt", "--auto-approve"], in: dir)
+    #expect(noOwn.status == 1 && noOwn.stderr.contains("the watch room-21 has no manifest of its own in mixed.yaml"), "\(noOwn.stderr)")
+    let several = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--adopt", "--auto-approve"], in: dir)
+    #expect(several.status == 64 && several.stderr.contains("name it with one --watch NAME"), "\(several.stderr)")
+  }
+}
