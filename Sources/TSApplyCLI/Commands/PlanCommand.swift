@@ -22,10 +22,12 @@ package struct PlanCommand: Command {
     a pull-request comment or $GITHUB_STEP_SUMMARY.
     """
   package static let options: [OptionSpec] = [
-    OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
+    OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 2)."),
     OptionSpec(["--markdown", "-markdown"], help: "Print the plan as GitHub Markdown (a pull-request comment, $GITHUB_STEP_SUMMARY)."),
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
+    OptionSpec(["--explain", "-explain"],
+               help: "With --fleet and one --watch, list for each value the manifest that set it and the ones it overrode."),
     DeviceOption.spec,
   ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
@@ -37,9 +39,21 @@ package struct PlanCommand: Command {
   package var deviceSpec: String?
   package var output: PlanOutputOptions
   package var fleet: FleetOptions
+  /// `--explain`: after the plan, where each value of the watch's merged manifest comes from
+  /// (`ManifestExplain`); only with `--fleet` and one `--watch`.
+  package var explain: Bool
 
   package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
+    explain = arguments.has("--explain")
+    if explain {
+      guard fleet.file != nil, fleet.watches.count == 1 else {
+        throw UsageError("--explain tells where one watch's values come from: give --fleet FILE and one --watch NAME")
+      }
+      if arguments.has("--json") || arguments.has("--markdown") || arguments.has("--summary") {
+        throw UsageError("--explain prints text after the plan; remove --json, --markdown or --summary (the JSON plan has each change's source)")
+      }
+    }
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
     markdown = arguments.has("--markdown")
