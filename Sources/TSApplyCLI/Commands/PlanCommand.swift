@@ -19,7 +19,9 @@ package struct PlanCommand: Command {
     (but, with --redact, the installation's redaction key the first time).
     With --fleet, -out saves every watch's plan in one file; 'tsapply apply FILE' applies each
     watch's part that is still current and refuses the stale ones. --markdown prints the plan for
-    a pull-request comment or $GITHUB_STEP_SUMMARY.
+    a pull-request comment or $GITHUB_STEP_SUMMARY. Each changed field is shown with the manifest's
+    key and the file and line that set it; with --fleet and one --watch, --explain then lists every
+    value of that watch's merged manifest with the layer that set it and the ones it overrode.
     """
   package static let options: [OptionSpec] = [
     OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 2)."),
