@@ -54,6 +54,17 @@ public enum ManifestWords {
   /// Text as the plan shows it: double-quoted, `"` and `\` escaped, control characters escaped.
   public static func quoted(_ text: String) -> String { FieldFormatter.quoted(text) }
 
+  /// The contact a field value of `ContactDiff.value(_:)` stands for.
+  private static func contact(_ value: FieldValue) -> Contact? {
+    guard case .object(let entries) = value else { return nil }
+    func text(_ key: String) -> String? {
+      guard case .string(let text)? = entries.first(where: { $0.key == key })?.value else { return nil }
+      return text
+    }
+    guard let name = text("name"), let phone = text("phoneNum") else { return nil }
+    return Contact(name: name, phoneNum: phone, shortName: text("shortName"))
+  }
+
   private static let keys: [String: String] = [
     "reminderName": "name", "isEnabled": "enabled", "repeatDays": "repeat", "startTime": "period.start",
     "endTime": "period.end", "interval": "period.every", "timePoints": "at", "notes": "notes",
@@ -104,11 +115,15 @@ public enum ManifestWords {
   /// each used once; a removed contact points at the list (`path` at `position`).
   static func contacts(_ fields: [FieldChange], manifest contacts: [ManifestContact], stored: [Contact],
                        path: String, at position: SourcePosition) -> [FieldChange] {
-    var unused = Array(zip(contacts, stored.map(ContactDiff.value)))
+    // Few contacts change in most plans: each is looked up among the stored ones, compared as a
+    // `Contact` (no field value is made for the list).
+    var used = Set<Int>()
     return fields.map { field in
       var field = field
-      if let after = field.after, let index = unused.firstIndex(where: { $0.1 == after }) {
-        let contact = unused.remove(at: index).0
+      if let after = field.after, let written = contact(after),
+         let index = stored.indices.first(where: { !used.contains($0) && stored[$0] == written }), index < contacts.count {
+        used.insert(index)
+        let contact = contacts[index]
         field.manifestPath = contact.path
         // A changed contact points at what changes: its name for a rename, else its phone; one
         // referred to (`{contact: NAME}`) at the phone of the contact declared, the one line
