@@ -6,7 +6,8 @@ import TSModel
 /// block per resource change with only the changed fields as `old -> new`, in the manifest's
 /// keys and spellings (`ManifestWords`, `FieldFormatter`: `~ lunch_break.end = "14:00" -> "13:30"`,
 /// `~ repeat = workday -> [mon, wed, fri]`; a paired contact in place as
-/// `~ contact "Mom" { ~ phone = … -> … }`),
+/// `~ contact "Mom" { ~ phone = … -> … }`), each line ending with where the manifest sets its
+/// value (`# watch.yaml:12`, `sources`),
 /// destructive changes as `# (!) …` lines under the resource they concern
 /// (`safetyFindings(for:)`), the warnings, the summary `Plan: 2 to add, 1 to change, 0 to
 /// destroy (contacts: 1 added).` with the list items behind the resource counts, and, for an
