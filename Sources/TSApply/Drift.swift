@@ -10,11 +10,12 @@ import TSPlan
 /// stated as a manifest (`StateManifest`), is planned against the state the last apply left. The
 /// resulting changes have `before` = last applied and `after` = now. Pure.
 public enum Drift {
-  /// The drifted resources; empty when the watch still holds what the last apply left.
+  /// The drifted resources; empty when the watch still holds what the last apply left. No
+  /// manifest asked for them, so their fields have no manifest path and no source.
   public static func changes(since lastApplied: DeviceState, current: DeviceState,
                              capabilities: DeviceCapabilities) -> [ResourceChange] {
     let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch")
-    return Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []
+    return (Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []).map(\.withoutOrigins)
   }
 
   /// `manifest` planned against `state`, with the drift since `record` (what tsapply last left

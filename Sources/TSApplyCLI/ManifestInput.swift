@@ -91,7 +91,7 @@ public enum ManifestInput {
       }
     if json {
       let errors = sorted.filter { $0.severity == .error }, warnings = sorted.filter { $0.severity == .warning }
-      context.stdout.write(DiagnosticsJSON(errors: errors, warnings: warnings, file: file).encoded() + "\n")
+      context.stdout.write(DiagnosticsJSON.encoded(errors: errors, warnings: warnings, file: file) + "\n")
       return
     }
     if sorted.isEmpty { return }
@@ -130,56 +130,16 @@ public enum ManifestInput {
 }
 
 /// The JSON shape of `tsapply validate --json` (and of `plan`, `apply` and `drift` with
-/// `--json` when the manifest cannot be used): `{format_version, valid, errors, warnings}`.
-struct DiagnosticsJSON: Encodable {
-  /// One diagnostic. Every key is always present: `file` is the position's file, else the input
-  /// the command read (`null` only when there is none); `line` and `column` are `null` for a
-  /// problem without a position (a file that cannot be read).
-  struct Entry: Encodable {
-    var severity: String
-    var file: String?
-    var line: Int?
-    var column: Int?
-    var field: String
-    var message: String
-
-    init(_ diagnostic: Diagnostic, file fallback: String?) {
-      severity = diagnostic.severity.rawValue
-      file = diagnostic.position?.file ?? fallback
-      line = diagnostic.position?.line
-      column = diagnostic.position?.column
-      field = diagnostic.field
-      message = diagnostic.message
-    }
-
-    enum CodingKeys: String, CodingKey { case severity, file, line, column, field, message }
-
-    func encode(to encoder: any Encoder) throws {
-      var container = encoder.container(keyedBy: CodingKeys.self)
-      try container.encode(severity, forKey: .severity)
-      try container.encode(file, forKey: .file)
-      try container.encode(line, forKey: .line)
-      try container.encode(column, forKey: .column)
-      try container.encode(field, forKey: .field)
-      try container.encode(message, forKey: .message)
-    }
-  }
-
-  var format_version = "1"
-  var valid: Bool
-  var errors: [Entry]
-  var warnings: [Entry]
-
-  init(errors: [Diagnostic], warnings: [Diagnostic], file: String? = nil) {
-    valid = errors.isEmpty
-    self.errors = errors.map { Entry($0, file: file) }
-    self.warnings = warnings.map { Entry($0, file: file) }
-  }
-
-  func encoded() -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    guard let data = try? encoder.encode(self) else { return "{}" }
-    return String(decoding: data, as: UTF8.self)
+/// `--json` when the manifest cannot be used): `{format_version, valid, errors, warnings}`, each
+/// entry in the one diagnostic shape (`JSONValue(diagnostic:file:)`).
+enum DiagnosticsJSON {
+  /// The document for `errors` and `warnings`; `file` is the input of those without a position.
+  static func encoded(errors: [Diagnostic], warnings: [Diagnostic], file: String? = nil) -> String {
+    canonicalJSON(JSONValue.object([
+      "format_version": .string("1"),
+      "valid": .bool(errors.isEmpty),
+      "errors": .array(errors.map { JSONValue(diagnostic: $0, file: file) }),
+      "warnings": .array(warnings.map { JSONValue(diagnostic: $0, file: file) }),
+    ]), pretty: true)
   }
 }

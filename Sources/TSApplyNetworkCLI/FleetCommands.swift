@@ -13,7 +13,8 @@ extension FleetSession {
   /// `tsapply plan --fleet`: every watch planned (read-only, no lock); with `out`, the plans
   /// saved in one file (`SavedFleetPlan`) for `tsapply apply FILE`; with `markdown`, the report
   /// as Markdown (`FleetReport.markdown`).
-  func plan(detailedExitCode: Bool, output: PlanOutputOptions, out: String? = nil, markdown: Bool = false) async throws -> ExitStatus {
+  func plan(detailedExitCode: Bool, output: PlanOutputOptions, out: String? = nil, markdown: Bool = false,
+            explain: Bool = false) async throws -> ExitStatus {
     if let broker {
       if out != nil {
         throw CommandFailure("-out saves plans made against the watches; the agents of \(fleetFile) plan against theirs, so there is no plan to save")
@@ -35,11 +36,22 @@ extension FleetSession {
                                            options: reviewOptions))
     }
     let status = try finish(report, changed: detailedExitCode && rows.contains { $0.row.verdict.hasChanges }, printed: markdown)
+    if explain { self.explain() }
     if let out, !json, !markdown {
       context.stdout.write("\nSaved the plans of \(counted(rows.filter { $0.plan != nil }.count, "watch", "watches")) to: \(out)\n\n"
         + "To perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
     }
     return status
+  }
+
+  /// `--explain`: where each value of the (one) selected watch's merged manifest comes from
+  /// (`ManifestExplain`), after its plan; nothing for a watch whose files cannot be read (the
+  /// plan said why).
+  private func explain() {
+    guard let member = loaded.members.first,
+          let manifests = FleetLoader.manifests(of: member.watch, in: loaded.fleet) else { return }
+    let lines = ManifestExplain.explain(manifests.map(\.manifest))
+    context.stdout.write("\n" + ManifestExplain.text(lines, watch: member.name, files: manifests.reversed().map(\.name), redact: redact))
   }
 
   /// Writes the plans `plans` (by watch name) as a fleet's saved plan to `out`, each bound to

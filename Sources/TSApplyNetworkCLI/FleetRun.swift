@@ -126,17 +126,13 @@ struct FleetSession: Sendable {
     return output.text
   }
 
-  /// The JSON of `diagnostics` (for `--json` reports), in `validate --json`'s entry shape:
-  /// `file`, `line` and `column` always present (`null` without a position).
+  /// The JSON of `diagnostics` (for `--json` reports), in the one diagnostic shape
+  /// (`JSONValue(diagnostic:file:)`), messages masked with `--redact`.
   func diagnosticsJSON(_ diagnostics: [Diagnostic]) -> JSONValue {
     .array(diagnostics.map { diagnostic in
-      .object([
-        "severity": .string(diagnostic.severity.rawValue), "field": .string(diagnostic.field),
-        "message": .string(redact ? PhoneRedaction.redactPhoneLike(diagnostic.message) : diagnostic.message),
-        "file": diagnostic.position.map { .string($0.file) } ?? .null,
-        "line": diagnostic.position.map { .integer($0.line) } ?? .null,
-        "column": diagnostic.position.map { .integer($0.column) } ?? .null,
-      ])
+      var masked = diagnostic
+      if redact { masked.message = PhoneRedaction.redactPhoneLike(diagnostic.message) }
+      return JSONValue(diagnostic: masked)
     })
   }
 

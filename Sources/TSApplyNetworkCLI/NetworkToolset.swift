@@ -19,7 +19,8 @@ struct NetworkFleet: FleetCommands {
   func plan(_ command: PlanCommand, context: CommandContext) async throws -> ExitStatus {
     try await FleetSession.load(command.fleet, redact: command.output.redact, json: command.json, noColor: command.output.noColor,
                                 context: context)
-      .plan(detailedExitCode: command.detailedExitCode, output: command.output, out: command.out, markdown: command.markdown)
+      .plan(detailedExitCode: command.detailedExitCode, output: command.output, out: command.out, markdown: command.markdown,
+            explain: command.explain)
   }
 
   func apply(_ command: ApplyCommand, context: CommandContext) async throws -> ExitStatus {

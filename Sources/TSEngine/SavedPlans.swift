@@ -81,8 +81,9 @@ extension Watch {
       problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")
     }
     if problems.isEmpty, let manifest {
-      let replanned = Planner.plan(manifest, state: state, capabilities: capabilities).plan
-      if replanned?.resourceChanges != plan.resourceChanges {
+      let replanned = Planner.plan(manifest, state: state, capabilities: capabilities).plan?.resourceChanges
+      // A plan saved before format version 2 has no manifest paths or sources to compare.
+      if (plan.formatVersion == "1" ? replanned?.map(\.withoutOrigins) : replanned) != plan.resourceChanges {
         problem("\(name) does not hold the changes its manifest gives for this watch (was it edited?)")
       }
     }

@@ -48,7 +48,7 @@ extension FleetReport {
     let rows = group.rows, first = rows[0]
     let who = rows.count == 1 ? ControlCharacters.escaped(first.name) : "\(rows.count) watches"
     let headline = headline(group, renderer: renderer)
-    let body = Self.body(first, renderer: renderer)
+    let body = Self.body(first, renderer: Self.shown(group, renderer: renderer))
     if body.isEmpty || (group.rank == 3 && first.plan?.resourceDrift.isEmpty != false) {
       let list = rows.count == 1 ? "" : ": " + Markdown.escaped(names(rows, limit: options.nameLimit * 10))
       return "- **" + Markdown.escaped(who) + "**" + list + " — " + Markdown.escaped(headline) + "\n\n"

@@ -87,7 +87,7 @@ extension FleetReport {
   /// The report for a person: the watches grouped by identical outcome — the same result and
   /// the same plan body (`HumanPlanRenderer.body`), else the same text — failed groups first,
   /// then unsafe plans, then other changes, then watches with nothing to do; each group with a
-  /// headline (`950 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }`), the first names and
+  /// headline (`950 watches: ~ reminder.drinking { ~ period.every = 2h -> 3h }`), the first names and
   /// a count of the rest, the manifests merged for them, and the body once. Then the table (up
   /// to `tableLimit` watches) and the totals line. Ends with a newline. `--json` (`json()`) keeps every watch's details.
   public func review(renderer: HumanPlanRenderer, options: FleetReviewOptions = FleetReviewOptions()) -> String {
@@ -117,7 +117,8 @@ extension FleetReport {
     var groups: [FleetGroup] = []
     var index: [String: Int] = [:]
     // Plans are compared unmasked: two numbers masked alike (`+******00`) are not the same change.
-    let plain = HumanPlanRenderer(color: false, redact: false)
+    // Sources are left out: the same change set in each watch's own file is one change.
+    let plain = HumanPlanRenderer(color: false, redact: false, sources: false)
     for row in rows {
       // Without a plan, a failure's reason is part of what is equal; other reasons and counts
       // (an agent's note naming the watch's own revision) are not, or no two would group: the
@@ -132,6 +133,16 @@ extension FleetReport {
     }
     // A stable sort: within a rank, groups keep the fleet order of their first watch.
     return groups.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
+  }
+
+  /// The renderer for the body a group shows: `renderer`, without source comments when its
+  /// watches' changes are set at different places (each in its own file).
+  static func shown(_ group: FleetGroup, renderer: HumanPlanRenderer) -> HumanPlanRenderer {
+    let sources = group.rows.map { $0.plan?.resourceChanges.map { $0.fields.map(\.source) } }
+    guard renderer.sources, sources.contains(where: { $0 != sources[0] }) else { return renderer }
+    var plain = renderer
+    plain.sources = false
+    return plain
   }
 
   /// What `row` shows under its group's header: its plan's body, else its own text; nothing
@@ -212,7 +223,7 @@ extension FleetReport {
       out = "=== \(rows.count) watches: \(headline(group, renderer: renderer))\n    \(names(rows, limit: options.nameLimit))\n"
       if let manifests = manifests(rows) { out += "    \(manifests)\n" }
     }
-    let body = Self.body(first, renderer: renderer)
+    let body = Self.body(first, renderer: Self.shown(group, renderer: renderer))
     let applied = if case .applied = first.verdict { true } else { false }
     if !options.bodies, applied, first.plan?.resourceDrift.isEmpty != false {
       if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }

@@ -250,7 +250,10 @@ enum PhoneVariants {
     change.before = change.before.map(value)
     change.after = change.after.map(value)
     change.fields = change.fields.map { field in
-      FieldChange(field: field.field, before: field.before.map { fieldValue($0) }, after: field.after.map { fieldValue($0) })
+      var field = field
+      field.before = field.before.map { fieldValue($0) }
+      field.after = field.after.map { fieldValue($0) }
+      return field
     }
     return change
   }

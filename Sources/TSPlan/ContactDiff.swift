@@ -101,7 +101,7 @@ public struct ContactCounts: Hashable, Sendable {
     changed = paired.count - renamed
   }
 
-  private static func name(_ value: FieldValue?) -> FieldValue? {
+  static func name(_ value: FieldValue?) -> FieldValue? {
     guard case .object(let entries)? = value else { return nil }
     return entries.first { $0.key == "name" }?.value
   }

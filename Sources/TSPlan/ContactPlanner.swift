@@ -27,7 +27,9 @@ enum ContactPlanner {
     let desired = storedContacts(contacts.value, watch: state.contacts, capabilities: capabilities)
     let diff = ContactDiff(from: storedContacts(state.contacts, capabilities: capabilities), to: desired)
     if !diff.isEmpty {
-      part.changes.append(ResourceChange(address: .contacts, action: .update, fields: diff.fieldChanges,
+      let fields = ManifestWords.contacts(diff.fieldChanges, manifest: contacts.value, stored: desired,
+                                          path: "contacts", at: contacts.position)
+      part.changes.append(ResourceChange(address: .contacts, action: .update, fields: fields,
                                          before: .contacts(state.contacts), after: .contacts(desired)))
     }
     return part

@@ -7,7 +7,9 @@ import TSManifest
 /// (docs/platforms.md "Contacts"), compared with the name the watch holds. Capacity counts the final state:
 /// exactly the manifest's list (docs/platforms.md "Capacity" `maxSupportedCustomReminderCount`).
 enum CustomReminderPlanner {
-  static func plan(_ list: Located<[ManifestReminder]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+  /// `lunchDefault`: the position of the manifest-wide lunch break (`ManifestWords.reminder`).
+  static func plan(_ list: Located<[ManifestReminder]>, state: DeviceState, capabilities: DeviceCapabilities,
+                   lunchDefault: SourcePosition? = nil) -> PlanPart {
     var part = PlanPart()
     part.diagnostics = capacityErrors(list, capabilities: capabilities)
     guard let storage = capabilities.reminders.custom, part.diagnostics.isEmpty else {
@@ -30,16 +32,18 @@ enum CustomReminderPlanner {
       storedNames[stored] = reminder
       if let matches = unmatched.removeValue(forKey: stored), matches.count > 1 {
         part.diagnostics.append(duplicateWarning(matches, reminder: reminder))
-        part.changes += matches.dropFirst().map { ReminderPlanner.delete($0, at: .customDuplicate(stored, reminderId: $0.reminderId)) }
+        part.changes += matches.dropFirst().map {
+          ReminderPlanner.delete($0, at: .customDuplicate(stored, reminderId: $0.reminderId), list: list.position)
+        }
       }
       let base = existing ?? ReminderPlanner.customTemplate(capabilities)
       part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
       if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch,
-                                             capabilities: capabilities) {
+                                             capabilities: capabilities, reminder: reminder, lunchDefault: lunchDefault) {
         part.changes.append(change)
       }
     }
-    part.changes += deletes(of: unmatched, avoiding: Set(part.changes.map(\.address)))
+    part.changes += deletes(of: unmatched, avoiding: Set(part.changes.map(\.address)), list: list.position)
     return part
   }
 
@@ -79,7 +83,8 @@ enum CustomReminderPlanner {
   }
 
   /// Deletes of every watch custom left unmatched; addresses made unique with the device ID.
-  private static func deletes(of unmatched: [String: [Reminder]], avoiding used: Set<ResourceAddress>) -> [ResourceChange] {
+  private static func deletes(of unmatched: [String: [Reminder]], avoiding used: Set<ResourceAddress>,
+                              list: SourcePosition) -> [ResourceChange] {
     var used = used
     var changes: [ResourceChange] = []
     for name in unmatched.keys.sorted() {
@@ -87,7 +92,7 @@ enum CustomReminderPlanner {
         var address = ResourceAddress.custom(name)
         if used.contains(address) { address = .customDuplicate(name, reminderId: reminder.reminderId) }
         used.insert(address)
-        changes.append(ReminderPlanner.delete(reminder, at: address))
+        changes.append(ReminderPlanner.delete(reminder, at: address, list: list))
       }
     }
     return changes

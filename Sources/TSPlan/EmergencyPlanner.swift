@@ -34,11 +34,14 @@ enum EmergencyPlanner {
     if let sos = emergency.isSosOn { after.isSosOn = sos.value }
     var fields: [FieldChange] = []
     if after.isSosOn != before.isSosOn {
-      fields.append(FieldChange(field: "isSosOn", before: .bool(before.isSosOn), after: .bool(after.isSosOn)))
+      fields.append(FieldChange(field: "isSosOn", before: .bool(before.isSosOn), after: .bool(after.isSosOn),
+                                manifestPath: "emergency.sos", source: emergency.isSosOn?.position ?? emergency.position))
     }
-    if emergency.contacts != nil {
-      fields += ContactDiff(from: ContactPlanner.storedContacts(before.contacts, capabilities: capabilities),
-                            to: after.contacts).fieldChanges
+    if let contacts = emergency.contacts {
+      fields += ManifestWords.contacts(ContactDiff(from: ContactPlanner.storedContacts(before.contacts, capabilities: capabilities),
+                                                   to: after.contacts).fieldChanges,
+                                       manifest: contacts.value, stored: after.contacts,
+                                       path: "emergency.contacts", at: contacts.position)
     }
     guard !fields.isEmpty else { return part }
     if after.isSosOn && after.contacts.isEmpty {

@@ -2,7 +2,9 @@ import TSModel
 
 /// Formats field values for the human plan in the manifest's spelling: times as `"HH:MM"`,
 /// intervals as durations (`60m`, `2h`, `1h30m`), repeat days as presets or day lists
-/// (`workday`, `[mon, wed, fri]`), strings quoted, contacts as `{name = "…", phoneNum = "…"}`.
+/// (`workday`, `[mon, wed, fri]`), strings quoted, contacts as `{name = "…", phone = "…"}`.
+/// Values are chosen by their SDK field (`phoneNum`, `repeatDays`, …) and objects' keys shown
+/// in the manifest's words (`ManifestWords.contactKey`).
 /// With `redact`, every `phoneNum` is masked (`PhoneRedaction`), with its fingerprint when
 /// `fingerprints` are given (`"+******00" ‹kqztrb›`).
 struct FieldFormatter {
@@ -38,7 +40,8 @@ struct FieldFormatter {
     let keys = (new.map(\.key) + old.map(\.key)).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     let parts = keys.map { key -> String in
       let a = old.first { $0.key == key }?.value, b = new.first { $0.key == key }?.value
-      return a == b ? "\(key) = \(format(a, field: key))" : "\(key) = \(format(a, field: key)) -> \(format(b, field: key))"
+      let shown = ManifestWords.contactKey(key)
+      return a == b ? "\(shown) = \(format(a, field: key))" : "\(shown) = \(format(a, field: key)) -> \(format(b, field: key))"
     }
     return "{" + parts.joined(separator: ", ") + "}"
   }
@@ -50,8 +53,20 @@ struct FieldFormatter {
     case .bool(let flag): String(flag)
     case .list(let items): "[" + items.map(plain).joined(separator: ", ") + "]"
     case .object(let entries):
-      "{" + entries.map { "\($0.key) = \(format($0.value, field: $0.key))" }.joined(separator: ", ") + "}"
+      "{" + entries.map { "\(ManifestWords.contactKey($0.key)) = \(format($0.value, field: $0.key))" }.joined(separator: ", ") + "}"
     }
+  }
+
+  /// A reminder's schedule as the manifest writes it: `{start = "09:00", end = "18:00", every = 1h}`
+  /// for a period, `["08:00", "20:00"]` for time points (sorted, as compared).
+  func schedule(_ reminder: Reminder) -> String {
+    guard reminder.timeType == .point else { return Self.period(reminder.startTime, reminder.endTime, every: reminder.interval) }
+    return format(.list(Set(reminder.timePoints).sorted().map(FieldValue.integer)), field: "timePoints")
+  }
+
+  /// A period as the manifest writes it: `{start = "09:00", end = "18:00", every = 2h}`.
+  static func period(_ start: Int, _ end: Int, every interval: Int) -> String {
+    "{start = \(time(start)), end = \(time(end)), every = \(duration(interval))}"
   }
 
   /// `"HH:MM"` for 0...1439; other values (a watch can hold them) as the raw number.

@@ -3,8 +3,11 @@ import TSModel
 /// Renders a plan as text in Terraform's style.
 ///
 /// Shape: a header explaining the symbols (`+` create, `~` update in-place, `-` destroy), one
-/// block per resource change with only the changed fields as `old -> new` (formatted by
-/// `FieldFormatter`; a paired contact in place as `~ contact "Mom" { ~ phoneNum = … -> … }`),
+/// block per resource change with only the changed fields as `old -> new`, in the manifest's
+/// keys and spellings (`ManifestWords`, `FieldFormatter`: `~ lunch_break.end = "14:00" -> "13:30"`,
+/// `~ repeat = workday -> [mon, wed, fri]`; a paired contact in place as
+/// `~ contact "Mom" { ~ phone = … -> … }`), each line ending with where the manifest sets its
+/// value (`# watch.yaml:12`, `sources`),
 /// destructive changes as `# (!) …` lines under the resource they concern
 /// (`safetyFindings(for:)`), the warnings, the summary `Plan: 2 to add, 1 to change, 0 to
 /// destroy (contacts: 1 added).` with the list items behind the resource counts, and, for an
@@ -19,12 +22,17 @@ public struct HumanPlanRenderer: Sendable {
   public var redact: Bool
   /// With `redact`: each masked number's keyed fingerprint beside it (`"+******00" ‹kqztrb›`).
   public var fingerprints: PhoneFingerprints?
+  /// Whether each field line of a planned change ends with where the manifest sets it
+  /// (`# residents/room-12.yaml:12`, `FieldChange.source`); a line set at the same place as the
+  /// line above (same file and line) leaves it out. Never on drift (no manifest set it) nor on one-line headlines.
+  public var sources: Bool
 
-  /// A renderer with the given colour and redaction settings.
-  public init(color: Bool, redact: Bool, fingerprints: PhoneFingerprints? = nil) {
+  /// A renderer with the given colour, redaction and source settings.
+  public init(color: Bool, redact: Bool, fingerprints: PhoneFingerprints? = nil, sources: Bool = true) {
     self.color = color
     self.redact = redact
     self.fingerprints = fingerprints
+    self.sources = sources
   }
 
   /// The whole plan text, ending with a newline.
@@ -62,7 +70,7 @@ public struct HumanPlanRenderer: Sendable {
   }
 
   /// The plan's changes on one line, for a fleet's group of watches with the same plan: each
-  /// resource's block without its comments, joined (`~ reminder.drinking { ~ interval = 2h -> 3h }`),
+  /// resource's block without its comments, joined (`~ reminder.drinking { ~ period.every = 2h -> 3h }`),
   /// or, for a block longer than `width` characters, its symbol, address and number of fields
   /// (`~ contacts (12 changes)`); `No changes.` for an empty plan. Masked as the blocks are.
   public func headline(_ plan: Plan, width: Int = 100) -> String {
@@ -71,7 +79,7 @@ public struct HumanPlanRenderer: Sendable {
       let parts = block(change, plan: plan, aligned: false).filter { !$0.trimmingPrefix(while: \.isWhitespace).hasPrefix("#") }
         .map { String($0.trimmingPrefix(while: \.isWhitespace)) }
       let line = parts.joined(separator: " ")
-      let fields = change.fields.count
+      let fields = Self.rows(change, formatter: FieldFormatter(redact: false)).count
       return line.count <= width ? line
         : mask(plan).adding([change]).text(symbol(change.action) + " " + ControlCharacters.escaped(change.address.rawValue))
           + " (\(fields) change\(fields == 1 ? "" : "s"))"
@@ -153,11 +161,11 @@ public struct HumanPlanRenderer: Sendable {
       for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
     }
     lines.append("  " + symbol(change.action) + " \(address) {")
-    lines += fieldLines(change.fields, aligned: aligned)
-    lines.append("    }")
-    // Names, notes and addresses are free text: a number written into one is masked too.
+    // Names, notes and addresses are free text: a number written into one is masked too (file
+    // names in the source comments are not).
     let mask = redact ? mask(plan).adding([change]) : .off
-    return lines.map(mask.text)
+    return lines.map(mask.text) + fieldLines(change, aligned: aligned, sources: aligned && sources && !drift, mask: mask)
+      + ["    }"]
   }
 
   /// What `redact` masks in text about `plan`: its numbers (`PhoneRedaction.numbers(in:)`) by
@@ -166,21 +174,78 @@ public struct HumanPlanRenderer: Sendable {
     redact ? PhoneRedaction.Mask(redact: true).adding(plan) : .off
   }
 
-  private func fieldLines(_ fields: [FieldChange], aligned: Bool) -> [String] {
+  /// One line per changed field, in the manifest's words (`ManifestWords`): `~ repeat = workday
+  /// -> [mon, wed, fri]`, `+ contact {name = "Lee", phone = "+15550103"}`, `~ sos = false -> true`.
+  /// A reminder whose schedule changes kind (or is created or deleted) shows the schedule whole
+  /// as the manifest writes it: `- period = {start = "09:00", end = "18:00", every = 1h}` then
+  /// `+ at = ["08:00"]`.
+  /// With `sources`, a line whose source differs from the line above ends with it, the
+  /// comments of a block in one column (`# watch.yaml:12`).
+  private func fieldLines(_ change: ResourceChange, aligned: Bool, sources: Bool, mask: PhoneRedaction.Mask) -> [String] {
     let formatter = FieldFormatter(redact: redact, fingerprints: redact ? fingerprints : nil)
-    let width = aligned ? fields.filter { $0.field != "contacts" }.map(\.field.count).max() ?? 0 : 0
-    return fields.map { field in
+    let rows = Self.rows(change, formatter: formatter)
+    let width = aligned ? rows.filter { $0.name != "contact" }.map(\.name.count).max() ?? 0 : 0
+    let texts = rows.map { row in
+      let name = row.name == "contact" ? row.name : row.name + String(repeating: " ", count: max(0, width - row.name.count))
+      return (symbol: symbol(row.action), rest: " " + name + (row.name == "contact" ? " " : " = ") + mask.text(row.value))
+    }
+    var shown: [String?] = []
+    var previous: SourcePosition?
+    for row in rows {
+      let same = previous.map { $0.file == row.source?.file && $0.line == row.source?.line } ?? false
+      shown.append(sources && !same ? row.source.map { "# " + ControlCharacters.escaped($0.file) + ":\($0.line)" } : nil)
+      previous = row.source
+    }
+    // Masking keeps lengths, so the column is that of the longest line with a comment (capped).
+    let column = min(Self.sourceColumn, zip(texts, shown).filter { $0.1 != nil }.map { 7 + $0.0.rest.count }.max() ?? 0)
+    return zip(texts, shown).map { text, source in
+      let line = "      " + text.symbol + text.rest
+      guard let source else { return line }
+      return line + String(repeating: " ", count: max(2, column + 2 - (7 + text.rest.count))) + source
+    }
+  }
+
+  /// The widest a field line is padded to before its source comment.
+  public static let sourceColumn = 80
+
+  /// A field line before it is laid out: its symbol, manifest key, formatted value(s) and where
+  /// the manifest sets it.
+  struct Row {
+    var action: Action
+    var name: String
+    var value: String
+    var source: SourcePosition?
+  }
+
+  /// The rows of `change` (see `fieldLines`).
+  static func rows(_ change: ResourceChange, formatter: FieldFormatter) -> [Row] {
+    let schedule: Set<String> = ["timeType", "startTime", "endTime", "interval", "timePoints"]
+    let switched = change.fields.contains { $0.field == "timeType" }
+    var rows: [Row] = []
+    for field in change.fields {
+      if switched && schedule.contains(field.field) {
+        guard field.field == "timeType" else { continue }
+        if field.before != nil, case .reminder(let before)? = change.before {
+          rows.append(Row(action: .delete, name: ManifestWords.schedule(field.before), value: formatter.schedule(before) + " -> null",
+                          source: field.source))
+        }
+        if field.after != nil, case .reminder(let after)? = change.after {
+          rows.append(Row(action: .create, name: ManifestWords.schedule(field.after), value: formatter.schedule(after),
+                          source: field.source))
+        }
+        continue
+      }
       let action: Action = field.before == nil ? .create : (field.after == nil ? .delete : .update)
-      let name = field.field == "contacts" ? "contact" : field.field + String(repeating: " ", count: max(0, width - field.field.count))
+      let isContact = field.field == "contacts"
       let value: String = switch action {
       case .create: formatter.format(field.after, field: field.field)
-      case .delete: formatter.format(field.before, field: field.field) + (field.field == "contacts" ? "" : " -> null")
-      case .update: field.field == "contacts" ? formatter.contactChange(field.before, field.after)
-                                              : formatter.formatChange(field.before, field.after, field: field.field)
+      case .delete: formatter.format(field.before, field: field.field) + (isContact ? "" : " -> null")
+      case .update: isContact ? formatter.contactChange(field.before, field.after)
+                              : formatter.formatChange(field.before, field.after, field: field.field)
       }
-      let separator = field.field == "contacts" ? " " : " = "
-      return "      " + symbol(action) + " " + name + separator + value
+      rows.append(Row(action: action, name: ManifestWords.key(field.field), value: value, source: field.source))
     }
+    return rows
   }
 
   private func warnings(_ plan: Plan) -> [String] {

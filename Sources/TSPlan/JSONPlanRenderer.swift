@@ -12,9 +12,12 @@ import TSModel
 /// of this plan), `warnings`. Each resource change has
 /// `address`, `actions` (e.g. `["create"]`), `before` and `after` (whole values with SDK field
 /// names; `null` when absent), `changed` (changed field names, in order), `fields`
-/// (`{field, before, after}` per change; a paired contact has both) and, for contact lists,
-/// `contact_counts` `{added, removed, renamed, changed}`. Warnings are `{severity, file, line, column, field,
-/// message}`. Keys are sorted at every level, so output is stable. With `redact`, every
+/// (`{field, before, after, manifest_path, source}` per change: the SDK field, its values, the
+/// manifest path that asks for it, e.g. `reminders.custom[2].repeat`, and where the manifest sets
+/// it, `{file, line, column}`, `null` for drift; a paired contact has both values) and, for contact lists,
+/// `contact_counts` `{added, removed, renamed, changed}`. Warnings are in the one diagnostic shape
+/// of `validate --json` (`JSONValue(diagnostic:file:)`: `{severity, file, line, column, field,
+/// message}`, every key present). Keys are sorted at every level, so output is stable. With `redact`, every
 /// `phoneNum` and every phone in a message is masked (`PhoneRedaction`).
 public enum JSONPlanRenderer {
   /// Pretty-printed JSON, ending with a newline.
@@ -37,7 +40,7 @@ public enum JSONPlanRenderer {
         .merging(plan.listCounts.map { ($0.list.replacingOccurrences(of: " ", with: "_"), countsJSON($0.counts)) }) { a, _ in a }),
       "resource_changes": .array(plan.resourceChanges.map(resourceChange)),
       "resource_drift": .array(plan.resourceDrift.map(resourceChange)),
-      "warnings": .array(plan.warnings.map { warning($0, phones: phones, redact: redact) }),
+      "warnings": .array(plan.warnings.map { warning($0, plan: plan, phones: phones, redact: redact) }),
       "unsafe": .bool(!plan.unsafeFindings.isEmpty),
       "safety_findings": .array(safetyFindings(for: plan).map { finding in
         .object(["kind": .string(finding.kind), "message": .string(finding.description), "unsafe": .bool(finding.isUnsafe)])
@@ -63,7 +66,9 @@ public enum JSONPlanRenderer {
       "fields": .array(change.fields.map { field in
         .object(["field": .string(field.field),
                  "before": field.before.map(JSONValue.init) ?? .null,
-                 "after": field.after.map(JSONValue.init) ?? .null])
+                 "after": field.after.map(JSONValue.init) ?? .null,
+                 "manifest_path": field.manifestPath.map(JSONValue.string) ?? .null,
+                 "source": field.source.map(JSONValue.init(position:)) ?? .null])
       }),
     ]
     if changed.contains("contacts") { object["contact_counts"] = countsJSON(ContactCounts(change.fields)) }
@@ -75,18 +80,12 @@ public enum JSONPlanRenderer {
              "renamed": .integer(counts.renamed), "changed": .integer(counts.changed)])
   }
 
-  private static func warning(_ diagnostic: Diagnostic, phones: Set<String>, redact: Bool) -> JSONValue {
-    var object: [String: JSONValue] = [
-      "severity": .string(diagnostic.severity.rawValue),
-      "field": .string(diagnostic.field),
-      "message": .string(redact ? PhoneRedaction.redactText(diagnostic.message, phones: phones) : diagnostic.message),
-    ]
-    if let position = diagnostic.position {
-      object["file"] = .string(position.file)
-      object["line"] = .integer(position.line)
-      object["column"] = .integer(position.column)
-    }
-    return .object(object)
+  /// A warning in the one diagnostic shape (`JSONValue(diagnostic:file:)`), its message masked
+  /// with `redact`.
+  private static func warning(_ diagnostic: Diagnostic, plan: Plan, phones: Set<String>, redact: Bool) -> JSONValue {
+    var masked = diagnostic
+    if redact { masked.message = PhoneRedaction.redactText(diagnostic.message, phones: phones) }
+    return JSONValue(diagnostic: masked, file: plan.manifestFile)
   }
 }
 

@@ -7,7 +7,9 @@ import TSModel
 /// sorted by address. A plan with no resource changes means the watch already matches.
 public struct Plan: Hashable, Codable, Sendable {
   /// Version of the plan's JSON form; adding fields does not change it (Terraform's rule).
-  public static let currentFormatVersion = "1"
+  /// docs/plan.md "Format versions" lists what each version brought (2: each field change's
+  /// `manifest_path` and `source`).
+  public static let currentFormatVersion = "2"
 
   /// `format_version` in JSON.
   public var formatVersion: String
@@ -147,6 +149,16 @@ public struct ResourceChange: Hashable, Codable, Sendable {
   }
 }
 
+extension ResourceChange {
+  /// The change with no manifest path and no source on its fields: what drift holds (no
+  /// manifest asked for it) and what a plan of format version 1 held.
+  public var withoutOrigins: ResourceChange {
+    var change = self
+    change.fields = fields.map { FieldChange(field: $0.field, before: $0.before, after: $0.after) }
+    return change
+  }
+}
+
 /// A resource's whole value, as written to or read from the watch.
 public enum ResourceValue: Hashable, Codable, Sendable {
   /// One reminder (built-in or custom).
@@ -157,7 +169,8 @@ public enum ResourceValue: Hashable, Codable, Sendable {
   case emergency(EmergencyContacts)
 }
 
-/// One field that changes, with SDK field names (`repeatDays`, `timePoints`, `isSosOn`, …).
+/// One field that changes, with SDK field names (`repeatDays`, `timePoints`, `isSosOn`, …), the
+/// manifest path that asks for it and where the manifest sets it.
 public struct FieldChange: Hashable, Codable, Sendable {
   /// Field name, e.g. `repeatDays`, or for contacts the contact it concerns.
   public var field: String
@@ -165,12 +178,25 @@ public struct FieldChange: Hashable, Codable, Sendable {
   public var before: FieldValue?
   /// Value after; `nil` when the field is being removed.
   public var after: FieldValue?
+  /// The manifest path of what asks for the change, in the manifest's keys:
+  /// `reminders.custom[2].repeat`, `reminders.drinking.period.every`, `contacts[1]`,
+  /// `emergency.sos`; for something the manifest leaves out (a reminder or a contact it does
+  /// not list), the list that leaves it out (`reminders.custom`, `contacts`). `nil` for drift
+  /// and for changes made before format version 2.
+  public var manifestPath: String?
+  /// Where the manifest sets the value: the position of the key's value (a fleet's layer file
+  /// when a layer set it), else of the entry or list that leaves it out. `nil` for drift.
+  public var source: SourcePosition?
 
-  /// A change of `field` from `before` to `after` (`nil` = absent).
-  public init(field: String, before: FieldValue?, after: FieldValue?) {
+  /// A change of `field` from `before` to `after` (`nil` = absent), asked for at `manifestPath`,
+  /// set at `source`.
+  public init(field: String, before: FieldValue?, after: FieldValue?, manifestPath: String? = nil,
+              source: SourcePosition? = nil) {
     self.field = field
     self.before = before
     self.after = after
+    self.manifestPath = manifestPath
+    self.source = source
   }
 }
 

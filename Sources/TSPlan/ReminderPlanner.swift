@@ -20,13 +20,14 @@ enum ReminderPlanner {
     for kind in ReminderKind.builtIns {
       if let reminder = reminders[builtIn: kind] {
         let own = withLunchBreak(reminders.lunchBreak, reminder, storage: capabilities.reminders[kind])
-        part.merge(builtIn(kind, own, state: state, capabilities: capabilities))
+        part.merge(builtIn(kind, own, state: state, capabilities: capabilities, lunchDefault: reminders.lunchBreak?.position))
       }
     }
     if let custom = reminders.custom {
       let storage = capabilities.reminders.custom
       let list = Located(custom.value.map { withLunchBreak(reminders.lunchBreak, $0, storage: storage) }, at: custom.position)
-      part.merge(CustomReminderPlanner.plan(list, state: state, capabilities: capabilities))
+      part.merge(CustomReminderPlanner.plan(list, state: state, capabilities: capabilities,
+                                            lunchDefault: reminders.lunchBreak?.position))
     }
     return part
   }
@@ -48,8 +49,9 @@ enum ReminderPlanner {
     return reminder
   }
 
+  /// `lunchDefault`: the position of the manifest-wide lunch break (`ManifestWords.reminder`).
   static func builtIn(_ kind: ReminderKind, _ reminder: ManifestReminder, state: DeviceState,
-                      capabilities: DeviceCapabilities) -> PlanPart {
+                      capabilities: DeviceCapabilities, lunchDefault: SourcePosition? = nil) -> PlanPart {
     var part = PlanPart()
     guard let storage = capabilities.reminders[kind], let id = kind.builtInID else {
       part.diagnostics.append(.error(at: reminder.position, field: reminder.path,
@@ -68,31 +70,36 @@ enum ReminderPlanner {
     let (patch, diagnostics) = checks.patch(for: reminder, creating: false)
     part.diagnostics = diagnostics
     part.diagnostics += checks.resultErrors(patch.applying(to: existing), reminder: reminder)
-    part.changes = change(.builtIn(kind), existing: existing, base: existing, patch: patch, capabilities: capabilities).map { [$0] } ?? []
+    part.changes = change(.builtIn(kind), existing: existing, base: existing, patch: patch, capabilities: capabilities,
+                          reminder: reminder, lunchDefault: lunchDefault).map { [$0] } ?? []
     return part
   }
 
   /// An update of `existing` (nil when nothing managed differs) or a create on `base`. `after`
   /// is in the stored form (`ReminderCapabilities.storedForm`): exactly what the watch reads
-  /// back after the apply, the device-assigned ID of a create aside.
+  /// back after the apply, the device-assigned ID of a create aside. Each field change names the
+  /// manifest path and position of `reminder`'s value that asks for it (`ManifestWords.reminder`).
   static func change(_ address: ResourceAddress, existing: Reminder?, base: Reminder,
-                     patch: ReminderPatch, capabilities: DeviceCapabilities) -> ResourceChange? {
+                     patch: ReminderPatch, capabilities: DeviceCapabilities,
+                     reminder: ManifestReminder, lunchDefault: SourcePosition?) -> ResourceChange? {
     let written = patch.applying(to: base)
     let after = (try? capabilities.reminders.storedForm(of: written, id: written.reminderId)) ?? written
     guard let existing else {
-      return ResourceChange(address: address, action: .create, fields: ReminderField.created(after, managedBy: patch),
+      let fields = ManifestWords.reminder(ReminderField.created(after, managedBy: patch), reminder, lunchDefault: lunchDefault)
+      return ResourceChange(address: address, action: .create, fields: fields,
                             before: nil, after: .reminder(after), patch: patch)
     }
-    let fields = ReminderField.changes(from: existing, to: after, managedBy: patch)
+    let fields = ManifestWords.reminder(ReminderField.changes(from: existing, to: after, managedBy: patch), reminder,
+                                        lunchDefault: lunchDefault)
     guard !fields.isEmpty else { return nil }
     return ResourceChange(address: address, action: .update, fields: fields,
                           before: .reminder(existing), after: .reminder(after), patch: patch)
   }
 
-  /// A delete of a watch reminder at `address`.
-  static func delete(_ reminder: Reminder, at address: ResourceAddress) -> ResourceChange {
+  /// A delete of a watch reminder at `address`, which the custom list at `list` leaves out.
+  static func delete(_ reminder: Reminder, at address: ResourceAddress, list: SourcePosition) -> ResourceChange {
     ResourceChange(address: address, action: .delete,
-                   fields: ReminderField.deleted(reminder),
+                   fields: ManifestWords.unlisted(ReminderField.deleted(reminder), path: "reminders.custom", at: list),
                    before: .reminder(reminder), after: nil)
   }
 }

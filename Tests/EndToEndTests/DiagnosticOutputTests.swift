@@ -178,3 +178,32 @@ import TSTestSupport
     #expect(plan.stdout.contains("\\e[2JEvil"))
   }
 }
+
+/// One diagnostic JSON shape everywhere (`JSONValue(diagnostic:file:)`): a warning `validate
+/// --json` lists and one `plan --json` lists carry the same keys, every one present.
+@Suite struct DiagnosticShapeTests {
+  static func entries(_ output: String, _ key: String) throws -> [[String: Any]] {
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+    return try #require(object[key] as? [[String: Any]], "\(output)")
+  }
+
+  @Test func validateAndPlanWarningsHaveOneShape() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let spec = "sim:\(directory.path)/w.json"
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fit", "--device", spec]).status == 0)
+    // An integer time (a validation warning) and a custom name the fit watch cuts (a plan warning).
+    let manifest = "reminders:\n  medicine: {at: [800]}\n  custom:\n    - {name: Take the evening medicine now A, at: [\"20:00\"]}\n"
+    try manifest.write(to: directory.appendingPathComponent("w.yaml"), atomically: true, encoding: .utf8)
+    let validate = try TSApplyBinary.run(["validate", "--json", "w.yaml"], in: directory)
+    let plan = try TSApplyBinary.run(["plan", "--json", "--device", spec, "w.yaml"], in: directory)
+    #expect(validate.status == 0 && plan.status == 0, "\(validate.stderr)\(plan.stderr)")
+    let validated = try Self.entries(validate.stdout, "warnings"), planned = try Self.entries(plan.stdout, "warnings")
+    let keys: Set<String> = ["severity", "file", "line", "column", "field", "message"]
+    #expect(!validated.isEmpty && !planned.isEmpty)
+    for entry in validated + planned {
+      #expect(Set(entry.keys) == keys, "\(entry)")
+      #expect(entry["file"] as? String == "w.yaml" && entry["line"] is Int && entry["column"] is Int, "\(entry)")
+    }
+    #expect(planned.contains { $0["field"] as? String == "reminders.custom[0].name" && $0["line"] as? Int == 4 }, "\(planned)")
+  }
+}

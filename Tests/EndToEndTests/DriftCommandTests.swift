@@ -63,7 +63,7 @@ import TSTestSupport
     #expect(drift.map { $0["address"] as? String } == ["reminder.drinking"])
     #expect((drift.first?["actions"] as? [String]) == ["update"])
     let pending = try #require(object["pending"] as? [String: Any])
-    #expect(pending["format_version"] as? String == "1")
+    #expect(pending["format_version"] as? String == "2")
     #expect((object["counts"] as? [String: Int]) == ["drift": 1, "pending": 1])
   }
 

@@ -30,6 +30,25 @@ import TSTestSupport
     expectGolden(Self.normalized(plan.stdout, dir), "fleet-mixed-plan.txt")
   }
 
+  /// `--explain`: every planned change names the file and line that set it, and after the plan
+  /// each value of the watch's merged manifest names its layer and what it overrode or dropped.
+  @Test func explainNamesTheLayerOfEachValue() throws {
+    let dir = try Self.mixedFleet()
+    let plan = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--watch", "room-20", "--explain", "--no-color"], in: dir)
+    #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+    let out = plan.stdout
+    #expect(out.contains("      ~ sos = false -> true") && out.contains("# wards/ward-b.yaml:8\n"), "\(out)")
+    #expect(out.contains("Where the values of room-20's manifest come from (the first file wins):\n"
+      + "  residents/room-20.yaml\n  wards/ward-b.yaml\n  wards/common.yaml\n"), "\(out)")
+    let lines = out.components(separatedBy: "\n")
+    #expect(lines.contains { $0.hasPrefix("contacts[\"Ward B desk\"].phone = \"+15550200\"") && $0.hasSuffix("# wards/ward-b.yaml:5") },
+            "\(out)")
+    #expect(lines.contains { $0.hasPrefix("reminders.custom[\"Lunch\"].at = [\"12:00\"]")
+      && $0.hasSuffix("# wards/common.yaml:14, not kept: removed by residents/room-20.yaml:5") }, "\(out)")
+    let refused = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--explain"], in: dir)
+    #expect(refused.status != 0 && refused.stderr.contains("--explain tells where one watch's values come from"), "\(refused.stderr)")
+  }
+
   /// The ward-desk number changed in one line of one file changes it in every watch's contacts
   /// and emergency contacts (an npk watch has emergency contacts only), shown by the plan and
   /// written by the apply.

@@ -40,7 +40,7 @@ import TSTestSupport
     let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir)
     #expect(plan.status == 2)
     #expect(plan.stdout.hasPrefix("Note: Objects have changed outside of tsapply\n"))
-    #expect(plan.stdout.contains("  # reminder.drinking has changed\n  ~ reminder.drinking {\n      ~ isEnabled = true -> false\n"))
+    #expect(plan.stdout.contains("  # reminder.drinking has changed\n  ~ reminder.drinking {\n      ~ enabled = true -> false\n"))
     let json = try TSApplyBinary.run(["plan", "--json"], in: dir)
     #expect(json.stdout.contains("\"resource_drift\""))
   }

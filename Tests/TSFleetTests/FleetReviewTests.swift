@@ -67,7 +67,7 @@ import TSTestSupport
     }
     let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
     #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count - 1 <= 40, "\(text)")
-    #expect(text.contains("=== 1000 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }\n"))
+    #expect(text.contains("=== 1000 watches: ~ reminder.drinking { ~ period.every = 2h -> 3h }\n"))
   }
 
   @Test func summaryIsOneLinePerGroup() async throws {
@@ -149,7 +149,7 @@ import TSTestSupport
                        manifests: name == "a" ? ["residents/a.yaml", "wards/w.yaml"] : ["wards/w.yaml"])
     }
     let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows).review(renderer: Self.renderer)
-    #expect(text.contains("=== 2 watches: ~ reminder.drinking { ~ interval = 2h -> 3h }\n    a, b\n    manifests: 2 different sets"), "\(text)")
+    #expect(text.contains("=== 2 watches: ~ reminder.drinking { ~ period.every = 2h -> 3h }\n    a, b\n    manifests: 2 different sets"), "\(text)")
     #expect(text.contains("\nWatch  Result   Changes   Time\na      changes  +0 ~1 -0  0.0s\nb      changes  +0 ~1 -0  0.0s\n"), "\(text)")
   }
 }

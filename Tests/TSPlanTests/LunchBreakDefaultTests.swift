@@ -41,4 +41,16 @@ import TSTestSupport
     #expect(!result.diagnostics.hasErrors, "\(result.diagnostics)")
     #expect(States.summary(result.plan).sorted() == row.expected.sorted(), "\(States.summary(result.plan))")
   }
+
+  /// A lunch break from the default names the default as what asks for it, at its line; a
+  /// reminder's own field names the reminder.
+  @Test func theDefaultIsTheManifestPathOfWhatItSets() throws {
+    let yaml = Self.section + "  sedentary: {enabled: true}\n"
+    let manifest = try #require(ManifestLoader.load(bytes: Array(yaml.utf8), file: "watch.yaml").manifest)
+    let plan = try #require(Planner.plan(manifest, state: States.watch(Profiles.roomy), capabilities: Profiles.roomy).plan)
+    let fields = try #require(plan.resourceChanges.first { $0.address == .builtIn(.sedentary) }?.fields)
+    #expect(fields.map(\.manifestPath) == ["reminders.sedentary.enabled", "reminders.lunch_break", "reminders.lunch_break.start",
+                                          "reminders.lunch_break.end"])
+    #expect(fields.map { $0.source?.line } == [3, 2, 2, 2])
+  }
 }

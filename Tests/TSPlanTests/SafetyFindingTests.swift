@@ -16,7 +16,7 @@ import TSModel
                    before: .emergency(old), after: .emergency(new))
   }
   static func deleteCustom(_ name: String) -> ResourceChange {
-    ReminderPlanner.delete(States.custom(40, name), at: .custom(name))
+    ReminderPlanner.delete(States.custom(40, name), at: .custom(name), list: SourcePosition(file: "watch.yaml", line: 3, column: 3))
   }
   static let renamed = Contact(name: "Bee", phoneNum: "+15550101")
 

@@ -191,7 +191,8 @@ package struct ApplyRun {
 
   private func options(refusedForTerminal: Flag, unsafe: Flag) -> ApplyOptions {
     let context = self.context
-    let renderer = settings.output.renderer(context)
+    // A restore's "manifest" is the backup stated as one: its lines are no file a person wrote.
+    let renderer = { var renderer = settings.output.renderer(context); renderer.sources = command == "apply"; return renderer }()
     let verbose = context.stdoutIsTerminal
     let actions = Locked<[ResourceAddress: Action]>([:])
     let run = self

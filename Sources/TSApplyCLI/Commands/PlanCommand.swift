@@ -19,13 +19,17 @@ package struct PlanCommand: Command {
     (but, with --redact, the installation's redaction key the first time).
     With --fleet, -out saves every watch's plan in one file; 'tsapply apply FILE' applies each
     watch's part that is still current and refuses the stale ones. --markdown prints the plan for
-    a pull-request comment or $GITHUB_STEP_SUMMARY.
+    a pull-request comment or $GITHUB_STEP_SUMMARY. Each changed field is shown with the manifest's
+    key and the file and line that set it; with --fleet and one --watch, --explain then lists every
+    value of that watch's merged manifest with the layer that set it and the ones it overrode.
     """
   package static let options: [OptionSpec] = [
-    OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 1)."),
+    OptionSpec(["--json", "-json"], help: "Print the plan as JSON (format_version 2)."),
     OptionSpec(["--markdown", "-markdown"], help: "Print the plan as GitHub Markdown (a pull-request comment, $GITHUB_STEP_SUMMARY)."),
     OptionSpec(["--detailed-exitcode", "-detailed-exitcode"], help: "Exit 0 for no changes, 2 for changes, 1 for errors."),
     OptionSpec(["--out", "-out"], value: "FILE", help: "Save the plan to FILE for 'tsapply apply FILE'."),
+    OptionSpec(["--explain", "-explain"],
+               help: "With --fleet and one --watch, list for each value the manifest that set it and the ones it overrode."),
     DeviceOption.spec,
   ] + PlanOutputOptions.specs + FleetOptions.specs + FleetOptions.reviewSpecs
 
@@ -37,9 +41,21 @@ package struct PlanCommand: Command {
   package var deviceSpec: String?
   package var output: PlanOutputOptions
   package var fleet: FleetOptions
+  /// `--explain`: after the plan, where each value of the watch's merged manifest comes from
+  /// (`ManifestExplain`); only with `--fleet` and one `--watch`.
+  package var explain: Bool
 
   package init(_ arguments: ParsedArguments) throws(UsageError) {
     fleet = try FleetOptions(arguments, command: Self.name)
+    explain = arguments.has("--explain")
+    if explain {
+      guard fleet.file != nil, fleet.watches.count == 1 else {
+        throw UsageError("--explain tells where one watch's values come from: give --fleet FILE and one --watch NAME")
+      }
+      if arguments.has("--json") || arguments.has("--markdown") || arguments.has("--summary") {
+        throw UsageError("--explain prints text after the plan; remove --json, --markdown or --summary (the JSON plan has each change's source)")
+      }
+    }
     file = try ManifestArgument.file(from: arguments)
     json = arguments.has("--json")
     markdown = arguments.has("--markdown")

@@ -106,7 +106,7 @@ _tsapply() {
     case "$path" in
       "tsapply") _tsapply_words "--help -h --version" ;;
       "tsapply validate") _tsapply_words "--profile --fleet -fleet --watch -watch --json --redact --help -h" ;;
-      "tsapply plan") _tsapply_words "--json -json --markdown -markdown --detailed-exitcode -detailed-exitcode --out -out --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
+      "tsapply plan") _tsapply_words "--json -json --markdown -markdown --detailed-exitcode -detailed-exitcode --out -out --explain -explain --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply apply") _tsapply_words "--auto-approve -auto-approve --allow-destroy -allow-destroy --lock-timeout -lock-timeout --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --json -json --wait -wait --canary -canary --batch -batch --pause -pause --max-failures -max-failures --continue -continue --abort -abort --help -h" ;;
       "tsapply drift") _tsapply_words "--json -json --pending --adopt --auto-approve -auto-approve --device --no-color -no-color --redact --fleet -fleet --watch -watch --parallelism -parallelism --summary -summary --only -only --help -h" ;;
       "tsapply status") _tsapply_words "--fleet -fleet --watch -watch --parallelism -parallelism --json -json --wait -wait --help -h" ;;

@@ -62,10 +62,11 @@ complete -c tsapply -n '__tsapply_at \'tsapply validate\'' -l help -s h -d 'Show
 
 # tsapply plan
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -a '(__tsapply_manifests)'
-complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l json -o json -d 'Print the plan as JSON (format_version 1).'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l json -o json -d 'Print the plan as JSON (format_version 2).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l markdown -o markdown -d 'Print the plan as GitHub Markdown (a pull-request comment, $GITHUB_STEP_SUMMARY).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l detailed-exitcode -o detailed-exitcode -d 'Exit 0 for no changes, 2 for changes, 1 for errors.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l out -o out -r -F -d 'Save the plan to FILE for \'tsapply apply FILE\'.'
+complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l explain -o explain -d 'With --fleet and one --watch, list for each value the manifest that set it and the ones it overrode.'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l no-color -o no-color -d 'Never colour the output (also: NO_COLOR set, or not a terminal).'
 complete -c tsapply -n '__tsapply_at \'tsapply plan\'' -l redact -d 'Mask phone numbers (all but the last two digits) in every output.'

@@ -34,6 +34,17 @@ enum Scenarios {
     Scenario(name: "custom-delete", capabilities: Profiles.roomy,
       state: States.watch(customs: [States.custom(32, "Walk"), States.custom(33, "Old \"one\""), States.custom(34, "Walk")]),
       manifest: Build.manifest(reminders: Build.reminders(custom: [Build.custom(0, "Walk", line: 31)]))),
+    // A custom reminder changed in every way the manifest says it: custom[2] switches from
+    // time points to a period, changes its days and its lunch break's end; custom[1] moves its time.
+    Scenario(name: "custom-update", capabilities: Profiles.roomy,
+      state: States.watch(customs: [States.custom(32, "Stretch"), States.custom(33, "Pills"), States.custom(34, "Walk")]),
+      manifest: Build.manifest(reminders: Build.reminders(custom: [
+        Build.custom(0, "Stretch", line: 31),
+        Build.custom(1, "Pills", line: 41, enabled: false, schedule: Build.points(["08:00", "20:00"])),
+        Build.custom(2, "Walk", line: 51, repeatDays: [.monday, .wednesday, .friday],
+                     schedule: Build.period("09:00", "18:00", every: 120),
+                     lunch: LunchBreak(isEnabled: true, window: .init(start: Build.minutes("12:00"), end: Build.minutes("13:30"))),
+                     notes: "Take the dog")]))),
     Scenario(name: "contacts-change", capabilities: Profiles.roomy, state: States.watch(contacts: [alex, sam, kim]),
       manifest: Build.manifest(contacts: Build.contacts([("Alex Doe", "+15550100"), ("Samuel Roe", "+15550101"),
                                                          ("Lee Park", "+15550103")]))),
