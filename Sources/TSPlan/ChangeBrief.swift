@@ -21,8 +21,10 @@ public enum ChangeBrief {
       switch (change.field, change.after) {
       case ("isSosOn", .bool(let on)?): words.append(on ? "SOS switched on" : "SOS switched off")
       case ("isEnabled", .bool(let on)?): words.append(on ? "turned on" : "turned off")
-      case (_, .bool(let on)?) where change.before != nil: words.append("\(change.field) \(on ? "on" : "off")")
-      default: if !others.contains(change.field) { others.append(change.field) }
+      case (_, .bool(let on)?) where change.before != nil: words.append("\(ManifestWords.key(change.field)) \(on ? "on" : "off")")
+      default:
+        let key = change.field == "timeType" ? "schedule" : ManifestWords.key(change.field)
+        if !others.contains(key) { others.append(key) }
       }
     }
     if !others.isEmpty { words.append(others.joined(separator: ", ") + " changed") }

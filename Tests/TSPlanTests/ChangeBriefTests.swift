@@ -13,7 +13,7 @@ import TSPlan
     ("reminder.drinking", [FieldChange(field: "isEnabled", before: .bool(true), after: .bool(false))], "reminder.drinking (turned off)"),
     ("reminder.sedentary", [FieldChange(field: "interval", before: .integer(60), after: .integer(90)),
                             FieldChange(field: "timePoints", before: .list([]), after: .list([.integer(480)]))],
-     "reminder.sedentary (interval, timePoints changed)"),
+     "reminder.sedentary (period.every, at changed)"),
     ("contacts", [FieldChange(field: "contacts", before: nil, after: contact)], "contacts (1 added)"),
     ("reminder.custom[1]", [], "reminder.custom[1]"),
   ])
