@@ -62,7 +62,8 @@ extension MonitorCommand {
     template.commandLine = "tsapply monitor" + (reconcile ? " --reconcile" : "") + " --fleet \(session.fleetFile)"
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
-                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers)
+                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
+                                         rollout: session.rolloutStore)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {
@@ -111,7 +112,7 @@ extension MonitorCommand {
       while !Task.isCancelled {
         do throws(SecureFileError) {
           board.rollout(try store.load().map { record in
-            StatusBoard.Rollout(phase: record.phase.rawValue, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
+            StatusBoard.Rollout(phase: record.phaseWord, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
                                 json: record.json)
           })
         } catch {

@@ -26,6 +26,11 @@ public struct FleetStatusRow: Sendable {
   public var agent: (id: String, online: Bool)?
   /// Why it is unreachable, failed or pending, in words.
   public var note: String?
+  /// Whether the watch holds what its manifests give now (their revision), as far as known:
+  /// directly, its last apply left them (whatever is pending only undoes drift); over MQTT, its
+  /// agent reported applying their revision. `nil`: unknown (not read, no status, an apply not
+  /// reported on). A staged rollout's summary counts it (`RolloutRecord.observe`).
+  public var holdsManifests: Bool? = nil
 
   /// Whether the watch's agent is still at it: applying a desired document it has not
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
@@ -95,8 +100,11 @@ public enum FleetStatus {
       case .success(let (report, applied)):
         let drift = report.drift.count, pending = report.pending.resourceChanges.count
         let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
-        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
-                              lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+        var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
+                                 lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+        let drifted = Set(report.drift.map(\.address))
+        row.holdsManifests = report.hasRecord && report.pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
+        return row
       case .failure(let failure):
         let state = switch failure {
         case .input, .engine(.invalid): "invalid"
@@ -192,9 +200,11 @@ public enum FleetStatus {
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
       let measured = ["in sync", "drift", "pending", "offline"].contains(state)
-      return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
-                            lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
-                            agent: agent, note: note)
+      var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
+                               lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
+                               agent: agent, note: note)
+      row.holdsManifests = status.appliedRevision.map(current.contains)
+      return row
     }
   }
 

@@ -151,15 +151,17 @@ public final class StatusBoard: @unchecked Sendable {
   /// Where a fleet's staged rollout stands (docs/fleet.md "Staged rollouts"), as the page shows
   /// it: the record is kept by `apply --fleet` in another process and read by the front end.
   public struct Rollout: Sendable, Equatable {
-    /// `running`, `waiting`, `paused`, `aborted`, `completed`, or `unknown` when the record cannot be read.
+    /// `running`, `waiting`, `paused`, `interrupted` (its process ended while it ran), `aborted`,
+    /// `completed`, or `unknown` when the record cannot be read.
     public var phase: String
     /// What `status --fleet` prints about it, one line each: the first says where it stands.
     public var lines: [String]
     /// The record as `status --fleet --json` gives it.
     public var json: JSONValue
 
-    /// Whether a person has to act: paused (`--continue` or `--abort`), aborted, or unreadable.
-    public var needsAttention: Bool { phase == "paused" || phase == "aborted" || phase == "unknown" }
+    /// Whether a person has to act: paused or interrupted (`--continue` or `--abort`), aborted,
+    /// or unreadable.
+    public var needsAttention: Bool { ["paused", "interrupted", "aborted", "unknown"].contains(phase) }
 
     public init(phase: String, lines: [String], json: JSONValue) {
       self.phase = phase

@@ -55,7 +55,9 @@ import TSTestSupport
     let rollout = try #require(object["rollout"] as? [String: Any], "\(status.stdout)")
     #expect(rollout["phase"] as? String == "aborted")
     #expect((rollout["failed"] as? [String]) == ["w0001", "w0002"])
-    #expect((rollout["without_revision"] as? [String])?.count == 1000)
+    // Read from the watches: the canaries' write landed before their apply failed, so they hold it.
+    #expect((rollout["with_revision"] as? [String]) == ["w0001", "w0002"], "\(rollout["with_revision"] ?? "-") \(rollout["unknown_revision"] ?? "-")")
+    #expect((rollout["without_revision"] as? [String])?.count == 998)
   }
 
   @Test func aManualPauseWaitsForContinueAndAbortStopsEveryLaterWave() throws {
@@ -196,6 +198,24 @@ import TSTestSupport
     for name in names.prefix(2) { #expect(status.stdout.contains("\(name)  invalid"), "\(status.stdout)") }
     for name in names.suffix(3) { #expect(status.stdout.contains("\(name)  no status"), "\(status.stdout)") }
     #expect(status.stdout.contains("aborted after wave 1 of 4"), "\(status.stdout)")
+  }
+
+  /// An aborted rollout whose canaries' agent applied the retained documents afterwards: the
+  /// summary counts them as having the new revision, from the agents' statuses (docs/fleet.md
+  /// "Staged rollouts"), and says which watches' state is not known.
+  @Test func overMQTTTheSummaryCountsWhatTheAgentsApplied() throws {
+    let (dir, _, broker, agent) = try Self.brokerFleet("rollout: {canary: 2, batch: 1, max_failures: 0}\n")
+    defer { broker.stop() }
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    // The agent does not answer within the wave's wait: its canaries are pending, the rollout aborts.
+    agent.send(SIGSTOP)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "2s"], in: dir)
+    #expect(result.status == 1 && result.stderr.contains("aborted after wave 1 of 4"), "\(result.stdout)\(result.stderr)")
+    agent.send(SIGCONT)
+    let status = try Self.run(["status", "--fleet", "fleet.yaml", "--wait", "60s"], in: dir)
+    #expect(status.stdout.contains("2 of 5 watches have the new revision"), "\(status.stdout)")
+    #expect(status.stdout.contains("With the new revision: w0001, w0002\n"), "\(status.stdout)")
+    #expect(status.stdout.contains("Not known: w0003 (no status), w0004 (no status), w0005 (no status)"), "\(status.stdout)")
   }
 
   @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() throws {
