@@ -166,6 +166,31 @@ import TSTestSupport
     #expect(continued.status == 64, "--continue takes the rollout as it was started: \(continued.stderr)")
   }
 
+  /// `kill -9` in the middle of the canary wave: the record still says running, nothing
+  /// recorded, while the canaries were written. `status --fleet` says it was interrupted and
+  /// counts what the watches hold; `--abort` reports the same.
+  @Test func aRolloutKilledInItsFirstWaveIsInterruptedAndCountsWhatTheWatchesHold() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(10, in: dir)
+    let state = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let running = try TSApplyBinary.start(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "3", "--batch", "4", "--pause", "manual"],
+                                          in: dir, environment: state.merging(["TSAPPLY_SIM_LATENCY": "400,0"]) { _, new in new })
+    let deadline = Date().addingTimeInterval(60)
+    while try Self.written(names, in: dir).count < 3, Date() < deadline { usleep(10_000) }
+    running.send(SIGKILL)
+    _ = running.wait()
+    #expect(try Self.written(names, in: dir) == Array(names.prefix(3)))
+    let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(status.stdout.contains("interrupted during wave 1 of 3: the process running it ended."), "\(status.stdout)")
+    #expect(status.stdout.contains("3 of 10 watches have the new revision"), "\(status.stdout)")
+    #expect(status.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(status.stdout)")
+    let aborted = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
+    #expect(aborted.status == 1)
+    #expect(aborted.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(aborted.stdout)")
+    #expect(aborted.stdout.contains("Without it: w0004, w0005"), "\(aborted.stdout)")
+    #expect(aborted.stderr.contains("3 of 10 watches have the new revision, 7 do not"), "\(aborted.stderr)")
+  }
+
   // MARK: Over MQTT
 
   /// A 5-watch fleet on a broker with `rollout` (the watches of `profile`, the defaults
