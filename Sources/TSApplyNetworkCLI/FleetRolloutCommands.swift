@@ -225,11 +225,12 @@ extension FleetSession {
       review.bodies = bodies
       context.stdout.write("\n" + report.review(renderer: renderer, options: review) + "\n" + record.summary(fleetFile: fleetFile))
     }
-    let have = record.withRevision.count, total = record.names.count
+    let have = record.withRevision.count, total = record.names.count, unknown = record.unknownRevision.count
     switch record.phase {
     case .aborted:
       throw CommandFailure("the rollout was aborted after wave \(min(record.nextWave, record.waves.count)) of \(record.waves.count) (\(record.reason ?? "aborted")): "
-        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have) do not")
+        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have - unknown) do not"
+        + (unknown > 0 ? ", \(unknown) not known" : ""))
     case .paused, .waiting, .running:
       if record.reason?.hasPrefix("interrupted") == true {
         throw CommandFailure("interrupted: the rollout is paused after wave \(record.nextWave) of \(record.waves.count); "

@@ -194,6 +194,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     observed = held
     observedNote = nil
   }
+
   /// Watches counted as failed (`WatchResult.isFailure`).
   public var failed: [String] { names.filter { watches[$0]?.isFailure == true } }
   /// Watches a wave was run for.
