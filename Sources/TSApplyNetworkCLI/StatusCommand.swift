@@ -54,7 +54,7 @@ struct StatusCommand: Command {
       if settleWithin != nil {
         throw CommandFailure("status --wait waits for a fleet's agents; \(session.fleetFile) has no transport: mqtt://… (its watches are read directly)")
       }
-      let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true)
+      let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true, document: json)
       rows = await FleetStatus.direct(session.loaded.members, runner: FleetRunner(engine: session.engine, parallelism: fleet.parallelism)) {
         printer.progress($0)
       }
