@@ -181,7 +181,8 @@ extension FleetSession {
     }
     do {
       let (ended, rows) = try await runner.run(record, events: events, wave: wave)
-      return try endRollout(ended, rows: rows, bodies: approved == nil)
+      // Aborted, what it leaves is what the watches hold (a failed watch's write may have landed).
+      return try endRollout(ended.phase == .aborted ? await observed(ended) : ended, rows: rows, bodies: approved == nil)
     } catch let error as SecureFileError {
       throw CommandFailure("cannot write the rollout's record: \(error); no later wave was started")
     }
