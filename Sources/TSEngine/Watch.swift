@@ -481,6 +481,13 @@ public struct DriftReport: Sendable {
   public var pending: Plan
   /// The watch's state when read.
   public var state: DeviceState
+
+  /// Whether the last apply left what the manifest gives: there is a record, and whatever is
+  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md).
+  public var holdsManifest: Bool {
+    let drifted = Set(drift.map(\.address))
+    return hasRecord && pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
+  }
 }
 
 extension Watch {

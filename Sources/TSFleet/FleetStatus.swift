@@ -102,8 +102,7 @@ public enum FleetStatus {
         let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
         var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
                                  lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
-        let drifted = Set(report.drift.map(\.address))
-        row.holdsManifests = report.hasRecord && report.pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
+        row.holdsManifests = report.holdsManifest
         return row
       case .failure(let failure):
         let state = switch failure {
@@ -158,7 +157,7 @@ public enum FleetStatus {
       // A desired document on the broker that the agent has not reported on yet: applying it,
       // when the agent is online; when it is not, published and waiting (the watch may already
       // hold part of it: an agent can go down in the middle of an apply).
-      let current = [false, true].map { DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }
+      let current = DesiredDocument.revisions(manifest: document.manifest)
       let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
       let applying = agent?.online == true ? unreported : nil
       if agent?.online != true, let unreported, current.contains(unreported) {

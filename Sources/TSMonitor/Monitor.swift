@@ -455,7 +455,7 @@ public final class Monitor: @unchecked Sendable {
     }
     tracking.manifestProblem = nil
     checked?(MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                          pending: report.pending.resourceChanges.count))
+                          pending: report.pending.resourceChanges.count, holdsManifest: report.holdsManifest))
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true

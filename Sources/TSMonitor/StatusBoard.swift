@@ -13,13 +13,16 @@ public struct MonitorCheck: Sendable, Equatable {
   public var drift: Int
   /// Changes the manifest would still make.
   public var pending: Int
+  /// Whether the last apply left what the manifest gives (`DriftReport.holdsManifest`).
+  public var holdsManifest: Bool
 
   /// A check's findings.
-  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int) {
+  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false) {
     self.time = time
     self.hasRecord = hasRecord
     self.drift = drift
     self.pending = pending
+    self.holdsManifest = holdsManifest
   }
 }
 
@@ -98,6 +101,9 @@ public final class StatusBoard: @unchecked Sendable {
     public var pending: Int?
     /// The revision its agent last applied (over MQTT).
     public var appliedRevision: String?
+    /// Whether, at its last check, the last apply left what its manifests give
+    /// (`MonitorCheck.holdsManifest`); `nil` when not read (or over MQTT: `appliedRevision`).
+    public var holdsManifest: Bool? = nil
 
     /// Whether it is listed under "needs attention".
     public var needsAttention: Bool { !reasons.isEmpty }
@@ -198,6 +204,7 @@ public final class StatusBoard: @unchecked Sendable {
     var drift: Int?
     var driftMessage: String?
     var pending: Int?
+    var holdsManifest: Bool?
     var healProblem: (state: String, message: String)?
     var manifestProblem: String?
     var agent: AgentReport?
@@ -322,6 +329,7 @@ public final class StatusBoard: @unchecked Sendable {
       watch.hasRecord = check.hasRecord
       watch.drift = check.hasRecord ? check.drift : nil
       watch.pending = check.pending
+      watch.holdsManifest = check.holdsManifest
       watch.manifestProblem = nil
       if check.drift == 0 {
         watch.driftMessage = nil
@@ -545,9 +553,11 @@ public final class StatusBoard: @unchecked Sendable {
     } else {
       state = "checking"
     }
-    return Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
-               lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
-               appliedRevision: watch.agent?.appliedRevision)
+    var row = Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
+                  lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
+                  appliedRevision: watch.agent?.appliedRevision)
+    row.holdsManifest = watch.holdsManifest
+    return row
   }
 
   /// `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, for people.
