@@ -260,8 +260,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let done = min(nextWave, waves.count)
     var head = "Rollout (\(policy)), started \(started) by \(startedBy): "
     switch phase {
-    case .running where isInterrupted, .waiting where isInterrupted:
-      head += "interrupted during wave \(min(nextWave + (phase == .running ? 1 : 0), waves.count)) of \(waves.count): the process running it ended"
+    case .running where isInterrupted:
+      head += "interrupted during wave \(min(nextWave + 1, waves.count)) of \(waves.count): the process running it ended"
+    case .waiting where isInterrupted:
+      head += "interrupted while pausing after wave \(done) of \(waves.count): the process running it ended"
     case .completed: head += "completed: \(waves.count) wave\(waves.count == 1 ? "" : "s") applied"
     case .aborted: head += "aborted after wave \(done) of \(waves.count)" + (reason.map { ": \($0)" } ?? "")
     case .paused: head += "paused after wave \(done) of \(waves.count)" + (reason.map { " (\($0))" } ?? "")

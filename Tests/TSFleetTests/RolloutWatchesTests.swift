@@ -159,6 +159,13 @@ import TSMonitor
     #expect(summary.contains("Without it: w4, w5\n"))
     #expect(summary.contains("--continue"))
     #expect(record.row("w2", device: "-").verdict == .noChanges)
+    // Killed while pausing between waves.
+    var waiting = record
+    waiting.phase = .waiting
+    waiting.nextWave = 1
+    try fleet.store.save(waiting)
+    #expect(try fleet.store.load()?.summary(fleetFile: "fleet.yaml").contains("interrupted while pausing after wave 1 of 2: the process running it ended") == true)
+    try fleet.store.save(record)
     // While a process holds its lock, it is running.
     let lock = try await fleet.store.lock(command: "test")
     #expect(try fleet.store.load()?.isInterrupted == false)
