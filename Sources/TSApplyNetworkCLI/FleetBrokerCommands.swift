@@ -64,7 +64,7 @@ extension FleetSession {
   /// - Throws: `CommandFailure` when the broker cannot be reached (nothing was published).
   func publish(_ members: [FleetMember], _ settings: ApplyRun.Settings,
                broker: (settings: BrokerSettings, site: String)) async throws -> [FleetWatchReport] {
-    let printer = SectionPrinter(context: context, total: members.count, verb: "waiting for", quiet: true)
+    let printer = SectionPrinter(context: context, total: members.count, verb: "waiting for", quiet: true, document: json)
     let rows: [FleetWatchReport]
     do {
       rows = try await FleetPublication.apply(members, site: broker.site, settings: broker.settings,

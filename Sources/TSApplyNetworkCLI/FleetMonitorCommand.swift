@@ -25,7 +25,7 @@ extension MonitorCommand {
     var server: StatusPageServer?
     if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
     defer { server?.stop() }
-    let rolloutWatch = board.map { Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, on: $0) }
+    let rolloutWatch = board.map { Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, members: session.loaded.members, on: $0) }
     defer { rolloutWatch?.cancel() }
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
                                  context: context, emit: output.write)
@@ -62,7 +62,8 @@ extension MonitorCommand {
     template.commandLine = context.commandLine
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
-                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers)
+                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
+                                         rollout: session.rolloutStore)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {
@@ -105,13 +106,20 @@ extension MonitorCommand {
 
   /// Reads the fleet's rollout record (kept by `apply --fleet` in its own process) every 2 s
   /// into the page's board, so a paused or aborted rollout shows on the page as `status --fleet`
-  /// prints it; a record that cannot be read says so.
-  static func followRollout(_ store: RolloutStore, fleetFile: String, on board: StatusBoard) -> Task<Void, Never> {
-    Task {
+  /// prints it, its watches counted from what the monitors last read of them (`rolloutRows`);
+  /// a record that cannot be read says so.
+  static func followRollout(_ store: RolloutStore, fleetFile: String, members: [FleetMember], on board: StatusBoard) -> Task<Void, Never> {
+    let current = Dictionary(members.compactMap { member -> (String, [String])? in
+      guard case .success(let document) = member.document else { return nil }
+      return (member.name, DesiredDocument.revisions(manifest: document.manifest))
+    }, uniquingKeysWith: { first, _ in first })
+    return Task {
       while !Task.isCancelled {
         do throws(SecureFileError) {
-          board.rollout(try store.load().map { record in
-            StatusBoard.Rollout(phase: record.phase.rawValue, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
+          board.rollout(try store.load().map { loaded in
+            var record = loaded
+            record.observe(rolloutRows(board.snapshot().rows, current: current), members: members)
+            return StatusBoard.Rollout(phase: record.phaseWord, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
                                 json: record.json)
           })
         } catch {
@@ -120,6 +128,20 @@ extension MonitorCommand {
         }
         try? await Task.sleep(for: .seconds(2))
       }
+    }
+  }
+
+  /// The page's rows as `status --fleet` rows for a rollout's summary: whether each watch holds
+  /// its manifests as its monitor last read it (directly), or as its agent's applied revision
+  /// says against `current` (the revisions its manifests give now, by name, over MQTT); not
+  /// known while it is offline or not read yet.
+  static func rolloutRows(_ rows: [StatusBoard.Row], current: [String: [String]]) -> [FleetStatusRow] {
+    rows.map { row in
+      var status = FleetStatusRow(name: row.name, device: row.device, state: row.offlineSince == nil ? row.state : "offline")
+      if row.offlineSince == nil {
+        status.holdsManifests = row.appliedRevision.map { current[row.name]?.contains($0) == true } ?? row.holdsManifest
+      }
+      return status
     }
   }
 }

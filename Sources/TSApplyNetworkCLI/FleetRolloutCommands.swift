@@ -84,23 +84,26 @@ extension FleetSession {
     stop.begin()
     defer { stop.end() }
     let runner = RolloutRunner(store: store, stop: stop)
-    let existing: RolloutRecord?
+    var existing: RolloutRecord?
     do { existing = try store.load() } catch {
       // A new rollout replaces a record that cannot be read; continuing or aborting needs it.
       if request.policy == nil { throw CommandFailure(error.description) }
       existing = nil
     }
+    // This process holds the rollout's lock: one the record says runs was left by a process that ended.
+    if let phase = existing?.phase, phase == .running || phase == .waiting { existing?.isInterrupted = true }
     let paused = existing.flatMap { $0.phase.isResumable ? $0 : nil }
     var record: RolloutRecord
     if options.rollout.abort || options.rollout.resume {
       guard let paused else {
         throw CommandFailure("\(fleetFile) has no paused rollout to \(options.rollout.abort ? "abort" : "continue")"
-          + (existing.map { " (its last one \($0.phase.rawValue) at \($0.updated))" } ?? ""))
+          + (existing.map { " (its last one \($0.phaseWord) at \($0.updated))" } ?? ""))
       }
       if options.rollout.abort {
-        do { return try endRollout(try runner.abort(paused, by: Operator.current), rows: [:]) } catch let error as SecureFileError {
-          throw CommandFailure(error.description)
-        }
+        let aborted: RolloutRecord
+        do { aborted = try runner.abort(paused, by: Operator.current) } catch { throw CommandFailure(error.description) }
+        // What it leaves is what the watches hold, read as status --fleet reads them.
+        return try endRollout(await observed(aborted), rows: [:])
       }
       let names = Set(paused.names)
       let members = loaded.members.filter { names.contains($0.name) }
@@ -114,7 +117,7 @@ extension FleetSession {
       record = paused
     } else {
       if let paused {
-        throw CommandFailure("a rollout of \(fleetFile) is \(paused.phase.rawValue) after wave \(paused.nextWave) of \(paused.waves.count) "
+        throw CommandFailure("a rollout of \(fleetFile) is \(paused.phaseWord) after wave \(paused.nextWave) of \(paused.waves.count) "
           + "(started \(paused.started) by \(paused.startedBy)): continue it with 'tsapply apply --fleet \(fleetFile) --continue' "
           + "or abort it with 'tsapply apply --fleet \(fleetFile) --abort'")
       }
@@ -178,16 +181,36 @@ extension FleetSession {
     }
     do {
       let (ended, rows) = try await runner.run(record, events: events, wave: wave)
-      return try endRollout(ended, rows: rows)
+      // Aborted, what it leaves is what the watches hold (a failed watch's write may have landed).
+      return try endRollout(ended.phase == .aborted ? await observed(ended) : ended, rows: rows, bodies: approved == nil)
     } catch let error as SecureFileError {
       throw CommandFailure("cannot write the rollout's record: \(error); no later wave was started")
     }
   }
 
-  /// Prints where `record` ended — the table of every watch of the rollout (`rows` for those
-  /// this run handled, the record's results for the others) and the summary, or the JSON
-  /// report with a `rollout` object — and returns the exit status (module doc of `applyStaged`).
-  private func endRollout(_ record: RolloutRecord, rows: [String: FleetWatchReport]) throws -> ExitStatus {
+  /// `record` with what its watches hold now (`RolloutRecord.observe`), read as `status
+  /// --fleet` reads them (read-only); as it was when they cannot be read (over MQTT, the broker).
+  func observed(_ record: RolloutRecord) async -> RolloutRecord {
+    var record = record
+    let names = Set(record.names)
+    let rows: [FleetStatusRow]
+    if let broker {
+      guard let site = try? await statusRows(broker) else { return record }
+      rows = site.rows
+    } else {
+      rows = await FleetStatus.direct(loaded.members.filter { names.contains($0.name) },
+                                      runner: FleetRunner(engine: engine, parallelism: options.parallelism))
+    }
+    record.observe(rows, members: loaded.members)
+    return record
+  }
+
+  /// Prints where `record` ended — the review of every watch of the rollout (`rows` for those
+  /// this run handled, each failed one with its whole log as `apply --fleet` shows it, the
+  /// record's results for the others) and the summary, or the JSON report with a `rollout`
+  /// object — and returns the exit status (module doc of `applyStaged`). `bodies`: whether the
+  /// review shows applied watches' plans (not when the approval showed them).
+  private func endRollout(_ record: RolloutRecord, rows: [String: FleetWatchReport], bodies: Bool = true) throws -> ExitStatus {
     let names = Set(record.names)
     let watches = loaded.members.filter { names.contains($0.name) }.map { member in
       var row = rows[member.name] ?? record.row(member.name, device: member.device)
@@ -199,13 +222,16 @@ extension FleetSession {
     if json {
       context.stdout.write(report.json())
     } else {
-      context.stdout.write("\n" + report.table() + "\n" + record.summary(fleetFile: fleetFile))
+      var review = reviewOptions
+      review.bodies = bodies
+      context.stdout.write("\n" + report.review(renderer: renderer, options: review) + "\n" + record.summary(fleetFile: fleetFile))
     }
-    let have = record.withRevision.count, total = record.names.count
+    let have = record.withRevision.count, total = record.names.count, unknown = record.unknownRevision.count
     switch record.phase {
     case .aborted:
       throw CommandFailure("the rollout was aborted after wave \(min(record.nextWave, record.waves.count)) of \(record.waves.count) (\(record.reason ?? "aborted")): "
-        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have) do not")
+        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have - unknown) do not"
+        + (unknown > 0 ? ", \(unknown) not known" : ""))
     case .paused, .waiting, .running:
       if record.reason?.hasPrefix("interrupted") == true {
         throw CommandFailure("interrupted: the rollout is paused after wave \(record.nextWave) of \(record.waves.count); "

@@ -169,7 +169,7 @@ struct FleetSession: Sendable {
     _ operation: @escaping @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome,
     render: @escaping @Sendable (FleetResult<Outcome>) -> (text: String, row: FleetWatchReport)
   ) async -> [FleetWatchReport] {
-    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: true, logsProgress: !json)
+    let printer = SectionPrinter(context: context, total: loaded.members.count, verb: verb, quiet: true, document: json)
     stop.begin()
     defer { stop.end() }
     // One line as the phase starts (after the signal handlers are in place): what the review
@@ -243,12 +243,15 @@ struct FleetSession: Sendable {
 /// every `logInterval`, naming the watches that failed since its last line — `[250/1000] applying
 /// (1m5s elapsed): 248 applied, 2 failed (room-12, room-40)` — so a long rollout shows signs of
 /// life and its failures before the review at the end (a short run prints only the review).
+/// When standard output is a document (`--json`), those lines go to standard error instead, so
+/// the document stays whole however long the run.
 final class SectionPrinter: @unchecked Sendable {
   private let lock = NSLock()
   private let context: CommandContext
   private let total: Int
   private let verb: String
   private let quiet: Bool
+  private let document: Bool
   private var pending: [Int: String] = [:]
   private var nextToPrint = 0
   private var lastProgress: FleetProgress?
@@ -260,16 +263,13 @@ final class SectionPrinter: @unchecked Sendable {
   private let logInterval: Duration
   private let clock: @Sendable () -> ContinuousClock.Instant
 
-  private let logsProgress: Bool
-
-  /// `logsProgress`: whether a long run writes progress lines into a log (not for JSON output).
-  init(context: CommandContext, total: Int, verb: String, quiet: Bool, logsProgress: Bool = true, logInterval: Duration = .seconds(10),
+  init(context: CommandContext, total: Int, verb: String, quiet: Bool, document: Bool = false, logInterval: Duration = .seconds(10),
        clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
-    self.logsProgress = logsProgress
     self.context = context
     self.total = total
     self.verb = verb
     self.quiet = quiet
+    self.document = document
     self.logInterval = logInterval
     self.clock = clock
     started = clock()
@@ -277,7 +277,7 @@ final class SectionPrinter: @unchecked Sendable {
   }
 
   /// Whether progress goes to a log as lines (not a terminal, sections not printed as they come).
-  private var logs: Bool { logsProgress && !live && quiet }
+  private var logs: Bool { !live && quiet }
 
   private var live: Bool { context.stdoutIsTerminal }
 
@@ -328,7 +328,7 @@ final class SectionPrinter: @unchecked Sendable {
     var names = failedSinceLogged.prefix(5).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
     if failedSinceLogged.count > 5 { names += " and \(failedSinceLogged.count - 5) more" }
     failedSinceLogged = []
-    context.stdout.write("[\(progress.done)/\(progress.total)] \(verb) (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
+    (document ? context.stderr : context.stdout).write("[\(progress.done)/\(progress.total)] \(verb) (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
       + (counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")) + (names.isEmpty ? "" : "; failed since the last line: " + names) + "\n")
   }
 

@@ -10,8 +10,9 @@ struct StatusCommand: Command {
   static let abstract = "Show every watch of a fleet: last applied, last seen, drift, pending (read-only)."
   static let usage = "--fleet FILE [options]"
   static let discussion = """
-    Shows the fleet's staged rollout too, when it has had one: its phase, its wave, which
-    watches have the new revision and which do not.
+    Shows the fleet's staged rollout too, when it has had one: its phase (interrupted when the
+    process running it ended), its wave, which watches have the new revision and which do not,
+    as read from the watches (or their agents).
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
@@ -55,15 +56,17 @@ struct StatusCommand: Command {
       if settleWithin != nil {
         throw CommandFailure("status --wait waits for a fleet's agents; \(session.fleetFile) has no transport: mqtt://… (its watches are read directly)")
       }
-      let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true)
+      let printer = SectionPrinter(context: context, total: session.loaded.members.count, verb: "reading", quiet: true, document: json)
       rows = await FleetStatus.direct(session.loaded.members, runner: FleetRunner(engine: session.engine, parallelism: fleet.parallelism)) {
         printer.progress($0)
       }
       printer.end()
     }
     // The fleet's staged rollout, when it has had one: where it stands (docs/fleet.md "Staged rollouts").
-    let rollout: RolloutRecord?
+    // Its summary counts what the watches hold now (the rows above), not only what its waves recorded.
+    var rollout: RolloutRecord?
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
+    rollout?.observe(rows, members: session.loaded.members)
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)
                                 + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))

@@ -149,6 +149,12 @@ public struct ApplyOptions: Sendable {
   /// monitor and agents listen on their own and report the watch's changes as drift. Costs
   /// `Watch.announcementDelay` after an apply that wrote an announced list.
   public var listensWhileWriting = true
+  /// Whether the apply holds back the manifest's own changes: every resource the manifest
+  /// would change on what the last apply left (`Watch.unapplied(_:)`) is planned as the
+  /// last-applied record holds it (`Watch.holdingBack(_:last:)`), so the apply only undoes drift
+  /// and carries nothing new. The fleet monitor's heal of a watch a staged rollout has not
+  /// reached yet (docs/fleet.md "Staged rollouts"). Without a record it changes nothing.
+  public var holdsBackUnapplied = false
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,

@@ -85,7 +85,9 @@ public enum Reconcile {
     } catch {
       switch error {
       case .unsafe(let plan, let findings):
-        return .refusedUnsafe(plan, findings: findings, pending: pendingFindings(findings, document: document, watch: watch))
+        // Holding the manifest's own changes back, every finding comes from undoing what changed on the watch.
+        let pending = options.holdsBackUnapplied ? [] : pendingFindings(findings, document: document, watch: watch)
+        return .refusedUnsafe(plan, findings: findings, pending: pending)
       case .invalid(let input): return .invalid(input)
       case .locked(let failure): return .locked(failure)
       default: return error.isTransient ? .retrying(error) : .failed(error)

@@ -136,7 +136,10 @@ public final class Watch: Sendable {
   public func apply(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
     try await holding(options) { () throws(EngineError) in
       let state = try await readState()
-      let planned = try plan(document, state: state)
+      let last = record()
+      var held = document
+      if options.holdsBackUnapplied, let last { held = try holdingBack(document, last: last.state) }
+      let planned = try plan(held, state: state, last: last)
       return try await execute(planned, options: options, reviewed: false,
                                source: (kind: document.subject == "the backup" ? "restore" : "apply", manifest: document.path))
     }
@@ -403,17 +406,24 @@ extension Watch {
   /// (`repeatDays: -1`, a phone `abc`) is refused, never written.
   /// - Throws: `EngineError.invalid` (subject "the backup").
   static func manifest(restoring backup: Backup, file: String, capabilities: DeviceCapabilities) throws(EngineError) -> ManifestDocument {
-    let (stated, problems) = StateManifest.manifest(for: backup.state, capabilities: capabilities, file: file)
-    if problems.hasErrors { throw .invalid(InvalidInput(subject: "the backup", diagnostics: problems, source: nil)) }
+    try manifest(stating: backup.state, file: file, subject: "the backup", capabilities: capabilities)
+  }
+
+  /// `state` stated as a manifest and checked with every manifest rule (`subject` names it in
+  /// errors: "the backup", "the last-applied record").
+  /// - Throws: `EngineError.invalid` (subject `subject`).
+  static func manifest(stating state: DeviceState, file: String, subject: String, capabilities: DeviceCapabilities) throws(EngineError) -> ManifestDocument {
+    let (stated, problems) = StateManifest.manifest(for: state, capabilities: capabilities, file: file)
+    if problems.hasErrors { throw .invalid(InvalidInput(subject: subject, diagnostics: problems, source: nil)) }
     let yaml: [UInt8]
     do {
       yaml = Array(try ManifestEncoder.encode(stated).utf8)
     } catch {
-      throw .invalid(InvalidInput(subject: "the backup", diagnostics: [.error(at: nil, field: "", "\(error)")], source: nil))
+      throw .invalid(InvalidInput(subject: subject, diagnostics: [.error(at: nil, field: "", "\(error)")], source: nil))
     }
     let checked = ManifestLoader.load(bytes: yaml, file: "\(file) (as a manifest)")
     guard var manifest = checked.manifest, !checked.diagnostics.hasErrors else {
-      throw .invalid(InvalidInput(subject: "the backup", diagnostics: checked.diagnostics.filter { $0.severity == .error },
+      throw .invalid(InvalidInput(subject: subject, diagnostics: checked.diagnostics.filter { $0.severity == .error },
                                   source: yaml))
     }
     // A contact the backup holds without a short name is restored without one. A manifest
@@ -426,7 +436,57 @@ extension Watch {
       }
       manifest.contacts?.value = contacts
     }
-    return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil, subject: "the backup")
+    return ManifestDocument(manifest: manifest, warnings: [], bytes: yaml, path: nil, subject: subject)
+  }
+
+  /// The resources `document` would change on what the last apply left: its own changes, not
+  /// applied yet (empty without a last-applied record, or when it does not fit the watch).
+  public func unapplied(_ document: ManifestDocument) -> [ResourceAddress] {
+    guard let last = lastApplied() else { return [] }
+    return Planner.plan(document.manifest, state: last, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? []
+  }
+
+  /// `document` with its own changes held back (`ApplyOptions.holdsBackUnapplied`): each
+  /// section that holds a resource it would change on `last` (what the last apply left) —
+  /// a built-in reminder, the custom reminders, the contacts, the emergency contacts with the
+  /// SOS switch — is replaced by that section as `last` holds it, its removals dropped, so the
+  /// result planned against `last` changes nothing. Planned against the watch, it undoes the
+  /// drift in what the manifest manages (an emptied emergency list is written back) and
+  /// nothing else.
+  /// - Throws: `EngineError.invalid` (subject "the last-applied record") when the record cannot
+  ///   be stated as a manifest, or some of the manifest's changes cannot be held back (they are
+  ///   named); nothing is written then.
+  func holdingBack(_ document: ManifestDocument, last: DeviceState) throws(EngineError) -> ManifestDocument {
+    let changed = Planner.plan(document.manifest, state: last, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? []
+    guard !changed.isEmpty else { return document }
+    let stated = try Self.manifest(stating: last, file: "the last-applied record", subject: "the last-applied record",
+                                   capabilities: capabilities).manifest
+    var manifest = document.manifest
+    for address in Set(changed) {
+      if address == .contacts {
+        manifest.contacts = stated.contacts
+        manifest.removals.removeAll { $0.list == .contacts }
+      } else if address == .emergency {
+        manifest.emergency = stated.emergency
+        manifest.removals.removeAll { $0.list == .emergencyContacts }
+      } else if address == .builtIn(.sedentary) {
+        manifest.reminders?.sedentary = stated.reminders?.sedentary
+      } else if address == .builtIn(.drinking) {
+        manifest.reminders?.drinking = stated.reminders?.drinking
+      } else if address == .builtIn(.medicine) {
+        manifest.reminders?.medicine = stated.reminders?.medicine
+      } else {
+        manifest.reminders?.custom = stated.reminders?.custom
+        manifest.removals.removeAll { $0.list == .customReminders }
+      }
+    }
+    let left = Planner.plan(manifest, state: last, capabilities: capabilities).plan?.resourceChanges.map(\.address.rawValue) ?? ["the manifest"]
+    guard left.isEmpty else {
+      throw .invalid(InvalidInput(subject: "the last-applied record", diagnostics: [
+        .error(at: nil, field: "", "the manifest's own change to \(left.joined(separator: ", ")) cannot be held back; nothing was written"),
+      ], source: nil))
+    }
+    return ManifestDocument(manifest: manifest, warnings: document.warnings, bytes: document.bytes, path: document.path, subject: document.subject)
   }
 }
 
@@ -443,6 +503,13 @@ public struct DriftReport: Sendable {
   public var pending: Plan
   /// The watch's state when read.
   public var state: DeviceState
+
+  /// Whether the last apply left what the manifest gives: there is a record, and whatever is
+  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md).
+  public var holdsManifest: Bool {
+    let drifted = Set(drift.map(\.address))
+    return hasRecord && pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
+  }
 }
 
 extension Watch {

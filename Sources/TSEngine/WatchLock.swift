@@ -49,6 +49,18 @@ public final class WatchLock: @unchecked Sendable {
     return WatchLock(path: path, descriptor: descriptor)
   }
 
+  /// Whether some process (this one included) holds the lock at `path`; `false` when there is
+  /// no lock file. Takes a shared lock for an instant to find out, so a process trying the
+  /// lock once (`timeout` 0) at that very instant can find it held.
+  public static func isHeld(at path: String) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+    flock(descriptor, LOCK_UN)
+    return false
+  }
+
   /// Releases the lock (once; later calls do nothing).
   public func release() {
     lock.lock()

@@ -59,6 +59,12 @@ public struct DesiredDocument: Sendable {
     revision(ManifestJSON.value(manifest), allowDestroy: allowDestroy)
   }
 
+  /// The revisions `manifest` can be published as (without and with `allow_destroy`): an
+  /// agent that applied either holds it.
+  public static func revisions(manifest: Manifest) -> [String] {
+    [false, true].map { revision(manifest: manifest, allowDestroy: $0) }
+  }
+
   private static func revision(_ manifest: JSONValue, allowDestroy: Bool) -> String {
     let canonical = ManifestJSON.encoded(.object(["allow_destroy": .bool(allowDestroy), "manifest": manifest]))
     return String(SHA256Digest.hex(of: Array(canonical.utf8)).prefix(16))

@@ -16,10 +16,14 @@ public enum FleetMonitor {
   /// from the fleet file at `fleetPath` (read again at every check when a file it comes from
   /// changed, `FleetManifests`, one for all of them) and its name in messages. Each monitor's
   /// events and checks also go to `observers` under the member's name (the status page, alerts).
+  /// With `rollout` (the fleet's rollout records), a heal holds back the manifests' own
+  /// changes while the fleet's staged rollout is not completed (`RolloutStore.holdBackReason`,
+  /// read at each heal: `apply --fleet` runs it in another process).
   public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
                               template: MonitorSettings, notifiers: [any Notifier],
                               emit: @escaping @Sendable (MonitorEvent) -> Void,
-                              notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = []) -> [Monitor] {
+                              notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
+                              rollout: RolloutStore? = nil) -> [Monitor] {
     let manifests = FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
     return members.map { member in
       var settings = template
@@ -31,6 +35,7 @@ public enum FleetMonitor {
       settings.manifestProvider = {
         manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
       }
+      if let rollout { settings.holdBack = { rollout.holdBackReason(fleetFile: fleetName) } }
       guard !observers.isEmpty else {
         return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
       }

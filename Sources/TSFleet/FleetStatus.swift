@@ -27,6 +27,11 @@ public struct FleetStatusRow: Sendable {
   public var agent: (id: String, online: Bool)?
   /// Why it is unreachable, failed or pending, in words.
   public var note: String?
+  /// Whether the watch holds what its manifests give now (their revision), as far as known:
+  /// directly, its last apply left them (whatever is pending only undoes drift); over MQTT, its
+  /// agent reported applying their revision. `nil`: unknown (not read, no status, an apply not
+  /// reported on). A staged rollout's summary counts it (`RolloutRecord.observe`).
+  public var holdsManifests: Bool? = nil
 
   /// Whether the watch's agent is still at it: applying a desired document it has not
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
@@ -97,8 +102,10 @@ public enum FleetStatus {
       case .success(let (report, applied)):
         let drift = report.drift.count, pending = report.pending.resourceChanges.count
         let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
-        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
-                              lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+        var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
+                                 lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+        row.holdsManifests = report.holdsManifest
+        return row
       case .failure(let failure):
         let state = switch failure {
         case .input, .engine(.invalid): "invalid"
@@ -150,7 +157,7 @@ public enum FleetStatus {
       // A desired document on the broker that the agent has not reported on yet: applying it,
       // when the agent is online; when it is not, published and waiting (the watch may already
       // hold part of it: an agent can go down in the middle of an apply).
-      let current = [false, true].map { DesiredDocument.revision(manifest: document.manifest, allowDestroy: $0) }
+      let current = DesiredDocument.revisions(manifest: document.manifest)
       let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
       let applying = agent?.online == true ? unreported : nil
       if agent?.online != true, let unreported, current.contains(unreported) {
@@ -202,9 +209,11 @@ public enum FleetStatus {
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
       let measured = ["in sync", "drift", "pending", "offline", "no desired document"].contains(state)
-      return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
-                            lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
-                            agent: agent, note: note)
+      var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
+                               lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
+                               agent: agent, note: note)
+      row.holdsManifests = status.appliedRevision.map(current.contains)
+      return row
     }
   }
 

@@ -85,6 +85,30 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// What each watch's wave did, by name.
   public var watches: [String: WatchResult]
 
+  /// What a watch of the rollout holds, as read from it (`observe(_:members:)`).
+  public enum Holding: Sendable, Equatable {
+    /// The rollout's revision.
+    case revision
+    /// Something else: an earlier revision, or nothing tsapply applied.
+    case other
+    /// Not known: its state (`FleetStatusRow.state`: unreachable, no status, applying, …).
+    case unknown(String)
+  }
+
+  /// What the watches held when the record was read for a report (`observe(_:members:)`),
+  /// by name; `nil`: not read, the waves' results stand for them. Not stored.
+  public var observed: [String: Holding]? = nil
+  /// Why the watches were not compared with the rollout's revision (its manifests changed
+  /// since it started). Not stored.
+  public var observedNote: String? = nil
+  /// Whether the record says `running` or `waiting` but no process holds the rollout's lock
+  /// (`RolloutStore.lockPath`): the process running it ended (killed, or its machine stopped)
+  /// and it needs `--continue` or `--abort`. Set by `RolloutStore.load`; not stored.
+  public var isInterrupted = false
+
+  /// The phase's word in reports: the phase, or `interrupted` (`isInterrupted`).
+  public var phaseWord: String { isInterrupted ? "interrupted" : phase.rawValue }
+
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", fleet, revision, policy, pause, maxFailures = "max_failures", waves
     case nextWave = "next_wave", phase, resumeAt = "resume_at", reason, started, updated, startedBy = "started_by", watches
@@ -131,10 +155,46 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
 
   /// Every watch of the rollout, in wave order.
   public var names: [String] { waves.flatMap { $0 } }
-  /// Watches that hold the revision (applied, or nothing to change), in wave order.
-  public var withRevision: [String] { names.filter { watches[$0]?.hasRevision == true } }
-  /// Watches that do not: failed, retrying, pending, or not reached, in wave order.
-  public var withoutRevision: [String] { names.filter { watches[$0]?.hasRevision != true } }
+  /// Watches that hold the revision, in wave order: as read from them (`observed`), else as
+  /// their wave left them (applied, or nothing to change).
+  public var withRevision: [String] { names.filter { holding($0) == .revision } }
+  /// Watches that do not (failed, retrying, pending, or not reached), in wave order.
+  public var withoutRevision: [String] { names.filter { holding($0) == .other } }
+  /// Watches whose state is not known (only when `observed`), in wave order.
+  public var unknownRevision: [String] { names.filter { if case .unknown = holding($0) { true } else { false } } }
+
+  /// What `name` holds: as read, else as its wave left it.
+  public func holding(_ name: String) -> Holding {
+    if let held = observed?[name] { return held }
+    return watches[name]?.hasRevision == true ? .revision : .other
+  }
+
+  /// Takes what the watches hold now into account (`observed`): `rows` are `status --fleet`'s
+  /// (`FleetStatusRow.holdsManifests`: directly, compared with the manifests; over MQTT, the
+  /// agents' applied revision), `members` the fleet's. The manifests are the rollout's revision
+  /// only while they are unchanged: when they changed since it started, the waves' results
+  /// stand and `observedNote` says why.
+  public mutating func observe(_ rows: [FleetStatusRow], members: [FleetMember]) {
+    let inRollout = Set(names)
+    guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
+      observed = nil
+      observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; the waves' results are shown"
+      return
+    }
+    var held: [String: Holding] = [:]
+    let byName = Dictionary(rows.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    for name in names {
+      let row = byName[name]
+      held[name] = switch row?.holdsManifests {
+      case true?: .revision
+      case false?: .other
+      case nil: .unknown(row?.state ?? "not read")
+      }
+    }
+    observed = held
+    observedNote = nil
+  }
+
   /// Watches counted as failed (`WatchResult.isFailure`).
   public var failed: [String] { names.filter { watches[$0]?.isFailure == true } }
   /// Watches a wave was run for.
@@ -165,6 +225,12 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// wave reached it (saying why).
   public func row(_ name: String, device: String) -> FleetWatchReport {
     var details: [String: JSONValue] = ["rollout_wave": .integer(waveIndex(of: name) + 1)]
+    if observed?[name] == .revision, watches[name]?.hasRevision != true {
+      // Read from the watch: it holds the revision although its wave did not record so (a
+      // process killed in the wave, an apply of it since).
+      details["rollout_state"] = .string("has the revision (read from the watch)")
+      return FleetWatchReport(name: name, device: device, verdict: .noChanges, elapsed: .zero, details: details)
+    }
     guard let result = watches[name] else {
       let wave = waveIndex(of: name) + 1
       let why = phase == .aborted ? (wave <= nextWave ? "not applied: the rollout was aborted during wave \(wave) of \(waves.count), before this watch started"
@@ -194,32 +260,48 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let done = min(nextWave, waves.count)
     var head = "Rollout (\(policy)), started \(started) by \(startedBy): "
     switch phase {
+    case .running where isInterrupted:
+      head += "interrupted during wave \(min(nextWave + 1, waves.count)) of \(waves.count): the process running it ended"
+    case .waiting where isInterrupted:
+      head += "interrupted while pausing after wave \(done) of \(waves.count): the process running it ended"
     case .completed: head += "completed: \(waves.count) wave\(waves.count == 1 ? "" : "s") applied"
     case .aborted: head += "aborted after wave \(done) of \(waves.count)" + (reason.map { ": \($0)" } ?? "")
     case .paused: head += "paused after wave \(done) of \(waves.count)" + (reason.map { " (\($0))" } ?? "")
     case .waiting: head += "waiting after wave \(done) of \(waves.count); wave \(done + 1) starts at \(resumeAt ?? "?")"
     case .running: head += "running wave \(nextWave + 1) of \(waves.count)"
     }
-    let have = withRevision, lacking = withoutRevision, failedNames = failed
+    let have = withRevision, lacking = withoutRevision, unknown = unknownRevision
+    let failedNames = failed.filter { holding($0) != .revision }
+    let notStarted = names.filter { watches[$0] == nil && holding($0) != .revision }
     var text = head + ".\n"
     text += "  \(have.count) of \(names.count) watch\(names.count == 1 ? "" : "es") have the new revision \(revision)"
-      + ", \(failedNames.count) failed, \(names.count - attempted) not started.\n"
+      + (observed != nil ? " (as read from the watches now)" : "")
+      + ", \(failedNames.count) failed, \(notStarted.count) not started" + (unknown.isEmpty ? "" : ", \(unknown.count) unknown") + ".\n"
     text += "  With the new revision: " + Self.list(have, listed) + "\n"
     text += "  Without it: " + Self.list(lacking.map { name in
       guard let result = watches[name] else { return name }
       return "\(name) (\(result.result))"
     }, listed) + "\n"
+    if !unknown.isEmpty {
+      text += "  Not known: " + Self.list(unknown.map { name in
+        if case .unknown(let state) = holding(name) { return "\(name) (\(state))" }
+        return name
+      }, listed) + "\n"
+    }
+    if let observedNote { text += "  Not read from the watches: \(observedNote).\n" }
     if phase.isResumable {
       text += "  Continue with 'tsapply apply --fleet \(fleetFile) --continue', or stop it with 'tsapply apply --fleet \(fleetFile) --abort'.\n"
     }
     return text
   }
 
-  /// The record as JSON for reports: `{phase, policy, revision, wave, waves, with_revision,
-  /// without_revision, failed, reason}`, every name listed.
+  /// The record as JSON for reports: `{phase, policy, revision, waves_done, waves, with_revision,
+  /// without_revision, unknown_revision, observed, failed, reason, …}`, every name listed;
+  /// `phase` is `phaseWord` (`interrupted` too), `observed` whether the watches were read.
   public var json: JSONValue {
     .object([
-      "phase": .string(phase.rawValue), "policy": .string(policy), "revision": .string(revision),
+      "phase": .string(phaseWord), "policy": .string(policy), "revision": .string(revision),
+      "unknown_revision": .array(unknownRevision.map(JSONValue.string)), "observed": .bool(observed != nil),
       "waves_done": .integer(min(nextWave, waves.count)), "waves": .integer(waves.count),
       "with_revision": .array(withRevision.map(JSONValue.string)), "without_revision": .array(withoutRevision.map(JSONValue.string)),
       "failed": .array(failed.map(JSONValue.string)), "reason": reason.map(JSONValue.string) ?? .null,
@@ -265,7 +347,29 @@ public struct RolloutStore: Sendable {
     guard let record = try? JSONDecoder().decode(RolloutRecord.self, from: Data(bytes)), record.formatVersion == 1 else {
       throw SecureFileError(path: path, reason: "it is not a rollout record tsapply can read; remove it to start a new rollout")
     }
-    return record
+    var loaded = record
+    if record.phase == .running || record.phase == .waiting { loaded.isInterrupted = !WatchLock.isHeld(at: lockPath) }
+    return loaded
+  }
+
+  /// Why a heal must not carry the manifests' own changes now (`MonitorSettings.holdBack`,
+  /// read at every heal, so a rollout run by another process counts): the fleet's rollout is
+  /// not completed — running, waiting, paused, interrupted or aborted — so what it has not
+  /// released to a watch stays out of that watch's heal. `nil` when there is no rollout or it
+  /// completed. A record that cannot be read holds back too. `fleetFile` names the fleet.
+  public func holdBackReason(fleetFile: String) -> String? {
+    let record: RolloutRecord?
+    do { record = try load() } catch { return "the rollout record of \(fleetFile) cannot be read (\(error))" }
+    guard let record, record.phase != .completed else { return nil }
+    let advice = "continue it with 'tsapply apply --fleet \(fleetFile) --continue' or abort it with 'tsapply apply --fleet \(fleetFile) --abort'"
+    switch record.phase {
+    case .aborted:
+      return "the rollout of \(fleetFile) was aborted; apply the change with 'tsapply apply --fleet \(fleetFile)', or start a new rollout"
+    case .paused: return "the rollout of \(fleetFile) is paused; " + advice
+    default:
+      return record.isInterrupted ? "the rollout of \(fleetFile) was interrupted; " + advice
+        : "the rollout of \(fleetFile) is \(record.phase.rawValue) and has not released the change to every watch"
+    }
   }
 
   /// Writes `record` (0600, atomically, durably).

@@ -471,7 +471,7 @@ public final class Monitor: @unchecked Sendable {
     }
     tracking.manifestProblem = nil
     checked?(MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                          pending: report.pending.resourceChanges.count))
+                          pending: report.pending.resourceChanges.count, holdsManifest: report.holdsManifest))
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true
@@ -525,15 +525,22 @@ public final class Monitor: @unchecked Sendable {
       driftID = tracking.reported?.id ?? ""
     }
     switch outcome {
-    case .applied(let applied):
+    case .applied(let applied, let heldBack):
       tracking.healed = true
       let healed = shown.adding(applied.plan)
+      var fields: [String: JSONValue] = [
+        "drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
+        "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
+        "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) }),
+      ]
+      if let heldBack {
+        fields["held_back"] = .array(heldBack.addresses.map { .string(healed.text($0.rawValue)) })
+        fields["held_back_reason"] = .string(heldBack.reason)
+      }
       emit(.applied, watch: watch.identity,
            message: "healed the drift: \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
-             + (applied.backupPath.map { " (backup \($0))" } ?? ""),
-           fields: ["drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
-                    "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
-                    "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) })])
+             + (applied.backupPath.map { " (backup \($0))" } ?? "") + (heldBack.map { healed.text($0.text) } ?? ""),
+           fields: fields)
       mailbox.post(.recheck)
     case .failed(let message) where !isNew:
       emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
@@ -563,8 +570,8 @@ public final class Monitor: @unchecked Sendable {
     case off
     /// Already tried for this drift and manifest; nothing new to do.
     case unchanged
-    /// Applied and verified.
-    case applied(ApplyReport)
+    /// Applied and verified; `heldBack` when the manifest's own changes were held back.
+    case applied(ApplyReport, heldBack: HeldBack?)
     /// The engine's safety gate refused it: `findings` of the heal's plan, and which of them
     /// the manifest's own pending change makes (planned against what the last apply left),
     /// not undoing what changed on the watch.
@@ -600,6 +607,18 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
+  /// The manifest's own changes a heal held back (`MonitorSettings.holdBack`): their
+  /// addresses and why.
+  struct HeldBack {
+    var addresses: [ResourceAddress]
+    var reason: String
+
+    /// `; held back the manifest's change to reminder.drinking: the rollout of fleet.yaml is paused; …`
+    var text: String {
+      "; held back the manifest's change to \(addresses.map(\.rawValue).joined(separator: ", ")) (not released to this watch): \(reason)"
+    }
+  }
+
   private func heal(_ watch: Watch, _ document: ManifestDocument, _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
     guard tracking.budget.allows(at: time) else {
@@ -612,18 +631,27 @@ public final class Monitor: @unchecked Sendable {
     var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
                                command: settings.commandLine, stop: MonitorStop(monitor: self))
     options.refreshesRecord = false
+    // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
+    var heldBack: HeldBack?
+    if let reason = settings.holdBack?() {
+      let addresses = watch.unapplied(document)
+      if !addresses.isEmpty {
+        options.holdsBackUnapplied = true
+        heldBack = HeldBack(addresses: addresses, reason: reason)
+      }
+    }
     let outcome = await Reconcile.apply(document, to: watch, allowDestroy: settings.allowDestroy, options: options)
     switch outcome {
     case .noChanges: return .nothing
     case .applied(let report):
       tracking.budget.record(at: time)
-      return .applied(report)
+      return .applied(report, heldBack: heldBack)
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
     case .locked(let failure): return .locked(failure.description)
     case .invalid, .retrying, .failed:
       // Counted like an apply, so a heal that keeps failing is not tried more often either.
       tracking.budget.record(at: time)
-      return .failed(mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath))
+      return .failed(mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? ""))
     }
   }
 
@@ -642,7 +670,12 @@ public final class Monitor: @unchecked Sendable {
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
-    case .applied: result = "healing it"
+    case .applied(_, let heldBack):
+      result = "healing it" + (heldBack.map { mask.text($0.text) } ?? "")
+      if let heldBack {
+        fields["held_back"] = .array(heldBack.addresses.map { .string(mask.text($0.rawValue)) })
+        fields["held_back_reason"] = .string(heldBack.reason)
+      }
     case .unsafe(let findings, let pending):
       fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
       fields["pending_findings"] = JSONPlanRenderer.findings(pending, mask: mask)

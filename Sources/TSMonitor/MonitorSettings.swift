@@ -37,6 +37,13 @@ public struct MonitorSettings: Sendable {
   /// an edit of either file is picked up; `.failure` with the errors that stop the check. `nil`:
   /// `manifestPath` is read.
   public var manifestProvider: (@Sendable () -> Result<ManifestDocument, ManifestProblem>)?
+  /// Asked before each heal: why the manifest's own changes must not reach this watch yet, in
+  /// words (`the rollout of fleet.yaml is paused; continue or abort it`), or `nil` when they
+  /// may. With a reason the heal holds them back (`ApplyOptions.holdsBackUnapplied`): it only
+  /// undoes the drift, back to what the last apply left, and its events name what was held
+  /// back and why. A fleet's watch a staged rollout has not reached (TSFleet, docs/fleet.md
+  /// "Staged rollouts"); `nil`: never held back.
+  public var holdBack: (@Sendable () -> String?)?
 
   /// The default interval: five minutes.
   public static let defaultInterval = Duration.seconds(300)

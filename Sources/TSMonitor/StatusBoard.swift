@@ -13,13 +13,16 @@ public struct MonitorCheck: Sendable, Equatable {
   public var drift: Int
   /// Changes the manifest would still make.
   public var pending: Int
+  /// Whether the last apply left what the manifest gives (`DriftReport.holdsManifest`).
+  public var holdsManifest: Bool
 
   /// A check's findings.
-  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int) {
+  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false) {
     self.time = time
     self.hasRecord = hasRecord
     self.drift = drift
     self.pending = pending
+    self.holdsManifest = holdsManifest
   }
 }
 
@@ -98,6 +101,9 @@ public final class StatusBoard: @unchecked Sendable {
     public var pending: Int?
     /// The revision its agent last applied (over MQTT).
     public var appliedRevision: String?
+    /// Whether, at its last check, the last apply left what its manifests give
+    /// (`MonitorCheck.holdsManifest`); `nil` when not read (or over MQTT: `appliedRevision`).
+    public var holdsManifest: Bool? = nil
 
     /// Whether it is listed under "needs attention".
     public var needsAttention: Bool { !reasons.isEmpty }
@@ -151,15 +157,17 @@ public final class StatusBoard: @unchecked Sendable {
   /// Where a fleet's staged rollout stands (docs/fleet.md "Staged rollouts"), as the page shows
   /// it: the record is kept by `apply --fleet` in another process and read by the front end.
   public struct Rollout: Sendable, Equatable {
-    /// `running`, `waiting`, `paused`, `aborted`, `completed`, or `unknown` when the record cannot be read.
+    /// `running`, `waiting`, `paused`, `interrupted` (its process ended while it ran), `aborted`,
+    /// `completed`, or `unknown` when the record cannot be read.
     public var phase: String
     /// What `status --fleet` prints about it, one line each: the first says where it stands.
     public var lines: [String]
     /// The record as `status --fleet --json` gives it.
     public var json: JSONValue
 
-    /// Whether a person has to act: paused (`--continue` or `--abort`), aborted, or unreadable.
-    public var needsAttention: Bool { phase == "paused" || phase == "aborted" || phase == "unknown" }
+    /// Whether a person has to act: paused or interrupted (`--continue` or `--abort`), aborted,
+    /// or unreadable.
+    public var needsAttention: Bool { ["paused", "interrupted", "aborted", "unknown"].contains(phase) }
 
     public init(phase: String, lines: [String], json: JSONValue) {
       self.phase = phase
@@ -196,6 +204,7 @@ public final class StatusBoard: @unchecked Sendable {
     var drift: Int?
     var driftMessage: String?
     var pending: Int?
+    var holdsManifest: Bool?
     /// What went wrong healing it (the monitor's own heal) or applying it (its agent's apply,
     /// `agent` true: its next status replaces it).
     var healProblem: (state: String, message: String, agent: Bool)?
@@ -322,6 +331,7 @@ public final class StatusBoard: @unchecked Sendable {
       watch.hasRecord = check.hasRecord
       watch.drift = check.hasRecord ? check.drift : nil
       watch.pending = check.pending
+      watch.holdsManifest = check.holdsManifest
       watch.manifestProblem = nil
       if check.drift == 0 {
         watch.driftMessage = nil
@@ -548,9 +558,11 @@ public final class StatusBoard: @unchecked Sendable {
     } else {
       state = "checking"
     }
-    return Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
-               lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
-               appliedRevision: watch.agent?.appliedRevision)
+    var row = Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
+                  lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
+                  appliedRevision: watch.agent?.appliedRevision)
+    row.holdsManifest = watch.holdsManifest
+    return row
   }
 
   /// `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, for people.

@@ -45,7 +45,8 @@ import TSTestSupport
     let names = try Self.fleet(1000, in: dir, head: "rollout:\n  canary: 2\n  batch: 25%\n  max_failures: 0\n")
     let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir, environment: Self.failingWrite)
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-    #expect(result.stderr.contains("the rollout was aborted after wave 1 of 5 (2 of 2 watches failed, more than max_failures 0 allows): 0 of 1000 watches have the new revision, 1000 do not"),
+    // The canaries' write landed before their apply failed: read from them, they hold it.
+    #expect(result.stderr.contains("the rollout was aborted after wave 1 of 5 (2 of 2 watches failed, more than max_failures 0 allows): 2 of 1000 watches have the new revision, 998 do not"),
             "\(result.stderr)")
     #expect(result.stdout.contains("1000 watches: 2 failed, 998 pending."), "\(result.stdout)")
     // The measured figure: watches written.
@@ -55,7 +56,9 @@ import TSTestSupport
     let rollout = try #require(object["rollout"] as? [String: Any], "\(status.stdout)")
     #expect(rollout["phase"] as? String == "aborted")
     #expect((rollout["failed"] as? [String]) == ["w0001", "w0002"])
-    #expect((rollout["without_revision"] as? [String])?.count == 1000)
+    // Read from the watches: the canaries' write landed before their apply failed, so they hold it.
+    #expect((rollout["with_revision"] as? [String]) == ["w0001", "w0002"], "\(rollout["with_revision"] ?? "-") \(rollout["unknown_revision"] ?? "-")")
+    #expect((rollout["without_revision"] as? [String])?.count == 998)
   }
 
   @Test func aManualPauseWaitsForContinueAndAbortStopsEveryLaterWave() throws {
@@ -164,6 +167,31 @@ import TSTestSupport
     #expect(continued.status == 64, "--continue takes the rollout as it was started: \(continued.stderr)")
   }
 
+  /// `kill -9` in the middle of the canary wave: the record still says running, nothing
+  /// recorded, while the canaries were written. `status --fleet` says it was interrupted and
+  /// counts what the watches hold; `--abort` reports the same.
+  @Test func aRolloutKilledInItsFirstWaveIsInterruptedAndCountsWhatTheWatchesHold() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(10, in: dir)
+    let state = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let running = try TSApplyBinary.start(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "3", "--batch", "4", "--pause", "manual"],
+                                          in: dir, environment: state.merging(["TSAPPLY_SIM_LATENCY": "400,0"]) { _, new in new })
+    let deadline = Date().addingTimeInterval(60)
+    while try Self.written(names, in: dir).count < 3, Date() < deadline { usleep(10_000) }
+    running.send(SIGKILL)
+    _ = running.wait()
+    #expect(try Self.written(names, in: dir) == Array(names.prefix(3)))
+    let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(status.stdout.contains("interrupted during wave 1 of 3: the process running it ended."), "\(status.stdout)")
+    #expect(status.stdout.contains("3 of 10 watches have the new revision"), "\(status.stdout)")
+    #expect(status.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(status.stdout)")
+    let aborted = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
+    #expect(aborted.status == 1)
+    #expect(aborted.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(aborted.stdout)")
+    #expect(aborted.stdout.contains("Without it: w0004, w0005"), "\(aborted.stdout)")
+    #expect(aborted.stderr.contains("3 of 10 watches have the new revision, 7 do not"), "\(aborted.stderr)")
+  }
+
   // MARK: Over MQTT
 
   /// A 5-watch fleet on a broker with `rollout` (the watches of `profile`, the defaults
@@ -196,6 +224,24 @@ import TSTestSupport
     for name in names.prefix(2) { #expect(status.stdout.contains("\(name)  invalid"), "\(status.stdout)") }
     for name in names.suffix(3) { #expect(status.stdout.contains("\(name)  no status"), "\(status.stdout)") }
     #expect(status.stdout.contains("aborted after wave 1 of 4"), "\(status.stdout)")
+  }
+
+  /// An aborted rollout whose canaries' agent applied the retained documents afterwards: the
+  /// summary counts them as having the new revision, from the agents' statuses (docs/fleet.md
+  /// "Staged rollouts"), and says which watches' state is not known.
+  @Test func overMQTTTheSummaryCountsWhatTheAgentsApplied() throws {
+    let (dir, _, broker, agent) = try Self.brokerFleet("rollout: {canary: 2, batch: 1, max_failures: 0}\n")
+    defer { broker.stop() }
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    // The agent does not answer within the wave's wait: its canaries are pending, the rollout aborts.
+    agent.send(SIGSTOP)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "2s"], in: dir)
+    #expect(result.status == 1 && result.stderr.contains("aborted after wave 1 of 4"), "\(result.stdout)\(result.stderr)")
+    agent.send(SIGCONT)
+    let status = try Self.run(["status", "--fleet", "fleet.yaml", "--wait", "60s"], in: dir)
+    #expect(status.stdout.contains("2 of 5 watches have the new revision"), "\(status.stdout)")
+    #expect(status.stdout.contains("With the new revision: w0001, w0002\n"), "\(status.stdout)")
+    #expect(status.stdout.contains("Not known: w0003 (no status), w0004 (no status), w0005 (no status)"), "\(status.stdout)")
   }
 
   @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() throws {

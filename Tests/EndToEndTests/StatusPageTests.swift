@@ -214,6 +214,12 @@ import TSTestSupport
     }
     try until("paused")
     #expect(try rollout()?["waves_done"] as? Int == 1)
+    // Counted from what the monitors read of the watches, as status --fleet counts them.
+    let deadline = Date().addingTimeInterval(30)
+    while try (rollout()?["unknown_revision"] as? [String])?.isEmpty != true, Date() < deadline { usleep(20_000) }
+    #expect(try rollout()?["observed"] as? Bool == true)
+    #expect(try rollout()?["with_revision"] as? [String] == [names[0]])
+    #expect(try rollout()?["without_revision"] as? [String] == Array(names.dropFirst()))
     let page = try Self.request(url, "/", headers: auth)
     #expect(page.contains("<div class=\"rollout act\"><p><strong>Rollout (") && page.contains("paused after wave 1 of 2"), "\(page.prefix(3000))")
     #expect(page.contains("Continue with &#39;tsapply apply --fleet fleet.yaml --continue&#39;"))

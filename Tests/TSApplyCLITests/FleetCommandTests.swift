@@ -243,4 +243,52 @@ import TSTestSupport
     #expect(status == .usage)
     #expect(err.hasPrefix("Error: \(message)\n"))
   }
+
+  /// A staged rollout's review shows why a watch failed, as an apply of the whole fleet does:
+  /// its section with the error, before the table and the rollout's summary (docs/fleet.md
+  /// "Staged rollouts"); a bad policy value is a usage error (64) naming the option.
+  @Test func aRolloutShowsEachFailedWatchsErrorSection() async throws {
+    let fleet = try await Fleet()
+    let (status, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--batch", "5", "--max-failures", "0"])
+    #expect(status == .failure)
+    let section = try #require(out.range(of: "=== room-3  device sim:watches/room-3.json"), "\(out)")
+    let error = try #require(out.range(of: "Error: no simulated watch at \(fleet.directory)/watches/room-3.json"))
+    let table = try #require(out.range(of: "\nWatch "))
+    let summary = try #require(out.range(of: "Rollout (canary 1, batch 5"))
+    #expect(section.lowerBound < error.lowerBound && error.lowerBound < table.lowerBound && table.lowerBound < summary.lowerBound)
+    #expect(err.contains("the rollout was aborted after wave 2 of 2"), "\(err)")
+    let (usage, _, usageErr) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--canary", "0"])
+    #expect(usage == .usage && usage.rawValue == 64)
+    #expect(usageErr.hasPrefix("Error: --canary "), "\(usageErr)")
+  }
+
+  /// A rollout left running by a process killed in its first wave (its record says no watch was
+  /// reached; the canary was written): `status --fleet` says it was interrupted and counts the
+  /// canary as having the new revision, read from the watch, and so does `--abort`.
+  @Test func aRolloutKilledMidWaveIsInterruptedAndItsSummaryIsWhatTheWatchesHold() async throws {
+    let fleet = try await Fleet()
+    let selection = ["--watch", "room-1", "--watch", "room-2"]
+    let (paused, _, pausedErr) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--pause", "manual"] + selection)
+    #expect(paused == .success, "\(pausedErr)")
+    // What `kill -9` in wave 1 leaves: the record as written when the wave started.
+    let folder = fleet.directory + "/state/fleets"
+    let record = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).map { folder + "/" + $0 + "/rollout.json" }
+      .first { FileManager.default.fileExists(atPath: $0) })
+    var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: record))) as? [String: Any])
+    object["phase"] = "running"
+    object["next_wave"] = 0
+    object["watches"] = [String: Any]()
+    try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: record))
+    let (_, status, _) = await fleet.run(["status", "--fleet", "fleet.yaml"] + selection)
+    #expect(status.contains("interrupted during wave 1 of 2: the process running it ended."), "\(status)")
+    #expect(status.contains("1 of 2 watches have the new revision"), "\(status)")
+    #expect(status.contains("With the new revision: room-1\n") && status.contains("Without it: room-2\n"), "\(status)")
+    let (_, json, _) = await fleet.run(["status", "--fleet", "fleet.yaml", "--json"] + selection)
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    #expect((report["rollout"] as? [String: Any])?["phase"] as? String == "interrupted", "\(json)")
+    let (aborted, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--abort"])
+    #expect(aborted == .failure)
+    #expect(out.contains("With the new revision: room-1\n") && out.contains("Without it: room-2\n"), "\(out)")
+    #expect(err.contains("1 of 2 watches have the new revision, 1 do not"), "\(err)")
+  }
 }

@@ -46,14 +46,18 @@ import TSTestSupport
     }
   }
 
-  @Test func jsonOutputGetsNoProgressLines() {
-    let out = BufferOutput(), clock = Clock()
-    let context = CommandContext(stdout: out, stderr: BufferOutput(), environment: [:], currentDirectory: "/")
-    let printer = SectionPrinter(context: context, total: 2, verb: "applying", quiet: true, logsProgress: false, clock: { clock.instant })
+  /// With `--json` standard output is a document: a long run's lines go to standard error.
+  @Test func aLongRunWithJSONKeepsItsLinesOffTheDocument() {
+    let out = BufferOutput(), err = BufferOutput(), clock = Clock()
+    let context = CommandContext(stdout: out, stderr: err, stdoutIsTerminal: false, environment: [:], currentDirectory: "/")
+    let printer = SectionPrinter(context: context, total: 2, verb: "applying", quiet: true, document: true, logInterval: .seconds(10),
+                                 clock: { clock.instant })
     printer.progress(Self.progress(0, 2))
-    clock.advance(30)
-    printer.finished(0, "", verdict: "failed", failed: "room-12")
+    printer.finished(0, "", verdict: "applied")
+    clock.advance(11)
     printer.tick()
+    printer.end()
     #expect(out.text.isEmpty, "\(out.text)")
+    #expect(err.text == "[0/2] applying (11s elapsed): 1 applied\n", "\(err.text)")
   }
 }

@@ -194,6 +194,17 @@ final class TestClock: @unchecked Sendable {
     #expect(board.versions.attention == before.attention + 2 && board.snapshot().rollout?.needsAttention == false)
   }
 
+  /// (phase, a person has to act)
+  static let attentionCases: [(String, Bool)] = [
+    ("running", false), ("waiting", false), ("completed", false),
+    ("paused", true), ("interrupted", true), ("aborted", true), ("unknown", true),
+  ]
+
+  @Test(arguments: 0..<attentionCases.count) func aRolloutNeedsAttentionWhenAPersonHasToAct(_ index: Int) {
+    let (phase, attention) = Self.attentionCases[index]
+    #expect(StatusBoard.Rollout(phase: phase, lines: [], json: .null).needsAttention == attention, "\(phase)")
+  }
+
   @Test func phoneNumbersAreMaskedUnlessShowSensitive() throws {
     for show in [false, true] {
       let clock = TestClock()

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSModel
+import TSMonitor
+
+/// A staged rollout as the watches hold it (docs/fleet.md "Staged rollouts"): a monitor's heal
+/// of a watch the rollout has not reached carries none of the unreleased change, and the
+/// rollout's summary counts what the watches hold, not only what its waves recorded.
+@Suite struct RolloutWatchesTests {
+  /// A fleet of `count` watches `w1`… on `defaults.yaml` (the drinking reminder every `every`,
+  /// one emergency contact, SOS on), each applied.
+  struct Fleet {
+    let space: FleetSpace
+    let store: RolloutStore
+    let count: Int
+
+    init(_ count: Int) async throws {
+      space = try FleetSpace()
+      self.count = count
+      var text = "defaults: defaults.yaml\nwatches:\n"
+      for index in 1...count {
+        try space.watch("w\(index)")
+        text += "  w\(index): {device: \"sim:watches/w\(index).json\"}\n"
+      }
+      try space.write("fleet.yaml", text)
+      store = RolloutStore(root: space.directory + "/state", fleetPath: space.directory + "/fleet.yaml")
+      try setInterval("2h")
+      _ = await apply(Array(1...count))
+    }
+
+    func setInterval(_ every: String) throws {
+      try space.write("defaults.yaml", """
+        reminders:
+          drinking:
+            enabled: true
+            repeat: everyday
+            period: {start: "08:00", end: "20:00", every: \(every)}
+        emergency:
+          sos: true
+          contacts:
+            - {name: Ward desk, phone: "+15550100"}
+
+        """)
+    }
+
+    /// Applies the manifests to the watches `indices` (1-based) as `apply --fleet` does.
+    @discardableResult
+    func apply(_ indices: [Int]) async -> [FleetWatchReport] {
+      let names = Set(indices.map { "w\($0)" })
+      let members = ((try? space.load().members) ?? []).filter { names.contains($0.name) }
+      let results = await FleetRunner(engine: space.engine).run(members) { _, document, watch throws(EngineError) in
+        try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+      }
+      return results.map { result in
+        FleetWatchReport(name: result.member.name, device: result.member.device,
+                         verdict: (try? result.outcome.get()).map { $0.plan.isEmpty ? .noChanges : .applied($0.plan.counts) } ?? .failed("failed"),
+                         elapsed: .zero)
+      }
+    }
+
+    /// The drinking reminder's interval on watch `index`, in minutes.
+    func interval(_ index: Int) async throws -> Int? {
+      try await space.state("w\(index)").reminders.first { $0.reminderType == .drinking }?.interval
+    }
+
+    /// `status --fleet`'s rows.
+    func rows() async throws -> [FleetStatusRow] {
+      await FleetStatus.direct(try space.load().members, runner: FleetRunner(engine: space.engine))
+    }
+  }
+
+  @Test func aHealOfAWatchAPausedRolloutHasNotReachedWritesTheEmergencyContactsBackAndHoldsBackTheNewInterval() async throws {
+    let fleet = try await Fleet(3)
+    let before = try await fleet.interval(3)
+    try fleet.setInterval("90m")
+    // The rollout's canary (w1) gets the new interval; it pauses.
+    let loaded = try fleet.space.load()
+    let policy = RolloutPolicy(canary: .size(.count(1)), pause: .manual)
+    let record = try await RolloutRunner(store: fleet.store).run(RolloutRecord(fleet: "fleet.yaml", members: loaded.members, policy: policy,
+                                                                              startedBy: "test@host", now: Date())) { names, _ in
+      await fleet.apply(names.map { Int($0.dropFirst())! })
+    }.record
+    #expect(record.phase == .paused)
+    #expect(try await fleet.interval(1) == 90)
+    // The wearer clears w3's emergency contacts; the reconciling monitor heals it.
+    let device = try SimulatedDevice(path: fleet.space.directory + "/watches/w3.json")
+    try device.simulateEmergencyChange(contacts: [], sosOn: false)
+    let events = Inbox<MonitorEvent>()
+    var template = MonitorSettings(manifestPath: "", manifestName: "", reconcile: true)
+    template.commandLine = "tsapply monitor --reconcile --fleet fleet.yaml"
+    let monitors = FleetMonitor.monitors(for: loaded.members, fleetPath: fleet.space.directory + "/fleet.yaml", fleetName: "fleet.yaml",
+                                         engine: fleet.space.engine, template: template, notifiers: [], emit: { events.add($0) },
+                                         notice: { _ in }, rollout: fleet.store)
+    #expect(try await monitors[2].checkOnce())
+    let state = try await fleet.space.state("w3")
+    #expect(state.emergency?.contacts.map(\.name) == ["Ward desk"], "the SOS contacts are healed")
+    #expect(state.emergency?.isSosOn == true)
+    #expect(try await fleet.interval(3) == before, "the unreleased interval is held back")
+    let applied = try #require(events.items.first { $0.kind == .applied })
+    #expect(applied.fields["addresses"] == .array([.string("emergency")]))
+    #expect(applied.fields["held_back"] == .array([.string("reminder.drinking")]))
+    #expect(applied.message.contains("held back the manifest's change to reminder.drinking"))
+    #expect(applied.message.contains("the rollout of fleet.yaml is paused; continue it with 'tsapply apply --fleet fleet.yaml --continue'"))
+    // status --fleet and the summary agree: w3 does not have the revision.
+    var observed = try #require(try fleet.store.load())
+    observed.observe(try await fleet.rows(), members: loaded.members)
+    #expect(observed.withRevision == ["w1"])
+    #expect(observed.withoutRevision == ["w2", "w3"])
+    // Once the rollout completes, a heal carries the manifests again.
+    _ = try await RolloutRunner(store: fleet.store).run(observed) { names, _ in await fleet.apply(names.map { Int($0.dropFirst())! }) }
+    #expect(fleet.store.holdBackReason(fleetFile: "fleet.yaml") == nil)
+  }
+
+  /// (the record's phase, the lock held, the words)
+  static let reasonCases: [(RolloutRecord.Phase?, Bool, String?)] = [
+    (nil, false, nil),
+    (.completed, false, nil),
+    (.paused, false, "the rollout of fleet.yaml is paused; continue it with 'tsapply apply --fleet fleet.yaml --continue' or abort it with 'tsapply apply --fleet fleet.yaml --abort'"),
+    (.aborted, false, "the rollout of fleet.yaml was aborted; apply the change with 'tsapply apply --fleet fleet.yaml', or start a new rollout"),
+    (.running, true, "the rollout of fleet.yaml is running and has not released the change to every watch"),
+    (.running, false, "the rollout of fleet.yaml was interrupted; continue it with 'tsapply apply --fleet fleet.yaml --continue' or abort it with 'tsapply apply --fleet fleet.yaml --abort'"),
+  ]
+
+  @Test(arguments: 0..<reasonCases.count) func aHealHoldsBackWhileTheRolloutIsNotCompleted(_ index: Int) async throws {
+    let (phase, held, words) = Self.reasonCases[index]
+    let fleet = try await Fleet(2)
+    if let phase {
+      var record = RolloutRecord(fleet: "fleet.yaml", members: try fleet.space.load().members, policy: RolloutPolicy(), startedBy: "t", now: Date())
+      record.phase = phase
+      try fleet.store.save(record)
+    }
+    let lock = held ? try await fleet.store.lock(command: "test") : nil
+    defer { lock?.release() }
+    #expect(fleet.store.holdBackReason(fleetFile: "fleet.yaml") == words)
+  }
+
+  @Test func aRolloutLeftRunningByAKilledProcessIsInterruptedAndItsSummaryCountsWhatTheWatchesHold() async throws {
+    let fleet = try await Fleet(5)
+    try fleet.setInterval("90m")
+    let members = try fleet.space.load().members
+    // What a process killed in the middle of wave 1 (of canary 3, batch 4) leaves: the record
+    // says running, no result yet, while w1–w3 were written.
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(3)), batch: .count(4)),
+                               startedBy: "test@host", now: Date())
+    try fleet.store.save(record)
+    await fleet.apply([1, 2, 3])
+    record = try #require(try fleet.store.load())
+    #expect(record.isInterrupted, "no process holds its lock")
+    guard case .object(let json) = record.json else { Issue.record("not an object"); return }
+    #expect(json["phase"] == .string("interrupted"))
+    record.observe(try await fleet.rows(), members: members)
+    let summary = record.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("interrupted during wave 1 of 2: the process running it ended"), "\(summary)")
+    #expect(summary.contains("3 of 5 watches have the new revision \(record.revision) (as read from the watches now), 0 failed, 2 not started"), "\(summary)")
+    #expect(summary.contains("With the new revision: w1, w2, w3\n"))
+    #expect(summary.contains("Without it: w4, w5\n"))
+    #expect(summary.contains("--continue"))
+    #expect(record.row("w2", device: "-").verdict == .noChanges)
+    // Killed while pausing between waves.
+    var waiting = record
+    waiting.phase = .waiting
+    waiting.nextWave = 1
+    try fleet.store.save(waiting)
+    #expect(try fleet.store.load()?.summary(fleetFile: "fleet.yaml").contains("interrupted while pausing after wave 1 of 2: the process running it ended") == true)
+    try fleet.store.save(record)
+    // While a process holds its lock, it is running.
+    let lock = try await fleet.store.lock(command: "test")
+    #expect(try fleet.store.load()?.isInterrupted == false)
+    lock.release()
+    // An aborted rollout's failed watch applied since counts as having the revision.
+    record = try RolloutRunner(store: fleet.store).abort(record, by: "ana@ward")
+    record.watches["w4"] = try JSONDecoder().decode(RolloutRecord.WatchResult.self, from: Data(#"{"wave": 2, "result": "failed", "at": "-"}"#.utf8))
+    await fleet.apply([4])
+    record.observe(try await fleet.rows(), members: members)
+    #expect(record.withRevision == ["w1", "w2", "w3", "w4"])
+    #expect(!record.summary(fleetFile: "fleet.yaml").contains("w4 (failed)"))
+    #expect(record.failed == ["w4"], "its wave's failure still counts against max_failures")
+    // Manifests changed since: the watches say nothing of its revision.
+    try fleet.setInterval("75m")
+    record.observe(try await fleet.rows(), members: try fleet.space.load().members)
+    #expect(record.observed == nil)
+    #expect(record.summary(fleetFile: "fleet.yaml").contains("Not read from the watches: the manifests changed since it started"))
+  }
+
+  @Test func aWatchThatCannotBeReadIsNotKnown() async throws {
+    let fleet = try await Fleet(2)
+    try FileManager.default.removeItem(atPath: fleet.space.directory + "/watches/w2.json")
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(), startedBy: "t", now: Date())
+    record.observe(try await fleet.rows(), members: members)
+    #expect(record.withRevision == ["w1"])
+    #expect(record.unknownRevision == ["w2"])
+    #expect(record.summary(fleetFile: "fleet.yaml").contains("Not known: w2 (unreachable)"))
+  }
+}
