@@ -119,9 +119,10 @@ public struct LoadedFleet: Sendable {
   public var defaults: Manifest?
 }
 
-/// Reads a fleet: the fleet file, its layers (or defaults) and every selected watch's own
-/// manifest, each with `ManifestLoader` (all manifest rules), and merges each watch's
-/// (`ManifestMerge`: the layers its labels select, in order, then its own).
+/// Reads a fleet: the fleet file and its layers (or defaults) now, and each selected watch's own
+/// manifest when its `FleetMember` is first asked for it, each with `ManifestLoader` (all
+/// manifest rules), merged (`ManifestMerge`: the layers its labels select, in order, then its
+/// own).
 ///
 /// Problems in the fleet file or in a layer stop the whole fleet (the watches under it would
 /// inherit them); a problem in one watch's own manifest, or in its merged manifest, stops that
