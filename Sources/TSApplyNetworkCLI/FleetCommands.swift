@@ -129,7 +129,13 @@ extension FleetSession {
 
   private func row<Outcome>(_ result: FleetResult<Outcome>, plan: Plan, verdict: FleetVerdict) -> FleetWatchReport {
     FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed,
-                     details: ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))], plan: plan)
+                     details: planDetails(plan), plan: plan)
+  }
+
+  /// A row's `plan` detail: the plan's JSON form, made only for `--json` (the one report that
+  /// shows it; the review and `--markdown` render the plan itself).
+  private func planDetails(_ plan: Plan) -> [String: JSONValue] {
+    json ? ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))] : [:]
   }
 
   /// `tsapply drift --fleet`: drift and pending changes per watch (read-only); exit 2 when a
@@ -248,8 +254,7 @@ extension FleetSession {
     let session = self
     switch result.outcome {
       case .success(let outcome):
-        var details: [String: JSONValue] = ["plan": .object(JSONPlanRenderer.object(outcome.plan, redact: session.redact,
-                                                                                  fingerprints: session.fingerprints))]
+        var details = session.planDetails(outcome.plan)
         guard let failure = outcome.failure else {
           let counts = outcome.plan.counts
           let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(counts)
