@@ -28,9 +28,11 @@ extension FleetSession {
     }
     var session = self
     session.announces = !markdown
-    let rows = await session.planned(output: output)
+    let rows = await session.planned(output: output, digests: out != nil)
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row))
-    if let out { try save(rows.compactMap { row in row.plan.map { (row.row.name, $0) } }, to: out, fleetPath: fleetPath) }
+    if let out {
+      try save(rows.compactMap { row in row.plan.map { (row.row.name, $0, row.manifestsDigest ?? "") } }, to: out, fleetPath: fleetPath)
+    }
     if markdown {
       context.stdout.write(report.markdown(renderer: HumanPlanRenderer(color: false, redact: redact, fingerprints: fingerprints),
                                            options: reviewOptions))
@@ -54,14 +56,12 @@ extension FleetSession {
     context.stdout.write("\n" + ManifestExplain.text(lines, watch: member.name, files: manifests.reversed().map(\.name), redact: redact))
   }
 
-  /// Writes the plans `plans` (by watch name) as a fleet's saved plan to `out`, each bound to
-  /// its watch's merged manifests.
-  private func save(_ plans: [(String, Plan)], to out: String, fleetPath: String) throws {
-    let digests = Dictionary(loaded.members.compactMap { member in
-      (try? member.document.get()).map { (member.name, (member.device, SHA256Digest.hex(of: $0.bytes))) }
-    }) { first, _ in first }
-    let parts = plans.compactMap { name, plan in
-      digests[name].map { SavedFleetPlan.Part(name: name, device: $0.0, manifestsDigest: $0.1, plan: plan) }
+  /// Writes the plans `plans` (by watch name, with the digest of the merged manifests each was
+  /// made from) as a fleet's saved plan to `out`, each bound to those manifests.
+  private func save(_ plans: [(String, Plan, String)], to out: String, fleetPath: String) throws {
+    let devices = Dictionary(loaded.members.map { ($0.name, $0.device) }) { first, _ in first }
+    let parts = plans.compactMap { name, plan, digest in
+      devices[name].map { SavedFleetPlan.Part(name: name, device: $0, manifestsDigest: digest, plan: plan) }
     }
     let path = context.resolve(out)
     let planned = Set(parts.map(\.name))
@@ -117,26 +117,37 @@ extension FleetSession {
   }
 
   /// Plans every member, printing each section; the plans of those that planned.
-  private func planned(output: PlanOutputOptions) async -> [(row: FleetWatchReport, plan: Plan?)] {
-    let plans = Locked<[String: Plan]>([:])
-    let rows = await run(verb: "planning", { _, document, watch throws(EngineError) in
-      try await watch.plan(document).plan
+  /// Every member planned: its report row and plan, and with `digests` the digest of the merged
+  /// manifests it was planned from (what a saved plan is bound to; each watch's manifests are
+  /// read as it is planned, `FleetRunner`, and kept with `keep`, for an apply of these plans).
+  private func planned(output: PlanOutputOptions, digests: Bool = false, keep: Bool = false) async
+    -> [(row: FleetWatchReport, plan: Plan?, manifestsDigest: String?)] {
+    let plans = Locked<[String: (plan: Plan, digest: String?)]>([:])
+    let rows = await run(verb: "planning", keepsManifests: keep, { _, document, watch throws(EngineError) in
+      (try await watch.plan(document).plan, digests ? SHA256Digest.hex(of: document.bytes) : nil)
     }) { result in
       switch result.outcome {
-      case .success(let plan):
-        plans.mutate { $0[result.member.name] = plan }
+      case .success(let (plan, digest)):
+        plans.mutate { $0[result.member.name] = (plan, digest) }
         // The review shows the plan's body, once for every watch with the same one.
         return ("", self.row(result, plan: plan, verdict: plan.isEmpty ? .noChanges : .changes(plan.counts)))
       case .failure(let failure):
         return self.failure(failure, member: result.member, elapsed: result.elapsed)
       }
     }
-    return rows.map { ($0, plans.value[$0.name]) }
+    let planned = plans.value
+    return rows.map { ($0, planned[$0.name]?.plan, planned[$0.name]?.digest) }
   }
 
   private func row<Outcome>(_ result: FleetResult<Outcome>, plan: Plan, verdict: FleetVerdict) -> FleetWatchReport {
     FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed,
-                     details: ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))], plan: plan)
+                     details: planDetails(plan), plan: plan)
+  }
+
+  /// A row's `plan` detail: the plan's JSON form, made only for `--json` (the one report that
+  /// shows it; the review and `--markdown` render the plan itself).
+  private func planDetails(_ plan: Plan) -> [String: JSONValue] {
+    json ? ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))] : [:]
   }
 
   /// `tsapply drift --fleet`: drift and pending changes per watch (read-only); exit 2 when a
@@ -202,7 +213,8 @@ extension FleetSession {
   /// \(question) N watches?`); only 'yes' approves.
   /// - Throws: `CommandFailure` when interrupted, declined, or without a terminal.
   func planAndConfirm(_ settings: ApplyRun.Settings, question: String, note: String = "") async throws -> PlanApproval {
-    let planned = await planned(output: settings.output)
+    // The manifests planned here are kept: the approved watches are applied from them.
+    let planned = await planned(output: settings.output, keep: true)
     if stop.isRequested {
       // Interrupted while planning: nothing to ask about; no watch was written.
       throw CommandFailure("Apply cancelled while planning: no watch was touched.")
@@ -254,8 +266,7 @@ extension FleetSession {
     let session = self
     switch result.outcome {
       case .success(let outcome):
-        var details: [String: JSONValue] = ["plan": .object(JSONPlanRenderer.object(outcome.plan, redact: session.redact,
-                                                                                  fingerprints: session.fingerprints))]
+        var details = session.planDetails(outcome.plan)
         guard let failure = outcome.failure else {
           let counts = outcome.plan.counts
           let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(counts)

@@ -161,11 +161,13 @@ struct FleetSession: Sendable {
 
   private func firstLine(_ text: String) -> String { String(text.prefix { $0 != "\n" }) }
 
-  /// Runs `operation` over the fleet's members, with a progress line on a terminal; then
+  /// Runs `operation` over the fleet's members, with a progress line on a terminal (with
+  /// `keepsManifests`, each member keeps the manifests it was run with: `FleetRunner`); then
   /// returns the report rows, each with its watch's text (`section`) and manifests, for the
   /// review (`finish`) to group.
   func run<Outcome: Sendable>(
     verb: String,
+    keepsManifests: Bool = false,
     _ operation: @escaping @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome,
     render: @escaping @Sendable (FleetResult<Outcome>) -> (text: String, row: FleetWatchReport)
   ) async -> [FleetWatchReport] {
@@ -179,7 +181,7 @@ struct FleetSession: Sendable {
       context.stdout.write("\(verb.prefix(1).uppercased() + verb.dropFirst()) \(counted(count, "watch", "watches")) of \(fleetFile)"
         + (count > options.parallelism ? ", \(options.parallelism) at a time" : "") + "...\n\n")
     }
-    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: startGate ?? stop)
+    let runner = FleetRunner(engine: engine, parallelism: options.parallelism, stop: startGate ?? stop, keepsManifests: keepsManifests)
     let rows = Locked<[Int: FleetWatchReport]>([:])
     let observer = self.observer
     let ticker = Task {

@@ -5,16 +5,15 @@ import TSManifest
 import TSModel
 
 /// One watch of a loaded fleet: where it is, and its merged manifest or what stops it.
+///
+/// The watch's own manifest is read and merged over its layers when first asked for
+/// (`document`, `sources`) and kept from then on; `FleetRunner` reads it with `read()` instead,
+/// as it starts the watch, and keeps nothing, so a fleet run holds the manifests of the watches
+/// under way only (docs/fleet.md "Scale": 10,000 watches planned in bounded memory). Copies of a
+/// member share what was kept.
 public struct FleetMember: Sendable {
   /// The watch as the fleet file states it.
   public var watch: FleetWatch
-  /// The merged manifest (own over its layers) as the engine takes it; `.failure` with the
-  /// diagnostics (errors first, every one positioned) when either file has errors.
-  public var document: Result<ManifestDocument, FleetInputProblem>
-  /// The bytes of each file its diagnostics can point into, by the name positions carry (its
-  /// own manifest, the defaults, the fleet file), for source excerpts. Personal data: never
-  /// logged or persisted.
-  public var sources: [String: [UInt8]]
   /// Display names of the manifests merged for it, the top first: its own (if any), then its
   /// layers from the last to the first.
   public var manifestFiles: [String]
@@ -29,11 +28,73 @@ public struct FleetMember: Sendable {
     let merged = ManifestMerge.merge(layers + [own])
     return merged.diagnostics.hasErrors ? nil : merged.manifest
   }
+  /// Reads the watch's manifests, and keeps what `document` and `sources` read.
+  let manifests: MemberManifests
+
+  /// The merged manifest (own over its layers) as the engine takes it; `.failure` with the
+  /// diagnostics (errors first, every one positioned) when either file has errors. Read on the
+  /// first call and kept.
+  public var document: Result<ManifestDocument, FleetInputProblem> { manifests.kept().document }
+  /// The bytes of each file its diagnostics can point into, by the name positions carry (its
+  /// own manifest, the layers, the fleet file), for source excerpts: the bytes `document` was
+  /// read from. Personal data: never logged or persisted.
+  public var sources: [String: [UInt8]] { manifests.kept().sources }
+
+  /// The watch's merged manifest read now (or as kept, when `document` was read before), without
+  /// keeping it: what a fleet run uses, so that a watch's manifests live only while it runs.
+  /// `keep(_:)` keeps a read (a failed watch's, for its report's source excerpts).
+  public func read() -> MemberRead { manifests.read() }
+
+  /// Keeps `read` as this member's (and every copy's) `document` and `sources`.
+  public func keep(_ read: MemberRead) { manifests.keep(read) }
 
   /// The watch's name in the fleet.
   public var name: String { watch.name.value }
   /// Its device spec.
   public var device: String { watch.device.value }
+}
+
+/// A watch's merged manifest as read at one time, with the bytes of the files its diagnostics
+/// point into (`FleetMember.read()`).
+public struct MemberRead: Sendable {
+  /// The merged manifest, or the problems that stop the watch.
+  public var document: Result<ManifestDocument, FleetInputProblem>
+  /// File bytes by display name, for source excerpts.
+  public var sources: [String: [UInt8]]
+}
+
+/// Reads one member's manifests (`FleetLoader.member`) and keeps the read `FleetMember.document`
+/// asked for. Thread-safe.
+final class MemberManifests: @unchecked Sendable {
+  private let reader: @Sendable () -> MemberRead
+  private let lock = NSLock()
+  private var kept_: MemberRead?
+
+  init(_ reader: @escaping @Sendable () -> MemberRead) { self.reader = reader }
+
+  /// What was kept, or a read now, not kept.
+  func read() -> MemberRead {
+    lock.lock()
+    let kept = kept_
+    lock.unlock()
+    return kept ?? reader()
+  }
+
+  /// What was kept, or a read now, kept.
+  func kept() -> MemberRead {
+    lock.lock()
+    defer { lock.unlock() }
+    if let kept_ { return kept_ }
+    let read = reader()
+    kept_ = read
+    return read
+  }
+
+  func keep(_ read: MemberRead) {
+    lock.lock()
+    defer { lock.unlock() }
+    if kept_ == nil { kept_ = read }
+  }
 }
 
 /// Diagnostics that stop a watch (or the whole fleet) before any watch is touched.
@@ -69,9 +130,10 @@ public struct LoadedFleet: Sendable {
   public var defaults: Manifest?
 }
 
-/// Reads a fleet: the fleet file, its layers (or defaults) and every selected watch's own
-/// manifest, each with `ManifestLoader` (all manifest rules), and merges each watch's
-/// (`ManifestMerge`: the layers its labels select, in order, then its own).
+/// Reads a fleet: the fleet file and its layers (or defaults) now, and each selected watch's own
+/// manifest when its `FleetMember` is first asked for it, each with `ManifestLoader` (all
+/// manifest rules), merged (`ManifestMerge`: the layers its labels select, in order, then its
+/// own).
 ///
 /// Problems in the fleet file or in a layer stop the whole fleet (the watches under it would
 /// inherit them); a problem in one watch's own manifest, or in its merged manifest, stops that
@@ -122,35 +184,38 @@ public enum FleetLoader {
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: failed.flatMap(\.diagnostics), subject: subject), sources: sources)
     }
     let chosen = fleet.watches.filter { selection.isEmpty || selection.contains($0.name.value) }
+    // Each watch's own manifest is read when the member is first asked for it (`FleetMember`).
+    let shared = sources
     let members = chosen.map { watch in
-      member(watch, in: fleet, layers: fleet.layers(for: watch).compactMap { layers[$0.manifest.value] }, sources: sources)
+      let under = fleet.layers(for: watch).compactMap { layers[$0.manifest.value] }
+      var files: [String] = under.reversed().map(\.name)
+      if let written = watch.manifest { files.insert(fleet.displayPath(written.value), at: 0) }
+      return FleetMember(watch: watch, manifestFiles: files, layers: under.map(\.manifest),
+                         manifests: MemberManifests { member(watch, in: fleet, layers: under, sources: shared) })
     }
     return LoadedFleet(fleet: fleet, members: members, warnings: read.diagnostics,
                        defaults: fleet.defaults.flatMap { layers[$0.value]?.manifest })
   }
 
   /// A layer's manifest as read, with its warnings and its name in diagnostics.
-  struct LoadedLayer {
+  struct LoadedLayer: Sendable {
     var manifest: Manifest
     var warnings: [Diagnostic]
     var name: String
   }
 
+  /// Reads `watch`'s own manifest and merges it over `layers`.
   private static func member(_ watch: FleetWatch, in fleet: FleetFile, layers: [LoadedLayer],
-                             sources: [String: [UInt8]]) -> FleetMember {
+                             sources: [String: [UInt8]]) -> MemberRead {
     var sources = sources
-    // Display names, the top first: its own manifest, then its layers from the last.
-    var files: [String] = layers.reversed().map(\.name)
     var own: (manifest: Manifest, warnings: [Diagnostic], bytes: [UInt8], path: String)?
     if let written = watch.manifest {
       let name = fleet.displayPath(written.value)
       let path = fleet.absolutePath(written.value)
       let loaded = ManifestLoader.load(path: path, displayName: name, resolvesReferences: false)
       sources[name] = loaded.source
-      files.insert(name, at: 0)
       guard let manifest = loaded.manifest else {
-        return FleetMember(watch: watch, document: .failure(FleetInputProblem(diagnostics: loaded.diagnostics, subject: name)),
-                           sources: sources, manifestFiles: files)
+        return MemberRead(document: .failure(FleetInputProblem(diagnostics: loaded.diagnostics, subject: name)), sources: sources)
       }
       own = (manifest, loaded.diagnostics, loaded.source ?? [], path)
     }
@@ -161,16 +226,16 @@ public enum FleetLoader {
       warnings += layer.warnings.filter { ManifestMerge.field($0.field, isUnder: kept) }
     }
     if merged.diagnostics.hasErrors {
-      return FleetMember(watch: watch, document: .failure(FleetInputProblem(diagnostics: merged.diagnostics + warnings,
-                                                                            subject: "the merged manifest of \(watch.name.value)")),
-                         sources: sources, manifestFiles: files)
+      return MemberRead(document: .failure(FleetInputProblem(diagnostics: merged.diagnostics + warnings,
+                                                             subject: "the merged manifest of \(watch.name.value)")),
+                        sources: sources)
     }
     warnings += merged.diagnostics
     // The bytes of every file, its own first (positions in its own file still find their lines),
     // so anything keyed by the bytes (a monitor's heal budget) sees an edit of any of them.
     let bytes = (own?.bytes ?? []) + layers.reversed().flatMap { sources[$0.name] ?? [] }
     let document = ManifestDocument(manifest: merged.manifest, warnings: warnings.sortedByPosition(), bytes: bytes, path: own?.path)
-    return FleetMember(watch: watch, document: .success(document), sources: sources, manifestFiles: files, layers: layers.map(\.manifest))
+    return MemberRead(document: .success(document), sources: sources)
   }
 }
 

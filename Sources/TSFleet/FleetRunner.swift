@@ -25,12 +25,19 @@ public struct FleetRunner: Sendable {
   public var parallelism: Int
   /// Asked before each watch starts: once a stop is requested (Ctrl-C), no other watch starts.
   public var stop: any StopRequest
+  /// Whether each watch's merged manifest, read as the watch starts, is kept as its member's
+  /// `document` (`FleetMember.keep`): for a run whose plans are applied later from the same
+  /// manifests (an interactive `apply --fleet`). Otherwise only a failed watch's is kept (for
+  /// its report's source lines), so a run holds the manifests of the watches under way only.
+  public var keepsManifests = false
 
   /// A runner opening watches through `engine`.
-  public init(engine: Engine, parallelism: Int = FleetRunner.defaultParallelism, stop: any StopRequest = NoStopRequest()) {
+  public init(engine: Engine, parallelism: Int = FleetRunner.defaultParallelism, stop: any StopRequest = NoStopRequest(),
+              keepsManifests: Bool = false) {
     self.engine = engine
     self.parallelism = max(1, parallelism)
     self.stop = stop
+    self.keepsManifests = keepsManifests
   }
 
   /// Runs `operation` on every member, returning one result per member in their order.
@@ -48,8 +55,8 @@ public struct FleetRunner: Sendable {
       var next = 0
       func start(_ index: Int) {
         let member = members[index]
-        group.addTask { [engine, stop] in
-          (index, await Self.one(member, engine: engine, stop: stop, tracker: tracker, operation))
+        group.addTask { [engine, stop, keepsManifests] in
+          (index, await Self.one(member, engine: engine, stop: stop, keeps: keepsManifests, tracker: tracker, operation))
         }
       }
       while next < min(parallelism, members.count) {
@@ -69,7 +76,7 @@ public struct FleetRunner: Sendable {
   }
 
   private static func one<Outcome: Sendable>(
-    _ member: FleetMember, engine: Engine, stop: any StopRequest, tracker: ProgressTracker,
+    _ member: FleetMember, engine: Engine, stop: any StopRequest, keeps: Bool, tracker: ProgressTracker,
     _ operation: @Sendable (FleetMember, ManifestDocument, Watch) async throws(EngineError) -> Outcome
   ) async -> FleetResult<Outcome> {
     let clock = ContinuousClock()
@@ -78,7 +85,10 @@ public struct FleetRunner: Sendable {
     tracker.started(member.name)
     defer { tracker.finished(member.name) }
     let outcome: Result<Outcome, FleetFailure>
-    switch member.document {
+    // Its manifests are read now and dropped when it is done (unless `keepsManifests`; a failed
+    // watch's are kept for its report).
+    let read = member.read()
+    switch read.document {
     case .failure(let problem):
       outcome = .failure(.input(problem))
     case .success(let document):
@@ -102,6 +112,7 @@ public struct FleetRunner: Sendable {
         outcome = .failure(.engine(error))
       }
     }
+    if case .failure = outcome { member.keep(read) } else if keeps { member.keep(read) }
     return FleetResult(member: member, outcome: outcome, elapsed: clock.now - start)
   }
 }

@@ -25,16 +25,17 @@ public enum FilePaths {
         if !result.isEmpty { result.removeLast() }
         continue
       }
-      let candidate = "/" + (result + [component]).joined(separator: "/")
-      if exists, links < maximumLinks, let target = linkTarget(candidate) {
-        links += 1
-        if target.hasPrefix("/") { result = [] }
-        pending = components(target) + pending
-        continue
-      }
       if exists {
+        // One `lstat` a component: whether it exists, and whether it is a link to follow.
+        let candidate = "/" + (result + [component]).joined(separator: "/")
         var info = stat()
         exists = lstat(candidate, &info) == 0
+        if exists, (info.st_mode & S_IFMT) == S_IFLNK, links < maximumLinks, let target = linkTarget(candidate) {
+          links += 1
+          if target.hasPrefix("/") { result = [] }
+          pending = components(target) + pending
+          continue
+        }
       }
       result.append(component)
     }
@@ -85,10 +86,9 @@ public enum FilePaths {
     path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
   }
 
-  /// The target of the symbolic link at `path`, or `nil` when it is not one.
+  /// The target of the symbolic link at `path` (`lstat` said it is one), or `nil` when it
+  /// cannot be read.
   private static func linkTarget(_ path: String) -> String? {
-    var info = stat()
-    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return nil }
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink(path, &buffer, buffer.count - 1)
     guard count > 0 else { return nil }

@@ -6,16 +6,18 @@ import TSFleet
 import TSManifest
 import TSModel
 import TSMQTT
+import TSPlan
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …] [--repeat K] [--layers L]`: a fleet of N simulated watches (state files)
+/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans]`: a fleet of N simulated watches (state files)
 ///   under a defaults manifest (with `--layers L`, L layers: the defaults, then L − 1 selected by
 ///   labels and profile, each adding a shared contact, the first referred to from the emergency
 ///   list, one replacing a custom reminder), each merged manifest 50 contacts (+ L − 1), 3
 ///   built-ins and 5 custom reminders; the
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
-///   through the engine by the fleet runner (`-parallelism` 10), in this process. CPU time
+///   through the engine by the fleet runner (`-parallelism` 10), in this process, each plan
+///   counted and dropped as its watch finishes (with `--keep-plans`, kept to the end). CPU time
 ///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
 ///   `--repeat K` the timed part K times over the same files. The set-up (`fleet-seed`: every
 ///   watch as applied and recorded, then a contact added on it) runs in another process, so
@@ -150,6 +152,11 @@ enum FleetBenchmark {
       layers = l
       arguments.removeSubrange(flag...flag + 1)
     }
+    var keepPlans = false
+    if let flag = arguments.firstIndex(of: "--keep-plans") {
+      keepPlans = true
+      arguments.remove(at: flag)
+    }
     let counts = arguments.compactMap(Int.init)
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
@@ -170,17 +177,25 @@ enum FleetBenchmark {
         let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
         let cpuLoaded = cpuSeconds()
         let residentLoaded = BenchmarkClock.residentKiB()
+        // Each plan summarised (its number of changes) and dropped as its watch finishes, as a
+        // streaming report would; with `--keep-plans`, every plan kept to the end, as `plan
+        // --fleet`'s grouped review keeps them.
+        let kept = Locked<[Plan]>([])
+        let keepPlans = keepPlans
         let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
-          try await watch.plan(document).plan
+          let plan = try await watch.plan(document).plan
+          if keepPlans { kept.mutate { $0.append(plan) } }
+          return plan.resourceChanges.count
         }
         let cpuEnd = cpuSeconds()
         let wall = Double(DispatchTime.now().uptimeNanoseconds - wallStart) / 1e9
-        let changes = results.compactMap { try? $0.outcome.get().resourceChanges.count }.reduce(0, +)
+        let changes = results.compactMap { try? $0.outcome.get() }.reduce(0, +)
         let failed = results.filter { (try? $0.outcome.get()) == nil }.count
         let total = cpuEnd - cpuStart
         print(String(format: "%7d  %7.3fs  %7.3fs  %8.3fs  %7.3fs  %13.2fms  %d%@", count, cpuLoaded - cpuStart, cpuEnd - cpuLoaded, total, wall,
                      total / Double(count) * 1000, changes, failed > 0 ? " (\(failed) failed)" as NSString : "" as NSString))
-        print("  RSS: \(residentLoaded) KiB with the fleet loaded, \(BenchmarkClock.residentKiB()) KiB with every plan")
+        print("  RSS: \(residentLoaded) KiB with the fleet loaded, \(BenchmarkClock.residentKiB()) KiB after planning"
+              + (keepPlans ? " (\(kept.value.count) plans kept)" : ""))
       }
       print("  peak RSS of the timed part (from the end of the set-up): \(BenchmarkClock.peakResidentSinceResetKiB()) KiB")
     }

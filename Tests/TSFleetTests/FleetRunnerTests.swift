@@ -66,6 +66,36 @@ import TSPlan
             == ["wards/ward-a.yaml:4:32 reminders.custom[1].repeat", "wards/ward-a.yaml:5:1 contacts"])
   }
 
+  /// Each watch's manifests are read as the runner starts the watch and dropped when it is done
+  /// (10,000 watches are planned holding the manifests of the ten under way only,
+  /// docs/fleet.md "Scale"); `FleetMember.document` reads once and keeps what it read; a failed
+  /// watch keeps the bytes its diagnostics point into.
+  @Test func readsEachWatchsManifestsAsItStartsAndKeepsThemOnlyForAFailure() async throws {
+    let space = try Self.fleet()
+    let loaded = try space.load()
+    func emergency(_ name: String) -> String { "emergency:\n  sos: true\n  contacts:\n    - {name: \(name), phone: \"+15550129\"}\n" }
+    // Edited after the fleet was loaded: the runner uses the file as it is when the watch starts.
+    try space.write("residents/room-2.yaml", emergency("Edited"))
+    let results = await FleetRunner(engine: space.engine, parallelism: 2).run(loaded.members) { _, document, _ throws(EngineError) in
+      String(decoding: document.bytes, as: UTF8.self)
+    }
+    #expect(try results[1].outcome.get().hasPrefix(emergency("Edited")))
+    // Nothing was kept for it: `document` reads the file now, and keeps what it read.
+    try space.write("residents/room-2.yaml", emergency("Later"))
+    let member = loaded.members[1]
+    #expect(String(decoding: try member.document.get().bytes, as: UTF8.self).hasPrefix(emergency("Later")))
+    try space.write("residents/room-2.yaml", emergency("Last"))
+    #expect(String(decoding: try member.document.get().bytes, as: UTF8.self).hasPrefix(emergency("Later")))
+    // room-5 failed on its manifest: its report quotes the file as it was read, fixed since.
+    try space.write("residents/room-5.yaml", "contacts: []\n")
+    guard case .failure(.input(let problem)) = results[3].outcome else {
+      Issue.record("room-5 did not fail on its manifest: \(results[3].outcome)")
+      return
+    }
+    #expect(problem.diagnostics.first?.position?.file == "residents/room-5.yaml")
+    #expect(String(decoding: results[3].member.sources["residents/room-5.yaml"] ?? [], as: UTF8.self).contains("12-AB"))
+  }
+
   @Test func appliesConcurrentlyWithTheSafetyGatePerWatch() async throws {
     let space = try Self.fleet()
     // room-2 holds an emergency contact the manifest would replace: unsafe for an unattended apply.
