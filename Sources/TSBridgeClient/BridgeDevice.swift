@@ -16,7 +16,8 @@ import TSModel
 /// - the protocol's own refusals: `tsapply.bridge` with the HTTP status (401 wrong key or clock,
 ///   404 unknown watch, 409 leased, …).
 ///
-/// Reads are retried twice with backoff (0.2 s, then 0.6 s) on those link failures. Writes are
+/// Reads are retried twice with backoff (0.2 s, then 0.6 s) on those link failures, and a read
+/// whose kept-alive connection closed under it is first sent again at once on a new one. Writes are
 /// never retried: a write whose answer was lost (6001, 9310) may have happened, and the engine
 /// reads the watch back to find out (`Applier`, docs/apply.md "When a write's answer is lost").
 public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Sendable {
@@ -256,9 +257,10 @@ final class BridgeCaller: @unchecked Sendable {
   func send<R: Decodable & Sendable>(_ type: R.Type, _ method: String, _ path: String, name: String, body: [UInt8],
                                      domain: DeviceError.Domain, retry: Bool) async throws(DeviceError) -> R? {
     var attempt = 0
+    var newConnection = false
     while true {
       do {
-        let (_, answer, bytes) = try await transport.exchange(method, path, body)
+        let (_, answer, bytes) = try await transport.exchange(method, path, body, newConnection: newConnection)
         count(name, bytes: bytes, sent: body.count)
         guard let decoded = BridgeJSON.decode(AnswerOf<R>.self, from: answer) else {
           throw DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's answer to \(name) is not protocol v\(BridgeProtocol.major) JSON")
@@ -268,6 +270,12 @@ final class BridgeCaller: @unchecked Sendable {
       } catch let failure as BridgeTransport.Failure {
         count(name, bytes: 0, sent: body.count)
         if case .refused(_, let error, _) = failure { throw error.deviceError }
+        // A read that a kept-alive connection dropped goes again at once on a new connection,
+        // as it would have gone without reuse; not one of the retries.
+        if case .connectionClosed = failure, retry, !newConnection {
+          newConnection = true
+          continue
+        }
         guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain) }
         try? await Task.sleep(for: retryDelays[attempt])
         attempt += 1
@@ -287,7 +295,7 @@ final class BridgeCaller: @unchecked Sendable {
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")
     case .timedOut:
       return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; the call may or may not have reached the watch")
-    case .lost(let reason):
+    case .lost(let reason), .connectionClosed(let reason):
       return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); the call may or may not have reached the watch")
     case .refused(_, let error, _):
       return error.deviceError

@@ -36,13 +36,19 @@ struct BridgeTransport: Sendable {
     /// The connection broke, or the answer could not be authenticated, after the request was
     /// sent: it may or may not have been carried out.
     case lost(String)
+    /// A kept-alive connection closed under the request and libcurl's copy of it was refused
+    /// as a replay: the first may have been carried out (for a write, as `lost`); a read is sent
+    /// again, sealed afresh, on a new connection (`BridgeCaller.send`).
+    case connectionClosed(String)
     /// The bridge answered with a protocol error (HTTP status, message), or speaks another major version.
     case refused(status: Int, WireError, holder: LockHolder?)
   }
 
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
   /// (sealed into the body, or for GET into the `TSApply-Seal` header).
-  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8]) async throws(Failure) -> (status: Int, body: [UInt8], sent: Int) {
+  /// `newConnection`: on a connection of its own, whatever `reuseConnections` says.
+  func exchange(_ method: String, _ path: String, _ plaintext: [UInt8], newConnection: Bool = false) async throws(Failure)
+    -> (status: Int, body: [UInt8], sent: Int) {
     let sealed = sealer.seal(plaintext, for: .request(method: method, path: path, lastEventID: nil))
     var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version)]
     var body: [UInt8] = []
@@ -57,7 +63,7 @@ struct BridgeTransport: Sendable {
     let sends: Int
     do {
       let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
-                                                                      timeout: timeout, reuseConnection: reuseConnections))
+                                                                      timeout: timeout, reuseConnection: reuseConnections && !newConnection))
       (head, data, sends) = (answer.head, answer.body, answer.sends)
     } catch {
       switch error {
@@ -69,7 +75,7 @@ struct BridgeTransport: Sendable {
     try Self.checkVersion(head.headers[BridgeProtocol.versionHeader.lowercased()])
     let type = head.headers["content-type"] ?? ""
     if sends > 1, head.status == 401, !type.hasPrefix(BridgeProtocol.sealedType) {
-      throw .lost("the connection closed under the request and the copy libcurl sent again was refused as a replay: the bridge may have carried it out")
+      throw .connectionClosed("the connection closed under the request and the copy libcurl sent again was refused as a replay: the bridge may have carried it out")
     }
     if type.hasPrefix(BridgeProtocol.sealedType) {
       guard let message = SealedMessage(bytes: data),

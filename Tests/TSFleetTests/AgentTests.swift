@@ -476,9 +476,17 @@ import TSTestSupport
       drifted = try await row()
     }
     #expect(drifted?.state == "no desired document" && drifted?.drift == 1, "\(String(describing: drifted))")
-    // Publishing again is the way back.
-    #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
-    #expect(try await row()?.state == "in sync")
+    // Publishing again is the way back: the agent writes the watch back. (What the publisher
+    // reports for it can be the status published just before its publication, a known gap:
+    // statuses do not name the publication they answer. So the end state is checked here.)
+    _ = try await site.apply()
+    var back = try await row()
+    for _ in 0..<1500 where back?.state != "in sync" || back?.drift != 0 {
+      try await Task.sleep(for: .milliseconds(20))
+      back = try await row()
+    }
+    #expect(back?.state == "in sync" && back?.drift == 0, "\(String(describing: back))")
+    #expect(try await !site.scheme.device("room-1").getAllContacts().contains { $0.name == "Zed" })
     await again.stop()
   }
 
