@@ -1,3 +1,4 @@
+import Foundation
 import TSModel
 
 /// Constants of bridge protocol v1 (docs/bridge-protocol.md).
@@ -207,12 +208,35 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
   public var connection: ConnectionState?
   /// Which listener was refused and why, for `listenerRefused`.
   public var refusal: ListenerRefusal?
+  /// When the bridge heard the event from the watch (or when the watch says it happened, where
+  /// it says), ISO 8601 UTC with milliseconds (`InternetTime`), so an event replayed after an
+  /// outage keeps when it happened. Optional (protocol 1.1 bridges before it send none): a client
+  /// takes an absent or unreadable `time` as unknown and never drops the event for it.
+  public var time: String?
 
   /// An event.
-  public init(type: Kind, contacts: [Contact]? = nil, connection: ConnectionState? = nil, refusal: ListenerRefusal? = nil) {
+  public init(type: Kind, contacts: [Contact]? = nil, connection: ConnectionState? = nil, refusal: ListenerRefusal? = nil,
+              time: String? = nil) {
     self.type = type
     self.contacts = contacts
     self.connection = connection
     self.refusal = refusal
+    self.time = time
   }
+
+  enum CodingKeys: String, CodingKey { case type, contacts, connection, refusal, time }
+
+  /// Reads an event; a `time` that is not a string is taken as absent (an SOS is never lost to
+  /// an optional field).
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    type = try container.decode(Kind.self, forKey: .type)
+    contacts = try container.decodeIfPresent([Contact].self, forKey: .contacts)
+    connection = try container.decodeIfPresent(ConnectionState.self, forKey: .connection)
+    refusal = try container.decodeIfPresent(ListenerRefusal.self, forKey: .refusal)
+    time = try? container.decodeIfPresent(String.self, forKey: .time)
+  }
+
+  /// When it happened, from `time`; `nil` when absent or not a time.
+  public var date: Date? { time.flatMap(InternetTime.date) }
 }

@@ -88,6 +88,8 @@ public final class BridgeService: Sendable {
   /// Event streams open now (at most `BridgeProtocol.maxEventStreams`).
   let openStreams = Locked(0)
   let log: @Sendable (String) -> Void
+  /// Milliseconds since 1970 (`init`'s `clock`).
+  let clock: @Sendable () -> UInt64
 
   /// A service for `watches` under `key`.
   /// - Parameters:
@@ -110,15 +112,18 @@ public final class BridgeService: Sendable {
     connection = Locked(Dictionary(watches.map { ($0.id, ConnectionState.connected) }, uniquingKeysWith: { first, _ in first }))
     self.faults = faults
     self.log = log
+    self.clock = clock
   }
 
   /// Listens to every watch, feeding its event log (`WatchListening`: registered again after
   /// a reconnect that dropped the watch's listeners, once; refusals are kept and sent at the
-  /// start of each stream). Call once before serving.
+  /// start of each stream; each event carries when it was heard, by `clock`, unless the device
+  /// says when it happened). Call once before serving.
   public func startListening() async {
+    let clock = self.clock
     for id in order {
       guard let watch = watches[id], let events = logs[id] else { continue }
-      await WatchListening(device: watch.device, log: events).start()
+      await WatchListening(device: watch.device, log: events, now: { Date(timeIntervalSince1970: Double(clock()) / 1000) }).start()
     }
   }
 
@@ -129,7 +134,10 @@ public final class BridgeService: Sendable {
       defer { states[id] = state }
       return states[id] != state
     }
-    if changed { logs[id]?.append(BridgeEvent(type: .connectionState, connection: state)) }
+    if changed {
+      let time = InternetTime.text(Date(timeIntervalSince1970: Double(clock()) / 1000))
+      logs[id]?.append(BridgeEvent(type: .connectionState, connection: state, time: time))
+    }
   }
 
   // MARK: Handling

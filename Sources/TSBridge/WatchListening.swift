@@ -35,9 +35,13 @@ final class WatchListening: @unchecked Sendable {
   /// only while drops come with no event between them (a watch that cannot be read at all).
   static let again = Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(2))
 
-  init(device: any Device, log: EventLog) {
+  /// The bridge's clock: when an event was heard, for one whose device gives no time.
+  let now: @Sendable () -> Date
+
+  init(device: any Device, log: EventLog, now: @escaping @Sendable () -> Date = { Date() }) {
     self.device = device
     self.log = log
+    self.now = now
     state = Locked(State())
   }
 
@@ -71,10 +75,12 @@ final class WatchListening: @unchecked Sendable {
         return true
       }
       guard current else { return }
+      // When the watch says it happened, else now: heard from the watch this moment.
+      let time = InternetTime.text(event.time ?? now())
       switch event.kind {
-      case .contactsChanged: log.append(BridgeEvent(type: .contactsChanged, contacts: event.contacts ?? []))
-      case .emergencyContactsChanged: log.append(BridgeEvent(type: .emergencyContactsChanged, contacts: event.contacts ?? []))
-      case .sosRequested: log.append(BridgeEvent(type: .sosRequested))
+      case .contactsChanged: log.append(BridgeEvent(type: .contactsChanged, contacts: event.contacts ?? [], time: time))
+      case .emergencyContactsChanged: log.append(BridgeEvent(type: .emergencyContactsChanged, contacts: event.contacts ?? [], time: time))
+      case .sosRequested: log.append(BridgeEvent(type: .sosRequested, time: time))
       }
     case .failed(let kind, let error) where error.code == .notSupport:
       guard state.update({ $0.refused.insert(kind).inserted }) else { return }

@@ -215,11 +215,11 @@ final class BridgeEventStream: @unchecked Sendable {
       case (.resumePoint, .listener(_, let call)):
         if let id { call(.resumePoint(id)) }
       case (.contactsChanged, .listener(let kinds, let call)) where kinds.contains(.contactsChanged):
-        call(.event(DeviceEvent(id: id, kind: .contactsChanged, contacts: event.contacts ?? [])))
+        call(.event(DeviceEvent(id: id, kind: .contactsChanged, contacts: event.contacts ?? [], time: event.date)))
       case (.emergencyContactsChanged, .listener(let kinds, let call)) where kinds.contains(.emergencyContactsChanged):
-        call(.event(DeviceEvent(id: id, kind: .emergencyContactsChanged, contacts: event.contacts ?? [])))
+        call(.event(DeviceEvent(id: id, kind: .emergencyContactsChanged, contacts: event.contacts ?? [], time: event.date)))
       case (.sosRequested, .listener(let kinds, let call)) where kinds.contains(.sosRequested):
-        call(.event(DeviceEvent(id: id, kind: .sosRequested)))
+        call(.event(DeviceEvent(id: id, kind: .sosRequested, time: event.date)))
       case (.contactsChanged, .contacts(let call)), (.emergencyContactsChanged, .emergency(let call)):
         call(.success(event.contacts ?? []))
       case (.sosRequested, .sos(let call)):

@@ -1,3 +1,4 @@
+import Foundation
 import TSModel
 
 /// The id of a watch-side event as the device that reported it numbers its events: opaque to
@@ -32,12 +33,18 @@ public struct DeviceEvent: Hashable, Sendable {
   public var kind: Kind
   /// The new list, for the two contact kinds.
   public var contacts: [Contact]?
+  /// When it happened, as the watch or the bridge in front of it recorded it (the simulator's
+  /// journal entry, a bridge event's `time`); `nil` where the device does not say (the SDK's own
+  /// listener blocks carry no time), and the hearer's clock is then the best there is. An event
+  /// replayed after an outage keeps the time it happened, not the time it was heard.
+  public var time: Date?
 
-  /// An event of `kind` with `id`.
-  public init(id: DeviceEventID?, kind: Kind, contacts: [Contact]? = nil) {
+  /// An event of `kind` with `id`, that happened at `time` when known.
+  public init(id: DeviceEventID?, kind: Kind, contacts: [Contact]? = nil, time: Date? = nil) {
     self.id = id
     self.kind = kind
     self.contacts = contacts
+    self.time = time
   }
 }
 

@@ -231,9 +231,7 @@ public struct ApplyHistory: Sendable {
   }
 
   /// A time in the history's form, or any ISO 8601 time with seconds (`Z` or an offset).
-  public static func parseTime(_ text: String) -> Date? {
-    formatterLock.withLock { formatter.date(from: text) ?? plainFormatter.date(from: text) }
-  }
+  public static func parseTime(_ text: String) -> Date? { InternetTime.date(text) }
 
   /// The time `text` names for `restore --at`: an ISO 8601 time (`2026-12-02T09:30:00Z`, an
   /// offset instead of `Z`, fractional seconds allowed), a UTC day (`2026-12-02`, its start), or
@@ -250,11 +248,6 @@ public struct ApplyHistory: Sendable {
   nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter
-  }()
-  nonisolated(unsafe) private static let plainFormatter: ISO8601DateFormatter = {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
     return formatter
   }()
 

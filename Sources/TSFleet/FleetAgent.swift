@@ -414,7 +414,7 @@ actor AgentWatch {
   private func heard(_ report: ListenerReport, generation: Int) async {
     switch report {
     case .resumePoint(let point): record(point, sequence: nil)
-    case .event(let event) where event.kind == .sosRequested: sos(event.id)
+    case .event(let event) where event.kind == .sosRequested: sos(event.id, pressedAt: event.time)
     case .event(let event):
       requestDriftCheck()
       record(event.id, sequence: nil)
@@ -669,7 +669,9 @@ actor AgentWatch {
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
   }
 
-  private func sos(_ deviceEvent: DeviceEventID?) {
+  /// Publishes a press, timed when it was made where the device says (`DeviceEvent.time`: one
+  /// replayed after the agent was down keeps its own time), else now.
+  private func sos(_ deviceEvent: DeviceEventID?, pressedAt: Date?) {
     let press: (sequence: Int, id: String)? = handled?.nextSOS()
     let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
     outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
@@ -679,7 +681,7 @@ actor AgentWatch {
       // only once the broker has the SOS, so one never sent is replayed by the next start.
       record(nil, sequence: number)
     }
-    event(.sos, "the wearer pressed SOS", id: pressID, sequence: number) { [weak self] in
+    event(.sos, "the wearer pressed SOS", id: pressID, sequence: number, time: pressedAt) { [weak self] in
       Task { await self?.record(deviceEvent, sequence: nil) }
     }
   }
@@ -693,8 +695,8 @@ actor AgentWatch {
 
   /// Publishes an event; `message` is masked already (`masked`).
   private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, id eventID: String? = nil,
-                     sequence: Int? = nil, acknowledged: (@Sendable () -> Void)? = nil) {
-    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()),
+                     sequence: Int? = nil, time: Date? = nil, acknowledged: (@Sendable () -> Void)? = nil) {
+    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(time ?? now()),
                            message: message, revision: revision)
     event.id = eventID
     event.sequence = sequence

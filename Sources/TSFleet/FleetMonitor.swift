@@ -172,7 +172,11 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
-      let time = ISO8601DateFormatter().date(from: event.time) ?? Date()
+      let heard = Date(), time = ISO8601DateFormatter().date(from: event.time) ?? heard
+      // An SOS is timed by the press (the agent's `time`); one heard well after it says when.
+      if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {
+        fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
+      }
       // An SOS keeps the agent's id for the press, so one replayed by a restarted agent is
       // recognised (and delivered once) and receivers can deduplicate by it.
       let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil },

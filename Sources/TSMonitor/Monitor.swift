@@ -33,7 +33,9 @@ import TSPlan
 /// - **Missed events**: listeners resume after the last event handled (`HandledEvents`, recorded
 ///   after each event, an SOS once it is in the outbox), so presses made while no monitor listened
 ///   are replayed on start and after each outage where the device keeps its events numbered (the
-///   simulator's journal, a bridge's event log); handled ones are not heard again.
+///   simulator's journal, a bridge's event log); handled ones are not heard again. A replayed
+///   press keeps when it was pressed (`DeviceEvent.time`) as its event's `time`, with `heard_at`
+///   and `replayed` (docs/monitor.md "Missed events").
 public final class Monitor: @unchecked Sendable {
   /// The engine watches are opened and healed through.
   public let engine: Engine
@@ -311,13 +313,15 @@ public final class Monitor: @unchecked Sendable {
     guard !kinds.isEmpty else { return listening }
     let identity = watch.identity, profile = watch.capabilities.profile
     let after = locked { session?.handled.lastEventID }
+    // A press made before this moment, heard by a listener that resumed, was replayed.
+    let resumedAt = after == nil ? nil : now()
     await watch.device.listen(to: kinds, after: after) { [weak self] report in
       guard let self, self.isCurrent(generation) else { return }
       switch report {
       case .resumePoint(let id):
         self.eventLock.withLock { self.recordHandled(id, sequence: nil) }
       case .event(let event) where event.kind == .sosRequested:
-        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id)
+        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt)
       case .event(let event):
         self.mailbox.post(.changed)
         // A missed change needs no replay (connecting checks the watch anyway), only the record.
@@ -363,11 +367,19 @@ public final class Monitor: @unchecked Sendable {
 
   // MARK: SOS
 
-  /// An SOS press (the device's event `deviceEvent`): numbered, into the outbox first (on disk
-  /// before anything else happens), then recorded as handled, then the log, then the notifiers.
+  /// Seconds between when a press happened and when the monitor heard it beyond which the
+  /// event says both (`heard_at`): more than delivery ever takes, less than anyone waits.
+  public static let heardLateAfter: TimeInterval = 2
+
+  /// An SOS press (the device's event `deviceEvent`, made at `pressedAt` when the device says):
+  /// numbered, into the outbox first (on disk before anything else happens), then recorded as
+  /// handled, then the log, then the notifiers. The event's `time` is when it was pressed
+  /// (when heard, if the device does not say); heard more than `heardLateAfter` apart it also
+  /// has `heard_at`, and `replayed` when it was pressed before a resuming listener registered
+  /// (`resumedAt`: pressed while no monitor listened, replayed from the watch's history).
   /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
   /// the outbox delivers it.
-  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?) {
+  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?) {
     eventLock.lock()
     defer { eventLock.unlock() }
     guard let session = locked({ self.session }) else { return }
@@ -375,8 +387,18 @@ public final class Monitor: @unchecked Sendable {
     var fields: [String: JSONValue] = ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName),
                                        "sequence": .integer(sequence)]
     if let deviceEvent { fields["device_event_id"] = .string(deviceEvent.rawValue) }
+    let heard = now(), pressed = pressedAt ?? heard
+    var message = "SOS pressed on the watch"
+    if abs(heard.timeIntervalSince(pressed)) > Self.heardLateAfter {
+      fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
+      if heard > pressed { message += " \(StatusBoard.duration(heard.timeIntervalSince(pressed))) before it was heard" }
+    }
+    if let resumedAt, pressed < resumedAt {
+      fields["replayed"] = .bool(true)
+      message += " (replayed: pressed while no monitor listened)"
+    }
     // Named as its events are before it goes in the outbox: the notifiers get what the log shows.
-    let event = Self.named(MonitorEvent(time: now(), watch: watch, kind: .sos, id: id, message: "SOS pressed on the watch", fields: fields),
+    let event = Self.named(MonitorEvent(time: pressed, watch: watch, kind: .sos, id: id, message: message, fields: fields),
                            settings.watchName)
     let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
     if !notifiers.isEmpty {

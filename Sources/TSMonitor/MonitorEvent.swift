@@ -67,17 +67,8 @@ public struct MonitorEvent: Hashable, Sendable {
     return compact + "-" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
   }
 
-  /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z`.
-  public static func timestamp(_ time: Date) -> String {
-    let total = Int64((time.timeIntervalSince1970 * 1000).rounded())
-    var (whole, milliseconds) = total.quotientAndRemainder(dividingBy: 1000)
-    if milliseconds < 0 { (whole, milliseconds) = (whole - 1, milliseconds + 1000) }
-    var seconds = time_t(whole)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds))
-  }
+  /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z` (`InternetTime`).
+  public static func timestamp(_ time: Date) -> String { InternetTime.text(time) }
 
   /// The whole event as one JSON object: the common keys and `fields`.
   public var json: JSONValue {

@@ -10,8 +10,8 @@ extension StatusBoard {
 
 extension StatusBoard.Snapshot {
   /// `GET /status.json` (docs/monitor.md "Status page"): `{format_version: "1", time,
-  /// offline_threshold_seconds, open_sos: [{id, watch, time}], acknowledged_sos: [{id, watch,
-  /// time, acknowledged_by, acknowledged_at}], watches: [{name, labels, device, state,
+  /// offline_threshold_seconds, open_sos: [{id, watch, time, heard_at?}], acknowledged_sos: [{id,
+  /// watch, time, heard_at?, acknowledged_by, acknowledged_at}], watches: [{name, labels, device, state,
   /// needs_attention, reasons, last_seen, offline_since, drift, pending, applied_revision}],
   /// counts: {watches_by_state, needing_attention, sos_presses, sos_open, deliveries_failed,
   /// applies}, rollout: the fleet's staged rollout as `status --fleet --json` gives it, or null}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
@@ -19,6 +19,7 @@ extension StatusBoard.Snapshot {
     func stamp(_ date: Date?) -> JSONValue { date.map { .string(MonitorEvent.timestamp($0)) } ?? .null }
     func press(_ press: StatusBoard.SOSPress) -> JSONValue {
       var object: [String: JSONValue] = ["id": .string(press.id), "watch": .string(press.watch), "time": stamp(press.time)]
+      if press.heardAt != nil { object["heard_at"] = stamp(press.heardAt) }
       if press.acknowledgedAt != nil {
         object["acknowledged_by"] = press.acknowledgedBy.map(JSONValue.string) ?? .null
         object["acknowledged_at"] = stamp(press.acknowledgedAt)

@@ -115,8 +115,11 @@ public final class StatusBoard: @unchecked Sendable {
     public var id: String
     /// The member's name.
     public var watch: String
-    /// When it was pressed (the event's time).
+    /// When it was pressed (the event's time: the watch's, for a press replayed after an outage).
     public var time: Date
+    /// When the monitor heard it, where that was more than a moment after `time` (the event's
+    /// `heard_at`: a replayed press); `nil` when heard as it was pressed.
+    public var heardAt: Date?
     /// Who acknowledged it on the page (the name they gave), and when; `nil` while open.
     public var acknowledgedBy: String?
     public var acknowledgedAt: Date?
@@ -298,7 +301,8 @@ public final class StatusBoard: @unchecked Sendable {
       case .sos:
         guard let name = names.first, seenSOS.insert(event.id).inserted else { return false }
         sosPresses += 1
-        open.insert(SOSPress(id: event.id, watch: name, time: event.time), at: 0)
+        let heardAt = event.fields["heard_at"].flatMap { if case .string(let text) = $0 { InternetTime.date(text) } else { nil } }
+        open.insert(SOSPress(id: event.id, watch: name, time: event.time, heardAt: heardAt), at: 0)
         open.sort { $0.time > $1.time }
         counters.sos += 1
         return true

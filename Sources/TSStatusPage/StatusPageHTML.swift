@@ -69,7 +69,7 @@ public enum StatusPageHTML {
     for press in snapshot.openSOS {
       html += "<article class=\"sos\" data-name=\"\(escape(press.watch))\" data-labels=\"\(escape(labels(of: press.watch, snapshot)))\">"
       html += "<p class=\"sos-title\"><span class=\"badge\">SOS</span> <strong>\(escape(press.watch))</strong></p>"
-      html += "<p>Pressed \(time(press.time, snapshot.time))</p>"
+      html += "<p>Pressed \(time(press.time, snapshot.time))\(heardLate(press))</p>"
       if canAcknowledge {
         let field = "by-" + identifier(press.id)
         html += "<form method=\"post\" action=\"/ack\" class=\"ack\"><input type=\"hidden\" name=\"id\" value=\"\(escape(press.id))\">"
@@ -133,6 +133,13 @@ public enum StatusPageHTML {
     let stamp = MonitorEvent.timestamp(date)
     return "<time datetime=\"\(stamp)\">\(clock(date)) UTC</time> (<span class=\"ago\" data-t=\"\(stamp)\">"
       + "\(StatusBoard.duration(now.timeIntervalSince(date))) ago</span>)"
+  }
+
+  /// `, heard late at 22:56:10 UTC` for a press heard well after it was made (replayed after
+  /// an outage: the wait counts from the press, not from when it was heard); empty otherwise.
+  private static func heardLate(_ press: StatusBoard.SOSPress) -> String {
+    guard let heard = press.heardAt, heard > press.time else { return "" }
+    return ", heard late at <time datetime=\"\(MonitorEvent.timestamp(heard))\">\(clock(heard)) UTC</time>"
   }
 
   private static func clock(_ date: Date) -> String {

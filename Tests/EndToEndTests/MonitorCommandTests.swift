@@ -103,12 +103,19 @@ import TSTestSupport
     #expect(monitor.stop().status == 0)
   }
 
-  @Test func onSOSRunsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
+  /// A workspace with an empty manifest and a Fit watch in the folder of a recording `--on-sos`
+  /// program (`MonitorFixtures.recorder`).
+  static func recordingWorkspace() throws -> (directory: URL, folder: String, script: String, device: String) {
     let directory = try TSApplyBinary.temporaryDirectory()
     let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
     let device = "sim:" + folder + "/watch.json"
     #expect(try Self.run(["device", "init", "--profile", "fit", "--device", device], in: directory).status == 0)
     try "version: 1\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    return (directory, folder, script, device)
+  }
+
+  @Test func onSOSRunsExactlyTheGivenProgramWithTheEventInItsEnvironment() async throws {
+    let (directory, folder, script, device) = try Self.recordingWorkspace()
     let command = MonitorFixtures.quoted(script) + " 'SOS: \"$(touch pwned3)\" $HOME' \"line one\nline two\""
     let monitor = try MonitorProcess(["--device", device, "--on-sos", command], in: directory)
     try await monitor.wait(for: "online")
@@ -153,6 +160,37 @@ import TSTestSupport
             "delivered once, with the id the first run gave it")
     #expect(stopped.stderr.contains("left in the outbox by an earlier run"), "\(stopped.stderr)")
     #expect(second.events().allSatisfy { $0["kind"] as? String != "sos" }, "the restart reports no new SOS")
+  }
+
+  /// The care-home repro: the monitor killed with SIGKILL, SOS pressed with `device simulate
+  /// sos`, the monitor started again seconds later: the replayed event — its log line and what
+  /// `--on-sos` is given — says when the wearer pressed (the journal's time), not when the
+  /// monitor came back, with `heard_at` and `replayed`.
+  @Test func anSOSPressedWhileTheMonitorWasKilledKeepsWhenItWasPressed() async throws {
+    let (directory, folder, script, device) = try Self.recordingWorkspace()
+    let arguments = ["--device", device, "--on-sos", MonitorFixtures.quoted(script)]
+    let first = try MonitorProcess(arguments, in: directory)
+    try await first.wait(for: "online")
+    first.kill()
+    let before = Date()
+    try Self.simulate(["sos"], in: directory, device: device)
+    let after = Date()
+    try await Task.sleep(for: .seconds(3))  // the outage: longer than heard_at's 2 s
+    let second = try MonitorProcess(arguments, in: directory)
+    let sos = try await second.wait(for: "sos")
+    let pressed = try MonitorProcess.time(of: sos)
+    #expect(pressed >= before.addingTimeInterval(-0.001) && pressed <= after.addingTimeInterval(0.001),
+            "the press's time, \(before)…\(after): \(sos)")
+    var heard = sos
+    heard["time"] = sos["heard_at"]
+    #expect(try MonitorProcess.time(of: heard).timeIntervalSince(pressed) >= 3, "\(sos)")
+    #expect(sos["replayed"] as? Bool == true, "\(sos)")
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    let environment = try MonitorFixtures.environment(in: folder)
+    #expect(environment["TSAPPLY_EVENT_TIME"] == sos["time"] as? String)
+    #expect(environment["TSAPPLY_EVENT_HEARD_AT"] == sos["heard_at"] as? String)
+    #expect(environment["TSAPPLY_EVENT_REPLAYED"] == "true")
+    #expect(second.stop().status == 0)
   }
 
   @Test func onceExitsLikeDrift() async throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TSBridge
+@testable import TSBridge
 import TSBridgeClient
 import TSBridgeServer
 import TSDevice
@@ -83,8 +83,14 @@ import TSModel
     #expect(start.rawValue.hasSuffix("-1"), "the newest event held when it started: \(start)")
     let boot = start.rawValue.dropLast(2)
     func sos(_ sequence: Int) -> ListenerReport { .event(DeviceEvent(id: DeviceEventID("\(boot)-\(sequence)"), kind: .sosRequested)) }
+    // Times are checked on their own (eventsCarryWhenTheyHappenedThroughTheBridge).
+    func untimed(_ report: ListenerReport?) -> ListenerReport? {
+      guard case .event(var event)? = report else { return report }
+      event.time = nil
+      return .event(event)
+    }
     try watch.simulateSOSPress()
-    #expect(await iterator.next() == sos(2))
+    #expect(untimed(await iterator.next()) == sos(2))
     await first.close()
 
     try watch.simulateSOSPress()
@@ -94,11 +100,44 @@ import TSModel
     let (again, hearAgain) = AsyncStream<ListenerReport>.makeStream()
     await second.listen(to: [.sosRequested], after: DeviceEventID("\(boot)-2")) { hearAgain.yield($0) }
     var resumed = again.makeAsyncIterator()
-    #expect(await resumed.next() == sos(3))
-    #expect(await resumed.next() == sos(5), "the contact change is not of its kinds")
+    #expect(untimed(await resumed.next()) == sos(3))
+    #expect(untimed(await resumed.next()) == sos(5), "the contact change is not of its kinds")
     try watch.simulateSOSPress()
-    #expect(await resumed.next() == sos(6))
+    #expect(untimed(await resumed.next()) == sos(6))
     await second.close()
+  }
+
+  /// A bridge event's `time` reaches the listener's `DeviceEvent.time`: a press the watch timed
+  /// keeps its time when replayed to a client that was away; an event without `time` (a bridge
+  /// from before the field) or with one that is no time is still delivered, its time unknown.
+  @Test func eventsCarryWhenTheyHappenedThroughTheBridge() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
+    let id = "02:00:00:00:00:01"
+    let (server, pairing) = try await Self.serve(watch, id: id)
+    defer { server.stop() }
+    let pressed = Date(timeIntervalSince1970: 1_796_424_610.25)
+    try watch.simulateSOSPress(at: pressed)  // while no client listened
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+    let (heard, hear) = AsyncStream<ListenerReport>.makeStream()
+    await device.listen(to: [.sosRequested], after: DeviceEventID("elsewhere-0")) { hear.yield($0) }
+    var iterator = heard.makeAsyncIterator()
+    func nextTime() async -> Date?? {
+      guard case .event(let event)? = await iterator.next() else { return .none }
+      return .some(event.time)
+    }
+    #expect(await nextTime() == .some(pressed), "the watch's time, not when the client heard it")
+    let log = try #require(server.service.logs[id])
+    log.append(BridgeEvent(type: .sosRequested))
+    #expect(await nextTime() == .some(nil), "delivered without a time")
+    log.append(BridgeEvent(type: .sosRequested, time: "at noon"))
+    #expect(await nextTime() == .some(nil), "delivered; a time that is no time is unknown")
+    #expect(BridgeJSON.decode(BridgeEvent.self, from: Array(#"{"type":"sosRequested","time":17}"#.utf8))
+              == BridgeEvent(type: .sosRequested), "a time that is not text is taken as absent, the event kept")
+    #expect(BridgeJSON.decode(BridgeEvent.self, from: Array(#"{"time":"2026-12-04T22:50:10.250Z","type":"sosRequested"}"#.utf8))?.date
+              == pressed)
+    #expect(String(decoding: BridgeJSON.encode(BridgeEvent(type: .sosRequested)), as: UTF8.self) == #"{"type":"sosRequested"}"#,
+            "no time, no field: what bridges sent before it")
+    await device.close()
   }
 
   /// Every call goes through; `readState` is one round trip; capabilities none.

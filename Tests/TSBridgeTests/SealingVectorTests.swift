@@ -40,6 +40,10 @@ import Testing
     Input(name: "event (bridge side)", context: .event(requestNonce: requestNonce, id: "k3x9-18"),
           nonce: [0x00, 0x00, 0x01, 0x93, 0x5C, 0x4A, 0x80, 0x00, 0x00, 0x00, 0x00, 0x02],
           plaintext: #"{"type":"sosRequested"}"#),
+    Input(name: "event with time (bridge side; `time` is optional, docs/bridge-protocol.md \"Events\")",
+          context: .event(requestNonce: requestNonce, id: "k3x9-19"),
+          nonce: [0x00, 0x00, 0x01, 0x93, 0x5C, 0x4A, 0x80, 0x00, 0x00, 0x00, 0x00, 0x03],
+          plaintext: #"{"time":"2026-12-04T22:50:10.250Z","type":"sosRequested"}"#),
   ]
 
   static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -127,6 +131,11 @@ import Testing
       let message = try #require(SealedMessage(bytes: sealed), "\(name)")
       #expect(Self.hex(message.nonce) == vector["nonce"] as? String, "\(name)")
       #expect(sealer.open(message, for: context) == Array((vector["plaintext"] as? String ?? "").utf8), "\(name)")
+      if case .event = context {
+        // An event's plaintext is a `BridgeEvent`, with or without its optional `time`.
+        let event = BridgeJSON.decode(BridgeEvent.self, from: Array((vector["plaintext"] as? String ?? "").utf8))
+        #expect(event?.type == .sosRequested && (event?.time == nil || event?.date != nil), "\(name)")
+      }
       #expect(sealer.open(message, for: .event(requestNonce: Array(repeating: 9, count: 12), id: "x")) == nil, "\(name): another context")
       for index in [0, 4, 5, 16, 17, sealed.count - 1] {
         var changed = sealed

@@ -3,6 +3,7 @@ import Testing
 @testable import TSBridge
 import TSDevice
 import TSModel
+import TSTestSupport
 
 /// `BridgeService` without HTTP: routing, refusals before anything reaches the watch, leases and
 /// the event log's replay.
@@ -186,6 +187,45 @@ import TSModel
     }
     defer { timer.cancel() }
     return await collect.value
+  }
+
+  /// Each logged event carries `time`: the watch's own where its device gives one (a press the
+  /// simulator journalled at its time), else when the bridge heard it, by the bridge's clock (a
+  /// journal entry without a time, as a watch whose SDK gives none).
+  @Test func loggedEventsCarryTheWatchsTimeElseWhenTheBridgeHeardThem() async throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/watch.json"
+    let device = try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let bridgeClock: UInt64 = 1_796_424_700_125
+    let service = BridgeService(bridgeID: "b1", key: Self.key,
+                                watches: [ServedWatch(id: "AA:BB:CC:DD:EE:02", device: device, capabilities: PlatformProfile.default.capabilities)],
+                                cipher: ChaCha20Poly1305(), clock: { bridgeClock })
+    await service.startListening()
+    let log = try #require(service.logs["AA:BB:CC:DD:EE:02"])
+    try device.simulateSOSPress(at: Date(timeIntervalSince1970: 1_796_424_610.25))
+    // Another process's press with no time in its journal entry (the file replaced whole, as
+    // tsapply replaces it).
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    let first = #""time" : "2026-12-04T22:50:10.250Z"\#n    }"#
+    try #require(text.contains(first) && text.contains(#""nextSequence" : 2"#), "\(text)")
+    let edited = text.replacingOccurrences(of: first, with: first + #",\#n    {"sequence": 2, "kind": "sosRequested"}"#)
+      .replacingOccurrences(of: #""nextSequence" : 2"#, with: #""nextSequence" : 3"#)
+    try edited.write(toFile: path + ".new", atomically: false, encoding: .utf8)
+    #expect(rename(path + ".new", path) == 0)
+    let stream = log.subscribe(after: "none")
+    let collect = Task {
+      var times: [String?] = []
+      for await entry in stream where entry.event.type == .sosRequested {
+        times.append(entry.event.time)
+        if times.count == 2 { break }
+      }
+      return times
+    }
+    let timer = Task {
+      try? await Task.sleep(for: .seconds(60))
+      collect.cancel()
+    }
+    defer { timer.cancel() }
+    #expect(await collect.value == ["2026-12-04T22:50:10.250Z", "2026-12-04T22:51:40.125Z"])
   }
 
   @Test func theEventLogReplaysAfterLastEventID() async {

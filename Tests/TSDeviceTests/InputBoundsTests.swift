@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSDevice
 import TSModel
+import TSTestSupport
 
 /// Numbers from the environment and the state file are checked before any arithmetic uses
 /// them: a bad value is an error naming it and the accepted range, never a runtime trap.
@@ -92,6 +93,38 @@ import TSModel
     let device = try SimulatedDevice(path: path)
     try device.simulateSOSPress()
     #expect(try device.snapshot().journal.map(\.sequence) == [4, 5])
+  }
+
+  /// Journal entries' `time` (when the change was made on the watch): a listener resuming after
+  /// an outage hears it; entries written before watches recorded it (no `time`), `null` or text
+  /// that is no time are read, and heard with no time (unknown), never refused.
+  static let journalTimes: [(entry: String, heard: Date?)] = [
+    (#"{"sequence": 1, "kind": "sosRequested", "time": "2026-12-04T22:50:10.250Z"}"#, Date(timeIntervalSince1970: 1_796_424_610.25)),
+    (#"{"sequence": 1, "kind": "sosRequested"}"#, nil),
+    (#"{"sequence": 1, "kind": "sosRequested", "time": null}"#, nil),
+    (#"{"sequence": 1, "kind": "sosRequested", "time": "yesterday"}"#, nil),
+  ]
+
+  @Test(arguments: journalTimes)
+  func aJournalEntrysTimeIsHeardWhenKnown(entry: String, heard: Date?) async throws {
+    let path = try stateFile(journal: #""journal": [\#(entry)], "nextSequence": 2"#)
+    let device = try SimulatedDevice(path: path)
+    let reports = Collector<ListenerReport>()
+    await device.listen(to: [.sosRequested], after: DeviceEventID("0")) { reports.append($0) }
+    #expect(reports.values == [.event(DeviceEvent(id: DeviceEventID("1"), kind: .sosRequested, time: heard))])
+  }
+
+  /// A press records when it was made; the file keeps it (ISO 8601 UTC, milliseconds) and
+  /// another process's listener, resuming later, hears that time, not its own.
+  @Test func aPressKeepsItsTimeThroughTheStateFile() async throws {
+    let path = try stateFile(journal: #""journal": [], "nextSequence": 1"#)
+    let pressed = Date(timeIntervalSince1970: 1_796_424_610.25)
+    try SimulatedDevice(path: path).simulateSOSPress(at: pressed)
+    #expect(try SimulatedDevice(path: path).snapshot().journal.map(\.time) == ["2026-12-04T22:50:10.250Z"])
+    #expect(try String(contentsOfFile: path, encoding: .utf8).contains(#""time" : "2026-12-04T22:50:10.250Z""#))
+    let reports = Collector<ListenerReport>()
+    await (try SimulatedDevice(path: path)).listen(to: [.sosRequested], after: DeviceEventID("0")) { reports.append($0) }
+    #expect(reports.values == [.event(DeviceEvent(id: DeviceEventID("1"), kind: .sosRequested, time: pressed))])
   }
 
   static let badNumbers: [(String, String, String)] = [

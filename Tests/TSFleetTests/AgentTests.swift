@@ -177,16 +177,19 @@ import TSTestSupport
     await listener.close()
   }
 
-  /// An SOS pressed while the agent is down is published when it starts again, with a stable id
-  /// and a sequence number, and never again by a later start.
+  /// An SOS pressed while the agent is down is published when it starts again, with a stable id,
+  /// a sequence number and the time it was pressed (not when the agent came back), and never
+  /// again by a later start.
   @Test func anSOSPressedWhileTheAgentIsDownIsPublishedOnceWhenItReturns() async throws {
     let site = try Site(watches: ["room-1"])
     let (events, listener) = try await site.events()
     try await site.agent("station", ["room-1"]).stop()
-    try site.scheme.device("room-1").simulateSOSPress()
+    let pressed = Date(timeIntervalSince1970: 1_796_424_610)
+    try site.scheme.device("room-1").simulateSOSPress(at: pressed)
     let second = try await site.agent("station", ["room-1"])
     let replayed = try #require(await events.wait(for: 1).first)
     #expect(replayed.kind == .sos && replayed.sequence == 1, "\(replayed)")
+    #expect(replayed.time == "2026-12-04T22:50:10Z", "the press's time: \(replayed)")
     let id = try #require(replayed.id)
     #expect(id.hasPrefix("sos-") && id.hasSuffix("-0000000001"))
     await second.stop()

@@ -4,7 +4,8 @@ import TSModel
 import TSTestSupport
 @testable import TSMonitor
 
-/// A notifier that fails its first `failures` attempts and counts every attempt and success.
+/// A notifier that fails its first `failures` attempts and counts every attempt and success
+/// (keeping the bodies it delivered).
 final class ScriptedNotifier: Notifier, @unchecked Sendable {
   let key: String
   var name: String { key }
@@ -13,15 +14,16 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
   private(set) var attempts = 0
   private(set) var successes: [String] = []
   private(set) var numbers: [Int] = []
+  private var bodies: [String] = []
 
   init(_ key: String, failures: Int) {
     self.key = key
     failuresLeft = failures
   }
 
-  func deliver(id: String, body: String, attempt number: Int) async -> String? { attempt(id, number) }
+  func deliver(id: String, body: String, attempt number: Int) async -> String? { attempt(id, number, body) }
 
-  private func attempt(_ id: String, _ number: Int) -> String? {
+  private func attempt(_ id: String, _ number: Int, _ body: String) -> String? {
     lock.lock()
     defer { lock.unlock() }
     attempts += 1
@@ -31,7 +33,15 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
       return "down"
     }
     successes.append(id)
+    bodies.append(body)
     return nil
+  }
+
+  /// The bodies delivered, in order.
+  var delivered: [String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return bodies
   }
 
   var counts: (attempts: Int, successes: [String]) {

@@ -255,6 +255,49 @@ final class Harness: @unchecked Sendable {
     #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
   }
 
+  /// A monitor killed, an SOS pressed while none listens, the clock moving on, a monitor started
+  /// again: the replayed press's event (log line, notifier body, status page) says when the
+  /// wearer pressed, not when the monitor came back — with when it was heard and that it was
+  /// replayed. A press heard as it happens says neither.
+  @Test func anSOSPressedWhileNoMonitorListenedKeepsWhenItWasPressed() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let clock = TestClock()
+    var engine = harness.engine
+    engine.now = { clock.now }
+    let receiver = ScriptedNotifier("receiver", failures: 0)
+    let board = StatusBoard(members: [StatusBoard.Member(name: "room-6", device: harness.spec)], offlineThreshold: .seconds(3600),
+                            now: { clock.now })
+    try await harness.start(harness.settings(), engine: engine)
+    try harness.wearer().simulateSOSPress(at: clock.now)
+    let live = try await harness.wait { $0.kind == .sos }
+    #expect(live.time == clock.now)
+    #expect(live.fields["heard_at"] == nil && live.fields["replayed"] == nil, "\(live.jsonLine)")
+    await harness.stop()
+
+    clock.advance(60)
+    let pressed = clock.now
+    try harness.wearer().simulateSOSPress(at: pressed)
+    clock.advance(600)
+    let seen = harness.events.values.count
+    try await harness.start(harness.settings(), notifiers: [receiver], engine: engine)
+    let replayed = try await harness.wait(after: seen) { $0.kind == .sos }
+    #expect(replayed.time == pressed, "the press time, not the restart's: \(replayed.jsonLine)")
+    #expect(replayed.fields["heard_at"] == .string(MonitorEvent.timestamp(pressed.addingTimeInterval(600))))
+    #expect(replayed.fields["replayed"] == .bool(true))
+    #expect(replayed.message.contains("10 min before it was heard"), "\(replayed.message)")
+    let deadline = ContinuousClock.now + .seconds(60)
+    while receiver.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    await harness.stop()
+    #expect(receiver.counts.successes == [replayed.id])
+    #expect(receiver.delivered == [replayed.jsonLine], "the notifier gets the press time too")
+    let outbox = Outbox(directory: WatchHome(identity: harness.spec, root: harness.directory + "/state").outboxDirectory)
+    #expect(outbox.entries().entries.isEmpty, "delivered")
+
+    board.record(replayed, for: ["room-6"])
+    let press = try #require(board.snapshot().openSOS.first)
+    #expect(press.time == pressed && press.heardAt == pressed.addingTimeInterval(600))
+  }
+
   /// The watch's link drops and comes back every few calls (`reconnect@N`: the SDK's listeners
   /// die with the connection): the monitor reconnects and listens again after the last event it
   /// handled, so an SOS pressed meanwhile is still reported, once.

@@ -116,6 +116,27 @@ import TSTestSupport
     #expect(Self.status(try await Self.request(server, "/ack", method: "GET", headers: [auth])) == 405)
   }
 
+  /// A press replayed after an outage shows when it was pressed (the wait counts from there)
+  /// and when it was heard; a press heard as it happened shows only its time.
+  @Test func aPressHeardLateShowsWhenItWasPressedAndWhenHeard() async throws {
+    let (server, board, _) = try Self.serve()
+    defer { server.stop() }
+    let pressed = Date().addingTimeInterval(-720), heard = pressed.addingTimeInterval(360)
+    board.record(MonitorEvent(time: pressed, watch: "w", kind: .sos, id: "sos-9-5", message: "SOS",
+                              fields: ["heard_at": .string(MonitorEvent.timestamp(heard)), "replayed": .bool(true)]), for: ["room-12"])
+    board.record(MonitorEvent(time: Date(), watch: "w", kind: .sos, id: "sos-9-6", message: "SOS"), for: ["room-14"])
+    let auth = "Authorization: Bearer \(Self.token)"
+    let page = Self.body(try await Self.request(server, "/", headers: [auth]))
+    let cards = page.components(separatedBy: "<article class=\"sos\"").dropFirst()
+    let late = try #require(cards.first { $0.contains("room-12") }), live = try #require(cards.first { $0.contains("room-14") })
+    #expect(late.contains("Pressed <time datetime=\"\(MonitorEvent.timestamp(pressed))\">"), "\(late)")
+    #expect(late.contains("(<span class=\"ago\" data-t=\"\(MonitorEvent.timestamp(pressed))\">12 min ago</span>)"), "\(late)")
+    #expect(late.contains(", heard late at <time datetime=\"\(MonitorEvent.timestamp(heard))\">"), "\(late)")
+    #expect(!live.contains("heard late"), "\(live)")
+    let json = Self.body(try await Self.request(server, "/status.json", headers: [auth]))
+    #expect(json.contains(#""heard_at":"\#(MonitorEvent.timestamp(heard))","id":"sos-9-5","time":"\#(MonitorEvent.timestamp(pressed))""#), "\(json)")
+  }
+
   /// WCAG 2 contrast of two `#rrggbb` colours.
   static func contrast(_ a: String, _ b: String) -> Double {
     func luminance(_ hex: String) -> Double {

@@ -43,9 +43,17 @@ final class ListenerHub: @unchecked Sendable {
     locked { resumables.append(Resumable(kinds: kinds, handler: handler, after: after)) }
   }
 
+  /// Held while one `deliver` takes its events and calls the handlers: deliveries from this
+  /// process's change and from the file watcher's thread never interleave (each listener hears
+  /// the events in order), and once a change's `deliver` returns its events have been heard.
+  /// Recursive: a handler may itself make a watch-side change.
+  private let delivering = NSRecursiveLock()
+
   /// Calls the handlers for every event in `journal` newer than the last one delivered (for a
   /// resumable listener, than the last one it heard).
   func deliver(_ journal: [WatchEvent]) {
+    delivering.lock()
+    defer { delivering.unlock() }
     let (events, contacts, emergency, sos, resumed) = locked {
       () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler], [(Resumable, ArraySlice<WatchEvent>)]) in
       let fresh = journal.filter { $0.sequence > lastDelivered }
@@ -63,7 +71,8 @@ final class ListenerHub: @unchecked Sendable {
     for (listener, events) in resumed {
       for event in events {
         guard let kind = event.listenerKind, listener.kinds.contains(kind) else { continue }
-        listener.handler(.event(DeviceEvent(id: DeviceEventID(String(event.sequence)), kind: kind, contacts: event.contacts)))
+        listener.handler(.event(DeviceEvent(id: DeviceEventID(String(event.sequence)), kind: kind, contacts: event.contacts,
+                                             time: event.date)))
       }
     }
     for event in events {

@@ -1,3 +1,4 @@
+import Foundation
 import TSModel
 
 /// Changes made on the watch itself (by the wearer), so drift and listeners can be exercised.
@@ -72,9 +73,11 @@ extension SimulatedDevice {
     }
   }
 
-  /// The wearer presses SOS (a device→app event; nothing stored changes but the journal).
-  public func simulateSOSPress() throws(DeviceError) {
-    try watchSide { (_, watch) throws(DeviceError) in _ = watch.record(.sosRequested) }
+  /// The wearer presses SOS at `time` (now by default; a test may press "earlier" on its own
+  /// clock): a device→app event, nothing stored changes but the journal, whose entry keeps
+  /// `time` so a listener that hears the press late (replayed on resume) still knows when it was.
+  public func simulateSOSPress(at time: Date = Date()) throws(DeviceError) {
+    try watchSide { (_, watch) throws(DeviceError) in _ = watch.record(.sosRequested, at: time) }
   }
 
   private func watchSide<T>(_ body: (PlatformProfile, inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {

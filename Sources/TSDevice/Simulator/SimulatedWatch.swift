@@ -1,3 +1,4 @@
+import Foundation
 import TSModel
 
 /// Everything a simulated watch holds, as kept in its state file (`.tsapply/device.json`):
@@ -70,11 +71,12 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
   /// The sequence number of the newest journal entry, 0 when none was ever written.
   public var lastSequence: Int { nextSequence - 1 }
 
-  /// Appends `event` with the next sequence number and returns it.
+  /// Appends `event`, made on the watch at `time`, with the next sequence number and returns it.
   @discardableResult
   mutating func record(_ kind: WatchEvent.Kind, contacts: [Contact]? = nil, reminderId: String? = nil,
-                       isEnabled: Bool? = nil) -> WatchEvent {
-    let event = WatchEvent(sequence: nextSequence, kind: kind, contacts: contacts, reminderId: reminderId, isEnabled: isEnabled)
+                       isEnabled: Bool? = nil, at time: Date = Date()) -> WatchEvent {
+    let event = WatchEvent(sequence: nextSequence, kind: kind, contacts: contacts, reminderId: reminderId, isEnabled: isEnabled,
+                           time: InternetTime.text(time))
     nextSequence += 1
     journal.append(event)
     if journal.count > Self.journalLimit { journal.removeFirst(journal.count - Self.journalLimit) }
@@ -106,6 +108,12 @@ public struct WatchEvent: Codable, Hashable, Sendable {
   public var reminderId: String?
   /// Its new state, for `reminderToggled`.
   public var isEnabled: Bool?
+  /// When it was made on the watch, ISO 8601 UTC with milliseconds (`InternetTime`); `nil` in
+  /// entries written before watches recorded it (then unknown).
+  public var time: String?
+
+  /// When it was made on the watch; `nil` when unknown (no `time`, or one that is no time).
+  public var date: Date? { time.flatMap(InternetTime.date) }
 }
 
 /// Reading the state file without `JSONDecoder` when it is in the form tsapply writes
@@ -150,7 +158,7 @@ extension WatchEvent.Kind: FastJSONDecodable {
 
 extension WatchEvent: FastJSONDecodable {
   public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
-    var sequence: Int?, kind: Kind?, contacts: [Contact]??, reminderId: String??, isEnabled: Bool??
+    var sequence: Int?, kind: Kind?, contacts: [Contact]??, reminderId: String??, isEnabled: Bool??, time: String??
     try reader.object { (key, reader) throws(JSONReader.Miss) in
       switch key {
       case "sequence": try reader.field(&sequence)
@@ -158,6 +166,7 @@ extension WatchEvent: FastJSONDecodable {
       case "contacts": try reader.optionalField(&contacts)
       case "reminderId": try reader.optionalField(&reminderId)
       case "isEnabled": try reader.optionalField(&isEnabled)
+      case "time": try reader.optionalField(&time)
       default: throw JSONReader.Miss()
       }
     }
@@ -167,5 +176,6 @@ extension WatchEvent: FastJSONDecodable {
     self.contacts = contacts ?? nil
     self.reminderId = reminderId ?? nil
     self.isEnabled = isEnabled ?? nil
+    self.time = time ?? nil
   }
 }
