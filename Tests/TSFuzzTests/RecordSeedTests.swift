@@ -48,7 +48,7 @@ import TSTestSupport
       seeds["saved-plan-\(profile.name).json"] = canonicalJSON(saved)
       seeds["backup-\(profile.name).json"] = canonicalJSON(Backup(createdAt: date, profile: profile.name, device: identity, state: state))
       seeds["last-applied-\(profile.name).json"] = canonicalJSON(LastApplied(device: identity, profile: profile.name, state: state))
-      if capabilities.contacts.sosRequestListener { try device.simulateSOSPress() }
+      if capabilities.contacts.sosRequestListener { try device.simulateSOSPress(at: Self.date) }
       seeds["state-\(profile.name).json"] = String(decoding: try device.snapshot().jsonData(), as: UTF8.self)
     }
     return seeds
