@@ -9,7 +9,7 @@ import PackageDescription
 
 let package = Package(
   name: "tsapply",
-  platforms: [.macOS(.v14)],
+  platforms: [.macOS(.v14), .iOS(.v17)],
   products: [
     .executable(name: "tsapply", targets: ["tsapply"]),
     .executable(name: "tsapply-net", targets: ["tsapply-net"]),
@@ -19,7 +19,10 @@ let package = Package(
     .systemLibrary(
       name: "CYaml", pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
-    // OpenSSL's libcrypto (Debian libssl-dev): SHA-256 for manifest hashes and state fingerprints.
+    // OpenSSL's libcrypto (Debian libssl-dev): SHA-256 for manifest hashes and state fingerprints,
+    // HMAC-SHA256, ChaCha20-Poly1305 for bridge sealing. Linux only: on Apple platforms the same
+    // functions come from CryptoKit (Sources/TSModel/Digest.swift, Sources/TSBridge/AEAD.swift),
+    // so the iOS app needs no OpenSSL.
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
@@ -36,7 +39,7 @@ let package = Package(
       name: "CCurl", pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
     // Pure values every stage shares: reminders, contacts, device state, capabilities, diagnostics.
-    .target(name: "TSModel", dependencies: ["CCrypto"]),
+    .target(name: "TSModel", dependencies: [.target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
     // YAML → Manifest: libyaml wrapper, schema-typed decoding, SDK validation rules.
     .target(name: "TSManifest", dependencies: ["TSModel", "CYaml"], exclude: ["README.md"]),
     // The Device interface (mirrors the SDK) and the faithful simulated watch.
@@ -55,7 +58,7 @@ let package = Package(
     .target(name: "TSHTTPClient", dependencies: ["CCurl"]),
     // Bridge protocol v1 with no HTTP library (the iOS app reuses it): wire types, sealing,
     // replay window, routing to any Device, leases, event log.
-    .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", "CCrypto"]),
+    .target(name: "TSBridge", dependencies: ["TSModel", "TSDevice", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
     // The reference bridge (`tsapply bridge serve`): TSBridge over TSHTTPServer, simulated watches.
     .target(name: "TSBridgeServer", dependencies: ["TSBridge", "TSHTTPServer", "TSDevice", "TSModel"]),
     // The `bridge:NAME[/WATCH-ID]` device: a Device over TSHTTPClient, and the stored pairings.
@@ -107,7 +110,8 @@ let package = Package(
                                                       "TSDevice", "TSApply", "TSEngine", "TSTestSupport"]),
     .testTarget(name: "TSMonitorTests", dependencies: ["TSMonitor", "TSEngine", "TSDevice", "TSManifest", "TSModel", "TSTestSupport",
                                                        "TSStatusPage", "TSHTTPServer"]),
-    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"]),
+    .testTarget(name: "TSFleetTests", dependencies: ["TSFleet", "TSMQTT", "TSMonitor", "TSEngine", "TSDevice", "TSPlan", "TSManifest", "TSTestSupport"],
+                exclude: ["Golden"]),
     .testTarget(name: "TSApplyCLITests", dependencies: ["TSApplyCLI", "TSApplyNetworkCLI", "TSTestSupport"]),
     .testTarget(name: "EndToEndTests", dependencies: ["tsapply", "tsapply-net", "TSTestSupport", "TSHeadlessChromium", "TSDevice", "TSPlan",
                                                       "TSManifest", "TSBridge", "TSHTTPServer", "TSHTTPClient", "TSMonitor", "TSMQTT"],

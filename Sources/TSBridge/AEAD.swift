@@ -1,11 +1,14 @@
-#if canImport(CCrypto)
+#if canImport(CryptoKit)
+internal import CryptoKit
+#elseif canImport(CCrypto)
 internal import CCrypto
 #endif
 
 /// An authenticated cipher with a 256-bit key, a 96-bit nonce and a 128-bit tag: what the
-/// sealing format (docs/bridge-protocol.md "Sealing") is built on. The package uses
-/// `ChaCha20Poly1305` over the libcrypto it already links; an app without OpenSSL supplies its
-/// own (e.g. CryptoKit's `ChaChaPoly`, examples/ios-bridge/).
+/// sealing format (docs/bridge-protocol.md "Sealing") is built on. The package's
+/// `ChaCha20Poly1305` is libcrypto's on Linux and CryptoKit's `ChaChaPoly` on Apple platforms
+/// (the iOS app, examples/ios-bridge/, needs no OpenSSL); docs/bridge-sealing-vectors.json holds
+/// the bytes both must produce.
 public protocol AEAD: Sendable {
   /// `plaintext` encrypted under `key` and `nonce`, authenticating `aad` too: ciphertext (as
   /// long as the plaintext) followed by the 16-byte tag.
@@ -25,7 +28,31 @@ public enum AEADSizes {
   public static let tag = 16
 }
 
-#if canImport(CCrypto)
+#if canImport(CryptoKit)
+/// ChaCha20-Poly1305 (RFC 8439) through CryptoKit's `ChaChaPoly` (Apple platforms).
+public struct ChaCha20Poly1305: AEAD {
+  /// The cipher; stateless.
+  public init() {}
+
+  /// As `AEAD.seal`; traps only for a key or nonce of the wrong size (the format fixes them).
+  public func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) -> [UInt8] {
+    precondition(key.count == AEADSizes.key && nonce.count == AEADSizes.nonce, "ChaCha20-Poly1305 needs a 32-byte key and a 12-byte nonce")
+    guard let chachaNonce = try? ChaChaPoly.Nonce(data: nonce),
+          let box = try? ChaChaPoly.seal(plaintext, using: SymmetricKey(data: key), nonce: chachaNonce, authenticating: aad) else {
+      preconditionFailure("CryptoKit: ChaCha20-Poly1305 encryption failed")
+    }
+    return Array(box.ciphertext) + Array(box.tag)
+  }
+
+  /// As `AEAD.open`.
+  public func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) -> [UInt8]? {
+    guard key.count == AEADSizes.key, sealed.count >= AEADSizes.tag, let chachaNonce = try? ChaChaPoly.Nonce(data: nonce),
+          let box = try? ChaChaPoly.SealedBox(nonce: chachaNonce, ciphertext: sealed.dropLast(AEADSizes.tag),
+                                              tag: sealed.suffix(AEADSizes.tag)) else { return nil }
+    return (try? ChaChaPoly.open(box, using: SymmetricKey(data: key), authenticating: aad)).map(Array.init)
+  }
+}
+#elseif canImport(CCrypto)
 /// ChaCha20-Poly1305 (RFC 8439) through OpenSSL's libcrypto (`EVP_chacha20_poly1305`).
 public struct ChaCha20Poly1305: AEAD {
   /// The cipher; stateless.

@@ -147,8 +147,8 @@ public final class Sealer: @unchecked Sendable {
     counter = UInt64.random(in: 0...Self.counterMask)
   }
 
-  #if canImport(CCrypto)
-  /// A sealer for `side` under `key` with ChaCha20-Poly1305 over libcrypto.
+  #if canImport(CryptoKit) || canImport(CCrypto)
+  /// A sealer for `side` under `key` with the package's ChaCha20-Poly1305 (CryptoKit or libcrypto).
   public convenience init(key: SealingKey, side: SealingSide,
                           clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) {
     self.init(key: key, side: side, cipher: ChaCha20Poly1305(), clock: clock)

@@ -1,6 +1,12 @@
+#if canImport(CryptoKit)
+internal import CryptoKit
+#else
 internal import CCrypto
+#endif
 
-/// SHA-256 through OpenSSL's libcrypto, as lowercase hex.
+/// SHA-256 and HMAC-SHA256, as lowercase hex: through OpenSSL's libcrypto on Linux, through
+/// CryptoKit on Apple platforms (so the iOS bridge app needs no OpenSSL); the same bytes either
+/// way (RFC 6234, RFC 2104; Tests/TSModelTests check the published test vectors on Linux).
 ///
 /// Used for the manifest content hash and the watch-state fingerprint that bind a saved plan.
 public enum SHA256Digest {
@@ -13,16 +19,23 @@ public enum SHA256Digest {
   /// hash, and for comparing secrets of any length in constant time).
   public static func bytes<Bytes: Collection>(of bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
     let input = Array(bytes)
+    #if canImport(CryptoKit)
+    return Array(CryptoKit.SHA256.hash(data: input))
+    #else
     var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
     input.withUnsafeBufferPointer { buffer in
       _ = CCrypto.SHA256(buffer.baseAddress, buffer.count, &digest)
     }
     return digest
+    #endif
   }
 
   /// The HMAC-SHA256 of `message` keyed by `key` (RFC 2104), 64 lowercase hex characters: what
   /// signs a monitor's webhook bodies.
   public static func hmacHex(of message: [UInt8], key: [UInt8]) -> String {
+    #if canImport(CryptoKit)
+    return lowercaseHex(Array(HMAC<CryptoKit.SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))))
+    #else
     var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
     var length: UInt32 = 0
     // An empty key or message still needs a valid pointer; the lengths say 0.
@@ -34,14 +47,22 @@ public enum SHA256Digest {
       }
     }
     return lowercaseHex(digest.prefix(Int(length)))
+    #endif
   }
 
   /// Whether `a` and `b` hold the same bytes, in a time that depends only on their length
-  /// (`CRYPTO_memcmp`), for comparing signatures.
+  /// (`CRYPTO_memcmp`; on Apple platforms every byte pair is compared, the differences OR-ed),
+  /// for comparing signatures.
   public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     guard !a.isEmpty else { return true }
+    #if canImport(CryptoKit)
+    var difference: UInt8 = 0
+    for index in a.indices { difference |= a[index] ^ b[index] }
+    return difference == 0
+    #else
     return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, x.count) == 0 } }
+    #endif
   }
 
   private static func lowercaseHex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {

@@ -20,7 +20,7 @@ enum AlertBenchmark {
     try FleetBenchmark.write("#!/bin/sh\n[ -e \(down) ] && exit 1\nprintf '%s\\n' \"$TSAPPLY_EVENT_JSON\" >> \(received)\n",
                              to: directory + "/record.sh")
     chmod(directory + "/record.sh", 0o755)
-    FileManager.default.createFile(atPath: down, contents: nil)
+    _ = FileManager.default.createFile(atPath: down, contents: nil)
     let extra = ["--interval", "2s", "--offline-after", "5s", "--events", "offline,recovered", "--on-event", directory + "/record.sh"]
 
     let (first, firstOutput) = try FleetBenchmark.startReadyMonitor(binary: binary, in: directory, count: count, extra: extra)

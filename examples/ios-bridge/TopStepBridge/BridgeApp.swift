@@ -114,7 +114,7 @@ final class BridgeModel: ObservableObject {
       let journal = try NonceJournal(path: Self.noncePath)
       let service = BridgeService(bridgeID: identity.bridgeID, key: identity.key,
                                   watches: [ServedWatch(id: mac, device: device, capabilities: capabilities)],
-                                  cipher: CryptoKitChaChaPoly(), replay: try ReplayGuard(journal: journal))
+                                  cipher: ChaCha20Poly1305(), replay: try ReplayGuard(journal: journal))
       await service.startListening()
       let listener = try NetworkListener(port: port, service: service)
       listener.start()
