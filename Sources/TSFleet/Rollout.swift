@@ -48,6 +48,17 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     /// Why it failed or is pending.
     public var reason: String?
 
+    /// A watch's result in wave `wave`, ended at `at`.
+    public init(wave: Int, result: String, at: String, add: Int? = nil, change: Int? = nil, destroy: Int? = nil, reason: String? = nil) {
+      self.wave = wave
+      self.result = result
+      self.at = at
+      self.add = add
+      self.change = change
+      self.destroy = destroy
+      self.reason = reason
+    }
+
     /// Whether the watch holds the rollout's revision: applied, or had nothing to change.
     public var hasRevision: Bool { result == "applied" || result == "no changes" }
     /// Whether it counts as failed against `max_failures` (`RolloutRecord.countsAsFailure`).
@@ -98,6 +109,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// What the watches held when the record was read for a report (`observe(_:members:)`),
   /// by name; `nil`: not read, the waves' results stand for them. Not stored.
   public var observed: [String: Holding]? = nil
+  /// The watches' states as read then (`FleetStatusRow.state`), by name. Not stored.
+  public var observedStates: [String: String] = [:]
   /// Why the watches were not compared with the rollout's revision (its manifests changed
   /// since it started). Not stored.
   public var observedNote: String? = nil
@@ -188,10 +201,13 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       held[name] = switch row?.holdsManifests {
       case true?: .revision
       case false?: .other
+      // Its manifests cannot be used: there is no revision of them for it to hold.
+      case nil where row?.state == "invalid": .other
       case nil: .unknown(row?.state ?? "not read")
       }
     }
     observed = held
+    observedStates = byName.mapValues(\.state)
     observedNote = nil
   }
 
@@ -271,14 +287,18 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     case .running: head += "running wave \(nextWave + 1) of \(waves.count)"
     }
     let have = withRevision, lacking = withoutRevision, unknown = unknownRevision
-    let failedNames = failed.filter { holding($0) != .revision }
-    let notStarted = names.filter { watches[$0] == nil && holding($0) != .revision }
+    // Disjoint: with it + without it + not known = every watch; of those without it, how many
+    // failed in their wave and how many no wave reached.
+    let failedNames = lacking.filter { watches[$0]?.isFailure == true }
+    let notStarted = lacking.filter { watches[$0] == nil }
     var text = head + ".\n"
     text += "  \(have.count) of \(names.count) watch\(names.count == 1 ? "" : "es") have the new revision \(revision)"
       + (observed != nil ? " (as read from the watches now)" : "")
-      + ", \(failedNames.count) failed, \(notStarted.count) not started" + (unknown.isEmpty ? "" : ", \(unknown.count) unknown") + ".\n"
+      + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started)"
+      + (unknown.isEmpty ? "" : ", \(unknown.count) not known") + ".\n"
     text += "  With the new revision: " + Self.list(have, listed) + "\n"
     text += "  Without it: " + Self.list(lacking.map { name in
+      if case .other? = observed?[name], let state = observedStates[name], state == "invalid" { return "\(name) (invalid manifest)" }
       guard let result = watches[name] else { return name }
       return "\(name) (\(result.result))"
     }, listed) + "\n"

@@ -137,6 +137,25 @@ import TSMonitor
     #expect(fleet.store.holdBackReason(fleetFile: "fleet.yaml") == words)
   }
 
+  /// Watches whose manifests cannot be used hold no revision of them: "Without it", named so,
+  /// and the counts add up to the watches of the rollout (they did not: 8 of 4, fresh-eyes test).
+  @Test func watchesWithAnInvalidManifestAreWithoutTheRevisionAndTheCountsAddUp() async throws {
+    let fleet = try await Fleet(4)
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(2)),
+                               startedBy: "test@host", now: Date())
+    record.watches["w1"] = RolloutRecord.WatchResult(wave: 1, result: "failed", at: "2026-12-04T00:00:00Z")
+    record.watches["w2"] = RolloutRecord.WatchResult(wave: 1, result: "failed", at: "2026-12-04T00:00:00Z")
+    record.phase = .aborted
+    record.observe(members.map { FleetStatusRow(name: $0.name, device: $0.device, state: "invalid", note: "2 emergency contacts; fit holds 1") },
+                   members: members)
+    let summary = record.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("0 of 4 watches have the new revision \(record.revision) (as read from the watches now), 4 do not (2 failed, 2 not started)."),
+            "\(summary)")
+    #expect(summary.contains("Without it: w1 (invalid manifest), w2 (invalid manifest), w3 (invalid manifest), w4 (invalid manifest)\n"), "\(summary)")
+    #expect(!summary.contains("Not known"), "\(summary)")
+  }
+
   @Test func aRolloutLeftRunningByAKilledProcessIsInterruptedAndItsSummaryCountsWhatTheWatchesHold() async throws {
     let fleet = try await Fleet(5)
     try fleet.setInterval("90m")
@@ -154,7 +173,7 @@ import TSMonitor
     record.observe(try await fleet.rows(), members: members)
     let summary = record.summary(fleetFile: "fleet.yaml")
     #expect(summary.contains("interrupted during wave 1 of 2: the process running it ended"), "\(summary)")
-    #expect(summary.contains("3 of 5 watches have the new revision \(record.revision) (as read from the watches now), 0 failed, 2 not started"), "\(summary)")
+    #expect(summary.contains("3 of 5 watches have the new revision \(record.revision) (as read from the watches now), 2 do not (0 failed, 2 not started)"), "\(summary)")
     #expect(summary.contains("With the new revision: w1, w2, w3\n"))
     #expect(summary.contains("Without it: w4, w5\n"))
     #expect(summary.contains("--continue"))
