@@ -83,9 +83,14 @@ public final class Watch: Sendable {
   /// `nil` without a record for this watch's platform. An apply that finds nothing to change
   /// does not move it.
   public func lastWrite() -> Date? {
-    guard let record = record() else { return nil }
+    record().flatMap { Self.lastWrite(of: $0, path: home.lastAppliedPath) }
+  }
+
+  /// When `record` (read from `path`) says tsapply last wrote: its `applied_at`, else the file's
+  /// modification time (a record from before tsapply kept it).
+  static func lastWrite(of record: LastApplied, path: String) -> Date? {
     if let text = record.appliedAt, let date = ApplyHistory.parseTime(text) { return date }
-    return (try? FileManager.default.attributesOfItem(atPath: home.lastAppliedPath))?[.modificationDate] as? Date
+    return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
   }
 
   /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came

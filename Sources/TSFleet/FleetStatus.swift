@@ -112,7 +112,9 @@ public enum FleetStatus {
         case .engine(.device): "unreachable"
         default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
         }
-        return FleetStatusRow(name: member.name, device: member.device, state: state, note: failure.description)
+        // Unreachable now, but its records still say when it was last applied.
+        let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device).map(timestamp) : nil
+        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied, note: failure.description)
       }
     }
   }

@@ -196,5 +196,9 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     try space.write("residents/room-1.yaml", "contacts:\n  - {name: B, phone: \"+15550100\"}\n")
     let written = try await apply()
     #expect(written != nil && written != applied)
+    // Out of reach (its file gone): unreachable, and its records still say when it was last applied.
+    try FileManager.default.moveItem(atPath: space.directory + "/watches/room-1.json", toPath: space.directory + "/room-1.away")
+    let away = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(away.state == "unreachable" && away.lastApplied == written, "\(away)")
   }
 }
