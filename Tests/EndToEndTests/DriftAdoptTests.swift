@@ -44,6 +44,26 @@ import TSTestSupport
     #expect(again.status == 0 && again.stdout.contains("nothing to adopt"), "\(again.stdout)")
   }
 
+  /// A manifest edit not applied yet that concerns what the wearer changed stays in the file:
+  /// that item is named as not adopted, with both changes, and the command fails.
+  @Test func keepsAPendingEditOfWhatTheWearerChanged() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let file = dir.appendingPathComponent("m.yaml")
+    try "version: 1\ncontacts:\n  - {name: Ann, phone: \"+15550100\"}\n  - {name: Bob, phone: \"+15550101\"}\n"
+      .write(to: file, atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "m.yaml"], in: dir).status == 0)
+    let edited = try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "+15550101", with: "+15550102")
+    try edited.write(to: file, atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-remove", "Bob"], in: dir).status == 0)
+    let adopt = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve", "m.yaml"], in: dir)
+    #expect(adopt.status == 1, "\(adopt.stdout)\(adopt.stderr)")
+    #expect(adopt.stdout.contains("Not adopted contacts: the watch removed \"Bob\"; m.yaml changes the phone of \"Bob\", not applied yet: apply or edit it first.\n"),
+            "\(adopt.stdout)")
+    #expect(try String(contentsOf: file, encoding: .utf8) == edited, "the user's new number stays")
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode", "m.yaml"], in: dir)
+    #expect(plan.status == 2 && plan.stdout.contains("+15550102"), "the edit is still in the next plan: \(plan.stdout)")
+  }
+
   @Test func refusesWhatItCannotDo() throws {
     let dir = try ReconcileTests.workspace("family.yaml")
     let stdin = try TSApplyBinary.run(["drift", "--adopt", "-"], in: dir)
