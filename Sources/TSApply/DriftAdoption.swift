@@ -7,7 +7,10 @@ import TSPlan
 /// of undoing it at the next apply.
 ///
 /// Only drift is adopted, never a change the manifest asks for that is not applied yet
-/// (pending): each drifted resource's change (`before` = what the last apply left, `after` =
+/// (pending). A drifted item that also has such a change (a contact, an emergency contact, a
+/// reminder's field whose value in the manifest differs from the one the last apply left) is not
+/// adopted at all: the file keeps the edit, and the item is named with both changes
+/// (`pendingEdits`). Each drifted resource's change (`before` = what the last apply left, `after` =
 /// what the watch holds now) is turned into edits of the manifest's own text (`ManifestEditor`:
 /// comments, order and spelling of everything else kept), field by field for reminders and the
 /// SOS switch, contact by contact for the lists (`ContactDiff`: a contact added on the watch is
@@ -73,9 +76,10 @@ public enum DriftAdoption {
                            pending: Plan, plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
     var candidates = drift
     var dropped: [(address: ResourceAddress, reason: String)] = []
+    let pendingEdits = pendingEdits(of: drift, in: pending)
     // Each round either succeeds or drops at least one resource, so this ends.
     while true {
-      var outcome = try edit(candidates, into: bytes, file: file, capabilities: capabilities)
+      var outcome = try edit(candidates, into: bytes, file: file, capabilities: capabilities, pendingEdits: pendingEdits)
       outcome.notAdopted += dropped
       // Not in this file, yet the plan undoes it: another file merged for the watch (a fleet's
       // layer) sets it, and adopting writes only into this one.
@@ -91,7 +95,7 @@ public enum DriftAdoption {
         // The resources that break the file on their own are left out, the rest tried again.
         var breaking: Set<ResourceAddress> = []
         for change in candidates {
-          let alone = try edit([change], into: bytes, file: file, capabilities: capabilities)
+          let alone = try edit([change], into: bytes, file: file, capabilities: capabilities, pendingEdits: pendingEdits)
           if !alone.adopted.isEmpty && plan(alone.text) == nil { breaking.insert(change.address) }
         }
         guard !breaking.isEmpty else {
@@ -103,14 +107,18 @@ public enum DriftAdoption {
       }
       let adopted = Set(outcome.adopted.map(\.address))
       let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) } }
-      guard others(planned.resourceChanges) == others(pending.resourceChanges) else {
-        throw Refusal(description: "adopting would change what \(file) asks of resources that did not drift; it was left as it is")
+      let changedOthers = Set(others(planned.resourceChanges)).symmetricDifference(others(pending.resourceChanges)).map(\.address)
+      guard changedOthers.isEmpty else {
+        let names = Set(changedOthers).sorted().map(\.description).joined(separator: ", ")
+        throw Refusal(description: "adopting would change what \(file) asks of resources that did not drift (\(names)); it was left as it is")
       }
       let differing = Set(planned.resourceChanges.filter { change in
         guard let drifted = drift.first(where: { $0.address == change.address }), adopted.contains(change.address) else { return false }
         let left = outcome.leftAsIs[change.address] ?? []
+        let edited = pendingEdits[change.address] ?? []
         return change.fields.contains { field in
           reverts(field, drifted.fields) && !left.contains { $0 == field.before || $0 == field.after }
+            && !edited.contains { concerns($0.planned, field) }
         }
       }.map(\.address))
       if differing.isEmpty { return outcome }
@@ -129,13 +137,104 @@ public enum DriftAdoption {
     }
   }
 
+  /// A drifted field change and the pending change of the same item (`pendingEdits`).
+  typealias PendingEdit = (drifted: FieldChange, planned: FieldChange)
+
+  /// Per drifted resource, its drifted items that also have a change written in the manifest and
+  /// not applied yet: the manifest's value differs from the one the last apply left (the drift's
+  /// `before`), so `pending` (the manifest planned against the watch now) does not put that value
+  /// back but changes the item otherwise. Items are the fields of a reminder or of the SOS
+  /// switch, and contacts: a list may hold several contacts of one name, so the planned changes
+  /// that put a drifted contact back are paired first, then a drifted contact left unpaired is
+  /// paired with a planned change of the contact the watch holds now (or, for one removed on the
+  /// watch, one adding a contact of its name). Those items are not adopted, so the edit stays.
+  static func pendingEdits(of drift: [ResourceChange], in pending: Plan) -> [ResourceAddress: [PendingEdit]] {
+    var found: [ResourceAddress: [PendingEdit]] = [:]
+    for change in drift {
+      guard let planned = pending.resourceChanges.first(where: { $0.address == change.address }) else { continue }
+      var unclaimed = planned.fields
+      var left: [FieldChange] = []
+      for drifted in change.fields {
+        let putsBack = unclaimed.firstIndex {
+          concerns($0, drifted) && $0.after == drifted.before && (drifted.field != "contacts" || $0.before == drifted.after)
+        }
+        if let putsBack { unclaimed.remove(at: putsBack) } else { left.append(drifted) }
+      }
+      for drifted in left {
+        let edit = unclaimed.firstIndex { planned in
+          guard concerns(planned, drifted) else { return false }
+          guard drifted.field == "contacts" else { return true }
+          return drifted.after != nil ? planned.before == drifted.after : planned.before == nil
+        }
+        if let edit { found[change.address, default: []].append((drifted, unclaimed.remove(at: edit))) }
+      }
+    }
+    return found
+  }
+
+  /// Whether two field changes concern one item: the same field, and for a contact list a
+  /// contact of the same name.
+  static func concerns(_ one: FieldChange, _ other: FieldChange) -> Bool {
+    guard one.field == other.field else { return false }
+    guard one.field == "contacts" else { return true }
+    return !contactNames(one).isDisjoint(with: contactNames(other))
+  }
+
+  /// The names of the contacts a `contacts` field change concerns (before and after).
+  static func contactNames(_ change: FieldChange) -> Set<String> {
+    Set([change.before, change.after].compactMap { contactEntry("name", of: $0) })
+  }
+
+  /// The string entry `key` of a contact's plan value (`ContactDiff.value`).
+  private static func contactEntry(_ key: String, of value: FieldValue?) -> String? {
+    guard case .object(let entries)? = value, case .string(let text)? = entries.first(where: { $0.key == key })?.value else { return nil }
+    return text
+  }
+
+  /// Why the items of `edits` (all of one resource) were not adopted, in the manifest's words:
+  /// `the watch removed "Bob"; m.yaml changes the phone of "Bob", not applied yet: apply or edit
+  /// it first`, or for a reminder `the watch changed at; m.yaml changes at, not applied yet: …`.
+  static func pendingReason(_ edits: [PendingEdit], before: ResourceValue?, after: ResourceValue?, file: String) -> String {
+    let advice = "not applied yet: apply or edit it first"
+    if let contact = edits.first(where: { $0.drifted.field == "contacts" }) {
+      let (drifted, planned) = contact
+      let name = ManifestWords.quoted(contactEntry("name", of: drifted.before ?? drifted.after) ?? "")
+      let watch = drifted.before == nil ? "added" : drifted.after == nil ? "removed" : "changed"
+      let manifest: String
+      if drifted.before == nil {
+        manifest = "adds \(name) with other values"
+      } else if planned.after == nil {
+        manifest = "removes \(name)"
+      } else {
+        let keys = ["name", "phoneNum", "shortName"].filter { contactEntry($0, of: drifted.before) != contactEntry($0, of: planned.after) }
+        manifest = keys.isEmpty ? "changes \(name)" : "changes the \(keys.map(ManifestWords.contactKey).joined(separator: " and ")) of \(name)"
+      }
+      return "the watch \(watch) \(name); \(file) \(manifest), \(advice)"
+    }
+    var keys: [String] = []
+    for edit in edits {
+      let key = String(ManifestWords.key(edit.drifted.field).split(separator: ".").first ?? "")
+      if !keys.contains(key) { keys.append(key) }
+    }
+    let written = keys.joined(separator: ", ")
+    let watch = before == nil ? "added it" : after == nil ? "removed it" : "changed \(written)"
+    return "the watch \(watch); \(file) changes \(written), \(advice)"
+  }
+
   /// The edits for `drift`, unchecked.
-  private static func edit(_ drift: [ResourceChange], into bytes: [UInt8], file: String,
-                           capabilities: DeviceCapabilities) throws(Refusal) -> Outcome {
-    var writer = Writer(editor: ManifestEditor(bytes: bytes, file: file), capabilities: capabilities, file: file)
+  private static func edit(_ drift: [ResourceChange], into bytes: [UInt8], file: String, capabilities: DeviceCapabilities,
+                           pendingEdits: [ResourceAddress: [PendingEdit]]) throws(Refusal) -> Outcome {
+    var writer = Writer(editor: ManifestEditor(bytes: bytes, file: file), capabilities: capabilities, file: file, pendingEdits: pendingEdits)
     var custom = ListEdit()
     var customAddresses: [(ResourceAddress, String)] = []
     for change in drift {
+      // A reminder's field, or a contact, with a pending edit is left out (in `Writer`); a
+      // reminder added or removed on the watch whose manifest entry has one is left whole.
+      if case .reminder? = change.before ?? change.after, let edits = pendingEdits[change.address],
+         change.before == nil || change.after == nil {
+        writer.outcome.notAdopted.append((change.address, pendingReason(edits, before: change.before, after: change.after, file: file)))
+        continue
+      }
       do {
         switch (change.before, change.after) {
         case (.reminder(let before)?, .reminder(let after)?):
@@ -144,15 +243,15 @@ public enum DriftAdoption {
           // Removed on the watch: its item goes from the custom list.
           if let item = writer.customItem(named: before.reminderName) {
             custom.removed.append(item)
-            customAddresses.append((change.address, "removed \"\(before.reminderName)\""))
+            customAddresses.append((change.address, "removed \(ManifestWords.quoted(before.reminderName))"))
           } else {
-            writer.unmanagedOrMissing(change.address, list: ["reminders", "custom"], what: "the reminder \"\(before.reminderName)\"")
+            writer.unmanagedOrMissing(change.address, list: ["reminders", "custom"], what: "the reminder \(ManifestWords.quoted(before.reminderName))")
           }
         case (nil, .reminder(let after)?):
           if writer.editor.node(at: ["reminders", "custom"]) != nil,
              let stated = StateManifest.reminder(after, kind: .custom, capabilities: capabilities) {
             custom.added.append(.mapping(ManifestEncoder.entries(of: stated), flow: false))
-            customAddresses.append((change.address, "added \"\(after.reminderName)\""))
+            customAddresses.append((change.address, "added \(ManifestWords.quoted(after.reminderName))"))
           } else {
             writer.outcome.unmanaged.append(change.address)
           }
@@ -189,6 +288,8 @@ public enum DriftAdoption {
     var editor: ManifestEditor
     let capabilities: DeviceCapabilities
     let file: String
+    /// The drifted items with a pending edit (`DriftAdoption.pendingEdits`): never written.
+    let pendingEdits: [ResourceAddress: [PendingEdit]]
     var outcome = Outcome(text: [], adopted: [], unmanaged: [], notAdopted: [])
 
     /// Notes `edit` as written for `address`.
@@ -224,15 +325,24 @@ public enum DriftAdoption {
       let mapping = kind == .custom ? customItem(named: after.reminderName) : editor.node(at: ["reminders", kind.rawValue])
       guard let mapping else {
         return unmanagedOrMissing(address, list: kind == .custom ? ["reminders", "custom"] : ["reminders", kind.rawValue],
-                                  what: "the reminder \"\(after.reminderName)\"")
+                                  what: "the reminder \(ManifestWords.quoted(after.reminderName))")
       }
       guard let was = StateManifest.reminder(before, kind: kind, capabilities: capabilities),
             let now = StateManifest.reminder(after, kind: kind, capabilities: capabilities) else {
         return outcome.unmanaged.append(address)
       }
       let previous = ManifestEncoder.entries(of: was)
+      // The manifest keys whose value has a pending edit: left as written (`timeType` is `at`
+      // or `period`).
+      let edits = (pendingEdits[address] ?? []).filter { $0.drifted.field != "contacts" }
+      let blocked = Set(edits.flatMap { edit -> [String] in
+        edit.drifted.field == "timeType" ? ["at", "period"] : [String(ManifestWords.key(edit.drifted.field).split(separator: ".").first ?? "")]
+      })
+      if !edits.isEmpty {
+        outcome.notAdopted.append((address, DriftAdoption.pendingReason(edits, before: .reminder(before), after: .reminder(after), file: file)))
+      }
       var wrote = false
-      for (key, value) in ManifestEncoder.entries(of: now) where key != "name" {
+      for (key, value) in ManifestEncoder.entries(of: now) where key != "name" && !blocked.contains(key) {
         guard !previous.contains(where: { $0.key == key && $0.value == value }) else { continue }
         let other = key == "at" ? "period" : key == "period" ? "at" : nil
         let sets = ManifestEditor.value(key, in: mapping) != nil || other.map { ManifestEditor.value($0, in: mapping) != nil } ?? false
@@ -242,7 +352,7 @@ public enum DriftAdoption {
         record(address, "\(key): \(try ManifestEditor.inline(value))")
         wrote = true
       }
-      if !wrote { outcome.unmanaged.append(address) }
+      if !wrote && edits.isEmpty { outcome.unmanaged.append(address) }
     }
 
     /// The emergency contacts and the SOS switch changed on the watch.
@@ -257,7 +367,7 @@ public enum DriftAdoption {
         // states none.
         if after.isSosOn, !after.contacts.isEmpty, ManifestEditor.value("contacts", in: mapping) == nil {
           try editor.set("contacts", to: .sequence(after.contacts.map { ManifestEncoder.node(StateManifest.contact($0)) }, flow: true), in: mapping)
-          for contact in after.contacts { record(address, "added \"\(contact.name)\" to emergency.contacts") }
+          for contact in after.contacts { record(address, "added \(ManifestWords.quoted(contact.name)) to emergency.contacts") }
           return
         }
       }
@@ -285,29 +395,38 @@ public enum DriftAdoption {
         return named.first { ManifestEditor.value("phone", in: items[$0])?.scalar.map { PhoneFormatting.removed(from: $0.value) } == phone }
           ?? named.first
       }
+      // A contact with a pending edit is left as the file has it.
+      let edits = (pendingEdits[address] ?? []).filter { $0.drifted.field == "contacts" }
+      func leftForPendingEdit(_ contacts: [Contact]) -> Bool {
+        guard let edit = edits.first(where: { edit in contacts.contains { DriftAdoption.contactNames(edit.drifted).contains($0.name) } }) else { return false }
+        outcome.leftAsIs[address, default: []] += contacts.map(ContactDiff.value)
+        outcome.notAdopted.append((address, DriftAdoption.pendingReason([edit], before: nil, after: nil, file: file)))
+        return true
+      }
       var edit = ListEdit()
       var notes: [String] = []
-      for contact in diff.removed {
+      for contact in diff.removed where !leftForPendingEdit([contact]) {
         guard let index = find(contact) else {
           outcome.leftAsIs[address, default: []].append(ContactDiff.value(contact))
-          outcome.notAdopted.append((address, "\"\(contact.name)\", removed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it: remove it there, or write {name: \(contact.name), remove: true} here)"))
+          let removal = try ManifestEditor.inline(.mapping([("name", .scalar(contact.name, .plain)), ("remove", ManifestEncoder.bool(true))], flow: true))
+          outcome.notAdopted.append((address, "\(ManifestWords.quoted(contact.name)), removed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it: remove it there, or write \(removal) here)"))
           continue
         }
         claimed.insert(index)
         edit.removed.append(items[index])
-        notes.append("removed \"\(contact.name)\"")
+        notes.append("removed \(ManifestWords.quoted(contact.name))")
       }
-      for pair in diff.changed {
+      for pair in diff.changed where !leftForPendingEdit([pair.before, pair.after]) {
         guard let index = find(pair.before) else {
           outcome.leftAsIs[address, default: []].append(ContactDiff.value(pair.before))
-          outcome.notAdopted.append((address, "\"\(pair.before.name)\", changed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it)"))
+          outcome.notAdopted.append((address, "\(ManifestWords.quoted(pair.before.name)), changed on the watch, is not written in \(listName) of \(file) (in a fleet, a layer may declare it)"))
           continue
         }
         claimed.insert(index)
         let item = items[index]
         guard ManifestEditor.value("contact", in: item) == nil else {
           outcome.leftAsIs[address, default: []].append(ContactDiff.value(pair.before))
-          outcome.notAdopted.append((address, "\"\(pair.before.name)\" in \(listName) refers to the contact declared under contacts:; change that one"))
+          outcome.notAdopted.append((address, "\(ManifestWords.quoted(pair.before.name)) in \(listName) refers to the contact declared under contacts:; change that one"))
           continue
         }
         guard case .mapping(let fields, _) = ManifestEncoder.node(StateManifest.contact(pair.after)) else { continue }
@@ -317,11 +436,12 @@ public enum DriftAdoption {
             : written == (key == "name" ? pair.after.name : pair.after.shortName)
           guard !same else { continue }
           try editor.set(key, to: value, in: item)
-          notes.append("\(key) of \"\(pair.after.name)\": \(try ManifestEditor.inline(value))")
+          notes.append("\(key) of \(ManifestWords.quoted(pair.after.name)): \(try ManifestEditor.inline(value))")
         }
       }
-      edit.added = diff.added.map { ManifestEncoder.node(StateManifest.contact($0)) }
-      notes += diff.added.map { "added \"\($0.name)\"" }
+      let added = diff.added.filter { !leftForPendingEdit([$0]) }
+      edit.added = added.map { ManifestEncoder.node(StateManifest.contact($0)) }
+      notes += added.map { "added \(ManifestWords.quoted($0.name))" }
       try apply(edit, keys: keys)
       for note in notes { record(address, note) }
     }

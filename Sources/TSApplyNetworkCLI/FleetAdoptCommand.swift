@@ -8,7 +8,8 @@ extension FleetSession {
   /// `tsapply drift --fleet FILE --watch NAME --adopt`: the watch's drift written into its own
   /// manifest (`DriftAdoptRun`), checked against the manifest merged with its layers. Nothing
   /// is written into a layer (it applies to every watch it selects): what a layer sets is named
-  /// as not adopted. A watch without a manifest of its own is refused, saying so.
+  /// as not adopted. A watch without a manifest of its own, or whose manifest is also another
+  /// watch's or a layer (however the path is spelled, `FleetFile.sharers`), is refused, saying so.
   func adopt(autoApprove: Bool) async throws -> ExitStatus {
     guard let member = loaded.members.first else { throw CommandFailure("drift --fleet --adopt needs one --watch NAME") }
     guard broker == nil else {
@@ -19,9 +20,10 @@ extension FleetSession {
       throw CommandFailure("the watch \(member.name) has no manifest of its own in \(fleetFile): all it has comes from the fleet's layers, and adopting never writes into a layer (a layer applies to every watch it selects). Give it one (manifest: FILE under watches: \(member.name)), then adopt again")
     }
     let path = loaded.fleet.absolutePath(written.value), name = loaded.fleet.displayPath(written.value)
-    let sharing = loaded.fleet.watches.filter { other in
-      other.name.value != member.name && other.manifest.map { loaded.fleet.absolutePath($0.value) } == path
-    }.map(\.name.value)
+    let (sharing, layers) = loaded.fleet.sharers(ofManifest: written.value, watch: member.name)
+    guard layers.isEmpty else {
+      throw CommandFailure("\(name) is also a layer of \(fleetFile) (\(layers.map(loaded.fleet.displayPath).joined(separator: ", "))): adopting never writes into a layer (a layer applies to every watch it selects). Give \(member.name) a manifest of its own, then adopt again")
+    }
     guard sharing.isEmpty else {
       throw CommandFailure("\(name) is also the manifest of \(sharing.joined(separator: ", ")) in \(fleetFile): adopting \(member.name)'s drift into it would change \(sharing.count == 1 ? "that watch" : "those watches") too. Give \(member.name) a manifest of its own, then adopt again")
     }

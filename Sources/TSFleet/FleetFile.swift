@@ -73,6 +73,18 @@ public struct FleetFile: Sendable {
     written.hasPrefix("/") ? written : (directory as NSString).appendingPathComponent(written)
   }
 
+  /// Who else takes the manifest `written` (a path in the fleet file) of the watch named
+  /// `watch`: the other watches whose own manifest is that file, and the layers (or defaults)
+  /// that are, as written. Paths are compared resolved (`FilePaths.resolved`: `.`, `..` and
+  /// symbolic links), so no spelling of one file hides it. What `drift --adopt` refuses to
+  /// write into (docs/fleet.md "Adopting drift in a fleet").
+  public func sharers(ofManifest written: String, watch: String) -> (watches: [String], layers: [String]) {
+    let file = FilePaths.resolved(absolutePath(written))
+    let same = { (other: String) in FilePaths.resolved(absolutePath(other)) == file }
+    return (watches.filter { $0.name.value != watch && $0.manifest.map { same($0.value) } == true }.map(\.name.value),
+            layers.map(\.manifest.value).filter(same))
+  }
+
   /// The layers under `watch`'s own manifest, bottom first: those whose selector its labels match.
   public func layers(for watch: FleetWatch) -> [FleetLayer] {
     layers.filter { $0.selects(watch) }

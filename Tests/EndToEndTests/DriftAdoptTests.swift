@@ -44,6 +44,26 @@ import TSTestSupport
     #expect(again.status == 0 && again.stdout.contains("nothing to adopt"), "\(again.stdout)")
   }
 
+  /// A manifest edit not applied yet that concerns what the wearer changed stays in the file:
+  /// that item is named as not adopted, with both changes, and the command fails.
+  @Test func keepsAPendingEditOfWhatTheWearerChanged() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let file = dir.appendingPathComponent("m.yaml")
+    try "version: 1\ncontacts:\n  - {name: Ann, phone: \"+15550100\"}\n  - {name: Bob, phone: \"+15550101\"}\n"
+      .write(to: file, atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "m.yaml"], in: dir).status == 0)
+    let edited = try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "+15550101", with: "+15550102")
+    try edited.write(to: file, atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-remove", "Bob"], in: dir).status == 0)
+    let adopt = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve", "m.yaml"], in: dir)
+    #expect(adopt.status == 1, "\(adopt.stdout)\(adopt.stderr)")
+    #expect(adopt.stdout.contains("Not adopted contacts: the watch removed \"Bob\"; m.yaml changes the phone of \"Bob\", not applied yet: apply or edit it first.\n"),
+            "\(adopt.stdout)")
+    #expect(try String(contentsOf: file, encoding: .utf8) == edited, "the user's new number stays")
+    let plan = try TSApplyBinary.run(["plan", "--detailed-exitcode", "m.yaml"], in: dir)
+    #expect(plan.status == 2 && plan.stdout.contains("+15550102"), "the edit is still in the next plan: \(plan.stdout)")
+  }
+
   @Test func refusesWhatItCannotDo() throws {
     let dir = try ReconcileTests.workspace("family.yaml")
     let stdin = try TSApplyBinary.run(["drift", "--adopt", "-"], in: dir)
@@ -95,5 +115,51 @@ import TSTestSupport
     #expect(noOwn.status == 1 && noOwn.stderr.contains("the watch room-21 has no manifest of its own in mixed.yaml"), "\(noOwn.stderr)")
     let several = try TSApplyBinary.run(["drift", "--fleet", "mixed.yaml", "--adopt", "--auto-approve"], in: dir)
     #expect(several.status == 64 && several.stderr.contains("name it with one --watch NAME"), "\(several.stderr)")
+  }
+
+  /// A manifest another watch shares, or that is a layer, is refused however its path is spelled
+  /// (`.`/`..`, a symbolic link): adopting one watch's drift into it would change the others.
+  @Test func refusesASharedManifestHoweverItsPathIsSpelled() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let res = dir.appendingPathComponent("res")
+    try FileManager.default.createDirectory(at: res, withIntermediateDirectories: true)
+    let shared = res.appendingPathComponent("shared.yaml")
+    try FileManager.default.copyItem(at: ReconcileTests.examples.appendingPathComponent("family.yaml"), to: shared)
+    try FileManager.default.copyItem(at: shared, to: res.appendingPathComponent("layer.yaml"))
+    try FileManager.default.createSymbolicLink(atPath: res.appendingPathComponent("link.yaml").path, withDestinationPath: "shared.yaml")
+    try """
+      version: 1
+      watches:
+        b: {device: "sim:w/b.json", manifest: res/shared.yaml}
+        c: {device: "sim:./w/../w/c.json", manifest: ./res/../res/shared.yaml}
+        d: {device: "sim:w/d.json", manifest: res/link.yaml}
+
+      """.write(to: dir.appendingPathComponent("fleetS.yaml"), atomically: true, encoding: .utf8)
+    try """
+      version: 1
+      layers:
+        - manifest: ./res/../res/layer.yaml
+      watches:
+        e: {device: "sim:w/e.json", manifest: res/layer.yaml}
+
+      """.write(to: dir.appendingPathComponent("fleetL.yaml"), atomically: true, encoding: .utf8)
+    for name in ["b", "c", "d", "e"] {
+      #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:w/\(name).json"], in: dir).status == 0)
+    }
+    for fleet in ["fleetS.yaml", "fleetL.yaml"] {
+      let applied = try TSApplyBinary.run(["apply", "--fleet", fleet, "--auto-approve"], in: dir)
+      #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    }
+    let cases = [("fleetS.yaml", "c", "shared.yaml", "res/../res/shared.yaml is also the manifest of b, d in fleetS.yaml"),
+                 ("fleetL.yaml", "e", "layer.yaml", "res/layer.yaml is also a layer of fleetL.yaml (./res/../res/layer.yaml)")]
+    for (fleet, watch, file, refusal) in cases {
+      let written = res.appendingPathComponent(file)
+      let before = try String(contentsOf: written, encoding: .utf8)
+      #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "0", "--device", "sim:w/\(watch).json"], in: dir).status == 0)
+      let adopt = try TSApplyBinary.run(["drift", "--fleet", fleet, "--watch", watch, "--adopt", "--auto-approve"], in: dir)
+      #expect(adopt.status == 1, "\(adopt.stdout)\(adopt.stderr)")
+      #expect(adopt.stderr.contains(refusal), "\(adopt.stderr)")
+      #expect(try String(contentsOf: written, encoding: .utf8) == before, "a manifest other watches take is not written")
+    }
   }
 }

@@ -83,11 +83,11 @@ import TSTestSupport
                  ("      at: [\"10:00\"]", "")]),
   ]
 
-  /// The manifest applied to a fresh watch, then `change` made on it: the state the last apply
-  /// left and the state now.
-  static func states(_ change: (inout DeviceState) -> Void) async throws -> (applied: DeviceState, now: DeviceState) {
+  /// The manifest `text` applied to a fresh watch, then `change` made on it: the state the last
+  /// apply left and the state now.
+  static func states(of text: String = manifest, _ change: (inout DeviceState) -> Void) async throws -> (applied: DeviceState, now: DeviceState) {
     let device = watch(profile)
-    let manifest = try #require(ManifestLoader.load(bytes: Array(Self.manifest.utf8), file: "watch.yaml").manifest)
+    let manifest = try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest)
     try await planAndApply(manifest, on: device, backups: try backupDirectory())
     let applied = try await Reconciler.connect(device).readState()
     var now = applied
@@ -155,6 +155,88 @@ import TSTestSupport
     #expect(plan.resourceChanges.map(\.address) == [.builtIn(.sedentary)])
   }
 
+  struct PendingCase: Sendable, CustomTestStringConvertible {
+    let id: String
+    /// The manifest's edit, not applied yet: (old text, new text).
+    let edit: (old: String, new: String)
+    /// What the wearer does on the watch.
+    let change: @Sendable (inout DeviceState) -> Void
+    /// What is said of the item not adopted; `nil`: nothing conflicts, everything is adopted.
+    let reason: String?
+    /// The resource concerned.
+    let address: ResourceAddress
+    /// What the file becomes beside the edit: (old text, new text); `nil`: it stays as edited.
+    var adopted: (old: String, new: String)? = nil
+    var testDescription: String { id }
+  }
+
+  /// The wearer gives Ben another number.
+  static let benChangedOnTheWatch: @Sendable (inout DeviceState) -> Void = { state in
+    state.contacts = state.contacts.map { $0.name == "Ben" ? Contact(name: "Ben", phoneNum: "+447700900111", shortName: $0.shortName) : $0 }
+  }
+
+  static let pendingCases: [PendingCase] = [
+    PendingCase(id: "contact removed on the watch, its number changed in the manifest",
+                edit: ("{name: Ben, phone: \"+44 7700 900456\"}", "{name: Ben, phone: \"+44 7700 900999\"}"),
+                change: { $0.contacts.removeAll { $0.name == "Ben" } },
+                reason: "the watch removed \"Ben\"; watch.yaml changes the phone of \"Ben\", not applied yet: apply or edit it first",
+                address: .contacts),
+    PendingCase(id: "contact's number changed on the watch and in the manifest",
+                edit: ("{name: Ben, phone: \"+44 7700 900456\"}", "{name: Ben, phone: \"+44 7700 900999\"}"),
+                change: benChangedOnTheWatch,
+                reason: "the watch changed \"Ben\"; watch.yaml changes the phone of \"Ben\", not applied yet: apply or edit it first",
+                address: .contacts),
+    PendingCase(id: "contact removed in the manifest, changed on the watch",
+                edit: ("  - {name: Ben, phone: \"+44 7700 900456\"}\n", ""),
+                change: benChangedOnTheWatch,
+                reason: "the watch changed \"Ben\"; watch.yaml removes \"Ben\", not applied yet: apply or edit it first",
+                address: .contacts),
+    PendingCase(id: "emergency contact changed on the watch and in the manifest",
+                edit: ("    - {name: Anna, phone: \"+44 7700 900123\"}", "    - {name: Anna, phone: \"+44 7700 900222\"}"),
+                change: { state in
+                  let shortName = state.emergency?.contacts.first?.shortName
+                  state.emergency?.contacts = [Contact(name: "Anna", phoneNum: "+447700900111", shortName: shortName)]
+                },
+                reason: "the watch changed \"Anna\"; watch.yaml changes the phone of \"Anna\", not applied yet: apply or edit it first",
+                address: .emergency),
+    PendingCase(id: "reminder's times changed on the watch and in the manifest",
+                edit: ("at: [\"08:00\", \"20:00\"]", "at: [\"08:00\", \"21:00\"]"),
+                change: { state in
+                  if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.medicine.builtInID }) { state.reminders[index].timePoints = [480, 1320] }
+                },
+                reason: "the watch changed at; watch.yaml changes at, not applied yet: apply or edit it first",
+                address: .builtIn(.medicine)),
+    PendingCase(id: "reminder toggled on the watch, its times changed in the manifest: adopted",
+                edit: ("at: [\"08:00\", \"20:00\"]", "at: [\"08:00\", \"21:00\"]"),
+                change: { state in
+                  if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.medicine.builtInID }) { state.reminders[index].isEnabled = false }
+                },
+                reason: nil, address: .builtIn(.medicine),
+                adopted: ("  medicine:\n    enabled: true", "  medicine:\n    enabled: false")),
+  ]
+
+  /// A drifted item (a contact, an emergency contact, a reminder's field) that also has a change
+  /// written in the manifest and not applied yet is not adopted: the file keeps the edit, the
+  /// item is named as not adopted with why, and the record does not take it.
+  @Test(arguments: pendingCases)
+  func pendingEditOfADriftedItemIsNotAdopted(_ c: PendingCase) async throws {
+    let (applied, now) = try await Self.states(c.change)
+    #expect(Self.manifest.contains(c.edit.old))
+    let edited = Self.manifest.replacingOccurrences(of: c.edit.old, with: c.edit.new)
+    let (outcome, _) = try Self.adopt(edited, applied: applied, now: now)
+    let text = String(decoding: outcome.text, as: UTF8.self)
+    if let reason = c.reason {
+      #expect(text == edited, "the pending edit stays as written")
+      #expect(outcome.notAdopted.map(\.address) == [c.address], "\(outcome.notAdopted)")
+      #expect(outcome.notAdopted.first?.reason == reason)
+      #expect(!outcome.agreed.contains(c.address))
+    } else {
+      let (old, new) = try #require(c.adopted)
+      #expect(outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+      #expect(text == edited.replacingOccurrences(of: old, with: new))
+    }
+  }
+
   /// What the manifest does not manage needs nothing: the file is left as it is.
   @Test func unmanagedChangesAreKeptWithoutWriting() async throws {
     let (applied, now) = try await Self.states { state in
@@ -195,16 +277,21 @@ import TSTestSupport
     #expect(try #require(Planner.plan(manifest, state: now, capabilities: Self.profile.capabilities).plan).resourceChanges.isEmpty)
   }
 
+  /// A reminder whose settings an anchor (`&day`) holds.
+  static let anchored = """
+    version: 1
+    reminders:
+      sedentary: &day
+        enabled: true
+        repeat: workday
+        period: {start: "09:00", end: "18:00", every: 1h}
+
+    """
+
   /// A manifest whose contacts are a flow list and whose reminder shares its settings through an
   /// anchor: the anchor stays, and the flow list is edited in place.
   @Test func editsFlowListsAndKeepsAnchors() async throws {
-    let text = """
-      version: 1
-      reminders:
-        sedentary: &day
-          enabled: true
-          repeat: workday
-          period: {start: "09:00", end: "18:00", every: 1h}
+    let text = Self.anchored + """
       contacts: [{name: Anna, phone: "+447700900123"}, {name: Ben, phone: "+447700900456"}]
 
       """
@@ -221,6 +308,26 @@ import TSTestSupport
       .replacingOccurrences(of: "{name: Anna, phone: \"+447700900123\"}, {name: Ben, phone: \"+447700900456\"}",
                             with: "{name: Ben, phone: \"+447700900456\"}, {name: Carol, phone: \"+447700900789\"}")
       .replacingOccurrences(of: "  enabled: true", with: "  enabled: false"))
+  }
+
+  /// Names in what was adopted are quoted as the plan quotes them (`ManifestWords.quoted`).
+  @Test func quotesNamesAsThePlanDoes() async throws {
+    let name = "Cé \"Q\" #x"
+    let (applied, now) = try await Self.states { $0.contacts.append(Contact(name: name, phoneNum: "+447700900789")) }
+    let (outcome, _) = try Self.adopt(Self.manifest, applied: applied, now: now)
+    #expect(outcome.adopted.map(\.edits) == [["added \"Cé \\\"Q\\\" #x\""]])
+    #expect(outcome.adopted.first?.edits.first == "added " + ManifestWords.quoted(name))
+  }
+
+  /// A value an anchor shares with a resource that did not drift is not adopted; the refusal
+  /// names the resources it would change.
+  @Test func refusalNamesTheResourcesAnAnchorShares() async throws {
+    let text = Self.anchored + "  drinking: *day\n"
+    let (applied, now) = try await Self.states(of: text) { state in
+      if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.sedentary.builtInID }) { state.reminders[index].isEnabled = false }
+    }
+    let refusal = #expect(throws: DriftAdoption.Refusal.self) { _ = try Self.adopt(text, applied: applied, now: now) }
+    #expect(refusal?.description == "adopting would change what watch.yaml asks of resources that did not drift (reminder.drinking); it was left as it is")
   }
 
   /// Property, over random manifests of every platform written messily with comments: the watch
