@@ -137,8 +137,9 @@ public enum ManifestExplain {
     var units: [Unit] = []
     if let reminders = manifest.reminders {
       if let lunch = reminders.lunchBreak {
-        units.append(Unit(key: "reminders.lunch_break", position: lunch.position,
-                          fields: [("", ManifestWords.text(lunch.value), lunch.position)]))
+        let position = reminders.lunchBreakKeys["lunch_break"] ?? lunch.position
+        units.append(Unit(key: "reminders.lunch_break", position: position,
+                          fields: [("", ManifestWords.text(lunch.value), position)]))
       }
       for kind in ReminderKind.builtIns {
         if let reminder = reminders[builtIn: kind] { units.append(unit("reminders.\(kind.rawValue)", reminder)) }
@@ -159,20 +160,25 @@ public enum ManifestExplain {
     return units
   }
 
+  /// A reminder's unit: each field at its key's line (`ManifestReminder.keyPositions`, as the
+  /// plan names it), the unit at the reminder's key or list item.
   private static func unit(_ key: String, _ reminder: ManifestReminder) -> Unit {
     var fields: [(key: String, value: String, position: SourcePosition)] = []
-    if let name = reminder.name, reminder.kind != .custom { fields.append((".name", ManifestWords.quoted(name.value), name.position)) }
-    if let enabled = reminder.isEnabled { fields.append((".enabled", String(enabled.value), enabled.position)) }
-    if let days = reminder.repeatDays { fields.append((".repeat", days.value.description, days.position)) }
-    if let schedule = reminder.schedule {
-      let key = if case .timePoints = schedule.value { ".at" } else { ".period" }
-      fields.append((key, ManifestWords.text(schedule.value), schedule.position))
+    func add(_ field: String, _ value: String, _ position: SourcePosition) {
+      fields.append(("." + field, value, reminder.keyPositions[field] ?? position))
     }
-    if let lunch = reminder.lunchBreak { fields.append((".lunch_break", ManifestWords.text(lunch.value), lunch.position)) }
-    if let notes = reminder.notes { fields.append((".notes", ManifestWords.quoted(notes.value), notes.position)) }
+    if let name = reminder.name, reminder.kind != .custom { add("name", ManifestWords.quoted(name.value), name.position) }
+    if let enabled = reminder.isEnabled { add("enabled", String(enabled.value), enabled.position) }
+    if let days = reminder.repeatDays { add("repeat", days.value.description, days.position) }
+    if let schedule = reminder.schedule {
+      let key = if case .timePoints = schedule.value { "at" } else { "period" }
+      add(key, ManifestWords.text(schedule.value), schedule.position)
+    }
+    if let lunch = reminder.lunchBreak { add("lunch_break", ManifestWords.text(lunch.value), lunch.position) }
+    if let notes = reminder.notes { add("notes", ManifestWords.quoted(notes.value), notes.position) }
     // A custom reminder named and nothing else is still given: its name is its key.
-    if fields.isEmpty { fields.append(("", "{}", reminder.position)) }
-    return Unit(key: key, position: reminder.position, fields: fields)
+    if fields.isEmpty { fields.append(("", "{}", reminder.keyPosition)) }
+    return Unit(key: key, position: reminder.keyPosition, fields: fields)
   }
 
   private static func unit(_ key: String, _ contact: ManifestContact) -> Unit {
@@ -181,7 +187,9 @@ public enum ManifestExplain {
       fields.append((".contact", ManifestWords.quoted(reference.value), reference.position))
     } else {
       fields.append((".phone", ManifestWords.quoted(contact.phone.value), contact.phone.position))
-      if contact.shortNameIsExplicit { fields.append((".short_name", ManifestWords.quoted(contact.shortName), contact.position)) }
+      if contact.shortNameIsExplicit {
+        fields.append((".short_name", ManifestWords.quoted(contact.shortName), contact.shortNamePosition ?? contact.position))
+      }
     }
     return Unit(key: key, position: contact.position, fields: fields)
   }

@@ -87,6 +87,7 @@ public enum ManifestMerge {
     merged.drinking = above.drinking ?? below.drinking
     merged.medicine = above.medicine ?? below.medicine
     merged.lunchBreak = above.lunchBreak ?? below.lunchBreak
+    merged.lunchBreakKeys = above.lunchBreak != nil ? above.lunchBreakKeys : below.lunchBreakKeys
     merged.custom = list(below.custom, above.custom, removals: removals, of: .customReminders, &diagnostics)
     return merged
   }

@@ -17,6 +17,8 @@ enum Properties {
     func erase(_ reminder: ManifestReminder) -> ManifestReminder {
       var reminder = reminder
       reminder.position = origin
+      reminder.keyPosition = origin
+      reminder.keyPositions = [:]
       reminder.name = erase(reminder.name)
       reminder.isEnabled = erase(reminder.isEnabled)
       reminder.repeatDays = erase(reminder.repeatDays)
@@ -32,6 +34,7 @@ enum Properties {
           contact.position = origin
           contact.name = Located(contact.name.value, at: origin)
           contact.phone = Located(contact.phone.value, at: origin)
+          contact.shortNamePosition = nil  // whether it was written is `shortNameIsExplicit`
           if ignoringShortNameSpelling { contact.shortNameIsExplicit = false }
           return contact
         }, at: origin)
@@ -41,6 +44,8 @@ enum Properties {
     result.file = ""
     if var reminders = result.reminders {
       reminders.position = origin
+      reminders.lunchBreak = erase(reminders.lunchBreak)
+      reminders.lunchBreakKeys = [:]
       reminders.sedentary = reminders.sedentary.map(erase)
       reminders.drinking = reminders.drinking.map(erase)
       reminders.medicine = reminders.medicine.map(erase)

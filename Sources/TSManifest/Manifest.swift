@@ -51,6 +51,9 @@ public struct ManifestReminders: Hashable, Sendable {
   /// own, as far as the watch stores one for it (applied at plan time, `ReminderPlanner`;
   /// docs/manifest.md "One lunch break for every reminder").
   public var lunchBreak: Located<LunchBreak>?
+  /// Where the section's `lunch_break` keys are written, by path: `lunch_break`, and
+  /// `lunch_break.start`, `lunch_break.end` when written (`ManifestReminder.keyPositions`).
+  public var lunchBreakKeys: [String: SourcePosition] = [:]
 
   /// The section at `position`; every reminder defaults to `nil` (unmanaged).
   public init(position: SourcePosition, sedentary: ManifestReminder? = nil, drinking: ManifestReminder? = nil,
@@ -79,6 +82,16 @@ public struct ManifestReminder: Hashable, Sendable {
   public var kind: ReminderKind
   /// Position of the reminder's mapping (for custom reminders, the list item).
   public var position: SourcePosition
+  /// Where the reminder is written: the position of its key (`drinking:`) for a built-in, of its
+  /// list item for a custom reminder (`position`). What a plan or `--explain` names for the
+  /// reminder as a whole.
+  public var keyPosition: SourcePosition
+  /// Where each field is written: the position of its key, by its path under the reminder
+  /// (`enabled`, `at`, `period`, `period.start`, `lunch_break.end`, …). A block mapping's value
+  /// starts on the line after its key, so `period`'s value position is its first key's: plans
+  /// and `--explain` name a field by its key's line from here (docs/plan.md "Where a value is
+  /// set"). Empty for a reminder not read from a file.
+  public var keyPositions: [String: SourcePosition] = [:]
   /// Manifest field path prefix, e.g. `reminders.sedentary` or `reminders.custom[1]`.
   public var path: String
   /// Name (custom reminders: required and unique; at most 32 bytes of UTF-8).
@@ -95,13 +108,14 @@ public struct ManifestReminder: Hashable, Sendable {
   public var notes: Located<String>?
 
   /// A reminder of `kind` read at `position` under field path `path`; fields default to `nil`
-  /// (unmanaged: the watch's value stays).
+  /// (unmanaged: the watch's value stays), `keyPosition` to `position`.
   public init(kind: ReminderKind, position: SourcePosition, path: String, name: Located<String>? = nil,
               isEnabled: Located<Bool>? = nil, repeatDays: Located<RepeatDays>? = nil,
               schedule: Located<ReminderSchedule>? = nil, lunchBreak: Located<LunchBreak>? = nil,
               notes: Located<String>? = nil) {
     self.kind = kind
     self.position = position
+    self.keyPosition = position
     self.path = path
     self.name = name
     self.isEnabled = isEnabled
@@ -130,6 +144,8 @@ public struct ManifestContact: Hashable, Sendable {
   public var shortName: String
   /// Whether `short_name` was written in the manifest (else derived).
   public var shortNameIsExplicit: Bool
+  /// Where `short_name` is written, when it is; `nil` for a derived short name.
+  public var shortNamePosition: SourcePosition?
   /// For an emergency contact written as a reference (`- {contact: Ward A desk}`), the name it
   /// refers to, where it is written. Once resolved (`ContactReferences.resolve`), `name`,
   /// `phone` and `shortName` are those of the contact of that name declared under `contacts:`

@@ -74,27 +74,33 @@ public enum ManifestWords {
   private static let contactKeys: [String: String] = ["phoneNum": "phone", "shortName": "short_name"]
 
   /// `fields` of a reminder change, each with the path under `reminder.path` and the position of
-  /// the value that asks for it. A lunch break at `lunchDefault` came from the manifest-wide
-  /// default, so its path is `reminders.lunch_break…`. A custom reminder enabled by default (no
-  /// `enabled` written) points at the entry.
+  /// the key that asks for it (`ManifestReminder.keyPositions`): `period.end` points at the
+  /// `end:` line, not at the `period:` mapping's first key. A field whose own key is not written
+  /// (`period.every` when the reminder switches to `at`) points at the key of the value that
+  /// sets it (`period`, `at`, `lunch_break`). A lunch break at `lunchDefault` came from the
+  /// manifest-wide default, so its path is `reminders.lunch_break…`. A custom reminder enabled by
+  /// default (no `enabled` written) points at the entry.
   static func reminder(_ fields: [FieldChange], _ reminder: ManifestReminder, lunchDefault: SourcePosition?) -> [FieldChange] {
     fields.map { field in
       var field = field
       let key = field.field == "timeType" ? schedule(field.after) : key(field.field)
       let position: SourcePosition?
       var base = reminder.path
+      var written = [key, String(key.prefix { $0 != "." })]
       switch field.field {
       case "reminderName": position = reminder.name?.position
       case "isEnabled": position = reminder.isEnabled?.position
       case "repeatDays": position = reminder.repeatDays?.position
-      case "timeType", "startTime", "endTime", "interval", "timePoints": position = reminder.schedule?.position
+      case "timeType", "startTime", "endTime", "interval", "timePoints":
+        position = reminder.schedule?.position
+        written += ["period", "at"]
       case "notes": position = reminder.notes?.position
       default:
         position = reminder.lunchBreak?.position
         if let lunchDefault, position == lunchDefault { base = "reminders" }
       }
       field.manifestPath = base + "." + key
-      field.source = position ?? reminder.position
+      field.source = written.lazy.compactMap { reminder.keyPositions[$0] }.first ?? position ?? reminder.keyPosition
       return field
     }
   }
@@ -125,12 +131,16 @@ public enum ManifestWords {
         used.insert(index)
         let contact = contacts[index]
         field.manifestPath = contact.path
-        // A changed contact points at what changes: its name for a rename, else its phone; one
+        // A contact added points at its entry (the `- name:` line); a changed one at the key
+        // of what changes: its name for a rename, else its phone, else its short name; one
         // referred to (`{contact: NAME}`) at the phone of the contact declared, the one line
-        // that sets both lists.
+        // that sets both lists. `--explain` names each field at the same key (docs/plan.md).
+        let old = field.before.flatMap { Self.contact($0) }
         field.source = contact.reference != nil ? contact.phone.position
           : field.before == nil ? contact.position
-          : ContactCounts.name(field.before) != ContactCounts.name(after) ? contact.name.position : contact.phone.position
+          : ContactCounts.name(field.before) != ContactCounts.name(after) ? contact.name.position
+          : old == nil || old?.phoneNum != written.phoneNum ? contact.phone.position
+          : contact.shortNamePosition ?? contact.phone.position
       } else {
         field.manifestPath = path
         field.source = position

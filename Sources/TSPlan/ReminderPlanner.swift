@@ -19,13 +19,13 @@ enum ReminderPlanner {
     var part = PlanPart()
     for kind in ReminderKind.builtIns {
       if let reminder = reminders[builtIn: kind] {
-        let own = withLunchBreak(reminders.lunchBreak, reminder, storage: capabilities.reminders[kind])
+        let own = withLunchBreak(reminders, reminder, storage: capabilities.reminders[kind])
         part.merge(builtIn(kind, own, state: state, capabilities: capabilities, lunchDefault: reminders.lunchBreak?.position))
       }
     }
     if let custom = reminders.custom {
       let storage = capabilities.reminders.custom
-      let list = Located(custom.value.map { withLunchBreak(reminders.lunchBreak, $0, storage: storage) }, at: custom.position)
+      let list = Located(custom.value.map { withLunchBreak(reminders, $0, storage: storage) }, at: custom.position)
       part.merge(CustomReminderPlanner.plan(list, state: state, capabilities: capabilities,
                                             lunchDefault: reminders.lunchBreak?.position))
     }
@@ -36,11 +36,13 @@ enum ReminderPlanner {
   /// none: as written where the platform stores the times for its kind, only on/off where it
   /// stores a flag, not at all where the kind has no lunch break (a default is for the reminders
   /// that can have one; docs/manifest.md "One lunch break for every reminder"). The position is
-  /// the default's, so a problem points at the line that set it.
-  static func withLunchBreak(_ lunch: Located<LunchBreak>?, _ reminder: ManifestReminder,
+  /// the default's, and so are its keys' (`ManifestReminders.lunchBreakKeys`), so a problem and
+  /// a plan line point at the line that set it.
+  static func withLunchBreak(_ section: ManifestReminders, _ reminder: ManifestReminder,
                              storage: ReminderKindCapabilities?) -> ManifestReminder {
-    guard reminder.lunchBreak == nil, let lunch, let storage else { return reminder }
+    guard reminder.lunchBreak == nil, let lunch = section.lunchBreak, let storage else { return reminder }
     var reminder = reminder
+    if storage.lunchBreak != .none { reminder.keyPositions.merge(section.lunchBreakKeys) { own, _ in own } }
     switch storage.lunchBreak {
     case .times: reminder.lunchBreak = lunch
     case .flagOnly: reminder.lunchBreak = Located(LunchBreak(isEnabled: lunch.value.isEnabled), at: lunch.position)

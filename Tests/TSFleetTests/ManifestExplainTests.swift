@@ -69,6 +69,39 @@ import TSModel
     #expect(text.hasSuffix("\n\n" + c.line + "\n" + c.overrides.map { "    overrides \($0)\n" }.joined()), "\(text)")
   }
 
+  /// In block style too, each value names its key's line (as the plan does, docs/plan.md
+  /// "Where a value is set"), and a unit replaced whole names the replacing reminder's key.
+  @Test func blockStyleValuesNameTheirKeysLines() throws {
+    let common = """
+      reminders:
+        drinking:
+          enabled: true
+          notes: Drink
+          lunch_break:
+            start: "12:00"
+            end: "13:15"
+      contacts:
+        - name: Nurse
+          phone: "+15550111"
+          short_name: Z
+
+      """
+    let own = """
+      reminders:
+        drinking:
+          enabled: false
+
+      """
+    let lines = ManifestExplain.explain([try manifest(common, file: "common.yaml", resolvesReferences: false),
+                                         try manifest(own, file: "own.yaml", resolvesReferences: false)])
+    let named = Dictionary(uniqueKeysWithValues: lines.map { ($0.path, "\($0.source.file):\($0.source.line)") })
+    #expect(named == ["reminders.drinking.enabled": "own.yaml:3", "reminders.drinking.notes": "common.yaml:4",
+                      "reminders.drinking.lunch_break": "common.yaml:5", "contacts[\"Nurse\"].phone": "common.yaml:10",
+                      "contacts[\"Nurse\"].short_name": "common.yaml:11"], "\(named)")
+    let notes = try #require(lines.first { $0.path == "reminders.drinking.notes" })
+    #expect(notes.dropped == "reminders.drinking is replaced whole by own.yaml:2, which leaves it out")
+  }
+
   /// Every value the merged manifest holds is explained once, and nothing it does not hold is
   /// explained as kept.
   @Test func keptValuesAreExactlyTheMergedOnes() throws {

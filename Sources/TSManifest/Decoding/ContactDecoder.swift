@@ -115,15 +115,17 @@ enum ContactDecoding {
       phone = PhoneNumberRule.check(written, isPlain: isPlain, field: DecodingContext.join(path, "phone"),
                                     into: &context.diagnostics)
     }
-    var explicitShortName: String?
+    var explicitShortName: Located<String>?
     if let written = item.text(.shortName, path: path, required: false, isPlain: &isPlain, context: &context) {
       explicitShortName = ShortNameRule.check(written, field: DecodingContext.join(path, "short_name"),
-                                              into: &context.diagnostics)
+                                              into: &context.diagnostics).map { Located($0, at: written.position) }
     }
     guard let name, let phone else { return nil }
-    return ManifestContact(position: item.position(in: context.file), path: path, name: name, phone: phone,
-                           shortName: explicitShortName ?? ShortNameRule.derive(from: name.value),
-                           shortNameIsExplicit: explicitShortName != nil)
+    var contact = ManifestContact(position: item.position(in: context.file), path: path, name: name, phone: phone,
+                                  shortName: explicitShortName?.value ?? ShortNameRule.derive(from: name.value),
+                                  shortNameIsExplicit: explicitShortName != nil)
+    contact.shortNamePosition = explicitShortName?.position
+    return contact
   }
 }
 

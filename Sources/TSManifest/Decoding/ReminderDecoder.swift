@@ -10,15 +10,17 @@ extension ManifestDecoder {
   mutating func reminders(_ node: YAMLNode, keyPosition: SourcePosition) -> ManifestReminders? {
     guard let fields = context.mapping(node, path: "reminders", keys: Self.reminderSectionKeys) else { return nil }
     var section = ManifestReminders(position: keyPosition)
-    if let value = fields["lunch_break"], let lunch = lunchBreak(value, path: "reminders.lunch_break") {
-      section.lunchBreak = Located(lunch, at: value.position)
+    if let entry = fields.entries["lunch_break"], let lunch = lunchBreak(entry.value, path: "reminders.lunch_break") {
+      section.lunchBreak = Located(lunch, at: entry.value.position)
+      section.lunchBreakKeys = Self.keyPositions(of: entry)
     }
     for kind in ReminderKind.builtIns {
       let path = fields.path(kind.rawValue)
-      guard let value = fields[kind.rawValue],
-            let present = context.present(value, path: path, hint: "remove the key to leave the \(kind.rawValue) reminder unmanaged")
+      guard let entry = fields.entries[kind.rawValue],
+            let present = context.present(entry.value, path: path, hint: "remove the key to leave the \(kind.rawValue) reminder unmanaged")
       else { continue }
-      let reminder = reminder(present, kind: kind, path: path)
+      var reminder = reminder(present, kind: kind, path: path)
+      reminder?.keyPosition = entry.key.position
       switch kind {
       case .sedentary: section.sedentary = reminder
       case .drinking: section.drinking = reminder
@@ -60,6 +62,9 @@ extension ManifestDecoder {
   private mutating func reminder(_ node: YAMLNode, kind: ReminderKind, path: String) -> ManifestReminder? {
     guard let fields = context.mapping(node, path: path, keys: Self.reminderKeys) else { return nil }
     var reminder = ManifestReminder(kind: kind, position: node.position, path: path)
+    if case .mapping(let entries) = node.content {
+      for entry in entries { reminder.keyPositions.merge(Self.keyPositions(of: entry)) { first, _ in first } }
+    }
     if let value = fields["name"], let text = context.text(value, path: fields.path("name")) {
       reminder.name = ReminderTextRule.checkName(Located(text, at: value.aliasPosition ?? value.position), field: fields.path("name"),
                                                  into: &context.diagnostics)
@@ -176,6 +181,22 @@ extension ManifestDecoder {
       return nil
     }
     return context.time(value, path: fields.path(key)).map { Located($0, at: value.position) }
+  }
+}
+
+extension ManifestDecoder {
+  /// The position of `entry`'s key by its text, and of the keys of a mapping it holds by their
+  /// paths under it (`period` → `period`, `period.start`, `period.end`, `period.every`): where
+  /// each field is written (`ManifestReminder.keyPositions`). Keys that are not text are skipped.
+  static func keyPositions(of entry: YAMLMappingEntry) -> [String: SourcePosition] {
+    guard let key = entry.keyText else { return [:] }
+    var positions = [key: entry.key.position]
+    if case .mapping(let entries) = entry.value.content {
+      for inner in entries {
+        if let text = inner.keyText { positions[DecodingContext.join(key, text)] = inner.key.position }
+      }
+    }
+    return positions
   }
 }
 
