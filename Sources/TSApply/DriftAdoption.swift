@@ -89,7 +89,7 @@ public enum DriftAdoption {
         return planned.fields.contains { reverts($0, drifted.fields) }
       }
       outcome.unmanaged.removeAll { fromElsewhere.contains($0) }
-      outcome.notAdopted += fromElsewhere.map { ($0, "what changed is set by another manifest merged for this watch (a layer), not by \(file); write it in \(file) to override the layer, or change the layer") }
+      outcome.notAdopted += fromElsewhere.map { ($0, "what changed is set by another manifest merged for this watch (a layer), not by \(file); write it in \(file) to override the layer (a built-in reminder or a list written there replaces the layer's whole unit: write every field you keep), or change the layer") }
       guard !outcome.adopted.isEmpty else { return outcome }
       guard let planned = plan(outcome.text) else {
         // The resources that break the file on their own are left out, the rest tried again.
