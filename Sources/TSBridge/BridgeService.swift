@@ -269,6 +269,11 @@ public final class BridgeService: Sendable {
         + BridgeMethod.allCases.map(\.rawValue).joined(separator: ", ")), to: nonce)
     }
     note = method.rawValue
+    if method.writes, leases.wasReleased(watch.id, token: header.lease) {
+      note += " refused: its lease was released"
+      return sealed(409, error(409, "this write was made under a lease its holder has released: it arrived after that apply ended and was not carried out"),
+                    to: nonce)
+    }
     if method.writes, let holder = leases.blocker(watch.id, token: header.lease) {
       note += " refused: leased"
       return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)

@@ -13,6 +13,10 @@ public final class LeaseTable: @unchecked Sendable {
 
   private let lock = NSLock()
   private var leases: [String: Lease] = [:]
+  /// Tokens released by their holders, the newest last, at most `keptReleased` per watch.
+  private var released: [String: [String]] = [:]
+  /// How many released tokens are remembered per watch.
+  static let keptReleased = 64
   let clock: @Sendable () -> UInt64
 
   /// A table timing leases with `clock` (milliseconds since 1970).
@@ -40,11 +44,23 @@ public final class LeaseTable: @unchecked Sendable {
     }
   }
 
-  /// Ends the lease of `watch` if `token` holds it.
+  /// Ends the lease of `watch` if `token` holds it, and remembers that `token` was released.
   public func release(_ watch: String, token: String) {
     lock.withLock {
       if leases[watch]?.token == token { leases[watch] = nil }
+      var tokens = released[watch, default: []]
+      if !tokens.contains(token) { tokens.append(token) }
+      released[watch] = Array(tokens.suffix(Self.keptReleased))
     }
+  }
+
+  /// Whether `token` is a lease of `watch` that its holder released: a write made under it
+  /// arrived after its apply ended (held back on the way), and must not be carried out — its
+  /// sender already judged it lost (docs/bridge-protocol.md "Leases"). Remembered in memory
+  /// only: a bridge restart forgets them.
+  public func wasReleased(_ watch: String, token: String?) -> Bool {
+    guard let token else { return false }
+    return lock.withLock { released[watch]?.contains(token) == true && leases[watch]?.token != token }
   }
 
   /// The holder of a live lease on `watch` other than `token`, if any: a write under `token` must be refused.

@@ -144,6 +144,32 @@ import TSTestSupport
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
   }
 
+  /// A write held back on the way until its apply had given it up and released its lease (an
+  /// attacker on the path, within the freshness window) is refused, whether or not another
+  /// apply holds the watch now: the watch never goes back to what the first apply judged lost.
+  @Test func aWriteUnderAReleasedLeaseIsRefusedAsLate() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, device, id) = try Self.service(clock: { now.value })
+    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let lease = "/v1/watches/\(id)/lease"
+    let (granted, sealedLease) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
+    let grantedAnswer = Self.answer(await service.handle(granted), to: sealedLease)
+    let token = try #require(grantedAnswer.flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    // The write is sealed now and held back; the apply gives up, releases its lease.
+    let late = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: [Contact(name: "Old", phoneNum: "+15550100")]),
+                                             lease: token))
+    let (held, sealedWrite) = Self.request("POST", "/v1/watches/\(id)/call", late, sealer: clockSealer)
+    let (release, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(token: token)), sealer: clockSealer)
+    #expect(await service.handle(release).status == 200)
+    now.update { $0 += 12_000 }
+    let response = await service.handle(held)
+    #expect(response.status == 409)
+    let refusal = Self.answer(response, to: sealedWrite).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error
+    #expect(refusal?.message.contains("arrived after that apply ended") == true, "\(String(describing: refusal))")
+    #expect(await device.statistics().totalCalls == 0, "not carried out")
+  }
+
   /// The watch's link drops and comes back under a call (`reconnect@N`: the SDK's listeners die
   /// with the connection): the bridge registers its listeners again, so an SOS pressed after the
   /// reconnect still reaches the event stream — once, though every listener reported the drop.
