@@ -44,7 +44,7 @@ struct StatusPageOptions {
     guard inet_pton(AF_INET, host, &probe) == 1 else {
       throw UsageError("--serve expects an IPv4 address as HOST, e.g. 127.0.0.1:8080 or 0.0.0.0:8080, got '\(hostText)'")
     }
-    if !host.hasPrefix("127."), tokenFile == nil {
+    if host != "127.0.0.1", tokenFile == nil {
       throw UsageError("--serve \(address) can be reached from other machines: give --serve-token-file FILE, "
         + "so every request needs the token (without it the page is served on 127.0.0.1 only)")
     }

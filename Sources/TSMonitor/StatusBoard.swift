@@ -267,7 +267,14 @@ public final class StatusBoard: @unchecked Sendable {
   private let storeLock = NSLock()
   private static var decoder: JSONDecoder {
     let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .iso8601
+    // Milliseconds kept (`InternetTime`); a file written to the second by an older build reads too.
+    decoder.dateDecodingStrategy = .custom { decoder in
+      let text = try decoder.singleValueContainer().decode(String.self)
+      guard let date = InternetTime.date(text) else {
+        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a time: \(text)"))
+      }
+      return date
+    }
     return decoder
   }
 
@@ -277,7 +284,10 @@ public final class StatusBoard: @unchecked Sendable {
     storeLock.withLock {
       let kept = lock.withLock { Kept(open: open, acknowledged: acknowledgedPresses) }
       let encoder = JSONEncoder()
-      encoder.dateEncodingStrategy = .iso8601
+      encoder.dateEncodingStrategy = .custom { date, encoder in
+        var container = encoder.singleValueContainer()
+        try container.encode(InternetTime.text(date))
+      }
       guard let data = try? encoder.encode(kept) else { return }
       try? SecureFile.write(Array(data), to: storePath)
     }

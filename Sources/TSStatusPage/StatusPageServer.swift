@@ -119,13 +119,19 @@ public final class StatusPageServer: @unchecked Sendable {
   // MARK: Requests
 
   func respond(_ request: HTTPRequest) async -> HTTPResponse {
+    // Without a token the page is for this machine only: a name other than a loopback one in
+    // `Host` is a page elsewhere reaching it through DNS rebinding, and gets nothing.
+    if options.token == nil, !Self.isLoopbackHost(request.header("Host")) {
+      return answer(421, "text/plain; charset=utf-8",
+                    "this page answers to 127.0.0.1, localhost and [::1] only (serve it with --serve-token-file to use another name)\n")
+    }
     if let token = options.token {
       switch authorize(request, token: token) {
       case .refused: return HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer realm=\"tsapply\""])
       case .byQuery:
         // Keep the token out of the address bar and history: a cookie, and the path again.
         return HTTPResponse(status: 303, headers: securityHeaders.merging([
-          "Location": request.path.hasPrefix("/") ? request.path : "/",
+          "Location": Self.sameSiteLocation(request.path),
           "Set-Cookie": "tsapply_token=\(Self.cookieValue(token)); Path=/; HttpOnly; SameSite=Strict",
         ]) { _, new in new })
       case .allowed: break
@@ -151,6 +157,23 @@ public final class StatusPageServer: @unchecked Sendable {
   }
 
   enum Authorization { case allowed, byQuery, refused }
+
+  /// Whether `host` (a `Host` header: name, optional port) names this machine's loopback.
+  static func isLoopbackHost(_ host: String?) -> Bool {
+    guard var name = host?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else { return false }
+    if name.hasPrefix("[") {
+      name = String(name.prefix { $0 != "]" }) + "]"
+    } else if let colon = name.lastIndex(of: ":") {
+      name = String(name[..<colon])
+    }
+    return ["127.0.0.1", "localhost", "[::1]"].contains(name)
+  }
+
+  /// `path` as a redirect that stays on this page's site: one leading `/`, never `//` or `/\`
+  /// (which browsers take for another host).
+  static func sameSiteLocation(_ path: String) -> String {
+    "/" + path.drop { $0 == "/" || $0 == "\\" }
+  }
 
   /// Whether `request` carries `token` (header, cookie or query), each compared in constant time.
   func authorize(_ request: HTTPRequest, token: [UInt8]) -> Authorization {

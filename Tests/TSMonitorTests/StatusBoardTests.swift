@@ -146,10 +146,13 @@ final class TestClock: @unchecked Sendable {
     let clock = TestClock()
     var board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
     board.record(Self.event(.sos, clock, id: "sos-2-1"), for: ["room-12"])
+    clock.advance(0.375)
     board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])
+    let pressed = try #require(board.snapshot().openSOS.first { $0.id == "sos-2-2" }?.time)
     _ = board.acknowledge("sos-2-1", by: "Ada")
     board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
     #expect(board.snapshot().openSOS.map(\.id) == ["sos-2-2"])
+    #expect(abs((board.snapshot().openSOS.first?.time ?? .distantPast).timeIntervalSince(pressed)) < 0.001, "milliseconds kept")
     #expect(board.snapshot().acknowledged.map(\.acknowledgedBy) == ["Ada"])
     board.record(Self.event(.sos, clock, id: "sos-2-2"), for: ["room-14"])  // replayed: not a second press
     #expect(board.snapshot().openSOS.count == 1)

@@ -89,6 +89,34 @@ import TSTestSupport
     #expect(!page.contains("http://") && !page.contains("https://"), "no external resource")
   }
 
+  /// Without a token the page answers only to loopback names: a page on another site reaching
+  /// 127.0.0.1 through DNS rebinding (its own name in `Host`) gets nothing. And the token's
+  /// redirect stays on this site whatever the path (`//evil.example/?token=…`).
+  @Test func withoutATokenOnlyLoopbackNamesAreAnsweredAndRedirectsStayOnTheSite() async throws {
+    let (open, _, _) = try Self.serve(token: nil)
+    defer { open.stop() }
+    let port = UInt16(open.url.split(separator: ":").last!.dropLast())!
+    for (host, status) in [("rebind.attacker.example:\(port)", 421), ("127.0.0.2:\(port)", 421), ("localhost:\(port)", 200),
+                           ("[::1]:\(port)", 200), ("127.0.0.1", 200)] {
+      let answer = try await offThePool { () throws -> String in
+        let connection = try RawConnection(port: port)
+        defer { connection.close() }
+        connection.send("GET /status.json HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+        return connection.receive()
+      }
+      #expect(Self.status(answer) == status, "\(host): \(answer.prefix(200))")
+      if status == 421 { #expect(!answer.contains("room-12"), "nothing of the fleet") }
+    }
+    let (guarded, _, _) = try Self.serve()
+    defer { guarded.stop() }
+    for (target, location) in [("//evil.example/?token=correct+horse+battery+staple", "/evil.example/"),
+                               ("/%5Cevil.example?token=correct+horse+battery+staple", "/evil.example"),
+                               ("/status.json?token=correct+horse+battery+staple", "/status.json")] {
+      let answer = try await Self.request(guarded, target)
+      #expect(Self.status(answer) == 303 && answer.contains("Location: \(location)\r\n"), "\(target): \(answer.prefix(300))")
+    }
+  }
+
   @Test func withoutATokenThePageIsServedButAcknowledgingIsNot() async throws {
     let (server, board, acknowledgements) = try Self.serve(token: nil)
     defer { server.stop() }
