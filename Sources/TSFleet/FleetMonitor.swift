@@ -65,7 +65,7 @@ public enum FleetMonitor {
     case .retrying: "retrying"
     case .applied, .noChanges: status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
     }
-    let seen = status.lastSeen.flatMap { ISO8601DateFormatter().date(from: $0) }
+    let seen = status.lastSeen.flatMap(InternetTime.date)
     return AgentReport(state: state, note: status.message, drift: status.drift, pending: status.pending,
                        appliedRevision: status.appliedRevision, lastSeen: seen)
   }
@@ -172,7 +172,7 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
-      let heard = Date(), time = ISO8601DateFormatter().date(from: event.time) ?? heard
+      let heard = Date(), time = InternetTime.date(event.time) ?? heard
       // An SOS is timed by the press (the agent's `time`); one heard well after it says when.
       if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {
         fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
