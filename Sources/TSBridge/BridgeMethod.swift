@@ -97,14 +97,20 @@ public struct CallRequest<Args: Codable & Sendable>: Codable, Sendable {
   public var method: String
   /// Its arguments; `{}` or absent for methods without.
   public var args: Args?
-  /// The caller's lease token, for writes while it holds the watch's lease.
+  /// The caller's lease token, for every call (reads too) while it holds the watch's lease.
   public var lease: String?
+  /// The call's number under `lease` (1, 2, … in the order the caller makes them, one at a
+  /// time; protocol 1.2): the bridge refuses a write numbered below a call of the same lease it
+  /// has already seen — the write was held back on the way past the calls its sender made
+  /// after giving up on it (docs/bridge-protocol.md "Leases"). Absent: not checked.
+  public var sequence: Int?
 
-  /// A call of `method` with `args`, under `lease`.
-  public init(method: BridgeMethod, args: Args?, lease: String? = nil) {
+  /// A call of `method` with `args`, under `lease` as its call number `sequence`.
+  public init(method: BridgeMethod, args: Args?, lease: String? = nil, sequence: Int? = nil) {
     self.method = method.rawValue
     self.args = args
     self.lease = lease
+    self.sequence = sequence
   }
 }
 
@@ -123,10 +129,11 @@ public enum BridgeJSON {
   }
 }
 
-/// A call request read on the bridge side: its method and the lease it carries.
+/// A call request read on the bridge side: its method, the lease it carries and its number under it.
 struct CallHeader: Decodable {
   var method: String
   var lease: String?
+  var sequence: Int?
 }
 
 /// Why a call could not be dispatched (nothing reached the watch).

@@ -7,8 +7,9 @@ public enum BridgeProtocol {
   public static let major = 1
   /// The full version sent in the `TSApply-Protocol` header of every request and response.
   /// 1.1: a request without the header is refused (400), null results are `{"result": null}`,
-  /// 414/431/503 and the connection limits (docs/bridge-protocol.md "Versioning").
-  public static let version = "1.1"
+  /// 414/431/503 and the connection limits; 1.2: a call's number under its lease
+  /// (`CallRequest.sequence`) (docs/bridge-protocol.md "Versioning").
+  public static let version = "1.2"
   /// Header carrying the protocol version, `MAJOR.MINOR`.
   public static let versionHeader = "TSApply-Protocol"
   /// Header carrying a GET request's seal (base64 of a sealed empty plaintext).

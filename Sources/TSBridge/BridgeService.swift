@@ -278,6 +278,11 @@ public final class BridgeService: Sendable {
       note += " refused: leased"
       return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
     }
+    if !leases.admit(watch.id, token: header.lease, sequence: header.sequence, writes: method.writes) {
+      note += " refused: out of order"
+      return sealed(409, error(409, "this write arrived after a later call of its apply (its number \(header.sequence ?? 0) is not the highest seen under "
+                                 + "its lease): its sender had already given it up, and it was not carried out"), to: nonce)
+    }
     let (number, methodCount) = calls.update { counts -> (Int, Int) in
       counts.total += 1
       counts.methods[method, default: 0] += 1

@@ -9,6 +9,8 @@ public final class LeaseTable: @unchecked Sendable {
     var token: String
     var holder: LockHolder
     var expires: UInt64
+    /// The highest call number seen under the lease (`CallRequest.sequence`), 0 before any.
+    var highestSequence = 0
   }
 
   private let lock = NSLock()
@@ -39,7 +41,10 @@ public final class LeaseTable: @unchecked Sendable {
         return .held(current.holder)
       }
       let token = request.token ?? Self.newToken()
-      leases[watch] = Lease(token: token, holder: request.holder, expires: now + UInt64(request.timeToLive) * 1000)
+      // A renewal keeps the calls seen under the lease.
+      let seen = leases[watch].flatMap { $0.token == token ? $0.highestSequence : nil } ?? 0
+      leases[watch] = Lease(token: token, holder: request.holder, expires: now + UInt64(request.timeToLive) * 1000,
+                            highestSequence: seen)
       return .granted(token: token)
     }
   }
@@ -61,6 +66,24 @@ public final class LeaseTable: @unchecked Sendable {
   public func wasReleased(_ watch: String, token: String?) -> Bool {
     guard let token else { return false }
     return lock.withLock { released[watch]?.contains(token) == true && leases[watch]?.token != token }
+  }
+
+  /// Records that a call numbered `sequence` under `token` reached the bridge, and whether a
+  /// write so numbered may still be carried out: not when a call of the same lease numbered as
+  /// high or higher was seen before it. Its sender makes calls one at a time, so that write was
+  /// held back on the way while the sender gave up on it and went on (read the watch back,
+  /// judged the write lost): carrying it out now would make the sender's report untrue
+  /// (docs/bridge-protocol.md "Leases"). Calls without a token or a number, or under a token
+  /// that is not the watch's last lease, are not checked. In memory only.
+  public func admit(_ watch: String, token: String?, sequence: Int?, writes: Bool) -> Bool {
+    guard let token, let sequence else { return true }
+    return lock.withLock {
+      guard var lease = leases[watch], lease.token == token else { return true }
+      let late = writes && sequence <= lease.highestSequence
+      lease.highestSequence = max(lease.highestSequence, sequence)
+      leases[watch] = lease
+      return !late
+    }
   }
 
   /// The holder of a live lease on `watch` other than `token`, if any: a write under `token` must be refused.

@@ -33,6 +33,8 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   var transport: BridgeTransport { caller.transport }
   private let lock = NSLock()
   private var lease: (token: String, holder: LockHolder)?
+  /// The number of the last call made under `lease` (`CallRequest.sequence`).
+  private var leaseCalls = 0
   private var events: BridgeEventStream?
   private var resumableStreams: [BridgeEventStream] = []
 
@@ -90,16 +92,27 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
 
   /// One `Device` read call (retried on link failures).
   func call<A: Codable & Sendable, R: Codable & Sendable>(_ method: BridgeMethod, _ args: A?, returning: R.Type) async throws(DeviceError) -> R {
-    let body = BridgeJSON.encode(CallRequest(method: method, args: args))
+    let body = request(method, args)
     return try await caller.required(R.self, "POST", watchPath + "/call", name: method.rawValue, body: body,
                                      domain: method.domain, retry: !method.writes)
   }
 
   func write<A: Codable & Sendable>(_ method: BridgeMethod, _ args: A) async throws(DeviceError) {
-    let token = lock.withLock { lease?.token }
-    let body = BridgeJSON.encode(CallRequest(method: method, args: args, lease: token))
+    let body = request(method, args)
     let _: Empty? = try await caller.send(Empty.self, "POST", watchPath + "/call", name: method.rawValue, body: body,
                                           domain: method.domain, retry: false)
+  }
+
+  /// The body of a call: under the lease this client holds, if any, with the next call number,
+  /// reads too — a write held back past a later call (its read-back) is then refused by the
+  /// bridge instead of landing after this client judged it lost (`LeaseTable.admit`).
+  func request<A: Codable & Sendable>(_ method: BridgeMethod, _ args: A?) -> [UInt8] {
+    let (token, number) = lock.withLock { () -> (String?, Int?) in
+      guard let token = lease?.token else { return (nil, nil) }
+      leaseCalls += 1
+      return (token, leaseCalls)
+    }
+    return BridgeJSON.encode(CallRequest(method: method, args: args, lease: token, sequence: number))
   }
 
   func read<R: Codable & Sendable>(_ method: BridgeMethod, _ type: R.Type) async throws(DeviceError) -> R {
@@ -215,7 +228,10 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
       guard let granted = BridgeJSON.decode(AnswerOf<DeviceLease>.self, from: answer)?.result else {
         throw LeaseRefusal.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON"))
       }
-      lock.withLock { lease = (granted.token, ask.holder) }
+      lock.withLock {
+        if lease?.token != granted.token { leaseCalls = 0 }
+        lease = (granted.token, ask.holder)
+      }
       return granted
     } catch let failure as BridgeTransport.Failure {
       if case .refused(409, _, let holder) = failure { throw .held(by: holder) }

@@ -170,6 +170,37 @@ import TSTestSupport
     #expect(await device.statistics().totalCalls == 0, "not carried out")
   }
 
+  /// A write held back on the way while its apply, still holding the lease, gave up waiting,
+  /// read the watch back and judged it lost: arriving after that read-back (a later call number
+  /// under the same lease), it is refused and not carried out, so the apply's report stays
+  /// true. Calls in order are carried out; calls without numbers are not checked.
+  @Test func aWriteArrivingAfterALaterCallOfItsLeaseIsRefused() async throws {
+    let (service, device, id) = try Self.service()
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let (granted, sealedLease) = Self.request("POST", "/v1/watches/\(id)/lease", BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)))
+    let token = try #require(Self.answer(await service.handle(granted), to: sealedLease)
+      .flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    func call(_ method: BridgeMethod, _ args: some Codable & Sendable, _ sequence: Int?) -> (BridgeRequest, SealedMessage) {
+      Self.request("POST", "/v1/watches/\(id)/call", BridgeJSON.encode(CallRequest(method: method, args: args, lease: token, sequence: sequence)))
+    }
+    let contacts = BridgeArgs.Contacts(contacts: [Contact(name: "Old", phoneNum: "+15550100")])
+    #expect(await service.handle(call(.setAllContacts, contacts, 1).0).status == 200, "in order")
+    // Call 2 is sealed and held back; the apply reads back as call 3.
+    let (held, sealedWrite) = call(.setAllContacts, BridgeArgs.Contacts(contacts: []), 2)
+    #expect(await service.handle(call(.getAllContacts, Optional<Empty>.none, 3).0).status == 200)
+    let response = await service.handle(held)
+    #expect(response.status == 409)
+    let refusal = Self.answer(response, to: sealedWrite).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error
+    #expect(refusal?.message.contains("its sender had already given it up") == true, "\(String(describing: refusal))")
+    #expect(try await device.getAllContacts().map(\.name) == ["Old"], "not carried out")
+    // A renewal keeps the count: a replay of number 3 as a write is refused, 4 goes through.
+    let (renewed, _) = Self.request("POST", "/v1/watches/\(id)/lease", BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, token: token)))
+    #expect(await service.handle(renewed).status == 200)
+    #expect(await service.handle(call(.setAllContacts, contacts, 3).0).status == 409)
+    #expect(await service.handle(call(.setAllContacts, BridgeArgs.Contacts(contacts: []), 4).0).status == 200)
+    #expect(await service.handle(call(.setAllContacts, contacts, nil).0).status == 200, "a 1.1 client's call is not checked")
+  }
+
   /// The watch's link drops and comes back under a call (`reconnect@N`: the SDK's listeners die
   /// with the connection): the bridge registers its listeners again, so an SOS pressed after the
   /// reconnect still reaches the event stream — once, though every listener reported the drop.
