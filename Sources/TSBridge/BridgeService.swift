@@ -85,6 +85,8 @@ public final class BridgeService: Sendable {
   let connection: Locked<[String: ConnectionState]>
   let faults: BridgeFaults
   let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
+  /// How many refusals before authentication were logged line by line in this minute.
+  let refusals = Locked(RefusalLogLimit())
   /// Event streams open now (at most `BridgeProtocol.maxEventStreams`).
   let openStreams = Locked(0)
   let log: @Sendable (String) -> Void
@@ -148,8 +150,13 @@ public final class BridgeService: Sendable {
     var note = ""
     let response = await answer(request, note: &note)
     let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-    log(String(format: "%@ %@ %d%@ %.1fms", request.method, Self.loggable(request.path), response.status,
-               note.isEmpty ? "" : " " + note, milliseconds))
+    let unauthenticated = response.headers["Content-Type"] == BridgeProtocol.plainType
+    let (logs, summary) = refusals.update { $0.admit(unauthenticated: unauthenticated, status: response.status, now: clock()) }
+    if let summary { log(summary) }
+    if logs {
+      log(String(format: "%@ %@ %d%@ %.1fms", request.method, Self.loggable(request.path), response.status,
+                 note.isEmpty ? "" : " " + note, milliseconds))
+    }
     return response
   }
 
@@ -450,3 +457,42 @@ public struct BridgeFaults: Hashable, Sendable {
   }
 }
 
+/// Keeps a flood of requests refused before authentication (wrong key, replays, unknown paths:
+/// anyone on the network can send them) from filling the bridge's log: the first `perMinute`
+/// in each minute are logged one line each, the rest are counted, and the first request after
+/// the minute writes one line with how many were left out, by status
+/// (docs/bridge-protocol.md "Logs"). Requests from the key's holder are always logged.
+struct RefusalLogLimit {
+  /// Lines logged a minute for unauthenticated refusals.
+  static let perMinute = 20
+  /// The window's start, milliseconds since 1970.
+  var windowStart: UInt64 = 0
+  /// Refusals logged in this window.
+  var logged = 0
+  /// Refusals left out in this window, by status.
+  var leftOut: [Int: Int] = [:]
+
+  /// Whether to log this request's line, and a summary line to write before it (once a window
+  /// with left-out refusals has ended).
+  mutating func admit(unauthenticated: Bool, status: Int, now: UInt64) -> (log: Bool, summary: String?) {
+    var summary: String?
+    if now >= windowStart + 60_000 {
+      if !leftOut.isEmpty {
+        let total = leftOut.values.reduce(0, +)
+        summary = "refused \(total) more unauthenticated request\(total == 1 ? "" : "s") in the minute from "
+          + InternetTime.text(Date(timeIntervalSince1970: Double(windowStart) / 1000)) + ", not logged one by one ("
+          + leftOut.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
+      }
+      windowStart = now
+      logged = 0
+      leftOut = [:]
+    }
+    guard unauthenticated else { return (true, summary) }
+    if logged < Self.perMinute {
+      logged += 1
+      return (true, summary)
+    }
+    leftOut[status, default: 0] += 1
+    return (false, summary)
+  }
+}

@@ -201,6 +201,34 @@ import TSTestSupport
     #expect(await service.handle(call(.setAllContacts, contacts, nil).0).status == 200, "a 1.1 client's call is not checked")
   }
 
+  /// A flood of requests without the key logs 20 lines a minute and then one line saying how
+  /// many were left out, by status; requests sealed with the key are logged whatever the flood.
+  @Test func aFloodOfUnauthenticatedRequestsLogsTwentyLinesAMinuteAndACount() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let lines = Locked<[String]>([])
+    let profile = try PlatformProfile.named("default")
+    let id = "AA:BB:CC:DD:EE:01"
+    let service = BridgeService(bridgeID: "b1", key: Self.key,
+                                watches: [ServedWatch(id: id, device: SimulatedDevice(profile: profile), capabilities: profile.capabilities)],
+                                cipher: ChaCha20Poly1305(), clock: { now.value }, log: { line in lines.update { $0.append(line) } })
+    let sealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let read = Array(#"{"method":"getAllContacts"}"#.utf8)
+    for index in 0..<30 {
+      let wrongKey = Self.request("POST", "/v1/watches/\(id)/call", read, sealer: Sealer(key: SealingKey.random(), side: .client, clock: { now.value })).0
+      let status = await service.handle(index < 25 ? wrongKey : BridgeRequest(method: "GET", path: "/nowhere", headers: [:], body: [])).status
+      #expect(status == (index < 25 ? 401 : 404))
+    }
+    #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", read, sealer: sealer).0).status == 200)
+    #expect(lines.value.count == 21, "20 refusals and the sealed call: \(lines.value.count)")
+    #expect(lines.value.last?.contains("getAllContacts") == true)
+    now.update { $0 += 61_000 }
+    #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", read, sealer: sealer).0).status == 200)
+    let summary = lines.value.dropFirst(21).first ?? ""
+    #expect(summary.hasPrefix("refused 10 more unauthenticated requests in the minute from 2027-01-15T08:00:00.000Z"), "\(summary)")
+    #expect(summary.hasSuffix("(401: 5, 404: 5)"), "\(summary)")
+    #expect(lines.value.count == 23)
+  }
+
   /// The watch's link drops and comes back under a call (`reconnect@N`: the SDK's listeners die
   /// with the connection): the bridge registers its listeners again, so an SOS pressed after the
   /// reconnect still reaches the event stream — once, though every listener reported the drop.
