@@ -40,11 +40,18 @@ extension MonitorCommand {
       let outbox = fleetFolder + "/outbox"
       let follower: FleetMonitor.Follower
       do {
+        // The page compares the agents' statuses with what the manifests give now (not the
+        // desired documents: the monitor's broker user may not read them).
+        let manifests = FleetManifests(path: context.resolve(session.fleetFile), displayName: session.fleetFile,
+                                       registry: session.engine.registry, environment: session.engine.environment)
+        let revisions = FleetMonitor.ManifestRevisions(manifests)
+        let current: @Sendable (String) -> [String]? = { name in revisions.revisions(of: name) }
         follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
                                              delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
                                              emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
                                              names: Dictionary(session.loaded.members.map { ($0.watch.watchID, $0.name) },
-                                                               uniquingKeysWith: { first, _ in first }))
+                                                               uniquingKeysWith: { first, _ in first }),
+                                             revisions: current)
         try await follower.start(within: .seconds(30))
       } catch {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")

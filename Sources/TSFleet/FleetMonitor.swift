@@ -58,16 +58,45 @@ public enum FleetMonitor {
     }
   }
 
-  /// An agent's status in the words of `tsapply status --fleet` (`FleetStatus.rows`), for the board.
-  static func agentReport(_ status: WatchStatus) -> AgentReport {
-    let state = switch status.result {
+  /// An agent's status in the words of `tsapply status --fleet` (`FleetStatus.rows`), for the
+  /// board: `new revision` when the watch's manifests now give a revision (`current`, `nil`
+  /// when not known) the agent has not handled — edited and not published yet.
+  static func agentReport(_ status: WatchStatus, current: [String]?) -> AgentReport {
+    var state = switch status.result {
     case .refused, .invalid, .failed: status.result.rawValue
     case .retrying: "retrying"
     case .applied, .noChanges: status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
     }
+    var note = status.message
+    if let current, let newRevision = FleetStatus.newRevisionNote(status, current: current) {
+      state = "new revision"
+      note = newRevision + "; publish the manifests with 'tsapply apply --fleet'"
+    }
     let seen = status.lastSeen.flatMap(InternetTime.date)
-    return AgentReport(state: state, note: status.message, drift: status.drift, pending: status.pending,
+    return AgentReport(state: state, note: note, drift: status.drift, pending: status.pending,
                        appliedRevision: status.appliedRevision, lastSeen: seen)
+  }
+
+  /// The revisions each watch's merged manifests give now (`DesiredDocument.revisions`), read
+  /// through `FleetManifests` (again only when a file they come from changed) and hashed again
+  /// only when the merged manifest changed: what the status page over MQTT compares the agents'
+  /// statuses with. Thread-safe.
+  public final class ManifestRevisions: @unchecked Sendable {
+    private let manifests: FleetManifests
+    private let lock = NSLock()
+    private var kept: [String: (manifest: Manifest, revisions: [String])] = [:]
+
+    /// The revisions of the watches of the fleet file `manifests` reads.
+    public init(_ manifests: FleetManifests) { self.manifests = manifests }
+
+    /// The revisions watch `name`'s manifests give now; `nil` when they cannot be used.
+    public func revisions(of name: String) -> [String]? {
+      guard case .success(let document) = manifests.document(for: name) else { return nil }
+      if let found = lock.withLock({ kept[name] }), found.manifest == document.manifest { return found.revisions }
+      let revisions = DesiredDocument.revisions(manifest: document.manifest)
+      lock.withLock { kept[name] = (document.manifest, revisions) }
+      return revisions
+    }
   }
 
   /// Follows the events of a fleet's agents on the broker until `stop` is set: drift, SOS and
@@ -88,18 +117,33 @@ public enum FleetMonitor {
     private let observers: [any MonitorObserver]
     /// Member names by watch ID, for the observers.
     private let names: [String: String]
+    /// The revisions a watch's manifests give now, by member name (`nil`: not compared).
+    private let revisions: (@Sendable (String) -> [String]?)?
+    /// The last status of each watch, by watch ID, compared again as the manifests change.
+    private var statuses: [String: WatchStatus] = [:]
+    /// What each watch's last report to the observers said, by watch ID.
+    private var reports: [String: AgentReport] = [:]
+    private var recheck: Task<Void, Never>?
+    /// How often the statuses are compared again with the manifests: an edit not published
+    /// shows as `new revision` within this.
+    private let recheckInterval: Duration
 
     /// A follower of `site` through `settings`. Events and the agents' statuses also go to
-    /// `observers`, under the names `names` gives each watch ID (the status page, alerts).
+    /// `observers`, under the names `names` gives each watch ID (the status page, alerts); each
+    /// status compared with the revisions `revisions` says a watch's manifests give now (by
+    /// member name), at each status and every `recheck`.
     /// - Throws: `MQTTError` when the client cannot be made.
     public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
                 notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
-                names: [String: String] = [:]) throws(MQTTError) {
+                names: [String: String] = [:], revisions: (@Sendable (String) -> [String]?)? = nil,
+                recheck: Duration = .seconds(10)) throws(MQTTError) {
+      recheckInterval = recheck
       self.site = site
       self.emit = emit
       self.observers = observers
       self.names = names
+      self.revisions = revisions
       outbox = Outbox(directory: outboxDirectory)
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
@@ -119,10 +163,20 @@ public enum FleetMonitor {
       if let delivery { for entry in outbox.entries().entries { await delivery.start(entry) } }
       client?.connect()
       try await client?.ready(within: timeout)
+      if revisions != nil, !observers.isEmpty {
+        let interval = recheckInterval
+        recheck = Task { [weak self] in
+          while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            self?.reportAgain()
+          }
+        }
+      }
     }
 
     /// Disconnects; deliveries under way get `grace` to finish (what is left stays in the outbox).
     public func stop(grace: Duration) async {
+      recheck?.cancel()
       await client?.close()
       await delivery?.stop(grace: grace)
     }
@@ -130,13 +184,11 @@ public enum FleetMonitor {
     private func received(_ message: MQTTClient.Message) {
       if let (_, id, kind) = FleetTopics.parseWatch(message.topic) {
         if kind == .status, let status = WatchStatus.decode(message.payload) {
-          lock.lock()
-          identities[id] = status.device
-          lock.unlock()
-          if !observers.isEmpty, let name = names[id] {
-            let report = FleetMonitor.agentReport(status)
-            for observer in observers { observer.reported(name, report) }
+          lock.withLock {
+            identities[id] = status.device
+            statuses[id] = status
           }
+          report(id, status, always: true)
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         }
@@ -155,6 +207,24 @@ public enum FleetMonitor {
         emit(event)
         for observer in observers { observer.record(event, for: state.watches.compactMap { names[$0] }) }
       }
+    }
+
+    /// Tells the observers what `status` of watch `id` says against its manifests now; unless
+    /// `always`, only when that changed since the last report.
+    private func report(_ id: String, _ status: WatchStatus, always: Bool) {
+      guard !observers.isEmpty, let name = names[id] else { return }
+      let report = FleetMonitor.agentReport(status, current: revisions?(name))
+      let changed = lock.withLock { () -> Bool in
+        defer { reports[id] = report }
+        return reports[id] != report
+      }
+      guard always || changed else { return }
+      for observer in observers { observer.reported(name, report) }
+    }
+
+    /// Compares every watch's last status with its manifests again (they may have been edited).
+    func reportAgain() {
+      for (id, status) in lock.withLock({ statuses }) { report(id, status, always: false) }
     }
 
     private func forward(_ event: FleetEvent, watchID: String) {

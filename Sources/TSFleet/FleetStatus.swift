@@ -188,14 +188,13 @@ public enum FleetStatus {
       }
       // The manifests give a revision the agent has not handled yet. One it handled and refused
       // (or found invalid) stays so: publishing it again changes nothing.
-      let newRevision = !current.contains(status.revision) && status.result != .failed && status.result != .retrying
-      if let applying, !newRevision || current.contains(applying) {
+      let newRevision = newRevisionNote(status, current: current)
+      if let applying, newRevision == nil || current.contains(applying) {
         state = "applying"
         note = "agent \(status.agent) has not reported on revision \(applying) yet (it last handled \(status.revision), \(status.result.rawValue))"
-      } else if newRevision {
+      } else if let newRevision {
         state = "new revision"
-        note = "the manifests give revision \(current[0]); the agent last "
-          + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
+        note = newRevision
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
       // The agent holds the watch to a revision the broker no longer has (a broker restarted
@@ -217,6 +216,17 @@ public enum FleetStatus {
       row.holdsManifests = status.appliedRevision.map(current.contains)
       return row
     }
+  }
+
+  /// When the manifests give a revision (`current`: its forms without and with `allow_destroy`)
+  /// the agent has not handled yet, what to say of it: `the manifests give revision …; the
+  /// agent last applied …`; `nil` when it handled it. One it handled and refused (or found
+  /// invalid) stays so — publishing it again changes nothing — and one that failed or is retried
+  /// is shown as such. `status --fleet` and the status page over MQTT say the same.
+  public static func newRevisionNote(_ status: WatchStatus, current: [String]) -> String? {
+    guard let first = current.first, !current.contains(status.revision), status.result != .failed, status.result != .retrying else { return nil }
+    return "the manifests give revision \(first); the agent last "
+      + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
   }
 
   /// The status table, ending with a newline.

@@ -28,7 +28,7 @@ public struct MonitorCheck: Sendable, Equatable {
 
 /// An agent's last report on a watch (over MQTT), in the words `tsapply status --fleet` uses.
 public struct AgentReport: Sendable, Equatable {
-  /// `in sync`, `drift`, `pending`, `refused`, `invalid`, `failed` or `retrying`.
+  /// `in sync`, `drift`, `pending`, `new revision`, `refused`, `invalid`, `failed` or `retrying`.
   public var state: String
   /// Why it was refused, is invalid, failed or is retried, in words (phone-like text masked by the agent).
   public var note: String?
@@ -554,6 +554,11 @@ public final class StatusBoard: @unchecked Sendable {
       default: "The apply failed"
       }
       reasons.append(what + (agent.note.map { ": \($0)" } ?? ""))
+    } else if let agent = watch.agent, agent.state == "new revision" {
+      // Over MQTT: the manifests were edited and not published; drift and pending were counted
+      // against the revision the agent holds.
+      state = agent.state
+      reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
     } else if let problem = watch.healProblem {
       state = problem.state
       reasons.append((problem.agent ? "The apply failed: " : problem.state == "refused" ? "Not healed, refused as unsafe: " : "Healing failed: ")

@@ -198,7 +198,7 @@ public enum StatusPageHTML {
     .scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #c8c8c8;white-space:nowrap}\
     thead th{background:#f0f0f0}tbody th{font-weight:600}\
     .state{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid currentColor;font-weight:600}\
-    .s-in-sync{color:#0d5a2a;background:#e6f4ea}.s-drift,.s-pending,.s-no-record{color:#6b3a00;background:#fff1d6}\
+    .s-in-sync{color:#0d5a2a;background:#e6f4ea}.s-drift,.s-pending,.s-new-revision,.s-no-record{color:#6b3a00;background:#fff1d6}\
     .s-offline,.s-failed,.s-refused,.s-invalid,.s-retrying{color:#8c0018;background:#fde8ea}.s-checking{color:#3d3d3d;background:#eeeeee}\
     [hidden]{display:none!important}\
     @media (max-width:50rem){.sos-title{font-size:1.5rem}th,td{padding:.25rem .35rem}}

@@ -49,6 +49,54 @@ import TSMQTT
     }
   }
 
+  /// Over MQTT the page compares each agent's status with what the watch's manifests give now:
+  /// manifests edited and not published are `new revision` (as `status --fleet` says), also
+  /// when they change after the status arrived, and `in sync` again once the agent reports them.
+  @Test func thePageOverMQTTShowsANewRevisionWhenTheManifestsChangeUnpublished() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let settings = BrokerSettings(address: broker.address)
+    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
+    let manifests = Locked<[String]>(["aaaa", "aaab"])
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+                                             notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { _ in }, notice: { _ in }, observers: [board], names: ["room-1": "r1"],
+                                             revisions: { _ in manifests.value }, recheck: .milliseconds(100))
+    try await follower.start(within: .seconds(120))
+    defer { Task { await follower.stop(grace: .zero) } }
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    func status(_ revision: String, drift: Int = 0) -> [UInt8] {
+      Array(#"{"agent":"station","applied_revision":"\#(revision)","device":"memory:room-1","drift":\#(drift),"format_version":"1","pending":0,"result":"applied","revision":"\#(revision)","watch":"room-1"}"#.utf8)
+    }
+    func becomes(_ expected: String) async -> String? {
+      let deadline = Date().addingTimeInterval(30)
+      while Date() < deadline, board.snapshot().rows.first?.state != expected { try? await Task.sleep(for: .milliseconds(50)) }
+      return board.snapshot().rows.first?.state
+    }
+    // (what the agent applied, what the manifests give, the drift it counted) → the page's state.
+    let table: [(applied: String, current: [String], drift: Int, state: String)] = [
+      ("aaaa", ["aaaa", "aaab"], 0, "in sync"),
+      ("aaaa", ["bbbb", "bbbc"], 0, "new revision"),
+      ("aaaa", ["bbbb", "bbbc"], 2, "new revision"),
+      ("bbbc", ["bbbb", "bbbc"], 0, "in sync"),
+      ("bbbc", ["bbbb", "bbbc"], 1, "drift"),
+    ]
+    for row in table {
+      manifests.update { $0 = row.current }
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status(row.applied, drift: row.drift), qos: 1, retain: true)
+      #expect(await becomes(row.state) == row.state, "\(row)")
+    }
+    // Edited after the status came: the page sees it at its next comparison, without a new status.
+    manifests.update { $0 = ["cccc", "cccd"] }
+    #expect(await becomes("new revision") == "new revision")
+    let reason = board.snapshot().rows.first?.reasons.first ?? ""
+    #expect(reason.contains("not published yet") && reason.contains("the manifests give revision cccc; the agent last applied bbbc"), "\(reason)")
+    await publisher.close()
+  }
+
   @Test func theAgentsEventsAreFollowedOnTheBrokerAndAnSOSReachesTheNotifiers() async throws {
     let space = try FleetSpace()
     let broker = try MosquittoBroker.start(in: space.directory)
