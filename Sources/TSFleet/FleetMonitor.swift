@@ -197,9 +197,11 @@ public enum FleetMonitor {
         let before = online[agent]
         online[agent] = state.online
         lock.unlock()
-        guard before != state.online, before != nil || !state.online || !message.retained else { return }
         // The agent went or came back, not one of its watches: the event names the agent, and
-        // every watch it serves as the fleet names it.
+        // every watch it serves as the fleet names it. At the start (its retained state) too,
+        // as a direct monitor says `online` for each watch it reaches: a condition kept open
+        // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
+        guard before != state.online else { return }
         let watches = state.watches.map { names[$0] ?? "\(site)/\($0)" }
         let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
                                  message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",

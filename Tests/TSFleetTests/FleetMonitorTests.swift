@@ -97,6 +97,39 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// A monitor started (or restarted) while an agent is online hears it from the agent's
+  /// retained state and says so: an `agent_offline` alert kept open across its restart is then
+  /// recovered, though the agent came back while the monitor was down.
+  @Test func aMonitorStartedAfterAnAgentCameBackSaysItIsOnline() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let scheme = MemoryScheme()
+    let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
+                        environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
+    let settings = BrokerSettings(address: broker.address)
+    let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "station", driftInterval: .zero),
+                               watches: [("room-1", try await engine.open("memory:room-1"))])
+    await agent.start()
+    try await agent.ready(within: .seconds(120))
+    let events = Inbox<MonitorEvent>()
+    let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                        policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+    await alerts.start()
+    alerts.record(MonitorEvent(time: Date(), watch: "agent:station", kind: .offline, message: "agent station is offline",
+                               fields: ["agent": .string("station"), "watches": .array([.string("r1")])]), for: ["r1"])
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+                                             notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { _ in }, observers: [alerts], names: ["room-1": "r1"])
+    try await follower.start(within: .seconds(120))
+    let seen = await events.wait(for: 3)
+    #expect(seen.contains { $0.kind == .online && $0.watch == "agent:station" }, "\(seen.map(\.message))")
+    #expect(seen.contains { $0.kind == .alert && $0.fields["alert"] == .string("recovered") && $0.fields["recovers"] == .string("agent_offline") },
+            "\(seen.map(\.message))")
+    await follower.stop(grace: .zero)
+    await agent.abandon()
+  }
+
   @Test func theAgentsEventsAreFollowedOnTheBrokerAndAnSOSReachesTheNotifiers() async throws {
     let space = try FleetSpace()
     let broker = try MosquittoBroker.start(in: space.directory)
