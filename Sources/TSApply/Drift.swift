@@ -29,6 +29,20 @@ public enum Drift {
     return result
   }
 
+  /// What the last apply left, as `current` (the watch now) shows it: `record.state`, or —
+  /// when the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`: an apply
+  /// killed or cut off after it) and the watch holds what that write would have left in every
+  /// resource it changes — that write's state. Drift already counts such a landed write as
+  /// tsapply's (`changes(since:current:capabilities:)`); what is planned "as the last apply
+  /// left it" must too, or it undoes the write (a monitor's heal holding a rollout back).
+  public static func left(by record: LastApplied, current: DeviceState, capabilities: DeviceCapabilities) -> DeviceState {
+    guard let unconfirmed = record.unconfirmed else { return record.state }
+    let written = Set(changes(since: record.state, current: unconfirmed, capabilities: capabilities).map(\.address))
+    guard !written.isEmpty else { return record.state }
+    let differing = Set(changes(since: unconfirmed, current: current, capabilities: capabilities).map(\.address))
+    return written.isDisjoint(with: differing) ? unconfirmed : record.state
+  }
+
   /// The resources changed since `record`: those that differ from the recorded state and, when
   /// the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`), from the
   /// state that write would have left too. A resource holding what tsapply wrote is never drift.

@@ -143,7 +143,9 @@ public final class Watch: Sendable {
       let state = try await readState()
       let last = record()
       var held = document
-      if options.holdsBackUnapplied, let last { held = try holdingBack(document, last: last.state) }
+      if options.holdsBackUnapplied, let last {
+        held = try holdingBack(document, last: Drift.left(by: last, current: state, capabilities: capabilities))
+      }
       let planned = try plan(held, state: state, last: last)
       return try await execute(planned, options: options, reviewed: false,
                                source: (kind: document.subject == "the backup" ? "restore" : "apply", manifest: document.path))
@@ -446,8 +448,11 @@ extension Watch {
 
   /// The resources `document` would change on what the last apply left: its own changes, not
   /// applied yet (empty without a last-applied record, or when it does not fit the watch).
-  public func unapplied(_ document: ManifestDocument) -> [ResourceAddress] {
-    guard let last = lastApplied() else { return [] }
+  /// With `current` (the watch as just read), a write the record holds as unconfirmed counts as
+  /// applied where the watch holds it (`Drift.left`).
+  public func unapplied(_ document: ManifestDocument, current: DeviceState? = nil) -> [ResourceAddress] {
+    guard let record = record() else { return [] }
+    let last = current.map { Drift.left(by: record, current: $0, capabilities: capabilities) } ?? record.state
     return Planner.plan(document.manifest, state: last, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? []
   }
 

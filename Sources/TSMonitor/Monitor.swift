@@ -528,7 +528,7 @@ public final class Monitor: @unchecked Sendable {
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
       } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
-        outcome = await heal(watch, document, &tracking)
+        outcome = await heal(watch, document, state: report.state, &tracking)
         tracking.lastHeal = (key, outcome.retryable)
         if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
       } else {
@@ -641,7 +641,7 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  private func heal(_ watch: Watch, _ document: ManifestDocument, _ tracking: inout Tracking) async -> HealOutcome {
+  private func heal(_ watch: Watch, _ document: ManifestDocument, state: DeviceState, _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
     guard tracking.budget.allows(at: time) else {
       let used = tracking.budget.used(at: time)
@@ -656,7 +656,7 @@ public final class Monitor: @unchecked Sendable {
     // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
     var heldBack: HeldBack?
     if let reason = settings.holdBack?() {
-      let addresses = watch.unapplied(document)
+      let addresses = watch.unapplied(document, current: state)
       if !addresses.isEmpty {
         options.holdsBackUnapplied = true
         heldBack = HeldBack(addresses: addresses, reason: reason)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSApply
 import TSDevice
 import TSEngine
 import TSModel
@@ -62,5 +63,32 @@ import TSModel
                                         options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "test"))
     let after = try await space.state()
     #expect(carried.word == "applied" && after != left, "\(name)")
+  }
+
+  /// An apply killed after its write landed and before it recorded it leaves the write as the
+  /// record's `unconfirmed`. The watch holds it, and drift and status count it as applied; a
+  /// heal holding the manifest's changes back must keep it too, not write the record's older
+  /// state back over it (a fresh-eyes tester's canary had its new interval undone by a heal).
+  @Test func aHealKeepsAWriteThatLandedBeforeItsApplyWasKilled() async throws {
+    let space = try Workspace()
+    let watch = try await space.open()
+    _ = try await watch.apply(try space.document(Self.start), options: Workspace.automatic(false))
+    let left = try await space.state()
+    let changed = try space.document(Self.start.replacingOccurrences(of: "every: 2h", with: "every: 90m"))
+    _ = try await watch.apply(changed, options: Workspace.automatic(false))
+    let written = try await space.state()
+    // As the killed apply left its record: the older state, and the write it was making.
+    try LastApplied(device: watch.identity, profile: watch.capabilities.profile, state: left, unconfirmed: written)
+      .write(to: watch.home.lastAppliedPath)
+    let device = try SimulatedDevice(path: space.directory + "/watch.json")
+    try device.simulateEmergencyChange(contacts: [], sosOn: false)
+    let now = try await space.state()
+    #expect(watch.unapplied(changed, current: now).isEmpty, "the write landed: nothing of the manifest is unapplied")
+    #expect(watch.unapplied(changed).contains(.builtIn(.drinking)), "without the watch, the record's older state is all there is")
+    var options = ApplyOptions(approval: .automatic(allowDestroy: false), command: "test")
+    options.holdsBackUnapplied = true
+    let outcome = await Reconcile.apply(changed, to: try await space.open(), allowDestroy: false, options: options)
+    #expect(outcome.word == "applied", "\(outcome.error.map { "\($0)" } ?? "")")
+    #expect(try await space.state() == written, "the emergency contacts are back and the landed interval is kept")
   }
 }
