@@ -342,6 +342,9 @@ actor AgentWatch {
   /// counts), so a retry that finds the watch already matching reports the revision applied:
   /// the change is on the watch because of that attempt (a lost answer, a write that landed).
   private var writtenByEarlierAttempt: PlanCounts?
+  /// Whether this start has looked for an apply of this agent's that its killed process left
+  /// unfinished (`interruptedAttempt`).
+  private var lookedForInterruption = false
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -526,6 +529,10 @@ actor AgentWatch {
       if case .planned(let plan) = event { planned.set(plan) }
     }
     outlet.count { $0.applies += 1 }
+    if !lookedForInterruption {
+      lookedForInterruption = true
+      if writtenByEarlierAttempt == nil { writtenByEarlierAttempt = interruptedAttempt(command: options.command) }
+    }
     let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
     let outcome = await Reconcile.apply(document, to: watch, allowDestroy: desired.allowDestroy, options: options)
     let content = desired.contentRevision
@@ -568,6 +575,16 @@ actor AgentWatch {
     finish(revision: desired.revision, result: result, message: shown, attempt: retry ? attempts : nil,
            nextRetry: retryAt.map(timestamp))
     if let delay { scheduleRetry(sequence, after: delay) }
+  }
+
+  /// What this agent's last apply to the watch was writing when its process was killed: the
+  /// watch's history ends with the `started` entry that apply wrote (made by `command`) before
+  /// its first write, and nothing after it. Its writes may have landed, so a first apply after
+  /// the restart that finds the watch already matching reports the revision applied with that
+  /// apply's counts, not `no-changes` (docs/fleet.md "What an agent does").
+  private func interruptedAttempt(command: String) -> PlanCounts? {
+    guard let last = (try? watch.history.read())?.entries.last, last.result == HistoryEntry.started, last.command == command else { return nil }
+    return PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
   }
 
   /// Publishes the status after handling `revision`, and an error event when it did not succeed.
