@@ -445,7 +445,20 @@ import TSTestSupport
     #expect(status.result == .invalid)
     #expect(status.revision == "r1")
     #expect(status.message?.hasPrefix("tsapply/v1/ward-a/room-1/desired:1:89: error: contacts[0].phone: \"12-AB\" contains letters") == true)
+    #expect(status.publication == nil)
     #expect(try await site.contacts("room-1") == [])
+    // Published again in a publication: answered with a status naming it; delivered again in
+    // that publication: nothing new.
+    let published = bad.replacingOccurrences(of: #""revision":"r1""#, with: #""publication":"p2","revision":"r1""#)
+    for _ in 0..<2 {
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: Array(published.utf8), qos: 1, retain: true)
+    }
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.publication == nil { try await Task.sleep(for: .milliseconds(20)) }
+    for _ in 0..<250 where agent.statistics.desiredReceived < 3 { try await Task.sleep(for: .milliseconds(20)) }
+    try await Task.sleep(for: .milliseconds(200))
+    let answered = try #require(await agent.status(of: "room-1"))
+    #expect(answered.result == .invalid && answered.publication == "p2" && answered.message == status.message)
+    #expect(agent.statistics.statuses == 2)
     await publisher.close()
     await agent.stop()
   }
