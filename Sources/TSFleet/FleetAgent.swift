@@ -16,9 +16,10 @@ import TSPlan
 ///
 /// Per watch, documents are handled one at a time, newest first: a revision that arrives while
 /// an apply runs waits, and only the newest of those that waited is applied. A revision already
-/// handled (a duplicate delivery, a document published again) changes nothing, unless the watch
-/// drifted since or the last try failed: then it is applied again, so `tsapply apply --fleet`
-/// converges a drifted watch as it would a direct one. The engine's
+/// handled in a new publication (`apply --fleet` run again) is answered afresh through the
+/// engine (nothing written when the watch still matches, a drifted watch converged), each status
+/// naming the publication it answers; one delivered again in the same publication changes
+/// nothing, unless the watch drifted since or the last try failed: then it is applied again. The engine's
 /// safety gate applies: an unsafe plan is refused unless the document carries `allow_destroy`.
 /// A failed apply (the watch out of reach, locked) is tried again with backoff; a refused or
 /// invalid one waits for a new revision.
@@ -89,7 +90,7 @@ public final class FleetAgent: @unchecked Sendable {
     self.configuration = configuration
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
-                               payload: AgentState(agent: configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
+                               payload: Self.presence(configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
     let settings = configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
       subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
@@ -107,6 +108,12 @@ public final class FleetAgent: @unchecked Sendable {
 
   /// The IDs of the watches served.
   public var watchIDs: [String] { workers.keys.sorted() }
+
+  /// The agent's presence as it publishes it (and its Last Will): announcing every
+  /// `AgentState.Feature`, so publishers send it publications (docs/fleet.md "Upgrading").
+  static func presence(_ agent: String, online: Bool, watches: [String], since: String? = nil) -> AgentState {
+    AgentState(agent: agent, online: online, watches: watches, since: since, features: AgentState.Feature.allCases.map(\.rawValue))
+  }
 
   /// Registers for the watches' SOS and contact-change events, connects, and starts the
   /// periodic drift checks.
@@ -144,7 +151,7 @@ public final class FleetAgent: @unchecked Sendable {
     if await client.isReady {
       // Within a few seconds: a connection lost meanwhile makes the statuses wait for it.
       await outlet.flush(within: .seconds(5))
-      let state = AgentState(agent: configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
+      let state = Self.presence(configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
       try? await client.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), payload: state.encoded(),
                                 qos: 1, retain: true)
     } else {
@@ -188,7 +195,7 @@ public final class FleetAgent: @unchecked Sendable {
     switch event {
     case .ready(let sessionPresent):
       outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
-      let state = AgentState(agent: configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
+      let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
       outlet.log("lost the broker: \(reason); reconnecting")
@@ -483,18 +490,21 @@ actor AgentWatch {
     let topic = FleetTopics.watch(site: site, watch: id, .desired)
     switch DesiredDocument.decode(payload, topic: topic) {
     case .failure(let problem):
-      let revision = Self.revisionText(payload)
+      let (revision, publication) = (Self.text("revision", in: payload) ?? "", Self.text("publication", in: payload))
       let message = masked(problem.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; "))
-      // The same broken document delivered again says nothing new.
-      if status?.revision == revision, status?.result == .invalid, status?.message == message { return }
+      // The same broken document delivered again says nothing new; published again, it is answered.
+      if status?.revision == revision, status?.result == .invalid, status?.message == message, status?.publication == publication { return }
       outlet.log("\(id): the desired document\(revision.isEmpty ? "" : " of revision \(revision)") is invalid; the watch was not touched: \(message)")
       handledContent = nil
-      finish(revision: revision, result: .invalid, message: message)
+      finish(revision: revision, publication: publication, result: .invalid, message: message)
     case .success(let desired):
       // Handled already: the same revision of the same content (a publisher that kept a
-      // revision for changed content gets its change applied).
+      // revision for changed content gets its change applied) in the same publication. A new
+      // publication of it is answered afresh: through the engine, which writes nothing when
+      // the watch still matches (`no-changes`) and converges it when it does not.
       let content = desired.contentRevision
       let handledBefore = status?.revision == desired.revision && content == handledContent
+        && status?.publication == desired.publication
       // The revision this agent applied before it (re)started, delivered again because it
       // subscribed: not a request to apply it again. What the wearer changed meanwhile is
       // drift, reported by a check now, not written over (a publisher that wants the watch
@@ -506,8 +516,8 @@ actor AgentWatch {
         await checkDrift()
         return
       }
-      // Delivered again by a publisher: applied again only when the watch drifted or the last
-      // try failed.
+      // Delivered again (a broker's duplicate, a publisher of its own without publications):
+      // applied again only when the watch drifted or the last try failed.
       if let status, handledBefore, !status.wantsAnotherApply { return }
       if status?.revision != desired.revision {
         attempts = 0
@@ -547,7 +557,7 @@ actor AgentWatch {
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
                  + (earlier == nil ? "" : " by an earlier attempt, confirmed now"))
       keep(desired)
-      finish(revision: desired.revision, result: applied, changes: counts, applied: true, content: content)
+      finish(revision: desired.revision, publication: desired.publication, result: applied, changes: counts, applied: true, content: content)
     }
     switch outcome {
     case .noChanges(let plan): return succeeded(plan)
@@ -572,8 +582,8 @@ actor AgentWatch {
     let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
     outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)"
                + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" } ?? ""))
-    finish(revision: desired.revision, result: result, message: shown, attempt: retry ? attempts : nil,
-           nextRetry: retryAt.map(timestamp))
+    finish(revision: desired.revision, publication: desired.publication, result: result, message: shown,
+           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp))
     if let delay { scheduleRetry(sequence, after: delay) }
   }
 
@@ -587,14 +597,17 @@ actor AgentWatch {
     return PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
   }
 
-  /// Publishes the status after handling `revision`, and an error event when it did not succeed.
-  /// `message` is masked already (`masked`).
-  private func finish(revision: String, result: WatchStatus.Result, message: String? = nil, changes: PlanCounts? = nil,
-                      applied: Bool = false, content: String? = nil, attempt: Int? = nil, nextRetry: String? = nil) {
+  /// Publishes the status after handling `revision` of `publication` (echoed, so its publisher
+  /// knows the status answers it), and an error event when it did not succeed. `message` is
+  /// masked already (`masked`).
+  private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
+                      changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
+                      nextRetry: String? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
     next.revision = revision
+    next.publication = publication
     next.result = result
     next.message = message
     next.changes = changes
@@ -721,10 +734,11 @@ actor AgentWatch {
                    count: { $0.events += 1 }, acknowledged: acknowledged)
   }
 
-  /// The `revision` of a document that could not be read, when it has one.
-  private static func revisionText(_ payload: [UInt8]) -> String {
+  /// The text `key` (`revision`, `publication`) of a document that could not be read, when it
+  /// has one, cut to 128 characters.
+  private static func text(_ key: String, in payload: [UInt8]) -> String? {
     guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-          let revision = object["revision"] as? String else { return "" }
-    return String(revision.prefix(128))
+          let text = object[key] as? String else { return nil }
+    return String(text.prefix(128))
   }
 }

@@ -154,7 +154,8 @@ public final class FleetBrokerView: @unchecked Sendable {
 }
 
 /// `tsapply apply --fleet` over MQTT: publish each watch's desired document, then wait (at most
-/// `wait`) until every watch's agent reports the new revision or an error. A watch whose
+/// `wait`) until every watch's agent answers it (`answer`: a status naming this publication, for
+/// an agent that announces publications) with the revision applied or an error. A watch whose
 /// agent is offline when the publication begins, or that no agent serves, is pending, not
 /// failed: its agent applies the retained document when it connects. The wait rides out the
 /// infrastructure: an agent that goes offline during it (a broker restart publishes every
@@ -172,16 +173,17 @@ public enum FleetPublication {
     // Connecting (and seeing the site) is not part of the wait: `--wait 0s` publishes and
     // reports without waiting for statuses, so a connection gets at least 10 s.
     try await view.connect(within: min(max(wait, .seconds(10)), .seconds(30)))
+    // One publication per run (and so per rollout wave), named only in the documents of watches
+    // whose agent announces it reads it (an older agent refuses a key it does not know).
+    let publication = DesiredDocument.newPublication()
     var desired: [Int: DesiredDocument] = [:]
     for (index, member) in members.enumerated() {
       if case .success(let document) = member.document {
-        desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name,
-                                         watchID: member.watch.watchID)
+        let id = member.watch.watchID
+        desired[index] = DesiredDocument(manifest: document.manifest, allowDestroy: allowDestroy, watch: member.name, watchID: id,
+                                         publication: view.agent(serving: id)?.announces(.publication) == true ? publication : nil)
       }
     }
-    // A status counts when it came after the publication began, or, kept from before (every
-    // retained one has arrived: `connect` synchronised), when the agent will not act on the same
-    // revision again (settled, refused, invalid).
     let publishedAt = ContinuousClock.now
     // An agent offline now gets its documents when it connects: its watches are pending at once.
     // One online now that goes offline during the wait may be back before the deadline — a
@@ -218,11 +220,9 @@ public enum FleetPublication {
       var waiting: [String] = []
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
-        let details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
-        if let (status, received) = statuses[id], status.handled(document.revision), status.isFinal,
-           received >= publishedAt || !status.wantsAnotherApply {
-          // Settled at this revision before it was published again: nothing for the agent to do.
-          let outcome = received < publishedAt && status.isSettled ? .noChanges : verdict(status)
+        var details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
+        if let publication = document.publication { details["publication"] = .string(publication) }
+        if let (status, received) = statuses[id], let outcome = answer(status, received: received, to: document, publishedAt: publishedAt) {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
@@ -235,7 +235,7 @@ public enum FleetPublication {
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: unfinished(statuses[id]?.status, agent: view.agent(serving: id), revision: document.revision, wait: wait),
+                                         verdict: unfinished(statuses[id]?.status, agent: view.agent(serving: id), document: document, wait: wait),
                                          elapsed: now - start, details: details.merging(statuses[id].map { ["status": json($0.status)] } ?? [:]) { a, _ in a })
         } else {
           waiting.append(member.name)
@@ -248,11 +248,33 @@ public enum FleetPublication {
     return (0..<members.count).map { rows[$0]! }
   }
 
-  /// The verdict of a watch whose agent had not finished `revision` when the wait of `wait`
+  /// The verdict `status` (received at `received`) gives the watch published `document` at
+  /// `publishedAt`, or `nil` while it is no answer to it yet. The rule (docs/fleet.md "`apply`, `plan`, `drift`
+  /// and `status` over MQTT", which status answers):
+  ///
+  /// - A document with a publication is answered only by a final status (`isFinal`) naming that
+  ///   publication: every other status (an older run's answer for the same revision, a status
+  ///   from before, one for another revision the agent is still on) is not this run's, however
+  ///   recent.
+  /// - A document without one (its agent does not announce `AgentState.Feature.publication`): a
+  ///   final status for its revision that came after the publication began, or, kept from before
+  ///   (every retained one has arrived: `FleetBrokerView.connect` synchronised), one the agent
+  ///   will not act on again (settled: `no changes`; refused, invalid). This guesses: such a
+  ///   status can answer an earlier publication.
+  static func answer(_ status: WatchStatus, received: ContinuousClock.Instant, to document: DesiredDocument,
+                     publishedAt: ContinuousClock.Instant) -> FleetVerdict? {
+    guard status.answers(document.revision, publication: document.publication), status.isFinal else { return nil }
+    if document.publication != nil { return verdict(status) }
+    guard received >= publishedAt || !status.wantsAnotherApply else { return nil }
+    // Settled at this revision before it was published again: nothing for the agent to do.
+    return received < publishedAt && status.isSettled ? .noChanges : verdict(status)
+  }
+
+  /// The verdict of a watch whose agent had not answered `document` when the wait of `wait`
   /// ended: `retrying` when its status says the agent is retrying it, else pending.
-  static func unfinished(_ status: WatchStatus?, agent: AgentState?, revision: String, wait: Duration) -> FleetVerdict {
-    let name = agent?.agent ?? "?"
-    if let status, status.handled(revision), status.result == .retrying {
+  static func unfinished(_ status: WatchStatus?, agent: AgentState?, document: DesiredDocument, wait: Duration) -> FleetVerdict {
+    let name = agent?.agent ?? "?", revision = document.revision
+    if let status, status.answers(revision, publication: document.publication), status.result == .retrying {
       return .retrying("still retrying when the wait of \(Int(wait.seconds))s ended: attempt \(status.attempt ?? 1) failed"
         + " (\(status.message ?? "no reason given")); agent \(status.agent) tries again" + (status.nextRetry.map { " at \($0)" } ?? ""))
     }

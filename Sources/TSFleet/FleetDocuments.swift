@@ -6,16 +6,19 @@ import TSPlan
 
 /// What `tsapply apply --fleet` publishes, retained with QoS 1, on a watch's desired topic
 /// (docs/fleet.md "Desired documents"): the merged manifest as canonical JSON, whether an
-/// unsafe plan may be applied, and a revision token.
+/// unsafe plan may be applied, a revision token, and (for agents that announce it) the
+/// publication it belongs to.
 ///
 /// ```json
 /// {"allow_destroy":false,"format_version":"1","manifest":{"contacts":[…],"version":1},
-///  "revision":"5f0c3a1d9e2b7c44","watch":"room-12","watch_id":"room-12"}
+///  "publication":"9c1e0f7a2b4d6e83","revision":"5f0c3a1d9e2b7c44","watch":"room-12","watch_id":"room-12"}
 /// ```
 ///
-/// The revision is the start of the SHA-256 of the canonical `{allow_destroy, manifest}`: the
-/// same manifest gives the same revision, so publishing it again (or a broker delivering it
-/// twice) changes nothing, and an agent applies each revision once.
+/// The revision is the start of the SHA-256 of the canonical `{allow_destroy, manifest}` (never
+/// the publication): the same manifest gives the same revision, so a broker delivering a document
+/// twice changes nothing, and an agent applies each revision once. The publication tells one
+/// `apply --fleet` run (or rollout wave) from another: the agent names it in every status that
+/// answers the document, so a publisher counts only answers to its own documents.
 public struct DesiredDocument: Sendable {
   /// The document format's version.
   public static let formatVersion = "1"
@@ -33,25 +36,41 @@ public struct DesiredDocument: Sendable {
   /// an agent refuses a document that names another watch ID than its topic's. Optional: a
   /// document without it is taken on its topic's word.
   public var watchID: String?
+  /// The publication the document belongs to: a fresh random token per `apply --fleet` run or
+  /// rollout wave (`newPublication()`), which the agent echoes in `WatchStatus.publication`.
+  /// `nil` in a document for an agent that does not announce `AgentState.Feature.publication`
+  /// (an older agent refuses a document with a key it does not know, docs/fleet.md "Upgrading").
+  public var publication: String?
 
   /// The manifest's canonical JSON, made once (`.null` in a document decoded from a payload,
   /// which an agent never sends on).
   private let manifestJSON: JSONValue
 
-  /// A document for `manifest`, its revision computed.
-  public init(manifest: Manifest, allowDestroy: Bool, watch: String?, watchID: String? = nil) {
+  /// A document for `manifest`, its revision computed (the publication is not part of it).
+  public init(manifest: Manifest, allowDestroy: Bool, watch: String?, watchID: String? = nil, publication: String? = nil) {
     let json = ManifestJSON.value(manifest)
     self.init(manifest: manifest, json: json, allowDestroy: allowDestroy, watch: watch, watchID: watchID,
-              revision: Self.revision(json, allowDestroy: allowDestroy))
+              revision: Self.revision(json, allowDestroy: allowDestroy), publication: publication)
   }
 
-  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, watchID: String?, revision: String) {
+  private init(manifest: Manifest, json: JSONValue, allowDestroy: Bool, watch: String?, watchID: String?, revision: String,
+               publication: String?) {
     self.manifest = manifest
     manifestJSON = json
     self.allowDestroy = allowDestroy
     self.watch = watch
     self.watchID = watchID
     self.revision = revision
+    self.publication = publication
+  }
+
+  /// A fresh publication token: 16 hex digits from the system's random source (64 bits, so two
+  /// runs never share one).
+  public static func newPublication() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let value = generator.next() as UInt64
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
   }
 
   /// The revision of `manifest` with `allowDestroy`: 16 hex digits of SHA-256.
@@ -85,10 +104,14 @@ public struct DesiredDocument: Sendable {
     ]
     if let watch { object["watch"] = .string(watch) }
     if let watchID { object["watch_id"] = .string(watchID) }
+    if let publication { object["publication"] = .string(publication) }
     return Array(ManifestJSON.encoded(.object(object)).utf8)
   }
 
-  static let keys = ["format_version", "revision", "allow_destroy", "manifest", "watch", "watch_id"]
+  static let keys = ["format_version", "revision", "allow_destroy", "manifest", "watch", "watch_id", "publication"]
+
+  /// The rule for `revision` and `publication`: one line of 1 to 128 characters.
+  static func isToken(_ text: String) -> Bool { !text.isEmpty && text.count <= 128 && !text.contains(where: { $0.isNewline }) }
 
   /// Reads a desired document received on `topic` (named so in positions): strict JSON, read
   /// with the YAML reader into the manifest decoder, so every manifest rule applies and every
@@ -113,9 +136,7 @@ public struct DesiredDocument: Sendable {
     }
     var revision = ""
     if let node = fields["revision"], let text = context.text(node, path: "revision") {
-      if text.isEmpty || text.count > 128 || text.contains(where: { $0.isNewline }) {
-        context.error(node.position, "revision", "a revision is one line of 1 to 128 characters")
-      }
+      if !isToken(text) { context.error(node.position, "revision", "a revision is one line of 1 to 128 characters") }
       revision = text
     } else if fields["revision"] == nil {
       context.error(root.position, "revision", "the desired document has no revision")
@@ -129,6 +150,10 @@ public struct DesiredDocument: Sendable {
       }
     }
     let watch = fields["watch"].flatMap { context.text($0, path: "watch") }
+    let publication = fields["publication"].flatMap { context.text($0, path: "publication") }
+    if let publication, !isToken(publication), let node = fields["publication"] {
+      context.error(node.position, "publication", "a publication is one line of 1 to 128 characters")
+    }
     let watchID = fields["watch_id"].flatMap { context.text($0, path: "watch_id") }
     if let watchID, let node = fields["watch_id"], let (_, topicWatch, _) = FleetTopics.parseWatch(topic), watchID != topicWatch {
       context.error(node.position, "watch_id",
@@ -142,7 +167,7 @@ public struct DesiredDocument: Sendable {
     let diagnostics = context.diagnostics + loaded.diagnostics
     guard let manifest = loaded.manifest, !diagnostics.hasErrors else { return failed(diagnostics) }
     return .success(DesiredDocument(manifest: manifest, json: .null, allowDestroy: allowDestroy, watch: watch, watchID: watchID,
-                                     revision: revision))
+                                     revision: revision, publication: publication))
   }
 }
 
@@ -206,15 +231,25 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// so an agent that starts again knows the retained document it is handed is the one it
   /// applied (whatever `revision` the publisher chose).
   public var contentRevision: String?
+  /// The `DesiredDocument.publication` of the document this status answers (every result, and
+  /// the drift checks after it); `nil` when that document had none, or from an agent that does
+  /// not announce `AgentState.Feature.publication`.
+  public var publication: String?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
-         nextRetry = "next_retry", contentRevision = "content_revision"
+         nextRetry = "next_retry", contentRevision = "content_revision", publication
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
   public func handled(_ revision: String) -> Bool { self.revision == revision }
+
+  /// Whether the status answers the document of `revision` in `publication`: the same revision
+  /// and, when the document had a publication, the same publication.
+  public func answers(_ revision: String, publication: String?) -> Bool {
+    handled(revision) && (publication == nil || self.publication == publication)
+  }
 
   /// Whether the watch holds its revision as applied, with no drift and nothing pending.
   public var isSettled: Bool { (result == .applied || result == .noChanges) && drift == 0 && pending == 0 }
@@ -249,9 +284,22 @@ public struct AgentState: Codable, Sendable, Equatable {
   public var watches: [String]
   /// When it connected or went away (absent in the will, which is written in advance).
   public var since: String?
+  /// What the agent understands beyond format 1 (`Feature` raw values; unknown ones are kept
+  /// and ignored), so a publisher sends it only what it reads. `nil` from an older agent.
+  public var features: [String]?
+
+  /// Something an agent announces it understands.
+  public enum Feature: String, Sendable, CaseIterable {
+    /// It reads `publication` in desired documents and echoes it in its statuses
+    /// (`DesiredDocument.publication`, `WatchStatus.publication`).
+    case publication
+  }
+
+  /// Whether the agent announces `feature`.
+  public func announces(_ feature: Feature) -> Bool { features?.contains(feature.rawValue) ?? false }
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, online, watches, since
+    case formatVersion = "format_version", agent, online, watches, since, features
   }
 
   /// The state as canonical JSON.

@@ -244,7 +244,23 @@ import TSTestSupport
     #expect(status.stdout.contains("Not known: w0003 (no status), w0004 (no status), w0005 (no status)"), "\(status.stdout)")
   }
 
-  @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() throws {
+  /// The `publication` each watch's retained status names, by watch ID (docs/fleet.md
+  /// "Desired documents").
+  static func statusPublications(_ broker: MosquittoBroker, count: Int) async throws -> [String: String] {
+    let received = Collector<(String, String)>()
+    let reader = try MQTTClient(address: broker.address, configuration: .init(clientID: "reader", subscriptions: ["tsapply/v1/ward-a/+/status"]),
+                                onMessage: { message in
+      let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]
+      if let watch = object?["watch"] as? String, let publication = object?["publication"] as? String { received.append((watch, publication)) }
+    })
+    reader.connect()
+    try await reader.ready(within: .seconds(60))
+    for _ in 0..<500 where received.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
+    await reader.close()
+    return Dictionary(received.values) { _, newer in newer }
+  }
+
+  @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() async throws {
     let (dir, names, broker, agent) = try Self.brokerFleet("rollout: {canary: 1, batch: 2}\n")
     defer { broker.stop() }
     defer { agent.send(SIGKILL); _ = agent.finish() }
@@ -259,6 +275,11 @@ import TSTestSupport
     #expect(wave1.lowerBound < wave2.lowerBound)
     #expect(result.stdout.contains("completed: 3 waves applied"), "\(result.stdout)")
     #expect(try Self.written(names, in: dir) == names)
+    // Each wave is a publication of its own, which its watches' statuses name.
+    let publications = try await Self.statusPublications(broker, count: names.count)
+    #expect(publications.count == names.count, "\(publications)")
+    #expect(publications["w0002"] == publications["w0003"] && publications["w0004"] == publications["w0005"], "\(publications)")
+    #expect(Set(["w0001", "w0002", "w0004"].compactMap { publications[$0] }).count == 3, "\(publications)")
     // The agent's applies are in each watch's history, in the agent's records.
     let history = try TSApplyBinary.run(["history", "--device", "sim:watches/w0003.json"], in: dir,
                                         environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("agent-state").path])

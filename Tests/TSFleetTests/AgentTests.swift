@@ -88,20 +88,28 @@ import TSTestSupport
     #expect(rows.first?.verdict.changesText == "+1 ~1 -0")
     #expect(try await site.contacts("room-1") == ["Family room-1"])
     #expect(try await site.scheme.device("room-2").fetchAllReminders().map(\.reminderName).contains("Lunch"))
-    // The same manifests again: nothing new to apply, the statuses already say so.
+    let applied = try #require(await agent.status(of: "room-1"))
+    #expect(applied.result == .applied)
+    #expect(applied.publication != nil && applied.publication == rows.first?.publication)
+    // The same manifests again: a new publication, which the agent answers after checking the
+    // watch through the engine: it still matches, so nothing is written.
     let again = try await site.apply()
     #expect(again.map(\.verdict.word) == ["no changes", "no changes"])
-    #expect(agent.statistics.applies == 2)
+    #expect(agent.statistics.applies == 4)
     let status = try #require(await agent.status(of: "room-1"))
-    #expect(status.result == .applied)
+    #expect(status.result == .noChanges)
     #expect(status.appliedRevision == status.revision)
+    #expect(status.publication == again.first?.publication)
+    #expect(status.publication != applied.publication)
+    #expect(status.lastApplied == applied.lastApplied)
     #expect(status.lastSeen != nil && status.lastApplied != nil)
     // The retained status and presence are what a later reader sees.
     let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
     try await view.connect(within: .seconds(120))
-    #expect(view.statuses["room-2"]?.status.result == .applied)
+    #expect(view.statuses["room-2"]?.status.result == .noChanges)
     #expect(view.agents["station"]?.online == true)
     #expect(view.agents["station"]?.watches == ["room-1", "room-2"])
+    #expect(view.agents["station"]?.announces(.publication) == true)
     await view.close()
     await agent.stop()
   }
@@ -467,7 +475,20 @@ import TSTestSupport
     #expect(status.result == .invalid)
     #expect(status.revision == "r1")
     #expect(status.message?.hasPrefix("tsapply/v1/ward-a/room-1/desired:1:89: error: contacts[0].phone: \"12-AB\" contains letters") == true)
+    #expect(status.publication == nil)
     #expect(try await site.contacts("room-1") == [])
+    // Published again in a publication: answered with a status naming it; delivered again in
+    // that publication: nothing new.
+    let published = bad.replacingOccurrences(of: #""revision":"r1""#, with: #""publication":"p2","revision":"r1""#)
+    for _ in 0..<2 {
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .desired), payload: Array(published.utf8), qos: 1, retain: true)
+    }
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.publication == nil { try await Task.sleep(for: .milliseconds(20)) }
+    for _ in 0..<250 where agent.statistics.desiredReceived < 3 { try await Task.sleep(for: .milliseconds(20)) }
+    try await Task.sleep(for: .milliseconds(200))
+    let answered = try #require(await agent.status(of: "room-1"))
+    #expect(answered.result == .invalid && answered.publication == "p2" && answered.message == status.message)
+    #expect(agent.statistics.statuses == 2)
     await publisher.close()
     await agent.stop()
   }
@@ -509,10 +530,9 @@ import TSTestSupport
       drifted = try await row()
     }
     #expect(drifted?.state == "no desired document" && drifted?.drift == 1, "\(String(describing: drifted))")
-    // Publishing again is the way back: the agent writes the watch back. (What the publisher
-    // reports for it can be the status published just before its publication, a known gap:
-    // statuses do not name the publication they answer. So the end state is checked here.)
-    _ = try await site.apply()
+    // Publishing again is the way back: the agent writes the watch back, and the publisher
+    // reports the agent's answer to this publication (not the drift status just before it).
+    #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
     var back = try await row()
     for _ in 0..<1500 where back?.state != "in sync" || back?.drift != 0 {
       try await Task.sleep(for: .milliseconds(20))
@@ -559,4 +579,67 @@ import TSTestSupport
     #expect(status.lastSeen != applied)
     await agent.stop()
   }
+
+  // MARK: Statuses answer their publication
+
+  /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it
+  /// (up to its 10 s lock timeout), so what the test publishes meanwhile arrives while that
+  /// apply is under way, whatever the timing.
+  static func hold(_ site: Site, _ name: String) async throws -> WatchLock {
+    let watch = try await site.engine.open("memory:\(name)")
+    return try await WatchLock.acquire(at: watch.home.lockPath, holder: WatchLock.currentHolder(command: "test holding the watch"),
+                                       timeout: .zero)
+  }
+
+  /// Revision A applied long ago (its status retained); someone publishes B and the agent
+  /// starts on it; `apply --fleet` of A again must report what the agent does with this
+  /// publication, not the old "A applied" — the watch holds B until the agent writes A back.
+  @Test func republishingARevisionWhileTheAgentAppliesAnotherWaitsForTheAnswerToThisPublication() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let lock = try await Self.hold(site, "room-1")
+    // B published by someone who does not wait; the agent starts on it and waits for the watch.
+    try site.manifest("room-1", contacts: ["A", "B", "C", "D"])
+    _ = try await site.apply(wait: .zero)
+    for _ in 0..<500 where agent.statistics.applies < 2 { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(agent.statistics.applies == 2)
+    // A again, while the agent is still on B.
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    let republished = Task { try await site.apply() }
+    for _ in 0..<500 where agent.statistics.desiredReceived < 3 { try await Task.sleep(for: .milliseconds(10)) }
+    lock.release()
+    let rows = try await republished.value
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(rows.first?.verdict.changesText == "+0 ~1 -0")
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    await agent.stop()
+  }
+
+  /// An earlier `apply --fleet` of the same revision, interrupted (it did not wait): its apply
+  /// fails for good just after this run publishes again, and the agent then applies this run's
+  /// document. This run reports that answer, not the earlier run's failure.
+  @Test func aFailureAnsweringAnEarlierPublicationOfTheSameRevisionIsNotThisRunsAnswer() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.dataSetFailed), atCall: 6)])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    let lock = try await Self.hold(site, "room-1")
+    // The interrupted run: published, did not wait.
+    _ = try await site.apply(wait: .zero)
+    for _ in 0..<500 where agent.statistics.applies < 1 { try await Task.sleep(for: .milliseconds(10)) }
+    let again = Task { try await site.apply() }
+    for _ in 0..<500 where agent.statistics.desiredReceived < 2 { try await Task.sleep(for: .milliseconds(10)) }
+    lock.release()
+    let rows = try await again.value
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    #expect(agent.statistics.applies == 2, "the earlier run's apply failed, this run's applied")
+    await agent.stop()
+  }
+}
+
+extension FleetWatchReport {
+  /// The publication the row's document was published in (`details["publication"]`).
+  var publication: String? { if case .string(let text)? = details["publication"] { text } else { nil } }
 }

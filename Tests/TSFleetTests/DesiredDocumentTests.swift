@@ -35,6 +35,24 @@ import TSModel
     let read = try DesiredDocument.decode(addressed.encoded(), topic: "tsapply/v1/ward-a/AA:BB:CC:DD:EE:12/desired").get()
     #expect(read.watchID == "AA:BB:CC:DD:EE:12")
     #expect(read.revision == document.revision, "the watch ID is not part of the revision")
+    #expect(read.publication == nil)
+    #expect(!String(decoding: document.encoded(), as: UTF8.self).contains("publication"), "no key for an agent that does not read it")
+  }
+
+  /// The publication travels with the document and back, and is no part of the revision: the
+  /// same manifests published by two runs are one revision in two publications.
+  @Test func thePublicationRoundTripsAndIsNoPartOfTheRevision() throws {
+    let original = try manifest(Self.yaml, file: "room.yaml")
+    let first = DesiredDocument.newPublication(), second = DesiredDocument.newPublication()
+    #expect(first.count == 16 && first.allSatisfy(\.isHexDigit))
+    #expect(first != second)
+    let plain = DesiredDocument(manifest: original, allowDestroy: false, watch: "room-12")
+    let published = DesiredDocument(manifest: original, allowDestroy: false, watch: "room-12", publication: first)
+    #expect(published.revision == plain.revision)
+    let read = try DesiredDocument.decode(published.encoded(), topic: "t").get()
+    #expect(read.publication == first)
+    #expect(read.revision == plain.revision)
+    #expect(read.contentRevision == plain.contentRevision)
   }
 
   @Test func theContentRevisionIsTheRevisionTheContentGivesWhateverThePublisherChose() throws {
@@ -90,6 +108,10 @@ import TSModel
     Bad(name: "another watch's document", payload: #"{"manifest":{"contacts":[]},"revision":"r","watch":"room-14","watch_id":"room-14"}"#,
         errors: ["tsapply/v1/ward-a/room-16/desired:1:73: error: watch_id: this document is for the watch ID room-14, but it was published on the topic of room-16"],
         topic: "tsapply/v1/ward-a/room-16/desired"),
+    Bad(name: "an empty publication", payload: #"{"manifest":{"contacts":[]},"publication":"","revision":"r"}"#,
+        errors: ["d:1:43: error: publication: a publication is one line of 1 to 128 characters"]),
+    Bad(name: "a publication of two lines", payload: #"{"manifest":{"contacts":[]},"publication":"p\nq","revision":"r"}"#,
+        errors: ["d:1:43: error: publication: a publication is one line of 1 to 128 characters"]),
     Bad(name: "a quoted boolean", payload: #"{"manifest":{"reminders":{"drinking":{"enabled":"true"}}},"revision":"r"}"#,
         errors: ["d:1:49: error: reminders.drinking.enabled: \"true\" is quoted, so it is text; write true without quotes"]),
   ]

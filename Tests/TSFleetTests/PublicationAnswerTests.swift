@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import TSFleet
+import TSMQTT
+import TSPlan
+
+/// Which status answers a published desired document (`FleetPublication.answer`, docs/fleet.md
+/// "`apply`, `plan`, `drift` and `status` over MQTT"): with a publication only a final status
+/// naming it; without one (an agent that does not announce publications) the earlier rule by
+/// revision and time of arrival.
+@Suite struct PublicationAnswerTests {
+  struct Row: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// The document's publication.
+    var published: String?
+    /// The status: its publication, revision, result, drift, and whether it arrived before the
+    /// publication began.
+    var answering: String?
+    var revision = "r1"
+    var result: WatchStatus.Result = .applied
+    var drift = 0
+    var before = false
+    /// The verdict's word, `nil` for "not an answer yet".
+    var verdict: String?
+    var testDescription: String { name }
+  }
+
+  static let rows: [Row] = [
+    // With a publication.
+    Row(name: "this run's answer", published: "p2", answering: "p2", verdict: "applied"),
+    Row(name: "this run's no-changes", published: "p2", answering: "p2", result: .noChanges, verdict: "no changes"),
+    Row(name: "this run's failure", published: "p2", answering: "p2", result: .failed, verdict: "failed"),
+    Row(name: "this run's answer, still retrying", published: "p2", answering: "p2", result: .retrying, verdict: nil),
+    Row(name: "an earlier run's answer arriving now", published: "p2", answering: "p1", result: .failed, verdict: nil),
+    Row(name: "an earlier run's settled status from before", published: "p2", answering: "p1", before: true, verdict: nil),
+    Row(name: "a status from an agent that named no publication", published: "p2", answering: nil, verdict: nil),
+    Row(name: "another revision, this publication", published: "p2", answering: "p2", revision: "r0", verdict: nil),
+    // Without one: the rule by revision and time.
+    Row(name: "no publication: an answer after publishing", published: nil, answering: nil, verdict: "applied"),
+    Row(name: "no publication: settled before", published: nil, answering: nil, before: true, verdict: "no changes"),
+    Row(name: "no publication: drifted before", published: nil, answering: nil, drift: 1, before: true, verdict: nil),
+    Row(name: "no publication: failed before", published: nil, answering: nil, result: .failed, before: true, verdict: nil),
+    Row(name: "no publication: refused before", published: nil, answering: nil, result: .refused, before: true, verdict: "failed"),
+    Row(name: "no publication: another revision", published: nil, answering: nil, revision: "r0", verdict: nil),
+  ]
+
+  @Test(arguments: rows)
+  func aStatusAnswersADocumentByThisRule(_ row: Row) throws {
+    let manifest = try manifest("contacts: []\n", file: "a.yaml")
+    var document = DesiredDocument(manifest: manifest, allowDestroy: false, watch: "room-1", publication: row.published)
+    document.revision = "r1"
+    var status = WatchStatus(agent: "a01", watch: "room-1", device: "memory:room-1", revision: row.revision, appliedRevision: row.revision,
+                             result: row.result, drift: row.drift, pending: 0)
+    status.publication = row.answering
+    status.changes = PlanCounts(add: 1, change: 0, destroy: 0)
+    let publishedAt = ContinuousClock.now
+    let received = row.before ? publishedAt - .seconds(60) : publishedAt + .milliseconds(5)
+    let verdict = FleetPublication.answer(status, received: received, to: document, publishedAt: publishedAt)
+    #expect(verdict?.word == row.verdict, "\(String(describing: verdict))")
+  }
+
+  /// The publisher names its publication only for a watch whose serving agent announces that it
+  /// reads one: an agent of an earlier release (its presence without `features`, here played by
+  /// a bare MQTT client) decodes desired documents strictly and would call one with
+  /// `publication` invalid. Such a watch keeps the earlier rule: its settled status from
+  /// before is "no changes". An announcing agent's old status answers no publication of this
+  /// run: the watch waits for the agent's answer (pending here, as the fake agent never answers).
+  @Test(arguments: [false, true])
+  func thePublicationIsSentOnlyToAgentsThatAnnounceIt(announces: Bool) async throws {
+    let site = try AgentTests.Site(watches: ["room-1"])
+    let document = try #require(try site.space.load().members.first?.document.get())
+    let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
+    let agent = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "earlier-agent"), onMessage: { _ in })
+    agent.connect()
+    try await agent.ready(within: .seconds(120))
+    let state = AgentState(agent: "station", online: true, watches: ["room-1"], features: announces ? ["publication"] : nil)
+    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: state.encoded(), qos: 1, retain: true)
+    let settled = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: revision, appliedRevision: revision,
+                              result: .applied, drift: 0, pending: 0)
+    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: settled.encoded(), qos: 1, retain: true)
+    let desired = Inbox<[UInt8]>()
+    let reader = try MQTTClient(address: site.broker.address,
+                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
+                                onMessage: { desired.add($0.payload) })
+    reader.connect()
+    try await reader.ready(within: .seconds(120))
+    let rows = try await site.apply(wait: .seconds(1))
+    let published = try #require(await desired.wait(for: 1).first)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(published)) as? [String: Any])
+    #expect((object["publication"] as? String) == (announces ? rows.first?.publication : nil))
+    #expect(object["revision"] as? String == revision)
+    if announces {
+      #expect(rows.first?.publication != nil)
+      guard case .pending(let reason) = rows.first?.verdict else { Issue.record("not pending: \(rows)"); return }
+      #expect(reason == "agent station did not report within 1s; it applies revision \(revision) when it can")
+    } else {
+      #expect(rows.map(\.verdict.word) == ["no changes"])
+    }
+    await reader.close()
+    await agent.close()
+  }
+}
