@@ -130,11 +130,14 @@ extension FleetSession {
     // Manifests the watch does not hold yet (a revision not applied: new, being applied,
     // retrying, refused, failed) are pending changes, as `drift --pending` counts them directly.
     let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status"]
+    // A watch whose drift its agent does not know now (applying another revision, unreachable,
+    // offline, no status) is neither drifted nor without drift.
     let reports = rows.map { row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         .drift(count: row.drift ?? 0, pending: row.pending ?? 0,
-                                hasRecord: row.lastApplied != nil),
+                         row.drift == nil && row.lastApplied != nil || ["unreachable", "offline", "no status"].contains(row.state)
+                         ? .unknown(row.state + (row.note.map { ": " + masked($0) } ?? ""))
+                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
                        elapsed: .zero)
     }
     let problems = manifestProblems()

@@ -219,8 +219,9 @@ struct FleetSession: Sendable {
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
     let retrying = report.watches.filter(\.verdict.isRetrying).map(\.name)
-    if report.hasFailures || !retrying.isEmpty {
-      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, of: report.watches.count)
+    let unknown = report.watches.filter(\.verdict.isUnknown).map(\.name)
+    if report.hasFailures || !retrying.isEmpty || !unknown.isEmpty {
+      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, unknown: unknown, of: report.watches.count)
     }
     return changed ? .changesPresent : .success
   }
@@ -228,14 +229,19 @@ struct FleetSession: Sendable {
   /// The error a fleet command ends with when the watches `names` of `total` failed, or their
   /// agents were still `retrying` them when the wait ended: `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches still retrying when the wait ended: room-12 (…)`.
-  static func failed(_ names: [String], retrying: [String] = [], of total: Int) -> CommandFailure {
+  static func failed(_ names: [String], retrying: [String] = [], unknown: [String] = [], of total: Int) -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !retrying.isEmpty {
-      parts.append((names.isEmpty ? "" : "\(retrying.count) ") + "still retrying when the wait ended: " + retrying.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(retrying.count) ") + "still retrying when the wait ended: " + retrying.joined(separator: ", ")
         + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
     }
-    return CommandFailure("\(names.isEmpty ? retrying.count : names.count) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
+    if !unknown.isEmpty {
+      parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
+        + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
+    }
+    let first = !names.isEmpty ? names.count : !retrying.isEmpty ? retrying.count : unknown.count
+    return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }
 

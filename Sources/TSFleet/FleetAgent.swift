@@ -615,6 +615,8 @@ actor AgentWatch {
     next.nextRetry = nextRetry
     next.contentRevision = content
     if applied {
+      next.unreachable = nil
+      next.unreachableSince = nil
       next.appliedRevision = revision
       // When an apply last wrote to the watch: one that found it matching does not move it.
       next.lastApplied = FleetStatus.lastAppliedTime(watch) ?? next.lastApplied
@@ -660,6 +662,8 @@ actor AgentWatch {
       next.drift = drifted.count
       next.pending = report.pending.resourceChanges.count
       next.lastSeen = timestamp(now())
+      next.unreachable = nil
+      next.unreachableSince = nil
       status = next
       publishStatus()
       if changed, !drifted.isEmpty {
@@ -669,7 +673,15 @@ actor AgentWatch {
         event(.drift, message, revision: desired.revision)
       }
     } catch {
-      outlet.log("\(id): cannot read the watch for drift: \(masked(error.description))")
+      let reason = masked(error.description)
+      outlet.log("\(id): cannot read the watch for drift: \(reason)")
+      // The status says so (once, and again when the reason changes): its drift and pending
+      // are as of the last read, and the watch is not known to be in sync.
+      guard var next = status, next.unreachable != reason else { return }
+      next.unreachable = reason
+      next.unreachableSince = next.unreachableSince ?? timestamp(now())
+      status = next
+      publishStatus()
     }
   }
 

@@ -235,11 +235,18 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// the drift checks after it); `nil` when that document had none, or from an agent that does
   /// not announce `AgentState.Feature.publication`.
   public var publication: String?
+  /// Why the agent's last read of the watch failed (masked), when its last drift check could
+  /// not read it (out of reach, switched off); `nil` once a read succeeds. `drift` and
+  /// `pending` are then as of `last_seen`, not now.
+  public var unreachable: String?
+  /// Since when the agent's reads of the watch fail, ISO 8601 (with `unreachable`).
+  public var unreachableSince: String?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
-         nextRetry = "next_retry", contentRevision = "content_revision", publication
+         nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
+         unreachableSince = "unreachable_since"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).

@@ -184,10 +184,12 @@ public enum FleetMonitor {
     private func received(_ message: MQTTClient.Message) {
       if let (_, id, kind) = FleetTopics.parseWatch(message.topic) {
         if kind == .status, let status = WatchStatus.decode(message.payload) {
-          lock.withLock {
+          let previous = lock.withLock { () -> WatchStatus? in
             identities[id] = status.device
-            statuses[id] = status
+            defer { statuses[id] = status }
+            return statuses[id]
           }
+          reachability(id, status, previous: previous)
           report(id, status, always: true)
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
@@ -224,17 +226,40 @@ public enum FleetMonitor {
       for observer in observers { observer.reported(name, report) }
     }
 
+    /// The watch `id` going out of its agent's reach (`WatchStatus.unreachable`: its reads fail)
+    /// or coming back, as a direct monitor says it of a watch it reaches itself: an `offline`
+    /// event when it is first seen so (at the start too), `online` when a read succeeds again.
+    /// The event names the agent in `served_by` (an `agent` field would say the agent is offline).
+    private func reachability(_ id: String, _ status: WatchStatus, previous: WatchStatus?) {
+      let wasReachable = previous.map { $0.unreachable == nil } ?? true
+      guard wasReachable != (status.unreachable == nil) else { return }
+      let watch = name(of: id)
+      var fields: [String: JSONValue] = ["served_by": .string(status.agent), "watch_id": .string(id)]
+      if status.device != watch { fields["device"] = .string(status.device) }
+      let event = if let reason = status.unreachable {
+        MonitorEvent(time: status.unreachableSince.flatMap(InternetTime.date) ?? Date(), watch: watch, kind: .offline,
+                     message: "agent \(status.agent) cannot reach the watch: \(reason); it keeps trying", fields: fields)
+      } else {
+        MonitorEvent(time: status.lastSeen.flatMap(InternetTime.date) ?? Date(), watch: watch, kind: .online,
+                     message: "agent \(status.agent) reaches the watch again", fields: fields)
+      }
+      emit(event)
+      if let member = names[id] { for observer in observers { observer.record(event, for: [member]) } }
+    }
+
+    /// The fleet's name for watch `id`, else its identity, else `SITE/WATCH-ID`.
+    private func name(of id: String) -> String {
+      names[id] ?? lock.withLock { identities[id] } ?? "\(site)/\(id)"
+    }
+
     /// Compares every watch's last status with its manifests again (they may have been edited).
     func reportAgain() {
       for (id, status) in lock.withLock({ statuses }) { report(id, status, always: false) }
     }
 
     private func forward(_ event: FleetEvent, watchID: String) {
-      lock.lock()
-      let identity = identities[watchID]
-      lock.unlock()
-      // The fleet's name for the watch, else its identity, else `SITE/WATCH-ID`.
-      let watch = names[watchID] ?? identity ?? "\(site)/\(watchID)"
+      let identity = lock.withLock { identities[watchID] }
+      let watch = name(of: watchID)
       let kind: MonitorEvent.Kind = switch event.kind {
       case .drift: .drift
       case .sos: .sos

@@ -24,6 +24,10 @@ public enum FleetVerdict: Sendable, Equatable {
   case publish(String)
   /// Failed; the watch's section says why.
   case failed(String)
+  /// Over MQTT, `drift`: what the watch holds now is not known — its agent is applying another
+  /// revision, cannot reach it, is offline, or has not reported — so it is neither counted as
+  /// drifted nor as without drift; it counts against the exit status, as a failure does.
+  case unknown(String)
 
   /// The word in the table's result column.
   public var word: String {
@@ -36,6 +40,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .retrying: "retrying"
     case .publish: "to publish"
     case .failed: "failed"
+    case .unknown: "not known"
     }
   }
 
@@ -47,7 +52,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .noChanges: "with no changes"
     case .changes: "with changes"
     case .drift(let count, _, let hasRecord): !hasRecord ? "with no record" : count == 0 ? "with no drift" : "drifted"
-    case .applied, .pending, .retrying, .publish, .failed: word
+    case .applied, .pending, .retrying, .publish, .failed, .unknown: word
     }
   }
 
@@ -57,12 +62,15 @@ public enum FleetVerdict: Sendable, Equatable {
   /// Whether the agent was still retrying the watch when the wait ended.
   public var isRetrying: Bool { if case .retrying = self { true } else { false } }
 
+  /// Whether what the watch holds is not known (`unknown`).
+  public var isUnknown: Bool { if case .unknown = self { true } else { false } }
+
   /// Whether the watch has (or had) changes: planned, applied, drifted or pending.
   public var hasChanges: Bool {
     switch self {
     case .changes, .applied, .pending, .retrying, .publish: true
     case .drift(let count, _, _): count > 0
-    case .noChanges, .failed: false
+    case .noChanges, .failed, .unknown: false
     }
   }
 
@@ -73,7 +81,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
-    case .pending, .retrying, .failed, .publish: "-"
+    case .pending, .retrying, .failed, .publish, .unknown: "-"
     }
   }
 }
@@ -178,7 +186,7 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
-      case .pending(let reason), .retrying(let reason), .failed(let reason), .publish(let reason):
+      case .pending(let reason), .retrying(let reason), .failed(let reason), .publish(let reason), .unknown(let reason):
         object["reason"] = .string(reason)
       case .noChanges:
         object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])

@@ -39,7 +39,7 @@ public struct FleetFilter: OptionSet, Sendable, Hashable {
   public func matches(_ row: FleetWatchReport) -> Bool {
     var kinds: FleetFilter = []
     switch row.verdict {
-    case .failed: kinds.insert(.failed)
+    case .failed, .unknown: kinds.insert(.failed)
     case .retrying: kinds.formUnion([.failed, .pending])
     case .pending: kinds.insert(.pending)
     case .changes, .applied, .publish: kinds.insert(.changed)
@@ -166,7 +166,7 @@ extension FleetReport {
   }
 
   private static func rank(_ row: FleetWatchReport) -> Int {
-    if row.verdict.isFailure || row.verdict.isRetrying { return 0 }
+    if row.verdict.isFailure || row.verdict.isRetrying || row.verdict.isUnknown { return 0 }
     if let plan = row.plan, !plan.unsafeFindings.isEmpty { return 1 }
     if row.verdict.hasChanges || row.plan?.resourceDrift.isEmpty == false { return 2 }
     if case .drift(_, let pending, _) = row.verdict, pending > 0 { return 2 }
@@ -185,6 +185,7 @@ extension FleetReport {
     case .retrying(let reason): return "retrying: " + ControlCharacters.escaped(reason)
     case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)
     case .publish(let reason): return "to publish: " + ControlCharacters.escaped(reason)
+    case .unknown(let reason): return "not known: " + ControlCharacters.escaped(reason)
     default: break
     }
     guard let plan = row.plan else {

@@ -197,6 +197,12 @@ public enum FleetStatus {
         note = newRevision
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
+      // The agent cannot read the watch: it is not known to hold what the status last said.
+      if let reason = status.unreachable, ["in sync", "drift", "pending"].contains(state) {
+        state = "unreachable"
+        note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"): \(reason); "
+          + "what it holds now is not known (drift and pending were read at \(status.lastSeen ?? "?"))"
+      }
       // The agent holds the watch to a revision the broker no longer has (a broker restarted
       // without persistence, a topic cleared): nothing says that revision is still what the
       // manifests want, and a restarted agent would not be handed it. Not in sync, whatever

@@ -489,6 +489,9 @@ public final class StatusBoard: @unchecked Sendable {
       // Plain words; the device's own error (paths, codes) is in the log.
       if case .string(let agent)? = event.fields["agent"] {
         watch.offlineReason = shown("its agent \(agent) is offline")
+      } else if event.fields["served_by"] != nil {
+        // Over MQTT: the agent, online, cannot reach its watch; its words say why.
+        watch.offlineReason = shown(event.message)
       } else {
         watch.offlineReason = "the watch cannot be reached (out of range, or what connects it is off); the monitor keeps trying"
       }

@@ -451,6 +451,30 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A watch its agent can no longer read (out of reach) is not reported in sync from the last
+  /// read: the status says why and since when, `status --fleet` shows it `unreachable` (a
+  /// failure, drift unknown), and `drift --fleet` counts it as not known.
+  @Test func aWatchItsAgentCannotReadIsUnreachableNotInSync() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.disconnect, atCall: 30)])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(50))
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    for _ in 0..<400 where (await agent.status(of: "room-1"))?.unreachable == nil { try await Task.sleep(for: .milliseconds(50)) }
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.unreachable != nil && status.unreachableSince != nil, "\(status)")
+    var row: FleetStatusRow?
+    for _ in 0..<100 {
+      row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+      if row?.state == "unreachable" { break }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(row?.state == "unreachable", "\(String(describing: row))")
+    #expect(row?.isFailure == true)
+    #expect(row?.drift == nil)
+    #expect(row?.note?.contains("agent station cannot read the watch since") == true, "\(row?.note ?? "")")
+    await agent.stop()
+  }
+
   @Test func stoppingWithoutTheBrokerSaysThatTheBrokerMarksItOffline() async throws {
     let site = try Site(watches: ["room-1"])
     let lines = Inbox<String>()

@@ -89,6 +89,14 @@ import TSMQTT
       try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status(row.applied, drift: row.drift), qos: 1, retain: true)
       #expect(await becomes(row.state) == row.state, "\(row)")
     }
+    // The agent cannot read the watch: offline on the page (its words), online again with a read.
+    let unreachable = String(decoding: status("bbbc"), as: UTF8.self)
+      .replacingOccurrences(of: #""watch":"room-1"}"#, with: #""unreachable":"Device not connected (2003)","unreachable_since":"2026-12-05T01:00:00Z","watch":"room-1"}"#)
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(unreachable.utf8), qos: 1, retain: true)
+    #expect(await becomes("offline") == "offline")
+    #expect(board.snapshot().rows.first?.offlineSince == InternetTime.date("2026-12-05T01:00:00Z"))
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status("bbbc"), qos: 1, retain: true)
+    #expect(await becomes("in sync") == "in sync")
     // Edited after the status came: the page sees it at its next comparison, without a new status.
     manifests.update { $0 = ["cccc", "cccd"] }
     #expect(await becomes("new revision") == "new revision")
