@@ -215,9 +215,12 @@ public enum FleetStatus {
       }
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
+      // With a new revision not published, what changed on the watch since the last apply is
+      // still known (the agent checks against what it applied); what is pending is not.
       let measured = ["in sync", "drift", "pending", "offline", "no desired document"].contains(state)
+      let driftKnown = measured || (state == "new revision" && (status.result == .applied || status.result == .noChanges))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
-                               lastSeen: status.lastSeen, drift: measured ? status.drift : nil, pending: measured ? status.pending : nil,
+                               lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
                                agent: agent, note: note)
       row.holdsManifests = status.appliedRevision.map(current.contains)
       return row
