@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import TSDevice
+import TSEngine
+import TSFleet
+import TSManifest
+import TSModel
+import TSTestSupport
+
+/// The watch states agents publish on `tsapply/v1/SITE/WATCH-ID/state` (docs/fleet.md "Reported
+/// states"), through a real Mosquitto on 127.0.0.1: published after an apply's read-back and
+/// when a drift check reads another state, never again for the same one; planned against by the
+/// engine's planner.
+@Suite struct ReportedStateTests {
+  /// Waits (at most 5 s) until `condition` holds.
+  static func eventually(_ condition: () async -> Bool) async throws {
+    for _ in 0..<250 where !(await condition()) { try await Task.sleep(for: .milliseconds(20)) }
+  }
+
+  /// The site's reported states as a new reader sees them.
+  static func reported(_ site: AgentTests.Site) async throws -> [String: ReportedState] {
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a", states: true)
+    try await view.connect(within: .seconds(120))
+    let states = view.reportedStates
+    await view.close()
+    return states
+  }
+
+  @Test func anAgentPublishesTheStateItReadOnlyWhenItDiffersFromTheLastItPublished() async throws {
+    let site = try AgentTests.Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"], driftInterval: .milliseconds(100))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    try await Self.eventually { agent.statistics.states >= 2 }
+    let first = try await Self.reported(site)
+    let report = try #require(first["room-1"])
+    #expect(report.agent == "station" && report.watchID == "room-1" && report.profile == "default")
+    #expect(report.device == (try site.scheme.device("room-1")).identity)
+    #expect(report.readTime != nil)
+    #expect(report.state.contacts.map(\.name) == ["Family room-1"])
+    #expect(first["room-2"]?.state.contacts.map(\.name) == ["Family room-2"])
+    // Drift checks every 100 ms read the same states: nothing more is published.
+    let seen = (await agent.status(of: "room-1"))?.lastSeen
+    try await Task.sleep(for: .milliseconds(1_100))
+    #expect((await agent.status(of: "room-1"))?.lastSeen != seen, "the drift checks ran")
+    #expect(agent.statistics.states == 2)
+    // The wearer adds a contact: the next read publishes room-1's new state, and only it.
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await Self.eventually { agent.statistics.states == 3 }
+    #expect(agent.statistics.states == 3)
+    let second = try await Self.reported(site)
+    #expect(second["room-1"]?.state.contacts.map(\.name) == ["Family room-1", "Zed"])
+    #expect(second["room-2"] == first["room-2"])
+    await agent.stop()
+  }
+
+  /// The manifests planned against a reported state give the plan a watch read directly gives
+  /// (the same planner): one field changed, one change; nothing for the same manifests.
+  @Test func aPlanAgainstTheReportedStateIsThePlanAgainstTheWatch() async throws {
+    let site = try AgentTests.Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    try await Self.eventually { agent.statistics.states >= 2 }
+    await agent.stop()
+    try site.manifest("room-1", contacts: ["Family room-1"], extra: "emergency:\n  sos: true\n  contacts:\n    - {name: Ward desk, phone: \"+15550150\"}\n")
+    let reported = try await Self.reported(site)
+    let loaded = try site.space.load()
+    for member in loaded.members {
+      guard case .success(let document) = member.document, let report = reported[member.watch.watchID] else {
+        Issue.record("no document or no reported state for \(member.name)")
+        continue
+      }
+      let plan = try report.plan(document)
+      let direct = try await site.engine.open(member.device).plan(document).plan
+      #expect(plan.resourceChanges == direct.resourceChanges, "\(member.name)")
+    }
+    let room1 = try #require(loaded.members.first { $0.name == "room-1" })
+    guard case .success(let document) = room1.document else { return }
+    #expect(try reported["room-1"]?.plan(document).resourceChanges.map(\.address.rawValue) == ["emergency"])
+  }
+
+  /// A report of a platform this tsapply does not know, or of another format, is not planned against.
+  @Test func aReportOfAnUnknownPlatformOrFormatIsRefused() throws {
+    var report = ReportedState(agent: "a01", watchID: "room-1", device: "memory:room-1", profile: "watch-9000",
+                               readAt: "2026-12-05T01:20:03Z", state: PlatformProfile.default.factoryState)
+    let document = ManifestDocumentFixture.document("contacts: []\n")
+    #expect(throws: EngineError.self) { try report.plan(document) }
+    report.formatVersion = "2"
+    #expect(ReportedState.decode(report.encoded()) == nil)
+    report.formatVersion = "1"
+    #expect(ReportedState.decode(report.encoded()) == report)
+  }
+
+  /// The retained size of a 50-contact watch's state is what docs/fleet.md "Reported states" says.
+  @Test func theSizeOfAFiftyContactWatchsStateIsTheOneTheDocsGive() throws {
+    var state = PlatformProfile.default.factoryState
+    let names = ["Ann Baker", "Bob Carter", "Cleo Dunn", "Dev Ellis", "Eve Fischer", "Finn Grant", "Gail Hughes"]
+    state.contacts = (0..<50).map { index in
+      Contact(name: "\(names[index % names.count]) \(index)", phoneNum: "+4477009\(String(format: "%05d", index))")
+    }
+    state.emergency = EmergencyContacts(contacts: [Contact(name: "Ward desk", phoneNum: "+447700900001"),
+                                                   Contact(name: "Daughter", phoneNum: "+447700900002")], isSosOn: true)
+    let report = ReportedState(agent: "ward-a-station", watchID: "AA:BB:CC:DD:EE:12", device: "bridge:ward-a/AA:BB:CC:DD:EE:12",
+                               profile: "default", readAt: "2026-12-05T01:20:03Z", state: state)
+    let size = report.encoded().count
+    #expect(ReportedState.decode(report.encoded()) == report)
+    let docs = try String(contentsOf: TSApplyBinary.packageRoot.appendingPathComponent("docs/fleet.md"), encoding: .utf8)
+    let perThousand = String(format: "%.1f", Double(size) * 1000 / 1_000_000)
+    #expect(docs.contains("the retained state is\n\(size) bytes") || docs.contains("the retained state is \(size) bytes"),
+            "docs/fleet.md should give \(size) bytes")
+    #expect(docs.contains("about \(perThousand) MB"), "docs/fleet.md should give about \(perThousand) MB for 1,000 watches")
+  }
+}
