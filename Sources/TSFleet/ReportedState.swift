@@ -55,9 +55,14 @@ public struct ReportedState: Codable, Sendable, Equatable {
   /// The report as canonical JSON on one line (keys sorted: `canonicalJSON`).
   public func encoded() -> [UInt8] { Array(canonicalJSON(self, pretty: false).utf8) }
 
-  /// A report from its JSON; `nil` for anything else (another format version included).
+  /// The largest report read (a last-applied record's bound, `ManifestSource.maxRecordBytes`);
+  /// a 50-contact watch's is under 4 KB (docs/fleet.md "Reported states").
+  public static let maxBytes = ManifestSource.maxRecordBytes
+
+  /// A report from its JSON; `nil` for anything else (another format version, more than
+  /// `maxBytes`, included).
   public static func decode(_ payload: [UInt8]) -> ReportedState? {
-    guard let report = try? JSONDecoder().decode(Self.self, from: Data(payload)), report.formatVersion == "1" else { return nil }
+    guard payload.count <= maxBytes, let report = try? JSONDecoder().decode(Self.self, from: Data(payload)), report.formatVersion == "1" else { return nil }
     return report
   }
 

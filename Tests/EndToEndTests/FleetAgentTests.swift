@@ -252,6 +252,11 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
     let again = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(again.status == 0 && again.stdout.contains("room-12  in sync"), "\(again.stdout)\(again.stderr)")
+    // The broker lost the watches' states too: the agent, finding no session kept, publishes them
+    // again at its next read, unchanged as they are.
+    let replanned = try Self.waitForPlan("by agent station", ["--detailed-exitcode"], in: dir)
+    #expect(replanned.stdout.contains("as their agents last read them, the oldest at "), "\(replanned.stdout)")
+    #expect(replanned.status == 0 && replanned.stdout.hasSuffix("2 watches: 2 with no changes.\n"), "\(replanned.stdout)\(replanned.stderr)")
   }
 
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
@@ -274,7 +279,7 @@ import TSTestSupport
     #expect(Date().timeIntervalSince(start) < 2.5, "the second signal did not wait for the device call")
   }
 
-  @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {
+  @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() async throws {
     let dir = try Self.fleet(transport: "mqtts://127.0.0.1:1")
     let brokerDir = dir.appendingPathComponent("broker")
     try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
@@ -289,6 +294,8 @@ import TSTestSupport
     #expect(try TSApplyBinary.runProgram(shell, ["add-user.sh", brokerDir.path, "ward-b", "ward-b-station", "b-secret"], in: brokerDir).status == 0)
     #expect(try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
                                          ["-b", brokerDir.appendingPathComponent("passwords").path, "tsapply-controller", "c-secret"]).status == 0)
+    #expect(try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
+                                         ["-b", brokerDir.appendingPathComponent("passwords").path, "tsapply-monitor", "m-secret"]).status == 0)
     try agentPassword.stdout.write(to: dir.appendingPathComponent("station.password"), atomically: true, encoding: .utf8)
     try "b-secret\n".write(to: dir.appendingPathComponent("b.password"), atomically: true, encoding: .utf8)
     try "wrong\n".write(to: dir.appendingPathComponent("wrong.password"), atomically: true, encoding: .utf8)
@@ -333,6 +340,18 @@ import TSTestSupport
     // The agent may write its watch's state, and the controller read it (the ACL's state topic).
     let planned = try Self.waitForPlan("as agent ward-a-station read it at", in: dir, environment: controller)
     #expect(planned.stdout.contains("as agent ward-a-station read it at"), "\(planned.stdout)\(planned.stderr)")
+    // A monitor gets the statuses, never the watches' states (they hold contacts).
+    let received = Collector<String>()
+    let monitor = try MQTTClient(address: MQTTAddress(parsing: url),
+                                 configuration: .init(clientID: "monitor-test", subscriptions: ["tsapply/v1/ward-a/+/status", "tsapply/v1/ward-a/+/state"],
+                                                      username: "tsapply-monitor", password: "m-secret", tls: .init(caFile: ca)),
+                                 onMessage: { received.append($0.topic) })
+    monitor.connect()
+    try await monitor.ready(within: .seconds(120))
+    for _ in 0..<100 where !received.values.contains("tsapply/v1/ward-a/room-12/status") { usleep(20_000) }
+    usleep(300_000)
+    #expect(received.values == ["tsapply/v1/ward-a/room-12/status"], "\(received.values)")
+    await monitor.close()
     intruder.send(SIGTERM)
     station.send(SIGTERM)
     #expect(station.wait().status == 0)

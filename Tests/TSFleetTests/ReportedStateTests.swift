@@ -53,6 +53,24 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An apply that finds the watch already matching keeps no read state: the agent reads the
+  /// watch once for the state topic (a drift check), so an agent started afresh publishes it.
+  @Test func anAgentThatFindsTheWatchMatchingPublishesItsStateOnce() async throws {
+    let site = try AgentTests.Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    // The same manifests with allow_destroy: a new revision the watch already matches.
+    #expect(try await site.apply(allowDestroy: true, wait: .zero).map(\.verdict.word) == ["pending"])
+    let second = try await site.agent("station", ["room-1"])
+    try await Self.eventually { (await second.status(of: "room-1"))?.result == .noChanges && second.statistics.states == 1 }
+    #expect((await second.status(of: "room-1"))?.result == .noChanges)
+    #expect(second.statistics.states == 1)
+    #expect(second.statistics.applies == 1)
+    #expect(try await Self.reported(site)["room-1"]?.state.contacts.map(\.name) == ["Family room-1"])
+    await second.stop()
+  }
+
   /// The manifests planned against a reported state give the plan a watch read directly gives
   /// (the same planner): one field changed, one change; nothing for the same manifests.
   @Test func aPlanAgainstTheReportedStateIsThePlanAgainstTheWatch() async throws {
