@@ -5,6 +5,7 @@ import TSEngine
 import TSFleet
 import TSManifest
 import TSModel
+import TSPlan
 import TSTestSupport
 
 /// The watch states agents publish on `tsapply/v1/SITE/WATCH-ID/state` (docs/fleet.md "Reported
@@ -94,6 +95,36 @@ import TSTestSupport
     let room1 = try #require(loaded.members.first { $0.name == "room-1" })
     guard case .success(let document) = room1.document else { return }
     #expect(try reported["room-1"]?.plan(document).resourceChanges.map(\.address.rawValue) == ["emergency"])
+  }
+
+  /// 30 watches over MQTT planned against their agents' readings of different ages: the same
+  /// change is one group, which names its oldest reading; a watch with no reading keeps its
+  /// status's line; the caveat comes before the totals (golden, with a fixed clock).
+  @Test func aGroupOfWatchesPlannedAgainstReadingsNamesTheOldest() throws {
+    let now = try #require(InternetTime.date("2026-12-05T01:30:00Z"))
+    let document = ManifestDocumentFixture.document("contacts:\n  - {name: Daughter, phone: \"+447700960456\"}\n",
+                                                    file: "residents/room.yaml")
+    var state = PlatformProfile.default.factoryState
+    state.contacts = [Contact(name: "Daughter", phoneNum: "+447700900456")]
+    let rows = try (0..<30).map { index -> FleetWatchReport in
+      let name = String(format: "room-%02d", index)
+      guard index != 7 else {
+        return FleetWatchReport(name: name, device: "bridge:ward-a/\(name)", verdict: .publish("no agent has announced the watch \(name)"),
+                                elapsed: .zero)
+      }
+      let report = ReportedState(agent: index < 20 ? "a01" : "a02", watchID: name, device: "bridge:ward-a/\(name)", profile: "default",
+                                 readAt: String(format: "2026-12-05T01:%02d:00Z", 29 - index), state: state)
+      let plan = try report.plan(document)
+      var row = FleetWatchReport(name: name, device: "bridge:ward-a/\(name)", verdict: .changes(plan.counts), elapsed: .zero, plan: plan,
+                                 manifests: ["residents/\(name).yaml"])
+      row.basis = FleetStateBasis(report, now: now, agentOnline: index < 20)
+      return row
+    }
+    let report = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows)
+    let renderer = HumanPlanRenderer(color: false, redact: false)
+    expectGolden(report.review(renderer: renderer), "review-reported-states.txt")
+    expectGolden(report.review(renderer: renderer, options: FleetReviewOptions(summary: true)), "review-reported-states-summary.txt")
+    expectGolden(report.markdown(renderer: renderer), "review-reported-states.md")
   }
 
   /// A report of a platform this tsapply does not know, or of another format, is not planned against.
