@@ -5,6 +5,7 @@ import TSEngine
 import TSFleet
 import TSManifest
 import TSModel
+import TSMQTT
 import TSPlan
 import TSTestSupport
 
@@ -125,6 +126,34 @@ import TSTestSupport
     expectGolden(report.review(renderer: renderer), "review-reported-states.txt")
     expectGolden(report.review(renderer: renderer, options: FleetReviewOptions(summary: true)), "review-reported-states-summary.txt")
     expectGolden(report.markdown(renderer: renderer), "review-reported-states.md")
+  }
+
+  /// The completion rule of a view (docs/fleet.md "Complete views only") holds for the states
+  /// too: 1,000 watches' statuses and 50-contact states on a broker with its default settings
+  /// (1,000 queued messages), all seen by every one of three views.
+  @Test func aViewSeesEveryRetainedStateOfAThousandWatches() async throws {
+    let site = try await FleetViewTests.RetainedSite(watches: 1_000, agents: 10)
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "states"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    var state = PlatformProfile.default.factoryState
+    state.contacts = (0..<50).map { Contact(name: "Contact \($0)", phoneNum: "+4477009\(String(format: "%05d", $0))") }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for watch in site.watches {
+        let report = ReportedState(agent: "a00", watchID: watch, device: watch, profile: "default", readAt: "2026-12-05T01:20:03Z", state: state)
+        group.addTask { try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: watch, .state), payload: report.encoded(), qos: 1, retain: true) }
+      }
+      try await group.waitForAll()
+    }
+    await publisher.close()
+    for run in 1...3 {
+      let view = try FleetBrokerView(settings: site.settings, site: "ward-a", states: true)
+      try await view.connect(within: .seconds(120))
+      let states = view.reportedStates, statuses = view.statuses
+      await view.close()
+      #expect(states.count == 1_000 && statuses.count == 1_000, "run \(run): \(states.count) states, \(statuses.count) statuses")
+      #expect(states.values.allSatisfy { $0.state.contacts.count == 50 })
+    }
   }
 
   /// A report of a platform this tsapply does not know, or of another format, is not planned against.
