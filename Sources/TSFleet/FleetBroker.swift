@@ -162,7 +162,8 @@ public final class FleetBrokerView: @unchecked Sendable {
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .state {
       // A report that is not one (another format, another watch's) is left out: the watch is
       // planned as without a report.
-      if let report = ReportedState.decode(message.payload), report.watchID == watch { stateByWatch[watch] = report } else { stateByWatch[watch] = nil }
+      let report = ReportedState.decode(message.payload)
+      stateByWatch[watch] = report?.watchID == watch ? report : nil
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
