@@ -16,11 +16,12 @@ struct AgentCommand: Command {
     tsapply/v1/SITE/WATCH-ID/desired for each watch (WATCH-ID from the spec: bridge:B/ID → ID,
     sim:DIR/NAME.json → NAME), applies every new revision through the engine — an unsafe plan
     only when the document carries allow_destroy — and publishes tsapply/v1/SITE/WATCH-ID/status
-    (retained) and …/events. Its presence is tsapply/v1/SITE/agent/AGENT/state, with a Last Will
-    that marks it offline. The password comes from --password-file or TSAPPLY_MQTT_PASSWORD,
-    never from the command line. SIGINT, SIGTERM or SIGHUP stops it cleanly: an apply in progress
-    stops after its current step, the last statuses go out, it says it goes offline. A second
-    signal quits at once.
+    (retained), …/state (retained: the watch as it last read it, when that changed; contacts
+    included, for 'tsapply plan --fleet') and …/events. Its presence is
+    tsapply/v1/SITE/agent/AGENT/state, with a Last Will that marks it offline. The password comes
+    from --password-file or TSAPPLY_MQTT_PASSWORD, never from the command line. SIGINT, SIGTERM
+    or SIGHUP stops it cleanly: an apply in progress stops after its current step, the last
+    statuses go out, it says it goes offline. A second signal quits at once.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--broker"], value: "URL", help: "The broker: mqtt://HOST:PORT, or mqtts://HOST:PORT for TLS."),

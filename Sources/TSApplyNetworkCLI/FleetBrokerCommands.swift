@@ -92,36 +92,84 @@ extension FleetSession {
     return replacing(rows, with: problems)
   }
 
-  /// `plan --fleet` over MQTT: which watches' manifests give a revision their agent has not
-  /// applied (the agents plan against the watches themselves).
-  func planOverBroker(detailedExitCode: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
-    let rows = try await statusRows(broker).rows
-    let reports = rows.map { row -> FleetWatchReport in
-      // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
-      // The broker lost the desired document: publishing it again is the change.
-      let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
-        || (row.state == "offline" && row.lastApplied == nil)
-      // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
-      let published = row.state == "pending" && row.drift == nil
-      // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
-      // changes not all made), as its agent last checked: publishing again converges it.
-      let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
-      let verdict: FleetVerdict = row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
-        : published ? .pending(row.note ?? "published; its agent has not reported on it")
-        : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
-        : unapplied ? .publish(row.note ?? "its agent has not applied these manifests")
-        : differs ? .publish("the watch differs from its applied manifests (\(row.drift ?? 0) changed on the watch, \(row.pending ?? 0) pending, "
-                             + "at its agent's last check); 'tsapply apply --fleet' publishes them again")
-        : .noChanges
+  /// `plan --fleet` over MQTT: each watch's merged manifests planned against its state as its
+  /// agent last read it (`ReportedState`, through the planner a direct plan uses), shown as a
+  /// direct plan is (the grouped review, `--json`, `--markdown`, `--summary`), each plan saying
+  /// whose reading it was and how old. A watch whose agent reported no state, whose manifests
+  /// have errors, or whose agent failed or is retrying its revision gets what its status says:
+  /// to publish, pending, retrying, failed; so does one whose desired document the broker lost
+  /// (to publish). Drift since the agent's last apply cannot be told
+  /// here (its record is on the agent's side). Exit status as without a broker.
+  func planOverBroker(detailedExitCode: Bool, markdown: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
+    let site = try await statusRows(broker, states: true)
+    let rows = site.rows
+    let now = Date()
+    let reports = zip(loaded.members, rows).map { member, row -> FleetWatchReport in
+      let verdict = Self.verdict(row)
+      // A broker that lost the desired document needs it published whatever the watch holds.
+      if !verdict.isFailure, !verdict.isRetrying, row.state != "no desired document", case .success(let document) = member.document,
+         let reported = site.reportedStates[member.watch.watchID] {
+        return planned(member, document: document, against: reported, now: now, agentOnline: row.agent?.online)
+      }
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: replacing(reports, with: problems))
-    let changed = detailedExitCode && reports.contains { $0.verdict.hasChanges }
-    // Above 20 watches, the grouped review instead of a row per watch (`status --fleet` has them).
-    guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
+    let changed = detailedExitCode && report.watches.contains { $0.verdict.hasChanges }
+    if markdown {
+      context.stdout.write(report.markdown(renderer: HumanPlanRenderer(color: false, redact: redact, fingerprints: fingerprints),
+                                           options: reviewOptions))
+      return try finish(report, changed: changed, printed: true)
+    }
+    // Without any reported state and above 20 watches, the grouped review instead of a row per
+    // watch (`status --fleet` has them); with one, the review a direct plan prints.
+    guard rows.count <= FleetReviewOptions().tableLimit, !reports.contains(where: { $0.basis != nil }) else {
+      return try finish(report, changed: changed)
+    }
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
+  }
+
+  /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone.
+  private static func verdict(_ row: FleetStatusRow) -> FleetVerdict {
+    // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
+    // The broker lost the desired document: publishing it again is the change.
+    let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
+      || (row.state == "offline" && row.lastApplied == nil)
+    // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
+    let published = row.state == "pending" && row.drift == nil
+    // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
+    // changes not all made), as its agent last checked: publishing again converges it.
+    let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
+    return row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
+      : published ? .pending(row.note ?? "published; its agent has not reported on it")
+      : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
+      : unapplied ? .publish(row.note ?? "its agent has not applied these manifests")
+      : differs ? .publish("the watch differs from its applied manifests (\(row.drift ?? 0) changed on the watch, \(row.pending ?? 0) pending, "
+                           + "at its agent's last check); 'tsapply apply --fleet' publishes them again")
+      : .noChanges
+  }
+
+  /// The row of `member` planned against `reported` (its `document` through the planner, as a
+  /// direct plan's), `now` giving the reading's age; a manifest that does not fit the watch's
+  /// platform fails the watch with its diagnostics, as a direct plan does.
+  private func planned(_ member: FleetMember, document: ManifestDocument, against reported: ReportedState, now: Date,
+                       agentOnline: Bool?) -> FleetWatchReport {
+    let basis = FleetStateBasis(reported, now: now, agentOnline: agentOnline)
+    var row: FleetWatchReport
+    do {
+      let plan = try reported.plan(document)
+      row = FleetWatchReport(name: member.name, device: member.device, verdict: plan.isEmpty ? .noChanges : .changes(plan.counts),
+                             elapsed: .zero, details: planDetails(plan), plan: plan, manifests: member.manifestFiles)
+    } catch {
+      let (text, failed) = failure(.engine(error), member: member, elapsed: .zero)
+      row = failed
+      row.section = text
+      row.manifests = member.manifestFiles
+    }
+    row.basis = basis
+    row.details["reported_state"] = basis.json
+    return row
   }
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
@@ -178,10 +226,12 @@ extension FleetSession {
 
   /// Every member's status on the broker (with `settleWithin`, once the site settled or that
   /// time ended: `FleetStatus.broker`).
-  func statusRows(_ broker: (settings: BrokerSettings, site: String), settleWithin: Duration? = nil) async throws -> FleetSiteStatus {
+  /// With `states`, the watches' reported states too (`FleetSiteStatus.reportedStates`).
+  func statusRows(_ broker: (settings: BrokerSettings, site: String), settleWithin: Duration? = nil,
+                  states: Bool = false) async throws -> FleetSiteStatus {
     do {
       return try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout,
-                                          settleWithin: settleWithin)
+                                          settleWithin: settleWithin, states: states)
     } catch {
       throw CommandFailure("cannot read the statuses from \(broker.settings.address): \(error)")
     }

@@ -19,7 +19,7 @@ extension FleetSession {
       if out != nil {
         throw CommandFailure("-out saves plans made against the watches; the agents of \(fleetFile) plan against theirs, so there is no plan to save")
       }
-      return try await planOverBroker(detailedExitCode: detailedExitCode, broker: broker)
+      return try await planOverBroker(detailedExitCode: detailedExitCode, markdown: markdown, broker: broker)
     }
     let fleetPath = context.resolve(fleetFile)
     if let out {
@@ -146,7 +146,7 @@ extension FleetSession {
 
   /// A row's `plan` detail: the plan's JSON form, made only for `--json` (the one report that
   /// shows it; the review and `--markdown` render the plan itself).
-  private func planDetails(_ plan: Plan) -> [String: JSONValue] {
+  func planDetails(_ plan: Plan) -> [String: JSONValue] {
     json ? ["plan": .object(JSONPlanRenderer.object(plan, redact: redact, fingerprints: fingerprints))] : [:]
   }
 

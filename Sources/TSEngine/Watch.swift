@@ -123,12 +123,22 @@ public final class Watch: Sendable {
 
   /// Plans `document` against `state`, with the drift since `last` (what the last apply left).
   private func plan(_ document: ManifestDocument, state: DeviceState, last: LastApplied?) throws(EngineError) -> PlannedChanges {
+    try Self.plan(document, state: state, since: last, capabilities: capabilities, device: identity)
+  }
+
+  /// Plans `document` against `state` of a watch with `capabilities` whose identity is
+  /// `device`, with the drift since `last` (none without a record): the one planning step of
+  /// every plan, used as well for a state read elsewhere (an agent's report over MQTT,
+  /// docs/fleet.md "Reported states"). No device call, nothing written.
+  /// - Throws: `EngineError.invalid` (the document's subject) when the manifest does not fit.
+  public static func plan(_ document: ManifestDocument, state: DeviceState, since last: LastApplied? = nil,
+                          capabilities: DeviceCapabilities, device: String) throws(EngineError) -> PlannedChanges {
     let result = Drift.plan(document.manifest, state: state, since: last, capabilities: capabilities)
     guard var plan = result.plan else {
       throw .invalid(InvalidInput(subject: document.subject, diagnostics: document.warnings + result.diagnostics,
                                   source: document.bytes))
     }
-    plan.device = identity
+    plan.device = device
     plan.warnings = (document.warnings + plan.warnings).sortedByPosition()
     return PlannedChanges(plan: plan, state: state, manifest: document.manifest, record: last)
   }

@@ -66,6 +66,8 @@ public final class FleetAgent: @unchecked Sendable {
     public var desiredReceived = 0
     /// Applies run through the engine.
     public var applies = 0
+    /// Watch states published (`ReportedState`: only when one differs from the last published).
+    public var states = 0
     /// None yet.
     public init() {}
   }
@@ -195,6 +197,9 @@ public final class FleetAgent: @unchecked Sendable {
     switch event {
     case .ready(let sessionPresent):
       outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
+      // A broker that kept no session may have lost its retained messages too (restarted
+      // without persistence): the next read publishes the watches' states again.
+      if !sessionPresent { for worker in workers.values { Task { await worker.forgetReportedState() } } }
       let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
@@ -354,6 +359,9 @@ actor AgentWatch {
   private var lookedForInterruption = false
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
+  /// `DeviceState.fingerprint` of the state last published on the state topic (`report`);
+  /// `nil` before the first since this start.
+  private var reportedFingerprint: String?
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
   init(id: String, watch: Watch, outlet: AgentOutlet, now: @escaping @Sendable () -> Date) {
@@ -560,8 +568,14 @@ actor AgentWatch {
       finish(revision: desired.revision, publication: desired.publication, result: applied, changes: counts, applied: true, content: content)
     }
     switch outcome {
-    case .noChanges(let plan): return succeeded(plan)
-    case .applied(let report): return succeeded(report.plan)
+    case .noChanges(let plan):
+      // Its read is not kept by the engine: a drift check reads the watch for the state topic,
+      // once per start (later ones come with the periodic checks).
+      if reportedFingerprint == nil { driftWanted = true }
+      return succeeded(plan)
+    case .applied(let report):
+      if let state = report.finalState { self.report(state) }
+      return succeeded(report.plan)
     case .refusedUnsafe(let plan, _, let pending):
       result = .refused
       if let attribution = Reconcile.attribution(plan, pending: pending, subject: "the revision") { message += " (\(attribution))" }
@@ -666,6 +680,7 @@ actor AgentWatch {
       next.unreachableSince = nil
       status = next
       publishStatus()
+      self.report(report.state)
       if changed, !drifted.isEmpty {
         let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
                              + Reconcile.driftSummary(report.drift))
@@ -709,6 +724,22 @@ actor AgentWatch {
       statusRecordFailed = true
     }
     outlet.publish(FleetTopics.watch(site: site, watch: id, .status), status.encoded(), retain: true) { $0.statuses += 1 }
+  }
+
+  /// Forgets which state was last published: the next one read is published, the same or not.
+  func forgetReportedState() { reportedFingerprint = nil }
+
+  /// Publishes `state`, just read from the watch (an apply's verification read-back, a drift
+  /// check), retained on the watch's state topic (`ReportedState`) when it differs from the
+  /// last one published (their fingerprints compared); nothing otherwise. Holds contacts: never
+  /// logged.
+  private func report(_ state: DeviceState) {
+    let fingerprint = state.fingerprint
+    guard fingerprint != reportedFingerprint else { return }
+    reportedFingerprint = fingerprint
+    let reported = ReportedState(agent: outlet.configuration.agentID, watchID: id, device: watch.identity,
+                                 profile: watch.capabilities.profile, readAt: timestamp(now()), state: state)
+    outlet.publish(FleetTopics.watch(site: site, watch: id, .state), reported.encoded(), retain: true) { $0.states += 1 }
   }
 
   /// Publishes a press, timed when it was made where the device says (`DeviceEvent.time`: one

@@ -4,9 +4,10 @@ import TSModel
 import TSMQTT
 import TSPlan
 
-/// A site as the broker holds it: the agents' retained statuses and presence, kept current
-/// while connected, and the way to publish desired documents. Used by `tsapply apply --fleet`
-/// and `tsapply status --fleet` for a fleet with `transport: mqtt://…`.
+/// A site as the broker holds it: the agents' retained statuses and presence (and, when asked,
+/// the desired documents' revisions and the watches' reported states), kept current while
+/// connected, and the way to publish desired documents. Used by `tsapply apply|plan|drift|status
+/// --fleet` for a fleet with `transport: mqtt://…`.
 public final class FleetBrokerView: @unchecked Sendable {
   /// The site.
   public let site: String
@@ -14,25 +15,31 @@ public final class FleetBrokerView: @unchecked Sendable {
   private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
   private var agentByID: [String: AgentState] = [:]
   private var desiredByWatch: [String: String] = [:]
+  private var stateByWatch: [String: ReportedState] = [:]
   /// The agent that announced each watch (the first by ID when several did).
   private var announcer: [String: String] = [:]
   private var synced = false
   /// Whether the view reads the desired documents (`desiredRevisions`).
   public let readsDesired: Bool
+  /// Whether the view reads the watches' states as their agents last read them (`reportedStates`).
+  public let readsStates: Bool
   private var client: MQTTClient?
   private let syncTopic: String
 
   /// A view of `site` through `settings`; `connect` starts it. With `desired`, it also reads
   /// the revision of every desired document on the broker (`desiredRevisions`), to tell a watch
-  /// whose agent is still applying one.
+  /// whose agent is still applying one. With `states`, it also reads every watch's state as
+  /// its agent last read it (`reportedStates`, `plan --fleet`): contacts, so only a reader
+  /// the broker's ACL lets read them asks for it.
   /// - Throws: `MQTTError` when the client cannot be made.
-  public init(settings: BrokerSettings, site: String, desired: Bool = false,
+  public init(settings: BrokerSettings, site: String, desired: Bool = false, states: Bool = false,
               clientID: String = "tsapply-\(getpid())-\(UInt32.random(in: 0...UInt32.max))") throws(MQTTError) {
     self.site = site
     readsDesired = desired
+    readsStates = states
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
     let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
-      + (desired ? [FleetTopics.every(.desired, site: site)] : [])
+      + (desired ? [FleetTopics.every(.desired, site: site)] : []) + (states ? [FleetTopics.every(.state, site: site)] : [])
     // QoS 0, the marker's too (see `connect`).
     let configuration = settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
                                                subscriptionQoS: 0)
@@ -104,6 +111,14 @@ public final class FleetBrokerView: @unchecked Sendable {
     return desiredByWatch
   }
 
+  /// The state of each watch whose agent reported one, as it last read it (only in a view
+  /// made with `states`), by watch ID.
+  public var reportedStates: [String: ReportedState] {
+    lock.lock()
+    defer { lock.unlock() }
+    return stateByWatch
+  }
+
   /// Calls `settled` (with the time) every 20 ms while the view stays current, until it returns
   /// `true` or has been called at or after `deadline`: the one wait of `apply --fleet --wait`
   /// and `status --fleet --wait`.
@@ -144,6 +159,11 @@ public final class FleetBrokerView: @unchecked Sendable {
       // Only the revision is needed here: the document itself is the agent's to read.
       let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]
       desiredByWatch[watch] = object?["revision"] as? String
+    } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .state {
+      // A report that is not one (another format, another watch's) is left out: the watch is
+      // planned as without a report.
+      let report = ReportedState.decode(message.payload)
+      stateByWatch[watch] = report?.watchID == watch ? report : nil
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
       agentByID[id] = state
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {

@@ -31,6 +31,7 @@ extension FleetReport {
         + "`apply --auto-approve` refuses it without `--allow-destroy`; the reviewed saved plan is applied): "
         + Markdown.escaped(names(unsafe, limit: options.nameLimit * 2)) + ".\n\n"
     }
+    if shown.contains(where: { $0.basis != nil }) { out += Markdown.escaped(String(FleetStateBasis.caveat.dropLast())) + "\n\n" }
     for (index, group) in groups.enumerated() {
       let block = markdownGroup(group, renderer: renderer, options: options)
       if out.count + block.count > Self.markdownLimit {
@@ -51,12 +52,15 @@ extension FleetReport {
     let body = Self.body(first, renderer: Self.shown(group, renderer: renderer))
     if body.isEmpty || (group.rank == 3 && first.plan?.resourceDrift.isEmpty != false) {
       let list = rows.count == 1 ? "" : ": " + Markdown.escaped(names(rows, limit: options.nameLimit * 10))
-      return "- **" + Markdown.escaped(who) + "**" + list + " — " + Markdown.escaped(headline) + "\n\n"
+      return "- **" + Markdown.escaped(who) + "**" + list + " — " + Markdown.escaped(FleetStateBasis.line(headline, rows)) + "\n\n"
     }
     var note = rows.count == 1 ? "" : "Watches: " + Markdown.escaped(names(rows, limit: options.nameLimit * 10)) + "."
     if let manifests = rows.count == 1 ? first.manifests.isEmpty ? nil : "manifest " + first.manifests.joined(separator: " over ")
                                        : manifests(rows) {
       note += (note.isEmpty ? "" : "<br>\n") + Markdown.escaped(manifests.prefix(1).uppercased() + manifests.dropFirst())
+    }
+    if let basis = FleetStateBasis.text(rows) {
+      note += (note.isEmpty ? "" : "<br>\n") + Markdown.escaped(basis.prefix(1).uppercased() + basis.dropFirst())
     }
     if group.rank == 1 { note = "**Unsafe:** " + (note.isEmpty ? "" : note) }
     return Markdown.details(summary: who + ": " + headline, note: note, body: body, open: group.rank <= 1)

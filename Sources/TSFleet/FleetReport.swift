@@ -106,6 +106,9 @@ public struct FleetWatchReport: Sendable {
   public var section: String
   /// Display names of the manifests merged for the watch: its own (if any), then the defaults.
   public var manifests: [String]
+  /// Over MQTT, the state its plan was made against: the watch as its agent last read it
+  /// (`plan --fleet`, docs/fleet.md "Reported states"); `nil` for a plan made against the watch.
+  public var basis: FleetStateBasis? = nil
 
   /// A row.
   public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:],
@@ -122,6 +125,65 @@ public struct FleetWatchReport: Sendable {
 
   /// Seconds, to a tenth.
   public var elapsedText: String { String(format: "%.1fs", elapsed.seconds) }
+}
+
+/// Whose reading of a watch a plan over MQTT was made against, and how old it was then
+/// (`ReportedState`): a plan shows what publishing would change as of that read.
+public struct FleetStateBasis: Sendable, Equatable {
+  /// The agent that read the watch.
+  public var agent: String
+  /// When, as the agent reported it (ISO 8601).
+  public var readAt: String
+  /// How long before the plan; `nil` when `readAt` is not a time.
+  public var age: Duration?
+  /// Whether the agent was online at the plan (`nil`: not known).
+  public var agentOnline: Bool?
+
+  /// The reading `report` describes, `age` old (`now` minus its `read_at`; a time ahead of `now`,
+  /// a clock out of step, is 0 old), its agent online or not (`agentOnline`).
+  public init(_ report: ReportedState, now: Date, agentOnline: Bool? = nil) {
+    agent = report.agent
+    readAt = report.readAt
+    age = report.readTime.map { .seconds(max(0, Int64(now.timeIntervalSince($0)))) }
+    self.agentOnline = agentOnline
+  }
+
+  /// `2026-12-05 01:20:03Z (12m4s ago; the agent is offline)`.
+  var when: String {
+    let notes = [age.map { "\(DurationText.text($0)) ago" }, agentOnline == false ? "the agent is offline" : nil].compactMap { $0 }
+    return readAt.replacingOccurrences(of: "T", with: " ") + (notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")")
+  }
+
+  /// `as agent a01 read it at 2026-12-05 01:20:03Z (12m4s ago)`.
+  public var text: String { "as agent \(ControlCharacters.escaped(agent)) read it at \(when)" }
+
+  /// `{agent, read_at, age_seconds, agent_online}` for `--json` (`reported_state`).
+  public var json: JSONValue {
+    .object(["agent": .string(agent), "read_at": .string(readAt), "age_seconds": age.map { .integer(Int($0.components.seconds)) } ?? .null,
+             "agent_online": agentOnline.map(JSONValue.bool) ?? .null])
+  }
+
+  /// What a group of watches' plans were made against, by its oldest reading: `as their agents
+  /// last read them, the oldest at 2026-12-05 01:18:00Z (14m ago) by agent a01`; `nil` when none has a basis.
+  static func text(_ rows: [FleetWatchReport]) -> String? {
+    let bases = rows.compactMap(\.basis)
+    guard let oldest = bases.max(by: { ($0.age ?? .zero) < ($1.age ?? .zero) }) else { return nil }
+    if rows.count == 1 { return oldest.text }
+    return "as their agents last read them, the oldest at \(oldest.when) by agent \(ControlCharacters.escaped(oldest.agent))"
+  }
+
+  /// `headline` with the basis of `rows` after it (`FleetStateBasis.text(_:)`), as one line:
+  /// `No changes. As agent a01 read it at …`, `~ contacts { … }; as agent a01 read it at …`;
+  /// `headline` alone when none has a basis.
+  static func line(_ headline: String, _ rows: [FleetWatchReport]) -> String {
+    guard let basis = text(rows) else { return headline }
+    return headline.hasSuffix(".") ? headline + " " + basis.prefix(1).uppercased() + basis.dropFirst() + "." : headline + "; " + basis
+  }
+
+  /// The caveat a review over MQTT ends with, ending with a newline.
+  static let caveat = "Planned against each watch as its agent last read it (its age beside it): what publishing would change "
+    + "as of that read. A change on the watch since is not in it, nor is drift since the agent's last apply "
+    + "('tsapply drift --fleet' reports its agents' counts).\n"
 }
 
 /// The end of a fleet run: the summary table (watch, result, changes, time), the totals line,

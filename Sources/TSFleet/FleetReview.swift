@@ -105,6 +105,7 @@ extension FleetReport {
     }
     if options.summary, !groups.isEmpty { out += "\n" }
     if !options.summary { out += table(shown, options: options) }
+    if shown.contains(where: { $0.basis != nil }) { out += FleetStateBasis.caveat + "\n" }
     out += totals
     if let only = options.only {
       out += "Shown: \(shown.count) of \(counted(watches.count, "watch", "watches")) (--only \(only.text)).\n"
@@ -224,6 +225,7 @@ extension FleetReport {
       out = "=== \(rows.count) watches: \(headline(group, renderer: renderer))\n    \(names(rows, limit: options.nameLimit))\n"
       if let manifests = manifests(rows) { out += "    \(manifests)\n" }
     }
+    if let basis = FleetStateBasis.text(rows) { out += "    \(basis)\n" }
     let body = Self.body(first, renderer: Self.shown(group, renderer: renderer))
     let applied = if case .applied = first.verdict { true } else { false }
     if !options.bodies, applied, first.plan?.resourceDrift.isEmpty != false {
@@ -241,7 +243,7 @@ extension FleetReport {
     let rows = group.rows
     let who = rows.count == 1 ? ControlCharacters.escaped(rows[0].name)
       : rows.count <= options.nameLimit + 2 ? "\(rows.count) watches (\(names(rows, limit: options.nameLimit)))" : "\(rows.count) watches"
-    return "\(who): \(headline(group, renderer: renderer))\n"
+    return "\(who): \(FleetStateBasis.line(headline(group, renderer: renderer), rows))\n"
   }
 
   /// The table of `shown`, whole up to `tableLimit` watches; above it a line saying it is left

@@ -66,6 +66,9 @@ public struct FleetSiteStatus: Sendable {
   public var rows: [FleetStatusRow]
   /// The IDs of the offline agents, sorted.
   public var offlineAgents: [String]
+  /// The watches' states as their agents last read them, by watch ID (read only when asked:
+  /// `FleetStatus.broker(…states: true)`).
+  public var reportedStates: [String: ReportedState] = [:]
 
   /// Whether nothing is still going on: no watch applying or retrying, every agent online.
   public var isSettled: Bool { offlineAgents.isEmpty && !rows.contains(where: \.isSettling) }
@@ -129,13 +132,14 @@ public enum FleetStatus {
   /// revision its manifests give now and with the desired document on the broker. With
   /// `settleWithin`, waits (`FleetBrokerView.wait`) until the site settles — no watch
   /// `applying` or `retrying`, every agent that announced itself online — or that time ends;
-  /// the site then is as the rows and `offlineAgents` say.
+  /// the site then is as the rows and `offlineAgents` say. With `states`, the watches' states
+  /// as their agents last read them too (`reportedStates`, for `plan --fleet`).
   /// - Throws: `MQTTError` when the broker cannot be reached within `timeout`, or the view is
   ///   incomplete (`FleetBrokerView.connect`).
   public static func broker(_ members: [FleetMember], site: String, settings: BrokerSettings, timeout: Duration,
-                            settleWithin: Duration? = nil) async throws(MQTTError) -> FleetSiteStatus {
+                            settleWithin: Duration? = nil, states: Bool = false) async throws(MQTTError) -> FleetSiteStatus {
     let start = ContinuousClock.now
-    let view = try FleetBrokerView(settings: settings, site: site, desired: true)
+    let view = try FleetBrokerView(settings: settings, site: site, desired: true, states: states)
     try await view.connect(within: timeout)
     var current = FleetSiteStatus(rows: [], offlineAgents: [])
     await view.wait(until: start + (settleWithin ?? .zero)) { _ in
@@ -143,6 +147,7 @@ public enum FleetStatus {
                                 offlineAgents: view.agents.values.filter { !$0.online }.map(\.agent).sorted())
       return current.isSettled
     }
+    current.reportedStates = view.reportedStates
     await view.close()
     return current
   }

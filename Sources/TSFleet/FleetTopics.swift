@@ -5,6 +5,7 @@
 /// | `tsapply/v1/SITE/WATCH-ID/desired` | `tsapply apply --fleet` | yes | 1 | `DesiredDocument` |
 /// | `tsapply/v1/SITE/WATCH-ID/status` | the agent | yes | 1 | `WatchStatus` |
 /// | `tsapply/v1/SITE/WATCH-ID/events` | the agent | no | 1 | `FleetEvent` |
+/// | `tsapply/v1/SITE/WATCH-ID/state` | the agent | yes | 1 | `ReportedState` (personal data: contacts) |
 /// | `tsapply/v1/SITE/agent/AGENT-ID/state` | the agent (its will when it goes) | yes | 1 | `AgentState` |
 ///
 /// A watch's topics have five levels and an agent's six, so no name can make one the other.
@@ -20,6 +21,9 @@ public enum FleetTopics {
     case status
     /// The agent's events about the watch.
     case events
+    /// The watch's state as its agent last read it (`ReportedState`): contacts included, so
+    /// the broker's ACL gives it the access of desired documents (docs/fleet.md "Security").
+    case state
   }
 
   /// `tsapply/v1/SITE/WATCH-ID/KIND`.

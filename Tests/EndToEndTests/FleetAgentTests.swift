@@ -43,6 +43,15 @@ import TSTestSupport
     return (dir, broker)
   }
 
+  /// The agent `station` serving both watches of `fleet(transport:)` on `broker`, once
+  /// `status --fleet` shows it online (and the watches without a status).
+  static func station(_ broker: MosquittoBroker, in dir: URL) throws -> ListeningProcess {
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    #expect(try waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    return agent
+  }
+
   /// Runs `tsapply status --fleet` until its output contains `text` (at most 10 s).
   static func waitForStatus(_ text: String, in dir: URL, environment: [String: String] = [:]) throws -> String {
     var last = ""
@@ -54,12 +63,78 @@ import TSTestSupport
     return last
   }
 
+  /// Runs `tsapply plan --fleet ARGUMENTS` until its output contains `text` (at most 10 s): an
+  /// agent publishes a watch's state beside its status, not necessarily before it.
+  static func waitForPlan(_ text: String, _ arguments: [String] = [], in dir: URL,
+                          environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    var last = (status: Int32(-1), stdout: "", stderr: "")
+    for _ in 0..<100 {
+      let run = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml"] + arguments, in: dir, environment: environment)
+      last = (run.status, run.stdout, run.stderr)
+      if last.stdout.contains(text) { return last }
+      usleep(100_000)
+    }
+    return last
+  }
+
+  /// `text` with the times and ages of the agents' readings (`as agent a01 read it at
+  /// 2026-12-05 01:20:03Z (4s ago`) replaced by placeholders, for a golden file.
+  static func timeless(_ text: String) -> String {
+    text.replacingOccurrences(of: #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ (\\?)\([0-9hms]+ ago"#, with: "<TIME> $1(<AGE> ago",
+                              options: .regularExpression)
+  }
+
+  /// Over MQTT, `plan --fleet` plans each watch's merged manifests against its state as its agent
+  /// last read it, with the review of a direct plan: one field changed in room-12's manifest is
+  /// that field's diff; room-14, unchanged, has none — though its wearer changed it after the
+  /// agent's last read, which the age of the reading beside it and the caveat warn of.
+  @Test func planOverTheBrokerShowsEachWatchsDiffAgainstItsReportedState() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let agent = try Self.station(broker, in: dir)
+    // No agent has read the watches yet: the statuses' lines.
+    let unread = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    #expect(unread.status == 2, "\(unread.stdout)\(unread.stderr)")
+    #expect(unread.stdout.hasSuffix("2 watches: 2 to publish.\n"), "\(unread.stdout)")
+    #expect(!unread.stdout.contains("read it at"), "\(unread.stdout)")
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    // Revision A on both, as the agent read them back after applying it.
+    let clean = try Self.waitForPlan("2 watches: 2 with no changes.", ["--detailed-exitcode"], in: dir)
+    #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+    #expect(clean.stdout.contains("as their agents last read them, the oldest at ") && clean.stdout.contains(" by agent station"),
+            "\(clean.stdout)")
+    agent.send(SIGTERM)
+    #expect(agent.finish().0 == 0)
+    // One field changes in room-12's manifest; room-14's wearer adds a contact, unseen by the
+    // agent (it is gone).
+    try "contacts:\n  - {name: Daughter, phone: \"+15550119\"}\n".write(to: dir.appendingPathComponent("residents/room-12.yaml"),
+                                                                     atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Nurse Pat", "+15550177", "--device", "sim:watches/room-14.json"],
+                                  in: dir).status == 0)
+    let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir, environment: ["NO_COLOR": "1"])
+    #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
+    expectGolden(Self.timeless(planned.stdout), "plan-fleet-mqtt-reported-states.txt")
+    let summary = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--summary"], in: dir)
+    expectGolden(Self.timeless(summary.stdout), "plan-fleet-mqtt-reported-states-summary.txt")
+    let markdown = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--markdown"], in: dir)
+    expectGolden(Self.timeless(markdown.stdout), "plan-fleet-mqtt-reported-states.md")
+    // --json: each watch's plan and whose reading it was made against.
+    let json = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--json"], in: dir)
+    let rows = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
+    #expect(rows.map { $0["result"] as? String } == ["changes", "no changes"])
+    #expect(rows.map { ($0["reported_state"] as? [String: Any])?["agent"] as? String } == ["station", "station"])
+    #expect(rows.map { ($0["reported_state"] as? [String: Any])?["agent_online"] as? Bool } == [false, false])
+    #expect((rows.first?["plan"] as? [String: Any])?["resource_changes"] != nil, "\(json.stdout)")
+    // --redact masks the numbers of the plan made from the reported state.
+    let redacted = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--redact"], in: dir)
+    #expect(!redacted.stdout.contains("5550119") && !redacted.stdout.contains("5550112"), "\(redacted.stdout)")
+    #expect(redacted.stdout.contains("~ contacts"), "\(redacted.stdout)")
+  }
+
   @Test func anAgentProcessAppliesWhatApplyPublishesAndGoesOfflineWhenStopped() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
-    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
-                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
-    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    let agent = try Self.station(broker, in: dir)
     let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir)
     #expect(applied.status == 0, "\(applied.stderr)")
     #expect(applied.stdout.contains("room-12: applied (revision "))
@@ -105,9 +180,11 @@ import TSTestSupport
     #expect(planned.status == 1)
     #expect(planned.stdout.contains("=== room-14  device sim:watches/room-14.json"), "\(planned.stdout)")
     #expect(planned.stdout.contains("residents/room-14.yaml:3:1: error: contacts: "), "\(planned.stdout)")
-    // room-12's revision is on the broker, its agent offline: waiting for it, not to publish.
-    #expect(planned.stdout.hasSuffix("\n2 watches: 1 pending, 1 failed.\n"), "\(planned.stdout)")
-    #expect(planned.stdout.contains("is published; agent station is offline and has not reported on it"), "\(planned.stdout)")
+    // room-12's revision is on the broker, its agent offline: planned against the state the
+    // agent read back after its last apply, which says so.
+    #expect(planned.stdout.hasSuffix("\n2 watches: 1 with changes, 1 failed.\n"), "\(planned.stdout)")
+    #expect(planned.stdout.contains("as agent station read it at ") && planned.stdout.contains(" ago; the agent is offline)"),
+            "\(planned.stdout)")
     let table = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout
     let row = table.split(separator: "\n").first { $0.hasPrefix("room-12 ") }.map(String.init) ?? ""
     #expect(row.contains(" pending ") && row.contains(" - "), "\(table)")
@@ -130,9 +207,10 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Nurse Pat", "+15550177", "--device", "sim:watches/room-12.json"],
                                   in: dir).status == 0)
     _ = try Self.waitForStatus("room-12  drift", in: dir)
-    let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
+    // Planned against the state the agent's drift check read: publishing removes the contact.
+    let planned = try Self.waitForPlan("2 watches: 1 with changes, 1 with no changes.", ["--detailed-exitcode"], in: dir)
     #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
-    #expect(planned.stdout.hasSuffix("2 watches: 1 to publish, 1 with no changes.\n"), "\(planned.stdout)")
+    #expect(planned.stdout.contains("Nurse Pat"), "\(planned.stdout)")
     let drifted = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-12"], in: dir)
     #expect(drifted.status == 2, "\(drifted.stdout)\(drifted.stderr)")
     // A manifest edited, not published yet: pending for `drift --pending`, and Drift/Pending
@@ -174,6 +252,11 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
     let again = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(again.status == 0 && again.stdout.contains("room-12  in sync"), "\(again.stdout)\(again.stderr)")
+    // The broker lost the watches' states too: the agent, finding no session kept, publishes them
+    // again at its next read, unchanged as they are.
+    let replanned = try Self.waitForPlan("by agent station", ["--detailed-exitcode"], in: dir)
+    #expect(replanned.stdout.contains("as their agents last read them, the oldest at "), "\(replanned.stdout)")
+    #expect(replanned.status == 0 && replanned.stdout.hasSuffix("2 watches: 2 with no changes.\n"), "\(replanned.stdout)\(replanned.stderr)")
   }
 
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
@@ -196,7 +279,7 @@ import TSTestSupport
     #expect(Date().timeIntervalSince(start) < 2.5, "the second signal did not wait for the device call")
   }
 
-  @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() throws {
+  @Test func theExampleBrokerConfigurationAuthenticatesEncryptsAndConfinesAgentsToTheirSite() async throws {
     let dir = try Self.fleet(transport: "mqtts://127.0.0.1:1")
     let brokerDir = dir.appendingPathComponent("broker")
     try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
@@ -211,6 +294,8 @@ import TSTestSupport
     #expect(try TSApplyBinary.runProgram(shell, ["add-user.sh", brokerDir.path, "ward-b", "ward-b-station", "b-secret"], in: brokerDir).status == 0)
     #expect(try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
                                          ["-b", brokerDir.appendingPathComponent("passwords").path, "tsapply-controller", "c-secret"]).status == 0)
+    #expect(try TSApplyBinary.runProgram(URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
+                                         ["-b", brokerDir.appendingPathComponent("passwords").path, "tsapply-monitor", "m-secret"]).status == 0)
     try agentPassword.stdout.write(to: dir.appendingPathComponent("station.password"), atomically: true, encoding: .utf8)
     try "b-secret\n".write(to: dir.appendingPathComponent("b.password"), atomically: true, encoding: .utf8)
     try "wrong\n".write(to: dir.appendingPathComponent("wrong.password"), atomically: true, encoding: .utf8)
@@ -252,6 +337,21 @@ import TSTestSupport
     #expect(applied.stdout.contains("room-14: pending (revision "), "\(applied.stdout)")
     let room14 = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/room-14.json"], in: dir)
     #expect(!room14.stdout.contains("Son"), "an agent outside its site applied a document")
+    // The agent may write its watch's state, and the controller read it (the ACL's state topic).
+    let planned = try Self.waitForPlan("as agent ward-a-station read it at", in: dir, environment: controller)
+    #expect(planned.stdout.contains("as agent ward-a-station read it at"), "\(planned.stdout)\(planned.stderr)")
+    // A monitor gets the statuses, never the watches' states (they hold contacts).
+    let received = Collector<String>()
+    let monitor = try MQTTClient(address: MQTTAddress(parsing: url),
+                                 configuration: .init(clientID: "monitor-test", subscriptions: ["tsapply/v1/ward-a/+/status", "tsapply/v1/ward-a/+/state"],
+                                                      username: "tsapply-monitor", password: "m-secret", tls: .init(caFile: ca)),
+                                 onMessage: { received.append($0.topic) })
+    monitor.connect()
+    try await monitor.ready(within: .seconds(120))
+    for _ in 0..<100 where !received.values.contains("tsapply/v1/ward-a/room-12/status") { usleep(20_000) }
+    usleep(300_000)
+    #expect(received.values == ["tsapply/v1/ward-a/room-12/status"], "\(received.values)")
+    await monitor.close()
     intruder.send(SIGTERM)
     station.send(SIGTERM)
     #expect(station.wait().status == 0)
