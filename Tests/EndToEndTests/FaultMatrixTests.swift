@@ -28,10 +28,7 @@ import TSTestSupport
   @Test(arguments: Fault.allCases)
   func whatIsReportedIsWhatTheWatchesHold(_ fault: Fault) throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
-    let brokerDir = dir.appendingPathComponent("broker")
-    try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: brokerDir.path)
-    var broker = try MosquittoBroker.start(in: brokerDir.path, configuration: FleetRolloutTests.persistent)
+    var broker = try FleetRolloutTests.persistentBroker(in: dir)
     defer { broker.stop() }
     let names = try FleetRolloutTests.fleet(6, in: dir, broker: broker)
     // The oracle: the same watches and manifests, reached directly.

@@ -27,6 +27,15 @@ import TSTestSupport
     MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "persistence true\npersistence_location \(directory)/\n"
   }
 
+  /// A Mosquitto with its defaults and persistence in `dir`/broker, which it (running as the
+  /// user mosquitto when started as root) can write (docs/fleet.md "Broker").
+  static func persistentBroker(in dir: URL) throws -> MosquittoBroker {
+    let brokerDir = dir.appendingPathComponent("broker")
+    try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: brokerDir.path)
+    return try MosquittoBroker.start(in: brokerDir.path, configuration: Self.persistent)
+  }
+
   /// An agent process serving `watches` as `id`.
   static func agent(_ id: String, _ watches: ArraySlice<String>, broker: MosquittoBroker, in dir: URL,
                     environment: [String: String] = [:]) throws -> ListeningProcess {
@@ -36,12 +45,7 @@ import TSTestSupport
 
   @Test func aRolloutWaitsThroughABrokerRestartAndReportsWhatTheWatchesHold() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
-    let brokerDir = dir.appendingPathComponent("broker")
-    // Started as root, Mosquitto runs as the user mosquitto: its directory must be writable to
-    // it for the persistence file (docs/fleet.md "Broker").
-    try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: brokerDir.path)
-    var broker = try MosquittoBroker.start(in: brokerDir.path, configuration: Self.persistent)
+    var broker = try Self.persistentBroker(in: dir)
     defer { broker.stop() }
     let names = try Self.fleet(8, in: dir, broker: broker)
     // 100 and 600 ms per device call: a1's watches are applied when the broker restarts, a2's
