@@ -34,6 +34,10 @@ let package = Package(
     .systemLibrary(
       name: "CMosquitto", pkgConfig: "libmosquitto",
       providers: [.apt(["libmosquitto-dev"]), .brew(["mosquitto"])]),
+    // glibc's posix_spawn_file_actions_addclosefrom_np (declared only under _GNU_SOURCE): the
+    // programs the monitor runs (--on-sos, --on-event), and a broker tests start, inherit none
+    // of its descriptors.
+    .systemLibrary(name: "CSpawn"),
     // libcurl (Debian libcurl4-openssl-dev, pkg-config libcurl): the project's one HTTP client.
     .systemLibrary(
       name: "CCurl", pkgConfig: "libcurl",
@@ -65,12 +69,13 @@ let package = Package(
     .target(name: "TSBridgeClient", dependencies: ["TSBridge", "TSDevice", "TSModel", "TSHTTPClient"]),
     // The watchdog front-ends run (`tsapply monitor`, the fleet runner): the watch loop, events
     // and their ids, the durable SOS outbox, notifiers (command, signed webhook), backoff, rate limit.
-    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSHTTPClient"]),
+    .target(name: "TSMonitor", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSHTTPClient",
+                                              .target(name: "CSpawn", condition: .when(platforms: [.linux]))]),
     // `tsapply monitor --serve`: the status page (HTML, live updates, token) over TSHTTPServer;
     // its state is TSMonitor's StatusBoard.
     .target(name: "TSStatusPage", dependencies: ["TSModel", "TSMonitor", "TSHTTPServer"]),
     // MQTT over libmosquitto: clients sharing one network thread, and a private local broker.
-    .target(name: "TSMQTT", dependencies: ["CMosquitto", "TSModel"]),
+    .target(name: "TSMQTT", dependencies: ["CMosquitto", "TSModel", .target(name: "CSpawn", condition: .when(platforms: [.linux]))]),
     // Many watches: fleet.yaml, the merge rule, the concurrent runner, desired documents and
     // statuses over MQTT, the pull-based agent. Drives every watch through TSEngine.
     .target(name: "TSFleet", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply", "TSEngine", "TSMQTT", "TSMonitor"]),

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CSpawn)
+import CSpawn
+#endif
 
 /// A private Eclipse Mosquitto broker on 127.0.0.1, for tests, benchmarks and trying agents out
 /// on one machine: started on a free port with a generated configuration in a directory of its
@@ -176,6 +179,11 @@ public final class MosquittoBroker: @unchecked Sendable {
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addclose(&actions, lifeline[0])
     posix_spawn_file_actions_addclose(&actions, report[1])
+    // Nothing else this process has open goes to the broker (a test's HTTP connection it held
+    // would not end when the server closed it).
+    #if canImport(CSpawn)
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+    #endif
     // The broker starts with no blocked and no ignored signals, whatever this thread has.
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CSpawn)
+import CSpawn
+#endif
 
 /// Runs a program directly (`posix_spawn`, never a shell) and waits for it, for `--on-sos`.
 ///
@@ -7,8 +10,9 @@ import Foundation
 /// error, so nothing it prints can mix into the JSON event stream on standard output); the
 /// default action for the signals the monitor ignores or catches (SIGPIPE, SIGINT, SIGTERM,
 /// SIGHUP, SIGQUIT) and an empty signal mask; its own process group, so a Ctrl-C meant for the
-/// monitor does not reach it and a timeout can stop it with everything it started. Descriptors
-/// the monitor opens are close-on-exec, so the child inherits none of them.
+/// monitor does not reach it and a timeout can stop it with everything it started; and no other
+/// descriptor of the monitor — not all are close-on-exec (libmicrohttpd's connections, Foundation's
+/// files): every one from 3 up is closed in the child (glibc's `addclosefrom`, Sources/CSpawn).
 enum ChildProcess {
   /// How a child ended.
   enum Outcome: Hashable, Sendable {
@@ -38,6 +42,11 @@ enum ChildProcess {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 1)
     posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 2)
+    // Nothing else the monitor has open goes to the program: a status page's connection it held
+    // would keep that page's client waiting for the program to end.
+    #if canImport(CSpawn)
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+    #endif
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)

@@ -129,6 +129,23 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
                                              FileManager.default.currentDirectoryPath]).isEmpty)
   }
 
+  /// A program it runs holds nothing the monitor has open but its output: not a status page's
+  /// connection (whose client would wait for the program to end before it saw its answer end),
+  /// not a file. Only 0, 1, 2, and the descriptor `ls` opens to list its own.
+  @Test func theProgramInheritsNoDescriptorOfTheMonitor() async throws {
+    let leaked = open("/dev/null", O_RDONLY)
+    defer { close(leaked) }
+    let path = try temporaryDirectory() + "/descriptors"
+    let output = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    let outcome = await ChildProcess.run(path: "/bin/ls", arguments: ["ls", "/proc/self/fd"], environment: [:], timeout: .seconds(30),
+                                         outputDescriptor: output)
+    close(output)
+    #expect(outcome == .exited(0))
+    let listed = Set(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init))
+    #expect(!listed.contains(String(leaked)))
+    #expect(listed.isSubset(of: ["0", "1", "2", "3"]), "\(listed.count) descriptors open in the program")
+  }
+
   @Test func failuresAndTimeoutsAreFailures() async throws {
     let (directory, script) = try MonitorFixtures.recorder(in: temporaryDirectory())
     let failing = try CommandNotifier(command: MonitorFixtures.quoted(script), environment: ["RECORD_STATUS": "3"], currentDirectory: directory)
