@@ -67,7 +67,8 @@ struct StatusCommand: Command {
     // Its summary counts what the watches hold now (the rows above), not only what its waves recorded.
     var rollout: RolloutRecord?
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
-    rollout?.observe(rows, members: session.loaded.members)
+    // With --watch, only the watches read are compared; the revision is the whole fleet's.
+    rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)
                                 + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))
