@@ -547,12 +547,20 @@ public struct RolloutRunner: Sendable {
     return (record, rows)
   }
 
-  /// Marks `record` aborted by `who` (`--abort`) and writes it.
+  /// Marks `record` aborted by `who` (`--abort`) and writes it. A record left `running` by a
+  /// process that ended during a wave (killed) had begun that wave — its watches may have been
+  /// written, their results not recorded — so the wave counts as done ("aborted after wave 2"),
+  /// and the reason says it was interrupted.
   public func abort(_ record: RolloutRecord, by who: String) throws(SecureFileError) -> RolloutRecord {
     var record = record
+    var interrupted = ""
+    if record.phase == .running, record.nextWave < record.waves.count {
+      record.nextWave += 1
+      interrupted = "; wave \(record.nextWave) was interrupted (the process running it ended) and its results not recorded"
+    }
     record.phase = .aborted
     record.resumeAt = nil
-    record.reason = "aborted by \(who)"
+    record.reason = "aborted by \(who)" + interrupted
     try save(&record)
     return record
   }

@@ -196,6 +196,9 @@ import TSTestSupport
     #expect(aborted.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(aborted.stdout)")
     #expect(aborted.stdout.contains("Without it: w0004, w0005"), "\(aborted.stdout)")
     #expect(aborted.stderr.contains("3 of 10 watches have the new revision, 7 do not"), "\(aborted.stderr)")
+    // The wave it was killed in counts as reached (it said "after wave 0": fresh-eyes test).
+    #expect(aborted.stderr.contains("the rollout was aborted after wave 1 of 3 (aborted by "), "\(aborted.stderr)")
+    #expect(aborted.stdout.contains("; wave 1 was interrupted (the process running it ended) and its results not recorded"), "\(aborted.stdout)")
   }
 
   // MARK: Over MQTT

@@ -244,6 +244,34 @@ import TSMonitor
     #expect(json["observed"] == .bool(true))
   }
 
+  /// `--abort` of a rollout whose process was killed in wave 2 (its watches written, their
+  /// results not recorded): aborted after wave 2, not 1 (fresh-eyes test: "aborted after wave 1
+  /// of 4" while 7 of 15 had the revision).
+  @Test func anAbortAfterAProcessKilledInAWaveCountsThatWave() async throws {
+    let fleet = try await Fleet(5)
+    try fleet.setInterval("90m")
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(1)), batch: .count(2)),
+                               startedBy: "test@host", now: Date())
+    record.watches["w1"] = RolloutRecord.WatchResult(wave: 1, result: "applied", at: "-")
+    record.nextWave = 1
+    record.phase = .running
+    try fleet.store.save(record)
+    await fleet.apply([1, 2, 3])
+    var aborted = try RolloutRunner(store: fleet.store).abort(try #require(try fleet.store.load()), by: "ana@ward")
+    #expect(aborted.nextWave == 2)
+    #expect(try fleet.store.load()?.nextWave == 2, "written")
+    aborted.observe(try await fleet.rows(), members: members)
+    let summary = aborted.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("aborted after wave 2 of 3: aborted by ana@ward; wave 2 was interrupted"), "\(summary)")
+    #expect(summary.contains("3 of 5 watches have the new revision"), "\(summary)")
+    #expect(aborted.row("w5", device: "-").verdict == .pending("not applied: the rollout was aborted before wave 3 of 3"))
+    // A paused rollout aborted keeps its wave.
+    var paused = record
+    paused.phase = .paused
+    #expect(try RolloutRunner(store: fleet.store).abort(paused, by: "ana@ward").nextWave == 1)
+  }
+
   @Test func aWatchThatCannotBeReadIsNotKnown() async throws {
     let fleet = try await Fleet(2)
     try FileManager.default.removeItem(atPath: fleet.space.directory + "/watches/w2.json")
