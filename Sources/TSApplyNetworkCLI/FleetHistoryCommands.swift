@@ -123,8 +123,11 @@ extension FleetSession {
           return outcome
         }
       } catch let failure as CommandFailure {
+        // The table's reason is the message's first line (as apply --fleet's); the section and
+        // the JSON's `error` have it whole.
         return (output.text + "Error: \(failure.message)\n",
-                FleetWatchReport(name: member.name, device: member.device, verdict: .failed(failure.message), elapsed: .zero))
+                FleetWatchReport(name: member.name, device: member.device, verdict: .failed(session.firstLine(failure.message)), elapsed: .zero,
+                                 details: ["error": .string(failure.message)]))
       }
       let verdict: FleetVerdict = counts.value.map { $0.add + $0.change + $0.destroy == 0 ? .noChanges : .applied($0) } ?? .noChanges
       return (output.text, FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: .zero))

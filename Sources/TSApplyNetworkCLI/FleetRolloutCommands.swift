@@ -201,7 +201,7 @@ extension FleetSession {
       rows = await FleetStatus.direct(loaded.members.filter { names.contains($0.name) },
                                       runner: FleetRunner(engine: engine, parallelism: options.parallelism))
     }
-    record.observe(rows, members: loaded.members)
+    record.observe(rows, members: loaded.everyMember, read: options.watches.isEmpty ? nil : Set(rows.map(\.name)))
     return record
   }
 

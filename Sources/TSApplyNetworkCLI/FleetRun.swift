@@ -159,7 +159,8 @@ struct FleetSession: Sendable {
                                    elapsed: elapsed, details: details))
   }
 
-  private func firstLine(_ text: String) -> String { String(text.prefix { $0 != "\n" }) }
+  /// The first line of `text`: a report row's reason (the whole message is in the section).
+  func firstLine(_ text: String) -> String { String(text.prefix { $0 != "\n" }) }
 
   /// Runs `operation` over the fleet's members, with a progress line on a terminal (with
   /// `keepsManifests`, each member keeps the manifests it was run with: `FleetRunner`); then
@@ -248,8 +249,9 @@ struct FleetSession: Sendable {
 /// Prints fleet sections in fleet order as they complete, with a progress line on a terminal
 /// (`[3/10] planning: room-12, room-14`), cleared before each section and redrawn after. Into a
 /// log (not a terminal), a quiet run that lasts longer than `logInterval` says how far it is
-/// every `logInterval`, naming the watches that failed since its last line — `[250/1000] applying
-/// (1m5s elapsed): 248 applied, 2 failed (room-12, room-40)` — so a long rollout shows signs of
+/// every `logInterval`, naming the watches under way (or waited for) and those that failed since
+/// its last line — `[250/1000] applying room-251 (1m5s elapsed): 248 applied, 2 failed (room-12,
+/// room-40)` — so a long rollout shows signs of
 /// life and its failures before the review at the end (a short run prints only the review).
 /// When standard output is a document (`--json`), those lines go to standard error instead, so
 /// the document stays whole however long the run.
@@ -336,16 +338,24 @@ final class SectionPrinter: @unchecked Sendable {
     var names = failedSinceLogged.prefix(5).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
     if failedSinceLogged.count > 5 { names += " and \(failedSinceLogged.count - 5) more" }
     failedSinceLogged = []
-    (document ? context.stderr : context.stdout).write("[\(progress.done)/\(progress.total)] \(verb) (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
+    let running = Self.names(progress.running)
+    (document ? context.stderr : context.stdout).write("[\(progress.done)/\(progress.total)] \(verb)\(running.isEmpty ? "" : " " + running)"
+      + " (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
       + (counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")) + (names.isEmpty ? "" : "; failed since the last line: " + names) + "\n")
   }
 
   private func drawProgress() {
     guard live, let progress = lastProgress, progress.done < progress.total else { return }
-    var names = progress.running.prefix(3).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
-    if progress.running.count > 3 { names += ", +\(progress.running.count - 3) more" }
+    let names = Self.names(progress.running)
     context.stdout.write("\r\u{1B}[K[\(progress.done)/\(progress.total)] \(verb)\(names.isEmpty ? "" : ": " + names)")
     progressShown = true
+  }
+
+  /// The watches running (or waited for), for a progress line: the first 3, then a count.
+  private static func names(_ running: [String]) -> String {
+    var names = running.prefix(3).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
+    if running.count > 3 { names += ", +\(running.count - 3) more" }
+    return names
   }
 
   private func clearProgress() {

@@ -24,7 +24,8 @@ struct StatusCommand: Command {
     (unreachable, invalid, its records unusable, refused or failed by its agent, or, over
     MQTT, held by its agent to a desired document the broker no longer has: no desired
     document; 'tsapply apply --fleet' publishes it again), or when,
-    with --wait, the site had not settled at the end (the message says what was still going on).
+    with --wait, the site had not settled at the end (the message says what was still going on,
+    also when a watch failed besides).
     """
   static let options: [OptionSpec] = FleetOptions.specs + [
     OptionSpec(["--json", "-json"], help: "Print the status as JSON."),
@@ -66,15 +67,19 @@ struct StatusCommand: Command {
     // Its summary counts what the watches hold now (the rows above), not only what its waves recorded.
     var rollout: RolloutRecord?
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
-    rollout?.observe(rows, members: session.loaded.members)
+    // With --watch, only the watches read are compared; the revision is the whole fleet's.
+    rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)
                                 + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))
+    // Both, when both: failed watches and what was still going on when --wait ended.
+    var problems: [String] = []
     let failed = rows.filter(\.isFailure)
-    if !failed.isEmpty { throw FleetSession.failed(failed.map(\.name), of: rows.count) }
+    if !failed.isEmpty { problems.append(FleetSession.failed(failed.map(\.name), of: rows.count).message) }
     if let unsettled, let settleWithin {
-      throw CommandFailure("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
+      problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
     }
+    if !problems.isEmpty { throw CommandFailure(problems.joined(separator: "; ")) }
     return .success
   }
 }

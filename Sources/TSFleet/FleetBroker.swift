@@ -176,8 +176,10 @@ public final class FleetBrokerView: @unchecked Sendable {
 /// `tsapply apply --fleet` over MQTT: publish each watch's desired document, then wait (at most
 /// `wait`) until every watch's agent answers it (`answer`: a status naming this publication, for
 /// an agent that announces publications) with the revision applied or an error. A watch whose
-/// agent is offline when the publication begins, or that no agent serves, is pending, not
-/// failed: its agent applies the retained document when it connects. The wait rides out the
+/// agent is offline when the publication begins, or that no agent serves, is waited for during
+/// `offlineGrace(wait)` (a broker restarted just before publishes the agents' Last Wills; they
+/// reconnect seconds later), then pending, not failed: its agent applies the retained document
+/// when it connects. The wait rides out the
 /// infrastructure: an agent that goes offline during it (a broker restart publishes every
 /// agent's Last Will) is waited for until the deadline, the view reconnects by itself, and a
 /// watch whose agent is `retrying` is waited for; still retrying at the deadline, it is
@@ -205,11 +207,16 @@ public enum FleetPublication {
       }
     }
     let publishedAt = ContinuousClock.now
-    // An agent offline now gets its documents when it connects: its watches are pending at once.
+    // An agent offline now gets its documents when it connects. It may be about to: a broker
+    // restarted just before (between a rollout's waves) has published every agent's Last Will,
+    // and the agents reconnect a moment after it is back. So its watches (and those no agent has
+    // announced yet) are waited for during a grace, `offlineGrace(wait)`, and pending after it.
     // One online now that goes offline during the wait may be back before the deadline — a
     // broker that stops publishes every agent's Last Will, and the agents reconnect to it when
     // it is back (the view reconnects too) — so its watches are waited for.
     let onlineAtStart = Set(view.agents.values.filter(\.online).map(\.agent))
+    let graceEnd = start + offlineGrace(wait)
+    let graceText = offlineGrace(wait) > .zero ? " (waited for \(DurationText.text(offlineGrace(wait))))" : ""
     let published: [Int: MQTTError] = await withTaskGroup(of: (Int, MQTTError?).self) { group in
       for (index, document) in desired {
         let id = members[index].watch.watchID
@@ -246,12 +253,14 @@ public enum FleetPublication {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
+          guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: .pending("agent \(agent.agent) is offline; it applies revision \(document.revision) when it connects"),
+                                         verdict: .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
                                          elapsed: now - start, details: details)
         } else if view.agent(serving: id) == nil {
+          guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: .pending("no agent has announced the watch \(id); the first to serve it applies revision \(document.revision)"),
+                                         verdict: .pending("no agent has announced the watch \(id)\(graceText); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
@@ -267,6 +276,12 @@ public enum FleetPublication {
     await view.close()
     return (0..<members.count).map { rows[$0]! }
   }
+
+  /// How long a watch whose agent is offline when the publication begins (or that no agent has
+  /// announced) is waited for before it is pending: `wait`, at most 30 s — long enough for the
+  /// agents to reconnect after a broker restart (their first retry comes within seconds), short
+  /// enough that an agent known to be off does not hold every apply for the whole `--wait`.
+  public static func offlineGrace(_ wait: Duration) -> Duration { min(wait, .seconds(30)) }
 
   /// The verdict `status` (received at `received`) gives the watch published `document` at
   /// `publishedAt`, or `nil` while it is no answer to it yet. The rule (docs/fleet.md "`apply`, `plan`, `drift`

@@ -124,6 +124,10 @@ public struct LoadedFleet: Sendable {
   public var fleet: FleetFile
   /// The selected watches in fleet-file order (all of them unless `--watch` chose some).
   public var members: [FleetMember]
+  /// Every watch of the fleet file in its order, whatever `--watch` selected: for what is about
+  /// the whole fleet (a staged rollout's revision, `RolloutRecord.observe`). Each reads its
+  /// manifests only when asked (`FleetMember`).
+  public var everyMember: [FleetMember]
   /// Warnings about the fleet file itself.
   public var warnings: [Diagnostic]
   /// The defaults manifest, when the fleet has `defaults:` (the one-layer spelling).
@@ -183,17 +187,17 @@ public enum FleetLoader {
         : failed.count == 1 ? "the layer \(each[0])" : "the layers " + each.dropLast().joined(separator: ", ") + " and " + each.last!
       throw FleetLoadFailure(problem: FleetInputProblem(diagnostics: failed.flatMap(\.diagnostics), subject: subject), sources: sources)
     }
-    let chosen = fleet.watches.filter { selection.isEmpty || selection.contains($0.name.value) }
     // Each watch's own manifest is read when the member is first asked for it (`FleetMember`).
     let shared = sources
-    let members = chosen.map { watch in
+    let every = fleet.watches.map { watch in
       let under = fleet.layers(for: watch).compactMap { layers[$0.manifest.value] }
       var files: [String] = under.reversed().map(\.name)
       if let written = watch.manifest { files.insert(fleet.displayPath(written.value), at: 0) }
       return FleetMember(watch: watch, manifestFiles: files, layers: under.map(\.manifest),
                          manifests: MemberManifests { member(watch, in: fleet, layers: under, sources: shared) })
     }
-    return LoadedFleet(fleet: fleet, members: members, warnings: read.diagnostics,
+    let members = every.filter { selection.isEmpty || selection.contains($0.name) }
+    return LoadedFleet(fleet: fleet, members: members, everyMember: every, warnings: read.diagnostics,
                        defaults: fleet.defaults.flatMap { layers[$0.value]?.manifest })
   }
 

@@ -184,10 +184,13 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
 
   /// Takes what the watches hold now into account (`observed`): `rows` are `status --fleet`'s
   /// (`FleetStatusRow.holdsManifests`: directly, compared with the manifests; over MQTT, the
-  /// agents' applied revision), `members` the fleet's. The manifests are the rollout's revision
-  /// only while they are unchanged: when they changed since it started, the waves' results
-  /// stand and `observedNote` says why.
-  public mutating func observe(_ rows: [FleetStatusRow], members: [FleetMember]) {
+  /// agents' applied revision), `members` every watch of the fleet (`LoadedFleet.everyMember`,
+  /// whatever `--watch` selected: the revision is over all of the rollout's watches). `read`:
+  /// the watches the rows were read for (`--watch`), `nil` for every watch of the rollout; the
+  /// others keep their waves' results. The manifests are the rollout's revision only while they
+  /// are unchanged: when they changed since it started, the waves' results stand and
+  /// `observedNote` says why.
+  public mutating func observe(_ rows: [FleetStatusRow], members: [FleetMember], read: Set<String>? = nil) {
     let inRollout = Set(names)
     guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
       observed = nil
@@ -196,7 +199,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     }
     var held: [String: Holding] = [:]
     let byName = Dictionary(rows.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-    for name in names {
+    for name in names where read?.contains(name) ?? true {
       let row = byName[name]
       held[name] = switch row?.holdsManifests {
       case true?: .revision
@@ -206,7 +209,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       case nil: .unknown(row?.state ?? "not read")
       }
     }
-    observed = held
+    // None of the watches read is in the rollout: its waves' results stand, as they are.
+    observed = held.isEmpty && read != nil ? nil : held
     observedStates = byName.mapValues(\.state)
     observedNote = nil
   }
@@ -293,7 +297,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let notStarted = lacking.filter { watches[$0] == nil }
     var text = head + ".\n"
     text += "  \(have.count) of \(names.count) watch\(names.count == 1 ? "" : "es") have the new revision \(revision)"
-      + (observed != nil ? " (as read from the watches now)" : "")
+      + Self.readNote(observed.map { Set($0.keys) }, of: names)
       + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started)"
       + (unknown.isEmpty ? "" : ", \(unknown.count) not known") + ".\n"
     text += "  With the new revision: " + Self.list(have, listed) + "\n"
@@ -327,6 +331,15 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       "failed": .array(failed.map(JSONValue.string)), "reason": reason.map(JSONValue.string) ?? .null,
       "started": .string(started), "started_by": .string(startedBy), "resume_at": resumeAt.map(JSONValue.string) ?? .null,
     ])
+  }
+
+  /// How the counts were made: every watch read, some (`--watch`: named, the others as their
+  /// waves left them), or none (empty).
+  private static func readNote(_ read: Set<String>?, of names: [String]) -> String {
+    guard let read else { return "" }
+    let shown = names.filter(read.contains)
+    if shown.count == names.count { return " (as read from the watches now)" }
+    return " (as read from \(list(shown, 3)) now; the others as their waves left them)"
   }
 
   private static func list(_ names: [String], _ listed: Int) -> String {
@@ -534,12 +547,20 @@ public struct RolloutRunner: Sendable {
     return (record, rows)
   }
 
-  /// Marks `record` aborted by `who` (`--abort`) and writes it.
+  /// Marks `record` aborted by `who` (`--abort`) and writes it. A record left `running` by a
+  /// process that ended during a wave (killed) had begun that wave — its watches may have been
+  /// written, their results not recorded — so the wave counts as done ("aborted after wave 2"),
+  /// and the reason says it was interrupted.
   public func abort(_ record: RolloutRecord, by who: String) throws(SecureFileError) -> RolloutRecord {
     var record = record
+    var interrupted = ""
+    if record.phase == .running, record.nextWave < record.waves.count {
+      record.nextWave += 1
+      interrupted = "; wave \(record.nextWave) was interrupted (the process running it ended) and its results not recorded"
+    }
     record.phase = .aborted
     record.resumeAt = nil
-    record.reason = "aborted by \(who)"
+    record.reason = "aborted by \(who)" + interrupted
     try save(&record)
     return record
   }

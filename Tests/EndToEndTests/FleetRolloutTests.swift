@@ -27,13 +27,14 @@ import TSTestSupport
     MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "persistence true\npersistence_location \(directory)/\n"
   }
 
-  /// A Mosquitto with its defaults and persistence in `dir`/broker, which it (running as the
-  /// user mosquitto when started as root) can write (docs/fleet.md "Broker").
+  /// A broker with persistence (`persistent`) in `dir/broker`, as a site runs it (the caller stops it).
   static func persistentBroker(in dir: URL) throws -> MosquittoBroker {
     let brokerDir = dir.appendingPathComponent("broker")
+    // Started as root, Mosquitto runs as the user mosquitto: its directory must be writable to
+    // it for the persistence file (docs/fleet.md "Broker").
     try FileManager.default.createDirectory(at: brokerDir, withIntermediateDirectories: true)
     try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: brokerDir.path)
-    return try MosquittoBroker.start(in: brokerDir.path, configuration: Self.persistent)
+    return try MosquittoBroker.start(in: brokerDir.path, configuration: persistent)
   }
 
   /// An agent process serving `watches` as `id`.
@@ -74,6 +75,40 @@ import TSTestSupport
       let shown = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/\(name).json"], in: dir)
       #expect(shown.stdout.contains("Family") && shown.stdout.contains("Lunch"), "\(name): \(shown.stdout)")
     }
+  }
+
+  /// A broker down for 4 s between a staged rollout's waves: the next wave's publication begins
+  /// while the agent is offline (its Last Will), and the agent reconnects seconds later and
+  /// applies it. The wave waits for it (`FleetPublication.offlineGrace`) instead of reporting its
+  /// watches pending at once and aborting the rollout (fresh-eyes test: "aborted after wave 2 of
+  /// 4: 5 of 7 watches failed or did not report" while every watch applied).
+  @Test func aStagedRolloutRidesOutABrokerDownBetweenWaves() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    var broker = try Self.persistentBroker(in: dir)
+    defer { broker.stop() }
+    let names = try Self.fleet(4, in: dir, broker: broker)
+    let file = dir.appendingPathComponent("fleet.yaml")
+    try (String(contentsOf: file, encoding: .utf8) + "rollout: {canary: 1, batch: 3, pause: 3s, max_failures: 0}\n")
+      .write(to: file, atomically: true, encoding: .utf8)
+    let agent = try Self.agent("a1", names[...], broker: broker, in: dir)
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w04"))
+
+    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "40s"], in: dir)
+    defer { rollout.send(SIGKILL) }
+    // The canary is applied; during the pause of 3 s the broker stops, and is back 4 s later.
+    try rollout.waitFor("--- Pausing")
+    broker.stop()
+    sleep(4)
+    broker = try broker.restart()
+    let (status, stdout, stderr) = rollout.finish()
+    #expect(status == 0, "\(stdout)\(stderr)")
+    #expect(stdout.contains("completed: 2 waves applied"), "\(stdout)")
+    #expect(!stdout.contains("pending") && !stdout.contains("offline"), "\(stdout)")
+    // What it reported is what the watches hold, and status says the same.
+    let shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(shown.stdout.contains("4 of 4 watches have the new revision"), "\(shown.stdout)")
+    #expect(!shown.stdout.contains("aborted"), "\(shown.stdout)")
   }
 
   @Test func aWatchStillRetryingWhenTheWaitEndsCountsAgainstTheExitStatusAndSaysSo() throws {

@@ -137,6 +137,9 @@ import TSTestSupport
     // Through the gate: removing the emergency contact needs --allow-destroy.
     let refused = try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time, "--auto-approve"], in: dir)
     #expect(refused.status == 1 && refused.stdout.contains("3 watches: 3 failed."), "\(refused.stdout)")
+    // The table gives the refusal's first line; its advice is in the section, on lines of its own.
+    #expect(!refused.stdout.contains("\\n"), "no escaped line break: \(refused.stdout)")
+    #expect(refused.stdout.contains("Nothing was written.\n  Review it"), "\(refused.stdout)")
     let restored = try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time, "--auto-approve", "--allow-destroy"], in: dir)
     #expect(restored.status == 0 && restored.stdout.contains("3 watches: 3 applied."), "\(restored.stdout)\(restored.stderr)")
     for name in names {

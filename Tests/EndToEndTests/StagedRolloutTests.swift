@@ -82,6 +82,12 @@ import TSTestSupport
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(result.stdout.contains("--- Wave 2 of 3: 2 watches: w0002, w0003"), "\(result.stdout)")
     #expect(try Self.written(names, in: dir) == ["w0001", "w0002", "w0003"])
+    // status of one watch reads that one; the manifests did not change, and the counts are the
+    // same (it said "the manifests changed since it started": fresh-eyes test).
+    let one = try Self.run(["status", "--fleet", "fleet.yaml", "--watch", "w0002"], in: dir)
+    #expect(one.stdout.contains("3 of 5 watches have the new revision"), "\(one.stdout)")
+    #expect(one.stdout.contains("(as read from w0002 now; the others as their waves left them)"), "\(one.stdout)")
+    #expect(!one.stdout.contains("manifests changed"), "\(one.stdout)")
 
     result = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
     #expect(result.status == 1)
@@ -190,6 +196,9 @@ import TSTestSupport
     #expect(aborted.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(aborted.stdout)")
     #expect(aborted.stdout.contains("Without it: w0004, w0005"), "\(aborted.stdout)")
     #expect(aborted.stderr.contains("3 of 10 watches have the new revision, 7 do not"), "\(aborted.stderr)")
+    // The wave it was killed in counts as reached (it said "after wave 0": fresh-eyes test).
+    #expect(aborted.stderr.contains("the rollout was aborted after wave 1 of 3 (aborted by "), "\(aborted.stderr)")
+    #expect(aborted.stdout.contains("; wave 1 was interrupted (the process running it ended) and its results not recorded"), "\(aborted.stdout)")
   }
 
   // MARK: Over MQTT

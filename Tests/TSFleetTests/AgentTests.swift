@@ -125,9 +125,12 @@ import TSTestSupport
     for _ in 0..<200 where view.agents["station"]?.online != false { try await Task.sleep(for: .milliseconds(20)) }
     #expect(view.agents["station"]?.online == false)
     try site.manifest("room-1", contacts: ["Family room-1", "Neighbour"])
-    let rows = try await site.apply()
+    // Offline when the publication begins: waited for during the grace (`--wait`, at most 30 s),
+    // then pending.
+    let rows = try await site.apply(wait: .seconds(2))
     guard case .pending(let reason) = rows.first?.verdict else { Issue.record("not pending: \(rows)"); return }
-    #expect(reason.hasPrefix("agent station is offline; it applies revision "))
+    #expect(reason.hasPrefix("agent station is offline (waited for 2s); it applies revision "), "\(reason)")
+    #expect(FleetPublication.offlineGrace(.seconds(120)) == .seconds(30))
     #expect(try await site.contacts("room-1") == ["Family room-1"])
     // Back, with its kept session: the queued document is applied without a re-publish.
     agent = try await site.agent("station", ["room-1"])

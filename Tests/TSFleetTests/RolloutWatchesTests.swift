@@ -204,6 +204,74 @@ import TSMonitor
     #expect(record.summary(fleetFile: "fleet.yaml").contains("Not read from the watches: the manifests changed since it started"))
   }
 
+  /// (`--watch` selection, with the revision, without it, the note on the counts) — w1–w3 hold
+  /// the rollout's revision (w3 applied since its wave failed), w4 and w5 not. A selection is
+  /// compared for the watches read; the others keep their waves' results, and the manifests
+  /// (unchanged) are not said to have changed (they were, with --watch: fresh-eyes test).
+  static let selectionCases: [([String], [String], [String], String)] = [
+    ([], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from the watches now)"),
+    (["w3"], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from w3 now; the others as their waves left them)"),
+    (["w3", "w4"], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from w3, w4 now; the others as their waves left them)"),
+    // Read but not from the waves' results: w2's wave said failed; it holds the revision.
+    (["w2"], ["w1", "w2"], ["w3", "w4", "w5"], "(as read from w2 now; the others as their waves left them)"),
+  ]
+
+  @Test(arguments: 0..<selectionCases.count) func statusOfSomeWatchesComparesOnlyThoseItRead(_ index: Int) async throws {
+    let (selection, with, without, note) = Self.selectionCases[index]
+    let fleet = try await Fleet(5)
+    try fleet.setInterval("90m")
+    let every = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: every, policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(3)),
+                               startedBy: "test@host", now: Date())
+    await fleet.apply([1, 2, 3])
+    record.watches["w1"] = RolloutRecord.WatchResult(wave: 1, result: "applied", at: "-")
+    record.watches["w2"] = RolloutRecord.WatchResult(wave: 1, result: selection == ["w2"] ? "failed" : "applied", at: "-")
+    record.watches["w3"] = RolloutRecord.WatchResult(wave: 2, result: "failed", at: "-")
+    record.watches["w4"] = RolloutRecord.WatchResult(wave: 2, result: "failed", at: "-")
+    record.watches["w5"] = RolloutRecord.WatchResult(wave: 2, result: "failed", at: "-")
+    record.nextWave = 2
+    record.phase = .aborted
+    // What status --fleet [--watch …] does: rows of the selection, the revision over the whole fleet.
+    let loaded = try fleet.space.load(selection)
+    let rows = await FleetStatus.direct(loaded.members, runner: FleetRunner(engine: fleet.space.engine))
+    record.observe(rows, members: loaded.everyMember, read: selection.isEmpty ? nil : Set(rows.map(\.name)))
+    let summary = record.summary(fleetFile: "fleet.yaml")
+    #expect(record.withRevision == with, "\(summary)")
+    #expect(record.withoutRevision == without, "\(summary)")
+    #expect(summary.contains("\(with.count) of 5 watches have the new revision \(record.revision) \(note)"), "\(summary)")
+    #expect(!summary.contains("manifests changed"), "\(summary)")
+    guard case .object(let json) = record.json else { Issue.record("not an object"); return }
+    #expect(json["observed"] == .bool(true))
+  }
+
+  /// `--abort` of a rollout whose process was killed in wave 2 (its watches written, their
+  /// results not recorded): aborted after wave 2, not 1 (fresh-eyes test: "aborted after wave 1
+  /// of 4" while 7 of 15 had the revision).
+  @Test func anAbortAfterAProcessKilledInAWaveCountsThatWave() async throws {
+    let fleet = try await Fleet(5)
+    try fleet.setInterval("90m")
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(1)), batch: .count(2)),
+                               startedBy: "test@host", now: Date())
+    record.watches["w1"] = RolloutRecord.WatchResult(wave: 1, result: "applied", at: "-")
+    record.nextWave = 1
+    record.phase = .running
+    try fleet.store.save(record)
+    await fleet.apply([1, 2, 3])
+    var aborted = try RolloutRunner(store: fleet.store).abort(try #require(try fleet.store.load()), by: "ana@ward")
+    #expect(aborted.nextWave == 2)
+    #expect(try fleet.store.load()?.nextWave == 2, "written")
+    aborted.observe(try await fleet.rows(), members: members)
+    let summary = aborted.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("aborted after wave 2 of 3: aborted by ana@ward; wave 2 was interrupted"), "\(summary)")
+    #expect(summary.contains("3 of 5 watches have the new revision"), "\(summary)")
+    #expect(aborted.row("w5", device: "-").verdict == .pending("not applied: the rollout was aborted before wave 3 of 3"))
+    // A paused rollout aborted keeps its wave.
+    var paused = record
+    paused.phase = .paused
+    #expect(try RolloutRunner(store: fleet.store).abort(paused, by: "ana@ward").nextWave == 1)
+  }
+
   @Test func aWatchThatCannotBeReadIsNotKnown() async throws {
     let fleet = try await Fleet(2)
     try FileManager.default.removeItem(atPath: fleet.space.directory + "/watches/w2.json")
