@@ -28,7 +28,9 @@ extension FleetSession {
     }
     var session = self
     session.announces = !markdown
-    let rows = await session.planned(output: output, digests: out != nil)
+    // Only the review (or its summary) shows the plans: one plan kept per body shown.
+    let rows = json || markdown || out != nil ? await session.planned(output: output, digests: out != nil)
+                                              : await session.reviewed()
     let report = FleetReport(operation: "plan", fleetFile: fleetFile, watches: rows.map(\.row))
     if let out {
       try save(rows.compactMap { row in row.plan.map { (row.row.name, $0, row.manifestsDigest ?? "") } }, to: out, fleetPath: fleetPath)
@@ -137,6 +139,29 @@ extension FleetSession {
     }
     let planned = plans.value
     return rows.map { ($0, planned[$0.name]?.plan, planned[$0.name]?.digest) }
+  }
+
+  /// Every member planned for the review alone (not `--json`, `--markdown` or `-out`): each
+  /// plan reduced as it is made to what the review compares, one plan kept per body
+  /// (`FleetReviewPlans`), so memory does not grow with every watch's plan.
+  private func reviewed() async -> [(row: FleetWatchReport, plan: Plan?, manifestsDigest: String?)] {
+    let plans = FleetReviewPlans()
+    let order = Dictionary(loaded.members.enumerated().map { ($1.name, $0) }) { first, _ in first }
+    let rows = await run(verb: "planning", { member, document, watch throws(EngineError) in
+      let plan = try await watch.plan(document).plan
+      return (verdict: plan.isEmpty ? FleetVerdict.noChanges : .changes(plan.counts),
+              reviewed: plans.add(plan, index: order[member.name] ?? .max))
+    }) { result in
+      switch result.outcome {
+      case .success(let (verdict, reviewed)):
+        var row = FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict, elapsed: result.elapsed)
+        row.reviewed = reviewed
+        return ("", row)
+      case .failure(let failure):
+        return self.failure(failure, member: result.member, elapsed: result.elapsed)
+      }
+    }
+    return plans.shown(rows).map { ($0, nil, nil) }
   }
 
   private func row<Outcome>(_ result: FleetResult<Outcome>, plan: Plan, verdict: FleetVerdict) -> FleetWatchReport {

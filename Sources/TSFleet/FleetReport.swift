@@ -101,6 +101,10 @@ public struct FleetWatchReport: Sendable {
   /// The plan made (or applied) for the watch, when there is one: a review shows its body
   /// (`HumanPlanRenderer.body`) once for every watch with the same one.
   public var plan: Plan?
+  /// What a review compares of the watch's own plan, when `plan` is not its own but the plan
+  /// with the same body kept for its group (`FleetReviewPlans`, a review in bounded memory);
+  /// `nil` when `plan` is the watch's own.
+  public var reviewed: FleetReviewedPlan?
   /// The watch's own text for a person (its errors with their source lines, an apply's log, a
   /// drift report), shown by a review when there is no plan to show, or the watch failed.
   public var section: String

@@ -75,6 +75,63 @@ public struct FleetReviewOptions: Sendable {
   }
 }
 
+/// What a fleet review compares of a watch's plan (`FleetReport.groups`, `FleetReport.shown`):
+/// its body, unmasked and without source comments, and where each field of each change is set.
+public struct FleetReviewedPlan: Sendable, Hashable {
+  /// The renderer of the bodies a review compares: plans are compared unmasked (two numbers
+  /// masked alike, `+******00`, are not the same change) and without sources (the same change
+  /// set in each watch's own file is one change).
+  static let comparer = HumanPlanRenderer(color: false, redact: false, sources: false)
+
+  /// `comparer`'s body of the plan.
+  public var body: String
+  /// Where each field of each of the plan's changes is set, by change.
+  public var sources: [[SourcePosition?]]
+
+  /// What a review compares of `plan`.
+  public init(_ plan: Plan) {
+    body = Self.comparer.body(plan)
+    sources = Self.sources(plan)
+  }
+
+  static func sources(_ plan: Plan) -> [[SourcePosition?]] { plan.resourceChanges.map { $0.fields.map(\.source) } }
+}
+
+/// The plans of a fleet review in bounded memory (`plan --fleet` without `--json`, `--markdown`
+/// or `-out`): a review prints one body per group of watches with the same plan body, so of
+/// each body only the plan of the first watch in fleet order is kept; every other watch keeps
+/// what the review compares (`FleetReviewedPlan`, in `FleetWatchReport.reviewed`), and its row
+/// shows the kept plan, which renders the same body, headline, drift and safety verdict.
+/// About 26 KiB a plan at 50 contacts (docs/performance.md "Fleets in bounded memory"). Safe
+/// to use from the runner's tasks.
+public final class FleetReviewPlans: Sendable {
+  private let kept = Locked<[String: (index: Int, plan: Plan)]>([:])
+
+  /// An empty set.
+  public init() {}
+
+  /// Records `plan`, made for the watch at `index` in fleet order, and returns what its row
+  /// keeps; the plan is kept only when no earlier watch's plan has the same body.
+  public func add(_ plan: Plan, index: Int) -> FleetReviewedPlan {
+    let reviewed = FleetReviewedPlan(plan)
+    kept.mutate { kept in
+      if let first = kept[reviewed.body], first.index < index { return }
+      kept[reviewed.body] = (index, plan)
+    }
+    return reviewed
+  }
+
+  /// `rows` with the `plan` of every row that has `reviewed` set to the kept plan of its body.
+  public func shown(_ rows: [FleetWatchReport]) -> [FleetWatchReport] {
+    let kept = kept.value
+    return rows.map { row in
+      var row = row
+      if let reviewed = row.reviewed { row.plan = kept[reviewed.body]?.plan }
+      return row
+    }
+  }
+}
+
 /// Watches of one report with the same result and the same plan (or the same text).
 struct FleetGroup {
   /// 0 failed or retrying, 1 unsafe, 2 with changes or drift, 3 nothing to do.
@@ -119,12 +176,13 @@ extension FleetReport {
     var index: [String: Int] = [:]
     // Plans are compared unmasked: two numbers masked alike (`+******00`) are not the same change.
     // Sources are left out: the same change set in each watch's own file is one change.
-    let plain = HumanPlanRenderer(color: false, redact: false, sources: false)
     for row in rows {
       // Without a plan, a failure's reason is part of what is equal; other reasons and counts
       // (an agent's note naming the watch's own revision) are not, or no two would group: the
-      // headline says when they differ.
-      let key = (row.plan == nil && row.verdict.isFailure ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + body(row, renderer: plain)
+      // headline says when they differ. A row whose plan stands for its group compares its own
+      // plan's body, kept when it was planned (`FleetReviewPlans`).
+      let compared = row.reviewed.map { $0.body + warnings(row.section) } ?? body(row, renderer: FleetReviewedPlan.comparer)
+      let key = (row.plan == nil && row.verdict.isFailure ? "\(row.verdict)" : row.verdict.word) + "\u{0}" + compared
       if let at = index[key] {
         groups[at].rows.append(row)
       } else {
@@ -139,7 +197,7 @@ extension FleetReport {
   /// The renderer for the body a group shows: `renderer`, without source comments when its
   /// watches' changes are set at different places (each in its own file).
   static func shown(_ group: FleetGroup, renderer: HumanPlanRenderer) -> HumanPlanRenderer {
-    let sources = group.rows.map { $0.plan?.resourceChanges.map { $0.fields.map(\.source) } }
+    let sources = group.rows.map { $0.reviewed?.sources ?? $0.plan.map(FleetReviewedPlan.sources) }
     guard renderer.sources, sources.contains(where: { $0 != sources[0] }) else { return renderer }
     var plain = renderer
     plain.sources = false

@@ -10,14 +10,15 @@ import TSPlan
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans]`: a fleet of N simulated watches (state files)
+/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans] [--review]`: a fleet of N simulated watches (state files)
 ///   under a defaults manifest (with `--layers L`, L layers: the defaults, then L − 1 selected by
 ///   labels and profile, each adding a shared contact, the first referred to from the emergency
 ///   list, one replacing a custom reminder), each merged manifest 50 contacts (+ L − 1), 3
 ///   built-ins and 5 custom reminders; the
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
 ///   through the engine by the fleet runner (`-parallelism` 10), in this process, each plan
-///   counted and dropped as its watch finishes (with `--keep-plans`, kept to the end). CPU time
+///   counted and dropped as its watch finishes (with `--keep-plans`, kept to the end; with
+///   `--review`, reduced as `plan --fleet`'s review keeps them, `FleetReviewPlans`). CPU time
 ///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
 ///   `--repeat K` the timed part K times over the same files. The set-up (`fleet-seed`: every
 ///   watch as applied and recorded, then a contact added on it) runs in another process, so
@@ -157,6 +158,11 @@ enum FleetBenchmark {
       keepPlans = true
       arguments.remove(at: flag)
     }
+    var review = false
+    if let flag = arguments.firstIndex(of: "--review") {
+      review = true
+      arguments.remove(at: flag)
+    }
     let counts = arguments.compactMap(Int.init)
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
@@ -181,10 +187,13 @@ enum FleetBenchmark {
         // streaming report would; with `--keep-plans`, every plan kept to the end, as `plan
         // --fleet`'s grouped review keeps them.
         let kept = Locked<[Plan]>([])
-        let keepPlans = keepPlans
-        let results = await FleetRunner(engine: engine).run(loaded.members) { _, document, watch throws(EngineError) in
+        let reviewed = FleetReviewPlans()
+        let keepPlans = keepPlans, review = review
+        let order = Dictionary(loaded.members.enumerated().map { ($1.name, $0) }) { first, _ in first }
+        let results = await FleetRunner(engine: engine).run(loaded.members) { member, document, watch throws(EngineError) in
           let plan = try await watch.plan(document).plan
           if keepPlans { kept.mutate { $0.append(plan) } }
+          if review { _ = reviewed.add(plan, index: order[member.name] ?? .max) }
           return plan.resourceChanges.count
         }
         let cpuEnd = cpuSeconds()

@@ -130,6 +130,44 @@ import TSTestSupport
     #expect(!text.contains("5550100") && !text.contains("5550200"))
   }
 
+  /// `plan --fleet`'s review in bounded memory (`FleetReviewPlans`: one plan kept per body, the
+  /// other rows reduced as they finish, in any order) reads exactly as the review of every
+  /// watch's own plan: groups, headlines, source comments (kept only where every watch of a
+  /// group has its change at the same place), the summary, `--only`.
+  @Test func aReviewKeepingOnePlanPerBodyReadsAsTheReviewOfEveryPlan() async throws {
+    let full = try await Self.report()
+    var rows = full.watches
+    // One change set in different files (sources differ), another in the same file twice.
+    let ann = "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n", bo = "contacts:\n  - {name: Bo, phone: \"+15550200\"}\n"
+    for (name, file, yaml) in [("own-a", "a.yaml", ann), ("same-1", "s.yaml", bo), ("own-b", "b.yaml", ann), ("same-2", "s.yaml", bo)] {
+      let device = SimulatedDevice(profile: .default)
+      let reconciler = try await Reconciler.connect(device)
+      let plan = try #require(try await reconciler.plan(try manifest(yaml, file: file)).1.plan)
+      rows.append(FleetWatchReport(name: name, device: "sim:\(name).json", verdict: .changes(plan.counts), elapsed: .zero,
+                                   plan: plan, manifests: [file]))
+    }
+    let plans = FleetReviewPlans()
+    var reduced = rows
+    // Rows finish in any order: the first in fleet order must still be the one whose plan is kept.
+    var generator = SplitMix64(state: 7)
+    for index in rows.indices.shuffled(using: &generator) {
+      guard let plan = reduced[index].plan, !reduced[index].verdict.isFailure else { continue }
+      reduced[index].reviewed = plans.add(plan, index: index)
+      reduced[index].plan = nil
+    }
+    let expected = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows)
+    let actual = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: plans.shown(reduced))
+    for renderer in [Self.renderer, HumanPlanRenderer(color: false, redact: false)] {
+      for options in [FleetReviewOptions(), FleetReviewOptions(summary: true), FleetReviewOptions(only: .changed),
+                      FleetReviewOptions(summary: true, only: [.failed, .changed])] {
+        #expect(actual.review(renderer: renderer, options: options) == expected.review(renderer: renderer, options: options))
+      }
+    }
+    let text = actual.review(renderer: Self.renderer)
+    #expect(text.components(separatedBy: "=== 2 watches: ~ contacts").count == 3, "\(text)")
+    #expect(text.contains("# s.yaml:") && !text.contains("# a.yaml:") && !text.contains("# b.yaml:"), "\(text)")
+  }
+
   @Test(arguments: ["", "failed,", "stale", "changed, bogus"])
   func onlyRefusesUnknownWords(_ words: String) {
     #expect(FleetFilter(words: words) == nil)
