@@ -106,10 +106,18 @@ extension FleetSession {
     let now = Date()
     let reports = zip(loaded.members, rows).map { member, row -> FleetWatchReport in
       let verdict = Self.verdict(row)
-      // A broker that lost the desired document needs it published whatever the watch holds.
-      if !verdict.isFailure, !verdict.isRetrying, row.state != "no desired document", case .success(let document) = member.document,
-         let reported = site.reportedStates[member.watch.watchID] {
-        return planned(member, document: document, against: reported, now: now, agentOnline: row.agent?.online)
+      // Planned against the agent's reading where publishing is what would change the watch: not
+      // for a watch already published and waited for (pending), failed, retrying or unreachable.
+      let plannable: Bool = switch verdict {
+      case .noChanges, .publish, .changes: true
+      default: false
+      }
+      if plannable, case .success(let document) = member.document, let reported = site.reportedStates[member.watch.watchID] {
+        var planned = planned(member, document: document, against: reported, now: now, agentOnline: row.agent?.online,
+                              confirmedAt: row.lastSeen.flatMap(InternetTime.date))
+        // A broker that lost the desired document needs it published whatever the watch holds.
+        if row.state == "no desired document", planned.verdict == .noChanges { planned.verdict = verdict }
+        return planned
       }
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
     }
@@ -142,6 +150,9 @@ extension FleetSession {
     // changes not all made), as its agent last checked: publishing again converges it.
     let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
     return row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
+      // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
+      : row.state == "unreachable" ? .failed(row.note ?? "its agent cannot read the watch")
+      : row.state == "applying" ? .pending(row.note ?? "published; its agent is applying it")
       : published ? .pending(row.note ?? "published; its agent has not reported on it")
       : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
       : unapplied ? .publish(row.note ?? "its agent has not applied these manifests")
@@ -151,11 +162,12 @@ extension FleetSession {
   }
 
   /// The row of `member` planned against `reported` (its `document` through the planner, as a
-  /// direct plan's), `now` giving the reading's age; a manifest that does not fit the watch's
+  /// direct plan's), `now` giving the reading's age (from `confirmedAt`, the agent's last read,
+  /// when later); a manifest that does not fit the watch's
   /// platform fails the watch with its diagnostics, as a direct plan does.
   private func planned(_ member: FleetMember, document: ManifestDocument, against reported: ReportedState, now: Date,
-                       agentOnline: Bool?) -> FleetWatchReport {
-    let basis = FleetStateBasis(reported, now: now, agentOnline: agentOnline)
+                       agentOnline: Bool?, confirmedAt: Date?) -> FleetWatchReport {
+    let basis = FleetStateBasis(reported, now: now, agentOnline: agentOnline, confirmedAt: confirmedAt)
     var row: FleetWatchReport
     do {
       let plan = try reported.plan(document)

@@ -25,7 +25,14 @@ extension MonitorCommand {
     var server: StatusPageServer?
     if let board { server = try page.start(board: board, heading: session.fleetFile, context: context, write: output.write) }
     defer { server?.stop() }
-    let rolloutWatch = board.map { Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, members: session.loaded.members, on: $0) }
+    // The manifests as they are now (read again when a file changes), for the page over MQTT and the rollout's summary.
+    let manifests = FleetManifests(path: context.resolve(session.fleetFile), displayName: session.fleetFile,
+                                   registry: session.engine.registry, environment: session.engine.environment)
+    let revisions = FleetMonitor.ManifestRevisions(manifests)
+    let rolloutWatch = board.map {
+      Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, names: session.loaded.everyMember.map(\.name),
+                         manifests: manifests, revisions: revisions, on: $0)
+    }
     defer { rolloutWatch?.cancel() }
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
                                  context: context, emit: output.write)
@@ -42,10 +49,7 @@ extension MonitorCommand {
       do {
         // The page compares the agents' statuses with what the manifests give now (not the
         // desired documents: the monitor's broker user may not read them).
-        let manifests = FleetManifests(path: context.resolve(session.fleetFile), displayName: session.fleetFile,
-                                       registry: session.engine.registry, environment: session.engine.environment)
-        let revisions = FleetMonitor.ManifestRevisions(manifests)
-        let current: @Sendable (String) -> [String]? = { name in revisions.revisions(of: name) }
+        let current: @Sendable (String) -> Result<[String], FleetInputProblem> = { name in revisions.revisions(of: name) }
         follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
                                              delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
                                              emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
@@ -113,18 +117,20 @@ extension MonitorCommand {
 
   /// Reads the fleet's rollout record (kept by `apply --fleet` in its own process) every 2 s
   /// into the page's board, so a paused or aborted rollout shows on the page as `status --fleet`
-  /// prints it, its watches counted from what the monitors last read of them (`rolloutRows`);
-  /// a record that cannot be read says so.
-  static func followRollout(_ store: RolloutStore, fleetFile: String, members: [FleetMember], on board: StatusBoard) -> Task<Void, Never> {
-    let current = Dictionary(members.compactMap { member -> (String, [String])? in
-      guard case .success(let document) = member.document else { return nil }
-      return (member.name, DesiredDocument.revisions(manifest: document.manifest))
-    }, uniquingKeysWith: { first, _ in first })
-    return Task {
+  /// prints it, its watches counted from what the monitors last read of them (`rolloutRows`)
+  /// against the fleet's watches `names` as their manifests are now (`manifests`, `revisions`:
+  /// a monitor started before the manifests were edited and the rollout begun compares with
+  /// what the rollout published); a record that cannot be read says so.
+  static func followRollout(_ store: RolloutStore, fleetFile: String, names: [String], manifests: FleetManifests,
+                            revisions: FleetMonitor.ManifestRevisions, on board: StatusBoard) -> Task<Void, Never> {
+    Task {
       while !Task.isCancelled {
         do throws(SecureFileError) {
           board.rollout(try store.load().map { loaded in
             var record = loaded
+            let members = names.compactMap { name in (try? manifests.member(name)) ?? nil }
+            let current = Dictionary(names.compactMap { name in (try? revisions.revisions(of: name).get()).map { (name, $0) } },
+                                     uniquingKeysWith: { first, _ in first })
             record.observe(rolloutRows(board.snapshot().rows, current: current), members: members)
             return StatusBoard.Rollout(phase: record.phaseWord, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
                                 json: record.json)

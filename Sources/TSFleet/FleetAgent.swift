@@ -666,8 +666,11 @@ actor AgentWatch {
   // MARK: Drift
 
   private func checkDrift() async {
-    let (current, bytes) = document.map { ($0, payload) } ?? (kept?.document, kept?.payload ?? [])
-    guard let desired = current, status?.appliedRevision == desired.revision else { return }
+    // Checked against what the watch was last given: the document being handled when it is the
+    // applied one, else the one kept from the last apply — a later document that was refused or
+    // failed leaves the watch holding that one, and the wearer's changes must still be seen.
+    let candidates = [document.map { ($0, payload) }, kept.map { ($0.document, $0.payload) }].compactMap { $0 }
+    guard let applied = status?.appliedRevision, let (desired, bytes) = candidates.first(where: { $0.0.revision == applied }) else { return }
     do {
       let report = try await watch.drift(ManifestDocument(manifest: desired.manifest, bytes: bytes, path: nil))
       guard var next = status else { return }

@@ -60,20 +60,33 @@ public enum FleetMonitor {
 
   /// An agent's status in the words of `tsapply status --fleet` (`FleetStatus.rows`), for the
   /// board: `new revision` when the watch's manifests now give a revision (`current`, `nil`
-  /// when not known) the agent has not handled — edited and not published yet.
-  static func agentReport(_ status: WatchStatus, current: [String]?) -> AgentReport {
+  /// when not known) the agent has not handled — edited and not published yet; `invalid` when
+  /// they cannot be used. Drift and pending only where the status measured them against what
+  /// the watch holds (`nil`, unknown, otherwise: the page shows no number it does not know).
+  static func agentReport(_ status: WatchStatus, current: Result<[String], FleetInputProblem>?) -> AgentReport {
     var state = switch status.result {
     case .refused, .invalid, .failed: status.result.rawValue
     case .retrying: "retrying"
     case .applied, .noChanges: status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
     }
     var note = status.message
-    if let current, let newRevision = FleetStatus.newRevisionNote(status, current: current) {
-      state = "new revision"
-      note = newRevision + "; publish the manifests with 'tsapply apply --fleet'"
+    let measured = (status.result == .applied || status.result == .noChanges) && status.unreachable == nil
+    var pendingKnown = measured
+    switch current {
+    case .success(let revisions)?:
+      if let newRevision = FleetStatus.newRevisionNote(status, current: revisions) {
+        state = "new revision"
+        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (or continue the fleet's rollout)"
+        pendingKnown = false
+      }
+    case .failure(let problem)?:
+      state = "invalid"
+      note = problem.diagnostics.filter { $0.severity == .error }.prefix(3).map(\.description).joined(separator: "; ")
+      pendingKnown = false
+    case nil: break
     }
     let seen = status.lastSeen.flatMap(InternetTime.date)
-    return AgentReport(state: state, note: note, drift: status.drift, pending: status.pending,
+    return AgentReport(state: state, note: note, drift: measured ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                        appliedRevision: status.appliedRevision, lastSeen: seen)
   }
 
@@ -89,13 +102,17 @@ public enum FleetMonitor {
     /// The revisions of the watches of the fleet file `manifests` reads.
     public init(_ manifests: FleetManifests) { self.manifests = manifests }
 
-    /// The revisions watch `name`'s manifests give now; `nil` when they cannot be used.
-    public func revisions(of name: String) -> [String]? {
-      guard case .success(let document) = manifests.document(for: name) else { return nil }
-      if let found = lock.withLock({ kept[name] }), found.manifest == document.manifest { return found.revisions }
+    /// The revisions watch `name`'s manifests give now, or why they cannot be used.
+    public func revisions(of name: String) -> Result<[String], FleetInputProblem> {
+      let document: ManifestDocument
+      switch manifests.document(for: name) {
+      case .success(let found): document = found
+      case .failure(let problem): return .failure(problem)
+      }
+      if let found = lock.withLock({ kept[name] }), found.manifest == document.manifest { return .success(found.revisions) }
       let revisions = DesiredDocument.revisions(manifest: document.manifest)
       lock.withLock { kept[name] = (document.manifest, revisions) }
-      return revisions
+      return .success(revisions)
     }
   }
 
@@ -117,8 +134,9 @@ public enum FleetMonitor {
     private let observers: [any MonitorObserver]
     /// Member names by watch ID, for the observers.
     private let names: [String: String]
-    /// The revisions a watch's manifests give now, by member name (`nil`: not compared).
-    private let revisions: (@Sendable (String) -> [String]?)?
+    /// The revisions a watch's manifests give now, or why they cannot be used, by member name
+    /// (`nil`: not compared).
+    private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
     /// The last status of each watch, by watch ID, compared again as the manifests change.
     private var statuses: [String: WatchStatus] = [:]
     /// What each watch's last report to the observers said, by watch ID.
@@ -136,7 +154,7 @@ public enum FleetMonitor {
     public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
                 notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
-                names: [String: String] = [:], revisions: (@Sendable (String) -> [String]?)? = nil,
+                names: [String: String] = [:], revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
                 recheck: Duration = .seconds(10)) throws(MQTTError) {
       recheckInterval = recheck
       self.site = site

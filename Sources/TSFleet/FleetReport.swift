@@ -144,11 +144,14 @@ public struct FleetStateBasis: Sendable, Equatable {
   public var agentOnline: Bool?
 
   /// The reading `report` describes, `age` old (`now` minus its `read_at`; a time ahead of `now`,
-  /// a clock out of step, is 0 old), its agent online or not (`agentOnline`).
-  public init(_ report: ReportedState, now: Date, agentOnline: Bool? = nil) {
+  /// a clock out of step, is 0 old), its agent online or not (`agentOnline`). `confirmedAt`: a
+  /// later time the agent read the watch again (its status's `last_seen`): an agent publishes a
+  /// state only when it changed, so the same state still held then, and the reading is that recent.
+  public init(_ report: ReportedState, now: Date, agentOnline: Bool? = nil, confirmedAt: Date? = nil) {
     agent = report.agent
-    readAt = report.readAt
-    age = report.readTime.map { .seconds(max(0, Int64(now.timeIntervalSince($0)))) }
+    let read = [report.readTime, confirmedAt].compactMap { $0 }.max()
+    readAt = read.flatMap { time in confirmedAt == time && report.readTime != time ? InternetTime.text(time) : nil } ?? report.readAt
+    age = read.map { .seconds(max(0, Int64(now.timeIntervalSince($0)))) }
     self.agentOnline = agentOnline
   }
 

@@ -203,10 +203,11 @@ public enum FleetStatus {
       }
       if agent?.online == false, state == "in sync" { state = "offline" }
       // The agent cannot read the watch: it is not known to hold what the status last said.
-      if let reason = status.unreachable, ["in sync", "drift", "pending"].contains(state) {
-        state = "unreachable"
+      if let reason = status.unreachable, ["in sync", "drift", "pending", "new revision"].contains(state) {
         note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"): \(reason); "
           + "what it holds now is not known (drift and pending were read at \(status.lastSeen ?? "?"))"
+          + (state == "new revision" ? "; the manifests give a revision not published yet" : "")
+        state = "unreachable"
       }
       // The agent holds the watch to a revision the broker no longer has (a broker restarted
       // without persistence, a topic cleared): nothing says that revision is still what the
@@ -239,6 +240,12 @@ public enum FleetStatus {
   /// is shown as such. `status --fleet` and the status page over MQTT say the same.
   public static func newRevisionNote(_ status: WatchStatus, current: [String]) -> String? {
     guard let first = current.first, !current.contains(status.revision), status.result != .failed, status.result != .retrying else { return nil }
+    if let applied = status.appliedRevision, current.contains(applied) {
+      // A change refused (or invalid) and taken back in the manifests: the watch holds what they
+      // give, but the broker still holds the other revision.
+      return "the manifests give revision \(applied) again, which the agent applied; it last handled revision \(status.revision) "
+        + "(\(status.result.rawValue)), which the broker still holds"
+    }
     return "the manifests give revision \(first); the agent last "
       + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
   }

@@ -230,7 +230,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case "drift": open(.drift, name, event)
     case "in sync", "pending": close([.drift, .failed, .refused], name, event)
     // Manifests edited and not published: the agent's drift count still says what changed on the watch.
-    case "new revision": report.drift > 0 ? open(.drift, name, event) : close([.drift, .failed, .refused], name, event)
+    case "new revision": (report.drift ?? 0) > 0 ? open(.drift, name, event) : close([.drift, .failed, .refused], name, event)
     default: break
     }
     if report.state != "invalid" { close([.invalid], name, event) }

@@ -32,17 +32,17 @@ public struct AgentReport: Sendable, Equatable {
   public var state: String
   /// Why it was refused, is invalid, failed or is retried, in words (phone-like text masked by the agent).
   public var note: String?
-  /// Resources changed on the watch since the last apply, at the agent's last check.
-  public var drift: Int
-  /// Changes the applied manifest would still make.
-  public var pending: Int
+  /// Resources changed on the watch since the last apply, at the agent's last check (`nil`: not known).
+  public var drift: Int?
+  /// Changes the manifests would still make (`nil`: not known).
+  public var pending: Int?
   /// The revision last applied (or found matching); `nil` before any.
   public var appliedRevision: String?
   /// When the agent last read the watch.
   public var lastSeen: Date?
 
   /// A report.
-  public init(state: String, note: String? = nil, drift: Int, pending: Int, appliedRevision: String? = nil, lastSeen: Date? = nil) {
+  public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil) {
     self.state = state
     self.note = note
     self.drift = drift

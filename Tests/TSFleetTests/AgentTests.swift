@@ -475,6 +475,27 @@ import TSTestSupport
     #expect(row?.isFailure == true)
     #expect(row?.drift == nil)
     #expect(row?.note?.contains("agent station cannot read the watch since") == true, "\(row?.note ?? "")")
+    // A manifest edited meanwhile does not hide it: still unreachable, drift not known.
+    try site.manifest("room-1", contacts: ["A", "B"])
+    let edited = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(edited?.state == "unreachable" && edited?.drift == nil, "\(String(describing: edited))")
+    #expect(edited?.note?.contains("the manifests give a revision not published yet") == true, "\(edited?.note ?? "")")
+    await agent.stop()
+  }
+
+  /// A revision refused as unsafe leaves the watch holding the one applied before: the agent
+  /// keeps checking the watch against that one, so what the wearer changes is still reported.
+  @Test func afterARefusedRevisionTheWatchIsStillCheckedForDrift() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(100))
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["failed"], "removing two contacts is refused without allow_destroy")
+    #expect((await agent.status(of: "room-1"))?.result == .refused)
+    try await site.scheme.device("room-1").simulateContactAdd(Contact(name: "Cousin", phoneNum: "+15550144"))
+    for _ in 0..<200 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(50)) }
+    #expect((await agent.status(of: "room-1"))?.drift == 1, "the wearer's contact is drift from what the watch was last given")
     await agent.stop()
   }
 

@@ -58,11 +58,15 @@ import TSMQTT
     defer { broker.stop() }
     let settings = BrokerSettings(address: broker.address)
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
-    let manifests = Locked<[String]>(["aaaa", "aaab"])
+    let manifests = Locked<[String]?>(["aaaa", "aaab"])
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
                                              notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { _ in }, notice: { _ in }, observers: [board], names: ["room-1": "r1"],
-                                             revisions: { _ in manifests.value }, recheck: .milliseconds(100))
+                                             revisions: { _ in
+                                               manifests.value.map { .success($0) } ?? .failure(FleetInputProblem(
+                                                 diagnostics: [.error(at: nil, field: "contacts[0].phone", "\"abc\" is not a phone number")],
+                                                 subject: "residents/room-1.yaml"))
+                                             }, recheck: .milliseconds(100))
     try await follower.start(within: .seconds(120))
     defer { Task { await follower.stop(grace: .zero) } }
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
@@ -102,6 +106,11 @@ import TSMQTT
     #expect(await becomes("new revision") == "new revision")
     let reason = board.snapshot().rows.first?.reasons.first ?? ""
     #expect(reason.contains("not published yet") && reason.contains("the manifests give revision cccc; the agent last applied bbbc"), "\(reason)")
+    #expect(board.snapshot().rows.first?.pending == nil, "what publishing would change is not known")
+    // Manifests that cannot be used: invalid on the page, as in `status --fleet`.
+    manifests.update { $0 = nil }
+    #expect(await becomes("invalid") == "invalid")
+    #expect(board.snapshot().rows.first?.reasons.first?.contains("is not a phone number") == true)
     await publisher.close()
   }
 
