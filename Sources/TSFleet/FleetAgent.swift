@@ -766,7 +766,7 @@ actor AgentWatch {
   /// an address) with its phone-like runs masked, all but `spared` (the backup path of a failed
   /// apply, which restoring the watch needs whole).
   private func masked(_ text: String, sparing spared: String? = nil) -> String {
-    PhoneRedaction.redactPhoneLike(text, sparing: spared)
+    spared == nil ? PhoneRedaction.redactPhoneLikeKeepingRevisions(text) : PhoneRedaction.redactPhoneLike(text, sparing: spared)
   }
 
   /// Publishes an event; `message` is masked already (`masked`).

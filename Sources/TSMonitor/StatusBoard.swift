@@ -471,7 +471,7 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
-  private func shown(_ text: String) -> String { showSensitive ? text : PhoneRedaction.redactPhoneLike(text) }
+  private func shown(_ text: String) -> String { showSensitive ? text : PhoneRedaction.redactPhoneLikeKeepingRevisions(text) }
 
   private func apply(_ event: MonitorEvent, to watch: inout WatchState) -> Bool {
     let reason = event.fields["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }

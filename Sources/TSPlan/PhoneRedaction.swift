@@ -233,6 +233,21 @@ public enum PhoneRedaction {
     isASCII(text) ? redactPhoneLike(units: Array(text.utf8)) : redactPhoneLike(units: Array(text))
   }
 
+  /// `redactPhoneLike(_:)` for text that names revisions (`5f0c3a1d9e2b7c44`: 16 lowercase hex
+  /// digits, at least one a letter, standing alone): those are left whole — their digit runs
+  /// (`8cbd1234567890ab`) looked like phone numbers and were masked, so the revision a page or a
+  /// log named matched none. A token without a letter is masked as any other digits.
+  public static func redactPhoneLikeKeepingRevisions(_ text: String) -> String {
+    var result = "", rest = Substring(text)
+    while let range = rest.range(of: #"(?<![0-9A-Za-z])[0-9a-f]{16}(?![0-9A-Za-z])"#, options: .regularExpression) {
+      let token = rest[range]
+      let keep = token.contains { $0.isLetter }
+      result += redactPhoneLike(String(rest[..<range.lowerBound])) + (keep ? String(token) : redactPhoneLike(String(token)))
+      rest = rest[range.upperBound...]
+    }
+    return result + redactPhoneLike(String(rest))
+  }
+
   /// `redactPhoneLike(_:)`, leaving every occurrence of `spared` as it is: a path tsapply made
   /// itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), whose timestamp
   /// is a run of digits but holds nothing of the wearer's, and which the reader needs whole to

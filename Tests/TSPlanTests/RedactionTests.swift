@@ -8,6 +8,18 @@ import TSModel
   /// the same result. A trailing "é" (a letter, which ends every run) sends the same text down
   /// the character path; 2,000 seeded random texts of digits, formatting, letters, quotes, line
   /// breaks ("\r\n" is one character but two bytes) and colons.
+  /// Revisions named in a page's or a log's text stay whole (their digit runs are not phone
+  /// numbers); a phone beside one, and a 16-digit token without a letter, are still masked.
+  @Test(arguments: [
+    ("the agent last applied 8cbd1234567890ab", "the agent last applied 8cbd1234567890ab"),
+    ("revision 0036fefad91af812 for +1 555 0100", "revision 0036fefad91af812 for +* *** **00"),
+    ("token 5550100123456789 here", "token **************89 here"),
+    ("x8cbd1234567890ab is part of a word", "x8cbd********90ab is part of a word"),
+  ])
+  func revisionsStayWhole(_ text: String, _ expected: String) {
+    #expect(PhoneRedaction.redactPhoneLikeKeepingRevisions(text) == expected)
+  }
+
   @Test func asciiTextIsMaskedAsItsCharactersAre() {
     let alphabet = Array("0123456789 +-().,/_:\t\r\n\"'abXY*")
     var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
