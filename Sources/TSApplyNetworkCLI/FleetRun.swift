@@ -222,20 +222,23 @@ struct FleetSession: Sendable {
     let retrying = report.watches.filter(\.verdict.isRetrying).map(\.name)
     let unknown = report.watches.filter(\.verdict.isUnknown).map(\.name)
     if report.hasFailures || !retrying.isEmpty || !unknown.isEmpty {
-      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, unknown: unknown, of: report.watches.count)
+      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, unknown: unknown, of: report.watches.count,
+                        waited: report.operation == "apply")
     }
     return changed ? .changesPresent : .success
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, or their
-  /// agents were still `retrying` them when the wait ended: `2 of 3 watches failed: room-14,
+  /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
+  /// or what they hold is not known (`unknown`): `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches still retrying when the wait ended: room-12 (…)`.
-  static func failed(_ names: [String], retrying: [String] = [], unknown: [String] = [], of total: Int) -> CommandFailure {
+  static func failed(_ names: [String], retrying: [String] = [], unknown: [String] = [], of total: Int, waited: Bool = true) -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !retrying.isEmpty {
-      parts.append((parts.isEmpty ? "" : "\(retrying.count) ") + "still retrying when the wait ended: " + retrying.joined(separator: ", ")
-        + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
+      // Only an apply waited; `plan` and `drift` read the agents' statuses as they are.
+      parts.append((parts.isEmpty ? "" : "\(retrying.count) ") + (waited ? "still retrying when the wait ended: " : "being retried by their agents: ")
+        + retrying.joined(separator: ", ") + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
     }
     if !unknown.isEmpty {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
