@@ -450,11 +450,10 @@ public final class Monitor: @unchecked Sendable {
 
   /// What the loop remembers between checks.
   struct Tracking {
-    /// The drift reported last: its changes (compared as values: this is memory of one run, so
-    /// no digest of their JSON is needed) and its event id.
-    var reported: (drift: [ResourceChange], id: String)?
-    /// The last heal attempt: for which drift and manifest (its digest), and whether to try again.
-    var lastHeal: (drift: [ResourceChange], manifest: String, retry: Bool)?
+    /// The drift reported last: its signature (digest of its changes) and event id.
+    var reported: (signature: String, id: String)?
+    /// The last heal attempt: for which drift and manifest, and whether to try again.
+    var lastHeal: (key: String, retry: Bool)?
     /// Whether a heal was applied since the drift was reported (so its end is the heal's doing).
     var healed = false
     /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
@@ -518,19 +517,22 @@ public final class Monitor: @unchecked Sendable {
       tracking.suspendedFor = nil
       return .clean
     }
+    let changes = JSONPlanRenderer.changes(report.drift, redact: false)
+    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
     let manifestDigest = SHA256Digest.hex(of: bytes)
-    let isNew = report.drift != tracking.reported?.drift
+    let isNew = signature != tracking.reported?.signature
     if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
     var outcome = HealOutcome.off
     if settings.reconcile {
+      let key = signature + manifestDigest
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
-      } else if let last = tracking.lastHeal, last.drift == report.drift, last.manifest == manifestDigest, !last.retry {
-        outcome = .unchanged
-      } else {
+      } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
         outcome = await heal(watch, document, &tracking)
-        tracking.lastHeal = (report.drift, manifestDigest, outcome.retryable)
+        tracking.lastHeal = (key, outcome.retryable)
         if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
+      } else {
+        outcome = .unchanged
       }
     }
     let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
@@ -539,7 +541,7 @@ public final class Monitor: @unchecked Sendable {
       let event = driftEvent(report, outcome: outcome, watch: watch, mask: shown)
       emitEvent(event)
       driftID = event.id
-      tracking.reported = (report.drift, event.id)
+      tracking.reported = (signature, event.id)
       tracking.healed = false
     } else {
       driftID = tracking.reported?.id ?? ""
