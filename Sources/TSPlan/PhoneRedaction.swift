@@ -81,6 +81,9 @@ public enum PhoneRedaction {
     /// `literals` as bytes when every one is ASCII and its masked form as long as it, so ASCII
     /// text can be masked in place (`redact(_:)`); `nil` otherwise.
     private let asciiLiterals: [(written: [UInt8], masked: [UInt8])]?
+    /// With `asciiLiterals`, each literal's masked form by the literal: a text that is one
+    /// literal whole (a contact's name in a plan or a drift event) is masked by one look-up.
+    private let wholeLiterals: [String: String]
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
@@ -97,6 +100,7 @@ public enum PhoneRedaction {
       asciiLiterals = literals.allSatisfy {
         PhoneRedaction.isASCII($0.written) && PhoneRedaction.isASCII($0.masked) && $0.written.utf8.count == $0.masked.utf8.count
       } ? literals.map { (Array($0.written.utf8), Array($0.masked.utf8)) } : nil
+      wholeLiterals = asciiLiterals == nil ? [:] : Dictionary(literals.map { ($0.written, $0.masked) }) { first, _ in first }
     }
 
     /// The phones of `phones` whose digits `runs` does not mask whole (more than the last two
@@ -136,7 +140,14 @@ public enum PhoneRedaction {
       // one array of bytes, each literal replaced where it stands: the same matches as
       // `replacingOccurrences(of:with:)` one literal after another, without a copy of the text
       // for each of them (a fleet's names make dozens of literals).
-      if let asciiLiterals, PhoneRedaction.isASCII(text), !text.utf8.contains(0x0D) {
+      let ascii = PhoneRedaction.isASCII(text)
+      // Every literal and every run masked holds five digits or more (a literal that is not
+      // ASCII cannot stand in ASCII text).
+      if ascii && !PhoneRedaction.holdsDigits(text, atLeast: PhoneCandidates.minimumDigits) { return text }
+      if let asciiLiterals, ascii, !text.utf8.contains(0x0D) {
+        // The text is the literal: no longer literal fits, it is replaced whole, and its masked
+        // form keeps two digits, too few for any other literal or run to match.
+        if let masked = wholeLiterals[text] { return masked }
         var units = Array(text.utf8)
         for literal in asciiLiterals { PhoneRedaction.replace(literal.written, with: literal.masked, in: &units) }
         return redact(units: units)
