@@ -538,7 +538,7 @@ public final class Monitor: @unchecked Sendable {
     let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     let driftID: String
     if isNew {
-      let event = driftEvent(report, outcome: outcome, watch: watch, mask: shown)
+      let event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown)
       emitEvent(event)
       driftID = event.id
       tracking.reported = (signature, event.id)
@@ -677,12 +677,14 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  /// The drift event for `report`; `mask` hides the numbers of its addresses and findings
-  /// unless `--show-sensitive` was given.
-  private func driftEvent(_ report: DriftReport, outcome: HealOutcome, watch: Watch, mask: PhoneRedaction.Mask) -> MonitorEvent {
+  /// The drift event for `report`, whose drift `changes` renders (`JSONPlanRenderer.changes`,
+  /// unmasked); `mask` hides the numbers of its addresses and findings, and the changes are
+  /// masked, unless `--show-sensitive` was given.
+  private func driftEvent(_ report: DriftReport, changes: JSONValue, outcome: HealOutcome, watch: Watch,
+                          mask: PhoneRedaction.Mask) -> MonitorEvent {
     let addresses = report.drift.map { mask.text($0.address.rawValue) }
     var fields: [String: JSONValue] = [
-      "changes": JSONPlanRenderer.changes(report.drift, redact: !settings.showSensitive),
+      "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: report.drift),
       "addresses": .array(addresses.map(JSONValue.string)),
       "reconcile": .string(outcome.word),
       "pending": .integer(report.pending.resourceChanges.count),

@@ -6,7 +6,14 @@ extension JSONPlanRenderer {
   /// numbers of the changes (`PhoneRedaction.numbers(in:)`) masked in their free text.
   public static func changes(_ changes: [ResourceChange], redact: Bool) -> JSONValue {
     let array = JSONValue.array(changes.map(resourceChange))
-    return redact ? array.redactingPhones(known: PhoneRedaction.KnownPhones(PhoneRedaction.numbers(in: changes))) : array
+    return redact ? masked(array, of: changes) : array
+  }
+
+  /// `rendered` — what `changes(changes, redact: false)` gave — as `changes(changes, redact:
+  /// true)` gives it, for a caller that needs both without rendering the changes twice (a
+  /// monitor digests a drift's changes as they are and shows them masked).
+  public static func masked(_ rendered: JSONValue, of changes: [ResourceChange]) -> JSONValue {
+    rendered.redactingPhones(known: PhoneRedaction.KnownPhones(PhoneRedaction.numbers(in: changes)))
   }
 
   /// `findings` in the plan's `safety_findings` shape: `{kind, message, unsafe}` each; each

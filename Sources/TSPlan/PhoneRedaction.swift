@@ -8,6 +8,18 @@ public enum PhoneRedaction {
   /// A number of two digits or fewer is masked whole (`12` → `**`), so no complete number is
   /// ever shown. Characters other than digits are kept as they are.
   public static func redact(_ phone: String) -> String {
+    if isASCII(phone) {
+      // Byte by byte: in ASCII each character is one byte ("\r\n", the exception, holds no digit).
+      var bytes = Array(phone.utf8)
+      let digitCount = bytes.reduce(0) { $0 + ($1.isPhoneDigit ? 1 : 0) }
+      let keep = digitCount > 2 ? 2 : 0
+      var seen = 0
+      for index in bytes.indices where bytes[index].isPhoneDigit {
+        seen += 1
+        if seen <= digitCount - keep { bytes[index] = UInt8.mask }
+      }
+      return String(decoding: bytes, as: UTF8.self)
+    }
     let digitCount = phone.filter(\.isPhoneDigit).count
     let keep = digitCount > 2 ? 2 : 0
     var seen = 0
@@ -69,6 +81,9 @@ public enum PhoneRedaction {
     /// `literals` as bytes when every one is ASCII and its masked form as long as it, so ASCII
     /// text can be masked in place (`redact(_:)`); `nil` otherwise.
     private let asciiLiterals: [(written: [UInt8], masked: [UInt8])]?
+    /// With `asciiLiterals`, each literal's masked form by the literal: a text that is one
+    /// literal whole (a contact's name in a plan or a drift event) is masked by one look-up.
+    private let wholeLiterals: [String: String]
 
     /// The phones `phones` (as written: `"+49/176/9876/5432"`, or as stored).
     public init(_ phones: some Sequence<String>) {
@@ -85,6 +100,7 @@ public enum PhoneRedaction {
       asciiLiterals = literals.allSatisfy {
         PhoneRedaction.isASCII($0.written) && PhoneRedaction.isASCII($0.masked) && $0.written.utf8.count == $0.masked.utf8.count
       } ? literals.map { (Array($0.written.utf8), Array($0.masked.utf8)) } : nil
+      wholeLiterals = asciiLiterals == nil ? [:] : Dictionary(literals.map { ($0.written, $0.masked) }) { first, _ in first }
     }
 
     /// The phones of `phones` whose digits `runs` does not mask whole (more than the last two
@@ -92,12 +108,22 @@ public enum PhoneRedaction {
     private static func literals(of phones: Set<String>, missedBy runs: KnownPhones) -> [(written: String, masked: String)] {
       var literals: [(written: String, masked: String)] = []
       for phone in phones where PhoneRedaction.holdsDigits(phone, atLeast: 5) {
+        // A phone of digits alone (after an optional `+`), as the watch stores them, is one run
+        // that its own digits mask whole: no literal. Decided from its bytes, without masking it.
+        if isDigitsOnly(phone) { continue }
         guard PhoneRedaction.holdsDigits(PhoneRedaction.redactPhoneLike(runs.redact(phone)), atLeast: 3) else { continue }
         literals.append((phone, PhoneRedaction.redact(phone)))
         let escaped = ControlCharacters.escaped(phone)
         if escaped != phone { literals.append((escaped, ControlCharacters.escaped(PhoneRedaction.redact(phone)))) }
       }
       return literals.sorted { $0.written.count > $1.written.count }
+    }
+
+    /// Whether `phone` is ASCII digits, after an optional leading `+`.
+    private static func isDigitsOnly(_ phone: String) -> Bool {
+      let bytes = phone.utf8
+      let digits = bytes.first == UInt8(ascii: "+") ? bytes.dropFirst() : bytes[...]
+      return !digits.isEmpty && digits.allSatisfy(\.isPhoneDigit)
     }
 
     /// `text` with the digits of each phone masked wherever they appear in order, whatever
@@ -114,7 +140,14 @@ public enum PhoneRedaction {
       // one array of bytes, each literal replaced where it stands: the same matches as
       // `replacingOccurrences(of:with:)` one literal after another, without a copy of the text
       // for each of them (a fleet's names make dozens of literals).
-      if let asciiLiterals, PhoneRedaction.isASCII(text), !text.utf8.contains(0x0D) {
+      let ascii = PhoneRedaction.isASCII(text)
+      // Every literal and every run masked holds five digits or more (a literal that is not
+      // ASCII cannot stand in ASCII text).
+      if ascii && !PhoneRedaction.holdsDigits(text, atLeast: PhoneCandidates.minimumDigits) { return text }
+      if let asciiLiterals, ascii, !text.utf8.contains(0x0D) {
+        // The text is the literal: no longer literal fits, it is replaced whole, and its masked
+        // form keeps two digits, too few for any other literal or run to match.
+        if let masked = wholeLiterals[text] { return masked }
         var units = Array(text.utf8)
         for literal in asciiLiterals { PhoneRedaction.replace(literal.written, with: literal.masked, in: &units) }
         return redact(units: units)
@@ -345,43 +378,77 @@ public enum PhoneRedaction {
   public struct Mask: Sendable {
     /// Whether anything is masked (`--redact`, or a monitor without `--show-sensitive`).
     public let isOn: Bool
-    private let numbers: Set<String>
-    private let known: KnownPhones
+    /// The numbers known, found and prepared when a text first needs them.
+    private let known: Known
 
     /// A mask that masks nothing.
     public static let off = Mask(redact: false)
 
     /// A mask for `--redact` when `redact` is true, knowing `numbers` (as written or as stored).
     public init(redact: Bool, numbers: some Sequence<String> = [String]()) {
-      isOn = redact
-      self.numbers = redact ? Set(numbers) : []
-      known = KnownPhones(self.numbers)
+      let numbers = redact ? Set(numbers) : []
+      self.init(redact: redact, known: Known { numbers })
     }
 
     /// A mask knowing the numbers a manifest's source holds (`PhoneCandidates.find(in:)`).
     public init(redact: Bool, manifest source: [UInt8]?) {
-      self.init(redact: redact, numbers: redact ? source.map(PhoneCandidates.find(in:)) ?? [] : [])
+      self.init(redact: redact, known: Known { source.map(PhoneCandidates.find(in:)) ?? [] })
     }
 
     /// A mask knowing the numbers of a manifest's source and of `changes`: what
     /// `init(redact:manifest:)` then `adding(changes)` give, with the known numbers prepared once.
     public init(redact: Bool, manifest source: [UInt8]?, changes: [ResourceChange]) {
-      guard redact else {
-        self.init(redact: false)
-        return
-      }
-      let found = source.map(PhoneCandidates.find(in:)) ?? []
-      self.init(redact: true, numbers: Set(found).union(PhoneRedaction.numbers(in: changes)))
+      self.init(redact: redact, known: Known {
+        Set(source.map(PhoneCandidates.find(in:)) ?? []).union(PhoneRedaction.numbers(in: changes))
+      })
+    }
+
+    private init(redact: Bool, known: Known) {
+      isOn = redact
+      self.known = redact ? known : Known { [] }
     }
 
     /// This mask also knowing the numbers of `plan` (`numbers(in:)`).
     public func adding(_ plan: Plan) -> Mask {
-      isOn ? Mask(redact: true, numbers: numbers.union(PhoneRedaction.numbers(in: plan))) : self
+      isOn ? Mask(redact: true, known: Known { [known] in known.numbers.union(PhoneRedaction.numbers(in: plan)) }) : self
     }
 
     /// This mask also knowing the numbers of `changes` (`numbers(in:)`).
     public func adding(_ changes: [ResourceChange]) -> Mask {
-      isOn ? Mask(redact: true, numbers: numbers.union(PhoneRedaction.numbers(in: changes))) : self
+      isOn ? Mask(redact: true, known: Known { [known] in known.numbers.union(PhoneRedaction.numbers(in: changes)) }) : self
+    }
+
+    /// A mask's numbers and their `KnownPhones`, made when a text first needs them: finding a
+    /// manifest's candidates and preparing the phones costs more than masking, and most texts
+    /// a monitor or a fleet masks (`contacts`, `reminder.drinking`) hold no number. Thread-safe.
+    private final class Known: @unchecked Sendable {
+      private let lock = NSLock()
+      private var find: (@Sendable () -> Set<String>)?
+      private var found: (numbers: Set<String>, phones: KnownPhones)?
+
+      init(_ find: @escaping @Sendable () -> Set<String>) { self.find = find }
+
+      private var prepared: (numbers: Set<String>, phones: KnownPhones) {
+        lock.withLock {
+          if let found { return found }
+          let numbers = find?() ?? []
+          let made = (numbers, KnownPhones(numbers))
+          found = made
+          find = nil
+          return made
+        }
+      }
+
+      /// Every number known.
+      var numbers: Set<String> { prepared.numbers }
+
+      /// `text` with the known numbers masked (`KnownPhones.redact`). ASCII text with fewer
+      /// digits than a known phone has (`PhoneCandidates.minimumDigits`) holds none of them,
+      /// and is given back without the numbers being found.
+      func redact(_ text: String) -> String {
+        if PhoneRedaction.isASCII(text) && !PhoneRedaction.holdsDigits(text, atLeast: PhoneCandidates.minimumDigits) { return text }
+        return prepared.phones.redact(text)
+      }
     }
 
     /// Free text from the manifest or the watch (a name, an address, a finding that lists

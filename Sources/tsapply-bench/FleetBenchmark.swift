@@ -27,7 +27,9 @@ import TSPlan
 ///   `.build/release/tsapply`) over N `sim:` watches set up as for `fleet-plan` (each drifted by
 ///   one contact added on the watch): CPU (user + system, from /proc) until it is ready — every
 ///   watch reported `online` and its first check reported (the drift) — then CPU and RSS over
-///   SECONDS idle (default 20), as a share of one core.
+///   SECONDS idle (default 20), as a share of one core; then the same start again over the same
+///   state folder (a restart: each watch's monitor lock and record of the last event handled
+///   exist, so no file is created).
 /// - `fleet-agents [N] [OFFLINE%]`: one local Mosquitto and N agents in this process, each with
 ///   its own session and one in-memory watch; N new revisions published; time until every
 ///   status reports its revision, messages per watch per change, broker and process CPU. With
@@ -324,14 +326,20 @@ enum FleetBenchmark {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try fleet(count, in: directory) { String(format: "sim:watches/room-%04d.json", $0) }
     try seedProcess(directory)
-    let start = DispatchTime.now().uptimeNanoseconds
-    let (process, reader) = try startReadyMonitor(binary: binary, in: directory, count: count)
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    /// Starts the monitor and returns it once ready, with its CPU (user, system) and wall seconds and RSS then.
+    func startReady() throws -> (Process, FileHandle, user: Double, system: Double, wall: Double, rss: Int) {
+      let start = DispatchTime.now().uptimeNanoseconds
+      let (process, reader) = try startReadyMonitor(binary: binary, in: directory, count: count)
+      let (user, system) = try MonitorBenchmark.cpuTicksSplit(process.processIdentifier)
+      return (process, reader, Double(user) / ticks, Double(system) / ticks,
+              Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, try MonitorBenchmark.residentKiB(process.processIdentifier))
+    }
+    let first = try startReady()
+    let process = first.0, reader = first.1
     defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
     let pid = process.processIdentifier
-    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-    let ready = Double(try MonitorBenchmark.cpuTicks(pid)) / ticks
-    let readyWall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let readyRSS = try MonitorBenchmark.residentKiB(pid)
+    let ready = first.user + first.system
     // Drain what it prints meanwhile (nothing, when idle) so it never blocks on the pipe.
     let drained = Task.detached { while !reader.availableData.isEmpty {} }
     try await Task.sleep(for: .seconds(seconds))
@@ -340,10 +348,20 @@ enum FleetBenchmark {
     process.terminate()
     process.waitUntilExit()
     drained.cancel()
-    print(String(format: "monitor --fleet, %d sim: watches: ready (every watch online, its drift reported) after %.2fs CPU, %.2fs wall, RSS %d KiB",
-                 count, ready, readyWall, readyRSS))
+    print(String(format: "monitor --fleet, %d sim: watches: ready (every watch online, its drift reported) after %.2fs CPU (user %.2fs, system %.2fs), %.2fs wall, RSS %d KiB",
+                 count, ready, first.user, first.system, first.wall, first.rss))
     print(String(format: "  idle %ds: %.2fs CPU = %.2f%% of one core (%.2f%% per 1,000 watches), RSS %d KiB", seconds, idle,
                  idle / Double(seconds) * 100, idle / Double(seconds) * 100 * 1000 / Double(count), idleRSS))
+    // Started again over the same state folder: each watch's monitor files (its lock, the last
+    // event handled) exist now, so none is created.
+    let again = try startReady()
+    defer { if again.0.isRunning { again.0.terminate(); again.0.waitUntilExit() } }
+    let drainedAgain = Task.detached { while !again.1.availableData.isEmpty {} }
+    again.0.terminate()
+    again.0.waitUntilExit()
+    drainedAgain.cancel()
+    print(String(format: "  restarted: ready after %.2fs CPU (user %.2fs, system %.2fs), %.2fs wall, RSS %d KiB",
+                 again.user + again.system, again.user, again.system, again.wall, again.rss))
     return 0
   }
 

@@ -205,13 +205,19 @@ enum MonitorBenchmark {
 
   /// utime + stime of `pid`, in clock ticks (/proc/PID/stat fields 14 and 15).
   static func cpuTicks(_ pid: Int32) throws -> Int {
+    let (user, system) = try cpuTicksSplit(pid)
+    return user + system
+  }
+
+  /// utime and stime of `pid`, in clock ticks (/proc/PID/stat fields 14 and 15).
+  static func cpuTicksSplit(_ pid: Int32) throws -> (user: Int, system: Int) {
     let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
     guard let close = stat.lastIndex(of: ")") else { throw BenchmarkFailure("unreadable /proc/\(pid)/stat") }
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else {
       throw BenchmarkFailure("unreadable /proc/\(pid)/stat")
     }
-    return user + system
+    return (user, system)
   }
 
   /// VmRSS of `pid` in KiB.

@@ -220,4 +220,50 @@ extension RedactionTests {
     #expect(mask.message("sent 49:176:9876:5432 to the watch") == "sent **:***:****:**32 to the watch")
     #expect(PhoneRedaction.Mask.off.text("5551234567") == "5551234567")
   }
+
+  /// A mask finds and prepares its numbers only when a text could hold one (ASCII text with five
+  /// digits or more, or text that is not ASCII), and masks every text as the numbers prepared at
+  /// once do: 2,000 seeded random texts, ASCII and not, against `KnownPhones` made eagerly from
+  /// the same manifest's candidates; and ASCII text (a name that is a literal whole among them)
+  /// and a phone are masked byte by byte as by their characters.
+  @Test func aMaskPreparedWhenFirstNeededMasksAsOnePreparedAtOnce() {
+    let source = Array(#"""
+      contacts:
+        - {name: "Contact 12 of 345", phone: "+1 555 000-0001"}
+        - {name: Ann, phone: "+49/176/9876/5432"}
+        - {name: Bo, phone: "+15550100"}
+      """#.utf8)
+    let eager = PhoneRedaction.KnownPhones(PhoneCandidates.find(in: source))
+    let alphabet = Array("0123456789 +-/:\r\nabCo\"é１٣")
+    var seed: UInt64 = 0x2545_F491_4F6C_DD1D
+    func next(_ bound: Int) -> Int {
+      seed = seed &* 6364136223846793005 &+ 1442695040888963407
+      return Int((seed >> 33) % UInt64(bound))
+    }
+    var masked = 0
+    for _ in 0..<2000 {
+      let mask = PhoneRedaction.Mask(redact: true, manifest: source)
+      let planted = ["Contact 12 of 345", "555 000-0001", "49:176:9876:5432", "+15550100", "12 of 34"][next(5)]
+      func random() -> String { String((0..<next(12)).map { _ in alphabet[next(next(2) == 0 ? 10 : alphabet.count)] }) }
+      let text: String = random() + (next(2) == 0 ? planted : "") + random()
+      #expect(mask.text(text) == PhoneRedaction.redactPhoneLike(eager.redact(text)), "\(text.debugDescription)")
+      #expect(mask.message(text) == eager.redact(text), "\(text.debugDescription)")
+      #expect(PhoneRedaction.redact(text + "é") == PhoneRedaction.redact(text) + "é", "\(text.debugDescription)")
+      #expect(eager.redact(text + "é") == eager.redact(text) + "é", "\(text.debugDescription)")
+      #expect(eager.redact(planted + "é") == eager.redact(planted) + "é", "\(planted)")
+      if mask.text(text) != PhoneRedaction.redactPhoneLike(text) { masked += 1 }
+    }
+    #expect(masked > 100, "the texts hold known numbers that only the prepared numbers mask: \(masked)")
+  }
+
+  /// A phone of digits alone is masked by its own digits to its last two, whatever other known
+  /// phones it contains or is part of (so `KnownPhones` needs no literal for it).
+  @Test func aPhoneOfDigitsAloneIsMaskedByItsDigits() {
+    let phones = ["+15550100", "5550100", "15550100999", "+4917698765432", "55501"]
+    let known = PhoneRedaction.KnownPhones(phones)
+    for phone in phones {
+      #expect(known.redact(phone) == PhoneRedaction.redact(phone), "\(phone)")
+      #expect(known.redact("call \(phone) now") == "call \(PhoneRedaction.redact(phone)) now", "\(phone)")
+    }
+  }
 }
