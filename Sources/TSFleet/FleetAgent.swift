@@ -199,7 +199,16 @@ public final class FleetAgent: @unchecked Sendable {
       outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
       // A broker that kept no session may have lost its retained messages too (restarted
       // without persistence): the next read publishes the watches' states again.
-      if !sessionPresent { for worker in workers.values { Task { await worker.forgetReportedState() } } }
+      // It reads each watch now rather than at its next drift check, so `plan --fleet` has a
+      // reading to plan against.
+      if !sessionPresent {
+        for worker in workers.values {
+          Task {
+            await worker.forgetReportedState()
+            await worker.requestDriftCheck()
+          }
+        }
+      }
       let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
