@@ -223,7 +223,9 @@ public enum FleetStatus {
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.
       // With a new revision not published, what changed on the watch since the last apply is
       // still known (the agent checks against what it applied); what is pending is not.
-      let measured = ["in sync", "drift", "pending", "offline", "no desired document"].contains(state)
+      // Its agent offline, what the watch holds now is not known either (`drift --fleet` says
+      // `not known`); Last seen says when it was last read.
+      let measured = ["in sync", "drift", "pending", "no desired document"].contains(state)
       let driftKnown = measured || (state == "new revision" && (status.result == .applied || status.result == .noChanges))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
