@@ -70,7 +70,8 @@ public final class FleetBrokerView: @unchecked Sendable {
         let (statuses, agents) = (self.statuses.count, self.agents.count)
         throw .timedOut("waiting for the end of the broker's retained statuses: the view of site \(site) is incomplete "
           + "(\(statuses) status\(statuses == 1 ? "" : "es") and \(agents) agent\(agents == 1 ? "" : "s") received in \(Int((now - start).seconds))s); "
-          + "nothing was concluded from it")
+          + "nothing was concluded from it. The view ends when its own marker on \(syncTopic) comes back: a broker whose ACL does not "
+          + "let this user write and read \(FleetTopics.root)/\(site)/sync/# never returns it (docs/fleet.md \"Security\")")
       }
       if now >= nextMarker {
         try? await client.publish(syncTopic, payload: Array("sync".utf8), qos: 0)
