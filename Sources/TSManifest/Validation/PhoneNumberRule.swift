@@ -45,11 +45,26 @@ enum PhoneNumberRule {
       return nil
     }
     let cleaned = removingFormatting(phone.value)
-    if let problem = yamlProblem ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value) {
+    if let problem = yamlProblem ?? problem(in: cleaned, original: phone.value) ?? separatorProblem(phone.value)
+      ?? trunkPrefixProblem(phone.value) {
       diagnostics.append(.error(at: phone.position, field: field(), problem))
       return nil
     }
     return Located(cleaned, at: phone.position)
+  }
+
+  /// An international number with a `(0)` after its country code (`+44 (0)7700 900456`): the 0
+  /// is the trunk prefix dialled only inside the country, so removing the parentheses as
+  /// formatting would store a different number (`+4407700900456`), one that does not connect.
+  /// Refused with the spelling to write; tsapply never drops the 0 itself.
+  static func trunkPrefixProblem(_ text: String) -> String? {
+    guard text.hasPrefix("+"), let range = text.range(of: "(0)") else { return nil }
+    var meant = text
+    meant.removeSubrange(range)
+    meant = meant.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    return "\"\(text)\" has \"(0)\", the prefix dialled only inside the country: kept, it makes another number "
+      + "(\(removingFormatting(text))); write \"\(meant)\" (the international number without the 0), or the number without the country code "
+      + "and with the 0 (tsapply never changes a number itself)"
   }
 
   /// `text` without the `formatting` characters; ASCII text is filtered by bytes straight into
