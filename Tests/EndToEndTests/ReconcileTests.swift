@@ -287,6 +287,26 @@ import TSTestSupport
   }
 }
 
+extension ReconcileTests {
+  /// The answer to the apply's last write lost, the write landed: nothing failed and nothing is
+  /// left, so the advice is not "run again to finish" but that every change reached the watch;
+  /// and the watch indeed matches.
+  @Test func aLostAnswerToTheLastWriteThatLandedSaysEveryChangeReachedTheWatch() throws {
+    let dir = try Self.workspace()
+    try "contacts:\n  - {name: Anna, phone: \"+447700900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Bob, phone: \"+447700900777\"}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-set", "Tom", "+447700900111"], in: dir).status == 0)
+    // The calls: read the watch (3), back it up, read emergency before writing (4), write it (5).
+    let failed = try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "lands-then-fails@5"])
+    #expect(failed.status == 1)
+    #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(failed.stderr)")
+    #expect(failed.stderr.contains("Every change reached the watch (the answer to the last write was lost"), "\(failed.stderr)")
+    #expect(!failed.stderr.contains("again to finish"), "\(failed.stderr)")
+    #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
+  }
+}
+
 /// Ctrl-C during an apply stops between steps and reports exactly what was applied.
 @Suite struct InterruptTests {
   @Test func firstInterruptStopsCleanlyWithASummary() throws {

@@ -342,6 +342,13 @@ package struct ApplyRun {
       text += (unknown ? "  unknown:      " : "  failed:       ") + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
       let undo = "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
+      if case .outcomeUnknown(_, .applied) = failure.cause, failure.failed.isEmpty, failure.notApplied.isEmpty {
+        // The lost answer was the last write's and it landed: nothing is left to finish, only the
+        // verification of the whole watch was not made.
+        text += "Every change reached the watch (the answer to the last write was lost, and reading its list back shows it); "
+          + "'\(planAgain)' checks the whole watch (no changes expected). To undo: " + undo
+        return text
+      }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
         let replan = watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
