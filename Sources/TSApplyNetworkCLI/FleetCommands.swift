@@ -190,7 +190,7 @@ extension FleetSession {
                                       fingerprints: fingerprints)
         let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact,
                                           fingerprints: fingerprints)
-        let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.pending.resourceChanges.count, hasRecord: found.hasRecord)
+        let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.unapplied.count, hasRecord: found.hasRecord)
         return (text, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
                                        elapsed: result.elapsed, details: ["drift": .object(object)]))
       case .failure(let failure):

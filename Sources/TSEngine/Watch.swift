@@ -524,6 +524,10 @@ public struct DriftReport: Sendable {
   /// The watch's state when read.
   public var state: DeviceState
 
+  /// The manifest's own changes not applied yet: `pending` without what only undoes `drift`
+  /// (`DriftRenderer.unapplied`). What drift reports, statuses and the page count as pending.
+  public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift) }
+
   /// Whether the last apply left what the manifest gives: there is a record, and whatever is
   /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md).
   public var holdsManifest: Bool {

@@ -686,7 +686,7 @@ actor AgentWatch {
       let drifted = report.drift.map(\.address.rawValue)
       let changed = drifted.count != next.drift
       next.drift = drifted.count
-      next.pending = report.pending.resourceChanges.count
+      next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
       next.unreachable = nil
       next.unreachableSince = nil

@@ -103,7 +103,7 @@ public enum FleetStatus {
       let member = result.member
       switch result.outcome {
       case .success(let (report, applied)):
-        let drift = report.drift.count, pending = report.pending.resourceChanges.count
+        let drift = report.drift.count, pending = report.unapplied.count
         let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
         var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
                                  lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)

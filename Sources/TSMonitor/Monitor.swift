@@ -493,7 +493,7 @@ public final class Monitor: @unchecked Sendable {
     }
     tracking.manifestProblem = nil
     checked?(MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                          pending: report.pending.resourceChanges.count, holdsManifest: report.holdsManifest))
+                          pending: report.unapplied.count, holdsManifest: report.holdsManifest))
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true
@@ -687,7 +687,7 @@ public final class Monitor: @unchecked Sendable {
       "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: report.drift),
       "addresses": .array(addresses.map(JSONValue.string)),
       "reconcile": .string(outcome.word),
-      "pending": .integer(report.pending.resourceChanges.count),
+      "pending": .integer(report.unapplied.count),
     ]
     let what = Reconcile.driftSummary(report.drift, address: mask.address)
     let result: String

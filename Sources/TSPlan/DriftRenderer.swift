@@ -23,13 +23,24 @@ public enum DriftRenderer {
       lines += [renderer.paint("Drift:", .bold) + " changed on \(watch) since the last \"tsapply apply\":", ""]
       for change in drift { lines += renderer.block(change, plan: pending, drift: true) + [""] }
     }
+    let own = unapplied(pending, drift: drift)
+    let undoing = pending.resourceChanges.filter { change in !own.contains { $0.address == change.address } }
     if pending.isEmpty {
       lines.append(renderer.paint("Nothing pending.", .bold, .green) + " The watch matches \(pending.manifestFile).")
+    } else if own.isEmpty {
+      // Only the drift's undo: nobody edited the manifest.
+      lines.append(renderer.paint("Nothing pending", .bold, .green) + " in \(pending.manifestFile) itself: applying it would only undo the drift above ("
+        + undoing.map(\.address.rawValue).joined(separator: ", ") + ").")
     } else {
       lines += [renderer.paint("Pending:", .bold) + " \(pending.manifestFile) has changes not applied yet:", ""]
-      for change in pending.resourceChanges { lines += renderer.block(change, plan: pending) + [""] }
-      let counts = pending.counts
-      lines.append("Pending: \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy\(HumanPlanRenderer.listItems(pending)).")
+      for change in own { lines += renderer.block(change, plan: pending) + [""] }
+      let counts = (add: own.filter { $0.action == .create }.count, change: own.filter { $0.action == .update }.count,
+                    destroy: own.filter { $0.action == .delete }.count)
+      lines.append("Pending: \(counts.add) to add, \(counts.change) to change, \(counts.destroy) to destroy"
+        + (own.count == pending.resourceChanges.count ? HumanPlanRenderer.listItems(pending) : "") + ".")
+      if !undoing.isEmpty {
+        lines.append("Applying it would also undo the drift above (" + undoing.map(\.address.rawValue).joined(separator: ", ") + ").")
+      }
     }
     if hasRecord { lines.append("Drift: \(drift.count) \(drift.count == 1 ? "resource" : "resources") changed on the watch.") }
     return lines.joined(separator: "\n") + "\n"
@@ -51,7 +62,7 @@ public enum DriftRenderer {
       "has_record": .bool(hasRecord),
       "drift": .array(drift.map(JSONPlanRenderer.resourceChange)),
       "pending": .object(JSONPlanRenderer.object(pending, redact: redact, fingerprints: fingerprints)),
-      "counts": .object(["drift": .integer(drift.count), "pending": .integer(pending.resourceChanges.count)]),
+      "counts": .object(["drift": .integer(drift.count), "pending": .integer(unapplied(pending, drift: drift).count)]),
     ]
     if let device = pending.device { root["device"] = .string(device) }
     if redact {
@@ -59,5 +70,18 @@ public enum DriftRenderer {
       root = root.mapValues { $0.redactingPhones(known: known, fingerprints: fingerprints) }
     }
     return root
+  }
+
+  /// The changes of `pending` (the manifest planned against the watch now) that are the
+  /// manifest's own — not only undoing a resource of `drift` back to what the last apply left
+  /// (a pending change whose `after` is that drift's `before`). What "pending" counts and shows:
+  /// a wearer's change is drift, not a change written in the manifest (docs/plan.md "Drift").
+  public static func unapplied(_ pending: Plan, drift: [ResourceChange]) -> [ResourceChange] {
+    guard !drift.isEmpty else { return pending.resourceChanges }
+    let before = Dictionary(drift.map { ($0.address, $0.before) }, uniquingKeysWith: { first, _ in first })
+    return pending.resourceChanges.filter { change in
+      guard let left = before[change.address] else { return true }
+      return left != change.after
+    }
   }
 }

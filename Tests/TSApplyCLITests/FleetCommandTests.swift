@@ -209,7 +209,7 @@ import TSTestSupport
     let (status, out, _) = await fleet.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2"])
     #expect(status == .changesPresent)
     #expect(out.contains("\nroom-1  no drift  0 drifted"))
-    #expect(out.contains("\nroom-2  drift     1 drifted, 1 pending"))
+    #expect(out.contains("\nroom-2  drift     1 drifted  "), "\(out)")
   }
 
   @Test func statusFailsWhenAWatchCannotBeReadOrItsRecordsCannotBeUsed() async throws {

@@ -83,7 +83,7 @@ package struct DriftCommand: Command {
                            fingerprints: fingerprints)
       : DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord,
                            color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints))
-    let drifted = !found.drift.isEmpty || (pendingCounts && !found.pending.isEmpty)
+    let drifted = !found.drift.isEmpty || (pendingCounts && !found.unapplied.isEmpty)
     return drifted ? .changesPresent : .success
   }
 
