@@ -53,7 +53,8 @@ public enum ManifestLoader {
       let yamlErrors = Set(read.diagnostics.filter { $0.severity == .error }.compactMap(\.position))
       diagnostics += decoder.context.diagnostics.filter { $0.position.map { !yamlErrors.contains($0) } ?? true }
       if resolvesReferences, var resolved = manifest {
-        diagnostics += ContactReferences.resolve(&resolved, declared: resolved.contacts?.value ?? [], scope: "under contacts: in this file")
+        diagnostics += ContactReferences.resolve(&resolved, declared: resolved.contacts?.value ?? [], scope: "under contacts: in this file",
+                                                 undeclaredKnown: Self.contactNamesWritten(read.root))
         if !diagnostics.hasErrors {
           diagnostics += ManifestRemoval.onlyRemovalsWarnings(resolved, lists: Set(ManifestRemoval.List.allCases), scope: "this file stands alone")
         }
@@ -78,5 +79,22 @@ public enum ManifestLoader {
     case .success(let bytes): load(bytes: bytes, file: source.displayName, resolvesReferences: resolvesReferences)
     case .failure(let problem): ManifestLoadResult(manifest: nil, diagnostics: [problem.diagnostic])
     }
+  }
+
+  /// The `name:` of every entry written under the document's `contacts:` as it is in the YAML,
+  /// whether or not the entry decoded: an emergency reference to one whose declaration has an
+  /// error is not also "none of that name is declared" (`ContactReferences.resolve`).
+  static func contactNamesWritten(_ root: YAMLNode?) -> Set<String> {
+    guard case .mapping(let entries)? = root?.content,
+          let contacts = entries.first(where: { if case .scalar(let key) = $0.key.content { key.value == "contacts" } else { false } }),
+          case .sequence(let items) = contacts.value.content else { return [] }
+    var names: Set<String> = []
+    for item in items {
+      guard case .mapping(let fields) = item.content else { continue }
+      for field in fields {
+        if case .scalar(let key) = field.key.content, key.value == "name", case .scalar(let name) = field.value.content { names.insert(name.value) }
+      }
+    }
+    return names
   }
 }

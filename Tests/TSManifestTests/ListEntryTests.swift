@@ -31,6 +31,10 @@ import TSTestSupport
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: Ward desk, 1️⃣phone: \"+15550100\"}\n",
                    field: "emergency.contacts[0].phone",
                    message: "a reference (contact: NAME) takes the contact's name, phone and short name from contacts:; leave out phone, or write the contact out without contact:"),
+    // A reference to a contact whose declaration has an error: only that error, not "none of that name is declared".
+    DiagnosticCase(marked: "contacts:\n  - {name: Anna (daughter), phone: \"+44 771️⃣OO 900123\"}\nemergency:\n  contacts:\n    - {contact: Anna (daughter)}\n",
+                   field: "contacts[0].phone",
+                   message: "\"+44 77OO 900123\" has the letter O where a digit belongs; write \"+44 7700 900123\" if you meant zero (tsapply never changes a number itself)"),
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: 1️⃣Ward dsk}\n", field: "emergency.contacts[0].contact",
                    message: "refers to the contact \"Ward dsk\", but none of that name is declared under contacts: in this file; declare it under contacts:, or write name and phone here instead of contact:; did you mean \"Ward desk\"?"),
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n    - {contact: 1️⃣Ward desk}\n",

@@ -15,7 +15,11 @@ public enum ContactReferences {
   /// declaration has is an error at the reference, as is a reference that repeats a contact
   /// (same name and phone) already in the list. `scope` says where declarations were looked for,
   /// for that message (`"under contacts: in this file"`).
-  public static func resolve(_ manifest: inout Manifest, declared: [ManifestContact], scope: String) -> [Diagnostic] {
+  /// `undeclaredKnown`: names written under `contacts:` whose declaration has an error (and so
+  /// is not in `declared`); a reference to one is not reported again as "none of that name is
+  /// declared" — the contact's own error says what to fix.
+  public static func resolve(_ manifest: inout Manifest, declared: [ManifestContact], scope: String,
+                             undeclaredKnown: Set<String> = []) -> [Diagnostic] {
     guard var emergency = manifest.emergency, let list = emergency.contacts,
           list.value.contains(where: { $0.reference != nil }) else { return [] }
     var byName: [String: ManifestContact] = [:]
@@ -25,6 +29,7 @@ public enum ContactReferences {
     for var contact in list.value {
       if let reference = contact.reference {
         guard let target = byName[reference.value] else {
+          if undeclaredKnown.contains(reference.value) { continue }
           var message = "refers to the contact \"\(reference.value)\", but none of that name is declared \(scope); declare it under contacts:, or write name and phone here instead of contact:"
           if let meant = Suggestion.closest(to: reference.value, in: Array(byName.keys).sorted()) { message += "; did you mean \"\(meant)\"?" }
           diagnostics.append(.error(at: reference.position, field: DecodingContext.join(contact.path, "contact"), message))
