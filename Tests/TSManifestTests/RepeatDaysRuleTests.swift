@@ -27,6 +27,8 @@ import TSTestSupport
     DiagnosticCase(marked: drinkingRepeat("[mon, 1️⃣weekday]"), field: "reminders.drinking.repeat[1]", message: weekdayMessage),
     DiagnosticCase(marked: drinkingRepeat("1️⃣workdays"), field: "reminders.drinking.repeat",
       message: "\"workdays\" is not a repeat rule; did you mean \"workday\"? (expected everyday, workday, weekend, once, a day name, or a list of days such as [mon, wed, fri])"),
+    DiagnosticCase(marked: drinkingRepeat("1️⃣daily"), field: "reminders.drinking.repeat",
+      message: "\"daily\" is not a repeat rule; write everyday (expected everyday, workday, weekend, once, a day name, or a list of days such as [mon, wed, fri])"),
     DiagnosticCase(marked: drinkingRepeat("1️⃣[]"), field: "reminders.drinking.repeat",
       message: "the list of days is empty; list at least one day, or write once"),
     DiagnosticCase(marked: drinkingRepeat("[mon, 1️⃣Mon]"), field: "reminders.drinking.repeat[1]",

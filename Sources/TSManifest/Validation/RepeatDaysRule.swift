@@ -74,6 +74,10 @@ enum RepeatDaysRule {
       return "\"\(word)\" is not a repeat rule (a range of days is not written with a dash); write \(meant)"
     }
     var message = "\"\(word)\" is not a repeat rule"
+    // Words meaning every day that are not near "everyday" in spelling.
+    if ["daily", "all", "always", "alldays", "all days", "each day"].contains(word.lowercased()) {
+      return message + "; write everyday (\(expected))"
+    }
     let candidates = RepeatDays.presets.map(\.name) + dayNames.keys.sorted()
     if let suggestion = Suggestion.closest(to: word, in: candidates) { message += "; did you mean \"\(suggestion)\"?" }
     return message + " (\(expected))"
