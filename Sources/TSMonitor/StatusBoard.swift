@@ -568,7 +568,12 @@ public final class StatusBoard: @unchecked Sendable {
                      + problem.message)
     } else if let drift, drift > 0 {
       state = "drift"
-      reasons.append("Changed on the watch since the last apply: " + (watch.driftMessage ?? "\(drift) change\(drift == 1 ? "" : "s")"))
+      // The drift event's message says it already ("1 resource changed on the watch since the
+      // last apply: contacts (1 added)"): its what, once.
+      let what = watch.driftMessage.map { message in
+        message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) } ?? message
+      }
+      reasons.append("Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")"))
     } else if let pending, pending > 0 {
       state = "pending"
       reasons.append("\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet")

@@ -86,6 +86,10 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.online, clock, ["has_record": .bool(true)]), for: ["room-12"])
       check(board, clock, 0, 0)
     }, state: "in sync", reason: nil),
+    Case(name: "an agent's drift, said once", steps: { board, clock in
+      board.record(event(.drift, clock, message: "1 resource changed on the watch since the last apply: contacts (1 added)",
+                         ["agent": .string("a1"), "addresses": .array([.string("contacts")])]), for: ["room-12"])
+    }, state: "drift", reason: "Changed on the watch since the last apply: contacts (1 added)"),
     Case(name: "agent refused", steps: { board, _ in
       board.reported("room-12", AgentReport(state: "refused", note: "removes emergency contact Mom", drift: 0, pending: 1))
     }, state: "refused", reason: "refused as unsafe: removes emergency contact Mom"),
