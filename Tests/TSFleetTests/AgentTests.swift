@@ -494,7 +494,7 @@ import TSTestSupport
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["failed"], "removing two contacts is refused without allow_destroy")
     #expect((await agent.status(of: "room-1"))?.result == .refused)
-    try await site.scheme.device("room-1").simulateContactAdd(Contact(name: "Cousin", phoneNum: "+15550144"))
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Cousin", phoneNum: "+15550144"))
     for _ in 0..<200 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(50)) }
     #expect((await agent.status(of: "room-1"))?.drift == 1, "the wearer's contact is drift from what the watch was last given")
     await agent.stop()
