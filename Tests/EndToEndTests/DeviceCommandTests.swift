@@ -101,6 +101,17 @@ import TSTestSupport
     #expect(removed.stdout == "On the watch: removed contact '\\e[31mRED\\e[0m Mom\\u{200B}' (change #2).\n", "\(removed.stdout)")
   }
 
+  /// Removing a name two contacts share removes both, and says so.
+  @Test func simulateSaysHowManyContactsItRemoved() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)
+    for phone in ["5550004", "5550005"] {
+      #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Anna", phone], in: directory).status == 0)
+    }
+    let removed = try TSApplyBinary.run(["device", "simulate", "contact-remove", "Anna"], in: directory)
+    #expect(removed.stdout == "On the watch: removed 2 contacts named 'Anna' (change #3).\n", "\(removed.stdout)")
+  }
+
   @Test func aCorruptedStateFileIsAClearErrorAndStaysUntouched() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: directory).status == 0)

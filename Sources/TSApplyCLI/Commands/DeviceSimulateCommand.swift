@@ -60,8 +60,9 @@ struct DeviceSimulateCommand: Command {
       try watch.simulateContactAdd(contact)
       done = "added contact '\(ControlCharacters.escaped(contact.name))'"
     case .contactRemove(let name):
-      try watch.simulateContactRemove(name: name)
-      done = "removed contact '\(ControlCharacters.escaped(name))'"
+      let removed = try watch.simulateContactRemove(name: name)
+      done = removed == 1 ? "removed contact '\(ControlCharacters.escaped(name))'"
+        : "removed \(removed) contacts named '\(ControlCharacters.escaped(name))'"
     case .reminderToggle(let id):
       let enabled = try watch.simulateReminderToggle(id: id)
       done = "switched reminder \(ControlCharacters.escaped(id)) \(enabled ? "on" : "off")"

@@ -34,10 +34,11 @@ extension SimulatedDevice {
     return entered
   }
 
-  /// The wearer removes every regular contact called `name`.
+  /// The wearer removes every regular contact called `name`; returns how many were removed.
   /// - Throws: 2004 without regular contacts; 4004 when no contact has that name.
-  public func simulateContactRemove(name: String) throws(DeviceError) {
-    try watchSide { (profile, watch) throws(DeviceError) in
+  @discardableResult
+  public func simulateContactRemove(name: String) throws(DeviceError) -> Int {
+    try watchSide { (profile, watch) throws(DeviceError) -> Int in
       guard profile.contacts.regular != nil else { throw .notSupported(.contact, "Regular contacts") }
       let before = watch.contacts.count
       watch.contacts.removeAll { $0.name == name }
@@ -45,6 +46,7 @@ extension SimulatedDevice {
         throw DeviceError(.contact, .dataIsEmpty, "the watch has no contact named '\(name)'")
       }
       watch.record(.contactsChanged, contacts: watch.contacts)
+      return before - watch.contacts.count
     }
   }
 
