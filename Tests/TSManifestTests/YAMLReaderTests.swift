@@ -158,6 +158,22 @@ import TSTestSupport
       "invalid YAML: this flow sequence is never closed: libyaml did not find expected ',' or ']' at line 2, column 1")])
   }
 
+  /// Indentation mistakes get libyaml's words and what they mean, with the fix (found by a
+  /// tester: the bare libyaml messages gave none).
+  @Test(arguments: [
+    ("contacts:\n  - name: Anna\n   phone: \"+447700900123\"\n", "did not find expected '-' indicator",
+     "every key of one item starts at the same column as its first key"),
+    ("reminders:\n  medicine:\n    enabled: true\n     at: [\"08:00\"]\n", "mapping values are not allowed in this context", nil),
+    ("contacts:\n  - {name: Anna, phone: \"1\"}\n\t\nreminders:\n  drinking: {enabled: true}\n", nil, nil),
+  ] as [(String, String?, String?)])
+  func indentationMistakesSayWhatToFix(yaml: String, problem: String?, hint: String?) {
+    let diagnostics = Self.read(yaml).diagnostics
+    #expect(diagnostics.count == 1, "\(diagnostics)")
+    if let problem { #expect(diagnostics.first?.message.contains(problem) == true, "\(diagnostics)") }
+    if let hint { #expect(diagnostics.first?.message.contains(hint) == true, "\(diagnostics)") }
+    #expect(diagnostics.first?.message.contains("; ") == true, "a fix is given: \(diagnostics)")
+  }
+
   /// A quote or bracket left open runs to the end of the file, where libyaml gives up; the
   /// error points where it was opened (libyaml's context mark), not at the end of the file,
   /// and says where the file ended.

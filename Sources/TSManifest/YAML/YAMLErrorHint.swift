@@ -33,6 +33,20 @@ enum YAMLErrorHint {
     return "a value that holds \": \" must be quoted: \(key): \(quoted(value))"
   }
 
+  /// For a key indented further than the `key: value` line above it (`enabled: true` then
+  /// `     at: [...]` one space deeper): libyaml reads it as more of that value, and stops at its
+  /// colon. Returns `this line is indented further than "enabled: true" above, so it reads as
+  /// part of that value: start it at column 5, as enabled:`; `nil` otherwise.
+  static func overIndented(line: String, above: String) -> String? {
+    let indent = line.prefix { $0 == " " }.count, aboveIndent = above.prefix { $0 == " " }.count
+    let trimmedAbove = above.dropFirst(aboveIndent)
+    guard indent > aboveIndent, let colon = trimmedAbove.range(of: ": "),
+          !trimmedAbove[colon.upperBound...].allSatisfy(\.isWhitespace), !trimmedAbove.hasPrefix("- ") else { return nil }
+    let key = trimmedAbove[..<colon.lowerBound]
+    return "this line is indented further than \"\(trimmedAbove.trimmingCharacters(in: .whitespaces))\" above, so it reads as part of "
+      + "that value: start it at column \(aboveIndent + 1), as \(key): is"
+  }
+
   private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
 
   private static func text(_ scalars: ArraySlice<Unicode.Scalar>) -> String {

@@ -182,6 +182,23 @@ extension Diagnostic {
        let line = YAMLSourceCheck.line(position.line, in: source),
        let hint = YAMLErrorHint.quoteValue(line: line, column: position.column) {
       message += "; " + hint
+    } else if problem == "mapping values are not allowed in this context", let line = YAMLSourceCheck.line(position.line, in: source),
+              let above = (1..<max(position.line, 1)).reversed().lazy.compactMap({ YAMLSourceCheck.line($0, in: source) })
+                .first(where: { !$0.allSatisfy(\.isWhitespace) }),
+              let hint = YAMLErrorHint.overIndented(line: line, above: above) {
+      message += "; " + hint
+    } else if let line = YAMLSourceCheck.line(position.line, in: source), line.contains("\t"), line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+      message += "; the line holds only a tab: YAML allows no tab where a line's indentation is read, even on an empty line; delete it"
+    }
+    // Indentation, the mistake people make most in YAML: what libyaml's words mean, and the fix.
+    switch problem {
+    case "did not find expected '-' indicator":
+      message += "; a line in this list is indented differently from the item above it: every key of one item starts at the same column as its first key (after \"- \"), and each new item starts with \"- \" at the column of the others"
+    case "did not find expected key":
+      message += "; a line is indented differently from the keys above it: put it at the same column as the key it sits beside, or two spaces further under the key it belongs to"
+    case "found a tab character that violates indentation":
+      message += "; YAML indents with spaces only: replace the tab (also one on an otherwise empty line) with spaces"
+    default: break
     }
     if problem == "found invalid Unicode character escape code" {
       // Most often a JSON-style surrogate pair (`"\ud83d\ude00"`), which YAML does not join.
