@@ -263,7 +263,7 @@ import TSTestSupport
       if let watch = object?["watch"] as? String, let publication = object?["publication"] as? String { received.append((watch, publication)) }
     })
     reader.connect()
-    try await reader.ready(within: .seconds(60))
+    try await reader.ready(within: .seconds(120))
     for _ in 0..<500 where received.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
     await reader.close()
     return Dictionary(received.values) { _, newer in newer }
