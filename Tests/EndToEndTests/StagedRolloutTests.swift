@@ -253,23 +253,25 @@ import TSTestSupport
     #expect(status.stdout.contains("Not known: w0003 (no status), w0004 (no status), w0005 (no status)"), "\(status.stdout)")
   }
 
-  /// The `publication` each watch's retained status names, by watch ID (docs/fleet.md
-  /// "Desired documents").
-  static func statusPublications(_ broker: MosquittoBroker, count: Int) async throws -> [String: String] {
-    let received = Collector<(String, String)>()
-    let reader = try MQTTClient(address: broker.address, configuration: .init(clientID: "reader", subscriptions: ["tsapply/v1/ward-a/+/status"]),
-                                onMessage: { message in
-      let object = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]
-      if let watch = object?["watch"] as? String, let publication = object?["publication"] as? String { received.append((watch, publication)) }
-    })
-    reader.connect()
-    try await reader.ready(within: .seconds(120))
-    for _ in 0..<500 where received.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
-    await reader.close()
-    return Dictionary(received.values) { _, newer in newer }
+  /// The `publication` each watch's status names, by watch ID (docs/fleet.md "Desired
+  /// documents"), read from what the agent keeps of the status it publishes (`agent-status.json`
+  /// in each watch's records folder under the agent's state directory `agentState`). Read from the
+  /// files, not the broker: an MQTT client's `await`s in this test process need the concurrency
+  /// pool, which the end-to-end tests' blocking process runs can hold for minutes.
+  static func statusPublications(agentState: URL) throws -> [String: String] {
+    let watches = agentState.appendingPathComponent("watches")
+    var found: [String: String] = [:]
+    for folder in try FileManager.default.contentsOfDirectory(atPath: watches.path) {
+      let path = watches.appendingPathComponent(folder).appendingPathComponent("agent-status.json")
+      guard let data = FileManager.default.contents(atPath: path.path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let watch = object["watch"] as? String, let publication = object["publication"] as? String else { continue }
+      found[watch] = publication
+    }
+    return found
   }
 
-  @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() async throws {
+  @Test func overMQTTEveryWaveIsPublishedAfterTheOneBeforeIsApplied() throws {
     let (dir, names, broker, agent) = try Self.brokerFleet("rollout: {canary: 1, batch: 2}\n")
     defer { broker.stop() }
     defer { agent.send(SIGKILL); _ = agent.finish() }
@@ -285,7 +287,7 @@ import TSTestSupport
     #expect(result.stdout.contains("completed: 3 waves applied"), "\(result.stdout)")
     #expect(try Self.written(names, in: dir) == names)
     // Each wave is a publication of its own, which its watches' statuses name.
-    let publications = try await Self.statusPublications(broker, count: names.count)
+    let publications = try Self.statusPublications(agentState: dir.appendingPathComponent("agent-state"))
     #expect(publications.count == names.count, "\(publications)")
     #expect(publications["w0002"] == publications["w0003"] && publications["w0004"] == publications["w0005"], "\(publications)")
     #expect(Set(["w0001", "w0002", "w0004"].compactMap { publications[$0] }).count == 3, "\(publications)")
