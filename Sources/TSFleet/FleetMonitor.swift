@@ -142,6 +142,8 @@ public enum FleetMonitor {
     /// What each watch's last report to the observers said, by watch ID.
     private var reports: [String: AgentReport] = [:]
     private var recheck: Task<Void, Never>?
+    /// Where statuses are compared with the manifests and told to the observers, one at a time.
+    private let reporting = DispatchQueue(label: "tsapply.monitor.agent-reports")
     /// How often the statuses are compared again with the manifests: an edit not published
     /// shows as `new revision` within this.
     private let recheckInterval: Duration
@@ -186,7 +188,8 @@ public enum FleetMonitor {
         recheck = Task { [weak self] in
           while !Task.isCancelled {
             try? await Task.sleep(for: interval)
-            self?.reportAgain()
+            guard let follower = self else { return }
+            follower.reporting.async { follower.reportAgain() }
           }
         }
       }
@@ -208,7 +211,9 @@ public enum FleetMonitor {
             return statuses[id]
           }
           reachability(id, status, previous: previous)
-          report(id, status, always: true)
+          // Comparing with the manifests reads them (the first time, or after an edit): not on
+          // the network thread, which every other message (an SOS) waits behind. In order.
+          reporting.async { [self] in report(id, status, always: true) }
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         }
