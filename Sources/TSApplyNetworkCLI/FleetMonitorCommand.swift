@@ -74,7 +74,7 @@ extension MonitorCommand {
     let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
                                          fleetName: session.fleetFile, engine: session.engine, template: template,
                                          notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
-                                         rollout: session.rolloutStore)
+                                         rollout: session.rolloutStore, manifests: manifests)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {

@@ -18,13 +18,15 @@ public enum FleetMonitor {
   /// events and checks also go to `observers` under the member's name (the status page, alerts).
   /// With `rollout` (the fleet's rollout records), a heal holds back the manifests' own
   /// changes while the fleet's staged rollout is not completed (`RolloutStore.holdBackReason`,
-  /// read at each heal: `apply --fleet` runs it in another process).
+  /// read at each heal: `apply --fleet` runs it in another process). `shared`: the fleet file's
+  /// `FleetManifests` when the caller reads it too (the page's rollout summary), so each file is
+  /// read once.
   public static func monitors(for members: [FleetMember], fleetPath: String, fleetName: String, engine: Engine,
                               template: MonitorSettings, notifiers: [any Notifier],
                               emit: @escaping @Sendable (MonitorEvent) -> Void,
                               notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
-                              rollout: RolloutStore? = nil) -> [Monitor] {
-    let manifests = FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
+                              rollout: RolloutStore? = nil, manifests shared: FleetManifests? = nil) -> [Monitor] {
+    let manifests = shared ?? FleetManifests(path: fleetPath, displayName: fleetName, registry: engine.registry, environment: engine.environment)
     return members.map { member in
       var settings = template
       settings.deviceSpec = member.device

@@ -38,6 +38,17 @@ import TSMQTT
     #expect(try await monitors[0].checkOnce() == false)
   }
 
+  /// A fleet's folder, a Mosquitto on 127.0.0.1 (the caller stops it), in-memory watches and an
+  /// engine over them with its records in the folder.
+  static func site() throws -> (FleetSpace, MosquittoBroker, MemoryScheme, Engine) {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    let scheme = MemoryScheme()
+    let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
+                        environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
+    return (space, broker, scheme, engine)
+  }
+
   /// Records what it is asked to deliver.
   final class Recorder: Notifier, @unchecked Sendable {
     let key = "recorder"
@@ -118,12 +129,8 @@ import TSMQTT
   /// retained state and says so: an `agent_offline` alert kept open across its restart is then
   /// recovered, though the agent came back while the monitor was down.
   @Test func aMonitorStartedAfterAnAgentCameBackSaysItIsOnline() async throws {
-    let space = try FleetSpace()
-    let broker = try MosquittoBroker.start(in: space.directory)
+    let (space, broker, _, engine) = try Self.site()
     defer { broker.stop() }
-    let scheme = MemoryScheme()
-    let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
-                        environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
     let settings = BrokerSettings(address: broker.address)
     let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: "station", driftInterval: .zero),
                                watches: [("room-1", try await engine.open("memory:room-1"))])
@@ -148,12 +155,8 @@ import TSMQTT
   }
 
   @Test func theAgentsEventsAreFollowedOnTheBrokerAndAnSOSReachesTheNotifiers() async throws {
-    let space = try FleetSpace()
-    let broker = try MosquittoBroker.start(in: space.directory)
+    let (space, broker, scheme, engine) = try Self.site()
     defer { broker.stop() }
-    let scheme = MemoryScheme()
-    let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
-                        environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
     let settings = BrokerSettings(address: broker.address)
     let events = Inbox<MonitorEvent>()
     let recorder = Recorder()
