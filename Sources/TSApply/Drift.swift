@@ -14,7 +14,8 @@ public enum Drift {
   /// manifest asked for them, so their fields have no manifest path and no source.
   public static func changes(since lastApplied: DeviceState, current: DeviceState,
                              capabilities: DeviceCapabilities) -> [ResourceChange] {
-    let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch")
+    guard lastApplied != current else { return [] }
+    let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch", differingFrom: lastApplied)
     return (Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []).map(\.withoutOrigins)
   }
 

@@ -17,13 +17,19 @@ public enum StateManifest {
   /// `renamingDuplicates` (`tsapply export`) the later ones get distinct names (`Walk (2)`, cut
   /// to the platform's name limit) and a warning each; without it (`tsapply restore`, which must
   /// give the exact state back) the later ones are left out and reported as errors.
+  ///
+  /// With `differingFrom` (drift), only the sections whose state differs from it are stated —
+  /// each built-in reminder, the custom reminders, the contacts, the emergency section — and the
+  /// others left unmanaged: planning the manifest against `differingFrom` gives the same changes
+  /// as planning the whole of it, without comparing what is equal.
   public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String,
-                              renamingDuplicates: Bool = false) -> (Manifest, [Diagnostic]) {
+                              renamingDuplicates: Bool = false, differingFrom other: DeviceState? = nil) -> (Manifest, [Diagnostic]) {
     let origin = SourcePosition(file: file, line: 1, column: 1)
     var diagnostics: [Diagnostic] = []
     var reminders = ManifestReminders(position: origin)
     for kind in ReminderKind.builtIns {
       guard let stored = capabilities.reminders[kind], let reminder = state.builtIn(kind) else { continue }
+      if let other, other.builtIn(kind) == reminder { continue }
       let item = manifestReminder(reminder, kind: kind, stored: stored, path: "reminders.\(kind.rawValue)",
                                   origin: origin, diagnostics: &diagnostics)
       switch kind {
@@ -33,7 +39,8 @@ public enum StateManifest {
       case .custom: break
       }
     }
-    if let stored = capabilities.reminders.custom, capabilities.reminders.maxCustomReminders > 0 {
+    if let stored = capabilities.reminders.custom, capabilities.reminders.maxCustomReminders > 0,
+       other.map({ $0.customReminders != state.customReminders }) ?? true {
       var names = UniqueNames(taken: Set(state.customReminders.map(\.reminderName)), maxBytes: stored.nameMaxBytes)
       var items: [ManifestReminder] = []
       for reminder in state.customReminders {
@@ -53,11 +60,11 @@ public enum StateManifest {
       reminders.custom = Located(items, at: origin)
     }
     var manifest = Manifest(file: file, reminders: reminders)
-    if capabilities.contacts.maxContacts > 0 {
+    if capabilities.contacts.maxContacts > 0, other.map({ $0.contacts != state.contacts }) ?? true {
       manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin, droppingDuplicates: renamingDuplicates,
                                            diagnostics: &diagnostics), at: origin)
     }
-    if capabilities.contacts.supportsEmergencyContacts, let emergency = state.emergency {
+    if capabilities.contacts.supportsEmergencyContacts, let emergency = state.emergency, other?.emergency != emergency {
       manifest.emergency = ManifestEmergency(
         position: origin, isSosOn: Located(emergency.isSosOn, at: origin),
         contacts: Located(contacts(emergency.contacts, path: "emergency.contacts", origin: origin,

@@ -1,5 +1,6 @@
 import Foundation
 import TSManifest
+import TSModel
 
 /// Where a command reads and writes: injected so tests can run commands in-process.
 public protocol TextOutput: AnyObject, Sendable {

@@ -44,10 +44,12 @@ public enum DeviceSelector {
   ///   when `path` is a directory; otherwise as `SimulatedDevice.init(path:options:spec:)`.
   static func openNamed(path: String, options: SimulationOptions) throws(DeviceError) -> SimulatedDevice {
     let named = simulatorScheme + path
-    try StateFile.refuseDirectory(path)
-    guard FileManager.default.fileExists(atPath: path) else {
+    // One look at the path: a missing watch must not get a lock file made beside it.
+    var info = stat()
+    guard stat(path, &info) == 0 else {
       throw .simulator(.dataGetFailed, "no simulated watch at \(path); create one with '\(WatchName(spec: named).initCommand(force: false))'")
     }
+    if info.st_mode & S_IFMT == S_IFDIR { try StateFile.refuseDirectory(path) }
     return try SimulatedDevice(path: path, options: options, spec: named)
   }
 

@@ -488,7 +488,7 @@ public enum FleetFileReader {
       if let manifest = watch.manifest { written.append((manifest, "watches.\(watch.name.value).manifest")) }
     }
     for (path, field) in written {
-      if case .failure(let problem) = ManifestSource.file(path: fleet.absolutePath(path.value), displayName: fleet.displayPath(path.value)).read() {
+      if let problem = ManifestSource.file(path: fleet.absolutePath(path.value), displayName: fleet.displayPath(path.value)).readProblem() {
         context.error(path.position, field, problem.description)
       }
     }

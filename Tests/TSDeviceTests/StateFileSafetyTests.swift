@@ -63,6 +63,19 @@ import TSModel
     ("quote\"and$", #"'tsapply device init --force --device "sim:<DIR>/w.json"'"#),
   ]
 
+  /// The state file is read bounded, like every file tsapply reads: a 1 GiB (sparse) file is
+  /// refused from its size, nothing of it read.
+  @Test func aHugeStateFileIsRefusedByItsSize() throws {
+    let path = try temporaryDirectory() + "/huge.json"
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.corruptedWatch.utf8)))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.truncate(atOffset: 1 << 30)
+    try handle.close()
+    let expected = DeviceError(.simulator, .dataGetFailed,
+      "cannot read the simulated watch at \(path): the file is \(1 << 30) bytes; a simulated watch state may be at most \(4 << 20) bytes")
+    #expect(throws: expected) { try SimulatedDevice(path: path) }
+  }
+
   @Test(arguments: advice)
   func theAdviceAboutANamedCorruptedWatchNamesItsDevice(subdirectory: String, command: String) throws {
     let directory = try temporaryDirectory() + "/" + subdirectory

@@ -65,6 +65,13 @@ import TSTestSupport
       .warning(at: text.position("4️⃣"), field: "contacts[4].phone", "1 is also the phone of \"A\" on line 2"),
     ])
   }
+
+  /// Unreadable inputs are diagnostics without a position; the loader reads nothing further.
+  @Test func theLoaderReportsTheReaderError() {
+    #expect(ManifestLoader.load(.file(path: "/dev/zero", displayName: "zero.yaml")).diagnostics == [
+      .error(at: nil, field: "", "cannot read zero.yaml: it is a device file (a character device, such as a terminal or /dev/zero), not a manifest file"),
+    ])
+  }
 }
 
 extension YAMLNode.Content {

@@ -21,19 +21,24 @@ enum StateFile {
   /// The state in `file`, for the watch the user calls `name` (used in the advice of errors).
   /// - Throws: 4001 when the file is missing, a directory or unreadable; 4003 when it is not a
   ///   state file, of another version, or corrupted.
+  ///   Read bounded (`maxBytes`), like every file tsapply reads.
   static func read(_ file: String, name: WatchName) throws(DeviceError) -> SimulatedWatch {
-    try refuseDirectory(file)
-    let data: Data
-    do {
-      data = try Data(contentsOf: URL(fileURLWithPath: file))
-    } catch {
-      if !FileManager.default.fileExists(atPath: file) {
-        throw .simulator(.dataGetFailed, "no simulated watch at \(file); create one with '\(name.initCommand(force: false))'")
+    switch ManifestSource.file(path: file, displayName: file).read(maxBytes: maxBytes, noun: "simulated watch state") {
+    case .success(let bytes):
+      return try decode(Data(bytes), file: file, name: name)
+    case .failure(let problem):
+      switch problem.reason {
+      case .notFound: throw .simulator(.dataGetFailed, "no simulated watch at \(file); create one with '\(name.initCommand(force: false))'")
+      case .directory: try refuseDirectory(file)
+      default: break
       }
-      throw .simulator(.dataGetFailed, "cannot read the simulated watch at \(file): \(error.localizedDescription)")
+      throw .simulator(.dataGetFailed, "cannot read the simulated watch at \(file): \(problem.explanation)")
     }
-    return try decode(data, file: file, name: name)
   }
+
+  /// The most bytes a state file may have: a watch's whole state (100 contacts, 10 custom
+  /// reminders and a long journal) is a few hundred KiB at most (`ManifestSource.maxRecordBytes`).
+  static let maxBytes = ManifestSource.maxRecordBytes
 
   /// Refuses a directory where a state file is expected (4001, naming it).
   static func refuseDirectory(_ file: String) throws(DeviceError) {

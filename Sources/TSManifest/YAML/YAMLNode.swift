@@ -211,7 +211,7 @@ public struct YAMLLimits: Hashable, Sendable {
   public var maxNodes: Int
 
   /// Bounds in bytes, nesting levels and nodes; the defaults are `YAMLLimits.default`.
-  public init(maxBytes: Int = 1 << 20, maxDepth: Int = 64, maxNodes: Int = 100_000) {
+  public init(maxBytes: Int = ManifestSource.maxBytes, maxDepth: Int = 64, maxNodes: Int = 100_000) {
     self.maxBytes = maxBytes
     self.maxDepth = maxDepth
     self.maxNodes = maxNodes

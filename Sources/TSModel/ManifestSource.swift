@@ -1,10 +1,11 @@
 import Foundation
-import TSModel
 
 /// Where a manifest's bytes come from, and the one way tsapply reads them: every command (and
 /// any other front-end, such as a runner reading many manifests) reads its input through
 /// `read(maxBytes:)`, so every input is bounded before it is read and every problem has the
-/// same message.
+/// same message. Every other file tsapply reads (records, backups, saved plans, a simulated
+/// watch's state file) goes through it as well, with its own bound and noun, which is why it
+/// lives in TSModel, beside `SecureFile`, its writing counterpart.
 ///
 /// Reading never takes more than `maxBytes + 1` bytes from anywhere: a regular file larger than
 /// the bound is refused from its size without reading it, and a stream (standard input, a pipe,
@@ -29,8 +30,8 @@ public enum ManifestSource: Sendable, Hashable {
   /// Standard input, named `-` (the file name that means it on the command line).
   public static let standardInput = ManifestSource.descriptor(STDIN_FILENO, displayName: "-")
 
-  /// The most bytes a manifest may have (1 MiB, `YAMLLimits.default.maxBytes`).
-  public static let maxBytes = YAMLLimits.default.maxBytes
+  /// The most bytes a manifest may have (1 MiB; `YAMLLimits.default.maxBytes` is this bound).
+  public static let maxBytes = 1 << 20
 
   /// The name positions and messages carry.
   public var displayName: String {
@@ -60,6 +61,22 @@ public enum ManifestSource: Sendable, Hashable {
       named.noun = noun
       return named
     }
+  }
+
+  /// Why the source cannot be read (as `read(maxBytes:)` would fail), or `nil` when it can. A
+  /// regular file within the bound is only opened and its size looked at, not read: what a
+  /// fleet file's check of the manifests it names costs per watch (docs/fleet.md "Scale").
+  public func readProblem(maxBytes: Int = ManifestSource.maxBytes) -> ManifestReadError? {
+    if case .file(let path, let name) = self {
+      let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+      guard descriptor >= 0 else { return ManifestReadError(name, ManifestReadError.Reason(openError: errno, path: path)) }
+      var info = stat()
+      let plainFile = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Int(info.st_size) <= maxBytes
+      close(descriptor)
+      if plainFile { return nil }
+    }
+    if case .failure(let problem) = read(maxBytes: maxBytes) { return problem }
+    return nil
   }
 
   /// The most bytes one of tsapply's own records may have (backups, last-applied records,

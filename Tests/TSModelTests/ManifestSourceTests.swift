@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-@testable import TSManifest
-import TSModel
+@testable import TSModel
 import TSTestSupport
 
 /// The one bounded reader every command uses: what it refuses, how it names it, and that it
@@ -88,12 +87,5 @@ import TSTestSupport
   func bytesInMemoryHaveTheSameBound(_ count: Int, _ fits: Bool) {
     let result = ManifestSource.bytes([UInt8](repeating: 0x20, count: count), displayName: "m.yaml").read(maxBytes: 10)
     #expect(((try? result.get()) != nil) == fits)
-  }
-
-  /// Unreadable inputs are diagnostics without a position; the loader reads nothing further.
-  @Test func theLoaderReportsTheReaderError() {
-    #expect(ManifestLoader.load(.file(path: "/dev/zero", displayName: "zero.yaml")).diagnostics == [
-      .error(at: nil, field: "", "cannot read zero.yaml: it is a device file (a character device, such as a terminal or /dev/zero), not a manifest file"),
-    ])
   }
 }
