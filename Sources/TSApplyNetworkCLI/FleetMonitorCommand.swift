@@ -27,7 +27,7 @@ extension MonitorCommand {
     defer { server?.stop() }
     // The manifests as they are now (read again when a file changes), for the page over MQTT and the rollout's summary.
     let manifests = FleetManifests(path: context.resolve(session.fleetFile), displayName: session.fleetFile,
-                                   registry: session.engine.registry, environment: session.engine.environment)
+                                   registry: session.engine.registry, environment: session.engine.environment, loaded: session.loaded)
     let revisions = FleetMonitor.ManifestRevisions(manifests)
     let rolloutWatch = board.map {
       Self.followRollout(session.rolloutStore, fleetFile: session.fleetFile, names: session.loaded.everyMember.map(\.name),

@@ -108,7 +108,9 @@ public struct WatchHome: Hashable, Sendable {
     try SecureFile.createDirectory(directory)
     let record = Record(identity: identity, profile: profile)
     if self.record() == record { return }
-    try SecureFile.write(Array(canonicalJSON(record).utf8), to: recordPath)
+    // Not fsynced: it only says whose folder this is, and every start writes it again when it
+    // is missing or differs (a fleet monitor's first start prepares a thousand folders).
+    try SecureFile.write(Array(canonicalJSON(record).utf8), to: recordPath, durable: false)
   }
 
   /// The record in `watch.json`, if readable.

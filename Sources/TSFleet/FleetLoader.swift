@@ -132,6 +132,11 @@ public struct LoadedFleet: Sendable {
   public var warnings: [Diagnostic]
   /// The defaults manifest, when the fleet has `defaults:` (the one-layer spelling).
   public var defaults: Manifest?
+  /// The identity of the fleet file, taken before it was read; `nil` when it is not a regular file.
+  public var fleetFileIdentity: FileIdentity?
+  /// The identity of each layer's file in `fleet.layers` order, each taken before the file was
+  /// read: what `FleetManifests` compares to tell that a layer changed since this load.
+  public var layerIdentities: [FileIdentity?] = []
 }
 
 /// Reads a fleet: the fleet file and its layers (or defaults) now, and each selected watch's own
@@ -152,6 +157,8 @@ public enum FleetLoader {
   public static func load(path: String, displayName: String, selection: [String] = [],
                           registry: DeviceRegistry = .simulated,
                           environment: [String: String] = ProcessInfo.processInfo.environment) throws(FleetLoadFailure) -> LoadedFleet {
+    // Identities before the reads, so a change made while a file is read shows at the next look.
+    let fleetFileIdentity = FileIdentity(path)
     let read = FleetFileReader.read(path: path, displayName: displayName, registry: registry, environment: environment)
     var sources = [displayName: read.bytes]
     guard let fleet = read.fleet else {
@@ -170,9 +177,11 @@ public enum FleetLoader {
     // Each layer's file is read once, however many watches it is under; every layer with errors
     // is reported in one run.
     var layers: [String: LoadedLayer] = [:]
+    var identities: [String: FileIdentity?] = [:]
     var failed: [(name: String, under: String, diagnostics: [Diagnostic])] = []
     for layer in fleet.layers where layers[layer.manifest.value] == nil && !failed.contains(where: { $0.name == fleet.displayPath(layer.manifest.value) }) {
       let name = fleet.displayPath(layer.manifest.value)
+      identities[layer.manifest.value] = FileIdentity(fleet.absolutePath(layer.manifest.value))
       let loaded = ManifestLoader.load(path: fleet.absolutePath(layer.manifest.value), displayName: name, resolvesReferences: false)
       sources[name] = loaded.source
       guard let manifest = loaded.manifest else {
@@ -198,7 +207,8 @@ public enum FleetLoader {
     }
     let members = every.filter { selection.isEmpty || selection.contains($0.name) }
     return LoadedFleet(fleet: fleet, members: members, everyMember: every, warnings: read.diagnostics,
-                       defaults: fleet.defaults.flatMap { layers[$0.value]?.manifest })
+                       defaults: fleet.defaults.flatMap { layers[$0.value]?.manifest }, fleetFileIdentity: fleetFileIdentity,
+                       layerIdentities: fleet.layers.map { identities[$0.manifest.value] ?? nil })
   }
 
   /// A layer's manifest as read, with its warnings and its name in diagnostics.

@@ -41,11 +41,28 @@ public final class FleetManifests: @unchecked Sendable {
 
   /// The manifests of the fleet file at `path` (absolute), named `displayName` in diagnostics,
   /// its watches opened through `registry` in `environment` (as `FleetLoader.load` takes them).
-  public init(path: String, displayName: String, registry: DeviceRegistry, environment: [String: String]) {
+  /// `loaded`: that fleet as the caller already loaded it (with the same path, registry and
+  /// environment), kept as the first snapshot so the fleet is not read again at the first check
+  /// of every watch (starting `monitor --fleet` read the fleet file, and checked every manifest
+  /// it names, three times).
+  public init(path: String, displayName: String, registry: DeviceRegistry, environment: [String: String], loaded: LoadedFleet? = nil) {
     self.path = path
     self.displayName = displayName
     self.registry = registry
     self.environment = environment
+    fleet = loaded.flatMap(Self.snapshot)
+  }
+
+  /// `loaded` kept with the identities of its files: the fleet file's and the layers' as
+  /// `FleetLoader` took them before reading them, each watch's own manifest's now (a member
+  /// reads it when first asked, after this). `nil` when the fleet file is not a regular file.
+  private static func snapshot(_ loaded: LoadedFleet) -> Snapshot? {
+    guard let fleetFile = loaded.fleetFileIdentity else { return nil }
+    var members: [String: (own: FileIdentity?, member: FleetMember)] = [:]
+    for member in loaded.everyMember {
+      members[member.name] = (member.watch.manifest.map { FileIdentity(loaded.fleet.absolutePath($0.value)) } ?? nil, member)
+    }
+    return Snapshot(fleetFile: fleetFile, file: loaded.fleet, layers: loaded.layerIdentities, members: members)
   }
 
   /// The member `name` as `FleetLoader.load(path:displayName:selection:registry:environment:)`
@@ -65,21 +82,14 @@ public final class FleetManifests: @unchecked Sendable {
       self.fleet?.members[name] = (own, member)
       return member
     }
-    // The fleet file or a layer changed (or nothing is kept): every watch read again, the
-    // identities of its files taken first (from the fleet file as it reads now).
+    // The fleet file or a layer changed (or nothing is kept): every watch read again, with the
+    // identities of its files taken before each is read (`snapshot`).
     self.fleet = nil
-    let before = FleetFileReader.read(path: path, displayName: displayName, registry: registry, environment: environment).fleet
-    let layers = before.map(Self.identities) ?? []
-    var owns: [String: FileIdentity?] = [:]
-    for watch in before?.watches ?? [] { owns[watch.name.value] = watch.manifest.map { FileIdentity(before!.absolutePath($0.value)) } ?? nil }
     let loaded = try FleetLoader.load(path: path, displayName: displayName, registry: registry, environment: environment)
-    var members: [String: (own: FileIdentity?, member: FleetMember)] = [:]
-    for member in loaded.members { members[member.name] = (owns[member.name] ?? nil, member) }
-    // Kept when the fleet file was a file, and the layers read are the ones identified.
-    if let fleetFile, loaded.fleet.layers.map(\.manifest.value) == before?.layers.map(\.manifest.value) {
-      fleet = Snapshot(fleetFile: fleetFile, file: loaded.fleet, layers: layers, members: members)
+    fleet = Self.snapshot(loaded)
+    guard let kept = fleet?.members[name] ?? loaded.members.first(where: { $0.name == name }).map({ (nil, $0) }) else {
+      return try reload(name)
     }
-    guard let kept = members[name] else { return try reload(name) }
     return kept.member
   }
 

@@ -40,6 +40,9 @@ public final class HandledEvents: @unchecked Sendable {
   public let path: String
   private let lock = NSLock()
   private var state: State
+  /// Whether the file holds `state` (read from it, or written since): a record that changes
+  /// nothing is not written again (a restarted monitor's resume point is the one it read).
+  private var onDisk = false
 
   /// The record at `path` for `watch`; a fresh one (no event handled, a new epoch) when the file
   /// is missing. `problem` says why a file that exists could not be used (it is then replaced at
@@ -56,6 +59,7 @@ public final class HandledEvents: @unchecked Sendable {
       && stored.sequence >= 0 && Outbox.isSafeID(stored.epoch):
       state = stored
       problem = nil
+      onDisk = true
     case .stored:
       state = fresh
       problem = "it is not a record of events handled for \(watch)"
@@ -86,12 +90,15 @@ public final class HandledEvents: @unchecked Sendable {
   /// SOS, that `sequence` was used; on disk before it returns.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
   public func handled(_ id: DeviceEventID?, sequence: Int? = nil) throws(SecureFileError) {
-    let bytes = lock.withLock { () -> [UInt8] in
+    let bytes = lock.withLock { () -> [UInt8]? in
+      let before = state
       if let id { state.lastEventID = id }
       if let sequence { state.sequence = max(state.sequence, sequence) }
-      return Array(canonicalJSON(state).utf8)
+      return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
+    guard let bytes else { return }
     try SecureFile.write(bytes, to: path)
+    lock.withLock { onDisk = true }
   }
 
   /// What the file holds.

@@ -28,14 +28,17 @@ import TSModel
     return (kept, fresh)
   }
 
-  @Test func afterEveryEditEachWatchReadsAsAFreshLoadWould() throws {
+  /// Unseeded (the first check loads the fleet), and seeded with the fleet as the command
+  /// loaded it (`loaded:`, what `monitor --fleet` passes so the fleet is not read again).
+  @Test(arguments: [false, true])
+  func afterEveryEditEachWatchReadsAsAFreshLoadWould(seeded: Bool) throws {
     let space = try FleetSpace()
     try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
     try space.write("residents/room-1.yaml", "emergency:\n  contacts:\n    - {name: Ann, phone: \"+15550111\"}\n")
     try space.write("residents/room-2.yaml", "emergency:\n  contacts:\n    - {name: Bob, phone: \"+15550122\"}\n")
     try space.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n  room-2: {device: \"sim:watches/room-2.json\", manifest: residents/room-2.yaml}\n")
     let manifests = FleetManifests(path: space.directory + "/fleet.yaml", displayName: "fleet.yaml", registry: .simulated,
-                                   environment: ProcessInfo.processInfo.environment)
+                                   environment: ProcessInfo.processInfo.environment, loaded: seeded ? try space.load([]) : nil)
     let names = ["room-1", "room-2", "room-3"]
     // (what is edited, the file, its new text, what room-1's document holds then)
     let edits: [(String, String, String, String)] = [

@@ -260,6 +260,19 @@ func mode(_ path: String) throws -> Int {
     #expect(Outbox.isSafeID(two.id))
     #expect(HandledEvents(path: try temporaryDirectory() + "/other.json", watch: "sim:/w.json").nextSOS().id != one.id,
             "another file (one lost and made again) never reuses an id")
+
+    // A restart's resume point that is the one read is not written again (no fsync per watch
+    // at every start); a new one is, and so is a fresh record's first.
+    let inode = { (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber]) as? Int }
+    let before = try inode()
+    try restarted.handled(DeviceEventID("8"))
+    #expect(try inode() == before, "the same resume point is not written again")
+    try restarted.handled(DeviceEventID("9"))
+    #expect(try inode() != before)
+    #expect(HandledEvents(path: path, watch: "sim:/w.json").lastEventID == DeviceEventID("9"))
+    let freshPath = try temporaryDirectory() + "/fresh.json"
+    try HandledEvents(path: freshPath, watch: "sim:/w.json").handled(nil, sequence: 0)
+    #expect(FileManager.default.fileExists(atPath: freshPath), "a fresh record is written at its first resume point")
   }
 
   @Test(arguments: [
