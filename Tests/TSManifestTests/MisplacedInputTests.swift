@@ -55,19 +55,22 @@ import TSTestSupport
       + "remove the - before \(second): and indent \(second): under \(first):, at the same column"
   }
 
-  /// One contact written over two dashes, in both orders, block and flow, in both lists.
+  /// One contact written over two dashes, in both orders, block and flow, in both lists: the
+  /// error points at the second dash.
   static let splitContacts: [DiagnosticCase] = [
-    DiagnosticCase(marked: "contacts:\n  - name: Alice\n  - 1️⃣phone: \"+1 555 0100\"\n", field: "contacts[1]", message: split("name", "phone")),
-    DiagnosticCase(marked: "contacts:\n  - phone: \"+1 555 0100\"\n  - 1️⃣name: Alice\n", field: "contacts[1]", message: split("phone", "name")),
-    DiagnosticCase(marked: "contacts:\n  - {name: Alice}\n  - 1️⃣{phone: \"+15550100\"}\n", field: "contacts[1]", message: split("name", "phone")),
-    DiagnosticCase(marked: "contacts:\n  - {name: Bob, phone: \"+15550101\"}\n  - name: Alice\n  - 1️⃣phone: \"+1 555 0100\"\n"
+    DiagnosticCase(marked: "contacts:\n  - name: Alice\n  1️⃣- phone: \"+1 555 0100\"\n", field: "contacts[1]", message: split("name", "phone")),
+    DiagnosticCase(marked: "contacts:\n  - phone: \"+1 555 0100\"\n  1️⃣- name: Alice\n", field: "contacts[1]", message: split("phone", "name")),
+    DiagnosticCase(marked: "contacts:\n  - {name: Alice}\n  1️⃣- {phone: \"+15550100\"}\n", field: "contacts[1]", message: split("name", "phone")),
+    DiagnosticCase(marked: "contacts:\n  - {name: Bob, phone: \"+15550101\"}\n  - name: Alice\n  1️⃣- phone: \"+1 555 0100\"\n"
                      + "  - {name: Carol, phone: \"+15550102\"}\n", field: "contacts[2]", message: split("name", "phone")),
-    DiagnosticCase(marked: "emergency:\n  contacts:\n    - name: Alice\n    - 1️⃣phone: \"+1 555 0100\"\n", field: "emergency.contacts[1]",
+    DiagnosticCase(marked: "emergency:\n  contacts:\n    - name: Alice\n    1️⃣- phone: \"+1 555 0100\"\n", field: "emergency.contacts[1]",
                    message: split("name", "phone")),
-    DiagnosticCase(marked: "emergency:\n  sos: true\n  contacts:\n    - phone: \"+1 555 0100\"\n    - 1️⃣name: Alice\n",
+    DiagnosticCase(marked: "emergency:\n  sos: true\n  contacts:\n    - phone: \"+1 555 0100\"\n    1️⃣- name: Alice\n",
                    field: "emergency.contacts[1]", message: split("phone", "name")),
+    // A flow list has no dash: the error points at the second item.
+    DiagnosticCase(marked: "contacts: [{name: Alice}, 1️⃣{phone: \"+15550100\"}]\n", field: "contacts[1]", message: split("name", "phone")),
     // A list the reader does not capture (an anchor in it) is decoded from the tree: the same answer.
-    DiagnosticCase(marked: "contacts:\n  - &a {name: Bob, phone: \"+15550101\"}\n  - name: Alice\n  - 1️⃣phone: \"+1 555 0100\"\n",
+    DiagnosticCase(marked: "contacts:\n  - &a {name: Bob, phone: \"+15550101\"}\n  - name: Alice\n  1️⃣- phone: \"+1 555 0100\"\n",
                    field: "contacts[2]", message: split("name", "phone")),
   ]
 

@@ -32,7 +32,7 @@ extension ManifestDecoder {
     var split: Set<Int> = []
     for index in items.indices.dropFirst() where !split.contains(index - 1) {
       if let message = MistakeHints.splitContact(first: items[index - 1].keyTexts, second: items[index].keyTexts) {
-        context.error(items[index].position, DecodingContext.item(path, index), message)
+        context.error(MistakeHints.listDash(before: items[index].position, in: source), DecodingContext.item(path, index), message)
         split.insert(index)
       }
     }
@@ -75,8 +75,14 @@ final class ContactListDecoder: CapturedContactSink {
   /// are one contact split over two dashes (`MistakeHints.splitContact`).
   @exclusivity(unchecked) private var held: (item: CapturedContact, index: Int)?
 
-  /// A decoder for lists of `file`.
-  init(file: String) { context = DecodingContext(file: file) }
+  /// The file's text (`MistakeHints.listDash`).
+  private let source: [UInt8]
+
+  /// A decoder for lists of `file`, whose text is `source`.
+  init(file: String, source: [UInt8]) {
+    context = DecodingContext(file: file)
+    self.source = source
+  }
 
   func startList(at start: CapturedContact.Mark, path: String, capacity: Int) {
     var list = DecodedContactList()
@@ -92,7 +98,8 @@ final class ContactListDecoder: CapturedContactSink {
     if let previous = held.take() {
       let keys = item.writtenFields.map(\.key.text)
       if let message = MistakeHints.splitContact(first: previous.item.writtenFields.map(\.key.text), second: keys) {
-        context.error(item.start.position(in: context.file), DecodingContext.item(current!.path, index), message)
+        context.error(MistakeHints.listDash(before: item.start.position(in: context.file), in: source),
+                      DecodingContext.item(current!.path, index), message)
         return
       }
       decode(previous.item, index: previous.index)

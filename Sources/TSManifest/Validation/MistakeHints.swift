@@ -181,6 +181,18 @@ enum MistakeHints {
     }
   }
 
+  /// The dash that starts the list item whose content starts at `item` (`- phone: …`,
+  /// `- {phone: …}`): the `-` before it on its line, across spaces, in `source`; `item` itself
+  /// when there is none there (the item's content starts on a line of its own).
+  static func listDash(before item: SourcePosition, in source: [UInt8]) -> SourcePosition {
+    guard let line = YAMLSourceCheck.line(item.line, in: source) else { return item }
+    let scalars = Array(line.unicodeScalars)
+    var index = min(item.column - 1, scalars.count)
+    while index > 0, scalars[index - 1] == " " { index -= 1 }
+    guard index > 0, index < item.column - 1, scalars[index - 1] == "-" else { return item }
+    return SourcePosition(file: item.file, line: item.line, column: index)
+  }
+
   /// Two adjacent list items that look like one contact split over two dashes: the first holds
   /// only `name` and the second only `phone`, or the other way round (`keys` are each item's
   /// keys as written). The message for the second item; `nil` when they are not such a pair.
