@@ -181,7 +181,7 @@ extension ManifestDecoder {
   /// (`MistakeHints.misplacedTimePoints`), instead of the value's type.
   private mutating func misplacedTimePoints(in node: YAMLNode, path: String) -> Bool {
     guard case .mapping(let entries) = node.content, let at = entries.first(where: { $0.keyText == "at" }),
-          let hint = MistakeHints.misplacedTimePoints(key: "at", in: path) else { return false }
+          let hint = MistakeHints.misplacedTimePoints(key: "at", in: path, allowed: []) else { return false }
     context.error(at.key.position, DecodingContext.join(path, "at"), hint)
     return true
   }

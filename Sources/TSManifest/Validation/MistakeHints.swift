@@ -155,8 +155,11 @@ enum MistakeHints {
   /// whose field path is `path` cannot hold it: the reminders section or the root (the parent
   /// level), inside `period:`, `lunch_break:` or `repeat:`, directly in `custom:` (a list), or
   /// as a dotted key (`reminders.at`, `medicine.at`), which YAML reads as one key. `nil` for any
-  /// other key or place. Each message says where `at:` belongs and what to move.
-  static func misplacedTimePoints(key: String, in path: String) -> String? {
+  /// other key or place, and for a mapping of another file (a fleet's, read with the same
+  /// `DecodingContext`): `allowed` (its keys) must hold `reminders` at the root, and any other
+  /// path be under `reminders`. Each message says where `at:` belongs and what to move.
+  static func misplacedTimePoints(key: String, in path: String, allowed: [String]) -> String? {
+    guard path.isEmpty ? allowed.contains("reminders") : path.hasPrefix("reminders") else { return nil }
     if key != "at" {
       guard key.hasSuffix(".at"), path.isEmpty || path == "reminders" else { return nil }
       let owner = key.dropLast(3).split(separator: ".").last.map(String.init) ?? ""
