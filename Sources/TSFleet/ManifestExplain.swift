@@ -87,10 +87,10 @@ public enum ManifestExplain {
     var out = "Where the values of \(ControlCharacters.escaped(watch))'s manifest come from (the first file wins):\n"
     out += files.map { "  " + ControlCharacters.escaped($0) + "\n" }.joined() + "\n"
     let texts = lines.map { ControlCharacters.escaped($0.path) + ($0.value.map { " = " + mask.text($0) } ?? "") }
-    // The comments in one column, as in the plan (`HumanPlanRenderer.sourceColumn`).
-    let column = min(HumanPlanRenderer.sourceColumn, texts.map(\.count).max() ?? 0)
+    // The comments in one column, as in the plan (`HumanPlanRenderer.commentColumn`).
+    let column = HumanPlanRenderer.commentColumn(texts.map(\.count))
     for (line, text) in zip(lines, texts) {
-      out += text + String(repeating: " ", count: max(2, column + 2 - text.count)) + "# " + place(line.source)
+      out += text + HumanPlanRenderer.commentGap(after: text.count, column: column) + "# " + place(line.source)
       if let dropped = line.dropped {
         out += ", not kept: \(dropped)\n"
       } else {

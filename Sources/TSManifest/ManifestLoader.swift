@@ -39,14 +39,14 @@ public enum ManifestLoader {
   public static func load(bytes: [UInt8], file: String, capturesContactLists: Bool = true,
                           resolvesReferences: Bool = true) -> ManifestLoadResult {
     // Captured contact lists are decoded as the reader hands their items over.
-    let contactLists = capturesContactLists ? ContactListDecoder(file: file) : nil
+    let contactLists = capturesContactLists ? ContactListDecoder(file: file, source: bytes) : nil
     let read = YAMLReader.read(bytes: bytes, file: file, capturesContactLists: capturesContactLists,
                                contactSink: contactLists)
     var diagnostics = read.diagnostics
     var manifest: Manifest?
     // Decode whenever there is a tree (even beside duplicate-key errors), or an empty document.
     if read.root != nil || diagnostics.isEmpty {
-      var decoder = ManifestDecoder(file: file, decodedContactLists: contactLists?.lists ?? [:])
+      var decoder = ManifestDecoder(file: file, source: bytes, decodedContactLists: contactLists?.lists ?? [:])
       manifest = decoder.decode(read.root)
       // A YAML error stands for what follows from it at the same place: an alias to no anchor is
       // read as an empty value, which the decoder would report again as "found nothing (null)".

@@ -102,7 +102,7 @@ enum ContactPlanner {
           "\"\(contact.name.value)\" is \(nameBytes) bytes; \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes, so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
       }
       if contact.shortNameIsExplicit && !contact.shortName.isEmpty && !limits.storesShortName {
-        diagnostics.append(.warning(at: contact.position, field: "\(contact.path).short_name",
+        diagnostics.append(.warning(at: contact.shortNamePosition ?? contact.position, field: "\(contact.path).short_name",
           "\(watch) does not store short names; \"\(contact.shortName)\" is ignored"))
       }
       let phoneBytes = contact.phone.value.utf8.count

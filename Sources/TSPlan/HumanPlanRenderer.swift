@@ -196,17 +196,33 @@ public struct HumanPlanRenderer: Sendable {
       shown.append(sources && !same ? row.source.map { "# " + ControlCharacters.escaped($0.file) + ":\($0.line)" } : nil)
       previous = row.source
     }
-    // Masking keeps lengths, so the column is that of the longest line with a comment (capped).
-    let column = min(Self.sourceColumn, zip(texts, shown).filter { $0.1 != nil }.map { 7 + $0.0.rest.count }.max() ?? 0)
+    // Masking keeps lengths.
+    let column = Self.commentColumn(zip(texts, shown).filter { $0.1 != nil }.map { 7 + $0.0.rest.count })
     return zip(texts, shown).map { text, source in
       let line = "      " + text.symbol + text.rest
       guard let source else { return line }
-      return line + String(repeating: " ", count: max(2, column + 2 - (7 + text.rest.count))) + source
+      return line + Self.commentGap(after: 7 + text.rest.count, column: column) + source
     }
   }
 
-  /// The widest a field line is padded to before its source comment.
+  /// The widest a field line is padded to before its source comment; a longer line is not
+  /// counted when the comments of its block are aligned (`commentColumn`).
   public static let sourceColumn = 80
+
+  /// Where the trailing comments of lines `lengths` characters long start, less the two spaces
+  /// before them: the length of the longest line that fits within `sourceColumn`, as Terraform
+  /// aligns `=` by the longest key of a block. A longer line (a contact with a long name, a
+  /// long list of times) is left out, so it does not push every other comment to the cap; its
+  /// own comment follows it after two spaces (`commentGap`).
+  public static func commentColumn(_ lengths: [Int]) -> Int {
+    lengths.filter { $0 <= sourceColumn }.max() ?? 0
+  }
+
+  /// The spaces between a line `length` characters long and its comment aligned at `column`
+  /// (`commentColumn`): at least two.
+  public static func commentGap(after length: Int, column: Int) -> String {
+    String(repeating: " ", count: max(2, column + 2 - length))
+  }
 
   /// A field line before it is laid out: its symbol, manifest key, formatted value(s) and where
   /// the manifest sets it.

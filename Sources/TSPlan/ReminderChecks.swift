@@ -25,22 +25,33 @@ struct ReminderChecks {
     var patch = ReminderPatch()
     let path = reminder.path
     if let name = reminder.name {
-      patch.name = storedText(name, maxBytes: storage.nameMaxBytes, field: "\(path).name", what: "name", &diagnostics)
+      patch.name = storedText(name, maxBytes: storage.nameMaxBytes, key: key("name", of: reminder, name),
+                              field: "\(path).name", what: "name", &diagnostics)
     }
     if let notes = reminder.notes {
-      patch.notes = storedText(notes, maxBytes: storage.notesMaxBytes, field: "\(path).notes", what: "notes", &diagnostics)
+      patch.notes = storedText(notes, maxBytes: storage.notesMaxBytes, key: key("notes", of: reminder, notes),
+                               field: "\(path).notes", what: "notes", &diagnostics)
     }
     patch.isEnabled = reminder.isEnabled?.value ?? (creating && reminder.kind == .custom ? true : nil)
     if let repeatDays = reminder.repeatDays {
-      patch.repeatDays = checkedRepeat(repeatDays, field: "\(path).repeat", &diagnostics)
+      patch.repeatDays = checkedRepeat(repeatDays, key: key("repeat", of: reminder, repeatDays), field: "\(path).repeat", &diagnostics)
     }
     if let schedule = reminder.schedule {
-      patch.schedule = checkedSchedule(schedule, path: path, &diagnostics)
+      patch.schedule = checkedSchedule(schedule, reminder: reminder, &diagnostics)
     }
     if let lunchBreak = reminder.lunchBreak {
-      patch.lunchBreak = checkedLunchBreak(lunchBreak, field: "\(path).lunch_break", &diagnostics)
+      patch.lunchBreak = checkedLunchBreak(lunchBreak, key: key("lunch_break", of: reminder, lunchBreak),
+                                           field: "\(path).lunch_break", &diagnostics)
     }
     return (patch, diagnostics)
+  }
+
+  /// Where `reminder` writes the key `key` (`ManifestReminder.keyPositions`: for a lunch break
+  /// taken from the section, the section's key), else where its value is: what a capability
+  /// error points at, since the key is what asks for what the platform lacks; a value out of
+  /// range is reported at the value instead.
+  private func key<Value>(_ key: String, of reminder: ManifestReminder, _ value: Located<Value>) -> SourcePosition {
+    reminder.keyPositions[key] ?? value.position
   }
 
   /// Problems only the combined result shows: lunch break turned on without times while the
@@ -55,10 +66,10 @@ struct ReminderChecks {
       "\(label) on the watch has no valid lunch-break times (\(start)–\(end) minutes); give them: `lunch_break: {start: \"12:00\", end: \"14:00\"}`")]
   }
 
-  private func storedText(_ text: Located<String>, maxBytes: Int?, field: String, what: String,
+  private func storedText(_ text: Located<String>, maxBytes: Int?, key: SourcePosition, field: String, what: String,
                           _ diagnostics: inout [Diagnostic]) -> String? {
     guard let maxBytes else {
-      diagnostics.append(.warning(at: text.position, field: field,
+      diagnostics.append(.warning(at: key, field: field,
         "\(watch) does not store \(what) for \(label); the value is ignored"))
       return nil
     }
@@ -79,7 +90,8 @@ struct ReminderChecks {
     return stored
   }
 
-  private func checkedRepeat(_ days: Located<RepeatDays>, field: String, _ diagnostics: inout [Diagnostic]) -> RepeatDays? {
+  private func checkedRepeat(_ days: Located<RepeatDays>, key: SourcePosition, field: String,
+                             _ diagnostics: inout [Diagnostic]) -> RepeatDays? {
     if days.value == .once && !capabilities.reminders.supportsOnce {
       diagnostics.append(.error(at: days.position, field: field,
         "`once` (no repeat day) is not supported by \(watch); choose at least one day"))
@@ -87,7 +99,7 @@ struct ReminderChecks {
     }
     guard storage.storesRepeatDays else {
       if days.value != .everyday {
-        diagnostics.append(.error(at: days.position, field: field,
+        diagnostics.append(.error(at: key, field: field,
           "\(watch) repeats \(label) every day and stores no repeat days; remove `repeat` or write `everyday`"))
       }
       return nil
@@ -95,13 +107,14 @@ struct ReminderChecks {
     return days.value
   }
 
-  private func checkedSchedule(_ schedule: Located<ReminderSchedule>, path: String,
+  private func checkedSchedule(_ schedule: Located<ReminderSchedule>, reminder: ManifestReminder,
                                _ diagnostics: inout [Diagnostic]) -> ReminderSchedule? {
+    let path = reminder.path
     switch schedule.value {
     case .timePoints(let points):
       let field = "\(path).at"
       guard storage.timeTypes.contains(.point) else {
-        diagnostics.append(.error(at: schedule.position, field: field,
+        diagnostics.append(.error(at: key("at", of: reminder, schedule), field: field,
           "\(watch) stores only a period for \(label); use `period: {start, end, every}` instead of `at`"))
         return nil
       }
@@ -113,7 +126,7 @@ struct ReminderChecks {
       }
     case .period:
       guard storage.timeTypes.contains(.period) else {
-        diagnostics.append(.error(at: schedule.position, field: "\(path).period",
+        diagnostics.append(.error(at: key("period", of: reminder, schedule), field: "\(path).period",
           "\(watch) stores only time points for \(label); use `at: [...]` instead of `period`"))
         return nil
       }
@@ -121,15 +134,15 @@ struct ReminderChecks {
     return schedule.value
   }
 
-  private func checkedLunchBreak(_ lunch: Located<LunchBreak>, field: String,
+  private func checkedLunchBreak(_ lunch: Located<LunchBreak>, key: SourcePosition, field: String,
                                  _ diagnostics: inout [Diagnostic]) -> LunchBreak? {
     switch storage.lunchBreak {
     case .none where lunch.value.isEnabled || lunch.value.window != nil:
-      diagnostics.append(.error(at: lunch.position, field: field,
+      diagnostics.append(.error(at: key, field: field,
         "\(watch) has no lunch break for \(label); remove `lunch_break`"))
       return nil
     case .flagOnly where lunch.value.window != nil:
-      diagnostics.append(.error(at: lunch.position, field: field,
+      diagnostics.append(.error(at: key, field: field,
         "\(watch) stores only whether the lunch break is on for \(label), not its times; write `lunch_break: true` or `false`"))
       return nil
     default:

@@ -56,7 +56,7 @@ enum ReminderPlanner {
                       capabilities: DeviceCapabilities, lunchDefault: SourcePosition? = nil) -> PlanPart {
     var part = PlanPart()
     guard let storage = capabilities.reminders[kind], let id = kind.builtInID else {
-      part.diagnostics.append(.error(at: reminder.position, field: reminder.path,
+      part.diagnostics.append(.error(at: reminder.keyPosition, field: reminder.path,
         "the watch (profile \(capabilities.profile)) has no \(kind.rawValue) reminder; remove `\(reminder.path)`"))
       return part
     }

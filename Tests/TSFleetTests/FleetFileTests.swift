@@ -64,6 +64,13 @@ import TSModel
 
       """, errors: ["fleet.yaml:2:3: error: watches.room-12: manifest is required when the fleet has no defaults or layers (e.g. manifest: residents/room-12.yaml)",
                     "fleet.yaml:2:35: error: watches.room-12.manifests: unknown key \"manifests\"; did you mean \"manifest\"?"]),
+    // A manifest's hint for a misplaced at: (MistakeHints.misplacedTimePoints) is not given in a fleet file.
+    Case(name: "at: in a fleet file", fleet: """
+      watches:
+        room-12: {device: "sim:a.json", manifest: residents/a.yaml}
+      at: ["08:00"]
+
+      """, errors: ["fleet.yaml:3:1: error: at: unknown key \"at\" (expected one of: version, defaults, layers, transport, site, watches, rollout)"]),
     Case(name: "a watch without a device", fleet: """
       watches:
         room-12: {manifest: residents/a.yaml}

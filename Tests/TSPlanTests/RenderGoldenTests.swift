@@ -1,4 +1,5 @@
 import Testing
+import TSManifest
 import TSModel
 import TSTestSupport
 @testable import TSPlan
@@ -27,6 +28,35 @@ import TSTestSupport
     let result = Scenarios.capabilityErrors.result
     #expect(result.plan == nil)
     expectGolden(result.diagnostics.map(\.description).joined(separator: "\n") + "\n", "capability-errors.txt")
+  }
+
+  /// The source comments of a block line up at its longest line that fits within
+  /// `HumanPlanRenderer.sourceColumn`; a line beyond it (a contact with a long name, a long
+  /// list of times) keeps its comment two spaces after it and does not push the others out.
+  @Test func longNamesDoNotPushTheSourceComments() throws {
+    let yaml = """
+      reminders:
+        medicine:
+          enabled: true
+          at: ["06:00", "07:00", "08:00", "09:00", "10:00", "11:00", "12:00", "13:00", "14:00", "15:00"]
+          repeat: workday
+        custom:
+          - name: Take the blood pressure tablet
+            at: ["19:30"]
+            notes: With water
+      contacts:
+        - name: Alexandra Maria Doe-Smithsonian
+          phone: "+15550100"
+        - name: Bo
+          phone: "+15550101"
+        - name: Christopher
+          phone: "+15550102"
+      """
+    let loaded = ManifestLoader.load(bytes: Array(yaml.utf8), file: "watch.yaml")
+    let manifest = try #require(loaded.manifest, "\(loaded.diagnostics)")
+    let result = Planner.plan(manifest, state: Profiles.factoryState(Profiles.roomy), capabilities: Profiles.roomy)
+    let plan = try #require(result.plan, "\(result.diagnostics)")
+    expectGolden(HumanPlanRenderer(color: false, redact: false).render(plan), "long-names.txt")
   }
 
   @Test func colourOnlyWhenAsked() throws {

@@ -28,7 +28,16 @@ extension ManifestDecoder {
     let list: ManifestRemoval.List = path == "contacts" ? .contacts : .emergencyContacts
     var removed: [ManifestRemoval] = []
     var removedCount = 0
+    // A contact split over two dashes is one error at the second item, not one for each.
+    var split: Set<Int> = []
+    for index in items.indices.dropFirst() where !split.contains(index - 1) {
+      if let message = MistakeHints.splitContact(first: items[index - 1].keyTexts, second: items[index].keyTexts) {
+        context.error(MistakeHints.listDash(before: items[index].position, in: source), DecodingContext.item(path, index), message)
+        split.insert(index)
+      }
+    }
     for (index, item) in items.enumerated() {
+      if split.contains(index) || split.contains(index + 1) { continue }
       let itemPath = DecodingContext.item(path, index)
       if removal(item, list: list, path: itemPath, into: &removed) {
         removedCount += 1
@@ -62,20 +71,47 @@ final class ContactListDecoder: CapturedContactSink {
   @exclusivity(unchecked) private(set) var lists: [CapturedContact.Mark: DecodedContactList] = [:]
   @exclusivity(unchecked) private var context: DecodingContext
   @exclusivity(unchecked) private var current: (start: CapturedContact.Mark, path: String, list: DecodedContactList)?
+  /// An item holding only a name or only a phone, kept until the next one shows whether the two
+  /// are one contact split over two dashes (`MistakeHints.splitContact`).
+  @exclusivity(unchecked) private var held: (item: CapturedContact, index: Int)?
 
-  /// A decoder for lists of `file`.
-  init(file: String) { context = DecodingContext(file: file) }
+  /// The file's text (`MistakeHints.listDash`).
+  private let source: [UInt8]
+
+  /// A decoder for lists of `file`, whose text is `source`.
+  init(file: String, source: [UInt8]) {
+    context = DecodingContext(file: file)
+    self.source = source
+  }
 
   func startList(at start: CapturedContact.Mark, path: String, capacity: Int) {
     var list = DecodedContactList()
     list.contacts.reserveCapacity(capacity)  // address space; pages are touched as contacts come
     current = (start, path, list)
+    held = nil
     context.diagnostics = []
   }
 
   func take(_ item: CapturedContact, index: Int) {
     guard current != nil else { return }
     current!.list.written += 1
+    if let previous = held.take() {
+      let keys = item.writtenFields.map(\.key.text)
+      if let message = MistakeHints.splitContact(first: previous.item.writtenFields.map(\.key.text), second: keys) {
+        context.error(MistakeHints.listDash(before: item.start.position(in: context.file), in: source),
+                      DecodingContext.item(current!.path, index), message)
+        return
+      }
+      decode(previous.item, index: previous.index)
+    }
+    if item.fieldCount == 1, item.holds(.name) || item.holds(.phone) {
+      held = (item, index)
+      return
+    }
+    decode(item, index: index)
+  }
+
+  private func decode(_ item: CapturedContact, index: Int) {
     let path = DecodingContext.item(current!.path, index)
     if let contact = ContactDecoding.contact(CapturedContactItem(item: item), path: path, context: &context) {
       current!.list.contacts.append(contact)
@@ -83,6 +119,7 @@ final class ContactListDecoder: CapturedContactSink {
   }
 
   func endList() {
+    if let last = held.take(), current != nil { decode(last.item, index: last.index) }
     guard let ended = current.take() else { return }
     var list = ended.list
     DuplicateContactRule.check(list.contacts, into: &context.diagnostics)
@@ -94,6 +131,7 @@ final class ContactListDecoder: CapturedContactSink {
   func reset() {
     lists = [:]
     current = nil
+    held = nil
     context.diagnostics = []
   }
 }

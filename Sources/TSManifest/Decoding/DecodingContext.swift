@@ -28,7 +28,8 @@ public struct DecodingContext: Sendable {
   /// Reads `node` as a mapping whose keys are among `keys`.
   ///
   /// Reports a node of another type ("expected a mapping with keys …"), keys that are not
-  /// scalars, and unknown keys (with a "did you mean" suggestion); the known entries are kept.
+  /// scalars, and unknown keys (with a "did you mean" suggestion, or where a misplaced key
+  /// belongs: `MistakeHints.misplacedTimePoints`); the known entries are kept.
   public mutating func mapping(_ node: YAMLNode, path: String, keys: [String]) -> MappingFields? {
     guard hasStandardTag(node, path: path, allowing: ["map"]) else { return nil }
     guard case .mapping(let entries) = node.content else {
@@ -50,7 +51,9 @@ public struct DecodingContext: Sendable {
       guard keys.contains(key) else {
         fields.entries.leaveOut(index)
         var message = "unknown key \"\(key)\""
-        if let suggestion = Suggestion.closest(to: key, in: keys) {
+        if let hint = MistakeHints.misplacedTimePoints(key: key, in: path, allowed: keys) {
+          message += "; " + hint
+        } else if let suggestion = Suggestion.closest(to: key, in: keys) {
           message += "; did you mean \"\(suggestion)\"?"
         } else {
           message += " (expected one of: \(keys.joined(separator: ", ")))"

@@ -17,9 +17,13 @@ struct ManifestDecoder {
   /// The contact lists the reader captured, already decoded (`ContactListDecoder`), by the start
   /// of the empty stand-in the tree holds for each; `contactList` picks them up there.
   let decodedContactLists: [CapturedContact.Mark: DecodedContactList]
+  /// The file's text, where a message points at a character the tree does not place (the dash
+  /// of a list item: `MistakeHints.listDash`); empty for a manifest not read from YAML text.
+  let source: [UInt8]
 
-  init(file: String, decodedContactLists: [CapturedContact.Mark: DecodedContactList] = [:]) {
+  init(file: String, source: [UInt8] = [], decodedContactLists: [CapturedContact.Mark: DecodedContactList] = [:]) {
     context = DecodingContext(file: file)
+    self.source = source
     self.decodedContactLists = decodedContactLists
   }
 

@@ -36,6 +36,7 @@ extension ManifestDecoder {
   }
 
   private mutating func customReminders(_ node: YAMLNode) -> [ManifestReminder]? {
+    if misplacedTimePoints(in: node, path: "reminders.custom") { return nil }
     guard let items = context.sequence(node, path: "reminders.custom", expected: "reminders, e.g. - {name: Walk, at: [\"19:30\"]}") else {
       return nil
     }
@@ -157,6 +158,7 @@ extension ManifestDecoder {
   }
 
   private mutating func repeatDays(_ node: YAMLNode, path: String) -> RepeatDays? {
+    if misplacedTimePoints(in: node, path: path) { return nil }
     let isList = if case .sequence = node.content { true } else { false }
     guard context.hasStandardTag(node, path: path, allowing: [isList ? "seq" : "str"]) else { return nil }
     if case .sequence(let items) = node.content {
@@ -172,6 +174,16 @@ extension ManifestDecoder {
       return nil
     }
     return RepeatDaysRule.check(word: Located(scalar.value, at: node.position), field: path, into: &context.diagnostics)
+  }
+
+  /// Whether `node`, a value that is not a mapping by the schema (`repeat`, `custom`), is a
+  /// mapping holding `at:`: then that is reported at the key, saying where `at:` belongs
+  /// (`MistakeHints.misplacedTimePoints`), instead of the value's type.
+  private mutating func misplacedTimePoints(in node: YAMLNode, path: String) -> Bool {
+    guard case .mapping(let entries) = node.content, let at = entries.first(where: { $0.keyText == "at" }),
+          let hint = MistakeHints.misplacedTimePoints(key: "at", in: path, allowed: []) else { return false }
+    context.error(at.key.position, DecodingContext.join(path, "at"), hint)
+    return true
   }
 
   /// The time under a required key; a missing key is an error at the mapping.
@@ -205,5 +217,11 @@ extension YAMLNode {
   func hasKey(_ key: String) -> Bool {
     guard case .mapping(let entries) = content else { return false }
     return entries.contains { $0.keyText == key }
+  }
+
+  /// The text keys of this mapping, in the order written; empty for any other node.
+  var keyTexts: [String] {
+    guard case .mapping(let entries) = content else { return [] }
+    return entries.compactMap(\.keyText)
   }
 }

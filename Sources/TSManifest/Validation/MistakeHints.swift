@@ -148,4 +148,61 @@ enum MistakeHints {
     guard !rest.hasPrefix("--") else { return nil }
     return (indentation.count + 1, "- " + rest.dropFirst())
   }
+  /// The example every misplaced-`at` message ends with: where `at:` belongs.
+  private static let atExample = "at: is a list of times under one reminder, e.g. medicine: {at: [\"08:00\"]}"
+
+  /// The message for a key meaning a reminder's time points (`at`) written where the mapping
+  /// whose field path is `path` cannot hold it: the reminders section or the root (the parent
+  /// level), inside `period:`, `lunch_break:` or `repeat:`, directly in `custom:` (a list), or
+  /// as a dotted key (`reminders.at`, `medicine.at`), which YAML reads as one key. `nil` for any
+  /// other key or place, and for a mapping of another file (a fleet's, read with the same
+  /// `DecodingContext`): `allowed` (its keys) must hold `reminders` at the root, and any other
+  /// path be under `reminders`. Each message says where `at:` belongs and what to move.
+  static func misplacedTimePoints(key: String, in path: String, allowed: [String]) -> String? {
+    guard path.isEmpty ? allowed.contains("reminders") : path.hasPrefix("reminders") else { return nil }
+    if key != "at" {
+      guard key.hasSuffix(".at"), path.isEmpty || path == "reminders" else { return nil }
+      let owner = key.dropLast(3).split(separator: ".").last.map(String.init) ?? ""
+      let under = ["reminders", ""].contains(owner) ? "the reminder it is for (sedentary:, drinking:, medicine: or an item of custom:)"
+        : "\(owner):"
+      return "\"\(key)\" is one key: YAML does not nest keys written with dots; write at: indented under \(under); \(atExample)"
+    }
+    let parts = path.split(separator: ".").map(String.init)
+    switch (parts.count, parts.last) {
+    case (0, _), (1, "reminders"):
+      return "at: cannot stand \(parts.isEmpty ? "at the top level" : "directly under reminders:"); it belongs to one reminder: "
+        + "indent it under the reminder it is for (sedentary:, drinking:, medicine: or an item of custom:); \(atExample)"
+    case (2, "custom"):
+      return "custom: is a list of reminders, each with its own at:; write - {name: Walk, at: [\"19:30\"]} under custom:; \(atExample)"
+    case (_, "period"?):
+      return "at: does not go inside period:; a reminder has either period or at: to remind at fixed times, replace period: with at: "
+        + "under the reminder; \(atExample)"
+    case (_, "repeat"?), (_, "lunch_break"?):
+      return "at: does not go under \(parts.last!):; write it beside \(parts.last!): at the reminder's level, not indented under it; \(atExample)"
+    default:
+      return nil
+    }
+  }
+
+  /// The dash that starts the list item whose content starts at `item` (`- phone: …`,
+  /// `- {phone: …}`): the `-` before it on its line, across spaces, in `source`; `item` itself
+  /// when there is none there (the item's content starts on a line of its own).
+  static func listDash(before item: SourcePosition, in source: [UInt8]) -> SourcePosition {
+    guard let line = YAMLSourceCheck.line(item.line, in: source) else { return item }
+    let scalars = Array(line.unicodeScalars)
+    var index = min(item.column - 1, scalars.count)
+    while index > 0, scalars[index - 1] == " " { index -= 1 }
+    guard index > 0, index < item.column - 1, scalars[index - 1] == "-" else { return item }
+    return SourcePosition(file: item.file, line: item.line, column: index)
+  }
+
+  /// Two adjacent list items that look like one contact split over two dashes: the first holds
+  /// only `name` and the second only `phone`, or the other way round (`keys` are each item's
+  /// keys as written). The message for the second item; `nil` when they are not such a pair.
+  static func splitContact(first: [String], second: [String]) -> String? {
+    guard first.count == 1, second.count == 1, let a = first.first, let b = second.first,
+          Set([a, b]) == ["name", "phone"] else { return nil }
+    return "this entry and the one above look like one contact split over two dashes (one has only \(a):, this one only \(b):); "
+      + "remove the - before \(b): and indent \(b): under \(a):, at the same column"
+  }
 }
