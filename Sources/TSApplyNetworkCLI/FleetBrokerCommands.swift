@@ -143,7 +143,7 @@ extension FleetSession {
     // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
     // The broker lost the desired document: publishing it again is the change.
     let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
-      || (row.state == "offline" && row.lastApplied == nil)
+      || (row.state == "offline" && row.lastApplied == nil && !row.neverApplied)
     // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
     let published = row.state == "pending" && row.drift == nil
     // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
@@ -195,9 +195,9 @@ extension FleetSession {
     let reports = rows.map { row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         row.drift == nil && row.lastApplied != nil || ["unreachable", "offline", "no status"].contains(row.state)
+                         row.drift == nil && (row.lastApplied != nil || row.neverApplied) || ["unreachable", "offline", "no status"].contains(row.state)
                          ? .unknown(row.state + (row.note.map { ": " + masked($0) } ?? ""))
-                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
+                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil || row.neverApplied),
                        elapsed: .zero)
     }
     let problems = manifestProblems()
