@@ -569,17 +569,18 @@ public struct DriftReport: Sendable {
   /// When tsapply last wrote to the watch, from the same record as the drift (`Watch.lastWrite`);
   /// `nil` without a record.
   public var lastWrite: LastWrite? = nil
+  /// The resources the manifest itself changes on what the last apply left (`Drift.left`):
+  /// with `drift`, what tells its own pending changes from undoing drift. Empty without a record.
+  public var own: Set<ResourceAddress> = []
 
   /// The manifest's own changes not applied yet: `pending` without what only undoes `drift`
   /// (`DriftRenderer.unapplied`). What drift reports, statuses and the page count as pending.
-  public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift) }
+  public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift, own: own) }
 
   /// Whether the last apply left what the manifest gives: there is a record, and whatever is
-  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md).
-  public var holdsManifest: Bool {
-    let drifted = Set(drift.map(\.address))
-    return hasRecord && pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
-  }
+  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md) — a
+  /// change of its own to a resource that also drifted is not applied yet.
+  public var holdsManifest: Bool { hasRecord && unapplied.isEmpty }
 }
 
 extension Watch {
@@ -596,6 +597,10 @@ extension Watch {
     if case .failure(let error) = record { throw .lastApplied(error) }
     var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
     report.lastWrite = last.map(Self.lastWrite(of:))
+    if let last, !report.drift.isEmpty {
+      let left = Drift.left(by: last, current: state, capabilities: capabilities)
+      report.own = Set(Planner.plan(document.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
+    }
     return report
   }
 }

@@ -70,4 +70,21 @@ import TSTestSupport
     let written = try Self.run(["status", "--fleet", "fleet.yaml", "--json"], in: dir).stdout
     #expect(!written.contains("\"last_applied\" : null") && written.contains("\"last_applied\" : \"20"), "\(written)")
   }
+
+  /// `drift --adopt` says what the next apply of the adopted manifest still undoes as planned:
+  /// an emergency contact written as a reference is not adopted, yet the manifest gives it as
+  /// the watch holds it, so the next apply undoes nothing.
+  @Test func adoptingSaysWhatTheNextApplyStillUndoesAsPlanned() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    try "contacts:\n  - {name: Sam, phone: \"+15550101\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Sam}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try Self.run(["device", "init", "--device", "sim:w.json"], in: dir).status == 0)
+    #expect(try Self.run(["apply", "--device", "sim:w.json", "--auto-approve", "watch.yaml"], in: dir).status == 0)
+    #expect(try Self.run(["device", "simulate", "emergency-set", "Sam", "+15550101", "Bo", "+15550109", "--device", "sim:w.json"], in: dir).status == 0)
+    let adopt = try Self.run(["drift", "--adopt", "--auto-approve", "--device", "sim:w.json", "watch.yaml"], in: dir)
+    #expect(adopt.stdout.contains("Not adopted emergency:") && !adopt.stdout.contains("still undoes")
+            && adopt.stdout.contains("the next apply does not undo it."), "\(adopt.stdout)")
+    let plan = try Self.run(["plan", "--device", "sim:w.json", "watch.yaml"], in: dir)
+    #expect(plan.stdout.contains("No changes."), "\(plan.stdout)")
+  }
 }
