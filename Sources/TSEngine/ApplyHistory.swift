@@ -129,6 +129,15 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     return SHA256Digest.hex(of: Array(canonicalJSON(unhashed, pretty: false).utf8))
   }
 
+  /// Whether the apply or restore it ended is known to have written to the watch: it `applied`,
+  /// or some of its plan reached the watch (`reached`), or a write's outcome is unknown. A
+  /// `started` entry (not ended) and a failed one from before tsapply kept `reached` are not known to.
+  public var wrote: Bool {
+    if result == "applied" { return true }
+    guard result != Self.started, let reached else { return false }
+    return reached.add + reached.change + reached.destroy > 0 || !(unknown ?? []).isEmpty
+  }
+
   /// `time` as a date, `nil` when it is not one.
   public var date: Date? { ApplyHistory.parseTime(time) }
 }

@@ -47,9 +47,9 @@ public struct Engine: Sendable {
   public func lastWrite(ofUnopened spec: String) -> LastWrite? {
     let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false)
     let identity = registry.canonicalSpec(spec, context: context)
-    let path = WatchHome(identity: identity, root: stateRoot).lastAppliedPath
-    guard let record = LastApplied.read(at: path, device: identity) else { return nil }
-    return Watch.lastWrite(of: record)
+    let home = WatchHome(identity: identity, root: stateRoot)
+    guard let record = LastApplied.read(at: home.lastAppliedPath, device: identity) else { return nil }
+    return Watch.lastWrite(of: record, home: home)
   }
 
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and

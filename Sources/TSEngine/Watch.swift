@@ -10,9 +10,10 @@ import TSPlan
 public enum LastWrite: Sendable, Equatable {
   /// At this time: the record's `applied_at` (`LastApplied.appliedAt`).
   case at(Date)
-  /// Never, as far as tsapply knows: the record has no `applied_at`. It was first written by an
-  /// apply that found the watch matching already (a watch set up elsewhere, or moved to another
-  /// phone and refreshed), and nothing was written since. Shown as `neverText`, `null` in JSON.
+  /// Never, as far as tsapply knows: the record has no `applied_at` and the history no apply
+  /// that wrote. It was first written by an apply that found the watch matching already (a
+  /// watch set up elsewhere, or moved to another phone and refreshed), and nothing was written
+  /// since. Shown as `neverText`, `null` in JSON.
   case never
 
   /// What `status --fleet` shows for `never`.
@@ -97,17 +98,23 @@ public final class Watch: Sendable {
     return record
   }
 
-  /// When tsapply last wrote to this watch, as its record says (`LastWrite`): the record's
-  /// `applied_at`, or `never` for a record without one; `nil` without a record for this
-  /// watch's platform. An apply that finds nothing to change does not move it.
+  /// When tsapply last wrote to this watch, as its records say (`LastWrite`,
+  /// `lastWrite(of:home:)`); `nil` without a record for this watch's platform. An apply that
+  /// finds nothing to change does not move it.
   public func lastWrite() -> LastWrite? {
-    record().map(Self.lastWrite(of:))
+    record().map { Self.lastWrite(of: $0, home: home) }
   }
 
-  /// When `record` says tsapply last wrote: at its `applied_at`, else `never` (no time is made
-  /// up: neither the record file's time nor the time of a refresh is a write).
-  static func lastWrite(of record: LastApplied) -> LastWrite {
-    record.appliedAt.flatMap(ApplyHistory.parseTime).map(LastWrite.at) ?? .never
+  /// When tsapply last wrote to the watch whose records are in `home`, `record` being its
+  /// last-applied record: at the record's `applied_at`; for a record without one (written by a
+  /// tsapply from before it kept the time, or first by an apply that found the watch matching),
+  /// at the end of the last apply or restore in its history known to have written
+  /// (`HistoryEntry.wrote`); else `never`. No time is made up: neither the record file's time
+  /// nor a refresh's is a write.
+  static func lastWrite(of record: LastApplied, home: WatchHome) -> LastWrite {
+    if let date = record.appliedAt.flatMap(ApplyHistory.parseTime) { return .at(date) }
+    let entries = (try? ApplyHistory(home: home).read().entries) ?? []
+    return entries.last(where: \.wrote).flatMap(\.date).map(LastWrite.at) ?? .never
   }
 
   /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came
@@ -596,7 +603,7 @@ extension Watch {
     let planned = try plan(document, state: state, last: last)
     if case .failure(let error) = record { throw .lastApplied(error) }
     var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
-    report.lastWrite = last.map(Self.lastWrite(of:))
+    report.lastWrite = last.map { Self.lastWrite(of: $0, home: home) }
     if let last, !report.drift.isEmpty {
       let left = Drift.left(by: last, current: state, capabilities: capabilities)
       report.own = Set(Planner.plan(document.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])

@@ -106,6 +106,10 @@ import TSTestSupport
     #expect(entry(HistoryEntry.started, reached: nil).changesText == "planned +1 ~2 -0")
     #expect(entry("applied", reached: nil).changesText == "+1 ~2 -0")
     #expect(entry("interrupted", reached: PlanCounts(add: 1, change: 0, destroy: 0)).changesText == "1 of 3 applied (+1 ~0 -0)")
+    // Which of them "Last applied" may take as a write (`Watch.lastWrite` without `applied_at`).
+    #expect([entry("applied", reached: nil), entry("failed", reached: nil), entry(HistoryEntry.started, reached: nil),
+             entry("failed", reached: PlanCounts(add: 0, change: 0, destroy: 0)),
+             entry("interrupted", reached: PlanCounts(add: 1, change: 0, destroy: 0))].map(\.wrote) == [true, false, false, false, true])
   }
 
   /// An apply whose process ended between its backup and its end (killed) leaves its `started`

@@ -116,9 +116,10 @@ import TSModel
   }
 
   /// When tsapply last wrote (`Watch.lastWrite`, "Last applied") moves with a write, not with a
-  /// refresh, and is never made up: a record without `applied_at` (first written by an apply
-  /// that found the watch matching) says `never`, not its file's time, and keeps saying so
-  /// across the refreshes of applies that find nothing to change.
+  /// refresh, and is never made up: a record without `applied_at` (from a tsapply before it
+  /// kept it) gives the end of the last apply in the history that wrote, never its file's time;
+  /// with no such apply it says `never`, and keeps saying so across the refreshes of applies
+  /// that find nothing to change.
   @Test func aRefreshKeepsTheTimeOfTheLastWriteAndNeverMakesOneUp() async throws {
     let (workspace, second, watch) = try await Self.appliedFirst()
     let path = watch.home.lastAppliedPath
@@ -130,6 +131,12 @@ import TSModel
     matched["applied_at"] = nil
     try JSONSerialization.data(withJSONObject: matched).write(to: URL(fileURLWithPath: path))
     try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_780_000_000)], ofItemAtPath: path)
+    let ended = try #require(try watch.history.read().entries.last)
+    let endedAt = try #require(ended.date)
+    #expect(ended.result == "applied" && watch.lastWrite() == .at(endedAt))
+    // No history that says it wrote either: never, not the file's time.
+    try FileManager.default.removeItem(atPath: watch.history.path)
+    try FileManager.default.removeItem(atPath: watch.history.headPath)
     #expect(watch.lastWrite() == .never)
     guard case .noChanges = try await workspace.open().apply(second, options: Workspace.automatic(true)) else {
       Issue.record("the rerun changed something")
