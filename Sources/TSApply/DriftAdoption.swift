@@ -37,6 +37,11 @@ public enum DriftAdoption {
     public var unmanaged: [ResourceAddress]
     /// Drifted resources left as the manifest has them, with why (in plain words).
     public var notAdopted: [(address: ResourceAddress, reason: String)]
+    /// The drifted resources the edited manifest, planned against the watch, still changes: what
+    /// the next apply of it still undoes (or changes otherwise), sorted. A resource not adopted
+    /// whose manifest already gives what the watch holds (a contact a reference declares, a
+    /// derived short name) is not in it: applying changes nothing there.
+    public var undone: [ResourceAddress] = []
 
     /// Per resource, the contacts (as plan values, `ContactDiff.value`) whose change was not
     /// adopted: the plan may still undo those.
@@ -90,7 +95,7 @@ public enum DriftAdoption {
       }
       outcome.unmanaged.removeAll { fromElsewhere.contains($0) }
       outcome.notAdopted += fromElsewhere.map { ($0, "what changed is set by another manifest merged for this watch (a layer), not by \(file); write it in \(file) to override the layer (a built-in reminder or a list written there replaces the layer's whole unit: write every field you keep), or change the layer") }
-      guard !outcome.adopted.isEmpty else { return outcome }
+      guard !outcome.adopted.isEmpty else { return outcome.undoing(pending, drift: drift) }
       guard let planned = plan(outcome.text) else {
         // The resources that break the file on their own are left out, the rest tried again.
         var breaking: Set<ResourceAddress> = []
@@ -121,7 +126,7 @@ public enum DriftAdoption {
             && !edited.contains { concerns($0.planned, field) }
         }
       }.map(\.address))
-      if differing.isEmpty { return outcome }
+      if differing.isEmpty { return outcome.undoing(planned, drift: drift) }
       dropped += differing.sorted().map { ($0, "the manifest would still undo it after writing it (the watch holds a value a manifest cannot state)") }
       candidates = candidates.filter { !differing.contains($0.address) }
     }
@@ -496,5 +501,16 @@ extension LastApplied {
       return state
     }
     return LastApplied(device: device, profile: profile, state: adopt(state), unconfirmed: unconfirmed.map(adopt))
+  }
+}
+
+extension DriftAdoption.Outcome {
+  /// This outcome with `undone`: the resources of `drift` that `plan` (of its text, against the
+  /// watch) changes.
+  func undoing(_ plan: Plan, drift: [ResourceChange]) -> Self {
+    var outcome = self
+    let drifted = Set(drift.map(\.address))
+    outcome.undone = Set(plan.resourceChanges.map(\.address)).intersection(drifted).sorted()
+    return outcome
   }
 }

@@ -143,7 +143,7 @@ extension FleetSession {
     // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
     // The broker lost the desired document: publishing it again is the change.
     let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
-      || (row.state == "offline" && row.lastApplied == nil)
+      || (row.state == "offline" && row.lastApplied == nil && !row.neverApplied)
     // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
     let published = row.state == "pending" && row.drift == nil
     // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
@@ -186,18 +186,20 @@ extension FleetSession {
 
   /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
   func driftOverBroker(pendingCounts: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
-    let rows = try await statusRows(broker).rows
+    let site = try await statusRows(broker, states: true)
+    let rows = site.rows
     // Manifests the watch does not hold yet (a revision not applied: new, being applied,
     // retrying, refused, failed) are pending changes, as `drift --pending` counts them directly.
     let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status"]
     // A watch whose drift its agent does not know now (applying another revision, unreachable,
     // offline, no status) is neither drifted nor without drift.
-    let reports = rows.map { row in
+    let reports = zip(loaded.members, rows).map { member, row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         row.drift == nil && row.lastApplied != nil || ["unreachable", "offline", "no status"].contains(row.state)
+                         row.drift == nil && (row.lastApplied != nil || row.neverApplied) || ["unreachable", "offline", "no status"].contains(row.state)
                          ? .unknown(row.state + (row.note.map { ": " + masked($0) } ?? ""))
-                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil),
+                         : unapplied.contains(row.state) ? unappliedVerdict(member, row: row, reported: site.reportedStates[member.watch.watchID])
+                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil || row.neverApplied),
                        elapsed: .zero)
     }
     let problems = manifestProblems()
@@ -208,6 +210,19 @@ extension FleetSession {
     guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
     if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
+  }
+
+  /// The drift verdict over MQTT of a watch whose agent does not hold its manifests' revision
+  /// (`new revision`, refused, failed, …): its agent's pending count was of the revision it
+  /// holds, not of these manifests, so pending is what they would change on the state its
+  /// agent last reported (`ReportedState.plan`; undoing drift is in it: the agent's record is
+  /// not here to tell it apart), never 0 for changes not applied. Without a reported state it is
+  /// not known.
+  private func unappliedVerdict(_ member: FleetMember, row: FleetStatusRow, reported: ReportedState?) -> FleetVerdict {
+    let unknown = FleetVerdict.unknown(row.state + ": its agent does not hold these manifests, and reported no state to count their changes on"
+                                       + (row.note.map { " (" + masked($0) + ")" } ?? ""))
+    guard let reported, case .success(let document) = member.document, let plan = try? reported.plan(document) else { return unknown }
+    return .drift(count: row.drift ?? 0, pending: plan.resourceChanges.count, hasRecord: row.lastApplied != nil || row.neverApplied)
   }
 
   /// The watches whose own manifests have errors, by name: the diagnostics as text (with their

@@ -187,9 +187,9 @@ extension FleetSession {
       switch result.outcome {
       case .success(let found):
         let text = DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, color: color, redact: redact,
-                                      fingerprints: fingerprints)
+                                      fingerprints: fingerprints, own: found.own)
         let object = DriftRenderer.object(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: redact,
-                                          fingerprints: fingerprints)
+                                          fingerprints: fingerprints, own: found.own)
         let verdict = FleetVerdict.drift(count: found.drift.count, pending: found.unapplied.count, hasRecord: found.hasRecord)
         return (text, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
                                        elapsed: result.elapsed, details: ["drift": .object(object)]))

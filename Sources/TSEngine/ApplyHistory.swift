@@ -39,8 +39,22 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
   public var commit: String?
   /// The plan's digest (`ApplyHistory.digest(of:)`): equal plans, equal digests.
   public var plan: String
-  /// Resources the plan adds, changes and destroys.
+  /// Resources the plan adds, changes and destroys: what was planned, not what was written
+  /// (`reached`).
   public var add: Int, change: Int, destroy: Int
+  /// Of the plan's changes, those that reached the watch, counted as `add`, `change` and
+  /// `destroy` are: all of them for `applied` (and for a `failed` verification, every write
+  /// having been answered), those before the step that failed for `failed` or `interrupted`.
+  /// `nil` in a `started` entry, and in entries written before tsapply kept it (what reached
+  /// the watch is not known for those).
+  public var reached: PlanCounts?
+  /// The resources of the step that failed (`reminder.drinking`, `contacts`): not written.
+  /// `nil` when no step failed.
+  public var failedAt: [String]?
+  /// The resources whose write's answer was lost and whose list could not be read back as
+  /// either what was sent or what was there (`PartialApplyFailure.Cause.outcomeUnknown`): the
+  /// watch may or may not hold them. `nil` when there are none.
+  public var unknown: [String]?
   /// `started` (its backup was taken; written before the first write), then `applied`,
   /// `failed` (something may have been written: see the backup) or `interrupted`.
   public var result: String
@@ -59,7 +73,8 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
   /// An entry of these parts (`ApplyHistory.append` fills in `sequence`, `previous` and `hash`).
   public init(sequence: Int = 0, time: String, kind: String, user: String, host: String, command: String, device: String,
               manifest: String?, commit: String?, plan: String, add: Int, change: Int, destroy: Int, result: String,
-              error: String?, backup: String?, previous: String = "", hash: String = "") {
+              error: String?, backup: String?, previous: String = "", hash: String = "",
+              reached: PlanCounts? = nil, failedAt: [String]? = nil, unknown: [String]? = nil) {
     self.sequence = sequence
     self.time = time
     self.kind = kind
@@ -78,11 +93,33 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     self.backup = backup
     self.previous = previous
     self.hash = hash
+    self.reached = reached
+    self.failedAt = failedAt
+    self.unknown = unknown
   }
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", sequence, time, kind, user, host, command, device, manifest, commit, plan
-    case add, change, destroy, result, error, backup, previous, hash
+    case add, change, destroy, reached, failedAt = "failed_at", unknown, result, error, backup, previous, hash
+  }
+
+  /// The Changes column of `tsapply history`: the plan's counts (`+0 ~2 -0`) for an apply that
+  /// applied; for one that failed or was interrupted, how many of the plan's changes reached
+  /// the watch, with the step that failed (`1 of 4 applied (+0 ~1 -0); failed: contacts`, a
+  /// write whose outcome is unknown as `unknown: …`); for
+  /// one that never ended, or an entry from before tsapply kept what reached the watch,
+  /// `planned +0 ~2 -0` (what reached it is not known: check with `tsapply drift`).
+  public var changesText: String {
+    let planned = "+\(add) ~\(change) -\(destroy)"
+    // Applied and verified: every change reached the watch.
+    if result == "applied" { return planned }
+    guard let reached, result != Self.started else { return "planned " + planned }
+    let total = add + change + destroy, done = reached.add + reached.change + reached.destroy
+    var text = "\(done) of \(total) applied"
+    if done > 0 { text += " (+\(reached.add) ~\(reached.change) -\(reached.destroy))" }
+    if let failedAt, !failedAt.isEmpty { text += "; failed: " + failedAt.joined(separator: ", ") }
+    if let unknown, !unknown.isEmpty { text += "; unknown: " + unknown.joined(separator: ", ") }
+    return text
   }
 
   /// The hash this entry should have: of its line with `hash` empty.
@@ -90,6 +127,15 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     var unhashed = self
     unhashed.hash = ""
     return SHA256Digest.hex(of: Array(canonicalJSON(unhashed, pretty: false).utf8))
+  }
+
+  /// Whether the apply or restore it ended is known to have written to the watch: it `applied`,
+  /// or some of its plan reached the watch (`reached`), or a write's outcome is unknown. A
+  /// `started` entry (not ended) and a failed one from before tsapply kept `reached` are not known to.
+  public var wrote: Bool {
+    if result == "applied" { return true }
+    guard result != Self.started, let reached else { return false }
+    return reached.add + reached.change + reached.destroy > 0 || !(unknown ?? []).isEmpty
   }
 
   /// `time` as a date, `nil` when it is not one.
@@ -313,7 +359,8 @@ public enum GitCommit {
 }
 
 extension ApplyHistory.Read {
-  /// The entries as a table, oldest first: number, time, kind, result, changes, who, commit
+  /// The entries as a table, oldest first: number, time, kind, result, changes
+  /// (`HistoryEntry.changesText`: what reached the watch), who, commit
   /// (12 digits), plan digest, backup (file name), command; ending with a newline.
   /// One row per apply: a `started` entry is shown by the entry that ended it (the same
   /// backup), or as `unfinished` when none did (its process ended first).
@@ -322,7 +369,7 @@ extension ApplyHistory.Read {
     let shown = entries.filter { $0.result != HistoryEntry.started || !ended.contains($0.backup ?? "") }
     let rows = shown.map { entry -> [String] in
       [String(entry.sequence), entry.time, entry.kind, entry.result == HistoryEntry.started ? "unfinished" : entry.result,
-       "+\(entry.add) ~\(entry.change) -\(entry.destroy)",
+       entry.changesText,
        "\(entry.user)@\(entry.host)", entry.commit.map { String($0.prefix(12)) } ?? "-", entry.plan,
        entry.backup.map { ($0 as NSString).lastPathComponent } ?? "-", ControlCharacters.escaped(entry.command)]
     }

@@ -44,12 +44,12 @@ public struct Engine: Sendable {
   /// it (for a watch that cannot be reached: `status --fleet`); `nil` when its spec has no
   /// canonical form without the device (`DeviceScheme.canonicalSpec`: a bridge's watch) or it
   /// has no record. The record of any platform counts (the watch's platform is not known).
-  public func lastWrite(ofUnopened spec: String) -> Date? {
+  public func lastWrite(ofUnopened spec: String) -> LastWrite? {
     let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false)
     let identity = registry.canonicalSpec(spec, context: context)
-    let path = WatchHome(identity: identity, root: stateRoot).lastAppliedPath
-    guard let record = LastApplied.read(at: path, device: identity) else { return nil }
-    return Watch.lastWrite(of: record, path: path)
+    let home = WatchHome(identity: identity, root: stateRoot)
+    guard let record = LastApplied.read(at: home.lastAppliedPath, device: identity) else { return nil }
+    return Watch.lastWrite(of: record, home: home)
   }
 
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and

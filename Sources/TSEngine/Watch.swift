@@ -5,6 +5,26 @@ import TSManifest
 import TSModel
 import TSPlan
 
+/// When tsapply last wrote to a watch, as its last-applied record says (`Watch.lastWrite`,
+/// "Last applied" in `status --fleet`, docs/fleet.md).
+public enum LastWrite: Sendable, Equatable {
+  /// At this time: the record's `applied_at` (`LastApplied.appliedAt`).
+  case at(Date)
+  /// Never, as far as tsapply knows: the record has no `applied_at` and the history no apply
+  /// that wrote. It was first written by an apply that found the watch matching already (a
+  /// watch set up elsewhere, or moved to another phone and refreshed), and nothing was written
+  /// since. Shown as `neverText`, `null` in JSON.
+  case never
+
+  /// What `status --fleet` shows for `never`.
+  public static let neverText = "never (matched already)"
+
+  /// The time, for `at`.
+  public var date: Date? { if case .at(let date) = self { date } else { nil } }
+  /// Whether it is `never`.
+  public var isNever: Bool { if case .never = self { true } else { false } }
+}
+
 /// One opened watch: its device, capabilities and state folder, and every operation the
 /// front-ends run on it. Plans are read-only and take no lock; applies and restores hold the
 /// whole-apply lock from the read that plans until verification.
@@ -78,19 +98,23 @@ public final class Watch: Sendable {
     return record
   }
 
-  /// When tsapply last wrote to this watch: the record's `applied_at` (`LastApplied.appliedAt`),
-  /// or, for a record written before tsapply kept it, the record file's modification time;
-  /// `nil` without a record for this watch's platform. An apply that finds nothing to change
-  /// does not move it.
-  public func lastWrite() -> Date? {
-    record().flatMap { Self.lastWrite(of: $0, path: home.lastAppliedPath) }
+  /// When tsapply last wrote to this watch, as its records say (`LastWrite`,
+  /// `lastWrite(of:home:)`); `nil` without a record for this watch's platform. An apply that
+  /// finds nothing to change does not move it.
+  public func lastWrite() -> LastWrite? {
+    record().map { Self.lastWrite(of: $0, home: home) }
   }
 
-  /// When `record` (read from `path`) says tsapply last wrote: its `applied_at`, else the file's
-  /// modification time (a record from before tsapply kept it).
-  static func lastWrite(of record: LastApplied, path: String) -> Date? {
-    if let text = record.appliedAt, let date = ApplyHistory.parseTime(text) { return date }
-    return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+  /// When tsapply last wrote to the watch whose records are in `home`, `record` being its
+  /// last-applied record: at the record's `applied_at`; for a record without one (written by a
+  /// tsapply from before it kept the time, or first by an apply that found the watch matching),
+  /// at the end of the last apply or restore in its history known to have written
+  /// (`HistoryEntry.wrote`); else `never`. No time is made up: neither the record file's time
+  /// nor a refresh's is a write.
+  static func lastWrite(of record: LastApplied, home: WatchHome) -> LastWrite {
+    if let date = record.appliedAt.flatMap(ApplyHistory.parseTime) { return .at(date) }
+    let entries = (try? ApplyHistory(home: home).read().entries) ?? []
+    return entries.last(where: \.wrote).flatMap(\.date).map(LastWrite.at) ?? .never
   }
 
   /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came
@@ -221,9 +245,9 @@ public final class Watch: Sendable {
     if plan.isEmpty {
       // The watch matches: the record is refreshed to it, so a record left stale (a process
       // killed between a write and its record, an older tsapply) stops showing as drift.
-      // Nothing was written now: the time of the last write is kept (for a record from before
-      // tsapply kept it, the record file's time, which the refresh would otherwise move).
-      let appliedAt = planned.record.flatMap { $0.appliedAt ?? lastWrite().map(ApplyHistory.timeText) }
+      // Nothing was written now: the time of the last write is kept, and a record without one
+      // (first written by an apply that found the watch matching) stays without one.
+      let appliedAt = planned.record?.appliedAt
       if options.refreshesRecord
         && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state, appliedAt: appliedAt) {
         record(planned.state, ifLanded: nil, appliedAt: appliedAt, events: options.events)
@@ -259,12 +283,13 @@ public final class Watch: Sendable {
     } catch {
       if let backup = error.backupPath {
         appendHistory(planned.plan, source: source, options: options, result: options.stop.isRequested ? "interrupted" : "failed",
-                      error: error.description, backup: backup)
+                      error: error.description, backup: backup, reached: Self.reached(planned.plan, failure: error))
       }
       if let heard { await reportChanges(heard, over: error.reached ?? planned.state, unwritten: Self.unwritten(error), events: options.events) }
       throw .apply(error)
     }
-    appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath)
+    appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath,
+                  reached: (planned.plan.counts, [], []))
     if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [], events: options.events) }
     return .applied(report)
   }
@@ -274,15 +299,40 @@ public final class Watch: Sendable {
 
   /// Appends what an apply of `plan` came to to the history (under the lock the apply holds);
   /// a failure to write it is reported as `EngineEvent.historyFailed`.
+  /// `reached`: of the plan's changes, those that reached the watch, the resources of the step
+  /// that failed and those whose outcome is unknown (`HistoryEntry.reached`; `nil` for `started`).
   private func appendHistory(_ plan: Plan, source: (kind: String, manifest: String?), options: ApplyOptions,
-                             result: String, error: String?, backup: String?) {
+                             result: String, error: String?, backup: String?,
+                             reached: (counts: PlanCounts, failed: [ResourceAddress], unknown: [ResourceAddress])? = nil) {
     let counts = plan.counts
+    let names = { (addresses: [ResourceAddress]) in addresses.isEmpty ? nil : addresses.map(\.rawValue) }
     let entry = HistoryEntry(sequence: 0, time: ApplyHistory.timeText(now()), kind: source.kind, user: Operator.user, host: Operator.host,
                              command: options.command, device: identity, manifest: source.manifest,
                              commit: source.manifest.flatMap(GitCommit.head(of:)), plan: ApplyHistory.digest(of: plan),
                              add: counts.add, change: counts.change, destroy: counts.destroy, result: result, error: error,
-                             backup: backup, previous: "", hash: "")
+                             backup: backup, previous: "", hash: "", reached: reached?.counts,
+                             failedAt: reached.flatMap { names($0.failed) }, unknown: reached.flatMap { names($0.unknown) })
     do { try history.append(entry) } catch { options.events(.historyFailed(error)) }
+  }
+
+  /// What of `plan` reached the watch when its apply failed with `failure`: the changes of the
+  /// steps that ran (and of the one whose lost answer reads back as applied), counted by action;
+  /// the resources of the step that failed; those whose write's outcome is unknown (its list
+  /// read back as neither, or not at all). Every write was answered when only reading back or
+  /// verification failed: all of the plan then.
+  static func reached(_ plan: Plan, failure: ApplyError) -> (counts: PlanCounts, failed: [ResourceAddress], unknown: [ResourceAddress]) {
+    guard case .partial(let partial, _) = failure else {
+      switch failure {
+      case .stateChanged, .backupFailed: return (PlanCounts(add: 0, change: 0, destroy: 0), [], [])
+      default: return (plan.counts, [], [])
+      }
+    }
+    let applied = Set(partial.applied)
+    var reached = plan
+    reached.resourceChanges = plan.resourceChanges.filter { applied.contains($0.address) }
+    if case .outcomeUnknown(_, .unreadable) = partial.cause { return (reached.counts, [], partial.failed) }
+    if case .outcomeUnknown(_, .other) = partial.cause { return (reached.counts, [], partial.failed) }
+    return (reached.counts, partial.failed, [])
   }
 
   // MARK: Listening while writing
@@ -523,17 +573,21 @@ public struct DriftReport: Sendable {
   public var pending: Plan
   /// The watch's state when read.
   public var state: DeviceState
+  /// When tsapply last wrote to the watch, from the same record as the drift (`Watch.lastWrite`);
+  /// `nil` without a record.
+  public var lastWrite: LastWrite? = nil
+  /// The resources the manifest itself changes on what the last apply left (`Drift.left`):
+  /// with `drift`, what tells its own pending changes from undoing drift. Empty without a record.
+  public var own: Set<ResourceAddress> = []
 
   /// The manifest's own changes not applied yet: `pending` without what only undoes `drift`
   /// (`DriftRenderer.unapplied`). What drift reports, statuses and the page count as pending.
-  public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift) }
+  public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift, own: own) }
 
   /// Whether the last apply left what the manifest gives: there is a record, and whatever is
-  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md).
-  public var holdsManifest: Bool {
-    let drifted = Set(drift.map(\.address))
-    return hasRecord && pending.resourceChanges.allSatisfy { drifted.contains($0.address) }
-  }
+  /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md) — a
+  /// change of its own to a resource that also drifted is not applied yet.
+  public var holdsManifest: Bool { hasRecord && unapplied.isEmpty }
 }
 
 extension Watch {
@@ -548,7 +602,13 @@ extension Watch {
     let last = usable(try? record.get())
     let planned = try plan(document, state: state, last: last)
     if case .failure(let error) = record { throw .lastApplied(error) }
-    return DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
+    var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
+    report.lastWrite = last.map { Self.lastWrite(of: $0, home: home) }
+    if let last, !report.drift.isEmpty {
+      let left = Drift.left(by: last, current: state, capabilities: capabilities)
+      report.own = Set(Planner.plan(document.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
+    }
+    return report
   }
 }
 

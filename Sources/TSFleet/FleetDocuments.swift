@@ -219,7 +219,8 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// Changes the applied manifest would still make, at the last check.
   public var pending: Int
   /// When tsapply last wrote to the watch (`Watch.lastWrite`, the watch's last-applied
-  /// record), ISO 8601: a revision the watch already matched does not move it.
+  /// record), ISO 8601: a revision the watch already matched does not move it; `nil` when
+  /// tsapply never wrote to it (`LastWrite.never`).
   public var lastApplied: String?
   /// When the agent last read the watch, ISO 8601.
   public var lastSeen: String?

@@ -32,6 +32,12 @@ public struct FleetStatusRow: Sendable {
   /// agent reported applying their revision. `nil`: unknown (not read, no status, an apply not
   /// reported on). A staged rollout's summary counts it (`RolloutRecord.observe`).
   public var holdsManifests: Bool? = nil
+  /// Whether tsapply holds a record of the watch but never wrote to it (`LastWrite.never`: it
+  /// matched already, or, over MQTT, its agent applied with nothing to change and reports no
+  /// time): Last applied is `never (matched already)`, `null` in JSON, never a made-up time.
+  public var neverApplied = false
+  /// "Last applied" as the table shows it: the time, `never (matched already)`, or `-`.
+  public var lastAppliedText: String { lastApplied ?? (neverApplied ? LastWrite.neverText : "-") }
 
   /// Whether the watch's agent is still at it: applying a desired document it has not
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
@@ -46,7 +52,8 @@ public struct FleetStatusRow: Sendable {
 
   /// A row.
   public init(name: String, device: String, state: String, lastApplied: String? = nil, lastSeen: String? = nil,
-              drift: Int? = nil, pending: Int? = nil, agent: (id: String, online: Bool)? = nil, note: String? = nil) {
+              drift: Int? = nil, pending: Int? = nil, agent: (id: String, online: Bool)? = nil, note: String? = nil,
+              neverApplied: Bool = false) {
     self.name = name
     self.device = device
     self.state = state
@@ -56,6 +63,7 @@ public struct FleetStatusRow: Sendable {
     self.pending = pending
     self.agent = agent
     self.note = note
+    self.neverApplied = neverApplied
   }
 }
 
@@ -97,16 +105,17 @@ public enum FleetStatus {
                             progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async -> [FleetStatusRow] {
     let now = runner.engine.now
     let results = await runner.run(members, progress: progress) { _, document, watch throws(EngineError) in
-      (try await watch.drift(document), lastAppliedTime(watch))
+      try await watch.drift(document)
     }
     return results.map { result in
       let member = result.member
       switch result.outcome {
-      case .success(let (report, applied)):
+      case .success(let report):
         let drift = report.drift.count, pending = report.unapplied.count
         let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
-        var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied,
+        var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: report.lastWrite?.date.map(timestamp),
                                  lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+        row.neverApplied = report.lastWrite?.isNever == true
         row.holdsManifests = report.holdsManifest
         return row
       case .failure(let failure):
@@ -116,16 +125,17 @@ public enum FleetStatus {
         default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
         }
         // Unreachable now, but its records still say when it was last applied.
-        let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device).map(timestamp) : nil
-        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied, note: failure.description)
+        let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
+        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
+                              note: failure.description, neverApplied: applied?.isNever == true)
       }
     }
   }
 
   /// When tsapply last wrote to the watch (`Watch.lastWrite`): an apply that found nothing to
-  /// change, which refreshes the record, does not move it.
+  /// change, which refreshes the record, does not move it; `nil` when it never wrote (or has no record).
   static func lastAppliedTime(_ watch: Watch) -> String? {
-    watch.lastWrite().map(timestamp)
+    watch.lastWrite()?.date.map(timestamp)
   }
 
   /// Every member's status as its agent last reported it on the broker, compared with the
@@ -230,6 +240,8 @@ public enum FleetStatus {
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
                                agent: agent, note: note)
+      // Its agent applied (a revision it found matching) without ever writing: no time to show.
+      row.neverApplied = status.lastApplied == nil && status.appliedRevision != nil
       row.holdsManifests = status.appliedRevision.map(current.contains)
       return row
     }
@@ -257,7 +269,7 @@ public enum FleetStatus {
     var header = ["Watch", "State", "Last applied", "Last seen", "Drift", "Pending"]
     if withAgents { header.append("Agent") }
     let cells = rows.map { row -> [String] in
-      var cells = [ControlCharacters.escaped(row.name), row.state, row.lastApplied ?? "-", row.lastSeen ?? "-",
+      var cells = [ControlCharacters.escaped(row.name), row.state, row.lastAppliedText, row.lastSeen ?? "-",
                    row.drift.map(String.init) ?? "-", row.pending.map(String.init) ?? "-"]
       if withAgents { cells.append(row.agent.map { "\(ControlCharacters.escaped($0.id)) (\($0.online ? "online" : "offline"))" } ?? "-") }
       return cells

@@ -10,8 +10,10 @@ import TSModel
 /// with its fingerprint when `fingerprints` are given (as the plan does).
 public enum DriftRenderer {
   /// The human report, ending with a newline.
+  /// `own`: the resources the manifest itself changes on what the last apply left
+  /// (`unapplied(_:drift:own:)`).
   public static func text(drift: [ResourceChange], pending: Plan, hasRecord: Bool, color: Bool, redact: Bool,
-                          fingerprints: PhoneFingerprints? = nil) -> String {
+                          fingerprints: PhoneFingerprints? = nil, own: Set<ResourceAddress>) -> String {
     let renderer = HumanPlanRenderer(color: color, redact: redact, fingerprints: fingerprints)
     let watch = HumanPlanRenderer.watchPhrase(pending)
     var lines: [String] = []
@@ -23,7 +25,7 @@ public enum DriftRenderer {
       lines += [renderer.paint("Drift:", .bold) + " changed on \(watch) since the last \"tsapply apply\":", ""]
       for change in drift { lines += renderer.block(change, plan: pending, drift: true) + [""] }
     }
-    let own = unapplied(pending, drift: drift)
+    let own = unapplied(pending, drift: drift, own: own)
     let undoing = pending.resourceChanges.filter { change in !own.contains { $0.address == change.address } }
     if pending.isEmpty {
       lines.append(renderer.paint("Nothing pending.", .bold, .green) + " The watch matches \(pending.manifestFile).")
@@ -48,13 +50,14 @@ public enum DriftRenderer {
 
   /// The JSON report, ending with a newline.
   public static func json(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool,
-                          fingerprints: PhoneFingerprints? = nil) -> String {
-    JSONValue.object(object(drift: drift, pending: pending, hasRecord: hasRecord, redact: redact, fingerprints: fingerprints)).encoded() + "\n"
+                          fingerprints: PhoneFingerprints? = nil, own: Set<ResourceAddress>) -> String {
+    JSONValue.object(object(drift: drift, pending: pending, hasRecord: hasRecord, redact: redact, fingerprints: fingerprints, own: own))
+      .encoded() + "\n"
   }
 
   /// The JSON report's object (for documents that embed it: a fleet's report).
   public static func object(drift: [ResourceChange], pending: Plan, hasRecord: Bool, redact: Bool,
-                            fingerprints: PhoneFingerprints? = nil) -> [String: JSONValue] {
+                            fingerprints: PhoneFingerprints? = nil, own: Set<ResourceAddress>) -> [String: JSONValue] {
     var root: [String: JSONValue] = [
       "format_version": .string(Plan.currentFormatVersion),
       "profile": .string(pending.profile),
@@ -62,7 +65,7 @@ public enum DriftRenderer {
       "has_record": .bool(hasRecord),
       "drift": .array(drift.map(JSONPlanRenderer.resourceChange)),
       "pending": .object(JSONPlanRenderer.object(pending, redact: redact, fingerprints: fingerprints)),
-      "counts": .object(["drift": .integer(drift.count), "pending": .integer(unapplied(pending, drift: drift).count)]),
+      "counts": .object(["drift": .integer(drift.count), "pending": .integer(unapplied(pending, drift: drift, own: own).count)]),
     ]
     if let device = pending.device { root["device"] = .string(device) }
     if redact {
@@ -73,15 +76,14 @@ public enum DriftRenderer {
   }
 
   /// The changes of `pending` (the manifest planned against the watch now) that are the
-  /// manifest's own — not only undoing a resource of `drift` back to what the last apply left
-  /// (a pending change whose `after` is that drift's `before`). What "pending" counts and shows:
-  /// a wearer's change is drift, not a change written in the manifest (docs/plan.md "Drift").
-  public static func unapplied(_ pending: Plan, drift: [ResourceChange]) -> [ResourceChange] {
-    guard !drift.isEmpty else { return pending.resourceChanges }
-    let before = Dictionary(drift.map { ($0.address, $0.before) }, uniquingKeysWith: { first, _ in first })
-    return pending.resourceChanges.filter { change in
-      guard let left = before[change.address] else { return true }
-      return left != change.after
-    }
+  /// manifest's own: those of resources that did not drift, and those of drifted resources the
+  /// manifest itself changes on what the last apply left (`own`: the addresses of the manifest
+  /// planned against that state). A change of a drifted resource the manifest leaves as the last
+  /// apply left it only undoes the wearer's change: drift, not pending — whatever else of the
+  /// resource differs (a field the manifest does not set). What "pending" counts and shows
+  /// (docs/plan.md "Drift").
+  public static func unapplied(_ pending: Plan, drift: [ResourceChange], own: Set<ResourceAddress>) -> [ResourceChange] {
+    let drifted = Set(drift.map(\.address))
+    return pending.resourceChanges.filter { !drifted.contains($0.address) || own.contains($0.address) }
   }
 }

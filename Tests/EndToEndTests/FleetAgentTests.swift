@@ -218,6 +218,12 @@ import TSTestSupport
                                                                    atomically: true, encoding: .utf8)
     let pending = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending"], in: dir)
     #expect(pending.status == 2, "\(pending.stdout)\(pending.stderr)")
+    // Its agent's pending count is of the revision it holds: the JSON counts the manifests' own
+    // change on the state the agent reported, not 0.
+    let counted = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending", "--json"], in: dir)
+    let object = try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any]
+    let watch = (object?["watches"] as? [[String: Any]])?.first { $0["name"] as? String == "room-14" }
+    #expect((watch?["counts"] as? [String: Int])?["pending"] == 1, "\(counted.stdout)")
     let table = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout
     let row = table.split(separator: "\n").first { $0.hasPrefix("room-14 ") }.map(String.init) ?? ""
     #expect(row.contains("new revision") && row.contains(" -  "), "\(table)")

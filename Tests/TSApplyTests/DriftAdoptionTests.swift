@@ -238,6 +238,35 @@ import TSTestSupport
   }
 
   /// What the manifest does not manage needs nothing: the file is left as it is.
+  /// (case, manifest, the wearer's change, resources not adopted, what the next apply of the
+  /// adopted manifest still undoes): `undone` is the adopted text planned against the watch,
+  /// never "whatever was not adopted" — an emergency contact written as a reference to a
+  /// contact whose short name is derived is not adopted, yet the manifest already gives it.
+  static let undoneCases: [(String, String, @Sendable (inout DeviceState) -> Void, [String], [String])] = [
+    ("a reference kept, a contact added to the emergency list",
+     "contacts:\n  - {name: Sam, phone: \"+15550101\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Sam}\n",
+     { $0.emergency?.contacts = [Contact(name: "Sam", phoneNum: "+15550101"), Contact(name: "Bo", phoneNum: "+15550109")] },
+     ["emergency"], []),
+    ("an emergency contact's number and stated short name changed",
+     "emergency:\n  sos: true\n  contacts:\n    - {name: Ann, phone: \"+15550100\", short_name: An}\n",
+     { $0.emergency?.contacts = [Contact(name: "Ann", phoneNum: "+15550109")] },
+     ["emergency"], ["emergency"]),
+    ("a contact added", "contacts:\n  - {name: Sam, phone: \"+15550101\"}\n",
+     { $0.contacts.append(Contact(name: "Bo", phoneNum: "+15550109")) }, [], []),
+  ]
+
+  @Test(arguments: 0..<undoneCases.count) func whatTheNextApplyStillUndoesIsPlanned(_ index: Int) async throws {
+    let (name, text, change, notAdopted, undone) = Self.undoneCases[index]
+    let (applied, now) = try await Self.states(of: text, change)
+    let (outcome, drift) = try Self.adopt(text, applied: applied, now: now)
+    #expect(!drift.isEmpty, "\(name)")
+    #expect(outcome.notAdopted.map(\.address.rawValue) == notAdopted, "\(name): \(outcome.notAdopted)")
+    #expect(outcome.undone.map(\.rawValue) == undone, "\(name)")
+    let manifest = try #require(ManifestLoader.load(bytes: outcome.text, file: "watch.yaml").manifest)
+    let next = try #require(Planner.plan(manifest, state: now, capabilities: Self.profile.capabilities).plan)
+    #expect(next.resourceChanges.map(\.address.rawValue) == undone, "\(name): the next apply")
+  }
+
   @Test func unmanagedChangesAreKeptWithoutWriting() async throws {
     let (applied, now) = try await Self.states { state in
       if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.drinking.builtInID }) { state.reminders[index].isEnabled.toggle() }

@@ -5,6 +5,7 @@ import TSDevice
 import TSEngine
 import TSManifest
 import TSModel
+import TSPlan
 import TSTestSupport
 
 /// The apply history (docs/apply.md "History"): the engine appends an entry for every apply
@@ -64,6 +65,51 @@ import TSTestSupport
     await #expect(throws: EngineError.self) { _ = try await watch.apply(Self.document(Self.one), options: options) }
     let entry = try #require(try watch.history.read().entries.last)
     #expect(entry.result == "failed" && entry.backup != nil && entry.error != nil)
+  }
+
+  static let four = Build.fourChanges
+
+  /// (fault, result, the Changes column) for an apply of `four` (four changes: the two reminders,
+  /// then the contacts, then the emergency contacts): what the history says reached the watch,
+  /// never the plan's counts for an apply that stopped part-way.
+  static let reachedCases: [(String?, String, String)] = [
+    (nil, "applied", "+0 ~4 -0"),
+    ("fail@4", "failed", "0 of 4 applied; failed: reminder.drinking, reminder.sedentary"),
+    ("fail@6", "failed", "2 of 4 applied (+0 ~2 -0); failed: contacts"),
+    ("fail@8", "failed", "3 of 4 applied (+0 ~3 -0); failed: emergency"),
+    // The answer to the contacts' write lost, and it landed (read back): it reached the watch.
+    ("lands-then-fails@7", "failed", "3 of 4 applied (+0 ~3 -0)"),
+  ]
+
+  @Test(arguments: 0..<reachedCases.count) func theHistorySaysWhatReachedTheWatch(_ index: Int) async throws {
+    let (fault, result, changes) = Self.reachedCases[index]
+    let space = try Workspace()
+    let watch = if let fault { try await space.open(fault: fault) } else { try await space.open() }
+    _ = try? await watch.apply(Self.document(Self.four), options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "t"))
+    let read = try watch.history.read()
+    let entry = try #require(read.entries.last)
+    #expect(entry.result == result && entry.changesText == changes, "\(fault ?? "no fault"): \(entry.result) \(entry.changesText)")
+    // The plan's counts stay what was planned; the table shows what reached the watch.
+    #expect(entry.add + entry.change + entry.destroy == 4)
+    #expect(read.table.contains(changes), "\(read.table)")
+    #expect(read.isIntact)
+  }
+
+  /// An entry that does not say what reached the watch (an apply that never ended, or an entry
+  /// from before tsapply kept it) shows its plan as planned, not as done.
+  @Test func anEntryWithoutWhatReachedTheWatchShowsItsPlanAsPlanned() {
+    func entry(_ result: String, reached: PlanCounts?) -> HistoryEntry {
+      HistoryEntry(time: "2026-12-02T09:00:00.000Z", kind: "apply", user: "u", host: "h", command: "c", device: "d", manifest: nil,
+                   commit: nil, plan: "p", add: 1, change: 2, destroy: 0, result: result, error: nil, backup: "b", reached: reached)
+    }
+    #expect(entry("failed", reached: nil).changesText == "planned +1 ~2 -0")
+    #expect(entry(HistoryEntry.started, reached: nil).changesText == "planned +1 ~2 -0")
+    #expect(entry("applied", reached: nil).changesText == "+1 ~2 -0")
+    #expect(entry("interrupted", reached: PlanCounts(add: 1, change: 0, destroy: 0)).changesText == "1 of 3 applied (+1 ~0 -0)")
+    // Which of them "Last applied" may take as a write (`Watch.lastWrite` without `applied_at`).
+    #expect([entry("applied", reached: nil), entry("failed", reached: nil), entry(HistoryEntry.started, reached: nil),
+             entry("failed", reached: PlanCounts(add: 0, change: 0, destroy: 0)),
+             entry("interrupted", reached: PlanCounts(add: 1, change: 0, destroy: 0))].map(\.wrote) == [true, false, false, false, true])
   }
 
   /// An apply whose process ended between its backup and its end (killed) leaves its `started`

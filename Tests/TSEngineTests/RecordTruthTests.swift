@@ -116,27 +116,51 @@ import TSModel
   }
 
   /// When tsapply last wrote (`Watch.lastWrite`, "Last applied") moves with a write, not with a
-  /// refresh: a record from before tsapply kept `applied_at` keeps its file's time across the
-  /// refresh that gives it one.
-  @Test func aRefreshKeepsTheTimeOfTheLastWrite() async throws {
+  /// refresh, and is never made up: a record without `applied_at` (from a tsapply before it
+  /// kept it) gives the end of the last apply in the history that wrote, never its file's time;
+  /// with no such apply it says `never`, and keeps saying so across the refreshes of applies
+  /// that find nothing to change.
+  @Test func aRefreshKeepsTheTimeOfTheLastWriteAndNeverMakesOneUp() async throws {
     let (workspace, second, watch) = try await Self.appliedFirst()
     let path = watch.home.lastAppliedPath
     let stale = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
-    #expect(stale["applied_at"] is String)
+    let written = try #require(stale["applied_at"] as? String)
+    #expect(watch.lastWrite() == .at(try #require(ApplyHistory.parseTime(written))))
     _ = try await watch.apply(second, options: Workspace.automatic(true))
-    var legacy = stale
-    legacy["applied_at"] = nil
-    try JSONSerialization.data(withJSONObject: legacy).write(to: URL(fileURLWithPath: path))
-    let then = Date(timeIntervalSince1970: 1_780_000_000)
-    try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: path)
-    #expect(watch.lastWrite() == then)
+    var matched = stale
+    matched["applied_at"] = nil
+    try JSONSerialization.data(withJSONObject: matched).write(to: URL(fileURLWithPath: path))
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_780_000_000)], ofItemAtPath: path)
+    let ended = try #require(try watch.history.read().entries.last)
+    let endedAt = try #require(ended.date)
+    #expect(ended.result == "applied" && watch.lastWrite() == .at(endedAt))
+    // No history that says it wrote either: never, not the file's time.
+    try FileManager.default.removeItem(atPath: watch.history.path)
+    try FileManager.default.removeItem(atPath: watch.history.headPath)
+    #expect(watch.lastWrite() == .never)
     guard case .noChanges = try await workspace.open().apply(second, options: Workspace.automatic(true)) else {
       Issue.record("the rerun changed something")
       return
     }
-    #expect(LastApplied.read(at: path, device: watch.identity)?.appliedAt == "2026-05-28T20:26:40.000Z")
-    #expect(watch.lastWrite() == then)
+    #expect(LastApplied.read(at: path, device: watch.identity)?.appliedAt == nil)
+    #expect(watch.lastWrite() == .never)
     #expect(try await workspace.open().drift(second).drift.isEmpty)
+  }
+
+  /// A watch that already held the manifest (set up elsewhere, or moved to another phone): the
+  /// apply that finds it matching records it, and tsapply has never written to it.
+  @Test func aWatchThatMatchedAlreadyWasNeverWritten() async throws {
+    let workspace = try Workspace()
+    let watch = try await workspace.open()
+    #expect(watch.lastWrite() == nil)
+    let factory = try workspace.document("version: 1\n")
+    guard case .noChanges = try await watch.apply(factory, options: Workspace.automatic(true)) else {
+      Issue.record("a factory watch did not match an empty manifest")
+      return
+    }
+    #expect(watch.lastApplied() != nil && watch.lastWrite() == .never)
+    _ = try await watch.apply(try workspace.document("contacts:\n  - {name: Ann, phone: \"+15550100\"}\n"), options: Workspace.automatic(true))
+    #expect(watch.lastWrite()?.date != nil)
   }
 
   /// A record holding a write whose outcome is unknown: the watch holding either state is no

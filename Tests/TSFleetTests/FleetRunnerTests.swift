@@ -174,9 +174,7 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
   /// manifest does not manage) does not move it; one that writes does.
   @Test func lastAppliedIsWhenAnApplyLastWroteToTheWatch() async throws {
     let space = try FleetSpace()
-    try space.watch("room-1")
-    try space.write("residents/room-1.yaml", "contacts:\n  - {name: A, phone: \"+15550100\"}\n")
-    try space.write("fleet.yaml", "watches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+    try space.oneWatch("contacts:\n  - {name: A, phone: \"+15550100\"}\n")
     let runner = FleetRunner(engine: space.engine)
     func apply() async throws -> String? {
       let results = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
@@ -200,5 +198,21 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     try FileManager.default.moveItem(atPath: space.directory + "/watches/room-1.json", toPath: space.directory + "/room-1.away")
     let away = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
     #expect(away.state == "unreachable" && away.lastApplied == written, "\(away)")
+  }
+}
+
+extension FleetRunnerTests {
+  /// `status --fleet` of a watch whose first apply found it matching: `never (matched already)`.
+  @Test func aWatchThatMatchedAlreadyWasNeverApplied() async throws {
+    let space = try FleetSpace()
+    try space.oneWatch("version: 1\n")
+    let runner = FleetRunner(engine: space.engine)
+    _ = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
+      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    }
+    let rows = await FleetStatus.direct(try space.load().members, runner: runner)
+    try #require(rows.count == 1)
+    #expect(rows[0].state == "in sync" && rows[0].lastApplied == nil && rows[0].neverApplied)
+    #expect(FleetStatus.table(rows, withAgents: false).contains("never (matched already)"))
   }
 }

@@ -25,6 +25,14 @@ struct FleetSpace {
     try text.write(toFile: path, atomically: true, encoding: .utf8)
   }
 
+  /// A fleet (`fleet.yaml`) of one watch, room-1 (`watches/room-1.json`, created), given
+  /// `manifest` (`residents/room-1.yaml`).
+  func oneWatch(_ manifest: String) throws {
+    try watch("room-1")
+    try write("residents/room-1.yaml", manifest)
+    try write("fleet.yaml", "watches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+  }
+
   /// Creates the simulated watch `watches/NAME.json` of `profile`; its spec.
   @discardableResult
   func watch(_ name: String, profile: PlatformProfile = .default) throws -> String {

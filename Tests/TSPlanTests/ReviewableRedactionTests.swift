@@ -52,9 +52,11 @@ import TSTestSupport
   @Test func driftReportsCarryFingerprints() throws {
     let scenario = try #require(Scenarios.all.first { $0.name == "emergency-number-change" })
     let plan = try #require(scenario.result.plan)
+    let own = Set(plan.resourceChanges.map(\.address))
     let text = DriftRenderer.text(drift: plan.resourceChanges, pending: plan, hasRecord: true, color: false, redact: true,
-                                  fingerprints: Self.fingerprints)
-    let json = DriftRenderer.json(drift: plan.resourceChanges, pending: plan, hasRecord: true, redact: true, fingerprints: Self.fingerprints)
+                                  fingerprints: Self.fingerprints, own: own)
+    let json = DriftRenderer.json(drift: plan.resourceChanges, pending: plan, hasRecord: true, redact: true, fingerprints: Self.fingerprints,
+                                  own: own)
     for phone in PhoneRedaction.phones(in: plan) {
       #expect(text.contains(Self.fingerprints.tag(phone)) && json.contains(Self.fingerprints.fingerprint(phone)))
       #expect(!text.contains(PhoneRedaction.digits(of: phone).dropLast(2)) && !json.contains(PhoneRedaction.digits(of: phone).dropLast(2)))

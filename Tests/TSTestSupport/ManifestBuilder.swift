@@ -8,6 +8,22 @@ import TSModel
 public enum Build {
   public static let file = "watch.yaml"
 
+  /// A manifest whose apply on a factory-fresh default watch makes four changes, written in
+  /// this order: the two reminders (read at call 4, written at 5), the contacts (read at 6,
+  /// written at 7), the emergency contacts (read at 8, written at 9) — for faults at a chosen call.
+  public static let fourChanges = """
+    contacts:
+      - {name: Ann, phone: "+15550100"}
+    reminders:
+      sedentary: {enabled: true}
+      drinking: {enabled: true}
+    emergency:
+      sos: true
+      contacts:
+        - {name: Sam, phone: "+15550101"}
+
+    """
+
   public static func at(_ line: Int, _ column: Int) -> SourcePosition { SourcePosition(file: file, line: line, column: column) }
 
   public static func minutes(_ text: String) -> MinuteOfDay {

@@ -64,7 +64,7 @@ package struct DriftAdoptRun {
     guard outcome.text != manifest.bytes else {
       if !agreed.isEmpty { try await record(report, agreed) }
       out.write(outcome.notAdopted.isEmpty ? "Nothing to write into \(manifest.displayName).\n"
-                : "Nothing was written into \(manifest.displayName).\n")
+                : "Nothing was written into \(manifest.displayName)." + Self.stillUndone(outcome, mask: mask) + "\n")
       return outcome.notAdopted.isEmpty ? .success : .failure
     }
     out.write("\n" + mask.text(UnifiedDiff.diff(String(decoding: manifest.bytes, as: UTF8.self), String(decoding: outcome.text, as: UTF8.self),
@@ -81,8 +81,19 @@ package struct DriftAdoptRun {
     do { try ManifestInput.rewrite(outcome.text, at: manifest.path) } catch { throw CommandFailure(error.description) }
     try await record(report, agreed)
     out.write("\nAdopted \(outcome.adopted.count) \(outcome.adopted.count == 1 ? "resource" : "resources") into \(manifest.displayName): 'tsapply plan' no longer undoes what was adopted."
-      + (outcome.notAdopted.isEmpty ? "\n" : " What is listed as not adopted, the next apply still undoes.\n"))
+      + Self.stillUndone(outcome, mask: mask) + "\n")
     return outcome.notAdopted.isEmpty ? .success : .failure
+  }
+
+  /// What the next apply of the adopted manifest still undoes, planned against the watch
+  /// (`DriftAdoption.Outcome.undone`): ` The next apply still undoes what changed in emergency.`;
+  /// ` What was not adopted, the manifest already gives as the watch holds it: …` when something
+  /// was not adopted yet the plan changes nothing there; empty when everything was adopted.
+  static func stillUndone(_ outcome: DriftAdoption.Outcome, mask: PhoneRedaction.Mask) -> String {
+    if !outcome.undone.isEmpty {
+      return " The next apply still undoes what changed in " + outcome.undone.map(mask.address).joined(separator: ", ") + "."
+    }
+    return outcome.notAdopted.isEmpty ? "" : " What was not adopted, the manifest already gives as the watch holds it: the next apply does not undo it."
   }
 
   /// Records `addresses` as the watch holds them, so drift stops reporting them.

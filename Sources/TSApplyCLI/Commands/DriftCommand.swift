@@ -80,9 +80,10 @@ package struct DriftCommand: Command {
     let fingerprints = output.fingerprints(context, create: false)
     context.stdout.write(json
       ? DriftRenderer.json(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord, redact: output.redact,
-                           fingerprints: fingerprints)
+                           fingerprints: fingerprints, own: found.own)
       : DriftRenderer.text(drift: found.drift, pending: found.pending, hasRecord: found.hasRecord,
-                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints))
+                           color: context.useColor(noColorFlag: output.noColor), redact: output.redact, fingerprints: fingerprints,
+                           own: found.own))
     let drifted = !found.drift.isEmpty || (pendingCounts && !found.unapplied.isEmpty)
     return drifted ? .changesPresent : .success
   }

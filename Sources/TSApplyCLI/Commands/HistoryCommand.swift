@@ -11,7 +11,8 @@ package struct HistoryCommand: Command {
   package static let usage = "[options]"
   package static let discussion = """
     Reads the watch's history from tsapply's records (nothing is read from the watch but its
-    identity): time, kind (apply or restore), result, changes, user@host, the manifest's git
+    identity): time, kind (apply or restore), result, changes (what reached the watch: for a
+    failed apply, '2 of 4 applied (+0 ~2 -0); failed: contacts'), user@host, the manifest's git
     commit, the plan's digest, the backup taken before it and the command. The history is
     append-only and its entries are chained by hashes: an entry changed, removed, inserted or
     cut off the end is reported, and the exit status is then 1. With --fleet, the history of
