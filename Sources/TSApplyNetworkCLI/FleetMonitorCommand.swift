@@ -71,10 +71,16 @@ extension MonitorCommand {
     var template = MonitorSettings(manifestPath: "", manifestName: "", interval: interval, reconcile: reconcile,
                                    allowDestroy: allowDestroy, maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
     template.commandLine = context.commandLine
-    let monitors = FleetMonitor.monitors(for: session.loaded.members, fleetPath: context.resolve(session.fleetFile),
-                                         fleetName: session.fleetFile, engine: session.engine, template: template,
-                                         notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
-                                         rollout: session.rolloutStore, manifests: manifests)
+    // A watch that cannot be opened at start is offline (reported, tried again), not a monitor
+    // that ends in silence while the others run.
+    template.retriesFirstOpen = true
+    let makeMonitors = { (members: [FleetMember]) in
+      FleetMonitor.monitors(for: members, fleetPath: context.resolve(session.fleetFile),
+                            fleetName: session.fleetFile, engine: session.engine, template: template,
+                            notifiers: notifiers, emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
+                            rollout: session.rolloutStore, manifests: manifests)
+    }
+    let monitors = makeMonitors(session.loaded.members)
     if once {
       let results = await withTaskGroup(of: Result<Bool, MonitorError>.self) { group in
         for monitor in monitors {
@@ -90,22 +96,49 @@ extension MonitorCommand {
       }
       return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
     }
+    // Every monitor started (watches added to the fleet file join while it runs), how many still
+    // run, and whether a stop was asked for.
+    let running = Locked(monitors)
+    let live = Locked(0)
+    let stopping = Locked(false)
     let signals = StopSignals { signal in
       stderr.write("\(StopSignals.name(signal)) received: stopping the monitors (send it again to quit at once).\n")
-      for monitor in monitors { monitor.stop() }
+      stopping.set(true)
+      for monitor in running.value { monitor.stop() }
     }
     signals.begin()
     defer { signals.end() }
+    let look = min(interval, .seconds(5))
     let failures = await withTaskGroup(of: String?.self) { group in
-      for (monitor, member) in zip(monitors, session.loaded.members) {
+      func start(_ monitor: Monitor, name: String) {
+        live.mutate { $0 += 1 }
         group.addTask {
+          defer { live.mutate { $0 -= 1 } }
           do throws(MonitorError) {
             try await monitor.run()
             return nil
           } catch {
-            return "\(member.name): \(error)"
+            // Said now, not only when the others stop: this watch is no longer watched.
+            stderr.write("\(name): its monitor stopped: \(error); this watch is not monitored until tsapply monitor --fleet is started again.\n")
+            return "\(name): \(error)"
           }
         }
+      }
+      for (monitor, member) in zip(monitors, session.loaded.members) { start(monitor, name: member.name) }
+      // A watch added to the fleet file gets a monitor of its own at the next look (unless
+      // --watch chose the watches), so its SOS presses are forwarded without a restart.
+      var names = Set(session.loaded.everyMember.map(\.name))
+      while !stopping.value, live.value > 0 {
+        try? await Task.sleep(for: look)
+        guard !stopping.value, fleet.watches.isEmpty, let current = try? manifests.members() else { continue }
+        let added = current.filter { !names.contains($0.name) }
+        guard !added.isEmpty else { continue }
+        names.formUnion(added.map(\.name))
+        let more = makeMonitors(added)
+        running.mutate { $0 += more }
+        stderr.write("\(session.fleetFile) names \(counted(added.count, "more watch", "more watches")) (\(added.map(\.name).joined(separator: ", "))): monitoring \(added.count == 1 ? "it" : "them") too.\n")
+        for (monitor, member) in zip(more, added) { start(monitor, name: member.name) }
+        if stopping.value { for monitor in more { monitor.stop() } }
       }
       return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
     }

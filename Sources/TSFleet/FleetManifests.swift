@@ -93,6 +93,22 @@ public final class FleetManifests: @unchecked Sendable {
     return kept.member
   }
 
+  /// Every watch of the fleet file as it is now, in its order (the fleet read again when it or
+  /// a layer changed): how a running `monitor --fleet` finds watches added to the fleet file.
+  /// - Throws: `FleetLoadFailure` when the fleet file or a layer cannot be used.
+  public func members() throws(FleetLoadFailure) -> [FleetMember] {
+    lock.lock()
+    defer { lock.unlock() }
+    if fleet == nil || !(fleet?.isCurrent(FileIdentity(path)) ?? false) {
+      self.fleet = nil
+      let loaded = try FleetLoader.load(path: path, displayName: displayName, registry: registry, environment: environment)
+      guard let snapshot = Self.snapshot(loaded) else { return loaded.everyMember }
+      fleet = snapshot
+    }
+    guard let fleet else { return [] }
+    return fleet.file.watches.compactMap { fleet.members[$0.name.value]?.member }
+  }
+
   /// The identities of the files of `fleet`'s layers, in order.
   static func identities(of fleet: FleetFile) -> [FileIdentity?] {
     fleet.layers.map { FileIdentity(fleet.absolutePath($0.manifest.value)) }

@@ -159,7 +159,7 @@ public final class Monitor: @unchecked Sendable {
           backoff.reset()
           mailbox.post(.recheck)
         } catch {
-          if monitorLock == nil, Self.isSetupError(error) {
+          if monitorLock == nil, Self.isSetupError(error), !settings.retriesFirstOpen {
             failure = .open(error)
             break loop
           }

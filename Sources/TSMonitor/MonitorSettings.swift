@@ -44,6 +44,12 @@ public struct MonitorSettings: Sendable {
   /// back and why. A fleet's watch a staged rollout has not reached (TSFleet, docs/fleet.md
   /// "Staged rollouts"); `nil`: never held back.
   public var holdBack: (@Sendable () -> String?)?
+  /// Whether a watch that cannot be opened at the first try (a simulated watch's file missing,
+  /// a bridge that does not answer) is an outage — reported `offline` at once and tried again
+  /// with backoff — rather than an error that ends the monitor. A fleet's monitor sets it: one
+  /// watch missing at start must neither stop the others nor go unwatched in silence
+  /// (docs/fleet.md "Monitoring a fleet"). `false`: `tsapply monitor`'s exit 1.
+  public var retriesFirstOpen = false
 
   /// The default interval: five minutes.
   public static let defaultInterval = Duration.seconds(300)

@@ -135,6 +135,37 @@ import TSTestSupport
     #expect(monitor.stop().status == 0)
   }
 
+  /// `monitor --fleet` watches what the fleet file names, as it changes: a watch whose file is
+  /// missing at start is reported offline (not dropped in silence while the others run) and
+  /// watched once it exists; a watch added to the fleet file while the monitor runs gets a
+  /// monitor of its own. Both forward their SOS presses (the care-home report: neither did).
+  @Test func aFleetMonitorWatchesAWatchMissingAtStartAndOneAddedLater() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", "sim:watches/a.json"], in: directory).status == 0)
+    try "version: 1\n".write(to: directory.appendingPathComponent("ward.yaml"), atomically: true, encoding: .utf8)
+    let fleet = "version: 1\ndefaults: ward.yaml\nwatches:\n  a: {device: sim:watches/a.json}\n  b: {device: sim:watches/b.json}\n"
+    try fleet.write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let monitor = try MonitorProcess(["--fleet", "fleet.yaml", "--interval", "1s", "--on-sos", MonitorFixtures.quoted(script)], in: directory)
+    try await monitor.wait(for: "online")
+    try await monitor.wait(for: "offline") { ($0["message"] as? String ?? "").contains("no simulated watch") }
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", "sim:watches/b.json"], in: directory).status == 0)
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 2 }
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", "sim:watches/c.json"], in: directory).status == 0)
+    try (fleet + "  c: {device: sim:watches/c.json}\n").write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 3 }
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/b.json")
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/c.json")
+    try await MonitorProcess.until(timeout: 60) {
+      ((try? String(contentsOfFile: folder + "/deliveries", encoding: .utf8)) ?? "").split(separator: "\n").count >= 2
+    }
+    let stopped = monitor.stop()
+    #expect(stopped.status == 0)
+    #expect(stopped.stderr.contains("names 1 more watch (c): monitoring it too"), "\(stopped.stderr)")
+    let delivered = try String(contentsOfFile: folder + "/deliveries", encoding: .utf8).split(separator: "\n")
+    #expect(Set(delivered).count == 2 && delivered.count == 2, "each press delivered once: \(delivered)")
+  }
+
   @Test func aMonitorKilledAfterTheSOSDeliversItWhenRestarted() async throws {
     let directory = try Self.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
     let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
@@ -314,7 +345,7 @@ final class MonitorProcess {
 
   init(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
     log = directory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
-    let device = arguments.contains("--device") ? [] : ["--device", "sim:watch.json"]
+    let device = arguments.contains("--device") || arguments.contains("--fleet") ? [] : ["--device", "sim:watch.json"]
     running = try TSApplyBinary.start(["monitor", "--log", log.path] + device + arguments, in: directory,
                                       environment: environment.merging(["TSAPPLY_STATE_DIR": directory.path + "/state"]) { $1 })
   }
