@@ -591,6 +591,18 @@ public struct DriftReport: Sendable {
 }
 
 extension Watch {
+  /// What changed on the watch since the last apply, and when tsapply last wrote to it, without
+  /// a manifest: drift compares the watch with what tsapply last left, and needs the manifest
+  /// only for what is pending. `nil` when there is no record. What `status --fleet` shows for a
+  /// watch whose manifest has errors, so a wearer's change is not hidden behind them.
+  /// Read-only: no lock, nothing written.
+  /// - Throws: `EngineError.device` when reading fails.
+  public func driftSinceRecord() async throws(EngineError) -> (drift: [ResourceChange], lastWrite: LastWrite)? {
+    guard let last = record() else { return nil }
+    let state = try await readState()
+    return (Drift.changes(since: last, current: state, capabilities: capabilities), Self.lastWrite(of: last, home: home))
+  }
+
   /// Compares the watch with the last-applied record (drift) and with `document` (pending).
   /// Read-only: no lock, nothing written.
   /// - Throws: `EngineError.invalid` when the manifest does not fit the watch; `.device`.

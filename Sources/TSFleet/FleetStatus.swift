@@ -107,28 +107,47 @@ public enum FleetStatus {
     let results = await runner.run(members, progress: progress) { _, document, watch throws(EngineError) in
       try await watch.drift(document)
     }
-    return results.map { result in
-      let member = result.member
-      switch result.outcome {
-      case .success(let report):
-        let drift = report.drift.count, pending = report.unapplied.count
-        let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
-        var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: report.lastWrite?.date.map(timestamp),
-                                 lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
-        row.neverApplied = report.lastWrite?.isNever == true
-        row.holdsManifests = report.holdsManifest
-        return row
-      case .failure(let failure):
-        let state = switch failure {
-        case .input, .engine(.invalid): "invalid"
-        case .engine(.device): "unreachable"
-        default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
+    var rows: [FleetStatusRow] = []
+    for result in results {
+      var row = row(result, runner: runner, now: now)
+      // A manifest with errors hides nothing the watch holds: its drift needs no manifest.
+      if case .failure(.input) = result.outcome, let watch = try? await runner.engine.open(result.member.device, mayCreate: false) {
+        if let known = try? await watch.driftSinceRecord() {
+          row.drift = known.drift.count
+          row.lastApplied = known.lastWrite.date.map(timestamp)
+          row.neverApplied = known.lastWrite.isNever
+          row.lastSeen = timestamp(now())
+          if !known.drift.isEmpty { row.note = (row.note ?? "") + "; and the watch has drifted since the last apply (tsapply drift shows it)" }
         }
-        // Unreachable now, but its records still say when it was last applied.
-        let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
-        return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
-                              note: failure.description, neverApplied: applied?.isNever == true)
+        await watch.close()
       }
+      rows.append(row)
+    }
+    return rows
+  }
+
+  /// The row of one watch's result.
+  private static func row(_ result: FleetResult<DriftReport>, runner: FleetRunner, now: @Sendable () -> Date) -> FleetStatusRow {
+    let member = result.member
+    switch result.outcome {
+    case .success(let report):
+      let drift = report.drift.count, pending = report.unapplied.count
+      let state = !report.hasRecord ? "no record" : drift > 0 ? "drift" : pending > 0 ? "pending" : "in sync"
+      var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: report.lastWrite?.date.map(timestamp),
+                               lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
+      row.neverApplied = report.lastWrite?.isNever == true
+      row.holdsManifests = report.holdsManifest
+      return row
+    case .failure(let failure):
+      let state = switch failure {
+      case .input, .engine(.invalid): "invalid"
+      case .engine(.device): "unreachable"
+      default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
+      }
+      // Unreachable now, but its records still say when it was last applied.
+      let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
+      return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
+                            note: failure.description, neverApplied: applied?.isNever == true)
     }
   }
 

@@ -216,3 +216,23 @@ extension FleetRunnerTests {
     #expect(FleetStatus.table(rows, withAgents: false).contains("never (matched already)"))
   }
 }
+
+extension FleetRunnerTests {
+  /// A watch whose manifest has errors is `invalid`, and its drift (which needs no manifest) is
+  /// still shown: a wearer's change is not hidden behind the YAML mistake.
+  @Test func anInvalidManifestDoesNotHideTheWatchsDrift() async throws {
+    let space = try FleetSpace()
+    try space.oneWatch("contacts:\n  - {name: A, phone: \"+15550100\"}\n")
+    let runner = FleetRunner(engine: space.engine)
+    _ = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
+      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    }
+    try space.write("residents/room-1.yaml", "contacts: [\n")
+    let clean = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(clean.state == "invalid" && clean.drift == 0 && clean.lastApplied != nil, "\(clean)")
+    try SimulatedDevice(path: space.directory + "/watches/room-1.json").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let drifted = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(drifted.state == "invalid" && drifted.drift == 1, "\(drifted)")
+    #expect(drifted.note?.contains("drifted since the last apply") == true, "\(drifted)")
+  }
+}
