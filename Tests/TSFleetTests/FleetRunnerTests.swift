@@ -202,14 +202,20 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
 }
 
 extension FleetRunnerTests {
-  /// `status --fleet` of a watch whose first apply found it matching: `never (matched already)`.
-  @Test func aWatchThatMatchedAlreadyWasNeverApplied() async throws {
+  /// A fleet of one watch with `manifest` as its own, applied.
+  static func applied(_ manifest: String) async throws -> (FleetSpace, FleetRunner) {
     let space = try FleetSpace()
-    try space.oneWatch("version: 1\n")
+    try space.oneWatch(manifest)
     let runner = FleetRunner(engine: space.engine)
     _ = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
       try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
     }
+    return (space, runner)
+  }
+
+  /// `status --fleet` of a watch whose first apply found it matching: `never (matched already)`.
+  @Test func aWatchThatMatchedAlreadyWasNeverApplied() async throws {
+    let (space, runner) = try await Self.applied("version: 1\n")
     let rows = await FleetStatus.direct(try space.load().members, runner: runner)
     try #require(rows.count == 1)
     #expect(rows[0].state == "in sync" && rows[0].lastApplied == nil && rows[0].neverApplied)
@@ -221,12 +227,7 @@ extension FleetRunnerTests {
   /// A watch whose manifest has errors is `invalid`, and its drift (which needs no manifest) is
   /// still shown: a wearer's change is not hidden behind the YAML mistake.
   @Test func anInvalidManifestDoesNotHideTheWatchsDrift() async throws {
-    let space = try FleetSpace()
-    try space.oneWatch("contacts:\n  - {name: A, phone: \"+15550100\"}\n")
-    let runner = FleetRunner(engine: space.engine)
-    _ = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
-      try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
-    }
+    let (space, runner) = try await Self.applied("contacts:\n  - {name: A, phone: \"+15550100\"}\n")
     try space.write("residents/room-1.yaml", "contacts: [\n")
     let clean = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
     #expect(clean.state == "invalid" && clean.drift == 0 && clean.lastApplied != nil, "\(clean)")
