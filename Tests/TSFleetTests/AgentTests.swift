@@ -55,6 +55,17 @@ import TSTestSupport
                                  watches: served, log: log)
       await agent.start()
       try await agent.ready(within: .seconds(120))
+      // A publisher sends publications only to an agent it has seen announce them (retained):
+      // wait until the broker holds the announcement, so a loaded machine does not race it.
+      let announced = Inbox<Bool>()
+      let probe = try MQTTClient(address: broker.address,
+                                 configuration: .init(clientID: "probe-\(id)", subscriptions: [FleetTopics.agent(site: "ward-a", agent: id)]),
+                                 onMessage: { message in
+                                   if String(decoding: message.payload, as: UTF8.self).contains("publication") { announced.add(true) }
+                                 })
+      probe.connect()
+      _ = await announced.wait(for: 1)
+      await probe.close()
       return agent
     }
 

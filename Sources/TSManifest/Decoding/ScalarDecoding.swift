@@ -37,6 +37,8 @@ extension DecodingContext {
       error(node.position, path, "\"\(scalar.value)\" is not a boolean; write \(meant) (tsapply reads only true and false)")
     } else if !scalar.isPlain, lowered == "true" || lowered == "false" {
       error(node.position, path, "\"\(scalar.value)\" is quoted, so it is text; write \(lowered) without quotes")
+    } else if let meant = Suggestion.closest(to: scalar.value, in: ["true", "false"]) {
+      error(node.position, path, "expected true or false, found \"\(scalar.value)\"; did you mean \(meant)?")
     } else {
       error(node.position, path, "expected true or false, found \"\(scalar.value)\"")
     }
