@@ -105,6 +105,27 @@ public enum Reconcile {
       .filter { kinds.contains($0.kind) }
   }
 
+  /// The resources of `drift` that the apply of `report` did not change back: `drift` is what
+  /// changed on the watch since the last apply (`before` = `recorded`, the state that apply left;
+  /// `after` = the watch when the heal began), compared with the state the apply verified
+  /// (`ApplyReport.finalState`). A resource changed on the watch is kept when every field that
+  /// changed still holds the watch's value — fields the manifest does not set, which applying it
+  /// leaves as the watch has them, even while it applies the manifest's own pending change — and
+  /// a resource added or removed on the watch while it still is. A resource the apply changed back
+  /// in part (a contact re-added beside a short name the manifest does not give) is not kept.
+  /// Empty when the apply changed every drifted resource back; all of `drift` when nothing was
+  /// read back.
+  public static func notUndone(_ drift: [ResourceChange], by report: ApplyReport, recorded: DeviceState,
+                               capabilities: DeviceCapabilities) -> [ResourceChange] {
+    guard let final = report.finalState else { return drift }
+    let left = Dictionary(Drift.changes(since: recorded, current: final, capabilities: capabilities).map { ($0.address, $0) },
+                          uniquingKeysWith: { first, _ in first })
+    return drift.filter { change in
+      guard let now = left[change.address], now.action == change.action else { return false }
+      return change.action != .update || change.fields.allSatisfy(now.fields.contains)
+    }
+  }
+
   /// What a refused plan is made of, in words: what `subject` (`the revision`, `the manifest`)
   /// would change itself (`pending`, from `refusedUnsafe`) and what changed on the watch since
   /// the last apply, which applying would undo (`plan.resourceDrift`, each list with its counts),

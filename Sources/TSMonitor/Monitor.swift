@@ -454,8 +454,11 @@ public final class Monitor: @unchecked Sendable {
     var reported: (signature: String, id: String)?
     /// The last heal attempt: for which drift and manifest, and whether to try again.
     var lastHeal: (key: String, retry: Bool)?
-    /// Whether a heal was applied since the drift was reported (so its end is the heal's doing).
+    /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
+    /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
+    /// (`HealOutcome.applied`'s `notHealed`): its end is that apply recording them, not a heal.
+    var notHealed: [String] = []
     /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
     var suspendedFor: String?
     var budget: ApplyBudget
@@ -507,12 +510,18 @@ public final class Monitor: @unchecked Sendable {
     tracking.noRecordNoted = false
     guard !report.drift.isEmpty else {
       if let reported = tracking.reported {
-        emit(.resolved, watch: watch.identity,
-             message: tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again",
-             fields: ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)])
+        var fields: [String: JSONValue] = ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)]
+        var message = tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again"
+        if !tracking.notHealed.isEmpty {
+          fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
+          message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
+            + "(\(settings.manifestName) does not set what changed)"
+        }
+        emit(.resolved, watch: watch.identity, message: message, fields: fields)
       }
       tracking.reported = nil
       tracking.healed = false
+      tracking.notHealed = []
       tracking.lastHeal = nil
       tracking.suspendedFor = nil
       return .clean
@@ -528,7 +537,7 @@ public final class Monitor: @unchecked Sendable {
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
       } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
-        outcome = await heal(watch, document, state: report.state, &tracking)
+        outcome = await heal(watch, document, report: report, &tracking)
         tracking.lastHeal = (key, outcome.retryable)
         if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
       } else {
@@ -543,25 +552,29 @@ public final class Monitor: @unchecked Sendable {
       driftID = event.id
       tracking.reported = (signature, event.id)
       tracking.healed = false
+      tracking.notHealed = []
     } else {
       driftID = tracking.reported?.id ?? ""
     }
     switch outcome {
-    case .applied(let applied, let heldBack):
-      tracking.healed = true
+    case .applied(let applied, let heldBack, let notHealed):
       let healed = shown.adding(applied.plan)
+      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: settings.manifestName, mask: healed)
+      tracking.healed = notHealed.isEmpty
+      tracking.notHealed = words.notHealed
       var fields: [String: JSONValue] = [
         "drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
         "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
         "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) }),
       ]
+      if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
       if let heldBack {
         fields["held_back"] = .array(heldBack.addresses.map { .string(healed.text($0.rawValue)) })
         fields["held_back_reason"] = .string(heldBack.reason)
       }
       emit(.applied, watch: watch.identity,
-           message: "healed the drift: \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
-             + (applied.backupPath.map { " (backup \($0))" } ?? "") + (heldBack.map { healed.text($0.text) } ?? ""),
+           message: "\(words.applied): \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
+             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.text($0.text) } ?? ""),
            fields: fields)
       mailbox.post(.recheck)
     case .failed(let message) where !isNew:
@@ -592,8 +605,10 @@ public final class Monitor: @unchecked Sendable {
     case off
     /// Already tried for this drift and manifest; nothing new to do.
     case unchanged
-    /// Applied and verified; `heldBack` when the manifest's own changes were held back.
-    case applied(ApplyReport, heldBack: HeldBack?)
+    /// Applied and verified; `heldBack` when the manifest's own changes were held back;
+    /// `notHealed` the drifted resources the apply did not change back (`Reconcile.notUndone`):
+    /// what changed is not set by the manifest, so applying its pending change left it as is.
+    case applied(ApplyReport, heldBack: HeldBack?, notHealed: [ResourceChange])
     /// The engine's safety gate refused it: `findings` of the heal's plan, and which of them
     /// the manifest's own pending change makes (planned against what the last apply left),
     /// not undoing what changed on the watch.
@@ -641,7 +656,61 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  private func heal(_ watch: Watch, _ document: ManifestDocument, state: DeviceState, _ tracking: inout Tracking) async -> HealOutcome {
+  /// What an applied heal did about a drift, in the events' words: the drifted resources it
+  /// undid, the manifest's pending change it applied besides (what it changed that undoes no
+  /// drift), and the drift it left as the watch holds it (`HealOutcome.applied`'s `notHealed`)
+  /// because the manifest does not set what changed. `mask` renders addresses.
+  struct HealWords {
+    /// The masked addresses of the drift left as the watch holds it.
+    var notHealed: [String]
+    private var healed: [String]
+    private var pending: [String]
+    private var fields: String
+    private var manifest: String
+
+    init(drift: [ResourceChange], applied: ApplyReport, notHealed: [ResourceChange], manifest: String, mask: PhoneRedaction.Mask) {
+      let left = Set(notHealed.map(\.address))
+      let undone = drift.map(\.address).filter { !left.contains($0) }
+      self.notHealed = notHealed.map { mask.text($0.address.rawValue) }
+      healed = undone.map { mask.text($0.rawValue) }
+      pending = applied.plan.resourceChanges.map(\.address).filter { !undone.contains($0) }.map { mask.text($0.rawValue) }
+      // `(enabled)` for one resource, `(reminder.custom["Lunch"]: enabled; contacts: …)` for more.
+      let keys = notHealed.map { change in
+        (mask.text(change.address.rawValue), change.fields.map { mask.text(ChangeBrief.key($0.field)) }
+          .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }.joined(separator: ", "))
+      }.filter { !$0.1.isEmpty }
+      fields = keys.isEmpty ? "" : " (" + (notHealed.count == 1 ? keys[0].1 : keys.map { "\($0.0): \($0.1)" }.joined(separator: "; ")) + ")"
+      self.manifest = manifest
+    }
+
+    /// The drift event's account: `healing it`, or `not healed: watch.yaml does not set what
+    /// changed in reminder.custom["Lunch"] (enabled); applying watch.yaml's pending change to reminder.drinking`.
+    var drift: String {
+      guard !notHealed.isEmpty else { return "healing it" }
+      var text = "not healed: \(manifest) does not set what changed in \(notHealed.joined(separator: ", "))\(fields)"
+      if !healed.isEmpty { text += "; healing \(healed.joined(separator: ", "))" }
+      if !pending.isEmpty { text += "; applying \(manifest)'s pending change to \(pending.joined(separator: ", "))" }
+      return text
+    }
+
+    /// What the `applied` event says was applied, before its counts: `healed the drift`, or
+    /// `healed the drift in …` and/or `applied watch.yaml's pending change to …`.
+    var applied: String {
+      guard !notHealed.isEmpty else { return "healed the drift" }
+      var parts: [String] = []
+      if !healed.isEmpty { parts.append("healed the drift in \(healed.joined(separator: ", "))") }
+      if !pending.isEmpty { parts.append("applied \(manifest)'s pending change to \(pending.joined(separator: ", "))") }
+      return parts.joined(separator: " and ")
+    }
+
+    /// What the `applied` event says after its counts about the drift it left: empty, or
+    /// `; the drift in reminder.custom["Lunch"] is not healed: watch.yaml does not set what changed (enabled)`.
+    var appliedLeft: String {
+      notHealed.isEmpty ? "" : "; the drift in \(notHealed.joined(separator: ", ")) is not healed: \(manifest) does not set what changed\(fields)"
+    }
+  }
+
+  private func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
     guard tracking.budget.allows(at: time) else {
       let used = tracking.budget.used(at: time)
@@ -656,18 +725,21 @@ public final class Monitor: @unchecked Sendable {
     // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
     var heldBack: HeldBack?
     if let reason = settings.holdBack?() {
-      let addresses = watch.unapplied(document, current: state)
+      let addresses = watch.unapplied(document, current: report.state)
       if !addresses.isEmpty {
         options.holdsBackUnapplied = true
         heldBack = HeldBack(addresses: addresses, reason: reason)
       }
     }
+    // What the last apply left, before the heal's apply records the watch anew: what tells undone drift from kept.
+    let recorded = watch.lastApplied()
     let outcome = await Reconcile.apply(document, to: watch, allowDestroy: settings.allowDestroy, options: options)
     switch outcome {
     case .noChanges: return .nothing
-    case .applied(let report):
+    case .applied(let applied):
       tracking.budget.record(at: time)
-      return .applied(report, heldBack: heldBack)
+      let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, capabilities: watch.capabilities) } ?? report.drift
+      return .applied(applied, heldBack: heldBack, notHealed: notHealed)
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
     case .locked(let failure): return .locked(failure.description)
     case .invalid, .retrying, .failed:
@@ -694,8 +766,11 @@ public final class Monitor: @unchecked Sendable {
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
-    case .applied(_, let heldBack):
-      result = "healing it" + (heldBack.map { mask.text($0.text) } ?? "")
+    case .applied(let applied, let heldBack, let notHealed):
+      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: settings.manifestName,
+                            mask: mask.adding(applied.plan))
+      if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
+      result = words.drift + (heldBack.map { mask.text($0.text) } ?? "")
       if let heldBack {
         fields["held_back"] = .array(heldBack.addresses.map { .string(mask.text($0.rawValue)) })
         fields["held_back_reason"] = .string(heldBack.reason)

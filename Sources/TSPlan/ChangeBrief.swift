@@ -11,6 +11,12 @@ public enum ChangeBrief {
     return words.isEmpty ? address : address + " (" + words.joined(separator: ", ") + ")"
   }
 
+  /// The manifest key a change of the SDK field `field` is told by: `enabled`, `repeat`,
+  /// `period.every`; `schedule` for `timeType` (`ManifestWords.key`).
+  public static func key(_ field: String) -> String {
+    field == "timeType" ? "schedule" : ManifestWords.key(field)
+  }
+
   /// The words for `fields`: contact counts first, then each switch, then the other fields.
   public static func parts(_ fields: [FieldChange]) -> [String] {
     var words: [String] = []
@@ -23,7 +29,7 @@ public enum ChangeBrief {
       case ("isEnabled", .bool(let on)?): words.append(on ? "turned on" : "turned off")
       case (_, .bool(let on)?) where change.before != nil: words.append("\(ManifestWords.key(change.field)) \(on ? "on" : "off")")
       default:
-        let key = change.field == "timeType" ? "schedule" : ManifestWords.key(change.field)
+        let key = key(change.field)
         if !others.contains(key) { others.append(key) }
       }
     }

@@ -152,6 +152,88 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// What a heal case of `aHealSaysWhatItHealed` does: which reminder the wearer toggles, and
+  /// whether the manifest holds an edit not applied yet.
+  struct TruthCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// `Lunch` (the manifest does not state its `enabled`) or `drinking` (it does).
+    var toggled: String
+    var pendingEdit: Bool
+    var reconcile: String
+    /// Whether the heal undid the toggle; `nil` when nothing is applied.
+    var healed: Bool?
+    var testDescription: String { name }
+  }
+
+  /// The tester's ward.yaml: Lunch's `enabled` is not stated, so the watch's is kept.
+  static let ward = """
+    version: 1
+    reminders:
+      drinking: {enabled: true, repeat: everyday, period: {start: "08:00", end: "20:00", every: 2h}}
+      custom:
+        - {name: Lunch, repeat: everyday, at: ["12:00"]}
+
+    """
+
+  static let truthCases: [TruthCase] = [
+    TruthCase(name: "a field the manifest does not set, no pending edit: nothing to heal",
+              toggled: "Lunch", pendingEdit: false, reconcile: "nothing", healed: nil),
+    TruthCase(name: "a field the manifest does not set, with a pending edit: the edit is applied, the drift is not healed",
+              toggled: "Lunch", pendingEdit: true, reconcile: "applied", healed: false),
+    TruthCase(name: "a field the manifest sets, with a pending edit: healed",
+              toggled: "drinking", pendingEdit: true, reconcile: "applied", healed: true),
+  ]
+
+  /// A heal says what it really did: applying the manifest's own pending change does not undo a
+  /// drift in a field the manifest does not set, so no event calls that drift healed.
+  @Test(arguments: truthCases)
+  func aHealSaysWhatItHealed(_ example: TruthCase) async throws {
+    let harness = try await Harness(manifest: Self.ward)
+    if example.pendingEdit {
+      try Self.ward.replacingOccurrences(of: "every: 2h", with: "every: 90m")
+        .write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    }
+    try await harness.start(harness.settings(reconcile: true))
+    let wearer = try harness.wearer()
+    let reminder = try #require(try wearer.snapshot().reminders.first {
+      example.toggled == "drinking" ? $0.reminderType == .drinking : $0.reminderName == example.toggled
+    })
+    try wearer.simulateReminderToggle(id: reminder.reminderId)
+    let address = example.toggled == "drinking" ? "reminder.drinking" : "reminder.custom[\"Lunch\"]"
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["addresses"] == .array([.string(address)]), "\(drift.jsonLine)")
+    #expect(drift.fields["reconcile"] == .string(example.reconcile), "\(drift.jsonLine)")
+    guard let healed = example.healed else {
+      try await Task.sleep(for: .milliseconds(500))
+      #expect(harness.events(.applied).isEmpty, "nothing to apply")
+      await harness.stop()
+      return
+    }
+    let applied = try await harness.wait { $0.kind == .applied }
+    let resolved = try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+    #expect(applied.fields["addresses"] == .array([.string("reminder.drinking")]), "\(applied.jsonLine)")
+    #expect(drift.message.contains("healing it") == healed, "\(drift.message)")
+    #expect(applied.message.hasPrefix("healed the drift") == healed, "\(applied.message)")
+    #expect(resolved.fields["healed"] == .bool(healed), "\(resolved.jsonLine)")
+    let notHealed: JSONValue? = healed ? nil : .array([.string(address)])
+    #expect(drift.fields["not_healed"] == notHealed, "\(drift.jsonLine)")
+    #expect(applied.fields["not_healed"] == notHealed, "\(applied.jsonLine)")
+    #expect(resolved.fields["not_healed"] == notHealed, "\(resolved.jsonLine)")
+    if !healed {
+      #expect(drift.message.contains("not healed: watch.yaml does not set what changed in \(address) (enabled)"), "\(drift.message)")
+      #expect(applied.message.hasPrefix("applied watch.yaml's pending change to reminder.drinking: 0 added, 1 changed, 0 destroyed"),
+              "\(applied.message)")
+      #expect(applied.message.contains("the drift in \(address) is not healed: watch.yaml does not set what changed (enabled)"),
+              "\(applied.message)")
+      #expect(resolved.message.hasPrefix("the drift in \(address) is not healed"), "\(resolved.message)")
+    }
+    // What the events say is what the watch holds: the toggle undone only when healed.
+    let now = try #require(try wearer.snapshot().reminders.first { $0.reminderId == reminder.reminderId })
+    #expect(now.isEnabled == (healed ? reminder.isEnabled : !reminder.isEnabled))
+    #expect(try await harness.matchesManifest())
+    await harness.stop()
+  }
+
   /// An unsafe heal says which part is unsafe: undoing the wearer's change, or the manifest's own
   /// pending change (here removing an emergency contact, edited in but not applied yet).
   @Test func anUnsafeHealNamesTheManifestsOwnPendingChange() async throws {
