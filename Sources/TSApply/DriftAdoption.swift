@@ -475,7 +475,8 @@ extension LastApplied {
   /// This record with the resources of `drift` whose addresses are in `addresses` taken as the
   /// watch holds them now (each change's `after`): what `tsapply drift --adopt` records once the
   /// manifest states them, so drift no longer reports them. Other resources keep what the last
-  /// apply left.
+  /// apply left, and the rest of the record stays: nothing is written to the watch, so
+  /// `appliedAt` (`status --fleet`'s "Last applied", docs/plan.md "Drift") does not move.
   public func adopting(_ drift: [ResourceChange], addresses: Set<ResourceAddress>) -> LastApplied {
     func adopt(_ state: DeviceState) -> DeviceState {
       var state = state
@@ -500,7 +501,10 @@ extension LastApplied {
       }
       return state
     }
-    return LastApplied(device: device, profile: profile, state: adopt(state), unconfirmed: unconfirmed.map(adopt))
+    var record = self
+    record.state = adopt(state)
+    record.unconfirmed = unconfirmed.map(adopt)
+    return record
   }
 }
 

@@ -83,7 +83,7 @@ extension FleetSession {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
         switch row.verdict {
-        case .pending(let reason), .retrying(let reason), .failed(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
+        case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
         default: break
         }
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))

@@ -240,7 +240,7 @@ extension FleetSession {
       return .success
     case .completed:
       let failed = report.watches.filter { $0.verdict.isFailure || $0.verdict.isRetrying }
-      if !failed.isEmpty { throw Self.failed(failed.filter(\.verdict.isFailure).map(\.name), retrying: failed.filter(\.verdict.isRetrying).map(\.name), of: total) }
+      if !failed.isEmpty { throw Self.failed(failed, of: total) }
       return .success
     }
   }

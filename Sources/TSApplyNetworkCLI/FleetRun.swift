@@ -136,7 +136,8 @@ struct FleetSession: Sendable {
     })
   }
 
-  /// A failed watch's section text and report row.
+  /// A failed watch's section text and report row: `refused` when the safety gate refused its
+  /// unsafe plan (nothing was written), else `failed`.
   func failure(_ failure: FleetFailure, member: FleetMember, elapsed: Duration, message: String? = nil) -> (String, FleetWatchReport) {
     var text = ""
     var details: [String: JSONValue] = [:]
@@ -155,8 +156,8 @@ struct FleetSession: Sendable {
     let reason = message ?? PhoneRedaction.Mask(redact: redact).text(failure.description)
     text += "Error: \(reason)\n"
     details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
-    return (text, FleetWatchReport(name: member.name, device: member.device, verdict: .failed(firstLine(reason)),
-                                   elapsed: elapsed, details: details))
+    let verdict: FleetVerdict = if case .engine(.unsafe) = failure { .refused(firstLine(reason)) } else { .failed(firstLine(reason)) }
+    return (text, FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: elapsed, details: details))
   }
 
   /// The first line of `text`: a report row's reason (the whole message is in the section).
@@ -219,22 +220,35 @@ struct FleetSession: Sendable {
       options.bodies = bodies
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
-    let retrying = report.watches.filter(\.verdict.isRetrying).map(\.name)
-    let unknown = report.watches.filter(\.verdict.isUnknown).map(\.name)
-    if report.hasFailures || !retrying.isEmpty || !unknown.isEmpty {
-      throw Self.failed(report.watches.filter { $0.verdict.isFailure }.map(\.name), retrying: retrying, unknown: unknown, of: report.watches.count,
-                        waited: report.operation == "apply")
+    if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown }) {
+      throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply")
     }
     return changed ? .changesPresent : .success
   }
 
-  /// The error a fleet command ends with when the watches `names` of `total` failed, or their
+  /// `failed(_:refused:retrying:unknown:of:waited:)` for the report rows `rows` of `total`
+  /// watches: those that failed, were refused, are still retrying or not known.
+  static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true) -> CommandFailure {
+    func names(_ matching: (FleetVerdict) -> Bool) -> [String] { rows.filter { matching($0.verdict) }.map(\.name) }
+    return failed(names { $0.isFailure && !$0.isRefused }, refused: names(\.isRefused), retrying: names(\.isRetrying),
+                  unknown: names(\.isUnknown), of: total, waited: waited)
+  }
+
+  /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
+  /// gate `refused` their unsafe plans, or their
   /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
   /// or what they hold is not known (`unknown`): `2 of 3 watches failed: room-14,
-  /// room-16`, `1 of 3 watches still retrying when the wait ended: room-12 (…)`.
-  static func failed(_ names: [String], retrying: [String] = [], unknown: [String] = [], of total: Int, waited: Bool = true) -> CommandFailure {
+  /// room-16`, `1 of 3 watches refused: room-12 (its plan is unsafe, …)`, `1 of 3 watches still
+  /// retrying when the wait ended: room-12 (…)`.
+  static func failed(_ names: [String], refused: [String] = [], retrying: [String] = [], unknown: [String] = [], of total: Int,
+                     waited: Bool = true) -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
+    if !refused.isEmpty {
+      let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
+      parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
+        + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to apply \(it), or review \(it) without --auto-approve)")
+    }
     if !retrying.isEmpty {
       // Only an apply waited; `plan` and `drift` read the agents' statuses as they are.
       parts.append((parts.isEmpty ? "" : "\(retrying.count) ") + (waited ? "still retrying when the wait ended: " : "being retried by their agents: ")
@@ -244,7 +258,7 @@ struct FleetSession: Sendable {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
         + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
     }
-    let first = !names.isEmpty ? names.count : !retrying.isEmpty ? retrying.count : unknown.count
+    let first = [names, refused, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

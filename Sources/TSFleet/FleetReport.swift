@@ -24,6 +24,11 @@ public enum FleetVerdict: Sendable, Equatable {
   case publish(String)
   /// Failed; the watch's section says why.
   case failed(String)
+  /// Refused by the safety gate (`EngineError.unsafe`): its plan is unsafe for an unattended
+  /// apply (`--auto-approve` without `--allow-destroy`, docs/apply.md "The safety gate") and
+  /// nothing was written; the reason is the gate's verdict. Not applied: it counts against the
+  /// exit status, as a failure does (`isFailure`), but is not called failed.
+  case refused(String)
   /// Over MQTT, `drift`: what the watch holds now is not known — its agent is applying another
   /// revision, cannot reach it, is offline, or has not reported — so it is neither counted as
   /// drifted nor as without drift; it counts against the exit status, as a failure does.
@@ -40,6 +45,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .retrying: "retrying"
     case .publish: "to publish"
     case .failed: "failed"
+    case .refused: "refused"
     case .unknown: "not known"
     }
   }
@@ -52,12 +58,21 @@ public enum FleetVerdict: Sendable, Equatable {
     case .noChanges: "with no changes"
     case .changes: "with changes"
     case .drift(let count, _, let hasRecord): !hasRecord ? "with no record" : count == 0 ? "with no drift" : "drifted"
-    case .applied, .pending, .retrying, .publish, .failed, .unknown: word
+    case .applied, .pending, .retrying, .publish, .failed, .refused, .unknown: word
     }
   }
 
-  /// Whether the watch failed.
-  public var isFailure: Bool { if case .failed = self { true } else { false } }
+  /// Whether the watch failed or was refused (`isRefused`): it was not done, and counts against
+  /// the exit status.
+  public var isFailure: Bool {
+    switch self {
+    case .failed, .refused: true
+    default: false
+    }
+  }
+
+  /// Whether the safety gate refused the watch's unsafe plan (`refused`).
+  public var isRefused: Bool { if case .refused = self { true } else { false } }
 
   /// Whether the agent was still retrying the watch when the wait ended.
   public var isRetrying: Bool { if case .retrying = self { true } else { false } }
@@ -70,7 +85,7 @@ public enum FleetVerdict: Sendable, Equatable {
     switch self {
     case .changes, .applied, .pending, .retrying, .publish: true
     case .drift(let count, _, _): count > 0
-    case .noChanges, .failed, .unknown: false
+    case .noChanges, .failed, .refused, .unknown: false
     }
   }
 
@@ -81,7 +96,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
-    case .pending, .retrying, .failed, .publish, .unknown: "-"
+    case .pending, .retrying, .failed, .refused, .publish, .unknown: "-"
     }
   }
 }
@@ -212,7 +227,7 @@ public struct FleetReport: Sendable {
     self.watches = watches
   }
 
-  /// Whether any watch failed.
+  /// Whether any watch failed or was refused.
   public var hasFailures: Bool { watches.contains { $0.verdict.isFailure } }
   /// Whether any watch has changes (planned, applied, pending or drifted).
   public var hasChanges: Bool { watches.contains { $0.verdict.hasChanges } }
@@ -239,7 +254,8 @@ public struct FleetReport: Sendable {
   }
 
   /// The JSON report: `{format_version, operation, fleet, watches: [{name, device, result,
-  /// changes, elapsed_seconds, manifests, …details}], summary: {total, failed, with_changes, by_result}}`,
+  /// changes, elapsed_seconds, manifests, …details}], summary: {total, failed, refused, with_changes, by_result}}`
+  /// (`failed` and `refused` each count their own result; both count against the exit status),
   /// keys sorted, ending with a newline.
   public func json() -> String {
     let rows: [JSONValue] = watches.map { row in
@@ -255,7 +271,7 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
-      case .pending(let reason), .retrying(let reason), .failed(let reason), .publish(let reason), .unknown(let reason):
+      case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason), .publish(let reason), .unknown(let reason):
         object["reason"] = .string(reason)
       case .noChanges:
         object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])
@@ -273,7 +289,8 @@ public struct FleetReport: Sendable {
       "watches": .array(rows),
       "summary": .object([
         "total": .integer(watches.count),
-        "failed": .integer(watches.filter { $0.verdict.isFailure }.count),
+        "failed": .integer(watches.filter { $0.verdict.isFailure && !$0.verdict.isRefused }.count),
+        "refused": .integer(watches.filter(\.verdict.isRefused).count),
         "with_changes": .integer(watches.filter { $0.verdict.hasChanges }.count),
         "by_result": .object(byResult),
       ]),

@@ -7,7 +7,7 @@ public struct FleetFilter: OptionSet, Sendable, Hashable {
   public let rawValue: Int
   public init(rawValue: Int) { self.rawValue = rawValue }
 
-  /// Failed, or still retrying when the wait ended.
+  /// Failed, refused (an unsafe plan), or still retrying when the wait ended.
   public static let failed = FleetFilter(rawValue: 1)
   /// With changes: planned, applied, or to publish.
   public static let changed = FleetFilter(rawValue: 2)
@@ -39,7 +39,7 @@ public struct FleetFilter: OptionSet, Sendable, Hashable {
   public func matches(_ row: FleetWatchReport) -> Bool {
     var kinds: FleetFilter = []
     switch row.verdict {
-    case .failed, .unknown: kinds.insert(.failed)
+    case .failed, .refused, .unknown: kinds.insert(.failed)
     case .retrying: kinds.formUnion([.failed, .pending])
     case .pending: kinds.insert(.pending)
     case .changes, .applied, .publish: kinds.insert(.changed)
@@ -241,6 +241,7 @@ extension FleetReport {
     }
     switch row.verdict {
     case .failed(let reason): return "failed: " + ControlCharacters.escaped(reason)
+    case .refused(let reason): return "refused: " + ControlCharacters.escaped(reason)
     case .retrying(let reason): return "retrying: " + ControlCharacters.escaped(reason)
     case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)
     case .publish(let reason): return "to publish: " + ControlCharacters.escaped(reason)

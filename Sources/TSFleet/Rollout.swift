@@ -39,7 +39,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   public struct WatchResult: Codable, Sendable, Equatable {
     /// Its wave, from 1.
     public var wave: Int
-    /// `applied`, `no changes`, `failed`, `retrying` or `pending` (`FleetVerdict.word`).
+    /// `applied`, `no changes`, `failed`, `refused`, `retrying` or `pending` (`FleetVerdict.word`).
     public var result: String
     /// When its wave ended, ISO 8601.
     public var at: String
@@ -159,10 +159,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   }
 
   /// The results (`FleetVerdict.word`) that count against `max_failures`.
-  static let failureWords: Set<String> = ["failed", "retrying", "pending"]
+  static let failureWords: Set<String> = ["failed", "refused", "retrying", "pending"]
 
-  /// Whether a wave's `verdict` for a watch counts against `max_failures`: failed, still
-  /// retrying, or (over MQTT) pending — its agent offline or silent when the wave's wait ended:
+  /// Whether a wave's `verdict` for a watch counts against `max_failures`: failed, refused by
+  /// the safety gate (nothing written), still retrying, or (over MQTT) pending — its agent offline or silent when the wave's wait ended:
   /// nothing shows that the change works on it, so the next wave is not released on its account.
   public static func countsAsFailure(_ verdict: FleetVerdict) -> Bool { failureWords.contains(verdict.word) }
 
@@ -232,7 +232,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       switch row.verdict {
       case .applied(let counts), .changes(let counts):
         (result.add, result.change, result.destroy) = (counts.add, counts.change, counts.destroy)
-      case .failed(let reason), .pending(let reason), .retrying(let reason):
+      case .failed(let reason), .refused(let reason), .pending(let reason), .retrying(let reason):
         result.reason = reason
       default:
         break
@@ -265,6 +265,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     case "no changes": .noChanges
     case "retrying": .retrying(result.reason ?? "")
     case "pending": .pending(result.reason ?? "")
+    case "refused": .refused(result.reason ?? "")
     default: .failed(result.reason ?? result.result)
     }
     details["rollout_state"] = .string(result.result)

@@ -202,6 +202,37 @@ import TSTestSupport
     #expect(summary["failed"] as? Int == 1)
   }
 
+  /// A watch whose plan the safety gate refuses (`--auto-approve` without `--allow-destroy`;
+  /// room-1's daughter removed) is `refused`, not `failed`: in the table, the totals, the JSON
+  /// and the error, which says how to apply it. Nothing is written to it; not applied, it
+  /// counts against the exit status (docs/fleet.md).
+  @Test func anUnsafePlanIsRefusedNotFailed() async throws {
+    let fleet = try await Fleet()
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
+    try fleet.write("residents/room-1.yaml", "contacts: []\n")
+    let (status, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"])
+    #expect(status == .failure)
+    #expect(out.contains("=== room-1 ") && out.contains("or add --allow-destroy to --auto-approve."), "\(out)")
+    let table = out.components(separatedBy: "\n\nWatch ").last ?? ""
+    #expect(table.contains("\nroom-1  refused     -  "), "\(table)")
+    #expect(table.contains("\nroom-2  no changes  +0 ~0 -0  "), "\(table)")
+    #expect(table.contains("\nroom-3  failed      -  "), "\(table)")
+    #expect(table.hasSuffix("\n\n3 watches: 1 refused, 1 with no changes, 1 failed.\n"), "\(table)")
+    #expect(err == "Error: 1 of 3 watches failed: room-3; 1 refused: room-1 (its plan is unsafe, so nothing was written to it: "
+      + "add --allow-destroy to --auto-approve to apply it, or review it without --auto-approve)\n", "\(err)")
+    let (jsonStatus, json, _) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve", "--json"])
+    #expect(jsonStatus == .failure)
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let watch = try #require((report["watches"] as? [[String: Any]])?.first)
+    #expect(watch["result"] as? String == "refused")
+    #expect((watch["reason"] as? String ?? "").hasPrefix("refusing to apply without review: this plan "), "\(watch)")
+    let summary = try #require(report["summary"] as? [String: Any])
+    #expect(summary["failed"] as? Int == 0 && summary["refused"] as? Int == 1, "\(summary)")
+    #expect((summary["by_result"] as? [String: Int]) == ["refused": 1], "\(summary)")
+    let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1"])
+    #expect(after.contains("Daughter"), "nothing was written: \(after)")
+  }
+
   @Test func driftOverTheFleetExitsTwoWhenAWatchDrifted() async throws {
     let fleet = try await Fleet()
     _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])

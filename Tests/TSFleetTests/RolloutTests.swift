@@ -310,6 +310,9 @@ import TSPlan
     ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1),
     ([.failed("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
     ([.failed("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
+    // The safety gate refused an unsafe plan (`--auto-approve` without `--allow-destroy`):
+    // nothing written, counted.
+    ([.refused("refusing to apply without review: this plan removes contacts"), .noChanges], .count(0), .aborted, 1),
   ]
 
   @Test(arguments: 0..<verdictCases.count) func whatCountsAgainstMaxFailures(_ index: Int) async throws {
@@ -321,6 +324,8 @@ import TSPlan
       zip(names, verdicts).map { FleetWatchReport(name: $0, device: "-", verdict: $1, elapsed: .zero) }
     }.record
     #expect(ended.phase == phase && ended.nextWave == waves, "\(verdicts) max_failures \(limit): \(ended.reason ?? "")")
+    // The record gives the canary's result back as its wave reported it (`refused` stays refused).
+    #expect(ended.row("w0001", device: "-").verdict == verdicts[0])
   }
 
   @Test func theRevisionChangesWithAnyWatchsManifests() throws {
