@@ -327,7 +327,9 @@ public enum FleetPublication {
     switch status.result {
     case .applied: .applied(status.changes ?? PlanCounts(add: 0, change: 0, destroy: 0))
     case .noChanges: .noChanges
-    case .refused, .invalid, .failed, .retrying: .failed("\(status.result.rawValue) by agent \(status.agent): \(status.message ?? "")")
+    // The agent's safety gate refused: nothing was written, as for a direct fleet's `refused`.
+    case .refused: .refused("refused by agent \(status.agent): \(status.message ?? "")")
+    case .invalid, .failed, .retrying: .failed("\(status.result.rawValue) by agent \(status.agent): \(status.message ?? "")")
     }
   }
 

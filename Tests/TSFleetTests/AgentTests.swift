@@ -323,7 +323,7 @@ import TSTestSupport
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     try site.manifest("room-1", contacts: [])
     let refused = try await site.apply()
-    guard case .failed(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
+    guard case .refused(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
     #expect(reason.hasPrefix("refused by agent station: refusing to apply without review: this plan "))
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
     // The status says refused, online or not: the agent handled this revision (publishing it
@@ -379,7 +379,7 @@ import TSTestSupport
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     let applied = try #require(await first.status(of: "room-1"))
     try site.manifest("room-1", contacts: [])
-    #expect(try await site.apply().map(\.verdict.word) == ["failed"])
+    #expect(try await site.apply().map(\.verdict.word) == ["refused"])
     await first.stop()
     // Started again, it is handed the refused revision again (retained) and refuses it again;
     // the revision it applied before, and when, are still in its status.
@@ -503,7 +503,7 @@ import TSTestSupport
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     try site.manifest("room-1", contacts: ["A"])
-    #expect(try await site.apply().map(\.verdict.word) == ["failed"], "removing two contacts is refused without allow_destroy")
+    #expect(try await site.apply().map(\.verdict.word) == ["refused"], "removing two contacts is refused without allow_destroy")
     #expect((await agent.status(of: "room-1"))?.result == .refused)
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Cousin", phoneNum: "+15550144"))
     for _ in 0..<200 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(50)) }
@@ -615,7 +615,7 @@ import TSTestSupport
     }
     try site.manifest("room-1", contacts: ["A"])
     let refused = try await site.apply()
-    guard case .failed(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
+    guard case .refused(let reason) = refused.first?.verdict else { Issue.record("not refused: \(refused)"); return }
     #expect(reason.contains("the revision would change: removes 1 contact"), "\(reason)")
     #expect(reason.contains("changed on the watch since the last apply: contacts (3 added)"), "\(reason)")
     #expect(!reason.contains("the revision's own change: removes 4"), "\(reason)")

@@ -308,8 +308,8 @@ import TSPlan
     ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(0), .aborted, 1),
     ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(3), .completed, 3),
     ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1),
-    ([.failed("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
-    ([.failed("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
+    ([.refused("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
+    ([.refused("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
     // The safety gate refused an unsafe plan (`--auto-approve` without `--allow-destroy`):
     // nothing written, counted.
     ([.refused("refusing to apply without review: this plan removes contacts"), .noChanges], .count(0), .aborted, 1),
