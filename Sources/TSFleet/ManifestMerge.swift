@@ -67,8 +67,14 @@ public enum ManifestMerge {
     // wards/ward-a.yaml`): what a plan says the watch was compared with.
     merged.file = manifests.reversed().map(\.file).joined(separator: " over ")
     if let emergency = merged.emergency, let sos = emergency.isSosOn, sos.value, emergency.contacts?.value.isEmpty ?? true {
+      // The removals that emptied the list are named where they are written: the error sits at
+      // the `sos:` that needs a contact, often in another file.
+      let removed = manifests.dropFirst().flatMap { $0.removals.filter { $0.list == .emergencyContacts } }
+      let because = removed.isEmpty ? ""
+        : " (" + removed.map { "\($0.name.position.file):\($0.name.position.line):\($0.name.position.column) removes \"\($0.name.value)\"" }
+          .joined(separator: "; ") + ")"
       diagnostics.append(.error(at: sos.position, field: "emergency.sos",
-        "is true but the merged manifest of this watch (\(manifests.map(\.file).joined(separator: " under "))) has no emergency contacts; keep at least one under emergency.contacts, or set sos: false"))
+        "is true but the merged manifest of this watch (\(manifests.map(\.file).joined(separator: " under "))) has no emergency contacts\(because); keep at least one under emergency.contacts, or set sos: false"))
     }
     return Result(manifest: merged, diagnostics: diagnostics)
   }

@@ -141,7 +141,7 @@ import TSModel
               layers: ["emergency:\n  sos: true\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n",
                        "emergency:\n  contacts:\n    - {name: Ward desk, remove: true}\n"],
               merged: nil,
-              diagnostics: ["layer0.yaml:2:8: error: emergency.sos: is true but the merged manifest of this watch (layer0.yaml under layer1.yaml) has no emergency contacts"]),
+              diagnostics: ["layer0.yaml:2:8: error: emergency.sos: is true but the merged manifest of this watch (layer0.yaml under layer1.yaml) has no emergency contacts (layer1.yaml:3:14 removes \"Ward desk\")"]),
   ]
 
   @Test(arguments: layerCases)
