@@ -134,6 +134,7 @@ extension MonitorCommand {
         let added = current.filter { !names.contains($0.name) }
         guard !added.isEmpty else { continue }
         names.formUnion(added.map(\.name))
+        board?.add(FleetMonitor.boardMembers(added))
         let more = makeMonitors(added)
         running.mutate { $0 += more }
         stderr.write("\(session.fleetFile) names \(counted(added.count, "more watch", "more watches")) (\(added.map(\.name).joined(separator: ", "))): monitoring \(added.count == 1 ? "it" : "them") too.\n")

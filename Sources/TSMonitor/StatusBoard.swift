@@ -293,6 +293,24 @@ public final class StatusBoard: @unchecked Sendable {
     }
   }
 
+  /// Lists `members` that are not listed yet, after the others: watches added to the fleet file
+  /// while `monitor --fleet` runs (docs/fleet.md "Monitoring a fleet").
+  public func add(_ members: [Member]) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      let new = members.filter { index[$0.name] == nil }
+      guard !new.isEmpty else { return nil }
+      for member in new {
+        index[member.name] = watches.count
+        watches.append(WatchState(member: member))
+      }
+      counters.grid += 1
+      counters.gridState += 1
+      counters.attention += 1
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
   /// Calls `observer` after every change (on the thread that made it, without the board's lock).
   public func observe(_ observer: @escaping @Sendable () -> Void) {
     lock.withLock { observers.append(observer) }

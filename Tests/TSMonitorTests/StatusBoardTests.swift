@@ -164,6 +164,20 @@ final class TestClock: @unchecked Sendable {
     #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
   }
 
+  /// A watch added to the fleet file while the monitor runs joins the table (after the others,
+  /// once however often it is added), and its events and SOS presses show on it.
+  @Test func aWatchAddedWhileRunningJoinsTheTable() {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let before = board.snapshot().versions
+    board.add([StatusBoard.Member(name: "room-14", device: "sim:w14.json"), StatusBoard.Member(name: "room-31", device: "sim:w31.json")])
+    board.add([StatusBoard.Member(name: "room-31", device: "sim:w31.json")])
+    #expect(board.snapshot().rows.map(\.name) == ["room-12", "room-14", "room-31"])
+    #expect(board.snapshot().versions.grid == before.grid + 1)
+    board.record(Self.event(.sos, clock, id: "sos-31-1"), for: ["room-31"])
+    #expect(board.snapshot().openSOS.map(\.watch) == ["room-31"])
+  }
+
   @Test func versionsMoveOnlyForThePartsThatChanged() {
     let clock = TestClock()
     let board = Self.board(clock)
