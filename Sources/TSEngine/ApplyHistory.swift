@@ -247,7 +247,7 @@ public struct ApplyHistory: Sendable {
   @discardableResult
   public func append(_ entry: HistoryEntry) throws(SecureFileError) -> HistoryEntry {
     var entry = entry
-    let head = readHead() ?? lastEntry().map { Head(count: $0.sequence, hash: $0.hash) } ?? Head(count: 0, hash: Self.origin)
+    let head = readHead().map(catchingUp) ?? lastEntry().map { Head(count: $0.sequence, hash: $0.hash) } ?? Head(count: 0, hash: Self.origin)
     entry.sequence = head.count + 1
     entry.previous = head.hash
     entry.hash = entry.computedHash
@@ -260,6 +260,29 @@ public struct ApplyHistory: Sendable {
     guard let bytes = try? ManifestSource.file(path: headPath, displayName: headPath)
       .read(maxBytes: 4096, noun: "history head").get() else { return nil }
     return try? JSONDecoder().decode(Head.self, from: Data(bytes))
+  }
+
+  /// `head` advanced over the entries at the file's end that follow it in the chain: a process
+  /// killed between appending an entry and rewriting the head (`kill -9` of an apply or an agent)
+  /// leaves the head one entry behind, and numbering the next entry from it would break the
+  /// chain — the history would then say it was changed by something other than tsapply. Only
+  /// entries whose hash is right and that chain from the head are taken (an edit of the file is
+  /// still found by `read()`); the last 256 KiB of the file are read, bounded.
+  private func catchingUp(_ head: Head) -> Head {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return head }
+    defer { try? handle.close() }
+    guard let size = try? handle.seekToEnd(), size > 0 else { return head }
+    let start = size > 256 << 10 ? size - (256 << 10) : 0
+    guard (try? handle.seek(toOffset: start)) != nil, let data = try? handle.readToEnd() else { return head }
+    var lines = Array(data).split(separator: UInt8(ascii: "\n"))
+    if start > 0, !lines.isEmpty { lines.removeFirst() }  // cut by the window
+    var current = head
+    for line in lines {
+      guard let entry = try? JSONDecoder().decode(HistoryEntry.self, from: Data(line)),
+            entry.sequence == current.count + 1, entry.previous == current.hash, entry.computedHash == entry.hash else { continue }
+      current = Head(count: entry.sequence, hash: entry.hash)
+    }
+    return current
   }
 
   /// The last entry of the file (when the head is missing).

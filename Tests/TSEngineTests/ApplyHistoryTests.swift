@@ -156,6 +156,24 @@ import TSTestSupport
     #expect(read.problems.contains { $0.hasPrefix(expected) }, "\(name): \(read.problems)")
   }
 
+  /// A process killed between appending an entry and rewriting `history.head` leaves the head
+  /// behind: the next append continues the chain from the file's last entry, and the history
+  /// stays intact (it said "changed other than by tsapply" after a `kill -9` of an apply).
+  @Test func anAppendAfterAHeadLeftBehindKeepsTheChain() async throws {
+    let (_, watch) = try await Self.historyOfThree()
+    let history = watch.history
+    let count = try history.read().entries.count
+    let behind = try Data(contentsOf: URL(fileURLWithPath: history.headPath))
+    let template = try #require(try history.read().entries.last)
+    try history.append(template)
+    try behind.write(to: URL(fileURLWithPath: history.headPath))  // as if killed before the head was written
+    let next = try history.append(template)
+    #expect(next.sequence == count + 2)
+    let read = try history.read()
+    #expect(read.isIntact, "\(read.problems)")
+    #expect(read.entries.map(\.sequence) == Array(1...(count + 2)))
+  }
+
   @Test func theFirstChangeAfterATimeIsTheOneRestoreAtGoesBackThrough() throws {
     func entry(_ sequence: Int, _ time: String, backup: String?) -> HistoryEntry {
       HistoryEntry(sequence: sequence, time: time, kind: "apply", user: "u", host: "h", command: "c", device: "d", manifest: nil, commit: nil,
