@@ -208,7 +208,9 @@ public final class Monitor: @unchecked Sendable {
     await watch.close()
     switch result {
     case .clean: return false
-    case .drifted: return true
+    // A heal that failed is an error for cron (exit 1), not drift it can leave to the next run.
+    case .drifted(let healFailed?): throw .check("healing the drift failed: \(healFailed)")
+    case .drifted(nil): return true
     case .offline(let error): throw .open(.device(error))
     case .failed(let message): throw .check(message)
     }
@@ -443,7 +445,8 @@ public final class Monitor: @unchecked Sendable {
   /// What one check found.
   enum CheckResult {
     case clean
-    case drifted
+    /// Drift reported; `healFailed`: why the heal asked for (`--reconcile`) failed.
+    case drifted(healFailed: String?)
     case offline(DeviceError)
     case failed(String)
   }
@@ -583,7 +586,8 @@ public final class Monitor: @unchecked Sendable {
     default:
       break
     }
-    return .drifted
+    if case .failed(let message) = outcome { return .drifted(healFailed: message) }
+    return .drifted(healFailed: nil)
   }
 
   private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) -> CheckResult {

@@ -242,6 +242,10 @@ import TSTestSupport
     #expect(!drifted.stdout.contains("15550199") && drifted.stdout.contains("+******99"), "phones are masked by default")
     let shown = try Self.run(["monitor", "--once", "--show-sensitive", "--device", "sim:watch.json"], in: directory)
     #expect(shown.stdout.contains("+15550199"))
+    // A heal that fails is an error for cron (1), not the drift a heal fixed (2).
+    let failing = try TSApplyBinary.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory,
+                                        environment: ["TSAPPLY_STATE_DIR": directory.path + "/state", "TSAPPLY_SIM_FAULT": "fail@7"])
+    #expect(failing.status == 1 && failing.stderr.contains("healing the drift failed"), "\(failing.stdout)\(failing.stderr)")
     let healed = try Self.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory)
     #expect(healed.status == 2 && healed.stdout.contains(#""kind":"applied""#), "\(healed.stdout)\(healed.stderr)")
     #expect(try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory).status == 0)
