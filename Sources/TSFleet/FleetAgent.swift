@@ -615,9 +615,19 @@ actor AgentWatch {
   /// its first write, and nothing after it. Its writes may have landed, so a first apply after
   /// the restart that finds the watch already matching reports the revision applied with that
   /// apply's counts, not `no-changes` (docs/fleet.md "What an agent does").
+  ///
+  /// Also when that apply finished and wrote but the agent was killed before it published and
+  /// kept its status: the history ends with that apply's entry, and the record says tsapply last
+  /// wrote to the watch after the time the kept status knows (to the second, as statuses give
+  /// it); its counts are what reached the watch.
   private func interruptedAttempt(command: String) -> PlanCounts? {
-    guard let last = (try? watch.history.read())?.entries.last, last.result == HistoryEntry.started, last.command == command else { return nil }
-    return PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
+    guard let last = (try? watch.history.read())?.entries.last, last.command == command else { return nil }
+    if last.result == HistoryEntry.started { return PlanCounts(add: last.add, change: last.change, destroy: last.destroy) }
+    guard last.wrote, let written = watch.lastWrite()?.date else { return nil }
+    if let known = status?.lastApplied.flatMap(InternetTime.date), written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
+      return nil
+    }
+    return last.reached ?? PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
   }
 
   /// Publishes the status after handling `revision` of `publication` (echoed, so its publisher

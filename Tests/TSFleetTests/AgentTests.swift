@@ -440,25 +440,33 @@ import TSTestSupport
   /// history ends with that apply's `started` entry. Restarted and handed the revision again,
   /// the agent finds the watch matching and reports the revision applied with what the killed
   /// apply was writing — not "no changes" for a rollout that changed the watch.
-  @Test func anApplyKilledAfterItsWriteLandedIsReportedAppliedAfterTheRestart() async throws {
+  /// Also when the killed agent's apply finished (its `applied` entry last in the history) but
+  /// the agent died before publishing and keeping its status (`finished`).
+  @Test(arguments: [false, true])
+  func anApplyKilledAfterItsWriteLandedIsReportedAppliedAfterTheRestart(finished: Bool) async throws {
     let site = try Site(watches: ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     guard case .success(let document) = try site.space.load([]).members[0].document else {
       Issue.record("the manifest does not load")
       return
     }
-    // What the killed apply did: wrote the watch, and left its `started` entry last in the history.
+    let command = "tsapply agent station (site ward-a, watch room-1)"
+    // What the killed apply did: wrote the watch, and left its `started` entry last in the
+    // history (killed mid-apply) or its `applied` one (killed before its status).
     let watch = try await site.engine.open("memory:room-1")
-    guard case .applied(let report) = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "test")) else {
+    guard case .applied(let report) = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true),
+                                                                                            command: finished ? command : "test")) else {
       Issue.record("nothing applied")
       return
     }
     let counts = report.plan.counts
-    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
-                                              command: "tsapply agent station (site ward-a, watch room-1)", device: watch.identity,
-                                              manifest: nil, commit: nil, plan: ApplyHistory.digest(of: report.plan), add: counts.add,
-                                              change: counts.change, destroy: counts.destroy, result: HistoryEntry.started, error: nil,
-                                              backup: nil))
+    if !finished {
+      _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
+                                                command: command, device: watch.identity,
+                                                manifest: nil, commit: nil, plan: ApplyHistory.digest(of: report.plan), add: counts.add,
+                                                change: counts.change, destroy: counts.destroy, result: HistoryEntry.started, error: nil,
+                                                backup: nil))
+    }
     let agent = try await site.agent("station", ["room-1"])
     let rows = try await site.apply()
     #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
