@@ -111,7 +111,9 @@ public enum DriftAdoption {
         continue
       }
       let adopted = Set(outcome.adopted.map(\.address))
-      let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) } }
+      // Compared without their origins: the adopted lines move the ones after them, so a pending
+      // change of another resource has the same fields at other lines.
+      let others = { (changes: [ResourceChange]) in changes.filter { !adopted.contains($0.address) }.map(\.withoutOrigins) }
       let changedOthers = Set(others(planned.resourceChanges)).symmetricDifference(others(pending.resourceChanges)).map(\.address)
       guard changedOthers.isEmpty else {
         let names = Set(changedOthers).sorted().map(\.description).joined(separator: ", ")

@@ -162,6 +162,21 @@ import TSTestSupport
     #expect(plan.resourceChanges.map(\.address) == [.builtIn(.sedentary)])
   }
 
+  /// The same when the pending change is below the adopted lines, which move it (a contact
+  /// added on the watch, the emergency section's SOS switch edited): adopt compares what the
+  /// manifest asks, not at which line (it refused, "adopting would change what watch.yaml asks
+  /// of resources that did not drift").
+  @Test func aPendingChangeBelowTheAdoptedLinesStays() async throws {
+    let (applied, now) = try await Self.states { $0.contacts.append(Contact(name: "Carol", phoneNum: "+447700900789")) }
+    let edited = Self.manifest.replacingOccurrences(of: "sos: true   # long press calls Anna", with: "sos: false")
+    let (outcome, _) = try Self.adopt(edited, applied: applied, now: now)
+    let text = String(decoding: outcome.text, as: UTF8.self)
+    #expect(text.contains("sos: false") && text.contains("{name: Carol, phone: \"+447700900789\"}"), "\(text)")
+    let manifest = try #require(ManifestLoader.load(bytes: outcome.text, file: "watch.yaml").manifest)
+    let plan = try #require(Planner.plan(manifest, state: now, capabilities: Self.profile.capabilities).plan)
+    #expect(plan.resourceChanges.map(\.address) == [.emergency])
+  }
+
   struct PendingCase: Sendable, CustomTestStringConvertible {
     let id: String
     /// The manifest's edit, not applied yet: (old text, new text).
