@@ -40,7 +40,7 @@ import TSPlan
     Row(name: "no publication: settled before", published: nil, answering: nil, before: true, verdict: "no changes"),
     Row(name: "no publication: drifted before", published: nil, answering: nil, drift: 1, before: true, verdict: nil),
     Row(name: "no publication: failed before", published: nil, answering: nil, result: .failed, before: true, verdict: nil),
-    Row(name: "no publication: refused before", published: nil, answering: nil, result: .refused, before: true, verdict: "failed"),
+    Row(name: "no publication: refused before", published: nil, answering: nil, result: .refused, before: true, verdict: "refused"),
     Row(name: "no publication: another revision", published: nil, answering: nil, revision: "r0", verdict: nil),
   ]
 
