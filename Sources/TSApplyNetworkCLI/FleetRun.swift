@@ -157,7 +157,14 @@ struct FleetSession: Sendable {
     text += "Error: \(reason)\n"
     details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
     let verdict: FleetVerdict = if case .engine(.unsafe) = failure { .refused(firstLine(reason)) } else { .failed(firstLine(reason)) }
-    return (text, FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: elapsed, details: details))
+    var row = FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: elapsed, details: details)
+    // Part-way: the row says what reached the watch, as its history does, not `-`.
+    if case .engine(.apply(.partial(let partial, _))) = failure {
+      let total = partial.applied.count + partial.failed.count + partial.notApplied.count
+      row.reached = "\(partial.applied.count) of \(total) applied"
+      row.details["reached"] = .object(["applied": .integer(partial.applied.count), "of": .integer(total)])
+    }
+    return (text, row)
   }
 
   /// The first line of `text`: a report row's reason (the whole message is in the section).

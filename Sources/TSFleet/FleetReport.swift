@@ -128,6 +128,13 @@ public struct FleetWatchReport: Sendable {
   /// Over MQTT, the state its plan was made against: the watch as its agent last read it
   /// (`plan --fleet`, docs/fleet.md "Reported states"); `nil` for a plan made against the watch.
   public var basis: FleetStateBasis? = nil
+  /// For an apply that failed part-way, what reached the watch (`2 of 5 applied`), shown in the
+  /// table's Changes column instead of `-`, as the watch's history says it.
+  public var reached: String? = nil
+
+  /// The table's Changes column: what reached the watch for an apply that failed part-way,
+  /// else the verdict's counts.
+  public var changesText: String { reached ?? verdict.changesText }
 
   /// A row.
   public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:],
@@ -239,7 +246,7 @@ public struct FleetReport: Sendable {
 
   /// The table's rows under their header (watch, result, changes, time), ending with a newline.
   func rows() -> String {
-    let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.verdict.changesText, $0.elapsedText] }
+    let rows = watches.map { [ControlCharacters.escaped($0.name), $0.verdict.word, $0.changesText, $0.elapsedText] }
     return FleetText.columns(["Watch", "Result", "Changes", "Time"], rows)
   }
 

@@ -35,10 +35,12 @@ import TSTestSupport
       try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
-    func run(_ arguments: [String], terminal: Bool = false, answer: String? = nil) async -> (TSApplyCLI.ExitStatus, String, String) {
+    func run(_ arguments: [String], terminal: Bool = false, answer: String? = nil,
+             environment: [String: String] = [:]) async -> (TSApplyCLI.ExitStatus, String, String) {
       let out = BufferOutput(), err = BufferOutput()
       let context = CommandContext(stdout: out, stderr: err, readLine: { answer }, stdinIsTerminal: terminal,
-                                   environment: ["TSAPPLY_STATE_DIR": directory + "/state"], currentDirectory: directory,
+                                   environment: environment.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { $1 },
+                                   currentDirectory: directory,
                                    toolset: .network)
       let status = await CLI.run(arguments, context: context)
       return (status, out.text, err.text)
@@ -231,6 +233,27 @@ import TSTestSupport
     #expect((summary["by_result"] as? [String: Int]) == ["refused": 1], "\(summary)")
     let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1"])
     #expect(after.contains("Daughter"), "nothing was written: \(after)")
+  }
+
+  /// A watch whose apply stopped part-way says in the table what reached it (`2 of 3
+  /// applied`), as its history does, not `-`; `--json` has it as `reached`.
+  @Test func aPartWayApplySaysWhatReachedTheWatch() async throws {
+    var partWay: [String] = []
+    for call in 4...14 where partWay.isEmpty {
+      let fleet = try await Fleet()
+      let fault = ["TSAPPLY_SIM_FAULT": "fail@\(call)"]
+      let (status, out, _) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve"], environment: fault)
+      guard status == .failure, let row = out.split(separator: "\n").first(where: { $0.hasPrefix("room-1  failed") }) else { continue }
+      guard row.contains(" applied") else {
+        #expect(row.contains("failed  -"), "\(row)")
+        continue
+      }
+      partWay.append(String(row))
+      let (_, history, _) = await fleet.run(["history", "--device", "sim:watches/room-1.json"])
+      let reached = try #require(row.firstMatch(of: /(\d+) of (\d+) applied/))
+      #expect(history.contains("\(reached.1) of \(reached.2) applied"), "the history says the same: \(history)")
+    }
+    #expect(!partWay.isEmpty, "no fault index stopped the apply part-way")
   }
 
   @Test func driftOverTheFleetExitsTwoWhenAWatchDrifted() async throws {
