@@ -42,6 +42,33 @@ import TSModel
     #expect(try await reader.getAllContacts().map(\.name) == ["Zoe"])
   }
 
+  /// The read calls of a plan on a state already read take no lock (docs/device.md "State
+  /// file"): they answer while another process holds the lock for a write.
+  @Test func readsOfTheKeptStateTakeNoLock() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let device = try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let holder = open(path + ".lock", O_RDWR)
+    #expect(holder >= 0)
+    defer { close(holder) }
+    #expect(flock(holder, LOCK_EX) == 0)
+    // The lock is let go by a thread of its own after 2 s, so that a read that waits for it
+    // fails the test instead of hanging it.
+    let released = Locked(false)
+    let releaser = Thread {
+      Thread.sleep(forTimeInterval: 2)
+      released.mutate { $0 = true }
+      flock(holder, LOCK_UN)
+    }
+    releaser.start()
+    #expect(try await device.fetchAllReminders().count == 3)
+    #expect(try await device.getAllContacts().isEmpty)
+    #expect(try await device.getEmergencyContacts().contacts.isEmpty)
+    #expect(!released.value, "a read of the kept state waited for the lock")
+    while !released.value { try await Task.sleep(nanoseconds: 50_000_000) }
+    try await device.setAllContacts([Contact(name: "Zed", phoneNum: "+15550199")])
+    #expect(try await device.getAllContacts().map(\.name) == ["Zed"])
+  }
+
   @Test func createRefusesAnExistingWatchUnlessForced() throws {
     let path = try temporaryDirectory() + "/watch.json"
     try SimulatedDevice.create(path: path, profile: .fit, force: false)

@@ -11,10 +11,10 @@ extension SimulatedDevice {
 
   // MARK: Reminders
 
-  private func reminderCall<T>(_ operation: String, _ required: ReminderOperation,
+  private func reminderCall<T>(_ operation: String, _ required: ReminderOperation, reads: Bool = false,
                                _ body: (any ReminderBehavior, inout [Reminder], inout LinkMeter) throws(DeviceError) -> T)
     async throws(DeviceError) -> T {
-    try await linkCall(operation, domain: .reminder) { (profile, watch, meter) throws(DeviceError) -> T in
+    try await linkCall(operation, domain: .reminder, reads: reads) { (profile, watch, meter) throws(DeviceError) -> T in
       guard profile.capabilities.reminders.operations.contains(required) else {
         throw .notSupported(.reminder, operation)
       }
@@ -26,7 +26,7 @@ extension SimulatedDevice {
   /// next free ID and defaults (docs/platforms.md "Custom-reminder templates"); nothing is written to the watch.
   /// - Throws: 2004 where unsupported (Fit-Basic, Fw); 3004 (Npk) or 3001 (Fit) when full.
   public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder {
-    try await reminderCall("createCustomReminderTemplate", .createCustomTemplate) { (rules, list, meter) throws(DeviceError) in
+    try await reminderCall("createCustomReminderTemplate", .createCustomTemplate, reads: true) { (rules, list, meter) throws(DeviceError) in
       try rules.template(from: list, meter: &meter)
     }
   }
@@ -34,7 +34,7 @@ extension SimulatedDevice {
   /// Simulates `fetchAllRemindersWithCompletion:`: the stored reminders in watch order.
   /// - Throws: 2004 where unsupported; injected faults; 2003 after a simulated disconnect.
   public func fetchAllReminders() async throws(DeviceError) -> [Reminder] {
-    try await reminderCall("fetchAllReminders", .fetchAll) { (_, list, meter) throws(DeviceError) in
+    try await reminderCall("fetchAllReminders", .fetchAll, reads: true) { (_, list, meter) throws(DeviceError) in
       meter.fetchReminders(list)
       return list
     }
@@ -73,7 +73,7 @@ extension SimulatedDevice {
   /// where the platform does not store it).
   /// - Throws: 2004 where regular contacts are unsupported (Npk).
   public func getAllContacts() async throws(DeviceError) -> [Contact] {
-    try await linkCall("getAllContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
+    try await linkCall("getAllContacts", domain: .contact, reads: true) { (profile, watch, meter) throws(DeviceError) in
       guard profile.contacts.regular != nil else { throw .notSupported(.contact, "getAllContacts") }
       meter.get(answer: WireSize.contactList(watch.contacts))
       return watch.contacts
@@ -95,7 +95,7 @@ extension SimulatedDevice {
   /// Simulates `getEmergencyContacts:`: the emergency list and the SOS switch.
   /// - Throws: 2004 where emergency contacts are unsupported.
   public func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts {
-    try await linkCall("getEmergencyContacts", domain: .contact) { (profile, watch, meter) throws(DeviceError) in
+    try await linkCall("getEmergencyContacts", domain: .contact, reads: true) { (profile, watch, meter) throws(DeviceError) in
       guard profile.contacts.emergency != nil else { throw .notSupported(.contact, "getEmergencyContacts") }
       meter.get(answer: WireSize.emergency(watch.emergency.contacts, sosOn: watch.emergency.isSosOn))
       return watch.emergency

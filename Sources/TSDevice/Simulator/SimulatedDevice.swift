@@ -104,17 +104,24 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
   // MARK: Calls
 
   /// Runs one link call: counts it, applies an injected fault, runs `body` as one transaction
-  /// on the state, records its bytes and sleeps for the modelled latency.
-  func linkCall<T>(_ operation: String, domain: DeviceError.Domain,
+  /// on the state, records its bytes and sleeps for the modelled latency. A call that only
+  /// `reads` runs `body` on a copy of the state read (`StateStore.read`: no exclusive lock, no
+  /// comparison of the state before and after); its changes to the copy are dropped.
+  func linkCall<T>(_ operation: String, domain: DeviceError.Domain, reads: Bool = false,
                    _ body: (PlatformProfile, inout SimulatedWatch, inout LinkMeter) throws(DeviceError) -> T)
     async throws(DeviceError) -> T {
     let lostAnswer = try beginCall(operation, domain: domain)
     var meter = LinkMeter()
     let result: Result<T, DeviceError>
     do {
-      result = .success(try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> T in
-        try body(try profile(named: watch.profile), &watch, &meter)
-      })
+      if reads {
+        var watch = try store.read()
+        result = .success(try body(try profile(named: watch.profile), &watch, &meter))
+      } else {
+        result = .success(try store.update { (watch: inout SimulatedWatch) throws(DeviceError) -> T in
+          try body(try profile(named: watch.profile), &watch, &meter)
+        })
+      }
     } catch {
       result = .failure(error)
     }

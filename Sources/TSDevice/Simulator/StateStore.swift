@@ -46,6 +46,10 @@ final class MemoryStore: StateStore, @unchecked Sendable {
 /// size, modification and change times): a file that is still that file is not decoded again,
 /// so the calls of one plan (fetch reminders, contacts, emergency contacts) decode it once.
 /// Every write replaces the file (a new inode), so a change by any process is always seen.
+/// A `read` whose file is still the one kept takes no lock: the path names either the file
+/// kept or its atomic replacement, never a half-written one, so the state kept is what the
+/// file holds at the moment of that `stat` (a plan's reads cost one `stat` each, not a lock
+/// file's open, two `flock`s and a close).
 final class FileStore: StateStore, @unchecked Sendable {
   let path: String?
   let file: String
@@ -62,7 +66,8 @@ final class FileStore: StateStore, @unchecked Sendable {
   }
 
   func read() throws(DeviceError) -> SimulatedWatch {
-    try withLock(LOCK_SH) { () throws(DeviceError) in try load() }
+    if let kept = kept(FileIdentity(file)) { return kept }
+    return try withLock(LOCK_SH) { () throws(DeviceError) in try load() }
   }
 
   func update<T>(_ body: (inout SimulatedWatch) throws(DeviceError) -> T) throws(DeviceError) -> T {
@@ -116,10 +121,7 @@ final class FileStore: StateStore, @unchecked Sendable {
   /// the lock, so no writer changes it meanwhile).
   private func load() throws(DeviceError) -> SimulatedWatch {
     let key = FileIdentity(file)
-    cacheLock.lock()
-    let hit = key != nil && cached?.key == key ? cached?.watch : nil
-    cacheLock.unlock()
-    if let hit { return hit }
+    if let hit = kept(key) { return hit }
     let watch = try StateFile.read(file, name: name)
     if let key {
       cacheLock.lock()
@@ -127,6 +129,14 @@ final class FileStore: StateStore, @unchecked Sendable {
       cacheLock.unlock()
     }
     return watch
+  }
+
+  /// The state kept, when `key` (the file's identity now) is the identity it was kept with.
+  private func kept(_ key: FileIdentity?) -> SimulatedWatch? {
+    guard let key else { return nil }
+    cacheLock.lock()
+    defer { cacheLock.unlock() }
+    return cached?.key == key ? cached?.watch : nil
   }
 
   /// Keeps `watch` as the state of the file just written.
