@@ -190,7 +190,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       }
     case .error where reason == "keeps_drifting_back":
       for name in names { open(.driftingBack, name, event) }
-    case .error where reason == "apply" || (reason == nil && agent != nil):
+    // A heal or an agent's apply that failed for a reason that can pass (`reconcile: retrying`)
+    // is tried again: not a failure state until it fails for good.
+    case .error where (reason == "apply" || (reason == nil && agent != nil)) && event.fields["reconcile"] != .string("retrying"):
       for name in names { open(.failed, name, event) }
     case .error where reason == "manifest":
       // Drift is not checked until the manifest or the fleet file is fixed: a failure state.
