@@ -312,6 +312,24 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
+  /// Stops listing the watches `names` (those listed): watches removed from the fleet file
+  /// while `monitor --fleet` runs (docs/monitor.md "Status page"). Their open and acknowledged
+  /// SOS presses stay until someone acknowledges them: a press is not forgotten because its
+  /// watch left the fleet.
+  public func remove(_ names: [String]) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      let leaving = Set(names.filter { index[$0] != nil })
+      guard !leaving.isEmpty else { return nil }
+      watches.removeAll { leaving.contains($0.member.name) }
+      index = Dictionary(watches.enumerated().map { ($1.member.name, $0) }, uniquingKeysWith: { first, _ in first })
+      counters.grid += 1
+      counters.gridState += 1
+      counters.attention += 1
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
   /// Calls `observer` after every change (on the thread that made it, without the board's lock).
   public func observe(_ observer: @escaping @Sendable () -> Void) {
     lock.withLock { observers.append(observer) }
@@ -552,7 +570,8 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = (event.fields["reconcile"] == .string("retrying") ? "retrying" : "failed", shown(event.message), true)
       default: return false
       }
-    case .sos, .acknowledged, .alert:
+    case .sos, .acknowledged, .alert, .removed:
+      // A removed watch's row goes with `remove(_:)`.
       return false
     }
     return true

@@ -198,6 +198,29 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().openSOS.map(\.watch) == ["room-31"])
   }
 
+  /// A watch removed from the fleet file while the monitor runs leaves the table (the others
+  /// keep their state and events) but not its open SOS press, which waits for someone to
+  /// acknowledge it; added again, it comes back as not read yet.
+  @Test func aWatchRemovedWhileRunningLeavesTheTableButNotItsSOS() {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.sos, clock, id: "sos-14-1"), for: ["room-14"])
+    board.checked("room-14", MonitorCheck(time: clock.now, hasRecord: true, drift: 1, pending: 0))
+    Self.check(board, clock, 0, 2)
+    let before = board.snapshot().versions
+    board.remove(["room-14", "room-99"])
+    board.remove(["room-14"])
+    #expect(board.snapshot().rows.map(\.name) == ["room-12"])
+    #expect(board.snapshot().versions.grid == before.grid + 1)
+    #expect(board.snapshot().openSOS.map(\.id) == ["sos-14-1"])
+    board.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")])]), for: ["room-14"])  // late: ignored
+    board.record(Self.event(.offline, clock), for: ["room-12"])
+    #expect(board.snapshot().rows.map(\.state) == ["offline"])
+    board.add([StatusBoard.Member(name: "room-14", device: "sim:w14.json")])
+    #expect(board.snapshot().rows.map(\.name) == ["room-12", "room-14"] && board.snapshot().rows.last?.state == "checking")
+    #expect(board.acknowledge("sos-14-1", by: "Ada")?.watch == "room-14")
+  }
+
   @Test func versionsMoveOnlyForThePartsThatChanged() {
     let clock = TestClock()
     let board = Self.board(clock)
