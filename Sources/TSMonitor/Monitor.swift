@@ -653,20 +653,20 @@ public final class Monitor: @unchecked Sendable {
     }
 
     /// For `retrying`, after `healing` / `healing the drift`: `failed for a reason that can
-    /// pass (attempt 2): …; retrying at the next check, by 2026-12-01T09:36:02.118Z`.
+    /// pass (attempt 2): …; retrying at the next check, by 2026-12-01T09:36:02.118Z`; with
+    /// `--once` (no next check in this process, no count of the runs before): `failed for a
+    /// reason that can pass: …; the next run of 'tsapply monitor --once' tries again`.
     var retryText: String {
       guard case .retrying(let reason, let attempt, let next) = self else { return "" }
-      return "failed for a reason that can pass (attempt \(attempt)): \(reason); retrying at the next check, "
-        + (next.map { "by \(MonitorEvent.timestamp($0))" } ?? "the next 'tsapply monitor --once'")
+      guard let next else { return "failed for a reason that can pass: \(reason); the next run of 'tsapply monitor --once' tries again" }
+      return "failed for a reason that can pass (attempt \(attempt)): \(reason); retrying at the next check, by \(MonitorEvent.timestamp(next))"
     }
 
-    /// For `retrying`, the fields an agent's `retrying` status has: `attempt`, and `next_retry`
-    /// (ISO 8601) when the next check is scheduled.
+    /// For `retrying` while the monitor runs, the fields an agent's `retrying` status has:
+    /// `attempt` and `next_retry` (ISO 8601, when the next check is due); none with `--once`.
     var retryFields: [String: JSONValue] {
-      guard case .retrying(_, let attempt, let next) = self else { return [:] }
-      var fields: [String: JSONValue] = ["attempt": .integer(attempt)]
-      if let next { fields["next_retry"] = .string(MonitorEvent.timestamp(next)) }
-      return fields
+      guard case .retrying(_, let attempt, let next?) = self else { return [:] }
+      return ["attempt": .integer(attempt), "next_retry": .string(MonitorEvent.timestamp(next))]
     }
 
     /// The `reconcile` field of a drift event.
