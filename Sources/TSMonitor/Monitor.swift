@@ -117,10 +117,12 @@ public final class Monitor: @unchecked Sendable {
   ///   watches it; `.records` when its state folder cannot be written.
   public func run() async throws(MonitorError) {
     let interval = settings.interval
+    // Set before the ticker first runs and before each poll it posts, so a check always knows it.
+    nextPoll.set(now().addingTimeInterval(Backoff.seconds(interval)))
     let ticker = Task { [mailbox, nextPoll, engine] in
       while !Task.isCancelled {
-        nextPoll.set(engine.now().addingTimeInterval(Backoff.seconds(interval)))
         try? await Task.sleep(for: interval)
+        nextPoll.set(engine.now().addingTimeInterval(Backoff.seconds(interval)))
         mailbox.post(.poll)
       }
     }
