@@ -96,8 +96,8 @@ extension MonitorCommand {
       }
       return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
     }
-    // Every monitor started (watches added to the fleet file join while it runs), how many still
-    // run, and whether a stop was asked for.
+    // The monitors still running (watches added to the fleet file join while it runs, watches
+    // removed from it leave), how many, and whether a stop was asked for.
     let running = Locked(monitors)
     let live = Locked(0)
     let stopping = Locked(false)
@@ -113,7 +113,10 @@ extension MonitorCommand {
       func start(_ monitor: Monitor, name: String) {
         live.mutate { $0 += 1 }
         group.addTask {
-          defer { live.mutate { $0 -= 1 } }
+          defer {
+            running.mutate { $0.removeAll { $0 === monitor } }
+            live.mutate { $0 -= 1 }
+          }
           do throws(MonitorError) {
             try await monitor.run()
             return nil
@@ -125,15 +128,41 @@ extension MonitorCommand {
         }
       }
       for (monitor, member) in zip(monitors, session.loaded.members) { start(monitor, name: member.name) }
-      // A watch added to the fleet file gets a monitor of its own at the next look (unless
-      // --watch chose the watches), so its SOS presses are forwarded without a restart.
+      // Unless --watch chose the watches: a watch added to the fleet file gets a monitor of its
+      // own at the next look, so its SOS presses are forwarded without a restart; one removed
+      // from it (missing at two looks in a row, so a file caught half-written stops nothing) has
+      // its monitor stopped, leaves the page, and a `removed` event says so. Watching goes on
+      // while the fleet file names no watch, until one is added.
       var names = Set(session.loaded.everyMember.map(\.name))
-      while !stopping.value, live.value > 0 {
+      var devices = Dictionary(session.loaded.everyMember.map { ($0.name, $0.device) }, uniquingKeysWith: { first, _ in first })
+      var missing = Set<String>()
+      while !stopping.value, live.value > 0 || names.isEmpty {
         try? await Task.sleep(for: look)
         guard !stopping.value, fleet.watches.isEmpty, let current = try? manifests.members() else { continue }
-        let added = current.filter { !names.contains($0.name) }
+        let gone = names.subtracting(current.map(\.name))
+        let leaving = gone.intersection(missing).sorted()
+        missing = gone.subtracting(leaving)
+        if !leaving.isEmpty {
+          names.subtract(leaving)
+          for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.stop() }
+          board?.remove(leaving)
+          for name in leaving {
+            let event = MonitorEvent(time: session.engine.now(), watch: name, kind: .removed,
+                                     message: "\(session.fleetFile) no longer names this watch: its monitor stopped, so it is not checked and its SOS presses are not heard",
+                                     fields: ["fleet": .string(session.fleetFile), "device": devices[name].map(JSONValue.string) ?? .null])
+            output.write(event)
+            for observer in observers { observer.record(event, for: [name]) }
+          }
+          stderr.write("\(session.fleetFile) no longer names \(counted(leaving.count, "watch", "watches")) (\(leaving.joined(separator: ", "))): "
+                       + "stopped monitoring \(leaving.count == 1 ? "it" : "them").\n")
+        }
+        // A watch whose device a running monitor still watches (renamed in the fleet file: the
+        // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.
+        let busy = Set(running.value.compactMap(\.settings.deviceSpec))
+        let added = current.filter { !names.contains($0.name) && !busy.contains($0.device) }
         guard !added.isEmpty else { continue }
         names.formUnion(added.map(\.name))
+        for member in added { devices[member.name] = member.device }
         board?.add(FleetMonitor.boardMembers(added))
         let more = makeMonitors(added)
         running.mutate { $0 += more }

@@ -18,8 +18,8 @@ import TSPlan
 /// | `applied` | applied and verified | an `applied` event / status |
 /// | `refusedUnsafe` | the safety gate refused; `pending` names the findings the manifest's own pending change makes | reported, left alone |
 /// | `invalid` | the manifest does not fit the watch | reported, not retried |
-/// | `locked` | another tsapply holds the watch | tried again later |
-/// | `retrying` | a transient failure (`EngineError.isTransient`) | tried again after `Backoff` |
+/// | `locked` | another tsapply holds the watch | tried again later, reported `retrying` |
+/// | `retrying` | a transient failure (`EngineError.isTransient`) | tried again: an agent after `Backoff`, a monitor at its next check |
 /// | `failed` | a final failure | reported, not retried until the desired state changes |
 public enum Reconcile {
   /// What one unattended apply did.

@@ -294,6 +294,14 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
+      // An agent publishes its status before the error event of the same apply: a `retrying`
+      // one says the error is retried, in the word a monitor's heal uses (`reconcile`).
+      if kind == .error, let status = lock.withLock({ statuses[watchID] }), status.result == .retrying,
+         event.revision == nil || event.revision == status.revision {
+        fields["reconcile"] = .string("retrying")
+        if let attempt = status.attempt { fields["attempt"] = .integer(attempt) }
+        if let next = status.nextRetry { fields["next_retry"] = .string(next) }
+      }
       let heard = Date(), time = InternetTime.date(event.time) ?? heard
       // An SOS is timed by the press (the agent's `time`); one heard well after it says when.
       if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {

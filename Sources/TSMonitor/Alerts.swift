@@ -190,7 +190,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       }
     case .error where reason == "keeps_drifting_back":
       for name in names { open(.driftingBack, name, event) }
-    case .error where reason == "apply" || (reason == nil && agent != nil):
+    // A heal or an agent's apply that failed for a reason that can pass (`reconcile: retrying`)
+    // is tried again: not a failure state until it fails for good.
+    case .error where (reason == "apply" || (reason == nil && agent != nil)) && event.fields["reconcile"] != .string("retrying"):
       for name in names { open(.failed, name, event) }
     case .error where reason == "manifest":
       // Drift is not checked until the manifest or the fleet file is fixed: a failure state.
@@ -207,6 +209,13 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       } else {
         lock.withLock { for name in names { offlineSince[name] = nil } }
         for name in names { close([.offline], name, event) }
+      }
+    case .removed:
+      // No longer watched: nothing it was in can be seen to end, so each open condition is
+      // closed now, saying why (`cause_kind: removed`), and no `offline` is raised for it later.
+      lock.withLock { for name in names { offlineSince[name] = nil } }
+      for name in names {
+        close(Kind.allCases.filter(\.isCondition), name, event, why: "the watch is no longer monitored")
       }
     default:
       break
@@ -268,14 +277,18 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     if let alert { raise(alert, kind: kind) }
   }
 
-  private func close(_ kinds: [Kind], _ watch: String, _ cause: MonitorEvent) {
+  /// Closes the open conditions `kinds` of `watch` with a `recovered` alert caused by `cause`;
+  /// `why` replaces "is over" in its message where the condition did not end by itself.
+  private func close(_ kinds: [Kind], _ watch: String, _ cause: MonitorEvent, why: String? = nil) {
     let recovered: [(MonitorEvent, Kind)] = lock.withLock {
       kinds.compactMap { kind in
         let key = Self.key(watch, kind)
         guard let opened = stored.open.removeValue(forKey: key) else { return nil }
         let id = opened.replacingOccurrences(of: "-\(kind.rawValue)-", with: "-recovered-\(kind.rawValue)-")
-        let event = makeAlert(.recovered, watch: watch, id: id, message: "recovered: \(kind.rawValue.replacingOccurrences(of: "_", with: " ")) is over",
-                              fields: ["recovers": .string(kind.rawValue), "opened_id": .string(opened), "cause_id": .string(cause.id)])
+        let what = kind.rawValue.replacingOccurrences(of: "_", with: " ")
+        let event = makeAlert(.recovered, watch: watch, id: id, message: why.map { "closed: \(what): \($0)" } ?? "recovered: \(what) is over",
+                              fields: ["recovers": .string(kind.rawValue), "opened_id": .string(opened), "cause_id": .string(cause.id),
+                                       "cause_kind": .string(cause.kind.rawValue)])
         return (event, kind)
       }
     }

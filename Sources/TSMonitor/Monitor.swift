@@ -57,6 +57,9 @@ public final class Monitor: @unchecked Sendable {
   private var handledWriteFailed = false
   /// Taken while one watch event is handled, so events are numbered and recorded in order.
   private let eventLock = NSLock()
+  /// When the periodic read is due next (`run()`'s ticker); `nil` outside `run()` (`--once`:
+  /// the next check is the next run).
+  private let nextPoll = Locked<Date?>(nil)
 
   /// The outbox and delivery of the watch being monitored, set on first connecting.
   private struct Session {
@@ -114,9 +117,12 @@ public final class Monitor: @unchecked Sendable {
   ///   watches it; `.records` when its state folder cannot be written.
   public func run() async throws(MonitorError) {
     let interval = settings.interval
-    let ticker = Task { [mailbox] in
+    // Set before the ticker first runs and before each poll it posts, so a check always knows it.
+    nextPoll.set(now().addingTimeInterval(Backoff.seconds(interval)))
+    let ticker = Task { [mailbox, nextPoll, engine] in
       while !Task.isCancelled {
         try? await Task.sleep(for: interval)
+        nextPoll.set(engine.now().addingTimeInterval(Backoff.seconds(interval)))
         mailbox.post(.poll)
       }
     }
@@ -186,6 +192,7 @@ public final class Monitor: @unchecked Sendable {
       }
     }
     ticker.cancel()
+    nextPoll.set(nil)
     retry?.cancel()
     if let watch { await drop(watch) }
     if let delivery = locked({ session?.delivery }) {
@@ -209,7 +216,7 @@ public final class Monitor: @unchecked Sendable {
     switch result {
     case .clean: return false
     // A heal that failed is an error for cron (exit 1), not drift it can leave to the next run.
-    case .drifted(let healFailed?): throw .check("healing the drift failed: \(healFailed)")
+    case .drifted(let healFailed?): throw .check(healFailed)
     case .drifted(nil): return true
     case .offline(let error): throw .open(.device(error))
     case .failed(let message): throw .check(message)
@@ -445,7 +452,8 @@ public final class Monitor: @unchecked Sendable {
   /// What one check found.
   enum CheckResult {
     case clean
-    /// Drift reported; `healFailed`: why the heal asked for (`--reconcile`) failed.
+    /// Drift reported; `healFailed`: why the heal asked for (`--reconcile`) failed, in a
+    /// sentence that says whether the next check tries again.
     case drifted(healFailed: String?)
     case offline(DeviceError)
     case failed(String)
@@ -455,8 +463,9 @@ public final class Monitor: @unchecked Sendable {
   struct Tracking {
     /// The drift reported last: its signature (digest of its changes) and event id.
     var reported: (signature: String, id: String)?
-    /// The last heal attempt: for which drift and manifest, and whether to try again.
-    var lastHeal: (key: String, retry: Bool)?
+    /// The last heal attempt: for which drift and manifest, whether to try again (it failed
+    /// for a reason that can pass), and how many attempts in a row failed so.
+    var lastHeal: (key: String, retry: Bool, attempts: Int)?
     /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
     /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
@@ -540,8 +549,9 @@ public final class Monitor: @unchecked Sendable {
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
       } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
-        outcome = await heal(watch, document, report: report, &tracking)
-        tracking.lastHeal = (key, outcome.retryable)
+        let attempt = tracking.lastHeal.map { $0.key == key && $0.retry ? $0.attempts + 1 : 1 } ?? 1
+        outcome = await heal(watch, document, report: report, attempt: attempt, &tracking)
+        tracking.lastHeal = (key, outcome.retryable, outcome.retryable ? attempt : 0)
         if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
       } else {
         outcome = .unchanged
@@ -582,12 +592,21 @@ public final class Monitor: @unchecked Sendable {
       mailbox.post(.recheck)
     case .failed(let message) where !isNew:
       emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
-           fields: ["reason": .string("apply"), "drift_id": .string(driftID), "error": .string(message)])
+           fields: ["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID), "error": .string(message)])
+    case .retrying(let message, let attempt, _) where !isNew && attempt == 1:
+      // Said when the drift's heal turns transient (its manifest changed); later attempts that
+      // fail the same way are the state the drift event and this already told.
+      emit(.error, watch: watch.identity, message: "healing the drift \(outcome.retryText)",
+           fields: outcome.retryFields.merging(["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID),
+                                                "error": .string(message)]) { $1 })
     default:
       break
     }
-    if case .failed(let message) = outcome { return .drifted(healFailed: message) }
-    return .drifted(healFailed: nil)
+    switch outcome {
+    case .failed(let message): return .drifted(healFailed: "healing the drift failed: \(message)")
+    case .retrying: return .drifted(healFailed: "healing the drift \(outcome.retryText)")
+    default: return .drifted(healFailed: nil)
+    }
   }
 
   private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) -> CheckResult {
@@ -621,16 +640,35 @@ public final class Monitor: @unchecked Sendable {
     case nothing
     /// The hourly budget is spent: the watch keeps drifting back.
     case rateLimited
-    /// Another tsapply holds the watch's lock; tried again at the next check.
-    case locked(String)
-    /// The apply failed (tried again at the next check, within the budget).
+    /// The apply failed for a reason that can pass (`Reconcile.Outcome.retrying`, or
+    /// `.locked`: another tsapply holds the watch's lock), as an agent's `retrying` status:
+    /// tried again at the next check, due at `next` (`nil` with `--once`: the next run), within
+    /// the budget; `attempt` counts the attempts in a row for this drift and manifest that
+    /// failed so (1 after the first).
+    case retrying(String, attempt: Int, next: Date?)
+    /// The apply failed for good (`Reconcile.Outcome.failed`, `.invalid`): the same apply gets
+    /// the same answer, so it is tried again only when the drift or the manifest changes.
     case failed(String)
 
     var retryable: Bool {
-      switch self {
-      case .locked, .failed: true
-      default: false
-      }
+      if case .retrying = self { true } else { false }
+    }
+
+    /// For `retrying`, after `healing` / `healing the drift`: `failed for a reason that can
+    /// pass (attempt 2): …; retrying at the next check, by 2026-12-01T09:36:02.118Z`; with
+    /// `--once` (no next check in this process, no count of the runs before): `failed for a
+    /// reason that can pass: …; the next run of 'tsapply monitor --once' tries again`.
+    var retryText: String {
+      guard case .retrying(let reason, let attempt, let next) = self else { return "" }
+      guard let next else { return "failed for a reason that can pass: \(reason); the next run of 'tsapply monitor --once' tries again" }
+      return "failed for a reason that can pass (attempt \(attempt)): \(reason); retrying at the next check, by \(MonitorEvent.timestamp(next))"
+    }
+
+    /// For `retrying` while the monitor runs, the fields an agent's `retrying` status has:
+    /// `attempt` and `next_retry` (ISO 8601, when the next check is due); none with `--once`.
+    var retryFields: [String: JSONValue] {
+      guard case .retrying(_, let attempt, let next?) = self else { return [:] }
+      return ["attempt": .integer(attempt), "next_retry": .string(MonitorEvent.timestamp(next))]
     }
 
     /// The `reconcile` field of a drift event.
@@ -642,7 +680,7 @@ public final class Monitor: @unchecked Sendable {
       case .unsafe: "unsafe"
       case .nothing: "nothing"
       case .rateLimited: "rate_limited"
-      case .locked: "locked"
+      case .retrying: "retrying"
       case .failed: "failed"
       }
     }
@@ -660,7 +698,10 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  private func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, _ tracking: inout Tracking) async -> HealOutcome {
+  /// Heals `report`'s drift by applying `document` (the `attempt`th try in a row for this drift
+  /// and manifest), within the hourly budget.
+  private func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, attempt: Int,
+                    _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
     guard tracking.budget.allows(at: time) else {
       let used = tracking.budget.used(at: time)
@@ -691,11 +732,13 @@ public final class Monitor: @unchecked Sendable {
       let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, capabilities: watch.capabilities) } ?? report.drift
       return .applied(applied, heldBack: heldBack, notHealed: notHealed)
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
-    case .locked(let failure): return .locked(failure.description)
+    case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)
     case .invalid, .retrying, .failed:
       // Counted like an apply, so a heal that keeps failing is not tried more often either.
       tracking.budget.record(at: time)
-      return .failed(mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? ""))
+      let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
+      if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
+      return .failed(reason)
     }
   }
 
@@ -742,12 +785,13 @@ public final class Monitor: @unchecked Sendable {
       result = "the watch still matches \(settings.manifestName) (it does not manage what changed, or accepts it, "
         + "like a short name it does not give), so there is nothing to heal"
     case .rateLimited: result = "not healed: the watch keeps drifting back"
-    case .locked(let reason):
+    case .retrying(let reason, _, _):
       fields["error"] = .string(reason)
-      result = "not healed yet: \(reason); trying again at the next check"
+      fields.merge(outcome.retryFields) { $1 }
+      result = "healing \(outcome.retryText)"
     case .failed(let reason):
       fields["error"] = .string(reason)
-      result = "healing failed: \(reason)"
+      result = "healing failed: \(reason); not tried again until the drift or \(settings.manifestName) changes"
     }
     return MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
                         message: "\(what) changed on the watch since the last apply; \(result)", fields: fields)

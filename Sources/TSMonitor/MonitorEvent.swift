@@ -34,6 +34,10 @@ public struct MonitorEvent: Hashable, Sendable {
     /// `refused`, `offline`, `agent_offline`, `recovered`, `test`), `severity`, `cause_id` (the
     /// event that raised it), `recovers` and `opened_id` for `recovered`.
     case alert
+    /// The watch left the fleet file while `monitor --fleet` ran (`fleet`: the fleet file,
+    /// `device`): its monitor stopped, so it is no longer checked and its SOS presses are no
+    /// longer heard, and it left the status page.
+    case removed
   }
 
   /// When it happened.

@@ -86,8 +86,9 @@ public final class StatusBoard: @unchecked Sendable {
     public var labels: [String]
     public var device: String
     /// `checking` (not read yet), `in sync`, `drift`, `pending`, `no record`, `offline`,
-    /// `invalid` (its manifest cannot be used), `failed` (an apply or heal failed), `refused`
-    /// (refused as unsafe), `retrying` (its agent retries).
+    /// `invalid` (its manifest cannot be used), `failed` (an apply or heal failed for good),
+    /// `refused` (refused as unsafe), `retrying` (its agent retries an apply, or the monitor's
+    /// heal failed for a reason that can pass and the next check tries again).
     public var state: String
     /// Why it needs attention, in plain words; empty when it does not.
     public var reasons: [String]
@@ -311,6 +312,24 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
+  /// Stops listing the watches `names` (those listed): watches removed from the fleet file
+  /// while `monitor --fleet` runs (docs/monitor.md "Status page"). Their open and acknowledged
+  /// SOS presses stay until someone acknowledges them: a press is not forgotten because its
+  /// watch left the fleet.
+  public func remove(_ names: [String]) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      let leaving = Set(names.filter { index[$0] != nil })
+      guard !leaving.isEmpty else { return nil }
+      watches.removeAll { leaving.contains($0.member.name) }
+      index = Dictionary(watches.enumerated().map { ($1.member.name, $0) }, uniquingKeysWith: { first, _ in first })
+      counters.grid += 1
+      counters.gridState += 1
+      counters.attention += 1
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
   /// Calls `observer` after every change (on the thread that made it, without the board's lock).
   public func observe(_ observer: @escaping @Sendable () -> Void) {
     lock.withLock { observers.append(observer) }
@@ -525,6 +544,9 @@ public final class StatusBoard: @unchecked Sendable {
       case .string("failed")?:
         applies["failed", default: 0] += 1
         watch.healProblem = ("failed", shown(event.message), false)
+      case .string("retrying")?:
+        // Not a failed apply yet: the next check tries again (as an agent's `retrying` status).
+        watch.healProblem = ("retrying", shown(event.message), false)
       default: break
       }
     case .resolved:
@@ -536,16 +558,20 @@ public final class StatusBoard: @unchecked Sendable {
     case .error:
       switch reason {
       case "manifest": watch.manifestProblem = shown(event.message)
+      case "apply" where event.fields["reconcile"] == .string("retrying"):
+        watch.healProblem = ("retrying", shown(event.message), event.fields["agent"] != nil)
       case "apply", "keeps_drifting_back":
         if reason == "apply" { applies["failed", default: 0] += 1 }
         watch.healProblem = ("failed", shown(event.message), event.fields["agent"] != nil)
       case nil where event.fields["agent"] != nil:
-        // An agent's error event: handling a desired document failed or was refused; its
-        // status (`reported`) says which and replaces it.
-        watch.healProblem = ("failed", shown(event.message), true)
+        // An agent's error event: handling a desired document failed or was refused, or fails
+        // for now and is retried (`reconcile: retrying`); its status (`reported`) says which
+        // and replaces it.
+        watch.healProblem = (event.fields["reconcile"] == .string("retrying") ? "retrying" : "failed", shown(event.message), true)
       default: return false
       }
-    case .sos, .acknowledged, .alert:
+    case .sos, .acknowledged, .alert, .removed:
+      // A removed watch's row goes with `remove(_:)`.
       return false
     }
     return true
@@ -582,8 +608,14 @@ public final class StatusBoard: @unchecked Sendable {
       reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
     } else if let problem = watch.healProblem {
       state = problem.state
-      reasons.append((problem.agent ? "The apply failed: " : problem.state == "refused" ? "Not healed, refused as unsafe: " : "Healing failed: ")
-                     + problem.message)
+      let what = switch (problem.agent, problem.state) {
+      case (true, "retrying"): "The apply failed and is being retried: "
+      case (true, _): "The apply failed: "
+      case (false, "refused"): "Not healed, refused as unsafe: "
+      case (false, "retrying"): "Not healed yet, being retried: "
+      case (false, _): "Healing failed: "
+      }
+      reasons.append(what + problem.message)
     } else if let drift, drift > 0 {
       state = "drift"
       // The drift event's message says it already ("1 resource changed on the watch since the

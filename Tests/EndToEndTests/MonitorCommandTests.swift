@@ -246,6 +246,9 @@ import TSTestSupport
     let failing = try TSApplyBinary.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory,
                                         environment: ["TSAPPLY_STATE_DIR": directory.path + "/state", "TSAPPLY_SIM_FAULT": "fail@7"])
     #expect(failing.status == 1 && failing.stderr.contains("healing the drift failed"), "\(failing.stdout)\(failing.stderr)")
+    // A timeout (6001) can pass: the event says `retrying`, by the next run (no count, no time: cron decides).
+    #expect(failing.stdout.contains(#""reconcile":"retrying""#) && !failing.stdout.contains("next_retry"), "\(failing.stdout)")
+    #expect(failing.stderr.contains("the next run of 'tsapply monitor --once' tries again"), "\(failing.stderr)")
     let healed = try Self.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory)
     #expect(healed.status == 2 && healed.stdout.contains(#""kind":"applied""#), "\(healed.stdout)\(healed.stderr)")
     #expect(try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory).status == 0)

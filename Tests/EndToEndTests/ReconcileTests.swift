@@ -142,6 +142,14 @@ import TSTestSupport
     #expect(restore.stdout.contains("Restore complete!"))
     let after = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
     #expect(Self.withoutJournal(after) == Self.withoutJournal(before))
+    // Restored already, the backup equals the watch: it says so, restores nothing and exits 0,
+    // as an apply with nothing to change does — asked or not (there is no question to ask).
+    for flags in [["--auto-approve", "--allow-destroy"], []] {
+      let again = try TSApplyBinary.run(["restore"] + flags + [backup], in: dir)
+      #expect(again.status == 0, "\(flags): \(again.stdout)\(again.stderr)")
+      #expect(again.stdout.contains("No changes. The watch matches \(backup)"), "\(flags): \(again.stdout)")
+      #expect(!again.stdout.contains("complete!") && !again.stdout.contains("Backed up"), "\(flags): \(again.stdout)")
+    }
   }
 
   @Test func restoreRefusesABackupHoldingValuesNoWatchCanTake() throws {

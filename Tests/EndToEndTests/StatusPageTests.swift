@@ -232,6 +232,58 @@ import TSTestSupport
     #expect(done.contains("<div class=\"rollout\"><p><strong>Rollout (") && done.contains("completed: 2 waves applied"), "\(done.prefix(3000))")
   }
 
+  /// A watch removed from the fleet file while `monitor --fleet` runs is no longer monitored:
+  /// one `removed` event, its row leaves the page, a change on it is not reported while one on
+  /// another watch is; put back in the file, it is monitored again.
+  @Test func aWatchRemovedFromTheFleetFileIsNoLongerMonitored() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    _ = try Self.fleet(in: dir, count: 3)
+    let fleetFile = dir.appendingPathComponent("fleet.yaml")
+    let fleet = try String(contentsOf: fleetFile, encoding: .utf8)
+    let (monitor, url) = try Self.monitor(in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    func states() throws -> [String: String] {
+      let answer = try Self.request(url, "/status.json", headers: ["Authorization: Bearer \(Self.token)"])
+      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+      let rows = body?["watches"] as? [[String: Any]] ?? []
+      return Dictionary(rows.compactMap { row in (row["name"] as? String).map { ($0, row["state"] as? String ?? "") } }, uniquingKeysWith: { $1 })
+    }
+    func events() -> [[String: Any]] {
+      ((try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "").split(separator: "\n")
+        .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+    func events(_ kind: String, _ watch: String) -> [[String: Any]] {
+      events().filter { $0["kind"] as? String == kind && $0["watch"] as? String == watch }
+    }
+    func until(_ what: String, _ condition: () throws -> Bool) throws {
+      for _ in 0..<3000 { if try condition() { return }; usleep(20_000) }
+      Issue.record("not within 60 s: \(what); page: \(try states()); stderr: \(monitor.standardError)")
+    }
+    try until("every watch in sync") { try states() == ["w01": "in sync", "w02": "in sync", "w03": "in sync"] }
+
+    try (fleet.split(separator: "\n").filter { !$0.contains("w02") }.joined(separator: "\n") + "\n")
+      .write(to: fleetFile, atomically: true, encoding: .utf8)
+    try until("w02 off the page") { try states() == ["w01": "in sync", "w03": "in sync"] }
+    let removed = events().filter { $0["kind"] as? String == "removed" }
+    #expect(removed.count == 1 && removed.first?["watch"] as? String == "w02", "\(removed)")
+    #expect(removed.first?["fleet"] as? String == "fleet.yaml" && removed.first?["device"] as? String == "sim:watches/w02.json", "\(removed)")
+    #expect(monitor.standardError.contains("fleet.yaml no longer names 1 watch (w02): stopped monitoring it"), "\(monitor.standardError)")
+
+    // No longer checked: a change on w02 is not reported; the same change on w01 is.
+    try MonitorCommandTests.simulate(["contact-add", "Zed", "+15550199"], in: dir, device: "sim:watches/w02.json")
+    try MonitorCommandTests.simulate(["contact-add", "Zed", "+15550199"], in: dir, device: "sim:watches/w01.json")
+    try until("w01's drift") { !events("drift", "w01").isEmpty }
+    usleep(2_500_000)  // one more --interval: a monitor of w02 would have read it by now
+    #expect(events("drift", "w02").isEmpty, "\(events("drift", "w02"))")
+
+    // Back in the file: monitored again, and its drift reported.
+    try fleet.write(to: fleetFile, atomically: true, encoding: .utf8)
+    try until("w02's drift after it came back") { !events("drift", "w02").isEmpty }
+    #expect(try states()["w02"] == "drift")
+    #expect(events("online", "w02").count == 2, "\(events("online", "w02"))")
+    #expect(events().filter { $0["kind"] as? String == "removed" }.count == 1)
+  }
+
   @Test func anotherAddressNeedsATokenFile() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     try "version: 1\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)

@@ -125,6 +125,46 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// An agent's error event says whether the agent retries: `reconcile: retrying` with the
+  /// status's `attempt` and `next_retry` when its status (published just before) is `retrying`,
+  /// so the page says `retrying` and no `failed` alert opens; a final failure has no `reconcile`.
+  @Test func anAgentsErrorSaysRetryingWhenItsStatusDoes() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
+    let events = Inbox<MonitorEvent>()
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
+                                             outboxDirectory: space.directory + "/outbox", notifiers: [],
+                                             delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { _ in }, observers: [board], names: ["room-1": "r1"])
+    try await follower.start(within: .seconds(120))
+    defer { Task { await follower.stop(grace: .zero) } }
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    // (the status's result and its retry fields, the error event's message) → the forwarded event's reconcile fields.
+    let table: [(result: String, retry: String, reconcile: JSONValue?, attempt: JSONValue?, state: String)] = [
+      ("retrying", #""attempt":2,"next_retry":"2026-12-05T01:00:05Z","#, .string("retrying"), .integer(2), "retrying"),
+      ("failed", "", nil, nil, "failed"),
+    ]
+    for (index, row) in table.enumerated() {
+      let status = #"{"agent":"station","device":"memory:room-1","drift":0,"format_version":"1","message":"timeout","pending":1,"#
+        + #""result":"\#(row.result)",\#(row.retry)"revision":"aaaa","watch":"room-1"}"#
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+      let error = #"{"agent":"station","format_version":"1","kind":"error","message":"timeout","revision":"aaaa","time":"2026-12-05T01:00:00Z","watch":"room-1"}"#
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(error.utf8), qos: 1, retain: false)
+      let forwarded = try #require(await events.wait(for: index + 1).last)
+      #expect(forwarded.kind == .error && forwarded.fields["reconcile"] == row.reconcile && forwarded.fields["attempt"] == row.attempt,
+              "\(row.result): \(forwarded.jsonLine)")
+      #expect(row.reconcile == nil || forwarded.fields["next_retry"] == .string("2026-12-05T01:00:05Z"), "\(forwarded.jsonLine)")
+      let deadline = Date().addingTimeInterval(30)
+      while Date() < deadline, board.snapshot().rows.first?.state != row.state { try? await Task.sleep(for: .milliseconds(20)) }
+      #expect(board.snapshot().rows.first?.state == row.state, "\(row.result)")
+    }
+    await publisher.close()
+  }
+
   /// A monitor started (or restarted) while an agent is online hears it from the agent's
   /// retained state and says so: an `agent_offline` alert kept open across its restart is then
   /// recovered, though the agent came back while the monitor was down.

@@ -83,7 +83,40 @@ import TSMonitor
     #expect(Set(sink.alerts.map(\.id)).count == sink.alerts.count, "ids are unique")
   }
 
-  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert
+  /// A heal or an agent's apply that fails for a reason that can pass (`reconcile: retrying`) is
+  /// tried again, so it raises no `failed` alert; when it then fails for good, it does.
+  @Test func aRetriedFailureIsNoFailedAlertUntilItFailsForGood() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying")]), for: ["w1"])
+    alerts.record(Self.event(.error, clock, ["reason": .string("apply"), "reconcile": .string("retrying")]), for: ["w1"])
+    alerts.record(Self.event(.error, clock, ["agent": .string("a1"), "reconcile": .string("retrying")]), for: ["w2"])
+    #expect(sink.summary == ["w1 drift"], "\(sink.summary)")
+    alerts.record(Self.event(.error, clock, ["reason": .string("apply"), "reconcile": .string("failed")]), for: ["w1"])
+    alerts.record(Self.event(.error, clock, ["agent": .string("a1")]), for: ["w2"])
+    #expect(sink.summary == ["w1 drift", "w1 failed", "w2 failed"], "\(sink.summary)")
+  }
+
+  /// A watch removed from the fleet file closes what it was in (no recovery can be seen any
+  /// more), saying why, and is not reported offline later.
+  @Test func aRemovedWatchClosesItsConditionsAndIsNotReportedOfflineLater() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("failed")]), for: ["w1"])
+    alerts.record(Self.event(.offline, clock), for: ["w1", "w2"])
+    alerts.record(Self.event(.removed, clock, ["fleet": .string("fleet.yaml")]), for: ["w1"])
+    clock.advance(120)
+    alerts.tick()
+    #expect(sink.summary == ["w1 drift", "w1 failed", "w1 recovered:drift", "w1 recovered:failed", "w2 offline"], "\(sink.summary)")
+    let closed = sink.alerts.filter { $0.fields["recovers"] != nil }
+    #expect(closed.map(\.message) == ["closed: drift: the watch is no longer monitored", "closed: failed: the watch is no longer monitored"],
+            "\(closed.map(\.message))")
+    #expect(closed.allSatisfy { $0.fields["cause_kind"] == .string("removed") })
+  }
+
+  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert
   /// (once, however often the monitor reports it), recovered by the next check that reads the
   /// watch, or an agent's status other than `invalid`.
   @Test func anUnusableManifestIsAnAlertUntilACheckWorksAgain() throws {

@@ -253,6 +253,51 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal that fails for a reason that can pass (a timeout: `EngineError.isTransient`) says
+  /// `retrying`, when, and which attempt, in the words of an agent's status, and is healed at the
+  /// next check; one that fails for good (the watch refused the write, 1001) says `failed` and is
+  /// not tried again while the drift and the manifest stay as they are. The status board says the
+  /// same as the events.
+  @Test(arguments: [("fail@7", "retrying"), ("fail@7:1001", "failed")])
+  func aHealThatFailsSaysWhetherItIsTriedAgain(fault: String, word: String) async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": fault],
+                        currentDirectory: harness.directory)
+    try await harness.start(harness.settings(reconcile: true), engine: faulty)
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string(word), "\(drift.jsonLine)")
+    guard case .string(let error)? = drift.fields["error"] else { Issue.record("no error: \(drift.jsonLine)"); return }
+    #expect(error.contains("simulated fault at call 7"), "\(error)")
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    board.record(drift, for: ["mum"])
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == word, "\(row)")
+    if word == "retrying" {
+      #expect(drift.fields["attempt"] == .integer(1), "\(drift.jsonLine)")
+      guard case .string(let next)? = drift.fields["next_retry"], let at = InternetTime.date(next) else {
+        Issue.record("no next_retry: \(drift.jsonLine)")
+        return
+      }
+      // The next periodic read: due at most one 100 ms interval after the heal (never later).
+      #expect(at > drift.time.addingTimeInterval(-5) && at <= drift.time.addingTimeInterval(0.2), "\(next) for a drift at \(drift.time)")
+      #expect(drift.message.contains("retrying at the next check"), "\(drift.message)")
+      #expect(row.reasons.first?.hasPrefix("Not healed yet, being retried: ") == true, "\(row.reasons)")
+      try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+      #expect(harness.events(.applied).count == 1)
+      #expect(try await harness.matchesManifest())
+    } else {
+      #expect(drift.fields["next_retry"] == nil && drift.fields["attempt"] == nil, "\(drift.jsonLine)")
+      #expect(drift.message.contains("healing failed"), "\(drift.message)")
+      try await Task.sleep(for: .milliseconds(500))
+      #expect(harness.events(.applied).isEmpty, "not tried again: the same write gets the same answer")
+      #expect(harness.events(.error).isEmpty, "\(harness.events.values.map(\.jsonLine))")
+      #expect(try await !harness.matchesManifest())
+    }
+    await harness.stop()
+  }
+
   /// A watch that keeps drifting back is healed at most N times, then reported once and left alone.
   @Test func aWatchThatKeepsDriftingBackIsNotFoughtForever() async throws {
     let harness = try await Harness()

@@ -69,6 +69,22 @@ final class TestClock: @unchecked Sendable {
     Case(name: "heal failed", steps: { board, clock in
       board.record(event(.error, clock, message: "healing the drift failed again: timeout", ["reason": .string("apply")]), for: ["room-12"])
     }, state: "failed", reason: "Healing failed: healing the drift failed again"),
+    Case(name: "heal failed for a reason that can pass", steps: { board, clock in
+      check(board, clock, 1, 0)
+      board.record(event(.drift, clock, message: "contacts (1 added) changed; healing failed for a reason that can pass (attempt 1): timeout",
+                         ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying"), "attempt": .integer(1)]),
+                   for: ["room-12"])
+    }, state: "retrying", reason: "Not healed yet, being retried: contacts (1 added) changed"),
+    Case(name: "heal failed for good after a retry", steps: { board, clock in
+      board.record(event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying")]), for: ["room-12"])
+      board.record(event(.error, clock, message: "healing the drift failed again: 1001",
+                         ["reason": .string("apply"), "reconcile": .string("failed")]), for: ["room-12"])
+    }, state: "failed", reason: "Healing failed: healing the drift failed again: 1001"),
+    Case(name: "heal turned transient after the manifest changed", steps: { board, clock in
+      board.record(event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("failed")]), for: ["room-12"])
+      board.record(event(.error, clock, message: "healing the drift failed for a reason that can pass (attempt 1): locked",
+                         ["reason": .string("apply"), "reconcile": .string("retrying")]), for: ["room-12"])
+    }, state: "retrying", reason: "Not healed yet, being retried: healing the drift failed for a reason"),
     Case(name: "manifest broken", steps: { board, clock in
       board.record(event(.error, clock, message: "cannot use watch.yaml: 3:1 bad", ["reason": .string("manifest")]), for: ["room-12"])
     }, state: "invalid", reason: "manifest cannot be used"),
@@ -99,6 +115,10 @@ final class TestClock: @unchecked Sendable {
     Case(name: "agent's apply failed", steps: { board, clock in
       board.record(event(.error, clock, message: "getAllContacts failed (simulated fault)", ["agent": .string("a1")]), for: ["room-12"])
     }, state: "failed", reason: "The apply failed: getAllContacts failed"),
+    Case(name: "agent's apply failed for a reason that can pass", steps: { board, clock in
+      board.record(event(.error, clock, message: "getAllContacts failed (simulated fault)",
+                         ["agent": .string("a1"), "reconcile": .string("retrying")]), for: ["room-12"])
+    }, state: "retrying", reason: "The apply failed and is being retried: getAllContacts failed"),
     Case(name: "agent's apply failed, then its retry applied", steps: { board, clock in
       board.record(event(.error, clock, message: "getAllContacts failed (simulated fault)", ["agent": .string("a1")]), for: ["room-12"])
       board.reported("room-12", AgentReport(state: "retrying", note: "attempt 2 in 1s", drift: 0, pending: 1))
@@ -176,6 +196,29 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().versions.grid == before.grid + 1)
     board.record(Self.event(.sos, clock, id: "sos-31-1"), for: ["room-31"])
     #expect(board.snapshot().openSOS.map(\.watch) == ["room-31"])
+  }
+
+  /// A watch removed from the fleet file while the monitor runs leaves the table (the others
+  /// keep their state and events) but not its open SOS press, which waits for someone to
+  /// acknowledge it; added again, it comes back as not read yet.
+  @Test func aWatchRemovedWhileRunningLeavesTheTableButNotItsSOS() {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.sos, clock, id: "sos-14-1"), for: ["room-14"])
+    board.checked("room-14", MonitorCheck(time: clock.now, hasRecord: true, drift: 1, pending: 0))
+    Self.check(board, clock, 0, 2)
+    let before = board.snapshot().versions
+    board.remove(["room-14", "room-99"])
+    board.remove(["room-14"])
+    #expect(board.snapshot().rows.map(\.name) == ["room-12"])
+    #expect(board.snapshot().versions.grid == before.grid + 1)
+    #expect(board.snapshot().openSOS.map(\.id) == ["sos-14-1"])
+    board.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")])]), for: ["room-14"])  // late: ignored
+    board.record(Self.event(.offline, clock), for: ["room-12"])
+    #expect(board.snapshot().rows.map(\.state) == ["offline"])
+    board.add([StatusBoard.Member(name: "room-14", device: "sim:w14.json")])
+    #expect(board.snapshot().rows.map(\.name) == ["room-12", "room-14"] && board.snapshot().rows.last?.state == "checking")
+    #expect(board.acknowledge("sos-14-1", by: "Ada")?.watch == "room-14")
   }
 
   @Test func versionsMoveOnlyForThePartsThatChanged() {

@@ -181,8 +181,12 @@ package struct ApplyRun {
       throw CommandFailure(describe(error))
     }
     switch outcome {
+    case .noChanges where command != "apply":
+      // The plan said "No changes. The watch matches BACKUP": nothing was restored, so nothing
+      // is "complete" (an apply keeps Terraform's "Apply complete! Resources: 0 added, …").
+      break
     case .noChanges:
-      context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
+      context.stdout.write("\nApply complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
     case .applied(let report):
       context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
     }
