@@ -704,10 +704,11 @@ public final class Monitor: @unchecked Sendable {
                     _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
     guard tracking.budget.allows(at: time) else {
-      let used = tracking.budget.used(at: time)
+      let used = tracking.budget.used(at: time), failed = tracking.budget.failed(at: time)
+      let what = failed == used ? "healing keeps failing" : "the watch keeps drifting back"
       emit(.error, watch: watch.identity,
-           message: "the watch keeps drifting back: healed \(used) time\(used == 1 ? "" : "s") in the last hour (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(settings.manifestName) changes",
-           fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used)])
+           message: "\(what): \(tracking.budget.spentWords(at: time)) (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(settings.manifestName) changes",
+           fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used), "failed_last_hour": .integer(failed)])
       return .rateLimited
     }
     var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
@@ -735,7 +736,7 @@ public final class Monitor: @unchecked Sendable {
     case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)
     case .invalid, .retrying, .failed:
       // Counted like an apply, so a heal that keeps failing is not tried more often either.
-      tracking.budget.record(at: time)
+      tracking.budget.record(at: time, failed: true)
       let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
       if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
       return .failed(reason)

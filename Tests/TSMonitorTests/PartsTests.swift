@@ -126,6 +126,25 @@ import TSTestSupport
     #expect(budget.allows(at: start.addingTimeInterval(3600)), "the first apply left the window")
     #expect(budget.used(at: start.addingTimeInterval(4200)) == 0)
   }
+
+  /// The spent budget says how many heals worked and how many failed: a heal that keeps failing
+  /// is not "healed N times".
+  @Test(arguments: [
+    ([false, false, false], "healed 3 times in the last hour"),
+    ([false], "healed 1 time in the last hour"),
+    ([false, true, true], "healed 1 time in the last hour, and 2 heals failed"),
+    ([true, true], "2 heals failed in the last hour"),
+    ([true], "1 heal failed in the last hour"),
+  ])
+  func theSpentBudgetSaysWhichHealsFailed(failures: [Bool], words: String) {
+    let start = Date(timeIntervalSince1970: 1_000_000)
+    var budget = ApplyBudget(limit: failures.count)
+    for (index, failed) in failures.enumerated() { budget.record(at: start.addingTimeInterval(Double(index) * 60), failed: failed) }
+    let now = start.addingTimeInterval(600)
+    #expect(!budget.allows(at: now))
+    #expect(budget.failed(at: now) == failures.filter { $0 }.count)
+    #expect(budget.spentWords(at: now) == words)
+  }
 }
 
 /// Events: one line of JSON with sorted keys whatever the text holds, and a human line with
