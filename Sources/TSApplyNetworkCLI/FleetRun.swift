@@ -136,8 +136,8 @@ struct FleetSession: Sendable {
     })
   }
 
-  /// A failed watch's section text and report row: `refused` when the safety gate refused its
-  /// unsafe plan (nothing was written), else `failed`.
+  /// A failed watch's section text and report row: `refused` when nothing was written because
+  /// the safety gate refused its unsafe plan or its saved plan's part failed a check, else `failed`.
   func failure(_ failure: FleetFailure, member: FleetMember, elapsed: Duration, message: String? = nil) -> (String, FleetWatchReport) {
     var text = ""
     var details: [String: JSONValue] = [:]
@@ -156,7 +156,15 @@ struct FleetSession: Sendable {
     let reason = message ?? PhoneRedaction.Mask(redact: redact).text(failure.description)
     text += "Error: \(reason)\n"
     details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
-    let verdict: FleetVerdict = if case .engine(.unsafe) = failure { .refused(firstLine(reason)) } else { .failed(firstLine(reason)) }
+    // Refused: nothing was written, by the safety gate or a saved plan's checks (docs/fleet.md).
+    let verdict: FleetVerdict
+    switch failure {
+    case .engine(.unsafe): verdict = .refused(firstLine(reason))
+    case .engine(.savedPlanRefused):
+      verdict = .refused(firstLine(reason))
+      details["refused_by"] = .string("saved_plan_check")
+    default: verdict = .failed(firstLine(reason))
+    }
     var row = FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: elapsed, details: details)
     // Part-way: the row says what reached the watch, as its history does, not `-`.
     if case .engine(.apply(.partial(let partial, _))) = failure {
@@ -236,25 +244,32 @@ struct FleetSession: Sendable {
   /// `failed(_:refused:retrying:unknown:of:waited:)` for the report rows `rows` of `total`
   /// watches: those that failed, were refused, are still retrying or not known.
   static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true) -> CommandFailure {
-    func names(_ matching: (FleetVerdict) -> Bool) -> [String] { rows.filter { matching($0.verdict) }.map(\.name) }
-    return failed(names { $0.isFailure && !$0.isRefused }, refused: names(\.isRefused), retrying: names(\.isRetrying),
-                  unknown: names(\.isUnknown), of: total, waited: waited)
+    func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
+    let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
+    return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
+                  stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
+                  unknown: names(\.verdict.isUnknown), of: total, waited: waited)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
-  /// gate `refused` their unsafe plans, or their
+  /// gate `refused` their unsafe plans, their parts of a saved plan failed its checks (`stale`), or their
   /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
   /// or what they hold is not known (`unknown`): `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches refused: room-12 (its plan is unsafe, …)`, `1 of 3 watches still
   /// retrying when the wait ended: room-12 (…)`.
-  static func failed(_ names: [String], refused: [String] = [], retrying: [String] = [], unknown: [String] = [], of total: Int,
-                     waited: Bool = true) -> CommandFailure {
+  static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
+                     of total: Int, waited: Bool = true) -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !refused.isEmpty {
       let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
         + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to apply \(it), or review \(it) without --auto-approve)")
+    }
+    if !stale.isEmpty {
+      let (its, it) = stale.count == 1 ? ("its part of the saved plan no longer applies", "it") : ("their parts of the saved plan no longer apply", "them")
+      parts.append((parts.isEmpty ? "" : "\(stale.count) ") + "refused: " + stale.joined(separator: ", ")
+        + " (\(its), so nothing was written to \(it): plan again, review and apply the new plan)")
     }
     if !retrying.isEmpty {
       // Only an apply waited; `plan` and `drift` read the agents' statuses as they are.
@@ -265,7 +280,7 @@ struct FleetSession: Sendable {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
         + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
     }
-    let first = [names, refused, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
+    let first = [names, refused, stale, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }
