@@ -67,7 +67,7 @@ struct StatusCommand: Command {
     // Its summary counts what the watches hold now (the rows above), not only what its waves recorded.
     var rollout: RolloutRecord?
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
-    // With --watch, only the watches read are compared; the revision is the whole fleet's.
+    // With --watch, the summary is of the watches read only (and says so); the revision is the whole fleet's.
     rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)
