@@ -207,7 +207,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     if result.hasRevision { return .revision }
     guard result.mayHaveWritten else { return .other }
     switch result.result {
-    case WatchResult.interrupted: return .unknown("wave \(result.wave) interrupted before its result was recorded")
+    case WatchResult.interrupted: return .unknown("interrupted in wave \(result.wave)")
     case WatchResult.applying: return .unknown("being applied in wave \(result.wave)")
     default: return .unknown("failed in wave \(result.wave) with \(result.reached ?? "part of it applied")")
     }
@@ -239,7 +239,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let inRollout = Set(every)
     guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
       observed = nil
-      observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; the waves' results are shown"
+      observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; what it recorded of each watch is shown"
       return
     }
     var held: [String: Holding] = [:]

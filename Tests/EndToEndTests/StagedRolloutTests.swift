@@ -262,7 +262,7 @@ import TSTestSupport
     #expect(status.stdout.contains("1 of 10 watches have the new revision"), "\(status.stdout)")
     #expect(status.stdout.contains(", 5 do not (0 failed, 5 not started), 4 not known."), "\(status.stdout)")
     #expect(status.stdout.contains("Without it: w0006, w0007, w0008, w0009, w0010\n"), "\(status.stdout)")
-    let interrupted = ["w0002", "w0003", "w0004", "w0005"].map { "\($0) (wave 2 interrupted before its result was recorded)" }
+    let interrupted = ["w0002", "w0003", "w0004", "w0005"].map { "\($0) (interrupted in wave 2)" }
     #expect(status.stdout.contains("Not known: " + interrupted.joined(separator: ", ") + "\n"), "\(status.stdout)")
     #expect(status.stdout.contains("Not read from the watches: the manifests changed since it started"), "\(status.stdout)")
   }
