@@ -12,7 +12,7 @@ struct StatusCommand: Command {
   static let discussion = """
     Shows the fleet's staged rollout too, when it has had one: its phase (interrupted when the
     process running it ended), its wave, which watches have the new revision and which do not,
-    as read from the watches (or their agents).
+    as read from the watches (or their agents); with --watch, of the watches selected only.
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
