@@ -288,24 +288,27 @@ extension FleetSession {
 
   /// The section text and report row of one watch's apply.
   private func appliedRow(_ result: FleetResult<ApplyResult>) -> (String, FleetWatchReport) {
-    let session = self
     switch result.outcome {
-      case .success(let outcome):
-        var details = session.planDetails(outcome.plan)
-        guard let failure = outcome.failure else {
-          let counts = outcome.plan.counts
-          let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(counts)
-          return (outcome.log, FleetWatchReport(name: result.member.name, device: result.member.device, verdict: verdict,
-                                                elapsed: result.elapsed, details: details, plan: outcome.plan))
-        }
-        var (text, row) = session.failure(.engine(failure.error), member: result.member, elapsed: result.elapsed, message: failure.message)
-        text = outcome.log + text
-        details.merge(row.details) { _, new in new }
-        row.details = details
-        return (text, row)
-      case .failure(let failure):
-        return session.failure(failure, member: result.member, elapsed: result.elapsed)
-      }
+    case .success(let outcome): appliedRow(outcome, member: result.member, elapsed: result.elapsed)
+    case .failure(let failure): self.failure(failure, member: result.member, elapsed: result.elapsed)
+    }
+  }
+
+  /// The section text and report row of one watch's apply or restore (`applyOne`) that ran:
+  /// applied, no changes, or failed through `failure(_:member:elapsed:message:)` (refused; a
+  /// part-way one saying what reached the watch).
+  func appliedRow(_ outcome: ApplyResult, member: FleetMember, elapsed: Duration) -> (String, FleetWatchReport) {
+    var details = planDetails(outcome.plan)
+    guard let failure = outcome.failure else {
+      let verdict: FleetVerdict = outcome.plan.isEmpty ? .noChanges : .applied(outcome.plan.counts)
+      return (outcome.log, FleetWatchReport(name: member.name, device: member.device, verdict: verdict,
+                                            elapsed: elapsed, details: details, plan: outcome.plan))
+    }
+    var (text, row) = self.failure(.engine(failure.error), member: member, elapsed: elapsed, message: failure.message)
+    text = outcome.log + text
+    details.merge(row.details) { _, new in new }
+    row.details = details
+    return (text, row)
   }
 
   /// What applying one watch printed, and how it ended.
@@ -320,12 +323,32 @@ extension FleetSession {
   /// advice when it is refused; applied as reviewed instead of planning `document` again.
   private func applyOne(_ member: FleetMember, document: ManifestDocument, watch: Watch, settings: ApplyRun.Settings,
                         approved: Plan?, reviewed: (part: SavedFleetPlan.Part, name: String, again: String)? = nil) async -> ApplyResult {
+    let empty = Plan(manifestFile: document.manifest.file, profile: watch.capabilities.profile, priorStateDigest: "", resourceChanges: [])
+    return await applyOne(member, watch: watch, settings: settings, command: "apply", rerunArgument: fleetFile, manifestSource: document.bytes,
+                          empty: empty, approved: approved, reviewed: reviewed) { options throws(EngineError) in
+      if let reviewed {
+        return try await watch.apply(reviewed: reviewed.part.plan, name: reviewed.name, manifestsDigest: reviewed.part.manifestsDigest,
+                                     document: document, options: options)
+      }
+      return try await watch.apply(document, options: options)
+    }
+  }
+
+  /// Runs `perform` — an apply, or a restore (`command`, `rerunArgument` its backup) — on one
+  /// watch of the fleet with the options every fleet apply uses (approval: `approved`, else
+  /// automatic; the section's progress lines), its output kept for the watch's section; the
+  /// result goes to `appliedRow`. `empty`: the plan shown when it failed before planning.
+  func applyOne(_ member: FleetMember, watch: Watch, settings: ApplyRun.Settings, command: String, rerunArgument: String,
+                manifestSource: [UInt8]?, empty: Plan, approved: Plan? = nil,
+                reviewed: (part: SavedFleetPlan.Part, name: String, again: String)? = nil,
+                perform: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async -> ApplyResult {
     let (section, output) = sectionContext()
     let cliWatch = CLIWatch(watch: watch, context: section, fleet: advice(member))
     let commandLine = context.commandLine
-    let run = ApplyRun(watch: cliWatch, settings: settings, context: section, rerunArgument: fleetFile,
-                       manifestArgument: nil, commandLine: commandLine, manifestSource: document.bytes)
-    let renderer = settings.output.renderer(section)
+    let run = ApplyRun(watch: cliWatch, settings: settings, context: section, command: command, rerunArgument: rerunArgument,
+                       manifestArgument: nil, commandLine: commandLine, manifestSource: manifestSource)
+    // A restore's "manifest" is the backup stated as one: its lines are no file a person wrote.
+    let renderer = { var renderer = settings.output.renderer(section); renderer.sources = command == "apply"; return renderer }()
     let shown = Locked<Plan?>(nil)
     let actions = Locked<[ResourceAddress: Action]>([:])
     let changed = Flag()
@@ -361,19 +384,15 @@ extension FleetSession {
       }
     }
     do {
-      let outcome: ApplyOutcome
-      if let reviewed {
-        outcome = try await watch.apply(reviewed: reviewed.part.plan, name: reviewed.name, manifestsDigest: reviewed.part.manifestsDigest,
-                                        document: document, options: options)
-      } else {
-        outcome = try await watch.apply(document, options: options)
-      }
+      let outcome = try await perform(options)
       let counts = ApplyReportCounts(outcome)
-      section.stdout.write("\nApply complete! Resources: \(counts.added) added, \(counts.changed) changed, \(counts.destroyed) destroyed.\n")
+      // A restore with nothing to change restored nothing: nothing is "complete" (as `ApplyRun.run`).
+      if case .noChanges = outcome, command != "apply" {} else {
+        section.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: \(counts.added) added, \(counts.changed) changed, \(counts.destroyed) destroyed.\n")
+      }
       return ApplyResult(plan: outcome.plan, log: output.text)
     } catch {
-      let plan = shown.value ?? approved ?? Plan(manifestFile: document.manifest.file, profile: watch.capabilities.profile,
-                                                 priorStateDigest: "", resourceChanges: [])
+      let plan = shown.value ?? approved ?? empty
       let message: String
       if case .savedPlanRefused(let problems) = error, let reviewed {
         let reasons = problems.map { run.currentMask.message(ControlCharacters.escaped($0.message)) }.joined(separator: "; ")

@@ -108,29 +108,20 @@ extension FleetSession {
     let session = self
     let results = await eachWatch { member, watch -> (text: String, row: FleetWatchReport) in
       let (section, output) = session.sectionContext()
-      let cliWatch = CLIWatch(watch: watch, context: section, fleet: session.advice(member))
       guard let (backup, file) = try RestoreCommand.backup(before: time, text: text, watch: watch, context: section) else {
         return (output.text + "Nothing to restore: no apply changed it after \(text).\n",
                 FleetWatchReport(name: member.name, device: member.device, verdict: .noChanges, elapsed: .zero))
       }
-      let run = ApplyRun(watch: cliWatch, settings: settings, context: section, command: "restore", rerunArgument: file,
-                         manifestArgument: nil, commandLine: context.commandLine)
-      let counts = Locked<PlanCounts?>(nil)
-      do {
-        _ = try await run.run { options throws(EngineError) in
-          let outcome = try await watch.restore(backup, file: file, options: options)
-          counts.set(outcome.plan.counts)
-          return outcome
-        }
-      } catch let failure as CommandFailure {
-        // The table's reason is the message's first line (as apply --fleet's); the section and
-        // the JSON's `error` have it whole.
-        return (output.text + "Error: \(failure.message)\n",
-                FleetWatchReport(name: member.name, device: member.device, verdict: .failed(session.firstLine(failure.message)), elapsed: .zero,
-                                 details: ["error": .string(failure.message)]))
+      // Through the same path as apply --fleet (`applyOne`, `appliedRow`): a restore that
+      // stopped part-way says in Changes what reached the watch, as its history does.
+      let started = ContinuousClock.now
+      let empty = Plan(manifestFile: file, profile: watch.capabilities.profile, priorStateDigest: "", resourceChanges: [])
+      let result = await session.applyOne(member, watch: watch, settings: settings, command: "restore", rerunArgument: file,
+                                          manifestSource: nil, empty: empty) { options throws(EngineError) in
+        try await watch.restore(backup, file: file, options: options)
       }
-      let verdict: FleetVerdict = counts.value.map { $0.add + $0.change + $0.destroy == 0 ? .noChanges : .applied($0) } ?? .noChanges
-      return (output.text, FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: .zero))
+      let (text, row) = session.appliedRow(result, member: member, elapsed: ContinuousClock.now - started)
+      return (output.text + text, row)
     }
     var rows: [FleetWatchReport] = []
     for (member, result) in results {

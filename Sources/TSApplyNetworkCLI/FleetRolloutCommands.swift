@@ -226,11 +226,12 @@ extension FleetSession {
       review.bodies = bodies
       context.stdout.write("\n" + report.review(renderer: renderer, options: review) + "\n" + record.summary(fleetFile: fleetFile))
     }
-    let have = record.withRevision.count, total = record.names.count, unknown = record.unknownRevision.count
+    // The counts are of the watches the summary counts (`--watch`: those selected).
+    let have = record.withRevision.count, total = record.counted.count, unknown = record.unknownRevision.count
     switch record.phase {
     case .aborted:
       throw CommandFailure("the rollout was aborted after wave \(min(record.nextWave, record.waves.count)) of \(record.waves.count) (\(record.reason ?? "aborted")): "
-        + "\(have) of \(counted(total, "watch", "watches")) have the new revision, \(total - have - unknown) do not"
+        + "\(have) of \(counted(total, "watch", "watches"))\(record.selected == nil ? "" : " selected (--watch)") have the new revision, \(total - have - unknown) do not"
         + (unknown > 0 ? ", \(unknown) not known" : ""))
     case .paused, .waiting, .running:
       if record.reason?.hasPrefix("interrupted") == true {

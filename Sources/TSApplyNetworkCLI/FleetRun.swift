@@ -236,35 +236,39 @@ struct FleetSession: Sendable {
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
     if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown }) {
-      throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply")
+      throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply",
+                        operation: report.operation == "restore" ? "restore" : "apply")
     }
     return changed ? .changesPresent : .success
   }
 
-  /// `failed(_:refused:retrying:unknown:of:waited:)` for the report rows `rows` of `total`
-  /// watches: those that failed, were refused, are still retrying or not known.
-  static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true) -> CommandFailure {
+  /// `failed(_:refused:stale:retrying:unknown:of:waited:operation:)` for the report rows `rows`
+  /// of `total` watches: those that failed, were refused, are still retrying or not known.
+  static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
-                  unknown: names(\.verdict.isUnknown), of: total, waited: waited)
+                  unknown: names(\.verdict.isUnknown), of: total, waited: waited, operation: operation)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
   /// gate `refused` their unsafe plans, their parts of a saved plan failed its checks (`stale`), or their
   /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
-  /// or what they hold is not known (`unknown`): `2 of 3 watches failed: room-14,
+  /// or what they hold is not known (`unknown`); `operation` (`apply`, `restore`) is the verb of
+  /// the advice to a refused one: `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches refused: room-12 (its plan is unsafe, …)`, `1 of 3 watches still
   /// retrying when the wait ended: room-12 (…)`.
   static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
-                     of total: Int, waited: Bool = true) -> CommandFailure {
+                     of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !refused.isEmpty {
       let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
-        + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to apply \(it), or review \(it) without --auto-approve)")
+        + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to \(operation) \(it)"
+        // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone.
+        + (operation == "restore" ? "; each watch's section shows its plan)" : ", or review \(it) without --auto-approve)"))
     }
     if !stale.isEmpty {
       let (its, it) = stale.count == 1 ? ("its part of the saved plan no longer applies", "it") : ("their parts of the saved plan no longer apply", "them")

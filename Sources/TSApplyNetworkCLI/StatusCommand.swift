@@ -12,7 +12,7 @@ struct StatusCommand: Command {
   static let discussion = """
     Shows the fleet's staged rollout too, when it has had one: its phase (interrupted when the
     process running it ended), its wave, which watches have the new revision and which do not,
-    as read from the watches (or their agents).
+    as read from the watches (or their agents); with --watch, of the watches selected only.
     Reads each watch (no lock, nothing written) and its record of the last apply; for a fleet
     with transport: mqtt://…, reads the agents' retained statuses and presence from the broker
     instead (credentials from TSAPPLY_MQTT_USERNAME, TSAPPLY_MQTT_PASSWORD, TSAPPLY_MQTT_CA_FILE).
@@ -67,7 +67,7 @@ struct StatusCommand: Command {
     // Its summary counts what the watches hold now (the rows above), not only what its waves recorded.
     var rollout: RolloutRecord?
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
-    // With --watch, only the watches read are compared; the revision is the whole fleet's.
+    // With --watch, the summary is of the watches read only (and says so); the revision is the whole fleet's.
     rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)

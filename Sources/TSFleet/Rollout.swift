@@ -39,7 +39,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   public struct WatchResult: Codable, Sendable, Equatable {
     /// Its wave, from 1.
     public var wave: Int
-    /// `applied`, `no changes`, `failed`, `refused`, `retrying` or `pending` (`FleetVerdict.word`).
+    /// `applied`, `no changes`, `failed`, `refused`, `retrying` or `pending` (`FleetVerdict.word`),
+    /// or `interrupted` (`RolloutRunner.abort`: its wave's process ended before recording it).
     public var result: String
     /// When its wave ended, ISO 8601.
     public var at: String
@@ -47,9 +48,13 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     public var add: Int?, change: Int?, destroy: Int?
     /// Why it failed or is pending.
     public var reason: String?
+    /// With `failed`: what reached the watch before its apply stopped part-way
+    /// (`FleetWatchReport.reached`, "1 of 2 applied"); absent when nothing did.
+    public var reached: String?
 
     /// A watch's result in wave `wave`, ended at `at`.
-    public init(wave: Int, result: String, at: String, add: Int? = nil, change: Int? = nil, destroy: Int? = nil, reason: String? = nil) {
+    public init(wave: Int, result: String, at: String, add: Int? = nil, change: Int? = nil, destroy: Int? = nil, reason: String? = nil,
+                reached: String? = nil) {
       self.wave = wave
       self.result = result
       self.at = at
@@ -57,10 +62,21 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       self.change = change
       self.destroy = destroy
       self.reason = reason
+      self.reached = reached
     }
 
     /// Whether the watch holds the rollout's revision: applied, or had nothing to change.
     public var hasRevision: Bool { result == "applied" || result == "no changes" }
+    /// Whether its wave may have written it without the record saying it holds the revision:
+    /// its wave was interrupted (or is being applied) before its result was recorded, or its
+    /// apply failed after part of it reached the watch. Only reading it tells.
+    public var mayHaveWritten: Bool { result == Self.interrupted || result == Self.applying || (result == "failed" && reached != nil) }
+
+    /// The result of a watch whose wave was interrupted (the process running it ended) before
+    /// its result was recorded (`RolloutRunner.abort`).
+    public static let interrupted = "interrupted"
+    /// The result of a watch whose wave is being applied (not stored).
+    static let applying = "applying"
     /// Whether it counts as failed against `max_failures` (`RolloutRecord.countsAsFailure`).
     public var isFailure: Bool { RolloutRecord.failureWords.contains(result) }
   }
@@ -114,6 +130,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// Why the watches were not compared with the rollout's revision (its manifests changed
   /// since it started). Not stored.
   public var observedNote: String? = nil
+  /// The rollout's watches that were read (`status --fleet --watch`, `observe(_:members:read:)`)
+  /// when they are not all of them: the summary, its counts and its lists are of these only,
+  /// and say so; `nil`: every watch of the rollout. Not stored.
+  public var selected: [String]? = nil
   /// Whether the record says `running` or `waiting` but no process holds the rollout's lock
   /// (`RolloutStore.lockPath`): the process running it ended (killed, or its machine stopped)
   /// and it needs `--continue` or `--abort`. Set by `RolloutStore.load`; not stored.
@@ -168,38 +188,63 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
 
   /// Every watch of the rollout, in wave order.
   public var names: [String] { waves.flatMap { $0 } }
-  /// Watches that hold the revision, in wave order: as read from them (`observed`), else as
-  /// their wave left them (applied, or nothing to change).
-  public var withRevision: [String] { names.filter { holding($0) == .revision } }
-  /// Watches that do not (failed, retrying, pending, or not reached), in wave order.
-  public var withoutRevision: [String] { names.filter { holding($0) == .other } }
-  /// Watches whose state is not known (only when `observed`), in wave order.
-  public var unknownRevision: [String] { names.filter { if case .unknown = holding($0) { true } else { false } } }
+  /// The watches the summary counts, in wave order: `selected`, else every watch.
+  public var counted: [String] { selected ?? names }
+  /// Counted watches that hold the revision, in wave order: as read from them (`observed`),
+  /// else as their wave left them (applied, or nothing to change).
+  public var withRevision: [String] { counted.filter { holding($0) == .revision } }
+  /// Counted watches that do not (failed, retrying, pending, or not reached), in wave order.
+  public var withoutRevision: [String] { counted.filter { holding($0) == .other } }
+  /// Counted watches whose state is not known, in wave order: read but not readable, or (not
+  /// read) written by their wave without a result saying so (`WatchResult.mayHaveWritten`).
+  public var unknownRevision: [String] { counted.filter { if case .unknown = holding($0) { true } else { false } } }
 
-  /// What `name` holds: as read, else as its wave left it.
+  /// What `name` holds: as read, else as its wave left it — not known when its wave may have
+  /// written it without saying so (interrupted, or failed after part of it reached the watch).
   public func holding(_ name: String) -> Holding {
     if let held = observed?[name] { return held }
-    return watches[name]?.hasRevision == true ? .revision : .other
+    guard let result = recorded(name) else { return .other }
+    if result.hasRevision { return .revision }
+    guard result.mayHaveWritten else { return .other }
+    switch result.result {
+    case WatchResult.interrupted: return .unknown("interrupted in wave \(result.wave)")
+    case WatchResult.applying: return .unknown("being applied in wave \(result.wave)")
+    default: return .unknown("failed in wave \(result.wave) with \(result.reached ?? "part of it applied")")
+    }
+  }
+
+  /// What the record knows of `name`: its wave's result; for a watch of the wave a process is
+  /// running (or was running when it ended: interrupted) with no result yet, `applying` (or
+  /// `interrupted`); `nil` when no wave started it.
+  public func recorded(_ name: String) -> WatchResult? {
+    if let result = watches[name] { return result }
+    guard phase == .running, nextWave < waves.count, waves[nextWave].contains(name) else { return nil }
+    return WatchResult(wave: nextWave + 1, result: isInterrupted ? WatchResult.interrupted : WatchResult.applying, at: updated)
   }
 
   /// Takes what the watches hold now into account (`observed`): `rows` are `status --fleet`'s
   /// (`FleetStatusRow.holdsManifests`: directly, compared with the manifests; over MQTT, the
   /// agents' applied revision), `members` every watch of the fleet (`LoadedFleet.everyMember`,
   /// whatever `--watch` selected: the revision is over all of the rollout's watches). `read`:
-  /// the watches the rows were read for (`--watch`), `nil` for every watch of the rollout; the
-  /// others keep their waves' results. The manifests are the rollout's revision only while they
-  /// are unchanged: when they changed since it started, the waves' results stand and
+  /// the watches the rows were read for (`--watch`), `nil` for every watch of the rollout; when
+  /// they are not all of its watches, the summary is of those only (`selected`): a watch not
+  /// read is not counted from what its wave recorded (a failed apply may have landed, a killed
+  /// wave recorded nothing). The manifests are the rollout's revision only while they are
+  /// unchanged: when they changed since it started, the waves' results stand and
   /// `observedNote` says why.
   public mutating func observe(_ rows: [FleetStatusRow], members: [FleetMember], read: Set<String>? = nil) {
-    let inRollout = Set(names)
+    let every = names
+    let chosen = read.map { read in every.filter(read.contains) }
+    selected = chosen.flatMap { $0.count < every.count ? $0 : nil }
+    let inRollout = Set(every)
     guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
       observed = nil
-      observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; the waves' results are shown"
+      observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; what it recorded of each watch is shown"
       return
     }
     var held: [String: Holding] = [:]
     let byName = Dictionary(rows.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-    for name in names where read?.contains(name) ?? true {
+    for name in chosen ?? every {
       let row = byName[name]
       held[name] = switch row?.holdsManifests {
       case true?: .revision
@@ -209,8 +254,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       case nil: .unknown(row?.state ?? "not read")
       }
     }
-    // None of the watches read is in the rollout: its waves' results stand, as they are.
-    observed = held.isEmpty && read != nil ? nil : held
+    observed = held
     observedStates = byName.mapValues(\.state)
     observedNote = nil
   }
@@ -237,12 +281,16 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       default:
         break
       }
+      if case .object(let reached)? = row.details["reached"], let applied = reached["applied"], applied != .integer(0) {
+        result.reached = row.reached
+      }
       watches[row.name] = result
     }
   }
 
-  /// The report row of `name` as this record has it: its wave's result, or pending when no
-  /// wave reached it (saying why).
+  /// The report row of `name` as this record has it (`recorded`): its wave's result (`not
+  /// known` when its wave was interrupted before recording it), or pending when no wave
+  /// reached it (saying why).
   public func row(_ name: String, device: String) -> FleetWatchReport {
     var details: [String: JSONValue] = ["rollout_wave": .integer(waveIndex(of: name) + 1)]
     if observed?[name] == .revision, watches[name]?.hasRevision != true {
@@ -251,7 +299,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       details["rollout_state"] = .string("has the revision (read from the watch)")
       return FleetWatchReport(name: name, device: device, verdict: .noChanges, elapsed: .zero, details: details)
     }
-    guard let result = watches[name] else {
+    guard let result = recorded(name) else {
       let wave = waveIndex(of: name) + 1
       let why = phase == .aborted ? (wave <= nextWave ? "not applied: the rollout was aborted during wave \(wave) of \(waves.count), before this watch started"
                                                       : "not applied: the rollout was aborted before wave \(wave) of \(waves.count)")
@@ -266,10 +314,14 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     case "retrying": .retrying(result.reason ?? "")
     case "pending": .pending(result.reason ?? "")
     case "refused": .refused(result.reason ?? "")
+    case WatchResult.interrupted, WatchResult.applying:
+      if case .unknown(let why) = holding(name) { .unknown(why) } else { .unknown(result.result) }
     default: .failed(result.reason ?? result.result)
     }
     details["rollout_state"] = .string(result.result)
-    return FleetWatchReport(name: name, device: device, verdict: verdict, elapsed: .zero, details: details)
+    var row = FleetWatchReport(name: name, device: device, verdict: verdict, elapsed: .zero, details: details)
+    row.reached = result.reached
+    return row
   }
 
   private func waveIndex(of name: String) -> Int { waves.firstIndex { $0.contains(name) } ?? 0 }
@@ -291,27 +343,16 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     case .waiting: head += "waiting after wave \(done) of \(waves.count); wave \(done + 1) starts at \(resumeAt ?? "?")"
     case .running: head += "running wave \(nextWave + 1) of \(waves.count)"
     }
-    let have = withRevision, lacking = withoutRevision, unknown = unknownRevision
-    // Disjoint: with it + without it + not known = every watch; of those without it, how many
-    // failed in their wave and how many no wave reached.
-    let failedNames = lacking.filter { watches[$0]?.isFailure == true }
-    let notStarted = lacking.filter { watches[$0] == nil }
     var text = head + ".\n"
-    text += "  \(have.count) of \(names.count) watch\(names.count == 1 ? "" : "es") have the new revision \(revision)"
-      + Self.readNote(observed.map { Set($0.keys) }, of: names)
-      + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started)"
-      + (unknown.isEmpty ? "" : ", \(unknown.count) not known") + ".\n"
-    text += "  With the new revision: " + Self.list(have, listed) + "\n"
-    text += "  Without it: " + Self.list(lacking.map { name in
-      if case .other? = observed?[name], let state = observedStates[name], state == "invalid" { return "\(name) (invalid manifest)" }
-      guard let result = watches[name] else { return name }
-      return "\(name) (\(result.result))"
-    }, listed) + "\n"
-    if !unknown.isEmpty {
-      text += "  Not known: " + Self.list(unknown.map { name in
-        if case .unknown(let state) = holding(name) { return "\(name) (\(state))" }
-        return name
-      }, listed) + "\n"
+    let status = "'tsapply status --fleet \(fleetFile)'"
+    if let selected, selected.isEmpty {
+      text += "  None of the watches selected (--watch) is in this rollout; \(status) reads its \(names.count) watch\(names.count == 1 ? "" : "es").\n"
+    } else {
+      text += counts(listed)
+    }
+    if let selected, !selected.isEmpty {
+      let others = names.count - selected.count
+      text += "  Not counted: the rollout's other \(others) watch\(others == 1 ? "" : "es"), not selected (--watch); \(status) reads them all.\n"
     }
     if let observedNote { text += "  Not read from the watches: \(observedNote).\n" }
     if phase.isResumable {
@@ -320,9 +361,37 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     return text
   }
 
+  /// The summary's counts and lists of the counted watches (`counted`): with it, without it
+  /// (of which failed in their wave, and not started), not known — disjoint, adding up.
+  private func counts(_ listed: Int) -> String {
+    let have = withRevision, lacking = withoutRevision, unknown = unknownRevision, total = counted.count
+    let failedNames = lacking.filter { watches[$0]?.isFailure == true }
+    let notStarted = lacking.filter { recorded($0) == nil }
+    let of = selected == nil ? "\(total) watch\(total == 1 ? "" : "es")" : "the \(total) watch\(total == 1 ? "" : "es") selected (--watch)"
+    var text = "  \(have.count) of \(of) have the new revision \(revision)"
+      + (observed == nil ? "" : " (as read from the watches now)")
+      + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started)"
+      + (unknown.isEmpty ? "" : ", \(unknown.count) not known") + ".\n"
+    text += "  With the new revision: " + Self.list(have, listed) + "\n"
+    text += "  Without it: " + Self.list(lacking.map { name in
+      if case .other? = observed?[name], let state = observedStates[name], state == "invalid" { return "\(name) (invalid manifest)" }
+      guard let result = recorded(name) else { return name }
+      return "\(name) (\(result.result))"
+    }, listed) + "\n"
+    if !unknown.isEmpty {
+      text += "  Not known: " + Self.list(unknown.map { name in
+        if case .unknown(let state) = holding(name) { return "\(name) (\(state))" }
+        return name
+      }, listed) + "\n"
+    }
+    return text
+  }
+
   /// The record as JSON for reports: `{phase, policy, revision, waves_done, waves, with_revision,
-  /// without_revision, unknown_revision, observed, failed, reason, …}`, every name listed;
-  /// `phase` is `phaseWord` (`interrupted` too), `observed` whether the watches were read.
+  /// without_revision, unknown_revision, observed, selected, failed, reason, …}`, every name listed;
+  /// `phase` is `phaseWord` (`interrupted` too), `observed` whether the watches were read;
+  /// `selected` the watches counted when `--watch` chose some (`null`: every watch), the three
+  /// lists being of those only.
   public var json: JSONValue {
     .object([
       "phase": .string(phaseWord), "policy": .string(policy), "revision": .string(revision),
@@ -331,16 +400,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       "with_revision": .array(withRevision.map(JSONValue.string)), "without_revision": .array(withoutRevision.map(JSONValue.string)),
       "failed": .array(failed.map(JSONValue.string)), "reason": reason.map(JSONValue.string) ?? .null,
       "started": .string(started), "started_by": .string(startedBy), "resume_at": resumeAt.map(JSONValue.string) ?? .null,
+      "selected": selected.map { .array($0.map(JSONValue.string)) } ?? .null,
     ])
-  }
-
-  /// How the counts were made: every watch read, some (`--watch`: named, the others as their
-  /// waves left them), or none (empty).
-  private static func readNote(_ read: Set<String>?, of names: [String]) -> String {
-    guard let read else { return "" }
-    let shown = names.filter(read.contains)
-    if shown.count == names.count { return " (as read from the watches now)" }
-    return " (as read from \(list(shown, 3)) now; the others as their waves left them)"
   }
 
   private static func list(_ names: [String], _ listed: Int) -> String {
@@ -551,11 +612,17 @@ public struct RolloutRunner: Sendable {
   /// Marks `record` aborted by `who` (`--abort`) and writes it. A record left `running` by a
   /// process that ended during a wave (killed) had begun that wave — its watches may have been
   /// written, their results not recorded — so the wave counts as done ("aborted after wave 2"),
-  /// and the reason says it was interrupted.
+  /// the reason says it was interrupted, and each of its watches without a result is recorded
+  /// `interrupted` (written or not: only reading it tells; never "not started").
   public func abort(_ record: RolloutRecord, by who: String) throws(SecureFileError) -> RolloutRecord {
     var record = record
     var interrupted = ""
     if record.phase == .running, record.nextWave < record.waves.count {
+      let at = timestamp(now())
+      for name in record.waves[record.nextWave] where record.watches[name] == nil {
+        record.watches[name] = RolloutRecord.WatchResult(wave: record.nextWave + 1, result: RolloutRecord.WatchResult.interrupted, at: at,
+                                                         reason: "its wave was interrupted (the process running it ended) before its result was recorded")
+      }
       record.nextWave += 1
       interrupted = "; wave \(record.nextWave) was interrupted (the process running it ended) and its results not recorded"
     }

@@ -136,7 +136,9 @@ import TSTestSupport
     #expect(try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time], in: dir).stderr.contains("restore --fleet needs --auto-approve"))
     // Through the gate: removing the emergency contact needs --allow-destroy.
     let refused = try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time, "--auto-approve"], in: dir)
-    #expect(refused.status == 1 && refused.stdout.contains("3 watches: 3 failed."), "\(refused.stdout)")
+    // Refused by the gate, as apply --fleet says it (it said failed), with restore's advice.
+    #expect(refused.status == 1 && refused.stdout.contains("3 watches: 3 refused."), "\(refused.stdout)")
+    #expect(refused.stderr.contains("add --allow-destroy to --auto-approve to restore them; each watch's section shows its plan)"), "\(refused.stderr)")
     // The table gives the refusal's first line; its advice is in the section, on lines of its own.
     #expect(!refused.stdout.contains("\\n"), "no escaped line break: \(refused.stdout)")
     #expect(refused.stdout.contains("Nothing was written.\n  Review it"), "\(refused.stdout)")
@@ -150,5 +152,30 @@ import TSTestSupport
     let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
     let watches = object?["watches"] as? [[String: Any]] ?? []
     #expect(watches.map { ($0["entries"] as? [[String: Any]])?.map { $0["kind"] as? String } } == Array(repeating: ["apply", "apply", "apply", "apply", "restore", "restore"], count: 3))
+  }
+
+  /// A fleet restore whose first write lands and then fails: its row says in Changes what
+  /// reached the watch, as its history does and as apply --fleet's does (it said `-`, "nothing
+  /// was written", of a restore that wrote: fresh-eyes test).
+  @Test func aFleetRestoreThatStopsPartWaySaysWhatReachedTheWatch() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    _ = try StagedRolloutTests.fleet(2, in: dir)
+    #expect(try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir).status == 0)
+    let time = Self.now()
+    try Self.after.write(to: dir.appendingPathComponent("defaults.yaml"), atomically: true, encoding: .utf8)
+    #expect(try Self.run(["apply", "--fleet", "fleet.yaml", "--watch", "w0001", "--auto-approve"], in: dir).status == 0)
+    let restore = try TSApplyBinary.run(["restore", "--fleet", "fleet.yaml", "--watch", "w0001", "--at", time, "--auto-approve", "--allow-destroy"],
+                                        in: dir, environment: ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path,
+                                                               "TSAPPLY_SIM_FAULT": "lands-then-fails@5"])
+    #expect(restore.status == 1, "\(restore.stdout)\(restore.stderr)")
+    let entries = try Self.run(["history", "--device", "sim:watches/w0001.json", "--json"], in: dir)
+    let object = try JSONSerialization.jsonObject(with: Data(entries.stdout.utf8)) as? [String: Any]
+    let last = try #require((object?["entries"] as? [[String: Any]])?.last, "\(entries.stdout)")
+    #expect(last["kind"] as? String == "restore" && last["result"] as? String == "failed", "\(last)")
+    let reached = try #require(last["reached"] as? [String: Int], "\(last)")
+    #expect(reached.values.reduce(0, +) > 0, "the watch changed: \(last)")
+    let row = try #require(restore.stdout.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("w0001 ") }, "\(restore.stdout)")
+    #expect(row.contains("failed") && row.contains(" of ") && row.contains(" applied"), "\(row)\n\(restore.stdout)")
+    #expect(!row.contains(" - "), "\(row)")
   }
 }

@@ -85,8 +85,8 @@ import TSTestSupport
     // status of one watch reads that one; the manifests did not change, and the counts are the
     // same (it said "the manifests changed since it started": fresh-eyes test).
     let one = try Self.run(["status", "--fleet", "fleet.yaml", "--watch", "w0002"], in: dir)
-    #expect(one.stdout.contains("3 of 5 watches have the new revision"), "\(one.stdout)")
-    #expect(one.stdout.contains("(as read from w0002 now; the others as their waves left them)"), "\(one.stdout)")
+    #expect(one.stdout.contains("1 of the 1 watch selected (--watch) have the new revision"), "\(one.stdout)")
+    #expect(one.stdout.contains("(as read from the watches now)"), "\(one.stdout)")
     #expect(!one.stdout.contains("manifests changed"), "\(one.stdout)")
 
     result = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
@@ -199,6 +199,72 @@ import TSTestSupport
     // The wave it was killed in counts as reached (it said "after wave 0": fresh-eyes test).
     #expect(aborted.stderr.contains("the rollout was aborted after wave 1 of 3 (aborted by "), "\(aborted.stderr)")
     #expect(aborted.stdout.contains("; wave 1 was interrupted (the process running it ended) and its results not recorded"), "\(aborted.stdout)")
+  }
+
+  /// `status --fleet --watch NAME` after a rollout whose canaries failed once their write had
+  /// landed: the summary is of the watches selected and says so. It counted the others "as
+  /// their waves left them": "0 of 30 … Without it: r01 (failed)" of a watch holding the
+  /// revision (fresh-eyes test).
+  @Test func statusOfSomeWatchesSummarisesTheRolloutForThoseOnly() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    _ = try Self.fleet(6, in: dir)
+    let result = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "2", "--batch", "10"], in: dir, environment: Self.failingWrite)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    let all = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(all.stdout.contains("2 of 6 watches have the new revision"), "\(all.stdout)")
+    #expect(all.stdout.contains("With the new revision: w0001, w0002\n"), "\(all.stdout)")
+    // (selection, with it, without it) as `status --fleet --watch … --json` has them.
+    let cases: [([String], [String], [String])] = [(["w0005"], [], ["w0005"]), (["w0001"], ["w0001"], []), (["w0002", "w0006"], ["w0002"], ["w0006"])]
+    for (selection, with, without) in cases {
+      let options = selection.flatMap { ["--watch", $0] }
+      let one = try Self.run(["status", "--fleet", "fleet.yaml"] + options, in: dir)
+      let count = selection.count
+      #expect(one.stdout.contains("\(with.count) of the \(count) watch\(count == 1 ? "" : "es") selected (--watch) have the new revision"), "\(one.stdout)")
+      #expect(one.stdout.contains("Without it: \(without.isEmpty ? "none" : without.joined(separator: ", "))\n"), "\(one.stdout)")
+      #expect(one.stdout.contains("Not counted: the rollout's other \(6 - count) watches, not selected (--watch); 'tsapply status --fleet fleet.yaml' reads them all."),
+              "\(one.stdout)")
+      #expect(!one.stdout.contains("(failed)"), "a watch not read is not counted from its wave's result: \(one.stdout)")
+      let json = try Self.run(["status", "--fleet", "fleet.yaml", "--json"] + options, in: dir)
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+      let rollout = try #require(object["rollout"] as? [String: Any], "\(json.stdout)")
+      #expect(rollout["with_revision"] as? [String] == with, "\(selection)")
+      #expect(rollout["without_revision"] as? [String] == without, "\(selection)")
+      #expect(rollout["selected"] as? [String] == selection)
+    }
+  }
+
+  /// A rollout killed in wave 2, then aborted: the abort counts what the watches hold; `status
+  /// --watch` is of the watch selected; once the manifests change, the watches of the killed
+  /// wave are not known, never "not started" (it said "28 not started" of watches the wave had
+  /// written: fresh-eyes test).
+  @Test func theWatchesOfAKilledWaveAreNeverSaidNotStarted() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let names = try Self.fleet(10, in: dir)
+    let state = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let first = try Self.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--batch", "4", "--pause", "manual"], in: dir)
+    #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+    let running = try TSApplyBinary.start(["apply", "--fleet", "fleet.yaml", "--continue", "--auto-approve"],
+                                          in: dir, environment: state.merging(["TSAPPLY_SIM_LATENCY": "400,0"]) { _, new in new })
+    let deadline = Date().addingTimeInterval(60)
+    while try Self.written(names, in: dir).count < 2, Date() < deadline { usleep(10_000) }
+    running.send(SIGKILL)
+    _ = running.wait()
+    let written = try Self.written(names, in: dir)
+    #expect(written.count >= 2 && written.count <= 5, "\(written)")
+    let aborted = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
+    #expect(aborted.stderr.contains("\(written.count) of 10 watches have the new revision"), "\(aborted.stderr)")
+    let one = try Self.run(["status", "--fleet", "fleet.yaml", "--watch", "w0009"], in: dir)
+    #expect(one.stdout.contains("0 of the 1 watch selected (--watch) have the new revision"), "\(one.stdout)")
+    #expect(one.stdout.contains("Without it: w0009\n"), "\(one.stdout)")
+    // The manifests change: the watches are not compared; what the record knows stands.
+    try "contacts:\n  - {name: Ward desk, phone: \"+15550199\"}\n".write(to: dir.appendingPathComponent("defaults.yaml"), atomically: true, encoding: .utf8)
+    let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(status.stdout.contains("1 of 10 watches have the new revision"), "\(status.stdout)")
+    #expect(status.stdout.contains(", 5 do not (0 failed, 5 not started), 4 not known."), "\(status.stdout)")
+    #expect(status.stdout.contains("Without it: w0006, w0007, w0008, w0009, w0010\n"), "\(status.stdout)")
+    let interrupted = ["w0002", "w0003", "w0004", "w0005"].map { "\($0) (interrupted in wave 2)" }
+    #expect(status.stdout.contains("Not known: " + interrupted.joined(separator: ", ") + "\n"), "\(status.stdout)")
+    #expect(status.stdout.contains("Not read from the watches: the manifests changed since it started"), "\(status.stdout)")
   }
 
   // MARK: Over MQTT

@@ -204,20 +204,23 @@ import TSMonitor
     #expect(record.summary(fleetFile: "fleet.yaml").contains("Not read from the watches: the manifests changed since it started"))
   }
 
-  /// (`--watch` selection, with the revision, without it, the note on the counts) — w1–w3 hold
-  /// the rollout's revision (w3 applied since its wave failed), w4 and w5 not. A selection is
-  /// compared for the watches read; the others keep their waves' results, and the manifests
-  /// (unchanged) are not said to have changed (they were, with --watch: fresh-eyes test).
+  /// (`--watch` selection, with the revision, without it, the counts' words) — w1–w3 hold the
+  /// rollout's revision (w3 applied since its wave failed), w4 and w5 not. A selection is
+  /// compared for the watches read and the summary is of those only, saying so: the others are
+  /// not counted from their waves' results (a failed wave may have landed, a killed one recorded
+  /// nothing: "Without it: r01 (failed)" of a watch holding it, fresh-eyes test); the manifests
+  /// (unchanged) are not said to have changed.
   static let selectionCases: [([String], [String], [String], String)] = [
-    ([], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from the watches now)"),
-    (["w3"], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from w3 now; the others as their waves left them)"),
-    (["w3", "w4"], ["w1", "w2", "w3"], ["w4", "w5"], "(as read from w3, w4 now; the others as their waves left them)"),
-    // Read but not from the waves' results: w2's wave said failed; it holds the revision.
-    (["w2"], ["w1", "w2"], ["w3", "w4", "w5"], "(as read from w2 now; the others as their waves left them)"),
+    ([], ["w1", "w2", "w3"], ["w4", "w5"], "3 of 5 watches have"),
+    (["w3"], ["w3"], [], "1 of the 1 watch selected (--watch) have"),
+    (["w3", "w4"], ["w3"], ["w4"], "1 of the 2 watches selected (--watch) have"),
+    // Read, not from the waves' results: w2's wave said failed; it holds the revision.
+    (["w2"], ["w2"], [], "1 of the 1 watch selected (--watch) have"),
+    (["w5"], [], ["w5"], "0 of the 1 watch selected (--watch) have"),
   ]
 
   @Test(arguments: 0..<selectionCases.count) func statusOfSomeWatchesComparesOnlyThoseItRead(_ index: Int) async throws {
-    let (selection, with, without, note) = Self.selectionCases[index]
+    let (selection, with, without, counts) = Self.selectionCases[index]
     let fleet = try await Fleet(5)
     try fleet.setInterval("90m")
     let every = try fleet.space.load().members
@@ -238,7 +241,8 @@ import TSMonitor
     let summary = record.summary(fleetFile: "fleet.yaml")
     #expect(record.withRevision == with, "\(summary)")
     #expect(record.withoutRevision == without, "\(summary)")
-    #expect(summary.contains("\(with.count) of 5 watches have the new revision \(record.revision) \(note)"), "\(summary)")
+    #expect(summary.contains("\(counts) the new revision \(record.revision) (as read from the watches now)"), "\(summary)")
+    #expect(summary.contains("Not counted: the rollout's other") == !selection.isEmpty, "\(summary)")
     #expect(!summary.contains("manifests changed"), "\(summary)")
     guard case .object(let json) = record.json else { Issue.record("not an object"); return }
     #expect(json["observed"] == .bool(true))
@@ -266,6 +270,19 @@ import TSMonitor
     #expect(summary.contains("aborted after wave 2 of 3: aborted by ana@ward; wave 2 was interrupted"), "\(summary)")
     #expect(summary.contains("3 of 5 watches have the new revision"), "\(summary)")
     #expect(aborted.row("w5", device: "-").verdict == .pending("not applied: the rollout was aborted before wave 3 of 3"))
+    // The killed wave's watches are recorded interrupted: once the manifests change (the watches
+    // say nothing of its revision), they are not known, never "not started" (fresh-eyes test).
+    #expect(try fleet.store.load()?.watches["w2"]?.result == "interrupted")
+    try fleet.setInterval("75m")
+    aborted.observe(try await fleet.rows(), members: try fleet.space.load().members)
+    let changed = aborted.summary(fleetFile: "fleet.yaml")
+    #expect(changed.contains("1 of 5 watches have the new revision \(aborted.revision), 2 do not (0 failed, 2 not started), 2 not known."), "\(changed)")
+    #expect(changed.contains("Not known: w2 (interrupted in wave 2), w3 (interrupted in wave 2)\n"),
+            "\(changed)")
+    #expect(aborted.row("w3", device: "-").verdict == .unknown("interrupted in wave 2"))
+    // A watch whose apply failed after part of it reached the watch is not known either.
+    aborted.watches["w4"] = RolloutRecord.WatchResult(wave: 3, result: "failed", at: "-", reached: "1 of 2 applied")
+    #expect(aborted.holding("w4") == .unknown("failed in wave 3 with 1 of 2 applied"))
     // A paused rollout aborted keeps its wave.
     var paused = record
     paused.phase = .paused
