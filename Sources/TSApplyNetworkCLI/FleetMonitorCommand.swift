@@ -50,7 +50,8 @@ extension MonitorCommand {
         // The page compares the agents' statuses with what the manifests give now (not the
         // desired documents: the monitor's broker user may not read them).
         let current: @Sendable (String) -> Result<[String], FleetInputProblem> = { name in revisions.revisions(of: name) }
-        follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox, notifiers: notifiers,
+        follower = try FleetMonitor.Follower(site: broker.site, settings: broker.settings, outboxDirectory: outbox,
+                                             eventsDirectory: fleetFolder + "/monitor-events", notifiers: notifiers,
                                              delivery: MonitorSettings(manifestPath: "", manifestName: "").delivery,
                                              emit: output.write, notice: { stderr.write($0 + "\n") }, observers: observers,
                                              names: Dictionary(session.loaded.members.map { ($0.watch.watchID, $0.name) },

@@ -68,6 +68,8 @@ public final class FleetAgent: @unchecked Sendable {
     public var applies = 0
     /// Watch states published (`ReportedState`: only when one differs from the last published).
     public var states = 0
+    /// Lists of a watch's newest SOS presses published (`RecentSOS`).
+    public var recentSOS = 0
     /// None yet.
     public init() {}
   }
@@ -209,6 +211,9 @@ public final class FleetAgent: @unchecked Sendable {
           }
         }
       }
+      // Every connection, kept session or not: a broker restarted without persistence lost the
+      // retained lists, and a monitor that connects later needs them.
+      for worker in workers.values { Task { await worker.publishRecentSOS() } }
       let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
@@ -424,7 +429,11 @@ actor AgentWatch {
     if self.handled == nil, let problem = handled.problem {
       outlet.log("\(id): cannot use \(handled.path): \(problem); missed events are not replayed this time")
     }
+    let first = self.handled == nil
     self.handled = handled
+    // The presses kept from before this start, for a broker that lost them (the connection may
+    // have come before this record was read).
+    if first { publishRecentSOS() }
     listening += 1
     let generation = listening
     await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: handled.lastEventID) { [weak self] report in
@@ -452,9 +461,23 @@ actor AgentWatch {
     }
   }
 
-  private func record(_ event: DeviceEventID?, sequence: Int?) {
-    guard let handled, event != nil || sequence != nil else { return }
-    do { try handled.handled(event, sequence: sequence) } catch { outlet.log("\(id): cannot record the last event handled: \(error)") }
+  private func record(_ event: DeviceEventID?, sequence: Int?, press: HandledEvents.Press? = nil) {
+    guard let handled, event != nil || sequence != nil || press != nil else { return }
+    do { try handled.handled(event, sequence: sequence, press: press) } catch {
+      outlet.log("\(id): cannot record the last event handled: \(error)")
+    }
+  }
+
+  /// Publishes the watch's newest SOS presses (`RecentSOS`: those its record keeps, made within
+  /// `RecentSOS.maxAge`, at most `RecentSOS.limit`) retained on its `sos` topic, each as the
+  /// event published for it; nothing when it has none.
+  func publishRecentSOS() {
+    guard let handled else { return }
+    let current = now()
+    let presses = handled.recentPresses.filter { RecentSOS.isRecent($0.time, now: current) }.suffix(RecentSOS.limit)
+    guard !presses.isEmpty else { return }
+    let list = RecentSOS(agent: outlet.configuration.agentID, watch: id, presses: presses.map { sosEvent(id: $0.id, sequence: $0.sequence, time: $0.time) })
+    outlet.publish(FleetTopics.watch(site: site, watch: id, .sos), list.encoded(), retain: true) { $0.recentSOS += 1 }
   }
 
   /// Takes a desired document delivered as the `sequence`-th for this watch; older ones that
@@ -771,14 +794,26 @@ actor AgentWatch {
     let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
     outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
     let number = pressID == nil ? nil : sequence
-    if handled != nil, number != nil {
-      // The press's number is used from now on; the device's event is recorded as handled
-      // only once the broker has the SOS, so one never sent is replayed by the next start.
-      record(nil, sequence: number)
+    let time = timestamp(pressedAt ?? now())
+    if handled != nil, let pressID, let number {
+      // The press's number is used from now on, and the press kept for the retained list; the
+      // device's event is recorded as handled only once the broker has the SOS, so one never
+      // sent is replayed by the next start.
+      record(nil, sequence: number, press: HandledEvents.Press(id: pressID, sequence: number, time: time))
     }
-    event(.sos, "the wearer pressed SOS", id: pressID, sequence: number, time: pressedAt) { [weak self] in
+    publishEvent(sosEvent(id: pressID, sequence: number, time: time)) { [weak self] in
       Task { await self?.record(deviceEvent, sequence: nil) }
     }
+    // After the event, on the same connection: a monitor connected now has the event first.
+    publishRecentSOS()
+  }
+
+  /// The `sos` event of the press `id` (number `sequence`, pressed at `time`).
+  private func sosEvent(id pressID: String?, sequence: Int?, time: String) -> FleetEvent {
+    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: .sos, time: time, message: "the wearer pressed SOS")
+    event.id = pressID
+    event.sequence = sequence
+    return event
   }
 
   /// Text that may quote a contact (a diagnostic, an engine error, a custom reminder's name in
@@ -789,12 +824,14 @@ actor AgentWatch {
   }
 
   /// Publishes an event; `message` is masked already (`masked`).
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, id eventID: String? = nil,
-                     sequence: Int? = nil, time: Date? = nil, acknowledged: (@Sendable () -> Void)? = nil) {
-    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(time ?? now()),
-                           message: message, revision: revision)
-    event.id = eventID
-    event.sequence = sequence
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
+    publishEvent(FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
+                            revision: revision))
+  }
+
+  /// Publishes `event` on the watch's events topic (not retained); `acknowledged` runs once the
+  /// broker has it.
+  private func publishEvent(_ event: FleetEvent, acknowledged: (@Sendable () -> Void)? = nil) {
     outlet.publish(FleetTopics.watch(site: site, watch: id, .events), event.encoded(), retain: false,
                    count: { $0.events += 1 }, acknowledged: acknowledged)
   }

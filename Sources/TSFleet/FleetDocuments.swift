@@ -362,6 +362,53 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public static func decode(_ payload: [UInt8]) -> FleetEvent? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
 }
 
+/// A watch's newest SOS presses, retained by its agent on `tsapply/v1/SITE/WATCH-ID/sos`
+/// (`FleetTopics.Kind.sos`): the presses its `agent-events.json` keeps (`HandledEvents`), those
+/// made within `maxAge`, at most `limit`, oldest first, each the `sos` event the agent published
+/// (same id, sequence and time). Published after each press and at every connection (a broker
+/// restarted without persistence loses its retained messages), so `monitor --fleet` delivers a
+/// press published while it was not connected when it connects (docs/fleet.md "Topics").
+public struct RecentSOS: Codable, Sendable, Equatable {
+  /// The most presses published per watch.
+  public static let limit = 16
+  /// The age (from the press) beyond which a press is neither published nor delivered from here:
+  /// 24 hours.
+  public static let maxAge: TimeInterval = 24 * 3600
+
+  /// The format's version.
+  public var formatVersion = "1"
+  /// The agent.
+  public var agent: String
+  /// The watch's ID.
+  public var watch: String
+  /// The presses, oldest first (`FleetEvent` of kind `sos`, each with its `id`).
+  public var presses: [FleetEvent]
+
+  enum CodingKeys: String, CodingKey {
+    case formatVersion = "format_version", agent, watch, presses
+  }
+
+  /// The list of `agent`'s watch `watch`.
+  public init(agent: String, watch: String, presses: [FleetEvent]) {
+    self.agent = agent
+    self.watch = watch
+    self.presses = presses
+  }
+
+  /// Whether a press made at `time` (ISO 8601) is recent enough at `now` (within `maxAge`; a
+  /// time that cannot be read counts as recent).
+  public static func isRecent(_ time: String, now: Date) -> Bool {
+    guard let date = InternetTime.date(time) else { return true }
+    return now.timeIntervalSince(date) <= maxAge
+  }
+
+  /// The list as canonical JSON.
+  public func encoded() -> [UInt8] { Array(canonicalJSON(self).utf8) }
+
+  /// A list from its JSON; `nil` for anything else.
+  public static func decode(_ payload: [UInt8]) -> RecentSOS? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
+}
+
 /// ISO 8601 UTC with seconds, for the documents.
 func timestamp(_ date: Date) -> String {
   let formatter = ISO8601DateFormatter()

@@ -124,12 +124,25 @@ public enum FleetMonitor {
   /// `SITE/WATCH-ID`; an agent's presence as `agent:ID`, with its watches in `watches`). Each SOS is put in
   /// an outbox under `outboxDirectory` before it is shown, and delivered to `notifiers` until
   /// each succeeds (a restart delivers what is left).
+  ///
+  /// Each SOS is handled once per id: the presses handled are kept per watch in a
+  /// `HandledEvents` record (`WATCH-ID.json` under `eventsDirectory`), and a press is taken from
+  /// the agent's live event or from the watch's retained list of its newest presses
+  /// (`RecentSOS`, sent on connecting and republished by the agent at each of its connections),
+  /// whichever comes first; one first heard from the list (published while this monitor was
+  /// down, restarting, or not yet reconnected to a restarted broker) has `replayed: true`.
   public final class Follower: @unchecked Sendable {
     private let site: String
     private var client: MQTTClient?
     private let emit: @Sendable (MonitorEvent) -> Void
     private let delivery: Delivery?
     private let outbox: Outbox
+    /// Where the presses handled are recorded, one `HandledEvents` per watch ID.
+    private let eventsDirectory: String
+    /// The records read so far, by watch ID.
+    private var handled: [String: HandledEvents] = [:]
+    /// Watch IDs whose record could not be written (said once each).
+    private var unrecorded: Set<String> = []
     private let lock = NSLock()
     private var identities: [String: String] = [:]
     private var online: [String: Bool] = [:]
@@ -150,12 +163,13 @@ public enum FleetMonitor {
     /// shows as `new revision` within this.
     private let recheckInterval: Duration
 
-    /// A follower of `site` through `settings`. Events and the agents' statuses also go to
-    /// `observers`, under the names `names` gives each watch ID (the status page, alerts); each
+    /// A follower of `site` through `settings`, keeping the SOS presses it handled under
+    /// `eventsDirectory` and those not yet delivered under `outboxDirectory`. Events and the
+    /// agents' statuses also go to `observers`, under the names `names` gives each watch ID (the status page, alerts); each
     /// status compared with the revisions `revisions` says a watch's manifests give now (by
     /// member name), at each status and every `recheck`.
     /// - Throws: `MQTTError` when the client cannot be made.
-    public init(site: String, settings: BrokerSettings, outboxDirectory: String, notifiers: [any Notifier],
+    public init(site: String, settings: BrokerSettings, outboxDirectory: String, eventsDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
                 notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
                 names: [String: String] = [:], revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
@@ -167,13 +181,17 @@ public enum FleetMonitor {
       self.names = names
       self.revisions = revisions
       outbox = Outbox(directory: outboxDirectory)
+      self.eventsDirectory = eventsDirectory
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
       }
       let configuration = settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
                                                  cleanSession: true,
-                                                 subscriptions: [FleetTopics.every(.events, site: site), FleetTopics.every(.status, site: site),
-                                                                 FleetTopics.everyAgent(site: site)])
+                                                 // The presses' lists first: Mosquitto sends the retained
+                                                 // messages filter by filter, and drops what is
+                                                 // beyond its queue.
+                                                 subscriptions: [FleetTopics.every(.sos, site: site), FleetTopics.every(.events, site: site),
+                                                                 FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)])
       client = try MQTTClient(address: settings.address, configuration: configuration,
                               onMessage: { [weak self] message in self?.received(message) })
     }
@@ -182,6 +200,7 @@ public enum FleetMonitor {
     /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
     public func start(within timeout: Duration) async throws(MQTTError) {
       try? SecureFile.createDirectory(outbox.directory)
+      try? SecureFile.createDirectory(eventsDirectory)
       if let delivery { for entry in outbox.entries().entries { await delivery.start(entry) } }
       client?.connect()
       try await client?.ready(within: timeout)
@@ -218,6 +237,13 @@ public enum FleetMonitor {
           reporting.async { [self] in report(id, status, always: true) }
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
+        } else if kind == .sos, let list = RecentSOS.decode(message.payload), list.watch == id {
+          // What the live events already brought is handled; the rest was published while this
+          // monitor was not there to hear it.
+          let now = Date()
+          for press in list.presses where press.kind == .sos && press.id != nil && RecentSOS.isRecent(press.time, now: now) {
+            forward(press, watchID: id, replayed: true)
+          }
         }
       } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
         lock.lock()
@@ -282,7 +308,39 @@ public enum FleetMonitor {
       for (id, status) in lock.withLock({ statuses }) { report(id, status, always: false) }
     }
 
-    private func forward(_ event: FleetEvent, watchID: String) {
+    /// The record of the SOS presses handled on watch `id`, read the first time it is needed;
+    /// `nil` for an ID that cannot name a file (`FleetTopics.problem(with:)`).
+    private func record(of id: String) -> HandledEvents? {
+      guard FleetTopics.problem(with: id) == nil, !id.hasPrefix(".") else { return nil }
+      if let known = lock.withLock({ handled[id] }) { return known }
+      let record = HandledEvents(path: eventsDirectory + "/" + id + ".json", watch: "\(site)/\(id)")
+      if let problem = record.problem {
+        emit(MonitorEvent(time: Date(), watch: name(of: id), kind: .error,
+                          message: "cannot use \(record.path): \(problem); SOS presses this monitor delivered before may be delivered again, and the file is replaced",
+                          fields: ["reason": .string("handled_events"), "file": .string(record.path), "watch_id": .string(id)]))
+      }
+      return lock.withLock { () -> HandledEvents in
+        if let known = handled[id] { return known }
+        handled[id] = record
+        return record
+      }
+    }
+
+    /// Records that the SOS press `press` of watch `id` was handled; a failure to write is
+    /// reported once per watch.
+    private func recordPress(_ press: HandledEvents.Press, in record: HandledEvents, watchID id: String) {
+      do { try record.handled(nil, press: press) } catch {
+        guard lock.withLock({ unrecorded.insert(id).inserted }) else { return }
+        emit(MonitorEvent(time: Date(), watch: name(of: id), kind: .error,
+                          message: "cannot record the SOS presses handled (\(error)); a restarted monitor may deliver them again",
+                          fields: ["reason": .string("handled_events"), "file": .string(record.path), "watch_id": .string(id)]))
+      }
+    }
+
+    /// Shows an agent's event as the monitor's; an SOS goes in the outbox first and is
+    /// recorded as handled, once per id: `replayed` when it comes from the watch's retained
+    /// list (`RecentSOS`), not from the live event.
+    private func forward(_ event: FleetEvent, watchID: String, replayed: Bool = false) {
       let identity = lock.withLock { identities[watchID] }
       let watch = name(of: watchID)
       let kind: MonitorEvent.Kind = switch event.kind {
@@ -307,16 +365,31 @@ public enum FleetMonitor {
       if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {
         fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
       }
-      // An SOS keeps the agent's id for the press, so one replayed by a restarted agent is
-      // recognised (and delivered once) and receivers can deduplicate by it.
-      let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil },
-                               message: event.message, fields: fields)
+      var message = event.message
+      if kind == .sos, replayed {
+        fields["replayed"] = .bool(true)
+        message += " (replayed: published while this monitor was not connected)"
+      }
+      // An SOS keeps the agent's id for the press, so one replayed by a restarted agent or
+      // heard again from the retained list is recognised (and delivered once) and receivers
+      // can deduplicate by it.
+      let pressID = event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil }
+      let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
+      let kept = kind == .sos && pressID != nil ? record(of: watchID) : nil
+      if let kept, kept.hasHandled(press: shown.id) { return }
+      let press = HandledEvents.Press(id: shown.id, sequence: event.sequence ?? 0, time: event.time)
       if kind == .sos, let delivery {
-        guard outbox.entry(shown.id) == nil else { return }
+        // Already in the outbox (a crash came before it was recorded): delivered from there.
+        if outbox.entry(shown.id) != nil {
+          if let kept { recordPress(press, in: kept, watchID: watchID) }
+          return
+        }
         let entry = Outbox.Entry(id: shown.id, body: shown.jsonLine)
         try? outbox.put(entry)
         Task { await delivery.start(entry) }
       }
+      // In the outbox before it is recorded: a crash between the two delivers it from there.
+      if let kept { recordPress(press, in: kept, watchID: watchID) }
       emit(shown)
       if let name = names[watchID] { for observer in observers { observer.record(shown, for: [name]) } }
     }

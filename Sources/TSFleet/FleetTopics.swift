@@ -6,6 +6,7 @@
 /// | `tsapply/v1/SITE/WATCH-ID/status` | the agent | yes | 1 | `WatchStatus` |
 /// | `tsapply/v1/SITE/WATCH-ID/events` | the agent | no | 1 | `FleetEvent` |
 /// | `tsapply/v1/SITE/WATCH-ID/state` | the agent | yes | 1 | `ReportedState` (personal data: contacts) |
+/// | `tsapply/v1/SITE/WATCH-ID/sos` | the agent | yes | 1 | `RecentSOS`: the watch's newest presses |
 /// | `tsapply/v1/SITE/agent/AGENT-ID/state` | the agent (its will when it goes) | yes | 1 | `AgentState` |
 ///
 /// A watch's topics have five levels and an agent's six, so no name can make one the other.
@@ -24,6 +25,9 @@ public enum FleetTopics {
     /// The watch's state as its agent last read it (`ReportedState`): contacts included, so
     /// the broker's ACL gives it the access of desired documents (docs/fleet.md "Security").
     case state
+    /// The watch's newest SOS presses (`RecentSOS`), retained and published again at every
+    /// connection, so a monitor that was not connected when a press was published gets it.
+    case sos
   }
 
   /// `tsapply/v1/SITE/WATCH-ID/KIND`.

@@ -13,7 +13,14 @@ import TSDevice
 /// is `sos-EPOCH-SEQUENCE` (`sos-3f9c0d1e2a4b5c6d-0000000007`): EPOCH is random per file, so ids
 /// are never reused even if the file is lost, and an SOS replayed after a crash that came before
 /// its number was recorded gets the same number and id again (the outbox and receivers drop it
-/// as a duplicate). Thread-safe.
+/// as a duplicate).
+///
+/// It also keeps the newest SOS presses handled (`recentSOS`, at most `keptPresses`): an agent
+/// (`agent-events.json`) republishes those it numbered, retained, for a monitor that was not
+/// connected when the press was published (docs/fleet.md "Topics"); `monitor --fleet` over MQTT
+/// keeps one record per agent's watch (`WATCH-ID.json` under the fleet's `monitor-events/`)
+/// holding the presses it handled, so a press heard again (live and republished, or after a
+/// restart) is delivered once. Thread-safe.
 public final class HandledEvents: @unchecked Sendable {
   /// The file's contents.
   public struct State: Codable, Hashable, Sendable {
@@ -29,7 +36,33 @@ public final class HandledEvents: @unchecked Sendable {
     public var lastEventID: DeviceEventID?
     /// The number of the last SOS numbered (0: none yet).
     public var sequence: Int
+    /// The newest SOS presses handled, oldest first, at most `keptPresses`; `nil` in files
+    /// written before they were kept.
+    public var recentSOS: [Press]?
   }
+
+  /// One SOS press handled: its id (`sos-EPOCH-SEQUENCE`), its number on the watch, and when
+  /// it was pressed (ISO 8601, as the event gives it).
+  public struct Press: Codable, Hashable, Sendable {
+    /// The press's id.
+    public var id: String
+    /// Its number on the watch (1, 2, …).
+    public var sequence: Int
+    /// When it was pressed.
+    public var time: String
+
+    /// A press from its parts.
+    public init(id: String, sequence: Int, time: String) {
+      self.id = id
+      self.sequence = sequence
+      self.time = time
+    }
+  }
+
+  /// How many presses a record keeps (`recentSOS`): more than an agent republishes
+  /// (`RecentSOS.limit` in Sources/TSFleet/FleetDocuments.swift), so a monitor still knows every
+  /// press it handled that an agent republishes.
+  public static let keptPresses = 32
 
   /// The `format` of the file.
   public static let formatName = "tsapply-monitor-events"
@@ -50,7 +83,8 @@ public final class HandledEvents: @unchecked Sendable {
   public init(path: String, watch: String) {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
-                      epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0)
+                      epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
+                      recentSOS: nil)
     switch Self.read(path) {
     case .missing:
       state = fresh
@@ -78,6 +112,12 @@ public final class HandledEvents: @unchecked Sendable {
   /// Everything recorded.
   public var current: State { lock.withLock { state } }
 
+  /// The newest SOS presses handled, oldest first (`State.recentSOS`).
+  public var recentPresses: [Press] { lock.withLock { state.recentSOS ?? [] } }
+
+  /// Whether the SOS press `id` is among the newest handled (`recentPresses`).
+  public func hasHandled(press id: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.id == id } ?? false } }
+
   /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`).
   public func nextSOS() -> (sequence: Int, id: String) {
     lock.withLock {
@@ -87,13 +127,17 @@ public final class HandledEvents: @unchecked Sendable {
   }
 
   /// Records that the event `id` (when the device numbers its events) was handled and, for an
-  /// SOS, that `sequence` was used; on disk before it returns.
+  /// SOS, that `sequence` was used and `press` handled (kept in `recentSOS`, the oldest dropped
+  /// beyond `keptPresses`); on disk before it returns.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
-  public func handled(_ id: DeviceEventID?, sequence: Int? = nil) throws(SecureFileError) {
+  public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil) throws(SecureFileError) {
     let bytes = lock.withLock { () -> [UInt8]? in
       let before = state
       if let id { state.lastEventID = id }
       if let sequence { state.sequence = max(state.sequence, sequence) }
+      if let press, state.recentSOS?.contains(where: { $0.id == press.id }) != true {
+        state.recentSOS = Array(((state.recentSOS ?? []) + [press]).suffix(Self.keptPresses))
+      }
       return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
     guard let bytes else { return }

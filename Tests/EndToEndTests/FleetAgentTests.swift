@@ -345,19 +345,23 @@ import TSTestSupport
     // The agent may write its watch's state, and the controller read it (the ACL's state topic).
     let planned = try Self.waitForPlan("as agent ward-a-station read it at", in: dir, environment: controller)
     #expect(planned.stdout.contains("as agent ward-a-station read it at"), "\(planned.stdout)\(planned.stderr)")
-    // A monitor gets the statuses, never the watches' states (they hold contacts).
+    // A monitor gets the statuses and the agent's list of SOS presses (the ACL's sos topic:
+    // agent writes, monitor reads), never the watches' states (they hold contacts).
+    _ = try MonitorCommandTests.simulate(["sos"], in: dir, device: "sim:watches/room-12.json")
     let received = Collector<String>()
     let monitor = try MQTTClient(address: MQTTAddress(parsing: url),
-                                 configuration: .init(clientID: "monitor-test", subscriptions: ["tsapply/v1/ward-a/+/status", "tsapply/v1/ward-a/+/state"],
+                                 configuration: .init(clientID: "monitor-test",
+                                                      subscriptions: ["tsapply/v1/ward-a/+/status", "tsapply/v1/ward-a/+/state", "tsapply/v1/ward-a/+/sos"],
                                                       username: "tsapply-monitor", password: "m-secret", tls: .init(caFile: ca)),
                                  onMessage: { received.append($0.topic) })
     // Not `await monitor.ready`: an await needs the concurrency pool, which the end-to-end
     // tests' blocking process runs can hold; the retained status arriving says it is connected
     // and subscribed (messages come on the client's own thread).
     monitor.connect()
-    for _ in 0..<3000 where !received.values.contains("tsapply/v1/ward-a/room-12/status") { usleep(20_000) }
+    let expected = ["tsapply/v1/ward-a/room-12/sos", "tsapply/v1/ward-a/room-12/status"]
+    for _ in 0..<3000 where !Set(expected).isSubset(of: received.values) { usleep(20_000) }
     usleep(300_000)
-    #expect(received.values == ["tsapply/v1/ward-a/room-12/status"], "\(received.values)")
+    #expect(Set(received.values) == Set(expected) && !received.values.contains { $0.hasSuffix("/state") }, "\(received.values)")
     Task.detached { await monitor.close() }
     intruder.send(SIGTERM)
     station.send(SIGTERM)

@@ -40,9 +40,10 @@ import TSMQTT
 
   /// A fleet's folder, a Mosquitto on 127.0.0.1 (the caller stops it), in-memory watches and an
   /// engine over them with its records in the folder.
-  static func site() throws -> (FleetSpace, MosquittoBroker, MemoryScheme, Engine) {
+  static func site(configuration: (Int, String) -> String = MosquittoBroker.openConfiguration) throws
+    -> (FleetSpace, MosquittoBroker, MemoryScheme, Engine) {
     let space = try FleetSpace()
-    let broker = try MosquittoBroker.start(in: space.directory)
+    let broker = try MosquittoBroker.start(in: space.directory, configuration: configuration)
     let scheme = MemoryScheme()
     let engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:x"),
                         environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
@@ -70,7 +71,7 @@ import TSMQTT
     let settings = BrokerSettings(address: broker.address)
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
     let manifests = Locked<[String]?>(["aaaa", "aaab"])
-    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
                                              notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { _ in }, notice: { _ in }, observers: [board], names: ["room-1": "r1"],
                                              revisions: { _ in
@@ -135,7 +136,7 @@ import TSMQTT
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
     let events = Inbox<MonitorEvent>()
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
-                                             outboxDirectory: space.directory + "/outbox", notifiers: [],
+                                             outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events", notifiers: [],
                                              delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in }, observers: [board], names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
@@ -182,7 +183,7 @@ import TSMQTT
     await alerts.start()
     alerts.record(MonitorEvent(time: Date(), watch: "agent:station", kind: .offline, message: "agent station is offline",
                                fields: ["agent": .string("station"), "watches": .array([.string("r1")])]), for: ["r1"])
-    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
                                              notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in }, observers: [alerts], names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
@@ -200,7 +201,7 @@ import TSMQTT
     let settings = BrokerSettings(address: broker.address)
     let events = Inbox<MonitorEvent>()
     let recorder = Recorder()
-    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox",
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: settings, outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
                                              notifiers: [recorder], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in }, names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
@@ -224,5 +225,107 @@ import TSMQTT
     #expect(offline?.watch == "agent:station")
     #expect(offline?.fields["watches"] == .array([.string("r1")]))
     await follower.stop(grace: .seconds(1))
+  }
+
+  /// A follower of site `ward-a` on `broker`, started, keeping its outbox and the presses it
+  /// handled in `space`, delivering to `recorder`, its events in `events`.
+  static func follower(_ space: FleetSpace, _ broker: MosquittoBroker, _ recorder: Recorder,
+                       _ events: Inbox<MonitorEvent>) async throws -> FleetMonitor.Follower {
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
+                                             outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
+                                             notifiers: [recorder], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { _ in }, names: ["room-1": "r1"])
+    try await follower.start(within: .seconds(120))
+    return follower
+  }
+
+  /// The agent `station` serving `memory:room-1` on `broker`, started and connected.
+  static func station(_ engine: Engine, _ broker: MosquittoBroker) async throws -> FleetAgent {
+    let agent = try FleetAgent(configuration: .init(broker: BrokerSettings(address: broker.address), site: "ward-a", agentID: "station",
+                                                    driftInterval: .zero),
+                               watches: [("room-1", try await engine.open("memory:room-1"))])
+    await agent.start()
+    try await agent.ready(within: .seconds(120))
+    return agent
+  }
+
+  /// An SOS pressed while no monitor follows the site (stopped, restarting) is delivered when
+  /// it starts again, once, `replayed`, with the broker's default settings; the press it heard
+  /// live before is not delivered again, and a later start delivers neither.
+  @Test func anSOSPressedWhileTheMonitorWasDownIsDeliveredOnceWhenItStartsAgain() async throws {
+    let (space, broker, scheme, engine) = try Self.site(configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    // Another subscriber of the events: proof that the broker had each press.
+    let published = Inbox<String>()
+    let listener = try MQTTClient(address: broker.address,
+                                  configuration: .init(clientID: "listener", subscriptions: [FleetTopics.every(.events, site: "ward-a")]),
+                                  onMessage: { published.add(FleetEvent.decode($0.payload)?.id ?? "") })
+    listener.connect()
+    try await listener.ready(within: .seconds(120))
+    let agent = try await Self.station(engine, broker)
+    let recorder = Recorder()
+    let first = Inbox<MonitorEvent>()
+    let monitor = try await Self.follower(space, broker, recorder, first)
+    try scheme.device("room-1").simulateSOSPress()
+    let live = try #require(await first.wait(for: 2).first { $0.kind == .sos })
+    #expect(live.fields["replayed"] == nil)
+    await monitor.stop(grace: .seconds(1))
+    // Pressed while no monitor runs: the agent publishes it to nobody that delivers it.
+    try scheme.device("room-1").simulateSOSPress()
+    let ids = await published.wait(for: 2)
+    #expect(ids.count == 2 && ids[0] == live.id, "\(ids)")
+    let missed = ids.last ?? ""
+    let second = Inbox<MonitorEvent>()
+    let again = try await Self.follower(space, broker, recorder, second)
+    // The retained list comes before the agent's presence (the monitor subscribes to it first).
+    let seen = await second.wait(for: 2)
+    let presses = seen.filter { $0.kind == .sos }
+    #expect(presses.map(\.id) == [missed], "\(seen.map(\.jsonLine))")
+    #expect(presses.first?.fields["replayed"] == .bool(true))
+    #expect(presses.first?.watch == "r1")
+    #expect(seen.last?.kind == .online, "\(seen.map(\.jsonLine))")
+    let bodies = await recorder.delivered.wait(for: 2)
+    #expect(bodies.count == 2 && bodies.last?.contains(missed) == true && bodies.last?.contains("\"replayed\":true") == true, "\(bodies)")
+    await again.stop(grace: .seconds(1))
+    // A third start delivers neither again.
+    let third = Inbox<MonitorEvent>()
+    let last = try await Self.follower(space, broker, recorder, third)
+    let after = await third.wait(for: 1)
+    #expect(after.map(\.kind) == [.online], "\(after.map(\.jsonLine))")
+    await last.stop(grace: .seconds(1))
+    #expect(third.items.filter { $0.kind == .sos }.isEmpty && recorder.delivered.items.count == 2)
+    await agent.abandon()
+    await listener.close()
+  }
+
+  /// A broker restarted with its default settings (no persistence: its retained messages are
+  /// lost) while the monitor and the agent run, an SOS pressed during the outage: the agent
+  /// publishes it when it reconnects, before or after the monitor does; either way the monitor
+  /// delivers it once (live, or from the list the agent published again).
+  @Test func anSOSPressedWhileTheBrokerRestartsIsDeliveredOnce() async throws {
+    let (space, started, scheme, engine) = try Self.site(configuration: MosquittoBroker.defaultConfiguration)
+    var broker = started
+    defer { broker.stop() }
+    let agent = try await Self.station(engine, broker)
+    let recorder = Recorder()
+    let events = Inbox<MonitorEvent>()
+    let monitor = try await Self.follower(space, broker, recorder, events)
+    _ = await events.wait(for: 1)
+    // Before the outage one press; during it another.
+    try scheme.device("room-1").simulateSOSPress()
+    _ = await recorder.delivered.wait(for: 1)
+    broker.stop()
+    try scheme.device("room-1").simulateSOSPress()
+    broker = try broker.restart()
+    let bodies = await recorder.delivered.wait(for: 2)
+    #expect(bodies.count == 2, "\(events.items.map(\.jsonLine))")
+    // Whatever comes later (the list published again at each connection) delivers nothing more.
+    try await agent.ready(within: .seconds(120))
+    try await Task.sleep(for: .seconds(1))
+    let ids = events.items.filter { $0.kind == .sos }.map(\.id)
+    #expect(ids.count == 2 && Set(ids).count == 2, "\(ids)")
+    #expect(recorder.delivered.items.count == 2)
+    await monitor.stop(grace: .seconds(1))
+    await agent.abandon()
   }
 }

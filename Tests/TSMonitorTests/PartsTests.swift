@@ -294,6 +294,28 @@ func mode(_ path: String) throws -> Int {
     #expect(FileManager.default.fileExists(atPath: freshPath), "a fresh record is written at its first resume point")
   }
 
+  /// The newest presses handled are kept across restarts, each once, oldest dropped beyond
+  /// `keptPresses`; a record written before they were kept reads as holding none.
+  @Test func theNewestSOSPressesHandledAreKeptBoundedAndOnce() throws {
+    let path = try temporaryDirectory() + "/agent-events.json"
+    let record = HandledEvents(path: path, watch: "sim:/w.json")
+    let presses = (1...(HandledEvents.keptPresses + 3)).map {
+      HandledEvents.Press(id: "sos-ab-" + String(format: "%010d", $0), sequence: $0, time: "2026-12-05T06:00:\(String(format: "%02d", $0 % 60))Z")
+    }
+    for press in presses { try record.handled(nil, sequence: press.sequence, press: press) }
+    try record.handled(nil, press: presses.last!)
+    let restarted = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(restarted.recentPresses == Array(presses.suffix(HandledEvents.keptPresses)))
+    #expect(restarted.hasHandled(press: presses.last!.id) && !restarted.hasHandled(press: presses[0].id))
+    #expect(restarted.current.sequence == presses.count)
+
+    let older = try temporaryDirectory() + "/monitor-events.json"
+    try #"{"epoch":"ab","format":"tsapply-monitor-events","lastEventID":"7","sequence":3,"version":1,"watch":"sim:/w.json"}"#
+      .write(toFile: older, atomically: true, encoding: .utf8)
+    let before = HandledEvents(path: older, watch: "sim:/w.json")
+    #expect(before.problem == nil && before.recentPresses.isEmpty && before.lastEventID == DeviceEventID("7"))
+  }
+
   @Test(arguments: [
     ("not json", "it does not hold the events a monitor handled"),
     (String(repeating: " ", count: 70_000), "it is larger than 64 KiB"),

@@ -22,6 +22,7 @@ user $agent
 topic read tsapply/v1/$site/+/desired
 topic write tsapply/v1/$site/+/status
 topic write tsapply/v1/$site/+/events
+topic write tsapply/v1/$site/+/sos
 topic write tsapply/v1/$site/+/state
 topic readwrite tsapply/v1/$site/agent/$agent/state
 ACL
