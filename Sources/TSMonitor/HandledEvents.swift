@@ -128,9 +128,11 @@ public final class HandledEvents: @unchecked Sendable {
 
   /// Records that the event `id` (when the device numbers its events) was handled and, for an
   /// SOS, that `sequence` was used and `press` handled (kept in `recentSOS`, the oldest dropped
-  /// beyond `keptPresses`); on disk before it returns.
+  /// beyond `keptPresses`); on disk before it returns. `durable`: fsynced, so it outlives a power
+  /// cut; a listener's resume point at start (nothing handled yet) is not — it outlives the
+  /// process either way, and a thousand watches' first start would cost a thousand fsyncs.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
-  public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil) throws(SecureFileError) {
+  public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil, durable: Bool = true) throws(SecureFileError) {
     let bytes = lock.withLock { () -> [UInt8]? in
       let before = state
       if let id { state.lastEventID = id }
@@ -141,7 +143,7 @@ public final class HandledEvents: @unchecked Sendable {
       return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
     guard let bytes else { return }
-    try SecureFile.write(bytes, to: path)
+    try SecureFile.write(bytes, to: path, durable: durable)
     lock.withLock { onDisk = true }
   }
 

@@ -328,7 +328,7 @@ public final class Monitor: @unchecked Sendable {
       guard let self, self.isCurrent(generation) else { return }
       switch report {
       case .resumePoint(let id):
-        self.eventLock.withLock { self.recordHandled(id, sequence: nil) }
+        self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
       case .event(let event) where event.kind == .sosRequested:
         self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt)
       case .event(let event):
@@ -344,10 +344,10 @@ public final class Monitor: @unchecked Sendable {
 
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
   /// failure to write is reported once.
-  private func recordHandled(_ id: DeviceEventID?, sequence: Int?) {
+  private func recordHandled(_ id: DeviceEventID?, sequence: Int?, durable: Bool = true) {
     guard let session = locked({ self.session }), id != nil || sequence != nil else { return }
     do {
-      try session.handled.handled(id, sequence: sequence)
+      try session.handled.handled(id, sequence: sequence, durable: durable)
     } catch {
       guard locked({ () -> Bool in defer { handledWriteFailed = true }; return !handledWriteFailed }) else { return }
       emit(.error, watch: session.identity,
