@@ -191,8 +191,9 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     case failed
     /// Handling it failed for a reason that can pass (the watch out of reach or busy, locked by
     /// another tsapply, a lost answer, an interrupted apply: `EngineError.isTransient`); the
-    /// agent tries again at `next_retry` (attempt `attempt`). Not a final result: a waiting
-    /// publisher keeps waiting.
+    /// agent tries again at `next_retry` (attempt `attempt`; none when the agent was stopping:
+    /// it tries again when it starts). Not a final result: a waiting publisher keeps waiting
+    /// while the agent is online; with the agent offline the watch is pending.
     case retrying
   }
 

@@ -14,6 +14,8 @@ public struct FleetStatusRow: Sendable {
   /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `applying`, `retrying`,
   /// `refused`, `invalid`, `failed`, `unreachable`, `no status`, `offline`, `no desired
   /// document` (over MQTT: the broker lost the desired document the agent holds the watch to).
+  /// Over MQTT a watch whose agent is offline is never `retrying` (nobody is trying): `pending`,
+  /// with what of the revision it holds (`WatchStatus.reachedText`) when known.
   public var state: String
   /// When tsapply (or its agent) last applied to it, ISO 8601.
   public var lastApplied: String?
