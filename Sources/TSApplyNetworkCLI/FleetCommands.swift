@@ -105,8 +105,9 @@ extension FleetSession {
       }
     }
     let gone = saved.watches.filter { part in !loaded.members.contains { $0.name == part.name } }.map { part in
-      FleetWatchReport(name: part.name, device: part.device, verdict: .failed("no longer in \(fleetFile); nothing was written"),
-                       elapsed: .zero, section: "Error: \(part.name) is no longer in \(fleetFile); nothing was written.\n")
+      FleetWatchReport(name: part.name, device: part.device, verdict: .refused("no longer in \(fleetFile); nothing was written"),
+                       elapsed: .zero, details: ["refused_by": .string("saved_plan_check")],
+                       section: "Error: \(part.name) is no longer in \(fleetFile); nothing was written.\n")
     }
     let session = self
     let applied = await with(members: selected).run(verb: "applying", { member, document, watch throws(EngineError) in

@@ -258,11 +258,19 @@ struct FleetSession: Sendable {
   /// or what they hold is not known (`unknown`); `operation` (`apply`, `restore`) is the verb of
   /// the advice to a refused one: `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches refused: room-12 (its plan is unsafe, …)`, `1 of 3 watches still
-  /// retrying when the wait ended: room-12 (…)`.
+  /// retrying when the wait ended: room-12 (…)`, or, over MQTT, have `noDesired` document on the
+  /// broker (it lost them: not a failure of the watches) `30 of 30 watches with no desired
+  /// document on the broker: … (publish the manifests again …)`.
   static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
-                     of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
+                     noDesired: [String] = [], of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
+    if !noDesired.isEmpty {
+      parts.append((parts.isEmpty ? "" : "\(noDesired.count) ") + "with no desired document on the broker: " + noDesired.joined(separator: ", ")
+        + " (the broker lost them: restarted without persistence, or the topics were cleared; their agents still hold the watches to the "
+        + "revisions they last applied. Publish the manifests again with 'tsapply apply --fleet', and give the broker persistence: "
+        + "docs/fleet.md \"Sizing the broker\")")
+    }
     if !refused.isEmpty {
       let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
@@ -284,7 +292,7 @@ struct FleetSession: Sendable {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
         + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
     }
-    let first = [names, refused, stale, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
+    let first = [names, noDesired, refused, stale, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

@@ -74,8 +74,12 @@ struct StatusCommand: Command {
                                 + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))
     // Both, when both: failed watches and what was still going on when --wait ended.
     var problems: [String] = []
+    // A broker that lost the desired documents is not the watches failing: said as such.
     let failed = rows.filter(\.isFailure)
-    if !failed.isEmpty { problems.append(FleetSession.failed(failed.map(\.name), of: rows.count).message) }
+    let lost = failed.filter { $0.state == FleetStatusRow.noDesiredDocument }.map(\.name)
+    if !failed.isEmpty {
+      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) }, noDesired: lost, of: rows.count).message)
+    }
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
     }

@@ -95,6 +95,14 @@ public enum Reconcile {
     }
   }
 
+  /// Of `plan`'s changes, those on the watch after its apply failed with `error` (what the
+  /// watch's history records as `reached`: `Watch.reached`); zero when the failure came before
+  /// any write could be made (no backup was taken: nothing was written).
+  public static func reached(_ plan: Plan, failure error: EngineError) -> PlanCounts {
+    guard case .apply(let failure) = error, failure.backupPath != nil else { return .zero }
+    return Watch.reached(plan, failure: failure).counts
+  }
+
   /// The unsafe findings of the manifest's own change: `document` planned against what the last
   /// apply left (none without a record), with that change's counts — not the refused plan's,
   /// which also undo what changed on the watch since — and only of the kinds in `findings`.

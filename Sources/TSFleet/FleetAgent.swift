@@ -364,10 +364,15 @@ actor AgentWatch {
   /// `DesiredDocument.contentRevision` of the document last handled (kept across restarts in
   /// the status's `content_revision`).
   private var handledContent: String?
-  /// What an earlier attempt at the current revision was writing when it failed (its plan's
-  /// counts), so a retry that finds the watch already matching reports the revision applied:
-  /// the change is on the watch because of that attempt (a lost answer, a write that landed).
-  private var writtenByEarlierAttempt: PlanCounts?
+  /// What the earlier attempts at the current revision that got past their backup did (so may
+  /// have written): `reached`, the changes they got onto the watch, over every attempt (`nil`
+  /// when not known: a killed apply's `started` entry), and `planned`, the revision's changes as
+  /// they planned them. The attempt that succeeds reports the whole revision's changes — what
+  /// the earlier ones reached and what it changed itself — and one that finds the watch already
+  /// matching reports the revision applied, by them (a lost answer, a write that landed).
+  /// Seeded on a start from the kept status (`WatchStatus.reached`) or the history
+  /// (`interruptedAttempt`); cleared by a new revision.
+  private var earlier: (reached: PlanCounts?, planned: PlanCounts)?
   /// Whether this start has looked for an apply of this agent's that its killed process left
   /// unfinished (`interruptedAttempt`).
   private var lookedForInterruption = false
@@ -392,6 +397,7 @@ actor AgentWatch {
       seed.agent = outlet.configuration.agentID
       status = seed
       handledContent = kept.contentRevision
+      if let planned = kept.planned, kept.result == .retrying || kept.result == .failed { earlier = (kept.reached, planned) }
       self.kept = Self.appliedDocument(watch: watch, id: id, site: outlet.configuration.site, status: kept)
     }
   }
@@ -561,7 +567,7 @@ actor AgentWatch {
       if let status, handledBefore, !status.wantsAnotherApply { return }
       if status?.revision != desired.revision {
         attempts = 0
-        writtenByEarlierAttempt = nil
+        earlier = nil
       }
       handledContent = content
       document = desired
@@ -581,7 +587,7 @@ actor AgentWatch {
     outlet.count { $0.applies += 1 }
     if !lookedForInterruption {
       lookedForInterruption = true
-      if writtenByEarlierAttempt == nil { writtenByEarlierAttempt = interruptedAttempt(command: options.command) }
+      if earlier == nil { earlier = interruptedAttempt(command: options.command) }
     }
     let document = ManifestDocument(manifest: desired.manifest, bytes: payload, path: nil)
     let outcome = await Reconcile.apply(document, to: watch, allowDestroy: desired.allowDestroy, options: options)
@@ -589,13 +595,18 @@ actor AgentWatch {
     let result: WatchStatus.Result
     var message = outcome.error?.description ?? ""
     func succeeded(_ plan: Plan) {
-      // Matching now because an earlier attempt's writes landed (its answer was lost): applied.
-      let earlier = plan.isEmpty ? writtenByEarlierAttempt : nil
-      writtenByEarlierAttempt = nil
-      let counts = earlier ?? plan.counts
-      let applied: WatchStatus.Result = plan.isEmpty && earlier == nil ? .noChanges : .applied
+      // The whole revision's changes: what earlier attempts got onto the watch and what this
+      // one changed. Matching now because an earlier attempt's writes landed (its answer was
+      // lost): applied by it, with what it reached, or (not known) what it was writing.
+      let before = self.earlier
+      self.earlier = nil
+      let counts = before.map { before in
+        plan.isEmpty ? (before.reached.flatMap { $0.total > 0 ? $0 : nil } ?? before.planned) : (before.reached ?? .zero) + plan.counts
+      } ?? plan.counts
+      let applied: WatchStatus.Result = plan.isEmpty && before == nil ? .noChanges : .applied
+      let byEarlier = before == nil ? "" : plan.isEmpty ? " by an earlier attempt, confirmed now" : " (with what earlier attempts wrote)"
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
-                 + (earlier == nil ? "" : " by an earlier attempt, confirmed now"))
+                 + byEarlier)
       keep(desired)
       finish(revision: desired.revision, publication: desired.publication, result: applied, changes: counts, applied: true, content: content)
     }
@@ -619,21 +630,31 @@ actor AgentWatch {
     case .failed: result = .failed
     }
     let retry = result == .retrying
-    // An attempt that got as far as its backup may have written: remember what it was writing.
-    if retry, outcome.error?.backupPath != nil, writtenByEarlierAttempt == nil, let plan = planned.value, !plan.isEmpty {
-      writtenByEarlierAttempt = plan.counts
+    // An attempt that got as far as its backup may have written: what it got onto the watch
+    // adds to what earlier attempts did, and the revision's changes are those plus what it had
+    // left to do.
+    if retry || result == .failed, let error = outcome.error, error.backupPath != nil, let plan = planned.value, !plan.isEmpty {
+      let prior = earlier?.reached ?? .zero
+      earlier = (prior + Reconcile.reached(plan, failure: error), prior + plan.counts)
     }
+    let progress = retry || result == .failed
+      ? earlier.flatMap { earlier in earlier.reached.map { (reached: $0, planned: earlier.planned) } } : nil
     let shown = masked(message, sparing: outcome.error?.backupPath)
-    let delay = retry ? nextRetryDelay() : nil
+    // Stopping, the agent does not try again until it starts again: no time is promised.
+    let delay = retry && !outlet.isStopping ? nextRetryDelay() : nil
+    if retry, delay == nil { attempts += 1 }
     let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
-    outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)"
-               + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" } ?? ""))
+    let reachedText = progress.map { "; \($0.reached.total) of \($0.planned.total) applied" } ?? ""
+    outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)\(reachedText)"
+               + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" }
+                  ?? (retry ? "; the agent is stopping: it tries again when it starts" : "")))
     finish(revision: desired.revision, publication: desired.publication, result: result, message: shown,
-           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp))
+           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp), reached: progress)
     if let delay { scheduleRetry(sequence, after: delay) }
   }
 
-  /// What this agent's last apply to the watch was writing when its process was killed: the
+  /// What this agent's last apply to the watch was writing when its process was killed (and,
+  /// when that apply ended, what of it reached the watch; `nil` for one that never ended): the
   /// watch's history ends with the `started` entry that apply wrote (made by `command`) before
   /// its first write, and nothing after it. Its writes may have landed, so a first apply after
   /// the restart that finds the watch already matching reports the revision applied with that
@@ -643,14 +664,15 @@ actor AgentWatch {
   /// kept its status: the history ends with that apply's entry, and the record says tsapply last
   /// wrote to the watch after the time the kept status knows (to the second, as statuses give
   /// it); its counts are what reached the watch.
-  private func interruptedAttempt(command: String) -> PlanCounts? {
+  private func interruptedAttempt(command: String) -> (reached: PlanCounts?, planned: PlanCounts)? {
     guard let last = (try? watch.history.read())?.entries.last, last.command == command else { return nil }
-    if last.result == HistoryEntry.started { return PlanCounts(add: last.add, change: last.change, destroy: last.destroy) }
+    let planned = PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
+    if last.result == HistoryEntry.started { return (nil, planned) }
     guard last.wrote, let written = watch.lastWrite()?.date else { return nil }
     if let known = status?.lastApplied.flatMap(InternetTime.date), written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
       return nil
     }
-    return last.reached ?? PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
+    return (last.reached ?? planned, planned)
   }
 
   /// Publishes the status after handling `revision` of `publication` (echoed, so its publisher
@@ -658,7 +680,7 @@ actor AgentWatch {
   /// masked already (`masked`).
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
-                      nextRetry: String? = nil) {
+                      nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -669,6 +691,8 @@ actor AgentWatch {
     next.changes = changes
     next.attempt = attempt
     next.nextRetry = nextRetry
+    next.reached = reached?.reached
+    next.planned = reached?.planned
     next.contentRevision = content
     if applied {
       next.unreachable = nil

@@ -254,6 +254,7 @@ public enum FleetPublication {
         if let (status, received) = statuses[id], let outcome = answer(status, received: received, to: document, publishedAt: publishedAt) {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
+          rows[index]?.reached = status.reachedText
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
@@ -265,9 +266,12 @@ public enum FleetPublication {
                                          verdict: .pending("no agent has announced the watch \(id)\(graceText); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
+          let status = statuses[id]?.status
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: unfinished(statuses[id]?.status, agent: view.agent(serving: id), document: document, wait: wait),
-                                         elapsed: now - start, details: details.merging(statuses[id].map { ["status": json($0.status)] } ?? [:]) { a, _ in a })
+                                         verdict: unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
+                                         elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
+          // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
+          if let status, status.answers(document.revision, publication: document.publication) { rows[index]?.reached = status.reachedText }
         } else {
           waiting.append(member.name)
         }
@@ -309,15 +313,22 @@ public enum FleetPublication {
 
   /// The verdict of a watch whose agent had not answered `document` when the wait of `wait`
   /// ended: `retrying` when its status says the agent is retrying it, else pending.
+  /// An agent offline then is not trying: the watch is pending (it may hold part of the
+  /// revision, when the agent had begun), whatever its last status said of a next try.
   static func unfinished(_ status: WatchStatus?, agent: AgentState?, document: DesiredDocument, wait: Duration) -> FleetVerdict {
     let name = agent?.agent ?? "?", revision = document.revision
-    if let status, status.answers(revision, publication: document.publication), status.result == .retrying {
+    let retrying = status.flatMap { $0.answers(revision, publication: document.publication) && $0.result == .retrying ? $0 : nil }
+    if let agent, !agent.online {
+      let part = retrying.map { status in
+        " (its attempt \(status.attempt ?? 1) failed: \(status.message ?? "no reason given"); the watch "
+          + (status.reachedText.map { "holds part of the revision: \($0)" } ?? "may hold part of the revision") + ")"
+      } ?? ""
+      return .pending("agent \(name) went offline during the wait and was not back when it ended after \(Int(wait.seconds))s\(part); "
+        + "it applies revision \(revision) when it connects")
+    }
+    if let status = retrying {
       return .retrying("still retrying when the wait of \(Int(wait.seconds))s ended: attempt \(status.attempt ?? 1) failed"
         + " (\(status.message ?? "no reason given")); agent \(status.agent) tries again" + (status.nextRetry.map { " at \($0)" } ?? ""))
-    }
-    if let agent, !agent.online {
-      return .pending("agent \(name) went offline during the wait and was not back when it ended after \(Int(wait.seconds))s; "
-        + "it applies revision \(revision) when it connects")
     }
     return .pending("agent \(name) did not report within \(Int(wait.seconds))s; it applies revision \(revision) when it can")
   }

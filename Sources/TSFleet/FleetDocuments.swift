@@ -191,8 +191,9 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     case failed
     /// Handling it failed for a reason that can pass (the watch out of reach or busy, locked by
     /// another tsapply, a lost answer, an interrupted apply: `EngineError.isTransient`); the
-    /// agent tries again at `next_retry` (attempt `attempt`). Not a final result: a waiting
-    /// publisher keeps waiting.
+    /// agent tries again at `next_retry` (attempt `attempt`; none when the agent was stopping:
+    /// it tries again when it starts). Not a final result: a waiting publisher keeps waiting
+    /// while the agent is online; with the agent offline the watch is pending.
     case retrying
   }
 
@@ -228,6 +229,13 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var attempt: Int?
   /// With `retrying`: when the agent tries again, ISO 8601.
   public var nextRetry: String?
+  /// With `retrying` and `failed`: of the revision's changes (`planned`), those its attempts so
+  /// far got onto the watch (a part-way apply, interrupted or failed), over every attempt;
+  /// `nil` when none got past its backup (nothing was written). Shown as `K of M applied`.
+  public var reached: PlanCounts?
+  /// With `reached`: the revision's changes, as its attempts planned them (what earlier ones
+  /// reached plus what the last one planned).
+  public var planned: PlanCounts?
   /// With `applied` and `no-changes`: the applied document's `DesiredDocument.contentRevision`,
   /// so an agent that starts again knows the retained document it is handed is the one it
   /// applied (whatever `revision` the publisher chose).
@@ -247,7 +255,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
-         unreachableSince = "unreachable_since"
+         unreachableSince = "unreachable_since", reached, planned
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
@@ -266,6 +274,14 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// failed, or the watch drifted from it.
   public var wantsAnotherApply: Bool {
     result == .failed || result == .retrying || ((result == .applied || result == .noChanges) && !isSettled)
+  }
+
+  /// What of the revision reached the watch when it is not applied (`retrying`, `failed`):
+  /// `1 of 2 applied`, as `apply --fleet` over direct watches says it
+  /// (`FleetWatchReport.reached`); `nil` when nothing was written.
+  public var reachedText: String? {
+    guard result == .retrying || result == .failed, let reached, let planned else { return nil }
+    return "\(reached.total) of \(planned.total) applied"
   }
 
   /// Whether handling `revision` has ended: applied, matched, refused, invalid or failed for

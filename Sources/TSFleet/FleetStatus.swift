@@ -14,6 +14,8 @@ public struct FleetStatusRow: Sendable {
   /// `in sync`, `drift`, `pending`, `no record`, `new revision`, `applying`, `retrying`,
   /// `refused`, `invalid`, `failed`, `unreachable`, `no status`, `offline`, `no desired
   /// document` (over MQTT: the broker lost the desired document the agent holds the watch to).
+  /// Over MQTT a watch whose agent is offline is never `retrying` (nobody is trying): `pending`,
+  /// with what of the revision it holds (`WatchStatus.reachedText`) when known.
   public var state: String
   /// When tsapply (or its agent) last applied to it, ISO 8601.
   public var lastApplied: String?
@@ -43,6 +45,9 @@ public struct FleetStatusRow: Sendable {
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
   /// while a watch is.
   public var isSettling: Bool { state == "applying" || state == "retrying" }
+
+  /// The state of a watch whose desired document the broker no longer holds (over MQTT).
+  public static let noDesiredDocument = "no desired document"
 
   /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
   /// records cannot be used (`invalid`, `failed`), its agent refused, found invalid or failed
@@ -211,13 +216,32 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
+      // Retrying with its agent offline: no agent is trying, and what the status said of the
+      // next try is not so while it is away. Published and not applied, as above; what is on
+      // the watch is not known beyond what the agent said it reached.
+      if status.result == .retrying, agent?.online == false {
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status.lastApplied,
+                                 lastSeen: status.lastSeen, agent: agent,
+                                 note: "revision \(status.revision) is not applied: agent \(status.agent) is offline (its attempt "
+                                   + "\(status.attempt ?? 1) failed: \(status.message ?? "no reason given")); the watch "
+                                   + (status.reachedText.map { "holds part of it (\($0))" } ?? "may hold part of it")
+                                   + " until the agent is back and tries again")
+        row.neverApplied = status.lastApplied == nil && status.appliedRevision != nil
+        row.holdsManifests = status.appliedRevision.map(current.contains)
+        return row
+      }
       var state: String
       var note = status.message
       switch status.result {
-      case .refused, .invalid, .failed: state = status.result.rawValue
+      case .refused, .invalid:
+        state = status.result.rawValue
+      case .failed:
+        state = "failed"
+        if let reached = status.reachedText { note = "\(reached): \(status.message ?? "")" }
       case .retrying:
         state = "retrying"
-        note = "attempt \(status.attempt ?? 1) failed" + (status.nextRetry.map { ", next at \($0)" } ?? "") + ": \(status.message ?? "")"
+        note = "attempt \(status.attempt ?? 1) failed" + (status.nextRetry.map { ", next at \($0)" } ?? "")
+          + (status.reachedText.map { " (\($0))" } ?? "") + ": \(status.message ?? "")"
       case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
       }
       // The manifests give a revision the agent has not handled yet. One it handled and refused

@@ -244,6 +244,18 @@ public struct PlanCounts: Hashable, Codable, Sendable {
     self.change = change
     self.destroy = destroy
   }
+
+  /// None.
+  public static let zero = PlanCounts(add: 0, change: 0, destroy: 0)
+
+  /// Every change counted: `add + change + destroy`.
+  public var total: Int { add + change + destroy }
+
+  /// Both counted together, action by action (an unattended retry's changes over all its
+  /// attempts at one revision: docs/fleet.md "What an agent does").
+  public static func + (lhs: PlanCounts, rhs: PlanCounts) -> PlanCounts {
+    PlanCounts(add: lhs.add + rhs.add, change: lhs.change + rhs.change, destroy: lhs.destroy + rhs.destroy)
+  }
 }
 
 extension Plan {

@@ -251,6 +251,10 @@ import TSTestSupport
     #expect(status.status == 1, "\(status.stdout)\(status.stderr)")
     #expect(status.stdout.contains("room-12: the broker holds no desired document for the watch"), "\(status.stdout)")
     #expect(status.stdout.contains("Publish the manifests again with 'tsapply apply --fleet'"), "\(status.stdout)")
+    // The closing error says what is wrong — the broker lost the documents — not that the watches failed.
+    #expect(status.stderr.hasPrefix("Error: 2 of 2 watches with no desired document on the broker: room-12, room-14 (the broker lost them"),
+            "\(status.stderr)")
+    #expect(!status.stderr.contains("failed"), "\(status.stderr)")
     let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
     #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
     #expect(planned.stdout.hasSuffix("2 watches: 2 to publish.\n"), "\(planned.stdout)")
@@ -262,6 +266,33 @@ import TSTestSupport
     let replanned = try Self.waitForPlan("by agent station", ["--detailed-exitcode"], in: dir)
     #expect(replanned.stdout.contains("as their agents last read them, the oldest at "), "\(replanned.stdout)")
     #expect(replanned.status == 0 && replanned.stdout.hasSuffix("2 watches: 2 with no changes.\n"), "\(replanned.stdout)\(replanned.stderr)")
+  }
+
+  /// A watch whose state file is moved away while its agent runs is out of reach, not gone for
+  /// good: the revision published meanwhile is `retrying` (never `failed`, never with advice to
+  /// create a blank watch where the wearer's was), and it is applied, without publishing it
+  /// again, once the file is back.
+  @Test func aWatchMovedAwayIsRetriedAndAppliedOnceItIsBack() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let agent = try Self.station(broker, in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    let file = dir.appendingPathComponent("watches/room-12.json").path
+    #expect(rename(file, file + ".away") == 0)
+    let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-12", "--wait", "3s"], in: dir)
+    #expect(published.status == 1, "\(published.stdout)\(published.stderr)")
+    #expect(published.stdout.contains("retrying"), "\(published.stdout)")
+    let away = try Self.waitForStatus("room-12  retrying", in: dir)
+    #expect(away.contains("room-12: attempt "), "\(away)")
+    #expect(away.contains("is out of reach: its state file was there when tsapply opened the watch and is gone now"), "\(away)")
+    #expect(!away.contains("create one with") && !away.contains("device init"), "\(away)")
+    #expect(rename(file + ".away", file) == 0)
+    // The agent's next try (5 s, then 10 s after the first) applies it.
+    var table = ""
+    for _ in 0..<3 where !table.contains("room-12  in sync") { table = try Self.waitForStatus("room-12  in sync", in: dir) }
+    #expect(table.contains("room-12  in sync"), "\(table)")
+    let held = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-12"], in: dir)
+    #expect(held.status == 0, "\(held.stdout)\(held.stderr)")
   }
 
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {

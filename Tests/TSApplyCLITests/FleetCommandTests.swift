@@ -120,7 +120,7 @@ import TSTestSupport
     _ = await fleet.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/room-2.json"])
     let (status, out, err) = await fleet.run(["apply", "fleet.tfplan"])
     #expect(status == .failure)
-    #expect(err == "Error: 1 of 2 watches failed: room-2\n", "\(err)")
+    #expect(err == "Error: 1 of 2 watches refused: room-2 (its part of the saved plan no longer applies, so nothing was written to it: plan again, review and apply the new plan)\n", "\(err)")
     #expect(out.contains("not applied: the saved plan is stale: the watch changed since the plan was made; nothing was written."), "\(out)")
     #expect(out.contains("\nroom-1  applied "), "\(out)")
     let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1", "--detailed-exitcode"])
@@ -144,7 +144,7 @@ import TSTestSupport
     #expect(status == .failure)
     #expect(out.contains("does not hold the changes its manifest gives for this watch (was it edited?)"), "\(out)")
     #expect(out.contains("Error: room-2 is no longer in fleet.yaml; nothing was written."), "\(out)")
-    #expect(err == "Error: 2 of 2 watches failed: room-1, room-2\n", "\(err)")
+    #expect(err == "Error: 2 of 2 watches refused: room-1, room-2 (their parts of the saved plan no longer apply, so nothing was written to them: plan again, review and apply the new plan)\n", "\(err)")
     let (_, after, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"])
     #expect(!after.contains("Stranger") && after.contains("Daughter"), "nothing was written: \(after)")
   }

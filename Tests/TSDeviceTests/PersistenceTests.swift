@@ -119,6 +119,30 @@ import TSModel
     }
   }
 
+  /// A watch whose state file was there when it was opened and is gone now (moved away) is out
+  /// of reach — transient, with no advice to create a blank watch where the wearer's was — and
+  /// is reached again once the file is back; one missing at open stays final (above).
+  @Test func aFileMovedAwayAfterOpeningIsAWatchOutOfReachUntilItIsBack() async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    try SimulatedDevice.create(path: path, profile: .default, force: false)
+    let device = try SimulatedDevice(path: path)
+    try device.simulateContactAdd(Contact(name: "Ann", phoneNum: "+15550101"))
+    #expect(rename(path, path + ".away") == 0)
+    do {
+      _ = try await device.getAllContacts()
+      Issue.record("read a watch whose file is gone")
+    } catch {
+      #expect(error.domain == .simulator && error.code == .unConnected, "\(error)")
+      #expect(error.isTransient)
+      #expect(error.message.contains("is out of reach") && !error.message.contains("create one"), "\(error.message)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: path))
+    #expect(rename(path + ".away", path) == 0)
+    #expect(try await device.getAllContacts().map(\.name) == ["Ann"])
+    #expect(throws: DeviceError.self) { try SimulatedDevice(path: path + ".none") }
+    #expect(DeviceError(.simulator, .dataGetFailed, "no simulated watch").isTransient == false)
+  }
+
   @Test func concurrentWritersOnOneFileLoseNothing() async throws {
     let path = try temporaryDirectory() + "/watch.json"
     try SimulatedDevice.create(path: path, profile: .default, force: false)

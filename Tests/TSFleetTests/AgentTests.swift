@@ -6,6 +6,7 @@ import TSFleet
 import TSManifest
 import TSModel
 import TSMQTT
+import TSPlan
 import TSTestSupport
 
 /// Agents end to end through a real Mosquitto on 127.0.0.1: desired documents published,
@@ -433,7 +434,55 @@ import TSTestSupport
     let rows = try await site.apply()
     #expect(rows.map(\.verdict.word) == ["applied"], "fault at call \(call): \(rows.map(\.verdict))")
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    // The revision's changes, all attempts together — what its first attempt planned — not
+    // only what the attempt that finished it had left to do.
+    let entries = try await site.engine.open("memory:room-1").history.read().entries
+    let first = try #require(entries.first { $0.command.hasPrefix("tsapply agent station") })
+    #expect(rows.map(\.verdict.changesText) == ["+\(first.add) ~\(first.change) -\(first.destroy)"],
+            "fault at call \(call): \(entries.map { ($0.result, $0.changesText) })")
     await agent.stop()
+  }
+
+  /// An agent stopped in the middle of an apply, after the first of the revision's two changes
+  /// reached the watch: `apply --fleet` says what the watch holds of it (`1 of 2 applied`, not
+  /// `-`) and that it is pending — its agent is offline, nobody is retrying it — and so does
+  /// `status --fleet`, with no next try promised; the returning agent applies the rest and
+  /// reports the revision's two changes, not only the one its last attempt made.
+  @Test func anInterruptedRevisionSaysWhatReachedTheWatchAndIsReportedWholeOnceApplied() async throws {
+    // 600 ms per device call, after the call took effect: the stop comes between two writes.
+    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
+    var agent: FleetAgent? = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    let initial = try site.scheme.device("room-1").snapshot()
+    let publishing = Task { try await site.apply(wait: .seconds(6)) }
+    for _ in 0..<4000 {
+      if try site.scheme.device("room-1").snapshot() != initial { break }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    await agent?.stop()
+    agent = nil
+    let rows = try await publishing.value
+    #expect(rows.map(\.verdict.word) == ["pending"], "\(rows.map(\.verdict))")
+    #expect(rows.map(\.changesText) == ["1 of 2 applied"], "\(rows.map(\.verdict))")
+    guard case .pending(let why) = rows.first?.verdict else { return }
+    #expect(why.contains("went offline during the wait") && why.contains("the watch holds part of the revision: 1 of 2 applied"), "\(why)")
+    let members = try site.space.load([]).members
+    let row = try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(row?.state == "pending", "\(String(describing: row))")
+    #expect(row?.note?.contains("agent station is offline") == true && row?.note?.contains("holds part of it (1 of 2 applied)") == true,
+            "\(row?.note ?? "")")
+    #expect(row?.note?.contains("next at") == false, "\(row?.note ?? "")")
+    // Back again: the rest is applied, and the revision is reported with both its changes.
+    let returned = try await site.agent("station", ["room-1"])
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
+    try await view.connect(within: .seconds(120))
+    for _ in 0..<1500 where view.statuses["room-1"]?.status.result != .applied { try await Task.sleep(for: .milliseconds(20)) }
+    let status = view.statuses["room-1"]?.status
+    #expect(status?.result == .applied, "\(String(describing: status))")
+    #expect(status?.changes == PlanCounts(add: 1, change: 1, destroy: 0), "\(String(describing: status))")
+    #expect(try await site.contacts("room-1") == ["A"])
+    await view.close()
+    await returned.stop()
   }
 
   /// The agent's process killed in the middle of an apply, after its write landed: the watch's

@@ -57,6 +57,9 @@ final class FileStore: StateStore, @unchecked Sendable {
   let name: WatchName
   private let cacheLock = NSLock()
   private var cached: (key: FileIdentity, watch: SimulatedWatch)?
+  /// Whether the file has been read (or written) once: a file missing after that is a watch
+  /// gone out of reach, not one never made (`load`).
+  private var seen = false
 
   /// A store over the existing state file at `file` (absolute), which the user calls `name`.
   init(file: String, name: WatchName = .defaultWatch) {
@@ -119,15 +122,29 @@ final class FileStore: StateStore, @unchecked Sendable {
 
   /// The state, decoded from the file unless it is the file last read or written (called under
   /// the lock, so no writer changes it meanwhile).
+  ///
+  /// A file that was there when the watch was opened and is missing now (moved away, its disk
+  /// unmounted) is the simulator's watch out of reach: 2003 "not connected" in the simulator
+  /// domain, which is transient (`DeviceError.isTransient`: it may come back, as a watch out of
+  /// Bluetooth range does), with no advice to create a blank watch where the wearer's was.
   private func load() throws(DeviceError) -> SimulatedWatch {
     let key = FileIdentity(file)
     if let hit = kept(key) { return hit }
-    let watch = try StateFile.read(file, name: name)
-    if let key {
+    let watch: SimulatedWatch
+    do {
+      watch = try StateFile.read(file, name: name)
+    } catch {
       cacheLock.lock()
-      cached = (key, watch)
+      let wasThere = seen
       cacheLock.unlock()
+      guard wasThere, !FileManager.default.fileExists(atPath: file) else { throw error }
+      throw .simulator(.unConnected, "the simulated watch at \(file) is out of reach: its state file was there when tsapply opened "
+        + "the watch and is gone now (moved or removed); nothing was read or written. Put the file back: the next try reaches the watch")
     }
+    cacheLock.lock()
+    seen = true
+    if let key { cached = (key, watch) }
+    cacheLock.unlock()
     return watch
   }
 
@@ -143,6 +160,7 @@ final class FileStore: StateStore, @unchecked Sendable {
   private func remember(_ watch: SimulatedWatch) {
     let key = FileIdentity(file)
     cacheLock.lock()
+    seen = true
     cached = key.map { ($0, watch) }
     cacheLock.unlock()
   }

@@ -94,8 +94,12 @@ extension DeviceError {
                                                         .requestCancelledByDisconnect]
 
   /// Whether trying the same call again later can succeed (`transientCodes`, outside the
-  /// simulator's storage domain: a corrupted state file stays corrupted). Every other error —
-  /// 2004 unsupported, 300x validation, 4002 rejected, 3004 limits, 1004 configuration — is
-  /// final: the same call gets the same answer.
-  public var isTransient: Bool { domain != .simulator && Self.transientCodes.contains(code) }
+  /// simulator's storage domain: a corrupted state file stays corrupted, a lock file that cannot
+  /// be opened stays so). In that domain only 2003 is: the simulated watch's state file was there
+  /// when it was opened and is gone now (moved away), the simulator's watch out of reach, which
+  /// may come back. Every other error — 2004 unsupported, 300x validation, 4002 rejected, 3004
+  /// limits, 1004 configuration — is final: the same call gets the same answer.
+  public var isTransient: Bool {
+    Self.transientCodes.contains(code) && (domain != .simulator || code == .unConnected)
+  }
 }
