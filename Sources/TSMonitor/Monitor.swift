@@ -59,7 +59,7 @@ public final class Monitor: @unchecked Sendable {
   private let eventLock = NSLock()
   /// When the periodic read is due next (`run()`'s ticker); `nil` outside `run()` (`--once`:
   /// the next check is the next run).
-  private let nextPoll = Locked<Date?>(nil)
+  let nextPoll = Locked<Date?>(nil)
 
   /// The outbox and delivery of the watch being monitored, set on first connecting.
   private struct Session {
@@ -620,184 +620,6 @@ public final class Monitor: @unchecked Sendable {
     return .failed(message)
   }
 
-  // MARK: Healing
-
-  /// What healing did about a drift.
-  enum HealOutcome {
-    /// Not asked to heal.
-    case off
-    /// Already tried for this drift and manifest; nothing new to do.
-    case unchanged
-    /// Applied and verified; `heldBack` when the manifest's own changes were held back;
-    /// `notHealed` the drifted resources the apply did not change back (`Reconcile.notUndone`):
-    /// what changed is not set by the manifest, so applying its pending change left it as is.
-    case applied(ApplyReport, heldBack: HeldBack?, notHealed: [ResourceChange])
-    /// The engine's safety gate refused it: `findings` of the heal's plan, and which of them
-    /// the manifest's own pending change makes (planned against what the last apply left),
-    /// not undoing what changed on the watch.
-    case unsafe([SafetyFinding], pending: [SafetyFinding])
-    /// The manifest does not manage what drifted: nothing to apply.
-    case nothing
-    /// The hourly budget is spent: the watch keeps drifting back.
-    case rateLimited
-    /// The apply failed for a reason that can pass (`Reconcile.Outcome.retrying`, or
-    /// `.locked`: another tsapply holds the watch's lock), as an agent's `retrying` status:
-    /// tried again at the next check, due at `next` (`nil` with `--once`: the next run), within
-    /// the budget; `attempt` counts the attempts in a row for this drift and manifest that
-    /// failed so (1 after the first).
-    case retrying(String, attempt: Int, next: Date?)
-    /// The apply failed for good (`Reconcile.Outcome.failed`, `.invalid`): the same apply gets
-    /// the same answer, so it is tried again only when the drift or the manifest changes.
-    case failed(String)
-
-    var retryable: Bool {
-      if case .retrying = self { true } else { false }
-    }
-
-    /// For `retrying`, after `healing` / `healing the drift`: `failed for a reason that can
-    /// pass (attempt 2): …; retrying at the next check, by 2026-12-01T09:36:02.118Z`; with
-    /// `--once` (no next check in this process, no count of the runs before): `failed for a
-    /// reason that can pass: …; the next run of 'tsapply monitor --once' tries again`.
-    var retryText: String {
-      guard case .retrying(let reason, let attempt, let next) = self else { return "" }
-      guard let next else { return "failed for a reason that can pass: \(reason); the next run of 'tsapply monitor --once' tries again" }
-      return "failed for a reason that can pass (attempt \(attempt)): \(reason); retrying at the next check, by \(MonitorEvent.timestamp(next))"
-    }
-
-    /// For `retrying` while the monitor runs, the fields an agent's `retrying` status has:
-    /// `attempt` and `next_retry` (ISO 8601, when the next check is due); none with `--once`.
-    var retryFields: [String: JSONValue] {
-      guard case .retrying(_, let attempt, let next?) = self else { return [:] }
-      return ["attempt": .integer(attempt), "next_retry": .string(MonitorEvent.timestamp(next))]
-    }
-
-    /// The `reconcile` field of a drift event.
-    var word: String {
-      switch self {
-      case .off: "off"
-      case .unchanged: "unchanged"
-      case .applied: "applied"
-      case .unsafe: "unsafe"
-      case .nothing: "nothing"
-      case .rateLimited: "rate_limited"
-      case .retrying: "retrying"
-      case .failed: "failed"
-      }
-    }
-  }
-
-  /// The manifest's own changes a heal held back (`MonitorSettings.holdBack`): their
-  /// addresses and why.
-  struct HeldBack {
-    var addresses: [ResourceAddress]
-    var reason: String
-
-    /// `; held back the manifest's change to reminder.drinking: the rollout of fleet.yaml is paused; …`
-    var text: String {
-      "; held back the manifest's change to \(addresses.map(\.rawValue).joined(separator: ", ")) (not released to this watch): \(reason)"
-    }
-  }
-
-  /// Heals `report`'s drift by applying `document` (the `attempt`th try in a row for this drift
-  /// and manifest), within the hourly budget.
-  private func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, attempt: Int,
-                    _ tracking: inout Tracking) async -> HealOutcome {
-    let time = now()
-    guard tracking.budget.allows(at: time) else {
-      let used = tracking.budget.used(at: time), failed = tracking.budget.failed(at: time)
-      let what = failed == used ? "healing keeps failing" : "the watch keeps drifting back"
-      emit(.error, watch: watch.identity,
-           message: "\(what): \(tracking.budget.spentWords(at: time)) (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(settings.manifestName) changes",
-           fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used), "failed_last_hour": .integer(failed)])
-      return .rateLimited
-    }
-    var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
-                               command: settings.commandLine, stop: MonitorStop(monitor: self))
-    options.refreshesRecord = false
-    // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
-    var heldBack: HeldBack?
-    if let reason = settings.holdBack?() {
-      let addresses = watch.unapplied(document, current: report.state)
-      if !addresses.isEmpty {
-        options.holdsBackUnapplied = true
-        heldBack = HeldBack(addresses: addresses, reason: reason)
-      }
-    }
-    // What the last apply left, before the heal's apply records the watch anew: what tells undone drift from kept.
-    let recorded = watch.lastApplied()
-    let outcome = await Reconcile.apply(document, to: watch, allowDestroy: settings.allowDestroy, options: options)
-    switch outcome {
-    case .noChanges: return .nothing
-    case .applied(let applied):
-      tracking.budget.record(at: time)
-      let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, capabilities: watch.capabilities) } ?? report.drift
-      return .applied(applied, heldBack: heldBack, notHealed: notHealed)
-    case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
-    case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)
-    case .invalid, .retrying, .failed:
-      // Counted like an apply, so a heal that keeps failing is not tried more often either.
-      tracking.budget.record(at: time, failed: true)
-      let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
-      if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
-      return .failed(reason)
-    }
-  }
-
-  /// The drift event for `report`, whose drift `changes` renders (`JSONPlanRenderer.changes`,
-  /// unmasked); `mask` hides the numbers of its addresses and findings, and the changes are
-  /// masked, unless `--show-sensitive` was given.
-  private func driftEvent(_ report: DriftReport, changes: JSONValue, outcome: HealOutcome, watch: Watch,
-                          mask: PhoneRedaction.Mask) -> MonitorEvent {
-    let addresses = report.drift.map { mask.text($0.address.rawValue) }
-    var fields: [String: JSONValue] = [
-      "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: report.drift),
-      "addresses": .array(addresses.map(JSONValue.string)),
-      "reconcile": .string(outcome.word),
-      "pending": .integer(report.unapplied.count),
-    ]
-    let what = Reconcile.driftSummary(report.drift, address: mask.address)
-    let result: String
-    switch outcome {
-    case .off: result = "not healed (--reconcile not given)"
-    case .unchanged: result = "healing already tried"
-    case .applied(let applied, let heldBack, let notHealed):
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: settings.manifestName,
-                            mask: mask.adding(applied.plan))
-      if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
-      result = words.drift + (heldBack.map { mask.text($0.text) } ?? "")
-      if let heldBack {
-        fields["held_back"] = .array(heldBack.addresses.map { .string(mask.text($0.rawValue)) })
-        fields["held_back_reason"] = .string(heldBack.reason)
-      }
-    case .unsafe(let findings, let pending):
-      fields["findings"] = JSONPlanRenderer.findings(findings, mask: mask)
-      fields["pending_findings"] = JSONPlanRenderer.findings(pending, mask: mask)
-      // `pending` carries the manifest's own counts; a finding of another kind comes only from undoing.
-      let undoing = findings.filter { finding in !pending.contains { $0.kind == finding.kind } }
-      let text = { (findings: [SafetyFinding]) in mask.text(findings.map(\.description).joined(separator: "; ")) }
-      var parts: [String] = []
-      if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }
-      if !pending.isEmpty {
-        parts.append("a heal would also apply \(settings.manifestName)'s own pending change, which is unsafe (\(text(pending))); "
-                     + "review it with 'tsapply plan' and apply it yourself")
-      }
-      result = "not healed: " + parts.joined(separator: "; and ") + "; left alone (--allow-destroy would allow it)"
-    case .nothing:
-      result = "the watch still matches \(settings.manifestName) (it does not manage what changed, or accepts it, "
-        + "like a short name it does not give), so there is nothing to heal"
-    case .rateLimited: result = "not healed: the watch keeps drifting back"
-    case .retrying(let reason, _, _):
-      fields["error"] = .string(reason)
-      fields.merge(outcome.retryFields) { $1 }
-      result = "healing \(outcome.retryText)"
-    case .failed(let reason):
-      fields["error"] = .string(reason)
-      result = "healing failed: \(reason); not tried again until the drift or \(settings.manifestName) changes"
-    }
-    return MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
-                        message: "\(what) changed on the watch since the last apply; \(result)", fields: fields)
-  }
-
   // MARK: Reporting
 
   private func emitOnline(_ watch: Watch, listening: [Listener: String], offlineFor: TimeInterval?) {
@@ -825,18 +647,18 @@ public final class Monitor: @unchecked Sendable {
     emit(.online, watch: watch.identity, message: message, fields: fields)
   }
 
-  private func emit(_ kind: MonitorEvent.Kind, watch: String, message: String, fields: [String: JSONValue] = [:]) {
+  func emit(_ kind: MonitorEvent.Kind, watch: String, message: String, fields: [String: JSONValue] = [:]) {
     emitEvent(MonitorEvent(time: now(), watch: watch, kind: kind, message: message, fields: fields))
   }
 
   /// Phone-like text masked unless `showSensitive`: for what can quote a manifest or a
   /// contact (diagnostics, apply failures). Device and delivery errors are shown as they are:
   /// they name no contact, and masking would hide the addresses and ports they do name.
-  private func mask(_ text: String, sparing spared: String? = nil) -> String {
+  func mask(_ text: String, sparing spared: String? = nil) -> String {
     settings.showSensitive ? text : PhoneRedaction.redactPhoneLike(text, sparing: spared)
   }
 
-  private func now() -> Date { engine.now() }
+  func now() -> Date { engine.now() }
 
   private func chosenSpec() -> String {
     engine.registry.chosenSpec(settings.deviceSpec, environment: engine.environment).spec
