@@ -44,6 +44,35 @@ public enum Drift {
     return written.isDisjoint(with: differing) ? unconfirmed : record.state
   }
 
+  /// What an apply that has not finished (or stopped part-way) leaves as "what tsapply last left"
+  /// on the watch: `holds` — the state its plan was made from (`planned`) with its writes so far
+  /// in it — for each part the apply wrote (a reminder by ID, the contacts, the emergency list),
+  /// and what the last apply left (`recorded`) for every part it did not write. A change made on
+  /// the watch before this apply therefore stays drift until an apply writes over it and finishes:
+  /// a heal or an apply that fails before it writes that part does not make it "what tsapply
+  /// left" (docs/apply.md "The last-applied record"). Without a record, `holds`.
+  public static func left(holding holds: DeviceState, plannedFrom planned: DeviceState, recorded: DeviceState?) -> DeviceState {
+    guard let recorded else { return holds }
+    var left = recorded
+    if holds.contacts != planned.contacts { left.contacts = holds.contacts }
+    if holds.emergency != planned.emergency { left.emergency = holds.emergency }
+    if holds.reminders != planned.reminders {
+      let before = Dictionary(planned.reminders.map { ($0.reminderId, $0) }) { first, _ in first }
+      let after = Set(holds.reminders.map(\.reminderId))
+      // Deleted by this apply: gone from the record too.
+      left.reminders.removeAll { before[$0.reminderId] != nil && !after.contains($0.reminderId) }
+      for reminder in holds.reminders where before[reminder.reminderId] != reminder {
+        // Written (changed or created) by this apply: as written.
+        if let index = left.reminders.firstIndex(where: { $0.reminderId == reminder.reminderId }) {
+          left.reminders[index] = reminder
+        } else {
+          left.reminders.append(reminder)
+        }
+      }
+    }
+    return left
+  }
+
   /// The resources changed since `record`: those that differ from the recorded state and, when
   /// the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`), from the
   /// state that write would have left too. A resource holding what tsapply wrote is never drift.

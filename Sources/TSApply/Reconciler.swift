@@ -53,16 +53,20 @@ public struct Reconciler: Sendable {
   ///   - backupDirectory: Absolute path of the directory for backups (`.tsapply/backups`).
   ///   - now: The time that names the backup.
   ///   - shouldStop: Asked between steps; `true` stops the apply cleanly (Ctrl-C).
+  ///   - recorded: What the last apply left (the last-applied record's state), or `nil`.
   ///   - record: Told what the watch holds whenever that changes, for the last-applied record:
   ///     just before each write (the state so far, and the state if the write lands), after
   ///     the apply (the state read back; when that read fails, the state the writes left), and
   ///     after a failure that came after a write (what was reached; the second state when a
   ///     lost answer left the write's outcome unknown). Never called when nothing was sent.
+  ///     Until the apply is read back, a part it has not written is told as `recorded` has it
+  ///     (`Drift.left(holding:plannedFrom:recorded:)`), so a change made on the watch before
+  ///     this apply stays drift when the apply stops before writing over it.
   ///   - progress: Receives progress events (the backup path first, then steps and calls).
   /// - Returns: What was done, with the backup path and device statistics.
   /// - Throws: `ApplyError`; nothing is written to the watch before the backup exists.
   public func apply(_ plan: Plan, manifest: Manifest, state: DeviceState, backupDirectory: String,
-                    now: Date, shouldStop: @Sendable () -> Bool = { false },
+                    now: Date, shouldStop: @Sendable () -> Bool = { false }, recorded: DeviceState? = nil,
                     record: @Sendable (_ holds: DeviceState, _ ifLanded: DeviceState?) -> Void = { _, _ in },
                     progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws(ApplyError) -> ApplyReport {
     guard state.fingerprint == plan.priorStateDigest else { throw .stateChanged }
@@ -75,19 +79,21 @@ public struct Reconciler: Sendable {
     let steps = ApplyOrder.steps(for: plan, state: state, capabilities: capabilities,
                                  customOrder: manifest.reminders?.custom?.value.compactMap { $0.name?.value } ?? [])
     let applier = Applier(device: device, allowsOnce: capabilities.reminders.supportsOnce, storedForm: capabilities.reminders)
+    // What tsapply has left so far: this apply's writes, and the last apply's record elsewhere.
+    let left: @Sendable (DeviceState) -> DeviceState = { Drift.left(holding: $0, plannedFrom: state, recorded: recorded) }
     let applied: [ResourceAddress], reached: DeviceState
     do {
       (applied, reached) = try await applier.execute(steps, expected: state, shouldStop: shouldStop,
-                                                     willWrite: { record($0, $1) }) { progress(.apply($0)) }
+                                                     willWrite: { record(left($0), left($1)) }) { progress(.apply($0)) }
     } catch {
-      if let reached = error.reached { record(reached, error.unconfirmed) }
+      if let reached = error.reached { record(left(reached), error.unconfirmed.map(left)) }
       throw .partial(error, backupPath: backupPath)
     }
     let after: DeviceState
     do {
       after = try await readBack(steps, over: state)
     } catch {
-      record(reached, nil)
+      record(left(reached), nil)
       throw .readBackFailed(error, backupPath: backupPath)
     }
     record(after, nil)

@@ -271,6 +271,7 @@ public final class Watch: Sendable {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
                                           backupDirectory: home.backupDirectory, now: now(),
                                           shouldStop: { options.stop.isRequested },
+                                          recorded: planned.record.map { Drift.left(by: $0, current: planned.state, capabilities: capabilities) },
                                           record: { self.record($0, ifLanded: $1, appliedAt: ApplyHistory.timeText(self.now()), events: options.events) },
                                           progress: { progress in
                                             // In the history before the first write: a process killed while writing leaves it there.

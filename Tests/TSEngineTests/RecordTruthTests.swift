@@ -89,6 +89,44 @@ import TSModel
     }
   }
 
+  /// A change made on the watch before an apply stays drift when the apply stops (at any call,
+  /// failing or with its answer lost) before it writes over it: the record keeps what the last
+  /// apply left for every part this apply did not write. Only what it did write stops being
+  /// drift. A rerun that converges leaves no drift.
+  @Test(arguments: ["fail@N", "lands-then-fails@N"])
+  func aChangeOnTheWatchStaysDriftUntilAnApplyWritesOverIt(_ fault: String) async throws {
+    let profile = PlatformProfile.default
+    let first = Self.manifest(profile.capabilities, changed: false)
+    let second = Self.manifest(profile.capabilities, changed: true)
+    for call in 1...12 {
+      let label = fault.replacingOccurrences(of: "N", with: "\(call)")
+      let workspace = try Workspace(profile: profile)
+      _ = try await workspace.open().apply(try workspace.document(first), options: Workspace.automatic(true))
+      // The wearer (or a carer's phone) clears the emergency list, adds a contact and turns the
+      // drinking reminder off.
+      let onWatch = try #require(try await workspace.open().device as? SimulatedDevice)
+      try onWatch.simulateEmergencyChange(contacts: [], sosOn: false)
+      try onWatch.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550188"))
+      _ = try onWatch.simulateReminderToggle(id: try #require(ReminderKind.drinking.builtInID))
+      let document = try workspace.document(second)
+      let changed = Set(try await workspace.open().drift(document).drift.map(\.address))
+      #expect(changed.count == 3, "\(label): \(changed.map(\.rawValue))")
+
+      do {
+        _ = try await workspace.open(fault: label).apply(document, options: Workspace.automatic(true))
+      } catch {}
+      let after = try await workspace.open().drift(document)
+      let drift = Set(after.drift.map(\.address)), pending = Set(after.pending.resourceChanges.map(\.address))
+      #expect(drift.isSubset(of: changed), "\(label): tsapply's own writes as drift: \(drift.subtracting(changed).map(\.rawValue))")
+      #expect(changed.intersection(pending).isSubset(of: drift),
+              "\(label): a change on the watch no apply wrote over is no longer drift: \(changed.intersection(pending).subtracting(drift).map(\.rawValue))")
+
+      _ = try await workspace.open().apply(document, options: Workspace.automatic(true))
+      let converged = try await workspace.open().drift(document)
+      #expect(converged.drift.isEmpty && converged.pending.isEmpty, "\(label): after the rerun: \(converged.drift.map(\.address.rawValue))")
+    }
+  }
+
   /// A default watch with the first manifest applied; the second manifest, not applied.
   static func appliedFirst() async throws -> (Workspace, ManifestDocument, Watch) {
     let workspace = try Workspace()
