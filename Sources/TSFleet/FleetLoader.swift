@@ -103,6 +103,8 @@ public struct FleetInputProblem: Error, Sendable, CustomStringConvertible {
   public var diagnostics: [Diagnostic]
   /// What they are in, for messages: `the fleet file`, `the manifest`, `the defaults`.
   public var subject: String
+  /// The watch asked for is not in the fleet file (any more): not a problem of its manifests.
+  public var notInFleet = false
 
   /// Problems in `subject`.
   public init(diagnostics: [Diagnostic], subject: String) {

@@ -74,7 +74,12 @@ public final class FleetManifests: @unchecked Sendable {
     defer { lock.unlock() }
     let fleetFile = FileIdentity(path)
     if let fleet, fleet.isCurrent(fleetFile) {
-      guard let kept = fleet.members[name] else { return try reload(name) }
+      guard let kept = fleet.members[name] else {
+        // Not in the fleet file (removed since): nothing to read. In it but not kept (its
+        // manifests did not load): read alone, for its errors.
+        guard fleet.file.watches.contains(where: { $0.name.value == name }) else { return nil }
+        return try reload(name)
+      }
       let own = kept.member.watch.manifest.map { FileIdentity(fleet.file.absolutePath($0.value)) } ?? nil
       if own == kept.own { return kept.member }
       // Its own manifest changed: this watch is read again.
@@ -88,6 +93,7 @@ public final class FleetManifests: @unchecked Sendable {
     let loaded = try FleetLoader.load(path: path, displayName: displayName, registry: registry, environment: environment)
     fleet = Self.snapshot(loaded)
     guard let kept = fleet?.members[name] ?? loaded.members.first(where: { $0.name == name }).map({ (nil, $0) }) else {
+      if let fleet, !fleet.file.watches.contains(where: { $0.name.value == name }) { return nil }
       return try reload(name)
     }
     return kept.member
@@ -125,8 +131,10 @@ public final class FleetManifests: @unchecked Sendable {
     let member: FleetMember
     do throws(FleetLoadFailure) {
       guard let found = try self.member(name) else {
-        return .failure(FleetInputProblem(diagnostics: [.error(at: nil, field: "", "\(displayName) has no watch named \"\(name)\"")],
-                                          subject: displayName))
+        var problem = FleetInputProblem(diagnostics: [.error(at: nil, field: "", "\(displayName) no longer names the watch \"\(name)\"")],
+                                        subject: displayName)
+        problem.notInFleet = true
+        return .failure(problem)
       }
       member = found
     } catch {

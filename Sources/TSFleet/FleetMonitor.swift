@@ -35,7 +35,11 @@ public enum FleetMonitor {
             settings.watchName = member.name
       let name = member.name
       settings.manifestProvider = {
-        manifests.document(for: name).mapError { ManifestProblem($0.diagnostics.filter { $0.severity == .error }) }
+        manifests.document(for: name).mapError { problem in
+          var mapped = ManifestProblem(problem.diagnostics.filter { $0.severity == .error })
+          mapped.notManaged = problem.notInFleet
+          return mapped
+        }
       }
       if let rollout { settings.holdBack = { rollout.holdBackReason(fleetFile: fleetName) } }
       guard !observers.isEmpty else {

@@ -485,6 +485,8 @@ public final class Monitor: @unchecked Sendable {
     if let provider = settings.manifestProvider {
       switch provider() {
       case .success(let supplied): document = supplied
+      // A watch the fleet file no longer names: no alert; its monitor is being stopped.
+      case .failure(let problem) where problem.notManaged: return .failed(problem.errors.first?.message ?? "no longer managed")
       case .failure(let problem): return manifestProblem(problem.errors, watch: watch, &tracking)
       }
     } else {

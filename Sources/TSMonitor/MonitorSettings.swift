@@ -88,6 +88,10 @@ public struct MonitorSettings: Sendable {
 public struct ManifestProblem: Error, Sendable {
   /// The errors, each with its file, line and column.
   public var errors: [Diagnostic]
+  /// The watch is no longer managed (a fleet file that no longer names it): not an error to
+  /// report; the check is skipped while whoever runs the monitor stops it (`monitor --fleet`
+  /// stops it at its next look at the fleet file, with a `removed` event).
+  public var notManaged = false
   /// The problem of `errors`.
   public init(_ errors: [Diagnostic]) { self.errors = errors }
 }
