@@ -125,6 +125,13 @@ extension Monitor {
     case .invalid, .retrying, .failed:
       // Counted like an apply, so a heal that keeps failing is not tried more often either.
       tracking.budget.record(at: time, failed: true)
+      // A write over the drift that reached the watch before the failure (or whose lost answer
+      // read back as applied) healed that part: said when the drift ends.
+      if case .apply(.partial(let partial, _))? = outcome.error {
+        var landed = Set(partial.applied)
+        if case .outcomeUnknown(_, found: .applied) = partial.cause { landed.formUnion(partial.failed) }
+        tracking.failedHealWroteOverDrift = report.drift.contains { landed.contains($0.address) }
+      }
       let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
       if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
       return .failed(reason)

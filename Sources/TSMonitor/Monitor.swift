@@ -473,6 +473,9 @@ public final class Monitor: @unchecked Sendable {
     var notHealed: [String] = []
     /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
     var suspendedFor: String?
+    /// The last heal failed after a write over the drift reached the watch (`heal`): when the
+    /// drift ends, the heal ended it (`resolved`, `healed: true`), not the wearer.
+    var failedHealWroteOverDrift = false
     var budget: ApplyBudget
     /// The last manifest problem reported, so each is reported once.
     var manifestProblem: String?
@@ -570,6 +573,10 @@ public final class Monitor: @unchecked Sendable {
       tracking.notHealed = []
     } else {
       driftID = tracking.reported?.id ?? ""
+    }
+    if tracking.failedHealWroteOverDrift {
+      tracking.healed = true
+      tracking.failedHealWroteOverDrift = false
     }
     switch outcome {
     case .applied(let applied, let heldBack, let notHealed):

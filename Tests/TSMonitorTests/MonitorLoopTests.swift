@@ -298,6 +298,26 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal whose write reached the watch though its answer was lost (read back as applied)
+  /// healed the drift: when the drift ends, `resolved` says it was healed, not that the watch
+  /// went back by itself.
+  @Test func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": "lands-then-fails@8"],
+                        currentDirectory: harness.directory)
+    try await harness.start(harness.settings(reconcile: true), engine: faulty)
+    let drift = try await harness.wait { $0.kind == .drift }
+    guard case .string(let error)? = drift.fields["error"] else { Issue.record("no error: \(drift.jsonLine)"); return }
+    #expect(error.contains("reading the watch back shows it was applied"), "\(error)")
+    let resolved = try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+    #expect(resolved.fields["healed"] == .bool(true), "\(resolved.jsonLine)")
+    #expect(resolved.message.contains("the drift is healed"), "\(resolved.message)")
+    #expect(try await harness.matchesManifest())
+    await harness.stop()
+  }
+
   /// A watch that keeps drifting back is healed at most N times, then reported once and left alone.
   @Test func aWatchThatKeepsDriftingBackIsNotFoughtForever() async throws {
     let harness = try await Harness()
