@@ -122,6 +122,22 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
   }
 
+  /// An apply that stops before its first write (here the read just before it fails) has
+  /// nothing to undo: no advice to restore the backup, which would undo whatever changed on the
+  /// watch meanwhile; it says to look at the watch and apply again.
+  @Test func anApplyThatStopsBeforeWritingHasNothingToUndo() throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let before = try Data(contentsOf: ReconcileTests.stateFile(dir))
+    let failed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@4"])
+    #expect(failed.status == 1, "\(failed.stderr)")
+    #expect(failed.stderr.contains("apply stopped part-way: "), "\(failed.stderr)")
+    #expect(failed.stderr.contains("Nothing was written to the watch, so there is nothing to undo. See what it holds now with 'tsapply plan watch.yaml', then apply again."),
+            "\(failed.stderr)")
+    #expect(!failed.stderr.contains("restore"), "\(failed.stderr)")
+    #expect(try Data(contentsOf: ReconcileTests.stateFile(dir)) == before, "nothing was written")
+  }
+
   /// `tsapply apply … | grep -m1 Backed`: the reader goes away after the first line; the apply
   /// must still finish (no SIGPIPE death part-way).
   @Test func aClosedStandardOutputNeverStopsAnApply() throws {

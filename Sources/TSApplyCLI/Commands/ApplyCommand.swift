@@ -353,6 +353,15 @@ package struct ApplyRun {
           + "'\(planAgain)' checks the whole watch (no changes expected). To undo: " + undo
         return text
       }
+      if failure.reached == nil {
+        // No write was sent: there is nothing to undo, and restoring the backup would undo what
+        // changed on the watch meanwhile (the reason it stopped, when it found such a change).
+        let replan = appliesSavedPlan ? watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
+          : watch.command("plan", manifestArgument)
+        text += "Nothing was written to the watch, so there is nothing to undo. See what it holds now with '\(replan)'"
+          + (appliesSavedPlan ? ", review the new plan and apply that file." : ", then apply again.")
+        return text
+      }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
         let replan = watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
