@@ -12,6 +12,12 @@ public struct DeviceEventID: RawRepresentable, Hashable, Codable, Sendable, Cust
   /// The id `rawValue`.
   public init(_ rawValue: String) { self.rawValue = rawValue }
   public var description: String { rawValue }
+
+  /// An id no device writes, so a listener resuming after it is given every event the device
+  /// still keeps: the simulator its whole journal, a bridge every event its log holds (an id
+  /// from no start of it, docs/bridge-protocol.md). What a monitor asks of a watch it waited for
+  /// and never listened to before.
+  public static let everything = DeviceEventID("everything")
 }
 
 /// A watch-side event as a listener hears it (`Device.listen(to:after:_:)`).

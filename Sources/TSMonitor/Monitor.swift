@@ -150,6 +150,9 @@ public final class Monitor: @unchecked Sendable {
         connectNow = false
         do {
           let opened = try await engine.open(settings.deviceSpec, mayCreate: false)
+          // This monitor's first session with a watch it has been waiting for (unreachable, or
+          // not made yet, since `offlineSince`): what the watch reported meanwhile is replayed.
+          let waitedSince = monitorLock == nil ? offlineSince : nil
           if monitorLock == nil {
             do { monitorLock = try await startSession(opened) } catch {
               await opened.close()
@@ -158,7 +161,7 @@ public final class Monitor: @unchecked Sendable {
             }
           }
           current = locked { generation += 1; return generation }
-          let listening = await register(opened, generation: current)
+          let listening = await register(opened, generation: current, waitedSince: waitedSince)
           watch = opened
           emitOnline(opened, listening: listening, offlineFor: offlineSince.map { now().timeIntervalSince($0) })
           offlineSince = nil
@@ -315,13 +318,19 @@ public final class Monitor: @unchecked Sendable {
   }
 
   /// Listens for what `listeners(for:)` says the platform reports, resuming after the last event
-  /// handled: what the watch reported while no monitor listened comes first.
-  private func register(_ watch: Watch, generation: Int) async -> [Listener: String] {
+  /// handled: what the watch reported while no monitor listened comes first. A watch with no
+  /// event handled yet that this monitor has been waiting for since `waitedSince` (it could not
+  /// be reached, or did not exist yet, when the monitor started or the fleet file named it):
+  /// every event the watch still keeps is asked for (`DeviceEventID.everything`), and the SOS
+  /// presses made since `waitedSince` are delivered, replayed; older ones only recorded.
+  private func register(_ watch: Watch, generation: Int, waitedSince: Date? = nil) async -> [Listener: String] {
     let listening = Self.listeners(for: watch.capabilities.contacts)
     let kinds = Set(Listener.allCases.filter { listening[$0] == "listening" }.map(\.kind))
     guard !kinds.isEmpty else { return listening }
     let identity = watch.identity, profile = watch.capabilities.profile
-    let after = locked { session?.handled.lastEventID }
+    let handled = locked { session?.handled.lastEventID }
+    let waited = handled == nil ? waitedSince : nil
+    let after = handled ?? (waited == nil ? nil : DeviceEventID.everything)
     // A press made before this moment, heard by a listener that resumed, was replayed.
     let resumedAt = after == nil ? nil : now()
     await watch.device.listen(to: kinds, after: after) { [weak self] report in
@@ -329,6 +338,9 @@ public final class Monitor: @unchecked Sendable {
       switch report {
       case .resumePoint(let id):
         self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
+      case .event(let event) where event.kind == .sosRequested && Self.pressed(event.time, before: waited):
+        // Pressed before this monitor waited for the watch: not this monitor's to deliver.
+        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .event(let event) where event.kind == .sosRequested:
         self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt)
       case .event(let event):
@@ -340,6 +352,12 @@ public final class Monitor: @unchecked Sendable {
       }
     }
     return listening
+  }
+
+  /// Whether a press at `time` came before `since` (never when either is unknown).
+  static func pressed(_ time: Date?, before since: Date?) -> Bool {
+    guard let time, let since else { return false }
+    return time < since
   }
 
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a

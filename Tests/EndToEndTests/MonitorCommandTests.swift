@@ -166,6 +166,33 @@ import TSTestSupport
     #expect(Set(delivered).count == 2 && delivered.count == 2, "each press delivered once: \(delivered)")
   }
 
+  /// A watch the monitor has been waiting for (named by the fleet file, not made yet): an SOS
+  /// pressed as soon as it exists, before the monitor's next try reaches it, is delivered once,
+  /// replayed (the clinic report: lost, the watch having no event handled before). A press made
+  /// before the monitor started waiting would not be.
+  @Test func anSOSPressedBeforeTheMonitorFirstReachedAWatchItWaitedForIsDelivered() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", "sim:watches/a.json"], in: directory).status == 0)
+    try "version: 1\n".write(to: directory.appendingPathComponent("ward.yaml"), atomically: true, encoding: .utf8)
+    try "version: 1\ndefaults: ward.yaml\nwatches:\n  a: {device: sim:watches/a.json}\n  b: {device: sim:watches/b.json}\n"
+      .write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let monitor = try MonitorProcess(["--fleet", "fleet.yaml", "--interval", "2s", "--on-sos", MonitorFixtures.quoted(script)], in: directory)
+    try await monitor.wait(for: "online")
+    try await monitor.wait(for: "offline") { ($0["message"] as? String ?? "").contains("no simulated watch") }
+    #expect(try Self.run(["device", "init", "--profile", "fit", "--device", "sim:watches/b.json"], in: directory).status == 0)
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/b.json")
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 2 }
+    usleep(500_000)
+    let stopped = monitor.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    let delivered = try String(contentsOfFile: folder + "/deliveries", encoding: .utf8).split(separator: "\n")
+    #expect(delivered.count == 1, "delivered once: \(delivered)")
+    let sos = monitor.events().filter { $0["kind"] as? String == "sos" }
+    #expect(sos.count == 1 && sos.first?["watch"] as? String == "b", "\(sos)")
+  }
+
   @Test func aMonitorKilledAfterTheSOSDeliversItWhenRestarted() async throws {
     let directory = try Self.workspace(profile: "fit", manifest: "version: 1\n", apply: false)
     let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
