@@ -624,12 +624,14 @@ public final class StatusBoard: @unchecked Sendable {
         message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) } ?? message
       }
       reasons.append("Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")"))
+    } else if watch.agent == nil && watch.hasRecord == false {
+      // As `status --fleet` says it (FleetStatus): never applied comes before what is pending.
+      state = "no record"
+      reasons.append("Never applied by tsapply, so changes on it cannot be told")
+      if let pending, pending > 0 { reasons.append("\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet") }
     } else if let pending, pending > 0 {
       state = "pending"
       reasons.append("\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet")
-    } else if watch.agent == nil && watch.hasRecord == false {
-      state = "no record"
-      reasons.append("Never applied by tsapply, so changes on it cannot be told")
     } else if watch.agent != nil || (watch.connected == true && watch.drift != nil) {
       state = "in sync"
     } else {

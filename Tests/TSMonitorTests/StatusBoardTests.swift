@@ -50,6 +50,10 @@ final class TestClock: @unchecked Sendable {
     Case(name: "never applied", steps: { board, clock in
       board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: false, drift: 0, pending: 0))
     }, state: "no record", reason: "Never applied"),
+    // As `status --fleet` says it: never applied, with what its manifest would change.
+    Case(name: "never applied, its manifest pending", steps: { board, clock in
+      board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: false, drift: 0, pending: 4))
+    }, state: "no record", reason: "Never applied"),
     Case(name: "drift", steps: { board, clock in
       check(board, clock, 1, 0)
       board.record(event(.drift, clock, message: "contacts (1 added) changed on the watch since the last apply; not healed",
