@@ -122,8 +122,13 @@ extension MonitorCommand {
             try await monitor.run()
             return nil
           } catch {
-            // Said now, not only when the others stop: this watch is no longer watched.
-            stderr.write("\(name): its monitor stopped: \(error); this watch is not monitored until tsapply monitor --fleet is started again.\n")
+            // Said now, not only when the others stop: this watch is no longer watched by this
+            // process (another monitor that holds its lock still watches it).
+            if case .locked = error {
+              stderr.write("\(name): not monitored by this process: \(error); the monitor that holds it goes on watching it.\n")
+            } else {
+              stderr.write("\(name): its monitor stopped: \(error); this watch is not monitored until tsapply monitor --fleet is started again.\n")
+            }
             return "\(name): \(error)"
           }
         }
