@@ -367,10 +367,19 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let have = withRevision, lacking = withoutRevision, unknown = unknownRevision, total = counted.count
     let failedNames = lacking.filter { watches[$0]?.isFailure == true }
     let notStarted = lacking.filter { recorded($0) == nil }
+    // The rest, by what their wave recorded (interrupted, or applied and changed since), so the
+    // parts add up to the count.
+    var others: [(String, Int)] = []
+    for name in lacking where watches[name]?.isFailure != true {
+      guard let result = recorded(name)?.result else { continue }
+      let word = result == "interrupted" ? "interrupted" : "\(result) in its wave"
+      if let index = others.firstIndex(where: { $0.0 == word }) { others[index].1 += 1 } else { others.append((word, 1)) }
+    }
     let of = selected == nil ? "\(total) watch\(total == 1 ? "" : "es")" : "the \(total) watch\(total == 1 ? "" : "es") selected (--watch)"
     var text = "  \(have.count) of \(of) have the new revision \(revision)"
       + (observed == nil ? "" : " (as read from the watches now)")
-      + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started)"
+      + ", \(lacking.count) do not (\(failedNames.count) failed, \(notStarted.count) not started"
+      + others.map { ", \($0.1) \($0.0)" }.joined() + ")"
       + (unknown.isEmpty ? "" : ", \(unknown.count) not known") + ".\n"
     text += "  With the new revision: " + Self.list(have, listed) + "\n"
     text += "  Without it: " + Self.list(lacking.map { name in

@@ -156,6 +156,25 @@ import TSMonitor
     #expect(!summary.contains("Not known"), "\(summary)")
   }
 
+  /// The watches without the revision are counted by what their wave recorded, so the parts
+  /// add up: an interrupted one is neither failed nor not started (fresh-eyes report: "2 do not
+  /// (0 failed, 0 not started)").
+  @Test func theWatchesWithoutTheRevisionAddUpWhateverTheirWaveRecorded() async throws {
+    let fleet = try await Fleet(4)
+    try fleet.setInterval("90m")
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(3)), batch: .count(4)),
+                               startedBy: "test@host", now: Date())
+    await fleet.apply([1])
+    for (name, result) in [("w1", "applied"), ("w2", "interrupted"), ("w3", "failed")] {
+      record.watches[name] = try JSONDecoder().decode(RolloutRecord.WatchResult.self, from: Data(#"{"wave": 1, "result": "\#(result)", "at": "-"}"#.utf8))
+    }
+    record.observe(try await fleet.rows(), members: members)
+    let summary = record.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("1 of 4 watches have the new revision \(record.revision) (as read from the watches now), 3 do not (1 failed, 1 not started, 1 interrupted)."),
+            "\(summary)")
+  }
+
   @Test func aRolloutLeftRunningByAKilledProcessIsInterruptedAndItsSummaryCountsWhatTheWatchesHold() async throws {
     let fleet = try await Fleet(5)
     try fleet.setInterval("90m")
