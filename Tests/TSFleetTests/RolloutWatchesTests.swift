@@ -160,11 +160,8 @@ import TSMonitor
   /// add up: an interrupted one is neither failed nor not started (fresh-eyes report: "2 do not
   /// (0 failed, 0 not started)").
   @Test func theWatchesWithoutTheRevisionAddUpWhateverTheirWaveRecorded() async throws {
-    let fleet = try await Fleet(4)
-    try fleet.setInterval("90m")
-    let members = try fleet.space.load().members
-    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(3)), batch: .count(4)),
-                               startedBy: "test@host", now: Date())
+    let (fleet, members, started) = try await Self.started(4)
+    var record = started
     await fleet.apply([1])
     for (name, result) in [("w1", "applied"), ("w2", "interrupted"), ("w3", "failed")] {
       record.watches[name] = try JSONDecoder().decode(RolloutRecord.WatchResult.self, from: Data(#"{"wave": 1, "result": "\#(result)", "at": "-"}"#.utf8))
@@ -175,14 +172,22 @@ import TSMonitor
             "\(summary)")
   }
 
-  @Test func aRolloutLeftRunningByAKilledProcessIsInterruptedAndItsSummaryCountsWhatTheWatchesHold() async throws {
-    let fleet = try await Fleet(5)
+  /// A fleet of `count` watches whose interval changes to 90m, and a rollout of it (canary 3,
+  /// batch 4) just started: its record says running, no watch has a result yet.
+  static func started(_ count: Int) async throws -> (Fleet, [FleetMember], RolloutRecord) {
+    let fleet = try await Fleet(count)
     try fleet.setInterval("90m")
     let members = try fleet.space.load().members
+    let record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(3)), batch: .count(4)),
+                               startedBy: "test@host", now: Date())
+    return (fleet, members, record)
+  }
+
+  @Test func aRolloutLeftRunningByAKilledProcessIsInterruptedAndItsSummaryCountsWhatTheWatchesHold() async throws {
     // What a process killed in the middle of wave 1 (of canary 3, batch 4) leaves: the record
     // says running, no result yet, while w1–w3 were written.
-    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(canary: .size(.count(3)), batch: .count(4)),
-                               startedBy: "test@host", now: Date())
+    let (fleet, members, started) = try await Self.started(5)
+    var record = started
     try fleet.store.save(record)
     await fleet.apply([1, 2, 3])
     record = try #require(try fleet.store.load())
