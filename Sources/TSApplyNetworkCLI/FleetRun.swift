@@ -171,6 +171,7 @@ struct FleetSession: Sendable {
       let total = partial.applied.count + partial.failed.count + partial.notApplied.count
       row.reached = "\(partial.applied.count) of \(total) applied"
       row.details["reached"] = .object(["applied": .integer(partial.applied.count), "of": .integer(total)])
+      row.partlyApplied = !partial.applied.isEmpty
     }
     return (text, row)
   }
@@ -235,34 +236,37 @@ struct FleetSession: Sendable {
       options.bodies = bodies
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
-    if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown }) {
+    if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown || $0.isPartlyPending }) {
       throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply",
                         operation: report.operation == "restore" ? "restore" : "apply")
     }
     return changed ? .changesPresent : .success
   }
 
-  /// `failed(_:refused:stale:retrying:unknown:of:waited:operation:)` for the report rows `rows`
-  /// of `total` watches: those that failed, were refused, are still retrying or not known.
+  /// `failed(_:refused:stale:retrying:unknown:partlyPending:noDesired:of:waited:operation:)` for the report rows
+  /// `rows` of `total` watches: those that failed, were refused, are still retrying, not known,
+  /// or pending with part of the revision applied.
   static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
-                  unknown: names(\.verdict.isUnknown), of: total, waited: waited, operation: operation)
+                  unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending), of: total, waited: waited, operation: operation)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
   /// gate `refused` their unsafe plans, their parts of a saved plan failed its checks (`stale`), or their
   /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
-  /// or what they hold is not known (`unknown`); `operation` (`apply`, `restore`) is the verb of
+  /// or what they hold is not known (`unknown`), or they are pending holding part of the revision
+  /// (`partlyPending`: their agents stopped part-way); `operation` (`apply`, `restore`) is the verb of
   /// the advice to a refused one: `2 of 3 watches failed: room-14,
   /// room-16`, `1 of 3 watches refused: room-12 (its plan is unsafe, …)`, `1 of 3 watches still
   /// retrying when the wait ended: room-12 (…)`, or, over MQTT, have `noDesired` document on the
   /// broker (it lost them: not a failure of the watches) `30 of 30 watches with no desired
   /// document on the broker: … (publish the manifests again …)`.
   static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
-                     noDesired: [String] = [], of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
+                     partlyPending: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
+                     operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !noDesired.isEmpty {
@@ -292,7 +296,13 @@ struct FleetSession: Sendable {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
         + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
     }
-    let first = [names, noDesired, refused, stale, retrying, unknown].first { !$0.isEmpty }?.count ?? 0
+    if !partlyPending.isEmpty {
+      let (hold, its) = partlyPending.count == 1 ? ("holds", "its agent") : ("hold", "their agents")
+      parts.append((parts.isEmpty ? "" : "\(partlyPending.count) ") + "\(hold) part of the revision: " + partlyPending.joined(separator: ", ")
+        + " (\(its) stopped part-way and \(partlyPending.count == 1 ? "is" : "are") offline; the rest is applied when \(partlyPending.count == 1 ? "it connects" : "they connect")"
+        + ": 'tsapply status --fleet --wait DURATION' waits for \(partlyPending.count == 1 ? "it" : "them"))")
+    }
+    let first = [names, noDesired, refused, stale, retrying, unknown, partlyPending].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

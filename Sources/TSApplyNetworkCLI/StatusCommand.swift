@@ -77,8 +77,10 @@ struct StatusCommand: Command {
     // A broker that lost the desired documents is not the watches failing: said as such.
     let failed = rows.filter(\.isFailure)
     let lost = failed.filter { $0.state == FleetStatusRow.noDesiredDocument }.map(\.name)
-    if !failed.isEmpty {
-      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) }, noDesired: lost, of: rows.count).message)
+    let partly = rows.filter(\.partlyApplied).map(\.name)
+    if !failed.isEmpty || !partly.isEmpty {
+      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) }, partlyPending: partly, noDesired: lost,
+                                          of: rows.count).message)
     }
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")

@@ -255,6 +255,7 @@ public enum FleetPublication {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
           rows[index]?.reached = status.reachedText
+          rows[index]?.partlyApplied = status.partlyApplied
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
@@ -271,7 +272,10 @@ public enum FleetPublication {
                                          verdict: unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
                                          elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
           // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
-          if let status, status.answers(document.revision, publication: document.publication) { rows[index]?.reached = status.reachedText }
+          if let status, status.answers(document.revision, publication: document.publication) {
+            rows[index]?.reached = status.reachedText
+            rows[index]?.partlyApplied = status.partlyApplied
+          }
         } else {
           waiting.append(member.name)
         }

@@ -284,6 +284,10 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     return "\(reached.total) of \(planned.total) applied"
   }
 
+  /// Whether the watch holds part of the revision: it is not applied (`reachedText`) and some of
+  /// its changes reached the watch.
+  public var partlyApplied: Bool { reachedText != nil && (reached?.total ?? 0) > 0 }
+
   /// Whether handling `revision` has ended: applied, matched, refused, invalid or failed for
   /// good. `retrying` has not: the agent is still at it.
   public var isFinal: Bool { result != .retrying }

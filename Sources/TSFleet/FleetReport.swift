@@ -131,6 +131,13 @@ public struct FleetWatchReport: Sendable {
   /// For an apply that failed part-way, what reached the watch (`2 of 5 applied`), shown in the
   /// table's Changes column instead of `-`, as the watch's history says it.
   public var reached: String? = nil
+  /// Whether some of the change reached the watch and the rest did not (yet): the watch holds
+  /// part of what it was given (`reached` says how much). A pending watch that does counts
+  /// against a fleet apply's exit status (docs/fleet.md "Exit status").
+  public var partlyApplied = false
+  /// Whether the watch is pending (its agent offline or silent) while holding part of the change
+  /// (`partlyApplied`): a watch left mixed, which a fleet apply does not report as done.
+  public var isPartlyPending: Bool { partlyApplied && { if case .pending = verdict { true } else { false } }() }
 
   /// The table's Changes column: what reached the watch for an apply that failed part-way,
   /// else the verdict's counts.

@@ -40,6 +40,10 @@ public struct FleetStatusRow: Sendable {
   public var neverApplied = false
   /// "Last applied" as the table shows it: the time, `never (matched already)`, or `-`.
   public var lastAppliedText: String { lastApplied ?? (neverApplied ? LastWrite.neverText : "-") }
+  /// Whether the watch is pending with part of its revision on it (its agent stopped part-way
+  /// and is offline: the note says how much): a watch left mixed, which `status --fleet`
+  /// counts against its exit status.
+  public var partlyApplied = false
 
   /// Whether the watch's agent is still at it: applying a desired document it has not
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
@@ -228,6 +232,7 @@ public enum FleetStatus {
                                    + " until the agent is back and tries again")
         row.neverApplied = status.lastApplied == nil && status.appliedRevision != nil
         row.holdsManifests = status.appliedRevision.map(current.contains)
+        row.partlyApplied = status.partlyApplied
         return row
       }
       var state: String

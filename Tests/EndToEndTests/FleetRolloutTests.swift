@@ -131,4 +131,34 @@ import TSTestSupport
     #expect(settled.status == 0, "\(settled.stdout)\(settled.stderr)")
     #expect(settled.stdout.contains("w01    in sync"), "\(settled.stdout)")
   }
+
+  /// An agent stopped part-way through a watch's revision and still offline when `--wait`
+  /// ends: the watch holds part of the revision, so the rollout is not done — `apply` and
+  /// `status` exit 1, naming the watch and what reached it — where a pending watch with nothing
+  /// written is not a failure.
+  @Test func aWatchLeftPartlyAppliedByAStoppedAgentCountsAgainstTheExitStatus() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try Self.fleet(1, in: dir, broker: broker)
+    // 600 ms per device call, after the call took effect: the stop comes between two writes.
+    let agent = try Self.agent("a1", names[...], broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
+    let watch = dir.appendingPathComponent("watches/w01.json")
+    let initial = try Data(contentsOf: watch)
+    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "8s"], in: dir)
+    defer { rollout.send(SIGKILL) }
+    for _ in 0..<4000 where (try? Data(contentsOf: watch)) == initial { usleep(5_000) }
+    agent.send(SIGTERM)
+    let (status, stdout, stderr) = rollout.finish()
+    #expect(status == 1, "\(stdout)\(stderr)")
+    #expect(stdout.contains("1 of 2 applied"), "\(stdout)")
+    #expect(stderr.contains("1 of 1 watch holds part of the revision: w01 (its agent stopped part-way and is offline"), "\(stderr)")
+    // `status --fleet` says the same, and exits 1 too.
+    let shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(shown.status == 1, "\(shown.stdout)\(shown.stderr)")
+    #expect(shown.stdout.contains("holds part of it (1 of 2 applied)"), "\(shown.stdout)")
+    #expect(shown.stderr.contains("1 of 1 watch holds part of the revision: w01"), "\(shown.stderr)")
+  }
 }
