@@ -150,11 +150,13 @@ extension MonitorCommand {
         missing = gone.subtracting(leaving)
         if !leaving.isEmpty {
           names.subtract(leaving)
-          for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.stop() }
+          // Retired, not stopped: an SOS it heard and has not delivered yet is still delivered.
+          for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.retire() }
           board?.remove(leaving)
           for name in leaving {
             let event = MonitorEvent(time: session.engine.now(), watch: name, kind: .removed,
-                                     message: "\(session.fleetFile) no longer names this watch: its monitor stopped, so it is not checked and its SOS presses are not heard",
+                                     message: "\(session.fleetFile) no longer names this watch: its monitor stopped, so it is not checked and its SOS presses are not heard "
+                                       + "(one heard already is still delivered)",
                                      fields: ["fleet": .string(session.fleetFile), "device": devices[name].map(JSONValue.string) ?? .null])
             output.write(event)
             for observer in observers { observer.record(event, for: [name]) }

@@ -50,6 +50,8 @@ public final class Monitor: @unchecked Sendable {
   private let lock = NSLock()
   private var generation = 0
   private var stopping = false
+  /// `retire()` was called (and no `stop()` since): deliver the outbox before `run()` returns.
+  private var retiring = false
   private var session: Session?
   private var refusals: Set<String> = []
   private var reportedDeliveryFailures: Set<String> = []
@@ -101,7 +103,23 @@ public final class Monitor: @unchecked Sendable {
   /// Asks `run()` to stop (callable from a signal handler's queue): no new check starts, an
   /// apply under way stops between device calls, deliveries get `settings.stopGrace` to finish.
   public func stop() {
-    locked { stopping = true }
+    locked {
+      stopping = true
+      retiring = false
+    }
+    mailbox.post(.stop)
+  }
+
+  /// Asks `run()` to stop as `stop()` does — no new check, the watch no longer listened to —
+  /// but to deliver the SOS events its outbox holds before it returns, however long their
+  /// receivers take: for a watch leaving a fleet (`monitor --fleet`), whose outbox no monitor
+  /// would deliver from again. A `stop()` after it gives those deliveries `settings.stopGrace`
+  /// as usual (what is left stays in the outbox).
+  public func retire() {
+    locked {
+      stopping = true
+      retiring = true
+    }
     mailbox.post(.stop)
   }
 
@@ -199,6 +217,11 @@ public final class Monitor: @unchecked Sendable {
     retry?.cancel()
     if let watch { await drop(watch) }
     if let delivery = locked({ session?.delivery }) {
+      let left = await delivery.inFlight
+      if left > 0, locked({ retiring }) {
+        notice("Stopped listening to the watch; delivering the \(left) SOS event\(left == 1 ? "" : "s") left in its outbox before its monitor ends.")
+        while locked({ retiring }), await delivery.inFlight > 0 { try? await Task.sleep(for: .milliseconds(50)) }
+      }
       if await delivery.inFlight > 0 { notice("Stopping: waiting up to \(Self.text(settings.stopGrace)) for deliveries under way; what is not delivered stays in the outbox.") }
       await delivery.stop(grace: settings.stopGrace)
     }

@@ -66,6 +66,13 @@ final class Harness: @unchecked Sendable {
     return await task?.value
   }
 
+  /// Retires the monitor (`Monitor.retire()`: a watch leaving the fleet) and returns how `run()` ended.
+  @discardableResult
+  func retire() async -> Result<Void, MonitorError>? {
+    monitor?.retire()
+    return await task?.value
+  }
+
   /// Waits (up to `timeout`, generous) for an event matching `match`, returning it.
   @discardableResult
   func wait(timeout: Duration = .seconds(120), after: Int = 0, _ match: (MonitorEvent) -> Bool) async throws -> MonitorEvent {
@@ -400,6 +407,30 @@ final class Harness: @unchecked Sendable {
     #expect(up.counts.successes == [sos.id], "delivered once, with the same id")
     #expect(outbox.entries().entries.isEmpty)
     #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
+  }
+
+  /// A watch leaving the fleet (`retire()`) while its receiver is down: its monitor stops
+  /// listening but delivers the SOS it heard before it ends — not left in the outbox of a watch
+  /// no monitor will deliver from again. `stop()` gives the same delivery only its grace.
+  @Test(arguments: [true, false])
+  func aRetiredMonitorDeliversTheSOSItHeardBeforeItEnds(retired: Bool) async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    // Down for its first 40 attempts (10–40 ms apart: over a second, five times the stop grace).
+    let receiver = ScriptedNotifier("receiver", failures: 40)
+    try await harness.start(harness.settings(), notifiers: [receiver])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    let ended = retired ? await harness.retire() : await harness.stop()
+    #expect((try? ended?.get()) != nil)
+    let outbox = Outbox(directory: WatchHome(identity: harness.spec, root: harness.directory + "/state").outboxDirectory)
+    if retired {
+      #expect(receiver.counts.successes == [sos.id])
+      #expect(outbox.entries().entries.isEmpty)
+    } else {
+      #expect(receiver.counts.successes.isEmpty)
+      #expect(outbox.entries().entries.map(\.id) == [sos.id])
+    }
   }
 
   /// A monitor killed, an SOS pressed while none listens, the clock moving on, a monitor started
