@@ -89,7 +89,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   private let lock = NSLock()
   private let saveLock = NSLock()
   private var stored: Stored
-  private var offlineSince: [String: Date] = [:]
+  /// When each unreachable watch went offline, and the `offline` event that said so (the cause
+  /// of its `offline` alert once the threshold passes).
+  private var offlineSince: [String: (time: Date, event: MonitorEvent)] = [:]
   private var saveFailed = false
 
   /// Alerts kept in `directory` (`alerts.json`, `outbox/`), delivered to `notifiers` by
@@ -201,7 +203,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       if let agent {
         open(.agentOffline, "agent:" + agent, event, watches: names)
       } else {
-        lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = event.time } }
+        lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = (event.time, event) } }
       }
     case .online:
       if let agent {
@@ -224,14 +226,15 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
 
   public func checked(_ name: String, _ check: MonitorCheck) {
     lock.withLock { offlineSince[name] = nil }
-    let event = MonitorEvent(time: check.time, watch: name, kind: .online, message: "checked")
+    // A check that found the watch well logs no event of its own (a `resolved` or `online`
+    // event, when there is one, closes the condition first): the cause is the check.
+    let event = Cause(kind: "check", message: "a check read the watch")
     close([.offline, .invalid], name, event)
     if check.drift == 0 { close([.drift, .driftingBack, .failed, .refused], name, event) }
   }
 
   public func reported(_ name: String, _ report: AgentReport) {
-    let event = MonitorEvent(time: report.lastSeen ?? now(), watch: name, kind: .online,
-                             message: report.note ?? "its agent reports the watch \(report.state)")
+    let event = Cause(kind: "agent_status", message: report.note ?? "its agent reports the watch \(report.state)")
     switch report.state {
     case "refused": open(.refused, name, event)
     case "failed": open(.failed, name, event)
@@ -250,11 +253,11 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   public func tick() {
     let time = now()
     let due = lock.withLock {
-      offlineSince.filter { time.timeIntervalSince($0.value) >= Backoff.seconds(offlineAfter) }.map(\.key)
+      offlineSince.filter { time.timeIntervalSince($0.value.time) >= Backoff.seconds(offlineAfter) }.map { ($0.key, $0.value.event) }
     }
-    for name in due.sorted() {
-      open(.offline, name, MonitorEvent(time: time, watch: name, kind: .offline,
-                                        message: "the watch has been unreachable for longer than \(Monitor.text(offlineAfter))"))
+    // Caused by the `offline` event that began it (in the log), said in the threshold's words.
+    for (name, event) in due.sorted(by: { $0.0 < $1.0 }) {
+      open(.offline, name, Cause(event, message: "the watch has been unreachable for longer than \(Monitor.text(offlineAfter))"))
     }
   }
 
@@ -262,7 +265,37 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
 
   private static func key(_ watch: String, _ kind: Kind) -> String { watch + "\u{0}" + kind.rawValue }
 
-  private func open(_ kind: Kind, _ watch: String, _ cause: MonitorEvent, watches: [String]? = nil) {
+  /// What raised or ended an alert: an event in the log (`cause_id` its id, `cause_kind` its
+  /// kind), or what has no event of its own — a check that read the watch (`cause_kind: check`),
+  /// an agent's status (`agent_status`) — with no `cause_id`.
+  struct Cause {
+    var id: String?
+    var kind: String
+    var message: String
+
+    /// `event`, in the words `message` (default its own).
+    init(_ event: MonitorEvent, message: String? = nil) {
+      (id, kind, self.message) = (event.id, event.kind.rawValue, message ?? event.message)
+    }
+
+    /// A cause that is no event in the log.
+    init(kind: String, message: String) {
+      (id, self.kind, self.message) = (nil, kind, message)
+    }
+
+    /// `cause_id` (when it is an event) and `cause_kind`.
+    var fields: [String: JSONValue] {
+      var fields: [String: JSONValue] = ["cause_kind": .string(kind)]
+      if let id { fields["cause_id"] = .string(id) }
+      return fields
+    }
+  }
+
+  private func open(_ kind: Kind, _ watch: String, _ event: MonitorEvent, watches: [String]? = nil) {
+    open(kind, watch, Cause(event), watches: watches)
+  }
+
+  private func open(_ kind: Kind, _ watch: String, _ cause: Cause, watches: [String]? = nil) {
     let alert: MonitorEvent? = lock.withLock {
       let key = Self.key(watch, kind)
       guard stored.open[key] == nil else { return nil }
@@ -270,7 +303,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       let id = alertID(watch, kind, start)
       stored.starts[key] = start
       stored.open[key] = id
-      var fields: [String: JSONValue] = ["cause_id": .string(cause.id), "cause_kind": .string(cause.kind.rawValue)]
+      var fields = cause.fields
       if let watches { fields["watches"] = .array(watches.map(JSONValue.string)) }
       return makeAlert(kind, watch: watch, id: id, message: cause.message, fields: fields)
     }
@@ -279,7 +312,11 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
 
   /// Closes the open conditions `kinds` of `watch` with a `recovered` alert caused by `cause`;
   /// `why` replaces "is over" in its message where the condition did not end by itself.
-  private func close(_ kinds: [Kind], _ watch: String, _ cause: MonitorEvent, why: String? = nil) {
+  private func close(_ kinds: [Kind], _ watch: String, _ event: MonitorEvent, why: String? = nil) {
+    close(kinds, watch, Cause(event), why: why)
+  }
+
+  private func close(_ kinds: [Kind], _ watch: String, _ cause: Cause, why: String? = nil) {
     let recovered: [(MonitorEvent, Kind)] = lock.withLock {
       kinds.compactMap { kind in
         let key = Self.key(watch, kind)
@@ -287,8 +324,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         let id = opened.replacingOccurrences(of: "-\(kind.rawValue)-", with: "-recovered-\(kind.rawValue)-")
         let what = kind.rawValue.replacingOccurrences(of: "_", with: " ")
         let event = makeAlert(.recovered, watch: watch, id: id, message: why.map { "closed: \(what): \($0)" } ?? "recovered: \(what) is over",
-                              fields: ["recovers": .string(kind.rawValue), "opened_id": .string(opened), "cause_id": .string(cause.id),
-                                       "cause_kind": .string(cause.kind.rawValue)])
+                              fields: cause.fields.merging(["recovers": .string(kind.rawValue), "opened_id": .string(opened)]) { a, _ in a })
         return (event, kind)
       }
     }
@@ -297,7 +333,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
 
   private func once(_ kind: Kind, _ watch: String, _ cause: MonitorEvent) {
     let id = "alert-" + SHA256Digest.hex(of: Array((watch + "\u{0}" + cause.id).utf8)).prefix(16) + "-" + kind.rawValue
-    raise(makeAlert(kind, watch: watch, id: id, message: cause.message, fields: ["cause_id": .string(cause.id)]), kind: kind)
+    raise(makeAlert(kind, watch: watch, id: id, message: cause.message, fields: Cause(cause).fields), kind: kind)
   }
 
   private func alertID(_ watch: String, _ kind: Kind, _ start: Int) -> String {

@@ -553,8 +553,11 @@ public final class Monitor: @unchecked Sendable {
       }
     }
     tracking.manifestProblem = nil
-    checked?(MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                          pending: report.unapplied.count, holdsManifest: report.holdsManifest))
+    // Told before the events of a check that finds drift, and after the `resolved` of one that
+    // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
+    let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
+                             pending: report.unapplied.count, holdsManifest: report.holdsManifest)
+    if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true
@@ -577,6 +580,7 @@ public final class Monitor: @unchecked Sendable {
         }
         emit(.resolved, watch: watch.identity, message: message, fields: fields)
       }
+      checked?(check)
       tracking.reported = nil
       tracking.healed = false
       tracking.notHealed = []

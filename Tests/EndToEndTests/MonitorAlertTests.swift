@@ -95,6 +95,42 @@ import TSTestSupport
     #expect(signed)
   }
 
+  /// One watch, healed and then away past `--offline-after`: each alert names as its cause an
+  /// event the log has — the heal's `resolved` closes the drift alert, the `offline` event that
+  /// began the outage raises the offline alert, the `online` event ends it — never an id the
+  /// log lacks (a check or an agent's status, which log no event, are `cause_kind` without an id).
+  @Test func everyAlertsCauseIsAnEventInTheLog() async throws {
+    let dir = try MonitorCommandTests.workspace()
+    let monitor = try MonitorProcess(["--interval", "1s", "--offline-after", "2s", "--reconcile", "--events", "all",
+                                      "--on-event", "/bin/true", "watch.yaml"], in: dir)
+    try await monitor.wait(for: "online")
+    try MonitorCommandTests.simulate(["contact-add", "Zed", "+15550199"], in: dir)
+    try await monitor.wait(for: "resolved")
+    let watch = dir.appendingPathComponent("watch.json"), away = dir.appendingPathComponent("watch.away")
+    try FileManager.default.moveItem(at: watch, to: away)
+    try await monitor.wait(for: "alert") { $0["alert"] as? String == "offline" }
+    try FileManager.default.moveItem(at: away, to: watch)
+    try await monitor.wait(for: "alert") { $0["recovers"] as? String == "offline" }
+    #expect(monitor.stop().status == 0)
+
+    let events = monitor.events()
+    let ids = Set(events.compactMap { $0["id"] as? String })
+    let alerts = events.filter { $0["kind"] as? String == "alert" }
+    func cause(_ alert: String, recovers: String? = nil) -> String? {
+      alerts.first { $0["alert"] as? String == alert && $0["recovers"] as? String == recovers }?["cause_kind"] as? String
+    }
+    #expect(cause("drift") == "drift" && cause("applied") == "applied" && cause("recovered", recovers: "drift") == "resolved",
+            "\(alerts)")
+    #expect(cause("offline") == "offline" && cause("recovered", recovers: "offline") == "online", "\(alerts)")
+    for alert in alerts {
+      if let id = alert["cause_id"] as? String {
+        #expect(ids.contains(id), "\(alert) names a cause the log does not have")
+      } else {
+        #expect(["check", "agent_status"].contains(alert["cause_kind"] as? String ?? ""), "\(alert)")
+      }
+    }
+  }
+
   @Test func aTestAlertReachesEveryNotifierOrSaysWhichNot() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     try "s3cret\n".write(to: dir.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
