@@ -12,6 +12,9 @@ enum MistakeHints {
   /// The text inside curly quotes (`“08:00”` → `08:00`), which YAML reads as part of a plain
   /// value, not as quotes.
   static func curlyQuoted(_ text: String) -> String? {
+    // Every curly quote is beyond ASCII, so text that ends in an ASCII byte has none as its last
+    // character: decided from one byte, without counting characters (most values).
+    guard let last = text.utf8.last, last >= 0x80 else { return nil }
     guard text.count >= 2, let first = text.first, let last = text.last,
           curlyQuotes.contains(where: { $0.open == first && $0.close == last }) else { return nil }
     return String(text.dropFirst().dropLast())

@@ -60,7 +60,7 @@ enum PhoneNumberRule {
   static func trunkPrefixProblem(_ text: String) -> String? {
     // The byte check first: Foundation's `range(of:)` costs more than the rest of a number's
     // checks, and almost no number has a parenthesis.
-    guard text.hasPrefix("+"), text.utf8.contains(UInt8(ascii: "(")), let range = text.range(of: "(0)") else { return nil }
+    guard text.utf8.first == UInt8(ascii: "+"), text.utf8.contains(UInt8(ascii: "(")), let range = text.range(of: "(0)") else { return nil }
     var meant = text
     meant.removeSubrange(range)
     meant = meant.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
