@@ -40,6 +40,21 @@ extension MonitorCommand {
     await alerts?.start()
     let clock = alertClock(alerts)
     defer { clock?.cancel() }
+    // A watch the fleet file no longer names (docs/fleet.md "Monitoring a fleet"): it leaves the
+    // page, its open alerts are closed (by the `removed` event), and stderr says so; `what`
+    // says what becomes of it, `done` what this monitor did.
+    func removed(_ leaving: [String], devices: [String: String], _ what: String, _ done: String) {
+      board?.remove(leaving)
+      for name in leaving {
+        let event = MonitorEvent(time: session.engine.now(), watch: name, kind: .removed,
+                                 message: "\(session.fleetFile) no longer names this watch: \(what)",
+                                 fields: ["fleet": .string(session.fleetFile), "device": devices[name].map(JSONValue.string) ?? .null])
+        output.write(event)
+        for observer in observers { observer.record(event, for: [name]) }
+      }
+      stderr.write("\(session.fleetFile) no longer names \(counted(leaving.count, "watch", "watches")) (\(leaving.joined(separator: ", "))): "
+                   + "\(done) \(leaving.count == 1 ? "it" : "them").\n")
+    }
     if let broker = session.broker {
       guard !once, !reconcile else {
         throw UsageError("over MQTT the agents check and apply; --once and --reconcile are for watches tsapply reaches itself (see 'tsapply status --fleet')")
@@ -62,7 +77,36 @@ extension MonitorCommand {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
       }
       stderr.write("Following the events of site \(broker.site) on \(broker.settings.address); Ctrl-C stops.\n")
+      // Unless --watch chose the watches, the fleet file is followed as for direct watches: a
+      // watch added joins the page and the alerts, one removed leaves them (its events are still
+      // shown, under its identity, and its SOS presses still delivered: the agents still serve it).
+      let following = !fleet.watches.isEmpty ? nil : Task {
+        var membership = FleetMonitor.Membership(session.loaded.members.map(\.name))
+        var members = Dictionary(session.loaded.members.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        while !Task.isCancelled {
+          try? await Task.sleep(for: .seconds(5))
+          guard !Task.isCancelled, let current = try? manifests.members() else { continue }
+          let leaving = membership.leaving(Set(current.map(\.name)))
+          let added = current.filter { !membership.names.contains($0.name) }
+          membership.join(added.map(\.name))
+          for member in added { members[member.name] = member }
+          guard !leaving.isEmpty || !added.isEmpty else { continue }
+          follower.rename(Dictionary(members.values.filter { membership.names.contains($0.name) }.map { ($0.watch.watchID, $0.name) },
+                                     uniquingKeysWith: { first, _ in first }))
+          if !leaving.isEmpty {
+            removed(leaving, devices: members.mapValues(\.device), "it left the status page and its alerts are closed; what its agent "
+                      + "still reports of it is shown under its identity, and its SOS presses are still delivered", "stopped following")
+            for name in leaving { members[name] = nil }
+          }
+          if !added.isEmpty {
+            board?.add(FleetMonitor.boardMembers(added))
+            stderr.write("\(session.fleetFile) names \(counted(added.count, "more watch", "more watches")) (\(added.map(\.name).joined(separator: ", "))): "
+                         + "following \(added.count == 1 ? "it" : "them") too.\n")
+          }
+        }
+      }
       let (signal, signals) = await AgentCommand.firstStopSignal()
+      following?.cancel()
       stderr.write("\(StopSignals.name(signal)) received: stopping the monitor (send it again to quit at once).\n")
       await follower.stop(grace: .seconds(5))
       await alerts?.stop(grace: .seconds(5))
@@ -139,37 +183,24 @@ extension MonitorCommand {
       // from it (missing at two looks in a row, so a file caught half-written stops nothing) has
       // its monitor stopped, leaves the page, and a `removed` event says so. Watching goes on
       // while the fleet file names no watch, until one is added.
-      var names = Set(session.loaded.everyMember.map(\.name))
+      var membership = FleetMonitor.Membership(session.loaded.everyMember.map(\.name))
       var devices = Dictionary(session.loaded.everyMember.map { ($0.name, $0.device) }, uniquingKeysWith: { first, _ in first })
-      var missing = Set<String>()
-      while !stopping.value, live.value > 0 || names.isEmpty {
+      while !stopping.value, live.value > 0 || membership.names.isEmpty {
         try? await Task.sleep(for: look)
         guard !stopping.value, fleet.watches.isEmpty, let current = try? manifests.members() else { continue }
-        let gone = names.subtracting(current.map(\.name))
-        let leaving = gone.intersection(missing).sorted()
-        missing = gone.subtracting(leaving)
+        let leaving = membership.leaving(Set(current.map(\.name)))
         if !leaving.isEmpty {
-          names.subtract(leaving)
           // Retired, not stopped: an SOS it heard and has not delivered yet is still delivered.
           for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.retire() }
-          board?.remove(leaving)
-          for name in leaving {
-            let event = MonitorEvent(time: session.engine.now(), watch: name, kind: .removed,
-                                     message: "\(session.fleetFile) no longer names this watch: its monitor stopped, so it is not checked and its SOS presses are not heard "
-                                       + "(one heard already is still delivered)",
-                                     fields: ["fleet": .string(session.fleetFile), "device": devices[name].map(JSONValue.string) ?? .null])
-            output.write(event)
-            for observer in observers { observer.record(event, for: [name]) }
-          }
-          stderr.write("\(session.fleetFile) no longer names \(counted(leaving.count, "watch", "watches")) (\(leaving.joined(separator: ", "))): "
-                       + "stopped monitoring \(leaving.count == 1 ? "it" : "them").\n")
+          removed(leaving, devices: devices, "its monitor stopped, so it is not checked and its SOS presses are not heard "
+                    + "(one heard already is still delivered)", "stopped monitoring")
         }
         // A watch whose device a running monitor still watches (renamed in the fleet file: the
         // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.
         let busy = Set(running.value.compactMap(\.settings.deviceSpec))
-        let added = current.filter { !names.contains($0.name) && !busy.contains($0.device) }
+        let added = current.filter { !membership.names.contains($0.name) && !busy.contains($0.device) }
         guard !added.isEmpty else { continue }
-        names.formUnion(added.map(\.name))
+        membership.join(added.map(\.name))
         for member in added { devices[member.name] = member.device }
         board?.add(FleetMonitor.boardMembers(added))
         let more = makeMonitors(added)

@@ -54,6 +54,32 @@ public enum FleetMonitor {
     }
   }
 
+  /// Which watches a running `monitor --fleet` follows as its fleet file changes: a watch missing
+  /// from the file at two looks in a row leaves (so a file caught half-written stops nothing); a
+  /// watch the file names joins when the caller says it did (`join`).
+  public struct Membership: Sendable {
+    /// The watches followed now, by name.
+    public private(set) var names: Set<String>
+    private var missing: Set<String> = []
+
+    /// Following `names`.
+    public init(_ names: some Sequence<String>) { self.names = Set(names) }
+
+    /// The watches that leave at this look, given the names the fleet file gives now
+    /// (`current`): those missing from it now and at the look before, sorted; they are no
+    /// longer followed.
+    public mutating func leaving(_ current: Set<String>) -> [String] {
+      let gone = names.subtracting(current)
+      let leaving = gone.intersection(missing)
+      missing = gone.subtracting(leaving)
+      names.subtract(leaving)
+      return leaving.sorted()
+    }
+
+    /// Follows `joined` too.
+    public mutating func join(_ joined: some Sequence<String>) { names.formUnion(joined) }
+  }
+
   /// The board's members for `members`: name and device (labels where the fleet file gives them).
   public static func boardMembers(_ members: [FleetMember]) -> [StatusBoard.Member] {
     // Labels as `key=value` (the fleet file's `labels:`, and `profile` when declared).
@@ -151,8 +177,8 @@ public enum FleetMonitor {
     private var identities: [String: String] = [:]
     private var online: [String: Bool] = [:]
     private let observers: [any MonitorObserver]
-    /// Member names by watch ID, for the observers.
-    private let names: [String: String]
+    /// Member names by watch ID, for the observers (`rename`).
+    private var names: [String: String]
     /// The revisions a watch's manifests give now, or why they cannot be used, by member name
     /// (`nil`: not compared).
     private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
@@ -259,19 +285,19 @@ public enum FleetMonitor {
         // as a direct monitor says `online` for each watch it reaches: a condition kept open
         // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
         guard before != state.online else { return }
-        let watches = state.watches.map { names[$0] ?? "\(site)/\($0)" }
+        let watches = state.watches.map { member($0) ?? "\(site)/\($0)" }
         let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
                                  message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
                                  fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
         emit(event)
-        for observer in observers { observer.record(event, for: state.watches.compactMap { names[$0] }) }
+        for observer in observers { observer.record(event, for: state.watches.compactMap(member)) }
       }
     }
 
     /// Tells the observers what `status` of watch `id` says against its manifests now; unless
     /// `always`, only when that changed since the last report.
     private func report(_ id: String, _ status: WatchStatus, always: Bool) {
-      guard !observers.isEmpty, let name = names[id] else { return }
+      guard !observers.isEmpty, let name = member(id) else { return }
       let report = FleetMonitor.agentReport(status, current: revisions?(name))
       let changed = lock.withLock { () -> Bool in
         defer { reports[id] = report }
@@ -299,12 +325,30 @@ public enum FleetMonitor {
                      message: "agent \(status.agent) reaches the watch again", fields: fields)
       }
       emit(event)
-      if let member = names[id] { for observer in observers { observer.record(event, for: [member]) } }
+      if let member = member(id) { for observer in observers { observer.record(event, for: [member]) } }
     }
 
     /// The fleet's name for watch `id`, else its identity, else `SITE/WATCH-ID`.
     private func name(of id: String) -> String {
-      names[id] ?? lock.withLock { identities[id] } ?? "\(site)/\(id)"
+      member(id) ?? lock.withLock { identities[id] } ?? "\(site)/\(id)"
+    }
+
+    /// The fleet's name for watch `id`, when the fleet file names it.
+    private func member(_ id: String) -> String? { lock.withLock { names[id] } }
+
+    /// Names the watches anew, by watch ID (the fleet file changed: `monitor --fleet` follows
+    /// it): a watch named now and not before is told to the observers from its last status, if
+    /// any; one no longer named is no longer told to them (its events are still shown, under its
+    /// identity, and its SOS presses still delivered).
+    public func rename(_ names: [String: String]) {
+      let joined = lock.withLock { () -> [(String, WatchStatus)] in
+        let new = names.keys.filter { self.names[$0] != names[$0] }
+        self.names = names
+        for id in reports.keys where names[id] == nil { reports[id] = nil }
+        return new.compactMap { id in statuses[id].map { (id, $0) } }
+      }
+      guard !joined.isEmpty else { return }
+      reporting.async { [self] in for (id, status) in joined { report(id, status, always: true) } }
     }
 
     /// Compares every watch's last status with its manifests again (they may have been edited).
@@ -395,7 +439,7 @@ public enum FleetMonitor {
       // In the outbox before it is recorded: a crash between the two delivers it from there.
       if let kept { recordPress(press, in: kept, watchID: watchID) }
       emit(shown)
-      if let name = names[watchID] { for observer in observers { observer.record(shown, for: [name]) } }
+      if let name = member(watchID) { for observer in observers { observer.record(shown, for: [name]) } }
     }
   }
 }

@@ -78,4 +78,49 @@ import TSTestSupport
     #expect(presses.count == 1 && presses.first?.contains(second) == true && presses.first?.contains(#""replayed":true"#) == true,
             "\(output)")
   }
+
+  /// `monitor --fleet` over MQTT follows the fleet file as it does for direct watches: a watch
+  /// added joins the status page, one removed (at two looks in a row) leaves it with one
+  /// `removed` event — while its agent's events go on being shown under its identity.
+  @Test func aWatchAddedToOrRemovedFromTheFleetFileJoinsOrLeavesThePage() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try FleetRolloutTests.fleet(2, in: dir, broker: broker)
+    let fleetFile = dir.appendingPathComponent("fleet.yaml")
+    let both = try String(contentsOf: fleetFile, encoding: .utf8)
+    func naming(_ kept: String) throws {
+      try (both.split(separator: "\n").filter { !$0.contains("w0") || $0.contains(kept) }.joined(separator: "\n") + "\n")
+        .write(to: fleetFile, atomically: true, encoding: .utf8)
+    }
+    try naming("w01")
+    try (StatusPageTests.token + "\n").write(to: dir.appendingPathComponent("page.token"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("page.token").path, 0o600)
+    let agent = try FleetRolloutTests.agent("a1", names[...], broker: broker, in: dir)
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("a1 (online)"))
+    let (monitor, url) = try StatusPageTests.monitor(in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    func onPage() throws -> [String] {
+      let answer = try StatusPageTests.request(url, "/status.json", headers: ["Authorization: Bearer \(StatusPageTests.token)"])
+      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+      return (body?["watches"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.sorted()
+    }
+    func until(_ what: String, _ condition: () throws -> Bool) throws {
+      for _ in 0..<1500 { if try condition() { return }; usleep(20_000) }
+      Issue.record("not within 30 s: \(what); page: \(try onPage()); stderr: \(monitor.standardError)")
+    }
+    try until("w01 on the page") { try onPage() == ["w01"] }
+
+    try both.write(to: fleetFile, atomically: true, encoding: .utf8)
+    try until("w02 joined") { try onPage() == ["w01", "w02"] }
+    #expect(monitor.standardError.contains("fleet.yaml names 1 more watch (w02): following it too"), "\(monitor.standardError)")
+
+    try naming("w02")
+    try until("w01 left") { try onPage() == ["w02"] }
+    #expect(monitor.standardError.contains("fleet.yaml no longer names 1 watch (w01): stopped following it"), "\(monitor.standardError)")
+    let removed = ((try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "")
+      .split(separator: "\n").filter { $0.contains(#""kind":"removed""#) }
+    #expect(removed.count == 1 && removed.first?.contains(#""watch":"w01""#) == true, "\(removed)")
+  }
 }
