@@ -706,7 +706,7 @@ actor AgentWatch {
     }
     status = next
     publishStatus()
-    if !applied { event(.error, message ?? result.rawValue, revision: revision) }
+    if !applied { event(.error, message ?? result.rawValue, revision: revision, result: result.rawValue) }
   }
 
   /// The wait before the next try, counting this failure in `attempts`.
@@ -848,9 +848,11 @@ actor AgentWatch {
   }
 
   /// Publishes an event; `message` is masked already (`masked`).
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil) {
-    publishEvent(FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
-                            revision: revision))
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil) {
+    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
+                           revision: revision)
+    event.result = result
+    publishEvent(event)
   }
 
   /// Publishes `event` on the watch's events topic (not retained); `acknowledged` runs once the

@@ -370,9 +370,14 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var id: String?
   /// For `sos`: the press's number on this watch (1, 2, …), for ordering.
   public var sequence: Int?
+  /// For `error`: the status's result the agent published with it (`WatchStatus.Result`:
+  /// `retrying` — it tries again —, `failed`, `refused` or `invalid`), so a receiver tells a
+  /// failure that is retried from one that is final without the status; `nil` from agents
+  /// older than this field.
+  public var result: String?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result
   }
 
   /// The event as canonical JSON.

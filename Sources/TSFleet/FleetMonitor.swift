@@ -400,13 +400,19 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
-      // An agent publishes its status before the error event of the same apply: a `retrying`
-      // one says the error is retried, in the word a monitor's heal uses (`reconcile`).
-      if kind == .error, let status = lock.withLock({ statuses[watchID] }), status.result == .retrying,
-         event.revision == nil || event.revision == status.revision {
-        fields["reconcile"] = .string("retrying")
-        if let attempt = status.attempt { fields["attempt"] = .integer(attempt) }
-        if let next = status.nextRetry { fields["next_retry"] = .string(next) }
+      // Whether the error is retried, in the word a monitor's heal uses (`reconcile`): as the
+      // event says (`result`), or, from an agent that does not say, as the status it publishes
+      // before the error event of the same apply says.
+      if kind == .error {
+        let status = lock.withLock { statuses[watchID] }.flatMap { event.revision == nil || event.revision == $0.revision ? $0 : nil }
+        if let result = event.result { fields["result"] = .string(result) }
+        if (event.result ?? status?.result.rawValue) == WatchStatus.Result.retrying.rawValue {
+          fields["reconcile"] = .string("retrying")
+          if let status, status.result == .retrying {
+            if let attempt = status.attempt { fields["attempt"] = .integer(attempt) }
+            if let next = status.nextRetry { fields["next_retry"] = .string(next) }
+          }
+        }
       }
       let heard = Date(), time = InternetTime.date(event.time) ?? heard
       // An SOS is timed by the press (the agent's `time`); one heard well after it says when.

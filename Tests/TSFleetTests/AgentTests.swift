@@ -737,6 +737,21 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An agent's `error` event says in `result` whether the agent tries again (`retrying`: a
+  /// timeout can pass) or not (`failed`: the watch refused the data), so a receiver needs no status.
+  @Test(arguments: [(SimulationOptions.Fault.Kind.fail(.timeout), "retrying"), (.fail(.dataSetFailed), "failed")])
+  func anErrorEventSaysWhetherTheAgentTriesAgain(fault: SimulationOptions.Fault.Kind, result: String) async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(fault, atCall: 6)])
+    let (events, listener) = try await site.events()
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    _ = try await site.apply(wait: .zero)
+    let error = await events.wait(for: 1, within: 60).first
+    #expect(error?.kind == .error && error?.result == result, "\(String(describing: error))")
+    await listener.close()
+    await agent.stop()
+  }
+
   /// An earlier `apply --fleet` of the same revision, interrupted (it did not wait): its apply
   /// fails for good just after this run publishes again, and the agent then applies this run's
   /// document. This run reports that answer, not the earlier run's failure.

@@ -144,21 +144,28 @@ import TSMQTT
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
     publisher.connect()
     try await publisher.ready(within: .seconds(120))
-    // (the status's result and its retry fields, the error event's message) → the forwarded event's reconcile fields.
-    let table: [(result: String, retry: String, reconcile: JSONValue?, attempt: JSONValue?, state: String)] = [
-      ("retrying", #""attempt":2,"next_retry":"2026-12-05T01:00:05Z","#, .string("retrying"), .integer(2), "retrying"),
-      ("failed", "", nil, nil, "failed"),
+    // (the status's result and its retry fields, the error event's own `result` — none from an
+    // older agent) → the forwarded event's reconcile fields: the event's word wins over a status
+    // that is not its apply's.
+    let table: [(result: String, retry: String, event: String?, reconcile: JSONValue?, attempt: JSONValue?, state: String)] = [
+      ("retrying", #""attempt":2,"next_retry":"2026-12-05T01:00:05Z","#, nil, .string("retrying"), .integer(2), "retrying"),
+      ("failed", "", nil, nil, nil, "failed"),
+      ("retrying", #""attempt":3,"next_retry":"2026-12-05T01:00:09Z","#, "retrying", .string("retrying"), .integer(3), "retrying"),
+      ("failed", "", "retrying", .string("retrying"), nil, "failed"),
+      ("retrying", #""attempt":4,"next_retry":"2026-12-05T01:00:05Z","#, "failed", nil, nil, "retrying"),
     ]
     for (index, row) in table.enumerated() {
       let status = #"{"agent":"station","device":"memory:room-1","drift":0,"format_version":"1","message":"timeout","pending":1,"#
         + #""result":"\#(row.result)",\#(row.retry)"revision":"aaaa","watch":"room-1"}"#
       try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
-      let error = #"{"agent":"station","format_version":"1","kind":"error","message":"timeout","revision":"aaaa","time":"2026-12-05T01:00:00Z","watch":"room-1"}"#
+      let said = row.event.map { #","result":"\#($0)""# } ?? ""
+      let error = #"{"agent":"station","format_version":"1","kind":"error","message":"timeout"\#(said),"revision":"aaaa","time":"2026-12-05T01:00:00Z","watch":"room-1"}"#
       try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(error.utf8), qos: 1, retain: false)
       let forwarded = try #require(await events.wait(for: index + 1).last)
       #expect(forwarded.kind == .error && forwarded.fields["reconcile"] == row.reconcile && forwarded.fields["attempt"] == row.attempt,
               "\(row.result): \(forwarded.jsonLine)")
-      #expect(row.reconcile == nil || forwarded.fields["next_retry"] == .string("2026-12-05T01:00:05Z"), "\(forwarded.jsonLine)")
+      #expect(row.attempt == nil || forwarded.fields["next_retry"] != nil, "\(forwarded.jsonLine)")
+      #expect(forwarded.fields["result"] == row.event.map(JSONValue.string), "\(forwarded.jsonLine)")
       let deadline = Date().addingTimeInterval(30)
       while Date() < deadline, board.snapshot().rows.first?.state != row.state { try? await Task.sleep(for: .milliseconds(20)) }
       #expect(board.snapshot().rows.first?.state == row.state, "\(row.result)")
