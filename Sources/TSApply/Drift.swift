@@ -73,6 +73,28 @@ public enum Drift {
     return left
   }
 
+  /// What an apply whose read-back (`read`) does not give what it planned leaves as its record:
+  /// the contacts and the emergency list as it wrote them (`wrote`, from the state its plan was
+  /// made from, `planned`) where they read back otherwise — changed on the watch while it wrote
+  /// — and as the last apply left them (`recorded`) where it did not write them; so a wearer's
+  /// change made during the apply is drift, not tsapply's own write (docs/apply.md "The
+  /// last-applied record"). Reminders as read back: the watch assigns their IDs.
+  public static func recorded(readBack read: DeviceState, wrote: DeviceState, plannedFrom planned: DeviceState,
+                              recorded: DeviceState?) -> DeviceState {
+    var state = read
+    if wrote.contacts != planned.contacts {
+      if read.contacts != wrote.contacts { state.contacts = wrote.contacts }
+    } else if let recorded {
+      state.contacts = recorded.contacts
+    }
+    if wrote.emergency != planned.emergency {
+      if read.emergency != wrote.emergency { state.emergency = wrote.emergency }
+    } else if let recorded {
+      state.emergency = recorded.emergency
+    }
+    return state
+  }
+
   /// The resources changed since `record`: those that differ from the recorded state and, when
   /// the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`), from the
   /// state that write would have left too. A resource holding what tsapply wrote is never drift.

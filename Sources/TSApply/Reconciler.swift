@@ -96,11 +96,15 @@ public struct Reconciler: Sendable {
       record(left(reached), nil)
       throw .readBackFailed(error, backupPath: backupPath)
     }
-    record(after, nil)
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
+      record(after, nil)
       return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps, finalState: after)
     }
+    // Read back otherwise than planned: a list written that reads back otherwise was changed on
+    // the watch while this apply wrote, so the record keeps what was written and the change
+    // stays drift, never "what tsapply left" (`Drift.recorded(readBack:wrote:plannedFrom:recorded:)`).
+    record(Drift.recorded(readBack: after, wrote: reached, plannedFrom: state, recorded: recorded), nil)
     throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath)
   }
 }

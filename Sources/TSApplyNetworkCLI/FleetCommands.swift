@@ -379,9 +379,9 @@ extension FleetSession {
         section.stdout.write("Warning: could not record the applied state for drift detection: \(error)\n")
       case .historyFailed(let error):
         section.stdout.write("Warning: could not add this apply to the watch's history: \(error)\n")
-      case .changedOnWatchDuringApply(let lists, let backupPath):
-        section.stdout.write(ApplyRun.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, self.context) },
-                                                         mask: run.currentMask))
+      case .changedOnWatchDuringApply(let lists, let backupPath, let kept):
+        section.stdout.write(ApplyRun.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, self.context) }, kept: kept,
+                                                         watch: cliWatch, manifest: nil, mask: run.currentMask))
       }
     }
     do {

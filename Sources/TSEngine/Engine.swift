@@ -192,9 +192,12 @@ public enum EngineEvent: Sendable {
   /// The apply's entry could not be appended to the watch's apply history (docs/apply.md "History").
   case historyFailed(SecureFileError)
   /// While the apply was writing, the watch announced a change made on it (its contacts or
-  /// emergency contacts listener, `ApplyOptions.listensWhileWriting`): the apply may have
-  /// written over it. `lists` holds each list the watch announced last (by kind); `backupPath`
-  /// a backup of the watch with those lists, which `tsapply restore` brings back (`nil` when
-  /// it could not be written).
-  case changedOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]], backupPath: String?)
+  /// emergency contacts listener, `ApplyOptions.listensWhileWriting`). `lists` holds each list
+  /// the watch announced last (by kind); `backupPath` a backup of the watch with those lists,
+  /// which `tsapply restore` brings back (`nil` when it could not be written); `kept` what the
+  /// apply's read-back says of each list: `true` — the watch still holds the change (it reads
+  /// back otherwise than written: the change is drift, not written over), `false` — the apply
+  /// wrote over it (read back as written), absent — not known (the apply stopped before reading
+  /// it back).
+  case changedOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, kept: [DeviceEvent.Kind: Bool])
 }

@@ -286,12 +286,19 @@ public final class Watch: Sendable {
         appendHistory(planned.plan, source: source, options: options, result: options.stop.isRequested ? "interrupted" : "failed",
                       error: error.description, backup: backup, reached: Self.reached(planned.plan, failure: error))
       }
-      if let heard { await reportChanges(heard, over: error.reached ?? planned.state, unwritten: Self.unwritten(error), events: options.events) }
+      if let heard {
+        await reportChanges(heard, over: error.reached ?? planned.state, unwritten: Self.unwritten(error), kept: Self.kept(error),
+                            events: options.events)
+      }
       throw .apply(error)
     }
     appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath,
                   reached: (planned.plan.counts, [], []))
-    if let heard { await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [], events: options.events) }
+    if let heard {
+      // Read back as the manifest gives it: a change announced meanwhile was written over.
+      await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [],
+                          kept: [.contactsChanged: false, .emergencyContactsChanged: false], events: options.events)
+    }
     return .applied(report)
   }
 
@@ -378,10 +385,20 @@ public final class Watch: Sendable {
     return addresses
   }
 
+  /// What the read-back of an apply that failed with `error` says of each list a watch
+  /// announces: after a verification that found the list otherwise than written, the watch
+  /// still holds a change to it (`true`); verified as written, it does not (`false`); not read
+  /// back (the apply stopped before), not known (absent).
+  static func kept(_ error: ApplyError) -> [DeviceEvent.Kind: Bool] {
+    guard case .verificationFailed(let remaining?, _, _) = error else { return [:] }
+    let differing = Set(remaining.resourceChanges.map(\.address))
+    return [.contactsChanged: differing.contains(.contacts), .emergencyContactsChanged: differing.contains(.emergency)]
+  }
+
   /// After the writes: waits for late announcements, then reports what the watch announced
   /// during the apply, backing up `state` with the announced lists in it so that `tsapply
   /// restore` can bring them back.
-  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>,
+  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>, kept: [DeviceEvent.Kind: Bool],
                              events: @Sendable (EngineEvent) -> Void) async {
     try? await Task.sleep(for: Self.announcementDelay)
     // A list this apply did not write was not written over: the apply's own report says what
@@ -396,7 +413,7 @@ public final class Watch: Sendable {
     let time = now()
     let path = try? Backup(createdAt: time, profile: capabilities.profile, device: identity, state: announced)
       .write(into: home.backupDirectory, at: time)
-    events(.changedOnWatchDuringApply(lists: lists, backupPath: path))
+    events(.changedOnWatchDuringApply(lists: lists, backupPath: path, kept: kept.filter { lists[$0.key] != nil }))
   }
 
   // MARK: Lock

@@ -127,10 +127,16 @@ extension Monitor {
       tracking.budget.record(at: time, failed: true)
       // A write over the drift that reached the watch before the failure (or whose lost answer
       // read back as applied) healed that part: said when the drift ends.
-      if case .apply(.partial(let partial, _))? = outcome.error {
+      switch outcome.error {
+      case .apply(.partial(let partial, _))?:
         var landed = Set(partial.applied)
         if case .outcomeUnknown(_, found: .applied) = partial.cause { landed.formUnion(partial.failed) }
         tracking.failedHealWroteOverDrift = report.drift.contains { landed.contains($0.address) }
+      case .apply(.readBackFailed)?:
+        // Every write reached the watch; only the read that verifies them failed.
+        tracking.failedHealWroteOverDrift = !report.drift.isEmpty
+      default:
+        break
       }
       let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
       if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }

@@ -502,8 +502,9 @@ public final class Monitor: @unchecked Sendable {
 
   /// What the loop remembers between checks.
   struct Tracking {
-    /// The drift reported last: its signature (digest of its changes) and event id.
-    var reported: (signature: String, id: String)?
+    /// The drift reported last: its signature (digest of its changes), event id and the
+    /// addresses it named (as shown).
+    var reported: (signature: String, id: String, addresses: [JSONValue])?
     /// The last heal attempt: for which drift and manifest, whether to try again (it failed
     /// for a reason that can pass), and how many attempts in a row failed so.
     var lastHeal: (key: String, retry: Bool, attempts: Int)?
@@ -610,10 +611,19 @@ public final class Monitor: @unchecked Sendable {
     let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     let driftID: String
     if isNew {
-      let event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown)
+      var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown)
+      let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
+      // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
+      // it, or the wearer changed more: this event replaces it, and says what of it is no longer
+      // drift, so a receiver that tracks drift by id closes the earlier one.
+      if let earlier = tracking.reported {
+        event.fields["supersedes"] = .string(earlier.id)
+        let settled = earlier.addresses.filter { !addresses.contains($0) }
+        if !settled.isEmpty { event.fields["no_longer_drifted"] = .array(settled) }
+      }
       emitEvent(event)
       driftID = event.id
-      tracking.reported = (signature, event.id)
+      tracking.reported = (signature, event.id, addresses)
       tracking.healed = false
       tracking.notHealed = []
     } else {

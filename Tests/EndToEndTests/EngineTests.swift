@@ -138,6 +138,28 @@ import TSTestSupport
     #expect(try Data(contentsOf: ReconcileTests.stateFile(dir)) == before, "nothing was written")
   }
 
+  /// An apply whose first write fails without reaching the watch (its lost answer reads back as
+  /// not applied) left the watch as it was: no advice to restore or to re-plan — the same apply,
+  /// a saved plan too, runs again and completes.
+  @Test(arguments: [false, true])
+  func aFirstWriteThatDidNotLandLeavesNothingToUndo(savedPlan: Bool) throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let before = try Data(contentsOf: ReconcileTests.stateFile(dir))
+    if savedPlan { #expect(try TSApplyBinary.run(["plan", "-out", "w.tfplan"], in: dir).status == 0) }
+    let arguments = savedPlan ? ["apply", "w.tfplan"] : ["apply", "--auto-approve"]
+    let failed = try TSApplyBinary.run(arguments, in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@6"])
+    #expect(failed.status == 1, "\(failed.stderr)")
+    #expect(failed.stderr.contains("  applied:      (none)"), "\(failed.stderr)")
+    let again = savedPlan ? "tsapply apply --device sim:.tsapply/device.json w.tfplan" : "tsapply apply watch.yaml"
+    #expect(failed.stderr.contains("Nothing reached the watch (it holds what it held before), so there is nothing to undo. Run '\(again)' again to apply it."),
+            "\(failed.stderr)")
+    #expect(!failed.stderr.contains("restore") && !failed.stderr.contains("no longer matches"), "\(failed.stderr)")
+    #expect(try Data(contentsOf: ReconcileTests.stateFile(dir)) == before, "nothing was written")
+    let rerun = try TSApplyBinary.run(again.split(separator: " ").dropFirst().map(String.init) + (savedPlan ? [] : ["--auto-approve"]), in: dir)
+    #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
+  }
+
   /// `tsapply apply … | grep -m1 Backed`: the reader goes away after the first line; the apply
   /// must still finish (no SIGPIPE death part-way).
   @Test func aClosedStandardOutputNeverStopsAnApply() throws {

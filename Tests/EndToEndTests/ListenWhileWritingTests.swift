@@ -45,13 +45,43 @@ import TSTestSupport
     #expect(output.contains("Warning: while this apply was writing, the watch's contacts were changed on the watch itself"),
             "\(result.stdout)\(result.stderr)")
     #expect(output.contains("Zed Roe (+15550199)"), "\(output)")
-    let line = try #require(output.split(separator: "\n").first { $0.contains("bring it back with 'tsapply restore ") })
+    #expect(output.contains("the apply wrote over that change (reading the watch back shows what it wrote)"), "\(output)")
+    let line = try #require(output.split(separator: "\n").first { $0.contains("bring the list back with 'tsapply restore ") })
     let quoted = try #require(line.split(separator: "'").last { $0.hasPrefix("tsapply restore ") })
-    let backup = String(quoted.dropFirst("tsapply restore ".count))
-    let restore = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir,
+    // The advice's own words (`--device …` where the watch is not the default), then approval.
+    let words = quoted.split(separator: " ").dropFirst().map(String.init)
+    let restore = try TSApplyBinary.run(words + ["--auto-approve", "--allow-destroy"], in: dir,
                                         environment: ["TSAPPLY_STATE_DIR": state.path])
     #expect(restore.status == 0, "\(restore.stderr)")
     #expect(try watch.snapshot().contacts.map(\.name).contains("Zed Roe"))
+  }
+
+  /// A contact added on the watch after the apply wrote the contacts (while it writes the
+  /// emergency list) is not written over: the read-back shows it, the apply fails its
+  /// verification saying the watch still holds the change, and the record keeps what the apply
+  /// wrote — so `drift` reports the wearer's contact, never as tsapply's own write.
+  @Test func aContactAddedAfterTheContactsWriteIsDriftNotRecordedAsTsapplysOwn() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ann Lee}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let state = dir.appendingPathComponent("state")
+    let environment = ["TSAPPLY_STATE_DIR": state.path]
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    _ = run.read(until: "emergency: Modifying...")
+    Thread.sleep(forTimeInterval: 0.3)
+    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
+    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    let result = run.wait(limit: 60)
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Ann Lee", "Zed Roe"], "the wearer's contact stays")
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
+            "\(result.stderr)")
+    #expect(result.stderr.contains("see the watch with 'tsapply drift"), "\(result.stderr)")
+    let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
+    #expect(drift.status == 2, "\(drift.stdout)\(drift.stderr)")
+    #expect(drift.stdout.contains("Zed Roe"), "\(drift.stdout)")
   }
 
   /// Backup files anywhere under `dir` (a watch's `backups/` folder).

@@ -305,22 +305,49 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
-  /// A heal whose write reached the watch though its answer was lost (read back as applied)
-  /// healed the drift: when the drift ends, `resolved` says it was healed, not that the watch
-  /// went back by itself.
-  @Test func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed() async throws {
+  /// A heal whose write reached the watch though its answer was lost (read back as applied),
+  /// or whose every write was made and only the read verifying them failed, healed the drift:
+  /// when the drift ends, `resolved` says it was healed, not that the watch went back by itself.
+  @Test(arguments: [("lands-then-fails@8", "reading the watch back shows it was applied"),
+                    ("fail@9", "reading the watch back to verify failed")])
+  func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": "lands-then-fails@8"],
+                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": fault],
                         currentDirectory: harness.directory)
     try await harness.start(harness.settings(reconcile: true), engine: faulty)
     let drift = try await harness.wait { $0.kind == .drift }
     guard case .string(let error)? = drift.fields["error"] else { Issue.record("no error: \(drift.jsonLine)"); return }
-    #expect(error.contains("reading the watch back shows it was applied"), "\(error)")
+    #expect(error.contains(said), "\(error)")
     let resolved = try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
     #expect(resolved.fields["healed"] == .bool(true), "\(resolved.jsonLine)")
     #expect(resolved.message.contains("the drift is healed"), "\(resolved.message)")
+    #expect(try await harness.matchesManifest())
+    await harness.stop()
+  }
+
+  /// A heal that wrote one drifted resource back and then failed (transiently) on the next:
+  /// the drift left is reported as a new drift event that `supersedes` the first and names what
+  /// is `no_longer_drifted`, so a receiver tracking drift by id closes the first; the retry
+  /// heals the rest and resolves the new one.
+  @Test func aDriftPartlyHealedIsSupersededByTheDriftLeft() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try harness.wearer().simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110")], sosOn: true)
+    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": "fail@10"],
+                        currentDirectory: harness.directory)
+    try await harness.start(harness.settings(reconcile: true), engine: faulty)
+    let first = try await harness.wait { $0.kind == .drift }
+    #expect(first.fields["reconcile"] == .string("retrying"), "\(first.jsonLine)")
+    let second = try await harness.wait { $0.kind == .drift && $0.id != first.id }
+    #expect(second.fields["supersedes"] == .string(first.id), "\(second.jsonLine)")
+    guard case .array(let settled)? = second.fields["no_longer_drifted"], case .array(let before)? = first.fields["addresses"],
+          case .array(let left)? = second.fields["addresses"] else { Issue.record("\(second.jsonLine)"); return }
+    #expect(!settled.isEmpty && Set(settled.map { "\($0)" }).union(left.map { "\($0)" }) == Set(before.map { "\($0)" }),
+            "\(first.jsonLine)\n\(second.jsonLine)")
+    try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(second.id) }
     #expect(try await harness.matchesManifest())
     await harness.stop()
   }

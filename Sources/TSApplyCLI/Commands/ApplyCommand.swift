@@ -240,26 +240,34 @@ package struct ApplyRun {
         context.stderr.write("Warning: could not record the applied state for drift detection: \(error)\n")
       case .historyFailed(let error):
         context.stderr.write("Warning: could not add this apply to the watch's history: \(error)\n")
-      case .changedOnWatchDuringApply(let lists, let backupPath):
-        context.stderr.write(Self.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, context) },
-                                                     mask: run.currentMask))
+      case .changedOnWatchDuringApply(let lists, let backupPath, let kept):
+        context.stderr.write(Self.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, context) }, kept: kept,
+                                                     watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
       }
     }
     return options
   }
 
-  /// The warning for lists the watch announced while the apply wrote: who they hold and how to
-  /// bring them back.
-  package static func changedDuringApply(_ lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, mask: PhoneRedaction.Mask) -> String {
+  /// The warning for lists the watch announced while the apply wrote: who they hold, whether
+  /// the watch still holds that change (`kept`: the apply's read-back), and how to see it and
+  /// bring it back (commands for `watch`, with `manifest`).
+  package static func changedDuringApply(_ lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, kept: [DeviceEvent.Kind: Bool],
+                                         watch: CLIWatch, manifest: String?, mask: PhoneRedaction.Mask) -> String {
     var text = ""
     for (kind, contacts) in lists.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
       let list = kind == .contactsChanged ? "contacts" : "emergency contacts"
       let names = contacts.map { mask.text("\($0.name) (\($0.phoneNum))") }.joined(separator: ", ")
-      text += "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself; "
-        + "the apply may have written over that change. The watch announced \(counted(contacts.count, String(list.dropLast()), list)): \(names.isEmpty ? "none" : names).\n"
+      let outcome = switch kept[kind] {
+      case true?: "the watch still holds that change (reading it back shows it; the apply did not write over it), so it is drift now"
+      case false?: "the apply wrote over that change (reading the watch back shows what it wrote)"
+      case nil: "the apply may have written over that change"
+      }
+      text += "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself; \(outcome). "
+        + "The watch announced \(counted(contacts.count, String(list.dropLast()), list)): \(names.isEmpty ? "none" : names).\n"
     }
     if let backupPath {
-      text += "  That list is kept in \(backupPath): see it with 'tsapply plan', bring it back with 'tsapply restore \(shellQuoted(backupPath))'.\n"
+      text += "  That list is kept in \(backupPath): see the watch with '\(watch.command("drift", manifest))', "
+        + "bring the list back with '\(watch.command("restore", backupPath))'.\n"
     }
     return text
   }
@@ -360,6 +368,14 @@ package struct ApplyRun {
           : watch.command("plan", manifestArgument)
         text += "Nothing was written to the watch, so there is nothing to undo. See what it holds now with '\(replan)'"
           + (appliesSavedPlan ? ", review the new plan and apply that file." : ", then apply again.")
+        return text
+      }
+      if failure.applied.isEmpty && !unknown {
+        // Written, and nothing reached the watch (the write failed, or its lost answer's read-back
+        // shows the list as before): it holds what the plan was made from, so there is nothing to
+        // undo and the same apply — a saved plan too — can simply run again.
+        text += "Nothing reached the watch (it holds what it held before), so there is nothing to undo. "
+          + "Run '\(watch.command(command, rerunArgument))' again to apply it."
         return text
       }
       if appliesSavedPlan {
