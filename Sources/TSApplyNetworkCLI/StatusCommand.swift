@@ -78,9 +78,12 @@ struct StatusCommand: Command {
     let failed = rows.filter(\.isFailure)
     let lost = failed.filter { $0.state == FleetStatusRow.noDesiredDocument }.map(\.name)
     let partly = rows.filter(\.partlyApplied).map(\.name)
-    if !failed.isEmpty || !partly.isEmpty {
-      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) }, partlyPending: partly, noDesired: lost,
-                                          of: rows.count).message)
+    let refused = failed.filter { $0.state == "refused" }.map(\.name)
+    // Its agent offline, what a watch holds now is not known: the view is not the site.
+    let offline = rows.filter { $0.state == "offline" && $0.agent?.online == false }.map(\.name)
+    if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
+      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
+                                          unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count).message)
     }
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")

@@ -103,6 +103,9 @@ public enum FleetMonitor {
     }
     var note = status.message
     let measured = (status.result == .applied || status.result == .noChanges) && status.unreachable == nil
+    // A refused or invalid revision wrote nothing: the agent goes on checking the watch against
+    // the revision it last applied, so its drift is known (what is pending is not).
+    let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil
     var pendingKnown = measured
     switch current {
     case .success(let revisions)?:
@@ -118,7 +121,7 @@ public enum FleetMonitor {
     case nil: break
     }
     let seen = status.lastSeen.flatMap(InternetTime.date)
-    return AgentReport(state: state, note: note, drift: measured ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
+    return AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                        appliedRevision: status.appliedRevision, lastSeen: seen)
   }
 
@@ -298,7 +301,10 @@ public enum FleetMonitor {
     /// `always`, only when that changed since the last report.
     private func report(_ id: String, _ status: WatchStatus, always: Bool) {
       guard !observers.isEmpty, let name = member(id) else { return }
-      let report = FleetMonitor.agentReport(status, current: revisions?(name))
+      let current = revisions?(name)
+      // A watch the fleet file no longer names is leaving (`rename`), not invalid.
+      if case .failure(let problem)? = current, problem.notInFleet { return }
+      let report = FleetMonitor.agentReport(status, current: current)
       let changed = lock.withLock { () -> Bool in
         defer { reports[id] = report }
         return reports[id] != report
@@ -405,7 +411,8 @@ public enum FleetMonitor {
       // before the error event of the same apply says.
       if kind == .error {
         let status = lock.withLock { statuses[watchID] }.flatMap { event.revision == nil || event.revision == $0.revision ? $0 : nil }
-        if let result = event.result { fields["result"] = .string(result) }
+        // The status's word for an agent that does not say it in the event.
+        if let result = event.result ?? status.flatMap({ $0.isFinal ? $0.result.rawValue : nil }) { fields["result"] = .string(result) }
         if (event.result ?? status?.result.rawValue) == WatchStatus.Result.retrying.rawValue {
           fields["reconcile"] = .string("retrying")
           if let status, status.result == .retrying {

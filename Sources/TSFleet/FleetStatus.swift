@@ -259,7 +259,13 @@ public enum FleetStatus {
         state = "new revision"
         note = newRevision
       }
-      if agent?.online == false, state == "in sync" { state = "offline" }
+      // Its agent offline, what the watch holds now is not known, whatever it last reported
+      // (in sync, drift, a revision not published): said as such, with what it last found.
+      if agent?.online == false, ["in sync", "drift", "pending", "new revision"].contains(state) {
+        note = "agent \(status.agent) is offline: what the watch holds now is not known (when last read, at \(status.lastSeen ?? "?"): "
+          + (state == "new revision" ? "\(status.drift) drifted; the manifests give a revision not published yet" : "\(state)") + ")"
+        state = "offline"
+      }
       // The agent cannot read the watch: it is not known to hold what the status last said.
       if let reason = status.unreachable, ["in sync", "drift", "pending", "new revision"].contains(state) {
         note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"): \(reason); "
@@ -283,8 +289,11 @@ public enum FleetStatus {
       // still known (the agent checks against what it applied); what is pending is not.
       // Its agent offline, what the watch holds now is not known either (`drift --fleet` says
       // `not known`); Last seen says when it was last read.
+      // After a refusal (or an invalid revision) nothing was written and the agent goes on
+      // checking the watch against the revision it last applied: its drift is known.
       let measured = ["in sync", "drift", "pending", "no desired document"].contains(state)
-      let driftKnown = measured || (state == "new revision" && (status.result == .applied || status.result == .noChanges))
+      let driftKnown = measured || (["new revision", "refused", "invalid"].contains(state)
+                                    && [.applied, .noChanges, .refused, .invalid].contains(status.result))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
                                agent: agent, note: note)

@@ -192,6 +192,12 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       }
     case .error where reason == "keeps_drifting_back":
       for name in names { open(.driftingBack, name, event) }
+    // An agent's error says what became of the revision (`result`): a refusal is `refused`, an
+    // invalid revision `invalid` — not also `failed`.
+    case .error where reason == nil && agent != nil && event.fields["result"] == .string("refused"):
+      for name in names { open(.refused, name, event) }
+    case .error where reason == nil && agent != nil && event.fields["result"] == .string("invalid"):
+      for name in names { open(.invalid, name, event) }
     // A heal or an agent's apply that failed for a reason that can pass (`reconcile: retrying`)
     // is tried again: not a failure state until it fails for good.
     case .error where (reason == "apply" || (reason == nil && agent != nil)) && event.fields["reconcile"] != .string("retrying"):
@@ -241,9 +247,14 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case "invalid": open(.invalid, name, event)
     case "drift": open(.drift, name, event)
     case "in sync", "pending": close([.drift, .failed, .refused], name, event)
-    // Manifests edited and not published: the agent's drift count still says what changed on the watch.
-    case "new revision": (report.drift ?? 0) > 0 ? open(.drift, name, event) : close([.drift, .failed, .refused], name, event)
     default: break
+    }
+    // Where the agent's drift count is known beside another state — manifests edited and not
+    // published, a refused or invalid revision (the watch still held to the one applied) — it
+    // says whether the watch drifted. A revision not published yet ends no refusal or failure,
+    // and a count not known (nil) ends nothing.
+    if ["new revision", "refused", "invalid"].contains(report.state), let drift = report.drift {
+      drift > 0 ? open(.drift, name, event) : close([.drift, .driftingBack], name, event)
     }
     if report.state != "invalid" { close([.invalid], name, event) }
   }

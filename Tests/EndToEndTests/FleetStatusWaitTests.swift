@@ -60,7 +60,17 @@ import TSTestSupport
     let offline = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--wait", "1s"], in: dir)
     #expect(offline.status == 1)
     #expect(offline.stderr.contains("the site did not settle within 1s: agent station offline"), "\(offline.stderr)")
-    #expect(try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).status == 0, "without --wait an offline agent is shown, not failed")
+    // Without --wait too: what the watches hold now is not known, and the exit status says so.
+    let shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(shown.status == 1, "\(shown.stdout)\(shown.stderr)")
+    #expect(shown.stdout.contains("room-12  offline") && shown.stdout.contains("agent station is offline: what the watch holds now is not known"),
+            "\(shown.stdout)")
+    #expect(shown.stderr.contains("2 of 2 watches not known: room-12, room-14"), "\(shown.stderr)")
+    // And after an edit not published yet (a new revision): still offline, drift not known.
+    let ward = dir.appendingPathComponent("wards/ward-a.yaml")
+    try (String(contentsOf: ward, encoding: .utf8).replacingOccurrences(of: "12:00", with: "12:30")).write(to: ward, atomically: true, encoding: .utf8)
+    let drift = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml"], in: dir)
+    #expect(drift.status == 1 && drift.stdout.contains("not known") && !drift.stdout.contains("with no drift"), "\(drift.stdout)\(drift.stderr)")
   }
 
   @Test func aViewThatCannotBeCompletedIsAnErrorNotAPartialTable() throws {

@@ -134,6 +134,24 @@ import TSMonitor
     #expect(try Alerts.parseFilter("warning").contains(.invalid))
   }
 
+  /// An agent's refusal is one `refused` alert (its error event says `result: refused`), not
+  /// also `failed`; the drift the agent goes on measuring after it is an alert too; and manifests
+  /// edited but not published end neither the refusal nor a drift whose count is not known.
+  @Test func anAgentsRefusalIsRefusedOnlyAndAnUnpublishedEditEndsNothing() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.record(Self.event(.error, clock, ["agent": .string("a2"), "result": .string("refused")]), for: ["r20"])
+    alerts.reported("r20", AgentReport(state: "refused", note: "removes 1 reminder", drift: 0, pending: nil))
+    alerts.reported("r20", AgentReport(state: "refused", note: "removes 1 reminder", drift: 1, pending: nil))
+    alerts.reported("r20", AgentReport(state: "new revision", note: "not published", drift: nil, pending: nil))
+    alerts.record(Self.event(.error, clock, ["agent": .string("a2"), "result": .string("invalid")]), for: ["r21"])
+    #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid"], "\(sink.summary)")
+    // The count known again and 0 (the wearer undid it): the drift is over; the refusal stands.
+    alerts.reported("r20", AgentReport(state: "new revision", note: "not published", drift: 0, pending: nil))
+    #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid", "r20 recovered:drift"], "\(sink.summary)")
+  }
+
   @Test func openConditionsOutliveARestartSoNothingIsRaisedTwice() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
