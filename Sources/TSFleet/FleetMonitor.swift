@@ -41,7 +41,7 @@ public enum FleetMonitor {
           return mapped
         }
       }
-      if let rollout { settings.holdBack = { rollout.holdBackReason(fleetFile: fleetName) } }
+      if let rollout { settings.holdBack = { rollout.holdBackReason(fleetFile: fleetName, watch: name) } }
       guard !observers.isEmpty else {
         return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
       }

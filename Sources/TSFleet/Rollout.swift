@@ -460,11 +460,20 @@ public struct RolloutStore: Sendable {
   /// read at every heal, so a rollout run by another process counts): the fleet's rollout is
   /// not completed — running, waiting, paused, interrupted or aborted — so what it has not
   /// released to a watch stays out of that watch's heal. `nil` when there is no rollout or it
-  /// completed. A record that cannot be read holds back too. `fleetFile` names the fleet.
-  public func holdBackReason(fleetFile: String) -> String? {
+  /// completed. A record that cannot be read holds back too. `fleetFile` names the fleet. A
+  /// completed rollout of some watches (`apply --fleet --watch`) released the change to those
+  /// only: for another `watch` it holds back too (an aborted rollout's hold-back is not ended
+  /// by applying to one watch).
+  public func holdBackReason(fleetFile: String, watch: String? = nil) -> String? {
     let record: RolloutRecord?
     do { record = try load() } catch { return "the rollout record of \(fleetFile) cannot be read (\(error))" }
-    guard let record, record.phase != .completed else { return nil }
+    guard let record else { return nil }
+    if record.phase == .completed {
+      guard let watch, !record.names.contains(watch) else { return nil }
+      let count = record.names.count
+      return "the last rollout of \(fleetFile) (started \(record.started)) was of \(count) watch\(count == 1 ? "" : "es") chosen with --watch, "
+        + "not this one, so it released the change to \(count == 1 ? "that watch" : "those") only; apply it to the fleet with 'tsapply apply --fleet \(fleetFile)'"
+    }
     let advice = "continue it with 'tsapply apply --fleet \(fleetFile) --continue' or abort it with 'tsapply apply --fleet \(fleetFile) --abort'"
     switch record.phase {
     case .aborted:

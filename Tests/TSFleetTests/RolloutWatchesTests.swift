@@ -137,6 +137,21 @@ import TSMonitor
     #expect(fleet.store.holdBackReason(fleetFile: "fleet.yaml") == words)
   }
 
+  /// A rollout completed over one watch chosen with --watch (after an aborted one) released the
+  /// change to that watch only: the others' heals still hold it back (fresh-eyes test: a
+  /// one-watch apply undid an aborted rollout's hold-back for the whole fleet).
+  @Test func aRolloutOfSomeWatchesReleasesTheChangeToThoseOnly() async throws {
+    let fleet = try await Fleet(2)
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members.filter { $0.name == "w2" }, policy: RolloutPolicy(),
+                               startedBy: "t", now: Date())
+    record.phase = .completed
+    try fleet.store.save(record)
+    #expect(fleet.store.holdBackReason(fleetFile: "fleet.yaml", watch: "w2") == nil)
+    let words = try #require(fleet.store.holdBackReason(fleetFile: "fleet.yaml", watch: "w1"))
+    #expect(words.hasPrefix("the last rollout of fleet.yaml (started ") && words.contains("was of 1 watch chosen with --watch, not this one"), "\(words)")
+  }
+
   /// Watches whose manifests cannot be used hold no revision of them: "Without it", named so,
   /// and the counts add up to the watches of the rollout (they did not: 8 of 4, fresh-eyes test).
   @Test func watchesWithAnInvalidManifestAreWithoutTheRevisionAndTheCountsAddUp() async throws {
