@@ -604,7 +604,10 @@ actor AgentWatch {
         plan.isEmpty ? (before.reached.flatMap { $0.total > 0 ? $0 : nil } ?? before.planned) : (before.reached ?? .zero) + plan.counts
       } ?? plan.counts
       let applied: WatchStatus.Result = plan.isEmpty && before == nil ? .noChanges : .applied
-      let byEarlier = before == nil ? "" : plan.isEmpty ? " by an earlier attempt, confirmed now" : " (with what earlier attempts wrote)"
+      // Earlier attempts that wrote nothing (`0 of N applied`) are not said to have written.
+      let earlierWrote = (before?.reached?.total ?? 0) > 0
+      let byEarlier = before == nil ? "" : plan.isEmpty ? " by an earlier attempt, confirmed now"
+        : earlierWrote ? " (with what earlier attempts wrote)" : ""
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
                  + byEarlier)
       keep(desired)

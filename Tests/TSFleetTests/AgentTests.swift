@@ -752,6 +752,20 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A first attempt that failed before anything reached the watch (a timeout on its first
+  /// write, `0 of N applied`), then a retry that applied it: the log says the revision was
+  /// applied, not that earlier attempts wrote part of it.
+  @Test func aRetryAfterAnAttemptThatWroteNothingDoesNotCreditIt() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 6)])
+    let lines = Locked<[String]>([])
+    let agent = try await site.agent("station", ["room-1"], log: { line in lines.mutate { $0.append(line) } })
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let applied = try #require(lines.value.first { $0.contains("room-1: revision") && $0.contains(" applied (") })
+    #expect(!applied.contains("earlier attempts wrote"), "\(lines.value)")
+    await agent.stop()
+  }
+
   /// An earlier `apply --fleet` of the same revision, interrupted (it did not wait): its apply
   /// fails for good just after this run publishes again, and the agent then applies this run's
   /// document. This run reports that answer, not the earlier run's failure.
