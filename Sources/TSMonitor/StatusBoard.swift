@@ -582,6 +582,17 @@ public final class StatusBoard: @unchecked Sendable {
     let state: String
     let drift = watch.agent?.drift ?? watch.drift
     let pending = watch.agent?.pending ?? watch.pending
+    // The drift event's message says it already ("1 resource changed on the watch since the
+    // last apply: contacts (1 added)"): its what, once.
+    func driftReason(_ drift: Int) -> String {
+      let what = watch.driftMessage.map { message in
+        message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) } ?? message
+      }
+      return "Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")")
+    }
+    // Beside another state (a refusal, a revision not published), a drift the agent measured is
+    // said too: the wearer's change is not hidden behind it.
+    let alsoDrift = (drift ?? 0) > 0 ? [driftReason(drift ?? 0)] : []
     if watch.connected == false {
       state = "offline"
       // Past the threshold once `tick()` saw it so, so the attention list changes with a version.
@@ -601,11 +612,13 @@ public final class StatusBoard: @unchecked Sendable {
       default: "The apply failed"
       }
       reasons.append(what + (agent.note.map { ": \($0)" } ?? ""))
+      reasons += alsoDrift
     } else if let agent = watch.agent, agent.state == "new revision" {
       // Over MQTT: the manifests were edited and not published; drift and pending were counted
       // against the revision the agent holds.
       state = agent.state
       reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
+      reasons += alsoDrift
     } else if let problem = watch.healProblem {
       state = problem.state
       let what = switch (problem.agent, problem.state) {
@@ -618,12 +631,7 @@ public final class StatusBoard: @unchecked Sendable {
       reasons.append(what + problem.message)
     } else if let drift, drift > 0 {
       state = "drift"
-      // The drift event's message says it already ("1 resource changed on the watch since the
-      // last apply: contacts (1 added)"): its what, once.
-      let what = watch.driftMessage.map { message in
-        message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) } ?? message
-      }
-      reasons.append("Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")"))
+      reasons.append(driftReason(drift))
     } else if watch.agent == nil && watch.hasRecord == false {
       // As `status --fleet` says it (FleetStatus): never applied comes before what is pending.
       state = "no record"

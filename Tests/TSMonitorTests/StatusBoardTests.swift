@@ -151,6 +151,22 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().rows[1].name == "room-14")
   }
 
+  /// A drift the agent measured beside another state (a refusal, manifests edited and not
+  /// published) is a reason too, after that state's: the wearer's change is not hidden.
+  @Test(arguments: [("refused", "The apply was refused as unsafe"), ("new revision", "Its manifests changed and are not published yet")])
+  func aDriftBesideAnotherStateIsAReasonToo(state: String, first: String) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.drift, clock, message: "1 resource changed on the watch since the last apply: emergency (1 removed, SOS switched off)",
+                            ["agent": .string("a1"), "addresses": .array([.string("emergency")])]), for: ["room-12"])
+    board.reported("room-12", AgentReport(state: state, note: "why", drift: 1, pending: nil))
+    board.tick()
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == state)
+    #expect(row.reasons.count == 2 && row.reasons.first?.hasPrefix(first) == true, "\(row.reasons)")
+    #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
+  }
+
   @Test func anSOSStaysOpenUntilAcknowledgedOnceAndIsCountedOnce() throws {
     let clock = TestClock()
     let board = Self.board(clock)
