@@ -150,6 +150,54 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(unknown.status == 1)
     #expect(unknown.stderr.contains("serves no watch 02:00:00:00:00:01"), "\(unknown.stderr)")
   }
+
+  /// `device show` over a bridge shows what the watch holds, line for line as `device show` of
+  /// the served simulated watch (but its journal), in JSON too, masked with `--redact`; through
+  /// the core `tsapply` (which hands `bridge:` to tsapply-net) and `TSAPPLY_DEVICE` alike.
+  @Test func deviceShowReadsTheWatchThroughTheBridge() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0)
+    let simulated = try await bridge.run(["device", "show", "--device", "sim:w0.json"])
+    for run in [try await bridge.run(["device", "show", "--device", "bridge:home"]),
+                try await bridge.run(["device", "show"], environment: ["TSAPPLY_DEVICE": "bridge:home"])] {
+      #expect(run.status == 0, "\(run.stderr)")
+      let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.first?.hasPrefix("Watch: bridge:") == true, "\(run.stdout)")
+      let same = simulated.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
+        .filter { !$0.hasPrefix("Watch-side changes") }
+      #expect(Array(lines.dropFirst()) == Array(same.dropLast()), "\(run.stdout)\nis not\n\(simulated.stdout)")
+      #expect(run.stdout.contains("Ann Lee  +15550100"), "\(run.stdout)")
+    }
+    let json = try await bridge.run(["device", "show", "--json", "--device", "bridge:home"])
+    #expect(json.status == 0, "\(json.stderr)")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect((object["device"] as? String)?.hasPrefix("bridge:") == true)
+    #expect(object["profile"] as? String == "default")
+    #expect((object["contacts"] as? [[String: Any]])?.compactMap { $0["phoneNum"] as? String } == ["+15550100", "+15550111"])
+    let redacted = try await bridge.run(["device", "show", "--redact", "--device", "bridge:home"])
+    #expect(redacted.status == 0, "\(redacted.stderr)")
+    #expect(!redacted.stdout.contains("5550100") && redacted.stdout.contains("******00"), "\(redacted.stdout)")
+  }
+
+  /// `device listen` over a bridge hears the served watch's changes and SOS through the bridge's
+  /// event stream.
+  @Test func deviceListenHearsTheWatchThroughTheBridge() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    let listen = try ListeningProcess(["device", "listen", "--count", "2", "--timeout", "60", "--device", "bridge:home"],
+                                      in: bridge.directory, environment: bridge.environment)
+    _ = try await offThePool { try listen.waitFor("Listening for changes on the watch bridge:") }
+    // The stream is open once the bridge has answered it (its log line comes after it subscribed).
+    for _ in 0..<100 where !bridge.server.standardError.contains("/events 200") { try await Task.sleep(for: .milliseconds(100)) }
+    _ = try MonitorCommandTests.simulate(["contact-add", "Zed Poe", "+15550199"], in: bridge.directory, device: "sim:" + bridge.watches[0])
+    _ = try MonitorCommandTests.simulate(["sos"], in: bridge.directory, device: "sim:" + bridge.watches[0])
+    let (status, output, errors) = try await offThePool { listen.finish() }
+    #expect(status == 0, "\(output)\n\(errors)")
+    #expect(output.contains("contacts changed: 1 contact (Zed Poe)"), "\(output)")
+    #expect(output.contains("SOS requested"), "\(output)")
+  }
 }
 
 /// Faults between tsapply and the bridge: the engine reports exactly what the watch holds, never
