@@ -201,7 +201,8 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
 
   // MARK: Lease
 
-  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder. Later writes carry the token.
+  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder and the seconds its
+  /// lease lives unless renewed. Later writes carry the token.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
     try await askLease(LeaseRequest(holder: holder, timeToLive: seconds))
   }
@@ -234,7 +235,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
       }
       return granted
     } catch let failure as BridgeTransport.Failure {
-      if case .refused(409, _, let holder) = failure { throw .held(by: holder) }
+      if case .refused(409, _, let holder, let expiresIn) = failure { throw .held(by: holder, expiresIn: expiresIn) }
       throw .device(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain))
     } catch let refusal as LeaseRefusal {
       throw refusal
@@ -285,7 +286,7 @@ final class BridgeCaller: @unchecked Sendable {
         return decoded.result
       } catch let failure as BridgeTransport.Failure {
         count(name, bytes: 0, sent: body.count)
-        if case .refused(_, let error, _) = failure { throw error.deviceError }
+        if case .refused(_, let error, _, _) = failure { throw error.deviceError }
         // A read that a kept-alive connection dropped goes again at once on a new connection,
         // as it would have gone without reuse; not one of the retries.
         if case .connectionClosed = failure, retry, !newConnection {
@@ -313,7 +314,7 @@ final class BridgeCaller: @unchecked Sendable {
       return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; the call may or may not have reached the watch")
     case .lost(let reason), .connectionClosed(let reason):
       return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); the call may or may not have reached the watch")
-    case .refused(_, let error, _):
+    case .refused(_, let error, _, _):
       return error.deviceError
     }
   }

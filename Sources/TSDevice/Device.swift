@@ -177,15 +177,16 @@ public struct DeviceLease: Hashable, Codable, Sendable {
 
 /// Why a lease was not granted.
 public enum LeaseRefusal: Error, Hashable, Sendable, CustomStringConvertible {
-  /// Another holder has a live lease (`nil` when the device did not say who).
-  case held(by: LockHolder?)
+  /// Another holder has a live lease (`nil` when the device did not say who), which lives
+  /// `expiresIn` more seconds unless its holder renews it (`nil` when the device did not say).
+  case held(by: LockHolder?, expiresIn: Int? = nil)
   /// The device could not be asked.
   case device(DeviceError)
 
   public var description: String {
     switch self {
-    case .held(let holder?): "the watch is leased by \(holder)"
-    case .held(nil): "the watch is leased by another client"
+    case .held(let holder?, _): "the watch is leased by \(holder)"
+    case .held(nil, _): "the watch is leased by another client"
     case .device(let error): "cannot lease the watch: \(error)"
     }
   }

@@ -332,6 +332,35 @@ final class BridgeFixture: @unchecked Sendable {
     let after = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": laptopB])
     #expect(after.status == 0, "the lease was not given back: \(after.stderr)")
   }
+
+  /// An apply killed with -9 cannot give its lease back: the next apply on this host says that
+  /// its holder no longer runs and when the lease expires, and `-lock-timeout` asks the bridge
+  /// for the lease less and less often while it waits.
+  @Test func aLeaseWhoseHolderWasKilledIsNamedAsSuch() async throws {
+    let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "300,0"])
+    defer { bridge.stop() }
+    let killed = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
+                                      environment: bridge.environment)
+    _ = try await offThePool { try killed.waitFor("Plan:") }
+    killed.send(SIGKILL)
+    _ = try await offThePool { killed.finish() }
+    let next = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(next.status == 1)
+    #expect(next.stderr.contains("pid \(killed.pid) on this host (\(ProcessInfo.processInfo.hostName))"), "\(next.stderr)")
+    #expect(next.stderr.contains("which is no longer running (killed?); the lease expires in "), "\(next.stderr)")
+    #expect(next.stderr.contains("nothing was read or written"), "\(next.stderr)")
+    #expect(!next.stderr.contains("Wait for it to finish"), "\(next.stderr)")
+    #expect(next.stderr.contains("or give -lock-timeout="), "\(next.stderr)")
+    let before = bridge.server.standardError.components(separatedBy: "/lease 409").count
+    let waited = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home", "-lock-timeout=6s"])
+    #expect(waited.status == 1, "\(waited.stderr)")
+    #expect(waited.stderr.contains("(waited 6."), "\(waited.stderr)")
+    #expect(waited.stderr.contains("Waiting up to the lock timeout: the watch is locked: its lease on the bridge is held by pid \(killed.pid)"),
+            "\(waited.stderr)")
+    // Every 250 ms that would be 25 requests; backing off from 250 ms, about 6.
+    let asked = bridge.server.standardError.components(separatedBy: "/lease 409").count - before
+    #expect((2...10).contains(asked), "asked for the lease \(asked) times in 6 s")
+  }
 }
 
 /// Requests an attacker (or a broken client) could send, straight to `tsapply bridge serve`:
