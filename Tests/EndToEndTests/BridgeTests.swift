@@ -290,6 +290,17 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
   }
 
+  /// A read that gets no answer, tries included, says so as a read: the watch is unchanged by it.
+  @Test func aReadWithoutAnAnswerIsWordedAsARead() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "delay@1:4000,delay@2:4000,delay@3:4000"])
+    defer { bridge.stop() }
+    let plan = try await bridge.run(["plan", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "1"])
+    #expect(plan.status == 1)
+    #expect(plan.stderr.contains("no answer from the bridge to readState within 1 s; it only reads, so the watch is unchanged by it"),
+            "\(plan.stderr)")
+    #expect(!plan.stderr.contains("may or may not"), "\(plan.stderr)")
+  }
+
   @Test func aSlowReadIsRetried() async throws {
     let bridge = try await Self.prepared([BridgeFaults.variable: "delay@1:6000"])
     defer { bridge.stop() }
