@@ -311,7 +311,7 @@ final class BridgeCaller: @unchecked Sendable {
   /// watch (the engine reads the watch back, docs/apply.md "When a write's answer is lost").
   func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain, reads: Bool = false) -> DeviceError {
     let host = transport.authority
-    let outcome = reads ? "it only reads, so the watch is unchanged by it" : "the call may or may not have reached the watch"
+    let outcome = UnansweredCall.outcome(reads: reads)
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")
