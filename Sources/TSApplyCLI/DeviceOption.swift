@@ -13,11 +13,11 @@ public enum DeviceOption {
     ["--device"], value: "SPEC",
     help: "Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).")
 
-  /// `--device SPEC` of the `tsapply device …` commands, which work on simulated watches only
-  /// (same name, so `value(in:)` reads either).
+  /// `--device SPEC` of the `tsapply device init|simulate` commands, which work on simulated
+  /// watches only (same name, so `value(in:)` reads either).
   public static let simulatedSpec = OptionSpec(
     ["--device"], value: "SPEC",
-    help: "Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.")
+    help: "Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply, drift, device show and device listen.")
 
   /// The `--device` value given, if any.
   public static func value(in arguments: ParsedArguments) -> String? { arguments.value(spec.name) }
@@ -39,6 +39,32 @@ public enum DeviceOption {
 }
 
 extension DeviceOption {
+  /// A watch `tsapply device show|listen` reads: a simulated one, with its extras (its state
+  /// file, its journal), or a watch of another scheme of the build (`bridge:`), through the
+  /// `Device` interface alone.
+  package enum AnyWatch {
+    /// A `sim:` watch, opened as `openSimulated` opens it.
+    case simulated(SimulatedDevice)
+    /// A watch of another scheme, opened (never created) through the build's registry.
+    case other(any Device)
+  }
+
+  /// The watch `spec` names in `context`, of any scheme of the build (`registry`); the opening
+  /// device's notices go to standard error.
+  /// - Throws: `DeviceError`: 1004 (simulator) naming every scheme for a spec of none; the
+  ///   scheme's own errors (a bridge not reached, not paired, …).
+  package static func open(_ spec: String?, in context: CommandContext) async throws(DeviceError) -> AnyWatch {
+    let registry = registry(context.toolset)
+    let chosen = registry.chosenSpec(spec, environment: context.environment)
+    if try registry.resolve(chosen.spec, source: chosen.source).0 is SimulatorScheme {
+      return .simulated(try openSimulated(spec, in: context))
+    }
+    let opened = try await registry.open(spec, environment: context.environment, currentDirectory: context.currentDirectory,
+                                         mayCreate: false)
+    for notice in opened.notices { context.stderr.write(notice + "\n") }
+    return .other(opened.device)
+  }
+
   /// The device schemes of the build whose toolset is `toolset`: `sim:PATH` and the toolset's
   /// (`bridge:NAME[/WATCH-ID]`); the default spec is the simulated watch `sim:.tsapply/device.json`
   /// under the working directory.

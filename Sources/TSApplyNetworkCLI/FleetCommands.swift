@@ -365,6 +365,8 @@ extension FleetSession {
       switch event {
       case .waitingForLock(let holder):
         section.stdout.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
+      case .waitingForLease(let failure):
+        section.stdout.write("Waiting up to the lock timeout: \(failure)...\n")
       case .planned(let plan):
         shown.set(plan)
         _ = run.masking(plan)

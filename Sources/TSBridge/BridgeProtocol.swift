@@ -8,8 +8,9 @@ public enum BridgeProtocol {
   /// The full version sent in the `TSApply-Protocol` header of every request and response.
   /// 1.1: a request without the header is refused (400), null results are `{"result": null}`,
   /// 414/431/503 and the connection limits; 1.2: a call's number under its lease
-  /// (`CallRequest.sequence`) (docs/bridge-protocol.md "Versioning").
-  public static let version = "1.2"
+  /// (`CallRequest.sequence`); 1.3: a 409 for a live lease says when it expires
+  /// (`Answer.expiresIn`) (docs/bridge-protocol.md "Versioning").
+  public static let version = "1.3"
   /// Header carrying the protocol version, `MAJOR.MINOR`.
   public static let versionHeader = "TSApply-Protocol"
   /// Header carrying a GET request's seal (base64 of a sealed empty plaintext).
@@ -114,7 +115,8 @@ public struct WireError: Codable, Hashable, Sendable {
   public var deviceError: DeviceError { DeviceError(.init(rawValue: domain), TSErrorCode(code), message) }
 }
 
-/// The body of an answer: `{"result": …}` or `{"error": {…}}` (with `holder` for a lease refused).
+/// The body of an answer: `{"result": …}` or `{"error": {…}}` (with `holder` and `expiresIn`
+/// for a lease refused).
 public struct Answer<Result: Codable & Sendable>: Codable, Sendable {
   /// The method's result (`null` for the set calls).
   public var result: Result?
@@ -122,27 +124,32 @@ public struct Answer<Result: Codable & Sendable>: Codable, Sendable {
   public var error: WireError?
   /// Who holds the lease, on 409.
   public var holder: LockHolder?
+  /// Seconds (rounded up) the lease of `holder` lives unless renewed, on 409 (protocol 1.3;
+  /// `nil` from an earlier bridge).
+  public var expiresIn: Int?
 
   /// A success carrying `result`.
   public init(result: Result?) {
     self.result = result
   }
 
-  /// A failure carrying `error` (and the lease's `holder` on 409).
-  public init(error: WireError, holder: LockHolder? = nil) {
+  /// A failure carrying `error` (and the lease's `holder` and the seconds it `expiresIn` on 409).
+  public init(error: WireError, holder: LockHolder? = nil, expiresIn: Int? = nil) {
     self.error = error
     self.holder = holder
+    self.expiresIn = expiresIn
   }
 
-  enum CodingKeys: String, CodingKey { case result, error, holder }
+  enum CodingKeys: String, CodingKey { case result, error, holder, expiresIn }
 
   /// `{"result": …}` — with `"result": null` for a success without one — or `{"error": …}`
-  /// (and `"holder"` on 409).
+  /// (and `"holder"`, `"expiresIn"` on 409).
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     if let error {
       try container.encode(error, forKey: .error)
       try container.encodeIfPresent(holder, forKey: .holder)
+      try container.encodeIfPresent(expiresIn, forKey: .expiresIn)
     } else {
       try container.encode(result, forKey: .result)
     }

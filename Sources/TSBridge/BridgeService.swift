@@ -281,9 +281,9 @@ public final class BridgeService: Sendable {
       return sealed(409, error(409, "this write was made under a lease its holder has released: it arrived after that apply ended and was not carried out"),
                     to: nonce)
     }
-    if method.writes, let holder = leases.blocker(watch.id, token: header.lease) {
+    if method.writes, let (holder, expiresIn) = leases.blocker(watch.id, token: header.lease) {
       note += " refused: leased"
-      return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
+      return leased(holder, expiresIn: expiresIn, to: nonce)
     }
     if !leases.admit(watch.id, token: header.lease, sequence: header.sequence, writes: method.writes) {
       note += " refused: out of order"
@@ -339,10 +339,16 @@ public final class BridgeService: Sendable {
     case .granted(let token):
       note = request.token == nil ? "granted" : "renewed"
       return sealed(200, BridgeJSON.encode(Answer(result: DeviceLease(token: token, timeToLive: request.timeToLive))), to: nonce)
-    case .held(let holder):
+    case .held(let holder, let expiresIn):
       note = "refused: leased"
-      return sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder)), to: nonce)
+      return leased(holder, expiresIn: expiresIn, to: nonce)
     }
+  }
+
+  /// 409 for a live lease of `holder`, with the seconds it lives unless renewed.
+  private func leased(_ holder: LockHolder, expiresIn: Int, to nonce: [UInt8]) -> BridgeResponse {
+    sealed(409, BridgeJSON.encode(Answer<Empty>(error: WireError(status: 409, "the watch is leased by \(holder)"), holder: holder,
+                                                expiresIn: expiresIn)), to: nonce)
   }
 
   private func events(_ watch: ServedWatch, after lastEventID: String?, nonce: [UInt8]) -> BridgeResponse {

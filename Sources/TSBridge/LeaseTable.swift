@@ -28,8 +28,8 @@ public final class LeaseTable: @unchecked Sendable {
   public enum Outcome: Hashable, Sendable {
     /// Granted (or renewed) with this token.
     case granted(token: String)
-    /// Another holder's lease is live.
-    case held(LockHolder)
+    /// Another holder's lease is live, for `expiresIn` more seconds (rounded up) unless renewed.
+    case held(LockHolder, expiresIn: Int)
   }
 
   /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
@@ -38,7 +38,7 @@ public final class LeaseTable: @unchecked Sendable {
     let now = clock()
     return lock.withLock {
       if let current = leases[watch], current.expires > now, current.token != request.token {
-        return .held(current.holder)
+        return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
       }
       let token = request.token ?? Self.newToken()
       // A renewal keeps the calls seen under the lease.
@@ -86,13 +86,20 @@ public final class LeaseTable: @unchecked Sendable {
     }
   }
 
-  /// The holder of a live lease on `watch` other than `token`, if any: a write under `token` must be refused.
-  public func blocker(_ watch: String, token: String?) -> LockHolder? {
+  /// The holder of a live lease on `watch` other than `token`, if any, and the seconds (rounded
+  /// up) it lives unless renewed: a write under `token` must be refused.
+  public func blocker(_ watch: String, token: String?) -> (holder: LockHolder, expiresIn: Int)? {
     let now = clock()
     return lock.withLock {
       guard let current = leases[watch], current.expires > now, current.token != token else { return nil }
-      return current.holder
+      return (current.holder, Self.seconds(from: now, to: current.expires))
     }
+  }
+
+  /// Whole seconds from `now` to `expires` (milliseconds since 1970), rounded up: a lease with
+  /// any time left is never said to expire in 0 s.
+  static func seconds(from now: UInt64, to expires: UInt64) -> Int {
+    Int((expires - min(now, expires) + 999) / 1000)
   }
 
   static func newToken() -> String {

@@ -11,7 +11,8 @@ import TSModel
 /// Failures a user can trust:
 /// - no answer within `timeout` seconds: 6001 in the call's SDK domain;
 /// - the connection broke after the request left (or the answer did not authenticate): 9310
-///   (`com.topstepcomkit.bleConnect`);
+///   (`com.topstepcomkit.bleConnect`); for a write, the message says it may or may not have
+///   reached the watch, for a read that the watch is unchanged by it;
 /// - the bridge cannot be reached at all: 2003 (the request never left);
 /// - the protocol's own refusals: `tsapply.bridge` with the HTTP status (401 wrong key or clock,
 ///   404 unknown watch, 409 leased, …).
@@ -201,7 +202,8 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
 
   // MARK: Lease
 
-  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder. Later writes carry the token.
+  /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder and the seconds its
+  /// lease lives unless renewed. Later writes carry the token.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
     try await askLease(LeaseRequest(holder: holder, timeToLive: seconds))
   }
@@ -234,7 +236,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
       }
       return granted
     } catch let failure as BridgeTransport.Failure {
-      if case .refused(409, _, let holder) = failure { throw .held(by: holder) }
+      if case .refused(409, _, let holder, let expiresIn) = failure { throw .held(by: holder, expiresIn: expiresIn) }
       throw .device(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain))
     } catch let refusal as LeaseRefusal {
       throw refusal
@@ -268,8 +270,9 @@ final class BridgeCaller: @unchecked Sendable {
     return result
   }
 
-  /// Sends one request and decodes its `result` (`nil` for `null`), retrying (when `retry`)
-  /// on link failures.
+  /// Sends one request and decodes its `result` (`nil` for `null`). `retry`: the request only
+  /// reads (a read call, the listing), so it is retried on link failures and, when it still
+  /// gets no answer, its error says the watch is unchanged by it (`linkError`).
   func send<R: Decodable & Sendable>(_ type: R.Type, _ method: String, _ path: String, name: String, body: [UInt8],
                                      domain: DeviceError.Domain, retry: Bool) async throws(DeviceError) -> R? {
     var attempt = 0
@@ -285,14 +288,14 @@ final class BridgeCaller: @unchecked Sendable {
         return decoded.result
       } catch let failure as BridgeTransport.Failure {
         count(name, bytes: 0, sent: body.count)
-        if case .refused(_, let error, _) = failure { throw error.deviceError }
+        if case .refused(_, let error, _, _) = failure { throw error.deviceError }
         // A read that a kept-alive connection dropped goes again at once on a new connection,
         // as it would have gone without reuse; not one of the retries.
         if case .connectionClosed = failure, retry, !newConnection {
           newConnection = true
           continue
         }
-        guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain) }
+        guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain, reads: retry) }
         try? await Task.sleep(for: retryDelays[attempt])
         attempt += 1
       } catch let error as DeviceError {
@@ -303,17 +306,20 @@ final class BridgeCaller: @unchecked Sendable {
     }
   }
 
-  /// The SDK-shaped error of a link failure.
-  func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain) -> DeviceError {
+  /// The SDK-shaped error of a link failure. `reads`: the request only reads, so the watch is
+  /// unchanged by it whether or not it arrived; otherwise it may or may not have reached the
+  /// watch (the engine reads the watch back, docs/apply.md "When a write's answer is lost").
+  func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain, reads: Bool = false) -> DeviceError {
     let host = transport.authority
+    let outcome = UnansweredCall.outcome(reads: reads)
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")
     case .timedOut:
-      return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; the call may or may not have reached the watch")
+      return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; \(outcome)")
     case .lost(let reason), .connectionClosed(let reason):
-      return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); the call may or may not have reached the watch")
-    case .refused(_, let error, _):
+      return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); \(outcome)")
+    case .refused(_, let error, _, _):
       return error.deviceError
     }
   }

@@ -40,8 +40,9 @@ struct BridgeTransport: Sendable {
     /// as a replay: the first may have been carried out (for a write, as `lost`); a read is sent
     /// again, sealed afresh, on a new connection (`BridgeCaller.send`).
     case connectionClosed(String)
-    /// The bridge answered with a protocol error (HTTP status, message), or speaks another major version.
-    case refused(status: Int, WireError, holder: LockHolder?)
+    /// The bridge answered with a protocol error (HTTP status, message), or speaks another major
+    /// version; on 409 with the lease's holder and the seconds it lives unless renewed (1.3).
+    case refused(status: Int, WireError, holder: LockHolder?, expiresIn: Int? = nil)
   }
 
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
@@ -98,7 +99,7 @@ struct BridgeTransport: Sendable {
   static func refusal(_ status: Int, _ body: [UInt8]) -> Failure {
     let answer = BridgeJSON.decode(Answer<Empty>.self, from: body)
     let error = answer?.error ?? WireError(status: status, "the bridge answered HTTP \(status) without an explanation")
-    return .refused(status: status, error, holder: answer?.holder)
+    return .refused(status: status, error, holder: answer?.holder, expiresIn: answer?.expiresIn)
   }
 
   /// Refuses an answer whose `TSApply-Protocol` header names another major version.

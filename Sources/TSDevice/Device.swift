@@ -175,17 +175,28 @@ public struct DeviceLease: Hashable, Codable, Sendable {
   }
 }
 
+/// What a call that got no answer (a timeout, a connection lost under it) did to the watch, as
+/// its error message says it: a read changed nothing; a write may or may not have reached the
+/// watch, which the engine reads back to find out (docs/apply.md "When a write's answer is lost").
+public enum UnansweredCall {
+  /// `it only reads, so the watch is unchanged by it`, or `the call may or may not have reached the watch`.
+  public static func outcome(reads: Bool) -> String {
+    reads ? "it only reads, so the watch is unchanged by it" : "the call may or may not have reached the watch"
+  }
+}
+
 /// Why a lease was not granted.
 public enum LeaseRefusal: Error, Hashable, Sendable, CustomStringConvertible {
-  /// Another holder has a live lease (`nil` when the device did not say who).
-  case held(by: LockHolder?)
+  /// Another holder has a live lease (`nil` when the device did not say who), which lives
+  /// `expiresIn` more seconds unless its holder renews it (`nil` when the device did not say).
+  case held(by: LockHolder?, expiresIn: Int? = nil)
   /// The device could not be asked.
   case device(DeviceError)
 
   public var description: String {
     switch self {
-    case .held(let holder?): "the watch is leased by \(holder)"
-    case .held(nil): "the watch is leased by another client"
+    case .held(let holder?, _): "the watch is leased by \(holder)"
+    case .held(nil, _): "the watch is leased by another client"
     case .device(let error): "cannot lease the watch: \(error)"
     }
   }

@@ -4,8 +4,8 @@ import TSModel
 /// Waits for one SDK completion block, safely: the vendor SDK calls its completions on the main
 /// queue, late, never, or (a bug seen in callback-style SDKs) twice. The first call wins; a
 /// call after it, or after the timeout, is ignored and reported to `onStray` (never a trap of
-/// a checked continuation); no call within `timeout` is 6001 in the call's domain (the call may
-/// or may not have reached the watch, as for any timeout).
+/// a checked continuation); no call within `timeout` is 6001 in the call's domain (a write may
+/// or may not have reached the watch, as for any timeout; a read left it unchanged).
 ///
 /// The companion app (examples/ios-bridge) maps every SDK call through this; the package tests
 /// it against a fake SDK (Tests/TSDeviceTests/SDKAdapterTests.swift).
@@ -29,9 +29,11 @@ public enum SDKCompletion {
   ///   - name: the SDK call, for the timeout's message and `onStray`.
   ///   - domain: the timeout error's domain (the call's SDK domain).
   ///   - timeout: how long the SDK may take.
+  ///   - reads: the call only reads the watch: its timeout says the watch is unchanged by it
+  ///     (`UnansweredCall.outcome`).
   ///   - onStray: told about each completion that is ignored (late or repeated).
   /// - Throws: the error `finish` was given, or 6001 after `timeout`.
-  public static func wait<T: Sendable>(_ name: String, domain: DeviceError.Domain, timeout: Duration,
+  public static func wait<T: Sendable>(_ name: String, domain: DeviceError.Domain, timeout: Duration, reads: Bool = false,
                                        onStray: @escaping @Sendable (Stray) -> Void = { _ in },
                                        _ call: (_ finish: @escaping @Sendable (Result<T, DeviceError>) -> Void) -> Void)
     async throws(DeviceError) -> T {
@@ -40,7 +42,7 @@ public enum SDKCompletion {
       gate.arm(continuation)
       let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
       DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-        gate.timeOut(DeviceError(domain, .timeout, "the SDK did not answer \(name) within \(Self.text(seconds)) s; the call may or may not have reached the watch"))
+        gate.timeOut(DeviceError(domain, .timeout, "the SDK did not answer \(name) within \(Self.text(seconds)) s; \(UnansweredCall.outcome(reads: reads))"))
       }
       call { gate.finish($0) }
     }

@@ -84,19 +84,20 @@ public final class SDKDevice: Device, @unchecked Sendable {
     return capabilities
   }
 
-  private func call<T: Sendable>(_ name: String, _ domain: DeviceError.Domain,
+  /// One SDK call awaited by `SDKCompletion`; `reads`: it only reads the watch.
+  private func call<T: Sendable>(_ name: String, _ domain: DeviceError.Domain, reads: Bool = false,
                                  _ start: (@escaping @Sendable (Result<T, DeviceError>) -> Void) -> Void) async throws(DeviceError) -> T {
-    try await SDKCompletion.wait(name, domain: domain, timeout: timeout, onStray: onStray, start)
+    try await SDKCompletion.wait(name, domain: domain, timeout: timeout, reads: reads, onStray: onStray, start)
   }
 
   // MARK: Reminders
 
   public func createCustomReminderTemplate() async throws(DeviceError) -> Reminder {
-    try await call("createCustomReminderTemplateWithCompletion:", .reminder) { sdk.createCustomReminderTemplate($0) }
+    try await call("createCustomReminderTemplateWithCompletion:", .reminder, reads: true) { sdk.createCustomReminderTemplate($0) }
   }
 
   public func fetchAllReminders() async throws(DeviceError) -> [Reminder] {
-    try await call("fetchAllRemindersWithCompletion:", .reminder) { sdk.fetchAllReminders($0) }
+    try await call("fetchAllRemindersWithCompletion:", .reminder, reads: true) { sdk.fetchAllReminders($0) }
   }
 
   public func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) {
@@ -122,7 +123,7 @@ public final class SDKDevice: Device, @unchecked Sendable {
 
   public func getAllContacts() async throws(DeviceError) -> [Contact] {
     if contactsStubbed { throw stub("getAllContacts:") }
-    return try await call("getAllContacts:", .contact) { sdk.getAllContacts($0) }
+    return try await call("getAllContacts:", .contact, reads: true) { sdk.getAllContacts($0) }
   }
 
   public func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) {
@@ -131,7 +132,7 @@ public final class SDKDevice: Device, @unchecked Sendable {
   }
 
   public func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts {
-    try await call("getEmergencyContacts:", .contact) { sdk.getEmergencyContacts($0) }
+    try await call("getEmergencyContacts:", .contact, reads: true) { sdk.getEmergencyContacts($0) }
   }
 
   public func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {

@@ -183,6 +183,9 @@ public struct ApplyOptions: Sendable {
 public enum EngineEvent: Sendable {
   /// The lock is taken by `holder`; waiting up to the lock timeout.
   case waitingForLock(LockHolder?)
+  /// The watch's lease on its bridge is held (`LockFailure.leased`, with who holds it, whether
+  /// that holder still runs and when the lease expires); waiting up to the lock timeout.
+  case waitingForLease(LockFailure)
   /// The plan is ready (shown before approval; for saved plans, the plan being applied).
   case planned(Plan)
   /// The backup was written, a step or call progressed.

@@ -440,6 +440,11 @@ public final class Watch: Sendable {
   /// Seconds a bridge lease lives without renewal; it is renewed every third of that.
   static let leaseTimeToLive = 60
 
+  /// How often a leased watch is asked for its lease again while `-lock-timeout` waits: from a
+  /// quarter second, doubling, at most every 5 s (a 90 s wait is about 20 requests, not 360),
+  /// and never past the moment the lease expires.
+  static let leaseWait = Backoff.Policy(initial: .milliseconds(250), maximum: .seconds(5))
+
   private func hold(_ options: ApplyOptions) async throws(EngineError) -> Held {
     do { try home.prepare(profile: capabilities.profile) } catch { throw .records(error) }
     let holder = WatchLock.currentHolder(command: options.command, now: now())
@@ -458,6 +463,7 @@ public final class Watch: Sendable {
     guard let leasable = device as? any LeasableDevice else { return Held(local: local, lease: nil) }
     let clock = ContinuousClock()
     let start = clock.now
+    var backoff = Backoff(Self.leaseWait)
     while true {
       do {
         let lease = try await leasable.acquireLease(holder: holder, timeToLive: Self.leaseTimeToLive)
@@ -471,16 +477,22 @@ public final class Watch: Sendable {
         return Held(local: local, lease: (leasable, lease, renewal))
       } catch {
         let waited = clock.now - start
-        guard case .held(let current) = error else {
+        guard case .held(let current, let expiresIn) = error else {
           local.release()
           if case .device(let deviceError) = error { throw .device(deviceError) }
-          throw .locked(.held(by: nil, path: identity, waited: waited))
+          throw .locked(.leased(by: nil, watch: identity, waited: waited, expiresIn: nil, holderEnded: false))
         }
+        let ended = current.map(WatchLock.hasEnded) ?? false
         if waited >= options.lockTimeout {
           local.release()
-          throw .locked(.held(by: current, path: identity, waited: waited))
+          throw .locked(.leased(by: current, watch: identity, waited: waited, expiresIn: expiresIn, holderEnded: ended))
         }
-        try? await Task.sleep(for: .milliseconds(250))
+        if backoff.attempts == 0 {
+          options.events(.waitingForLease(.leased(by: current, watch: identity, waited: .zero, expiresIn: expiresIn, holderEnded: ended)))
+        }
+        var pause = min(backoff.next(), options.lockTimeout - waited)
+        if let expiresIn { pause = min(pause, .seconds(expiresIn)) }
+        try? await Task.sleep(for: pause)
       }
     }
   }

@@ -150,6 +150,54 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(unknown.status == 1)
     #expect(unknown.stderr.contains("serves no watch 02:00:00:00:00:01"), "\(unknown.stderr)")
   }
+
+  /// `device show` over a bridge shows what the watch holds, line for line as `device show` of
+  /// the served simulated watch (but its journal), in JSON too, masked with `--redact`; through
+  /// the core `tsapply` (which hands `bridge:` to tsapply-net) and `TSAPPLY_DEVICE` alike.
+  @Test func deviceShowReadsTheWatchThroughTheBridge() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"]).status == 0)
+    let simulated = try await bridge.run(["device", "show", "--device", "sim:w0.json"])
+    for run in [try await bridge.run(["device", "show", "--device", "bridge:home"]),
+                try await bridge.run(["device", "show"], environment: ["TSAPPLY_DEVICE": "bridge:home"])] {
+      #expect(run.status == 0, "\(run.stderr)")
+      let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.first?.hasPrefix("Watch: bridge:") == true, "\(run.stdout)")
+      let same = simulated.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
+        .filter { !$0.hasPrefix("Watch-side changes") }
+      #expect(Array(lines.dropFirst()) == Array(same.dropLast()), "\(run.stdout)\nis not\n\(simulated.stdout)")
+      #expect(run.stdout.contains("Ann Lee  +15550100"), "\(run.stdout)")
+    }
+    let json = try await bridge.run(["device", "show", "--json", "--device", "bridge:home"])
+    #expect(json.status == 0, "\(json.stderr)")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect((object["device"] as? String)?.hasPrefix("bridge:") == true)
+    #expect(object["profile"] as? String == "default")
+    #expect((object["contacts"] as? [[String: Any]])?.compactMap { $0["phoneNum"] as? String } == ["+15550100", "+15550111"])
+    let redacted = try await bridge.run(["device", "show", "--redact", "--device", "bridge:home"])
+    #expect(redacted.status == 0, "\(redacted.stderr)")
+    #expect(!redacted.stdout.contains("5550100") && redacted.stdout.contains("******00"), "\(redacted.stdout)")
+  }
+
+  /// `device listen` over a bridge hears the served watch's changes and SOS through the bridge's
+  /// event stream.
+  @Test func deviceListenHearsTheWatchThroughTheBridge() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    let listen = try ListeningProcess(["device", "listen", "--count", "2", "--timeout", "60", "--device", "bridge:home"],
+                                      in: bridge.directory, environment: bridge.environment)
+    _ = try await offThePool { try listen.waitFor("Listening for changes on the watch bridge:") }
+    // The stream is open once the bridge has answered it (its log line comes after it subscribed).
+    for _ in 0..<100 where !bridge.server.standardError.contains("/events 200") { try await Task.sleep(for: .milliseconds(100)) }
+    _ = try MonitorCommandTests.simulate(["contact-add", "Zed Poe", "+15550199"], in: bridge.directory, device: "sim:" + bridge.watches[0])
+    _ = try MonitorCommandTests.simulate(["sos"], in: bridge.directory, device: "sim:" + bridge.watches[0])
+    let (status, output, errors) = try await offThePool { listen.finish() }
+    #expect(status == 0, "\(output)\n\(errors)")
+    #expect(output.contains("contacts changed: 1 contact (Zed Poe)"), "\(output)")
+    #expect(output.contains("SOS requested"), "\(output)")
+  }
 }
 
 /// Faults between tsapply and the bridge: the engine reports exactly what the watch holds, never
@@ -242,6 +290,17 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
   }
 
+  /// A read that gets no answer, tries included, says so as a read: the watch is unchanged by it.
+  @Test func aReadWithoutAnAnswerIsWordedAsARead() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "delay@1:4000,delay@2:4000,delay@3:4000"])
+    defer { bridge.stop() }
+    let plan = try await bridge.run(["plan", "--device", "bridge:home"], environment: ["TSAPPLY_BRIDGE_TIMEOUT": "1"])
+    #expect(plan.status == 1)
+    #expect(plan.stderr.contains("no answer from the bridge to readState within 1 s; it only reads, so the watch is unchanged by it"),
+            "\(plan.stderr)")
+    #expect(!plan.stderr.contains("may or may not"), "\(plan.stderr)")
+  }
+
   @Test func aSlowReadIsRetried() async throws {
     let bridge = try await Self.prepared([BridgeFaults.variable: "delay@1:6000"])
     defer { bridge.stop() }
@@ -283,6 +342,35 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(status == 0, "\(errors)")
     let after = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": laptopB])
     #expect(after.status == 0, "the lease was not given back: \(after.stderr)")
+  }
+
+  /// An apply killed with -9 cannot give its lease back: the next apply on this host says that
+  /// its holder no longer runs and when the lease expires, and `-lock-timeout` asks the bridge
+  /// for the lease less and less often while it waits.
+  @Test func aLeaseWhoseHolderWasKilledIsNamedAsSuch() async throws {
+    let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "300,0"])
+    defer { bridge.stop() }
+    let killed = try ListeningProcess(["apply", "--auto-approve", "--device", "bridge:home"], in: bridge.directory,
+                                      environment: bridge.environment)
+    _ = try await offThePool { try killed.waitFor("Plan:") }
+    killed.send(SIGKILL)
+    _ = try await offThePool { killed.finish() }
+    let next = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(next.status == 1)
+    #expect(next.stderr.contains("pid \(killed.pid) on this host (\(ProcessInfo.processInfo.hostName))"), "\(next.stderr)")
+    #expect(next.stderr.contains("which is no longer running (killed?); the lease expires in "), "\(next.stderr)")
+    #expect(next.stderr.contains("nothing was read or written"), "\(next.stderr)")
+    #expect(!next.stderr.contains("Wait for it to finish"), "\(next.stderr)")
+    #expect(next.stderr.contains("or give -lock-timeout="), "\(next.stderr)")
+    let before = bridge.server.standardError.components(separatedBy: "/lease 409").count
+    let waited = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home", "-lock-timeout=6s"])
+    #expect(waited.status == 1, "\(waited.stderr)")
+    #expect(waited.stderr.contains("(waited 6."), "\(waited.stderr)")
+    #expect(waited.stderr.contains("Waiting up to the lock timeout: the watch is locked: its lease on the bridge is held by pid \(killed.pid)"),
+            "\(waited.stderr)")
+    // Every 250 ms that would be 25 requests; backing off from 250 ms, about 6.
+    let asked = bridge.server.standardError.components(separatedBy: "/lease 409").count - before
+    #expect((2...10).contains(asked), "asked for the lease \(asked) times in 6 s")
   }
 }
 

@@ -135,7 +135,14 @@ import TSTestSupport
     let (refused, refusal) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
     #expect(refused == 409)
     #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.holder == holder)
-    #expect(await send("POST", "/v1/watches/\(id)/call", Self.write).0 == 409)
+    #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 60)
+    // The seconds it lives unless renewed count down, rounded up, in both refusals (1.3).
+    now.update { $0 += 5_500 }
+    let (_, later) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
+    #expect(later.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 55)
+    let (writeRefused, writeRefusal) = await send("POST", "/v1/watches/\(id)/call", Self.write)
+    #expect(writeRefused == 409)
+    #expect(writeRefusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 55)
     #expect(await device.statistics().totalCalls == 0)
     let withToken = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: token))
     #expect(await send("POST", "/v1/watches/\(id)/call", withToken).0 == 200)

@@ -145,6 +145,16 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
     sdk.script("setAllContacts", .never)
     do { try await device.setAllContacts(ann); Issue.record("no timeout") } catch {
       #expect(error.domain == .contact && error.code == .timeout)
+      #expect(error.message.hasSuffix("the call may or may not have reached the watch"), "\(error)")
+    }
+    // A read never answered changed nothing, and says so.
+    for (name, read) in [("getAllContacts", { _ = try await device.getAllContacts() }),
+                         ("getEmergencyContacts", { _ = try await device.getEmergencyContacts() }),
+                         ("fetch", { _ = try await device.fetchAllReminders() })] as [(String, () async throws -> Void)] {
+      sdk.script(name, .never)
+      do { try await read(); Issue.record("\(name): no timeout") } catch let error as DeviceError {
+        #expect(error.code == .timeout && error.message.hasSuffix("it only reads, so the watch is unchanged by it"), "\(name): \(error)")
+      }
     }
     // Disconnected mid-call: the SDK's 9310 as it is.
     sdk.script("getAllContacts", .fails(.requestCancelledByDisconnect))

@@ -12,6 +12,30 @@ import TSTestSupport
     WatchLock.currentHolder(command: command, now: Date(timeIntervalSince1970: 1_800_000_000))
   }
 
+  /// A lease holder is said to have ended only when it is a process of this host that no longer
+  /// runs: exited and not yet collected (a zombie, as right after `kill -9`), or gone.
+  @Test func aHolderHasEndedOnlyWhenItsProcessOnThisHostIsGone() async throws {
+    var child: pid_t = 0
+    let words: [String] = ["/bin/sh", "-c", "exit 0"]
+    let argv = words.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    #expect(posix_spawn(&child, "/bin/sh", nil, nil, argv, environ) == 0)
+    func holder(_ pid: Int32, host: String = ProcessInfo.processInfo.hostName) -> LockHolder {
+      LockHolder(pid: pid, host: host, command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    }
+    for _ in 0..<200 where !WatchLock.hasEnded(holder(child)) { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(WatchLock.hasEnded(holder(child)), "an exited child not yet collected (a zombie) runs no more")
+    #expect(!WatchLock.hasEnded(holder(child, host: "another-" + ProcessInfo.processInfo.hostName)),
+            "a pid of another host says nothing about this one")
+    var status: Int32 = 0
+    #expect(waitpid(child, &status, 0) == child)
+    #expect(WatchLock.hasEnded(holder(child)), "a collected child is gone")
+    let alive: [(Int32, String)] = [(getpid(), "this process runs"), (0, "pid 0 is no process"), (-1, "pid -1 is no process")]
+    for (pid, why) in alive {
+      #expect(!WatchLock.hasEnded(holder(pid)), "\(why)")
+    }
+  }
+
   @Test func aSecondHolderIsRefusedWithTheFirstHoldersRecord() async throws {
     let path = try TSApplyBinary.temporaryDirectory().path + "/lock"
     let first = try await WatchLock.acquire(at: path, holder: Self.holder("tsapply apply a.yaml"), timeout: .zero)

@@ -227,6 +227,8 @@ package struct ApplyRun {
       switch event {
       case .waitingForLock(let holder):
         context.stderr.write("Waiting for the watch's lock (held by \(holder.map(\.description) ?? "another tsapply")), up to the lock timeout...\n")
+      case .waitingForLease(let failure):
+        context.stderr.write("Waiting up to the lock timeout: \(failure)...\n")
       case .planned(let plan):
         actions.set(Dictionary(plan.resourceChanges.map { ($0.address, $0.action) }, uniquingKeysWith: { first, _ in first }))
         _ = run.masking(plan)
@@ -312,8 +314,7 @@ package struct ApplyRun {
                                      redact: settings.output.redact, context: context)
       return error.description
     case .locked(let failure):
-      return "\(failure); nothing was read or written.\n"
-        + "  Wait for it to finish, or give -lock-timeout=DURATION (e.g. -lock-timeout=1m) to wait for it."
+      return "\(failure); nothing was read or written.\n  " + failure.advice
     case .unsafe(_, let findings):
       let save = manifestArgument.map { "save it with '\(watch.command("plan -out changes.tfplan", $0))' and apply that file, " } ?? ""
       return "refusing to \(command) without review: this plan " + mask.text(findings.map(\.description).joined(separator: "; "))

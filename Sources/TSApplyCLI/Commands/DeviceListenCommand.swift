@@ -2,7 +2,8 @@ import TSDevice
 import TSModel
 
 /// `tsapply device listen [--count N] [--timeout SECONDS]`: registers the three SDK listeners
-/// (contacts changed, emergency contacts changed, SOS request) and prints events as they arrive.
+/// (contacts changed, emergency contacts changed, SOS request) and prints events as they arrive:
+/// a simulated watch's from its state file, a bridge's (`bridge:`) from its event stream.
 struct DeviceListenCommand: Command {
   static let name = "listen"
   static let abstract = "Print contact, emergency-contact and SOS events from the watch as they happen."
@@ -15,7 +16,7 @@ struct DeviceListenCommand: Command {
   static let options: [OptionSpec] = [
     OptionSpec(["--count"], value: "N", help: "Stop after N events."),
     OptionSpec(["--timeout"], value: "SECONDS", help: "Stop after this many seconds."),
-    DeviceOption.simulatedSpec,
+    DeviceOption.spec,
   ]
 
   enum Item: Sendable {
@@ -52,10 +53,23 @@ struct DeviceListenCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let watch = try DeviceOption.openSimulated(device, in: context)
+    let watch: any Device
+    let place: String
+    switch try await DeviceOption.open(device, in: context) {
+    case .simulated(let simulated): (watch, place) = (simulated, "at \(simulated.path ?? "(memory)")")
+    case .other(let other): (watch, place) = (other, other.identity)
+    }
     let (stream, continuation) = AsyncStream<Item>.makeStream()
     await register(watch, continuation)
-    context.stdout.write("Listening for changes on the watch at \(watch.path ?? "(memory)")…\n")
+    context.stdout.write("Listening for changes on the watch \(place)…\n")
+    let status = await receive(stream, continuation, context)
+    await watch.close()
+    return status
+  }
+
+  /// Prints what `stream` brings until `--count` events, the timeout, or every listener refused.
+  private func receive(_ stream: AsyncStream<Item>, _ continuation: AsyncStream<Item>.Continuation,
+                       _ context: CommandContext) async -> ExitStatus {
     if let timeout {
       Task {
         try? await Task.sleep(for: .seconds(timeout))
@@ -86,7 +100,7 @@ struct DeviceListenCommand: Command {
     return .success
   }
 
-  private func register(_ watch: SimulatedDevice, _ continuation: AsyncStream<Item>.Continuation) async {
+  private func register(_ watch: any Device, _ continuation: AsyncStream<Item>.Continuation) async {
     await watch.registerContactsDidChange { result in
       continuation.yield(Self.item(result, event: "contacts changed", listener: "contacts"))
     }

@@ -2,15 +2,16 @@ import TSDevice
 import TSModel
 import TSPlan
 
-/// `tsapply device show [--json] [--redact]`: the simulated watch's whole state.
+/// `tsapply device show [--json] [--redact]`: the watch's whole state — a simulated watch's
+/// from its state file, any other watch's (`bridge:`) as one `readState` reads it.
 struct DeviceShowCommand: Command {
   static let name = "show"
-  static let abstract = "Print the simulated watch's whole state."
+  static let abstract = "Print the watch's whole state."
   static let usage = "[--json] [--redact] [--device SPEC]"
   static let options: [OptionSpec] = [
-    OptionSpec(["--json"], help: "Print the state file's JSON (profile, reminders, contacts, emergency, journal)."),
+    OptionSpec(["--json"], help: "Print JSON: a simulated watch's state file (profile, reminders, contacts, emergency, journal); another watch's device, profile and lists."),
     OptionSpec(["--redact"], help: "Mask phone numbers (all but the last two digits), contacts and journal alike."),
-    DeviceOption.simulatedSpec,
+    DeviceOption.spec,
   ]
   let json: Bool
   let redact: Bool
@@ -23,8 +24,39 @@ struct DeviceShowCommand: Command {
     device = DeviceOption.value(in: arguments)
   }
 
+  /// `--json` for a watch that is not simulated: the watch as read, with the device it was read from.
+  struct ReadWatch: Encodable {
+    /// The device's identity, `bridge:BRIDGE-ID/WATCH-ID`.
+    var device: String
+    /// Its platform profile's name.
+    var profile: String
+    var reminders: [Reminder]
+    var contacts: [Contact]
+    /// `null` when the watch has no emergency support.
+    var emergency: EmergencyContacts?
+  }
+
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    let device = try DeviceOption.openSimulated(device, in: context)
+    let device: SimulatedDevice
+    switch try await DeviceOption.open(self.device, in: context) {
+    case .simulated(let simulated): device = simulated
+    case .other(let watch):
+      let read: Result<(DeviceCapabilities, DeviceState), DeviceError>
+      do throws(DeviceError) {
+        let capabilities = try await watch.capabilities()
+        read = .success((capabilities, try await watch.readState(capabilities: capabilities)))
+      } catch {
+        read = .failure(error)
+      }
+      await watch.close()
+      let (capabilities, state) = try read.get()
+      let shown = redact ? WatchText.redacted(state) : state
+      context.stdout.write(json
+        ? canonicalJSON(ReadWatch(device: watch.identity, profile: capabilities.profile, reminders: shown.reminders,
+                                  contacts: shown.contacts, emergency: shown.emergency))
+        : WatchText.render(shown, capabilities: capabilities, heading: "Watch: \(watch.identity)"))
+      return .success
+    }
     let stored = try device.snapshot()
     let watch = redact ? WatchText.redacted(stored) : stored
     if json {
@@ -41,20 +73,8 @@ struct DeviceShowCommand: Command {
 /// (names, notes, phones, short names) has its control characters escaped (`ControlCharacters`).
 enum WatchText {
   static func render(_ watch: SimulatedWatch, profile: PlatformProfile, path: String) -> String {
-    var lines = ["Simulated watch: \(path)", "Profile: \(profile.name) (\(profile.capabilities.summary))", ""]
-    lines.append("Reminders (\(watch.reminders.count)):")
-    lines += watch.reminders.map { "  " + reminder($0) }
-    lines.append("")
-    if profile.capabilities.contacts.maxContacts > 0 {
-      lines.append("Contacts (\(watch.contacts.count) of \(profile.capabilities.contacts.maxContacts)):")
-      lines += watch.contacts.isEmpty ? ["  (none)"] : watch.contacts.map { "  " + contact($0) }
-    } else {
-      lines.append("Contacts: not supported on this platform")
-    }
-    lines.append("")
-    lines.append("Emergency contacts (\(watch.emergency.contacts.count) of \(profile.capabilities.contacts.maxEmergencyContacts)), SOS \(watch.emergency.isSosOn ? "on" : "off"):")
-    lines += watch.emergency.contacts.isEmpty ? ["  (none)"] : watch.emergency.contacts.map { "  " + contact($0) }
-    lines.append("")
+    var lines = sections(heading: "Simulated watch: \(path)", capabilities: profile.capabilities,
+                      state: DeviceState(reminders: watch.reminders, contacts: watch.contacts, emergency: watch.emergency))
     if let last = watch.journal.last {
       lines.append("Watch-side changes: \(watch.lastSequence) (latest #\(last.sequence): \(last.kind.rawValue))")
     } else {
@@ -63,33 +83,86 @@ enum WatchText {
     return lines.joined(separator: "\n") + "\n"
   }
 
+  /// A watch that is not simulated (`bridge:`) as `readState` read it, in the same form; no
+  /// journal (the watch keeps none that the `Device` interface reads).
+  static func render(_ state: DeviceState, capabilities: DeviceCapabilities, heading: String) -> String {
+    sections(heading: heading, capabilities: capabilities, state: state).dropLast().joined(separator: "\n") + "\n"
+  }
+
+  /// The lines every watch shows: heading, profile, reminders, contacts, emergency contacts
+  /// (or that the watch has none), each section followed by an empty line.
+  private static func sections(heading: String, capabilities: DeviceCapabilities, state: DeviceState) -> [String] {
+    var lines = [heading, "Profile: \(capabilities.profile) (\(capabilities.summary))", ""]
+    lines.append("Reminders (\(state.reminders.count)):")
+    lines += state.reminders.map { "  " + reminder($0) }
+    lines.append("")
+    if capabilities.contacts.maxContacts > 0 {
+      lines.append("Contacts (\(state.contacts.count) of \(capabilities.contacts.maxContacts)):")
+      lines += state.contacts.isEmpty ? ["  (none)"] : state.contacts.map { "  " + contact($0) }
+    } else {
+      lines.append("Contacts: not supported on this platform")
+    }
+    lines.append("")
+    if let emergency = state.emergency {
+      lines.append("Emergency contacts (\(emergency.contacts.count) of \(capabilities.contacts.maxEmergencyContacts)), SOS \(emergency.isSosOn ? "on" : "off"):")
+      lines += emergency.contacts.isEmpty ? ["  (none)"] : emergency.contacts.map { "  " + contact($0) }
+    } else {
+      lines.append("Emergency contacts: not supported on this watch")
+    }
+    lines.append("")
+    return lines
+  }
+
   /// `watch` with every phone number (contacts, emergency contacts, journal entries) masked by
   /// `PhoneRedaction.redact(_:)` (all digits but the last two become `*`), and names, short
   /// names and notes masked as free text (`PhoneRedaction.Mask.text`): a number written into a
   /// name or a note is masked too, as in every other output of `--redact`.
   static func redacted(_ watch: SimulatedWatch) -> SimulatedWatch {
-    let everyContact = watch.contacts + watch.emergency.contacts + watch.journal.flatMap { $0.contacts ?? [] }
-    let free = PhoneRedaction.Mask(redact: true, numbers: everyContact.map(\.phoneNum))
-    func mask(_ contacts: [Contact]) -> [Contact] {
-      contacts.map { contact in
-        var masked = contact
-        masked.name = free.text(contact.name)
-        masked.shortName = contact.shortName.map(free.text)
-        masked.phoneNum = PhoneRedaction.redact(contact.phoneNum)
-        return masked
-      }
-    }
+    let free = mask(numbers: watch.contacts + watch.emergency.contacts + watch.journal.flatMap { $0.contacts ?? [] })
     var result = watch
-    result.contacts = mask(watch.contacts)
-    result.emergency.contacts = mask(watch.emergency.contacts)
-    for index in result.reminders.indices {
-      result.reminders[index].reminderName = free.text(watch.reminders[index].reminderName)
-      result.reminders[index].notes = free.text(watch.reminders[index].notes)
-    }
+    result.contacts = mask(watch.contacts, free)
+    result.emergency.contacts = mask(watch.emergency.contacts, free)
+    result.reminders = mask(watch.reminders, free)
     for index in result.journal.indices {
-      result.journal[index].contacts = result.journal[index].contacts.map(mask)
+      result.journal[index].contacts = result.journal[index].contacts.map { mask($0, free) }
     }
     return result
+  }
+
+  /// `state` (a watch that is not simulated, as read) masked as `redacted(_:)` masks a simulated watch.
+  static func redacted(_ state: DeviceState) -> DeviceState {
+    let free = mask(numbers: state.contacts + (state.emergency?.contacts ?? []))
+    var result = state
+    result.contacts = mask(state.contacts, free)
+    result.emergency?.contacts = mask(state.emergency?.contacts ?? [], free)
+    result.reminders = mask(state.reminders, free)
+    return result
+  }
+
+  /// The free-text mask of `--redact` knowing the phone numbers of `contacts`.
+  private static func mask(numbers contacts: [Contact]) -> PhoneRedaction.Mask {
+    PhoneRedaction.Mask(redact: true, numbers: contacts.map(\.phoneNum))
+  }
+
+  /// `contacts` with names and short names masked as free text and phone numbers redacted.
+  private static func mask(_ contacts: [Contact], _ free: PhoneRedaction.Mask) -> [Contact] {
+    contacts.map { contact in
+      var masked = contact
+      masked.name = free.text(contact.name)
+      masked.shortName = contact.shortName.map(free.text)
+      masked.phoneNum = PhoneRedaction.redact(contact.phoneNum)
+      return masked
+    }
+  }
+
+  /// `reminders` with names and notes masked as free text.
+  private static func mask(_ reminders: [Reminder], _ free: PhoneRedaction.Mask) -> [Reminder] {
+    reminders.map { reminder in
+      var masked = reminder
+      masked.reminderName = free.text(reminder.reminderName)
+      masked.notes = free.text(reminder.notes)
+      return masked
+    }
   }
 
   static func reminder(_ r: Reminder) -> String {

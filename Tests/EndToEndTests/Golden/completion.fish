@@ -193,7 +193,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply history\'' -l help -s h -d 'Show 
 
 # tsapply device
 complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a init -d 'Create a factory-fresh simulated watch (or reset one with --force).'
-complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a show -d 'Print the simulated watch\'s whole state.'
+complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a show -d 'Print the watch\'s whole state.'
 complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a profiles -d 'List the simulated watch\'s platform profiles and their capabilities.'
 complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a simulate -d 'Simulate a change made on the watch itself.'
 complete -c tsapply -n '__tsapply_at \'tsapply device\'' -a listen -d 'Print contact, emergency-contact and SOS events from the watch as they happen.'
@@ -202,13 +202,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply device\'' -l help -s h -d 'Show h
 # tsapply device init
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l profile -x -a 'default npk fit fit-basic fw' -d 'Platform profile (default: default).'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l force -d 'Replace an existing simulated watch.'
-complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
+complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply, drift, device show and device listen.'
 complete -c tsapply -n '__tsapply_at \'tsapply device init\'' -l help -s h -d 'Show help information.'
 
 # tsapply device show
-complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l json -d 'Print the state file\'s JSON (profile, reminders, contacts, emergency, journal).'
+complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l json -d 'Print JSON: a simulated watch\'s state file (profile, reminders, contacts, emergency, journal); another watch\'s device, profile and lists.'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l redact -d 'Mask phone numbers (all but the last two digits), contacts and journal alike.'
-complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
+complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device show\'' -l help -s h -d 'Show help information.'
 
 # tsapply device profiles
@@ -218,13 +218,13 @@ complete -c tsapply -n '__tsapply_at \'tsapply device profiles\'' -l help -s h -
 
 # tsapply device simulate
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -a 'contact-add contact-remove reminder-toggle sos emergency-set emergency-clear'
-complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
+complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply, drift, device show and device listen.'
 complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l help -s h -d 'Show help information.'
 
 # tsapply device listen
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l count -x -d 'Stop after N events.'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l timeout -x -d 'Stop after this many seconds.'
-complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply and drift.'
+complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l help -s h -d 'Show help information.'
 
 # tsapply bridge
