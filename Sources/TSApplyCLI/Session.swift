@@ -143,12 +143,11 @@ package struct CLIWatch {
   func relative(_ path: String) -> String { CLIWatch.relative(path, context) }
 
   /// The absolute `path` as advice names it (docs/device.md): relative to the working
-  /// directory when it lies inside it, absolute otherwise. A path spelled with `.` or `..`
-  /// (`sim:../sp/s.json` made absolute: `/work/../sp/s.json`) is first named as the kernel
-  /// finds it (`FilePaths.resolved`), so `..` never leaves the directory in a "relative" path.
+  /// directory when it lies inside it, absolute otherwise. A path spelled with `.` or `..` (a
+  /// saved plan's `../m.yaml` made absolute: `/work/sub/../m.yaml`) is first named as the
+  /// kernel finds it (`FilePaths.undotted`), so `..` never leaves the directory in a "relative" path.
   package static func relative(_ path: String, _ context: CommandContext) -> String {
-    let dotted = path.split(separator: "/").contains { $0 == "." || $0 == ".." }
-    let named = dotted ? FilePaths.resolved(path) : path
+    let named = FilePaths.undotted(path)
     let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
     return named.hasPrefix(prefix) ? String(named.dropFirst(prefix.count)) : named
   }

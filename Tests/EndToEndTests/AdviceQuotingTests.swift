@@ -53,4 +53,24 @@ import TSTestSupport
     let show = try TSApplyBinary.run(["device", "show", "--device", test.device], in: work)
     #expect(show.stdout.contains("Ann"), "\(show.stdout)\(show.stderr)")
   }
+
+  /// The simulator's own advice for a watch not made yet names it absolute, without `..`, and
+  /// pasted where it was printed, makes that watch.
+  @Test(arguments: [("sim:../sp/s.json", "tsapply device init --device sim:ROOT/sp/s.json", "sp/s.json"),
+                    ("sim:./a b/../w$x.json", #"tsapply device init --device "sim:ROOT/work/w\$x.json""#, "work/w$x.json")])
+  func theAdviceToMakeAMissingWatchCanBePasted(_ device: String, _ expected: String, _ made: String) throws {
+    let root = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let work = root.appendingPathComponent("work")
+    try FileManager.default.createDirectory(at: work.appendingPathComponent("a b"), withIntermediateDirectories: true)
+    try "contacts: []\n".write(to: work.appendingPathComponent("m.yaml"), atomically: true, encoding: .utf8)
+    let missing = try TSApplyBinary.run(["plan", "--device", device, "m.yaml"], in: work)
+    #expect(missing.status == 1)
+    let start = try #require(missing.stderr.range(of: "create one with '"), "\(missing.stderr)")
+    let end = try #require(missing.stderr.range(of: "' (tsapply.simulator 4001)", range: start.upperBound..<missing.stderr.endIndex))
+    let advice = String(missing.stderr[start.upperBound..<end.lowerBound])
+    #expect(advice == expected.replacingOccurrences(of: "ROOT", with: root.path), "\(missing.stderr)")
+    let pasted = try TSApplyBinary.runShell(#""$TSAPPLY" "# + advice.dropFirst("tsapply ".count), in: work)
+    #expect(pasted.status == 0, "\(pasted.stderr)")
+    #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(made).path))
+  }
 }
