@@ -150,16 +150,17 @@ public struct SavedPlan: Hashable, Codable, Sendable {
   }
 
   /// Why `plan`, made from manifest bytes hashing to `manifestDigest`, is stale against the
-  /// manifest's current bytes (`nil`: unreadable) and the watch's current state; empty when it
-  /// is fresh. What every reviewed plan is checked with (a single watch's, a fleet's part).
-  public static func staleness(of plan: Plan, manifestDigest: String, manifestBytes: [UInt8]?, state: DeviceState) -> [String] {
+  /// manifest's current bytes (`nil`: unreadable) and the watch's current state (`nil`: the
+  /// watch is not compared, as for another watch than the plan's); empty when it is fresh.
+  /// What every reviewed plan is checked with (a single watch's, a fleet's part).
+  public static func staleness(of plan: Plan, manifestDigest: String, manifestBytes: [UInt8]?, state: DeviceState?) -> [String] {
     var reasons: [String] = []
     if let manifestBytes {
       if SHA256Digest.hex(of: manifestBytes) != manifestDigest { reasons.append("the manifest \(plan.manifestFile) changed") }
     } else {
       reasons.append("the manifest \(plan.manifestFile) can no longer be read")
     }
-    if state.fingerprint != plan.priorStateDigest { reasons.append("the watch changed") }
+    if let state, state.fingerprint != plan.priorStateDigest { reasons.append("the watch changed") }
     return reasons
   }
 }

@@ -86,7 +86,7 @@ public struct CommandContext: Sendable {
   /// The command as it was run, `tsapply` and the arguments quoted for a shell
   /// (`tsapply apply --fleet fleet.yaml --auto-approve`): what the apply history and a lock's
   /// holder record, so "who changed this?" names the command that really ran.
-  public var commandLine: String { (["tsapply"] + invocation.map(shellQuoted)).joined(separator: " ") }
+  public var commandLine: String { (["tsapply"] + invocation.map(ShellWord.quoted)).joined(separator: " ") }
 
   /// A context from its parts; the defaults (empty input, no terminal, empty environment) suit tests.
   /// `currentDirectory` must be an absolute path.

@@ -117,23 +117,39 @@ package struct CLIWatch {
 
   /// ` --device SPEC` to paste into a suggested command, or "" for the default watch.
   var deviceArgument: String {
-    watch.adviceSpec.map { " --device " + shellQuoted(Self.relativeSpec($0, context)) } ?? ""
+    watch.adviceSpec.map(deviceArgument(for:)) ?? ""
   }
 
-  /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice.
-  package func command(_ words: String, _ file: String? = nil) -> String {
-    if let fleet, ["plan", "apply", "drift"].contains(words) {
-      return "tsapply \(words) --fleet \(shellQuoted(fleet.file)) --watch \(shellQuoted(fleet.watch))"
+  /// ` --device SPEC` for the watch `spec` names (a `--device` value or an identity), its path
+  /// as advice names paths (`relativeSpec`), quoted for a shell (`ShellWord.quoted`).
+  func deviceArgument(for spec: String) -> String {
+    " --device " + ShellWord.quoted(Self.relativeSpec(spec, context))
+  }
+
+  /// How advice names this watch in prose: its `--device` value (`sim:watches/alice.json`), or
+  /// its identity for the default watch.
+  var shownSpec: String { Self.relativeSpec(watch.adviceSpec ?? watch.identity, context) }
+
+  /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice; about this
+  /// watch, or with `device` about the watch that identity or spec names (a saved plan's own).
+  package func command(_ words: String, _ file: String? = nil, device: String? = nil) -> String {
+    if device == nil, let fleet, ["plan", "apply", "drift"].contains(words) {
+      return "tsapply \(words) --fleet \(ShellWord.quoted(fleet.file)) --watch \(ShellWord.quoted(fleet.watch))"
     }
-    return "tsapply \(words)\(deviceArgument)" + (file.map { " " + shellQuoted($0) } ?? "")
+    return "tsapply \(words)\(device.map(deviceArgument(for:)) ?? deviceArgument)" + (file.map { " " + ShellWord.quoted($0) } ?? "")
   }
 
   /// `path` relative to the working directory when it is inside it.
   func relative(_ path: String) -> String { CLIWatch.relative(path, context) }
 
+  /// The absolute `path` as advice names it (docs/device.md): relative to the working
+  /// directory when it lies inside it, absolute otherwise. A path spelled with `.` or `..` (a
+  /// saved plan's `../m.yaml` made absolute: `/work/sub/../m.yaml`) is first named as the
+  /// kernel finds it (`FilePaths.undotted`), so `..` never leaves the directory in a "relative" path.
   package static func relative(_ path: String, _ context: CommandContext) -> String {
+    let named = FilePaths.undotted(path)
     let prefix = context.currentDirectory.hasSuffix("/") ? context.currentDirectory : context.currentDirectory + "/"
-    return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+    return named.hasPrefix(prefix) ? String(named.dropFirst(prefix.count)) : named
   }
 
   /// A `sim:` spec with its path made relative to the working directory when inside it.
@@ -152,12 +168,4 @@ func report(_ diagnostics: [Diagnostic], source: [UInt8]?, redact: Bool, json: B
   if errors > 0 {
     throw CommandFailure("\(errors) error\(errors == 1 ? "" : "s") in \(subject); the watch was not touched")
   }
-}
-
-/// `text` quoted for a POSIX shell when it holds anything but safe characters, so a printed
-/// command can be pasted.
-package func shellQuoted(_ text: String) -> String {
-  let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+%,")
-  guard !text.isEmpty, !text.allSatisfy({ safe.contains($0) }) else { return text.isEmpty ? "''" : text }
-  return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }

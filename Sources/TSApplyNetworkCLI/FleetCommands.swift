@@ -43,7 +43,7 @@ extension FleetSession {
     if explain { self.explain() }
     if let out, !json, !markdown {
       context.stdout.write("\nSaved the plans of \(counted(rows.filter { $0.plan != nil }.count, "watch", "watches")) to: \(out)\n\n"
-        + "To perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
+        + "To perform exactly these actions, run:\n    tsapply apply \(ShellWord.quoted(out))\n")
     }
     return status
   }
@@ -80,7 +80,7 @@ extension FleetSession {
   func applySaved(_ saved: SavedFleetPlan, planFile: String, settings: ApplyRun.Settings) async throws -> ExitStatus {
     let parts = Dictionary(saved.watches.map { ($0.name, $0) }) { first, _ in first }
     let planName = (planFile as NSString).lastPathComponent
-    let again = "Plan again: 'tsapply plan --fleet \(shellQuoted(fleetFile)) -out \(shellQuoted(planFile))'"
+    let again = "Plan again: 'tsapply plan --fleet \(ShellWord.quoted(fleetFile)) -out \(ShellWord.quoted(planFile))'"
     var early: [String: FleetWatchReport] = [:]
     var selected: [FleetMember] = []
     for member in loaded.members {

@@ -53,9 +53,11 @@ public enum DeviceSelector {
     return try SimulatedDevice(path: path, options: options, spec: named)
   }
 
-  /// `path` made absolute against `currentDirectory`.
+  /// `path` made absolute against `currentDirectory`, without `.` and `..` components
+  /// (`FilePaths.undotted`): `sim:../sp/s.json` is the watch at `/home/ana/sp/s.json`, and
+  /// messages and advice name it so.
   static func absolutePath(_ path: String, currentDirectory: String) -> String {
-    path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
+    FilePaths.undotted(path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path))
   }
 
   /// Whether neither `spec` nor `TSAPPLY_DEVICE` names a watch, so the default one is used (and

@@ -71,12 +71,16 @@ extension Watch {
                       manifest: Manifest?, state: DeviceState) -> [Diagnostic] {
     var problems: [Diagnostic] = []
     func problem(_ text: String) { problems.append(.error(at: nil, field: "", text)) }
-    if let other = recorded.first(where: { $0 != identity }) {
+    let other = recorded.first(where: { $0 != identity })
+    if let other {
       problem("\(name) was made for the watch \(other); it cannot be applied to \(identity)")
     } else if recorded.isEmpty {
       problem("\(name) does not name the watch it was made for (was it edited?); make the plan again with 'tsapply plan -out'")
     }
-    let stale = SavedPlan.staleness(of: plan, manifestDigest: manifestDigest, manifestBytes: manifestBytes, state: state)
+    // This watch is compared with the plan only when it is the plan's: another watch's state
+    // says nothing of whether the plan's own watch changed.
+    let stale = SavedPlan.staleness(of: plan, manifestDigest: manifestDigest, manifestBytes: manifestBytes,
+                                    state: other == nil ? state : nil)
     if !stale.isEmpty {
       problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")
     }

@@ -42,6 +42,14 @@ public enum FilePaths {
     return "/" + result.joined(separator: "/")
   }
 
+  /// The absolute `path` without `.` and `..` components: `resolved(path)` when it has any
+  /// (`/home/ana/work/../sp/s.json` is `/home/ana/sp/s.json`, as the kernel finds it), else
+  /// `path` as written, so a symbolic link the user named stays named. How messages and advice
+  /// name a path the user typed relative (docs/device.md).
+  public static func undotted(_ path: String) -> String {
+    path.split(separator: "/").contains { $0 == "." || $0 == ".." } ? resolved(path) : path
+  }
+
   /// Whether `path` lies in the directory `directory` (or is it), both compared resolved.
   public static func isInside(_ path: String, directory: String) -> Bool {
     let file = resolved(path)

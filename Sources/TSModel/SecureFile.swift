@@ -6,7 +6,8 @@ import Foundation
 /// atomically: the bytes go to a temporary file in the same directory, are flushed with fsync,
 /// and the temporary file is renamed over the destination (the directory fsynced too), so a crash
 /// never leaves a half-written backup, record or saved plan. A temporary file left by a writer
-/// that was killed is removed by the next write of the same file (`removeOrphans(of:)`).
+/// that was killed is removed by the next write into its folder, whatever file that writes
+/// (`removeOrphans(in:)`).
 public enum SecureFile {
   /// Writes `bytes` to `path` (mode 0600), creating parent directories with mode 0700.
   ///
@@ -60,7 +61,7 @@ public enum SecureFile {
       fsync(directoryDescriptor)
       close(directoryDescriptor)
     }
-    removeOrphans(of: path)
+    removeOrphans(in: directory)
   }
 
   /// Appends `bytes` to `path` (created 0600, parent directories 0700) with one `write(2)` on a
@@ -77,26 +78,70 @@ public enum SecureFile {
     if fsync(fd) != 0 { throw SecureFileError(path: path, reason: systemReason()) }
   }
 
-  /// Removes temporary files that writers of `path` killed mid-write left beside it (`.NAME.PID.RAND.tmp`,
-  /// and the simulator's older `.NAME.tmp-PID-RAND`), when their process no longer runs: they
-  /// may hold contacts, and no temporary file is to outlive its writer.
-  static func removeOrphans(of path: String) {
-    let directory = (path as NSString).deletingLastPathComponent
-    let name = (path as NSString).lastPathComponent
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
-    for entry in entries where entry.hasPrefix(".\(name).") {
-      let rest = entry.dropFirst(name.count + 2)
-      let fields: [Substring]
-      if rest.hasSuffix(".tmp") {
-        fields = rest.dropLast(4).split(separator: ".")
-      } else if rest.hasPrefix("tmp-") {
-        fields = rest.dropFirst(4).split(separator: "-")
-      } else {
-        continue
-      }
-      guard fields.count == 2, let pid = pid_t(fields[0]), UInt32(fields[1]) != nil, pid > 0, pid != getpid() else { continue }
-      if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + entry) }
+  /// Removes the temporary files that writers killed mid-write left in `directory`: every
+  /// `.NAME.PID.RAND.tmp` this helper names (and the simulator's older `.NAME.tmp-PID-RAND`), of
+  /// any NAME, that is a regular file of this user and whose process no longer runs (`kill(PID,
+  /// 0)` fails with `ESRCH`). They may hold contacts, and no temporary file is to outlive its
+  /// writer: a file of a name never written again (a backup's) is removed too. A running writer's
+  /// file, this process's included, is never touched. Called by every `write` for its folder;
+  /// opening a file a killed writer may have left such a file beside goes through
+  /// `removeOrphansOnce(in:)`. An unreadable folder is left as it is.
+  static func removeOrphans(in directory: String) {
+    let folder = directory.isEmpty ? "." : directory
+    // `readdir` rather than `contentsOfDirectory`: only hidden names become Strings, so a pass
+    // over a folder of a thousand watches (and their lock files) allocates next to nothing.
+    // The name is read in place, up to its NUL: a `dirent` is only as long as its name, so
+    // copying the whole `d_name` field could read past the end of the record.
+    guard let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name), let stream = opendir(folder) else { return }
+    var entries: [String] = []
+    while let entry = readdir(stream) {
+      let name = UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self)
+      if name.pointee == CChar(UInt8(ascii: ".")) { entries.append(String(cString: name)) }
     }
+    closedir(stream)
+    let user = geteuid()
+    for entry in entries {
+      guard let pid = writerPID(ofTemporary: entry), pid != getpid() else { continue }
+      let path = folder + "/" + entry
+      var info = stat()
+      guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == user else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH { unlink(path) }
+    }
+  }
+
+  /// As `removeOrphans(in:)`, the first time this process asks for `directory` only: what
+  /// opening a file asks (the simulator's state file), so a fleet of a thousand watches in one
+  /// folder costs one pass over it, not a thousand (each a pass over two thousand names). Writes
+  /// sweep their folder every time (`write`).
+  public static func removeOrphansOnce(in directory: String) {
+    guard swept.update({ $0.insert(directory).inserted }) else { return }
+    removeOrphans(in: directory)
+  }
+
+  /// The folders `removeOrphansOnce(in:)` swept in this process.
+  private static let swept = Locked<Set<String>>([])
+
+  /// The PID in `name` when it is a temporary file's name this helper gives
+  /// (`.NAME.PID.RAND.tmp`) or the simulator gave (`.NAME.tmp-PID-RAND`), NAME not empty;
+  /// otherwise `nil`.
+  static func writerPID(ofTemporary name: String) -> pid_t? {
+    guard name.hasPrefix(".") else { return nil }
+    let fields: [Substring]
+    let rest: Substring
+    if name.hasSuffix(".tmp") {
+      let parts = name.dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+      guard parts.count >= 4 else { return nil }
+      fields = Array(parts.suffix(2))
+      rest = name.dropFirst().dropLast(4 + fields[0].count + fields[1].count + 2)
+    } else if let marker = name.range(of: ".tmp-", options: .backwards) {
+      fields = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+      rest = name[name.index(after: name.startIndex)..<marker.lowerBound]
+    } else {
+      return nil
+    }
+    guard !rest.isEmpty, fields.count == 2, fields.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+          let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil else { return nil }
+    return pid
   }
 
   /// Creates `path` and missing parents with mode 0700; an existing directory is fine.

@@ -144,7 +144,7 @@ public final class Monitor: @unchecked Sendable {
         mailbox.post(.poll)
       }
     }
-    var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))
+    var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour), forwardsSOS: true)
     var watch: Watch?
     var current = 0
     var monitorLock: WatchLock?
@@ -522,6 +522,10 @@ public final class Monitor: @unchecked Sendable {
     /// The last manifest problem reported, so each is reported once.
     var manifestProblem: String?
     var noRecordNoted = false
+    /// Whether this monitor forwards the watch's SOS: the long-running one (`run()`) listens
+    /// for it, a single check (`checkOnce()`, `--once`) listens to nothing, so its notes must
+    /// not say SOS is still forwarded.
+    var forwardsSOS = false
   }
 
   /// Reads the manifest and the watch, reports drift and its end, heals when asked.
@@ -562,10 +566,11 @@ public final class Monitor: @unchecked Sendable {
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
         tracking.noRecordNoted = true
-        // "SOS is still forwarded" only where the watch reports SOS at all (not on Npk).
-        let sosRefused = locked { refusals.contains(Listener.sos.rawValue) }
+        // "SOS is still forwarded" only by a monitor that forwards it (not `--once`), where the
+        // watch reports SOS at all (not on Npk).
+        let forwarded = tracking.forwardsSOS && !(locked { refusals.contains(Listener.sos.rawValue) })
         notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it"
-          + (sosRefused ? "." : " (SOS is still forwarded)."))
+          + (forwarded ? " (SOS is still forwarded)." : "."))
       }
       return .clean
     }

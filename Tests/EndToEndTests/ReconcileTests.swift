@@ -311,6 +311,11 @@ extension ReconcileTests {
     #expect(failed.stderr.contains("reading the watch back shows it was applied"), "\(failed.stderr)")
     #expect(failed.stderr.contains("Every change reached the watch (the answer to the last write was lost"), "\(failed.stderr)")
     #expect(!failed.stderr.contains("again to finish"), "\(failed.stderr)")
+    // The way back is said once: "To undo, run 'tsapply restore BACKUP'." (it read "To undo: '…' to undo.").
+    let undo = try #require(failed.stderr.range(of: "To undo"), "\(failed.stderr)")
+    let sentence = failed.stderr[undo.lowerBound...].prefix { $0 != "\n" }
+    #expect(sentence.hasPrefix("To undo, run 'tsapply restore ") && sentence.hasSuffix(".json'."), "\(sentence)")
+    #expect(failed.stderr.components(separatedBy: "undo").count == 2, "\(failed.stderr)")
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
   }
 }
@@ -408,6 +413,34 @@ extension ReconcileTests {
     #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(".tsapply/device.json").path))
     let frank = try TSApplyBinary.run(["plan", "--detailed-exitcode", "--device", "sim:watches/frank.json", "frank.yaml"], in: dir)
     #expect(frank.status == 0)
+  }
+
+  /// A tester's report: a saved plan applied while `TSAPPLY_DEVICE` (or `--device`) names another
+  /// watch was also called stale ("the watch changed": the plan's own watch did not) and the
+  /// advice made a new plan for the other watch only. The refusal names both watches and gives
+  /// both ways on: the plan applied to its own watch, or a new plan for the other one; each
+  /// advised command works when pasted.
+  @Test(arguments: [(["--device", "sim:watches/alice.json"], [String: String]()),
+                    ([], ["TSAPPLY_DEVICE": "sim:watches/alice.json"])])
+  func aSavedPlanForAnotherWatchIsRefusedWithAdviceForBoth(_ option: [String], _ environment: [String: String]) throws {
+    let dir = try Self.setUp()
+    #expect(try TSApplyBinary.run(["plan", "--device", "sim:watches/frank.json", "frank.yaml", "-out", "f.tfplan"], in: dir).status == 0)
+    // Alice's watch holds what frank's does not: compared with the plan, it would look changed.
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/alice.json"], in: dir).status == 0)
+    let other = try TSApplyBinary.run(["apply"] + option + ["f.tfplan"], in: dir, environment: environment)
+    #expect(other.status == 1)
+    let root = dir.resolvingSymlinksInPath().path
+    #expect(other.stderr.contains("f.tfplan was made for the watch sim:\(root)/watches/frank.json; it cannot be applied to sim:\(root)/watches/alice.json"),
+            "\(other.stderr)")
+    #expect(!other.stderr.contains("stale"), "the plan's own watch did not change: \(other.stderr)")
+    #expect(other.stderr.contains("Apply it to the watch it was made for: 'tsapply apply --device sim:watches/frank.json f.tfplan'"), "\(other.stderr)")
+    #expect(other.stderr.contains("or make a new plan for sim:watches/alice.json: 'tsapply plan -out f.tfplan --device sim:watches/alice.json frank.yaml'"),
+            "\(other.stderr)")
+    let own = try TSApplyBinary.run(["apply", "--device", "sim:watches/frank.json", "f.tfplan"], in: dir, environment: environment)
+    #expect(own.status == 0, "\(own.stderr)")
+    #expect(try TSApplyBinary.run(["plan", "-out", "f.tfplan", "--device", "sim:watches/alice.json", "frank.yaml"], in: dir, environment: environment).status == 0)
+    let alice = try TSApplyBinary.run(["apply", "f.tfplan"], in: dir, environment: environment)
+    #expect(alice.status == 0, "\(alice.stderr)")
   }
 
   /// A tester's report: deleting the `device` key of a saved plan let it apply to another watch

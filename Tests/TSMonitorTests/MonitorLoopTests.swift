@@ -645,3 +645,31 @@ final class FlakyDevice: Device, @unchecked Sendable {
     Task { handler(DeviceError(.contact, .notSupport, "registerSOSRequestBlock is not supported on this platform")) }
   }
 }
+
+/// A tester's report: `tsapply monitor --once` on a watch with no record said "(SOS is still
+/// forwarded)", but `--once` listens to nothing. Only the long-running monitor, which forwards
+/// SOS, says so.
+@Suite struct NoRecordNoteTests {
+  @Test(arguments: [(once: true, ending: "manifest to it."), (once: false, ending: "manifest to it (SOS is still forwarded).")])
+  func theNoteSaysSOSIsForwardedOnlyByAMonitorThatForwardsIt(once: Bool, ending: String) async throws {
+    let harness = try await Harness(applied: false)
+    let notices = Collector<String>()
+    let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { _ in },
+                          notice: { notices.append($0) })
+    func note() -> String? { notices.values.first { $0.hasPrefix("No record of an apply to ") } }
+    if once {
+      #expect(try await monitor.checkOnce() == false)
+    } else {
+      let task = Task { () -> MonitorError? in
+        do throws(MonitorError) { try await monitor.run(); return nil } catch { return error }
+      }
+      let deadline = ContinuousClock.now + .seconds(120)
+      while note() == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+      monitor.stop()
+      let failure = await task.value
+      #expect(failure == nil, "\(String(describing: failure))")
+    }
+    let text = try #require(note(), "\(notices.values)")
+    #expect(text.hasSuffix(ending), "\(text)")
+  }
+}

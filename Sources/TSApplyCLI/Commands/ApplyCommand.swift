@@ -60,7 +60,7 @@ package struct ApplyCommand: Command {
       }
       // A backup given for a manifest is named as such, with the command that takes it.
       if bytes.first(where: { ![9, 10, 13, 32].contains($0) }) == UInt8(ascii: "{"), (try? Backup.read(path: context.resolve(file))) != nil {
-        throw CommandFailure("\(file) is a tsapply backup, not a manifest: restore it with 'tsapply restore \(shellQuoted(file))'")
+        throw CommandFailure("\(file) is a tsapply backup, not a manifest: restore it with 'tsapply restore \(ShellWord.quoted(file))'")
       }
     }
     let input = try ManifestInputFile.read(file, command: Self.name, redact: run.output.redact, context: context)
@@ -81,6 +81,7 @@ package struct ApplyCommand: Command {
     var apply = ApplyRun(watch: watch, settings: run, context: context, rerunArgument: file,
                          manifestArgument: manifest, commandLine: context.commandLine)
     apply.appliesSavedPlan = true
+    apply.savedPlanWatch = saved.saved.device ?? saved.saved.plan.device
     return try await apply.run { options throws(EngineError) in try await watch.watch.apply(saved: saved, options: options) }
   }
 }
@@ -130,6 +131,9 @@ package struct ApplyRun {
   /// Whether `rerunArgument` is a saved plan: once part of it is applied it no longer matches
   /// the watch, so finishing means planning again, not running it again.
   package var appliesSavedPlan = false
+  /// The identity of the watch the saved plan was made for (`nil`: not a saved plan, or one that
+  /// names no watch), so that a refusal to apply it to another watch advises both ways on.
+  package var savedPlanWatch: String?
   /// What `--redact` masks in everything the run prints besides the plan (progress lines, the
   /// summary of a partial apply, errors): the manifest's numbers from the start, the plan's once
   /// it is made (`PhoneRedaction.Mask`).
@@ -235,7 +239,7 @@ package struct ApplyRun {
         context.stdout.write(renderer.render(plan))
       case .reconcile(.backedUp(let path)):
         let shown = CLIWatch.relative(path, context)
-        context.stdout.write("Backed up the watch's current state to \(shown) (restore with 'tsapply restore \(shellQuoted(shown))').\n")
+        context.stdout.write("Backed up the watch's current state to \(shown) (restore with 'tsapply restore \(ShellWord.quoted(shown))').\n")
       case .reconcile(.apply(let progress)):
         ApplyRun.print(progress, actions: actions.value, verbose: verbose, mask: run.currentMask, to: context)
       case .recordFailed(let error):
@@ -325,8 +329,18 @@ package struct ApplyRun {
       return "\(command == "apply" ? "Apply" : "Restore") cancelled: the watch was not touched."
     case .savedPlanRefused(let problems):
       let lines = problems.map { "  " + mask.message(ControlCharacters.escaped($0.message)) }.joined(separator: "\n")
+      let replan = "plan -out \(ShellWord.quoted(rerunArgument))"
+      if let own = savedPlanWatch, own != watch.watch.identity {
+        // Made for another watch: nothing is stale about it. It goes to its own watch as it is
+        // (when that is all that is wrong), or a new plan is made for the watch chosen.
+        let chosen = "make a new plan for \(watch.shownSpec): '\(watch.command(replan, manifestArgument))'"
+        let advice = problems.count == 1
+          ? "Apply it to the watch it was made for: '\(watch.command("apply", rerunArgument, device: own))', or " + chosen
+          : "Make a new plan for the watch it was made for: '\(watch.command(replan, manifestArgument, device: own))', or " + chosen
+        return "cannot apply \(rerunArgument); nothing was written:\n" + lines + "\n  " + advice
+      }
       return "cannot apply \(rerunArgument); nothing was written:\n" + lines
-        + "\n  Make a new plan: '\(watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument))'"
+        + "\n  Make a new plan: '\(watch.command(replan, manifestArgument))'"
     case .apply(let failure):
       return describe(failure, planAgain: planAgain, mask: mask)
     default:
@@ -354,18 +368,18 @@ package struct ApplyRun {
       }
       text += (unknown ? "  unknown:      " : "  failed:       ") + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
-      let undo = "'\(watch.command("restore", watch.relative(backupPath)))' to undo."
+      let restore = "'\(watch.command("restore", watch.relative(backupPath)))'"
       if case .outcomeUnknown(_, .applied) = failure.cause, failure.failed.isEmpty, failure.notApplied.isEmpty {
         // The lost answer was the last write's and it landed: nothing is left to finish, only the
         // verification of the whole watch was not made.
         text += "Every change reached the watch (the answer to the last write was lost, and reading its list back shows it); "
-          + "'\(planAgain)' checks the whole watch (no changes expected). To undo: " + undo
+          + "'\(planAgain)' checks the whole watch (no changes expected). To undo, run \(restore)."
         return text
       }
       if failure.reached == nil {
         // No write was sent: there is nothing to undo, and restoring the backup would undo what
         // changed on the watch meanwhile (the reason it stopped, when it found such a change).
-        let replan = appliesSavedPlan ? watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
+        let replan = appliesSavedPlan ? watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
           : watch.command("plan", manifestArgument)
         text += "Nothing was written to the watch, so there is nothing to undo. See what it holds now with '\(replan)'"
           + (appliesSavedPlan ? ", review the new plan and apply that file." : ", then apply again.")
@@ -381,11 +395,11 @@ package struct ApplyRun {
       }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
-        let replan = watch.command("plan -out \(shellQuoted(rerunArgument))", manifestArgument)
+        let replan = watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
         text += "The saved plan no longer matches the watch. To finish, plan what is left with '\(replan)', "
-          + "review it and apply that file; or run " + undo
+          + "review it and apply that file; or run \(restore) to undo."
       } else {
-        text += "Run '\(watch.command(command, rerunArgument))' again to finish, or " + undo
+        text += "Run '\(watch.command(command, rerunArgument))' again to finish, or \(restore) to undo."
       }
       return text
     case .verificationFailed(let remaining, let diagnostics, let backupPath):

@@ -101,7 +101,7 @@ package struct PlanCommand: Command {
         throw CommandFailure(error.description)
       }
       if !json && !markdown {
-        context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(shellQuoted(out))\n")
+        context.stdout.write("\nSaved the plan to: \(out)\n\nTo perform exactly these actions, run:\n    tsapply apply \(ShellWord.quoted(out))\n")
       }
     }
     return detailedExitCode && !plan.isEmpty ? .changesPresent : .success

@@ -44,7 +44,7 @@ enum StateFile {
   static func refuseDirectory(_ file: String) throws(DeviceError) {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue else { return }
-    throw .simulator(.dataGetFailed, "\(file) is a directory, but a simulated watch is a state file: name a file path, e.g. --device \(WatchName.shellWord(DeviceSelector.simulatorScheme + file + "/device.json"))")
+    throw .simulator(.dataGetFailed, "\(file) is a directory, but a simulated watch is a state file: name a file path, e.g. --device \(ShellWord.quoted(DeviceSelector.simulatorScheme + file + "/device.json"))")
   }
 
   static func decode(_ data: Data, file: String, name: WatchName = .defaultWatch) throws(DeviceError) -> SimulatedWatch {

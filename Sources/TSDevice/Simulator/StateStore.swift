@@ -62,10 +62,14 @@ final class FileStore: StateStore, @unchecked Sendable {
   private var seen = false
 
   /// A store over the existing state file at `file` (absolute), which the user calls `name`.
+  /// Opening the watch removes the temporary files writers killed mid-write left beside it
+  /// (`SecureFile.removeOrphansOnce(in:)`: once per folder and process): they hold the watch's
+  /// contacts, and a command that only reads the watch would otherwise leave them there.
   init(file: String, name: WatchName = .defaultWatch) {
     self.file = file
     self.path = file
     self.name = name
+    SecureFile.removeOrphansOnce(in: (file as NSString).deletingLastPathComponent)
   }
 
   func read() throws(DeviceError) -> SimulatedWatch {

@@ -1,3 +1,5 @@
+import TSModel
+
 /// How the user names a simulated watch on the command line, for the advice in error messages
 /// ("create one with 'tsapply device init --device sim:PATH'", "reset the watch with 'tsapply
 /// device init --force --device sim:PATH'"), so the advice can be pasted as it is.
@@ -9,24 +11,11 @@ struct WatchName: Hashable, Sendable {
   static let defaultWatch = WatchName(spec: nil)
 
   /// `tsapply device init [--force] [--device SPEC]`, the spec quoted for a POSIX shell when it
-  /// holds anything but letters, digits and `/._-:+@%,=`.
+  /// holds anything but letters, digits and `/._-:+@%,=` (`ShellWord.quoted`).
   func initCommand(force: Bool) -> String {
     var command = "tsapply device init"
     if force { command += " --force" }
-    if let spec { command += " --device " + Self.shellWord(spec) }
+    if let spec { command += " --device " + ShellWord.quoted(spec) }
     return command
-  }
-
-  /// `word` as one POSIX shell word: unchanged when it needs no quoting, else in double quotes
-  /// with `"`, `\`, `$` and `` ` `` escaped (the advice itself sits in single quotes).
-  static func shellWord(_ word: String) -> String {
-    let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:+@%,=")
-    guard word.isEmpty || !word.allSatisfy(plain.contains) else { return word }
-    var quoted = "\""
-    for character in word {
-      if "\"\\$`".contains(character) { quoted.append("\\") }
-      quoted.append(character)
-    }
-    return quoted + "\""
   }
 }
