@@ -208,7 +208,14 @@ extension FleetSession {
       (row.drift ?? 0) > 0 || (pendingCounts && ((row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)))
     }
     guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
-    if !json { context.stdout.write(FleetStatus.table(rows, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
+    // Pending as the report counts it: for a watch whose agent does not hold these manifests,
+    // what they would change on the state it last reported (not `-` beside an exit status 2).
+    let shown = zip(rows, reports).map { row, report -> FleetStatusRow in
+      var row = row
+      if row.pending == nil, case .drift(_, let pending, _) = report.verdict, unapplied.contains(row.state) { row.pending = pending }
+      return row
+    }
+    if !json { context.stdout.write(FleetStatus.table(shown, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
   }
 

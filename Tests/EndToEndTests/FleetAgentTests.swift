@@ -218,6 +218,14 @@ import TSTestSupport
                                                                    atomically: true, encoding: .utf8)
     let pending = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending"], in: dir)
     #expect(pending.status == 2, "\(pending.stdout)\(pending.stderr)")
+    // The text says it too: the Pending column holds that count, not `-` beside exit status 2.
+    let lines = pending.stdout.split(separator: "\n").map(String.init)
+    if let header = lines.first(where: { $0.contains("Pending") }), let row = lines.first(where: { $0.hasPrefix("room-14 ") }),
+       let column = header.range(of: "Pending").map({ header.distance(from: header.startIndex, to: $0.lowerBound) }), row.count > column {
+      #expect(row.dropFirst(column).hasPrefix("1 "), "\(pending.stdout)")
+    } else {
+      Issue.record("no table: \(pending.stdout)")
+    }
     // Its agent's pending count is of the revision it holds: the JSON counts the manifests' own
     // change on the state the agent reported, not 0.
     let counted = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending", "--json"], in: dir)
