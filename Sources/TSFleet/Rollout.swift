@@ -237,6 +237,17 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     let chosen = read.map { read in every.filter(read.contains) }
     selected = chosen.flatMap { $0.count < every.count ? $0 : nil }
     let inRollout = Set(every)
+    // Watches of the rollout the fleet file no longer names: its revision (over all of its
+    // watches) cannot be told from the others, and those are not read — said as such, not as
+    // manifests that changed.
+    let named = Set(members.map(\.name))
+    let gone = every.filter { !named.contains($0) }
+    if !gone.isEmpty {
+      observed = nil
+      observedNote = "\(gone.count == 1 ? "its watch \(gone[0]) is" : "its watches \(gone.joined(separator: ", ")) are") no longer in \(fleet), "
+        + "so what the watches hold cannot be compared with its revision; what it recorded of each watch is shown"
+      return
+    }
     guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
       observed = nil
       observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; what it recorded of each watch is shown"

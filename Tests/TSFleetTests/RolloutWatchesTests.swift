@@ -152,6 +152,18 @@ import TSMonitor
     #expect(words.hasPrefix("the last rollout of fleet.yaml (started ") && words.contains("was of 1 watch chosen with --watch, not this one"), "\(words)")
   }
 
+  /// A watch of the rollout removed from the fleet file: the summary says so — not that the
+  /// manifests changed — and shows what the waves recorded.
+  @Test func aWatchRemovedFromTheFleetFileIsNamedInTheSummary() async throws {
+    let fleet = try await Fleet(3)
+    let members = try fleet.space.load().members
+    var record = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(), startedBy: "t", now: Date())
+    record.observe(try await fleet.rows(), members: members.filter { $0.name != "w3" })
+    #expect(record.observedNote == "its watch w3 is no longer in fleet.yaml, so what the watches hold cannot be compared with its revision; "
+              + "what it recorded of each watch is shown", "\(record.observedNote ?? "nil")")
+    #expect(record.summary(fleetFile: "fleet.yaml").contains("Not read from the watches: its watch w3 is no longer in fleet.yaml"))
+  }
+
   /// Watches whose manifests cannot be used hold no revision of them: "Without it", named so,
   /// and the counts add up to the watches of the rollout (they did not: 8 of 4, fresh-eyes test).
   @Test func watchesWithAnInvalidManifestAreWithoutTheRevisionAndTheCountsAddUp() async throws {
