@@ -295,9 +295,10 @@ public final class Watch: Sendable {
     appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath,
                   reached: (planned.plan.counts, [], []))
     if let heard {
-      // Read back as the manifest gives it: a change announced meanwhile was written over.
-      await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [],
-                          kept: [.contactsChanged: false, .emergencyContactsChanged: false], events: options.events)
+      // Read back as the manifest gives it — but a change announced meanwhile may have come
+      // after that read: each announced list is read once more (`keptAfterVerifying`).
+      await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [], kept: nil, verified: report.finalState,
+                          events: options.events)
     }
     return .applied(report)
   }
@@ -395,11 +396,31 @@ public final class Watch: Sendable {
     return [.contactsChanged: differing.contains(.contacts), .emergencyContactsChanged: differing.contains(.emergency)]
   }
 
+  /// After an apply verified as planned (`verified`, its read-back): whether the watch still
+  /// holds each announced list's change, read once more now — the change may have come after
+  /// the read-back (`true`: the list differs from the read-back; `false`: it reads as written).
+  /// Not known (absent) when the read fails or there was no read-back.
+  private func keptAfterVerifying(_ kinds: Dictionary<DeviceEvent.Kind, [Contact]>.Keys, verified: DeviceState?) async -> [DeviceEvent.Kind: Bool] {
+    guard let verified else { return [:] }
+    var kept: [DeviceEvent.Kind: Bool] = [:]
+    for kind in kinds {
+      switch kind {
+      case .contactsChanged:
+        if let now = try? await device.getAllContacts() { kept[kind] = now != verified.contacts }
+      case .emergencyContactsChanged:
+        if let now = try? await device.getEmergencyContacts() { kept[kind] = now != verified.emergency }
+      default:
+        break
+      }
+    }
+    return kept
+  }
+
   /// After the writes: waits for late announcements, then reports what the watch announced
   /// during the apply, backing up `state` with the announced lists in it so that `tsapply
   /// restore` can bring them back.
-  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>, kept: [DeviceEvent.Kind: Bool],
-                             events: @Sendable (EngineEvent) -> Void) async {
+  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>, kept: [DeviceEvent.Kind: Bool]?,
+                             verified: DeviceState? = nil, events: @Sendable (EngineEvent) -> Void) async {
     try? await Task.sleep(for: Self.announcementDelay)
     // A list this apply did not write was not written over: the apply's own report says what
     // happened to it (e.g. the change it found just before writing, which stopped it).
@@ -413,7 +434,9 @@ public final class Watch: Sendable {
     let time = now()
     let path = try? Backup(createdAt: time, profile: capabilities.profile, device: identity, state: announced)
       .write(into: home.backupDirectory, at: time)
-    events(.changedOnWatchDuringApply(lists: lists, backupPath: path, kept: kept.filter { lists[$0.key] != nil }))
+    var outcome = kept ?? [:]
+    if kept == nil { outcome = await keptAfterVerifying(lists.keys, verified: verified) }
+    events(.changedOnWatchDuringApply(lists: lists, backupPath: path, kept: outcome.filter { lists[$0.key] != nil }))
   }
 
   // MARK: Lock

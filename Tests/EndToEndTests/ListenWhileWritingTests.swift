@@ -84,6 +84,32 @@ import TSTestSupport
     #expect(drift.stdout.contains("Zed Roe"), "\(drift.stdout)")
   }
 
+  /// A contact added on the watch after the apply's last write, while it reads the watch back:
+  /// the warning never says the apply wrote over it — the list is read once more after the
+  /// announcement — and `drift` reports it (fresh-eyes test: "the apply wrote over that
+  /// change", exit 0, while the watch held the contact).
+  @Test func aContactAddedWhileTheApplyReadsBackIsNotSaidToBeWrittenOver() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ann Lee}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let state = dir.appendingPathComponent("state")
+    let environment = ["TSAPPLY_STATE_DIR": state.path]
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    _ = run.read(until: "emergency: Modifications complete")
+    Thread.sleep(forTimeInterval: 1.4)
+    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
+    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    let result = run.wait(limit: 60)
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Ann Lee", "Zed Roe"])
+    #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
+            "\(result.stdout)\(result.stderr)")
+    #expect(!result.stderr.contains("wrote over that change"), "\(result.stderr)")
+    let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
+    #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
+  }
+
   /// Backup files anywhere under `dir` (a watch's `backups/` folder).
   static func backups(in dir: URL) -> [String] {
     let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
