@@ -236,7 +236,7 @@ struct FleetSession: Sendable {
       options.bodies = bodies
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
-    if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown || $0.isPartlyPending }) {
+    if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown || $0.isPartlyPending || $0.mayHoldPart }) {
       throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply",
                         operation: report.operation == "restore" ? "restore" : "apply")
     }
@@ -251,7 +251,8 @@ struct FleetSession: Sendable {
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
-                  unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending), of: total, waited: waited, operation: operation)
+                  unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
+                  mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, operation: operation)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
@@ -265,7 +266,7 @@ struct FleetSession: Sendable {
   /// broker (it lost them: not a failure of the watches) `30 of 30 watches with no desired
   /// document on the broker: … (publish the manifests again …)`.
   static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
-                     partlyPending: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
+                     partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
                      operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
@@ -302,7 +303,14 @@ struct FleetSession: Sendable {
         + " (\(its) stopped part-way and \(partlyPending.count == 1 ? "is" : "are") offline; the rest is applied when \(partlyPending.count == 1 ? "it connects" : "they connect")"
         + ": 'tsapply status --fleet --wait DURATION' waits for \(partlyPending.count == 1 ? "it" : "them"))")
     }
-    let first = [names, noDesired, refused, stale, retrying, unknown, partlyPending].first { !$0.isEmpty }?.count ?? 0
+    if !mayHoldPart.isEmpty {
+      let (may, its) = mayHoldPart.count == 1 ? ("may hold", "its agent") : ("may hold", "their agents")
+      parts.append((parts.isEmpty ? "" : "\(mayHoldPart.count) ") + "\(may) part of the revision: " + mayHoldPart.joined(separator: ", ")
+        + " (\(its) went offline during the wait without saying what reached the watch; the rest is applied when "
+        + (mayHoldPart.count == 1 ? "it connects" : "they connect") + ": 'tsapply status --fleet --wait DURATION' waits for "
+        + (mayHoldPart.count == 1 ? "it" : "them") + ")")
+    }
+    let first = [names, noDesired, refused, stale, retrying, unknown, partlyPending, mayHoldPart].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

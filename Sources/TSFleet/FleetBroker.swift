@@ -272,9 +272,16 @@ public enum FleetPublication {
                                          verdict: unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
                                          elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
           // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
-          if let status, status.answers(document.revision, publication: document.publication) {
+          let answered = status.map { $0.answers(document.revision, publication: document.publication) } ?? false
+          if let status, answered {
             rows[index]?.reached = status.reachedText
             rows[index]?.partlyApplied = status.partlyApplied
+          }
+          // Its agent went offline during the wait without saying what it reached (killed in
+          // the middle of an apply): the watch may hold part of the revision, and nothing says
+          // it does not (a status saying `0 of N applied` does).
+          if let agent = view.agent(serving: id), !agent.online, !(answered && status?.reached != nil) {
+            rows[index]?.mayHoldPart = true
           }
         } else {
           waiting.append(member.name)

@@ -138,6 +138,10 @@ public struct FleetWatchReport: Sendable {
   /// Whether the watch is pending (its agent offline or silent) while holding part of the change
   /// (`partlyApplied`): a watch left mixed, which a fleet apply does not report as done.
   public var isPartlyPending: Bool { partlyApplied && { if case .pending = verdict { true } else { false } }() }
+  /// Whether the watch may hold part of the change and nothing says how much: its agent went
+  /// offline during the wait without reporting on it (killed mid-apply, say). Counted against a
+  /// fleet apply's exit status as not known.
+  public var mayHoldPart = false
 
   /// The table's Changes column: what reached the watch for an apply that failed part-way,
   /// else the verdict's counts.

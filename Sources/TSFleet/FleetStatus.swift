@@ -292,7 +292,7 @@ public enum FleetStatus {
       // After a refusal (or an invalid revision) nothing was written and the agent goes on
       // checking the watch against the revision it last applied: its drift is known.
       let measured = ["in sync", "drift", "pending", "no desired document"].contains(state)
-      let driftKnown = measured || (["new revision", "refused", "invalid"].contains(state)
+      let driftKnown = measured || (["new revision", "refused", "invalid"].contains(state) && agent?.online != false
                                     && [.applied, .noChanges, .refused, .invalid].contains(status.result))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
