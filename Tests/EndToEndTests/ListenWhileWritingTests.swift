@@ -110,6 +110,29 @@ import TSTestSupport
     #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
   }
 
+  /// A contact added on the watch while the apply writes the reminders, before its contacts
+  /// step: the apply stops before writing over it, and its advice does not offer a rerun or a
+  /// restore bare — both would undo the wearer's contact — but says so, and how to keep it.
+  @Test func anApplyStoppedToKeepAChangeOnTheWatchSaysBothWaysOnWouldUndoIt() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\nreminders:\n  drinking: {enabled: true, repeat: everyday, period: {start: \"08:00\", end: \"20:00\", every: 2h}}\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    _ = run.read(until: "reminder.drinking: Modifying...")
+    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
+    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    let result = run.wait(limit: 60)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Zed Roe"], "nothing was written over the wearer's contact")
+    #expect(result.stderr.contains("is kept; running the apply again or restoring the backup would undo it. See it with 'tsapply drift"),
+            "\(result.stderr)")
+    #expect(result.stderr.contains("keep it with 'tsapply drift --adopt"), "\(result.stderr)")
+    #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
+  }
+
   /// Backup files anywhere under `dir` (a watch's `backups/` folder).
   static func backups(in dir: URL) -> [String] {
     let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []

@@ -393,6 +393,14 @@ package struct ApplyRun {
           + "Run '\(watch.command(command, rerunArgument))' again to apply it."
         return text
       }
+      if case .changedOnWatch(let part) = failure.cause {
+        // Stopped to keep a change made on the watch: both ways on would undo it, so they are
+        // not offered bare — the change is seen first, and kept by putting it in the manifest.
+        text += "The change made on the watch to \(part) is kept; running the apply again or restoring the backup would undo it. "
+          + "See it with '\(watch.command("drift", manifestArgument))'; keep it with '\(watch.command("drift --adopt", manifestArgument))' "
+          + "(it goes into the manifest), then apply again to finish. Backup of the state before this apply: \(watch.relative(backupPath))."
+        return text
+      }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
         let replan = watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
