@@ -237,7 +237,7 @@ struct FleetSession: Sendable {
       context.stdout.write(report.review(renderer: renderer, options: options))
     }
     if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown || $0.isPartlyPending || $0.mayHoldPart }) {
-      throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply",
+      throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply", agents: broker != nil,
                         operation: report.operation == "restore" ? "restore" : "apply")
     }
     return changed ? .changesPresent : .success
@@ -246,13 +246,15 @@ struct FleetSession: Sendable {
   /// `failed(_:refused:stale:retrying:unknown:partlyPending:noDesired:of:waited:operation:)` for the report rows
   /// `rows` of `total` watches: those that failed, were refused, are still retrying, not known,
   /// or pending with part of the revision applied.
-  static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true, operation: String = "apply") -> CommandFailure {
+  static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true, agents: Bool = false,
+                     operation: String = "apply") -> CommandFailure {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
                   unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
-                  mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, operation: operation)
+                  mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, agents: agents,
+                  operation: operation)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
@@ -267,7 +269,7 @@ struct FleetSession: Sendable {
   /// document on the broker: … (publish the manifests again …)`.
   static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
                      partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
-                     operation: String = "apply") -> CommandFailure {
+                     agents: Bool = false, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
     if !noDesired.isEmpty {
@@ -280,8 +282,11 @@ struct FleetSession: Sendable {
       let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
         + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to \(operation) \(it)"
-        // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone.
-        + (operation == "restore" ? "; each watch's section shows its plan)" : ", or review \(it) without --auto-approve)"))
+        // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone;
+        // an agent applies unattended, so only allow_destroy (--allow-destroy) lets it.
+        + (operation == "restore" ? "; each watch's section shows its plan)"
+           : agents ? "; its agent applies unattended, so only that lets it: review the plan with 'tsapply plan --fleet' first)"
+           : ", or review \(it) without --auto-approve)"))
     }
     if !stale.isEmpty {
       let (its, it) = stale.count == 1 ? ("its part of the saved plan no longer applies", "it") : ("their parts of the saved plan no longer apply", "them")

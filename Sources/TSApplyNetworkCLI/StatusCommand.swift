@@ -83,7 +83,8 @@ struct StatusCommand: Command {
     let offline = rows.filter { $0.state == "offline" && $0.agent?.online == false }.map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
       problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
-                                          unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count).message)
+                                          unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,
+                                          agents: session.broker != nil).message)
     }
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")

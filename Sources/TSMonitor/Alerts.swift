@@ -254,7 +254,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // says whether the watch drifted. A revision not published yet ends no refusal or failure,
     // and a count not known (nil) ends nothing.
     if ["new revision", "refused", "invalid"].contains(report.state), let drift = report.drift {
-      drift > 0 ? open(.drift, name, event) : close([.drift, .driftingBack], name, event)
+      // In the drift's own words, not the refusal's or the edit's.
+      let cause = Cause(kind: "agent_status", message: "its agent reports \(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply")
+      drift > 0 ? open(.drift, name, cause) : close([.drift, .driftingBack], name, cause)
     }
     if report.state != "invalid" { close([.invalid], name, event) }
   }

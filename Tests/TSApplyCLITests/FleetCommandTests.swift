@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TSApplyNetworkCLI
+@testable import TSApplyNetworkCLI
 import TSApplyCLI
 import TSTestSupport
 
@@ -346,5 +346,18 @@ import TSTestSupport
     #expect(aborted == .failure)
     #expect(out.contains("With the new revision: room-1\n") && out.contains("Without it: room-2\n"), "\(out)")
     #expect(err.contains("1 of 2 watches have the new revision, 1 do not"), "\(err)")
+  }
+}
+
+/// The words a fleet command ends with for refused watches: over MQTT the agent applies
+/// unattended, so "review it without --auto-approve" (which the agent would refuse again) is
+/// not offered.
+@Suite struct FleetFailureWordsTests {
+  @Test(arguments: [(false, ", or review it without --auto-approve)"),
+                    (true, "; its agent applies unattended, so only that lets it: review the plan with 'tsapply plan --fleet' first)")])
+  func aRefusalIsAdvisedAsTheTransportAllows(agents: Bool, ending: String) {
+    let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: agents).message
+    #expect(words == "1 of 1 watch refused: r3 (its plan is unsafe, so nothing was written to it: add --allow-destroy to --auto-approve to apply it" + ending,
+            "\(words)")
   }
 }

@@ -147,6 +147,7 @@ import TSMonitor
     alerts.reported("r20", AgentReport(state: "new revision", note: "not published", drift: nil, pending: nil))
     alerts.record(Self.event(.error, clock, ["agent": .string("a2"), "result": .string("invalid")]), for: ["r21"])
     #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid"], "\(sink.summary)")
+    #expect(sink.alerts.first { $0.fields["alert"] == .string("drift") }?.message == "its agent reports 1 resource changed on the watch since the last apply")
     // The count known again and 0 (the wearer undid it): the drift is over; the refusal stands.
     alerts.reported("r20", AgentReport(state: "new revision", note: "not published", drift: 0, pending: nil))
     #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid", "r20 recovered:drift"], "\(sink.summary)")
