@@ -422,7 +422,15 @@ final class BridgeFixture: @unchecked Sendable {
     ]
     let before = try bridge.state()
     for (label, target, body, status) in cases {
-      let answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body())
+      let answer: Exchange
+      do {
+        answer = try await Self.send(bridge.port, "POST", target, headers: ["Content-Type": BridgeProtocol.sealedType], body: body())
+      } catch where status == 413 {
+        // The bridge answers 413 as soon as the length is known and closes the connection; a
+        // client still sending the body may see the close first (EPIPE) on a loaded machine.
+        // Refused either way: the watch is compared below.
+        continue
+      }
       #expect(answer.status == status, "\(label)")
       if status != 400 && status != 404 {
         let error = BridgeJSON.decode(Answer<Empty>.self, from: answer.body)?.error
