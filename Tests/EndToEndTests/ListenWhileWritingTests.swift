@@ -61,19 +61,7 @@ import TSTestSupport
   /// verification saying the watch still holds the change, and the record keeps what the apply
   /// wrote — so `drift` reports the wearer's contact, never as tsapply's own write.
   @Test func aContactAddedAfterTheContactsWriteIsDriftNotRecordedAsTsapplysOwn() throws {
-    let dir = try TSApplyBinary.temporaryDirectory()
-    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
-    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ann Lee}\n"
-      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
-    let state = dir.appendingPathComponent("state")
-    let environment = ["TSAPPLY_STATE_DIR": state.path]
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
-                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
-    _ = run.read(until: "emergency: Modifying...")
-    Thread.sleep(forTimeInterval: 0.3)
-    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
-    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
-    let result = run.wait(limit: 60)
+    let (dir, environment, watch, result) = try Self.contactAddedDuringApply(after: "emergency: Modifying...", wait: 0.3)
     #expect(try watch.snapshot().contacts.map(\.name) == ["Ann Lee", "Zed Roe"], "the wearer's contact stays")
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
@@ -89,19 +77,7 @@ import TSTestSupport
   /// announcement — and `drift` reports it (fresh-eyes test: "the apply wrote over that
   /// change", exit 0, while the watch held the contact).
   @Test func aContactAddedWhileTheApplyReadsBackIsNotSaidToBeWrittenOver() throws {
-    let dir = try TSApplyBinary.temporaryDirectory()
-    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
-    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ann Lee}\n"
-      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
-    let state = dir.appendingPathComponent("state")
-    let environment = ["TSAPPLY_STATE_DIR": state.path]
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
-                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
-    _ = run.read(until: "emergency: Modifications complete")
-    Thread.sleep(forTimeInterval: 1.4)
-    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
-    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
-    let result = run.wait(limit: 60)
+    let (dir, environment, watch, result) = try Self.contactAddedDuringApply(after: "emergency: Modifications complete", wait: 1.4)
     #expect(try watch.snapshot().contacts.map(\.name) == ["Ann Lee", "Zed Roe"])
     #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
             "\(result.stdout)\(result.stderr)")
@@ -131,6 +107,25 @@ import TSTestSupport
             "\(result.stderr)")
     #expect(result.stderr.contains("keep it with 'tsapply drift --adopt"), "\(result.stderr)")
     #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
+  }
+
+  /// An apply of one contact that is also the emergency contact, each device call taking a
+  /// second, with "Zed Roe" added on the watch `wait` seconds after the apply printed `marker`:
+  /// the workspace, its environment (state folder), the watch and the apply's result.
+  static func contactAddedDuringApply(after marker: String, wait: TimeInterval) throws
+    -> (URL, [String: String], SimulatedDevice, ProcessResult) {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ann Lee}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    _ = run.read(until: marker)
+    Thread.sleep(forTimeInterval: wait)
+    let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
+    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    return (dir, environment, watch, run.wait(limit: 60))
   }
 
   /// Backup files anywhere under `dir` (a watch's `backups/` folder).

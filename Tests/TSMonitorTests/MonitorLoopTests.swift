@@ -59,6 +59,13 @@ final class Harness: @unchecked Sendable {
     try await wait { $0.kind == .online }
   }
 
+  /// An engine over the harness's watch and state folder whose simulator fails as `fault`
+  /// says (`TSAPPLY_SIM_FAULT`, docs/device.md).
+  func engine(fault: String) -> Engine {
+    Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+           environment: ["TSAPPLY_STATE_DIR": directory + "/state", "TSAPPLY_SIM_FAULT": fault], currentDirectory: directory)
+  }
+
   /// Stops the monitor and returns how `run()` ended.
   @discardableResult
   func stop() async -> Result<Void, MonitorError>? {
@@ -269,9 +276,7 @@ final class Harness: @unchecked Sendable {
   func aHealThatFailsSaysWhetherItIsTriedAgain(fault: String, word: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
-    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": fault],
-                        currentDirectory: harness.directory)
+    let faulty = harness.engine(fault: fault)
     try await harness.start(harness.settings(reconcile: true), engine: faulty)
     let drift = try await harness.wait { $0.kind == .drift }
     #expect(drift.fields["reconcile"] == .string(word), "\(drift.jsonLine)")
@@ -313,9 +318,7 @@ final class Harness: @unchecked Sendable {
   func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
-    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": fault],
-                        currentDirectory: harness.directory)
+    let faulty = harness.engine(fault: fault)
     try await harness.start(harness.settings(reconcile: true), engine: faulty)
     let drift = try await harness.wait { $0.kind == .drift }
     guard case .string(let error)? = drift.fields["error"] else { Issue.record("no error: \(drift.jsonLine)"); return }
@@ -335,9 +338,7 @@ final class Harness: @unchecked Sendable {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     try harness.wearer().simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110")], sosOn: true)
-    let faulty = Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-                        environment: ["TSAPPLY_STATE_DIR": harness.directory + "/state", "TSAPPLY_SIM_FAULT": "fail@10"],
-                        currentDirectory: harness.directory)
+    let faulty = harness.engine(fault: "fail@10")
     try await harness.start(harness.settings(reconcile: true), engine: faulty)
     let first = try await harness.wait { $0.kind == .drift }
     #expect(first.fields["reconcile"] == .string("retrying"), "\(first.jsonLine)")
