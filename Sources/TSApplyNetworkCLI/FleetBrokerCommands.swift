@@ -203,7 +203,7 @@ extension FleetSession {
                        elapsed: .zero)
     }
     let problems = manifestProblems()
-    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems))
+    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems), pendingCounts: pendingCounts)
     let changed = rows.contains { row in
       (row.drift ?? 0) > 0 || (pendingCounts && ((row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)))
     }

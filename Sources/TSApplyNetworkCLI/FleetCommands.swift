@@ -202,7 +202,7 @@ extension FleetSession {
       guard case .drift(let count, let pending, _) = row.verdict else { return false }
       return count > 0 || (pendingCounts && pending > 0)
     }
-    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: rows), changed: changed)
+    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: rows, pendingCounts: pendingCounts), changed: changed)
   }
 
   /// `tsapply apply --fleet`: with `--auto-approve`, every watch applied at once (the safety

@@ -23,7 +23,8 @@ struct StatusCommand: Command {
     Exit status 0, or 1 when the fleet file or the broker cannot be read, when a watch failed
     (unreachable, invalid, its records unusable, refused or failed by its agent, or, over
     MQTT, held by its agent to a desired document the broker no longer has: no desired
-    document; 'tsapply apply --fleet' publishes it again), or when,
+    document; 'tsapply apply --fleet' publishes it again), when what a watch holds is not
+    known (over MQTT: its agent offline, or no agent has announced it: no status), or when,
     with --wait, the site had not settled at the end (the message says what was still going on,
     also when a watch failed besides).
     """
@@ -79,8 +80,9 @@ struct StatusCommand: Command {
     let lost = failed.filter { $0.state == FleetStatusRow.noDesiredDocument }.map(\.name)
     let partly = rows.filter(\.partlyApplied).map(\.name)
     let refused = failed.filter { $0.state == "refused" }.map(\.name)
-    // Its agent offline, what a watch holds now is not known: the view is not the site.
-    let offline = rows.filter { $0.state == "offline" && $0.agent?.online == false }.map(\.name)
+    // Its agent offline, or no agent has announced it, what a watch holds now is not known: the
+    // view is not the site.
+    let offline = rows.filter { $0.state == "offline" && $0.agent?.online == false || $0.state == "no status" }.map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
       problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
                                           unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,

@@ -53,11 +53,17 @@ public enum FleetVerdict: Sendable, Equatable {
   /// How the totals line counts watches with this verdict, after the number: `2 applied`,
   /// `1 with changes`, `3 with no drift` — right for any count, unlike the bare result word
   /// (`1 changes`).
-  public var tallyWord: String {
+  public var tallyWord: String { tallyWord(pendingCounts: false) }
+
+  /// `tallyWord` of a `drift` report that counts pending changes (`drift --pending`) when
+  /// `pendingCounts`: a watch with no drift but changes pending is `with pending changes`, not
+  /// `with no drift` beside an exit status 2.
+  public func tallyWord(pendingCounts: Bool) -> String {
     switch self {
     case .noChanges: "with no changes"
     case .changes: "with changes"
-    case .drift(let count, _, let hasRecord): !hasRecord ? "with no record" : count == 0 ? "with no drift" : "drifted"
+    case .drift(let count, let pending, let hasRecord):
+      !hasRecord ? "with no record" : count > 0 ? "drifted" : pendingCounts && pending > 0 ? "with pending changes" : "with no drift"
     case .applied, .pending, .retrying, .publish, .failed, .refused, .unknown: word
     }
   }
@@ -81,10 +87,14 @@ public enum FleetVerdict: Sendable, Equatable {
   public var isUnknown: Bool { if case .unknown = self { true } else { false } }
 
   /// Whether the watch has (or had) changes: planned, applied, drifted or pending.
-  public var hasChanges: Bool {
+  public var hasChanges: Bool { hasChanges(pendingCounts: false) }
+
+  /// `hasChanges`, where a `drift` report that counts pending changes (`drift --pending`,
+  /// `pendingCounts`) counts a watch with changes pending as one with changes.
+  public func hasChanges(pendingCounts: Bool) -> Bool {
     switch self {
     case .changes, .applied, .pending, .retrying, .publish: true
-    case .drift(let count, _, _): count > 0
+    case .drift(let count, let pending, _): count > 0 || pendingCounts && pending > 0
     case .noChanges, .failed, .refused, .unknown: false
     }
   }
@@ -237,18 +247,22 @@ public struct FleetReport: Sendable {
   public var watches: [FleetWatchReport]
   /// For a staged rollout, where it stands (`RolloutRecord.json`), under `rollout` in the JSON.
   public var rollout: JSONValue? = nil
+  /// For `drift --pending`: pending changes count as changes in the totals and the JSON
+  /// summary's `with_changes`, as they do in the exit status.
+  public var pendingCounts = false
 
   /// A report of `operation` over `watches`.
-  public init(operation: String, fleetFile: String, watches: [FleetWatchReport]) {
+  public init(operation: String, fleetFile: String, watches: [FleetWatchReport], pendingCounts: Bool = false) {
     self.operation = operation
     self.fleetFile = fleetFile
     self.watches = watches
+    self.pendingCounts = pendingCounts
   }
 
   /// Whether any watch failed or was refused.
   public var hasFailures: Bool { watches.contains { $0.verdict.isFailure } }
   /// Whether any watch has changes (planned, applied, pending or drifted).
-  public var hasChanges: Bool { watches.contains { $0.verdict.hasChanges } }
+  public var hasChanges: Bool { watches.contains { $0.verdict.hasChanges(pendingCounts: pendingCounts) } }
 
   /// The summary table and totals, ending with a newline.
   public func table() -> String {
@@ -265,7 +279,7 @@ public struct FleetReport: Sendable {
   public var totals: String {
     var counts: [(String, Int)] = []
     for row in watches {
-      let tally = row.verdict.tallyWord
+      let tally = row.verdict.tallyWord(pendingCounts: pendingCounts)
       if let index = counts.firstIndex(where: { $0.0 == tally }) { counts[index].1 += 1 } else { counts.append((tally, 1)) }
     }
     return counted(watches.count, "watch", "watches") + ": " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", ") + ".\n"
@@ -309,7 +323,7 @@ public struct FleetReport: Sendable {
         "total": .integer(watches.count),
         "failed": .integer(watches.filter { $0.verdict.isFailure && !$0.verdict.isRefused }.count),
         "refused": .integer(watches.filter(\.verdict.isRefused).count),
-        "with_changes": .integer(watches.filter { $0.verdict.hasChanges }.count),
+        "with_changes": .integer(watches.filter { $0.verdict.hasChanges(pendingCounts: pendingCounts) }.count),
         "by_result": .object(byResult),
       ]),
     ]

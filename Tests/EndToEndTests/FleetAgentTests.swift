@@ -218,6 +218,7 @@ import TSTestSupport
                                                                    atomically: true, encoding: .utf8)
     let pending = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-14", "--pending"], in: dir)
     #expect(pending.status == 2, "\(pending.stdout)\(pending.stderr)")
+    #expect(pending.stdout.hasSuffix("1 watch: 1 with pending changes.\n"), "\(pending.stdout)")
     // The text says it too: the Pending column holds that count, not `-` beside exit status 2.
     let lines = pending.stdout.split(separator: "\n").map(String.init)
     if let header = lines.first(where: { $0.contains("Pending") }), let row = lines.first(where: { $0.hasPrefix("room-14 ") }),
@@ -232,6 +233,7 @@ import TSTestSupport
     let object = try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any]
     let watch = (object?["watches"] as? [[String: Any]])?.first { $0["name"] as? String == "room-14" }
     #expect((watch?["counts"] as? [String: Int])?["pending"] == 1, "\(counted.stdout)")
+    #expect((object?["summary"] as? [String: Any])?["with_changes"] as? Int == 1, "\(counted.stdout)")
     let table = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout
     let row = table.split(separator: "\n").first { $0.hasPrefix("room-14 ") }.map(String.init) ?? ""
     #expect(row.contains("new revision") && row.contains(" -  "), "\(table)")

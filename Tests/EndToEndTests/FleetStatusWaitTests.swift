@@ -26,6 +26,11 @@ import TSTestSupport
                                      in: dir, environment: ["TSAPPLY_SIM_LATENCY": "400,0"])
     defer { agent.send(SIGKILL); _ = agent.finish() }
     #expect(try FleetAgentTests.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    // Nothing published yet, no agent has reported on either watch: what they hold is not known,
+    // and the exit status says so (not 0 beside a table of `no status`).
+    let unannounced = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(unannounced.status == 1, "\(unannounced.stdout)\(unannounced.stderr)")
+    #expect(unannounced.stderr.contains("2 of 2 watches not known: room-12, room-14"), "\(unannounced.stderr)")
     let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "1s"], in: dir)
     #expect(published.status == 0, "\(published.stderr)")
     #expect(published.stdout.contains("room-12: pending (revision "), "\(published.stdout)")

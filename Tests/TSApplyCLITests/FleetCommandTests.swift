@@ -266,6 +266,23 @@ import TSTestSupport
     #expect(out.contains("\nroom-2  drift     1 drifted  "), "\(out)")
   }
 
+  /// A manifest edited and not applied: with `--pending` the totals and the JSON summary count
+  /// the watch with its changes, as the exit status 2 does (not `with no drift`, `with_changes: 0`).
+  @Test(arguments: [(["--pending"], TSApplyCLI.ExitStatus.changesPresent, "1 watch: 1 with pending changes.", 1),
+                    ([], TSApplyCLI.ExitStatus.success, "1 watch: 1 with no drift.", 0)])
+  func pendingChangesAreCountedAsTheExitStatusCountsThem(_ flags: [String], _ expected: TSApplyCLI.ExitStatus, _ totals: String,
+                                                        _ withChanges: Int) async throws {
+    let fleet = try await Fleet()
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve"])
+    try fleet.write("residents/room-1.yaml", "contacts:\n  - {name: Daughter, phone: \"+15550111\"}\n  - {name: Son, phone: \"+15550112\"}\n")
+    let (status, out, err) = await fleet.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-1"] + flags)
+    #expect(status == expected, "\(out)\(err)")
+    #expect(out.hasSuffix(totals + "\n"), "\(out)")
+    let (_, json, _) = await fleet.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-1", "--json"] + flags)
+    let summary = try #require((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["summary"] as? [String: Any])
+    #expect(summary["with_changes"] as? Int == withChanges, "\(json)")
+  }
+
   @Test func statusFailsWhenAWatchCannotBeReadOrItsRecordsCannotBeUsed() async throws {
     let fleet = try await Fleet()
     _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
