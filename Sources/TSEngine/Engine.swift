@@ -161,6 +161,12 @@ public struct ApplyOptions: Sendable {
   /// monitor and agents listen on their own and report the watch's changes as drift. Costs
   /// `Watch.announcementDelay` after an apply that wrote an announced list.
   public var listensWhileWriting = true
+  /// Without `listensWhileWriting`: the announcements of a listener the caller holds on the
+  /// watch already (a monitor's, an agent's; the platform's listeners are one per kind, so the
+  /// apply cannot register its own beside them). The caller passes every event its listener hears
+  /// to `WatchAnnouncements.heard(_:)`; those that come while the apply writes are reported
+  /// as its own listener's would be (`EngineEvent.changedOnWatchDuringApply`, with a backup).
+  public var announcements: WatchAnnouncements?
   /// Whether the apply holds back the manifest's own changes: every resource the manifest
   /// would change on what the last apply left (`Watch.unapplied(_:)`) is planned as the
   /// last-applied record holds it (`Watch.holdingBack(_:last:)`), so the apply only undoes drift

@@ -1,5 +1,6 @@
 import Foundation
 import TSApply
+import TSDevice
 import TSManifest
 import TSModel
 import TSPlan
@@ -132,6 +133,35 @@ public enum Reconcile {
       guard let now = left[change.address], now.action == change.action else { return false }
       return change.action != .update || change.fields.allSatisfy(now.fields.contains)
     }
+  }
+
+  /// One line for an unattended apply (a heal, an agent's revision) during which the watch
+  /// announced a change made on it (`EngineEvent.changedOnWatchDuringApply`): which lists, who
+  /// they hold (`mask` hides their numbers), whether the apply wrote over the change (`kept`)
+  /// and where the list is kept, with the command that brings it back to `device`, e.g. `while
+  /// it wrote, the watch's contacts were changed on the watch itself (it announced 2 contacts:
+  /// Ann (+1•••0111), Pat (+1•••0177)); the apply wrote over that change; a backup holds it:
+  /// 'tsapply restore --device sim:w.json B' brings it back`.
+  public static func changedDuringApply(_ lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, kept: [DeviceEvent.Kind: Bool],
+                                        device: String, mask: (String) -> String) -> String {
+    var parts: [String] = []
+    for (kind, contacts) in lists.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+      let list = kind == .contactsChanged ? "contacts" : "emergency contacts"
+      let names = contacts.map { mask("\($0.name) (\($0.phoneNum))") }.joined(separator: ", ")
+      let outcome = switch kept[kind] {
+      case true?: "the watch still holds that change, so it is drift now"
+      case false?: "the apply wrote over that change"
+      case nil: "the apply may have written over that change"
+      }
+      parts.append("the watch's \(list) were changed on the watch itself (it announced "
+                   + "\(contacts.count) \(contacts.count == 1 ? String(list.dropLast()) : list)\(names.isEmpty ? "" : ": " + names)); \(outcome)")
+    }
+    var text = "while it wrote, " + parts.joined(separator: "; and ")
+    if let backupPath {
+      text += "; a backup holds \(lists.count == 1 ? "that list" : "those lists"): "
+        + "'tsapply restore --device \(ShellWord.quoted(device)) \(ShellWord.quoted(backupPath))' brings \(lists.count == 1 ? "it" : "them") back"
+    }
+    return text
   }
 
   /// What a refused plan is made of, in words: what `subject` (`the revision`, `the manifest`)

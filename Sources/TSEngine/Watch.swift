@@ -265,7 +265,8 @@ public final class Watch: Sendable {
     }
     options.stop.begin()
     defer { options.stop.end() }
-    let heard = options.listensWhileWriting ? await listenWhileWriting(plan) : nil
+    let heard = options.listensWhileWriting ? await listenWhileWriting(plan) : options.announcements?.begin(kinds: announcedKinds(plan))
+    defer { options.announcements?.end() }
     let report: ApplyReport
     do {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
@@ -361,16 +362,22 @@ public final class Watch: Sendable {
   /// Starts listening for changes on the watch to the lists `plan` writes, where the platform
   /// announces them; `nil` when it writes none of them or announces none.
   private func listenWhileWriting(_ plan: Plan) async -> Heard? {
-    let written = Set(plan.resourceChanges.map(\.address))
-    var kinds: Set<DeviceEvent.Kind> = []
-    if written.contains(.contacts) && capabilities.contacts.contactsChangedListener { kinds.insert(.contactsChanged) }
-    if written.contains(.emergency) && capabilities.contacts.emergencyContactsChangedListener { kinds.insert(.emergencyContactsChanged) }
+    let kinds = announcedKinds(plan)
     guard !kinds.isEmpty else { return nil }
     let heard = Heard()
     await device.listen(to: kinds, after: nil) { report in
       if case .event(let event) = report, let contacts = event.contacts { heard.add(event.kind, contacts) }
     }
     return heard
+  }
+
+  /// The kinds of announcement of the lists `plan` writes that the platform announces.
+  private func announcedKinds(_ plan: Plan) -> Set<DeviceEvent.Kind> {
+    let written = Set(plan.resourceChanges.map(\.address))
+    var kinds: Set<DeviceEvent.Kind> = []
+    if written.contains(.contacts) && capabilities.contacts.contactsChangedListener { kinds.insert(.contactsChanged) }
+    if written.contains(.emergency) && capabilities.contacts.emergencyContactsChangedListener { kinds.insert(.emergencyContactsChanged) }
+    return kinds
   }
 
   /// The lists an apply that failed with `error` never wrote: those after the step that
@@ -710,4 +717,38 @@ extension Watch {
     await held.release()
     if let failure { throw failure }
   }
+}
+
+/// The contact changes a caller's own listener hears on a watch, handed to the applies it makes
+/// (`ApplyOptions.announcements`): a monitor or an agent listens on the watch all along, and
+/// the platform's listeners are one per kind, so an apply it makes cannot register its own.
+/// Every event the listener hears goes to `heard(_:)`; only those that come while an apply
+/// writes (between its `begin` and `end`), of the lists it writes, are kept, and the apply
+/// reports them (`EngineEvent.changedOnWatchDuringApply`) as its own listener's.
+public final class WatchAnnouncements: @unchecked Sendable {
+  private let lock = NSLock()
+  private var collecting: (kinds: Set<DeviceEvent.Kind>, heard: Watch.Heard)?
+
+  public init() {}
+
+  /// Takes what the caller's listener reported (any report: only a contact list's
+  /// announcement during an apply is kept).
+  public func heard(_ report: ListenerReport) {
+    guard case .event(let event) = report, let contacts = event.contacts else { return }
+    lock.withLock {
+      guard let collecting, collecting.kinds.contains(event.kind) else { return }
+      collecting.heard.add(event.kind, contacts)
+    }
+  }
+
+  /// Starts keeping announcements of `kinds` (the lists an apply writes); `nil` when there are none.
+  func begin(kinds: Set<DeviceEvent.Kind>) -> Watch.Heard? {
+    guard !kinds.isEmpty else { return nil }
+    let heard = Watch.Heard()
+    lock.withLock { collecting = (kinds, heard) }
+    return heard
+  }
+
+  /// Stops keeping them (the apply ended).
+  func end() { lock.withLock { collecting = nil } }
 }

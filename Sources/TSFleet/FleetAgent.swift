@@ -346,6 +346,9 @@ actor AgentWatch {
   let id: String
   let watch: Watch
   let outlet: AgentOutlet
+  /// What the agent's listener hears, handed to its applies: a contact change made on the watch
+  /// while an apply writes is reported (`changedDuringApply`), not written over in silence.
+  nonisolated let announcements = WatchAnnouncements()
   let now: @Sendable () -> Date
   private var newest: (sequence: Int, payload: [UInt8], retained: Bool)?
   private var newestSequence = 0
@@ -444,6 +447,8 @@ actor AgentWatch {
     let generation = listening
     await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: handled.lastEventID) { [weak self] report in
       guard let self else { return }
+      // At once, not after the actor's turn: an apply in progress holds the actor.
+      self.announcements.heard(report)
       Task { await self.heard(report, generation: generation) }
     }
   }
@@ -579,11 +584,21 @@ actor AgentWatch {
   private func apply(_ desired: DesiredDocument, sequence: Int) async {
     let configuration = outlet.configuration
     let planned = Locked<Plan?>(nil)
-    let options = ApplyOptions(approval: .automatic(allowDestroy: desired.allowDestroy), lockTimeout: .seconds(10),
+    let changedDuringApply = Locked<String?>(nil)
+    let device = watch.identity
+    var options = ApplyOptions(approval: .automatic(allowDestroy: desired.allowDestroy), lockTimeout: .seconds(10),
                                command: "tsapply agent \(configuration.agentID) (site \(configuration.site), watch \(id))",
                                stop: AgentStop(outlet: outlet)) { event in
-      if case .planned(let plan) = event { planned.set(plan) }
+      switch event {
+      case .planned(let plan): planned.set(plan)
+      case .changedOnWatchDuringApply(let lists, let backupPath, let kept):
+        changedDuringApply.set(Reconcile.changedDuringApply(lists, backupPath: backupPath, kept: kept, device: device) {
+          PhoneRedaction.redactPhoneLike($0)
+        })
+      default: break
+      }
     }
+    options.announcements = announcements
     outlet.count { $0.applies += 1 }
     if !lookedForInterruption {
       lookedForInterruption = true
@@ -608,10 +623,13 @@ actor AgentWatch {
       let earlierWrote = (before?.reached?.total ?? 0) > 0
       let byEarlier = before == nil ? "" : plan.isEmpty ? " by an earlier attempt, confirmed now"
         : earlierWrote ? " (with what earlier attempts wrote)" : ""
+      // A change made on the watch while the apply wrote: said in the log and the status, not only drift (or nothing) later.
+      let during = changedDuringApply.value
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
-                 + byEarlier)
+                 + byEarlier + (during.map { "; " + $0 } ?? ""))
       keep(desired)
-      finish(revision: desired.revision, publication: desired.publication, result: applied, changes: counts, applied: true, content: content)
+      finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
+             content: content)
     }
     switch outcome {
     case .noChanges(let plan):
@@ -642,7 +660,8 @@ actor AgentWatch {
     }
     let progress = retry || result == .failed
       ? earlier.flatMap { earlier in earlier.reached.map { (reached: $0, planned: earlier.planned) } } : nil
-    let shown = masked(message, sparing: outcome.error?.backupPath)
+    var shown = masked(message, sparing: outcome.error?.backupPath)
+    if let during = changedDuringApply.value { shown += "; " + during }
     // Stopping, the agent does not try again until it starts again: no time is promised.
     let delay = retry && !outlet.isStopping ? nextRetryDelay() : nil
     if retry, delay == nil { attempts += 1 }

@@ -99,9 +99,18 @@ extension Monitor {
            fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used), "failed_last_hour": .integer(failed)])
       return .rateLimited
     }
+    let during = Locked<String?>(nil)
+    let show = settings.showSensitive, device = watch.identity
     var options = ApplyOptions(approval: .automatic(allowDestroy: settings.allowDestroy), lockTimeout: .zero,
-                               command: settings.commandLine, stop: MonitorStop(monitor: self))
+                               command: settings.commandLine, stop: MonitorStop(monitor: self)) { event in
+      guard case .changedOnWatchDuringApply(let lists, let backupPath, let kept) = event else { return }
+      during.set(Reconcile.changedDuringApply(lists, backupPath: backupPath, kept: kept, device: device) {
+        show ? $0 : PhoneRedaction.redactPhoneLike($0)
+      })
+    }
     options.refreshesRecord = false
+    options.announcements = announcements
+    defer { tracking.changedDuringHeal = during.value }
     // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
     var heldBack: HeldBack?
     if let reason = settings.holdBack?() {
@@ -139,6 +148,7 @@ extension Monitor {
         break
       }
       let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
+        + (during.value.map { "; " + $0 } ?? "")
       if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
       return .failed(reason)
     }

@@ -47,6 +47,9 @@ public final class Monitor: @unchecked Sendable {
   private let notice: @Sendable (String) -> Void
   private let checked: (@Sendable (MonitorCheck) -> Void)?
   private let mailbox = Mailbox()
+  /// What the monitor's listener hears, handed to its heals: a contact change made on the watch
+  /// while a heal writes is said in the heal's event, not written over in silence.
+  let announcements = WatchAnnouncements()
   private let lock = NSLock()
   private var generation = 0
   private var stopping = false
@@ -358,6 +361,7 @@ public final class Monitor: @unchecked Sendable {
     let resumedAt = after == nil ? nil : now()
     await watch.device.listen(to: kinds, after: after) { [weak self] report in
       guard let self, self.isCurrent(generation) else { return }
+      self.announcements.heard(report)
       switch report {
       case .resumePoint(let id):
         self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
@@ -518,6 +522,9 @@ public final class Monitor: @unchecked Sendable {
     /// The last heal failed after a write over the drift reached the watch (`heal`): when the
     /// drift ends, the heal ended it (`resolved`, `healed: true`), not the wearer.
     var failedHealWroteOverDrift = false
+    /// The last heal's words for a contact change the watch announced while it wrote
+    /// (`Reconcile.changedDuringApply`), said with that heal's outcome.
+    var changedDuringHeal: String?
     var budget: ApplyBudget
     /// The last manifest problem reported, so each is reported once.
     var manifestProblem: String?
@@ -654,9 +661,11 @@ public final class Monitor: @unchecked Sendable {
         fields["held_back"] = .array(heldBack.addresses.map { .string(healed.text($0.rawValue)) })
         fields["held_back_reason"] = .string(heldBack.reason)
       }
+      if let during = tracking.changedDuringHeal { fields["changed_during_apply"] = .string(during) }
       emit(.applied, watch: watch.identity,
            message: "\(words.applied): \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
-             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.text($0.text) } ?? ""),
+             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.text($0.text) } ?? "")
+             + (tracking.changedDuringHeal.map { "; " + $0 } ?? ""),
            fields: fields)
       mailbox.post(.recheck)
     case .failed(let message) where !isNew:

@@ -109,6 +109,62 @@ import TSTestSupport
     #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
   }
 
+  /// An agent applying a revision listens on the watch all along (for SOS and drift): a
+  /// contact the wearer adds while its apply writes the contacts is overwritten (no conditional
+  /// write), but the agent says so in its status — by name, with the backup that keeps it and
+  /// the command that brings it back — instead of a silent "in sync" (fresh-eyes finding: no
+  /// warning for a contact added during an agent's apply).
+  @Test func anAgentSaysWhatTheWearerChangedWhileItsApplyWrote() throws {
+    let (dir, broker) = try FleetAgentTests.fleetOnABroker()
+    defer { broker.stop() }
+    // Only contacts to write: the step that writes them comes right after the backup.
+    try """
+      transport: \(broker.address)
+      site: ward-a
+      watches:
+        room-12: {device: "sim:watches/room-12.json", manifest: residents/room-12.yaml}
+
+      """.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let state = dir.appendingPathComponent("agent-state")
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json"],
+                                     in: dir, environment: ["TSAPPLY_SIM_LATENCY": "1000,0", "TSAPPLY_STATE_DIR": state.path])
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    _ = try FleetAgentTests.waitForStatus("station (online)", in: dir)
+    // Published, then waited for: the wearer's change is made meanwhile.
+    let publisher = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir)
+    // The backup is written just before the contacts step, which reads the list (1 s) and then
+    // writes it: the wearer adds a contact 300 ms into that read.
+    let deadline = Date().addingTimeInterval(60)
+    while Self.backups(in: state).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    Thread.sleep(forTimeInterval: 0.3)
+    let watch = try SimulatedDevice(path: dir.path + "/watches/room-12.json")
+    try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    let published = publisher.wait(limit: 60)
+    #expect(published.status == 0, "\(published.stdout)\(published.stderr)")
+    var shown = ""
+    while Date() < deadline {
+      shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout
+      if shown.contains("room-12: while it wrote") { break }
+      Thread.sleep(forTimeInterval: 0.2)
+    }
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Daughter"], "the write did not land after the wearer's change")
+    #expect(shown.contains("room-12: while it wrote, the watch's contacts were changed on the watch itself (it announced 1 contact: Zed Roe ("),
+            "\(shown)")
+    #expect(shown.contains("the apply wrote over that change; a backup holds that list: 'tsapply restore --device "), "\(shown)")
+    #expect(!shown.contains("+15550199"), "the agent's status masks numbers: \(shown)")
+    // The advice's own words bring the wearer's contact back (on the agent's machine: its state folder).
+    let line = try #require(shown.split(separator: "\n").first { $0.hasPrefix("room-12: while it wrote") })
+    let quoted = try #require(line.split(separator: "'").first { $0.hasPrefix("tsapply restore ") })
+    let words = quoted.split(separator: " ").dropFirst().map(String.init)
+    agent.send(SIGTERM)
+    _ = agent.finish()
+    let restore = try TSApplyBinary.run(words + ["--auto-approve", "--allow-destroy"], in: dir,
+                                        environment: ["TSAPPLY_STATE_DIR": state.path])
+    #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
+    #expect(try watch.snapshot().contacts.map(\.name).contains("Zed Roe"))
+  }
+
   /// An apply of one contact that is also the emergency contact, each device call taking a
   /// second, with "Zed Roe" added on the watch `wait` seconds after the apply printed `marker`:
   /// the workspace, its environment (state folder), the watch and the apply's result.
