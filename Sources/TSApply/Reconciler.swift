@@ -105,7 +105,7 @@ public struct Reconciler: Sendable {
     // the watch while this apply wrote, so the record keeps what was written and the change
     // stays drift, never "what tsapply left" (`Drift.recorded(readBack:wrote:plannedFrom:recorded:)`).
     record(Drift.recorded(readBack: after, wrote: reached, plannedFrom: state, recorded: recorded), nil)
-    throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath)
+    throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath, readBack: after)
   }
 }
 
@@ -162,8 +162,9 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   case readBackFailed(DeviceError, backupPath: String)
   /// A device call failed part-way; some changes may have been applied.
   case partial(PartialApplyFailure, backupPath: String)
-  /// Every call succeeded, but reading back shows the watch does not match the manifest.
-  case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String)
+  /// Every call succeeded, but reading back shows the watch does not match the manifest;
+  /// `readBack` is what it holds (every write of the apply in it).
+  case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String, readBack: DeviceState)
 
   /// Whether running the apply again later can succeed where this one failed: the watch was out
   /// of reach or busy (`DeviceError.isTransient`), a write's answer was lost, the run was
@@ -183,16 +184,21 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   }
 
   /// What the watch holds as far as this apply knows, after a part-way failure that came after
-  /// a write (`PartialApplyFailure.reached`); `nil` otherwise.
+  /// a write (`PartialApplyFailure.reached`) or a verification that read back otherwise
+  /// (`readBack`); `nil` otherwise.
   public var reached: DeviceState? {
-    if case .partial(let failure, _) = self { failure.reached } else { nil }
+    switch self {
+    case .partial(let failure, _): failure.reached
+    case .verificationFailed(_, _, _, let readBack): readBack
+    default: nil
+    }
   }
 
   /// Where the watch's state before the apply was backed up, when the apply got that far.
   public var backupPath: String? {
     switch self {
     case .stateChanged, .backupFailed: nil
-    case .readBackFailed(_, let path), .partial(_, let path), .verificationFailed(_, _, let path): path
+    case .readBackFailed(_, let path), .partial(_, let path), .verificationFailed(_, _, let path, _): path
     }
   }
 
@@ -206,7 +212,7 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
       "every change was written, but reading the watch back to verify failed: \(error). Run 'tsapply plan' to check. Backup of the previous state: \(backupPath)"
     case .partial(let failure, let backupPath):
       "apply stopped part-way: \(failure.cause). Backup of the previous state: \(backupPath)"
-    case .verificationFailed(_, _, let backupPath):
+    case .verificationFailed(_, _, let backupPath, _):
       "the watch does not match the manifest after applying. Backup of the previous state: \(backupPath)"
     }
   }

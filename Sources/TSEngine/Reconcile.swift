@@ -157,7 +157,8 @@ public enum Reconcile {
                    + "\(contacts.count) \(contacts.count == 1 ? String(list.dropLast()) : list)\(names.isEmpty ? "" : ": " + names)); \(outcome)")
     }
     var text = "while it wrote, " + parts.joined(separator: "; and ")
-    if let backupPath {
+    // The watch holds the change: nothing to bring back, a restore would only undo the apply.
+    if let backupPath, !lists.keys.allSatisfy({ kept[$0] == true }) {
       text += "; a backup holds \(lists.count == 1 ? "that list" : "those lists"): "
         + "'tsapply restore --device \(ShellWord.quoted(device)) \(ShellWord.quoted(backupPath))' brings \(lists.count == 1 ? "it" : "them") back"
     }

@@ -398,7 +398,7 @@ public final class Watch: Sendable {
   /// still holds a change to it (`true`); verified as written, it does not (`false`); not read
   /// back (the apply stopped before), not known (absent).
   static func kept(_ error: ApplyError) -> [DeviceEvent.Kind: Bool] {
-    guard case .verificationFailed(let remaining?, _, _) = error else { return [:] }
+    guard case .verificationFailed(let remaining?, _, _, _) = error else { return [:] }
     let differing = Set(remaining.resourceChanges.map(\.address))
     return [.contactsChanged: differing.contains(.contacts), .emergencyContactsChanged: differing.contains(.emergency)]
   }

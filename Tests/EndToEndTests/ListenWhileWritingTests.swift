@@ -66,10 +66,20 @@ import TSTestSupport
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
             "\(result.stderr)")
-    #expect(result.stderr.contains("see the watch with 'tsapply drift"), "\(result.stderr)")
+    // The watch holds the change: seen as drift and kept by adopting it, not "brought back" by a
+    // restore — which would only undo the apply's own changes (fresh-eyes finding: the backup it
+    // named held the watch from before the apply).
+    #expect(result.stderr.contains("See it with 'tsapply drift watch.yaml'; keep it with 'tsapply drift --adopt watch.yaml' (it goes into the manifest)"),
+            "\(result.stderr)")
+    #expect(!result.stderr.contains("bring the list back"), "\(result.stderr)")
+    // The backup it names is the watch as the apply left it, with the wearer's list: restoring it changes nothing.
+    let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("a backup of the watch with it is ") })
+    let backup = try #require(line.split(separator: " ").last.map { String($0.dropLast()) })
     let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
     #expect(drift.status == 2, "\(drift.stdout)\(drift.stderr)")
     #expect(drift.stdout.contains("Zed Roe"), "\(drift.stdout)")
+    let restore = try TSApplyBinary.run(["restore", backup, "--auto-approve", "--allow-destroy"], in: dir, environment: environment)
+    #expect(restore.status == 0 && restore.stdout.contains("No changes"), "\(restore.stdout)\(restore.stderr)")
   }
 
   /// A contact added on the watch after the apply's last write, while it reads the watch back:
@@ -89,22 +99,33 @@ import TSTestSupport
   /// A contact added on the watch while the apply writes the reminders, before its contacts
   /// step: the apply stops before writing over it, and its advice does not offer a rerun or a
   /// restore bare — both would undo the wearer's contact — but says so, and how to keep it.
-  @Test func anApplyStoppedToKeepAChangeOnTheWatchSaysBothWaysOnWouldUndoIt() throws {
+  /// Also when the list is the apply's first write, so it stopped before writing anything:
+  /// nothing to undo, but applying again would write over the change all the same (fresh-eyes
+  /// finding: the advice was a bare "then apply again", which removed the wearer's contact).
+  @Test(arguments: [
+    ("reminders:\n  drinking: {enabled: true, repeat: everyday, period: {start: \"08:00\", end: \"20:00\", every: 2h}}\n", "reminder.drinking: Modifying...",
+     "is kept; running the apply again or restoring the backup would undo it. See it with 'tsapply drift"),
+    // Asked and answered: the wearer's contact comes while the question waits, after the plan's read.
+    ("", "Enter a value:",
+     "Nothing was written to the watch, so there is nothing to undo. The change made on the watch to contacts is kept; running the apply again would undo it. See it with 'tsapply drift"),
+  ])
+  func anApplyStoppedToKeepAChangeOnTheWatchSaysBothWaysOnWouldUndoIt(before: String, marker: String, advice: String) throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
-    try "version: 1\nreminders:\n  drinking: {enabled: true, repeat: everyday, period: {start: \"08:00\", end: \"20:00\", every: 2h}}\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+    try "version: 1\n\(before)contacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
       .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
     let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+    let asks = marker == "Enter a value:"
+    let run = try TSApplyBinary.startInteractive(["apply"] + (asks ? [] : ["--auto-approve"]), in: dir,
                                                  environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
-    _ = run.read(until: "reminder.drinking: Modifying...")
+    _ = run.read(until: marker)
     let watch = try SimulatedDevice(path: dir.path + "/.tsapply/device.json")
     try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+    if asks { run.type("yes\n") }
     let result = run.wait(limit: 60)
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     #expect(try watch.snapshot().contacts.map(\.name) == ["Zed Roe"], "nothing was written over the wearer's contact")
-    #expect(result.stderr.contains("is kept; running the apply again or restoring the backup would undo it. See it with 'tsapply drift"),
-            "\(result.stderr)")
+    #expect(result.stderr.contains(advice), "\(result.stderr)")
     #expect(result.stderr.contains("keep it with 'tsapply drift --adopt"), "\(result.stderr)")
     #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
   }

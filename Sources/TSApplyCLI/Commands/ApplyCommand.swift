@@ -271,7 +271,12 @@ package struct ApplyRun {
       text += "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself; \(outcome). "
         + "The watch announced \(counted(contacts.count, String(list.dropLast()), list)): \(names.isEmpty ? "none" : names).\n"
     }
-    if let backupPath {
+    if lists.keys.allSatisfy({ kept[$0] == true }) {
+      // The watch holds the change: nothing to bring back (a restore would only undo the apply's
+      // other changes); it is seen as drift, and kept by putting it in the manifest.
+      text += "  See it with '\(watch.command("drift", manifest))'; keep it with '\(watch.command("drift --adopt", manifest))' (it goes into the manifest)"
+        + (backupPath.map { "; a backup of the watch with it is \($0)" } ?? "") + ".\n"
+    } else if let backupPath {
       text += "  That list is kept in \(backupPath): see the watch with '\(watch.command("drift", manifest))', "
         + "bring the list back with '\(watch.command("restore", backupPath))'.\n"
     }
@@ -376,6 +381,20 @@ package struct ApplyRun {
           + "'\(planAgain)' checks the whole watch (no changes expected). To undo, run \(restore)."
         return text
       }
+      if case .changedOnWatch(let part) = failure.cause {
+        // Stopped to keep a change made on the watch: both ways on would undo it, so they are
+        // not offered bare — the change is seen first, and kept by putting it in the manifest —
+        // also when it stopped before its first write (nothing to undo, but applying again
+        // would write over the change all the same).
+        let written = failure.reached != nil
+        text += (written ? "" : "Nothing was written to the watch, so there is nothing to undo. ")
+          + "The change made on the watch to \(part) is kept; running the apply again"
+          + (written ? " or restoring the backup" : "") + " would undo it. "
+          + "See it with '\(watch.command("drift", manifestArgument))'; keep it with '\(watch.command("drift --adopt", manifestArgument))' "
+          + "(it goes into the manifest), then apply again to \(written ? "finish" : "apply the rest")."
+          + (written ? " Backup of the state before this apply: \(watch.relative(backupPath))." : "")
+        return text
+      }
       if failure.reached == nil {
         // No write was sent: there is nothing to undo, and restoring the backup would undo what
         // changed on the watch meanwhile (the reason it stopped, when it found such a change).
@@ -393,14 +412,6 @@ package struct ApplyRun {
           + "Run '\(watch.command(command, rerunArgument))' again to apply it."
         return text
       }
-      if case .changedOnWatch(let part) = failure.cause {
-        // Stopped to keep a change made on the watch: both ways on would undo it, so they are
-        // not offered bare — the change is seen first, and kept by putting it in the manifest.
-        text += "The change made on the watch to \(part) is kept; running the apply again or restoring the backup would undo it. "
-          + "See it with '\(watch.command("drift", manifestArgument))'; keep it with '\(watch.command("drift --adopt", manifestArgument))' "
-          + "(it goes into the manifest), then apply again to finish. Backup of the state before this apply: \(watch.relative(backupPath))."
-        return text
-      }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
         let replan = watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
@@ -410,7 +421,7 @@ package struct ApplyRun {
         text += "Run '\(watch.command(command, rerunArgument))' again to finish, or \(restore) to undo."
       }
       return text
-    case .verificationFailed(let remaining, let diagnostics, let backupPath):
+    case .verificationFailed(let remaining, let diagnostics, let backupPath, _):
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
       if let remaining { text += renderer.render(remaining) }
       text += diagnostics.map { "  \(mask.message($0.description))\n" }.joined()
