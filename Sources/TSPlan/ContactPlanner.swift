@@ -94,12 +94,22 @@ enum ContactPlanner {
       diagnostics.append(.error(at: contacts.position, field: field,
         "\(contacts.value.count) \(noun), but \(watch) holds at most \(maxCount)"))
     }
+    // Names the platform cuts, by the name they are stored as: two different names cut to the
+    // same one are told apart on the watch, and in plans and drift, only by their numbers.
+    var cutTo: [String: ManifestContact] = [:]
     for contact in contacts.value {
       let nameBytes = contact.name.value.utf8.count
       if nameBytes > limits.nameMaxBytes {
         let stored = storedName(contact.name.value, capabilities: capabilities)
         diagnostics.append(.warning(at: contact.name.position, field: "\(contact.path).name",
           "\"\(contact.name.value)\" is \(nameBytes) bytes; \(watch) stores contact names of at most \(limits.nameMaxBytes) bytes, so it will be stored as \"\(stored)\" (\(stored.utf8.count) bytes)"))
+        if let other = cutTo[stored], other.name.value != contact.name.value {
+          diagnostics.append(.warning(at: contact.name.position, field: "\(contact.path).name",
+            "\"\(contact.name.value)\" and \"\(other.name.value)\" (line \(other.name.position.line)) are both stored as \"\(stored)\" on \(watch), "
+              + "so the watch, its plans and drift tell them apart only by phone number; make them differ within the first \(limits.nameMaxBytes) bytes"))
+        } else {
+          cutTo[stored] = contact
+        }
       }
       if contact.shortNameIsExplicit && !contact.shortName.isEmpty && !limits.storesShortName {
         diagnostics.append(.warning(at: contact.shortNamePosition ?? contact.position, field: "\(contact.path).short_name",

@@ -92,6 +92,9 @@ import TSTestSupport
     #expect(result.stderr.contains("the watch's contacts were changed on the watch itself; the watch still holds that change"),
             "\(result.stdout)\(result.stderr)")
     #expect(!result.stderr.contains("wrote over that change"), "\(result.stderr)")
+    // Found by the verification or only after it: either way the watch does not hold what was
+    // applied, and the exit status says so (fresh-eyes finding: "Apply complete!", exit 0).
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
     #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
   }

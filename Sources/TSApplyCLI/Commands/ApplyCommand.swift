@@ -165,10 +165,16 @@ package struct ApplyRun {
   /// Calls `body` with the options, prints the outcome; throws a `CommandFailure` describing
   /// every failure.
   package func run(_ body: (ApplyOptions) async throws(EngineError) -> ApplyOutcome) async throws -> ExitStatus {
-    let refusedForTerminal = Flag(), refusedPlanIsUnsafe = Flag()
+    let refusedForTerminal = Flag(), refusedPlanIsUnsafe = Flag(), changedAfterWriting = Flag()
     let result: Result<ApplyOutcome, EngineError>
     do {
-      result = .success(try await body(options(refusedForTerminal: refusedForTerminal, unsafe: refusedPlanIsUnsafe)))
+      var options = options(refusedForTerminal: refusedForTerminal, unsafe: refusedPlanIsUnsafe)
+      let printing = options.events
+      options.events = { event in
+        if case .changedOnWatchDuringApply(_, _, let kept) = event, kept.values.contains(true) { changedAfterWriting.set() }
+        printing(event)
+      }
+      result = .success(try await body(options))
     } catch { result = .failure(error) }
     let outcome: ApplyOutcome
     switch result {
@@ -193,6 +199,13 @@ package struct ApplyRun {
       context.stdout.write("\nApply complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
     case .applied(let report):
       context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+      // Written and verified, then changed on the watch as the apply ended (announced, and
+      // read once more): the watch does not hold what was applied, and the exit status says so.
+      if changedAfterWriting.isSet {
+        throw CommandFailure("every change was written and verified, but the watch was changed on the watch itself as the \(command) ended "
+          + "(the warning above says what): it does not hold what was \(command == "apply" ? "applied" : "restored") now. "
+          + "See it with '\(watch.command("drift", manifestArgument))'.")
+      }
     }
     return .success
   }
