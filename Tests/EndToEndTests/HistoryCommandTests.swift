@@ -74,6 +74,9 @@ import TSTestSupport
     // Nothing after now: nothing to restore.
     let later = try Self.run(["restore", "--device", "sim:w.json", "--at", Self.now(), "--auto-approve"], in: dir)
     #expect(later.status == 0 && later.stdout.contains("Nothing to restore"), "\(later.stdout)")
+    // Never "it is as it was then": a change made on the watch itself is in no backup.
+    #expect(later.stdout.contains("A change made on the watch itself is not in its history: 'tsapply drift --device sim:w.json' shows"),
+            "\(later.stdout)")
   }
 
   /// An apply killed while it writes (after its backup, before it ends) is in the history as

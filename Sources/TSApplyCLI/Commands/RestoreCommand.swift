@@ -60,7 +60,10 @@ package struct RestoreCommand: Command {
     if let at {
       let watch = try await CLIWatch.open(deviceSpec, context: context)
       guard let (backup, file) = try Self.backup(before: at, text: atText ?? "", watch: watch.watch, context: context) else {
-        context.stdout.write("Nothing to restore: no apply changed \(watch.watch.identity) after \(atText ?? ""); it is as it was then.\n")
+        // Only applies leave backups: a change made on the watch itself since is not in the
+        // history, so nothing here says the watch is as it was then (fresh-eyes finding).
+        context.stdout.write("Nothing to restore: no apply changed \(watch.watch.identity) after \(atText ?? ""), so no backup goes back to then. "
+          + "A change made on the watch itself is not in its history: '\(watch.command("drift"))' shows what changed since the last apply.\n")
         return .success
       }
       return try await restore(backup, file: file, onto: watch, context: context)
