@@ -37,7 +37,7 @@ enum CustomReminderPlanner {
         }
       }
       let base = existing ?? ReminderPlanner.customTemplate(capabilities)
-      part.diagnostics += checks.resultErrors(patch.applying(to: base), reminder: reminder)
+      part.diagnostics += checks.resultDiagnostics(patch.applying(to: base), reminder: reminder)
       if let change = ReminderPlanner.change(.custom(name), existing: existing, base: base, patch: patch,
                                              capabilities: capabilities, reminder: reminder, lunchDefault: lunchDefault) {
         part.changes.append(change)

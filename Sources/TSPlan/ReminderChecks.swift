@@ -56,8 +56,29 @@ struct ReminderChecks {
 
   /// Problems only the combined result shows: lunch break turned on without times while the
   /// reminder holds no valid window (SDK rule start < end, both 0...1439; docs/platforms.md "Reminder validation"),
-  /// which the watch would refuse (3002).
-  func resultErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
+  /// which the watch would refuse (3002); and (a warning) time points inside the reminder's
+  /// lunch-break do-not-disturb window — one the manifest does not give, like the window the
+  /// watch's template gives every new custom reminder (docs/platforms.md "The table"), is seen
+  /// nowhere else in the plan.
+  func resultDiagnostics(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
+    lunchTimeErrors(after, reminder: reminder) + timesInsideLunchBreak(after, reminder: reminder)
+  }
+
+  private func timesInsideLunchBreak(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
+    let start = after.lunchBreakDNDStartTime, end = after.lunchBreakDNDEndTime
+    guard storage.lunchBreak == .times, after.isLunchBreakDNDEnabled, after.timeType == .point else { return [] }
+    let inside = Set(after.timePoints).sorted().filter { $0 >= start && $0 < end }
+    guard !inside.isEmpty, let from = MinuteOfDay(rawValue: start), let to = MinuteOfDay(rawValue: end) else { return [] }
+    let times = inside.compactMap { MinuteOfDay(rawValue: $0)?.description }.joined(separator: ", ")
+    // A create is made on the platform's template, with no ID yet.
+    let origin = reminder.lunchBreak != nil ? "as the manifest gives it"
+      : after.reminderId.isEmpty ? "the watch gives every new custom reminder one; the manifest gives none" : "the watch's; the manifest gives none"
+    return [.warning(at: reminder.schedule?.position ?? reminder.position, field: "\(reminder.path).at",
+      "\(label) reminds at \(times), inside its lunch-break do-not-disturb window \(from)–\(to) (\(origin)), when the watch may stay silent; "
+        + "write `lunch_break: false` for it, or move \(inside.count == 1 ? "the time" : "those times") out of the window")]
+  }
+
+  private func lunchTimeErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
     guard storage.lunchBreak == .times, let lunch = reminder.lunchBreak, lunch.value.isEnabled,
           lunch.value.window == nil, after.isLunchBreakDNDEnabled else { return [] }
     let start = after.lunchBreakDNDStartTime, end = after.lunchBreakDNDEndTime

@@ -71,7 +71,7 @@ enum ReminderPlanner {
     let checks = ReminderChecks(capabilities: capabilities, storage: storage, label: "the \(kind.rawValue) reminder")
     let (patch, diagnostics) = checks.patch(for: reminder, creating: false)
     part.diagnostics = diagnostics
-    part.diagnostics += checks.resultErrors(patch.applying(to: existing), reminder: reminder)
+    part.diagnostics += checks.resultDiagnostics(patch.applying(to: existing), reminder: reminder)
     part.changes = change(.builtIn(kind), existing: existing, base: existing, patch: patch, capabilities: capabilities,
                           reminder: reminder, lunchDefault: lunchDefault).map { [$0] } ?? []
     return part
