@@ -79,6 +79,12 @@ public struct ParsedArguments: Sendable, Equatable {
           value = inlineValue
         } else if index < arguments.count {
           value = arguments[index]
+          // Another of the command's options where the value should be (`plan -out --device sim:x.json`):
+          // taken as the value, it would be a file named `--device`.
+          if value.hasPrefix("-"), options.contains(where: { $0.names.contains(splitInline(value).0) }) {
+            throw UsageError("option '\(name)' needs a value (\(spec.valueName)), but the next argument is the option '\(splitInline(value).0)'; "
+              + "give the value right after '\(name)'")
+          }
           index += 1
         } else {
           throw UsageError("option '\(name)' needs a value (\(spec.valueName))")

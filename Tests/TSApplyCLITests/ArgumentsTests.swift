@@ -46,6 +46,13 @@ struct ParseCase: Sendable, CustomTestStringConvertible {
     }
   }
 
+  /// `plan -out --device sim:x.json` (fresh-eyes finding): the option is not taken as the file's name.
+  @Test func anOptionWhereAValueShouldBeIsAUsageError() {
+    #expect(throws: UsageError("option '-out' needs a value (FILE), but the next argument is the option '--json'; give the value right after '-out'")) {
+      try ParsedArguments.parse(["-out", "--json"], options: Self.options)
+    }
+  }
+
   @Test(arguments: [("kitten", "sitting", 3), ("", "abc", 3), ("plan", "plan", 0), ("aply", "apply", 1)])
   func editDistances(_ a: String, _ b: String, _ d: Int) {
     #expect(editDistance(a, b) == d)
