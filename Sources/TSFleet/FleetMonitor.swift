@@ -357,7 +357,7 @@ public enum FleetMonitor {
     /// or when the connection was lost since (a will sent as the broker shut down).
     private func presence(_ agent: String, _ state: AgentState, count: Int, losses: Int) {
       lock.lock()
-      guard presenceCount[agent] == count, self.losses == losses, lostSince == nil else { return lock.unlock() }
+      guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
       let before = online[agent]
       online[agent] = state.online
       lock.unlock()
