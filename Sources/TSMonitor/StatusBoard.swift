@@ -154,9 +154,10 @@ public final class StatusBoard: @unchecked Sendable {
     public var versions: Versions
     /// The fleet's staged rollout, when it has had one (`StatusBoard.rollout(_:)`).
     public var rollout: Rollout?
-    /// Why the monitor cannot see the watches now, in plain words (it lost the broker: a
-    /// `monitor_offline` event), and since when; `nil` while it can.
+    /// Why the monitor cannot see the watches now, in plain words (it lost the broker: an
+    /// `offline` event with `broker`, the `monitor_offline` alert); `nil` while it can.
     public var monitorProblem: String?
+    /// Since when it cannot (with `monitorProblem`).
     public var monitorProblemSince: Date?
 
     /// Rows that need attention, in the fleet's order.
