@@ -56,7 +56,7 @@ let package = Package(
     // state folder, whole-apply lock, safety gate, saved-plan checks, apply policy, signals.
     .target(name: "TSEngine", dependencies: ["TSModel", "TSManifest", "TSPlan", "TSDevice", "TSApply"]),
     // A small HTTP/1.1 server over libmicrohttpd: a handler closure, streaming responses, clean stop.
-    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD"], exclude: ["README.md"]),
+    .target(name: "TSHTTPServer", dependencies: ["CMicroHTTPD", "TSModel"], exclude: ["README.md"]),
     // The one HTTP client (libcurl's multi interface on one thread waiting in poll): bridge calls,
     // their event streams, webhooks.
     .target(name: "TSHTTPClient", dependencies: ["CCurl"]),

@@ -252,8 +252,10 @@ extension MonitorCommand {
   /// known while it is offline or not read yet.
   static func rolloutRows(_ rows: [StatusBoard.Row], current: [String: [String]]) -> [FleetStatusRow] {
     rows.map { row in
+      // Not read while it is offline, or while the monitor cannot see it (`not known`).
+      let seen = row.offlineSince == nil && row.state != "not known"
       var status = FleetStatusRow(name: row.name, device: row.device, state: row.offlineSince == nil ? row.state : "offline")
-      if row.offlineSince == nil {
+      if seen {
         status.holdsManifests = row.appliedRevision.map { current[row.name]?.contains($0) == true } ?? row.holdsManifest
       }
       return status

@@ -863,10 +863,11 @@ actor AgentWatch {
   }
 
   /// Text that may quote a contact (a diagnostic, an engine error, a custom reminder's name in
-  /// an address) with its phone-like runs masked, all but `spared` (the backup path of a failed
+  /// an address) with its phone-like runs masked, all but what tsapply wrote itself
+  /// (`PhoneRedaction.redactPhoneLikeSparingOwn`) and `spared` (the backup path of a failed
   /// apply, which restoring the watch needs whole).
   private func masked(_ text: String, sparing spared: String? = nil) -> String {
-    spared == nil ? PhoneRedaction.redactPhoneLikeKeepingRevisions(text) : PhoneRedaction.redactPhoneLike(text, sparing: spared)
+    PhoneRedaction.redactPhoneLike(text, sparing: spared)
   }
 
   /// Publishes an event; `message` is masked already (`masked`).

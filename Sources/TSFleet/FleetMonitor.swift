@@ -182,6 +182,23 @@ public enum FleetMonitor {
     private let observers: [any MonitorObserver]
     /// Member names by watch ID, for the observers (`rename`).
     private var names: [String: String]
+    /// The names watches had before the fleet file stopped naming them, by watch ID: an SOS
+    /// from one is still shown under it (while no watch named now has it).
+    private var formerNames: [String: String] = [:]
+    /// The broker's address, as the monitor's own connection events name it.
+    private let address: String
+    private let notice: @Sendable (String) -> Void
+    /// Whether the connection was ready once (`start`), and since when it is lost (`nil`: up).
+    private var connectedOnce = false
+    private var lostSince: Date?
+    /// Connections lost so far: a will heard before one is not trusted (`presence`).
+    private var losses = 0
+    /// Presence messages heard per agent, so a will judged late yields to a newer message.
+    private var presenceCount: [String: Int] = [:]
+    /// How long an agent's will heard live waits before it is believed: a broker shutting down
+    /// sends its clients' wills, then closes this monitor's connection; that is the broker's
+    /// going, not the agent's (fe17 defect 2).
+    static let willSettle: Duration = .seconds(2)
     /// The revisions a watch's manifests give now, or why they cannot be used, by member name
     /// (`nil`: not compared).
     private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
@@ -210,6 +227,8 @@ public enum FleetMonitor {
       recheckInterval = recheck
       self.site = site
       self.emit = emit
+      self.notice = notice
+      address = settings.address.description
       self.observers = observers
       self.names = names
       self.revisions = revisions
@@ -226,7 +245,8 @@ public enum FleetMonitor {
                                                  subscriptions: [FleetTopics.every(.sos, site: site), FleetTopics.every(.events, site: site),
                                                                  FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)])
       client = try MQTTClient(address: settings.address, configuration: configuration,
-                              onMessage: { [weak self] message in self?.received(message) })
+                              onMessage: { [weak self] message in self?.received(message) },
+                              onConnection: { [weak self] event in self?.connection(event) })
     }
 
     /// Connects (delivering what the outbox holds first) and waits until subscribed.
@@ -279,22 +299,79 @@ public enum FleetMonitor {
           }
         }
       } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
-        lock.lock()
-        let before = online[agent]
-        online[agent] = state.online
-        lock.unlock()
-        // The agent went or came back, not one of its watches: the event names the agent, and
-        // every watch it serves as the fleet names it. At the start (its retained state) too,
-        // as a direct monitor says `online` for each watch it reaches: a condition kept open
-        // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
-        guard before != state.online else { return }
-        let watches = state.watches.map { member($0) ?? "\(site)/\($0)" }
-        let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
-                                 message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
-                                 fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
-        emit(event)
-        for observer in observers { observer.record(event, for: state.watches.compactMap(member)) }
+        let (count, losses) = lock.withLock { () -> (Int, Int) in
+          presenceCount[agent, default: 0] += 1
+          return (presenceCount[agent] ?? 0, self.losses)
+        }
+        // A will heard live (no `since`: written in advance) is believed once this monitor is
+        // still connected a moment later; a retained one (heard on connecting) at once.
+        if !state.online, state.since == nil, !message.retained {
+          let settle = Backoff.seconds(Self.willSettle)
+          reporting.asyncAfter(deadline: .now() + settle) { [weak self] in self?.presence(agent, state, count: count, losses: losses) }
+        } else {
+          presence(agent, state, count: count, losses: losses)
+        }
       }
+    }
+
+    /// The monitor's own connection to the broker: lost (after it was ready once), it can see no
+    /// watch of the site and hear no SOS press through the broker — an `offline` event naming it
+    /// (`monitor:SITE`, `broker`), on stderr too; back, an `online` event (presses made meanwhile
+    /// are replayed from the agents' retained lists, `RecentSOS`).
+    private func connection(_ event: MQTTClient.ConnectionEvent) {
+      let now = Date()
+      let shown: MonitorEvent?
+      switch event {
+      case .ready:
+        let since = lock.withLock { () -> Date? in
+          defer { (connectedOnce, lostSince) = (true, nil) }
+          return lostSince
+        }
+        guard let since else { return }
+        let seconds = Int(now.timeIntervalSince(since).rounded())
+        shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .online,
+                             message: "this monitor is connected to the broker \(address) again after \(seconds) s: it follows site \(site) again; "
+                               + "SOS presses made meanwhile are replayed from the agents' retained lists",
+                             fields: ["broker": .string(address), "site": .string(site), "offline_seconds": .integer(seconds)])
+      case .lost, .refused:
+        let reason = if case .lost(let text) = event { text } else if case .refused(let error) = event { "\(error)" } else { "" }
+        let lost = lock.withLock { () -> Bool in
+          guard connectedOnce, lostSince == nil else { return false }
+          (lostSince, losses) = (now, losses + 1)
+          return true
+        }
+        guard lost else { return }
+        shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .offline,
+                             message: "this monitor lost its connection to the broker \(address) (\(reason)): it cannot see the watches of "
+                               + "site \(site), nor hear their SOS presses, until it is back; it keeps trying",
+                             fields: ["broker": .string(address), "site": .string(site), "problem": .string("\(reason)")])
+      }
+      guard let shown else { return }
+      notice(shown.message.prefix(1).uppercased() + shown.message.dropFirst() + ".")
+      emit(shown)
+      for observer in observers { observer.record(shown, for: []) }
+    }
+
+    /// An agent's presence (`AgentState`): the `count`-th message heard from it, while this
+    /// monitor had lost its connection `losses` times. Dropped when a newer one was heard since,
+    /// or when the connection was lost since (a will sent as the broker shut down).
+    private func presence(_ agent: String, _ state: AgentState, count: Int, losses: Int) {
+      lock.lock()
+      guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
+      let before = online[agent]
+      online[agent] = state.online
+      lock.unlock()
+      // The agent went or came back, not one of its watches: the event names the agent, and
+      // every watch it serves as the fleet names it. At the start (its retained state) too,
+      // as a direct monitor says `online` for each watch it reaches: a condition kept open
+      // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
+      guard before != state.online else { return }
+      let watches = state.watches.map { member($0) ?? "\(site)/\($0)" }
+      let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
+                               message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
+                               fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
+      emit(event)
+      for observer in observers { observer.record(event, for: state.watches.compactMap(member)) }
     }
 
     /// Tells the observers what `status` of watch `id` says against its manifests now; unless
@@ -334,9 +411,10 @@ public enum FleetMonitor {
       if let member = member(id) { for observer in observers { observer.record(event, for: [member]) } }
     }
 
-    /// The fleet's name for watch `id`, else its identity, else `SITE/WATCH-ID`.
+    /// The fleet's name for watch `id`, else the name it had there (while no watch named now
+    /// has it), else its identity, else `SITE/WATCH-ID`.
     private func name(of id: String) -> String {
-      member(id) ?? lock.withLock { identities[id] } ?? "\(site)/\(id)"
+      member(id) ?? lock.withLock { formerNames[id].flatMap { Set(names.values).contains($0) ? nil : $0 } ?? identities[id] } ?? "\(site)/\(id)"
     }
 
     /// The fleet's name for watch `id`, when the fleet file names it.
@@ -344,11 +422,13 @@ public enum FleetMonitor {
 
     /// Names the watches anew, by watch ID (the fleet file changed: `monitor --fleet` follows
     /// it): a watch named now and not before is told to the observers from its last status, if
-    /// any; one no longer named is no longer told to them (its events are still shown, under its
-    /// identity, and its SOS presses still delivered).
+    /// any; one no longer named is no longer told to them, but its events are still shown, under
+    /// the name it had (`name(of:)`), and its SOS presses still delivered and shown as open.
     public func rename(_ names: [String: String]) {
       let joined = lock.withLock { () -> [(String, WatchStatus)] in
         let new = names.keys.filter { self.names[$0] != names[$0] }
+        for (id, name) in self.names where names[id] == nil { formerNames[id] = name }
+        for id in names.keys { formerNames[id] = nil }
         self.names = names
         for id in reports.keys where names[id] == nil { reports[id] = nil }
         return new.compactMap { id in statuses[id].map { (id, $0) } }
@@ -452,7 +532,13 @@ public enum FleetMonitor {
       // In the outbox before it is recorded: a crash between the two delivers it from there.
       if let kept { recordPress(press, in: kept, watchID: watchID) }
       emit(shown)
-      if let name = member(watchID) { for observer in observers { observer.record(shown, for: [name]) } }
+      if let name = member(watchID) {
+        for observer in observers { observer.record(shown, for: [name]) }
+      } else if kind == .sos {
+        // A watch the fleet file no longer names (docs/fleet.md): its press is delivered, so it
+        // is shown open too, under the name the log gives it.
+        for observer in observers { observer.record(shown, for: [watch]) }
+      }
     }
   }
 }

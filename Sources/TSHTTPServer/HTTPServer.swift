@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import TSModel
 
 /// A small HTTP/1.1 server over libmicrohttpd, for the bridge server (`tsapply bridge serve`)
 /// and for tests that need a real listener (e.g. a webhook receiver on 127.0.0.1).
@@ -55,6 +56,12 @@ public final class HTTPServer: @unchecked Sendable {
     /// The answer to a request refused before the handler (413, 414, 431) with a message; by
     /// default a JSON error `{"error": {"domain": "tsapply.http", "code": STATUS, "message": …}}`.
     public var refusal: (@Sendable (_ status: Int, _ message: String) -> HTTPResponse)?
+    /// How long `start` waits for a port another process still listens on (one that is
+    /// stopping: a monitor restarted at once), trying again with `Backoff` (from 100 ms, at
+    /// most 1 s apart); zero, the default: refused at once (`HTTPServerError.portInUse`). A port
+    /// held only by closed connections (TIME_WAIT) is taken at once: the listening socket
+    /// reuses the address (libmicrohttpd sets SO_REUSEADDR).
+    public var portWait: Duration = .zero
 
     /// A configuration; by default a free port on 127.0.0.1, 1 MiB bodies, 8 KiB paths, 16 KiB
     /// of header fields, 60 s idle, 10 s for a whole request, 16 connections sending their
@@ -112,9 +119,10 @@ public final class HTTPServer: @unchecked Sendable {
     self.port = port
   }
 
-  /// Starts listening.
+  /// Starts listening; waits up to `Configuration.portWait` for a port another process listens on.
   /// - Throws: `HTTPServerError.badAddress` for a host that is not an IPv4 address;
-  ///   `.cannotListen` when the address cannot be bound (in use, not on this machine).
+  ///   `.portInUse` when another process still listens on the port after that;
+  ///   `.cannotListen` when the address cannot be bound otherwise (not on this machine).
   public static func start(_ configuration: Configuration = Configuration(), handler: @escaping Handler) throws(HTTPServerError) -> HTTPServer {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -128,16 +136,27 @@ public final class HTTPServer: @unchecked Sendable {
     // a lock for each) gets descriptors past select's 1,024, which libmicrohttpd would refuse.
     let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue
       | MHD_USE_POLL.rawValue
-    let daemon = withUnsafePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-        tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context, connectionHandler, context,
-                     configuration.idleTimeout, configuration.connectionLimit, configuration.headerMemory)
+    let deadline = ContinuousClock.now + configuration.portWait
+    var backoff = Backoff(Backoff.Policy(initial: .milliseconds(100), maximum: .seconds(1)))
+    var started: OpaquePointer?
+    while started == nil {
+      started = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+          tshttp_start(flags, socketAddress, accessHandler, context, completedHandler, context, connectionHandler, context,
+                       configuration.idleTimeout, configuration.connectionLimit, configuration.headerMemory)
+        }
       }
+      guard started == nil else { break }
+      let inUse = Self.isInUse(address)
+      let wait = backoff.next()
+      guard inUse, ContinuousClock.now + wait <= deadline else {
+        Unmanaged<Box>.fromOpaque(context).release()
+        let bound = "\(configuration.host):\(configuration.port)"
+        throw inUse ? .portInUse(bound) : .cannotListen(bound)
+      }
+      Thread.sleep(forTimeInterval: Backoff.seconds(wait))
     }
-    guard let daemon else {
-      Unmanaged<Box>.fromOpaque(context).release()
-      throw .cannotListen("\(configuration.host):\(configuration.port)")
-    }
+    guard let daemon = started else { throw .cannotListen("\(configuration.host):\(configuration.port)") }
     let server = HTTPServer(configuration: configuration, handler: handler, host: configuration.host,
                             port: configuration.port == 0 ? tshttp_port(daemon) : configuration.port)
     server.daemon = daemon
@@ -147,6 +166,21 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   private var context: UnsafeMutableRawPointer?
+
+  /// Whether another socket listens on `address` (binding it as libmicrohttpd does, with
+  /// SO_REUSEADDR, fails with EADDRINUSE).
+  private static func isInUse(_ address: sockaddr_in) -> Bool {
+    let probe = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard probe >= 0 else { return false }
+    defer { close(probe) }
+    var on: Int32 = 1
+    setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    var copy = address
+    let bound = withUnsafePointer(to: &copy) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    return bound != 0 && errno == EADDRINUSE
+  }
 
   /// Connections closed because they did not send a whole request in time, or to make room
   /// for newer ones (`Configuration.requestDeadline`, `waitingPerAddress`, `waitingLimit`).
@@ -208,13 +242,16 @@ public final class HTTPServer: @unchecked Sendable {
 public enum HTTPServerError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The host is not an IPv4 address.
   case badAddress(String)
-  /// The address could not be bound (`HOST:PORT`).
+  /// The address could not be bound (`HOST:PORT`): not on this machine, or not allowed.
   case cannotListen(String)
+  /// Another process listens on the port (`HOST:PORT`), still after `Configuration.portWait`.
+  case portInUse(String)
 
   public var description: String {
     switch self {
     case .badAddress(let host): "'\(host)' is not an IPv4 address (e.g. 127.0.0.1)"
-    case .cannotListen(let address): "cannot listen on \(address): the port is in use or the address is not on this machine"
+    case .cannotListen(let address): "cannot listen on \(address): the address is not on this machine, or the port is not allowed"
+    case .portInUse(let address): "cannot listen on \(address): the port is in use (another process listens on it)"
     }
   }
 }

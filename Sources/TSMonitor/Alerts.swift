@@ -16,7 +16,7 @@ extension StatusBoard: MonitorObserver {}
 
 /// Alerts for every failure state (docs/monitor.md "Alerts"): each condition a watch can be in —
 /// drift, drifting back, a failed or refused apply, a manifest (or fleet file) that cannot be used,
-/// offline longer than a threshold, its agent offline — raises one `alert` event when it starts (deduplicated per watch and kind, across
+/// offline longer than a threshold, its agent offline; and the monitor without its broker — raises one `alert` event when it starts (deduplicated per watch and kind, across
 /// restarts: the open conditions are kept in `alerts.json`), and a `recovered` alert when it
 /// clears; an apply raises `applied`. Each alert whose kind passes the filter goes through a
 /// durable outbox (`Outbox`, `Delivery`: retried with backoff until each notifier succeeds, a
@@ -33,12 +33,15 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case driftingBack = "drifting_back"
     case applied, failed, refused, invalid, offline
     case agentOffline = "agent_offline"
+    /// The monitor itself lost the broker (over MQTT): it sees no watch and hears no SOS press.
+    case monitorOffline = "monitor_offline"
     case recovered, test
 
-    /// `critical` (sos), `warning` (a failure state), `info` (drift, applied, recovered, test).
+    /// `critical` (sos, and the monitor without its broker: no SOS press is heard through it),
+    /// `warning` (a failure state), `info` (drift, applied, recovered, test).
     public var severity: String {
       switch self {
-      case .sos: "critical"
+      case .sos, .monitorOffline: "critical"
       case .driftingBack, .failed, .refused, .invalid, .offline, .agentOffline: "warning"
       case .drift, .applied, .recovered, .test: "info"
       }
@@ -205,6 +208,11 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case .error where reason == "manifest":
       // Drift is not checked until the manifest or the fleet file is fixed: a failure state.
       for name in names { open(.invalid, name, event) }
+    // The monitor's own connection to the broker (`broker` field), under its own name.
+    case .offline where event.fields["broker"] != nil:
+      open(.monitorOffline, event.watch, event)
+    case .online where event.fields["broker"] != nil:
+      close([.monitorOffline], event.watch, event)
     case .offline:
       if let agent {
         open(.agentOffline, "agent:" + agent, event, watches: names)

@@ -31,7 +31,7 @@ public struct MonitorEvent: Hashable, Sendable {
     /// gave, `sos_watch`): the record of who took it on, and when.
     case acknowledged
     /// An alert (`Alerts`): `alert` (its kind: `drift`, `drifting_back`, `applied`, `failed`,
-    /// `refused`, `offline`, `agent_offline`, `recovered`, `test`), `severity`, `cause_id` (the
+    /// `refused`, `offline`, `agent_offline`, `monitor_offline`, `recovered`, `test`), `severity`, `cause_id` (the
     /// event that raised it), `recovers` and `opened_id` for `recovered`.
     case alert
     /// The watch left the fleet file while `monitor --fleet` ran (`fleet`: the fleet file,

@@ -3,8 +3,8 @@ import TSModel
 
 extension StatusBoard {
   /// Every state a row can have, in the page's order (and `/metrics`' series, each always present).
-  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no record", "offline", "invalid", "failed", "refused",
-                              "retrying"]
+  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no record", "offline", "not known", "invalid", "failed",
+                              "refused", "retrying"]
   /// Results counted in `tsapply_applies_total`.
   public static let applyResults = ["applied", "failed", "refused"]
 }
@@ -15,7 +15,9 @@ extension StatusBoard.Snapshot {
   /// watch, time, heard_at?, acknowledged_by, acknowledged_at}], watches: [{name, labels, device, state,
   /// needs_attention, reasons, last_seen, offline_since, drift, pending, applied_revision}],
   /// counts: {watches_by_state, needing_attention, sos_presses, sos_open, deliveries_failed,
-  /// applies}, rollout: the fleet's staged rollout as `status --fleet --json` gives it, or null}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
+  /// applies}, rollout: the fleet's staged rollout as `status --fleet --json` gives it, or null,
+  /// monitor: {problem, since} while the monitor cannot see the watches (it lost the broker), or
+  /// null}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
   public var json: String {
     func stamp(_ date: Date?) -> JSONValue { date.map { .string(MonitorEvent.timestamp($0)) } ?? .null }
     func press(_ press: StatusBoard.SOSPress) -> JSONValue {
@@ -46,6 +48,7 @@ extension StatusBoard.Snapshot {
       "format_version": .string("1"), "time": stamp(time), "offline_threshold_seconds": .integer(Int(Backoff.seconds(offlineThreshold))),
       "open_sos": .array(openSOS.map(press)), "acknowledged_sos": .array(acknowledged.map(press)), "watches": .array(watches),
       "counts": counts, "rollout": rollout?.json ?? .null,
+      "monitor": monitorProblem.map { .object(["problem": .string($0), "since": stamp(monitorProblemSince)]) } ?? .null,
     ])) + "\n"
   }
 

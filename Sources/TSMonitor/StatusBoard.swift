@@ -59,7 +59,8 @@ public struct AgentReport: Sendable, Equatable {
 /// (`MonitorCheck`) and, over MQTT, the agents' statuses (`AgentReport`) — so the page says what
 /// the log says. Thread-safe; front ends read `snapshot()` and are told of changes (`observe`).
 ///
-/// Text shown is masked (`PhoneRedaction.redactPhoneLike`) unless `showSensitive`: events are
+/// Text shown is masked (`PhoneRedaction.redactPhoneLikeSparingOwn`: times, revisions and backup
+/// paths stay whole, as where the text comes from) unless `showSensitive`: events are
 /// masked by the monitor already, an agent's messages by the agent; this is the page's own guard.
 public final class StatusBoard: @unchecked Sendable {
   /// A watch the page lists, in the fleet file's order.
@@ -85,12 +86,15 @@ public final class StatusBoard: @unchecked Sendable {
     public var name: String
     public var labels: [String]
     public var device: String
-    /// `checking` (not read yet), `in sync`, `drift`, `pending`, `no record`, `offline`,
-    /// `invalid` (its manifest cannot be used), `failed` (an apply or heal failed for good),
-    /// `refused` (refused as unsafe), `retrying` (its agent retries an apply, or the monitor's
-    /// heal failed for a reason that can pass and the next check tries again).
+    /// `checking` (not read yet), `in sync`, `drift`, `pending`, `no record`, `offline` (it
+    /// cannot be reached, or its agent is offline), `invalid` (its manifest cannot be used),
+    /// `failed` (an apply or heal failed for good), `refused` (refused as unsafe), `retrying`
+    /// (its agent retries an apply, or the monitor's heal failed for a reason that can pass and
+    /// the next check tries again), `not known` (the monitor cannot reach the broker, so it
+    /// cannot see the watch: `Snapshot.monitorProblem`).
     public var state: String
-    /// Why it needs attention, in plain words; empty when it does not.
+    /// Why it needs attention, in plain words; empty when it does not. An offline watch keeps
+    /// the reasons it had besides (a refusal, a drift): being out of reach hides none of them.
     public var reasons: [String]
     /// When it was last read.
     public var lastSeen: Date?
@@ -150,6 +154,11 @@ public final class StatusBoard: @unchecked Sendable {
     public var versions: Versions
     /// The fleet's staged rollout, when it has had one (`StatusBoard.rollout(_:)`).
     public var rollout: Rollout?
+    /// Why the monitor cannot see the watches now, in plain words (it lost the broker: an
+    /// `offline` event with `broker`, the `monitor_offline` alert); `nil` while it can.
+    public var monitorProblem: String?
+    /// Since when it cannot (with `monitorProblem`).
+    public var monitorProblemSince: Date?
 
     /// Rows that need attention, in the fleet's order.
     public var attention: [Row] { rows.filter(\.needsAttention) }
@@ -199,9 +208,15 @@ public final class StatusBoard: @unchecked Sendable {
 
   private struct WatchState {
     var member: Member
+    /// Whether the watch itself can be reached (by the monitor, or by its agent as the agent
+    /// reports it), since when not, and why.
     var connected: Bool?
     var offlineSince: Date?
     var offlineReason: String?
+    /// Its agent offline (over MQTT), since when and in what words: apart from the watch's own
+    /// reachability, so the agent coming back does not make an unreachable watch reachable.
+    var agentOffline: (since: Date, reason: String)?
+    /// Whether it has been offline (either way) longer than the threshold, as `tick()` last saw.
     var offlineNoted = false
     var lastSeen: Date?
     var hasRecord: Bool?
@@ -228,6 +243,8 @@ public final class StatusBoard: @unchecked Sendable {
   private var events: [String: Int] = [:]
   private var counters = Versions()
   private var rolloutState: Rollout?
+  /// The monitor without its broker: since when, and the page's words.
+  private var monitorLost: (since: Date, problem: String)?
   private var observers: [@Sendable () -> Void] = []
   /// How long a watch may be unreachable before it needs attention.
   public let offlineThreshold: Duration
@@ -339,12 +356,26 @@ public final class StatusBoard: @unchecked Sendable {
 
   /// Takes `event` into account for the watches named `names` (one for a monitor's own event;
   /// an agent's offline event names every watch it serves). Unknown names are ignored.
+  /// An event with a `broker` field is the monitor's own connection to the broker (lost:
+  /// `offline`, back: `online`): it concerns every watch, whatever `names` says.
   public func record(_ event: MonitorEvent, for names: [String]) {
     defer { if event.kind == .sos { keep() } }
-    change(touching: names) { () -> Bool in
+    let broker = event.fields["broker"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+    change(touching: broker == nil ? names : nil) { () -> Bool in
       events[event.kind.rawValue, default: 0] += 1
       var changed = false
       switch event.kind {
+      case .offline where broker != nil:
+        guard monitorLost == nil else { return false }
+        monitorLost = (event.time, "This monitor cannot reach the broker \(broker ?? "")"
+          + ": what the watches hold is not known, and their SOS presses cannot be heard through it until it is back (it keeps trying).")
+        counters.attention += 1
+        return true
+      case .online where broker != nil:
+        guard monitorLost != nil else { return false }
+        monitorLost = nil
+        counters.attention += 1
+        return true
       case .sos:
         guard let name = names.first, seenSOS.insert(event.id).inserted else { return false }
         sosPresses += 1
@@ -462,7 +493,7 @@ public final class StatusBoard: @unchecked Sendable {
       let time = now()
       var changed = false
       for position in watches.indices {
-        guard let since = watches[position].offlineSince, !watches[position].offlineNoted,
+        guard let since = Self.offline(watches[position])?.since, !watches[position].offlineNoted,
               time.timeIntervalSince(since) >= Backoff.seconds(offlineThreshold) else { continue }
         watches[position].offlineNoted = true
         changed = true
@@ -479,7 +510,8 @@ public final class StatusBoard: @unchecked Sendable {
       let time = now()
       return Snapshot(time: time, openSOS: open, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
                       sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
-                      offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState)
+                      offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState,
+                      monitorProblem: monitorLost?.problem, monitorProblemSince: monitorLost?.since)
     }
   }
 
@@ -508,25 +540,33 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
-  private func shown(_ text: String) -> String { showSensitive ? text : PhoneRedaction.redactPhoneLikeKeepingRevisions(text) }
+  private func shown(_ text: String) -> String { showSensitive ? text : PhoneRedaction.redactPhoneLikeSparingOwn(text) }
 
   private func apply(_ event: MonitorEvent, to watch: inout WatchState) -> Bool {
     let reason = event.fields["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }
     switch event.kind {
     case .online:
+      // Its agent back says nothing of the watch: one its agent cannot reach stays offline
+      // until the agent says it reaches it again (a `served_by` event).
+      watch.offlineNoted = false
+      if event.fields["agent"] != nil {
+        watch.agentOffline = nil
+        return true
+      }
       watch.connected = true
       watch.offlineSince = nil
-      watch.offlineNoted = false
       watch.offlineReason = nil
-      if event.fields["agent"] == nil { watch.lastSeen = event.time }
+      watch.lastSeen = event.time
       if case .bool(let record)? = event.fields["has_record"] { watch.hasRecord = record }
     case .offline:
-      watch.connected = false
-      if watch.offlineSince == nil { watch.offlineSince = event.time }
       // Plain words; the device's own error (paths, codes) is in the log.
       if case .string(let agent)? = event.fields["agent"] {
-        watch.offlineReason = shown("its agent \(agent) is offline")
-      } else if event.fields["served_by"] != nil {
+        if watch.agentOffline == nil { watch.agentOffline = (event.time, shown("its agent \(agent) is offline")) }
+        return true
+      }
+      watch.connected = false
+      if watch.offlineSince == nil { watch.offlineSince = event.time }
+      if event.fields["served_by"] != nil {
         // Over MQTT: the agent, online, cannot reach its watch; its words say why.
         watch.offlineReason = shown(event.message)
       } else {
@@ -579,7 +619,7 @@ public final class StatusBoard: @unchecked Sendable {
 
   private func row(_ watch: WatchState, at time: Date) -> Row {
     var reasons: [String] = []
-    let state: String
+    var state: String
     let drift = watch.agent?.drift ?? watch.drift
     let pending = watch.agent?.pending ?? watch.pending
     // The drift event's message says it already ("1 resource changed on the watch since the
@@ -593,14 +633,7 @@ public final class StatusBoard: @unchecked Sendable {
     // Beside another state (a refusal, a revision not published), a drift the agent measured is
     // said too: the wearer's change is not hidden behind it.
     let alsoDrift = (drift ?? 0) > 0 ? [driftReason(drift ?? 0)] : []
-    if watch.connected == false {
-      state = "offline"
-      // Past the threshold once `tick()` saw it so, so the attention list changes with a version.
-      // Not "for how long": that would change every second; the page shows `offlineSince`.
-      if watch.offlineSince != nil, watch.offlineNoted {
-        reasons.append("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + (watch.offlineReason ?? "it cannot be reached"))
-      }
-    } else if let problem = watch.manifestProblem {
+    if let problem = watch.manifestProblem {
       state = "invalid"
       reasons.append("Its manifest cannot be used: \(problem)")
     } else if let agent = watch.agent, ["refused", "failed", "invalid", "retrying"].contains(agent.state) {
@@ -645,11 +678,34 @@ public final class StatusBoard: @unchecked Sendable {
     } else {
       state = "checking"
     }
+    let offline = Self.offline(watch)
+    if let monitorLost {
+      // Nothing said of the watch now is known: not what it holds, not whether it is reached.
+      state = "not known"
+      reasons = ["This monitor cannot reach the broker (since \(MonitorEvent.timestamp(monitorLost.since))), so what this watch holds "
+        + "and its SOS presses cannot be seen through it"]
+    } else if let offline {
+      // Its other reasons stay: being out of reach hides no refusal and no drift.
+      state = "offline"
+      // Past the threshold once `tick()` saw it so, so the attention list changes with a version.
+      // Not "for how long": that would change every second; the page shows `offlineSince`.
+      if watch.offlineNoted {
+        reasons.insert("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + offline.reason, at: 0)
+      }
+    }
     var row = Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
-                  lastSeen: watch.lastSeen, offlineSince: watch.offlineSince, drift: drift, pending: pending,
+                  lastSeen: watch.lastSeen, offlineSince: offline?.since, drift: drift, pending: pending,
                   appliedRevision: watch.agent?.appliedRevision)
     row.holdsManifest = watch.holdsManifest
     return row
+  }
+
+  /// Whether `watch` is offline — its agent offline, or the watch out of reach — since when
+  /// (the earlier) and why (the agent first: nothing of the watch is heard without it).
+  private static func offline(_ watch: WatchState) -> (since: Date, reason: String)? {
+    let unreachable = watch.connected == false ? watch.offlineSince.map { ($0, watch.offlineReason ?? "it cannot be reached") } : nil
+    guard let first = watch.agentOffline ?? unreachable else { return nil }
+    return (min(first.since, unreachable?.0 ?? first.since), first.reason)
   }
 
   /// `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, for people.

@@ -266,34 +266,47 @@ public enum PhoneRedaction {
     isASCII(text) ? redactPhoneLike(units: Array(text.utf8)) : redactPhoneLike(units: Array(text))
   }
 
-  /// `redactPhoneLike(_:)` for text that names revisions (`5f0c3a1d9e2b7c44`: 16 lowercase hex
-  /// digits, at least one a letter, standing alone): those are left whole — their digit runs
-  /// (`8cbd1234567890ab`) looked like phone numbers and were masked, so the revision a page or a
-  /// log named matched none. A token without a letter is masked as any other digits.
-  public static func redactPhoneLikeKeepingRevisions(_ text: String) -> String {
+  /// `redactPhoneLike(_:)` for text that quotes what tsapply wrote itself, which is left whole:
+  /// its digit runs look like phone numbers but hold nothing of the wearer's, and a masked one
+  /// names nothing the reader can find. The one rule every front end masks free text with (an
+  /// agent's statuses and events, a monitor's events, the status page's reasons), so text
+  /// masked twice reads as text masked once:
+  /// - a revision (`5f0c3a1d9e2b7c44`: 16 lowercase hex digits, at least one a letter, standing
+  ///   alone); a token without a letter is masked as any other digits;
+  /// - a time as tsapply writes it (`InternetTime`: `2026-12-05T11:17:33.735Z`, to the second or
+  ///   the millisecond, `Z` or an offset); a date alone is masked;
+  /// - a backup's path (`/…/backups/20261201T231908.855Z.json`: absolute, no spaces, the file named
+  ///   by its UTC time), which `tsapply restore` needs whole (docs/apply.md).
+  public static func redactPhoneLikeSparingOwn(_ text: String) -> String {
     var result = "", rest = Substring(text)
-    while let range = rest.range(of: #"(?<![0-9A-Za-z])[0-9a-f]{16}(?![0-9A-Za-z])"#, options: .regularExpression) {
+    while let range = rest.range(of: ownWords, options: .regularExpression) {
       let token = rest[range]
-      let keep = token.contains { $0.isLetter }
+      // A 16-digit token without a letter is no revision: masked as any other digits.
+      let keep = !token.allSatisfy(\.isHexDigit) || token.contains { $0.isLetter }
       result += redactPhoneLike(String(rest[..<range.lowerBound])) + (keep ? String(token) : redactPhoneLike(String(token)))
       rest = rest[range.upperBound...]
     }
     return result + redactPhoneLike(String(rest))
   }
 
-  /// `redactPhoneLike(_:)`, leaving every occurrence of `spared` as it is: a path tsapply made
-  /// itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), whose timestamp
-  /// is a run of digits but holds nothing of the wearer's, and which the reader needs whole to
-  /// restore the watch. The text around it is masked as usual.
+  /// What `redactPhoneLikeSparingOwn(_:)` leaves whole: a backup's path, a time, a revision.
+  private static let ownWords = #"(?<![^\s"'(])/[^\s"']*/backups/[0-9]{8}T[0-9]{6}(\.[0-9]{3})?Z\.json"#
+    + #"|(?<![0-9A-Za-z])[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})(?![0-9A-Za-z])"#
+    + #"|(?<![0-9A-Za-z])[0-9a-f]{16}(?![0-9A-Za-z])"#
+
+  /// `redactPhoneLikeSparingOwn(_:)`, leaving every occurrence of `spared` as it is too: a path
+  /// tsapply made itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), named
+  /// exactly where the pattern would not find it (a state folder whose path holds a space). The
+  /// text around it is masked as usual.
   public static func redactPhoneLike(_ text: String, sparing spared: String?) -> String {
-    guard let spared, !spared.isEmpty else { return redactPhoneLike(text) }
+    guard let spared, !spared.isEmpty else { return redactPhoneLikeSparingOwn(text) }
     var result = ""
     var rest = text[...]
     while let found = rest.range(of: spared) {
-      result += redactPhoneLike(String(rest[..<found.lowerBound])) + spared
+      result += redactPhoneLikeSparingOwn(String(rest[..<found.lowerBound])) + spared
       rest = rest[found.upperBound...]
     }
-    return result + redactPhoneLike(String(rest))
+    return result + redactPhoneLikeSparingOwn(String(rest))
   }
 
   private static func redactPhoneLike<Unit: PhoneTextUnit>(units: [Unit]) -> String {

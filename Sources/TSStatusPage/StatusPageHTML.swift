@@ -86,11 +86,16 @@ public enum StatusPageHTML {
   private static func attention(_ snapshot: StatusBoard.Snapshot) -> String {
     let rows = snapshot.attention
     var html = "<h2 id=\"attention-h\">Needs attention: \(rows.isEmpty ? "none" : counted(rows.count, "watch", "watches"))</h2>"
+    if let problem = snapshot.monitorProblem {
+      html += "<div class=\"rollout act\" role=\"alert\"><p><strong>\(escape(problem))</strong></p>"
+      html += snapshot.monitorProblemSince.map { "<p>Since \(time($0, snapshot.time)).</p>" } ?? ""
+      html += "</div>"
+    }
     if let rollout = snapshot.rollout, let head = rollout.lines.first {
       html += "<div class=\"rollout\(rollout.needsAttention ? " act" : "")\"><p><strong>\(escape(head))</strong></p>"
       html += rollout.lines.dropFirst().map { "<p>\(escape($0.trimmingCharacters(in: .whitespaces)))</p>" }.joined() + "</div>"
     }
-    guard !rows.isEmpty else { return html + "<p class=\"calm\">Every watch is in sync or being checked.</p>" }
+    guard !rows.isEmpty else { return html + calm(snapshot) }
     html += "<ul class=\"attention\">"
     for row in rows {
       html += "<li data-name=\"\(escape(row.name))\" data-labels=\"\(escape(row.labels.joined(separator: " ")))\">"
@@ -101,6 +106,18 @@ public enum StatusPageHTML {
       html += "</li>"
     }
     return html + "</ul>"
+  }
+
+  /// The line under "Needs attention: none", counted from the rows the grid shows: calm only
+  /// when every watch is in sync or being checked; else what the others are (offline for less
+  /// than the threshold, the only state that needs no attention yet).
+  private static func calm(_ snapshot: StatusBoard.Snapshot) -> String {
+    let states = snapshot.states
+    let others = StatusBoard.states.filter { $0 != "in sync" && $0 != "checking" }.compactMap { state in states[state].map { "\($0) \(state)" } }
+    guard !others.isEmpty else { return "<p class=\"calm\">Every watch is in sync or being checked.</p>" }
+    let threshold = StatusBoard.duration(Backoff.seconds(snapshot.offlineThreshold))
+    return "<p class=\"note\">Not every watch is in sync: \(escape(others.joined(separator: ", "))), for less than \(threshold) "
+      + "(listed here once longer).</p>"
   }
 
   private static func grid(_ snapshot: StatusBoard.Snapshot) -> String {

@@ -37,6 +37,10 @@ public final class StatusPageServer: @unchecked Sendable {
     /// Shortest time between two sends of the grid when only "last seen" changed (each check
     /// of each watch changes it; the page's script keeps "ago" current meanwhile).
     public var seenInterval: Duration
+    /// How long to wait for the port while another process still listens on it
+    /// (`HTTPServer.Configuration.portWait`): a monitor restarted at once finds the old one
+    /// still stopping (it delivers what it holds first, up to 10 s).
+    public var portWait: Duration = .seconds(20)
 
     /// Options; the grid is sent at most every 2 s for a state, every 30 s for "last seen".
     public init(host: String, port: UInt16, token: [UInt8]?, heading: String, gridInterval: Duration = .seconds(2),
@@ -84,12 +88,14 @@ public final class StatusPageServer: @unchecked Sendable {
 
   /// Starts serving `board`; `acknowledged` is called with each press acknowledged on the page
   /// (write the `acknowledged` event).
-  /// - Throws: `HTTPServerError` when the address cannot be bound.
+  /// - Throws: `HTTPServerError` when the address cannot be bound (the port still in use after
+  ///   `Options.portWait`).
   public static func start(board: StatusBoard, options: Options,
                            acknowledged: @escaping @Sendable (StatusBoard.SOSPress) -> Void) throws(HTTPServerError) -> StatusPageServer {
     let page = StatusPageServer(board: board, options: options, acknowledged: acknowledged)
     var configuration = HTTPServer.Configuration(host: options.host, port: options.port, maxBodyBytes: 4096)
     configuration.refusal = { status, _ in HTTPResponse(status: status) }
+    configuration.portWait = options.portWait
     page.server = try HTTPServer.start(configuration) { [weak page] request in
       await page?.respond(request) ?? HTTPResponse(status: 503)
     }

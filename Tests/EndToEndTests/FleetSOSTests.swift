@@ -123,4 +123,108 @@ import TSTestSupport
       .split(separator: "\n").filter { $0.contains(#""kind":"removed""#) }
     #expect(removed.count == 1 && removed.first?.contains(#""watch":"w01""#) == true, "\(removed)")
   }
+
+  /// `monitor --fleet fleet.yaml` over MQTT in `dir` with the page on `address`, every alert to a
+  /// notifier that takes 10 s, the log in `events.jsonl`; the page's address once it serves
+  /// (`nil` when it did not within 60 s, or failed).
+  static func monitor(_ address: String, in dir: URL) throws -> (ListeningProcess, String?) {
+    let process = try ListeningProcess(["monitor", "--fleet", "fleet.yaml", "--serve", address, "--offline-after", "1s",
+                                        "--events", "all", "--on-event", "sleep 10", "--log", "events.jsonl"], in: dir)
+    for _ in 0..<3000 {
+      if let line = process.standardError.split(separator: "\n").first(where: { $0.hasPrefix("Status page on ") }) {
+        return (process, String(line.dropFirst("Status page on ".count).prefix { $0 != " " }))
+      }
+      if process.standardError.contains("Error:") { break }
+      usleep(20_000)
+    }
+    return (process, nil)
+  }
+
+  /// The page's `/status.json` at `url`: each watch's state, by name, and the whole body.
+  static func states(_ url: String) throws -> ([String: String], String) {
+    let body = try StatusPageTests.request(url, "/status.json").components(separatedBy: "\r\n\r\n").last ?? ""
+    let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+    return (Dictionary(uniqueKeysWithValues: (object?["watches"] as? [[String: Any]] ?? []).compactMap { watch in
+      (watch["name"] as? String).map { ($0, watch["state"] as? String ?? "?") }
+    }), body)
+  }
+
+  /// The states on the page at `url` once they are `expected` (at most 30 s), else the last seen.
+  static func until(_ url: String, _ expected: [String: String]) throws -> [String: String] {
+    var last: [String: String] = [:]
+    for _ in 0..<1500 {
+      last = try states(url).0
+      if last == expected { break }
+      usleep(20_000)
+    }
+    return last
+  }
+
+  /// The monitor loses the broker (fe17 defect 2): stderr and the log say so, an alert names the
+  /// monitor's connection and no agent, the page shows every watch `not known` under a banner —
+  /// never "Every watch is in sync" — and all of it clears when the broker is back.
+  @Test func aMonitorThatLosesTheBrokerSaysSoOnThePageInTheLogAndInAnAlert() throws {
+    let (dir, first) = try FleetAgentTests.fleetOnABroker()
+    var broker = first
+    defer { broker.stop() }
+    let agent = try FleetAgentTests.station(broker, in: dir)
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    let (monitor, address) = try Self.monitor("127.0.0.1:0", in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    let url = try #require(address, "\(monitor.standardError)")
+    #expect(try Self.until(url, ["room-12": "in sync", "room-14": "in sync"]) == ["room-12": "in sync", "room-14": "in sync"])
+    broker.stop()
+    #expect(try Self.until(url, ["room-12": "not known", "room-14": "not known"]) == ["room-12": "not known", "room-14": "not known"])
+    #expect(monitor.standardError.contains("This monitor lost its connection to the broker \(broker.address)"), "\(monitor.standardError)")
+    let page = try StatusPageTests.request(url, "/")
+    #expect(page.contains("This monitor cannot reach the broker") && !page.contains("Every watch is in sync"), "\(page)")
+    #expect(try Self.states(url).1.contains(#""monitor":{"problem":"#))
+    usleep(3_000_000)
+    let log = { (try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "" }
+    #expect(log().contains(#""alert":"monitor_offline""#) && !log().contains(#""alert":"agent_offline""#), "\(log())")
+    broker = try broker.restart()
+    #expect(try Self.until(url, ["room-12": "in sync", "room-14": "in sync"]) == ["room-12": "in sync", "room-14": "in sync"], "\(log())")
+    for _ in 0..<1500 where !log().contains(#""recovers":"monitor_offline""#) { usleep(20_000) }
+    #expect(log().contains(#""recovers":"monitor_offline""#), "\(log())")
+    #expect(try StatusPageTests.request(url, "/").contains("Every watch is in sync or being checked."))
+  }
+
+  /// The tester's steps (fe17 defect 1 and the restart): an agent that cannot read a watch, a
+  /// monitor with the page showing it offline, that monitor stopped while it delivers an alert
+  /// (its notifier takes 10 s: it holds the port for its 5 s of grace) and another started at
+  /// once on the same address. The new one waits for the port (no "the port is in use") and, hearing
+  /// the watch's retained status and then the agent's presence, shows the watch offline, as
+  /// `status --fleet` does, not `in sync`.
+  @Test func aMonitorRestartedAtOnceServesThePageAndShowsAnUnreachableWatchOffline() throws {
+    let (dir, broker) = try FleetAgentTests.fleetOnABroker()
+    defer { broker.stop() }
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--drift-interval", "1s",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    let file = dir.appendingPathComponent("watches/room-12.json").path
+    #expect(rename(file, file + ".away") == 0)
+    let table = try FleetAgentTests.waitForStatus("room-12  unreachable", in: dir)
+    #expect(table.contains("room-12  unreachable") && table.contains("room-14  in sync"), "\(table)")
+    func monitor(_ address: String) throws -> (ListeningProcess, String?) { try Self.monitor(address, in: dir) }
+    func until(_ url: String, _ expected: [String: String]) throws -> [String: String] { try Self.until(url, expected) }
+    let (first, firstURL) = try monitor("127.0.0.1:0")
+    defer { first.send(SIGKILL); _ = first.finish() }
+    let url = try #require(firstURL, "\(first.standardError)")
+    #expect(try until(url, ["room-12": "offline", "room-14": "in sync"]) == ["room-12": "offline", "room-14": "in sync"])
+    let port = String(url.split(separator: ":").last!.prefix { $0.isNumber })
+    let log = dir.appendingPathComponent("events.jsonl")
+    for _ in 0..<1500 where !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(#""alert":"offline""#) { usleep(20_000) }
+    first.send(SIGTERM)
+    let (second, secondURL) = try monitor("127.0.0.1:" + port)
+    defer { second.send(SIGKILL); _ = second.finish() }
+    #expect(secondURL != nil, "\(second.standardError)")
+    #expect(!second.standardError.contains("in use"), "\(second.standardError)")
+    _ = first.finish()
+    guard let secondURL else { return }
+    #expect(try until(secondURL, ["room-12": "offline", "room-14": "in sync"]) == ["room-12": "offline", "room-14": "in sync"],
+            "\(second.standardError)")
+  }
 }

@@ -100,6 +100,40 @@ import TSTestSupport
     #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix("ok"), "\(answer)")
   }
 
+  /// A port whose last server answered requests and stopped can be listened on again at once
+  /// (its connections' TIME_WAIT does not hold it: the listening socket reuses the address).
+  @Test func aPortFreedAfterAnsweringCanBeListenedOnAgainAtOnce() async throws {
+    let first = try HTTPServer.start { _ in HTTPResponse(status: 200, contentType: "text/plain", bytes: [0x41]) }
+    let port = first.port
+    for _ in 0..<3 { _ = try await Self.send("GET", "\(first.baseURL)/", reuse: false) }
+    first.stop()
+    let again = try HTTPServer.start(.init(port: port)) { _ in HTTPResponse(status: 200, contentType: "text/plain", bytes: [0x42]) }
+    defer { again.stop() }
+    #expect(try await Self.send("GET", "\(again.baseURL)/", reuse: false).body == [0x42])
+  }
+
+  /// A port still held by a process that is stopping (a monitor restarted at once, fe17) is
+  /// refused as in use without `portWait`; with it, the server waits for the port and takes it.
+  @Test func waitsForAPortHeldByAProcessThatIsStopping() async throws {
+    let holder = try HTTPServer.start { _ in HTTPResponse(status: 200) }
+    let port = holder.port
+    #expect(throws: HTTPServerError.portInUse("127.0.0.1:\(port)")) { try HTTPServer.start(.init(port: port)) { _ in HTTPResponse(status: 200) } }
+    var waiting = HTTPServer.Configuration(port: port)
+    waiting.portWait = .seconds(60)
+    let configuration = waiting
+    let release = Task.detached {
+      try? await Task.sleep(for: .milliseconds(700))
+      holder.stop()
+    }
+    let server = try await offThePool { () throws -> HTTPServer in
+      try HTTPServer.start(configuration) { _ in HTTPResponse(status: 200, contentType: "text/plain", bytes: [0x43]) }
+    }
+    defer { server.stop() }
+    await release.value
+    #expect(server.port == port)
+    #expect(try await Self.send("GET", "\(server.baseURL)/", reuse: false).body == [0x43])
+  }
+
   @Test func refusesAnAddressThatIsNotIPv4() {
     #expect(throws: HTTPServerError.badAddress("localhost")) { try HTTPServer.start(.init(host: "localhost")) { _ in HTTPResponse(status: 200) } }
   }

@@ -203,6 +203,128 @@ import TSMQTT
     await agent.abandon()
   }
 
+  /// Agent `station`'s presence serving `room-1`: online since a time, or its will (no time).
+  static func presence(online: Bool) -> [UInt8] {
+    Array((online ? #"{"agent":"station","format_version":"1","online":true,"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
+      : #"{"agent":"station","format_version":"1","online":false,"watches":["room-1"]}"#).utf8)
+  }
+
+  /// A board listing `r1` (`room-1`), and a follower of site `ward-a` on `broker` telling it (and
+  /// `alerts`, when given) under `names`, started; its events go to `events`, its notices to `notices`.
+  static func follow(_ space: FleetSpace, _ broker: MosquittoBroker, names: [String: String] = ["room-1": "r1"], alerts: Alerts? = nil,
+                     events: Inbox<MonitorEvent>, notices: Inbox<String> = Inbox(),
+                     revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil) async throws -> (StatusBoard, FleetMonitor.Follower) {
+    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
+                                             outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
+                                             notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { notices.add($0) },
+                                             observers: [board as any MonitorObserver] + (alerts.map { [$0] } ?? []), names: names,
+                                             revisions: revisions)
+    try await follower.start(within: .seconds(120))
+    return (board, follower)
+  }
+
+  /// Waits until `condition` holds (at most 30 s); whether it does.
+  static func eventually(_ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline, !condition() { try? await Task.sleep(for: .milliseconds(20)) }
+    return condition()
+  }
+
+  /// A monitor (re)started while an agent cannot reach its watch: the broker gives the watch's
+  /// retained status (`unreachable`) and then the agent's retained presence (online). The page
+  /// shows the watch offline, as `status --fleet` does, not `in sync` (fe17 defect 1).
+  @Test func aMonitorStartedWhileItsAgentCannotReachAWatchShowsItOffline() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","pending":0,"#
+      + #""result":"applied","revision":"aaaa","unreachable":"Device not connected (2003)","unreachable_since":"2026-12-05T01:00:00Z","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Self.presence(online: true), qos: 1, retain: true)
+    await publisher.close()
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, revisions: { _ in .success(["aaaa"]) })
+    defer { Task { await follower.stop(grace: .zero) } }
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.watch == "agent:station" } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { board.snapshot().rows.first?.appliedRevision == "aaaa" })
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "offline", "\(events.items.map(\.message))")
+    #expect(row.offlineSince == InternetTime.date("2026-12-05T01:00:00Z"))
+  }
+
+  /// The monitor loses the broker: its log says so in an event of its own, the page shows no
+  /// watch as known, one alert names the monitor's connection (not an agent), and all of it
+  /// clears when the monitor is connected again (fe17 defect 2).
+  @Test func aMonitorThatLosesTheBrokerSaysItCannotSeeTheSite() async throws {
+    let space = try FleetSpace()
+    var broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let events = Inbox<MonitorEvent>()
+    let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                        policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+    await alerts.start()
+    let notices = Inbox<String>()
+    let (board, follower) = try await Self.follow(space, broker, alerts: alerts, events: events, notices: notices)
+    defer { Task { await follower.stop(grace: .zero) } }
+    // An agent online, with a will as a real agent has: a broker shutting down may send it.
+    let agentSide = try MQTTClient(address: broker.address,
+                                   configuration: .init(clientID: "station", will: .init(topic: FleetTopics.agent(site: "ward-a", agent: "station"),
+                                                                                          payload: Self.presence(online: false), qos: 1, retain: true)),
+                                   onMessage: { _ in })
+    agentSide.connect()
+    try await agentSide.ready(within: .seconds(120))
+    try await agentSide.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Self.presence(online: true), qos: 1, retain: true)
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.watch == "agent:station" } })
+    broker.stop()
+    #expect(await Self.eventually { events.items.contains { $0.kind == .offline && $0.fields["broker"] != nil } }, "\(events.items.map(\.message))")
+    let lost = try #require(events.items.first { $0.kind == .offline && $0.fields["broker"] != nil })
+    #expect(lost.watch == "monitor:ward-a" && lost.message.contains("SOS presses"), "\(lost.jsonLine)")
+    #expect(notices.items.contains { $0.contains("lost its connection to the broker") }, "\(notices.items)")
+    #expect(await Self.eventually { events.items.contains { $0.fields["alert"] == .string("monitor_offline") } }, "\(events.items.map(\.message))")
+    #expect(board.snapshot().rows.first?.state == "not known")
+    // Give a will sent as the broker closed its time to arrive and be judged.
+    try await Task.sleep(for: .seconds(3))
+    #expect(!events.items.contains { $0.fields["alert"] == .string("agent_offline") }, "the agent was not seen to go: \(events.items.map(\.message))")
+    broker = try broker.restart()
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.fields["broker"] != nil } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { events.items.contains { $0.fields["recovers"] == .string("monitor_offline") } })
+    #expect(await Self.eventually { board.snapshot().rows.first?.state != "not known" })
+    #expect(board.snapshot().monitorProblem == nil)
+    await agentSide.abandon()
+  }
+
+  /// An SOS from a watch the fleet file no longer names (its agent still serves it: the press is
+  /// delivered) is an open press on the page, under the name the fleet gave it (fe17 defect 3).
+  @Test func anSOSFromAWatchRemovedFromTheFleetIsOpenOnThePage() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, names: ["room-1": "r1", "room-2": "r2"], events: events)
+    defer { Task { await follower.stop(grace: .zero) } }
+    follower.rename([:])
+    board.remove(["r1"])
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let now = InternetTime.text(Date())
+    for (watch, sequence) in [("room-1", 1), ("room-3", 2)] {
+      let sos = #"{"agent":"station","format_version":"1","id":"sos-105bd4bc9615af4d-000000000\#(sequence)","kind":"sos","#
+        + #""message":"the wearer pressed SOS","sequence":\#(sequence),"time":"\#(now)","watch":"\#(watch)"}"#
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: watch, .events), payload: Array(sos.utf8), qos: 1, retain: false)
+    }
+    #expect(await Self.eventually { board.snapshot().openSOS.count == 2 }, "\(events.items.map(\.jsonLine))")
+    // The name the fleet gave it; one never named: as the monitor names it in its log.
+    #expect(Set(board.snapshot().openSOS.map(\.watch)) == ["r1", "ward-a/room-3"], "\(board.snapshot().openSOS)")
+    #expect(events.items.filter { $0.kind == .sos }.map(\.watch).sorted() == ["r1", "ward-a/room-3"])
+    await publisher.close()
+  }
+
   @Test func theAgentsEventsAreFollowedOnTheBrokerAndAnSOSReachesTheNotifiers() async throws {
     let (space, broker, scheme, engine) = try Self.site()
     defer { broker.stop() }

@@ -233,7 +233,7 @@ import TSMonitor
     await alerts.stop(grace: .seconds(1))
   }
 
-  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "test"]), ("failed, offline", ["failed", "offline", "test"]),
+  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "test"]), ("failed, offline", ["failed", "offline", "test"]),
                     ("all", Alerts.Kind.allCases.map(\.rawValue))])
   func eventsNamesKindsAndSeverities(_ text: String, _ kinds: [String]) throws {
     #expect(try Alerts.parseFilter(text).map(\.rawValue).sorted() == kinds.sorted())

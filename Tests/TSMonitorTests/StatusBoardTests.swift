@@ -133,6 +133,40 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
       clock.advance(600)
     }, state: "offline", reason: "Offline longer than 1 min: its agent a1 is offline"),
+    // A monitor (re)started over MQTT hears the agent's retained status first (it cannot reach
+    // the watch), then the agent's retained presence (online): the agent being up does not
+    // make its watch reachable (fe17 defect 1).
+    Case(name: "unreachable at its agent, the agent online", steps: { board, clock in
+      board.record(event(.offline, clock, message: "agent a1 cannot reach the watch: Device not connected (2003); it keeps trying",
+                         ["served_by": .string("a1")]), for: ["room-12"])
+      board.reported("room-12", AgentReport(state: "in sync", drift: nil, pending: nil, appliedRevision: "abc"))
+      board.record(event(.online, clock, message: "agent a1 (room-12) is online", ["agent": .string("a1")]), for: ["room-12", "room-14"])
+      clock.advance(61)
+    }, state: "offline", reason: "Offline longer than 1 min: agent a1 cannot reach the watch"),
+    Case(name: "its agent offline and back, the watch reachable", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
+      board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
+      clock.advance(600)
+      board.record(event(.online, clock, message: "agent a1 (w12) is online", ["agent": .string("a1")]), for: ["room-12", "room-14"])
+    }, state: "in sync", reason: nil),
+    // Offline does not hide what was wrong before: a refused watch that then cannot be reached
+    // stays on the attention list with its refusal.
+    Case(name: "refused, then unreachable", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "refused", note: "removes emergency contact Mom", drift: 0, pending: 1))
+      board.record(event(.offline, clock, message: "agent a1 cannot reach the watch: gone", ["served_by": .string("a1")]), for: ["room-12"])
+    }, state: "offline", reason: "The apply was refused as unsafe: removes emergency contact Mom"),
+    // The monitor itself cannot reach the broker: no watch's state is known through it (fe17 defect 2).
+    Case(name: "the monitor lost the broker", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
+      board.record(event(.offline, clock, message: "this monitor lost its connection to the broker", ["broker": .string("mqtt://127.0.0.1:1883")]),
+                   for: [])
+    }, state: "not known", reason: "This monitor cannot reach the broker"),
+    Case(name: "the monitor's broker back", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
+      board.record(event(.offline, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
+      clock.advance(30)
+      board.record(event(.online, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
+    }, state: "in sync", reason: nil),
   ]
 
   @Test(arguments: cases)
@@ -289,6 +323,52 @@ final class TestClock: @unchecked Sendable {
     #expect(StatusBoard.Rollout(phase: phase, lines: [], json: .null).needsAttention == attention, "\(phase)")
   }
 
+  /// While the monitor cannot reach the broker every row is `not known`, and the snapshot says
+  /// why and since when (the page's banner, `status.json`'s `monitor`); it clears when it is back.
+  @Test func aMonitorWithoutItsBrokerSaysNoWatchIsKnown() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let before = board.versions
+    board.record(Self.event(.offline, clock, message: "this monitor lost its connection to the broker mqtt://127.0.0.1:1883: gone",
+                            ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
+    let blind = board.snapshot()
+    #expect(blind.rows.allSatisfy { $0.state == "not known" && $0.needsAttention }, "\(blind.rows.map(\.state))")
+    #expect(blind.monitorProblem?.contains("cannot reach the broker mqtt://127.0.0.1:1883") == true, "\(blind.monitorProblem ?? "-")")
+    #expect(blind.monitorProblem?.contains("SOS presses") == true)
+    #expect(blind.versions.attention > before.attention && blind.versions.gridState > before.gridState)
+    #expect(blind.json.contains(#""monitor":{"#), "\(blind.json)")
+    clock.advance(5)
+    board.record(Self.event(.online, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
+    #expect(board.snapshot().monitorProblem == nil)
+    #expect(board.snapshot().rows.allSatisfy { $0.state == "checking" }, "\(board.snapshot().rows.map(\.state))")
+  }
+
+  /// An SOS from a watch the board does not list (removed from the fleet file, its presses still
+  /// delivered) is an open press under the name it is given (fe17 defect 3).
+  @Test func anSOSFromAWatchNotListedIsOpenToo() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.sos, clock, id: "sos-1-1"), for: ["room-15"])
+    #expect(board.snapshot().openSOS.map(\.watch) == ["room-15"])
+  }
+
+  /// A reason quoting an agent's message keeps the times and the backup path it names (they are
+  /// no phone numbers, and restoring needs the path whole); a phone number beside them is
+  /// still masked (fe17 defect 10).
+  @Test func timesAndBackupPathsInAReasonAreNotMasked() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let path = "/srv/state/watches/b0df3a9c1e2f4d5a/backups/20261205T111705.469Z.json"
+    board.reported("room-12", AgentReport(state: "failed", note: "stored +44 7700 900456 as 0. Backup of the previous state: \(path)",
+                                          drift: 0, pending: 0))
+    board.reported("room-14", AgentReport(state: "retrying", note: "timeout; retrying at the next check, by 2026-12-05T11:17:33.735Z",
+                                          drift: 0, pending: 1))
+    let rows = board.snapshot().rows
+    let failed = try #require(rows.first?.reasons.first), retrying = try #require(rows.last?.reasons.first)
+    #expect(failed.hasSuffix(path) && !failed.contains("900456"), "\(failed)")
+    #expect(retrying.hasSuffix("by 2026-12-05T11:17:33.735Z"), "\(retrying)")
+  }
+
   @Test func phoneNumbersAreMaskedUnlessShowSensitive() throws {
     for show in [false, true] {
       let clock = TestClock()
@@ -306,8 +386,10 @@ final class TestClock: @unchecked Sendable {
     Self.check(board, clock, 0, 1)
     board.record(Self.event(.sos, clock, id: "sos-1-3"), for: ["room-12"])
     let object = try #require(try JSONSerialization.jsonObject(with: Data(board.snapshot().json.utf8)) as? [String: Any])
-    #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts", "rollout"])
+    #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts", "rollout",
+                                  "monitor"])
     #expect(object["rollout"] is NSNull, "no rollout: null")
+    #expect(object["monitor"] is NSNull, "the monitor sees the watches: null")
     let watch = try #require((object["watches"] as? [[String: Any]])?.first)
     #expect(Set(watch.keys) == ["name", "labels", "device", "state", "needs_attention", "reasons", "last_seen", "offline_since",
                                 "drift", "pending", "applied_revision"])

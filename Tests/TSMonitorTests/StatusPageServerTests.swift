@@ -48,6 +48,28 @@ import TSTestSupport
   static func status(_ answer: String) -> Int { Int(answer.split(separator: " ").dropFirst().first ?? "") ?? 0 }
   static func body(_ answer: String) -> String { answer.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n") }
 
+  /// "Needs attention: none" is followed by "Every watch is in sync" only when the grid's rows
+  /// are (fe17 defect 2: it was said beside 6 offline watches); a monitor that lost its broker
+  /// says so at the top of the part, and every watch is listed as not known.
+  @Test func theAttentionPartCountsFromTheRowsItShows() {
+    let clock = TestClock()
+    let board = StatusBoard(members: [.init(name: "room-12", device: "sim:w12.json"), .init(name: "room-14", device: "sim:w14.json")],
+                            offlineThreshold: .seconds(300), now: { clock.now })
+    board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
+    board.reported("room-14", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
+    #expect(StatusPageHTML.part(.attention, board.snapshot(), canAcknowledge: false).contains("Every watch is in sync or being checked."))
+    board.record(MonitorEvent(time: clock.now, watch: "room-14", kind: .offline, message: "agent a1 cannot reach the watch: gone",
+                              fields: ["served_by": .string("a1")]), for: ["room-14"])
+    let offline = StatusPageHTML.part(.attention, board.snapshot(), canAcknowledge: false)
+    #expect(!offline.contains("Every watch is in sync"), "\(offline)")
+    #expect(offline.contains("Needs attention: none") && offline.contains("1 offline, for less than 5 min"), "\(offline)")
+    board.record(MonitorEvent(time: clock.now, watch: "monitor:ward-a", kind: .offline, message: "lost",
+                              fields: ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
+    let blind = StatusPageHTML.part(.attention, board.snapshot(), canAcknowledge: false)
+    #expect(blind.contains("Needs attention: 2 watches") && blind.contains("This monitor cannot reach the broker mqtt://127.0.0.1:1883"), "\(blind)")
+    #expect(!blind.contains("Every watch is in sync"))
+  }
+
   @Test(arguments: [
     ("/", [String]()), ("/status.json", []), ("/metrics", []), ("/events", []), ("/nowhere", []),
     ("/", ["Authorization: Bearer wrong"]), ("/status.json", ["Authorization: Bearer \(token)x"]),
