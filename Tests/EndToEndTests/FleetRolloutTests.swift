@@ -157,6 +157,12 @@ import TSTestSupport
     guard signal == SIGTERM else {
       // Killed: nothing says what it reached, and the watch may hold part of it.
       #expect(stderr.contains("1 of 1 watch may hold part of the revision: w01 (its agent went offline during the wait"), "\(stderr)")
+      // `status --fleet` does not call it settled either: pending, its agent offline, what it
+      // holds not known — exit 1, as `apply` (fe17 defect 7a).
+      let shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+      #expect(shown.status == 1, "\(shown.stdout)\(shown.stderr)")
+      #expect(shown.stdout.contains("the watch may hold part of it"), "\(shown.stdout)")
+      #expect(shown.stderr.contains("1 of 1 watch not known: w01"), "\(shown.stderr)")
       return
     }
     #expect(stdout.contains("1 of 2 applied"), "\(stdout)")
