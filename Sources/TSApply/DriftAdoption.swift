@@ -480,33 +480,52 @@ extension LastApplied {
   /// apply left, and the rest of the record stays: nothing is written to the watch, so
   /// `appliedAt` (`status --fleet`'s "Last applied", docs/plan.md "Drift") does not move.
   public func adopting(_ drift: [ResourceChange], addresses: Set<ResourceAddress>) -> LastApplied {
-    func adopt(_ state: DeviceState) -> DeviceState {
-      var state = state
-      for change in drift where addresses.contains(change.address) {
-        switch (change.before, change.after) {
-        case (.contacts, .contacts(let now)?): state.contacts = now
-        case (.emergency, .emergency(let now)?): state.emergency = now
-        default:
-          let was: Reminder? = if case .reminder(let reminder)? = change.before { reminder } else { nil }
-          let now: Reminder? = if case .reminder(let reminder)? = change.after { reminder } else { nil }
-          guard let any = was ?? now else { continue }
-          let index = state.reminders.firstIndex {
-            $0.reminderType == any.reminderType && (any.kind == .custom ? $0.reminderName == any.reminderName : $0.reminderId == any.reminderId)
-          }
-          switch (index, now) {
-          case (let index?, let now?): state.reminders[index] = now
-          case (let index?, nil): state.reminders.remove(at: index)
-          case (nil, let now?): state.reminders.append(now)
-          case (nil, nil): break
-          }
+    var record = self
+    record.state = state.taking(drift, addresses: addresses, as: .now)
+    record.unconfirmed = unconfirmed.map { $0.taking(drift, addresses: addresses, as: .now) }
+    return record
+  }
+}
+
+extension DeviceState {
+  /// Which side of a drift change `taking(_:addresses:as:)` takes.
+  public enum DriftSide: Sendable {
+    /// As the last apply left it (each change's `before`).
+    case recorded
+    /// As the watch holds it now (each change's `after`).
+    case now
+  }
+
+  /// This state with the resources of `drift` (changes since a last-applied record: `before` =
+  /// recorded, `after` = the watch now) whose addresses are in `addresses` set to `side`: the
+  /// contacts and the emergency list whole, a reminder replaced, added or removed (a custom one
+  /// found by name, a built-in by ID). `drift --adopt` takes the watch's (`LastApplied.adopting`);
+  /// an apply that keeps drift out of its record takes the recorded ones
+  /// (`ApplyOptions.keepsDriftInRecord`).
+  public func taking(_ drift: [ResourceChange], addresses: Set<ResourceAddress>, as side: DriftSide) -> DeviceState {
+    var state = self
+    for change in drift where addresses.contains(change.address) {
+      let (other, wanted) = side == .now ? (change.before, change.after) : (change.after, change.before)
+      switch (other, wanted) {
+      case (_, .contacts(let list)?): state.contacts = list
+      case (_, .emergency(let list)?): state.emergency = list
+      default:
+        let was: Reminder? = if case .reminder(let reminder)? = other { reminder } else { nil }
+        let now: Reminder? = if case .reminder(let reminder)? = wanted { reminder } else { nil }
+        guard let any = was ?? now else { continue }
+        // A custom reminder by its name, a built-in by its ID (the same on both sides).
+        let index = state.reminders.firstIndex {
+          $0.reminderType == any.reminderType && (any.kind == .custom ? $0.reminderName == any.reminderName : $0.reminderId == any.reminderId)
+        }
+        switch (index, now) {
+        case (let index?, let now?): state.reminders[index] = now
+        case (let index?, nil): state.reminders.remove(at: index)
+        case (nil, let now?): state.reminders.append(now)
+        case (nil, nil): break
         }
       }
-      return state
     }
-    var record = self
-    record.state = adopt(state)
-    record.unconfirmed = unconfirmed.map(adopt)
-    return record
+    return state
   }
 }
 

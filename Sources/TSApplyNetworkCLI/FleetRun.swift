@@ -251,6 +251,7 @@ struct FleetSession: Sendable {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
+                  refusedHoldingPart: names { $0.verdict.isRefused && $0.partlyApplied },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
                   unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
                   mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, agents: agents,
@@ -258,7 +259,9 @@ struct FleetSession: Sendable {
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
-  /// gate `refused` their unsafe plans, their parts of a saved plan failed its checks (`stale`), or their
+  /// gate `refused` their unsafe plans (over MQTT, `refusedHoldingPart` of them hold part of
+  /// the revision, written by their agents' earlier attempts: never said to be untouched),
+  /// their parts of a saved plan failed its checks (`stale`), or their
   /// agents were still `retrying` them when the wait ended (`waited`; else they are being retried),
   /// or what they hold is not known (`unknown`), or they are pending holding part of the revision
   /// (`partlyPending`: their agents stopped part-way); `operation` (`apply`, `restore`) is the verb of
@@ -267,7 +270,8 @@ struct FleetSession: Sendable {
   /// retrying when the wait ended: room-12 (…)`, or, over MQTT, have `noDesired` document on the
   /// broker (it lost them: not a failure of the watches) `30 of 30 watches with no desired
   /// document on the broker: … (publish the manifests again …)`.
-  static func failed(_ names: [String], refused: [String] = [], stale: [String] = [], retrying: [String] = [], unknown: [String] = [],
+  static func failed(_ names: [String], refused: [String] = [], refusedHoldingPart: [String] = [], stale: [String] = [],
+                     retrying: [String] = [], unknown: [String] = [],
                      partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
                      agents: Bool = false, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
@@ -280,8 +284,14 @@ struct FleetSession: Sendable {
     }
     if !refused.isEmpty {
       let (its, it) = refused.count == 1 ? ("its plan is", "it") : ("their plans are", "them")
+      // The refusal wrote nothing, but an earlier attempt may have written part of the revision.
+      let partly = refused.filter(refusedHoldingPart.contains)
+      let written = partly.isEmpty ? "nothing was written to \(it)"
+        : "nothing more was written to \(it), but " + (partly.count == refused.count ? (partly.count == 1 ? "it holds" : "they hold")
+                                                       : partly.joined(separator: ", ") + (partly.count == 1 ? " holds" : " hold"))
+          + " part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
-        + " (\(its) unsafe, so nothing was written to \(it): add --allow-destroy to --auto-approve to \(operation) \(it)"
+        + " (\(its) unsafe, so \(written): add --allow-destroy to --auto-approve to \(operation) \(it)"
         // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone;
         // an agent applies unattended, so only allow_destroy (--allow-destroy) lets it.
         + (operation == "restore" ? "; each watch's section shows its plan)"

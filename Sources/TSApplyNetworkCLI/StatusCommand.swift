@@ -24,7 +24,8 @@ struct StatusCommand: Command {
     (unreachable, invalid, its records unusable, refused or failed by its agent, or, over
     MQTT, held by its agent to a desired document the broker no longer has: no desired
     document; 'tsapply apply --fleet' publishes it again), when what a watch holds is not
-    known (over MQTT: its agent offline, or no agent has announced it: no status), or when,
+    known (over MQTT: its agent offline, no agent has announced it: no status, or pending with
+    its agent offline and nothing saying what of the revision reached it), or when,
     with --wait, the site had not settled at the end (the message says what was still going on,
     also when a watch failed besides).
     """
@@ -80,11 +81,12 @@ struct StatusCommand: Command {
     let lost = failed.filter { $0.state == FleetStatusRow.noDesiredDocument }.map(\.name)
     let partly = rows.filter(\.partlyApplied).map(\.name)
     let refused = failed.filter { $0.state == "refused" }.map(\.name)
-    // Its agent offline, or no agent has announced it, what a watch holds now is not known: the
-    // view is not the site.
-    let offline = rows.filter { $0.state == "offline" && $0.agent?.online == false || $0.state == "no status" }.map(\.name)
+    let refusedHoldingPart = failed.filter { $0.refusedHoldingPart != nil }.map(\.name)
+    // What a watch holds now is not known (`FleetStatusRow.isNotKnown`): the view is not the site.
+    let offline = rows.filter(\.isNotKnown).map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
       problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
+                                          refusedHoldingPart: refusedHoldingPart,
                                           unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,
                                           agents: session.broker != nil).message)
     }

@@ -153,6 +153,15 @@ public struct ApplyOptions: Sendable {
   /// the watch holds (true: a person's apply, an agent's revision). The monitor's heals pass
   /// false, so drift in what the manifest does not manage stays reported.
   public var refreshesRecord = true
+  /// Whether the last-applied record keeps out what changed on the watch since the last apply
+  /// (the plan's `resourceDrift`) and this apply did not write over: such a resource stays in
+  /// the record as the last apply left it, so it is still drift afterwards — after a refresh
+  /// (nothing to change) and after an apply that wrote something else — unless the manifest
+  /// itself changes it and the watch holds that change (`Watch.keptDrift`). For applies nobody
+  /// reviews and that report drift on their own (an agent's revisions, docs/fleet.md "What an
+  /// agent does"): the record describes only what tsapply wrote and verified. Off: a person's
+  /// apply starts from what the watch holds, as Terraform's refresh does (docs/plan.md "Drift").
+  public var keepsDriftInRecord = false
   /// Whether the apply listens for contact changes made on the watch while it writes (where
   /// the platform has the listeners): the SDK has no conditional write, so a change made in the
   /// instant between the read before a write and the write is overwritten; listening, the apply

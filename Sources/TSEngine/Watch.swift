@@ -242,15 +242,19 @@ public final class Watch: Sendable {
                source: (kind: String, manifest: String?)) async throws(EngineError) -> ApplyOutcome {
     let plan = planned.plan
     options.events(.planned(plan))
+    // What the record keeps as the last apply left it, whatever the watch holds (`ApplyOptions.keepsDriftInRecord`).
+    let kept = options.keepsDriftInRecord ? keptDrift(planned) : []
+    let keeping: @Sendable (DeviceState) -> DeviceState = { kept.isEmpty ? $0 : $0.taking(kept, addresses: Set(kept.map(\.address)), as: .recorded) }
     if plan.isEmpty {
       // The watch matches: the record is refreshed to it, so a record left stale (a process
       // killed between a write and its record, an older tsapply) stops showing as drift.
       // Nothing was written now: the time of the last write is kept, and a record without one
       // (first written by an apply that found the watch matching) stays without one.
       let appliedAt = planned.record?.appliedAt
+      let refreshed = keeping(planned.state)
       if options.refreshesRecord
-        && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: planned.state, appliedAt: appliedAt) {
-        record(planned.state, ifLanded: nil, appliedAt: appliedAt, events: options.events)
+        && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: refreshed, appliedAt: appliedAt) {
+        record(refreshed, ifLanded: nil, appliedAt: appliedAt, events: options.events)
       }
       return .noChanges(plan)
     }
@@ -273,7 +277,8 @@ public final class Watch: Sendable {
                                           backupDirectory: home.backupDirectory, now: now(),
                                           shouldStop: { options.stop.isRequested },
                                           recorded: planned.record.map { Drift.left(by: $0, current: planned.state, capabilities: capabilities) },
-                                          record: { self.record($0, ifLanded: $1, appliedAt: ApplyHistory.timeText(self.now()), events: options.events) },
+                                          record: { self.record(keeping($0), ifLanded: $1.map(keeping), appliedAt: ApplyHistory.timeText(self.now()),
+                                                                events: options.events) },
                                           progress: { progress in
                                             // In the history before the first write: a process killed while writing leaves it there.
                                             if case .backedUp(let path) = progress {
@@ -302,6 +307,19 @@ public final class Watch: Sendable {
                           events: options.events)
     }
     return .applied(report)
+  }
+
+  /// The drift of `planned` (changes on the watch since the last apply) an apply that keeps
+  /// drift out of its record leaves there as the last apply left it: every drifted resource
+  /// its plan does not write, except those the manifest itself changes on what the last apply
+  /// left (`Drift.left`) — the watch holds the manifest's own change there, which is what
+  /// tsapply would have written. Empty without a record or drift.
+  func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {
+    guard let record = planned.record, !planned.plan.resourceDrift.isEmpty else { return [] }
+    let written = Set(planned.plan.resourceChanges.map(\.address))
+    let left = Drift.left(by: record, current: planned.state, capabilities: capabilities)
+    let own = Set(Planner.plan(planned.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
+    return planned.plan.resourceDrift.filter { !written.contains($0.address) && !own.contains($0.address) }
   }
 
   /// The watch's apply history (docs/apply.md "History").

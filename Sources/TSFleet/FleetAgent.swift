@@ -599,6 +599,9 @@ actor AgentWatch {
       }
     }
     options.announcements = announcements
+    // Nobody reviews the agent's plans: what the wearer changed and this apply does not write
+    // over stays drift in the record, and is reported (a drift check after the apply).
+    options.keepsDriftInRecord = true
     outlet.count { $0.applies += 1 }
     if !lookedForInterruption {
       lookedForInterruption = true
@@ -609,14 +612,17 @@ actor AgentWatch {
     let content = desired.contentRevision
     let result: WatchStatus.Result
     var message = outcome.error?.description ?? ""
-    func succeeded(_ plan: Plan) {
+    func succeeded(_ plan: Plan) async {
       // The whole revision's changes: what earlier attempts got onto the watch and what this
       // one changed. Matching now because an earlier attempt's writes landed (its answer was
-      // lost): applied by it, with what it reached, or (not known) what it was writing.
+      // lost): applied by it, with what it reached, or (not known) what it was writing. What a
+      // killed attempt reached is not known: the revision's changes are at least what it
+      // planned (the whole revision, from the watch before it), and what this one changed.
       let before = self.earlier
       self.earlier = nil
       let counts = before.map { before in
-        plan.isEmpty ? (before.reached.flatMap { $0.total > 0 ? $0 : nil } ?? before.planned) : (before.reached ?? .zero) + plan.counts
+        plan.isEmpty ? (before.reached.flatMap { $0.total > 0 ? $0 : nil } ?? before.planned)
+          : before.reached.map { $0 + plan.counts } ?? before.planned.atLeast(plan.counts)
       } ?? plan.counts
       let applied: WatchStatus.Result = plan.isEmpty && before == nil ? .noChanges : .applied
       // Earlier attempts that wrote nothing (`0 of N applied`) are not said to have written.
@@ -630,16 +636,20 @@ actor AgentWatch {
       keep(desired)
       finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
              content: content)
+      // What changed on the watch since the last apply and this one did not write over is still
+      // drift (`ApplyOptions.keepsDriftInRecord`): reported now, in the status and as an event.
+      let written = Set(plan.resourceChanges.map(\.address))
+      if plan.resourceDrift.contains(where: { !written.contains($0.address) }) { await checkDrift() }
     }
     switch outcome {
     case .noChanges(let plan):
       // Its read is not kept by the engine: a drift check reads the watch for the state topic,
       // once per start (later ones come with the periodic checks).
       if reportedFingerprint == nil { driftWanted = true }
-      return succeeded(plan)
+      return await succeeded(plan)
     case .applied(let report):
       if let state = report.finalState { self.report(state) }
-      return succeeded(report.plan)
+      return await succeeded(report.plan)
     case .refusedUnsafe(let plan, _, let pending):
       result = .refused
       if let attribution = Reconcile.attribution(plan, pending: pending, subject: "the revision") { message += " (\(attribution))" }
@@ -658,15 +668,20 @@ actor AgentWatch {
       let prior = earlier?.reached ?? .zero
       earlier = (prior + Reconcile.reached(plan, failure: error), prior + plan.counts)
     }
-    let progress = retry || result == .failed
+    // A refusal writes nothing, but the watch still holds what earlier attempts at the revision
+    // wrote: the status says so as a failure's does (`1 of 2 applied`), not that it is untouched.
+    let progress = retry || result == .failed || result == .refused
       ? earlier.flatMap { earlier in earlier.reached.map { (reached: $0, planned: earlier.planned) } } : nil
     var shown = masked(message, sparing: outcome.error?.backupPath)
+    if result == .refused, let progress, progress.reached.total > 0 {
+      shown += "; the watch holds what earlier attempts at this revision wrote: \(progress.reached.total) of \(progress.planned.total) applied"
+    }
     if let during = changedDuringApply.value { shown += "; " + during }
     // Stopping, the agent does not try again until it starts again: no time is promised.
     let delay = retry && !outlet.isStopping ? nextRetryDelay() : nil
     if retry, delay == nil { attempts += 1 }
     let retryAt = delay.map { now().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
-    let reachedText = progress.map { "; \($0.reached.total) of \($0.planned.total) applied" } ?? ""
+    let reachedText = result == .refused ? "" : progress.map { "; \($0.reached.total) of \($0.planned.total) applied" } ?? ""
     outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)\(reachedText)"
                + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" }
                   ?? (retry ? "; the agent is stopping: it tries again when it starts" : "")))

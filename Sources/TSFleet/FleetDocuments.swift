@@ -276,17 +276,25 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     result == .failed || result == .retrying || ((result == .applied || result == .noChanges) && !isSettled)
   }
 
-  /// What of the revision reached the watch when it is not applied (`retrying`, `failed`):
-  /// `1 of 2 applied`, as `apply --fleet` over direct watches says it
-  /// (`FleetWatchReport.reached`); `nil` when nothing was written.
+  /// What of the revision reached the watch when it is not applied (`retrying`, `failed`, or
+  /// `refused` after earlier attempts at it wrote part of it): `1 of 2 applied`, as `apply
+  /// --fleet` over direct watches says it (`FleetWatchReport.reached`); `nil` when nothing was written.
   public var reachedText: String? {
-    guard result == .retrying || result == .failed, let reached, let planned else { return nil }
+    guard result == .retrying || result == .failed || result == .refused, let reached, let planned else { return nil }
     return "\(reached.total) of \(planned.total) applied"
   }
 
   /// Whether the watch holds part of the revision: it is not applied (`reachedText`) and some of
   /// its changes reached the watch.
   public var partlyApplied: Bool { reachedText != nil && (reached?.total ?? 0) > 0 }
+
+  /// Whether the revision's apply failed (or is retried) after every one of its changes reached
+  /// the watch (`2 of 2 applied`: the verification found something else, or its read failed):
+  /// the watch holds what the revision writes, though it is not reported applied.
+  public var holdsRevisionWritten: Bool {
+    guard result == .failed || result == .retrying, let reached, let planned else { return false }
+    return planned.total > 0 && reached == planned
+  }
 
   /// Whether handling `revision` has ended: applied, matched, refused, invalid or failed for
   /// good. `retrying` has not: the agent is still at it.

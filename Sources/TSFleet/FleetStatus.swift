@@ -31,8 +31,9 @@ public struct FleetStatusRow: Sendable {
   public var note: String?
   /// Whether the watch holds what its manifests give now (their revision), as far as known:
   /// directly, its last apply left them (whatever is pending only undoes drift); over MQTT, its
-  /// agent reported applying their revision. `nil`: unknown (not read, no status, an apply not
-  /// reported on). A staged rollout's summary counts it (`RolloutRecord.observe`).
+  /// agent reported applying their revision, or an apply of it that failed after all of its
+  /// changes reached the watch (`WatchStatus.holdsRevisionWritten`). `nil`: unknown (not read,
+  /// no status, an apply not reported on). A staged rollout's summary counts it (`RolloutRecord.observe`).
   public var holdsManifests: Bool? = nil
   /// Whether tsapply holds a record of the watch but never wrote to it (`LastWrite.never`: it
   /// matched already, or, over MQTT, its agent applied with nothing to change and reports no
@@ -44,6 +45,23 @@ public struct FleetStatusRow: Sendable {
   /// and is offline: the note says how much): a watch left mixed, which `status --fleet`
   /// counts against its exit status.
   public var partlyApplied = false
+  /// Over MQTT, for a watch whose agent refused its revision after earlier attempts at it wrote
+  /// part of it: what of it the watch holds (`1 of 2 applied`, `WatchStatus.reachedText`);
+  /// `nil` when the refusal left the watch as the last apply did. `status --fleet` then never
+  /// says that nothing was written to it.
+  public var refusedHoldingPart: String? = nil
+  /// Over MQTT, whether the watch is pending with its agent offline and nothing says what of the
+  /// revision reached it (the agent may have stopped in the middle of an apply): what it holds
+  /// is not known, which `status --fleet` counts against its exit status as `apply --fleet` does.
+  public var mayHoldPart = false
+
+  /// Whether what the watch holds now is not known, over MQTT: its agent is offline (`offline`),
+  /// no agent has announced it (`no status`), or it is pending with its agent offline and may
+  /// hold part of the revision (`mayHoldPart`), as `apply --fleet` counts such a watch.
+  /// `status --fleet` exits 1 for it ("N of M watches not known").
+  public var isNotKnown: Bool {
+    state == "offline" && agent?.online == false || state == "no status" || mayHoldPart && !partlyApplied
+  }
 
   /// Whether the watch's agent is still at it: applying a desired document it has not
   /// reported on, or retrying one after a failure that can pass. `status --fleet --wait` waits
@@ -207,10 +225,12 @@ public enum FleetStatus {
       let applying = agent?.online == true ? unreported : nil
       if agent?.online != true, let unreported, current.contains(unreported) {
         let status = statuses[id]?.status
-        return FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status?.lastApplied,
-                              lastSeen: status?.lastSeen, agent: agent,
-                              note: "revision \(unreported) is published; agent \(agent?.id ?? "?") is offline and has not reported on it "
-                                + "(the watch may hold part of it until the agent is back)")
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status?.lastApplied,
+                                 lastSeen: status?.lastSeen, agent: agent,
+                                 note: "revision \(unreported) is published; agent \(agent?.id ?? "?") is offline and has not reported on it "
+                                   + "(the watch may hold part of it until the agent is back)")
+        row.mayHoldPart = true
+        return row
       }
       guard let status = statuses[id]?.status else {
         if let applying {
@@ -233,6 +253,7 @@ public enum FleetStatus {
         row.neverApplied = status.lastApplied == nil && status.appliedRevision != nil
         row.holdsManifests = status.appliedRevision.map(current.contains)
         row.partlyApplied = status.partlyApplied
+        row.mayHoldPart = status.reachedText == nil
         return row
       }
       var state: String
@@ -240,6 +261,9 @@ public enum FleetStatus {
       switch status.result {
       case .refused, .invalid:
         state = status.result.rawValue
+        if status.result == .refused, status.partlyApplied, let reached = status.reachedText {
+          note = "\(reached) by earlier attempts: \(status.message ?? "")"
+        }
       case .failed:
         state = "failed"
         if let reached = status.reachedText { note = "\(reached): \(status.message ?? "")" }
@@ -276,11 +300,15 @@ public enum FleetStatus {
       // The agent holds the watch to a revision the broker no longer has (a broker restarted
       // without persistence, a topic cleared): nothing says that revision is still what the
       // manifests want, and a restarted agent would not be handed it. Not in sync, whatever
-      // the agent last found.
-      if view.readsDesired, desired[id] == nil, let applied = status.appliedRevision, ["in sync", "drift", "pending", "offline"].contains(state) {
+      // the agent last found — and whatever the manifests give now (a revision the agent has not
+      // applied is not published either: the broker holds none for the watch).
+      let wasNewRevision = state == "new revision"
+      if view.readsDesired, desired[id] == nil, let applied = status.appliedRevision,
+         ["in sync", "drift", "pending", "offline", "new revision"].contains(state) {
         state = "no desired document"
         note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
-          + "or the topic was cleared); agent \(status.agent) still holds the watch to revision \(applied) as it last applied it. "
+          + "or the topic was cleared); agent \(status.agent) still holds the watch to revision \(applied) as it last applied it"
+          + (wasNewRevision ? ", and the manifests now give revision \(current.first ?? "?")" : "") + ". "
           + "Publish the manifests again with 'tsapply apply --fleet', and give the broker persistence (docs/fleet.md \"Sizing the broker\")"
       }
       // Drift and pending were counted against the revision applied; while another is being
@@ -291,8 +319,9 @@ public enum FleetStatus {
       // `not known`); Last seen says when it was last read.
       // After a refusal (or an invalid revision) nothing was written and the agent goes on
       // checking the watch against the revision it last applied: its drift is known.
-      let measured = ["in sync", "drift", "pending", "no desired document"].contains(state)
-      let driftKnown = measured || (["new revision", "refused", "invalid"].contains(state) && agent?.online != false
+      // What is pending was counted against the revision applied, not the one the manifests give.
+      let measured = ["in sync", "drift", "pending", "no desired document"].contains(state) && !wasNewRevision
+      let driftKnown = measured || ((["new revision", "refused", "invalid"].contains(state) || wasNewRevision) && agent?.online != false
                                     && [.applied, .noChanges, .refused, .invalid].contains(status.result))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
@@ -300,6 +329,11 @@ public enum FleetStatus {
       // Its agent applied (a revision it found matching) without ever writing: no time to show.
       row.neverApplied = status.lastApplied == nil && status.appliedRevision != nil
       row.holdsManifests = status.appliedRevision.map(current.contains)
+      // Its apply failed after every change of the revision reached the watch (the verification
+      // found something else changed meanwhile, `2 of 2 applied`): the watch holds the revision,
+      // as a direct watch whose apply failed after its writes landed does (docs/fleet.md "Staged rollouts").
+      if status.holdsRevisionWritten, current.contains(status.revision) { row.holdsManifests = true }
+      if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
       return row
     }
   }

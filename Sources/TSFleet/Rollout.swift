@@ -48,8 +48,9 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     public var add: Int?, change: Int?, destroy: Int?
     /// Why it failed or is pending.
     public var reason: String?
-    /// With `failed`: what reached the watch before its apply stopped part-way
-    /// (`FleetWatchReport.reached`, "1 of 2 applied"); absent when nothing did.
+    /// With `failed` (or, over MQTT, `refused` after its agent's earlier attempt wrote part of
+    /// the revision): what reached the watch (`FleetWatchReport.reached`, "1 of 2 applied");
+    /// absent when nothing did.
     public var reached: String?
 
     /// A watch's result in wave `wave`, ended at `at`.
@@ -70,7 +71,9 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     /// Whether its wave may have written it without the record saying it holds the revision:
     /// its wave was interrupted (or is being applied) before its result was recorded, or its
     /// apply failed after part of it reached the watch. Only reading it tells.
-    public var mayHaveWritten: Bool { result == Self.interrupted || result == Self.applying || (result == "failed" && reached != nil) }
+    public var mayHaveWritten: Bool {
+      result == Self.interrupted || result == Self.applying || ((result == "failed" || result == "refused") && reached != nil)
+    }
 
     /// The result of a watch whose wave was interrupted (the process running it ended) before
     /// its result was recorded (`RolloutRunner.abort`).
@@ -209,7 +212,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     switch result.result {
     case WatchResult.interrupted: return .unknown("interrupted in wave \(result.wave)")
     case WatchResult.applying: return .unknown("being applied in wave \(result.wave)")
-    default: return .unknown("failed in wave \(result.wave) with \(result.reached ?? "part of it applied")")
+    default: return .unknown("\(result.result) in wave \(result.wave) with \(result.reached ?? "part of it applied")")
     }
   }
 
@@ -292,7 +295,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       default:
         break
       }
+      // Part of it on the watch: directly, the apply's count; over MQTT, what its agent reported.
       if case .object(let reached)? = row.details["reached"], let applied = reached["applied"], applied != .integer(0) {
+        result.reached = row.reached
+      } else if row.partlyApplied {
         result.reached = row.reached
       }
       watches[row.name] = result
@@ -396,7 +402,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     text += "  Without it: " + Self.list(lacking.map { name in
       if case .other? = observed?[name], let state = observedStates[name], state == "invalid" { return "\(name) (invalid manifest)" }
       guard let result = recorded(name) else { return name }
-      return "\(name) (\(result.result))"
+      // A watch its wave wrote part of (failed or refused after an earlier attempt wrote) says so.
+      return "\(name) (\(result.result)" + (result.reached.map { ", holds part of it: \($0)" } ?? "") + ")"
     }, listed) + "\n"
     if !unknown.isEmpty {
       text += "  Not known: " + Self.list(unknown.map { name in

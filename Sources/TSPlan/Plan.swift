@@ -256,6 +256,13 @@ public struct PlanCounts: Hashable, Codable, Sendable {
   public static func + (lhs: PlanCounts, rhs: PlanCounts) -> PlanCounts {
     PlanCounts(add: lhs.add + rhs.add, change: lhs.change + rhs.change, destroy: lhs.destroy + rhs.destroy)
   }
+
+  /// Action by action, the larger of these and `other`: a revision's changes when an earlier
+  /// attempt planned these and what it reached is not known (a killed agent), and the attempt
+  /// that finished it made `other` (docs/fleet.md "What an agent does").
+  public func atLeast(_ other: PlanCounts) -> PlanCounts {
+    PlanCounts(add: max(add, other.add), change: max(change, other.change), destroy: max(destroy, other.destroy))
+  }
 }
 
 extension Plan {

@@ -157,6 +157,12 @@ import TSTestSupport
     guard signal == SIGTERM else {
       // Killed: nothing says what it reached, and the watch may hold part of it.
       #expect(stderr.contains("1 of 1 watch may hold part of the revision: w01 (its agent went offline during the wait"), "\(stderr)")
+      // `status --fleet` does not call it settled either: pending, its agent offline, what it
+      // holds not known — exit 1, as `apply` (fe17 defect 7a).
+      let shown = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+      #expect(shown.status == 1, "\(shown.stdout)\(shown.stderr)")
+      #expect(shown.stdout.contains("the watch may hold part of it"), "\(shown.stdout)")
+      #expect(shown.stderr.contains("1 of 1 watch not known: w01"), "\(shown.stderr)")
       return
     }
     #expect(stdout.contains("1 of 2 applied"), "\(stdout)")
@@ -166,5 +172,58 @@ import TSTestSupport
     #expect(shown.status == 1, "\(shown.stdout)\(shown.stderr)")
     #expect(shown.stdout.contains("holds part of it (1 of 2 applied)"), "\(shown.stdout)")
     #expect(shown.stderr.contains("1 of 1 watch holds part of the revision: w01"), "\(shown.stderr)")
+  }
+
+  /// The agent killed (-9) in the middle of a revision's apply — its first change written, the
+  /// second not — and a reminder switched off on the watch while it is down, in a field the
+  /// manifest does not set. Started again, the agent finishes the revision and reports its two
+  /// changes, not only the one left; and the wearer's change is drift (`status --fleet`), not
+  /// taken into the agent's record as what tsapply left (fe17 defect 6).
+  @Test func anAgentKilledMidApplyReportsTheWholeRevisionAndTheWearersChangeAsDriftWhenItReturns() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    let names = try Self.fleet(1, in: dir, broker: broker)
+    let manifest = dir.appendingPathComponent("residents/w01.yaml")
+    func write(phone: String, lunch: String) throws {
+      try "contacts:\n  - {name: Family, phone: \"\(phone)\"}\nreminders:\n  custom:\n    - {name: Lunch, at: [\"\(lunch)\"]}\n    - {name: Medicine, at: [\"08:00\"]}\n"
+        .write(to: manifest, atomically: true, encoding: .utf8)
+    }
+    try write(phone: "+15550110", lunch: "12:00")
+    let first = try Self.agent("a1", names[...], broker: broker, in: dir)
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
+    let applied = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
+    first.send(SIGTERM)
+    _ = first.finish()
+
+    // The revision: Lunch at 13:00 and Family's new number. 600 ms per device call, after the
+    // call took effect: the kill comes between the two writes.
+    try write(phone: "+15550199", lunch: "13:00")
+    let killed = try Self.agent("a1", names[...], broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])
+    defer { killed.send(SIGKILL); _ = killed.finish() }
+    #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
+    let watch = dir.appendingPathComponent("watches/w01.json")
+    let initial = try Data(contentsOf: watch)
+    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "8s"], in: dir)
+    defer { rollout.send(SIGKILL) }
+    for _ in 0..<4000 where (try? Data(contentsOf: watch)) == initial { usleep(5_000) }
+    killed.send(SIGKILL)
+    #expect(rollout.finish().0 == 1)
+    // The wearer switches Medicine off while the agent is down.
+    let shown = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/w01.json"], in: dir).stdout
+    let medicine = try #require(shown.split(separator: "\n").first { $0.contains("\"Medicine\"") }?.split(separator: " ").first, "\(shown)")
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", String(medicine), "--device", "sim:watches/w01.json"],
+                                  in: dir).status == 0)
+
+    let returned = try Self.agent("a1", names[...], broker: broker, in: dir)
+    defer { returned.send(SIGKILL); _ = returned.finish() }
+    let table = try FleetAgentTests.waitForStatus(" drift ", in: dir)
+    #expect(table.contains("w01    drift"), "\(table)\n\(returned.standardError)")
+    returned.send(SIGTERM)
+    let log = returned.finish().2
+    #expect(log.contains("w01: revision") && log.contains(" applied (+0 ~2 -0)"), "\(log)")
+    #expect(log.contains("w01: drift: 1 resource changed on the watch since the last apply"), "\(log)")
+    #expect(try TSApplyBinary.run(["device", "show", "--device", "sim:watches/w01.json"], in: dir).stdout.contains("custom    off \"Medicine\""))
   }
 }

@@ -698,6 +698,156 @@ import TSTestSupport
     await agent.stop()
   }
 
+  // MARK: Reports equal what the watch holds (fe17)
+
+  /// An attempt that wrote part of a revision and then timed out, and a retry the safety gate
+  /// refused (the wearer added contacts meanwhile, which the retry would remove): the refusal
+  /// wrote nothing, but the watch holds part of the revision. The status says what (`1 of 2
+  /// applied`), as a failure's does; `apply --fleet` shows it, not `-`; `status --fleet` says
+  /// it in its note — never that the watch is untouched.
+  @Test func aRefusalAfterAnAttemptThatWrotePartSaysWhatTheWatchHolds() async throws {
+    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 7)])
+    let device = site.scheme.device("room-1")
+    let lines = Locked<[String]>([])
+    let agent = try await site.agent("station", ["room-1"], log: { line in
+      lines.mutate { $0.append(line) }
+      // The wearer adds three contacts between the two attempts.
+      if line.contains("room-1: revision") && line.contains(" retrying: ") {
+        for name in ["X", "Y", "Z"] { try? device.simulateContactAdd(Contact(name: name, phoneNum: "+15550199")) }
+      }
+    })
+    try site.manifest("room-1", contacts: ["A", "B"])
+    let rows = try await site.apply()
+    let first = try #require(lines.value.first { $0.contains(" retrying: ") }, "\(lines.value)")
+    #expect(first.hasSuffix("1 of 2 applied") || first.contains("; 1 of 2 applied;"), "\(first)")
+    guard case .refused(let reason) = rows.first?.verdict else { Issue.record("not refused: \(rows.map(\.verdict))"); return }
+    #expect(reason.contains("the watch holds what earlier attempts at this revision wrote: 1 of 2 applied"), "\(reason)")
+    #expect(rows.map(\.changesText) == ["1 of 2 applied"], "\(rows.map(\.changesText))")
+    #expect(rows.first?.partlyApplied == true)
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .refused && status.reached?.total == 1 && status.planned?.total == 2, "\(status)")
+    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings,
+                                           timeout: .seconds(120)).rows.first
+    #expect(row?.state == "refused" && row?.refusedHoldingPart == "1 of 2 applied", "\(String(describing: row))")
+    #expect(row?.note?.hasPrefix("1 of 2 applied by earlier attempts: ") == true, "\(row?.note ?? "")")
+    await agent.stop()
+  }
+
+  /// The agent's process killed in the middle of a revision's apply (its first change written,
+  /// the second not; the history ends with the apply's `started` entry), and the wearer turning
+  /// off a reminder while it was down — in a field the manifests do not set. Restarted, the
+  /// agent finishes the revision and reports the whole revision's changes, not only what was
+  /// left; and the wearer's change is drift — in the status, and in the record — never taken
+  /// in as what tsapply left.
+  @Test func anAgentKilledMidApplyReportsTheWholeRevisionAndTheWearersChangeStaysDrift() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    // The revision: the drinking reminder and the contacts.
+    let drinking = "reminders:\n  drinking: {enabled: true, period: {start: \"07:00\", end: \"19:00\", every: 3h}}\n"
+    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
+    let revision = try site.space.load([]).members[0].document.get()
+    let watch = try await site.engine.open("memory:room-1")
+    let whole = try await watch.plan(revision).plan
+    #expect(whole.counts.total == 2, "\(whole.resourceChanges.map(\.address.rawValue))")
+    // What the killed apply did: wrote the drinking reminder (not the contacts), and left its
+    // `started` entry, with the whole revision's counts, last in the history.
+    try site.manifest("room-1", contacts: ["A"], extra: drinking)
+    _ = try await watch.apply(try site.space.load([]).members[0].document.get(),
+                              options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    let command = "tsapply agent station (site ward-a, watch room-1)"
+    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
+                                              command: command, device: watch.identity, manifest: nil, commit: nil,
+                                              plan: ApplyHistory.digest(of: whole), add: whole.counts.add, change: whole.counts.change,
+                                              destroy: whole.counts.destroy, result: HistoryEntry.started, error: nil, backup: nil))
+    // The wearer switches Lunch off (the manifests give its time, not whether it is on).
+    let lunch = try #require(try await watch.readState().reminders.first { $0.reminderName == "Lunch" })
+    #expect(try site.scheme.device("room-1").simulateReminderToggle(id: lunch.reminderId) == false)
+    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
+    let again = try await site.agent("station", ["room-1"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(rows.map(\.verdict.changesText) == ["+\(whole.counts.add) ~\(whole.counts.change) -\(whole.counts.destroy)"],
+            "\(rows.map(\.verdict))")
+    #expect(try await site.contacts("room-1") == ["A", "B"])
+    // The wearer's change: drift in the agent's status, and still drift in the record.
+    for _ in 0..<1500 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    let status = await again.status(of: "room-1")
+    #expect(status?.drift == 1 && status?.result == .applied, "\(String(describing: status))")
+    let drift = try await site.engine.open("memory:room-1").drift(revision).drift.map(\.address.rawValue)
+    #expect(drift == ["reminder.custom[\"Lunch\"]"], "\(drift)")
+    await again.stop()
+  }
+
+  /// The broker lost every retained message (restarted without persistence) and the manifests
+  /// of one watch changed since: every watch whose agent holds an applied revision says
+  /// `no desired document`, whatever its manifests give now — not `new revision` for some.
+  @Test func everyWatchTheBrokerLostTheDocumentOfSaysSoWhateverTheManifestsGiveNow() async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"], driftInterval: .milliseconds(200))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    site.broker = try site.broker.restart()
+    try site.manifest("room-2", contacts: ["Family room-2", "Neighbour"])
+    var rows: [FleetStatusRow] = []
+    for _ in 0..<100 {
+      rows = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings,
+                                          timeout: .seconds(120)).rows
+      if !rows.contains(where: { $0.state == "no status" }) { break }
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    #expect(rows.map(\.state) == ["no desired document", "no desired document"], "\(rows.map { ($0.state, $0.note ?? "") })")
+    #expect(rows.last?.note?.contains("and the manifests now give revision") == true, "\(rows.last?.note ?? "")")
+    #expect(rows.last?.pending == nil)
+    await agent.stop()
+  }
+
+  /// A revision published while the watch's agent is offline: the watch is pending, and may
+  /// hold part of it (an agent can go down in the middle of an apply): what it holds is not
+  /// known (`isNotKnown`, which `status --fleet` counts against its exit status), as `apply
+  /// --fleet` counts it.
+  @Test func aPendingWatchWhoseAgentIsOfflineIsNotKnown() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await agent.stop()
+    try site.manifest("room-1", contacts: ["A", "B"])
+    #expect(try await site.apply(wait: .seconds(1)).map(\.verdict.word) == ["pending"])
+    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings,
+                                           timeout: .seconds(120)).rows.first
+    #expect(row?.state == "pending" && row?.mayHoldPart == true && row?.isNotKnown == true, "\(String(describing: row))")
+  }
+
+  /// A revision whose apply failed after every one of its changes reached the watch (the
+  /// wearer added a contact just after the apply wrote the list, so its verification failed):
+  /// the watch holds the revision — `status --fleet` says so, and a staged rollout's summary
+  /// counts it with the revision (docs/fleet.md "Staged rollouts"), not "without it".
+  @Test func aWatchWhoseApplyFailedAfterItsWritesLandedHasTheRevision() async throws {
+    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
+    let agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.manifest("room-1", contacts: ["A"])
+    let publishing = Task { try await site.apply() }
+    // Read without the link's latency: the moment the list is written, before the apply reads it back.
+    for _ in 0..<4000 {
+      if try site.scheme.device("room-1").snapshot().contacts.map(\.name) == ["A"] { break }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let rows = try await publishing.value
+    #expect(rows.map(\.verdict.word) == ["failed"], "\(rows.map(\.verdict))")
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.reached != nil && status.reached == status.planned, "\(status)")
+    let members = try site.space.load([]).members
+    let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    #expect(row.holdsManifests == true, "\(row)")
+    var rollout = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(), startedBy: "t@h", now: Date())
+    rollout.observe([row], members: members)
+    #expect(rollout.withRevision == ["room-1"] && rollout.withoutRevision.isEmpty, "\(rollout.summary(fleetFile: "fleet.yaml"))")
+    await agent.stop()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it

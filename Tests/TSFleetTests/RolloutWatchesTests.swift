@@ -350,4 +350,30 @@ import TSMonitor
     #expect(record.unknownRevision == ["w2"])
     #expect(record.summary(fleetFile: "fleet.yaml").contains("Not known: w2 (unreachable)"))
   }
+
+  /// Over MQTT a refusal can come after the agent's earlier attempt wrote part of the revision
+  /// (fe17 defect 5): the wave's record keeps what the watch holds of it, and the summary never
+  /// lists the watch as untouched — not known from the record alone, and "without it" with
+  /// what it holds once read.
+  @Test func aRefusalAfterAPartialWriteIsRecordedWithWhatTheWatchHolds() async throws {
+    let fleet = try await Fleet(2)
+    try fleet.setInterval("90m")
+    let loaded = try fleet.space.load()
+    let start = RolloutRecord(fleet: "fleet.yaml", members: loaded.members, policy: RolloutPolicy(canary: .size(.count(1)), pause: .manual),
+                              startedBy: "test@host", now: Date())
+    var record = try await RolloutRunner(store: fleet.store).run(start) { names, _ in
+      names.map { name in
+        var row = FleetWatchReport(name: name, device: "memory:\(name)", verdict: .refused("refused by agent a1: unsafe"), elapsed: .zero)
+        row.reached = "1 of 2 applied"
+        row.partlyApplied = true
+        return row
+      }
+    }.record
+    #expect(record.watches["w1"]?.reached == "1 of 2 applied")
+    let recorded = record.summary(fleetFile: "fleet.yaml")
+    #expect(recorded.contains("Not known: w1 (refused in wave 1 with 1 of 2 applied)"), "\(recorded)")
+    record.observe(try await fleet.rows(), members: loaded.members)
+    let read = record.summary(fleetFile: "fleet.yaml")
+    #expect(read.contains("Without it: w1 (refused, holds part of it: 1 of 2 applied), w2\n"), "\(read)")
+  }
 }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import TSDevice
+import TSEngine
+import TSModel
+
+/// `ApplyOptions.keepsDriftInRecord` (an agent's applies, docs/fleet.md "What an agent does"):
+/// the last-applied record describes only what tsapply wrote and verified, so a change the
+/// wearer made that the apply did not write over stays drift — after a refresh (nothing to
+/// change) and after an apply that wrote something else. Without it (a person's apply, who saw
+/// the drift in the plan) the apply starts from what the watch holds (docs/plan.md "Drift").
+@Suite struct DriftKeptOutOfRecordTests {
+  static let first = "reminders:\n  drinking: {enabled: false}\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n"
+
+  /// (keeps drift out of the record, the second apply writes something, the drift expected after it)
+  static let cases: [(Bool, Bool, [String])] = [
+    (true, false, ["reminder.custom[\"Lunch\"]"]),
+    (true, true, ["reminder.custom[\"Lunch\"]"]),
+    (false, false, []),
+    (false, true, []),
+  ]
+
+  /// The wearer switches Lunch off (the manifest gives its time, not whether it is on).
+  @Test(arguments: cases)
+  func aWearersChangeTheApplyDidNotWriteOverStaysDriftOnlyWhenAsked(keeps: Bool, writes: Bool, expected: [String]) async throws {
+    let workspace = try Workspace()
+    _ = try await workspace.open().apply(try workspace.document(Self.first), options: Workspace.automatic())
+    let lunch = try #require(try await workspace.state().reminders.first { $0.reminderName == "Lunch" })
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    #expect(try device.simulateReminderToggle(id: lunch.reminderId) == false)
+    let second = try workspace.document(writes ? Self.first.replacingOccurrences(of: "{enabled: false}", with: "{enabled: true}") : Self.first)
+    var options = Workspace.automatic()
+    options.keepsDriftInRecord = keeps
+    let outcome = try await workspace.open().apply(second, options: options)
+    if case .applied = outcome { #expect(writes) } else { #expect(!writes) }
+    let drift = try await workspace.open().drift(second).drift.map(\.address.rawValue)
+    #expect(drift == expected, "keeps \(keeps), writes \(writes): \(drift)")
+  }
+
+  /// A drifted resource the watch now holds as the manifest itself changes it (the wearer turned
+  /// the drinking reminder on, and so does the new manifest) is what tsapply would have written:
+  /// the refresh records it, and it is not drift.
+  @Test func aWearersChangeThatIsTheManifestsOwnChangeIsRecorded() async throws {
+    let workspace = try Workspace()
+    _ = try await workspace.open().apply(try workspace.document(Self.first), options: Workspace.automatic())
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    #expect(try device.simulateReminderToggle(id: try #require(ReminderKind.drinking.builtInID)) == true)
+    let second = try workspace.document(Self.first.replacingOccurrences(of: "{enabled: false}", with: "{enabled: true}"))
+    var options = Workspace.automatic()
+    options.keepsDriftInRecord = true
+    guard case .noChanges = try await workspace.open().apply(second, options: options) else {
+      Issue.record("the watch did not match the manifest already")
+      return
+    }
+    #expect(try await workspace.open().drift(second).drift.isEmpty)
+  }
+}
