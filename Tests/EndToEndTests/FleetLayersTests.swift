@@ -44,7 +44,7 @@ import TSTestSupport
     #expect(lines.contains { $0.hasPrefix("contacts[\"Ward B desk\"].phone = \"+15550200\"") && $0.hasSuffix("# wards/ward-b.yaml:5") },
             "\(out)")
     #expect(lines.contains { $0.hasPrefix("reminders.custom[\"Lunch\"].at = [\"12:00\"]")
-      && $0.hasSuffix("# wards/common.yaml:14, not kept: removed by residents/room-20.yaml:5") }, "\(out)")
+      && $0.hasSuffix("# wards/common.yaml:15, not kept: removed by residents/room-20.yaml:5") }, "\(out)")
     let refused = try TSApplyBinary.run(["plan", "--fleet", "mixed.yaml", "--explain"], in: dir)
     #expect(refused.status != 0 && refused.stderr.contains("--explain tells where one watch's values come from"), "\(refused.stderr)")
   }
