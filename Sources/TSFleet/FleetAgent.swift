@@ -791,7 +791,7 @@ actor AgentWatch {
         let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
                              + Reconcile.driftSummary(report.drift))
         outlet.log("\(id): drift: \(message)")
-        event(.drift, message, revision: desired.revision)
+        event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) })
       }
     } catch {
       let reason = masked(error.description)
@@ -886,10 +886,11 @@ actor AgentWatch {
   }
 
   /// Publishes an event; `message` is masked already (`masked`).
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil) {
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil, addresses: [String]? = nil) {
     var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
                            revision: revision)
     event.result = result
+    event.addresses = addresses
     publishEvent(event)
   }
 

@@ -383,9 +383,13 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   /// failure that is retried from one that is final without the status; `nil` from agents
   /// older than this field.
   public var result: String?
+  /// For `drift`: the resources that drifted (`ResourceAddress` text, phone-like text masked),
+  /// so a receiver tells a drift of the emergency list (`emergency`: SOS at risk) from others;
+  /// `nil` from agents older than this field.
+  public var addresses: [String]?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result, addresses
   }
 
   /// The event as canonical JSON.

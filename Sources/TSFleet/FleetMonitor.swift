@@ -486,6 +486,8 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
+      // What drifted, as a direct monitor's drift event names it (`sos_drift` comes from it).
+      if let addresses = event.addresses { fields["addresses"] = .array(addresses.map(JSONValue.string)) }
       // Whether the error is retried, in the word a monitor's heal uses (`reconcile`): as the
       // event says (`result`), or, from an agent that does not say, as the status it publishes
       // before the error event of the same apply says.

@@ -1,5 +1,6 @@
 import Foundation
 import TSModel
+import TSPlan
 
 /// What a monitor's events, checks and (over MQTT) agents' statuses tell: the status page's
 /// `StatusBoard` and the `Alerts` both hear the same things, under the member's name.
@@ -35,13 +36,17 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case agentOffline = "agent_offline"
     /// The monitor itself lost the broker (over MQTT): it sees no watch and hears no SOS press.
     case monitorOffline = "monitor_offline"
+    /// A drift touches the emergency list (the SOS switch or the emergency contacts): an SOS
+    /// press may reach no one, or not whom the manifest says. Raised beside `drift`.
+    case sosDrift = "sos_drift"
     case recovered, test
 
-    /// `critical` (sos, and the monitor without its broker: no SOS press is heard through it),
-    /// `warning` (a failure state), `info` (drift, applied, recovered, test).
+    /// `critical` (sos; the monitor without its broker: no SOS press is heard through it; a
+    /// drift of the emergency list: a press may reach no one), `warning` (a failure state),
+    /// `info` (drift, applied, recovered, test).
     public var severity: String {
       switch self {
-      case .sos, .monitorOffline: "critical"
+      case .sos, .monitorOffline, .sosDrift: "critical"
       case .driftingBack, .failed, .refused, .invalid, .offline, .agentOffline: "warning"
       case .drift, .applied, .recovered, .test: "info"
       }
@@ -178,7 +183,15 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     let agent = event.fields["agent"].flatMap { if case .string(let text) = $0 { text } else { nil } }
     switch event.kind {
     case .drift:
+      // The drift named the emergency list: SOS at risk, raised beside the drift; a drift that
+      // no longer names it (a superseding report) ends that.
+      let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
+      let touchesSOS = addresses.contains(.string(ResourceAddress.emergency.rawValue))
+      var atRisk = event
+      atRisk.message = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
+        + "or not whom the manifest says: " + event.message
       for name in names {
+        if touchesSOS { open(.sosDrift, name, atRisk) } else { close([.sosDrift], name, event) }
         open(.drift, name, event)
         switch event.fields["reconcile"] {
         case .string("unsafe")?: open(.refused, name, event)
@@ -187,7 +200,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         }
       }
     case .resolved:
-      for name in names { close([.drift, .driftingBack, .failed, .refused], name, event) }
+      for name in names { close([.drift, .sosDrift, .driftingBack, .failed, .refused], name, event) }
     case .applied:
       for name in names {
         close([.failed, .refused], name, event)

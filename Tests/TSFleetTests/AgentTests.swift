@@ -168,6 +168,8 @@ import TSTestSupport
     let seen = await events.wait(for: 2)
     #expect(Set(seen.map(\.kind)) == [.drift, .sos])
     #expect(seen.first { $0.kind == .drift }?.message == "1 resource changed on the watch since the last apply: contacts (1 added)")
+    // What drifted, by address: a monitor raises `sos_drift` from `emergency` in it.
+    #expect(seen.first { $0.kind == .drift }?.addresses == ["contacts"])
     #expect(!seen.contains { $0.message.contains("5550199") })
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     // Undoing the wearer's contact is not a change of the manifest's own: nothing pending.

@@ -83,6 +83,26 @@ import TSMonitor
     #expect(Set(sink.alerts.map(\.id)).count == sink.alerts.count, "ids are unique")
   }
 
+  /// A drift of the emergency list (SOS switched off, emergency contacts changed) is critical:
+  /// `sos_drift` beside `drift` (fresh-eyes finding: SOS switched off on a watch was an `info`
+  /// alert, filtered out by `--events warning,critical`). A later drift report that no longer
+  /// names the list ends it; the drift's end ends both.
+  @Test func aDriftOfTheEmergencyListIsCritical() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical")
+    let emergency = Self.event(.drift, clock, ["addresses": .array([.string("emergency"), .string("contacts")])])
+    alerts.record(emergency, for: ["w1"])
+    alerts.record(emergency, for: ["w2"])
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("contacts")])]), for: ["w1"])
+    alerts.record(Self.event(.resolved, clock), for: ["w2"])
+    #expect(sink.summary == ["w1 sos_drift", "w1 drift", "w2 sos_drift", "w2 drift", "w1 recovered:sos_drift", "w2 recovered:drift",
+                             "w2 recovered:sos_drift"], "\(sink.summary)")
+    let raised = try #require(sink.alerts.first)
+    #expect(raised.fields["severity"] == .string("critical"))
+    #expect(raised.message.hasPrefix("SOS at risk: the watch's SOS switch or emergency contacts changed on the watch"), "\(raised.message)")
+  }
+
   /// A heal or an agent's apply that fails for a reason that can pass (`reconcile: retrying`) is
   /// tried again, so it raises no `failed` alert; when it then fails for good, it does.
   @Test func aRetriedFailureIsNoFailedAlertUntilItFailsForGood() throws {
@@ -233,7 +253,7 @@ import TSMonitor
     await alerts.stop(grace: .seconds(1))
   }
 
-  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "test"]), ("failed, offline", ["failed", "offline", "test"]),
+  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "sos_drift", "test"]), ("failed, offline", ["failed", "offline", "test"]),
                     ("all", Alerts.Kind.allCases.map(\.rawValue))])
   func eventsNamesKindsAndSeverities(_ text: String, _ kinds: [String]) throws {
     #expect(try Alerts.parseFilter(text).map(\.rawValue).sorted() == kinds.sorted())
