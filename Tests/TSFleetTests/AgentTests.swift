@@ -456,7 +456,9 @@ import TSTestSupport
     var agent: FleetAgent? = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A"])
     let initial = try site.scheme.device("room-1").snapshot()
-    let publishing = Task { try await site.apply(wait: .seconds(6)) }
+    // Waited for long enough that the first write lands within the wait on a loaded machine
+    // too (6 s was not, under parallel builds): the agent goes offline during it.
+    let publishing = Task { try await site.apply(wait: .seconds(15)) }
     for _ in 0..<4000 {
       if try site.scheme.device("room-1").snapshot() != initial { break }
       try await Task.sleep(for: .milliseconds(5))
