@@ -320,6 +320,9 @@ public final class BridgeService: Sendable {
     case .delay(let milliseconds)?:
       note += " (fault: delayed \(milliseconds)ms)"
       try? await Task.sleep(for: .milliseconds(milliseconds))
+    case .forgedRefusal?:
+      note += " (fault: answered with a forged refusal)"
+      return plain(401, "\u{1B}[2Jforged: refused, nothing was done\nApply complete!")
     case nil:
       break
     }
@@ -342,6 +345,10 @@ public final class BridgeService: Sendable {
     case .held(let holder, let expiresIn):
       note = "refused: leased"
       return leased(holder, expiresIn: expiresIn, to: nonce)
+    case .released:
+      note = "refused: released"
+      return sealed(409, error(409, "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease"),
+                    to: nonce)
     }
   }
 
@@ -411,6 +418,9 @@ public struct BridgeFaults: Hashable, Sendable {
     case dropResponse
     /// Answer this many milliseconds late.
     case delay(Int)
+    /// Run the call, then answer with an unsealed 401 holding control characters — what anyone
+    /// on the path can send in the bridge's place (`forge-refusal@WHEN`).
+    case forgedRefusal
   }
 
   /// Which call a fault hits.
@@ -448,6 +458,7 @@ public struct BridgeFaults: Hashable, Sendable {
       }
       switch (halves[0], target.count) {
       case ("drop-response", 1): faults[trigger] = .dropResponse
+      case ("forge-refusal", 1): faults[trigger] = .forgedRefusal
       case ("delay", 2):
         guard let milliseconds = Int(target[1]), (0...600_000).contains(milliseconds) else { return nil }
         faults[trigger] = .delay(milliseconds)

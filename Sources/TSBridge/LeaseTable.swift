@@ -30,6 +30,10 @@ public final class LeaseTable: @unchecked Sendable {
     case granted(token: String)
     /// Another holder's lease is live, for `expiresIn` more seconds (rounded up) unless renewed.
     case held(LockHolder, expiresIn: Int)
+    /// A renewal of a token its holder released: a renewal held back on the way, arriving after
+    /// the apply ended. Granting it would bring the lease back (locking the watch, and letting a
+    /// write held back with it be carried out); a holder asks for a new lease instead.
+    case released
   }
 
   /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
@@ -40,6 +44,7 @@ public final class LeaseTable: @unchecked Sendable {
       if let current = leases[watch], current.expires > now, current.token != request.token {
         return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
       }
+      if let token = request.token, released[watch]?.contains(token) == true { return .released }
       let token = request.token ?? Self.newToken()
       // A renewal keeps the calls seen under the lease.
       let seen = leases[watch].flatMap { $0.token == token ? $0.highestSequence : nil } ?? 0

@@ -289,6 +289,10 @@ final class BridgeCaller: @unchecked Sendable {
       } catch let failure as BridgeTransport.Failure {
         count(name, bytes: 0, sent: body.count)
         if case .refused(_, let error, _, _) = failure { throw error.deviceError }
+        // A read refused unsealed changed nothing, whoever refused it: said as the refusal it claims to be.
+        if case .unauthenticated(let status, let said) = failure, retry {
+          throw WireError(status: status, Self.unsealed(status, said, name: name) + "; nothing on the watch changed by it").deviceError
+        }
         // A read that a kept-alive connection dropped goes again at once on a new connection,
         // as it would have gone without reuse; not one of the retries.
         if case .connectionClosed = failure, retry, !newConnection {
@@ -321,7 +325,16 @@ final class BridgeCaller: @unchecked Sendable {
       return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); \(outcome)")
     case .refused(_, let error, _, _):
       return error.deviceError
+    case .unauthenticated(let status, let said):
+      // Possibly forged on the way while the request went through: its outcome is not known.
+      return DeviceError(.bleConnect, .requestCancelledByDisconnect, Self.unsealed(status, said, name: name) + "; \(outcome)")
     }
+  }
+
+  /// Words for an answer to `name` the bridge did not seal.
+  static func unsealed(_ status: Int, _ said: String?, name: String) -> String {
+    "the answer to \(name) was not sealed by the bridge (HTTP \(status)\(said.map { ": \"\($0)\"" } ?? "")): the bridge refusing it before reading it, "
+      + "or an answer forged on the way"
   }
 
   static func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }

@@ -43,6 +43,11 @@ struct BridgeTransport: Sendable {
     /// The bridge answered with a protocol error (HTTP status, message), or speaks another major
     /// version; on 409 with the lease's holder and the seconds it lives unless renewed (1.3).
     case refused(status: Int, WireError, holder: LockHolder?, expiresIn: Int? = nil)
+    /// An answer the bridge did not seal (HTTP status, what it said, control characters
+    /// escaped): the bridge's refusals before it reads a request (400 version, 401, 404, 413) —
+    /// or one forged on the way, which no key is needed for. It is no proof the request was not
+    /// carried out: a write so answered may have reached the watch (`BridgeCaller.linkError`).
+    case unauthenticated(status: Int, said: String?)
   }
 
   /// The status and authenticated plaintext of the answer to `method path` carrying `plaintext`
@@ -86,8 +91,10 @@ struct BridgeTransport: Sendable {
       if head.status != 200 { throw Self.refusal(head.status, opened) }
       return (head.status, opened, sealed.bytes.count + data.count)
     }
-    // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results.
-    throw Self.refusal(head.status == 200 ? 502 : head.status, data)
+    // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results,
+    // and never trusted as a refusal of what changes the watch: anyone on the path can forge one.
+    let said = BridgeJSON.decode(Answer<Empty>.self, from: data)?.error?.message
+    throw .unauthenticated(status: head.status == 200 ? 502 : head.status, said: said.map { ControlCharacters.escaped(String($0.prefix(300))) })
   }
 
   /// The URL of `path` on this bridge.

@@ -215,6 +215,27 @@ import TSModel
     await device.close()
   }
 
+  /// A write carried out, answered with an unsealed refusal — which anyone on the path can
+  /// forge, no key needed (fresh-eyes finding: tsapply said "Nothing reached the watch" while it
+  /// held the write, and printed the forged text's escape codes raw): its outcome is not known
+  /// (a lost answer: the engine reads the list back), and the text is escaped.
+  @Test func aWriteAnsweredUnsealedIsALostAnswerNotARefusal() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(.setAllContacts): .forgedRefusal]))
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
+    do {
+      try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+      Issue.record("the forged refusal was taken as an answer")
+    } catch {
+      #expect(error.code == .requestCancelledByDisconnect, "outcome unknown: \(error)")
+      #expect(error.message.contains("was not sealed by the bridge (HTTP 401"), "\(error)")
+      #expect(!error.message.contains("\u{1B}") && !error.message.contains("\n"), "control characters escaped: \(error)")
+    }
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Ann"], "it was carried out")
+    await device.close()
+  }
+
   @Test func aBridgeOfAnotherMajorVersionIsAClearError() async throws {
     let server = try HTTPServer.start { _ in
       HTTPResponse(status: 400, contentType: "application/json", bytes: Array("{}".utf8), headers: [BridgeProtocol.versionHeader: "2.0"])

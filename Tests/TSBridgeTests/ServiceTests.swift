@@ -177,6 +177,33 @@ import TSTestSupport
     #expect(await device.statistics().totalCalls == 0, "not carried out")
   }
 
+  /// A renewal held back on the way too (fresh-eyes finding: delivered after the release, it
+  /// brought the lease back — locking the watch for a minute — and the held-back write under it
+  /// was then carried out): a released token is not renewed, and the write stays refused.
+  @Test func aRenewalOfAReleasedLeaseIsRefusedAndBringsNothingBack() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, device, id) = try Self.service(clock: { now.value })
+    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:31:00Z")
+    let lease = "/v1/watches/\(id)/lease"
+    let (granted, sealedLease) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
+    let token = try #require(Self.answer(await service.handle(granted), to: sealedLease)
+      .flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    let (renewal, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, token: token)), sealer: clockSealer)
+    let write = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: [Contact(name: "Mallory", phoneNum: "+15550666")]),
+                                              lease: token))
+    let (held, _) = Self.request("POST", "/v1/watches/\(id)/call", write, sealer: clockSealer)
+    let (release, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(token: token)), sealer: clockSealer)
+    #expect(await service.handle(release).status == 200)
+    now.update { $0 += 4_000 }
+    #expect(await service.handle(renewal).status == 409, "a released lease is not renewed")
+    #expect(await service.handle(held).status == 409, "nor is its held-back write carried out")
+    #expect(await device.statistics().totalCalls == 0, "not carried out")
+    let (asked, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)), sealer: clockSealer)
+    #expect(await service.handle(asked).status == 200, "the watch is free for the next apply")
+  }
+
   /// A write held back on the way while its apply, still holding the lease, gave up waiting,
   /// read the watch back and judged it lost: arriving after that read-back (a later call number
   /// under the same lease), it is refused and not carried out, so the apply's report stays
