@@ -151,6 +151,12 @@ import TSTestSupport
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
   }
 
+  /// The token of a lease `holder` is granted at `lease` (sealed with `sealer`).
+  static func grantedToken(_ service: BridgeService, _ lease: String, holder: LockHolder, sealer: Sealer) async throws -> String {
+    let (granted, sealed) = request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: sealer)
+    return try #require(answer(await service.handle(granted), to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+  }
+
   /// A write held back on the way until its apply had given it up and released its lease (an
   /// attacker on the path, within the freshness window) is refused, whether or not another
   /// apply holds the watch now: the watch never goes back to what the first apply judged lost.
@@ -160,9 +166,7 @@ import TSTestSupport
     let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
     let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
     let lease = "/v1/watches/\(id)/lease"
-    let (granted, sealedLease) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
-    let grantedAnswer = Self.answer(await service.handle(granted), to: sealedLease)
-    let token = try #require(grantedAnswer.flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    let token = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
     // The write is sealed now and held back; the apply gives up, releases its lease.
     let late = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: [Contact(name: "Old", phoneNum: "+15550100")]),
                                              lease: token))
@@ -187,9 +191,7 @@ import TSTestSupport
     let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
     let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:31:00Z")
     let lease = "/v1/watches/\(id)/lease"
-    let (granted, sealedLease) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
-    let token = try #require(Self.answer(await service.handle(granted), to: sealedLease)
-      .flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    let token = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
     let (renewal, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, token: token)), sealer: clockSealer)
     let write = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: [Contact(name: "Mallory", phoneNum: "+15550666")]),
                                               lease: token))
