@@ -437,9 +437,23 @@ public enum FleetMonitor {
       reporting.async { [self] in for (id, status) in joined { report(id, status, always: true) } }
     }
 
-    /// Compares every watch's last status with its manifests again (they may have been edited).
+    /// Compares every watch's last status with its manifests again (they may have been edited),
+    /// and tells the observers of every watch no agent has published a status for (the first time
+    /// a recheck interval after the start: the broker's retained statuses came long before) as
+    /// `no status`: what it holds is not known and its SOS presses are heard by no one.
     func reportAgain() {
-      for (id, status) in lock.withLock({ statuses }) { report(id, status, always: false) }
+      let (known, unannounced) = lock.withLock { (statuses, names.filter { statuses[$0.key] == nil }) }
+      for (id, status) in known { report(id, status, always: false) }
+      guard !observers.isEmpty else { return }
+      for (id, name) in unannounced {
+        let report = AgentReport(state: "no status", note: "No agent has announced this watch (is its agent running, and given --device for it?): "
+                                   + "what it holds is not known, and its SOS presses reach no one", drift: nil, pending: nil)
+        let changed = lock.withLock { () -> Bool in
+          defer { reports[id] = report }
+          return reports[id] != report
+        }
+        if changed { for observer in observers { observer.reported(name, report) } }
+      }
     }
 
     /// The record of the SOS presses handled on watch `id`, read the first time it is needed;

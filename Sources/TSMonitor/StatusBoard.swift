@@ -28,7 +28,8 @@ public struct MonitorCheck: Sendable, Equatable {
 
 /// An agent's last report on a watch (over MQTT), in the words `tsapply status --fleet` uses.
 public struct AgentReport: Sendable, Equatable {
-  /// `in sync`, `drift`, `pending`, `new revision`, `refused`, `invalid`, `failed` or `retrying`.
+  /// `in sync`, `drift`, `pending`, `new revision`, `refused`, `invalid`, `failed`, `retrying`,
+  /// or `no status` (no agent has announced the watch).
   public var state: String
   /// Why it was refused, is invalid, failed or is retried, in words (phone-like text masked by the agent).
   public var note: String?
@@ -646,6 +647,11 @@ public final class StatusBoard: @unchecked Sendable {
       }
       reasons.append(what + (agent.note.map { ": \($0)" } ?? ""))
       reasons += alsoDrift
+    } else if let agent = watch.agent, agent.state == "no status" {
+      // Over MQTT: no agent has announced the watch, so nothing is known of it — and its SOS
+      // presses reach no one (fresh-eyes finding: shown `checking`, "needs attention: none").
+      state = agent.state
+      reasons.append(agent.note ?? "No agent has announced this watch")
     } else if let agent = watch.agent, agent.state == "new revision" {
       // Over MQTT: the manifests were edited and not published; drift and pending were counted
       // against the revision the agent holds.

@@ -92,6 +92,11 @@ import TSMQTT
       while Date() < deadline, board.snapshot().rows.first?.state != expected { try? await Task.sleep(for: .milliseconds(50)) }
       return board.snapshot().rows.first?.state
     }
+    // No agent has published a status for it yet: not "checking" forever (fresh-eyes finding:
+    // a watch no agent served looked healthy on the page, its SOS presses heard by no one).
+    #expect(await becomes("no status") == "no status")
+    #expect(board.snapshot().rows.first?.reasons.first?.contains("No agent has announced this watch") == true,
+            "\(board.snapshot().rows.first?.reasons ?? [])")
     // (what the agent applied, what the manifests give, the drift it counted) → the page's state.
     let table: [(applied: String, current: [String], drift: Int, state: String)] = [
       ("aaaa", ["aaaa", "aaab"], 0, "in sync"),
