@@ -223,6 +223,13 @@ public enum FleetStatus {
       let current = DesiredDocument.revisions(manifest: document.manifest)
       let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
       let applying = agent?.online == true ? unreported : nil
+      // Published for a watch no agent has ever announced: nobody is applying it, and nothing
+      // says what the watch holds (fresh-eyes finding: "agent ? is offline … may hold part of it").
+      if agent == nil, statuses[id] == nil, let unreported {
+        return FleetStatusRow(name: member.name, device: member.device, state: "no status", agent: nil,
+                              note: "revision \(unreported) is published, but no agent has announced the watch \(id): nothing applies it, "
+                                + "and what it holds is not known")
+      }
       if agent?.online != true, let unreported, current.contains(unreported) {
         let status = statuses[id]?.status
         var row = FleetStatusRow(name: member.name, device: member.device, state: "pending", lastApplied: status?.lastApplied,

@@ -92,6 +92,19 @@ import TSTestSupport
     }
   }
 
+  /// Published for a watch no agent has ever announced: `no status` (not known), not
+  /// "pending: agent ? is offline … may hold part of it" (fresh-eyes finding: `drift --fleet`
+  /// exited 0 for it).
+  @Test func aPublishedWatchNoAgentAnnouncedIsNoStatus() async throws {
+    let site = try Site(watches: ["room-1"])
+    _ = try await site.apply(wait: .zero)
+    let members = try site.space.load([]).members
+    let row = try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(row?.state == "no status", "\(String(describing: row))")
+    #expect(row?.note?.contains("is published, but no agent has announced the watch") == true, "\(row?.note ?? "")")
+    #expect(row?.mayHoldPart == false)
+  }
+
   @Test func publishedRevisionsConvergeAndTheStatusesTellIt() async throws {
     let site = try Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"])
