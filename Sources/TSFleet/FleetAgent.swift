@@ -379,6 +379,9 @@ actor AgentWatch {
   /// Whether this start has looked for an apply of this agent's that its killed process left
   /// unfinished (`interruptedAttempt`).
   private var lookedForInterruption = false
+  /// The words of the drift last published (`checkDrift`), `nil` before any this start or when
+  /// none is left: a drift event is published when they change.
+  private var lastDriftMessage: String?
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
   /// `DeviceState.fingerprint` of the state last published on the state topic (`report`);
@@ -778,7 +781,13 @@ actor AgentWatch {
       let report = try await watch.drift(ManifestDocument(manifest: desired.manifest, bytes: bytes, path: nil))
       guard var next = status else { return }
       let drifted = report.drift.map(\.address.rawValue)
-      let changed = drifted.count != next.drift
+      let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
+                           + Reconcile.driftSummary(report.drift))
+      // A drift that changed, also at the same count (a contact removed, then put back
+      // otherwise: fresh-eyes finding, the page kept "1 removed"); after a start, the count
+      // kept in the status stands for what was said before it.
+      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != message } ?? (drifted.count != next.drift)
+      lastDriftMessage = drifted.isEmpty ? nil : message
       next.drift = drifted.count
       next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
@@ -788,8 +797,6 @@ actor AgentWatch {
       publishStatus()
       self.report(report.state)
       if changed, !drifted.isEmpty {
-        let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
-                             + Reconcile.driftSummary(report.drift))
         outlet.log("\(id): drift: \(message)")
         event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) })
       }

@@ -187,8 +187,14 @@ import TSTestSupport
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     // Undoing the wearer's contact is not a change of the manifest's own: nothing pending.
     #expect((await agent.status(of: "room-1"))?.pending == 0)
-    // Applying the same manifests again converges the drifted watch (one contact of four
-    // removed: safe for an unattended apply).
+    // The drift changes, its count not (Zed taken off again, A removed): said again, in its new
+    // words (fresh-eyes finding: the page kept "1 added" until the next apply).
+    _ = try site.scheme.device("room-1").simulateContactRemove(name: "Zed")
+    _ = try site.scheme.device("room-1").simulateContactRemove(name: "A")
+    let changed = await events.wait(for: 3).dropFirst(2).first
+    #expect(changed?.kind == .drift && changed?.message == "1 resource changed on the watch since the last apply: contacts (1 removed)",
+            "\(String(describing: changed))")
+    // Applying the same manifests again converges the drifted watch (the contact put back).
     let again = try await site.apply()
     #expect(again.map(\.verdict.changesText) == ["+0 ~1 -0"])
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
