@@ -656,7 +656,15 @@ public final class StatusBoard: @unchecked Sendable {
       // Over MQTT: the manifests were edited and not published; drift and pending were counted
       // against the revision the agent holds.
       state = agent.state
-      reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
+      // Its agent offline, it may have been published meanwhile: the page does not read the
+      // broker's desired documents, so it does not say which (fresh-eyes finding: "not
+      // published yet" beside a revision published while the agent was down).
+      if watch.agentOffline != nil {
+        reasons.append("Its manifests give a revision its agent, offline, has not reported on: not published yet, or published while "
+          + "the agent is away (it applies it when back; 'tsapply status --fleet' says which)" + (agent.note.map { ": \($0)" } ?? ""))
+      } else {
+        reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
+      }
       reasons += alsoDrift
     } else if let problem = watch.healProblem {
       state = problem.state

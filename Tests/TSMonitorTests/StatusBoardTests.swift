@@ -201,6 +201,20 @@ final class TestClock: @unchecked Sendable {
     #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
   }
 
+  /// A revision its agent has not reported on while the agent is offline: it may have been
+  /// published meanwhile, so the page does not say "not published yet" (fresh-eyes finding).
+  @Test func aNewRevisionBehindAnOfflineAgentIsNotSaidUnpublished() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.reported("room-12", AgentReport(state: "new revision", note: "why", drift: nil, pending: nil))
+    board.record(Self.event(.offline, clock, message: "agent a1 is offline", ["agent": .string("a1")]), for: ["room-12"])
+    board.tick()
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.reasons.contains { $0.hasPrefix("Its manifests give a revision its agent, offline, has not reported on: not published yet, or published while") },
+            "\(row.reasons)")
+    #expect(!row.reasons.contains { $0.hasPrefix("Its manifests changed and are not published yet") }, "\(row.reasons)")
+  }
+
   @Test func anSOSStaysOpenUntilAcknowledgedOnceAndIsCountedOnce() throws {
     let clock = TestClock()
     let board = Self.board(clock)
