@@ -313,10 +313,13 @@ public enum FleetStatus {
       if view.readsDesired, desired[id] == nil, let applied = status.appliedRevision,
          ["in sync", "drift", "pending", "offline", "new revision"].contains(state) {
         state = "no desired document"
-        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
-          + "or the topic was cleared); agent \(status.agent) still holds the watch to revision \(applied) as it last applied it"
+        // Which of the causes, the broker cannot tell: each is named (fresh-eyes finding: a watch
+        // taken out of the fleet file and put back was blamed on a broker with persistence).
+        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence; "
+          + "or the topic was cleared, as when the watch was taken out of the fleet file and published without it); "
+          + "agent \(status.agent) still holds the watch to revision \(applied) as it last applied it"
           + (wasNewRevision ? ", and the manifests now give revision \(current.first ?? "?")" : "") + ". "
-          + "Publish the manifests again with 'tsapply apply --fleet', and give the broker persistence (docs/fleet.md \"Sizing the broker\")"
+          + "Publish the manifests again with 'tsapply apply --fleet'; if the broker lost them, give it persistence (docs/fleet.md \"Sizing the broker\")"
       }
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.

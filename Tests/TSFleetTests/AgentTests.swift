@@ -658,6 +658,8 @@ import TSTestSupport
     #expect(seen?.state == "no desired document", "\(String(describing: seen))")
     #expect(seen?.isFailure == true)
     #expect(seen?.note?.contains("the broker holds no desired document for the watch") == true, "\(seen?.note ?? "")")
+    // Both causes named: the broker cannot tell which it was.
+    #expect(seen?.note?.contains("as when the watch was taken out of the fleet file and published without it") == true, "\(seen?.note ?? "")")
     await first.stop()
     // Restarted, with nothing retained to hand it: the wearer's change is still found.
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
