@@ -199,6 +199,10 @@ public enum FleetMonitor {
     /// sends its clients' wills, then closes this monitor's connection; that is the broker's
     /// going, not the agent's (fe17 defect 2).
     static let willSettle: Duration = .seconds(2)
+    /// How long a will kept by the broker (retained), heard when this monitor connects again,
+    /// waits before it is believed: the agents reconnect after a broker's restart too, within
+    /// their reconnect backoff (0.5 s, doubling, jittered).
+    static let retainedWillSettle: Duration = .seconds(10)
     /// The revisions a watch's manifests give now, or why they cannot be used, by member name
     /// (`nil`: not compared).
     private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
@@ -304,9 +308,13 @@ public enum FleetMonitor {
           return (presenceCount[agent] ?? 0, self.losses)
         }
         // A will heard live (no `since`: written in advance) is believed once this monitor is
-        // still connected a moment later; a retained one (heard on connecting) at once.
-        if !state.online, state.since == nil, !message.retained {
-          let settle = Backoff.seconds(Self.willSettle)
+        // still connected a moment later; a retained one heard on connecting the first time at
+        // once; one heard on connecting again after a lost connection only if the agent has not
+        // connected again meanwhile (`retainedWillSettle`): a broker restarted with persistence
+        // keeps the wills it sent its clients as it stopped (fresh-eyes finding: an
+        // `agent_offline` and its `recovered` 8 ms apart for an agent that never went).
+        if !state.online, state.since == nil, !message.retained || losses > 0 {
+          let settle = Backoff.seconds(message.retained ? Self.retainedWillSettle : Self.willSettle)
           reporting.asyncAfter(deadline: .now() + settle) { [weak self] in self?.presence(agent, state, count: count, losses: losses) }
         } else {
           presence(agent, state, count: count, losses: losses)

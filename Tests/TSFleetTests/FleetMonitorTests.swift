@@ -437,6 +437,45 @@ import TSMQTT
   /// lost) while the monitor and the agent run, an SOS pressed during the outage: the agent
   /// publishes it when it reconnects, before or after the monitor does; either way the monitor
   /// delivers it once (live, or from the list the agent published again).
+  /// A broker restarted with persistence keeps the will it sent for an agent as it stopped:
+  /// heard by the monitor as it connects again, it is not believed while the agent connects
+  /// again too (fresh-eyes finding: `agent_offline` and `recovered` 8 ms apart for an agent that
+  /// never went). The agent's side is played by a client publishing its presence: retained
+  /// online, then — on the restarted broker, before the monitor is back — its will, then online.
+  @Test func aWillKeptByARestartedBrokerIsNoAgentOffline() async throws {
+    let (space, started, _, _) = try Self.site(configuration: { port, directory in
+      MosquittoBroker.defaultConfiguration(port: port, directory: directory) + "persistence true\npersistence_location \(directory)/\n"
+    })
+    var broker = started
+    defer { broker.stop() }
+    let topic = FleetTopics.agent(site: "ward-a", agent: "station")
+    func presence(_ online: Bool) -> [UInt8] {
+      Array(#"{"agent":"station","format_version":"1","online":\#(online),"watches":["room-1"]\#(online ? #","since":"2026-12-05T12:00:00Z""# : "")}"#.utf8)
+    }
+    func publish(_ online: Bool) async throws {
+      let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "station-side"), onMessage: { _ in })
+      client.connect()
+      try await client.ready(within: .seconds(120))
+      try await client.publish(topic, payload: presence(online), qos: 1, retain: true)
+      await client.close()
+    }
+    try await publish(true)
+    let events = Inbox<MonitorEvent>()
+    let monitor = try await Self.follower(space, broker, Recorder(), events)
+    _ = await events.wait(for: 1)
+    broker.stop()
+    broker = try broker.restart()
+    try await publish(false)  // the will the broker kept, before the monitor is back (its reconnect waits 0.5 s or more)
+    for _ in 0..<600 where !events.items.contains(where: { $0.watch == "monitor:ward-a" && $0.kind == .online }) {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    try await publish(true)   // the agent connected again
+    try await Task.sleep(for: .seconds(11))
+    let offline = events.items.filter { $0.watch == "agent:station" && $0.kind == .offline }
+    #expect(offline.isEmpty, "\(offline.map(\.jsonLine))")
+    await monitor.stop(grace: .seconds(1))
+  }
+
   @Test func anSOSPressedWhileTheBrokerRestartsIsDeliveredOnce() async throws {
     let (space, started, scheme, engine) = try Self.site(configuration: MosquittoBroker.defaultConfiguration)
     var broker = started
