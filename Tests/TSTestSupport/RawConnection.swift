@@ -30,11 +30,13 @@ public struct RawConnection: Sendable {
   }
 
   /// Everything the server sends until it closes the connection or `until` appears (at most 30 s
-  /// without a byte).
+  /// without a byte, and 120 s in all: a stream that never ends, such as `/events`' heartbeats,
+  /// ends the test's wait instead of hanging the suite).
   public func receive(until marker: String? = nil) -> String {
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
+    let deadline = Date().addingTimeInterval(120)
+    while Date() < deadline {
       let count = recv(socket, &buffer, buffer.count, 0)
       if count <= 0 { break }
       received += buffer[..<count]
