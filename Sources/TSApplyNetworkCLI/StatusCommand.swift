@@ -1,6 +1,7 @@
 import TSApplyCLI
 import Foundation
 import TSFleet
+import TSModel
 
 /// `tsapply status --fleet FILE`: where every watch of a fleet stands — last applied, last
 /// seen, drift and pending — read from tsapply's records and the watches (read-only), or, for a
@@ -25,7 +26,8 @@ struct StatusCommand: Command {
     MQTT, held by its agent to a desired document the broker no longer has: no desired
     document; 'tsapply apply --fleet' publishes it again), when what a watch holds is not
     known (over MQTT: its agent offline, no agent has announced it: no status, or pending with
-    its agent offline and nothing saying what of the revision reached it), or when,
+    its agent offline and nothing saying what of the revision reached it), when the fleet's
+    staged rollout was interrupted (its process ended mid-way), or when,
     with --wait, the site had not settled at the end (the message says what was still going on,
     also when a watch failed besides).
     """
@@ -89,6 +91,13 @@ struct StatusCommand: Command {
                                           refusedHoldingPart: refusedHoldingPart,
                                           unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,
                                           agents: session.broker != nil).message)
+    }
+    // A rollout whose process ended mid-way: the fleet is mixed and nothing goes on with it
+    // until someone continues or aborts it (fresh-eyes finding: exit 0 beside "interrupted").
+    if let rollout, rollout.isInterrupted {
+      problems.append("the rollout of \(session.fleetFile) was interrupted (the process running it ended): continue it with "
+        + "'tsapply apply --fleet \(ShellWord.quoted(session.fleetFile)) --continue' or abort it with "
+        + "'tsapply apply --fleet \(ShellWord.quoted(session.fleetFile)) --abort'")
     }
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")

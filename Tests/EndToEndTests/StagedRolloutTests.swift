@@ -189,6 +189,9 @@ import TSTestSupport
     #expect(try Self.written(names, in: dir) == Array(names.prefix(3)))
     let status = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(status.stdout.contains("interrupted during wave 1 of 3: the process running it ended."), "\(status.stdout)")
+    // Nothing goes on with it until someone continues or aborts it: the exit status says so.
+    #expect(status.status == 1 && status.stderr.contains("the rollout of fleet.yaml was interrupted (the process running it ended): continue it with"),
+            "\(status.stderr)")
     #expect(status.stdout.contains("3 of 10 watches have the new revision"), "\(status.stdout)")
     #expect(status.stdout.contains("With the new revision: w0001, w0002, w0003\n"), "\(status.stdout)")
     let aborted = try Self.run(["apply", "--fleet", "fleet.yaml", "--abort"], in: dir)
