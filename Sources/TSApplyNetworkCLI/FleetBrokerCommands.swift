@@ -264,8 +264,10 @@ extension FleetSession {
   func statusRows(_ broker: (settings: BrokerSettings, site: String), settleWithin: Duration? = nil,
                   states: Bool = false) async throws -> FleetSiteStatus {
     do {
-      return try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout,
-                                          settleWithin: settleWithin, states: states)
+      var site = try await FleetStatus.broker(loaded.members, site: broker.site, settings: broker.settings, timeout: readTimeout,
+                                              settleWithin: settleWithin, states: states)
+      site.naming(fleetFile: fleetFile)
+      return site
     } catch {
       throw CommandFailure("cannot read the statuses from \(broker.settings.address): \(error)")
     }

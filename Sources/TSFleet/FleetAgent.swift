@@ -656,7 +656,8 @@ actor AgentWatch {
     case .refusedUnsafe(let plan, _, let pending):
       result = .refused
       if let attribution = Reconcile.attribution(plan, pending: pending, subject: "the revision") { message += " (\(attribution))" }
-      message += "; publish it with allow_destroy ('tsapply apply --fleet FLEET-FILE --auto-approve --allow-destroy', FLEET-FILE the fleet file naming the watch) to apply it"
+      message += "; publish it with allow_destroy ('tsapply apply --fleet \(WatchStatus.fleetFilePlaceholder) --auto-approve --allow-destroy', "
+        + "\(WatchStatus.fleetFilePlaceholder) the fleet file naming the watch) to apply it"
     case .invalid(let input):
       result = .invalid
       message = input.diagnostics.filter { $0.severity == .error }.prefix(5).map(\.description).joined(separator: "; ")

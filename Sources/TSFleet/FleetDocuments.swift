@@ -175,6 +175,18 @@ public struct DesiredDocument: Sendable {
 /// topic after each desired document it handles and each drift check (docs/fleet.md
 /// "Statuses").
 public struct WatchStatus: Codable, Sendable, Equatable {
+  /// What an agent's advice writes for the fleet file naming the watch, which it does not know
+  /// (`FLEET-FILE`, followed by `, FLEET-FILE the fleet file naming the watch`); a reader that
+  /// knows the file names it (`naming(fleetFile:in:)`).
+  public static let fleetFilePlaceholder = "FLEET-FILE"
+
+  /// `text` with `fleetFilePlaceholder` replaced by `fleetFile` (shell-quoted) and its
+  /// explanation dropped.
+  public static func naming(fleetFile: String, in text: String) -> String {
+    text.replacingOccurrences(of: "', \(fleetFilePlaceholder) the fleet file naming the watch)", with: "')")
+      .replacingOccurrences(of: fleetFilePlaceholder, with: ShellWord.quoted(fleetFile))
+  }
+
   /// How the last desired document ended.
   public enum Result: String, Codable, Sendable {
     /// Applied and verified.

@@ -108,6 +108,12 @@ public struct FleetSiteStatus: Sendable {
   /// Whether nothing is still going on: no watch applying or retrying, every agent online.
   public var isSettled: Bool { offlineAgents.isEmpty && !rows.contains(where: \.isSettling) }
 
+  /// The rows with the fleet file named where an agent's advice holds its placeholder
+  /// (`WatchStatus.fleetFilePlaceholder`: the agent does not know the file; the reader does).
+  public mutating func naming(fleetFile: String) {
+    for index in rows.indices { rows[index].note = rows[index].note.map { WatchStatus.naming(fleetFile: fleetFile, in: $0) } }
+  }
+
   /// What keeps the site from being settled, in words (`2 watches applying or retrying:
   /// room-12, room-14; agent a01 offline`); `nil` when it is settled.
   public var unsettled: String? {

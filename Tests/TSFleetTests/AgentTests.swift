@@ -353,7 +353,13 @@ import TSTestSupport
     func state() async throws -> FleetStatusRow? {
       try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
     }
-    #expect(try await state()?.state == "refused")
+    let refusedRow = try await state()
+    #expect(refusedRow?.state == "refused")
+    // The agent's advice names the fleet file where the reader knows it (fresh-eyes finding:
+    // `FLEET-FILE` passed on word for word).
+    let advice = WatchStatus.naming(fleetFile: "ward a/fleet.yaml", in: refusedRow?.note ?? "")
+    #expect(advice.contains("('tsapply apply --fleet \"ward a/fleet.yaml\" --auto-approve --allow-destroy') to apply it") && !advice.contains("FLEET-FILE"),
+            "\(advice)")
     try site.manifest("room-1", contacts: ["A"])
     let edited = try await state()
     #expect(edited?.state == "new revision")
