@@ -132,6 +132,19 @@ import TSTestSupport
     #expect(settled.stdout.contains("w01    in sync"), "\(settled.stdout)")
   }
 
+  /// Publishes the fleet (`apply --fleet --auto-approve --wait 8s`), sends `agent` `signal` as
+  /// soon as the first write lands on w01 (with a slow watch, between two writes), and returns
+  /// what the publisher said (status, stdout, stderr).
+  static func publish(stopping agent: ListeningProcess, with signal: Int32, in dir: URL) throws -> (Int32, String, String) {
+    let watch = dir.appendingPathComponent("watches/w01.json")
+    let initial = try Data(contentsOf: watch)
+    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "8s"], in: dir)
+    defer { rollout.send(SIGKILL) }
+    for _ in 0..<4000 where (try? Data(contentsOf: watch)) == initial { usleep(5_000) }
+    agent.send(signal)
+    return rollout.finish()
+  }
+
   /// An agent stopped part-way through a watch's revision and still offline when `--wait`
   /// ends: the watch holds part of the revision, so the rollout is not done — `apply` and
   /// `status` exit 1, naming the watch and what reached it — where a pending watch with nothing
@@ -146,13 +159,7 @@ import TSTestSupport
     let agent = try Self.agent("a1", names[...], broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])
     defer { agent.send(SIGKILL); _ = agent.finish() }
     #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
-    let watch = dir.appendingPathComponent("watches/w01.json")
-    let initial = try Data(contentsOf: watch)
-    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "8s"], in: dir)
-    defer { rollout.send(SIGKILL) }
-    for _ in 0..<4000 where (try? Data(contentsOf: watch)) == initial { usleep(5_000) }
-    agent.send(signal)
-    let (status, stdout, stderr) = rollout.finish()
+    let (status, stdout, stderr) = try Self.publish(stopping: agent, with: signal, in: dir)
     #expect(status == 1, "\(stdout)\(stderr)")
     guard signal == SIGTERM else {
       // Killed: nothing says what it reached, and the watch may hold part of it.
@@ -203,13 +210,7 @@ import TSTestSupport
     let killed = try Self.agent("a1", names[...], broker: broker, in: dir, environment: ["TSAPPLY_SIM_LATENCY": "600,0"])
     defer { killed.send(SIGKILL); _ = killed.finish() }
     #expect(try FleetAgentTests.waitForStatus("a1 (online)", in: dir).contains("w01"))
-    let watch = dir.appendingPathComponent("watches/w01.json")
-    let initial = try Data(contentsOf: watch)
-    let rollout = try ListeningProcess(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "8s"], in: dir)
-    defer { rollout.send(SIGKILL) }
-    for _ in 0..<4000 where (try? Data(contentsOf: watch)) == initial { usleep(5_000) }
-    killed.send(SIGKILL)
-    #expect(rollout.finish().0 == 1)
+    #expect(try Self.publish(stopping: killed, with: SIGKILL, in: dir).0 == 1)
     // The wearer switches Medicine off while the agent is down.
     let shown = try TSApplyBinary.run(["device", "show", "--device", "sim:watches/w01.json"], in: dir).stdout
     let medicine = try #require(shown.split(separator: "\n").first { $0.contains("\"Medicine\"") }?.split(separator: " ").first, "\(shown)")
