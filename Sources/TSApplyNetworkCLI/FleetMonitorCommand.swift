@@ -220,7 +220,8 @@ extension MonitorCommand {
   /// Reads the fleet's rollout record (kept by `apply --fleet` in its own process) every 2 s
   /// into the page's board, so a paused or aborted rollout shows on the page as `status --fleet`
   /// prints it, its watches counted from what the monitors last read of them (`rolloutRows`)
-  /// against the fleet's watches `names` as their manifests are now (`manifests`, `revisions`:
+  /// against the fleet's watches as the fleet file and their manifests are now (`manifests`,
+  /// else `names` when the fleet file cannot be read; `revisions`:
   /// a monitor started before the manifests were edited and the rollout begun compares with
   /// what the rollout published); a record that cannot be read says so.
   static func followRollout(_ store: RolloutStore, fleetFile: String, names: [String], manifests: FleetManifests,
@@ -230,8 +231,11 @@ extension MonitorCommand {
         do throws(SecureFileError) {
           board.rollout(try store.load().map { loaded in
             var record = loaded
-            let members = names.compactMap { name in (try? manifests.member(name)) ?? nil }
-            let current = Dictionary(names.compactMap { name in (try? revisions.revisions(of: name).get()).map { (name, $0) } },
+            // The fleet file as it is now: a rollout over a watch added since the monitor
+            // started has its revision over that watch too.
+            let named = (try? manifests.members().map(\.name)) ?? names
+            let members = named.compactMap { name in (try? manifests.member(name)) ?? nil }
+            let current = Dictionary(members.map(\.name).compactMap { name in (try? revisions.revisions(of: name).get()).map { (name, $0) } },
                                      uniquingKeysWith: { first, _ in first })
             record.observe(rolloutRows(board.snapshot().rows, current: current), members: members)
             return StatusBoard.Rollout(phase: record.phaseWord, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),

@@ -232,6 +232,43 @@ import TSTestSupport
     #expect(done.contains("<div class=\"rollout\"><p><strong>Rollout (") && done.contains("completed: 2 waves applied"), "\(done.prefix(3000))")
   }
 
+  /// A rollout over a watch added to the fleet file after the monitor started is counted on the
+  /// page from what the watches hold, as `status --fleet` counts it: the page compares the
+  /// rollout's revision with the fleet file as it is now, not with the watches it started with
+  /// (it said no watch had the revision, the canary included).
+  @Test func aRolloutOverAWatchAddedSinceTheMonitorStartedIsCountedFromTheWatches() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let names = try Self.fleet(in: dir, count: 3)
+    let fleetFile = dir.appendingPathComponent("fleet.yaml")
+    let every = try String(contentsOf: fleetFile, encoding: .utf8)
+    try every.split(separator: "\n").filter { !$0.contains(names[2]) }.joined(separator: "\n").appending("\n")
+      .write(to: fleetFile, atomically: true, encoding: .utf8)
+    let (monitor, url) = try Self.monitor(in: dir)
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    try every.write(to: fleetFile, atomically: true, encoding: .utf8)
+    for name in names {
+      try "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
+        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
+    }
+    let paused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--canary", "1", "--batch", "2",
+                                        "--pause", "manual"], in: dir, environment: Self.environment(dir))
+    #expect(paused.stdout.contains("paused after wave 1 of 2"), "\(paused.stdout)\(paused.stderr)")
+    let auth = ["Authorization: Bearer \(Self.token)"]
+    func rollout() throws -> [String: Any]? {
+      let answer = try Self.request(url, "/status.json", headers: auth)
+      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+      return body?["rollout"] as? [String: Any]
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while try rollout()?["observed"] as? Bool != true || (rollout()?["unknown_revision"] as? [String])?.isEmpty != true, Date() < deadline {
+      usleep(20_000)
+    }
+    let seen = try rollout()
+    #expect(seen?["observed"] as? Bool == true, "\(String(describing: seen))")
+    #expect(try rollout()?["with_revision"] as? [String] == [names[0]])
+    #expect(try rollout()?["without_revision"] as? [String] == Array(names.dropFirst()))
+  }
+
   /// A watch removed from the fleet file while `monitor --fleet` runs is no longer monitored:
   /// one `removed` event, its row leaves the page, a change on it is not reported while one on
   /// another watch is; put back in the file, it is monitored again.
