@@ -33,6 +33,25 @@ import TSTestSupport
     return names
   }
 
+  /// Gives every watch of `names` a new manifest and runs `apply --fleet` staged as a canary
+  /// of one and a batch of two with a manual pause: it pauses after the canary.
+  static func pauseAfterCanary(_ names: [String], in dir: URL) throws {
+    for name in names {
+      try "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
+        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
+    }
+    let paused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--canary", "1", "--batch", "2",
+                                        "--pause", "manual"], in: dir, environment: Self.environment(dir))
+    #expect(paused.stdout.contains("paused after wave 1 of 2"), "\(paused.stdout)\(paused.stderr)")
+  }
+
+  /// The `rollout` object of the page's `/status.json`.
+  static func rollout(_ url: String) throws -> [String: Any]? {
+    let answer = try request(url, "/status.json", headers: ["Authorization: Bearer \(token)"])
+    let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+    return body?["rollout"] as? [String: Any]
+  }
+
   static func environment(_ dir: URL) -> [String: String] { ["TSAPPLY_STATE_DIR": dir.path + "/state"] }
 
   /// The monitor with the page; its address from standard error.
@@ -193,21 +212,11 @@ import TSTestSupport
   @Test func aPausedRolloutShowsOnThePageUntilItIsContinued() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     let names = try Self.fleet(in: dir, count: 3)
-    for name in names {
-      try "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
-        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
-    }
-    let paused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--canary", "1", "--batch", "2",
-                                        "--pause", "manual"], in: dir, environment: Self.environment(dir))
-    #expect(paused.stdout.contains("paused after wave 1 of 2"), "\(paused.stdout)\(paused.stderr)")
+    try Self.pauseAfterCanary(names, in: dir)
     let (monitor, url) = try Self.monitor(in: dir)
     defer { monitor.send(SIGKILL); _ = monitor.finish() }
     let auth = ["Authorization: Bearer \(Self.token)"]
-    func rollout() throws -> [String: Any]? {
-      let answer = try Self.request(url, "/status.json", headers: auth)
-      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
-      return body?["rollout"] as? [String: Any]
-    }
+    func rollout() throws -> [String: Any]? { try Self.rollout(url) }
     func until(_ phase: String) throws {
       for _ in 0..<1500 { if try rollout()?["phase"] as? String == phase { return }; usleep(20_000) }
       Issue.record("not \(phase) within 30 s: \(String(describing: try rollout()))")
@@ -246,19 +255,8 @@ import TSTestSupport
     let (monitor, url) = try Self.monitor(in: dir)
     defer { monitor.send(SIGKILL); _ = monitor.finish() }
     try every.write(to: fleetFile, atomically: true, encoding: .utf8)
-    for name in names {
-      try "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n"
-        .write(to: dir.appendingPathComponent("residents/\(name).yaml"), atomically: true, encoding: .utf8)
-    }
-    let paused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--canary", "1", "--batch", "2",
-                                        "--pause", "manual"], in: dir, environment: Self.environment(dir))
-    #expect(paused.stdout.contains("paused after wave 1 of 2"), "\(paused.stdout)\(paused.stderr)")
-    let auth = ["Authorization: Bearer \(Self.token)"]
-    func rollout() throws -> [String: Any]? {
-      let answer = try Self.request(url, "/status.json", headers: auth)
-      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
-      return body?["rollout"] as? [String: Any]
-    }
+    try Self.pauseAfterCanary(names, in: dir)
+    func rollout() throws -> [String: Any]? { try Self.rollout(url) }
     let deadline = Date().addingTimeInterval(30)
     while try rollout()?["observed"] as? Bool != true || (rollout()?["unknown_revision"] as? [String])?.isEmpty != true, Date() < deadline {
       usleep(20_000)
