@@ -54,7 +54,9 @@ public enum ManifestLoader {
       diagnostics += decoder.context.diagnostics.filter { $0.position.map { !yamlErrors.contains($0) } ?? true }
       if resolvesReferences, var resolved = manifest {
         diagnostics += ContactReferences.resolve(&resolved, declared: resolved.contacts?.value ?? [], scope: "under contacts: in this file",
-                                                 undeclaredKnown: Self.contactNamesWritten(read.root))
+                                                 // Only beside an error: with none, a name written but not declared is not
+                                                 // excused (a reference dropped silently took the SOS contact away).
+                                                 undeclaredKnown: diagnostics.hasErrors ? Self.contactNamesWritten(read.root) : [])
         if !diagnostics.hasErrors {
           diagnostics += ManifestRemoval.onlyRemovalsWarnings(resolved, lists: Set(ManifestRemoval.List.allCases), scope: "this file stands alone")
         }

@@ -40,7 +40,34 @@ import TSTestSupport
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n    - {contact: 1️⃣Ward desk}\n",
                    field: "emergency.contacts[1]",
                    message: "duplicate contact \"Ward desk\": also listed on line 5, column 7 of watch.yaml"),
+    // A reference must name one contact: a name declared twice with different phones, or two
+    // names the watch stores alike (cut to 32 bytes), is an error, not the last one silently.
+    DiagnosticCase(marked: "contacts:\n  - {name: Anna, phone: \"+447700900001\"}\n  - {name: Anna, phone: \"+447700900002\"}\n"
+                     + "emergency:\n  sos: true\n  contacts: [{contact: 1️⃣Anna}]\n",
+                   field: "emergency.contacts[0].contact",
+                   message: "refers to the contact \"Anna\", but this name is declared 2 times (watch.yaml lines 2 and 3) with different phones, so it could be either; give each its own name, or write name and phone here instead of contact:"),
   ]
+
+  /// A reference to a contact whose name the watch stores cut (over 32 bytes) names that
+  /// contact: it was dropped from the emergency list (and `sos: true` then said "no emergency
+  /// contact").
+  @Test func aReferenceToTwoNamesStoredAlikeIsAnError() {
+    let result = load("contacts:\n  - {name: Margaret Elizabeth Featherstonehaugh, phone: \"+447700900001\"}\n"
+                      + "  - {name: Margaret Elizabeth Featherstonehaughs, phone: \"+447700900002\"}\n"
+                      + "emergency:\n  sos: true\n  contacts: [{contact: Margaret Elizabeth Featherstonehaugh}]\n")
+    #expect(result.manifest == nil)
+    #expect(result.diagnostics.filter { $0.severity == .error }.map(\.description) == [
+      "watch.yaml:6:24: error: emergency.contacts[0].contact: refers to the contact \"Margaret Elizabeth Featherstonehaugh\", but the watch stores 2 contacts declared in watch.yaml lines 2 and 3 as \"Margaret Elizabeth Featherstoneh\" (names cut to 32 bytes) with different phones, so it could be either; give each a name that differs in its first 32 bytes, or write name and phone here instead of contact:",
+    ])
+  }
+
+  @Test func aReferenceToALongNameNamesThatContact() throws {
+    let result = load("contacts:\n  - {name: \"Margaret Elizabeth Featherstonehaugh\", phone: \"+44 7700 900002\"}\n"
+                      + "emergency:\n  sos: true\n  contacts:\n    - {contact: \"Margaret Elizabeth Featherstonehaugh\"}\n")
+    let manifest = try #require(result.manifest, "\(result.diagnostics)")
+    #expect(manifest.emergency?.contacts?.value.map { "\($0.name.value) \($0.phone.value)" } == ["Margaret Elizabeth Featherstoneh +447700900002"])
+    #expect(result.diagnostics.map(\.severity) == [.warning], "\(result.diagnostics)")
+  }
 
   @Test(arguments: cases)
   func reports(_ row: DiagnosticCase) { row.check() }

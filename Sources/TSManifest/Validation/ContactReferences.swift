@@ -11,7 +11,9 @@ import TSModel
 /// list (an `npk` watch stores no regular contacts, yet its emergency list can name the desk).
 public enum ContactReferences {
   /// Resolves the references in `manifest.emergency.contacts` against `declared` (contacts in
-  /// declaration order; for a name declared more than once the last counts). A name no
+  /// declaration order; for a name declared more than once the last counts, unless its file
+  /// declares that name more than once with different phones: `ambiguity`). A reference names
+  /// a contact by its name as written or as the watch stores it (cut to 32 bytes). A name no
   /// declaration has is an error at the reference, as is a reference that repeats a contact
   /// (same name and phone) already in the list. `scope` says where declarations were looked for,
   /// for that message (`"under contacts: in this file"`).
@@ -22,13 +24,21 @@ public enum ContactReferences {
                              undeclaredKnown: Set<String> = []) -> [Diagnostic] {
     guard var emergency = manifest.emergency, let list = emergency.contacts,
           list.value.contains(where: { $0.reference != nil }) else { return [] }
-    var byName: [String: ManifestContact] = [:]
-    for contact in declared where contact.reference == nil { byName[contact.name.value] = contact }
+    // Every declaration of each stored name, in order (a name over 32 bytes is stored cut).
+    var byName: [String: [ManifestContact]] = [:]
+    for contact in declared where contact.reference == nil { byName[contact.name.value, default: []].append(contact) }
     var diagnostics: [Diagnostic] = []
     var resolved: [ManifestContact] = []
     for var contact in list.value {
       if let reference = contact.reference {
-        guard let target = byName[reference.value] else {
+        // The name as written, else as the watch stores it: a reference may spell out a name
+        // its declaration has cut.
+        let stored = byName[reference.value] != nil ? reference.value : TextTruncation.cutName(reference.value, maxBytes: ContactNameRule.maxBytes)
+        if let all = byName[stored], let ambiguity = ambiguity(reference, stored: stored, declarations: all) {
+          diagnostics.append(.error(at: reference.position, field: DecodingContext.join(contact.path, "contact"), ambiguity))
+          continue
+        }
+        guard let target = byName[stored]?.last else {
           if undeclaredKnown.contains(reference.value) { continue }
           var message = "refers to the contact \"\(reference.value)\", but none of that name is declared \(scope); declare it under contacts:, or write name and phone here instead of contact:"
           if let meant = Suggestion.closest(to: reference.value, in: Array(byName.keys).sorted()) { message += "; did you mean \"\(meant)\"?" }
@@ -50,5 +60,23 @@ public enum ContactReferences {
     emergency.contacts = Located(resolved, at: list.position)
     manifest.emergency = emergency
     return diagnostics
+  }
+
+  /// Why `reference` cannot tell which contact it names, or `nil` when it can: the file of the
+  /// declaration that counts (the last) declares more than one contact stored as `stored`,
+  /// with different phones — the same name twice, or names the watch stores alike once cut.
+  static func ambiguity(_ reference: Located<String>, stored: String, declarations: [ManifestContact]) -> String? {
+    guard let last = declarations.last else { return nil }
+    let candidates = declarations.filter { $0.name.position.file == last.name.position.file }
+    guard Set(candidates.map(\.phone.value)).count > 1 else { return nil }
+    let lines = candidates.map { String($0.name.position.line) }
+    let where_ = "\(last.name.position.file) lines " + (lines.count == 2 ? lines.joined(separator: " and ")
+                                                         : lines.dropLast().joined(separator: ", ") + " and " + lines[lines.count - 1])
+    let writeOut = "or write name and phone here instead of contact:"
+    if reference.value == stored {
+      return "refers to the contact \"\(reference.value)\", but this name is declared \(candidates.count) times (\(where_)) with different phones, so it could be either; give each its own name, \(writeOut)"
+    }
+    return "refers to the contact \"\(reference.value)\", but the watch stores \(candidates.count) contacts declared in \(where_) as \"\(stored)\" "
+      + "(names cut to \(ContactNameRule.maxBytes) bytes) with different phones, so it could be either; give each a name that differs in its first \(ContactNameRule.maxBytes) bytes, \(writeOut)"
   }
 }
