@@ -64,18 +64,32 @@ struct ReminderChecks {
     lunchTimeErrors(after, reminder: reminder) + timesInsideLunchBreak(after, reminder: reminder)
   }
 
+  /// Time points inside the lunch break, or a period wholly inside it (a reminder that may
+  /// never sound).
   private func timesInsideLunchBreak(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
     let start = after.lunchBreakDNDStartTime, end = after.lunchBreakDNDEndTime
-    guard storage.lunchBreak == .times, after.isLunchBreakDNDEnabled, after.timeType == .point else { return [] }
-    let inside = Set(after.timePoints).sorted().filter { $0 >= start && $0 < end }
-    guard !inside.isEmpty, let from = MinuteOfDay(rawValue: start), let to = MinuteOfDay(rawValue: end) else { return [] }
-    let times = inside.compactMap { MinuteOfDay(rawValue: $0)?.description }.joined(separator: ", ")
+    guard storage.lunchBreak == .times, after.isLunchBreakDNDEnabled,
+          let from = MinuteOfDay(rawValue: start), let to = MinuteOfDay(rawValue: end) else { return [] }
     // A create is made on the platform's template, with no ID yet.
     let origin = reminder.lunchBreak != nil ? "as the manifest gives it"
       : after.reminderId.isEmpty ? "the watch gives every new custom reminder one; the manifest gives none" : "the watch's; the manifest gives none"
-    return [.warning(at: reminder.schedule?.position ?? reminder.position, field: "\(reminder.path).at",
-      "\(label) reminds at \(times), inside its lunch-break do-not-disturb window \(from)–\(to) (\(origin)), when the watch may stay silent; "
-        + "write `lunch_break: false` for it, or move \(inside.count == 1 ? "the time" : "those times") out of the window")]
+    let window = "its lunch-break do-not-disturb window \(from)–\(to) (\(origin))"
+    let at = reminder.schedule?.position ?? reminder.position
+    switch after.timeType {
+    case .point:
+      let inside = Set(after.timePoints).sorted().filter { $0 >= start && $0 < end }
+      guard !inside.isEmpty else { return [] }
+      let times = inside.compactMap { MinuteOfDay(rawValue: $0)?.description }.joined(separator: ", ")
+      return [.warning(at: at, field: "\(reminder.path).at",
+        "\(label) reminds at \(times), inside \(window), when the watch may stay silent; "
+          + "write `lunch_break: false` for it, or move \(inside.count == 1 ? "the time" : "those times") out of the window")]
+    case .period:
+      guard after.startTime >= start, after.endTime <= end, let first = MinuteOfDay(rawValue: after.startTime),
+            let last = MinuteOfDay(rawValue: after.endTime) else { return [] }
+      return [.warning(at: at, field: "\(reminder.path).period",
+        "\(label) reminds only from \(first) to \(last), all inside \(window), so the watch may never sound it; "
+          + "write `lunch_break: false` for it, or move the period out of the window")]
+    }
   }
 
   private func lunchTimeErrors(_ after: Reminder, reminder: ManifestReminder) -> [Diagnostic] {
