@@ -124,6 +124,10 @@ extension FleetSession {
       guard let policy = request.policy else { throw CommandFailure("no rollout policy") }
       record = RolloutRecord(fleet: fleetFile, members: loaded.members, policy: policy, startedBy: Operator.current, now: Date())
     }
+    // The watches of a wave a process was killed in that it did not record: this run finds
+    // them as that process left them.
+    let killedWave = record.isInterrupted && record.phase == .running && record.nextWave < record.waves.count
+      ? record.waves[record.nextWave].filter { record.watches[$0] == nil } : []
     let remaining = Set(record.waves[record.nextWave...].flatMap { $0 })
     let members = loaded.members.filter { remaining.contains($0.name) }
     let scoped = with(members: members)
@@ -182,7 +186,7 @@ extension FleetSession {
     do {
       let (ended, rows) = try await runner.run(record, events: events, wave: wave)
       // Aborted, what it leaves is what the watches hold (a failed watch's write may have landed).
-      return try endRollout(ended.phase == .aborted ? await observed(ended) : ended, rows: rows, bodies: approved == nil)
+      return try endRollout(ended.phase == .aborted ? await observed(ended) : ended, rows: rows, bodies: approved == nil, killedWave: killedWave)
     } catch let error as SecureFileError {
       throw CommandFailure("cannot write the rollout's record: \(error); no later wave was started")
     }
@@ -210,10 +214,19 @@ extension FleetSession {
   /// record's results for the others) and the summary, or the JSON report with a `rollout`
   /// object — and returns the exit status (module doc of `applyStaged`). `bodies`: whether the
   /// review shows applied watches' plans (not when the approval showed them).
-  private func endRollout(_ record: RolloutRecord, rows: [String: FleetWatchReport], bodies: Bool = true) throws -> ExitStatus {
+  /// `killedWave`: the watches of the wave an earlier process was killed in before it recorded
+  /// them; one this run found with nothing to change is said to hold the revision, most likely
+  /// from that process (its row says only what this run did).
+  private func endRollout(_ record: RolloutRecord, rows: [String: FleetWatchReport], bodies: Bool = true,
+                          killedWave: [String] = []) throws -> ExitStatus {
     let names = Set(record.names)
     let watches = loaded.members.filter { names.contains($0.name) }.map { member in
-      var row = rows[member.name] ?? record.row(member.name, device: member.device)
+      guard var row = rows[member.name] else {
+        // Not run now: its result as its wave recorded it (an earlier run), not a time of this run.
+        var row = record.row(member.name, device: member.device)
+        if record.watches[member.name] != nil { row.timeNote = "earlier run" }
+        return row
+      }
       row.details.merge(record.row(member.name, device: member.device).details) { mine, _ in mine }
       return row
     }
@@ -224,7 +237,11 @@ extension FleetSession {
     } else {
       var review = reviewOptions
       review.bodies = bodies
-      context.stdout.write("\n" + report.review(renderer: renderer, options: review) + "\n" + record.summary(fleetFile: fleetFile))
+      let found = killedWave.filter { rows[$0]?.verdict == .noChanges }
+      let note = found.isEmpty ? "" : "\(found.count == 1 ? "" : "The watches ")\(found.prefix(10).joined(separator: ", "))"
+        + (found.count > 10 ? " and \(found.count - 10) more" : "") + " of wave \(record.waveNumber(of: found[0])) had nothing left to change: "
+        + "\(found.count == 1 ? "it holds" : "they hold") the new revision, most likely written by the run that was interrupted in that wave.\n"
+      context.stdout.write("\n" + report.review(renderer: renderer, options: review) + note + "\n" + record.summary(fleetFile: fleetFile))
     }
     // The counts are of the watches the summary counts (`--watch`: those selected).
     let have = record.withRevision.count, total = record.counted.count, unknown = record.unknownRevision.count

@@ -153,6 +153,10 @@ public struct FleetWatchReport: Sendable {
   /// fleet apply's exit status as not known.
   public var mayHoldPart = false
 
+  /// The table's Time column instead of `elapsed`, for a row this run did not make: `earlier
+  /// run` for a watch of a staged rollout's earlier wave, its result as the rollout recorded it.
+  public var timeNote: String? = nil
+
   /// The table's Changes column: what reached the watch for an apply that failed part-way,
   /// else the verdict's counts.
   public var changesText: String { reached ?? verdict.changesText }
@@ -171,7 +175,7 @@ public struct FleetWatchReport: Sendable {
   }
 
   /// Seconds, to a tenth.
-  public var elapsedText: String { String(format: "%.1fs", elapsed.seconds) }
+  public var elapsedText: String { timeNote ?? String(format: "%.1fs", elapsed.seconds) }
 }
 
 /// Whose reading of a watch a plan over MQTT was made against, and how old it was then

@@ -342,6 +342,8 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   }
 
   private func waveIndex(of name: String) -> Int { waves.firstIndex { $0.contains(name) } ?? 0 }
+  /// The number (from 1) of the wave `name` is in.
+  public func waveNumber(of name: String) -> Int { waveIndex(of: name) + 1 }
 
   /// Where the rollout stands, for people: the phase with its wave, the counts, then which
   /// watches hold the revision and which do not (at most `listed` names each, then a count).

@@ -366,6 +366,36 @@ import TSTestSupport
   }
 }
 
+extension FleetCommandTests {
+  /// `--continue` after a process was killed in wave 2 once it had written that wave's watch:
+  /// the earlier wave's rows say they come from an earlier run (not "0.0s" of this one), and
+  /// the killed wave's watch, with nothing left to change, is said to hold the new revision
+  /// (fresh-eyes finding: the table read as if the rollout had changed nothing there).
+  @Test func continuingAfterAKilledWaveSaysWhatEarlierRunsDid() async throws {
+    let fleet = try await Fleet()
+    let selection = ["--watch", "room-1", "--watch", "room-2"]
+    let (paused, _, pausedErr) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--pause", "manual"] + selection)
+    #expect(paused == .success, "\(pausedErr)")
+    let folder = fleet.directory + "/state/fleets"
+    let path = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).map { folder + "/" + $0 + "/rollout.json" }
+      .first { FileManager.default.fileExists(atPath: $0) })
+    let atPause = try Data(contentsOf: URL(fileURLWithPath: path))
+    let (done, _, doneErr) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--continue"])
+    #expect(done == .success, "\(doneErr)")
+    // What `kill -9` in wave 2 after its write leaves: the record as written when the wave started.
+    var object = try #require(try JSONSerialization.jsonObject(with: atPause) as? [String: Any])
+    object["phase"] = "running"
+    object["reason"] = nil
+    try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+    let (continued, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--continue"])
+    #expect(continued == .success, "\(err)")
+    #expect(out.contains("room-1  applied     +1 ~1 -0  earlier run\nroom-2  no changes  +0 ~0 -0  0.0s\n"), "\(out)")
+    #expect(out.contains("room-2 of wave 2 had nothing left to change: it holds the new revision, most likely written by the run that was interrupted in that wave.\n"),
+            "\(out)")
+    #expect(out.contains("completed: 2 waves applied"), "\(out)")
+  }
+}
+
 /// The words a fleet command ends with for refused watches: over MQTT the agent applies
 /// unattended, so "review it without --auto-approve" (which the agent would refuse again) is
 /// not offered.
