@@ -48,10 +48,14 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
   private var sources: [any DispatchSourceSignal] = []
   private var active = false
   private let notice: @Sendable (Int32) -> Void
+  private let quitting: (@Sendable (Int32) -> Void)?
 
-  /// A watcher that calls `notice` (e.g. "Interrupt received…") on the first signal.
-  public init(notice: @escaping @Sendable (Int32) -> Void) {
+  /// A watcher that calls `notice` (e.g. "Interrupt received…") on the first signal, and
+  /// `quitting` (what quitting at once leaves, how to get back) on the second, just before
+  /// the process exits.
+  public init(notice: @escaping @Sendable (Int32) -> Void, quitting: (@Sendable (Int32) -> Void)? = nil) {
     self.notice = notice
+    self.quitting = quitting
   }
 
   /// The usual name of `signal` (`SIGTERM`), for notices.
@@ -98,7 +102,9 @@ public final class StopSignals: StopRequest, @unchecked Sendable {
     lock.unlock()
     switch since {
     case nil: notice(number)
-    case let elapsed? where elapsed >= Self.repeatInterval: exit(128 + number)
+    case let elapsed? where elapsed >= Self.repeatInterval:
+      quitting?(number)
+      exit(128 + number)
     default: break  // the same request delivered twice (process and process group)
     }
   }

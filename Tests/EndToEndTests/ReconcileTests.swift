@@ -322,7 +322,11 @@ extension ReconcileTests {
 
 /// Ctrl-C during an apply stops between steps and reports exactly what was applied.
 @Suite struct InterruptTests {
-  @Test func firstInterruptStopsCleanlyWithASummary() throws {
+  /// `tsapply apply --auto-approve` in a new workspace, its simulated watch answering each
+  /// call after `latency` ms, returned once it printed its backup line (waiting for the line,
+  /// not a fixed time, which a loaded machine can overrun before the first step or after the
+  /// last), with what it printed so far.
+  static func applyPastItsBackup(latency: Int) throws -> (process: Process, output: Pipe, error: Pipe, printed: Data) {
     let dir = try ReconcileTests.workspace()
     _ = try TSApplyBinary.run(["device", "init"], in: dir)
     let process = Process()
@@ -330,15 +334,12 @@ extension ReconcileTests {
     process.arguments = ["apply", "--auto-approve"]
     process.currentDirectoryURL = dir
     var environment = ProcessInfo.processInfo.environment
-    environment["TSAPPLY_SIM_LATENCY"] = "300,0"
+    environment["TSAPPLY_SIM_LATENCY"] = "\(latency),0"
     process.environment = environment
     let output = Pipe(), error = Pipe()
     process.standardOutput = output
     process.standardError = error
     try process.run()
-    // At 300 ms a call, applying takes about 4 s after the backup line: interrupt once the
-    // backup is taken (waiting for the line, not a fixed time, which a loaded machine can
-    // overrun before the first step or after the last).
     var printed = Data()
     let deadline = Date().addingTimeInterval(60)
     while !String(decoding: printed, as: UTF8.self).contains("Backed up"), Date() < deadline {
@@ -346,6 +347,12 @@ extension ReconcileTests {
       if chunk.isEmpty { break }
       printed += chunk
     }
+    return (process, output, error, printed)
+  }
+
+  @Test func firstInterruptStopsCleanlyWithASummary() throws {
+    // At 300 ms a call, applying takes about 4 s after the backup line.
+    let (process, output, error, _) = try Self.applyPastItsBackup(latency: 300)
     process.interrupt()
     let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     _ = output.fileHandleForReading.readDataToEndOfFile()
@@ -354,9 +361,27 @@ extension ReconcileTests {
     #expect(stderr.contains("Interrupt received."))
     #expect(stderr.contains("apply stopped part-way: interrupted"))
     #expect(stderr.contains("  not applied:  "))
+    let dir = try #require(process.currentDirectoryURL)
     let rerun = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
     #expect(rerun.status == 0)
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
+  }
+
+  /// A second Ctrl-C quits at once (exit 130) but still says what that leaves and how to get
+  /// back: it ended with no word (fresh-eyes finding).
+  @Test func secondInterruptQuitsAtOnceAndSaysWhatItLeaves() throws {
+    var (process, output, error, printed) = try Self.applyPastItsBackup(latency: 1000)
+    process.interrupt()
+    usleep(300_000)
+    process.interrupt()
+    let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    printed += output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 130)
+    let backup = String(decoding: printed, as: UTF8.self).components(separatedBy: "(restore with '").dropFirst().first?.prefix { $0 != "'" } ?? ""
+    #expect(!backup.isEmpty)
+    #expect(stderr.contains("Quitting at once: the watch may hold part of this apply. 'tsapply plan watch.yaml' shows what is left to change; "
+                            + "'\(backup)' brings the watch back to how it was before it; 'tsapply history' lists this apply as unfinished.\n"), "\(stderr)")
   }
 }
 

@@ -236,10 +236,17 @@ package struct ApplyRun {
       context.stdout.write("\n")
       return true
     }
-    let stop = StopSignals { signal in
+    // The backup as advice names it, once taken: what a second signal's words point back to.
+    let backup = Locked<String?>(nil)
+    let planCommand = watch.command("plan", manifestArgument), historyCommand = watch.command("history")
+    let stop = StopSignals(notice: { signal in
       let again = signal == SIGINT ? "Ctrl-C again" : "send \(StopSignals.name(signal)) again"
       context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the current device call, then stopping (\(again) to quit at once)...\n")
-    }
+    }, quitting: { _ in
+      let back = backup.value.map { "'tsapply restore \(ShellWord.quoted($0))' brings the watch back to how it was before it; " } ?? ""
+      context.stderr.write("Quitting at once: the watch may hold part of this \(run.command). '\(planCommand)' shows what is left to change; "
+        + "\(back)'\(historyCommand)' lists this \(run.command) as unfinished.\n")
+    })
     let options = ApplyOptions(approval: approval, lockTimeout: settings.lockTimeout, command: commandLine, stop: stop) { event in
       switch event {
       case .waitingForLock(let holder):
@@ -252,6 +259,7 @@ package struct ApplyRun {
         context.stdout.write(renderer.render(plan))
       case .reconcile(.backedUp(let path)):
         let shown = CLIWatch.relative(path, context)
+        backup.set(shown)
         context.stdout.write("Backed up the watch's current state to \(shown) (restore with 'tsapply restore \(ShellWord.quoted(shown))').\n")
       case .reconcile(.apply(let progress)):
         ApplyRun.print(progress, actions: actions.value, verbose: verbose, mask: run.currentMask, to: context)
