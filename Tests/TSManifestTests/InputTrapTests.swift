@@ -157,7 +157,7 @@ import TSTestSupport
     ("\"+1\\t555\"", "\"+1\t555\" contains U+0009 CHARACTER TABULATION; \(phoneFormatting)"),
     ("\"555\u{200B}0100\"", "\"555\u{200B}0100\" contains U+200B ZERO WIDTH SPACE; \(phoneFormatting)"),
     ("\"555\u{202F}0100\"", "\"555\u{202F}0100\" contains U+202F NARROW NO-BREAK SPACE; \(phoneFormatting)"),
-    ("\"555\u{2010}0100\"", "\"555\u{2010}0100\" contains \"\u{2010}\"; \(phoneFormatting)"),
+    ("\"555\u{2010}0100\"", "\"555\u{2010}0100\" contains \"\u{2010}\"; \(phoneFormatting); write \"555-0100\" with a plain dash (-)"),
     ("\"555/0100\"", "\"555/0100\" contains \"/\"; \(phoneFormatting)"),
   ].map { DiagnosticCase(marked: phone($0.0), field: "contacts[0].phone", message: $0.1) }
 

@@ -20,7 +20,7 @@ import TSTestSupport
   }
 
   static let invalidTimes: [DiagnosticCase] = [
-    ("\"24:00\"", "\"24:00\" is not a time of day (expected HH:MM, 00:00–23:59)"),
+    ("\"24:00\"", "\"24:00\" is not a time of day (expected HH:MM, 00:00–23:59); midnight is \"00:00\", and the day's last minute \"23:59\""),
     ("\"23:60\"", "\"23:60\" is not a time of day (expected HH:MM, 00:00–23:59)"),
     ("\"12:00:00\"", "\"12:00:00\" is not a time of day (expected HH:MM, 00:00–23:59)"),
     ("7pm", "\"7pm\" is not a time of day (expected HH:MM, 00:00–23:59); write \"19:00\""),

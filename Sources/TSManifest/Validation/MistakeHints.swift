@@ -62,10 +62,16 @@ enum MistakeHints {
     return MinuteOfDay(hour: value / 100, minute: value % 100)
   }
 
-  /// The duration meant by `2 hours`, `2 hrs`, `90 minutes`, `90 min`, `1.5h`, `1.5 hours`:
-  /// its tsapply spelling (`2h`, `90m`, `1h30m`); `nil` otherwise.
+  /// The duration meant by `2 hours`, `2 hrs`, `90 minutes`, `90 min`, `1.5h`, `1.5 hours`,
+  /// `1h30`: its tsapply spelling (`2h`, `90m`, `1h30m`); `nil` otherwise.
   static func duration(_ text: String) -> String? {
     let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
+    // `1h30`: hours, then minutes without their unit.
+    let halves = lowered.split(separator: "h", omittingEmptySubsequences: false)
+    if halves.count == 2, let hours = Int(halves[0]), let minutes = Int(halves[1]), hours >= 0, (1...59).contains(minutes),
+       halves[1].count == 2 || minutes < 10 {
+      return DecodingContext.durationText(hours * 60 + minutes)
+    }
     let number = lowered.prefix { ($0.isASCII && $0.isNumber) || $0 == "." || $0 == "," }
     guard !number.isEmpty, let value = Double(number.replacingOccurrences(of: ",", with: ".")), value > 0 else { return nil }
     let unit = lowered.dropFirst(number.count).trimmingCharacters(in: .whitespaces)

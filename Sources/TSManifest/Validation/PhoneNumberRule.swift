@@ -179,7 +179,12 @@ enum PhoneNumberRule {
     }
     if let odd = cleaned.unicodeScalars.first(where: { !("0"..."9").contains($0) && $0 != "+" }) {
       // A no-break space, a tab or a zero-width space is named, since quoting it shows nothing.
-      return "\(quoted) contains \(InvisibleCharacters.quotedOrNamed(odd)); a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
+      let message = "\(quoted) contains \(InvisibleCharacters.quotedOrNamed(odd)); a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"
+      // A typographic dash (an en or em dash, a minus sign) that a word processor put in.
+      let dashes: Set<Unicode.Scalar> = ["\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}", "\u{2212}"]
+      guard dashes.contains(odd) else { return message }
+      let fixed = String(String.UnicodeScalarView(original.unicodeScalars.map { dashes.contains($0) ? "-" : $0 }))
+      return message + "; write \"\(fixed)\" with a plain dash (-)"
     }
     if !cleaned.contains(where: { $0.isASCII && $0.isNumber }) { return "\(quoted) has no digits" }
     if cleaned.utf8.count > maxBytes {

@@ -52,6 +52,7 @@ enum RepeatDaysRule {
     for (index, word) in days.enumerated() {
       guard let day = dayNames[word.value.lowercased()] else {
         var message = "\"\(word.value)\" is not a day name (expected mon…sun or monday…sunday)"
+        if let meant = abbreviatedDay(word.value) { message += "; did you mean \"\(meant)\"?" }
         if word.value.lowercased().hasPrefix("weekday") { message = weekdayMessage(word.value) }
         diagnostics.append(.error(at: word.position, field: "\(field)[\(index)]", message))
         valid = false
@@ -68,8 +69,28 @@ enum RepeatDaysRule {
     return valid ? mask : nil
   }
 
+  /// The short name of the one day `word` begins (`tues`, `Thurs`, `Mo`: two letters or more of
+  /// its full name); `nil` when none or several do (`t`, `s`).
+  static func abbreviatedDay(_ word: String) -> String? {
+    let lowered = word.lowercased()
+    guard lowered.count >= 2 else { return nil }
+    let matching = fullDayNames.indices.filter { fullDayNames[$0].hasPrefix(lowered) }
+    return matching.count == 1 ? RepeatDays.days[matching[0]].name : nil
+  }
+
+  /// `[mon, wed, fri]` for days written as one word (`Mon,Wed,Fri`, `mon wed fri`, `mon/fri`):
+  /// every part a day name or one `abbreviatedDay` stands for; `nil` otherwise.
+  static func dayList(_ word: String) -> String? {
+    let parts = word.split(whereSeparator: { $0 == "," || $0 == "/" || $0 == ";" || $0 == " " || $0 == "&" }).map(String.init)
+    guard parts.count >= 2 else { return nil }
+    let days = parts.map { part in dayIndex(part).map { RepeatDays.days[$0].name } ?? abbreviatedDay(part) }
+    guard days.allSatisfy({ $0 != nil }) else { return nil }
+    return "[" + days.compactMap { $0 }.joined(separator: ", ") + "]"
+  }
+
   private static func unknownWordMessage(_ word: String) -> String {
     if word.lowercased().hasPrefix("weekday") { return weekdayMessage(word) }
+    if let list = dayList(word) { return "\"\(word)\" is not a repeat rule (several days are a list); write \(list)" }
     if let meant = MistakeHints.repeatRange(word) {
       return "\"\(word)\" is not a repeat rule (a range of days is not written with a dash); write \(meant)"
     }

@@ -14,7 +14,11 @@ enum TimeOfDayRule {
   static func notATime(_ text: String) -> String {
     if let inner = MistakeHints.curlyQuoted(text) { return MistakeHints.curlyQuoteMessage(text, inner: inner) }
     var message = "\"\(text)\" is not a time of day (expected HH:MM, 00:00–23:59)"
-    if let meant = MistakeHints.time(text) { message += "; write \"\(meant)\"" }
+    if let meant = MistakeHints.time(text) ?? (text.allSatisfy { $0.isASCII && $0.isNumber } ? MistakeHints.hoursAndMinutes(text) : nil) {
+      message += "; write \"\(meant)\""
+    } else if ["24:00", "24.00", "24h", "24"].contains(text) {
+      message += "; midnight is \"00:00\", and the day's last minute \"23:59\""
+    }
     return message
   }
 
