@@ -132,8 +132,11 @@ extension Monitor {
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
     case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)
     case .invalid, .retrying, .failed:
-      // Counted like an apply, so a heal that keeps failing is not tried more often either.
-      tracking.budget.record(at: time, failed: true)
+      // A final failure is counted like an apply, so a heal that keeps failing is not tried more
+      // often either. One that can pass (a dropped link, a timeout) is not: it is tried once per
+      // check (`Tracking.retryWaiting`), which bounds it, and the budget is what stops the
+      // monitor fighting a wearer — a flaky link spent it and left SOS off for an hour.
+      if case .retrying = outcome {} else { tracking.budget.record(at: time, failed: true) }
       // A write over the drift that reached the watch before the failure (or whose lost answer
       // read back as applied) healed that part: said when the drift ends.
       switch outcome.error {

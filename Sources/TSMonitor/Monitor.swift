@@ -512,6 +512,10 @@ public final class Monitor: @unchecked Sendable {
     /// The last heal attempt: for which drift and manifest, whether to try again (it failed
     /// for a reason that can pass), and how many attempts in a row failed so.
     var lastHeal: (key: String, retry: Bool, attempts: Int)?
+    /// The last heal's `retrying` outcome while its retry is not due yet (`HealOutcome.retrying`'s
+    /// `next`, the next periodic check): a check before then (the watch reconnected, or was
+    /// changed in a way that leaves the drift as it was) reports it, and does not try again.
+    var retryWaiting: HealOutcome?
     /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
     /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
@@ -598,6 +602,7 @@ public final class Monitor: @unchecked Sendable {
       tracking.healed = false
       tracking.notHealed = []
       tracking.lastHeal = nil
+      tracking.retryWaiting = nil
       tracking.suspendedFor = nil
       return .clean
     }
@@ -611,10 +616,15 @@ public final class Monitor: @unchecked Sendable {
       let key = signature + manifestDigest
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
+      } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?) = waiting, now() < due {
+        // Retried at the next periodic check, not at every reconnect: a flaky link that drops at
+        // each attempt retried it as fast as the monitor reconnects.
+        outcome = waiting
       } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
         let attempt = tracking.lastHeal.map { $0.key == key && $0.retry ? $0.attempts + 1 : 1 } ?? 1
         outcome = await heal(watch, document, report: report, attempt: attempt, &tracking)
         tracking.lastHeal = (key, outcome.retryable, outcome.retryable ? attempt : 0)
+        tracking.retryWaiting = outcome.retryable ? outcome : nil
         if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
       } else {
         outcome = .unchanged

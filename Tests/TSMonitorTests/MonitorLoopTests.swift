@@ -310,6 +310,24 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal that fails because the link drops (`reconnect@N`, transient) is tried again at the
+  /// next periodic check, not at every reconnect, and such failures never spend the hourly
+  /// budget: a few seconds of bad Bluetooth retried it once per reconnect, spent the budget
+  /// and left SOS off for an hour, blaming "the watch keeps drifting back" (fresh-eyes finding).
+  @Test func aHealFailingOnAFlakyLinkIsRetriedAtEachCheckAndNeverGivenUp() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await harness.start(harness.settings(interval: .milliseconds(400), reconcile: true, maxApplies: 2), engine: harness.engine(fault: "reconnect@7"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("retrying"), "\(drift.jsonLine)")
+    try await Task.sleep(for: .milliseconds(2400))
+    await harness.stop()
+    let reconnects = harness.events(.online).count
+    #expect(reconnects <= 10, "one heal, and so one dropped link, per check of 0.4 s, not one per reconnect: \(reconnects) reconnects")
+    #expect(!harness.events(.error).contains { $0.fields["reason"] == .string("keeps_drifting_back") },
+            "\(harness.events(.error).map(\.jsonLine))")
+  }
+
   /// A heal whose write reached the watch though its answer was lost (read back as applied),
   /// or whose every write was made and only the read verifying them failed, healed the drift:
   /// when the drift ends, `resolved` says it was healed, not that the watch went back by itself.
