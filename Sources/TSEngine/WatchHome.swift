@@ -87,6 +87,10 @@ public struct WatchHome: Hashable, Sendable {
   public var outboxDirectory: String { directory + "/outbox" }
   /// `monitor-events.json`: the last event the monitor handled (`HandledEvents`, docs/monitor.md "Missed events").
   public var monitorEventsPath: String { directory + "/monitor-events.json" }
+  /// `monitor-heal.json`: the drift a monitor is healing, kept while the heal's apply runs, so a
+  /// monitor killed meanwhile reports it when it starts again (`HealIntent`, docs/monitor.md
+  /// "Drift and healing").
+  public var monitorHealPath: String { directory + "/monitor-heal.json" }
   /// `agent-events.json`: the last event a fleet agent handled for the watch (`HandledEvents`,
   /// docs/fleet.md "SOS").
   public var agentEventsPath: String { directory + "/agent-events.json" }

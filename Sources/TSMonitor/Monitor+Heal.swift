@@ -161,7 +161,7 @@ extension Monitor {
   /// unmasked); `mask` hides the numbers of its addresses and findings, and the changes are
   /// masked, unless `--show-sensitive` was given.
   func driftEvent(_ report: DriftReport, changes: JSONValue, outcome: HealOutcome, watch: Watch,
-                          mask: PhoneRedaction.Mask) -> MonitorEvent {
+                          mask: PhoneRedaction.Mask, at time: Date) -> MonitorEvent {
     let addresses = report.drift.map { mask.text($0.address.rawValue) }
     var fields: [String: JSONValue] = [
       "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: report.drift),
@@ -208,7 +208,21 @@ extension Monitor {
       fields["error"] = .string(reason)
       result = "healing failed: \(reason); not tried again until the drift or \(settings.manifestName) changes"
     }
-    return MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
+    return MonitorEvent(time: time, watch: watch.identity, kind: .drift,
                         message: "\(what) changed on the watch since the last apply; \(result)", fields: fields)
+  }
+
+  /// Keeps the drift about to be healed on disk (`HealIntent`) as the event a monitor killed
+  /// during the heal reports when it starts again: `reconcile: interrupted`. A file that cannot
+  /// be written is an `error` event; the heal goes on.
+  func keepHealIntent(_ report: DriftReport, changes: JSONValue, watch: Watch, mask: PhoneRedaction.Mask, at time: Date) {
+    var event = driftEvent(report, changes: changes, outcome: .off, watch: watch, mask: mask, at: time)
+    event.fields["reconcile"] = .string("interrupted")
+    event.message = "\(Reconcile.driftSummary(report.drift, address: mask.address)) changed on the watch since the last apply; "
+      + "the monitor stopped while healing it (its apply is listed as unfinished in 'tsapply history'), so whether the heal reached the watch is read at the next check"
+    do throws(SecureFileError) { try HealIntent.write(event, to: watch.home.monitorHealPath) } catch {
+      emit(.error, watch: watch.identity, message: "cannot keep the drift being healed in \(watch.home.monitorHealPath): \(error); a monitor stopped during this heal would not report it",
+           fields: ["reason": .string("heal_intent")])
+    }
   }
 }

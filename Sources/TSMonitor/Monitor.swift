@@ -185,6 +185,9 @@ public final class Monitor: @unchecked Sendable {
           let listening = await register(opened, generation: current, waitedSince: waitedSince)
           watch = opened
           emitOnline(opened, listening: listening, offlineFor: offlineSince.map { now().timeIntervalSince($0) })
+          // A monitor killed while it healed: its drift is reported now, and the next check
+          // says how it ended (`resolved`, or a drift event that supersedes this one).
+          replayInterruptedHeal(opened, &tracking)
           offlineSince = nil
           backoff.reset()
           mailbox.post(.recheck)
@@ -240,6 +243,8 @@ public final class Monitor: @unchecked Sendable {
     let watch: Watch
     do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch { throw .open(error) }
     var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))
+    // An earlier run killed while it healed: its drift is reported, and this check says how it ended.
+    replayInterruptedHeal(watch, &tracking)
     let result = await check(watch, &tracking)
     await watch.close()
     switch result {
@@ -250,6 +255,15 @@ public final class Monitor: @unchecked Sendable {
     case .offline(let error): throw .open(.device(error))
     case .failed(let message): throw .check(message)
     }
+  }
+
+  /// Reports the drift a monitor was healing when it was killed (`HealIntent`), as the drift
+  /// reported last, so the next check ends it (`resolved`) or supersedes it.
+  private func replayInterruptedHeal(_ watch: Watch, _ tracking: inout Tracking) {
+    guard let interrupted = HealIntent.take(watch.home.monitorHealPath) else { return }
+    emitEvent(interrupted)
+    let addresses: [JSONValue] = if case .array(let named)? = interrupted.fields["addresses"] { named } else { [] }
+    tracking.reported = ("", interrupted.id, addresses)
   }
 
   /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox holds.
@@ -611,6 +625,9 @@ public final class Monitor: @unchecked Sendable {
     let manifestDigest = SHA256Digest.hex(of: bytes)
     let isNew = signature != tracking.reported?.signature
     if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
+    // When it was found: the drift event's time, however long a heal takes.
+    let detected = now()
+    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     var outcome = HealOutcome.off
     if settings.reconcile {
       let key = signature + manifestDigest
@@ -622,6 +639,7 @@ public final class Monitor: @unchecked Sendable {
         outcome = waiting
       } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
         let attempt = tracking.lastHeal.map { $0.key == key && $0.retry ? $0.attempts + 1 : 1 } ?? 1
+        if isNew { keepHealIntent(report, changes: changes, watch: watch, mask: shown, at: detected) }
         outcome = await heal(watch, document, report: report, attempt: attempt, &tracking)
         tracking.lastHeal = (key, outcome.retryable, outcome.retryable ? attempt : 0)
         tracking.retryWaiting = outcome.retryable ? outcome : nil
@@ -630,10 +648,9 @@ public final class Monitor: @unchecked Sendable {
         outcome = .unchanged
       }
     }
-    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     let driftID: String
     if isNew {
-      var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown)
+      var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
       let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
       // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
       // it, or the wearer changed more: this event replaces it, and says what of it is no longer
@@ -644,6 +661,7 @@ public final class Monitor: @unchecked Sendable {
         if !settled.isEmpty { event.fields["no_longer_drifted"] = .array(settled) }
       }
       emitEvent(event)
+      unlink(watch.home.monitorHealPath)
       driftID = event.id
       tracking.reported = (signature, event.id, addresses)
       tracking.healed = false

@@ -220,6 +220,42 @@ import TSTestSupport
     #expect(second.events().allSatisfy { $0["kind"] as? String != "sos" }, "the restart reports no new SOS")
   }
 
+  /// A monitor killed with SIGKILL while it heals (SOS switched off on the watch, the heal's
+  /// apply under way) reports that drift when it starts again — `reconcile: interrupted`, with
+  /// the time it was found — and then says how it ended: the drift was never reported at all,
+  /// nor its SOS-at-risk alert (fresh-eyes finding).
+  @Test func aMonitorKilledWhileItHealsReportsTheDriftWhenRestarted() async throws {
+    let directory = try Self.workspace()
+    try Self.simulate(["emergency-clear"], in: directory)
+    let arguments = ["--reconcile", "--interval", "1s", "--on-event", "/bin/true", "--events", "all"]
+    let first = try MonitorProcess(arguments, in: directory, environment: ["TSAPPLY_SIM_LATENCY": "700,0"])
+    let state = directory.appendingPathComponent("state/watches").path
+    func intent() -> String? {
+      ((try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []).map { state + "/" + $0 + "/monitor-heal.json" }
+        .first { FileManager.default.fileExists(atPath: $0) }
+    }
+    try await MonitorProcess.until(timeout: 60) { intent() != nil }
+    first.kill()
+    #expect(first.events().allSatisfy { $0["kind"] as? String != "drift" }, "killed before its heal ended: \(first.events())")
+    let kept = try #require(intent())
+    #expect(try ReconcileTests.mode(URL(fileURLWithPath: kept)) == 0o600)
+
+    let second = try MonitorProcess(arguments, in: directory)
+    let drift = try await second.wait(for: "drift")
+    #expect(drift["reconcile"] as? String == "interrupted", "\(drift)")
+    #expect((drift["message"] as? String)?.contains("emergency (2 removed, SOS switched off)") == true, "\(drift)")
+    #expect((drift["message"] as? String)?.contains("the monitor stopped while healing it") == true, "\(drift)")
+    #expect(second.events().contains { $0["kind"] as? String == "alert" && $0["alert"] as? String == "sos_drift" }, "\(second.events())")
+    // How it ended: healed by the next check, or by the killed heal itself.
+    try await MonitorProcess.until(timeout: 60) {
+      second.events().contains { $0["kind"] as? String == "resolved" && $0["drift_id"] as? String == drift["id"] as? String }
+        || second.events().contains { $0["kind"] as? String == "drift" && $0["supersedes"] as? String == drift["id"] as? String }
+    }
+    try await MonitorProcess.until(timeout: 60) { try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory).status == 0 }
+    #expect(second.stop().status == 0)
+    #expect(intent() == nil, "taken once reported")
+  }
+
   /// The care-home repro: the monitor killed with SIGKILL, SOS pressed with `device simulate
   /// sos`, the monitor started again seconds later: the replayed event — its log line and what
   /// `--on-sos` is given — says when the wearer pressed (the journal's time), not when the
