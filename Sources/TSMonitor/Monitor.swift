@@ -561,12 +561,12 @@ public final class Monitor: @unchecked Sendable {
       case .success(let supplied): document = supplied
       // A watch the fleet file no longer names: no alert; its monitor is being stopped.
       case .failure(let problem) where problem.notManaged: return .failed(problem.errors.first?.message ?? "no longer managed")
-      case .failure(let problem): return manifestProblem(problem.errors, watch: watch, &tracking)
+      case .failure(let problem): return await manifestProblem(problem.errors, watch: watch, &tracking)
       }
     } else {
       let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
       guard let manifest = loaded.manifest, let bytes = loaded.source else {
-        return manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+        return await manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
       }
       document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
                                   bytes: bytes, path: settings.manifestPath)
@@ -578,10 +578,13 @@ public final class Monitor: @unchecked Sendable {
     } catch {
       switch error {
       case .device(let deviceError): return .offline(deviceError)
-      case .invalid(let input): return manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      case .invalid(let input): return await manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
       default: return .failed(mask(error.description))
       }
     }
+    // The manifest usable again: a drift reported while it was not (`reconcile: invalid`) is
+    // reported anew with what healing does about it now.
+    if tracking.manifestProblem != nil, let reported = tracking.reported { tracking.reported = ("", reported.id, reported.addresses) }
     tracking.manifestProblem = nil
     // Told before the events of a check that finds drift, and after the `resolved` of one that
     // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
@@ -715,14 +718,49 @@ public final class Monitor: @unchecked Sendable {
     }
   }
 
-  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) -> CheckResult {
+  /// A manifest that cannot be used: said once (an `error` event, `reason: manifest`), and the
+  /// watch still compared with what the last apply left (`Watch.driftSinceRecord`: drift needs
+  /// no manifest), so a change on the watch — SOS switched off — is reported while the manifest
+  /// has errors (`reconcile: invalid`: nothing is healed until it is fixed; what it still asks
+  /// of the watch is not known, `pending: null`), and its end too.
+  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
     let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
       + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
-    let message = "cannot use \(settings.manifestName): \(text.isEmpty ? "it could not be read" : text); drift is not checked until it is fixed"
+    let message = "cannot use \(settings.manifestName): \(text.isEmpty ? "it could not be read" : text); nothing is healed or applied until it is fixed"
     if tracking.manifestProblem != message {
       tracking.manifestProblem = message
       emit(.error, watch: watch.identity, message: message, fields: ["reason": .string("manifest")])
     }
+    let found: (drift: [ResourceChange], lastWrite: LastWrite)?
+    do { found = try await watch.driftSinceRecord() } catch {
+      if case .device(let deviceError) = error { return .offline(deviceError) }
+      return .failed(message)
+    }
+    guard let drift = found?.drift else { return .failed(message) }
+    if drift.isEmpty {
+      if let reported = tracking.reported {
+        emit(.resolved, watch: watch.identity, message: "the watch holds what the last apply left again",
+             fields: ["drift_id": .string(reported.id), "healed": .bool(false)])
+        tracking.reported = nil
+      }
+      return .failed(message)
+    }
+    let changes = JSONPlanRenderer.changes(drift, redact: false)
+    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
+    guard signature != tracking.reported?.signature else { return .failed(message) }
+    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: [], changes: drift)
+    let addresses = drift.map { JSONValue.string(shown.text($0.address.rawValue)) }
+    var fields: [String: JSONValue] = [
+      "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: drift),
+      "addresses": .array(addresses), "reconcile": .string("invalid"), "pending": .null,
+    ]
+    if let earlier = tracking.reported { fields["supersedes"] = .string(earlier.id) }
+    let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
+                             message: "\(Reconcile.driftSummary(drift, address: shown.address)) changed on the watch since the last apply; "
+                               + "not healed: \(settings.manifestName) cannot be used, so nothing is applied until it is fixed",
+                             fields: fields)
+    emitEvent(event)
+    tracking.reported = (signature, event.id, addresses)
     return .failed(message)
   }
 

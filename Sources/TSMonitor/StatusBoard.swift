@@ -598,7 +598,12 @@ public final class StatusBoard: @unchecked Sendable {
       watch.healProblem = nil
     case .error:
       switch reason {
-      case "manifest": watch.manifestProblem = shown(event.message)
+      case "manifest":
+        watch.manifestProblem = shown(event.message)
+        // What the manifest asks of the watch is not known while it cannot be used; drift
+        // still is (the monitor compares the watch with the last apply meanwhile, and its drift
+        // events, `reconcile: invalid`, say when that changes).
+        watch.pending = nil
       case "apply" where event.fields["reconcile"] == .string("retrying"):
         watch.healProblem = ("retrying", shown(event.message), event.fields["agent"] != nil)
       case "apply", "keeps_drifting_back":

@@ -329,6 +329,33 @@ final class Harness: @unchecked Sendable {
             "\(harness.events(.error).map(\.jsonLine))")
   }
 
+  /// A manifest with an error does not hide a change on the watch: SOS switched off is still
+  /// reported as drift (compared with what the last apply left, `reconcile: invalid`, pending
+  /// not known), and once the manifest is fixed the drift is reported anew and healed (the
+  /// page said drift 0 while the watch's SOS was off, fresh-eyes finding).
+  @Test func aManifestWithAnErrorDoesNotHideDriftAndItsFixHealsIt() async throws {
+    let harness = try await Harness()
+    let path = harness.directory + "/watch.yaml"
+    try (Harness.manifest + "reminders: {drinking: {every: 5 hours}}\n").write(toFile: path, atomically: true, encoding: .utf8)
+    try await harness.start(harness.settings(reconcile: true))
+    try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("manifest") }
+    try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("invalid") && drift.fields["pending"] == .null, "\(drift.jsonLine)")
+    #expect(drift.fields["addresses"] == .array([.string("emergency")]), "\(drift.jsonLine)")
+    #expect(drift.message.contains("not healed: watch.yaml cannot be used"), "\(drift.message)")
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    for event in harness.events.values { board.record(event, for: ["mum"]) }
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.drift == 1 && row.pending == nil, "\(row)")
+    try Harness.manifest.write(toFile: path, atomically: true, encoding: .utf8)
+    let healed = try await harness.wait { $0.kind == .drift && $0.fields["supersedes"] == .string(drift.id) }
+    #expect(healed.fields["reconcile"] == .string("applied"), "\(healed.jsonLine)")
+    try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(healed.id) }
+    #expect(try await harness.matchesManifest())
+    await harness.stop()
+  }
+
   /// A heal whose write reached the watch though its answer was lost (read back as applied),
   /// or whose every write was made and only the read verifying them failed, healed the drift:
   /// when the drift ends, `resolved` says it was healed, not that the watch went back by itself.
