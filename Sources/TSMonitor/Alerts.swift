@@ -257,7 +257,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // event, when there is one, closes the condition first): the cause is the check.
     let event = Cause(kind: "check", message: "a check read the watch")
     close([.offline, .invalid], name, event)
-    if check.drift == 0 { close([.drift, .driftingBack, .failed, .refused], name, event) }
+    // `sos_drift` is raised beside `drift`, and ends with it.
+    if check.drift == 0 { close([.drift, .sosDrift, .driftingBack, .failed, .refused], name, event) }
   }
 
   public func reported(_ name: String, _ report: AgentReport) {
@@ -267,7 +268,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case "failed": open(.failed, name, event)
     case "invalid": open(.invalid, name, event)
     case "drift": open(.drift, name, event)
-    case "in sync", "pending": close([.drift, .failed, .refused], name, event)
+    case "in sync", "pending": close([.drift, .sosDrift, .failed, .refused], name, event)
     default: break
     }
     // Where the agent's drift count is known beside another state — manifests edited and not
@@ -277,7 +278,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     if ["new revision", "refused", "invalid"].contains(report.state), let drift = report.drift {
       // In the drift's own words, not the refusal's or the edit's.
       let cause = Cause(kind: "agent_status", message: "its agent reports \(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply")
-      drift > 0 ? open(.drift, name, cause) : close([.drift, .driftingBack], name, cause)
+      drift > 0 ? open(.drift, name, cause) : close([.drift, .sosDrift, .driftingBack], name, cause)
     }
     if report.state != "invalid" { close([.invalid], name, event) }
   }

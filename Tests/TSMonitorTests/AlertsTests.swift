@@ -103,6 +103,29 @@ import TSMonitor
     #expect(raised.message.hasPrefix("SOS at risk: the watch's SOS switch or emergency contacts changed on the watch"), "\(raised.message)")
   }
 
+  /// The drift's end ends `sos_drift` beside `drift` however it is told — a `resolved` event,
+  /// a check that finds no drift, an agent's status of the watch in sync — so the next time
+  /// the same watch's SOS is switched off raises a critical alert again (fresh-eyes finding:
+  /// after an `apply --fleet` wrote the emergency list back, `sos_drift` stayed open and the
+  /// second SOS-off was an info alert only).
+  @Test(arguments: ["resolved", "check", "in sync", "pending", "new revision"])
+  func theDriftsEndEndsSOSAtRisk(told: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical")
+    let emergency = Self.event(.drift, clock, ["addresses": .array([.string("emergency")])])
+    alerts.record(emergency, for: ["w1"])
+    switch told {
+    case "resolved": alerts.record(Self.event(.resolved, clock), for: ["w1"])
+    case "check": alerts.checked("w1", Self.check(clock, drift: 0))
+    default: alerts.reported("w1", AgentReport(state: told, drift: 0, pending: 0))
+    }
+    clock.advance(5)
+    alerts.record(emergency, for: ["w1"])
+    #expect(sink.summary == ["w1 sos_drift", "w1 drift", "w1 recovered:drift", "w1 recovered:sos_drift", "w1 sos_drift", "w1 drift"],
+            "\(sink.summary)")
+  }
+
   /// A heal or an agent's apply that fails for a reason that can pass (`reconcile: retrying`) is
   /// tried again, so it raises no `failed` alert; when it then fails for good, it does.
   @Test func aRetriedFailureIsNoFailedAlertUntilItFailsForGood() throws {
