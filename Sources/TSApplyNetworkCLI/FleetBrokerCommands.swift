@@ -190,7 +190,9 @@ extension FleetSession {
     let rows = site.rows
     // Manifests the watch does not hold yet (a revision not applied: new, being applied,
     // retrying, refused, failed) are pending changes, as `drift --pending` counts them directly.
-    let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status"]
+    // So is one whose desired document the broker lost: its agent holds the revision it last
+    // applied, which these manifests may no longer be.
+    let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status", "no desired document"]
     // A watch whose drift its agent does not know now (applying another revision, unreachable,
     // offline, no status) is neither drifted nor without drift.
     let reports = zip(loaded.members, rows).map { member, row in
@@ -204,8 +206,12 @@ extension FleetSession {
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems), pendingCounts: pendingCounts)
-    let changed = rows.contains { row in
-      (row.drift ?? 0) > 0 || (pendingCounts && ((row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)))
+    let changed = zip(rows, reports).contains { row, report in
+      if (row.drift ?? 0) > 0 { return true }
+      guard pendingCounts else { return false }
+      // Counted on the state its agent reported: pending only when these manifests change it.
+      if row.state == "no desired document", case .drift(_, let pending, _) = report.verdict { return pending > 0 }
+      return (row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)
     }
     guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
     // Pending as the report counts it: for a watch whose agent does not hold these manifests,

@@ -265,9 +265,19 @@ import TSTestSupport
     #expect(status.stderr.hasPrefix("Error: 2 of 2 watches with no desired document on the broker: room-12, room-14 (the broker lost them"),
             "\(status.stderr)")
     #expect(!status.stderr.contains("failed"), "\(status.stderr)")
+    // The watches still hold the manifests: nothing pending. Once a manifest is edited, its
+    // change is pending, counted on the state the agent reported (it said 0 and exited 0: the
+    // agent's count is of the revision it holds, fresh-eyes finding).
+    let held = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--pending"], in: dir)
+    #expect(held.status == 0, "\(held.stdout)\(held.stderr)")
+    try "contacts:\n  - {name: Son, phone: \"+15550115\"}\n".write(to: dir.appendingPathComponent("residents/room-14.yaml"),
+                                                                   atomically: true, encoding: .utf8)
+    let edited = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--pending"], in: dir)
+    #expect(edited.status == 2, "\(edited.stdout)\(edited.stderr)")
+    #expect(edited.stdout.hasSuffix("2 watches: 1 with no drift, 1 with pending changes.\n"), "\(edited.stdout)")
     let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
     #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
-    #expect(planned.stdout.hasSuffix("2 watches: 2 to publish.\n"), "\(planned.stdout)")
+    #expect(planned.stdout.hasSuffix("2 watches: 1 to publish, 1 with changes.\n"), "\(planned.stdout)")
     #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
     let again = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(again.status == 0 && again.stdout.contains("room-12  in sync"), "\(again.stdout)\(again.stderr)")
