@@ -222,9 +222,11 @@ extension FleetSession {
     let names = Set(record.names)
     let watches = loaded.members.filter { names.contains($0.name) }.map { member in
       guard var row = rows[member.name] else {
-        // Not run now: its result as its wave recorded it (an earlier run), not a time of this run.
+        // Not run now: its result as its wave recorded it (an earlier run), or not started; not
+        // a time of this run.
         var row = record.row(member.name, device: member.device)
-        if record.watches[member.name] != nil { row.timeNote = "earlier run" }
+        row.timeNote = record.watches[member.name] != nil || row.details["rollout_state"] == .string("has the revision (read from the watch)")
+          ? "earlier run" : "-"
         return row
       }
       row.details.merge(record.row(member.name, device: member.device).details) { mine, _ in mine }

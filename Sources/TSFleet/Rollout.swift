@@ -312,9 +312,12 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     var details: [String: JSONValue] = ["rollout_wave": .integer(waveIndex(of: name) + 1)]
     if observed?[name] == .revision, watches[name]?.hasRevision != true {
       // Read from the watch: it holds the revision although its wave did not record so (a
-      // process killed in the wave, an apply of it since).
+      // process killed in the wave, an apply of it since): applied, as far as the watch shows —
+      // not "no changes", which said the wave had changed nothing there.
       details["rollout_state"] = .string("has the revision (read from the watch)")
-      return FleetWatchReport(name: name, device: device, verdict: .noChanges, elapsed: .zero, details: details)
+      var row = FleetWatchReport(name: name, device: device, verdict: .applied(.zero), elapsed: .zero, details: details)
+      row.reached = "has it (read)"
+      return row
     }
     guard let result = recorded(name) else {
       let wave = waveIndex(of: name) + 1

@@ -363,6 +363,8 @@ import TSTestSupport
     #expect(aborted == .failure)
     #expect(out.contains("With the new revision: room-1\n") && out.contains("Without it: room-2\n"), "\(out)")
     #expect(err.contains("1 of 2 watches have the new revision, 1 do not"), "\(err)")
+    // The killed wave's watch, holding the revision, is not "no changes" in the table above the summary.
+    #expect(out.contains("room-1  applied  has it (read)  earlier run\nroom-2  pending  -              -\n"), "\(out)")
   }
 }
 
