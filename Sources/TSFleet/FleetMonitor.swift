@@ -179,6 +179,8 @@ public enum FleetMonitor {
     private let lock = NSLock()
     private var identities: [String: String] = [:]
     private var online: [String: Bool] = [:]
+    /// The watch IDs each agent serves, as its presence (`AgentState.watches`) last said.
+    private var served: [String: [String]] = [:]
     private let observers: [any MonitorObserver]
     /// Member names by watch ID, for the observers (`rename`).
     private var names: [String: String]
@@ -368,6 +370,13 @@ public enum FleetMonitor {
       guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
       let before = online[agent]
       online[agent] = state.online
+      served[agent] = state.watches
+      // Going offline, an agent takes with it only the watches no other online agent reports
+      // on: a watch moved to another agent is not offline because the one it left is.
+      let affected = state.online ? state.watches : state.watches.filter { id in
+        guard let other = statuses[id]?.agent, other != agent else { return true }
+        return online[other] != true
+      }
       lock.unlock()
       // The agent went or came back, not one of its watches: the event names the agent, and
       // every watch it serves as the fleet names it. At the start (its retained state) too,
@@ -379,7 +388,7 @@ public enum FleetMonitor {
                                message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
                                fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
       emit(event)
-      for observer in observers { observer.record(event, for: state.watches.compactMap(member)) }
+      for observer in observers { observer.record(event, for: affected.compactMap(member)) }
     }
 
     /// Tells the observers what `status` of watch `id` says against its manifests now; unless
@@ -450,12 +459,19 @@ public enum FleetMonitor {
     /// a recheck interval after the start: the broker's retained statuses came long before) as
     /// `no status`: what it holds is not known and its SOS presses are heard by no one.
     func reportAgain() {
-      let (known, unannounced) = lock.withLock { (statuses, names.filter { statuses[$0.key] == nil }) }
+      let (known, unannounced, servers) = lock.withLock {
+        (statuses, names.filter { statuses[$0.key] == nil }, served.filter { online[$0.key] == true })
+      }
       for (id, status) in known { report(id, status, always: false) }
       guard !observers.isEmpty else { return }
       for (id, name) in unannounced {
-        let report = AgentReport(state: "no status", note: "No agent has announced this watch (is its agent running, and given --device for it?): "
-                                   + "what it holds is not known, and its SOS presses reach no one", drift: nil, pending: nil)
+        // Served by an online agent that has published no status for it (nothing published to
+        // it yet): its presses are heard, what it holds is not known.
+        let server = servers.filter { $0.value.contains(id) }.keys.sorted().first
+        let note = server.map { "Agent \($0) serves this watch but has reported no status for it (nothing is published to it yet: "
+                                  + "'tsapply apply --fleet' publishes its manifests): what it holds is not known; its SOS presses are heard through \($0)" }
+          ?? "No agent has announced this watch (is its agent running, and given --device for it?): what it holds is not known, and its SOS presses reach no one"
+        let report = AgentReport(state: "no status", note: note, drift: nil, pending: nil)
         let changed = lock.withLock { () -> Bool in
           defer { reports[id] = report }
           return reports[id] != report

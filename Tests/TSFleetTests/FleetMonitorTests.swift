@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TSDevice
 import TSEngine
-import TSFleet
+@testable import TSFleet
 import TSModel
 import TSMonitor
 import TSMQTT
@@ -97,6 +97,16 @@ import TSMQTT
     #expect(await becomes("no status") == "no status")
     #expect(board.snapshot().rows.first?.reasons.first?.contains("No agent has announced this watch") == true,
             "\(board.snapshot().rows.first?.reasons ?? [])")
+    // An agent announces it, with nothing published to it yet: still no status, but its presses
+    // are heard (fresh-eyes finding: the page said they reached no one).
+    let announced = AgentState(agent: "station", online: true, watches: ["room-1"])
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: announced.encoded(), qos: 1, retain: true)
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline, board.snapshot().rows.first?.reasons.first?.hasPrefix("Agent station serves this watch") != true {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    let served = board.snapshot().rows.first?.reasons.first ?? ""
+    #expect(served.hasPrefix("Agent station serves this watch but has reported no status for it") && !served.contains("reach no one"), "\(served)")
     // (what the agent applied, what the manifests give, the drift it counted) → the page's state.
     let table: [(applied: String, current: [String], drift: Int, state: String)] = [
       ("aaaa", ["aaaa", "aaab"], 0, "in sync"),
@@ -128,6 +138,20 @@ import TSMQTT
     manifests.update { $0 = nil }
     #expect(await becomes("invalid") == "invalid")
     #expect(board.snapshot().rows.first?.reasons.first?.contains("is not a phone number") == true)
+    // The watch also announced by another agent, which then goes: the watch is still read by
+    // `station`, whose statuses it reports, so it is not offline (fresh-eyes finding: a watch
+    // moved between agents showed offline while the other agent read it).
+    manifests.update { $0 = ["bbbb", "bbbc"] }
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status("bbbc"), qos: 1, retain: true)
+    #expect(await becomes("in sync") == "in sync")
+    for online in [true, false] {
+      var other = AgentState(agent: "a3", online: online, watches: ["room-1"])
+      other.since = "2026-12-05T01:00:00Z"  // a clean stop, not a will: believed at once
+      try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "a3"), payload: other.encoded(), qos: 1, retain: true)
+    }
+    try await Task.sleep(for: .milliseconds(1500))
+    let row = board.snapshot().rows.first
+    #expect(row?.state == "in sync" && row?.offlineSince == nil && row?.reasons.contains { $0.contains("a3") } != true, "\(String(describing: row))")
     await publisher.close()
   }
 
