@@ -193,9 +193,12 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       for name in names {
         if touchesSOS { open(.sosDrift, name, atRisk) } else { close([.sosDrift], name, event) }
         open(.drift, name, event)
+        // What healing does about it now: a refusal or a failure it no longer meets ends (a
+        // drift reported anew after its manifest changed).
         switch event.fields["reconcile"] {
         case .string("unsafe")?: open(.refused, name, event)
         case .string("failed")?: open(.failed, name, event)
+        case .string("applied")?, .string("nothing")?: close([.refused, .failed, .driftingBack], name, event)
         default: break
         }
       }

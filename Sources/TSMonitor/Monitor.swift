@@ -523,6 +523,8 @@ public final class Monitor: @unchecked Sendable {
     /// The drift reported last: its signature (digest of its changes), event id and the
     /// addresses it named (as shown).
     var reported: (signature: String, id: String, addresses: [JSONValue])?
+    /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
+    var reportedOutcome: String?
     /// The last heal attempt: for which drift and manifest, whether to try again (it failed
     /// for a reason that can pass), and how many attempts in a row failed so.
     var lastHeal: (key: String, retry: Bool, attempts: Int)?
@@ -651,8 +653,13 @@ public final class Monitor: @unchecked Sendable {
         outcome = .unchanged
       }
     }
+    // The same drift, reported refused, failed or given up on, and its manifest changed since:
+    // what healing does about it now is said anew (a drift event that supersedes it), so the
+    // page and the alerts do not keep a refusal the manifest no longer makes (fresh-eyes finding).
+    let outcomeChanged = !isNew && tracking.reported != nil && ["unsafe", "failed", "rate_limited"].contains(tracking.reportedOutcome ?? "")
+      && outcome.word != "unchanged" && outcome.word != tracking.reportedOutcome
     let driftID: String
-    if isNew {
+    if isNew || outcomeChanged {
       var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
       let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
       // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
@@ -667,6 +674,7 @@ public final class Monitor: @unchecked Sendable {
       unlink(watch.home.monitorHealPath)
       driftID = event.id
       tracking.reported = (signature, event.id, addresses)
+      tracking.reportedOutcome = outcome.word
       tracking.healed = false
       tracking.notHealed = []
     } else {

@@ -588,6 +588,9 @@ public final class StatusBoard: @unchecked Sendable {
       case .string("retrying")?:
         // Not a failed apply yet: the next check tries again (as an agent's `retrying` status).
         watch.healProblem = ("retrying", shown(event.message), false)
+      case .string("applied")?, .string("nothing")?:
+        // Healed, or nothing to heal: a refusal or failure said before no longer stands.
+        watch.healProblem = nil
       default: break
       }
     case .resolved:

@@ -329,6 +329,29 @@ final class Harness: @unchecked Sendable {
             "\(harness.events(.error).map(\.jsonLine))")
   }
 
+  /// A drift refused as unsafe, then accepted by an edit of the manifest: the drift is reported
+  /// anew with what healing does now (nothing to heal), so the page and the alerts no longer
+  /// advise --allow-destroy for a refusal the manifest no longer makes (fresh-eyes finding).
+  @Test func aRefusedDriftTheManifestThenAcceptsIsReportedAnew() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true))
+    let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"), Contact(name: "Zed", phoneNum: "+15550199")]
+    try harness.wearer().simulateEmergencyChange(contacts: family, sosOn: true)
+    let refused = try await harness.wait { $0.kind == .drift }
+    #expect(refused.fields["reconcile"] == .string("unsafe"), "\(refused.jsonLine)")
+    let accepting = Harness.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n",
+                                                          with: "    - {name: Dad, phone: \"+15550111\"}\n    - {name: Zed, phone: \"+15550199\"}\n")
+    #expect(accepting != Harness.manifest)
+    try accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    let anew = try await harness.wait { $0.kind == .drift && $0.fields["supersedes"] == .string(refused.id) }
+    #expect(anew.fields["reconcile"] == .string("nothing"), "\(anew.jsonLine)")
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    for event in harness.events.values { board.record(event, for: ["mum"]) }
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state != "refused" && !row.reasons.joined().contains("--allow-destroy"), "\(row)")
+    await harness.stop()
+  }
+
   /// A manifest with an error does not hide a change on the watch: SOS switched off is still
   /// reported as drift (compared with what the last apply left, `reconcile: invalid`, pending
   /// not known), and once the manifest is fixed the drift is reported anew and healed (the
