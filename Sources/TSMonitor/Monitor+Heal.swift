@@ -95,7 +95,7 @@ extension Monitor {
       let used = tracking.budget.used(at: time), failed = tracking.budget.failed(at: time)
       let what = failed == used ? "healing keeps failing" : "the watch keeps drifting back"
       emit(.error, watch: watch.identity,
-           message: "\(what): \(tracking.budget.spentWords(at: time)) (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(settings.manifestName) changes",
+           message: "\(what): \(tracking.budget.spentWords(at: time)) (--max-applies-per-hour \(settings.maxAppliesPerHour)); leaving it alone until a check finds no drift or \(manifestName) changes",
            fields: ["reason": .string("keeps_drifting_back"), "applies_last_hour": .integer(used), "failed_last_hour": .integer(failed)])
       return .rateLimited
     }
@@ -175,7 +175,7 @@ extension Monitor {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
     case .applied(let applied, let heldBack, let notHealed):
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: settings.manifestName,
+      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName,
                             mask: mask.adding(applied.plan))
       if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
       result = words.drift + (heldBack.map { mask.text($0.text) } ?? "")
@@ -192,12 +192,12 @@ extension Monitor {
       var parts: [String] = []
       if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }
       if !pending.isEmpty {
-        parts.append("a heal would also apply \(settings.manifestName)'s own pending change, which is unsafe (\(text(pending))); "
+        parts.append("a heal would also apply \(manifestName)'s own pending change, which is unsafe (\(text(pending))); "
                      + "review it with 'tsapply plan' and apply it yourself")
       }
       result = "not healed: " + parts.joined(separator: "; and ") + "; left alone (--allow-destroy would allow it)"
     case .nothing:
-      result = "the watch still matches \(settings.manifestName) (it does not manage what changed, or accepts it, "
+      result = "the watch still matches \(manifestName) (it does not manage what changed, or accepts it, "
         + "like a short name it does not give), so there is nothing to heal"
     case .rateLimited: result = "not healed: the watch keeps drifting back"
     case .retrying(let reason, _, _):
@@ -206,7 +206,7 @@ extension Monitor {
       result = "healing \(outcome.retryText)"
     case .failed(let reason):
       fields["error"] = .string(reason)
-      result = "healing failed: \(reason); not tried again until the drift or \(settings.manifestName) changes"
+      result = "healing failed: \(reason); not tried again until the drift or \(manifestName) changes"
     }
     return MonitorEvent(time: time, watch: watch.identity, kind: .drift,
                         message: "\(what) changed on the watch since the last apply; \(result)", fields: fields)

@@ -41,6 +41,12 @@ public final class Monitor: @unchecked Sendable {
   public let engine: Engine
   /// What to watch and what is allowed.
   public let settings: MonitorSettings
+  /// The manifests as messages name them: `settings.manifestName`, or for a watch of a fleet
+  /// (`manifestProvider`) the files its last document was merged from, top first
+  /// (`residents/room-17.yaml over wards/ward-a.yaml`), which the fleet file may change while
+  /// the monitor runs (a watch given its own manifest was named by its ward file alone).
+  private let shownManifest: Locked<String>
+  public var manifestName: String { shownManifest.value }
   /// Who hears about SOS presses.
   public let notifiers: [any Notifier]
   private let emitEvent: @Sendable (MonitorEvent) -> Void
@@ -83,6 +89,7 @@ public final class Monitor: @unchecked Sendable {
               checked: (@Sendable (MonitorCheck) -> Void)? = nil) {
     self.engine = engine
     self.settings = settings
+    shownManifest = Locked(settings.manifestName)
     self.notifiers = notifiers
     if let name = settings.watchName {
       self.emitEvent = { event in emit(Self.named(event, name)) }
@@ -573,6 +580,7 @@ public final class Monitor: @unchecked Sendable {
       document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
                                   bytes: bytes, path: settings.manifestPath)
     }
+    if settings.manifestProvider != nil { shownManifest.set(document.manifest.file) }
     let bytes = document.bytes
     let report: DriftReport
     do {
@@ -612,7 +620,7 @@ public final class Monitor: @unchecked Sendable {
         if !tracking.notHealed.isEmpty {
           fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
           message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
-            + "(\(settings.manifestName) does not set what changed)"
+            + "(\(manifestName) does not set what changed)"
         }
         emit(.resolved, watch: watch.identity, message: message, fields: fields)
       }
@@ -687,7 +695,7 @@ public final class Monitor: @unchecked Sendable {
     switch outcome {
     case .applied(let applied, let heldBack, let notHealed):
       let healed = shown.adding(applied.plan)
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: settings.manifestName, mask: healed)
+      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
       tracking.healed = notHealed.isEmpty
       tracking.notHealed = words.notHealed
       var fields: [String: JSONValue] = [
@@ -734,7 +742,10 @@ public final class Monitor: @unchecked Sendable {
   private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
     let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
       + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
-    let message = "cannot use \(settings.manifestName): \(text.isEmpty ? "it could not be read" : text); nothing is healed or applied until it is fixed"
+    // A fleet's watch: the files with the errors, not the watch's usual name for its manifests.
+    let files = Array(Set(errors.compactMap { $0.position?.file })).sorted()
+    let name = settings.manifestProvider != nil && !files.isEmpty ? files.joined(separator: ", ") : manifestName
+    let message = "cannot use \(name): \(text.isEmpty ? "it could not be read" : text); nothing is healed or applied until it is fixed"
     if tracking.manifestProblem != message {
       tracking.manifestProblem = message
       emit(.error, watch: watch.identity, message: message, fields: ["reason": .string("manifest")])
@@ -765,7 +776,7 @@ public final class Monitor: @unchecked Sendable {
     if let earlier = tracking.reported { fields["supersedes"] = .string(earlier.id) }
     let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
                              message: "\(Reconcile.driftSummary(drift, address: shown.address)) changed on the watch since the last apply; "
-                               + "not healed: \(settings.manifestName) cannot be used, so nothing is applied until it is fixed",
+                               + "not healed: \(name) cannot be used, so nothing is applied until it is fixed",
                              fields: fields)
     emitEvent(event)
     tracking.reported = (signature, event.id, addresses)

@@ -36,6 +36,21 @@ import TSMQTT
     // The defaults are read again: a new ward contact is pending on the next check, not drift.
     try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
     #expect(try await monitors[0].checkOnce() == false)
+    // Given a manifest of its own since, with an error in it: the error is the resident's file's,
+    // and messages name that file, not the ward's (fresh-eyes finding: "cannot use wards/ward-a.yaml:
+    // residents/room-1.yaml:2:…" sent staff to the file every resident shares).
+    try space.write("residents/room-1.yaml", "contacts:\n  - {name: Son, phone: \"+1555OO115\"}\n")
+    try space.write("fleet.yaml", "defaults: wards/ward-a.yaml\nwatches:\n  room-1: {device: \"sim:watches/room-1.json\", manifest: residents/room-1.yaml}\n")
+    try device.simulateContactAdd(Contact(name: "Visitor", phoneNum: "+15550198"))
+    await #expect(throws: MonitorError.self) { try await monitors[0].checkOnce() }
+    let problem = try #require(events.items.last { $0.kind == .error })
+    #expect(problem.message.hasPrefix("cannot use residents/room-1.yaml: residents/room-1.yaml:2:"), "\(problem.message)")
+    let drift = try #require(events.items.last { $0.kind == .drift })
+    #expect(drift.message.hasSuffix("not healed: residents/room-1.yaml cannot be used, so nothing is applied until it is fixed"), "\(drift.message)")
+    // Fixed: the merged manifests are named, the resident's first.
+    try space.write("residents/room-1.yaml", "contacts:\n  - {name: Son, phone: \"+15550115\"}\n")
+    _ = try? await monitors[0].checkOnce()
+    #expect(monitors[0].manifestName == "residents/room-1.yaml over wards/ward-a.yaml")
   }
 
   /// A fleet's folder, a Mosquitto on 127.0.0.1 (the caller stops it), in-memory watches and an
