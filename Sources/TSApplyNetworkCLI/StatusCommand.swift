@@ -51,7 +51,7 @@ struct StatusCommand: Command {
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let session = try FleetSession.load(fleet, redact: false, json: json, context: context)
-    let rows: [FleetStatusRow]
+    var rows: [FleetStatusRow]
     var unsettled: String?
     if let broker = session.broker {
       let site = try await session.statusRows(broker, settleWithin: settleWithin)
@@ -73,6 +73,16 @@ struct StatusCommand: Command {
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
     // With --watch, the summary is of the watches read only (and says so); the revision is the whole fleet's.
     rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
+    if let rollout, rollout.phase.isResumable {
+      // A plain `apply --fleet` is refused while the rollout is paused: the advice is its own.
+      let instead = "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: continue it with "
+        + "'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again"
+      rows = rows.map { row in
+        var row = row
+        row.note = row.note?.replacingOccurrences(of: "Publish the manifests again with 'tsapply apply --fleet'", with: instead)
+        return row
+      }
+    }
     context.stdout.write(json ? FleetStatus.json(rows, fleetFile: session.fleetFile, rollout: rollout?.json)
                               : FleetStatus.table(rows, withAgents: session.broker != nil)
                                 + (rollout.map { "\n" + $0.summary(fleetFile: session.fleetFile) } ?? ""))

@@ -111,7 +111,8 @@ public enum FleetMonitor {
     case .success(let revisions)?:
       if let newRevision = FleetStatus.newRevisionNote(status, current: revisions) {
         state = "new revision"
-        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (or continue the fleet's rollout)"
+        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (while the fleet's staged rollout is paused, "
+          + "continue it with --continue instead, or end it with --abort first)"
         pendingKnown = false
       }
     case .failure(let problem)?:

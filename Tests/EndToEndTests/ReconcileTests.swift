@@ -323,10 +323,10 @@ extension ReconcileTests {
 /// Ctrl-C during an apply stops between steps and reports exactly what was applied.
 @Suite struct InterruptTests {
   /// `tsapply apply --auto-approve` in a new workspace, its simulated watch answering each
-  /// call after `latency` ms, returned once it printed its backup line (waiting for the line,
+  /// call after `latency` ms, returned once it printed `marker` (its backup line; waiting for the line,
   /// not a fixed time, which a loaded machine can overrun before the first step or after the
   /// last), with what it printed so far.
-  static func applyPastItsBackup(latency: Int) throws -> (process: Process, output: Pipe, error: Pipe, printed: Data) {
+  static func applyPastItsBackup(latency: Int, until marker: String = "Backed up") throws -> (process: Process, output: Pipe, error: Pipe, printed: Data) {
     let dir = try ReconcileTests.workspace()
     _ = try TSApplyBinary.run(["device", "init"], in: dir)
     let process = Process()
@@ -342,7 +342,7 @@ extension ReconcileTests {
     try process.run()
     var printed = Data()
     let deadline = Date().addingTimeInterval(60)
-    while !String(decoding: printed, as: UTF8.self).contains("Backed up"), Date() < deadline {
+    while !String(decoding: printed, as: UTF8.self).contains(marker), Date() < deadline {
       let chunk = output.fileHandleForReading.availableData
       if chunk.isEmpty { break }
       printed += chunk
@@ -370,7 +370,9 @@ extension ReconcileTests {
   /// A second Ctrl-C quits at once (exit 130) but still says what that leaves and how to get
   /// back: it ended with no word (fresh-eyes finding).
   @Test func secondInterruptQuitsAtOnceAndSaysWhatItLeaves() throws {
-    var (process, output, error, printed) = try Self.applyPastItsBackup(latency: 1000)
+    // Interrupted once its first write is under way (3 s a call): the second Ctrl-C comes well
+    // within that call, however loaded the machine.
+    var (process, output, error, printed) = try Self.applyPastItsBackup(latency: 3000, until: "Modifying...")
     process.interrupt()
     usleep(300_000)
     process.interrupt()

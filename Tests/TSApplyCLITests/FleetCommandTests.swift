@@ -283,6 +283,21 @@ import TSTestSupport
     #expect(summary["with_changes"] as? Int == withChanges, "\(json)")
   }
 
+  /// A watch tsapply applied to before whose state file is gone is out of reach: `status
+  /// --fleet` does not advise creating a blank watch in its place (fresh-eyes finding), while a
+  /// watch never applied to still gets that advice.
+  @Test func aWatchAppliedBeforeAndNowGoneIsOutOfReachNotNew() async throws {
+    let fleet = try await Fleet()
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
+    let file = fleet.directory + "/watches/room-1.json"
+    #expect(rename(file, file + ".away") == 0)
+    let (_, out, _) = await fleet.run(["status", "--fleet", "fleet.yaml"])
+    let room1 = out.split(separator: "\n").first { $0.hasPrefix("room-1: ") }.map(String.init) ?? ""
+    #expect(room1.contains("tsapply has applied to this watch before, so it is out of reach, not new") && !room1.contains("device init"), "\(out)")
+    let room3 = out.split(separator: "\n").first { $0.hasPrefix("room-3: ") }.map(String.init) ?? ""
+    #expect(room3.contains("create one with 'tsapply device init"), "\(out)")
+  }
+
   @Test func statusFailsWhenAWatchCannotBeReadOrItsRecordsCannotBeUsed() async throws {
     let fleet = try await Fleet()
     _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
