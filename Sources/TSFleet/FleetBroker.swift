@@ -208,6 +208,9 @@ public enum FleetPublication {
                                          publication: view.agent(serving: id)?.announces(.publication) == true ? publication : nil)
       }
     }
+    // The revision each agent was on before this run published: a status for another one after
+    // the publication is another publisher's (`replaced`).
+    let revisionsBefore = view.statuses.mapValues(\.status.revision)
     let publishedAt = ContinuousClock.now
     // An agent offline now gets its documents when it connects. It may be about to: a broker
     // restarted just before (between a rollout's waves) has published every agent's Last Will,
@@ -268,8 +271,10 @@ public enum FleetPublication {
                                          elapsed: now - start, details: details)
         } else if now >= deadline {
           let status = statuses[id]?.status
+          // The agent went on to another publisher's revision after this run's and stayed there.
+          let taken = statuses[id].flatMap { replaced($0.status, received: $0.received, document: document, publishedAt: publishedAt, before: revisionsBefore[id]) }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
+                                         verdict: taken.map(FleetVerdict.failed) ?? unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
                                          elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
           // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
           let answered = status.map { $0.answers(document.revision, publication: document.publication) } ?? false
@@ -320,6 +325,19 @@ public enum FleetPublication {
     guard received >= publishedAt || !status.wantsAnotherApply else { return nil }
     // Settled at this revision before it was published again: nothing for the agent to do.
     return received < publishedAt && status.isSettled ? .noChanges : verdict(status)
+  }
+
+  /// Why this run's `document` will not be applied, when the agent's last status when the wait
+  /// ended (`status`, received at `received`) is a final one for a revision that is neither this
+  /// run's nor the one it reported before this run published (`before`): another publisher (a
+  /// second admin's `apply --fleet`) replaced the retained document after this run's, and the
+  /// agent applied that one and stayed on it. `nil` otherwise. (The broker keeps one desired
+  /// document per watch; the last published wins.)
+  static func replaced(_ status: WatchStatus, received: ContinuousClock.Instant, document: DesiredDocument,
+                       publishedAt: ContinuousClock.Instant, before: String?) -> String? {
+    guard received >= publishedAt, status.isFinal, status.revision != document.revision, status.revision != before else { return nil }
+    return "another publisher replaced this run's desired document: agent \(status.agent) took revision \(status.revision) after this run published "
+      + "\(document.revision), so \(document.revision) will not be applied unless it is published again ('tsapply status --fleet' says what the watch holds)"
   }
 
   /// The verdict of a watch whose agent had not answered `document` when the wait of `wait`

@@ -99,4 +99,36 @@ import TSPlan
     await reader.close()
     await agent.close()
   }
+  /// Two admins publishing at once: the agent takes the other's revision after this run
+  /// published its own, so this run's will never be applied. Said so, not "it applies revision
+  /// … when it can" (fresh-eyes finding).
+  @Test func aRevisionReplacedByAnotherPublisherIsSaidReplaced() async throws {
+    let site = try AgentTests.Site(watches: ["room-1"])
+    let agent = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "fake-agent"), onMessage: { _ in })
+    agent.connect()
+    try await agent.ready(within: .seconds(120))
+    let state = AgentState(agent: "station", online: true, watches: ["room-1"])
+    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: state.encoded(), qos: 1, retain: true)
+    let before = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: "aaaaaaaaaaaaaaaa", appliedRevision: "aaaaaaaaaaaaaaaa",
+                             result: .applied, drift: 0, pending: 0)
+    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: before.encoded(), qos: 1, retain: true)
+    let desired = Inbox<[UInt8]>()
+    let reader = try MQTTClient(address: site.broker.address,
+                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
+                                onMessage: { desired.add($0.payload) })
+    reader.connect()
+    try await reader.ready(within: .seconds(120))
+    let running = Task { try await site.apply(wait: .seconds(3)) }
+    _ = await desired.wait(for: 1)
+    // The other admin's revision, published over this run's and applied by the agent.
+    let other = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: "bbbbbbbbbbbbbbbb", appliedRevision: "bbbbbbbbbbbbbbbb",
+                            result: .applied, drift: 0, pending: 0)
+    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: other.encoded(), qos: 1, retain: true)
+    let rows = try await running.value
+    guard case .failed(let reason) = rows.first?.verdict else { Issue.record("not failed: \(rows.map(\.verdict))"); return }
+    #expect(reason.hasPrefix("another publisher replaced this run's desired document: agent station took revision bbbbbbbbbbbbbbbb after this run published "),
+            "\(reason)")
+    await reader.close()
+    await agent.close()
+  }
 }
