@@ -70,20 +70,7 @@ import TSPlan
     let site = try AgentTests.Site(watches: ["room-1"])
     let document = try #require(try site.space.load().members.first?.document.get())
     let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
-    let agent = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "earlier-agent"), onMessage: { _ in })
-    agent.connect()
-    try await agent.ready(within: .seconds(120))
-    let state = AgentState(agent: "station", online: true, watches: ["room-1"], features: announces ? ["publication"] : nil)
-    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: state.encoded(), qos: 1, retain: true)
-    let settled = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: revision, appliedRevision: revision,
-                              result: .applied, drift: 0, pending: 0)
-    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: settled.encoded(), qos: 1, retain: true)
-    let desired = Inbox<[UInt8]>()
-    let reader = try MQTTClient(address: site.broker.address,
-                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
-                                onMessage: { desired.add($0.payload) })
-    reader.connect()
-    try await reader.ready(within: .seconds(120))
+    let (agent, reader, desired) = try await Self.fakeAgent(on: site, revision: revision, features: announces ? ["publication"] : nil)
     let rows = try await site.apply(wait: .seconds(1))
     let published = try #require(await desired.wait(for: 1).first)
     let object = try #require(try JSONSerialization.jsonObject(with: Data(published)) as? [String: Any])
@@ -104,20 +91,7 @@ import TSPlan
   /// … when it can" (fresh-eyes finding).
   @Test func aRevisionReplacedByAnotherPublisherIsSaidReplaced() async throws {
     let site = try AgentTests.Site(watches: ["room-1"])
-    let agent = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "fake-agent"), onMessage: { _ in })
-    agent.connect()
-    try await agent.ready(within: .seconds(120))
-    let state = AgentState(agent: "station", online: true, watches: ["room-1"])
-    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: state.encoded(), qos: 1, retain: true)
-    let before = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: "aaaaaaaaaaaaaaaa", appliedRevision: "aaaaaaaaaaaaaaaa",
-                             result: .applied, drift: 0, pending: 0)
-    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: before.encoded(), qos: 1, retain: true)
-    let desired = Inbox<[UInt8]>()
-    let reader = try MQTTClient(address: site.broker.address,
-                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
-                                onMessage: { desired.add($0.payload) })
-    reader.connect()
-    try await reader.ready(within: .seconds(120))
+    let (agent, reader, desired) = try await Self.fakeAgent(on: site, revision: "aaaaaaaaaaaaaaaa", features: nil)
     let running = Task { try await site.apply(wait: .seconds(3)) }
     _ = await desired.wait(for: 1)
     // The other admin's revision, published over this run's and applied by the agent.
@@ -130,5 +104,24 @@ import TSPlan
             "\(reason)")
     await reader.close()
     await agent.close()
+  }
+  /// A bare MQTT client playing agent `station` for `room-1` (online, with `features`), its
+  /// status retained as applied at `revision`, and a reader of the watch's desired documents.
+  static func fakeAgent(on site: AgentTests.Site, revision: String, features: [String]?) async throws -> (MQTTClient, MQTTClient, Inbox<[UInt8]>) {
+    let agent = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "fake-agent"), onMessage: { _ in })
+    agent.connect()
+    try await agent.ready(within: .seconds(120))
+    let state = AgentState(agent: "station", online: true, watches: ["room-1"], features: features)
+    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: state.encoded(), qos: 1, retain: true)
+    let settled = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: revision, appliedRevision: revision,
+                              result: .applied, drift: 0, pending: 0)
+    try await agent.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: settled.encoded(), qos: 1, retain: true)
+    let desired = Inbox<[UInt8]>()
+    let reader = try MQTTClient(address: site.broker.address,
+                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
+                                onMessage: { desired.add($0.payload) })
+    reader.connect()
+    try await reader.ready(within: .seconds(120))
+    return (agent, reader, desired)
   }
 }
