@@ -84,6 +84,10 @@ public final class FleetAgent: @unchecked Sendable {
   private let outlet: AgentOutlet
   private let lock = NSLock()
   private var sequence: [String: Int] = [:]
+  /// When the connection was last made, and how many in a row the broker closed within
+  /// `ClientIDClash.window` of being made (`ClientIDClash`).
+  private var connectedAt: Date?
+  private var quickLosses = 0
   private var driftTask: Task<Void, Never>?
 
   /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
@@ -198,6 +202,7 @@ public final class FleetAgent: @unchecked Sendable {
   private func connection(_ event: MQTTClient.ConnectionEvent) {
     switch event {
     case .ready(let sessionPresent):
+      lock.withLock { connectedAt = Date() }
       outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
       // A broker that kept no session may have lost its retained messages too (restarted
       // without persistence): the next read publishes the watches' states again.
@@ -217,10 +222,32 @@ public final class FleetAgent: @unchecked Sendable {
       let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
     case .lost(let reason):
-      outlet.log("lost the broker: \(reason); reconnecting")
+      let losses = lock.withLock { () -> Int in
+        quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
+        return quickLosses
+      }
+      outlet.log("lost the broker: \(reason); reconnecting" + (losses >= ClientIDClash.losses ? ClientIDClash.words(configuration) : ""))
     case .refused(let error):
       outlet.log("\(error); trying again")
     }
+  }
+}
+
+/// An agent whose connection the broker closes right after it is made, again and again: what
+/// an MQTT broker does to the older of two clients with the same client ID (each new connection
+/// takes the session over), so two agents started with the same `--agent-id` for one site take
+/// turns forever, each one's watches flickering offline and online on the page.
+enum ClientIDClash {
+  /// A connection lost within this many seconds of being made counts.
+  static let window: TimeInterval = 5
+  /// This many such losses in a row are said.
+  static let losses = 3
+
+  /// `; the broker closed this agent's connection right after it was made N times in a row: …`
+  static func words(_ configuration: FleetAgent.Configuration) -> String {
+    "; the broker has closed this agent's connection right after it was made \(losses) or more times in a row, as it does when another "
+      + "client connects with the same client ID (\(configuration.clientID)): is another agent running with --agent-id \(configuration.agentID) "
+      + "for site \(configuration.site)? Each agent needs an --agent-id of its own"
   }
 }
 

@@ -239,6 +239,23 @@ import TSTestSupport
     #expect(row.contains("new revision") && row.contains(" -  "), "\(table)")
   }
 
+  /// Two agents started with the same `--agent-id` for a site take turns on the broker (each
+  /// new connection takes the other's session over) forever: they say so, naming the client ID
+  /// and the option, rather than only "lost the broker; reconnecting" (it looped silently).
+  @Test func twoAgentsWithOneAgentIDSayWhyTheyKeepLosingTheBroker() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let first = try Self.station(broker, in: dir)
+    defer { first.send(SIGTERM); _ = first.finish() }
+    let second = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                       "--device", "sim:watches/room-12.json"], in: dir)
+    defer { second.send(SIGTERM); _ = second.finish() }
+    let said = "as it does when another client connects with the same client ID (tsapply-agent-ward-a-station): is another agent running with --agent-id station"
+    let deadline = Date().addingTimeInterval(60)
+    while !(first.standardError + second.standardError).contains(said), Date() < deadline { usleep(100_000) }
+    #expect((first.standardError + second.standardError).contains(said), "\(first.standardError)\n---\n\(second.standardError)")
+  }
+
   /// A broker restarted without persistence loses the desired documents: the agent's next
   /// drift check publishes its status again, and `status --fleet` does not call the watches in
   /// sync (exit 1, the fix in the note); `plan --fleet` has them to publish; publishing again
