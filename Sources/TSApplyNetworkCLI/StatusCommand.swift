@@ -74,9 +74,11 @@ struct StatusCommand: Command {
     // With --watch, the summary is of the watches read only (and says so); the revision is the whole fleet's.
     rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
     if let rollout, rollout.phase.isResumable {
-      // A plain `apply --fleet` is refused while the rollout is paused: the advice is its own.
-      let instead = "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: continue it with "
-        + "'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again"
+      // A plain `apply --fleet` is refused while the rollout is paused or running: the advice is its own.
+      let instead = rollout.isHeldElsewhere
+        ? "The fleet's staged rollout is \(rollout.phaseWord) in another process, which publishes the manifests wave by wave"
+        : "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: continue it with "
+          + "'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again"
       rows = rows.map { row in
         var row = row
         row.note = row.note?.replacingOccurrences(of: "Publish the manifests again with 'tsapply apply --fleet'", with: instead)

@@ -145,6 +145,11 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// The phase's word in reports: the phase, or `interrupted` (`isInterrupted`).
   public var phaseWord: String { isInterrupted ? "interrupted" : phase.rawValue }
 
+  /// Whether a live process is running it now (`running`, or `waiting` between waves, and not
+  /// `isInterrupted`): `--continue` and `--abort` are for a rollout paused or left by a process
+  /// that ended.
+  public var isHeldElsewhere: Bool { (phase == .running || phase == .waiting) && !isInterrupted }
+
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", fleet, revision, policy, pause, maxFailures = "max_failures", waves
     case nextWave = "next_wave", phase, resumeAt = "resume_at", reason, started, updated, startedBy = "started_by", watches
@@ -377,7 +382,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       text += "  Not counted: the rollout's other \(others) watch\(others == 1 ? "" : "es"), not selected (--watch); \(status) reads them all.\n"
     }
     if let observedNote { text += "  Not read from the watches: \(observedNote).\n" }
-    if phase.isResumable {
+    if isHeldElsewhere {
+      // `--continue` and `--abort` wait for the lock that process holds: not advice for now.
+      text += "  Another process is running it (started by \(startedBy)); 'tsapply status --fleet \(fleetFile)' follows it, and Ctrl-C in that process pauses it.\n"
+    } else if phase.isResumable {
       text += "  Continue with 'tsapply apply --fleet \(fleetFile) --continue', or stop it with 'tsapply apply --fleet \(fleetFile) --abort'.\n"
     }
     return text

@@ -124,6 +124,23 @@ import TSMonitor
     (.running, false, "the rollout of fleet.yaml was interrupted; continue it with 'tsapply apply --fleet fleet.yaml --continue' or abort it with 'tsapply apply --fleet fleet.yaml --abort'"),
   ]
 
+  /// The summary's advice: `--continue` / `--abort` only for a rollout paused or left by a
+  /// process that ended; one a live process runs says so (it advised --continue, which would
+  /// wait for that process's lock).
+  @Test(arguments: [(RolloutRecord.Phase.paused, false, true), (.running, true, false), (.running, false, true), (.waiting, true, false),
+                    (.waiting, false, true)])
+  func theSummaryAdvisesContinueOnlyWhenNoProcessRunsIt(phase: RolloutRecord.Phase, held: Bool, advisesContinue: Bool) async throws {
+    let fleet = try await Fleet(2)
+    var record = RolloutRecord(fleet: "fleet.yaml", members: try fleet.space.load().members, policy: RolloutPolicy(), startedBy: "ana@ward-pc", now: Date())
+    record.phase = phase
+    try fleet.store.save(record)
+    let lock = held ? try await fleet.store.lock(command: "test") : nil
+    defer { lock?.release() }
+    let summary = try #require(try fleet.store.load()).summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("--continue") == advisesContinue, "\(summary)")
+    #expect(summary.contains("Another process is running it (started by ana@ward-pc)") == !advisesContinue, "\(summary)")
+  }
+
   @Test(arguments: 0..<reasonCases.count) func aHealHoldsBackWhileTheRolloutIsNotCompleted(_ index: Int) async throws {
     let (phase, held, words) = Self.reasonCases[index]
     let fleet = try await Fleet(2)
