@@ -425,13 +425,15 @@ final class SectionPrinter: @unchecked Sendable {
     let running = Self.names(progress.running)
     (document ? context.stderr : context.stdout).write("[\(progress.done)/\(progress.total)] \(verb)\(running.isEmpty ? "" : " " + running)"
       + " (\(DurationText.text(.seconds((now - started).components.seconds))) elapsed)"
-      + (counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")) + (names.isEmpty ? "" : "; failed since the last line: " + names) + "\n")
+      + (counts.isEmpty ? "" : ": " + counts.joined(separator: ", ")) + (names.isEmpty ? "" : "; failed since the last line: " + names)
+      + (progress.note.map { "; " + $0 } ?? "") + "\n")
   }
 
   private func drawProgress() {
     guard live, let progress = lastProgress, progress.done < progress.total else { return }
     let names = Self.names(progress.running)
-    context.stdout.write("\r\u{1B}[K[\(progress.done)/\(progress.total)] \(verb)\(names.isEmpty ? "" : ": " + names)")
+    context.stdout.write("\r\u{1B}[K[\(progress.done)/\(progress.total)] \(verb)\(names.isEmpty ? "" : ": " + names)"
+      + (progress.note.map { "; " + $0 } ?? ""))
     progressShown = true
   }
 

@@ -292,7 +292,15 @@ public enum FleetPublication {
           waiting.append(member.name)
         }
       }
-      progress(FleetProgress(done: rows.count, total: members.count, running: waiting))
+      // Who holds the wait up: agents offline now that serve watches still waited for.
+      var offline: [String: [String]] = [:]
+      for (index, member) in members.enumerated() where rows[index] == nil && waiting.contains(member.name) {
+        if let agent = view.agent(serving: member.watch.watchID), !agent.online { offline[agent.agent, default: []].append(member.name) }
+      }
+      let note = offline.isEmpty ? nil : offline.sorted { $0.key < $1.key }.map { agent, names in
+        "agent \(agent) is offline (serving \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? ", +\(names.count - 3) more" : ""))"
+      }.joined(separator: "; ")
+      progress(FleetProgress(done: rows.count, total: members.count, running: waiting, note: note))
       return waiting.isEmpty
     }
     await view.close()

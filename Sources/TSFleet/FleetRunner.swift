@@ -163,11 +163,15 @@ public struct FleetProgress: Sendable, Equatable {
   public var total: Int
   /// Names of the watches running now, in the order they started.
   public var running: [String]
+  /// What holds them up, when something does (over MQTT: `agent a01 is offline (serving w01,
+  /// w02)`), for the progress line.
+  public var note: String?
 
-  public init(done: Int, total: Int, running: [String]) {
+  public init(done: Int, total: Int, running: [String], note: String? = nil) {
     self.done = done
     self.total = total
     self.running = running
+    self.note = note
   }
 }
 

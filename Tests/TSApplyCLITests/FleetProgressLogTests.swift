@@ -48,18 +48,22 @@ import TSTestSupport
 
   /// (verb, watches running, the line) — the watches under way or waited for are named (a
   /// publication's line said "[0/1] waiting for (11s elapsed)": fresh-eyes test).
-  static let namedCases: [(String, [String], String)] = [
-    ("waiting for", ["w01"], "[0/5] waiting for w01 (11s elapsed)"),
-    ("applying", ["a", "b", "c", "d", "e"], "[0/5] applying a, b, c, +2 more (11s elapsed)"),
-    ("applying", [], "[0/5] applying (11s elapsed)"),
+  /// A wait for watches whose agent is offline says so (fresh-eyes finding: the line only
+  /// counted seconds while the agent was down).
+  static let namedCases: [(String, [String], String?, String)] = [
+    ("waiting for", ["w01"], nil, "[0/5] waiting for w01 (11s elapsed)"),
+    ("applying", ["a", "b", "c", "d", "e"], nil, "[0/5] applying a, b, c, +2 more (11s elapsed)"),
+    ("applying", [], nil, "[0/5] applying (11s elapsed)"),
+    ("waiting for", ["w01", "w02"], "agent a01 is offline (serving w01, w02)",
+     "[0/5] waiting for w01, w02 (11s elapsed); agent a01 is offline (serving w01, w02)"),
   ]
 
   @Test(arguments: 0..<namedCases.count) func aLogLineNamesTheWatchesUnderWay(_ index: Int) {
-    let (verb, running, line) = Self.namedCases[index]
+    let (verb, running, note, line) = Self.namedCases[index]
     let out = BufferOutput(), clock = Clock()
     let context = CommandContext(stdout: out, stderr: BufferOutput(), stdoutIsTerminal: false, environment: [:], currentDirectory: "/")
     let printer = SectionPrinter(context: context, total: 5, verb: verb, quiet: true, logInterval: .seconds(10), clock: { clock.instant })
-    printer.progress(FleetProgress(done: 0, total: 5, running: running))
+    printer.progress(FleetProgress(done: 0, total: 5, running: running, note: note))
     clock.advance(11)
     printer.tick()
     printer.end()
