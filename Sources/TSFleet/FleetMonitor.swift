@@ -226,12 +226,18 @@ public enum FleetMonitor {
     /// status compared with the revisions `revisions` says a watch's manifests give now (by
     /// member name), at each status and every `recheck`.
     /// - Throws: `MQTTError` when the client cannot be made.
+    /// The fleet file the monitor follows, as advice names it: an agent's words name it
+    /// `WatchStatus.fleetFilePlaceholder` (the agent does not know it), filled in here for the
+    /// page, the log and the alerts (`nil`: left as the agent wrote it).
+    private let fleetFile: String?
+
     public init(site: String, settings: BrokerSettings, outboxDirectory: String, eventsDirectory: String, notifiers: [any Notifier],
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
                 notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
                 names: [String: String] = [:], revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
-                recheck: Duration = .seconds(10)) throws(MQTTError) {
+                recheck: Duration = .seconds(10), fleetFile: String? = nil) throws(MQTTError) {
       recheckInterval = recheck
+      self.fleetFile = fleetFile
       self.site = site
       self.emit = emit
       self.notice = notice
@@ -399,7 +405,8 @@ public enum FleetMonitor {
       let current = revisions?(name)
       // A watch the fleet file no longer names is leaving (`rename`), not invalid.
       if case .failure(let problem)? = current, problem.notInFleet { return }
-      let report = FleetMonitor.agentReport(status, current: current)
+      var report = FleetMonitor.agentReport(status, current: current)
+      if let fleetFile { report.note = report.note.map { WatchStatus.naming(fleetFile: fleetFile, in: $0) } }
       let changed = lock.withLock { () -> Bool in
         defer { reports[id] = report }
         return reports[id] != report
@@ -547,7 +554,7 @@ public enum FleetMonitor {
       if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {
         fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
       }
-      var message = event.message
+      var message = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: event.message) } ?? event.message
       if kind == .sos, replayed {
         fields["replayed"] = .bool(true)
         message += " (replayed: published while this monitor was not connected)"

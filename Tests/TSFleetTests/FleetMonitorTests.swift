@@ -93,7 +93,7 @@ import TSMQTT
                                                manifests.value.map { .success($0) } ?? .failure(FleetInputProblem(
                                                  diagnostics: [.error(at: nil, field: "contacts[0].phone", "\"abc\" is not a phone number")],
                                                  subject: "residents/room-1.yaml"))
-                                             }, recheck: .milliseconds(100))
+                                             }, recheck: .milliseconds(100), fleetFile: "fleet.yaml")
     try await follower.start(within: .seconds(120))
     defer { Task { await follower.stop(grace: .zero) } }
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
@@ -153,6 +153,15 @@ import TSMQTT
     manifests.update { $0 = nil }
     #expect(await becomes("invalid") == "invalid")
     #expect(board.snapshot().rows.first?.reasons.first?.contains("is not a phone number") == true)
+    // A refusal in the agent's words names the fleet file as the page knows it, not the agent's
+    // placeholder (FLEET-FILE).
+    manifests.update { $0 = ["bbbb", "bbbc"] }
+    let refused = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","pending":1,"result":"refused","revision":"bbbc","#
+      + #""message":"unsafe; publish it with allow_destroy ('tsapply apply --fleet FLEET-FILE --auto-approve --allow-destroy', FLEET-FILE the fleet file naming the watch) to apply it","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(refused.utf8), qos: 1, retain: true)
+    #expect(await becomes("refused") == "refused")
+    let advice = board.snapshot().rows.first?.reasons.joined(separator: " ") ?? ""
+    #expect(advice.contains("('tsapply apply --fleet fleet.yaml --auto-approve --allow-destroy') to apply it") && !advice.contains("FLEET-FILE"), "\(advice)")
     // The watch also announced by another agent, which then goes: the watch is still read by
     // `station`, whose statuses it reports, so it is not offline (fresh-eyes finding: a watch
     // moved between agents showed offline while the other agent read it).
