@@ -15,7 +15,7 @@ import Foundation
 ///   at once, even from the same address (loopback, one NAT), instead of that client being
 ///   refused.
 /// Connections whose request is being answered (a handler running, a stream open) are never
-/// closed here. Closing is `shutdown(2)` on the socket: libmicrohttpd then ends the connection
+/// closed here; one whose request was refused counts as waiting again (`refused`). Closing is `shutdown(2)` on the socket: libmicrohttpd then ends the connection
 /// on its own thread. Thread-safe.
 final class ConnectionGuard: @unchecked Sendable {
   private struct Entry {
@@ -63,6 +63,16 @@ final class ConnectionGuard: @unchecked Sendable {
   func answering(_ connection: UInt) {
     condition.lock()
     entries[connection]?.waitingSince = nil
+    condition.unlock()
+  }
+
+  /// The connection's request was refused (an answer of 400 or more, its connection closed
+  /// after it): until that answer is out it counts as waiting, deadline and eviction included,
+  /// so a peer that never reads its refusals holds no slot longer than one that sends nothing.
+  func refused(_ connection: UInt) {
+    condition.lock()
+    if entries[connection] != nil { entries[connection]?.waitingSince = Self.now() }
+    condition.signal()
     condition.unlock()
   }
 

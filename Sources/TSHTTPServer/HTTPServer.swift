@@ -375,6 +375,14 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer, server
   for (name, value) in response.headers {
     _ = MHD_add_response_header(mhdResponse, name, value)
   }
+  if case .bytes = response.body, response.status >= 400 {
+    // A refused request ends its connection (no request pipelined behind it is read), and the
+    // connection counts as waiting again (`ConnectionGuard.refused`): a peer pipelining
+    // thousands of refused requests on hundreds of connections and never reading the answers
+    // held every slot "being answered" and locked the paired clients out (fresh-eyes finding).
+    _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+    server.connections.refused(UInt(bitPattern: connection))
+  }
   let result = MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
   MHD_destroy_response(mhdResponse)
   return result

@@ -43,6 +43,37 @@ import TSTestSupport
     await device.close()
   }
 
+  /// 300 connections from 127.0.0.1 each pipelining 2000 requests the bridge refuses (unsealed)
+  /// and never reading the answers: every call of a paired client on the same address still
+  /// succeeds, and each such connection ends after its first refusal. (They held every slot,
+  /// "being answered", and locked the paired clients out: fresh-eyes finding.)
+  @Test func peersPipeliningRefusedRequestsWithoutReadingLockNobodyOut() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await ClientTests.serve(watch)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 60, retryDelays: [])
+    let flood = String(repeating: "GET /v1/watches HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: 2000)
+    var peers: [RawConnection] = []
+    defer { peers.forEach { $0.close() } }
+    for index in 0..<300 {
+      let peer = try RawConnection(port: server.port)
+      var small: Int32 = 1024
+      setsockopt(peer.socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+      var patience = timeval(tv_sec: 1, tv_usec: 0)
+      setsockopt(peer.socket, SOL_SOCKET, SO_SNDTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+      peer.send(flood)
+      peers.append(peer)
+      if index % 50 == 49 { _ = try await device.fetchAllReminders() }
+    }
+    for _ in 0..<5 { _ = try await device.fetchAllReminders() }
+    // Read now: the refusal, then the end of the connection (not 2000 answers). The refusal
+    // itself may be lost: closing a socket with requests unread in it resets the connection.
+    let first = Array(peers.prefix(5))
+    let answers = try await offThePool { first.map { $0.receive().components(separatedBy: "HTTP/1.1 ").count - 1 } }
+    #expect(answers.allSatisfy { $0 <= 1 }, "each ended after its first refusal: \(answers)")
+    await device.close()
+  }
+
   /// A connection that trickles its request is closed at its deadline.
   @Test func aTricklingRequestIsClosedAtTheDeadline() async throws {
     var configuration = HTTPServer.Configuration()
