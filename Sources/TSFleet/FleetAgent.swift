@@ -770,6 +770,7 @@ actor AgentWatch {
       next.lastApplied = FleetStatus.lastAppliedTime(watch) ?? next.lastApplied
       next.lastSeen = time
       next.drift = 0
+      next.driftAddresses = nil
       next.pending = 0
     }
     status = next
@@ -817,6 +818,7 @@ actor AgentWatch {
       let changed = lastDriftMessage.map { drifted.isEmpty || $0 != message } ?? (drifted.count != next.drift)
       lastDriftMessage = drifted.isEmpty ? nil : message
       next.drift = drifted.count
+      next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
       next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
       next.unreachable = nil

@@ -274,7 +274,7 @@ public enum FleetPublication {
           // The agent went on to another publisher's revision after this run's and stayed there.
           let taken = statuses[id].flatMap { replaced($0.status, received: $0.received, document: document, publishedAt: publishedAt, before: revisionsBefore[id]) }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: taken.map(FleetVerdict.failed) ?? unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
+                                         verdict: taken.map(FleetVerdict.pending) ?? unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
                                          elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
           // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
           let answered = status.map { $0.answers(document.revision, publication: document.publication) } ?? false
@@ -335,17 +335,20 @@ public enum FleetPublication {
     return received < publishedAt && status.isSettled ? .noChanges : verdict(status)
   }
 
-  /// Why this run's `document` will not be applied, when the agent's last status when the wait
-  /// ended (`status`, received at `received`) is a final one for a revision that is neither this
-  /// run's nor the one it reported before this run published (`before`): another publisher (a
-  /// second admin's `apply --fleet`) replaced the retained document after this run's, and the
-  /// agent applied that one and stayed on it. `nil` otherwise. (The broker keeps one desired
-  /// document per watch; the last published wins.)
+  /// What a watch is waiting for when the agent's last status when the wait ended (`status`,
+  /// received at `received`) is a final one for a revision that is neither this run's nor the
+  /// one it reported before this run published (`before`): another publisher's. When that one
+  /// was published after this run's (a second admin's `apply --fleet` at the same time), this
+  /// run's will never be applied (the broker keeps one desired document per watch; the last
+  /// published wins); when just before, the agent takes this run's next. The words say both,
+  /// since this run cannot tell which. `nil` otherwise.
   static func replaced(_ status: WatchStatus, received: ContinuousClock.Instant, document: DesiredDocument,
                        publishedAt: ContinuousClock.Instant, before: String?) -> String? {
     guard received >= publishedAt, status.isFinal, status.revision != document.revision, status.revision != before else { return nil }
-    return "another publisher replaced this run's desired document: agent \(status.agent) took revision \(status.revision) after this run published "
-      + "\(document.revision), so \(document.revision) will not be applied unless it is published again ('tsapply status --fleet' says what the watch holds)"
+    return "agent \(status.agent) applied revision \(status.revision), another publisher's, after this run published \(document.revision), and had not "
+      + "taken \(document.revision) when the wait ended: the broker keeps one desired document per watch, so if \(status.revision) was published after "
+      + "\(document.revision) (another 'tsapply apply --fleet' at the same time), \(document.revision) will not be applied unless it is published again; "
+      + "'tsapply status --fleet' says which revision the watch is held to"
   }
 
   /// The verdict of a watch whose agent had not answered `document` when the wait of `wait`

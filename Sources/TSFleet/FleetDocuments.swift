@@ -231,6 +231,11 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var drift: Int
   /// Changes the applied manifest would still make, at the last check.
   public var pending: Int
+  /// The addresses of the resources `drift` counts (`contacts`, `emergency`, …, masked), so a
+  /// reader that missed the drift event (a monitor started later, a broker restarted) still
+  /// knows what drifted — SOS at risk when `emergency` is among them; `nil` without drift, or
+  /// from an earlier agent.
+  public var driftAddresses: [String]?
   /// When tsapply last wrote to the watch (`Watch.lastWrite`, the watch's last-applied
   /// record), ISO 8601: a revision the watch already matched does not move it; `nil` when
   /// tsapply never wrote to it (`LastWrite.never`).
@@ -267,7 +272,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
-         unreachableSince = "unreachable_since", reached, planned
+         unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).

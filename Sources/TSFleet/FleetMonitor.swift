@@ -123,7 +123,7 @@ public enum FleetMonitor {
     }
     let seen = status.lastSeen.flatMap(InternetTime.date)
     return AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
-                       appliedRevision: status.appliedRevision, lastSeen: seen)
+                       appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
   }
 
   /// The revisions each watch's merged manifests give now (`DesiredDocument.revisions`), read

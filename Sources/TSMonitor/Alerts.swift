@@ -284,6 +284,17 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       drift > 0 ? open(.drift, name, cause) : close([.drift, .sosDrift, .driftingBack], name, cause)
     }
     if report.state != "invalid" { close([.invalid], name, event) }
+    // The emergency list among what drifted, as the agent's status says it: SOS at risk, also
+    // for a monitor that was not there for the drift event (started later, the broker
+    // restarted) — the event is not kept on the broker, the status is.
+    if let drift = report.drift, drift > 0, let addresses = report.driftAddresses {
+      if addresses.contains(ResourceAddress.emergency.rawValue) {
+        open(.sosDrift, name, Cause(kind: "agent_status", message: "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, "
+          + "so a press may reach no one or not whom the manifest says: its agent reports \(addresses.joined(separator: ", ")) changed since the last apply"))
+      } else {
+        close([.sosDrift], name, event)
+      }
+    }
   }
 
   /// Raises `offline` for each watch unreachable longer than the threshold; call it every

@@ -41,15 +41,19 @@ public struct AgentReport: Sendable, Equatable {
   public var appliedRevision: String?
   /// When the agent last read the watch.
   public var lastSeen: Date?
+  /// What `drift` counts, by address (`WatchStatus.driftAddresses`); `nil` when not known.
+  public var driftAddresses: [String]?
 
   /// A report.
-  public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil) {
+  public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil,
+              driftAddresses: [String]? = nil) {
     self.state = state
     self.note = note
     self.drift = drift
     self.pending = pending
     self.appliedRevision = appliedRevision
     self.lastSeen = lastSeen
+    self.driftAddresses = driftAddresses
   }
 }
 

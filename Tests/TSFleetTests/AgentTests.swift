@@ -187,6 +187,8 @@ import TSTestSupport
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     // Undoing the wearer's contact is not a change of the manifest's own: nothing pending.
     #expect((await agent.status(of: "room-1"))?.pending == 0)
+    // The retained status names what drifted too, for a monitor that missed the event.
+    #expect((await agent.status(of: "room-1"))?.driftAddresses == ["contacts"])
     // The drift changes, its count not (Zed taken off again, A removed): said again, in its new
     // words (fresh-eyes finding: the page kept "1 added" until the next apply).
     _ = try site.scheme.device("room-1").simulateContactRemove(name: "Zed")
@@ -198,6 +200,7 @@ import TSTestSupport
     let again = try await site.apply()
     #expect(again.map(\.verdict.changesText) == ["+0 ~1 -0"])
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
+    #expect((await agent.status(of: "room-1"))?.driftAddresses == nil)
     await listener.close()
     await agent.stop()
   }

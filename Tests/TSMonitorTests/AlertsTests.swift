@@ -126,6 +126,21 @@ import TSMonitor
             "\(sink.summary)")
   }
 
+  /// Over MQTT the drift event is not kept on the broker: a monitor started after SOS was
+  /// switched off (or after the broker restarted) hears only the agent's retained status, whose
+  /// drifted addresses raise `sos_drift` all the same (fresh-eyes finding: only an info `drift`).
+  @Test func anAgentsStatusNamingTheEmergencyListRaisesSOSAtRisk() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical")
+    alerts.reported("w1", AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["emergency"]))
+    alerts.reported("w2", AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["contacts"]))
+    alerts.reported("w1", AgentReport(state: "in sync", drift: 0, pending: 0))
+    #expect(sink.summary == ["w1 drift", "w1 sos_drift", "w2 drift", "w1 recovered:drift", "w1 recovered:sos_drift"], "\(sink.summary)")
+    let raised = try #require(sink.alerts.first { $0.fields["alert"] == .string("sos_drift") })
+    #expect(raised.fields["severity"] == .string("critical") && raised.message.hasPrefix("SOS at risk:"), "\(raised.message)")
+  }
+
   /// A heal or an agent's apply that fails for a reason that can pass (`reconcile: retrying`) is
   /// tried again, so it raises no `failed` alert; when it then fails for good, it does.
   @Test func aRetriedFailureIsNoFailedAlertUntilItFailsForGood() throws {
