@@ -227,6 +227,9 @@ public final class StatusBoard: @unchecked Sendable {
     var hasRecord: Bool?
     var drift: Int?
     var driftMessage: String?
+    /// Whether the drift reported last names the emergency list (the SOS switch, the emergency
+    /// contacts): said first among its reasons, whatever else is wrong with the watch.
+    var sosAtRisk = false
     var pending: Int?
     var holdsManifest: Bool?
     /// What went wrong healing it (the monitor's own heal) or applying it (its agent's apply,
@@ -423,6 +426,7 @@ public final class StatusBoard: @unchecked Sendable {
       if check.drift == 0 {
         watch.driftMessage = nil
         watch.healProblem = nil
+        watch.sosAtRisk = false
       }
       watches[position] = watch
       return true
@@ -443,6 +447,10 @@ public final class StatusBoard: @unchecked Sendable {
       if watches[position].healProblem?.agent == true { watches[position].healProblem = nil }
       watches[position].lastSeen = report.lastSeen ?? watches[position].lastSeen
       if report.drift == 0 { watches[position].driftMessage = nil }
+      if report.drift == 0 { watches[position].sosAtRisk = false }
+      if let drift = report.drift, drift > 0, let addresses = report.driftAddresses {
+        watches[position].sosAtRisk = addresses.contains(ResourceAddress.emergency.rawValue)
+      }
       return true
     }
   }
@@ -578,7 +586,10 @@ public final class StatusBoard: @unchecked Sendable {
         watch.offlineReason = "the watch cannot be reached (out of range, or what connects it is off); the monitor keeps trying"
       }
     case .drift:
-      if case .array(let addresses)? = event.fields["addresses"] { watch.drift = addresses.count }
+      if case .array(let addresses)? = event.fields["addresses"] {
+        watch.drift = addresses.count
+        watch.sosAtRisk = addresses.contains(.string(ResourceAddress.emergency.rawValue))
+      }
       if case .integer(let pending)? = event.fields["pending"] { watch.pending = pending }
       watch.driftMessage = shown(event.message)
       watch.lastSeen = event.time
@@ -600,6 +611,7 @@ public final class StatusBoard: @unchecked Sendable {
     case .resolved:
       watch.drift = 0
       watch.driftMessage = nil
+      watch.sosAtRisk = false
       watch.healProblem = nil
     case .applied:
       watch.healProblem = nil
@@ -703,6 +715,11 @@ public final class StatusBoard: @unchecked Sendable {
       state = "in sync"
     } else {
       state = "checking"
+    }
+    // The emergency list drifted: said first, whatever else is wrong with the watch (a
+    // manifest with errors, a heal that keeps failing) — a press may reach no one.
+    if watch.sosAtRisk, (drift ?? 0) > 0 {
+      reasons.insert("SOS at risk: its SOS switch or emergency contacts changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
     }
     let offline = Self.offline(watch)
     if let monitorLost {

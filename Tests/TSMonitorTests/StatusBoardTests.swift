@@ -67,9 +67,14 @@ final class TestClock: @unchecked Sendable {
     Case(name: "pending", steps: { board, clock in check(board, clock, 0, 2) }, state: "pending", reason: "2 changes in its manifest"),
     Case(name: "heal refused as unsafe", steps: { board, clock in
       check(board, clock, 1, 0)
+      board.record(event(.drift, clock, message: "contacts (1 added) changed; not healed: undoing it is unsafe",
+                         ["addresses": .array([.string("contacts")]), "reconcile": .string("unsafe")]), for: ["room-12"])
+    }, state: "refused", reason: "refused as unsafe"),
+    Case(name: "heal refused as unsafe, the emergency list drifted", steps: { board, clock in
+      check(board, clock, 1, 0)
       board.record(event(.drift, clock, message: "emergency (1 added) changed; not healed: undoing it is unsafe",
                          ["addresses": .array([.string("emergency")]), "reconcile": .string("unsafe")]), for: ["room-12"])
-    }, state: "refused", reason: "refused as unsafe"),
+    }, state: "refused", reason: "SOS at risk: "),
     Case(name: "heal failed", steps: { board, clock in
       board.record(event(.error, clock, message: "healing the drift failed again: timeout", ["reason": .string("apply")]), for: ["room-12"])
     }, state: "failed", reason: "Healing failed: healing the drift failed again"),
@@ -197,8 +202,25 @@ final class TestClock: @unchecked Sendable {
     board.tick()
     let row = try #require(board.snapshot().rows.first)
     #expect(row.state == state)
-    #expect(row.reasons.count == 2 && row.reasons.first?.hasPrefix(first) == true, "\(row.reasons)")
+    // The emergency list among what drifted: SOS at risk, said first.
+    #expect(row.reasons.count == 3 && row.reasons.first?.hasPrefix("SOS at risk: ") == true && row.reasons[1].hasPrefix(first), "\(row.reasons)")
     #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
+  }
+
+  /// A manifest that cannot be used does not hide SOS switched off on the watch: the drift the
+  /// monitor reports meanwhile (`reconcile: invalid`) puts "SOS at risk" first (fresh-eyes
+  /// finding: the page said only "Its manifest cannot be used").
+  @Test func sosAtRiskIsSaidFirstBesideABrokenManifest() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.error, clock, message: "cannot use a.yaml: 3:1 bad", ["reason": .string("manifest")]), for: ["room-12"])
+    board.record(Self.event(.drift, clock, message: "emergency (1 removed, SOS switched off) changed on the watch since the last apply; not healed",
+                            ["addresses": .array([.string("emergency")]), "reconcile": .string("invalid"), "pending": .null]), for: ["room-12"])
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "invalid" && row.drift == 1 && row.pending == nil, "\(row)")
+    #expect(row.reasons.first?.hasPrefix("SOS at risk: ") == true && row.reasons.contains { $0.hasPrefix("Its manifest cannot be used") }, "\(row.reasons)")
+    board.record(Self.event(.resolved, clock), for: ["room-12"])
+    #expect(try #require(board.snapshot().rows.first).reasons.allSatisfy { !$0.hasPrefix("SOS at risk") })
   }
 
   /// A revision its agent has not reported on while the agent is offline: it may have been
