@@ -44,6 +44,19 @@ public struct Engine: Sendable {
   /// it (for a watch that cannot be reached: `status --fleet`); `nil` when its spec has no
   /// canonical form without the device (`DeviceScheme.canonicalSpec`: a bridge's watch) or it
   /// has no record. The record of any platform counts (the watch's platform is not known).
+  /// The start of the advice a missing simulated watch's error ends with (`StateFile`).
+  static let createAdvice = "; create one with '"
+
+  /// Why a watch tsapply has records of cannot be opened, without the advice to create one
+  /// (`no simulated watch at PATH; create one with '…'`): it existed, so it is out of reach (its
+  /// state file moved, its phone off), and a blank watch made in its place would be healed,
+  /// planned and reported as if it were the wearer's (fresh-eyes finding).
+  public static func outOfReach(_ reason: String) -> String {
+    guard let advice = reason.range(of: createAdvice), let end = reason[advice.upperBound...].firstIndex(of: "'") else { return reason }
+    return String(reason[..<advice.lowerBound]) + String(reason[reason.index(after: end)...])
+      + "; tsapply has applied to this watch before, so it is out of reach, not new: bring it back (its state file, its phone or bridge) rather than making a blank one"
+  }
+
   public func lastWrite(ofUnopened spec: String) -> LastWrite? {
     let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false)
     let identity = registry.canonicalSpec(spec, context: context)
@@ -67,7 +80,12 @@ public struct Engine: Sendable {
                                        mayCreate: mayCreate)
       capabilities = try await opened.device.capabilities()
     } catch {
-      throw .device(error)
+      // A watch tsapply has applied to is out of reach, not new: no advice to make a blank one.
+      let chosen = registry.chosenSpec(spec, environment: environment).spec
+      guard error.message.contains(Self.createAdvice), lastWrite(ofUnopened: chosen) != nil else { throw .device(error) }
+      var reached = error
+      reached.message = Self.outOfReach(error.message)
+      throw .device(reached)
     }
     return Watch(opened: opened, capabilities: capabilities,
                  home: WatchHome(identity: opened.device.identity, root: stateRoot), now: now)

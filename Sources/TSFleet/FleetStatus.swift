@@ -180,19 +180,8 @@ public enum FleetStatus {
       // Unreachable now, but its records still say when it was last applied.
       let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
-                            note: applied == nil ? failure.description : outOfReach(failure.description), neverApplied: applied?.isNever == true)
+                            note: applied == nil ? failure.description : Engine.outOfReach(failure.description), neverApplied: applied?.isNever == true)
     }
-  }
-
-  /// Why a watch tsapply has records of cannot be opened, without the advice to create one
-  /// (`no simulated watch at PATH; create one with '…'`): it existed, so it is out of reach (its
-  /// state file moved, its phone off), and a blank watch made in its place would lose what the
-  /// wearer's held (fresh-eyes finding).
-  static func outOfReach(_ reason: String) -> String {
-    guard let advice = reason.range(of: "; create one with '"),
-          let end = reason[advice.upperBound...].firstIndex(of: "'") else { return reason }
-    return String(reason[..<advice.lowerBound]) + String(reason[reason.index(after: end)...])
-      + "; tsapply has applied to this watch before, so it is out of reach, not new: bring it back (its state file, its phone or bridge) rather than making a blank one"
   }
 
   /// When tsapply last wrote to the watch (`Watch.lastWrite`): an apply that found nothing to
