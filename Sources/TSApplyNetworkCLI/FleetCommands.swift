@@ -202,7 +202,29 @@ extension FleetSession {
       guard case .drift(let count, let pending, _) = row.verdict else { return false }
       return count > 0 || (pendingCounts && pending > 0)
     }
-    return try finish(FleetReport(operation: "drift", fleetFile: fleetFile, watches: rows, pendingCounts: pendingCounts), changed: changed)
+    let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: await withDriftBesideInputErrors(rows), pendingCounts: pendingCounts)
+    return try finish(report, changed: changed)
+  }
+
+  /// `rows` with, for each watch whose manifests have errors, what changed on it since the last
+  /// apply (`Watch.driftSinceRecord`: drift needs no manifest), in its section and in `--json`
+  /// (`drift_since_record`: the addresses): a manifest with a typo hid SOS switched off on the
+  /// watch, which `status --fleet` counted (fresh-eyes finding). Read-only.
+  func withDriftBesideInputErrors(_ rows: [FleetWatchReport]) async -> [FleetWatchReport] {
+    var rows = rows
+    let members = Dictionary(loaded.members.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    for index in rows.indices where rows[index].verdict.isFailure {
+      guard let member = members[rows[index].name], case .failure = member.document,
+            let watch = try? await engine.open(member.device, mayCreate: false) else { continue }
+      if let known = try? await watch.driftSinceRecord(), !known.drift.isEmpty {
+        let mask = PhoneRedaction.Mask(redact: redact, manifest: [], changes: known.drift)
+        rows[index].section += "Changed on the watch since the last apply (read without its manifests, which have errors): "
+          + Reconcile.driftSummary(known.drift, address: mask.address) + "\n"
+        rows[index].details["drift_since_record"] = .array(known.drift.map { .string(mask.text($0.address.rawValue)) })
+      }
+      await watch.close()
+    }
+    return rows
   }
 
   /// `tsapply apply --fleet`: with `--auto-approve`, every watch applied at once (the safety

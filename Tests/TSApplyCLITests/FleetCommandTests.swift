@@ -298,6 +298,21 @@ import TSTestSupport
     #expect(room3.contains("create one with 'tsapply device init"), "\(out)")
   }
 
+  /// A manifest with an error does not hide what changed on the watch from `drift --fleet`:
+  /// SOS switched off is said beside the error (read against the last apply, no manifest needed).
+  @Test func driftOfAWatchWhoseManifestHasAnErrorStillSaysWhatChanged() async throws {
+    let fleet = try await Fleet()
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
+    let (cleared, _, clearErr) = await fleet.run(["device", "simulate", "emergency-set", "Zed", "+15550199", "--device", "sim:watches/room-1.json"])
+    #expect(cleared == .success, "\(clearErr)")
+    try fleet.write("residents/room-1.yaml", "contacts:\n  - {name: Daughter, phone: \"+1555OO111\"}\n")
+    let (status, out, _) = await fleet.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-1"])
+    #expect(status == .failure)
+    #expect(out.contains("Changed on the watch since the last apply (read without its manifests, which have errors): emergency ("), "\(out)")
+    let (_, json, _) = await fleet.run(["drift", "--fleet", "fleet.yaml", "--watch", "room-1", "--json"])
+    #expect(json.contains("\"drift_since_record\":[\"emergency\"]") || json.contains("\"drift_since_record\" : [\n"), "\(json)")
+  }
+
   @Test func statusFailsWhenAWatchCannotBeReadOrItsRecordsCannotBeUsed() async throws {
     let fleet = try await Fleet()
     _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2", "--auto-approve"])
