@@ -185,8 +185,11 @@ extension FleetSession {
     }
     do {
       let (ended, rows) = try await runner.run(record, events: events, wave: wave)
-      // Aborted, what it leaves is what the watches hold (a failed watch's write may have landed).
-      return try endRollout(ended.phase == .aborted ? await observed(ended) : ended, rows: rows, bodies: approved == nil, killedWave: killedWave)
+      // Aborted or paused, what it leaves is what the watches hold (a failed watch's write may
+      // have landed; a watch of a later wave may hold the revision already: it said "7 do not
+      // (7 not started)" of watches that all held it).
+      let observe = ended.phase == .aborted || ended.phase == .paused || ended.phase == .waiting
+      return try endRollout(observe ? await observed(ended) : ended, rows: rows, bodies: approved == nil, killedWave: killedWave)
     } catch let error as SecureFileError {
       throw CommandFailure("cannot write the rollout's record: \(error); no later wave was started")
     }

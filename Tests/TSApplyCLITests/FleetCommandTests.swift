@@ -298,6 +298,18 @@ import TSTestSupport
     #expect(room3.contains("create one with 'tsapply device init"), "\(out)")
   }
 
+  /// A rollout paused after its canary counts what the watches hold: a later wave's watch that
+  /// holds the revision already is not "not started, without it" (fresh-eyes finding: "1 of 8
+  /// have the new revision, 7 do not" when all 8 held it).
+  @Test func aPausedRolloutCountsTheWatchesThatHoldItAlready() async throws {
+    let fleet = try await Fleet()
+    let selection = ["--watch", "room-1", "--watch", "room-2"]
+    _ = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"] + selection)
+    let (paused, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--pause", "manual"] + selection)
+    #expect(paused == .success, "\(err)")
+    #expect(out.contains("2 of 2 watches have the new revision") && out.contains("With the new revision: room-1, room-2\n"), "\(out)")
+  }
+
   /// A manifest with an error does not hide what changed on the watch from `drift --fleet`:
   /// SOS switched off is said beside the error (read against the last apply, no manifest needed).
   @Test func driftOfAWatchWhoseManifestHasAnErrorStillSaysWhatChanged() async throws {
