@@ -261,9 +261,15 @@ public enum FleetPublication {
           rows[index]?.partlyApplied = status.partlyApplied
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           guard now >= graceEnd else { waiting.append(member.name); continue }
+          // Its agent's last status says the watch holds this revision, settled: nothing to
+          // apply, as far as anyone can tell while the agent is away (not a failure that stops
+          // a rollout: it counted r01 failed while listing it with the revision).
+          let held = statuses[id].map { $0.status.isSettled && $0.status.appliedRevision == document.revision } ?? false
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
-                                         elapsed: now - start, details: details)
+                                         verdict: held ? .noChanges
+                                           : .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
+                                         elapsed: now - start,
+                                         details: held ? details.merging(["note": .string("holds revision \(document.revision), as agent \(agent.agent) last reported before it went offline")]) { a, _ in a } : details)
         } else if view.agent(serving: id) == nil {
           guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,

@@ -105,6 +105,24 @@ import TSPlan
     await reader.close()
     await agent.close()
   }
+  /// A watch whose agent is offline but whose last status says it holds the very revision
+  /// published, settled, has nothing to apply: no changes, not pending (which counts against a
+  /// rollout's max_failures; it counted one failed while listing it with the revision).
+  @Test func aWatchHoldingTheRevisionWhileItsAgentIsOfflineHasNoChanges() async throws {
+    let site = try AgentTests.Site(watches: ["room-1"])
+    let document = try #require(try site.space.load().members.first?.document.get())
+    let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
+    // An agent of this release: a status from before answers no publication of this run.
+    let (agent, reader, _) = try await Self.fakeAgent(on: site, revision: revision, features: ["publication"])
+    var away = AgentState(agent: "station", online: false, watches: ["room-1"], features: ["publication"])
+    away.since = "2026-12-05T01:00:00Z"
+    try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: away.encoded(), qos: 1, retain: true)
+    let rows = try await site.apply(wait: .seconds(1))
+    #expect(rows.map(\.verdict) == [.noChanges], "\(rows.map(\.verdict))")
+    await reader.close()
+    await agent.close()
+  }
+
   /// A bare MQTT client playing agent `station` for `room-1` (online, with `features`), its
   /// status retained as applied at `revision`, and a reader of the watch's desired documents.
   static func fakeAgent(on site: AgentTests.Site, revision: String, features: [String]?) async throws -> (MQTTClient, MQTTClient, Inbox<[UInt8]>) {
