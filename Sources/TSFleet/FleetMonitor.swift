@@ -377,10 +377,13 @@ public enum FleetMonitor {
       guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
       let before = online[agent]
       online[agent] = state.online
+      let servedBefore = served[agent] ?? []
       served[agent] = state.watches
       // Going offline, an agent takes with it only the watches no other online agent reports
-      // on: a watch moved to another agent is not offline because the one it left is.
-      let affected = state.online ? state.watches : state.watches.filter { id in
+      // on: a watch moved to another agent is not offline because the one it left is. Coming
+      // back, it gives back the watches it served before too: one it no longer serves (moved
+      // away while it was down) was marked offline with it.
+      let affected = state.online ? state.watches + servedBefore.filter { !state.watches.contains($0) } : state.watches.filter { id in
         guard let other = statuses[id]?.agent, other != agent else { return true }
         return online[other] != true
       }

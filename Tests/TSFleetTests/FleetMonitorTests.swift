@@ -176,6 +176,16 @@ import TSMQTT
     try await Task.sleep(for: .milliseconds(1500))
     let row = board.snapshot().rows.first
     #expect(row?.state == "in sync" && row?.offlineSince == nil && row?.reasons.contains { $0.contains("a3") } != true, "\(String(describing: row))")
+    // Its own agent goes, then comes back serving other watches (the watch moved away while
+    // it was down): the watch is not left offline with it (fresh-eyes finding).
+    for watches in [["room-1"], ["room-9"]] {
+      var station = AgentState(agent: "station", online: watches == ["room-9"], watches: watches)
+      station.since = "2026-12-05T02:00:00Z"
+      try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: station.encoded(), qos: 1, retain: true)
+      try await Task.sleep(for: .milliseconds(700))
+      if watches == ["room-1"] { #expect(board.snapshot().rows.first?.offlineSince != nil, "offline with its agent") }
+    }
+    #expect(board.snapshot().rows.first?.offlineSince == nil, "\(String(describing: board.snapshot().rows.first))")
     await publisher.close()
   }
 
