@@ -47,7 +47,7 @@ struct FleetSession: Sendable {
       }
       return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json, noColor: noColor,
                           fingerprints: PlanOutputOptions.fingerprints(redact: redact, context: context, create: createsKey),
-                          stop: stopSignals(context))
+                          stop: stopSignals(context, fleetFile: file))
     } catch {
       ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context,
                                      file: file)
@@ -56,10 +56,15 @@ struct FleetSession: Sendable {
   }
 
   /// Signals for a run, announced on standard error.
-  static func stopSignals(_ context: CommandContext) -> SharedStop {
-    SharedStop(StopSignals { signal in
+  /// A second signal quits at once, saying first what that leaves (as a single watch's apply does).
+  static func stopSignals(_ context: CommandContext, fleetFile: String) -> SharedStop {
+    SharedStop(StopSignals(notice: { signal in
       context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the watches being changed (their current device call), starting no others (\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once)...\n")
-    })
+    }, quitting: { _ in
+      context.stderr.write("Quitting at once: the watches being changed may hold part of their change. 'tsapply status --fleet \(ShellWord.quoted(fleetFile))' "
+        + "says what each holds, and 'tsapply plan --fleet \(ShellWord.quoted(fleetFile))' what is left; each watch's backup and unfinished "
+        + "apply are in 'tsapply history --device SPEC'.\n")
+    }))
   }
 
   /// The same session over `members` only.

@@ -319,6 +319,14 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       // Read from the watch: it holds the revision although its wave did not record so (a
       // process killed in the wave, an apply of it since): applied, as far as the watch shows —
       // not "no changes", which said the wave had changed nothing there.
+      // Not reached by a wave yet: it held the revision already (no wave of this rollout wrote it).
+      let index = waveIndex(of: name)
+      guard index < nextWave || (phase == .running && index == nextWave) else {
+        details["rollout_state"] = .string("has the revision (read from the watch); its wave has not started")
+        var row = FleetWatchReport(name: name, device: device, verdict: .noChanges, elapsed: .zero, details: details)
+        row.reached = "has it (read)"
+        return row
+      }
       details["rollout_state"] = .string("has the revision (read from the watch)")
       var row = FleetWatchReport(name: name, device: device, verdict: .applied(.zero), elapsed: .zero, details: details)
       row.reached = "has it (read)"

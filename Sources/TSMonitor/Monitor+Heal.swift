@@ -219,7 +219,7 @@ extension Monitor {
     var event = driftEvent(report, changes: changes, outcome: .off, watch: watch, mask: mask, at: time)
     event.fields["reconcile"] = .string("interrupted")
     event.message = "\(Reconcile.driftSummary(report.drift, address: mask.address)) changed on the watch since the last apply; "
-      + "the monitor stopped while healing it (its apply is listed as unfinished in 'tsapply history'), so whether the heal reached the watch is read at the next check"
+      + "the monitor stopped while healing it (if its apply had begun writing, 'tsapply history' lists it as unfinished), so whether the heal reached the watch is read at the next check"
     do throws(SecureFileError) { try HealIntent.write(event, to: watch.home.monitorHealPath) } catch {
       emit(.error, watch: watch.identity, message: "cannot keep the drift being healed in \(watch.home.monitorHealPath): \(error); a monitor stopped during this heal would not report it",
            fields: ["reason": .string("heal_intent")])
