@@ -308,6 +308,8 @@ import TSTestSupport
     let (paused, out, err) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--canary", "1", "--pause", "manual"] + selection)
     #expect(paused == .success, "\(err)")
     #expect(out.contains("2 of 2 watches have the new revision") && out.contains("With the new revision: room-1, room-2\n"), "\(out)")
+    // Its row: no wave of this rollout wrote it.
+    #expect(out.contains("room-2  no changes  has it (read)  -\n"), "\(out)")
   }
 
   /// A manifest with an error does not hide what changed on the watch from `drift --fleet`:
