@@ -134,6 +134,7 @@ struct MonitorCommand: Command {
                                    interval: interval, reconcile: reconcile, allowDestroy: allowDestroy,
                                    maxAppliesPerHour: maxApplies, showSensitive: showSensitive)
     settings.commandLine = context.commandLine
+    settings.planCommand = "tsapply plan" + (deviceSpec.map { " --device " + ShellWord.quoted($0) } ?? "") + " " + ShellWord.quoted(file)
     let engine = context.engine()
     let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
     let folder = WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec)

@@ -73,15 +73,19 @@ struct StatusCommand: Command {
     do { rollout = try session.rolloutStore.load() } catch { throw CommandFailure(error.description) }
     // With --watch, the summary is of the watches read only (and says so); the revision is the whole fleet's.
     rollout?.observe(rows, members: session.loaded.everyMember, read: fleet.watches.isEmpty ? nil : Set(rows.map(\.name)))
-    if let rollout, rollout.phase.isResumable {
-      // A plain `apply --fleet` is refused while the rollout is paused or running: the advice is its own.
-      let instead = rollout.isHeldElsewhere
+    // A plain `apply --fleet` is refused while the rollout is paused or running: the advice is its own.
+    let publishAdvice = "Publish the manifests again with 'tsapply apply --fleet'"
+    let instead = rollout.flatMap { rollout -> String? in
+      guard rollout.phase.isResumable else { return nil }
+      return rollout.isHeldElsewhere
         ? "The fleet's staged rollout is \(rollout.phaseWord) in another process, which publishes the manifests wave by wave"
         : "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: continue it with "
           + "'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again"
+    }
+    if let instead {
       rows = rows.map { row in
         var row = row
-        row.note = row.note?.replacingOccurrences(of: "Publish the manifests again with 'tsapply apply --fleet'", with: instead)
+        row.note = row.note?.replacingOccurrences(of: publishAdvice, with: instead)
         return row
       }
     }
@@ -114,7 +118,10 @@ struct StatusCommand: Command {
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
     }
-    if !problems.isEmpty { throw CommandFailure(problems.joined(separator: "; ")) }
+    if !problems.isEmpty {
+      let words = problems.joined(separator: "; ")
+      throw CommandFailure(instead.map { words.replacingOccurrences(of: publishAdvice, with: $0) } ?? words)
+    }
     return .success
   }
 }

@@ -31,6 +31,7 @@ public enum FleetMonitor {
       var settings = template
       settings.deviceSpec = member.device
       settings.manifestName = member.manifestFiles.joined(separator: " over ")
+      settings.planCommand = "tsapply plan --fleet \(ShellWord.quoted(fleetName)) --watch \(ShellWord.quoted(member.name))"
       settings.manifestPath = fleetPath
             settings.watchName = member.name
       let name = member.name

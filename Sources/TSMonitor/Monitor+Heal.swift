@@ -193,7 +193,7 @@ extension Monitor {
       if !undoing.isEmpty { parts.append("undoing it is unsafe (\(text(undoing)))") }
       if !pending.isEmpty {
         parts.append("a heal would also apply \(manifestName)'s own pending change, which is unsafe (\(text(pending))); "
-                     + "review it with 'tsapply plan' and apply it yourself")
+                     + "review it with '\(settings.planCommand)' and apply it yourself")
       }
       result = "not healed: " + parts.joined(separator: "; and ") + "; left alone (--allow-destroy would allow it)"
     case .nothing:

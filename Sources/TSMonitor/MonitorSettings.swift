@@ -26,6 +26,9 @@ public struct MonitorSettings: Sendable {
   public var showSensitive: Bool
   /// The command line, recorded as the holder of the monitor lock and of each heal's apply lock.
   public var commandLine: String
+  /// The `plan` that shows this watch's pending change, for advice (`tsapply plan --device SPEC
+  /// FILE`; in a fleet `tsapply plan --fleet FILE --watch NAME`).
+  public var planCommand = "tsapply plan"
   /// Waits between reconnection attempts.
   public var reconnect: Backoff.Policy
   /// Waits between delivery attempts of one notifier (`Backoff.Policy.sosDelivery`: at most 30 s).

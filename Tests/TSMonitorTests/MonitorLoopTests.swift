@@ -256,10 +256,14 @@ final class Harness: @unchecked Sendable {
       .joined(separator: "\n")
     #expect(edited != Harness.manifest)
     try edited.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
-    try await harness.start(harness.settings(reconcile: true))
+    var settings = harness.settings(reconcile: true)
+    settings.planCommand = "tsapply plan --fleet fleet.yaml --watch mum"
+    try await harness.start(settings)
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     let drift = try await harness.wait { $0.kind == .drift }
     #expect(drift.fields["reconcile"] == .string("unsafe"), "\(drift.jsonLine)")
+    // The plan to review is this watch's (in a fleet: with --fleet and --watch), not a bare 'tsapply plan'.
+    #expect(drift.message.contains("review it with 'tsapply plan --fleet fleet.yaml --watch mum' and apply it yourself"), "\(drift.message)")
     #expect(drift.message.contains("a heal would also apply watch.yaml's own pending change, which is unsafe (removes 1 emergency contact)"),
             "\(drift.message)")
     #expect(!drift.message.contains("undoing it is unsafe"), "\(drift.message)")
