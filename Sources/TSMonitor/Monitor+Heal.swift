@@ -178,7 +178,7 @@ extension Monitor {
       let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName,
                             mask: mask.adding(applied.plan))
       if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
-      result = words.drift + (heldBack.map { mask.text($0.text) } ?? "")
+      result = words.drift + (heldBack.map { mask.message($0.text) } ?? "")
       if let heldBack {
         fields["held_back"] = .array(heldBack.addresses.map { .string(mask.text($0.rawValue)) })
         fields["held_back_reason"] = .string(heldBack.reason)

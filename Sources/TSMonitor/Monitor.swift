@@ -711,7 +711,7 @@ public final class Monitor: @unchecked Sendable {
       if let during = tracking.changedDuringHeal { fields["changed_during_apply"] = .string(during) }
       emit(.applied, watch: watch.identity,
            message: "\(words.applied): \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
-             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.text($0.text) } ?? "")
+             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.message($0.text) } ?? "")
              + (tracking.changedDuringHeal.map { "; " + $0 } ?? ""),
            fields: fields)
       mailbox.post(.recheck)
