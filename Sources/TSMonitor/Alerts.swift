@@ -262,6 +262,13 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     close([.offline, .invalid], name, event)
     // `sos_drift` is raised beside `drift`, and ends with it.
     if check.drift == 0 { close([.drift, .sosDrift, .driftingBack, .failed, .refused], name, event) }
+    // Raised from the check that finds it, before a heal of it ends (a slow link made the
+    // critical alert 37 s late, and a monitor killed mid-heal never sent it): the drift event,
+    // with what healing did, follows.
+    if check.sosAtRisk, check.drift > 0 {
+      open(.sosDrift, name, Cause(kind: "check", message: "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, "
+        + "so a press may reach no one or not whom the manifest says (found by the monitor's check; the drift event says what healing did)"))
+    }
   }
 
   public func reported(_ name: String, _ report: AgentReport) {

@@ -599,7 +599,8 @@ public final class Monitor: @unchecked Sendable {
     // Told before the events of a check that finds drift, and after the `resolved` of one that
     // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
     let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                             pending: report.unapplied.count, holdsManifest: report.holdsManifest)
+                             pending: report.unapplied.count, holdsManifest: report.holdsManifest,
+                             sosAtRisk: report.drift.contains { $0.address == .emergency })
     if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
     guard report.hasRecord else {
       if !tracking.noRecordNoted {

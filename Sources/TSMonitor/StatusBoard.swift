@@ -15,14 +15,18 @@ public struct MonitorCheck: Sendable, Equatable {
   public var pending: Int
   /// Whether the last apply left what the manifest gives (`DriftReport.holdsManifest`).
   public var holdsManifest: Bool
+  /// Whether the emergency list (SOS switch, emergency contacts) is among what drifted: SOS at
+  /// risk from the moment the check finds it, before any heal of it ends.
+  public var sosAtRisk: Bool
 
   /// A check's findings.
-  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false) {
+  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false, sosAtRisk: Bool = false) {
     self.time = time
     self.hasRecord = hasRecord
     self.drift = drift
     self.pending = pending
     self.holdsManifest = holdsManifest
+    self.sosAtRisk = sosAtRisk
   }
 }
 
@@ -426,8 +430,8 @@ public final class StatusBoard: @unchecked Sendable {
       if check.drift == 0 {
         watch.driftMessage = nil
         watch.healProblem = nil
-        watch.sosAtRisk = false
       }
+      watch.sosAtRisk = check.drift > 0 && check.sosAtRisk
       watches[position] = watch
       return true
     }

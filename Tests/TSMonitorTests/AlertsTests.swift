@@ -126,6 +126,20 @@ import TSMonitor
             "\(sink.summary)")
   }
 
+  /// The check that finds the emergency list drifted raises `sos_drift` at once, before a heal
+  /// of it ends and the drift event goes out (a slow link made it 37 s late; a monitor killed
+  /// mid-heal never sent it: fresh-eyes finding). The drift event then opens nothing twice.
+  @Test func theCheckThatFindsSOSAtRiskRaisesItBeforeTheHeal() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical")
+    alerts.checked("w1", MonitorCheck(time: clock.now, hasRecord: true, drift: 1, pending: 0, sosAtRisk: true))
+    #expect(sink.summary == ["w1 sos_drift"], "\(sink.summary)")
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("emergency")]), "reconcile": .string("applied")]), for: ["w1"])
+    alerts.record(Self.event(.resolved, clock), for: ["w1"])
+    #expect(sink.summary == ["w1 sos_drift", "w1 drift", "w1 recovered:drift", "w1 recovered:sos_drift"], "\(sink.summary)")
+  }
+
   /// Over MQTT the drift event is not kept on the broker: a monitor started after SOS was
   /// switched off (or after the broker restarted) hears only the agent's retained status, whose
   /// drifted addresses raise `sos_drift` all the same (fresh-eyes finding: only an info `drift`).

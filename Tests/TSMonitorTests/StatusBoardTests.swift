@@ -70,6 +70,9 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.drift, clock, message: "contacts (1 added) changed; not healed: undoing it is unsafe",
                          ["addresses": .array([.string("contacts")]), "reconcile": .string("unsafe")]), for: ["room-12"])
     }, state: "refused", reason: "refused as unsafe"),
+    Case(name: "a check finds the emergency list drifted, its heal under way", steps: { board, clock in
+      board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: true, drift: 1, pending: 0, sosAtRisk: true))
+    }, state: "drift", reason: "SOS at risk: "),
     Case(name: "heal refused as unsafe, the emergency list drifted", steps: { board, clock in
       check(board, clock, 1, 0)
       board.record(event(.drift, clock, message: "emergency (1 added) changed; not healed: undoing it is unsafe",
