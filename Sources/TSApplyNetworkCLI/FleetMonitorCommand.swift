@@ -237,7 +237,7 @@ extension MonitorCommand {
             let members = named.compactMap { name in (try? manifests.member(name)) ?? nil }
             let current = Dictionary(members.map(\.name).compactMap { name in (try? revisions.revisions(of: name).get()).map { (name, $0) } },
                                      uniquingKeysWith: { first, _ in first })
-            record.observe(rolloutRows(board.snapshot().rows, current: current), members: members)
+            record.observe(rolloutRows(board.snapshot().rows, current: current, since: InternetTime.date(record.started)), members: members)
             return StatusBoard.Rollout(phase: record.phaseWord, lines: record.summary(fleetFile: fleetFile).split(separator: "\n").map(String.init),
                                 json: record.json)
           })
@@ -254,13 +254,22 @@ extension MonitorCommand {
   /// its manifests as its monitor last read it (directly), or as its agent's applied revision
   /// says against `current` (the revisions its manifests give now, by name, over MQTT); not
   /// known while it is offline or not read yet.
-  static func rolloutRows(_ rows: [StatusBoard.Row], current: [String: [String]]) -> [FleetStatusRow] {
+  /// `since`: when the rollout started; a watch its monitor last read before then (directly) is
+  /// not known yet — that read compared it with the manifests as they were, before the edit the
+  /// rollout carries (the page said "3 of 3 have the new revision" of watches holding the old one).
+  static func rolloutRows(_ rows: [StatusBoard.Row], current: [String: [String]], since: Date? = nil) -> [FleetStatusRow] {
     rows.map { row in
       // Not read while it is offline, or while the monitor cannot see it (`not known`).
       let seen = row.offlineSince == nil && row.state != "not known"
       var status = FleetStatusRow(name: row.name, device: row.device, state: row.offlineSince == nil ? row.state : "offline")
       if seen {
-        status.holdsManifests = row.appliedRevision.map { current[row.name]?.contains($0) == true } ?? row.holdsManifest
+        if let applied = row.appliedRevision {
+          status.holdsManifests = current[row.name]?.contains(applied) == true
+        } else if let since, let read = row.lastSeen, read < since {
+          status.holdsManifests = nil
+        } else {
+          status.holdsManifests = row.holdsManifest
+        }
       }
       return status
     }

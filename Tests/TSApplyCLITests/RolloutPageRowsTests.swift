@@ -18,5 +18,10 @@ import TSMonitor
     let rows = MonitorCommand.rolloutRows(board.snapshot().rows, current: ["w4": ["new", "new-destroy"], "w5": ["new", "new-destroy"]])
     #expect(rows.map(\.holdsManifests) == [true, false, nil, true, false])
     #expect(rows[2].state == "checking", "w3 not read yet: not known")
+    // A rollout started after those reads: what a watch held then says nothing of its revision
+    // (the manifests were edited since); an agent's applied revision still does.
+    let later = MonitorCommand.rolloutRows(board.snapshot().rows, current: ["w4": ["new", "new-destroy"], "w5": ["new", "new-destroy"]],
+                                           since: now.addingTimeInterval(1))
+    #expect(later.map(\.holdsManifests) == [nil, nil, nil, true, false])
   }
 }
