@@ -40,6 +40,10 @@ import TSTestSupport
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n    - {contact: 1️⃣Ward desk}\n",
                    field: "emergency.contacts[1]",
                    message: "duplicate contact \"Ward desk\": also listed on line 5, column 7 of watch.yaml"),
+    // The other order: the reference first, the same contact written out after it.
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: Ward desk}\n    - 1️⃣{name: Ward desk, phone: \"+15550100\"}\n",
+                   field: "emergency.contacts[1]",
+                   message: "duplicate contact \"Ward desk\": also listed on line 5, column 17 of watch.yaml (as contact: Ward desk)"),
     // A reference must name one contact: a name declared twice with different phones, or two
     // names the watch stores alike (cut to 32 bytes), is an error, not the last one silently.
     DiagnosticCase(marked: "contacts:\n  - {name: Anna, phone: \"+447700900001\"}\n  - {name: Anna, phone: \"+447700900002\"}\n"

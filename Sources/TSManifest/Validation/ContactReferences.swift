@@ -29,6 +29,8 @@ public enum ContactReferences {
     for contact in declared where contact.reference == nil { byName[contact.name.value, default: []].append(contact) }
     var diagnostics: [Diagnostic] = []
     var resolved: [ManifestContact] = []
+    // The references resolved so far: the contact, where the reference is written, the name it gives.
+    var referenced: [(resolved: ManifestContact, at: SourcePosition, reference: String)] = []
     for var contact in list.value {
       if let reference = contact.reference {
         // The name as written, else as the watch stores it: a reference may spell out a name
@@ -54,7 +56,15 @@ public enum ContactReferences {
             "duplicate contact \"\(contact.name.value)\": also listed on line \(same.position.line), column \(same.position.column) of \(same.position.file)"))
           continue
         }
+      } else if let earlier = referenced.first(where: { $0.resolved.name.value == contact.name.value && $0.resolved.phone.value == contact.phone.value }) {
+        // Written out after a reference to the same contact: the list's own duplicate rule
+        // sees only what is written, not what the reference resolves to (it took two of the
+        // watch's emergency slots for one person).
+        diagnostics.append(.error(at: contact.position, field: contact.path,
+          "duplicate contact \"\(contact.name.value)\": also listed on line \(earlier.at.line), column \(earlier.at.column) of \(earlier.at.file) (as contact: \(earlier.reference))"))
+        continue
       }
+      if let reference = contact.reference { referenced.append((contact, reference.position, reference.value)) }
       resolved.append(contact)
     }
     emergency.contacts = Located(resolved, at: list.position)
