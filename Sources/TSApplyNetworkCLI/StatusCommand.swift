@@ -77,10 +77,11 @@ struct StatusCommand: Command {
     let publishAdvice = "Publish the manifests again with 'tsapply apply --fleet'"
     let instead = rollout.flatMap { rollout -> String? in
       guard rollout.phase.isResumable else { return nil }
-      return rollout.isHeldElsewhere
-        ? "The fleet's staged rollout is \(rollout.phaseWord) in another process, which publishes the manifests wave by wave"
-        : "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: continue it with "
-          + "'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again"
+      if rollout.isHeldElsewhere { return "The fleet's staged rollout is \(rollout.phaseWord) in another process, which publishes the manifests wave by wave" }
+      // Manifests edited since it started: `--continue` is refused too.
+      return "The fleet's staged rollout is \(rollout.phaseWord), so a plain 'tsapply apply --fleet' is refused: "
+        + (rollout.manifestsChanged ? "its manifests changed since it started, so end it with 'tsapply apply --fleet \(session.fleetFile) --abort' and apply again"
+           : "continue it with 'tsapply apply --fleet \(session.fleetFile) --continue', or end it with '--abort' and apply again")
     }
     if let instead {
       rows = rows.map { row in

@@ -133,6 +133,9 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// Why the watches were not compared with the rollout's revision (its manifests changed
   /// since it started). Not stored.
   public var observedNote: String? = nil
+  /// Whether the manifests changed since it started (`observe`): `--continue` is then refused,
+  /// and only `--abort` (then a new apply) is advice. Not stored.
+  public var manifestsChanged = false
   /// The rollout's watches that were read (`status --fleet --watch`, `observe(_:members:read:)`)
   /// when they are not all of them: the summary, its counts and its lists are of these only,
   /// and say so; `nil`: every watch of the rollout. Not stored.
@@ -258,6 +261,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     }
     guard Self.revision(of: members.filter { inRollout.contains($0.name) }) == revision else {
       observed = nil
+      manifestsChanged = true
       observedNote = "the manifests changed since it started, so what the watches hold says nothing of its revision; what it recorded of each watch is shown"
       return
     }
@@ -393,6 +397,9 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     if isHeldElsewhere {
       // `--continue` and `--abort` wait for the lock that process holds: not advice for now.
       text += "  Another process is running it (started by \(startedBy)); 'tsapply status --fleet \(fleetFile)' follows it, and Ctrl-C in that process pauses it.\n"
+    } else if phase.isResumable && manifestsChanged {
+      text += "  Its manifests changed since it started, so '--continue' is refused: stop it with 'tsapply apply --fleet \(fleetFile) --abort', "
+        + "then apply the manifests (a new rollout starts with its canary).\n"
     } else if phase.isResumable {
       text += "  Continue with 'tsapply apply --fleet \(fleetFile) --continue', or stop it with 'tsapply apply --fleet \(fleetFile) --abort'.\n"
     }

@@ -141,6 +141,20 @@ import TSMonitor
     #expect(summary.contains("Another process is running it (started by ana@ward-pc)") == !advisesContinue, "\(summary)")
   }
 
+  /// A paused rollout whose manifests were edited since it started: `--continue` is refused
+  /// then, so the summary advises only `--abort` and a new apply (it advised --continue).
+  @Test func aPausedRolloutWhoseManifestsChangedAdvisesAbort() async throws {
+    let fleet = try await Fleet(2)
+    var record = RolloutRecord(fleet: "fleet.yaml", members: try fleet.space.load().members, policy: RolloutPolicy(), startedBy: "t", now: Date())
+    record.phase = .paused
+    try fleet.setInterval("3h")
+    record.observe(try await fleet.rows(), members: try fleet.space.load().members)
+    let summary = record.summary(fleetFile: "fleet.yaml")
+    #expect(summary.contains("Its manifests changed since it started, so '--continue' is refused: stop it with 'tsapply apply --fleet fleet.yaml --abort'"),
+            "\(summary)")
+    #expect(!summary.contains("Continue with"), "\(summary)")
+  }
+
   @Test(arguments: 0..<reasonCases.count) func aHealHoldsBackWhileTheRolloutIsNotCompleted(_ index: Int) async throws {
     let (phase, held, words) = Self.reasonCases[index]
     let fleet = try await Fleet(2)
