@@ -27,7 +27,17 @@ public enum DeviceOption {
   public static func openSimulated(_ spec: String?, in context: CommandContext) throws(DeviceError) -> SimulatedDevice {
     let path = try simulatorPath(spec, in: context)
     let existed = FileManager.default.fileExists(atPath: path)
-    let device = try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
+    let device: SimulatedDevice
+    do {
+      device = try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
+    } catch {
+      // A watch tsapply has applied to is out of reach, not new: as every command that opens it says.
+      let engine = context.engine()
+      guard engine.lastWrite(ofUnopened: engine.registry.chosenSpec(spec, environment: context.environment).spec) != nil else { throw error }
+      var reached = error
+      reached.message = Engine.outOfReach(error.message)
+      throw reached
+    }
     if !existed { context.stderr.write(SimulatorScheme.createdNotice(path: device.path ?? path) + "\n") }
     return device
   }

@@ -296,6 +296,9 @@ import TSTestSupport
     #expect(room1.contains("tsapply has applied to this watch before, so it is out of reach, not new") && !room1.contains("device init"), "\(out)")
     let room3 = out.split(separator: "\n").first { $0.hasPrefix("room-3: ") }.map(String.init) ?? ""
     #expect(room3.contains("create one with 'tsapply device init"), "\(out)")
+    // `device show` says the same (it advised device init, and a blank watch got healed).
+    let (_, _, shown) = await fleet.run(["device", "show", "--device", "sim:watches/room-1.json"])
+    #expect(shown.contains("out of reach, not new") && !shown.contains("device init"), "\(shown)")
   }
 
   /// A rollout paused after its canary counts what the watches hold: a later wave's watch that
