@@ -32,11 +32,7 @@ public enum DeviceOption {
       device = try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)
     } catch {
       // A watch tsapply has applied to is out of reach, not new: as every command that opens it says.
-      let engine = context.engine()
-      guard engine.lastWrite(ofUnopened: engine.registry.chosenSpec(spec, environment: context.environment).spec) != nil else { throw error }
-      var reached = error
-      reached.message = Engine.outOfReach(error.message)
-      throw reached
+      throw context.engine().reachable(error, spec: spec)
     }
     if !existed { context.stderr.write(SimulatorScheme.createdNotice(path: device.path ?? path) + "\n") }
     return device

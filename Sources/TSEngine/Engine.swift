@@ -40,10 +40,6 @@ public struct Engine: Sendable {
     self.now = now
   }
 
-  /// When tsapply last wrote to the watch `spec` names, from its records alone, without opening
-  /// it (for a watch that cannot be reached: `status --fleet`); `nil` when its spec has no
-  /// canonical form without the device (`DeviceScheme.canonicalSpec`: a bridge's watch) or it
-  /// has no record. The record of any platform counts (the watch's platform is not known).
   /// The start of the advice a missing simulated watch's error ends with (`StateFile`).
   static let createAdvice = "; create one with '"
 
@@ -57,6 +53,20 @@ public struct Engine: Sendable {
       + "; tsapply has applied to this watch before, so it is out of reach, not new: bring it back (its state file, its phone or bridge) rather than making a blank one"
   }
 
+  /// `error`, from opening the watch `spec` names, worded for a watch tsapply has applied to
+  /// (`outOfReach`) when it is one; else as it is.
+  public func reachable(_ error: DeviceError, spec: String?) -> DeviceError {
+    let chosen = registry.chosenSpec(spec, environment: environment).spec
+    guard error.message.contains(Self.createAdvice), lastWrite(ofUnopened: chosen) != nil else { return error }
+    var reached = error
+    reached.message = Self.outOfReach(error.message)
+    return reached
+  }
+
+  /// When tsapply last wrote to the watch `spec` names, from its records alone, without opening
+  /// it (for a watch that cannot be reached: `status --fleet`); `nil` when its spec has no
+  /// canonical form without the device (`DeviceScheme.canonicalSpec`: a bridge's watch) or it
+  /// has no record. The record of any platform counts (the watch's platform is not known).
   public func lastWrite(ofUnopened spec: String) -> LastWrite? {
     let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false)
     let identity = registry.canonicalSpec(spec, context: context)
@@ -80,12 +90,7 @@ public struct Engine: Sendable {
                                        mayCreate: mayCreate)
       capabilities = try await opened.device.capabilities()
     } catch {
-      // A watch tsapply has applied to is out of reach, not new: no advice to make a blank one.
-      let chosen = registry.chosenSpec(spec, environment: environment).spec
-      guard error.message.contains(Self.createAdvice), lastWrite(ofUnopened: chosen) != nil else { throw .device(error) }
-      var reached = error
-      reached.message = Self.outOfReach(error.message)
-      throw .device(reached)
+      throw .device(reachable(error, spec: spec))
     }
     return Watch(opened: opened, capabilities: capabilities,
                  home: WatchHome(identity: opened.device.identity, root: stateRoot), now: now)
