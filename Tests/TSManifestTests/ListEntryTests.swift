@@ -40,6 +40,11 @@ import TSTestSupport
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n    - {contact: 1️⃣Ward desk}\n",
                    field: "emergency.contacts[1]",
                    message: "duplicate contact \"Ward desk\": also listed on line 5, column 7 of watch.yaml"),
+    // A bare name, and a name with more to it than the declared one: the fix offered.
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - 1️⃣Ward desk\n", field: "emergency.contacts[0]",
+                   message: "expected a mapping with keys name, phone, short_name, found text; to name a contact declared under contacts:, write - {contact: Ward desk}, or write it out: - {name: Ward desk, phone: \"…\"}"),
+    DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: 1️⃣Ward desk (nights)}\n", field: "emergency.contacts[0].contact",
+                   message: "refers to the contact \"Ward desk (nights)\", but none of that name is declared under contacts: in this file; declare it under contacts:, or write name and phone here instead of contact:; did you mean \"Ward desk\"?"),
     // The other order: the reference first, the same contact written out after it.
     DiagnosticCase(marked: desk + "emergency:\n  contacts:\n    - {contact: Ward desk}\n    - 1️⃣{name: Ward desk, phone: \"+15550100\"}\n",
                    field: "emergency.contacts[1]",

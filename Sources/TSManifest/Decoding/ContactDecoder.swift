@@ -47,6 +47,12 @@ extension ManifestDecoder {
         if let reference { contacts.append(reference) }
         continue
       }
+      // A bare name under emergency.contacts: most likely a contact of `contacts:` meant by name.
+      if list == .emergencyContacts, let text = item.scalar?.value, !item.isNull {
+        context.error(item.position, itemPath, "expected a mapping with keys name, phone, short_name, found text; to name a contact "
+          + "declared under contacts:, write - {contact: \(text)}, or write it out: - {name: \(text), phone: \"…\"}")
+        continue
+      }
       guard let fields = context.mapping(item, path: itemPath, keys: Self.contactKeys) else { continue }
       if let contact = ContactDecoding.contact(TreeContactItem(node: item, fields: fields), path: itemPath, context: &context) {
         contacts.append(contact)

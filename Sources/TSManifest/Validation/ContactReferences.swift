@@ -43,7 +43,12 @@ public enum ContactReferences {
         guard let target = byName[stored]?.last else {
           if undeclaredKnown.contains(reference.value) { continue }
           var message = "refers to the contact \"\(reference.value)\", but none of that name is declared \(scope); declare it under contacts:, or write name and phone here instead of contact:"
-          if let meant = Suggestion.closest(to: reference.value, in: Array(byName.keys).sorted()) { message += "; did you mean \"\(meant)\"?" }
+          // The closest spelling, else a declared name the reference begins with or that begins
+          // with it (`Anna (mum)` for `Anna`).
+          let names = Array(byName.keys).sorted()
+          let meant = Suggestion.closest(to: reference.value, in: names)
+            ?? names.filter { reference.value.hasPrefix($0 + " ") || $0.hasPrefix(reference.value + " ") }.max { $0.count < $1.count }
+          if let meant { message += "; did you mean \"\(meant)\"?" }
           diagnostics.append(.error(at: reference.position, field: DecodingContext.join(contact.path, "contact"), message))
           continue
         }
