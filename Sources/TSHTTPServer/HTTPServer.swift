@@ -189,6 +189,7 @@ public final class HTTPServer: @unchecked Sendable {
   /// Stops listening: closes open streams, waits for running handlers to answer, frees the
   /// port. Calling it again does nothing.
   public func stop() {
+    // `stopped` first: a connection thread waiting for its handler stops waiting (`respond`).
     let (daemon, open, context) = lock.withLock { () -> (OpaquePointer?, [HTTPStream], UnsafeMutableRawPointer?) in
       defer {
         stopped = true
@@ -224,7 +225,11 @@ public final class HTTPServer: @unchecked Sendable {
     _ = lock.withLock { streams.removeValue(forKey: ObjectIdentifier(stream)) }
   }
 
-  /// Runs the handler for `request` and waits for it (on a connection thread).
+  /// Runs the handler for `request` and waits for it (on a connection thread) — until the
+  /// server stops: then the request is answered 503 without waiting for the handler. `stop()`
+  /// waits for every connection thread, often on one of the few threads of Swift's cooperative
+  /// pool, which the handler's task may need to finish: two servers stopped at once on a
+  /// two-core machine, each with a request under way, waited for each other for ever.
   func respond(_ request: HTTPRequest) -> HTTPResponse {
     let result = ResponseSlot()
     let semaphore = DispatchSemaphore(value: 0)
@@ -233,7 +238,9 @@ public final class HTTPServer: @unchecked Sendable {
       result.response = await handler(request)
       semaphore.signal()
     }
-    semaphore.wait()
+    while semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+      if lock.withLock({ stopped }) { return HTTPResponse(status: 503) }
+    }
     return result.response ?? HTTPResponse(status: 500)
   }
 }

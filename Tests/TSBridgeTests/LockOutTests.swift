@@ -74,6 +74,29 @@ import TSTestSupport
     await device.close()
   }
 
+  /// Stopping a server while a request's handler is still running does not wait for that
+  /// handler: two servers stopped at once from Swift's cooperative pool on a two-core machine,
+  /// each waiting for a connection thread whose handler needed that pool, hung for ever (the
+  /// end-to-end suite in CI). The request is answered 503; `stop()` returns.
+  @Test func stoppingAServerDoesNotWaitForAHandlerStillRunning() async throws {
+    let server = try HTTPServer.start(HTTPServer.Configuration()) { _ in
+      try? await Task.sleep(for: .seconds(3600))
+      return HTTPResponse(status: 200)
+    }
+    let peer = try RawConnection(port: server.port)
+    defer { peer.close() }
+    peer.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    try await Task.sleep(for: .milliseconds(300))
+    let stopped = Locked(false)
+    let thread = Thread { server.stop(); stopped.set(true) }
+    thread.start()
+    let deadline = Date().addingTimeInterval(30)
+    while !stopped.value, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(stopped.value, "stop() waited for a handler still running")
+    let answer = try await offThePool { peer.receive() }
+    #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 503"), "\(answer.prefix(200))")
+  }
+
   /// A connection that trickles its request is closed at its deadline.
   @Test func aTricklingRequestIsClosedAtTheDeadline() async throws {
     var configuration = HTTPServer.Configuration()
