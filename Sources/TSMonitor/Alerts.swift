@@ -188,8 +188,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
       let touchesSOS = addresses.contains(.string(ResourceAddress.emergency.rawValue))
       var atRisk = event
-      atRisk.message = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
-        + "or not whom the manifest says: " + event.message
+      atRisk.message = Self.sosAtRisk + ": " + event.message
       for name in names {
         if touchesSOS { open(.sosDrift, name, atRisk) } else { close([.sosDrift], name, event) }
         open(.drift, name, event)
@@ -254,6 +253,10 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     }
   }
 
+  /// How every `sos_drift` alert begins, whatever raised it (a drift event, a check, an agent's status).
+  static let sosAtRisk = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
+    + "or not whom the manifest says"
+
   public func checked(_ name: String, _ check: MonitorCheck) {
     lock.withLock { offlineSince[name] = nil }
     // A check that found the watch well logs no event of its own (a `resolved` or `online`
@@ -266,8 +269,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // critical alert 37 s late, and a monitor killed mid-heal never sent it): the drift event,
     // with what healing did, follows.
     if check.sosAtRisk, check.drift > 0 {
-      open(.sosDrift, name, Cause(kind: "check", message: "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, "
-        + "so a press may reach no one or not whom the manifest says (found by the monitor's check; the drift event says what healing did)"))
+      open(.sosDrift, name, Cause(kind: "check", message: Self.sosAtRisk + " (found by the monitor's check; the drift event says what healing did)"))
     }
   }
 
@@ -296,8 +298,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // restarted) — the event is not kept on the broker, the status is.
     if let drift = report.drift, drift > 0, let addresses = report.driftAddresses {
       if addresses.contains(ResourceAddress.emergency.rawValue) {
-        open(.sosDrift, name, Cause(kind: "agent_status", message: "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, "
-          + "so a press may reach no one or not whom the manifest says: its agent reports \(addresses.joined(separator: ", ")) changed since the last apply"))
+        open(.sosDrift, name, Cause(kind: "agent_status", message: Self.sosAtRisk + ": its agent reports \(addresses.joined(separator: ", ")) changed since the last apply"))
       } else {
         close([.sosDrift], name, event)
       }
