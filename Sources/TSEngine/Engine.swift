@@ -160,6 +160,19 @@ public enum Approval: Sendable {
   case automatic(allowDestroy: Bool)
 }
 
+/// What an apply that finds nothing to change (the watch matches its manifest) records as
+/// what the last apply left (`ApplyOptions.refresh`, docs/apply.md "The last-applied record").
+public enum RecordRefresh: Sendable {
+  /// What the watch holds, as Terraform's refresh does: a person's apply, an agent's revision
+  /// (which keeps drift with `ApplyOptions.keepsDriftInRecord`).
+  case watch
+  /// Only the drift the manifest accepts — resources it changed since the last apply and the
+  /// watch holds as it asks (the wearer's change written into the manifest, `Watch.keptDrift`);
+  /// drift in what it does not manage stays as the last apply left it, so it is still reported.
+  /// The monitor's heals.
+  case accepted
+}
+
 /// How an apply runs: approval, lock waiting, interruption and progress.
 public struct ApplyOptions: Sendable {
   /// Who approves (ignored for saved plans: running one is the approval).
@@ -172,10 +185,8 @@ public struct ApplyOptions: Sendable {
   public var stop: any StopRequest
   /// Progress and notices, in order.
   public var events: @Sendable (EngineEvent) -> Void
-  /// Whether an apply that finds nothing to change refreshes the last-applied record to what
-  /// the watch holds (true: a person's apply, an agent's revision). The monitor's heals pass
-  /// false, so drift in what the manifest does not manage stays reported.
-  public var refreshesRecord = true
+  /// What an apply that finds nothing to change refreshes the last-applied record to.
+  public var refresh = RecordRefresh.watch
   /// Whether the last-applied record keeps out what changed on the watch since the last apply
   /// (the plan's `resourceDrift`) and this apply did not write over: such a resource stays in
   /// the record as the last apply left it, so it is still drift afterwards — after a refresh

@@ -202,13 +202,28 @@ public final class Watch: Sendable {
   }
 
   /// Runs `body` holding the lock (and lease), released, lease given back, before returning.
-  func holding(_ options: ApplyOptions,
-                       _ body: () async throws(EngineError) -> ApplyOutcome) async throws(EngineError) -> ApplyOutcome {
+  func holding<Value>(_ options: ApplyOptions,
+                      _ body: () async throws(EngineError) -> Value) async throws(EngineError) -> Value {
     let held = try await hold(options)
-    let result: Result<ApplyOutcome, EngineError>
+    let result: Result<Value, EngineError>
     do { result = .success(try await body()) } catch { result = .failure(error) }
     await held.release()
     return try result.get()
+  }
+
+  /// Refreshes the last-applied record without writing to the watch (Terraform's
+  /// `-refresh-only`): holding the lock, reads the watch and plans `document`; when nothing is to
+  /// change, records what `options.refresh` says (the monitor: the drift the manifest accepts,
+  /// `DriftReport.accepted`). Returns what is still drift since the record; `nil` when the plan
+  /// has changes (nothing recorded: that is an apply's work) or there is no record.
+  /// - Throws: as `apply` before its first write (`.locked`, `.device`, `.invalid`, `.records`).
+  public func refreshRecord(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> [ResourceChange]? {
+    try await holding(options) { () throws(EngineError) in
+      let planned = try plan(document, state: try await readState())
+      guard planned.plan.isEmpty, planned.record != nil else { return nil }
+      refresh(planned, kept: options.refresh == .accepted || options.keepsDriftInRecord ? keptDrift(planned) : [], options: options)
+      return record().map { Drift.changes(since: $0, current: planned.state, capabilities: capabilities) }
+    }
   }
 
   /// Puts the watch back into the state a backup holds: the backup is checked with every
@@ -243,19 +258,10 @@ public final class Watch: Sendable {
     let plan = planned.plan
     options.events(.planned(plan))
     // What the record keeps as the last apply left it, whatever the watch holds (`ApplyOptions.keepsDriftInRecord`).
-    let kept = options.keepsDriftInRecord ? keptDrift(planned) : []
-    let keeping: @Sendable (DeviceState) -> DeviceState = { kept.isEmpty ? $0 : $0.taking(kept, addresses: Set(kept.map(\.address)), as: .recorded) }
+    let kept = options.keepsDriftInRecord || (plan.isEmpty && options.refresh == .accepted) ? keptDrift(planned) : []
+    let keeping = Self.keeping(kept)
     if plan.isEmpty {
-      // The watch matches: the record is refreshed to it, so a record left stale (a process
-      // killed between a write and its record, an older tsapply) stops showing as drift.
-      // Nothing was written now: the time of the last write is kept, and a record without one
-      // (first written by an apply that found the watch matching) stays without one.
-      let appliedAt = planned.record?.appliedAt
-      let refreshed = keeping(planned.state)
-      if options.refreshesRecord
-        && planned.record != LastApplied(device: identity, profile: capabilities.profile, state: refreshed, appliedAt: appliedAt) {
-        record(refreshed, ifLanded: nil, appliedAt: appliedAt, events: options.events)
-      }
+      refresh(planned, kept: kept, options: options)
       return .noChanges(plan)
     }
     if !reviewed {
@@ -314,6 +320,25 @@ public final class Watch: Sendable {
   /// its plan does not write, except those the manifest itself changes on what the last apply
   /// left (`Drift.left`) — the watch holds the manifest's own change there, which is what
   /// tsapply would have written. Empty without a record or drift.
+  /// Records what the watch holds, `planned` having found nothing to change, but for `kept`
+  /// (drift that stays as the last apply left it, `keptDrift`): so a record left stale (a
+  /// process killed between a write and its record, an older tsapply) stops showing as drift,
+  /// and so does a wearer's change the manifest now holds (`ApplyOptions.refresh`). Nothing was
+  /// written now: the time of the last write is kept, and a record without one (first written
+  /// by an apply that found the watch matching) stays without one.
+  private func refresh(_ planned: PlannedChanges, kept: [ResourceChange], options: ApplyOptions) {
+    let appliedAt = planned.record?.appliedAt
+    let refreshed = Self.keeping(kept)(planned.state)
+    if planned.record != LastApplied(device: identity, profile: capabilities.profile, state: refreshed, appliedAt: appliedAt) {
+      record(refreshed, ifLanded: nil, appliedAt: appliedAt, events: options.events)
+    }
+  }
+
+  /// A state with the `kept` drift as the last apply left it (`ResourceChange.before`).
+  private static func keeping(_ kept: [ResourceChange]) -> @Sendable (DeviceState) -> DeviceState {
+    { kept.isEmpty ? $0 : $0.taking(kept, addresses: Set(kept.map(\.address)), as: .recorded) }
+  }
+
   func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {
     guard let record = planned.record, !planned.plan.resourceDrift.isEmpty else { return [] }
     let written = Set(planned.plan.resourceChanges.map(\.address))
@@ -661,6 +686,14 @@ public struct DriftReport: Sendable {
   /// The manifest's own changes not applied yet: `pending` without what only undoes `drift`
   /// (`DriftRenderer.unapplied`). What drift reports, statuses and the page count as pending.
   public var unapplied: [ResourceChange] { DriftRenderer.unapplied(pending, drift: drift, own: own) }
+
+  /// The drifted resources the manifest accepts: it changed them since the last apply (`own`)
+  /// and the watch holds them as it asks (nothing pending for them) — the wearer's change
+  /// written into the manifest. A heal refreshes the record to them (`RecordRefresh.accepted`).
+  public var accepted: Set<ResourceAddress> {
+    let planned = Set(pending.resourceChanges.map(\.address))
+    return Set(drift.map(\.address)).filter { own.contains($0) && !planned.contains($0) }
+  }
 
   /// Whether the last apply left what the manifest gives: there is a record, and whatever is
   /// pending only undoes drift (a staged rollout's "has the new revision", docs/fleet.md) — a

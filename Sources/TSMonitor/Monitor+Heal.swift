@@ -86,6 +86,19 @@ extension Monitor {
     }
   }
 
+  /// Records the drift `document` accepts (`DriftReport.accepted`: the wearer's change written
+  /// into the manifest) as what the last apply left, writing nothing to the watch
+  /// (`Watch.refreshRecord`), when nothing else is pending. Returns what is still drift; `nil`
+  /// when nothing was refreshed (the watch is locked or unreadable, or changed since: the heal
+  /// that follows does the same, or more).
+  func accept(_ watch: Watch, _ document: ManifestDocument, report: DriftReport) async -> [ResourceChange]? {
+    guard settings.reconcile, report.pending.isEmpty, !report.accepted.isEmpty else { return nil }
+    var options = ApplyOptions(approval: .automatic(allowDestroy: false), lockTimeout: .zero, command: settings.commandLine,
+                               stop: MonitorStop(monitor: self)) { _ in }
+    options.refresh = .accepted
+    return try? await watch.refreshRecord(document, options: options)
+  }
+
   /// Heals `report`'s drift by applying `document` (the `attempt`th try in a row for this drift
   /// and manifest), within the hourly budget.
   func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, attempt: Int,
@@ -108,7 +121,7 @@ extension Monitor {
         show ? $0 : PhoneRedaction.redactPhoneLike($0)
       })
     }
-    options.refreshesRecord = false
+    options.refresh = .accepted
     options.announcements = announcements
     defer { tracking.changedDuringHeal = during.value }
     // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.

@@ -541,6 +541,9 @@ public final class Monitor: @unchecked Sendable {
     var retryWaiting: HealOutcome?
     /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
+    /// Whether the record was refreshed to drift the manifest accepts (`Monitor.accept`) since
+    /// the drift was reported (so its end is the manifest's doing).
+    var accepted = false
     /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
     /// (`HealOutcome.applied`'s `notHealed`): its end is that apply recording them, not a heal.
     var notHealed: [String] = []
@@ -582,7 +585,7 @@ public final class Monitor: @unchecked Sendable {
     }
     if settings.manifestProvider != nil { shownManifest.set(document.manifest.file) }
     let bytes = document.bytes
-    let report: DriftReport
+    var report: DriftReport
     do {
       report = try await watch.drift(document)
     } catch {
@@ -596,6 +599,11 @@ public final class Monitor: @unchecked Sendable {
     // reported anew with what healing does about it now.
     if tracking.manifestProblem != nil, let reported = tracking.reported { tracking.reported = ("", reported.id, reported.addresses) }
     tracking.manifestProblem = nil
+    // The wearer's change the manifest now holds is recorded, and is no longer drift.
+    if let left = await accept(watch, document, report: report) {
+      report.drift = left
+      tracking.accepted = true
+    }
     // Told before the events of a check that finds drift, and after the `resolved` of one that
     // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
     let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
@@ -618,7 +626,10 @@ public final class Monitor: @unchecked Sendable {
       if let reported = tracking.reported {
         var fields: [String: JSONValue] = ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)]
         var message = tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again"
-        if !tracking.notHealed.isEmpty {
+        if tracking.accepted {
+          fields["accepted"] = .bool(true)
+          message = "\(manifestName) now holds what changed on the watch: the change is accepted, and recorded as what the last apply left"
+        } else if !tracking.notHealed.isEmpty {
           fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
           message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
             + "(\(manifestName) does not set what changed)"
@@ -628,6 +639,7 @@ public final class Monitor: @unchecked Sendable {
       checked?(check)
       tracking.reported = nil
       tracking.healed = false
+      tracking.accepted = false
       tracking.notHealed = []
       tracking.lastHeal = nil
       tracking.retryWaiting = nil
@@ -685,6 +697,7 @@ public final class Monitor: @unchecked Sendable {
       tracking.reported = (signature, event.id, addresses)
       tracking.reportedOutcome = outcome.word
       tracking.healed = false
+      tracking.accepted = false
       tracking.notHealed = []
     } else {
       driftID = tracking.reported?.id ?? ""

@@ -14,6 +14,8 @@ final class Harness: @unchecked Sendable {
   let spec: String
   let engine: Engine
   let events = Collector<MonitorEvent>()
+  /// What each check that read the watch told the status page and the alerts, in order.
+  let checks = Collector<MonitorCheck>()
   private var task: Task<Result<Void, MonitorError>, Never>?
   private(set) var monitor: Monitor?
 
@@ -51,7 +53,8 @@ final class Harness: @unchecked Sendable {
 
   /// Starts a monitor (on `engine`, default the harness's); waits for its first `online`.
   func start(_ settings: MonitorSettings, notifiers: [any Notifier] = [], engine: Engine? = nil) async throws {
-    let monitor = Monitor(engine: engine ?? self.engine, settings: settings, notifiers: notifiers, emit: { [events] in events.append($0) })
+    let monitor = Monitor(engine: engine ?? self.engine, settings: settings, notifiers: notifiers, emit: { [events] in events.append($0) },
+                          checked: { [checks] in checks.append($0) })
     self.monitor = monitor
     task = Task {
       do throws(MonitorError) { try await monitor.run(); return .success(()) } catch { return .failure(error) }
@@ -333,28 +336,74 @@ final class Harness: @unchecked Sendable {
             "\(harness.events(.error).map(\.jsonLine))")
   }
 
-  /// A drift refused as unsafe, then accepted by an edit of the manifest: the drift is reported
-  /// anew with what healing does now (nothing to heal), so the page and the alerts no longer
-  /// advise --allow-destroy for a refusal the manifest no longer makes (fresh-eyes finding).
-  @Test func aRefusedDriftTheManifestThenAcceptsIsReportedAnew() async throws {
+  /// A drift refused as unsafe, then accepted by an edit of the manifest (it now holds the
+  /// wearer's emergency contact): the watch holds what the manifest asks, so the heal refreshes
+  /// the record to it and the drift ends — `resolved`, `accepted` — and with it the refusal,
+  /// the page's advice and "SOS at risk" (an alert stayed open on a watch matching its manifest
+  /// until someone ran an apply with nothing to change, fresh-eyes finding).
+  @Test func aRefusedDriftTheManifestThenAcceptsEnds() async throws {
     let harness = try await Harness()
     try await harness.start(harness.settings(reconcile: true))
     let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"), Contact(name: "Zed", phoneNum: "+15550199")]
     try harness.wearer().simulateEmergencyChange(contacts: family, sosOn: true)
     let refused = try await harness.wait { $0.kind == .drift }
     #expect(refused.fields["reconcile"] == .string("unsafe"), "\(refused.jsonLine)")
-    let accepting = Harness.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n",
-                                                          with: "    - {name: Dad, phone: \"+15550111\"}\n    - {name: Zed, phone: \"+15550199\"}\n")
-    #expect(accepting != Harness.manifest)
-    try accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
-    let anew = try await harness.wait { $0.kind == .drift && $0.fields["supersedes"] == .string(refused.id) }
-    #expect(anew.fields["reconcile"] == .string("nothing"), "\(anew.jsonLine)")
+    #expect(harness.checks.values.last?.sosAtRisk == true)
+    try Self.accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    let resolved = try await harness.wait { $0.kind == .resolved }
+    #expect(resolved.fields["drift_id"] == .string(refused.id) && resolved.fields["accepted"] == .bool(true)
+              && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
+    #expect(resolved.message.contains("watch.yaml now holds what changed on the watch"), "\(resolved.message)")
+    try await Task.sleep(for: .milliseconds(400))
+    await harness.stop()
+    #expect(harness.events(.drift).count == 1 && harness.events(.applied).isEmpty, "\(harness.events.values.map(\.jsonLine))")
+    let last = try #require(harness.checks.values.last)
+    #expect(last.drift == 0 && !last.sosAtRisk, "\(last)")
     let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
     for event in harness.events.values { board.record(event, for: ["mum"]) }
+    board.checked("mum", last)
     let row = try #require(board.snapshot().rows.first)
-    #expect(row.state != "refused" && !row.reasons.joined().contains("--allow-destroy"), "\(row)")
-    await harness.stop()
+    #expect(row.state != "refused" && row.drift == 0 && !row.reasons.joined().contains("--allow-destroy"), "\(row)")
+    let watch = try await harness.engine.open(harness.spec)
+    let report = try await watch.drift(ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Self.accepting.utf8), file: "watch.yaml").manifest),
+                                                        bytes: Array(Self.accepting.utf8), path: nil))
+    await watch.close()
+    #expect(report.drift.isEmpty && report.pending.isEmpty, "the record holds the accepted change: \(report.drift)")
   }
+
+  /// A change the manifest already accepts when the monitor first sees it (the wearer's
+  /// emergency contact, written into the manifest before the monitor started) is not reported
+  /// as drift, nor SOS as at risk: the record is refreshed, nothing is written.
+  @Test func aDriftTheManifestAlreadyAcceptsIsNotReported() async throws {
+    let harness = try await Harness()
+    let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"), Contact(name: "Zed", phoneNum: "+15550199")]
+    try harness.wearer().simulateEmergencyChange(contacts: family, sosOn: true)
+    try Self.accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    try await harness.start(harness.settings(reconcile: true))
+    try await Task.sleep(for: .milliseconds(500))
+    await harness.stop()
+    #expect(harness.events(.drift).isEmpty && harness.events(.applied).isEmpty && harness.events(.resolved).isEmpty,
+            "\(harness.events.values.map(\.jsonLine))")
+    #expect(!harness.checks.values.contains { $0.sosAtRisk }, "\(harness.checks.values)")
+    #expect(harness.checks.values.last?.drift == 0)
+  }
+
+  /// A drift in what the manifest does not manage stays drift after a heal finds nothing to
+  /// change: the refresh keeps it as the last apply left it.
+  @Test func aDriftTheManifestDoesNotManageStaysDrift() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true))
+    try harness.wearer().simulateReminderToggle(id: "1")
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("nothing"), "\(drift.jsonLine)")
+    try await Task.sleep(for: .milliseconds(400))
+    await harness.stop()
+    #expect(harness.events(.resolved).isEmpty && harness.checks.values.last?.drift == 1, "\(harness.events.values.map(\.jsonLine))")
+  }
+
+  /// `Harness.manifest` with the wearer's emergency contact Zed written in.
+  static let accepting = Harness.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n",
+                                                               with: "    - {name: Dad, phone: \"+15550111\"}\n    - {name: Zed, phone: \"+15550199\"}\n")
 
   /// A manifest with an error does not hide a change on the watch: SOS switched off is still
   /// reported as drift (compared with what the last apply left, `reconcile: invalid`, pending
