@@ -119,7 +119,10 @@ public enum ManifestInput {
   /// The source split into lines without line ends and without a BOM, at the line breaks
   /// libyaml counts lines by (YAML 1.1's: LF, CRLF, CR, U+0085, U+2028, U+2029), so a
   /// diagnostic's line number finds its line in a file saved with CRLF or CR line ends too.
+  /// A file in UTF-16 or UTF-32 (a byte-order mark FF FE, FE FF or 00 00 FE FF) has no line
+  /// worth echoing: none, rather than its bytes as mojibake.
   private static func sourceLines(_ bytes: [UInt8]) -> [String] {
+    if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return [] }
     var text = String(decoding: bytes, as: UTF8.self)
     if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
     return text.split(omittingEmptySubsequences: false, whereSeparator: lineBreaks.contains).map(String.init)

@@ -19,6 +19,19 @@ import TSTestSupport
     #expect(try String(contentsOfFile: real, encoding: .utf8).contains("every: 1h"))
   }
 
+  /// A manifest saved as UTF-16 (Notepad's "Unicode") is named as such, with no line of
+  /// mojibake echoed under the error, and exits 1.
+  @Test func aUTF16ManifestIsNamedWithoutEchoingItsBytes() throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    var bytes: [UInt8] = [0xFF, 0xFE]
+    for unit in "contacts:\n  - {name: Anna, phone: \"+1 555 0100\"}\n".utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+    try Data(bytes).write(to: directory.appendingPathComponent("watch.yaml"))
+    let run = try TSApplyBinary.run(["validate", "watch.yaml"], in: directory)
+    #expect(run.status == 1)
+    #expect(run.stderr == "watch.yaml:1:1: error: the file is UTF-16 text (it begins with that encoding's byte-order mark: Windows Notepad saves \"Unicode\" so); "
+              + "save the manifest as UTF-8 text (in Notepad: Save As, Encoding UTF-8)\nwatch.yaml is not valid: 1 error.\n", "\(run.stderr)")
+  }
+
   @Test func exportToDashWritesStandardOutput() throws {
     let directory = try TSApplyBinary.temporaryDirectory()
     let run = try TSApplyBinary.run(["export", "-o", "-"], in: directory)

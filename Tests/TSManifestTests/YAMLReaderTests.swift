@@ -149,6 +149,17 @@ import TSTestSupport
       "byte 0xFF is not valid UTF-8; save the manifest as UTF-8 text")])
   }
 
+  /// A file saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode") is named as such by its
+  /// byte-order mark, not reported as a stray byte.
+  @Test(arguments: [([0xFF, 0xFE], "UTF-16"), ([0xFE, 0xFF], "UTF-16"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32"), ([0x00, 0x00, 0xFE, 0xFF], "UTF-32")])
+  func aFileInAnotherUnicodeEncodingIsNamed(mark: [UInt8], encoding: String) {
+    let bytes = mark + Array("c\0o\0n\0".utf8)
+    let result = YAMLReader.read(bytes: bytes, file: "watch.yaml")
+    #expect(result.diagnostics == [.error(at: SourcePosition(file: "watch.yaml", line: 1, column: 1), field: "",
+      "the file is \(encoding) text (it begins with that encoding's byte-order mark: Windows Notepad saves \"Unicode\" so); "
+        + "save the manifest as UTF-8 text (in Notepad: Save As, Encoding UTF-8)")])
+  }
+
   @Test func syntaxErrorsComeFromLibyamlWithPosition() {
     let text = MarkedText("a: b1️⃣: c\n")
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "",

@@ -19,8 +19,21 @@ enum YAMLSourceCheck {
       return [.error(at: SourcePosition(file: file, line: 1, column: 1), field: "",
                      "the file is \(bytes.count) bytes; a manifest may be at most \(limits.maxBytes) bytes")]
     }
+    if let encoding = otherUnicodeEncoding(of: bytes) {
+      return [.error(at: SourcePosition(file: file, line: 1, column: 1), field: "",
+                     "the file is \(encoding) text (it begins with that encoding's byte-order mark: Windows Notepad saves \"Unicode\" so); "
+                       + "save the manifest as UTF-8 text (in Notepad: Save As, Encoding UTF-8)")]
+    }
     if let invalid = firstInvalidUTF8(in: bytes, file: file) { return [invalid] }
     return tabIndentation(in: bytes, file: file)
+  }
+
+  /// "UTF-16" or "UTF-32" when `bytes` begin with that encoding's byte-order mark (either byte
+  /// order; UTF-32's little-endian mark is checked first, as it begins with UTF-16's).
+  private static func otherUnicodeEncoding(of bytes: [UInt8]) -> String? {
+    if bytes.starts(with: [0xFF, 0xFE, 0x00, 0x00]) || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return "UTF-32" }
+    if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) { return "UTF-16" }
+    return nil
   }
 
   /// The first byte sequence that is not UTF-8, as an error at its line and column. ASCII bytes
