@@ -77,8 +77,11 @@ public enum DriftAdoption {
   /// undo, is left out (`Outcome.notAdopted`) and the rest adopted again.
   /// - Throws: `Refusal` when the edited manifest does not load though no resource alone breaks
   ///   it, or would change what the plan does to a resource that did not drift.
+  /// `problem` says why a text does not load (its first error, `file:line:column: field:
+  /// message`), for the reason a resource is not adopted.
   public static func adopt(_ drift: [ResourceChange], into bytes: [UInt8], file: String, capabilities: DeviceCapabilities,
-                           pending: Plan, plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
+                           pending: Plan, problem: ([UInt8]) -> String? = { _ in nil },
+                           plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
     var candidates = drift
     var dropped: [(address: ResourceAddress, reason: String)] = []
     let pendingEdits = pendingEdits(of: drift, in: pending)
@@ -98,16 +101,21 @@ public enum DriftAdoption {
       guard !outcome.adopted.isEmpty else { return outcome.undoing(pending, drift: drift) }
       guard let planned = plan(outcome.text) else {
         // The resources that break the file on their own are left out, the rest tried again.
-        var breaking: Set<ResourceAddress> = []
+        var breaking: [ResourceAddress: String] = [:]
         for change in candidates {
           let alone = try edit([change], into: bytes, file: file, capabilities: capabilities, pendingEdits: pendingEdits)
-          if !alone.adopted.isEmpty && plan(alone.text) == nil { breaking.insert(change.address) }
+          if !alone.adopted.isEmpty && plan(alone.text) == nil {
+            breaking[change.address] = problem(alone.text).map { "written as the watch holds it, \(file) would not load: \($0); "
+              + "change that line so it agrees with what the watch holds, then adopt again" }
+              ?? "written as the watch holds it, \(file) would not load"
+          }
         }
         guard !breaking.isEmpty else {
-          throw Refusal(description: "the manifest with the changes adopted would not load; \(file) was left as it is")
+          throw Refusal(description: "the manifest with the changes adopted would not load"
+                          + (problem(outcome.text).map { " (\($0))" } ?? "") + "; \(file) was left as it is")
         }
-        dropped += breaking.sorted().map { ($0, "written as the watch holds it, \(file) would not load (a manifest cannot state it)") }
-        candidates = candidates.filter { !breaking.contains($0.address) }
+        dropped += breaking.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        candidates = candidates.filter { breaking[$0.address] == nil }
         continue
       }
       let adopted = Set(outcome.adopted.map(\.address))

@@ -745,7 +745,11 @@ extension Watch {
   /// its layers, `FleetMember.merged(own:named:)`); by default the text alone.
   public func adoption(of report: DriftReport, manifest bytes: [UInt8], file: String,
                        merge: (([UInt8]) -> Manifest?)? = nil) throws(DriftAdoption.Refusal) -> DriftAdoption.Outcome {
-    try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending) { text in
+    let problem = { (text: [UInt8]) -> String? in
+      ManifestLoader.load(bytes: text, file: file).diagnostics.first { $0.severity == .error }?.description
+    }
+    return try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending,
+                                   problem: problem) { text in
       guard let manifest = merge.map({ $0(text) }) ?? ManifestLoader.load(bytes: text, file: file).manifest else { return nil }
       return Planner.plan(manifest, state: report.state, capabilities: capabilities).plan
     }

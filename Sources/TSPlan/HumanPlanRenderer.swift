@@ -79,7 +79,7 @@ public struct HumanPlanRenderer: Sendable {
       let parts = block(change, plan: plan, aligned: false).filter { !$0.trimmingPrefix(while: \.isWhitespace).hasPrefix("#") }
         .map { String($0.trimmingPrefix(while: \.isWhitespace)) }
       let line = parts.joined(separator: " ")
-      let fields = Self.rows(change, formatter: FieldFormatter(redact: false)).count
+      let fields = Self.rows(change, formatter: FieldFormatter(redact: false)).filter { !$0.template }.count
       return line.count <= width ? line
         : mask(plan).adding([change]).text(symbol(change.action) + " " + ControlCharacters.escaped(change.address.rawValue))
           + " (\(fields) change\(fields == 1 ? "" : "s"))"
@@ -164,7 +164,7 @@ public struct HumanPlanRenderer: Sendable {
     // Names, notes and addresses are free text: a number written into one is masked too (file
     // names in the source comments are not).
     let mask = redact ? mask(plan).adding([change]) : .off
-    return lines.map(mask.text) + fieldLines(change, aligned: aligned, sources: aligned && sources && !drift, mask: mask)
+    return lines.map(mask.text) + fieldLines(change, aligned: aligned, sources: aligned && sources && !drift, drift: drift, mask: mask)
       + ["    }"]
   }
 
@@ -181,9 +181,10 @@ public struct HumanPlanRenderer: Sendable {
   /// `+ at = ["08:00"]`.
   /// With `sources`, a line whose source differs from the line above ends with it, the
   /// comments of a block in one column (`# watch.yaml:12`).
-  private func fieldLines(_ change: ResourceChange, aligned: Bool, sources: Bool, mask: PhoneRedaction.Mask) -> [String] {
+  private func fieldLines(_ change: ResourceChange, aligned: Bool, sources: Bool, drift: Bool, mask: PhoneRedaction.Mask) -> [String] {
     let formatter = FieldFormatter(redact: redact, fingerprints: redact ? fingerprints : nil)
-    let rows = Self.rows(change, formatter: formatter)
+    // A one-line headline shows what the manifest asks for, not what the template adds.
+    let rows = Self.rows(change, formatter: formatter, drift: drift).filter { aligned || !$0.template }
     let width = aligned ? rows.filter { $0.name != "contact" }.map(\.name.count).max() ?? 0 : 0
     let texts = rows.map { row in
       let name = row.name == "contact" ? row.name : row.name + String(repeating: " ", count: max(0, width - row.name.count))
@@ -192,6 +193,11 @@ public struct HumanPlanRenderer: Sendable {
     var shown: [String?] = []
     var previous: SourcePosition?
     for row in rows {
+      guard !row.template else {
+        shown.append(Self.templateComment)
+        previous = nil
+        continue
+      }
       let same = previous.map { $0.file == row.source?.file && $0.line == row.source?.line } ?? false
       shown.append(sources && !same ? row.source.map { "# " + ControlCharacters.escaped($0.file) + ":\($0.line)" } : nil)
       previous = row.source
@@ -231,14 +237,30 @@ public struct HumanPlanRenderer: Sendable {
     var name: String
     var value: String
     var source: SourcePosition?
+    /// The value comes from the watch's custom-reminder template, not the manifest.
+    var template = false
   }
 
+  /// The comment on a field line whose value the watch's template gives (`Row.template`).
+  static let templateComment = "# the watch's template"
+
+
   /// The rows of `change` (see `fieldLines`).
-  static func rows(_ change: ResourceChange, formatter: FieldFormatter) -> [Row] {
+  /// A reminder being created (not drift) also shows what the watch's template gives it
+  /// (`ReminderField.template`), each such row marked `template`.
+  static func rows(_ change: ResourceChange, formatter: FieldFormatter, drift: Bool = false) -> [Row] {
     let schedule: Set<String> = ["timeType", "startTime", "endTime", "interval", "timePoints"]
-    let switched = change.fields.contains { $0.field == "timeType" }
+    var fields = change.fields
+    var fromTemplate: Set<String> = []
+    if !drift, change.action == .create, case .reminder(let after)? = change.after {
+      let given = ReminderField.template(after, given: Set(fields.map(\.field)))
+      fromTemplate = Set(given.map(\.field))
+      fields = ReminderField.ordered(fields + given)
+    }
+    let switched = fields.contains { $0.field == "timeType" }
     var rows: [Row] = []
-    for field in change.fields {
+    for field in fields {
+      let template = fromTemplate.contains(field.field)
       if switched && schedule.contains(field.field) {
         guard field.field == "timeType" else { continue }
         if field.before != nil, case .reminder(let before)? = change.before {
@@ -247,7 +269,7 @@ public struct HumanPlanRenderer: Sendable {
         }
         if field.after != nil, case .reminder(let after)? = change.after {
           rows.append(Row(action: .create, name: ManifestWords.schedule(field.after), value: formatter.schedule(after),
-                          source: field.source))
+                          source: field.source, template: template))
         }
         continue
       }
@@ -259,7 +281,7 @@ public struct HumanPlanRenderer: Sendable {
       case .update: isContact ? formatter.contactChange(field.before, field.after)
                               : formatter.formatChange(field.before, field.after, field: field.field)
       }
-      rows.append(Row(action: action, name: ManifestWords.key(field.field), value: value, source: field.source))
+      rows.append(Row(action: action, name: ManifestWords.key(field.field), value: value, source: field.source, template: template))
     }
     return rows
   }

@@ -66,6 +66,31 @@ struct ReminderField: Sendable {
     }
   }
 
+  /// What a reminder being created (`after`) gets from the watch's custom-reminder template,
+  /// `given` being the fields the manifest sets: its switch, repeat days, schedule (period or
+  /// time points), notes when it has any and lunch break (with its window when on), each not in
+  /// `given`, in display order — so a plan shows everything the new reminder will hold
+  /// (docs/platforms.md "Custom-reminder templates"). Only for display: the plan's fields stay
+  /// what the manifest asks for.
+  static func template(_ after: Reminder, given: Set<String>) -> [FieldChange] {
+    var shown: Set<String> = after.timeType == .point
+      ? ["isEnabled", "repeatDays", "timeType", "timePoints", "isLunchBreakDNDEnabled"]
+      : ["isEnabled", "repeatDays", "timeType", "startTime", "endTime", "interval", "isLunchBreakDNDEnabled"]
+    if !after.notes.isEmpty { shown.insert("notes") }
+    if after.isLunchBreakDNDEnabled { shown.formUnion(["lunchBreakDNDStartTime", "lunchBreakDNDEndTime"]) }
+    // A schedule the manifest gives is shown whole from it.
+    if given.contains("timeType") { shown.subtract(["timeType", "startTime", "endTime", "interval", "timePoints"]) }
+    return all.compactMap { field in
+      shown.contains(field.name) && !given.contains(field.name) ? FieldChange(field: field.name, before: nil, after: field.value(after)) : nil
+    }
+  }
+
+  /// `fields` in display order (`all`'s).
+  static func ordered(_ fields: [FieldChange]) -> [FieldChange] {
+    let rank = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.name, $0) })
+    return fields.enumerated().sorted { (rank[$0.element.field] ?? Int.max, $0.offset) < (rank[$1.element.field] ?? Int.max, $1.offset) }.map(\.element)
+  }
+
   /// Every managed field of a reminder being created (no value before).
   static func created(_ after: Reminder, managedBy patch: ReminderPatch) -> [FieldChange] {
     all.compactMap { field in

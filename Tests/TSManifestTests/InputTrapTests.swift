@@ -20,17 +20,27 @@ import TSTestSupport
   static func medicineAt(_ value: String) -> String { "reminders:\n  medicine:\n    at: [\"06:00\", 1️⃣\(value)]\n" }
   static let minutes = "(an integer time counts minutes from midnight)"
 
-  /// Every time of day written as an integer is valid and warned about, with the clock time it
-  /// is and the "HH:MM" to write for the reading people usually mean.
+  /// `minutes` (an integer time) "most likely meant as" `spoken`, written `meant`, being `time`.
+  static func ambiguous(_ minutes: String, _ time: String, _ meant: String, _ spoken: String) -> String {
+    "\(minutes) is \(time) \(Self.minutes), most likely meant as \(spoken); write \"\(meant)\" for \(spoken), or \"\(time)\" if you do mean \(time)"
+  }
+
+  /// A time of day written as an integer is minutes. 1–23 is an error naming both readings
+  /// (medicine at 8 and 20 moved to 00:08 and 00:20 under --auto-approve, fresh-eyes finding);
+  /// any other is valid and warned about, with the clock time it is and the "HH:MM" to write
+  /// for the reading people usually mean.
   static let integerTimes: [DiagnosticCase] = [
+    ("9", ambiguous("9", "00:09", "09:00", "nine o'clock")),
+    ("12", ambiguous("12", "00:12", "12:00", "twelve o'clock")),
+    ("21", ambiguous("21", "00:21", "21:00", "21:00")),
+    ("1", ambiguous("1", "00:01", "01:00", "one o'clock")),
+  ].map { DiagnosticCase(marked: medicineAt($0.0), field: "reminders.medicine.at[1]", message: $0.1) } + [
     ("800", "800 is 13:20 \(minutes); write \"08:00\" if you meant eight o'clock, or \"13:20\" to keep this time"),
     ("830", "830 is 13:50 \(minutes); write \"08:30\" if you meant 08:30, or \"13:50\" to keep this time"),
-    ("9", "9 is 00:09 \(minutes); write \"09:00\" if you meant nine o'clock, or \"00:09\" to keep this time"),
-    ("12", "12 is 00:12 \(minutes); write \"12:00\" if you meant twelve o'clock, or \"00:12\" to keep this time"),
-    ("21", "21 is 00:21 \(minutes); write \"21:00\" if you meant 21:00, or \"00:21\" to keep this time"),
     ("100", "100 is 01:40 \(minutes); write \"01:00\" if you meant one o'clock, or \"01:40\" to keep this time"),
     ("1439", "1439 is 23:59 \(minutes); write \"14:39\" if you meant 14:39, or \"23:59\" to keep this time"),
     ("0", "0 is 00:00 \(minutes); write \"00:00\" to say so"),
+    ("24", "24 is 00:24 \(minutes); write \"00:24\" to say so"),
     ("60", "60 is 01:00 \(minutes); write \"01:00\" to say so"),
     ("390", "390 is 06:30 \(minutes); write \"06:30\" to say so"),
     ("!!int 480", "480 is 08:00 \(minutes); write \"08:00\" to say so"),
@@ -47,7 +57,7 @@ import TSTestSupport
   ]
 
   @Test(arguments: integerTimes)
-  func integerTimesAreWarnedAbout(_ row: DiagnosticCase) { row.check() }
+  func integerTimesAreRefusedOrWarnedAbout(_ row: DiagnosticCase) { row.check() }
 
   static func drinkingEvery(_ value: String) -> String {
     "reminders:\n  drinking:\n    period: {start: \"08:00\", end: \"20:00\", every: 1️⃣\(value)}\n"
@@ -65,16 +75,14 @@ import TSTestSupport
   func smallIntegerIntervalsAreWarnedAbout(_ row: DiagnosticCase) { row.check() }
 
   /// The example: a period meant as 09:00–21:00 every two hours is 00:09–00:21 every two
-  /// minutes, and each of its three integers says so (the interval without a unit is an error).
+  /// minutes, and each of its three integers is an error saying so.
   @Test func aPeriodOfIntegersGetsAWarningForEach() {
     let text = MarkedText("reminders:\n  drinking:\n    period: {start: 1️⃣9, end: 2️⃣21, every: 3️⃣2}\n")
     let result = load(text.text)
     #expect(result.manifest == nil)
     #expect(result.diagnostics == [
-      .warning(at: text.position("1️⃣"), field: "reminders.drinking.period.start",
-               "9 is 00:09 \(Self.minutes); write \"09:00\" if you meant nine o'clock, or \"00:09\" to keep this time"),
-      .warning(at: text.position("2️⃣"), field: "reminders.drinking.period.end",
-               "21 is 00:21 \(Self.minutes); write \"21:00\" if you meant 21:00, or \"00:21\" to keep this time"),
+      .error(at: text.position("1️⃣"), field: "reminders.drinking.period.start", Self.ambiguous("9", "00:09", "09:00", "nine o'clock")),
+      .error(at: text.position("2️⃣"), field: "reminders.drinking.period.end", Self.ambiguous("21", "00:21", "21:00", "21:00")),
       .error(at: text.position("3️⃣"), field: "reminders.drinking.period.every",
              "every: 2 without a unit is 2 minutes, most likely meant as hours; write 2h for two hours, or write minutes with their unit, such as 5m (2m if you do mean 2 minutes)"),
     ])
@@ -140,10 +148,27 @@ import TSTestSupport
                    message: "invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at line 3, column 7); \(quote): name: \"Walk: park\""),
     // Not a value holding ": ": a quoted value followed by a colon, a key indented under a value.
     DiagnosticCase(marked: "reminders:\n  custom:\n    - notes: \"a\"1️⃣: b\n", field: "", message: mappingValues),
-    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk\n        park1️⃣: x\n", field: "", message: mappingValues),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk\n        park1️⃣: x\n", field: "",
+                   message: "\(mappingValues); this line is indented further than \"name: Walk\" above, so it reads as part of that value: start it at column 7, as name: is"),
     .valid("reminders:\n  custom:\n    - name: \"Walk: park\"\n      at: [\"08:00\"]\n"),
     .valid("reminders:\n  custom:\n    - name: Walk:park\n      at: [\"08:00\"]\n"),
   ]
+
+  /// A key one space deeper than the key of the list item above it (`- name: Tom` then
+  /// `     phone: …`, the block layout of contacts and custom reminders) gets the hint a key
+  /// under `key: value` gets, with the column of the item's first key (fresh-eyes finding).
+  static let overIndentedInListItems: [DiagnosticCase] = [
+    DiagnosticCase(marked: "contacts:\n  - name: Tom\n     phone1️⃣: \"+1 555 0100\"\n", field: "",
+                   message: "\(mappingValues); this line is indented further than \"name: Tom\" above, so it reads as part of that value: start it at column 5, as name: is"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - name: Walk\n        at1️⃣: [\"10:00\"]\n", field: "",
+                   message: "\(mappingValues); this line is indented further than \"name: Walk\" above, so it reads as part of that value: start it at column 7, as name: is"),
+    DiagnosticCase(marked: "reminders:\n  medicine:\n    enabled: true\n     at1️⃣: [\"08:00\"]\n", field: "",
+                   message: "\(mappingValues); this line is indented further than \"enabled: true\" above, so it reads as part of that value: start it at column 5, as enabled: is"),
+    .valid("contacts:\n  - name: Tom\n    phone: \"+1 555 0100\"\n"),
+  ]
+
+  @Test(arguments: overIndentedInListItems)
+  func aKeyIndentedUnderAListItemsValueSaysWhereToStart(_ row: DiagnosticCase) { row.check() }
 
   @Test(arguments: colonInValue)
   func aColonInAnUnquotedValueHintsToQuoteIt(_ row: DiagnosticCase) { row.check() }

@@ -108,12 +108,16 @@ import TSTestSupport
     .valid(sedentary("notes: \(String(repeating: "n", count: 64))")),
     .valid(sedentary("notes: \"\"")),
     DiagnosticCase(marked: sedentary("name: 1️⃣\(String(repeating: "a", count: 33))"), field: "reminders.sedentary.name",
-                   message: "is 33 bytes; a reminder name may be at most 32 bytes of UTF-8"),
+                   message: "is 33 bytes; a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"\(String(repeating: "a", count: 32))\""),
     DiagnosticCase(marked: sedentary("name: 1️⃣\(String(repeating: "药", count: 11))"), field: "reminders.sedentary.name",
-                   message: "is 33 bytes; a reminder name may be at most 32 bytes of UTF-8"),
+                   message: "is 33 bytes (11 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each); "
+                     + "a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"\(String(repeating: "药", count: 10))\""),
+    DiagnosticCase(marked: sedentary("name: 1️⃣\"Größere Pause machen, Füße hoch\""), field: "reminders.sedentary.name",
+                   message: "is 35 bytes (31 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each); "
+                     + "a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"Größere Pause machen, Füße h\""),
     DiagnosticCase(marked: sedentary("name: 1️⃣\"\""), field: "reminders.sedentary.name", message: "must not be empty"),
     DiagnosticCase(marked: sedentary("notes: 1️⃣\(String(repeating: "n", count: 65))"), field: "reminders.sedentary.notes",
-                   message: "is 65 bytes; notes may be at most 64 bytes of UTF-8"),
+                   message: "is 65 bytes; notes may be at most 64 bytes of UTF-8: shorten it, e.g. to \"\(String(repeating: "n", count: 64))\""),
   ]
 
   @Test(arguments: texts)

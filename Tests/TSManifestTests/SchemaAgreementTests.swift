@@ -49,6 +49,7 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
   static let times: [SchemaRow] = [
     .medicineAt("\"08:00\"", true), .medicineAt("\"8:00\"", true), .medicineAt("06:30", true), .medicineAt("'00:00'", true),
     .medicineAt("\"23:59\"", true), .medicineAt("\"9:05\"", true), .medicineAt("0", true), .medicineAt("1439", true),
+    .medicineAt("8", false), .medicineAt("23", false), .medicineAt("24", true), .medicineAt("800", true), .medicineAt("480", true),
     .medicineAt("390", true), .medicineAt("\"24:00\"", false), .medicineAt("\"23:60\"", false), .medicineAt("\"12:00:00\"", false),
     .medicineAt("7pm", false), .medicineAt("\"8:0\"", false), .medicineAt("\"\"", false), .medicineAt("1440", false),
     .medicineAt("-1", false), .medicineAt("\"630\"", false), .medicineAt("\"08:00 \"", false), .medicineAt("\"８:００\"", false),
@@ -115,8 +116,8 @@ struct SchemaRow: Sendable, CustomTestStringConvertible {
     .yaml("reminders:\n  drinking:\n    enabled: True\n", true), .yaml("reminders:\n  drinking:\n    enabled: FALSE\n", true),
     .yaml("reminders:\n  drinking:\n    enabled: yes\n", false), .yaml("reminders:\n  drinking:\n    enabled: 1\n", false),
     .yaml("reminders:\n  medicine:\n    at: []\n", false),
-    .yaml("reminders:\n  medicine:\n    at: [\(Array(0..<10).map(String.init).joined(separator: ", "))]\n", true),
-    .yaml("reminders:\n  medicine:\n    at: [\(Array(0..<11).map(String.init).joined(separator: ", "))]\n", false),
+    .yaml("reminders:\n  medicine:\n    at: [\(Array(30..<40).map(String.init).joined(separator: ", "))]\n", true),
+    .yaml("reminders:\n  medicine:\n    at: [\(Array(30..<41).map(String.init).joined(separator: ", "))]\n", false),
     .yaml("reminders:\n  medicine:\n    at: [\"08:00\", \"08:00\"]\n", false),
     .yaml("emergency:\n  sos: true\n", false), .yaml("emergency:\n  sos: true\n  contacts: []\n", false),
     .yaml("emergency:\n  sos: true\n  contacts: [{name: A, phone: \"1\"}]\n", true), .yaml("emergency:\n  sos: false\n", true),

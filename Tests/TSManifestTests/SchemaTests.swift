@@ -95,8 +95,9 @@ import TSTestSupport
     #expect(reminder.properties?["at"]?.maxItems == TimePointsRule.maxCount)
     #expect(reminder.properties?["name"]?.maxLength == ReminderTextRule.maxNameBytes)
     #expect(reminder.properties?["notes"]?.maxLength == ReminderTextRule.maxNotesBytes)
-    let minutes = try #require(schema.defs?["time"]?.anyOf?.last)
-    #expect(minutes.minimum == MinuteOfDay.range.lowerBound && minutes.maximum == MinuteOfDay.range.upperBound)
+    let minutes = try #require(schema.defs?["time"]?.anyOf?.last?.anyOf)
+    #expect(minutes.map { part in part.minimum.flatMap { low in part.maximum.map { low...$0 } } } == TimeOfDayRule.integers)
+    #expect(minutes.first?.minimum == MinuteOfDay.range.lowerBound && minutes.last?.maximum == MinuteOfDay.range.upperBound, "\(minutes)")
     #expect(schema.defs?["contact"]?.required == ["name", "phone"])
     #expect(reminder.properties?["period"]?.required == ManifestDecoder.periodKeys)
   }

@@ -45,12 +45,19 @@ extension ManifestSchema {
     var text = JSONSchema(type: [.string], description: "A time of day, \"HH:MM\" or \"H:MM\" on a 24-hour clock (00:00–23:59).")
     text.pattern = timePattern
     text.examples = [.string("08:00"), .string("19:30")]
-    var minutes = JSONSchema(type: [.integer], description: "Minutes from midnight, \(MinuteOfDay.range.lowerBound)–\(MinuteOfDay.range.upperBound).")
-    minutes.minimum = MinuteOfDay.range.lowerBound
-    minutes.maximum = MinuteOfDay.range.upperBound
+    var minutes = JSONSchema(type: [.integer], description: """
+      Minutes from midnight, \(MinuteOfDay.range.lowerBound)–\(MinuteOfDay.range.upperBound), but not 1–23 (hours, surely: \
+      8 is an error, write "08:00").
+      """)
+    minutes.anyOf = TimeOfDayRule.integers.map { range in
+      var part = JSONSchema(type: [.integer])
+      part.minimum = range.lowerBound
+      part.maximum = range.upperBound
+      return part
+    }
     var schema = JSONSchema(description: """
-      A time of day: "HH:MM" or "H:MM" (24-hour, 00:00–23:59), or minutes from midnight \
-      (\(MinuteOfDay.range.lowerBound)–\(MinuteOfDay.range.upperBound)). "24:00", "23:60", "7pm" and 0630 are errors.
+      A time of day: "HH:MM" or "H:MM" (24-hour, 00:00–23:59), or minutes from midnight (0, or 24–1439: \
+      1–23 are hours, surely). "24:00", "23:60", "7pm", 8 and 0630 are errors.
       """)
     schema.anyOf = [text, minutes]
     return schema

@@ -33,10 +33,20 @@ enum ReminderTextRule {
                                   into diagnostics: inout [Diagnostic]) -> Located<String>? {
     let bytes = text.value.utf8.count
     guard bytes <= max else {
-      diagnostics.append(.error(at: text.position, field: field,
-        "is \(bytes) bytes; \(what) may be at most \(max) bytes of UTF-8"))
+      diagnostics.append(.error(at: text.position, field: field, tooLong(text.value, max: max, what: what)))
       return nil
     }
     return text
+  }
+
+  /// `is 35 bytes (31 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes
+  /// each); a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to "Größere Pause
+  /// machen, Füße h"` — bytes are what the watch counts, characters what a person sees, so both
+  /// are said when they differ, with the longest start of the text that fits (whole characters).
+  static func tooLong(_ text: String, max: Int, what: String) -> String {
+    let bytes = text.utf8.count, characters = text.count
+    let counts = characters == bytes ? "" : " (\(characters) characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each)"
+    let fits = TextTruncation.cutName(text, maxBytes: max)
+    return "is \(bytes) bytes\(counts); \(what) may be at most \(max) bytes of UTF-8" + (fits.isEmpty ? "" : ": shorten it, e.g. to \"\(fits)\"")
   }
 }

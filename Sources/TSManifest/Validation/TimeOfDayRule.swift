@@ -1,8 +1,9 @@
 import TSModel
 
 /// Every time of day is 0–1439 minutes from midnight: 00:00 through 23:59. A time written as
-/// an integer is minutes (the SDK's unit), which surprises people (`at: [800]` is 13:20), so
-/// each one is a warning showing the clock time it is and the "HH:MM" to write.
+/// an integer is minutes (the SDK's unit), which surprises people (`at: [800]` is 13:20): 1–23
+/// (hours, surely) is an error naming both readings, any other a warning showing the clock time
+/// it is and the "HH:MM" to write.
 ///
 /// Source: docs/platforms.md "Reminder validation" (the SDK validator answers 3002 for a start, end, time point or
 /// lunch-break time outside 0…1439) and reminders.txt ("Time values are in minutes from
@@ -32,8 +33,8 @@ enum TimeOfDayRule {
     return time
   }
 
-  /// The time `minutes` after midnight, or an error when outside 0–1439. A valid one is a
-  /// warning (`integerWarning`): it was written as an integer.
+  /// The time `minutes` after midnight, or an error when outside 0–1439 or 1–23 (hours,
+  /// surely). Any other is a warning (`integerWarning`): it was written as an integer.
   static func check(minutes: Int, text: String, at position: SourcePosition, field: String,
                     into diagnostics: inout [Diagnostic]) -> MinuteOfDay? {
     guard let time = MinuteOfDay(rawValue: minutes) else {
@@ -42,18 +43,30 @@ enum TimeOfDayRule {
       diagnostics.append(.error(at: position, field: field, message))
       return nil
     }
+    if (1...23).contains(minutes), let meant = MinuteOfDay(hour: minutes, minute: 0) {
+      // Hours, surely (`at: [8, 20]`): the watch would sound at 00:08 and 00:20. An error, as an
+      // interval without a unit (`every: 2`) is, so an unattended apply never moves a medicine
+      // reminder to just after midnight.
+      diagnostics.append(.error(at: position, field: field,
+        "\(minutes) is \(time) (an integer time counts minutes from midnight), most likely meant as \(spoken(meant)); "
+          + "write \"\(meant)\" for \(spoken(meant)), or \"\(time)\" if you do mean \(time)"))
+      return nil
+    }
     diagnostics.append(.warning(at: position, field: field, integerWarning(time)))
     return time
   }
 
+  /// The integers a time may be written as: 0, and 24–1439 (1–23 are hours, surely: an error).
+  /// What the manifest schema allows (`ManifestSchema.time`).
+  static let integers: [ClosedRange<Int>] = [0...0, 24...MinuteOfDay.range.upperBound]
+
   /// `800 is 13:20 (an integer time counts minutes from midnight); write "08:00" if you meant
   /// eight o'clock, or "13:20" to keep this time`. The other reading is the one people mean when
-  /// they write an integer: hours for 0–23 (`9` → 09:00), hours and minutes for 100–2359
-  /// (`830` → 08:30); without one (`90`) the message only gives the "HH:MM" of the time.
+  /// they write an integer: hours and minutes for 100–2359 (`830` → 08:30); without one (`90`)
+  /// the message only gives the "HH:MM" of the time.
   static func integerWarning(_ time: MinuteOfDay) -> String {
     let minutes = time.rawValue
-    let meant: MinuteOfDay? = minutes <= 23 ? MinuteOfDay(hour: minutes, minute: 0)
-      : minutes >= 100 ? MinuteOfDay(hour: minutes / 100, minute: minutes % 100) : nil
+    let meant: MinuteOfDay? = minutes >= 100 ? MinuteOfDay(hour: minutes / 100, minute: minutes % 100) : nil
     var message = "\(minutes) is \(time) (an integer time counts minutes from midnight); "
     if let meant, meant != time {
       message += "write \"\(meant)\" if you meant \(spoken(meant)), or \"\(time)\" to keep this time"

@@ -36,15 +36,22 @@ enum YAMLErrorHint {
   /// For a key indented further than the `key: value` line above it (`enabled: true` then
   /// `     at: [...]` one space deeper): libyaml reads it as more of that value, and stops at its
   /// colon. Returns `this line is indented further than "enabled: true" above, so it reads as
-  /// part of that value: start it at column 5, as enabled:`; `nil` otherwise.
+  /// part of that value: start it at column 5, as enabled:`; `nil` otherwise. The line above may
+  /// begin a list item (`- name: Tom` then `     phone: …`): its key starts after the `- `.
   static func overIndented(line: String, above: String) -> String? {
-    let indent = line.prefix { $0 == " " }.count, aboveIndent = above.prefix { $0 == " " }.count
-    let trimmedAbove = above.dropFirst(aboveIndent)
-    guard indent > aboveIndent, let colon = trimmedAbove.range(of: ": "),
-          !trimmedAbove[colon.upperBound...].allSatisfy(\.isWhitespace), !trimmedAbove.hasPrefix("- ") else { return nil }
+    let indent = line.prefix { $0 == " " }.count
+    var keyIndent = above.prefix { $0 == " " }.count
+    var trimmedAbove = above.dropFirst(keyIndent)
+    while trimmedAbove.hasPrefix("- ") {
+      let dash = 1 + trimmedAbove.dropFirst().prefix { $0 == " " }.count
+      trimmedAbove = trimmedAbove.dropFirst(dash)
+      keyIndent += dash
+    }
+    guard indent > keyIndent, let colon = trimmedAbove.range(of: ": "),
+          !trimmedAbove[colon.upperBound...].allSatisfy(\.isWhitespace) else { return nil }
     let key = trimmedAbove[..<colon.lowerBound]
     return "this line is indented further than \"\(trimmedAbove.trimmingCharacters(in: .whitespaces))\" above, so it reads as part of "
-      + "that value: start it at column \(aboveIndent + 1), as \(key): is"
+      + "that value: start it at column \(keyIndent + 1), as \(key): is"
   }
 
   private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
