@@ -17,8 +17,12 @@ extension MonitorCommand {
     let output = try EventOutput(log: log.map(context.resolve), json: json, context: context)
     let stderr = context.stderr
     // The page's SOS presses and the alerts are kept per fleet: per site and broker over MQTT, per fleet file otherwise.
-    let fleetFolder = session.engine.stateRoot + "/fleets/"
-      + WatchHome.folderName(session.broker.map { $0.site + "@" + $0.settings.address.description } ?? context.resolve(session.fleetFile))
+    // The fleet file as the kernel finds it: `./fleet.yaml`, `fleet.yaml` and a link to it are one fleet.
+    let key = { (file: String) in
+      session.engine.stateRoot + "/fleets/" + WatchHome.folderName(session.broker.map { $0.site + "@" + $0.settings.address.description } ?? file)
+    }
+    let fleetFolder = MonitorState.kept(at: key(FilePaths.resolved(context.resolve(session.fleetFile))),
+                                        formerly: key(context.resolve(session.fleetFile)))
     let board = page.host == nil ? nil
       : StatusBoard(members: FleetMonitor.boardMembers(session.loaded.members), offlineThreshold: page.offlineAfter,
                     showSensitive: showSensitive, storePath: fleetFolder + "/status-page.json")

@@ -137,11 +137,18 @@ struct MonitorCommand: Command {
     settings.planCommand = "tsapply plan" + (deviceSpec.map { " --device " + ShellWord.quoted($0) } ?? "") + " " + ShellWord.quoted(file)
     let engine = context.engine()
     let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
-    let folder = WatchHome.folderName(engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec)
+    // The page's SOS presses and the alerts are kept per watch, whichever way its spec is written
+    // (`sim:w.json`, `sim:./w.json`, an absolute path, `TSAPPLY_DEVICE`): a restart spelled
+    // another way lost the open presses and raised open conditions again (fresh-eyes finding).
+    let written = engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec
+    let folder = WatchHome.folderName(engine.canonicalSpec(written))
+    let storePath = MonitorState.kept(at: engine.stateRoot + "/status-page/" + folder + ".json",
+                                      formerly: engine.stateRoot + "/status-page/" + WatchHome.folderName(written) + ".json")
     let board = page.host == nil ? nil
       : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive,
-                    storePath: engine.stateRoot + "/status-page/" + folder + ".json")
-    let alerts = alerting.alerts(directory: engine.stateRoot + "/alerts/" + folder,
+                    storePath: storePath)
+    let alerts = alerting.alerts(directory: MonitorState.kept(at: engine.stateRoot + "/alerts/" + folder,
+                                                              formerly: engine.stateRoot + "/alerts/" + WatchHome.folderName(written)),
                                  notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context, emit: output.write)
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
     let emit: @Sendable (MonitorEvent) -> Void = { event in
@@ -255,5 +262,18 @@ struct EventOutput: Sendable {
     }
     if jsonToStdout { context.stdout.write(event.jsonLine + "\n") }
     if humanToStdout { context.stdout.write(event.humanLine + "\n") }
+  }
+}
+
+/// Where a monitor keeps what must outlive it: the page's SOS presses and the open alerts.
+enum MonitorState {
+  /// `path`, after moving there what `former` holds when only that exists: where a tsapply before
+  /// it kept the same watch's (or fleet's) state under its spec or file as written. Both lie in
+  /// one folder, so a rename moves it.
+  static func kept(at path: String, formerly former: String) -> String {
+    let files = FileManager.default
+    guard path != former, !files.fileExists(atPath: path), files.fileExists(atPath: former) else { return path }
+    _ = rename(former, path)
+    return path
   }
 }

@@ -160,6 +160,21 @@ public final class BridgeService: Sendable {
     return response
   }
 
+  /// Logs a request the HTTP server refused before it reached `handle` (413, 414, 431: too
+  /// large to read), as an unauthenticated refusal under the same per-minute cap; its method and
+  /// path were not read, so the line gives `-` for both.
+  public func logRefusedUnread(status: Int) {
+    let note = switch status {
+    case 413: "refused: body too large"
+    case 414: "refused: path too long"
+    case 431: "refused: header fields too large"
+    default: "refused"
+    }
+    let (logs, summary) = refusals.update { $0.admit(unauthenticated: true, status: status, now: clock()) }
+    if let summary { log(summary) }
+    if logs { log("- - \(status) \(note)") }
+  }
+
   /// The path as logged: printable ASCII only, at most 100 characters (it is attacker-chosen).
   static func loggable(_ path: String) -> String {
     String(path.unicodeScalars.prefix(100).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
@@ -182,7 +197,9 @@ public final class BridgeService: Sendable {
     }
     if BridgeProtocol.major(of: version) != BridgeProtocol.major {
       note = "unsupported version"
-      return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the client speaks \(Self.loggable(String(version.prefix(16)))): update tsapply or the bridge app so both speak the same major version")
+      // The major version read from it, never the header itself: a refusal echoes nothing of the request.
+      let client = BridgeProtocol.major(of: version).map { "protocol v\($0)" } ?? "a version this bridge cannot read (expected MAJOR.MINOR)"
+      return plain(400, "this bridge speaks protocol v\(BridgeProtocol.major) (\(BridgeProtocol.version)); the client speaks \(client): update tsapply or the bridge app so both speak the same major version")
     }
     if request.body.count > BridgeProtocol.maxBodyBytes {
       note = "too large"

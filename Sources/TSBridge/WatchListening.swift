@@ -82,6 +82,9 @@ final class WatchListening: @unchecked Sendable {
       case .emergencyContactsChanged: log.append(BridgeEvent(type: .emergencyContactsChanged, contacts: event.contacts ?? [], time: time))
       case .sosRequested: log.append(BridgeEvent(type: .sosRequested, time: time))
       }
+    case .missed:
+      // A watch's own device resumes from its journal, which holds every event: nothing to pass on.
+      break
     case .failed(let kind, let error) where error.code == .notSupport:
       guard state.update({ $0.refused.insert(kind).inserted }) else { return }
       log.refuse(ListenerRefusal(listener: ListenerRefusal.Listener(kind), error: WireError(error)))

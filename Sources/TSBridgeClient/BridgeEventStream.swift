@@ -11,7 +11,9 @@ import TSModel
 /// (bound to this stream's request and its id) before it reaches a handler; one that does not
 /// open is dropped. When the stream ends, breaks or stays silent for `idleSeconds` it reconnects
 /// (after 1 s, then up to 10 s between tries) with `Last-Event-ID`, so no event is lost while
-/// the bridge still holds it. A stream made `after` an event id starts with `Last-Event-ID`, so a
+/// the bridge still holds it; so it does when an event's number skips one (dropped on the way),
+/// and says what was missed when the same gap comes twice; an event over `maxEventBytes` drops
+/// the stream (docs/bridge-protocol.md "Events"). A stream made `after` an event id starts with `Last-Event-ID`, so a
 /// listener resumes where an earlier one (another process) stopped. Thread-safe.
 final class BridgeEventStream: @unchecked Sendable {
   enum Handler {
@@ -32,9 +34,16 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  /// Seconds without a byte after which the stream is taken for dead and opened again (the
-  /// bridge sends a keep-alive comment well within this).
-  static let idleSeconds = 90.0
+  /// Seconds without a byte after which the stream is taken for dead and opened again: three
+  /// of the bridge's keep-alives (every 15 s of silence) missed, so a stream silenced on the way
+  /// is found within 45 s (docs/bridge-protocol.md "Events").
+  static let idleSeconds = 45.0
+
+  /// Most bytes one event (its `id:` and `data:` lines) may take before its blank line: far
+  /// over the largest the bridge sends (a sealed list of contacts), and the bound on what is
+  /// held of a stream. A longer one — sent by anything on the path, before a seal could be
+  /// checked — drops the stream, which is opened again (docs/bridge-protocol.md "Events").
+  static let maxEventBytes = 1 << 20
 
   let transport: BridgeTransport
   let path: String
@@ -42,6 +51,9 @@ final class BridgeEventStream: @unchecked Sendable {
   private var handlers: [Handler] = []
   private var refusals: [ListenerRefusal.Listener: DeviceError] = [:]
   private var lastEventID: String?
+  /// The last id this stream reconnected from because the next event skipped numbers: if the
+  /// same gap comes again, the events are gone (`ListenerReport.missed`).
+  private var reconnectedForGap: String?
   private var transfer: HTTPClientTransfer?
   private var stopped = false
   private let wake = NSCondition()
@@ -122,7 +134,9 @@ final class BridgeEventStream: @unchecked Sendable {
       return false
     }
     var buffer: [UInt8] = []
+    var scanned = 0
     var answered = false
+    var flowed = false
     while true {
       switch pieces.next() {
       case .piece(.head(let head)):
@@ -130,12 +144,26 @@ final class BridgeEventStream: @unchecked Sendable {
       case .piece(.data(let bytes)):
         guard answered else { continue }
         buffer += bytes
-        receive(&buffer, requestNonce: sealed.nonce)
+        switch receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce) {
+        case .reading: break
+        case .gap:
+          // Opened again at once from the last event heard: the bridge sends what was skipped.
+          flowed = true
+          transfer.cancel()
+          answered = false
+        case .tooLong:
+          transfer.cancel()
+          answered = false
+          buffer = []
+        }
       case .end(let failure):
-        return answered && failure == nil
+        return flowed || (answered && failure == nil)
       }
     }
   }
+
+  /// What reading a stream's bytes came to.
+  enum Reading { case reading, gap, tooLong }
 
   /// What the client's thread hands this stream's thread: the answer's pieces in order, then its end.
   private final class Pieces: @unchecked Sendable {
@@ -162,12 +190,17 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  /// Opens and dispatches every complete event in `buffer`, leaving the rest.
-  private func receive(_ buffer: inout [UInt8], requestNonce: [UInt8]) {
-    var events: [(id: String?, plaintext: [UInt8])] = []
-    while let end = Self.eventEnd(in: buffer) {
+  /// Opens and dispatches every complete event in `buffer`, leaving the rest; `scanned` bytes
+  /// of it are known to hold no event's end (each byte is looked at once). `.tooLong` when what
+  /// is left is over `maxEventBytes`; `.gap` when an event's number skips one after the last
+  /// heard (dropped on the way, or no longer held): the events after it are not dispatched, and
+  /// the stream is opened again from the last heard — the second time the same gap comes, the
+  /// listeners are told what was missed and the stream goes on.
+  private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8]) -> Reading {
+    while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
       buffer.removeFirst(end.next)
+      scanned = 0
       var id: String?
       var payload = ""
       for line in block.split(separator: "\n", omittingEmptySubsequences: true) {
@@ -176,19 +209,47 @@ final class BridgeEventStream: @unchecked Sendable {
       }
       guard !payload.isEmpty, let bytes = Data(base64Encoded: payload), let message = SealedMessage(bytes: Array(bytes)),
             let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
+      // A type this client does not know still moves the last id heard.
+      let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
+      if let id, event?.type != .resumePoint {
+        let last = lock.withLock { lastEventID }
+        if let last, Self.skips(from: last, to: id) {
+          let again = lock.withLock { () -> Bool in
+            defer { reconnectedForGap = last }
+            return reconnectedForGap == last
+          }
+          guard again else { return .gap }
+          dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: id))
+        }
+      }
       if let id { lock.withLock { lastEventID = id } }
-      events.append((id, plaintext))
+      if let event { dispatch(event, id: id.map(DeviceEventID.init(rawValue:))) }
     }
-    for (id, plaintext) in events {
-      guard let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext) else { continue }
-      dispatch(event, id: id.map(DeviceEventID.init(rawValue:)))
+    scanned = max(0, buffer.count - 3)
+    return buffer.count > Self.maxEventBytes ? .tooLong : .reading
+  }
+
+  /// Whether event `id` comes after `last` with numbers between them missing: the same start of
+  /// the bridge (`BOOT-SEQUENCE`, docs/bridge-protocol.md "Events"), a sequence more than one
+  /// further. An id from another start, or one not in that form, is no gap that can be told.
+  static func skips(from last: String, to id: String) -> Bool {
+    let before = last.split(separator: "-", maxSplits: 1), after = id.split(separator: "-", maxSplits: 1)
+    guard before.count == 2, after.count == 2, before[0] == after[0],
+          let from = Int(before[1]), let to = Int(after[1]) else { return false }
+    return to > from + 1
+  }
+
+  private func dispatchMissed(after: DeviceEventID, before: DeviceEventID) {
+    for handler in lock.withLock({ handlers }) {
+      if case .listener(_, let call) = handler { call(.missed(after: after, before: before)) }
     }
   }
 
-  /// The end of the first complete event in `bytes` (a blank line) and where the next begins.
-  static func eventEnd(in bytes: [UInt8]) -> (start: Int, next: Int)? {
+  /// The end of the first complete event in `bytes` (a blank line) and where the next begins,
+  /// looking from `from` on (what is before it holds none).
+  static func eventEnd(in bytes: [UInt8], from: Int = 0) -> (start: Int, next: Int)? {
     guard bytes.count >= 2 else { return nil }
-    var index = 0
+    var index = from
     while index + 1 < bytes.count {
       if bytes[index] == 0x0A && bytes[index + 1] == 0x0A { return (index, index + 2) }
       if index + 3 < bytes.count, bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D, bytes[index + 3] == 0x0A {

@@ -19,6 +19,7 @@ public final class BridgeServer: Sendable {
     self.service = service
     var configuration = HTTPServer.Configuration(host: host, port: port, maxBodyBytes: BridgeProtocol.maxBodyBytes)
     configuration.refusal = { status, message in
+      service.logRefusedUnread(status: status)
       let refusal = BridgeService.refusal(status, message)
       return HTTPResponse(status: refusal.status, headers: refusal.headers, body: .bytes(refusal.bytes))
     }

@@ -66,6 +66,11 @@ public enum ListenerReport: Hashable, Sendable {
   /// The listener for `kind` failed: 2004 where the platform never reports it (sent once), any
   /// other error when the device lost its way of hearing events (the caller reconnects).
   case failed(DeviceEvent.Kind, DeviceError)
+  /// Events numbered after `after` and before `before` never arrived and cannot be had again:
+  /// the device (a bridge) no longer holds them, or something on the way dropped them each time
+  /// they were asked for. What they were is not known — an SOS among them was not heard — so a
+  /// caller says so (docs/bridge-protocol.md "Events").
+  case missed(after: DeviceEventID, before: DeviceEventID)
 }
 
 extension Device {

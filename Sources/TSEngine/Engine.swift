@@ -63,13 +63,19 @@ public struct Engine: Sendable {
     return reached
   }
 
+  /// The canonical form of `spec` (`DeviceRegistry.canonicalSpec`: relative paths from this
+  /// engine's working directory), without opening the watch: one key for every spelling of one
+  /// watch, where the scheme can tell (a simulated watch's state file); `spec` itself otherwise.
+  public func canonicalSpec(_ spec: String) -> String {
+    registry.canonicalSpec(spec, context: DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false))
+  }
+
   /// When tsapply last wrote to the watch `spec` names, from its records alone, without opening
   /// it (for a watch that cannot be reached: `status --fleet`); `nil` when its spec has no
   /// canonical form without the device (`DeviceScheme.canonicalSpec`: a bridge's watch) or it
   /// has no record. The record of any platform counts (the watch's platform is not known).
   public func lastWrite(ofUnopened spec: String) -> LastWrite? {
-    let context = DeviceOpenContext(environment: environment, currentDirectory: currentDirectory, mayCreate: false)
-    let identity = registry.canonicalSpec(spec, context: context)
+    let identity = canonicalSpec(spec)
     let home = WatchHome(identity: identity, root: stateRoot)
     guard let record = LastApplied.read(at: home.lastAppliedPath, device: identity) else { return nil }
     return Watch.lastWrite(of: record, home: home)

@@ -709,19 +709,39 @@ extension Watch {
   /// Read-only: no lock, nothing written.
   /// - Throws: `EngineError.device` when reading fails.
   public func driftSinceRecord() async throws(EngineError) -> (drift: [ResourceChange], lastWrite: LastWrite)? {
-    guard let last = record() else { return nil }
-    let state = try await readState()
+    let (state, record) = try await readWithRecord()
+    guard let last = usable(try? record.get()) else { return nil }
     return (Drift.changes(since: last, current: state, capabilities: capabilities), Self.lastWrite(of: last, home: home))
+  }
+
+  /// Reads the watch and its last-applied record as of one moment: the record is read before
+  /// and after the watch, and both again (up to three times) when they differ — an apply that
+  /// wrote and recorded while the watch was read (its record is written before each write,
+  /// `LastApplied.unconfirmed`). Compared across that moment, the watch before the apply and
+  /// the record after it showed tsapply's own write undone, as a change made on the watch
+  /// (fresh-eyes finding: a person's apply beside a monitor raised "SOS at risk").
+  /// - Throws: `EngineError.device` when reading fails.
+  private func readWithRecord() async throws(EngineError) -> (state: DeviceState, record: Result<LastApplied?, LastAppliedError>) {
+    let load = { () -> Result<LastApplied?, LastAppliedError> in
+      Result { () throws(LastAppliedError) in try LastApplied.load(at: self.home.lastAppliedPath, device: self.identity) }
+    }
+    var before = load()
+    for attempt in 1...3 {
+      let state = try await readState()
+      let after = load()
+      if after == before || attempt == 3 { return (state, after) }
+      before = after
+    }
+    return (try await readState(), load())
   }
 
   /// Compares the watch with the last-applied record (drift) and with `document` (pending).
   /// Read-only: no lock, nothing written.
   /// - Throws: `EngineError.invalid` when the manifest does not fit the watch; `.device`.
   public func drift(_ document: ManifestDocument) async throws(EngineError) -> DriftReport {
-    let state = try await readState()
-    // The record is read once. Asked for on purpose, one that exists but cannot be used is an
-    // error (plan ignores it), reported after the manifest's own problems.
-    let record = Result { () throws(LastAppliedError) in try LastApplied.load(at: home.lastAppliedPath, device: identity) }
+    // The record as of the moment the watch was read. Asked for on purpose, one that exists but
+    // cannot be used is an error (plan ignores it), reported after the manifest's own problems.
+    let (state, record) = try await readWithRecord()
     let last = usable(try? record.get())
     let planned = try plan(document, state: state, last: last)
     if case .failure(let error) = record { throw .lastApplied(error) }

@@ -495,6 +495,9 @@ actor AgentWatch {
     case .event(let event):
       requestDriftCheck()
       record(event.id, sequence: nil)
+    case .missed(let after, let before):
+      outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
+                 + "(the bridge no longer holds them, or something on the network dropped them): an SOS pressed then was not published")
     case .failed(let kind, let error):
       guard error.code != .notSupport, generation == listening else { return }
       outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")

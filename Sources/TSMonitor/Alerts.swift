@@ -39,6 +39,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     /// A drift touches the emergency list (the SOS switch or the emergency contacts): an SOS
     /// press may reach no one, or not whom the manifest says. Raised beside `drift`.
     case sosDrift = "sos_drift"
+    /// Events of the watch never reached the monitor and cannot be had again (a bridge's stream
+    /// skipped them twice): an SOS among them was not forwarded.
+    case eventsMissed = "events_missed"
     case recovered, test
 
     /// `critical` (sos; the monitor without its broker: no SOS press is heard through it; a
@@ -46,14 +49,14 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     /// `info` (drift, applied, recovered, test).
     public var severity: String {
       switch self {
-      case .sos, .monitorOffline, .sosDrift: "critical"
+      case .sos, .monitorOffline, .sosDrift, .eventsMissed: "critical"
       case .driftingBack, .failed, .refused, .invalid, .offline, .agentOffline: "warning"
       case .drift, .applied, .recovered, .test: "info"
       }
     }
 
     /// Kinds that are conditions (they start and clear); `applied`, `sos` and `test` happen once.
-    var isCondition: Bool { ![.applied, .sos, .recovered, .test].contains(self) }
+    var isCondition: Bool { ![.applied, .sos, .eventsMissed, .recovered, .test].contains(self) }
   }
 
   /// The kinds `--events` names: kind names, severities (`critical`, `warning`, `info`) and
@@ -208,6 +211,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         close([.failed, .refused], name, event)
         once(.applied, name, event)
       }
+    case .error where reason == "events_missed":
+      for name in names { once(.eventsMissed, name, event) }
     case .error where reason == "keeps_drifting_back":
       for name in names { open(.driftingBack, name, event) }
     // An agent's error says what became of the revision (`result`): a refusal is `refused`, an

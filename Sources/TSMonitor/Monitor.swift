@@ -271,6 +271,9 @@ public final class Monitor: @unchecked Sendable {
     emitEvent(interrupted)
     let addresses: [JSONValue] = if case .array(let named)? = interrupted.fields["addresses"] { named } else { [] }
     tracking.reported = ("", interrupted.id, addresses)
+    // Found over by the next check, the drift was ended by the killed heal's writes (the wearer
+    // undoing just that in the same moment is not the likely story): `resolved` says healed.
+    tracking.healed = true
   }
 
   /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox holds.
@@ -397,6 +400,11 @@ public final class Monitor: @unchecked Sendable {
         self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .failed(let kind, let error):
         self.listenerFailed(Listener(kind), error, generation: generation)
+      case .missed(let after, let before):
+        self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
+                    + "and cannot be had again (the bridge no longer holds them, or something on the network dropped them each time): "
+                    + "an SOS pressed then was not forwarded; ask the wearer, and check the network between this monitor and the phone",
+                  fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
       }
     }
     return listening
@@ -646,14 +654,14 @@ public final class Monitor: @unchecked Sendable {
       tracking.suspendedFor = nil
       return .clean
     }
-    let changes = JSONPlanRenderer.changes(report.drift, redact: false)
+    var changes = JSONPlanRenderer.changes(report.drift, redact: false)
     let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
     let manifestDigest = SHA256Digest.hex(of: bytes)
     let isNew = signature != tracking.reported?.signature
     if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
     // When it was found: the drift event's time, however long a heal takes.
     let detected = now()
-    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
+    var shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     var outcome = HealOutcome.off
     if settings.reconcile {
       let key = signature + manifestDigest
@@ -674,13 +682,26 @@ public final class Monitor: @unchecked Sendable {
         outcome = .unchanged
       }
     }
+    // What the heal's own read found changed beside what this check read — the wearer changed
+    // more meanwhile — is reported with it: nothing a heal undoes goes unreported (fresh-eyes
+    // finding: a contact removed 0.2 s after the emergency list was healed back unreported).
+    var foundByHeal = false
+    if case .applied(let applied, _, _) = outcome {
+      let extra = applied.plan.resourceDrift.filter { change in !report.drift.contains { $0.address == change.address } }
+      if !extra.isEmpty {
+        foundByHeal = true
+        report.drift = (report.drift + extra).sorted { $0.address < $1.address }
+        changes = JSONPlanRenderer.changes(report.drift, redact: false)
+        shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
+      }
+    }
     // The same drift, reported refused, failed or given up on, and its manifest changed since:
     // what healing does about it now is said anew (a drift event that supersedes it), so the
     // page and the alerts do not keep a refusal the manifest no longer makes (fresh-eyes finding).
     let outcomeChanged = !isNew && tracking.reported != nil && ["unsafe", "failed", "rate_limited"].contains(tracking.reportedOutcome ?? "")
       && outcome.word != "unchanged" && outcome.word != tracking.reportedOutcome
     let driftID: String
-    if isNew || outcomeChanged {
+    if isNew || outcomeChanged || foundByHeal {
       var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
       let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
       // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of

@@ -256,6 +256,11 @@ import TSTestSupport
       second.events().contains { $0["kind"] as? String == "resolved" && $0["drift_id"] as? String == drift["id"] as? String }
         || second.events().contains { $0["kind"] as? String == "drift" && $0["supersedes"] as? String == drift["id"] as? String }
     }
+    // Ended with no new drift: the killed heal's writes ended it, and `resolved` says healed
+    // (it said the watch went back by itself, fresh-eyes finding).
+    if let resolved = second.events().first(where: { $0["kind"] as? String == "resolved" && $0["drift_id"] as? String == drift["id"] as? String }) {
+      #expect(resolved["healed"] as? Bool == true, "\(resolved)")
+    }
     try await MonitorProcess.until(timeout: 60) { try Self.run(["plan", "--detailed-exitcode", "--device", "sim:watch.json"], in: directory).status == 0 }
     #expect(second.stop().status == 0)
     #expect(intent() == nil, "taken once reported")

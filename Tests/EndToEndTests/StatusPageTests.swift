@@ -323,6 +323,49 @@ import TSTestSupport
     #expect(events().filter { $0["kind"] as? String == "removed" }.count == 1)
   }
 
+  /// A monitor restarted with its watch spelled another way (`sim:watch.json`, `sim:./watch.json`,
+  /// the absolute path) still shows the press nobody acknowledged: the page's presses are kept
+  /// per watch, not per spelling (fresh-eyes finding: the restart showed "No open SOS").
+  @Test func aPressNobodyAcknowledgedOutlivesARestartSpelledAnotherWay() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:watch.json"], in: dir, environment: Self.environment(dir)).status == 0)
+    try "version: 1\nemergency: {sos: true, contacts: [{name: Desk, phone: \"+15550100\"}]}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    func monitor(_ spec: String) throws -> (ListeningProcess, String) {
+      let process = try ListeningProcess(["monitor", "--device", spec, "--interval", "2s", "--log", "events.jsonl",
+                                          "--serve", "127.0.0.1:0", "watch.yaml"], in: dir, environment: Self.environment(dir))
+      for _ in 0..<3000 {
+        if let line = process.standardError.split(separator: "\n").first(where: { $0.hasPrefix("Status page on ") }) {
+          return (process, String(line.dropFirst("Status page on ".count).prefix { $0 != " " }))
+        }
+        usleep(20_000)
+      }
+      throw HeadlessChromium.Failure(description: "no page address: \(process.standardError)")
+    }
+    func logged(_ text: String) -> Bool {
+      ((try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "").contains(text)
+    }
+    func openPresses(_ url: String) throws -> Int {
+      let answer = try Self.request(url, "/status.json")
+      let body = try JSONSerialization.jsonObject(with: Data((answer.components(separatedBy: "\r\n\r\n").last ?? "").utf8)) as? [String: Any]
+      return (body?["open_sos"] as? [[String: Any]])?.count ?? -1
+    }
+    let (first, url) = try monitor("sim:watch.json")
+    for _ in 0..<3000 where !logged("listening") { usleep(20_000) }
+    let press = try TSApplyBinary.run(["device", "simulate", "sos", "--device", "sim:watch.json"], in: dir, environment: Self.environment(dir))
+    #expect(press.status == 0, "\(press.stderr)")
+    for _ in 0..<1500 where try openPresses(url) != 1 { usleep(20_000) }
+    #expect(try openPresses(url) == 1)
+    first.send(SIGTERM)
+    _ = first.finish()
+    for spec in ["sim:./watch.json", "sim:" + dir.resolvingSymlinksInPath().path + "/watch.json"] {
+      let (again, url) = try monitor(spec)
+      #expect(try openPresses(url) == 1, "restarted as \(spec)")
+      again.send(SIGTERM)
+      _ = again.finish()
+    }
+  }
+
   @Test func anotherAddressNeedsATokenFile() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     try "version: 1\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)

@@ -87,6 +87,21 @@ import TSTestSupport
     #expect(await device.statistics().totalCalls == 0)
   }
 
+  /// A version refusal names the client's major version as read, never the header's text (a
+  /// fresh-eyes tester had `1<script>…` echoed back; docs/bridge-protocol.md: a refusal never
+  /// echoes the request).
+  @Test(arguments: [("2.0", "the client speaks protocol v2:"), ("1<script>alert(1)</script>", "a version this bridge cannot read"),
+                    ("3.1.4", "a version this bridge cannot read")])
+  func aVersionRefusalEchoesNothingOfTheRequest(header: String, said: String) async throws {
+    let (service, _, id) = try Self.service()
+    var request = Self.request("POST", "/v1/watches/\(id)/call", Self.write).0
+    request.headers["tsapply-protocol"] = header
+    let response = await service.handle(request)
+    let message = BridgeJSON.decode(Answer<Empty>.self, from: response.bytes)?.error?.message ?? ""
+    #expect(response.status == 400 && message.contains(said), "\(message)")
+    #expect(!message.contains(header), "\(message)")
+  }
+
   @Test func aReplayedWriteIsRefusedAndRunsOnce() async throws {
     let (service, device, id) = try Self.service()
     let (request, sealed) = Self.request("POST", "/v1/watches/\(id)/call", Self.write)

@@ -216,4 +216,27 @@ import TSModel
     let drift = Drift.changes(since: record, current: [before, landed, other][holds], capabilities: profile.capabilities)
     #expect(drift.isEmpty != drifted, "\(name): \(drift.map(\.address.rawValue))")
   }
+
+  /// A drift check whose slow read of the watch overlaps a person's apply (the apply writes and
+  /// records after the check read the contacts, before it read the record) reports no drift:
+  /// the record is taken as of the moment the watch was read. Compared across that moment, the
+  /// apply's own write read as undone on the watch (fresh-eyes finding: a monitor beside a
+  /// person's apply raised "SOS at risk"). Whatever the timing, the check must not report drift.
+  @Test func aDriftCheckOverlappingAnApplyDoesNotReportTheApplysOwnWrite() async throws {
+    let workspace = try Workspace()
+    let before = try workspace.document("contacts:\n  - {name: Ann, phone: \"+15550100\"}\n")
+    _ = try await workspace.open().apply(before, options: Workspace.automatic())
+    let after = try workspace.document("contacts:\n  - {name: Ann, phone: \"+15550100\"}\n  - {name: Bo, phone: \"+15550101\"}\n")
+    let slow = try await Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
+                                environment: ["TSAPPLY_STATE_DIR": workspace.directory + "/state", "TSAPPLY_SIM_LATENCY": "300,0"],
+                                currentDirectory: workspace.directory).open(workspace.spec)
+    async let checked = slow.drift(after)
+    // Reminders are read at once, then contacts after 300 ms, emergency after 600: the apply
+    // lands between the contacts' read and the record's.
+    try await Task.sleep(for: .milliseconds(450))
+    _ = try await workspace.open().apply(after, options: Workspace.automatic())
+    let report = try await checked
+    #expect(report.drift.isEmpty, "\(report.drift.map(\.address))")
+    #expect(report.pending.isEmpty)
+  }
 }

@@ -87,6 +87,19 @@ import TSMonitor
   /// `sos_drift` beside `drift` (fresh-eyes finding: SOS switched off on a watch was an `info`
   /// alert, filtered out by `--events warning,critical`). A later drift report that no longer
   /// names the list ends it; the drift's end ends both.
+  /// Events a bridge's stream skipped twice (`error`, `reason: events_missed`) are a critical
+  /// alert, once per report, with nothing to recover: an SOS among them was not forwarded.
+  @Test func eventsMissedOnTheWayAreACriticalAlert() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical")
+    let missed = Self.event(.error, clock, ["reason": .string("events_missed"), "after": .string("b-1"), "before": .string("b-3")])
+    alerts.record(missed, for: ["w1"])
+    alerts.record(Self.event(.error, clock, ["reason": .string("listener_refused")]), for: ["w1"])
+    #expect(sink.summary == ["w1 events_missed"], "\(sink.summary)")
+    #expect(sink.alerts.first?.fields["severity"] == .string("critical"))
+  }
+
   @Test func aDriftOfTheEmergencyListIsCritical() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
@@ -305,7 +318,7 @@ import TSMonitor
     await alerts.stop(grace: .seconds(1))
   }
 
-  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "sos_drift", "test"]), ("failed, offline", ["failed", "offline", "test"]),
+  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "sos_drift", "events_missed", "test"]), ("failed, offline", ["failed", "offline", "test"]),
                     ("all", Alerts.Kind.allCases.map(\.rawValue))])
   func eventsNamesKindsAndSeverities(_ text: String, _ kinds: [String]) throws {
     #expect(try Alerts.parseFilter(text).map(\.rawValue).sorted() == kinds.sorted())

@@ -64,9 +64,13 @@ final class Harness: @unchecked Sendable {
 
   /// An engine over the harness's watch and state folder whose simulator fails as `fault`
   /// says (`TSAPPLY_SIM_FAULT`, docs/device.md).
-  func engine(fault: String) -> Engine {
+  func engine(fault: String) -> Engine { engine(["TSAPPLY_SIM_FAULT": fault]) }
+
+  /// An engine over the harness's watch and state folder with `variables` set (a simulator's
+  /// `TSAPPLY_SIM_FAULT` or `TSAPPLY_SIM_LATENCY`, docs/device.md).
+  func engine(_ variables: [String: String]) -> Engine {
     Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-           environment: ["TSAPPLY_STATE_DIR": directory + "/state", "TSAPPLY_SIM_FAULT": fault], currentDirectory: directory)
+           environment: variables.merging(["TSAPPLY_STATE_DIR": directory + "/state"]) { $1 }, currentDirectory: directory)
   }
 
   /// Stops the monitor and returns how `run()` ended.
@@ -399,6 +403,34 @@ final class Harness: @unchecked Sendable {
     try await Task.sleep(for: .milliseconds(400))
     await harness.stop()
     #expect(harness.events(.resolved).isEmpty && harness.checks.values.last?.drift == 1, "\(harness.events.values.map(\.jsonLine))")
+  }
+
+  /// The wearer changes more between the check that found the drift and the heal's own read
+  /// (a contact removed just after the emergency list was cleared): the drift event names
+  /// everything the heal undid, not only what the check read (fresh-eyes finding: the removed
+  /// contact was put back and never reported).
+  @Test func aHealThatFindsMoreChangedReportsItAll() async throws {
+    let harness = try await Harness()
+    // Each device call takes 300 ms: the heal reads the contacts well after the check told what it found.
+    try await harness.start(harness.settings(reconcile: true, allowDestroy: true), engine: harness.engine(["TSAPPLY_SIM_LATENCY": "300,0"]))
+    try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+    try await Self.until { harness.checks.values.contains { $0.drift > 0 } }
+    _ = try harness.wearer().simulateContactRemove(name: "Kim Li")
+    let drift = try await harness.wait { $0.kind == .drift }
+    let applied = try await harness.wait { $0.kind == .applied }
+    await harness.stop()
+    #expect(applied.fields["addresses"] == .array([.string("contacts"), .string("emergency")]), "\(applied.jsonLine)")
+    #expect(drift.fields["addresses"] == .array([.string("contacts"), .string("emergency")]), "\(drift.jsonLine)")
+    #expect(try await harness.matchesManifest())
+  }
+
+  /// Waits (up to 60 s) until `condition` holds.
+  static func until(_ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !condition() {
+      guard ContinuousClock.now < deadline else { throw CancellationError() }
+      try await Task.sleep(for: .milliseconds(5))
+    }
   }
 
   /// `Harness.manifest` with the wearer's emergency contact Zed written in.
