@@ -39,6 +39,10 @@ public final class HandledEvents: @unchecked Sendable {
     /// The newest SOS presses handled, oldest first, at most `keptPresses`; `nil` in files
     /// written before they were kept.
     public var recentSOS: [Press]?
+    /// When a monitor first listened to the watch (ISO 8601): with no event handled yet, a
+    /// monitor asks for every event the watch keeps and delivers the presses made since
+    /// (`Monitor`, docs/monitor.md "Missed events"); `nil` in files written before it was kept.
+    public var listeningSince: String?
   }
 
   /// One SOS press handled: its id (`sos-EPOCH-SEQUENCE`), its number on the watch, and when
@@ -84,7 +88,7 @@ public final class HandledEvents: @unchecked Sendable {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
                       epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
-                      recentSOS: nil)
+                      recentSOS: nil, listeningSince: nil)
     switch Self.read(path) {
     case .missing:
       state = fresh
@@ -145,6 +149,21 @@ public final class HandledEvents: @unchecked Sendable {
     guard let bytes else { return }
     try SecureFile.write(bytes, to: path, durable: durable)
     lock.withLock { onDisk = true }
+  }
+
+  /// When a monitor first listened to the watch (`State.listeningSince`): the time recorded,
+  /// or `now`, recorded now (on disk before it returns; not fsynced, as a resume point is not).
+  /// - Throws: `SecureFileError` when the file cannot be written (`now` is kept in memory).
+  public func listeningSince(now: Date) throws(SecureFileError) -> Date {
+    let (since, bytes) = lock.withLock { () -> (Date, [UInt8]?) in
+      if let stored = state.listeningSince.flatMap(InternetTime.date) { return (stored, nil) }
+      state.listeningSince = InternetTime.text(now)
+      return (now, Array(canonicalJSON(state).utf8))
+    }
+    guard let bytes else { return since }
+    try SecureFile.write(bytes, to: path, durable: false)
+    lock.withLock { onDisk = true }
+    return since
   }
 
   /// What the file holds.

@@ -378,8 +378,19 @@ public final class Monitor: @unchecked Sendable {
     let kinds = Set(Listener.allCases.filter { listening[$0] == "listening" }.map(\.kind))
     guard !kinds.isEmpty else { return listening }
     let identity = watch.identity, profile = watch.capabilities.profile
-    let handled = locked { session?.handled.lastEventID }
-    let waited = handled == nil ? waitedSince : nil
+    let record = locked { session?.handled }
+    let handled = record?.lastEventID
+    // No event handled yet: every event the watch keeps is asked for, and the presses made since
+    // this monitor began waiting for it, or first listened to it (kept across restarts, with a
+    // minute's slack for the watch's clock), are delivered; older ones only recorded. Listening
+    // from the watch's resume point instead lost a press made while the first stream was being
+    // opened (fresh-eyes findings: the first ~20 ms; an event stream stalled on the way).
+    var firstListened: Date?
+    if handled == nil, waitedSince == nil, let record {
+      do { firstListened = try record.listeningSince(now: now()) } catch { firstListened = now() }
+    }
+    let waited = handled == nil ? (waitedSince ?? firstListened.map { $0.addingTimeInterval(-Self.clockSlack) }) : nil
+    let firstStart = firstListened != nil
     let after = handled ?? (waited == nil ? nil : DeviceEventID.everything)
     // A press made before this moment, heard by a listener that resumed, was replayed.
     let resumedAt = after == nil ? nil : now()
@@ -389,7 +400,8 @@ public final class Monitor: @unchecked Sendable {
       switch report {
       case .resumePoint(let id):
         self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
-      case .event(let event) where event.kind == .sosRequested && Self.pressed(event.time, before: waited):
+      case .event(let event) where event.kind == .sosRequested
+        && Self.pressed(event.time, before: waited, untimedIsOlder: firstStart):
         // Pressed before this monitor waited for the watch: not this monitor's to deliver.
         self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .event(let event) where event.kind == .sosRequested:
@@ -410,11 +422,19 @@ public final class Monitor: @unchecked Sendable {
     return listening
   }
 
-  /// Whether a press at `time` came before `since` (never when either is unknown).
-  static func pressed(_ time: Date?, before since: Date?) -> Bool {
-    guard let time, let since else { return false }
+  /// Whether a press at `time` came before `since` (never without `since`). A press whose time
+  /// is not known (a device that gives none) counts as before with `untimedIsOlder` — a first
+  /// start, which hears every press the watch keeps and must not forward old ones as new — and
+  /// as after otherwise (a watch waited for: its presses were made while nobody listened).
+  static func pressed(_ time: Date?, before since: Date?, untimedIsOlder: Bool = false) -> Bool {
+    guard let since else { return false }
+    guard let time else { return untimedIsOlder }
     return time < since
   }
+
+  /// How much earlier than a monitor's first listening a press may be timed and still be
+  /// delivered: the watch's (or its phone's) clock may be that far behind this machine's.
+  static let clockSlack: TimeInterval = 60
 
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
   /// failure to write is reported once.

@@ -591,6 +591,27 @@ final class Harness: @unchecked Sendable {
     #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
   }
 
+  /// A monitor that first listened to the watch and never handled an event (killed, or its
+  /// first event stream stalled before the bridge said where it starts) starts again: it asks
+  /// for every event the watch keeps and delivers, replayed, the press made since it first
+  /// listened; an older press is only recorded. It listened from the watch's resume point,
+  /// after the press, and lost it (fresh-eyes findings).
+  @Test func aPressMadeSinceAMonitorFirstListenedIsDeliveredThoughNoEventWasHandled() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let firstListened = Date().addingTimeInterval(-30)
+    let record = HandledEvents(path: WatchHome(identity: harness.spec, root: harness.directory + "/state").monitorEventsPath, watch: harness.spec)
+    try FileManager.default.createDirectory(atPath: (record.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    #expect(try record.listeningSince(now: firstListened) == firstListened)
+    try harness.wearer().simulateSOSPress(at: firstListened.addingTimeInterval(-600))
+    try harness.wearer().simulateSOSPress(at: firstListened.addingTimeInterval(5))
+    try await harness.start(harness.settings())
+    let sos = try await harness.wait { $0.kind == .sos }
+    try await Task.sleep(for: .milliseconds(300))
+    await harness.stop()
+    #expect(harness.events(.sos).count == 1, "\(harness.events(.sos).map(\.jsonLine))")
+    #expect(abs(sos.time.timeIntervalSince(firstListened.addingTimeInterval(5))) < 0.01 && sos.fields["replayed"] == .bool(true), "\(sos.jsonLine)")
+  }
+
   /// A watch leaving the fleet (`retire()`) while its receiver is down: its monitor stops
   /// listening but delivers the SOS it heard before it ends — not left in the outbox of a watch
   /// no monitor will deliver from again. `stop()` gives the same delivery only its grace.
