@@ -77,8 +77,8 @@ public enum DriftAdoption {
   /// undo, is left out (`Outcome.notAdopted`) and the rest adopted again.
   /// - Throws: `Refusal` when the edited manifest does not load though no resource alone breaks
   ///   it, or would change what the plan does to a resource that did not drift.
-  /// `problem` says why a text does not load (its first error, `file:line:column: field:
-  /// message`), for the reason a resource is not adopted.
+  /// `problem` says why a text does not load (its first error's field and message: its line
+  /// would be the edited text's), for the reason a resource is not adopted.
   public static func adopt(_ drift: [ResourceChange], into bytes: [UInt8], file: String, capabilities: DeviceCapabilities,
                            pending: Plan, problem: ([UInt8]) -> String? = { _ in nil },
                            plan: ([UInt8]) -> Plan?) throws(Refusal) -> Outcome {
@@ -106,7 +106,7 @@ public enum DriftAdoption {
           let alone = try edit([change], into: bytes, file: file, capabilities: capabilities, pendingEdits: pendingEdits)
           if !alone.adopted.isEmpty && plan(alone.text) == nil {
             breaking[change.address] = problem(alone.text).map { "written as the watch holds it, \(file) would not load: \($0); "
-              + "change that line so it agrees with what the watch holds, then adopt again" }
+              + "change that in \(file) so it agrees with what the watch holds, then adopt again" }
               ?? "written as the watch holds it, \(file) would not load"
           }
         }

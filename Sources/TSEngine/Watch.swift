@@ -766,7 +766,9 @@ extension Watch {
   public func adoption(of report: DriftReport, manifest bytes: [UInt8], file: String,
                        merge: (([UInt8]) -> Manifest?)? = nil) throws(DriftAdoption.Refusal) -> DriftAdoption.Outcome {
     let problem = { (text: [UInt8]) -> String? in
-      ManifestLoader.load(bytes: text, file: file).diagnostics.first { $0.severity == .error }?.description
+      // Its field and words, not its line: the line is in the edited text, not in the file.
+      ManifestLoader.load(bytes: text, file: file).diagnostics.first { $0.severity == .error }
+        .map { $0.field.isEmpty ? $0.message : "`\($0.field)` \($0.message)" }
     }
     return try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending,
                                    problem: problem) { text in

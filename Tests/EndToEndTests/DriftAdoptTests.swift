@@ -64,6 +64,26 @@ import TSTestSupport
     #expect(plan.status == 2 && plan.stdout.contains("+15550102"), "the edit is still in the next plan: \(plan.stdout)")
   }
 
+  /// The wearer removed a contact the emergency list refers to by name: adopting the removal
+  /// alone would leave the reference dangling, so it is not adopted, and the words name the
+  /// line that blocks it and what to change (they said "a manifest cannot state it": fresh-eyes
+  /// finding). Nothing is written.
+  @Test func aRemovalThatWouldLeaveAReferenceDanglingSaysWhatBlocksIt() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let file = dir.appendingPathComponent("m.yaml")
+    let text = "version: 1\ncontacts:\n  - {name: Anna Müller, phone: \"+15550100\"}\n  - {name: Bob, phone: \"+15550101\"}\n"
+      + "emergency:\n  sos: true\n  contacts:\n    - {contact: Anna Müller}\n"
+    try text.write(to: file, atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "m.yaml"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-remove", "Anna Müller"], in: dir).status == 0)
+    let adopt = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve", "m.yaml"], in: dir)
+    #expect(adopt.status == 1, "\(adopt.stdout)\(adopt.stderr)")
+    #expect(adopt.stdout.contains("Not adopted contacts: written as the watch holds it, m.yaml would not load: `emergency.contacts[0].contact` refers to the contact \"Anna Müller\""),
+            "\(adopt.stdout)")
+    #expect(adopt.stdout.contains("change that in m.yaml so it agrees with what the watch holds, then adopt again"), "\(adopt.stdout)")
+    #expect(try String(contentsOf: file, encoding: .utf8) == text)
+  }
+
   @Test func refusesWhatItCannotDo() throws {
     let dir = try ReconcileTests.workspace("family.yaml")
     let stdin = try TSApplyBinary.run(["drift", "--adopt", "-"], in: dir)

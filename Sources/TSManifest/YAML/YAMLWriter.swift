@@ -52,12 +52,81 @@ public struct YAMLWriteError: Error, Hashable, Sendable, CustomStringConvertible
 /// (`yaml_*_event_initialize`, `yaml_emitter_emit`), owns the emitter (deleted in a `defer`) and
 /// collects the output through a write handler into a Swift byte array. Output: UTF-8, LF line
 /// ends, 2-space indentation, unlimited width (no folding of long scalars), non-ASCII written as
-/// is, no `---` or `...` markers. libyaml's emitter cannot write comments; callers that need a
+/// is (also outside the BMP, `write(_:)`), no `---` or `...` markers. libyaml's emitter cannot write comments; callers that need a
 /// header comment prepend it to the text.
 public enum YAMLWriter {
   /// The YAML text for `root`.
+  ///
+  /// libyaml's emitter escapes every character outside the Basic Multilingual Plane however it
+  /// is set (its printable test stops at U+FFFF: an emoji comes out as `"\U0001F600"`), so each
+  /// such character is handed to it as a private-use character the document does not hold, and
+  /// put back in the text it writes (`StandIns`): a name like "Enkel Max 😀" stays readable.
   /// - Throws: `YAMLWriteError` when libyaml reports a problem.
   public static func write(_ root: YAMLOutputNode) throws(YAMLWriteError) -> String {
+    guard let standIns = StandIns(root) else { return try emit(root) }
+    return standIns.restore(try emit(standIns.root))
+  }
+
+  /// Characters outside the Basic Multilingual Plane, each replaced in a tree by a private-use
+  /// character (U+E000–U+F8FF, which libyaml writes as they are) that no text of the tree holds.
+  struct StandIns {
+    /// The tree with the stand-ins.
+    var root: YAMLOutputNode
+    /// Stand-in → the character it stands for.
+    var original: [Unicode.Scalar: Unicode.Scalar] = [:]
+
+    /// `nil` when `tree` holds no character outside the BMP (or more than there are stand-ins).
+    init?(_ tree: YAMLOutputNode) {
+      var texts: [String] = []
+      Self.collect(tree, into: &texts)
+      let scalars = texts.flatMap(\.unicodeScalars)
+      let wide = Set(scalars.filter { $0.value > 0xFFFF })
+      guard !wide.isEmpty else { return nil }
+      let used = Set(scalars)
+      var free = (0xE000...0xF8FF).lazy.compactMap(Unicode.Scalar.init).filter { !used.contains($0) }.makeIterator()
+      var standIn: [Unicode.Scalar: Unicode.Scalar] = [:]
+      for scalar in wide.sorted(by: { $0.value < $1.value }) {
+        guard let next = free.next() else { return nil }
+        standIn[scalar] = next
+        original[next] = scalar
+      }
+      root = Self.replacing(tree) { text in
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: text.unicodeScalars.map { standIn[$0] ?? $0 })
+        return String(view)
+      }
+    }
+
+    /// `text` with each stand-in put back.
+    func restore(_ text: String) -> String {
+      var view = String.UnicodeScalarView()
+      view.append(contentsOf: text.unicodeScalars.map { original[$0] ?? $0 })
+      return String(view)
+    }
+
+    private static func collect(_ node: YAMLOutputNode, into texts: inout [String]) {
+      switch node {
+      case .scalar(let text, _): texts.append(text)
+      case .mapping(let entries, _):
+        for entry in entries {
+          texts.append(entry.key)
+          collect(entry.value, into: &texts)
+        }
+      case .sequence(let items, _): for item in items { collect(item, into: &texts) }
+      }
+    }
+
+    private static func replacing(_ node: YAMLOutputNode, _ change: (String) -> String) -> YAMLOutputNode {
+      switch node {
+      case .scalar(let text, let style): .scalar(change(text), style)
+      case .mapping(let entries, let flow): .mapping(entries.map { (key: change($0.key), value: replacing($0.value, change)) }, flow: flow)
+      case .sequence(let items, let flow): .sequence(items.map { replacing($0, change) }, flow: flow)
+      }
+    }
+  }
+
+  /// The YAML text libyaml's emitter writes for `root`.
+  private static func emit(_ root: YAMLOutputNode) throws(YAMLWriteError) -> String {
     let sink = Sink()
     var emitter = yaml_emitter_t()
     guard yaml_emitter_initialize(&emitter) == 1 else { throw YAMLWriteError(problem: "cannot allocate an emitter") }
