@@ -66,7 +66,7 @@ import TSTestSupport
 
   /// The wearer removed a contact the emergency list refers to by name: adopting the removal
   /// alone would leave the reference dangling, so it is not adopted, and the words name the
-  /// line that blocks it and what to change (they said "a manifest cannot state it": fresh-eyes
+  /// field that blocks it and what to change (they said "a manifest cannot state it": fresh-eyes
   /// finding). Nothing is written.
   @Test func aRemovalThatWouldLeaveAReferenceDanglingSaysWhatBlocksIt() throws {
     let dir = try TSApplyBinary.temporaryDirectory()
