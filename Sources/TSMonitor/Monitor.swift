@@ -533,6 +533,11 @@ public final class Monitor: @unchecked Sendable {
       }
     case .delivered(let id, let notifier, let attempts):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
+      // Its failure was reported: so is its end, which clears "not delivered yet" on the page.
+      if locked({ reportedDeliveryFailures.remove(id + "\u{0}" + notifier) != nil }) {
+        emit(.delivered, watch: identity, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) after failing",
+             fields: ["event_id": .string(id), "notifier": .string(notifier), "attempt": .integer(attempts)])
+      }
     case .completed(let id):
       notice("SOS \(id): every notifier succeeded; removed from the outbox.")
     case .outboxFailed(let id, let error):

@@ -34,6 +34,9 @@ public struct MonitorEvent: Hashable, Sendable {
     /// `refused`, `offline`, `agent_offline`, `monitor_offline`, `recovered`, `test`), `severity`, `cause_id` (the
     /// event that raised it), `recovers` and `opened_id` for `recovered`.
     case alert
+    /// An SOS whose delivery to a notifier failed (an `error`, `reason: delivery`) reached it
+    /// now (`event_id`, `notifier`, `attempt`): what ends "not delivered yet" on the page.
+    case delivered
     /// The watch left the fleet file while `monitor --fleet` ran (`fleet`: the fleet file,
     /// `device`): its monitor stopped, so it is no longer checked and its SOS presses are no
     /// longer heard, and it left the status page.

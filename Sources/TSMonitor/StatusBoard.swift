@@ -241,6 +241,9 @@ public final class StatusBoard: @unchecked Sendable {
     var healProblem: (state: String, message: String, agent: Bool)?
     var manifestProblem: String?
     var agent: AgentReport?
+    /// SOS presses a notifier has not had yet, by "EVENT-ID NUL NOTIFIER": since when it failed
+    /// (an `error`, `reason: delivery`), until its `delivered`.
+    var undelivered: [String: (since: Date, notifier: String)] = [:]
   }
 
   private let lock = NSLock()
@@ -398,7 +401,7 @@ public final class StatusBoard: @unchecked Sendable {
         return true
       case .error where event.fields["reason"] == .string("delivery"):
         deliveriesFailed += 1
-        return true
+        changed = true
       case .applied:
         applies["applied", default: 0] += 1
         changed = true
@@ -621,6 +624,9 @@ public final class StatusBoard: @unchecked Sendable {
       watch.healProblem = nil
     case .error:
       switch reason {
+      case "delivery":
+        guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
+        watch.undelivered[id + "\u{0}" + notifier] = (event.time, notifier)
       case "manifest":
         watch.manifestProblem = shown(event.message)
         // What the manifest asks of the watch is not known while it cannot be used; drift
@@ -639,6 +645,9 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = (event.fields["reconcile"] == .string("retrying") ? "retrying" : "failed", shown(event.message), true)
       default: return false
       }
+    case .delivered:
+      guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
+      return watch.undelivered.removeValue(forKey: id + "\u{0}" + notifier) != nil
     case .sos, .acknowledged, .alert, .removed:
       // A removed watch's row goes with `remove(_:)`.
       return false
@@ -724,6 +733,13 @@ public final class StatusBoard: @unchecked Sendable {
     // manifest with errors, a heal that keeps failing) — a press may reach no one.
     if watch.sosAtRisk, (drift ?? 0) > 0 {
       reasons.insert("SOS at risk: its SOS switch or emergency contacts changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
+    }
+    // An SOS a notifier has not had yet (it keeps failing): said first — the press reached no
+    // one through it (fresh-eyes finding: "needs attention: none" while the receiver was down).
+    if let oldest = watch.undelivered.values.min(by: { $0.since < $1.since }) {
+      let notifiers = Set(watch.undelivered.values.map(\.notifier)).sorted().joined(separator: ", ")
+      reasons.insert("An SOS press has not reached \(notifiers) yet: delivery has failed since \(MonitorEvent.timestamp(oldest.since)); "
+        + "the monitor keeps trying (check the receiver)", at: 0)
     }
     let offline = Self.offline(watch)
     if let monitorLost {

@@ -564,6 +564,24 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A receiver down for a few attempts: its first failure is an `error` (`reason: delivery`),
+  /// and its recovery a `delivered` event for the same press and notifier — what ends "not
+  /// delivered yet" on the page. A delivery that never failed says nothing.
+  @Test func anSOSThatReachesAFailingReceiverAtLastSaysSo() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let flaky = ScriptedNotifier("receiver", failures: 3), steady = ScriptedNotifier("pager", failures: 0)
+    try await harness.start(harness.settings(), notifiers: [flaky, steady])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    let delivered = try await harness.wait { $0.kind == .delivered }
+    await harness.stop()
+    let failures = harness.events(.error).filter { $0.fields["reason"] == .string("delivery") }
+    #expect(failures.count == 1 && failures.first?.fields["notifier"] == .string("receiver"), "\(failures.map(\.jsonLine))")
+    #expect(delivered.fields["event_id"] == .string(sos.id) && delivered.fields["notifier"] == .string("receiver")
+              && delivered.fields["attempt"] == .integer(4), "\(delivered.jsonLine)")
+    #expect(harness.events(.delivered).count == 1, "the pager never failed: nothing said of it")
+  }
+
   @Test func anSOSIsKeptUntilDeliveredEvenAcrossARestart() async throws {
     let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
     let down = ScriptedNotifier("receiver", failures: -1)

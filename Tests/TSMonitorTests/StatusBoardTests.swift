@@ -169,6 +169,21 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.offline, clock, message: "this monitor lost its connection to the broker", ["broker": .string("mqtt://127.0.0.1:1883")]),
                    for: [])
     }, state: "not known", reason: "This monitor cannot reach the broker"),
+    // An SOS a notifier has not had: said first until it reaches it (fresh-eyes finding: the
+    // page said "needs attention: none" while the receiver kept failing).
+    Case(name: "an SOS not delivered yet", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, ["reason": .string("delivery"), "event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh")]),
+                   for: ["room-12"])
+    }, state: "in sync", reason: "An SOS press has not reached ./page-nurse.sh yet: delivery has failed since"),
+    Case(name: "an SOS delivered after failing", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, ["reason": .string("delivery"), "event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh")]),
+                   for: ["room-12"])
+      clock.advance(40)
+      board.record(event(.delivered, clock, ["event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh"), "attempt": .integer(5)]),
+                   for: ["room-12"])
+    }, state: "in sync", reason: nil),
     Case(name: "the monitor's broker back", steps: { board, clock in
       board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
       board.record(event(.offline, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
