@@ -248,8 +248,16 @@ public enum FleetMonitor {
       self.revisions = revisions
       outbox = Outbox(directory: outboxDirectory)
       self.eventsDirectory = eventsDirectory
+      let outbox = self.outbox, deliveryEvents = DeliveryEvents()
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
+        // A press a notifier has not had yet, and its end: in the log, on the page (under the
+        // name its SOS event gave the watch) and to the alerts, as for a watch monitored directly.
+        let watch = outbox.entry(Self.entryID(of: report))
+          .flatMap { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }?["watch"] as? String
+        guard let watch, let event = deliveryEvents.event(for: report, watch: watch, at: Date()) else { return }
+        emit(event)
+        for observer in observers { observer.record(event, for: [watch]) }
       }
       let configuration = settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
                                                  cleanSession: true,
@@ -261,6 +269,13 @@ public enum FleetMonitor {
       client = try MQTTClient(address: settings.address, configuration: configuration,
                               onMessage: { [weak self] message in self?.received(message) },
                               onConnection: { [weak self] event in self?.connection(event) })
+    }
+
+    /// The outbox entry `report` concerns.
+    private static func entryID(of report: Delivery.Report) -> String {
+      switch report {
+      case .attemptFailed(let id, _, _, _, _), .delivered(let id, _, _), .completed(let id), .outboxFailed(let id, _): id
+      }
     }
 
     /// Connects (delivering what the outbox holds first) and waits until subscribed.

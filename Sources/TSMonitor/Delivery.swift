@@ -113,3 +113,31 @@ public actor Delivery {
     do { try outbox.markDelivered(id, by: key) } catch { report(.outboxFailed(id: id, error: error)) }
   }
 }
+
+/// The events a delivery's reports make, for a monitor's log, page and alerts: the first failure
+/// of each press to each notifier (`error`, `reason: delivery`; later attempts that fail the same
+/// way are the state it told) and, after one, its success (`delivered`), which ends "not
+/// delivered yet" on the page. Other reports make none. Shared by every monitor that delivers
+/// SOS presses (one watch, a direct fleet, a fleet over MQTT). Thread-safe.
+public final class DeliveryEvents: Sendable {
+  private let failed = Locked<Set<String>>([])
+
+  public init() {}
+
+  /// The event `report` makes for the press of `watch` (the name its events go under), at `time`.
+  public func event(for report: Delivery.Report, watch: String, at time: Date) -> MonitorEvent? {
+    switch report {
+    case .attemptFailed(let id, let notifier, _, let reason, _):
+      guard failed.update({ $0.insert(id + "\u{0}" + notifier).inserted }) else { return nil }
+      return MonitorEvent(time: time, watch: watch, kind: .error,
+                          message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
+                          fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
+    case .delivered(let id, let notifier, let attempts):
+      guard failed.update({ $0.remove(id + "\u{0}" + notifier) != nil }) else { return nil }
+      return MonitorEvent(time: time, watch: watch, kind: .delivered, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) after failing",
+                          fields: ["event_id": .string(id), "notifier": .string(notifier), "attempt": .integer(attempts)])
+    case .completed, .outboxFailed:
+      return nil
+    }
+  }
+}

@@ -63,7 +63,8 @@ public final class Monitor: @unchecked Sendable {
   private var retiring = false
   private var session: Session?
   private var refusals: Set<String> = []
-  private var reportedDeliveryFailures: Set<String> = []
+  /// The events of failed and recovered deliveries (`DeliveryEvents`).
+  private let deliveryEvents = DeliveryEvents()
   private var warnedNoSOS = false
   private var handledWriteFailed = false
   /// Taken while one watch event is handled, so events are numbered and recorded in order.
@@ -527,17 +528,10 @@ public final class Monitor: @unchecked Sendable {
     switch report {
     case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
       notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
-      if locked({ reportedDeliveryFailures.insert(id + "\u{0}" + notifier).inserted }) {
-        emit(.error, watch: identity, message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
-             fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
-      }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
     case .delivered(let id, let notifier, let attempts):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
-      // Its failure was reported: so is its end, which clears "not delivered yet" on the page.
-      if locked({ reportedDeliveryFailures.remove(id + "\u{0}" + notifier) != nil }) {
-        emit(.delivered, watch: identity, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) after failing",
-             fields: ["event_id": .string(id), "notifier": .string(notifier), "attempt": .integer(attempts)])
-      }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
     case .completed(let id):
       notice("SOS \(id): every notifier succeeded; removed from the outbox.")
     case .outboxFailed(let id, let error):

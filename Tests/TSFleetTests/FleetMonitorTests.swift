@@ -275,12 +275,12 @@ import TSMQTT
   /// A board listing `r1` (`room-1`), and a follower of site `ward-a` on `broker` telling it (and
   /// `alerts`, when given) under `names`, started; its events go to `events`, its notices to `notices`.
   static func follow(_ space: FleetSpace, _ broker: MosquittoBroker, names: [String: String] = ["room-1": "r1"], alerts: Alerts? = nil,
-                     events: Inbox<MonitorEvent>, notices: Inbox<String> = Inbox(),
+                     events: Inbox<MonitorEvent>, notices: Inbox<String> = Inbox(), notifiers: [any Notifier] = [],
                      revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil) async throws -> (StatusBoard, FleetMonitor.Follower) {
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
                                              outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
-                                             notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             notifiers: notifiers, delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .milliseconds(200)),
                                              emit: { events.add($0) }, notice: { notices.add($0) },
                                              observers: [board as any MonitorObserver] + (alerts.map { [$0] } ?? []), names: names,
                                              revisions: revisions)
@@ -385,6 +385,46 @@ import TSMQTT
     // The name the fleet gave it; one never named: as the monitor names it in its log.
     #expect(Set(board.snapshot().openSOS.map(\.watch)) == ["r1", "ward-a/room-3"], "\(board.snapshot().openSOS)")
     #expect(events.items.filter { $0.kind == .sos }.map(\.watch).sorted() == ["r1", "ward-a/room-3"])
+    await publisher.close()
+  }
+
+  /// Fails its first `failures` deliveries, then records.
+  final class Flaky: Notifier, @unchecked Sendable {
+    let key = "receiver"
+    let name = "receiver"
+    private let left: Locked<Int>
+    init(failures: Int) { left = Locked(failures) }
+    func deliver(id: String, body: String, attempt: Int) async -> String? {
+      left.update { count -> String? in
+        guard count > 0 else { return nil }
+        count -= 1
+        return "connection refused"
+      }
+    }
+  }
+
+  /// Over MQTT as for a watch monitored directly: a press a receiver has not had yet is on the
+  /// page ("has not reached receiver yet") from its first failure until a `delivered` event
+  /// (the page said nothing while the receiver kept failing, fresh-eyes finding).
+  @Test func anSOSNotDeliveredYetOverMQTTNeedsAttentionUntilItIs() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, notifiers: [Flaky(failures: 3)])
+    defer { Task { await follower.stop(grace: .zero) } }
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let sos = #"{"agent":"station","format_version":"1","id":"sos-105bd4bc9615af4d-0000000001","kind":"sos","#
+      + #""message":"the wearer pressed SOS","sequence":1,"time":"\#(InternetTime.text(Date()))","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(sos.utf8), qos: 1, retain: false)
+    #expect(await Self.eventually { board.snapshot().rows.first?.reasons.first?.hasPrefix("An SOS press has not reached receiver yet") == true },
+            "\(board.snapshot().rows.first?.reasons ?? [])")
+    #expect(await Self.eventually { events.items.contains { $0.kind == .delivered } }, "\(events.items.map(\.jsonLine))")
+    #expect(!(board.snapshot().rows.first?.reasons.first?.hasPrefix("An SOS press") ?? false), "\(board.snapshot().rows.first?.reasons ?? [])")
+    let failed = events.items.filter { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    #expect(failed.count == 1 && failed.first?.watch == "r1", "\(failed.map(\.jsonLine))")
     await publisher.close()
   }
 
