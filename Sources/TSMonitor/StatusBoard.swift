@@ -609,7 +609,7 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = ("failed", shown(event.message), false)
       case .string("retrying")?:
         // Not a failed apply yet: the next check tries again (as an agent's `retrying` status).
-        watch.healProblem = ("retrying", shown(event.message), false)
+        watch.healProblem = ("retrying", Self.retrying(event, shown), false)
       case .string("applied")?, .string("nothing")?:
         // Healed, or nothing to heal: a refusal or failure said before no longer stands.
         watch.healProblem = nil
@@ -634,7 +634,8 @@ public final class StatusBoard: @unchecked Sendable {
         // events, `reconcile: invalid`, say when that changes).
         watch.pending = nil
       case "apply" where event.fields["reconcile"] == .string("retrying"):
-        watch.healProblem = ("retrying", shown(event.message), event.fields["agent"] != nil)
+        watch.healProblem = ("retrying", event.fields["agent"] != nil ? shown(event.message) : Self.retrying(event, shown),
+                             event.fields["agent"] != nil)
       case "apply", "keeps_drifting_back":
         if reason == "apply" { applies["failed", default: 0] += 1 }
         watch.healProblem = ("failed", shown(event.message), event.fields["agent"] != nil)
@@ -655,6 +656,16 @@ public final class StatusBoard: @unchecked Sendable {
     return true
   }
 
+  /// The page's words for the monitor's heal being retried (`event`: its drift or error event,
+  /// `reconcile: retrying`): why it failed, and that each check tries again — not the event's
+  /// attempt number and next time, which the page would keep after later attempts (no event is
+  /// sent for each; fresh-eyes finding: "attempt 1" shown for an hour).
+  static func retrying(_ event: MonitorEvent, _ shown: (String) -> String) -> String {
+    let error = if case .string(let text)? = event.fields["error"] { text } else { "" }
+    return shown("healing failed for a reason that can pass" + (error.isEmpty ? "" : ": \(error)")
+      + "; each check tries again until it heals or fails for good")
+  }
+
   private func row(_ watch: WatchState, at time: Date) -> Row {
     var reasons: [String] = []
     var state: String
@@ -662,9 +673,13 @@ public final class StatusBoard: @unchecked Sendable {
     let pending = watch.agent?.pending ?? watch.pending
     // The drift event's message says it already ("1 resource changed on the watch since the
     // last apply: contacts (1 added)"): its what, once.
-    func driftReason(_ drift: Int) -> String {
+    // `whatOnly`: without what healing did (the monitor's "…; healing failed …"), when another
+    // reason says it.
+    func driftReason(_ drift: Int, whatOnly: Bool = false) -> String {
       let what = watch.driftMessage.map { message in
-        message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) } ?? message
+        message.range(of: "changed on the watch since the last apply: ").map { String(message[$0.upperBound...]) }
+          ?? (whatOnly ? message.range(of: " changed on the watch since the last apply;").map { String(message[..<$0.lowerBound]) } : nil)
+          ?? message
       }
       return "Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")")
     }
@@ -713,6 +728,8 @@ public final class StatusBoard: @unchecked Sendable {
       case (false, _): "Healing failed: "
       }
       reasons.append(what + problem.message)
+      // The retried heal's words say why, not what changed: that is said beside them.
+      if problem.state == "retrying" && !problem.agent, let drift, drift > 0 { reasons.append(driftReason(drift, whatOnly: true)) }
     } else if let drift, drift > 0 {
       state = "drift"
       reasons.append(driftReason(drift))

@@ -84,9 +84,11 @@ final class TestClock: @unchecked Sendable {
     Case(name: "heal failed for a reason that can pass", steps: { board, clock in
       check(board, clock, 1, 0)
       board.record(event(.drift, clock, message: "contacts (1 added) changed; healing failed for a reason that can pass (attempt 1): timeout",
-                         ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying"), "attempt": .integer(1)]),
+                         ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying"), "attempt": .integer(1),
+                          "error": .string("timeout")]),
                    for: ["room-12"])
-    }, state: "retrying", reason: "Not healed yet, being retried: contacts (1 added) changed"),
+    }, state: "retrying",
+         reason: "Not healed yet, being retried: healing failed for a reason that can pass: timeout; each check tries again until it heals or fails for good"),
     Case(name: "heal failed for good after a retry", steps: { board, clock in
       board.record(event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying")]), for: ["room-12"])
       board.record(event(.error, clock, message: "healing the drift failed again: 1001",
@@ -95,8 +97,8 @@ final class TestClock: @unchecked Sendable {
     Case(name: "heal turned transient after the manifest changed", steps: { board, clock in
       board.record(event(.drift, clock, ["addresses": .array([.string("contacts")]), "reconcile": .string("failed")]), for: ["room-12"])
       board.record(event(.error, clock, message: "healing the drift failed for a reason that can pass (attempt 1): locked",
-                         ["reason": .string("apply"), "reconcile": .string("retrying")]), for: ["room-12"])
-    }, state: "retrying", reason: "Not healed yet, being retried: healing the drift failed for a reason"),
+                         ["reason": .string("apply"), "reconcile": .string("retrying"), "error": .string("locked")]), for: ["room-12"])
+    }, state: "retrying", reason: "Not healed yet, being retried: healing failed for a reason that can pass: locked; each check"),
     Case(name: "manifest broken", steps: { board, clock in
       board.record(event(.error, clock, message: "cannot use watch.yaml: 3:1 bad", ["reason": .string("manifest")]), for: ["room-12"])
     }, state: "invalid", reason: "manifest cannot be used"),
@@ -191,6 +193,21 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.online, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
     }, state: "in sync", reason: nil),
   ]
+
+  /// A heal being retried: why it failed, then what changed — never the first attempt's number
+  /// and next time, which later attempts (no event each) would leave standing.
+  @Test func aRetriedHealSaysWhyAndWhatChangedWithoutItsFirstAttempt() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 1, 0)
+    board.record(Self.event(.drift, clock, message: "contacts (1 added) changed on the watch since the last apply; healing failed for a reason "
+                              + "that can pass (attempt 1): timeout; retrying at the next check, by 2026-12-05T11:17:33.735Z",
+                            ["addresses": .array([.string("contacts")]), "reconcile": .string("retrying"), "attempt": .integer(1),
+                             "error": .string("timeout")]), for: ["room-12"])
+    let reasons = try #require(board.snapshot().rows.first?.reasons)
+    #expect(reasons == ["Not healed yet, being retried: healing failed for a reason that can pass: timeout; each check tries again until it heals or fails for good",
+                        "Changed on the watch since the last apply: contacts (1 added)"], "\(reasons)")
+  }
 
   @Test(arguments: cases)
   func eachSituationReadsAsTheLogSaysIt(_ example: Case) throws {
