@@ -79,6 +79,10 @@ public struct WatchHome: Hashable, Sendable {
   /// 0600: it holds contacts), so a restarted agent keeps checking the watch against it when the
   /// broker no longer holds it (docs/fleet.md "What an agent does").
   public var agentDesiredPath: String { directory + "/agent-desired.json" }
+  /// The publications an agent handled for the watch, oldest first (`FleetAgent`): a document of
+  /// one older than the newest is not applied (docs/fleet.md "A broker that lost its newest
+  /// documents").
+  public var agentPublicationsPath: String { directory + "/agent-publications.json" }
   /// `lock`: the file the whole-apply lock is taken on.
   public var lockPath: String { directory + "/lock" }
   /// `monitor.lock`: held by the monitor watching this watch, so a second one refuses.

@@ -415,6 +415,11 @@ actor AgentWatch {
   /// `nil` before the first since this start.
   private var reportedFingerprint: String?
   private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+  /// The publications handled for this watch, oldest first (at most `keptPublications`), kept in
+  /// `agent-publications.json`: a document of one of them older than the newest comes from a
+  /// broker that lost the newer (restarted from an older save) and is not applied.
+  private var publications: [String] = []
+  static let keptPublications = 32
 
   init(id: String, watch: Watch, outlet: AgentOutlet, now: @escaping @Sendable () -> Date) {
     self.id = id
@@ -423,6 +428,12 @@ actor AgentWatch {
     self.now = now
     // The status this watch had when the agent last ran, so what it knew (the revision
     // applied, when, drift) is not lost across a restart.
+    let publicationsPath = watch.home.agentPublicationsPath
+    if let bytes = try? ManifestSource.file(path: publicationsPath, displayName: publicationsPath)
+         .read(maxBytes: ManifestSource.maxRecordBytes, noun: "agent publications").get(),
+       let kept = try? JSONDecoder().decode([String].self, from: Data(bytes)) {
+      publications = kept
+    }
     let path = watch.home.agentStatusPath
     if let bytes = try? ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "agent status").get(),
        let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
@@ -475,11 +486,23 @@ actor AgentWatch {
     if first { publishRecentSOS() }
     listening += 1
     let generation = listening
-    await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: handled.lastEventID) { [weak self] report in
+    // No event handled yet: every event the watch keeps is asked for, and only the presses made
+    // since this agent first listened to it (kept across restarts, `HandledEvents.clockSlack`
+    // for the watch's clock) are published; older ones, and any without a time, only recorded.
+    // Listening from the watch's resume point lost a press made while the first listener was
+    // being set up (as the monitor did, docs/monitor.md "Missed events").
+    var after = handled.lastEventID
+    var olderThan: Date?
+    if after == nil {
+      let since = (try? handled.listeningSince(now: now())) ?? now()
+      olderThan = since.addingTimeInterval(-HandledEvents.clockSlack)
+      after = .everything
+    }
+    await watch.device.listen(to: [.sosRequested, .contactsChanged, .emergencyContactsChanged], after: after) { [weak self, olderThan] report in
       guard let self else { return }
       // At once, not after the actor's turn: an apply in progress holds the actor.
       self.announcements.heard(report)
-      Task { await self.heard(report, generation: generation) }
+      Task { await self.heard(report, generation: generation, olderThan: olderThan) }
     }
   }
 
@@ -488,9 +511,13 @@ actor AgentWatch {
 
   /// What the listener reported: an SOS is published, a contact change asks for a drift check;
   /// each recorded as handled once acted on. A dropped listener is registered again.
-  private func heard(_ report: ListenerReport, generation: Int) async {
+  /// `olderThan`: with no event handled before this listener, presses made before it (or
+  /// without a time) are only recorded.
+  private func heard(_ report: ListenerReport, generation: Int, olderThan: Date? = nil) async {
     switch report {
     case .resumePoint(let point): record(point, sequence: nil)
+    case .event(let event) where event.kind == .sosRequested && olderThan.map({ since in event.time.map { $0 < since } ?? true }) == true:
+      record(event.id, sequence: nil)
     case .event(let event) where event.kind == .sosRequested: sos(event.id, pressedAt: event.time)
     case .event(let event):
       requestDriftCheck()
@@ -582,6 +609,20 @@ actor AgentWatch {
       handledContent = nil
       finish(revision: revision, publication: publication, result: .invalid, message: message)
     case .success(let desired):
+      // A publication handled before the newest one handled: the broker lost the newer document
+      // (restarted from a save older than it) and hands back one this agent has moved past.
+      // Applying it would silently roll the watch back (fresh-eyes finding: a broker crash, then
+      // an agent restart, reverted residents' watches); it is answered, not applied.
+      if let publication = desired.publication, let newest = publications.last, publication != newest, publications.contains(publication) {
+        let message = "the broker holds publication \(publication) (revision \(desired.revision)), older than publication \(newest) this agent "
+          + "handled last (revision \(status?.appliedRevision ?? "?") applied): the broker lost the newer one (restarted from an older save); "
+          + "not applied, the watch keeps what it holds — publish the manifests again with 'tsapply apply --fleet'"
+        if status?.revision == desired.revision, status?.result == .invalid, status?.message == message { return }
+        outlet.log("\(id): " + message)
+        finish(revision: desired.revision, publication: status?.publication, result: .invalid, message: message)
+        return
+      }
+      remember(publication: desired.publication)
       // Handled already: the same revision of the same content (a publisher that kept a
       // revision for changed content gets its change applied) in the same publication. A new
       // publication of it is answered afresh: through the engine, which writes nothing when
@@ -611,6 +652,17 @@ actor AgentWatch {
       document = desired
       self.payload = payload
       await apply(desired, sequence: sequence)
+    }
+  }
+
+  /// Records `publication` as the newest handled (`publications`), on disk; a failure to write
+  /// is said in the log (the list in memory still guards this run).
+  private func remember(publication: String?) {
+    guard let publication, publications.last != publication else { return }
+    publications.removeAll { $0 == publication }
+    publications = Array((publications + [publication]).suffix(Self.keptPublications))
+    do { try SecureFile.write(Array(canonicalJSON(publications).utf8), to: watch.home.agentPublicationsPath, durable: false) } catch {
+      outlet.log("\(id): cannot record the publications handled: \(error)")
     }
   }
 

@@ -151,6 +151,10 @@ public final class HandledEvents: @unchecked Sendable {
     lock.withLock { onDisk = true }
   }
 
+  /// How much earlier than the first listening (`listeningSince`) a press may be timed and
+  /// still be delivered: the watch's (or its phone's) clock may be that far behind this machine's.
+  public static let clockSlack: TimeInterval = 60
+
   /// When a monitor first listened to the watch (`State.listeningSince`): the time recorded,
   /// or `now`, recorded now (on disk before it returns; not fsynced, as a resume point is not).
   /// - Throws: `SecureFileError` when the file cannot be written (`now` is kept in memory).

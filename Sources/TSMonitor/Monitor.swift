@@ -390,7 +390,7 @@ public final class Monitor: @unchecked Sendable {
     if handled == nil, waitedSince == nil, let record {
       do { firstListened = try record.listeningSince(now: now()) } catch { firstListened = now() }
     }
-    let waited = handled == nil ? (waitedSince ?? firstListened.map { $0.addingTimeInterval(-Self.clockSlack) }) : nil
+    let waited = handled == nil ? (waitedSince ?? firstListened.map { $0.addingTimeInterval(-HandledEvents.clockSlack) }) : nil
     let firstStart = firstListened != nil
     let after = handled ?? (waited == nil ? nil : DeviceEventID.everything)
     // A press made before this moment, heard by a listener that resumed, was replayed.
@@ -433,9 +433,6 @@ public final class Monitor: @unchecked Sendable {
     return time < since
   }
 
-  /// How much earlier than a monitor's first listening a press may be timed and still be
-  /// delivered: the watch's (or its phone's) clock may be that far behind this machine's.
-  static let clockSlack: TimeInterval = 60
 
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
   /// failure to write is reported once.
