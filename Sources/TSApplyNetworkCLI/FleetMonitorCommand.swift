@@ -199,6 +199,29 @@ extension MonitorCommand {
           removed(leaving, devices: devices, "its monitor stopped, so it is not checked and its SOS presses are not heard "
                     + "(one heard already is still delivered)", "stopped monitoring")
         }
+        // A watch the fleet file now gives another device (the resident's watch replaced, its
+        // entry corrected): its monitor moves to it — the old device's retires (what it heard is
+        // still delivered), one for the new device starts. It went on watching the old device
+        // under the name, and the new watch's SOS presses reached no one (fresh-eyes finding).
+        // Another spelling of the same device is no move.
+        let canonical = session.engine.canonicalSpec
+        let moved = current.filter { member in
+          membership.names.contains(member.name) && !leaving.contains(member.name)
+            && devices[member.name].map { canonical($0) != canonical(member.device) } == true
+        }
+        if !moved.isEmpty {
+          let names = Set(moved.map(\.name))
+          for monitor in running.value where names.contains(monitor.settings.watchName ?? "") { monitor.retire() }
+          for member in moved { devices[member.name] = member.device }
+          board?.remove(Array(names))
+          board?.add(FleetMonitor.boardMembers(moved))
+          let more = makeMonitors(moved)
+          running.mutate { $0 += more }
+          stderr.write("\(session.fleetFile) gives \(moved.map { "\($0.name) the device \($0.device)" }.joined(separator: ", ")): "
+                       + "monitoring \(moved.count == 1 ? "it" : "them") there; the monitor of the device before stops.\n")
+          for (monitor, member) in zip(more, moved) { start(monitor, name: member.name) }
+          if stopping.value { for monitor in more { monitor.stop() } }
+        }
         // A watch whose device a running monitor still watches (renamed in the fleet file: the
         // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.
         let busy = Set(running.value.compactMap(\.settings.deviceSpec))

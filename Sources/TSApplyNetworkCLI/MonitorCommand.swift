@@ -136,12 +136,13 @@ struct MonitorCommand: Command {
     settings.commandLine = context.commandLine
     settings.planCommand = "tsapply plan" + (deviceSpec.map { " --device " + ShellWord.quoted($0) } ?? "") + " " + ShellWord.quoted(file)
     let engine = context.engine()
-    let name = deviceSpec ?? context.environment["TSAPPLY_DEVICE"] ?? "watch"
-    // The page's SOS presses and the alerts are kept per watch, whichever way its spec is written
-    // (`sim:w.json`, `sim:./w.json`, an absolute path, `TSAPPLY_DEVICE`): a restart spelled
-    // another way lost the open presses and raised open conditions again (fresh-eyes finding).
+    // The page's SOS presses and the alerts are kept, and named, per watch, whichever way its
+    // spec is written (`sim:w.json`, `sim:./w.json`, an absolute path, `TSAPPLY_DEVICE`): a
+    // restart spelled another way lost the open presses, raised open conditions again and left
+    // the first ones open for ever (fresh-eyes findings).
     let written = engine.registry.chosenSpec(deviceSpec, environment: engine.environment).spec
-    let folder = WatchHome.folderName(engine.canonicalSpec(written))
+    let name = engine.canonicalSpec(written)
+    let folder = WatchHome.folderName(name)
     let storePath = MonitorState.kept(at: engine.stateRoot + "/status-page/" + folder + ".json",
                                       formerly: engine.stateRoot + "/status-page/" + WatchHome.folderName(written) + ".json")
     let board = page.host == nil ? nil

@@ -213,6 +213,9 @@ final class BridgeEventStream: @unchecked Sendable {
       let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
       if let id, event?.type != .resumePoint {
         let last = lock.withLock { lastEventID }
+        // Heard already (sent again on the way: the seal does not stop a copy): dropped, so one
+        // press is one SOS (fresh-eyes finding: a copied event became 101 SOS events).
+        if let last, Self.isHeard(id, after: last) { continue }
         if let last, Self.skips(from: last, to: id) {
           let again = lock.withLock { () -> Bool in
             defer { reconnectedForGap = last }
@@ -233,10 +236,19 @@ final class BridgeEventStream: @unchecked Sendable {
   /// the bridge (`BOOT-SEQUENCE`, docs/bridge-protocol.md "Events"), a sequence more than one
   /// further. An id from another start, or one not in that form, is no gap that can be told.
   static func skips(from last: String, to id: String) -> Bool {
+    sequences(from: last, to: id).map { $0.to > $0.from + 1 } ?? false
+  }
+
+  /// Whether event `id` is `last` or comes before it in the same start of the bridge.
+  static func isHeard(_ id: String, after last: String) -> Bool {
+    sequences(from: last, to: id).map { $0.to <= $0.from } ?? false
+  }
+
+  /// The SEQUENCEs of `last` and `id` when both are `BOOT-SEQUENCE` of one start.
+  private static func sequences(from last: String, to id: String) -> (from: Int, to: Int)? {
     let before = last.split(separator: "-", maxSplits: 1), after = id.split(separator: "-", maxSplits: 1)
-    guard before.count == 2, after.count == 2, before[0] == after[0],
-          let from = Int(before[1]), let to = Int(after[1]) else { return false }
-    return to > from + 1
+    guard before.count == 2, after.count == 2, before[0] == after[0], let from = Int(before[1]), let to = Int(after[1]) else { return nil }
+    return (from, to)
   }
 
   private func dispatchMissed(after: DeviceEventID, before: DeviceEventID) {

@@ -166,6 +166,39 @@ import TSTestSupport
     #expect(Set(delivered).count == 2 && delivered.count == 2, "each press delivered once: \(delivered)")
   }
 
+  /// The fleet file gives a watch another device while the monitor runs (the resident's watch
+  /// replaced): the monitor moves to it — the new watch's SOS press is delivered, and events
+  /// name the new device — and another spelling of the same device moves nothing (the monitor
+  /// went on watching the old device, and the new watch's press reached no one: fresh-eyes
+  /// finding).
+  @Test func aFleetMonitorFollowsAWatchToTheDeviceTheFleetFileNowGives() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    for device in ["sim:watches/old.json", "sim:watches/new.json"] {
+      #expect(try Self.run(["device", "init", "--profile", "fit", "--device", device], in: directory).status == 0)
+    }
+    try "version: 1\n".write(to: directory.appendingPathComponent("ward.yaml"), atomically: true, encoding: .utf8)
+    let fleet = "version: 1\ndefaults: ward.yaml\nwatches:\n  room-5: {device: sim:watches/old.json}\n"
+    try fleet.write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let monitor = try MonitorProcess(["--fleet", "fleet.yaml", "--interval", "1s", "--on-sos", MonitorFixtures.quoted(script)], in: directory)
+    try await monitor.wait(for: "online")
+    try fleet.replacingOccurrences(of: "sim:watches/old.json", with: "sim:./watches/old.json")
+      .write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    try await Task.sleep(for: .milliseconds(2500))  // two looks of the fleet file (every 1 s here)
+    #expect(monitor.events().filter { $0["kind"] as? String == "online" }.count == 1, "another spelling moves nothing")
+    try fleet.replacingOccurrences(of: "old.json", with: "new.json").write(to: directory.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 2 }
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/new.json")
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    let stopped = monitor.stop()
+    #expect(stopped.status == 0)
+    #expect(stopped.stderr.contains("fleet.yaml gives room-5 the device sim:watches/new.json: monitoring it there"), "\(stopped.stderr)")
+    let onlines = monitor.events().filter { $0["kind"] as? String == "online" }
+    #expect(onlines.count == 2 && (onlines.last?["device"] as? String ?? "").hasSuffix("/watches/new.json"), "\(onlines)")
+    let sos = monitor.events().filter { $0["kind"] as? String == "sos" }
+    #expect(sos.count == 1 && (sos.first?["device"] as? String ?? "").hasSuffix("/watches/new.json"), "\(sos)")
+  }
+
   /// A watch the monitor has been waiting for (named by the fleet file, not made yet): an SOS
   /// pressed as soon as it exists, before the monitor's next try reaches it, is delivered once,
   /// replayed (the clinic report: lost, the watch having no event handled before). A press made

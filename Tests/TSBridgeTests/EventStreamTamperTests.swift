@@ -123,10 +123,30 @@ import TSModel
     await device.close()
   }
 
-  @Test(arguments: [("a-1", "a-3", true), ("a-1", "a-2", false), ("a-5", "a-2", false), ("a-1", "b-3", false),
-                    ("everything", "a-3", false), ("a-x", "a-3", false)])
-  func aGapIsASkipInOneStartsNumbers(last: String, id: String, skips: Bool) {
+  @Test(arguments: [("a-1", "a-3", true, false), ("a-1", "a-2", false, false), ("a-5", "a-2", false, true), ("a-5", "a-5", false, true),
+                    ("a-1", "b-3", false, false), ("everything", "a-3", false, false), ("a-x", "a-3", false, false)])
+  func aGapIsASkipInOneStartsNumbersAndACopyIsAtOrBeforeTheLast(last: String, id: String, skips: Bool, heard: Bool) {
     #expect(BridgeEventStream.skips(from: last, to: id) == skips)
+    #expect(BridgeEventStream.isHeard(id, after: last) == heard)
+  }
+
+  /// Every event sent twice on the way (the same sealed bytes: the seal does not stop a copy):
+  /// each press is heard once.
+  @Test func anEventSentAgainOnTheWayIsHeardOnce() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let bridge = try await TamperedBridge(watch) { _, chunk in
+      String(decoding: chunk, as: UTF8.self).hasPrefix("id: ") ? chunk + chunk + chunk : chunk
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    var iterator = heard.makeAsyncIterator()
+    try watch.simulateSOSPress()
+    try watch.simulateSOSPress()
+    guard case .sos(let first)? = await iterator.next() else { Issue.record("no first press"); return }
+    let boot = String(first.dropLast(2))
+    #expect(await iterator.next() == .sos(boot + "-2"), "the copies of press 1 are not heard")
+    try watch.simulateContactAdd(Contact(name: "Alex", phoneNum: "+15550100"))
+    #expect(await iterator.next() == .contacts(boot + "-3"))
+    await device.close()
   }
 }
 
