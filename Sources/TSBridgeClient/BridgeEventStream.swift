@@ -93,13 +93,36 @@ final class BridgeEventStream: @unchecked Sendable {
 
   private var isStopped: Bool { lock.withLock { stopped } }
 
+  /// How long a stream must stay open to count as holding; and how long it may keep failing
+  /// (refused, cut, silent) before its listeners are told events are not being heard
+  /// (`ListenerReport.interrupted`): anything on the path can keep it breaking, and an SOS held
+  /// back so must not look like a quiet watch (fresh-eyes finding).
+  static let holdsAfter: TimeInterval = 30
+  static let troubleReportedAfter: TimeInterval = 20
+
+  /// Since when the stream keeps breaking (`nil` while it holds), and whether that was said.
+  private var troubleSince: Date?
+  private var troubleReported = false
+
   /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
   private func run() {
     // 1 s after a stream that ended normally or a first failure, then doubling up to 10 s
     // (docs/bridge-protocol.md "Events"), jittered so many clients of one bridge spread out.
     var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
-      if readOnce() { backoff.reset() }
+      let opened = Date()
+      let flowed = readOnce()
+      if flowed { backoff.reset() }
+      // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted.
+      if !isStopped, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
+        let since = troubleSince ?? opened
+        troubleSince = since
+        if !troubleReported, Date().timeIntervalSince(since) >= Self.troubleReportedAfter {
+          troubleReported = true
+          dispatchToListeners(.interrupted("the event stream through the bridge keeps breaking (refused, cut or silent) since "
+                                           + InternetTime.text(since) + "; it is reopened, and what was missed is replayed once it holds"))
+        }
+      }
       guard !isStopped else { return }
       let delay = Backoff.seconds(backoff.next())
       wake.lock()
@@ -108,8 +131,20 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
+  /// A stream open since `opened` brought bytes: once it has been open `holdsAfter`, the
+  /// trouble is over (`ListenerReport.resumed` when it was said).
+  private func held(since opened: Date) {
+    guard troubleSince != nil, Date().timeIntervalSince(opened) >= Self.holdsAfter else { return }
+    troubleSince = nil
+    if troubleReported {
+      troubleReported = false
+      dispatchToListeners(.resumed)
+    }
+  }
+
   /// One connection: `true` when the bridge answered 200 and events flowed.
   private func readOnce() -> Bool {
+    let opened = Date()
     let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
     var headers = [(BridgeProtocol.versionHeader, BridgeProtocol.version), ("Accept", BridgeProtocol.eventStreamType),
@@ -143,6 +178,7 @@ final class BridgeEventStream: @unchecked Sendable {
         answered = head.status == 200
       case .piece(.data(let bytes)):
         guard answered else { continue }
+        held(since: opened)
         buffer += bytes
         switch receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce) {
         case .reading: break
@@ -252,8 +288,13 @@ final class BridgeEventStream: @unchecked Sendable {
   }
 
   private func dispatchMissed(after: DeviceEventID, before: DeviceEventID) {
+    dispatchToListeners(.missed(after: after, before: before))
+  }
+
+  /// `report` to every `listen(to:after:_:)` handler.
+  private func dispatchToListeners(_ report: ListenerReport) {
     for handler in lock.withLock({ handlers }) {
-      if case .listener(_, let call) = handler { call(.missed(after: after, before: before)) }
+      if case .listener(_, let call) = handler { call(report) }
     }
   }
 

@@ -71,6 +71,12 @@ public enum ListenerReport: Hashable, Sendable {
   /// they were asked for. What they were is not known — an SOS among them was not heard — so a
   /// caller says so (docs/bridge-protocol.md "Events").
   case missed(after: DeviceEventID, before: DeviceEventID)
+  /// The way events come (a bridge's event stream) keeps breaking — refused, cut or silent, time
+  /// after time — so events are not being heard (an SOS among them not until it holds again);
+  /// the device keeps reopening it. Sent once per trouble, with why, until `resumed`.
+  case interrupted(String)
+  /// Events are heard again after `interrupted` (what was missed meanwhile is then replayed).
+  case resumed
 }
 
 extension Device {

@@ -522,6 +522,10 @@ actor AgentWatch {
     case .event(let event):
       requestDriftCheck()
       record(event.id, sequence: nil)
+    case .interrupted(let why):
+      outlet.log("\(id): the watch's events are not being heard: \(why); an SOS pressed meanwhile is published once they are")
+    case .resumed:
+      outlet.log("\(id): the watch's events are heard again")
     case .missed(let after, let before):
       outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
                  + "(the bridge no longer holds them, or something on the network dropped them): an SOS pressed then was not published")

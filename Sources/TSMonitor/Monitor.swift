@@ -413,6 +413,13 @@ public final class Monitor: @unchecked Sendable {
         self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .failed(let kind, let error):
         self.listenerFailed(Listener(kind), error, generation: generation)
+      case .interrupted(let why):
+        self.emit(.error, watch: identity, message: "the watch's events are not being heard: \(why); an SOS pressed meanwhile is forwarded "
+                    + "late, once they are — check the network between this monitor and the phone",
+                  fields: ["reason": .string("events_down"), "error": .string(why)])
+      case .resumed:
+        self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
+                  fields: ["events": .string("resumed")])
       case .missed(let after, let before):
         self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
                     + "and cannot be had again (the bridge no longer holds them, or something on the network dropped them each time): "

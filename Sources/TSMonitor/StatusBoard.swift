@@ -244,6 +244,9 @@ public final class StatusBoard: @unchecked Sendable {
     /// SOS presses a notifier has not had yet, by "EVENT-ID NUL NOTIFIER": since when it failed
     /// (an `error`, `reason: delivery`), until its `delivered`.
     var undelivered: [String: (since: Date, notifier: String)] = [:]
+    /// Its events not being heard (the bridge's event stream keeps breaking, `reason:
+    /// events_down`): the words, until the next `online`.
+    var eventsDown: String?
   }
 
   private let lock = NSLock()
@@ -569,6 +572,8 @@ public final class StatusBoard: @unchecked Sendable {
       // Its agent back says nothing of the watch: one its agent cannot reach stays offline
       // until the agent says it reaches it again (a `served_by` event).
       watch.offlineNoted = false
+      // Reached again, or its events heard again: they are being heard.
+      watch.eventsDown = nil
       if event.fields["agent"] != nil {
         watch.agentOffline = nil
         return true
@@ -624,6 +629,8 @@ public final class StatusBoard: @unchecked Sendable {
       watch.healProblem = nil
     case .error:
       switch reason {
+      case "events_down":
+        watch.eventsDown = shown(event.message)
       case "delivery":
         guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
         watch.undelivered[id + "\u{0}" + notifier] = (event.time, notifier)
@@ -757,6 +764,10 @@ public final class StatusBoard: @unchecked Sendable {
       let notifiers = Set(watch.undelivered.values.map(\.notifier)).sorted().joined(separator: ", ")
       reasons.insert("An SOS press has not reached \(notifiers) yet: delivery has failed since \(MonitorEvent.timestamp(oldest.since)); "
         + "the monitor keeps trying (check the receiver)", at: 0)
+    }
+    // Its SOS presses not being heard (held back on the way): said first of all.
+    if let down = watch.eventsDown {
+      reasons.insert("Not hearing this watch's SOS presses: " + down, at: 0)
     }
     let offline = Self.offline(watch)
     if let monitorLost {

@@ -21,7 +21,10 @@ import TSModel
     let streams = Locked(0)
     let pairing: PairingString
 
-    init(_ device: SimulatedDevice, tamper: @escaping @Sendable (Int, [UInt8]) -> [UInt8]?) async throws {
+    /// `refuse(n)`: the `n`th event stream is answered with an unsealed 401 — what anything on
+    /// the path can send in the bridge's place.
+    init(_ device: SimulatedDevice, refuse: @escaping @Sendable (Int) -> Bool = { _ in false },
+         tamper: @escaping @Sendable (Int, [UInt8]) -> [UInt8]?) async throws {
       let key = SealingKey.random()
       let service = BridgeService(bridgeID: "test-bridge", key: key,
                                   watches: [ServedWatch(id: "02:00:00:00:00:01", device: device, capabilities: try device.profile().capabilities)],
@@ -37,6 +40,10 @@ import TSModel
           let number = streams.update { count -> Int in
             count += 1
             return count
+          }
+          if refuse(number) {
+            let refusal = BridgeService.refusal(401, "forged on the way")
+            return HTTPResponse(status: refusal.status, headers: refusal.headers, body: .bytes(refusal.bytes))
           }
           let stream = HTTPStream()
           let pump = Task {
@@ -63,7 +70,7 @@ import TSModel
   }
 
   /// What a listener heard, without times.
-  enum Heard: Hashable { case sos(String), contacts(String), missed(after: String, before: String) }
+  enum Heard: Hashable { case sos(String), contacts(String), missed(after: String, before: String), interrupted, resumed }
 
   static func listen(_ bridge: TamperedBridge) async throws -> (BridgeDevice, AsyncStream<Heard>) {
     let device = try await BridgeDevice.connect(bridge.pairing, watchID: nil, timeout: 120)
@@ -74,6 +81,8 @@ import TSModel
       case .event(let event) where event.kind == .sosRequested: hear.yield(.sos(event.id?.rawValue ?? ""))
       case .event(let event): hear.yield(.contacts(event.id?.rawValue ?? ""))
       case .missed(let after, let before): hear.yield(.missed(after: after.rawValue, before: before.rawValue))
+      case .interrupted: hear.yield(.interrupted)
+      case .resumed: hear.yield(.resumed)
       default: break
       }
     }
@@ -101,6 +110,25 @@ import TSModel
     try watch.simulateSOSPress()
     #expect(await iterator.next() == .sos(boot + "-4"), "heard as before: no gap after it")
     #expect(bridge.streams.value == 2)
+    await device.close()
+  }
+
+  /// Every event stream refused on the way (an unsealed 401) for a while: once that has lasted
+  /// `troubleReportedAfter`, the listener is told its events are not being heard (before, a
+  /// press could be held back for minutes with every report saying all was well: fresh-eyes
+  /// finding); the press made meanwhile is heard once a stream is let through.
+  @Test func aStreamKeptBrokenOnTheWayIsReportedAndThePressHeardOnceItHolds() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let letThrough = Locked(false)
+    let bridge = try await TamperedBridge(watch, refuse: { _ in !letThrough.value }) { _, chunk in chunk }
+    let (device, heard) = try await Self.listen(bridge)
+    var iterator = heard.makeAsyncIterator()
+    try watch.simulateSOSPress()
+    #expect(await iterator.next() == .interrupted)
+    #expect(bridge.streams.value >= 3, "reopened, refused each time")
+    letThrough.set(true)
+    guard case .sos(let press)? = await iterator.next() else { Issue.record("the press was not heard"); return }
+    #expect(press.hasSuffix("-1"))
     await device.close()
   }
 

@@ -186,6 +186,17 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.delivered, clock, ["event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh"), "attempt": .integer(5)]),
                    for: ["room-12"])
     }, state: "in sync", reason: nil),
+    // Its events held back on the way: said first, until it is reached again or they are heard.
+    Case(name: "its events not heard", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, message: "the watch's events are not being heard: the event stream keeps breaking",
+                         ["reason": .string("events_down")]), for: ["room-12"])
+    }, state: "in sync", reason: "Not hearing this watch's SOS presses: the watch's events are not being heard"),
+    Case(name: "its events heard again", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
+      board.record(event(.online, clock, ["events": .string("resumed")]), for: ["room-12"])
+    }, state: "in sync", reason: nil),
     Case(name: "the monitor's broker back", steps: { board, clock in
       board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
       board.record(event(.offline, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
