@@ -9,8 +9,15 @@ public enum BridgeProtocol {
   /// 1.1: a request without the header is refused (400), null results are `{"result": null}`,
   /// 414/431/503 and the connection limits; 1.2: a call's number under its lease
   /// (`CallRequest.sequence`); 1.3: a 409 for a live lease says when it expires
-  /// (`Answer.expiresIn`) (docs/bridge-protocol.md "Versioning").
-  public static let version = "1.3"
+  /// (`Answer.expiresIn`); 1.4: a stream opened with `Last-Event-ID` starts with a `replayFrom`
+  /// event (docs/bridge-protocol.md "Versioning").
+  public static let version = "1.4"
+
+  /// The minor version of a `MAJOR.MINOR` text, or `nil` when it is not one.
+  public static func minor(of version: String) -> Int? {
+    guard major(of: version) != nil else { return nil }
+    return version.split(separator: ".").last.flatMap { Int($0) }
+  }
   /// Header carrying the protocol version, `MAJOR.MINOR`.
   public static let versionHeader = "TSApply-Protocol"
   /// Header carrying a GET request's seal (base64 of a sealed empty plaintext).
@@ -206,6 +213,11 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
     /// bridge held then (`BOOT-0` when none), so a client that keeps it can resume from there
     /// and miss nothing that happened since; no fields.
     case resumePoint
+    /// First on a stream opened with `Last-Event-ID` (1.4): its id is the event just before the
+    /// first one sent (`BOOT-0` when the bridge holds every event of its start, the newest when
+    /// there is nothing to send), so a client can tell an event missing at the very start —
+    /// after a first start's `everything`, or a bridge's restart — from none; no fields.
+    case replayFrom
   }
 
   /// What happened.

@@ -56,9 +56,10 @@ public final class EventLog: @unchecked Sendable {
     Entry(id: nil, event: BridgeEvent(type: .listenerRefused, refusal: refusal))
   }
 
-  /// The refusals, then the events after `lastEventID` (see the type's rule) — or, without
-  /// one, a `resumePoint` whose id is the newest event now (`BOOT-0` when none) — then every
-  /// new event as it is appended, until the stream is cancelled.
+  /// The refusals, then a `replayFrom` (the event before the first sent) and the events after
+  /// `lastEventID` (see the type's rule) — or, without one, a `resumePoint` whose id is the
+  /// newest event now (`BOOT-0` when none) — then every new event as it is appended, until the
+  /// stream is cancelled.
   public func subscribe(after lastEventID: String?) -> AsyncStream<Entry> {
     let (stream, continuation) = AsyncStream<Entry>.makeStream()
     let key = UUID()
@@ -67,7 +68,13 @@ public final class EventLog: @unchecked Sendable {
       if lastEventID == nil {
         continuation.yield(Entry(id: "\(boot)-\(sequence)", event: BridgeEvent(type: .resumePoint)))
       }
-      replay(after: lastEventID).forEach { continuation.yield($0) }
+      let replayed = replay(after: lastEventID)
+      if lastEventID != nil {
+        // Where the replay starts: the event before its first (1.4).
+        let start = replayed.first.flatMap { $0.id?.split(separator: "-").last.flatMap { Int($0) } }.map { $0 - 1 } ?? sequence
+        continuation.yield(Entry(id: "\(boot)-\(start)", event: BridgeEvent(type: .replayFrom)))
+      }
+      replayed.forEach { continuation.yield($0) }
       subscribers[key] = continuation
     }
     continuation.onTermination = { [weak self] _ in

@@ -172,15 +172,19 @@ final class BridgeEventStream: @unchecked Sendable {
     var scanned = 0
     var answered = false
     var flowed = false
+    // Opened with `Last-Event-ID` on a bridge that marks where its replay starts (1.4): nothing
+    // is taken before that mark (`replayFrom`), so an event dropped at the very start is seen.
+    var started = true
     while true {
       switch pieces.next() {
       case .piece(.head(let head)):
         answered = head.status == 200
+        started = lastEventID == nil || (head.headers[BridgeProtocol.versionHeader.lowercased()].flatMap(BridgeProtocol.minor) ?? 0) < 4
       case .piece(.data(let bytes)):
         guard answered else { continue }
         held(since: opened)
         buffer += bytes
-        switch receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce) {
+        switch receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started) {
         case .reading: break
         case .gap:
           // Opened again at once from the last event heard: the bridge sends what was skipped.
@@ -232,7 +236,9 @@ final class BridgeEventStream: @unchecked Sendable {
   /// heard (dropped on the way, or no longer held): the events after it are not dispatched, and
   /// the stream is opened again from the last heard — the second time the same gap comes, the
   /// listeners are told what was missed and the stream goes on.
-  private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8]) -> Reading {
+  /// `started`: the stream's `replayFrom` was heard (or none is expected); an event before it
+  /// is taken as a gap at the start.
+  private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool) -> Reading {
     while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
       buffer.removeFirst(end.next)
@@ -247,17 +253,25 @@ final class BridgeEventStream: @unchecked Sendable {
             let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
       // A type this client does not know still moves the last id heard.
       let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
+      // Where the replay starts: the numbers go on from there, whatever id was asked after.
+      if let id, event?.type == .replayFrom {
+        lock.withLock { lastEventID = id }
+        started = true
+        continue
+      }
       if let id, event?.type != .resumePoint {
         let last = lock.withLock { lastEventID }
+        // An event before the mark of where the replay starts: the mark was dropped on the way.
+        if !started, let last {
+          started = true
+          guard secondTime(last) else { return .gap }
+          dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: id))
+        }
         // Heard already (sent again on the way: the seal does not stop a copy): dropped, so one
         // press is one SOS (fresh-eyes finding: a copied event became 101 SOS events).
         if let last, Self.isHeard(id, after: last) { continue }
         if let last, Self.skips(from: last, to: id) {
-          let again = lock.withLock { () -> Bool in
-            defer { reconnectedForGap = last }
-            return reconnectedForGap == last
-          }
-          guard again else { return .gap }
+          guard secondTime(last) else { return .gap }
           dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: id))
         }
       }
@@ -273,6 +287,15 @@ final class BridgeEventStream: @unchecked Sendable {
   /// further. An id from another start, or one not in that form, is no gap that can be told.
   static func skips(from last: String, to id: String) -> Bool {
     sequences(from: last, to: id).map { $0.to > $0.from + 1 } ?? false
+  }
+
+  /// Whether the stream was opened again from `last` for a gap already (so what is missing is
+  /// gone); records that it is, now.
+  private func secondTime(_ last: String) -> Bool {
+    lock.withLock { () -> Bool in
+      defer { reconnectedForGap = last }
+      return reconnectedForGap == last
+    }
   }
 
   /// Whether event `id` is `last` or comes before it in the same start of the bridge.

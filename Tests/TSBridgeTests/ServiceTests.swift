@@ -367,18 +367,19 @@ import TSTestSupport
   @Test func theEventLogReplaysAfterLastEventID() async {
     let log = EventLog(capacity: 3)
     for count in 1...5 { log.append(BridgeEvent(type: .contactsChanged, contacts: Array(repeating: Contact(name: "C", phoneNum: "1"), count: count))) }
+    // Each replay begins with where it starts (`replayFrom`, 1.4): the event before the first sent.
     func ids(after last: String?) async -> [String] {
       var seen: [String] = []
       for await entry in log.subscribe(after: last) {
-        seen.append(entry.id ?? "-")
-        if seen.count == 3 || (last == "\(log.boot)-4" && seen.count == 1) { break }
+        seen.append((entry.event.type == .replayFrom ? "from " : "") + (entry.id ?? "-"))
+        if seen.count == 4 || (last == "\(log.boot)-4" && seen.count == 2) { break }
       }
       return seen
     }
     let b = log.boot
-    #expect(await ids(after: "\(b)-2") == ["\(b)-3", "\(b)-4", "\(b)-5"])
-    #expect(await ids(after: "\(b)-4") == ["\(b)-5"])
-    #expect(await ids(after: "\(b)-1") == ["\(b)-3", "\(b)-4", "\(b)-5"], "too old: everything kept")
-    #expect(await ids(after: "other-9") == ["\(b)-3", "\(b)-4", "\(b)-5"], "another start: everything kept")
+    #expect(await ids(after: "\(b)-2") == ["from \(b)-2", "\(b)-3", "\(b)-4", "\(b)-5"])
+    #expect(await ids(after: "\(b)-4") == ["from \(b)-4", "\(b)-5"])
+    #expect(await ids(after: "\(b)-1") == ["from \(b)-2", "\(b)-3", "\(b)-4", "\(b)-5"], "too old: everything kept")
+    #expect(await ids(after: "other-9") == ["from \(b)-2", "\(b)-3", "\(b)-4", "\(b)-5"], "another start: everything kept")
   }
 }
