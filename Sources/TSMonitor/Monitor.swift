@@ -272,6 +272,7 @@ public final class Monitor: @unchecked Sendable {
     emitEvent(interrupted)
     let addresses: [JSONValue] = if case .array(let named)? = interrupted.fields["addresses"] { named } else { [] }
     tracking.reported = ("", interrupted.id, addresses)
+    tracking.reportedAgainst = nil
     // Found over by the next check, the drift was ended by the killed heal's writes (the wearer
     // undoing just that in the same moment is not the likely story): `resolved` says healed.
     tracking.healed = true
@@ -572,6 +573,11 @@ public final class Monitor: @unchecked Sendable {
     var retryWaiting: HealOutcome?
     /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
+    /// What the drift reported last (`reported`) was measured against — the record then — and
+    /// the resources it named; `nil` when not known (a drift replayed after a kill). When it ends
+    /// with the watch still differing from that record in the same resources, the record took
+    /// the change: accepted, not undone.
+    var reportedAgainst: (record: DeviceState, addresses: Set<ResourceAddress>)?
     /// Whether the record was refreshed to drift the manifest accepts (`Monitor.accept`) since
     /// the drift was reported (so its end is the manifest's doing).
     var accepted = false
@@ -657,9 +663,20 @@ public final class Monitor: @unchecked Sendable {
       if let reported = tracking.reported {
         var fields: [String: JSONValue] = ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)]
         var message = tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again"
+        // Not healed, and the watch still holds what changed: the record took it (drift --adopt,
+        // or an apply that recorded the watch as it is) — accepted, not undone on the watch
+        // ("again" said so after an adoption: fresh-eyes finding).
+        let stillHeld = !tracking.healed && tracking.reportedAgainst.map { reported in
+          let now = Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities)
+          return !now.isEmpty && Set(now.map(\.address)) == reported.addresses
+        } == true
         if tracking.accepted {
           fields["accepted"] = .bool(true)
           message = "\(manifestName) now holds what changed on the watch: the change is accepted, and recorded as what the last apply left"
+        } else if stillHeld && tracking.notHealed.isEmpty {
+          fields["accepted"] = .bool(true)
+          message = "the watch still holds what changed, now recorded as what the last apply left (adopted into \(manifestName) "
+            + "with 'tsapply drift --adopt', or taken by an apply): the change is accepted"
         } else if !tracking.notHealed.isEmpty {
           fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
           message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
@@ -669,6 +686,7 @@ public final class Monitor: @unchecked Sendable {
       }
       checked?(check)
       tracking.reported = nil
+      tracking.reportedAgainst = nil
       tracking.healed = false
       tracking.accepted = false
       tracking.notHealed = []
@@ -739,6 +757,7 @@ public final class Monitor: @unchecked Sendable {
       unlink(watch.home.monitorHealPath)
       driftID = event.id
       tracking.reported = (signature, event.id, addresses)
+      tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(report.drift.map(\.address))) }
       tracking.reportedOutcome = outcome.word
       tracking.healed = false
       tracking.accepted = false
@@ -838,6 +857,7 @@ public final class Monitor: @unchecked Sendable {
                              fields: fields)
     emitEvent(event)
     tracking.reported = (signature, event.id, addresses)
+    tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(drift.map(\.address))) }
     return .failed(message)
   }
 

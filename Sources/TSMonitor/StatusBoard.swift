@@ -753,6 +753,12 @@ public final class StatusBoard: @unchecked Sendable {
     } else {
       state = "checking"
     }
+    // What its manifest would still change, beside drift or a refusal: the shift acts on both
+    // (fresh-eyes finding: only the count said it).
+    if let pending, pending > 0 {
+      let words = "\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet"
+      if !reasons.contains(words) { reasons.append(words) }
+    }
     // The emergency list drifted: said first, whatever else is wrong with the watch (a
     // manifest with errors, a heal that keeps failing) — a press may reach no one.
     if watch.sosAtRisk, (drift ?? 0) > 0 {
@@ -784,8 +790,12 @@ public final class StatusBoard: @unchecked Sendable {
         reasons.insert("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + offline.reason, at: 0)
       }
     }
+    // Out of sight, what the watch holds now is not known: no number for it, as `status --fleet`
+    // shows none (the last reading stays in its reasons; fresh-eyes finding: drift 0 for watches
+    // nobody could see).
+    let unseen = offline != nil || monitorLost != nil
     var row = Row(name: watch.member.name, labels: watch.member.labels, device: watch.member.device, state: state, reasons: reasons,
-                  lastSeen: watch.lastSeen, offlineSince: offline?.since, drift: drift, pending: pending,
+                  lastSeen: watch.lastSeen, offlineSince: offline?.since, drift: unseen ? nil : drift, pending: unseen ? nil : pending,
                   appliedRevision: watch.agent?.appliedRevision)
     row.holdsManifest = watch.holdsManifest
     return row

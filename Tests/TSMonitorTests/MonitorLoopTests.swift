@@ -375,6 +375,31 @@ final class Harness: @unchecked Sendable {
     #expect(report.drift.isEmpty && report.pending.isEmpty, "the record holds the accepted change: \(report.drift)")
   }
 
+  /// A drift the family takes into the manifest and records (an apply that finds nothing to
+  /// change records the watch as it is, as `drift --adopt` records what it adopted) ends as
+  /// accepted: the watch still holds what changed. `resolved` said "the watch holds what the
+  /// last apply left again", as if the wearer's change had been undone (fresh-eyes finding).
+  @Test func aDriftTakenIntoTheRecordEndsAsAccepted() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"), Contact(name: "Zed", phoneNum: "+15550199")]
+    try harness.wearer().simulateEmergencyChange(contacts: family, sosOn: true)
+    let drift = try await harness.wait { $0.kind == .drift }
+    try Self.accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    let watch = try await harness.engine.open(harness.spec)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Self.accepting.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(Self.accepting.utf8), path: nil)
+    if case .applied = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test")) {
+      Issue.record("nothing was to change")
+    }
+    await watch.close()
+    let resolved = try await harness.wait { $0.kind == .resolved }
+    await harness.stop()
+    #expect(resolved.fields["drift_id"] == .string(drift.id) && resolved.fields["accepted"] == .bool(true)
+              && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
+    #expect(resolved.message.hasPrefix("the watch still holds what changed, now recorded as what the last apply left"), "\(resolved.message)")
+  }
+
   /// A change the manifest already accepts when the monitor first sees it (the wearer's
   /// emergency contact, written into the manifest before the monitor started) is not reported
   /// as drift, nor SOS as at risk: the record is refreshed, nothing is written.

@@ -205,6 +205,24 @@ final class TestClock: @unchecked Sendable {
     }, state: "in sync", reason: nil),
   ]
 
+  /// A watch out of sight (its agent offline, or itself unreachable) has no drift or pending
+  /// number in status.json — `null`, as `status --fleet` shows `-` — not its last reading
+  /// (fresh-eyes finding: `drift: 0` for watches nobody could see).
+  @Test(arguments: [true, false])
+  func aWatchOutOfSightHasNoNumbers(agentOffline: Bool) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    if agentOffline {
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
+      board.record(Self.event(.offline, clock, ["agent": .string("a2"), "watches": .array([.string("room-12")])]), for: ["room-12"])
+    } else {
+      Self.check(board, clock, 0, 0)
+      board.record(Self.event(.offline, clock, ["error": .string("2003")]), for: ["room-12"])
+    }
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "offline" && row.drift == nil && row.pending == nil, "\(row)")
+  }
+
   /// A heal being retried: why it failed, then what changed — never the first attempt's number
   /// and next time, which later attempts (no event each) would leave standing.
   @Test func aRetriedHealSaysWhyAndWhatChangedWithoutItsFirstAttempt() throws {
