@@ -315,7 +315,8 @@ struct FleetSession: Sendable {
     }
     if !unknown.isEmpty {
       parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
-        + " (their agents have not reported what the watches hold now: 'tsapply status --fleet' says why)")
+        + " (their agents have not reported what the watches hold now: "
+        + (operation == "status" ? "their rows above say why)" : "'tsapply status --fleet' says why)"))
     }
     if !partlyPending.isEmpty {
       let (hold, its) = partlyPending.count == 1 ? ("holds", "its agent") : ("hold", "their agents")

@@ -107,7 +107,7 @@ struct StatusCommand: Command {
       problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
                                           refusedHoldingPart: refusedHoldingPart,
                                           unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,
-                                          agents: session.broker != nil).message)
+                                          agents: session.broker != nil, operation: "status").message)
     }
     // A rollout whose process ended mid-way: the fleet is mixed and nothing goes on with it
     // until someone continues or aborts it (fresh-eyes finding: exit 0 beside "interrupted").

@@ -30,7 +30,8 @@ import TSTestSupport
     // and the exit status says so (not 0 beside a table of `no status`).
     let unannounced = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(unannounced.status == 1, "\(unannounced.stdout)\(unannounced.stderr)")
-    #expect(unannounced.stderr.contains("2 of 2 watches not known: room-12, room-14"), "\(unannounced.stderr)")
+    #expect(unannounced.stderr.contains("2 of 2 watches not known: room-12, room-14 (their agents have not reported what the watches hold "
+                                        + "now: their rows above say why)"), "\(unannounced.stderr)")
     let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "1s"], in: dir)
     #expect(published.status == 0, "\(published.stderr)")
     #expect(published.stdout.contains("room-12: pending (revision "), "\(published.stdout)")
