@@ -441,7 +441,6 @@ public final class Monitor: @unchecked Sendable {
     return time < since
   }
 
-
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
   /// failure to write is reported once.
   private func recordHandled(_ id: DeviceEventID?, sequence: Int?, durable: Bool = true) {
