@@ -104,6 +104,14 @@ public enum Reconcile {
     return Watch.reached(plan, failure: failure).counts
   }
 
+  /// Of `plan`'s changes, how many may or may not be on the watch after its apply failed with
+  /// `error`: a write whose answer was lost and whose list could not be read back
+  /// (`HistoryEntry.unknown`); 0 when every outcome is known.
+  public static func unknown(_ plan: Plan, failure error: EngineError) -> Int {
+    guard case .apply(let failure) = error, failure.backupPath != nil else { return 0 }
+    return Watch.reached(plan, failure: failure).unknown.count
+  }
+
   /// The unsafe findings of the manifest's own change: `document` planned against what the last
   /// apply left (none without a record), with that change's counts — not the refused plan's,
   /// which also undo what changed on the watch since — and only of the kinds in `findings`.

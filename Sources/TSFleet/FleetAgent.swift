@@ -754,9 +754,11 @@ actor AgentWatch {
     // An attempt that got as far as its backup may have written: what it got onto the watch
     // adds to what earlier attempts did, and the revision's changes are those plus what it had
     // left to do.
+    var unknown: Int?
     if retry || result == .failed, let error = outcome.error, error.backupPath != nil, let plan = planned.value, !plan.isEmpty {
       let prior = earlier?.reached ?? .zero
       earlier = (prior + Reconcile.reached(plan, failure: error), prior + plan.counts)
+      unknown = Reconcile.unknown(plan, failure: error)
     }
     // A refusal writes nothing, but the watch still holds what earlier attempts at the revision
     // wrote: the status says so as a failure's does (`1 of 2 applied`), not that it is untouched.
@@ -776,7 +778,7 @@ actor AgentWatch {
                + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" }
                   ?? (retry ? "; the agent is stopping: it tries again when it starts" : "")))
     finish(revision: desired.revision, publication: desired.publication, result: result, message: shown,
-           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp), reached: progress)
+           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp), reached: progress, unknown: unknown)
     if let delay { scheduleRetry(sequence, after: delay) }
   }
 
@@ -807,7 +809,7 @@ actor AgentWatch {
   /// masked already (`masked`).
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
-                      nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil) {
+                      nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -820,6 +822,7 @@ actor AgentWatch {
     next.nextRetry = nextRetry
     next.reached = reached?.reached
     next.planned = reached?.planned
+    next.unknown = unknown.flatMap { $0 > 0 ? $0 : nil }
     next.contentRevision = content
     if applied {
       next.unreachable = nil

@@ -259,6 +259,7 @@ public enum FleetPublication {
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
           rows[index]?.reached = status.reachedText
           rows[index]?.partlyApplied = status.partlyApplied
+          rows[index]?.outcomeUnknown = status.outcomeUnknown
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           guard now >= graceEnd else { waiting.append(member.name); continue }
           // Its agent's last status says the watch holds this revision, settled: nothing to
@@ -287,6 +288,7 @@ public enum FleetPublication {
           if let status, answered {
             rows[index]?.reached = status.reachedText
             rows[index]?.partlyApplied = status.partlyApplied
+            rows[index]?.outcomeUnknown = status.outcomeUnknown
           }
           // Its agent went offline during the wait without saying what it reached (killed in
           // the middle of an apply): the watch may hold part of the revision, and nothing says

@@ -267,12 +267,16 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var unreachable: String?
   /// Since when the agent's reads of the watch fail, ISO 8601 (with `unreachable`).
   public var unreachableSince: String?
+  /// With `retrying` and `failed`: how many of the revision's changes the last attempt could
+  /// not tell the outcome of (a write whose answer was lost, its list not read back): the watch
+  /// may hold them. `nil` when every outcome is known (and from older agents).
+  public var unknown: Int?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
-         unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses"
+         unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
@@ -298,7 +302,13 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// --fleet` over direct watches says it (`FleetWatchReport.reached`); `nil` when nothing was written.
   public var reachedText: String? {
     guard result == .retrying || result == .failed || result == .refused, let reached, let planned else { return nil }
-    return "\(reached.total) of \(planned.total) applied"
+    return "\(reached.total) of \(planned.total) applied" + (outcomeUnknown ? ", \(unknown ?? 0) not known" : "")
+  }
+
+  /// Whether the last attempt could not tell whether some of its writes reached the watch
+  /// (`unknown`): what the watch holds of the revision is then not known.
+  public var outcomeUnknown: Bool {
+    (result == .retrying || result == .failed) && (unknown ?? 0) > 0
   }
 
   /// Whether the watch holds part of the revision: it is not applied (`reachedText`) and some of

@@ -152,6 +152,10 @@ public struct FleetWatchReport: Sendable {
   /// offline during the wait without reporting on it (killed mid-apply, say). Counted against a
   /// fleet apply's exit status as not known.
   public var mayHoldPart = false
+  /// Whether its agent could not tell whether some of the change reached the watch (a write's
+  /// answer lost and its list not read back, `WatchStatus.outcomeUnknown`): what it holds of the
+  /// revision is not known — a staged rollout counts it so, not "without it".
+  public var outcomeUnknown = false
 
   /// The table's Time column instead of `elapsed`, for a row this run did not make: `earlier
   /// run` for a watch of a staged rollout's earlier wave, its result as the rollout recorded it.

@@ -349,6 +349,9 @@ public enum FleetStatus {
       // found something else changed meanwhile, `2 of 2 applied`): the watch holds the revision,
       // as a direct watch whose apply failed after its writes landed does (docs/fleet.md "Staged rollouts").
       if status.holdsRevisionWritten, current.contains(status.revision) { row.holdsManifests = true }
+      // A write whose outcome the agent could not tell: the watch may hold the revision — not
+      // known, not "without it" (fresh-eyes finding: a canary holding it was listed without it).
+      else if status.outcomeUnknown, current.contains(status.revision) { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
       return row
     }

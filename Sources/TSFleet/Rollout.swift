@@ -70,9 +70,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     public var hasRevision: Bool { result == "applied" || result == "no changes" }
     /// Whether its wave may have written it without the record saying it holds the revision:
     /// its wave was interrupted (or is being applied) before its result was recorded, or its
-    /// apply failed after part of it reached the watch. Only reading it tells.
+    /// apply failed (or is being retried) after part of it reached the watch, or may have (a
+    /// write whose outcome its agent could not tell). Only reading it tells.
     public var mayHaveWritten: Bool {
-      result == Self.interrupted || result == Self.applying || ((result == "failed" || result == "refused") && reached != nil)
+      result == Self.interrupted || result == Self.applying || (["failed", "refused", "retrying"].contains(result) && reached != nil)
     }
 
     /// The result of a watch whose wave was interrupted (the process running it ended) before
@@ -307,7 +308,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       // Part of it on the watch: directly, the apply's count; over MQTT, what its agent reported.
       if case .object(let reached)? = row.details["reached"], let applied = reached["applied"], applied != .integer(0) {
         result.reached = row.reached
-      } else if row.partlyApplied {
+      } else if row.partlyApplied || row.outcomeUnknown {
         result.reached = row.reached
       }
       watches[row.name] = result

@@ -95,6 +95,22 @@ import TSTestSupport
     #expect(read.isIntact)
   }
 
+  /// How many of a failed apply's changes may or may not be on the watch (`Reconcile.unknown`,
+  /// what an agent's status reports as `unknown`): the contacts' write whose answer was lost is
+  /// known once read back, and not known when the read back fails too.
+  @Test(arguments: [("lands-then-fails@7", 0), ("lands-then-fails@7,fail@8", 1), ("fail@6", 0)])
+  func whatAFailedApplyCannotTellIsCounted(fault: String, unknown: Int) async throws {
+    let space = try Workspace()
+    let plan = try await space.open().plan(Self.document(Self.four)).plan
+    let watch = try await space.open(fault: fault)
+    do {
+      _ = try await watch.apply(Self.document(Self.four), options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "t"))
+      Issue.record("\(fault): the apply did not fail")
+    } catch {
+      #expect(Reconcile.unknown(plan, failure: error) == unknown, "\(fault): \(error)")
+    }
+  }
+
   /// An entry that does not say what reached the watch (an apply that never ended, or an entry
   /// from before tsapply kept it) shows its plan as planned, not as done.
   @Test func anEntryWithoutWhatReachedTheWatchShowsItsPlanAsPlanned() {
