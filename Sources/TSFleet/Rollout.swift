@@ -411,12 +411,16 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   /// (of which failed in their wave, and not started), not known — disjoint, adding up.
   private func counts(_ listed: Int) -> String {
     let have = withRevision, lacking = withoutRevision, unknown = unknownRevision, total = counted.count
-    let failedNames = lacking.filter { watches[$0]?.isFailure == true }
+    // Failed: what their wave recorded as a failure — but a watch left pending (its agent
+    // offline or silent when the wave's wait ended) is said as such: it counts against
+    // `max_failures`, yet nothing failed on it (fresh-eyes finding: "4 failed" for four watches
+    // whose agent was away).
+    let failedNames = lacking.filter { watches[$0]?.isFailure == true && watches[$0]?.result != "pending" }
     let notStarted = lacking.filter { recorded($0) == nil }
-    // The rest, by what their wave recorded (interrupted, or applied and changed since), so the
-    // parts add up to the count.
+    // The rest, by what their wave recorded (pending, interrupted, or applied and changed since),
+    // so the parts add up to the count.
     var others: [(String, Int)] = []
-    for name in lacking where watches[name]?.isFailure != true {
+    for name in lacking where !failedNames.contains(name) {
       guard let result = recorded(name)?.result else { continue }
       let word = result == "interrupted" ? "interrupted" : "\(result) in its wave"
       if let index = others.firstIndex(where: { $0.0 == word }) { others[index].1 += 1 } else { others.append((word, 1)) }

@@ -228,6 +228,11 @@ import TSMonitor
     let summary = record.summary(fleetFile: "fleet.yaml")
     #expect(summary.contains("1 of 4 watches have the new revision \(record.revision) (as read from the watches now), 3 do not (1 failed, 1 not started, 1 interrupted)."),
             "\(summary)")
+    // Left pending by its wave (its agent away): said as pending, not as failed — it counts
+    // against max_failures, yet nothing failed on it (fresh-eyes finding: "4 failed").
+    record.watches["w3"] = try JSONDecoder().decode(RolloutRecord.WatchResult.self, from: Data(#"{"wave": 1, "result": "pending", "at": "-"}"#.utf8))
+    let pending = record.summary(fleetFile: "fleet.yaml")
+    #expect(pending.contains("3 do not (0 failed, 1 not started, 1 interrupted, 1 pending in its wave)."), "\(pending)")
   }
 
   /// A fleet of `count` watches whose interval changes to 90m, and a rollout of it (canary 3,
