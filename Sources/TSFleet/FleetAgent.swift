@@ -426,14 +426,16 @@ actor AgentWatch {
     self.watch = watch
     self.outlet = outlet
     self.now = now
-    // The status this watch had when the agent last ran, so what it knew (the revision
-    // applied, when, drift) is not lost across a restart.
+    // The publications handled before this start, so a broker that hands back an older one is
+    // not obeyed after a restart either.
     let publicationsPath = watch.home.agentPublicationsPath
     if let bytes = try? ManifestSource.file(path: publicationsPath, displayName: publicationsPath)
          .read(maxBytes: ManifestSource.maxRecordBytes, noun: "agent publications").get(),
        let kept = try? JSONDecoder().decode([String].self, from: Data(bytes)) {
       publications = kept
     }
+    // The status this watch had when the agent last ran, so what it knew (the revision
+    // applied, when, drift) is not lost across a restart.
     let path = watch.home.agentStatusPath
     if let bytes = try? ManifestSource.file(path: path, displayName: path).read(maxBytes: ManifestSource.maxRecordBytes, noun: "agent status").get(),
        let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
