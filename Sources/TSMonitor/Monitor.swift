@@ -45,36 +45,36 @@ public final class Monitor: @unchecked Sendable {
   /// (`manifestProvider`) the files its last document was merged from, top first
   /// (`residents/room-17.yaml over wards/ward-a.yaml`), which the fleet file may change while
   /// the monitor runs (a watch given its own manifest was named by its ward file alone).
-  private let shownManifest: Locked<String>
+  let shownManifest: Locked<String>
   public var manifestName: String { shownManifest.value }
   /// Who hears about SOS presses.
   public let notifiers: [any Notifier]
-  private let emitEvent: @Sendable (MonitorEvent) -> Void
-  private let notice: @Sendable (String) -> Void
-  private let checked: (@Sendable (MonitorCheck) -> Void)?
-  private let mailbox = Mailbox()
+  let emitEvent: @Sendable (MonitorEvent) -> Void
+  let notice: @Sendable (String) -> Void
+  let checked: (@Sendable (MonitorCheck) -> Void)?
+  let mailbox = Mailbox()
   /// What the monitor's listener hears, handed to its heals: a contact change made on the watch
   /// while a heal writes is said in the heal's event, not written over in silence.
   let announcements = WatchAnnouncements()
   private let lock = NSLock()
-  private var generation = 0
-  private var stopping = false
+  var generation = 0
+  var stopping = false
   /// `retire()` was called (and no `stop()` since): deliver the outbox before `run()` returns.
   private var retiring = false
-  private var session: Session?
-  private var refusals: Set<String> = []
+  var session: Session?
+  var refusals: Set<String> = []
   /// The events of failed and recovered deliveries (`DeliveryEvents`).
-  private let deliveryEvents = DeliveryEvents()
+  let deliveryEvents = DeliveryEvents()
   private var warnedNoSOS = false
-  private var handledWriteFailed = false
+  var handledWriteFailed = false
   /// Taken while one watch event is handled, so events are numbered and recorded in order.
-  private let eventLock = NSLock()
+  let eventLock = NSLock()
   /// When the periodic read is due next (`run()`'s ticker); `nil` outside `run()` (`--once`:
   /// the next check is the next run).
   let nextPoll = Locked<Date?>(nil)
 
   /// The outbox and delivery of the watch being monitored, set on first connecting.
-  private struct Session {
+  struct Session {
     var identity: String
     var profile: String
     var outbox: Outbox
@@ -103,7 +103,7 @@ public final class Monitor: @unchecked Sendable {
 
   /// `event` naming its watch `name` (`MonitorSettings.watchName`), the identity it named moved
   /// to `device`; unchanged when it names `name` already.
-  private static func named(_ event: MonitorEvent, _ name: String?) -> MonitorEvent {
+  static func named(_ event: MonitorEvent, _ name: String?) -> MonitorEvent {
     guard let name, event.watch != name else { return event }
     var named = event
     named.fields["device"] = .string(event.watch)
@@ -321,545 +321,6 @@ public final class Monitor: @unchecked Sendable {
     await watch.close()
   }
 
-  // MARK: Listeners
-
-  /// A listener, by its JSON name.
-  enum Listener: String, CaseIterable {
-    case contacts
-    case emergency = "emergency_contacts"
-    case sos
-
-    /// The events it hears.
-    var kind: DeviceEvent.Kind {
-      switch self {
-      case .contacts: .contactsChanged
-      case .emergency: .emergencyContactsChanged
-      case .sos: .sosRequested
-      }
-    }
-
-    /// The listener that hears `kind`.
-    init(_ kind: DeviceEvent.Kind) {
-      switch kind {
-      case .contactsChanged: self = .contacts
-      case .emergencyContactsChanged: self = .emergency
-      case .sosRequested: self = .sos
-      }
-    }
-
-    /// What it reports, for messages.
-    var reports: String {
-      switch self {
-      case .contacts: "contact changes"
-      case .emergency: "emergency-contact changes"
-      case .sos: "SOS presses"
-      }
-    }
-  }
-
-  /// How each listener is served on a platform with `contacts`: `listening` (registered),
-  /// `polled` (the platform never reports it, so the periodic read finds it), `unsupported` (SOS
-  /// where the platform cannot report it) or `none` (the platform has no such list). The
-  /// `listeners` field of `online` events, and the table in docs/monitor.md.
-  static func listeners(for contacts: ContactCapabilities) -> [Listener: String] {
-    [
-      .contacts: contacts.maxContacts == 0 ? "none" : contacts.contactsChangedListener ? "listening" : "polled",
-      .emergency: !contacts.supportsEmergencyContacts ? "none" : contacts.emergencyContactsChangedListener ? "listening" : "polled",
-      .sos: contacts.sosRequestListener ? "listening" : "unsupported",
-    ]
-  }
-
-  /// Listens for what `listeners(for:)` says the platform reports, resuming after the last event
-  /// handled: what the watch reported while no monitor listened comes first. A watch with no
-  /// event handled yet that this monitor has been waiting for since `waitedSince` (it could not
-  /// be reached, or did not exist yet, when the monitor started or the fleet file named it):
-  /// every event the watch still keeps is asked for (`DeviceEventID.everything`), and the SOS
-  /// presses made since `waitedSince` are delivered, replayed; older ones only recorded.
-  private func register(_ watch: Watch, generation: Int, waitedSince: Date? = nil) async -> [Listener: String] {
-    let listening = Self.listeners(for: watch.capabilities.contacts)
-    let kinds = Set(Listener.allCases.filter { listening[$0] == "listening" }.map(\.kind))
-    guard !kinds.isEmpty else { return listening }
-    let identity = watch.identity, profile = watch.capabilities.profile
-    let record = locked { session?.handled }
-    let handled = record?.lastEventID
-    // No event handled yet: every event the watch keeps is asked for, and the presses made since
-    // this monitor began waiting for it, or first listened to it (kept across restarts, with a
-    // minute's slack for the watch's clock), are delivered; older ones only recorded. Listening
-    // from the watch's resume point instead lost a press made while the first stream was being
-    // opened (fresh-eyes findings: the first ~20 ms; an event stream stalled on the way).
-    var firstListened: Date?
-    if handled == nil, waitedSince == nil, let record {
-      do { firstListened = try record.listeningSince(now: now()) } catch { firstListened = now() }
-    }
-    let waited = handled == nil ? (waitedSince ?? firstListened.map { $0.addingTimeInterval(-HandledEvents.clockSlack) }) : nil
-    let firstStart = firstListened != nil
-    let after = handled ?? (waited == nil ? nil : DeviceEventID.everything)
-    // A press made before this moment, heard by a listener that resumed, was replayed.
-    let resumedAt = after == nil ? nil : now()
-    await watch.device.listen(to: kinds, after: after) { [weak self] report in
-      guard let self, self.isCurrent(generation) else { return }
-      self.announcements.heard(report)
-      switch report {
-      case .resumePoint(let id):
-        self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
-      case .event(let event) where event.kind == .sosRequested
-        && Self.pressed(event.time, before: waited, untimedIsOlder: firstStart):
-        // Pressed before this monitor waited for the watch: not this monitor's to deliver.
-        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
-      case .event(let event) where event.kind == .sosRequested:
-        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt)
-      case .event(let event):
-        self.mailbox.post(.changed)
-        // A missed change needs no replay (connecting checks the watch anyway), only the record.
-        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
-      case .failed(let kind, let error):
-        self.listenerFailed(Listener(kind), error, generation: generation)
-      case .interrupted(let why):
-        self.emit(.error, watch: identity, message: "the watch's events are not being heard: \(why); an SOS pressed meanwhile is forwarded "
-                    + "late, once they are — check the network between this monitor and the phone",
-                  fields: ["reason": .string("events_down"), "error": .string(why)])
-      case .resumed:
-        self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
-                  fields: ["events": .string("resumed")])
-      case .missed(let after, let before):
-        self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
-                    + "and cannot be had again (the bridge no longer holds them, or something on the network dropped them each time): "
-                    + "an SOS pressed then was not forwarded; ask the wearer, and check the network between this monitor and the phone",
-                  fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
-      }
-    }
-    return listening
-  }
-
-  /// Whether a press at `time` came before `since` (never without `since`). A press whose time
-  /// is not known (a device that gives none) counts as before with `untimedIsOlder` — a first
-  /// start, which hears every press the watch keeps and must not forward old ones as new — and
-  /// as after otherwise (a watch waited for: its presses were made while nobody listened).
-  static func pressed(_ time: Date?, before since: Date?, untimedIsOlder: Bool = false) -> Bool {
-    guard let since else { return false }
-    guard let time else { return untimedIsOlder }
-    return time < since
-  }
-
-  /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
-  /// failure to write is reported once.
-  private func recordHandled(_ id: DeviceEventID?, sequence: Int?, durable: Bool = true) {
-    guard let session = locked({ self.session }), id != nil || sequence != nil else { return }
-    do {
-      try session.handled.handled(id, sequence: sequence, durable: durable)
-    } catch {
-      guard locked({ () -> Bool in defer { handledWriteFailed = true }; return !handledWriteFailed }) else { return }
-      emit(.error, watch: session.identity,
-           message: "cannot record the last event handled (\(error)); a restarted monitor may report events again",
-           fields: ["reason": .string("handled_events"), "file": .string(session.handled.path)])
-    }
-  }
-
-  private func isCurrent(_ generation: Int) -> Bool { locked { self.generation == generation && !stopping } }
-
-  /// 2004: refused (reported once per listener for the monitor's life, then polled); anything
-  /// else: the event stream broke, so reconnect.
-  private func listenerFailed(_ listener: Listener, _ error: DeviceError, generation: Int) {
-    guard error.code == .notSupport else {
-      return mailbox.post(.lost(generation: generation, reason: "the \(listener.rawValue) listener failed: \(error)"))
-    }
-    let (first, identity) = locked { (refusals.insert(listener.rawValue).inserted, session?.identity ?? chosenSpec()) }
-    guard first else { return }
-    let consequence = listener == .sos
-      ? "SOS presses on this watch cannot be reported"
-      : "\(listener.reports) are found by reading the watch every \(Self.text(settings.interval)) instead"
-    emit(.error, watch: identity, message: "the watch refused the \(listener.rawValue) listener (\(error)); \(consequence)",
-         fields: ["reason": .string("listener_refused"), "listener": .string(listener.rawValue),
-                  "code": .integer(error.code.rawValue), "domain": .string(error.domain.rawValue)])
-  }
-
-  // MARK: SOS
-
-  /// Seconds between when a press happened and when the monitor heard it beyond which the
-  /// event says both (`heard_at`): more than delivery ever takes, less than anyone waits.
-  public static let heardLateAfter: TimeInterval = 2
-
-  /// An SOS press (the device's event `deviceEvent`, made at `pressedAt` when the device says):
-  /// numbered, into the outbox first (on disk before anything else happens), then recorded as
-  /// handled, then the log, then the notifiers. The event's `time` is when it was pressed
-  /// (when heard, if the device does not say); heard more than `heardLateAfter` apart it also
-  /// has `heard_at`, and `replayed` when it was pressed before a resuming listener registered
-  /// (`resumedAt`: pressed while no monitor listened, replayed from the watch's history).
-  /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
-  /// the outbox delivers it.
-  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?) {
-    eventLock.lock()
-    defer { eventLock.unlock() }
-    guard let session = locked({ self.session }) else { return }
-    let (sequence, id) = session.handled.nextSOS()
-    var fields: [String: JSONValue] = ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName),
-                                       "sequence": .integer(sequence)]
-    if let deviceEvent { fields["device_event_id"] = .string(deviceEvent.rawValue) }
-    let heard = now(), pressed = pressedAt ?? heard
-    var message = "SOS pressed on the watch"
-    if abs(heard.timeIntervalSince(pressed)) > Self.heardLateAfter {
-      fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
-      if heard > pressed { message += " \(StatusBoard.duration(heard.timeIntervalSince(pressed))) before it was heard" }
-    }
-    if let resumedAt, pressed < resumedAt {
-      fields["replayed"] = .bool(true)
-      message += " (replayed: pressed while no monitor listened)"
-    }
-    // Named as its events are before it goes in the outbox: the notifiers get what the log shows.
-    let event = Self.named(MonitorEvent(time: pressed, watch: watch, kind: .sos, id: id, message: message, fields: fields),
-                           settings.watchName)
-    let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
-    if !notifiers.isEmpty {
-      if session.outbox.entry(id) != nil {
-        recordHandled(deviceEvent, sequence: sequence)
-        notice("SOS \(id) was heard again after a restart; it is already in the outbox and delivered from there.")
-        return
-      }
-      do {
-        try session.outbox.put(entry)
-      } catch {
-        emit(.error, watch: watch, message: "the SOS could not be stored in the outbox (\(error)); delivering it without the outbox, so a restart would not deliver it again",
-             fields: ["reason": .string("outbox"), "event_id": .string(event.id)])
-      }
-    }
-    recordHandled(deviceEvent, sequence: sequence)
-    emitEvent(event)
-    if !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
-  }
-
-  private func delivered(_ report: Delivery.Report) {
-    let identity = locked { session?.identity } ?? chosenSpec()
-    switch report {
-    case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
-      notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
-    case .delivered(let id, let notifier, let attempts):
-      notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
-    case .completed(let id):
-      notice("SOS \(id): every notifier succeeded; removed from the outbox.")
-    case .outboxFailed(let id, let error):
-      emit(.error, watch: identity, message: "cannot update the outbox entry of SOS \(id): \(error); it may be delivered again",
-           fields: ["reason": .string("outbox"), "event_id": .string(id)])
-    }
-  }
-
-  // MARK: Checks
-
-  /// What one check found.
-  enum CheckResult {
-    case clean
-    /// Drift reported; `healFailed`: why the heal asked for (`--reconcile`) failed, in a
-    /// sentence that says whether the next check tries again.
-    case drifted(healFailed: String?)
-    case offline(DeviceError)
-    case failed(String)
-  }
-
-  /// What the loop remembers between checks.
-  struct Tracking {
-    /// The drift reported last: its signature (digest of its changes), event id and the
-    /// addresses it named (as shown).
-    var reported: (signature: String, id: String, addresses: [JSONValue])?
-    /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
-    var reportedOutcome: String?
-    /// The last heal attempt: for which drift and manifest, whether to try again (it failed
-    /// for a reason that can pass), and how many attempts in a row failed so.
-    var lastHeal: (key: String, retry: Bool, attempts: Int)?
-    /// The last heal's `retrying` outcome while its retry is not due yet (`HealOutcome.retrying`'s
-    /// `next`, the next periodic check): a check before then (the watch reconnected, or was
-    /// changed in a way that leaves the drift as it was) reports it, and does not try again.
-    var retryWaiting: HealOutcome?
-    /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
-    var healed = false
-    /// What the drift reported last (`reported`) was measured against — the record then — and
-    /// the resources it named; `nil` when not known (a drift replayed after a kill). When it ends
-    /// with the watch still differing from that record in the same resources, the record took
-    /// the change: accepted, not undone.
-    var reportedAgainst: (record: DeviceState, addresses: Set<ResourceAddress>)?
-    /// Whether the record was refreshed to drift the manifest accepts (`Monitor.accept`) since
-    /// the drift was reported (so its end is the manifest's doing).
-    var accepted = false
-    /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
-    /// (`HealOutcome.applied`'s `notHealed`): its end is that apply recording them, not a heal.
-    var notHealed: [String] = []
-    /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
-    var suspendedFor: String?
-    /// The last heal failed after a write over the drift reached the watch (`heal`): when the
-    /// drift ends, the heal ended it (`resolved`, `healed: true`), not the wearer.
-    var failedHealWroteOverDrift = false
-    /// The last heal's words for a contact change the watch announced while it wrote
-    /// (`Reconcile.changedDuringApply`), said with that heal's outcome.
-    var changedDuringHeal: String?
-    var budget: ApplyBudget
-    /// The last manifest problem reported, so each is reported once.
-    var manifestProblem: String?
-    var noRecordNoted = false
-    /// Whether this monitor forwards the watch's SOS: the long-running one (`run()`) listens
-    /// for it, a single check (`checkOnce()`, `--once`) listens to nothing, so its notes must
-    /// not say SOS is still forwarded.
-    var forwardsSOS = false
-  }
-
-  /// Reads the manifest and the watch, reports drift and its end, heals when asked.
-  private func check(_ watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
-    let document: ManifestDocument
-    if let provider = settings.manifestProvider {
-      switch provider() {
-      case .success(let supplied): document = supplied
-      // A watch the fleet file no longer names: no alert; its monitor is being stopped.
-      case .failure(let problem) where problem.notManaged: return .failed(problem.errors.first?.message ?? "no longer managed")
-      case .failure(let problem): return await manifestProblem(problem.errors, watch: watch, &tracking)
-      }
-    } else {
-      let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
-      guard let manifest = loaded.manifest, let bytes = loaded.source else {
-        return await manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
-      }
-      document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
-                                  bytes: bytes, path: settings.manifestPath)
-    }
-    if settings.manifestProvider != nil { shownManifest.set(document.manifest.file) }
-    let bytes = document.bytes
-    var report: DriftReport
-    do {
-      report = try await watch.drift(document)
-    } catch {
-      switch error {
-      case .device(let deviceError): return .offline(deviceError)
-      case .invalid(let input): return await manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
-      default: return .failed(mask(error.description))
-      }
-    }
-    // The manifest usable again: a drift reported while it was not (`reconcile: invalid`) is
-    // reported anew with what healing does about it now.
-    if tracking.manifestProblem != nil, let reported = tracking.reported { tracking.reported = ("", reported.id, reported.addresses) }
-    tracking.manifestProblem = nil
-    // The wearer's change the manifest now holds is recorded, and is no longer drift.
-    if let left = await accept(watch, document, report: report) {
-      report.drift = left
-      tracking.accepted = true
-    }
-    // Told before the events of a check that finds drift, and after the `resolved` of one that
-    // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
-    let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
-                             pending: report.unapplied.count, holdsManifest: report.holdsManifest,
-                             sosAtRisk: report.drift.contains { $0.address == .emergency })
-    if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
-    guard report.hasRecord else {
-      if !tracking.noRecordNoted {
-        tracking.noRecordNoted = true
-        // "SOS is still forwarded" only by a monitor that forwards it (not `--once`), where the
-        // watch reports SOS at all (not on Npk).
-        let forwarded = tracking.forwardsSOS && !(locked { refusals.contains(Listener.sos.rawValue) })
-        notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it"
-          + (forwarded ? " (SOS is still forwarded)." : "."))
-      }
-      return .clean
-    }
-    tracking.noRecordNoted = false
-    guard !report.drift.isEmpty else {
-      if let reported = tracking.reported {
-        var fields: [String: JSONValue] = ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)]
-        var message = tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again"
-        // Not healed, and the watch still holds what changed: the record took it (drift --adopt,
-        // or an apply that recorded the watch as it is) — accepted, not undone on the watch
-        // ("again" said so after an adoption: fresh-eyes finding).
-        let stillHeld = !tracking.healed && tracking.reportedAgainst.map { reported in
-          let now = Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities)
-          return !now.isEmpty && Set(now.map(\.address)) == reported.addresses
-        } == true
-        if tracking.accepted {
-          fields["accepted"] = .bool(true)
-          message = "\(manifestName) now holds what changed on the watch: the change is accepted, and recorded as what the last apply left"
-        } else if stillHeld && tracking.notHealed.isEmpty {
-          fields["accepted"] = .bool(true)
-          message = "the watch still holds what changed, now recorded as what the last apply left (adopted into \(manifestName) "
-            + "with 'tsapply drift --adopt', or taken by an apply): the change is accepted"
-        } else if !tracking.notHealed.isEmpty {
-          fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
-          message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
-            + "(\(manifestName) does not set what changed)"
-        }
-        emit(.resolved, watch: watch.identity, message: message, fields: fields)
-      }
-      checked?(check)
-      tracking.reported = nil
-      tracking.reportedAgainst = nil
-      tracking.healed = false
-      tracking.accepted = false
-      tracking.notHealed = []
-      tracking.lastHeal = nil
-      tracking.retryWaiting = nil
-      tracking.suspendedFor = nil
-      return .clean
-    }
-    var changes = JSONPlanRenderer.changes(report.drift, redact: false)
-    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
-    let manifestDigest = SHA256Digest.hex(of: bytes)
-    let isNew = signature != tracking.reported?.signature
-    if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
-    // When it was found: the drift event's time, however long a heal takes.
-    let detected = now()
-    var shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
-    var outcome = HealOutcome.off
-    if settings.reconcile {
-      let key = signature + manifestDigest
-      if tracking.suspendedFor != nil {
-        outcome = .rateLimited
-      } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?) = waiting, now() < due {
-        // Retried at the next periodic check, not at every reconnect: a flaky link that drops at
-        // each attempt retried it as fast as the monitor reconnects.
-        outcome = waiting
-      } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
-        let attempt = tracking.lastHeal.map { $0.key == key && $0.retry ? $0.attempts + 1 : 1 } ?? 1
-        if isNew { keepHealIntent(report, changes: changes, watch: watch, mask: shown, at: detected) }
-        outcome = await heal(watch, document, report: report, attempt: attempt, &tracking)
-        tracking.lastHeal = (key, outcome.retryable, outcome.retryable ? attempt : 0)
-        tracking.retryWaiting = outcome.retryable ? outcome : nil
-        if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
-      } else {
-        outcome = .unchanged
-      }
-    }
-    // What the heal's own read found changed beside what this check read — the wearer changed
-    // more meanwhile — is reported with it: nothing a heal undoes goes unreported (fresh-eyes
-    // finding: a contact removed 0.2 s after the emergency list was healed back unreported).
-    var foundByHeal = false
-    if case .applied(let applied, _, _) = outcome {
-      let extra = applied.plan.resourceDrift.filter { change in !report.drift.contains { $0.address == change.address } }
-      if !extra.isEmpty {
-        foundByHeal = true
-        report.drift = (report.drift + extra).sorted { $0.address < $1.address }
-        changes = JSONPlanRenderer.changes(report.drift, redact: false)
-        shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
-      }
-    }
-    // The same drift, reported refused, failed or given up on, and its manifest changed since:
-    // what healing does about it now is said anew (a drift event that supersedes it), so the
-    // page and the alerts do not keep a refusal the manifest no longer makes (fresh-eyes finding).
-    let outcomeChanged = !isNew && tracking.reported != nil && ["unsafe", "failed", "rate_limited"].contains(tracking.reportedOutcome ?? "")
-      && outcome.word != "unchanged" && outcome.word != tracking.reportedOutcome
-    let driftID: String
-    if isNew || outcomeChanged || foundByHeal {
-      var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
-      let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
-      // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
-      // it, or the wearer changed more: this event replaces it, and says what of it is no longer
-      // drift, so a receiver that tracks drift by id closes the earlier one.
-      if let earlier = tracking.reported {
-        event.fields["supersedes"] = .string(earlier.id)
-        let settled = earlier.addresses.filter { !addresses.contains($0) }
-        if !settled.isEmpty { event.fields["no_longer_drifted"] = .array(settled) }
-      }
-      emitEvent(event)
-      unlink(watch.home.monitorHealPath)
-      driftID = event.id
-      tracking.reported = (signature, event.id, addresses)
-      tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(report.drift.map(\.address))) }
-      tracking.reportedOutcome = outcome.word
-      tracking.healed = false
-      tracking.accepted = false
-      tracking.notHealed = []
-    } else {
-      driftID = tracking.reported?.id ?? ""
-    }
-    if tracking.failedHealWroteOverDrift {
-      tracking.healed = true
-      tracking.failedHealWroteOverDrift = false
-    }
-    switch outcome {
-    case .applied(let applied, let heldBack, let notHealed):
-      let healed = shown.adding(applied.plan)
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
-      tracking.healed = notHealed.isEmpty
-      tracking.notHealed = words.notHealed
-      var fields: [String: JSONValue] = [
-        "drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
-        "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
-        "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) }),
-      ]
-      if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
-      if let heldBack {
-        fields["held_back"] = .array(heldBack.addresses.map { .string(healed.text($0.rawValue)) })
-        fields["held_back_reason"] = .string(heldBack.reason)
-      }
-      if let during = tracking.changedDuringHeal { fields["changed_during_apply"] = .string(during) }
-      emit(.applied, watch: watch.identity,
-           message: "\(words.applied): \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
-             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.message($0.text) } ?? "")
-             + (tracking.changedDuringHeal.map { "; " + $0 } ?? ""),
-           fields: fields)
-      mailbox.post(.recheck)
-    case .failed(let message) where !isNew:
-      emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
-           fields: ["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID), "error": .string(message)])
-    case .retrying(let message, let attempt, _) where !isNew && attempt == 1:
-      // Said when the drift's heal turns transient (its manifest changed); later attempts that
-      // fail the same way are the state the drift event and this already told.
-      emit(.error, watch: watch.identity, message: "healing the drift \(outcome.retryText)",
-           fields: outcome.retryFields.merging(["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID),
-                                                "error": .string(message)]) { $1 })
-    default:
-      break
-    }
-    switch outcome {
-    case .failed(let message): return .drifted(healFailed: "healing the drift failed: \(message)")
-    case .retrying: return .drifted(healFailed: "healing the drift \(outcome.retryText)")
-    default: return .drifted(healFailed: nil)
-    }
-  }
-
-  /// A manifest that cannot be used: said once (an `error` event, `reason: manifest`), and the
-  /// watch still compared with what the last apply left (`Watch.driftSinceRecord`: drift needs
-  /// no manifest), so a change on the watch — SOS switched off — is reported while the manifest
-  /// has errors (`reconcile: invalid`: nothing is healed until it is fixed; what it still asks
-  /// of the watch is not known, `pending: null`), and its end too.
-  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
-    let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
-      + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
-    // A fleet's watch: the files with the errors, not the watch's usual name for its manifests.
-    let files = Array(Set(errors.compactMap { $0.position?.file })).sorted()
-    let name = settings.manifestProvider != nil && !files.isEmpty ? files.joined(separator: ", ") : manifestName
-    let message = "cannot use \(name): \(text.isEmpty ? "it could not be read" : text); nothing is healed or applied until it is fixed"
-    if tracking.manifestProblem != message {
-      tracking.manifestProblem = message
-      emit(.error, watch: watch.identity, message: message, fields: ["reason": .string("manifest")])
-    }
-    let found: (drift: [ResourceChange], lastWrite: LastWrite)?
-    do { found = try await watch.driftSinceRecord() } catch {
-      if case .device(let deviceError) = error { return .offline(deviceError) }
-      return .failed(message)
-    }
-    guard let drift = found?.drift else { return .failed(message) }
-    if drift.isEmpty {
-      if let reported = tracking.reported {
-        emit(.resolved, watch: watch.identity, message: "the watch holds what the last apply left again",
-             fields: ["drift_id": .string(reported.id), "healed": .bool(false)])
-        tracking.reported = nil
-      }
-      return .failed(message)
-    }
-    let changes = JSONPlanRenderer.changes(drift, redact: false)
-    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
-    guard signature != tracking.reported?.signature else { return .failed(message) }
-    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: [], changes: drift)
-    let addresses = drift.map { JSONValue.string(shown.text($0.address.rawValue)) }
-    var fields: [String: JSONValue] = [
-      "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: drift),
-      "addresses": .array(addresses), "reconcile": .string("invalid"), "pending": .null,
-    ]
-    if let earlier = tracking.reported { fields["supersedes"] = .string(earlier.id) }
-    let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
-                             message: "\(Reconcile.driftSummary(drift, address: shown.address)) changed on the watch since the last apply; "
-                               + "not healed: \(name) cannot be used, so nothing is applied until it is fixed",
-                             fields: fields)
-    emitEvent(event)
-    tracking.reported = (signature, event.id, addresses)
-    tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(drift.map(\.address))) }
-    return .failed(message)
-  }
-
   // MARK: Reporting
 
   private func emitOnline(_ watch: Watch, listening: [Listener: String], offlineFor: TimeInterval?) {
@@ -900,11 +361,11 @@ public final class Monitor: @unchecked Sendable {
 
   func now() -> Date { engine.now() }
 
-  private func chosenSpec() -> String {
+  func chosenSpec() -> String {
     engine.registry.chosenSpec(settings.deviceSpec, environment: engine.environment).spec
   }
 
-  private func locked<T>(_ body: () -> T) -> T {
+  func locked<T>(_ body: () -> T) -> T {
     lock.lock()
     defer { lock.unlock() }
     return body()

@@ -1,0 +1,328 @@
+import Foundation
+import TSApply
+import TSDevice
+import TSEngine
+import TSManifest
+import TSModel
+import TSPlan
+
+// Checking: one read of the watch, what it found (drift, its resolution, a manifest problem, the
+// watch offline) and the events that say it (docs/monitor.md "Drift and healing"). Healing a
+// drift found here is `Monitor+Heal.swift`.
+extension Monitor {
+  // MARK: Checks
+
+  /// What one check found.
+  enum CheckResult {
+    case clean
+    /// Drift reported; `healFailed`: why the heal asked for (`--reconcile`) failed, in a
+    /// sentence that says whether the next check tries again.
+    case drifted(healFailed: String?)
+    case offline(DeviceError)
+    case failed(String)
+  }
+
+  /// What the loop remembers between checks.
+  struct Tracking {
+    /// The drift reported last: its signature (digest of its changes), event id and the
+    /// addresses it named (as shown).
+    var reported: (signature: String, id: String, addresses: [JSONValue])?
+    /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
+    var reportedOutcome: String?
+    /// The last heal attempt: for which drift and manifest, whether to try again (it failed
+    /// for a reason that can pass), and how many attempts in a row failed so.
+    var lastHeal: (key: String, retry: Bool, attempts: Int)?
+    /// The last heal's `retrying` outcome while its retry is not due yet (`HealOutcome.retrying`'s
+    /// `next`, the next periodic check): a check before then (the watch reconnected, or was
+    /// changed in a way that leaves the drift as it was) reports it, and does not try again.
+    var retryWaiting: HealOutcome?
+    /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
+    var healed = false
+    /// What the drift reported last (`reported`) was measured against — the record then — and
+    /// the resources it named; `nil` when not known (a drift replayed after a kill). When it ends
+    /// with the watch still differing from that record in the same resources, the record took
+    /// the change: accepted, not undone.
+    var reportedAgainst: (record: DeviceState, addresses: Set<ResourceAddress>)?
+    /// Whether the record was refreshed to drift the manifest accepts (`Monitor.accept`) since
+    /// the drift was reported (so its end is the manifest's doing).
+    var accepted = false
+    /// The drifted resources (masked addresses) a heal's apply left as the watch holds them
+    /// (`HealOutcome.applied`'s `notHealed`): its end is that apply recording them, not a heal.
+    var notHealed: [String] = []
+    /// Healing gave up (the watch keeps drifting back) while the manifest had this digest.
+    var suspendedFor: String?
+    /// The last heal failed after a write over the drift reached the watch (`heal`): when the
+    /// drift ends, the heal ended it (`resolved`, `healed: true`), not the wearer.
+    var failedHealWroteOverDrift = false
+    /// The last heal's words for a contact change the watch announced while it wrote
+    /// (`Reconcile.changedDuringApply`), said with that heal's outcome.
+    var changedDuringHeal: String?
+    var budget: ApplyBudget
+    /// The last manifest problem reported, so each is reported once.
+    var manifestProblem: String?
+    var noRecordNoted = false
+    /// Whether this monitor forwards the watch's SOS: the long-running one (`run()`) listens
+    /// for it, a single check (`checkOnce()`, `--once`) listens to nothing, so its notes must
+    /// not say SOS is still forwarded.
+    var forwardsSOS = false
+  }
+
+  /// Reads the manifest and the watch, reports drift and its end, heals when asked.
+  func check(_ watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
+    let document: ManifestDocument
+    if let provider = settings.manifestProvider {
+      switch provider() {
+      case .success(let supplied): document = supplied
+      // A watch the fleet file no longer names: no alert; its monitor is being stopped.
+      case .failure(let problem) where problem.notManaged: return .failed(problem.errors.first?.message ?? "no longer managed")
+      case .failure(let problem): return await manifestProblem(problem.errors, watch: watch, &tracking)
+      }
+    } else {
+      let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
+      guard let manifest = loaded.manifest, let bytes = loaded.source else {
+        return await manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      }
+      document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
+                                  bytes: bytes, path: settings.manifestPath)
+    }
+    if settings.manifestProvider != nil { shownManifest.set(document.manifest.file) }
+    let bytes = document.bytes
+    var report: DriftReport
+    do {
+      report = try await watch.drift(document)
+    } catch {
+      switch error {
+      case .device(let deviceError): return .offline(deviceError)
+      case .invalid(let input): return await manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      default: return .failed(mask(error.description))
+      }
+    }
+    // The manifest usable again: a drift reported while it was not (`reconcile: invalid`) is
+    // reported anew with what healing does about it now.
+    if tracking.manifestProblem != nil, let reported = tracking.reported { tracking.reported = ("", reported.id, reported.addresses) }
+    tracking.manifestProblem = nil
+    // The wearer's change the manifest now holds is recorded, and is no longer drift.
+    if let left = await accept(watch, document, report: report) {
+      report.drift = left
+      tracking.accepted = true
+    }
+    // Told before the events of a check that finds drift, and after the `resolved` of one that
+    // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
+    let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
+                             pending: report.unapplied.count, holdsManifest: report.holdsManifest,
+                             sosAtRisk: report.drift.contains { $0.address == .emergency })
+    if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
+    guard report.hasRecord else {
+      if !tracking.noRecordNoted {
+        tracking.noRecordNoted = true
+        // "SOS is still forwarded" only by a monitor that forwards it (not `--once`), where the
+        // watch reports SOS at all (not on Npk).
+        let forwarded = tracking.forwardsSOS && !(locked { refusals.contains(Listener.sos.rawValue) })
+        notice("No record of an apply to \(watch.identity): drift cannot be told until tsapply applies a manifest to it"
+          + (forwarded ? " (SOS is still forwarded)." : "."))
+      }
+      return .clean
+    }
+    tracking.noRecordNoted = false
+    guard !report.drift.isEmpty else {
+      if let reported = tracking.reported {
+        var fields: [String: JSONValue] = ["drift_id": .string(reported.id), "healed": .bool(tracking.healed)]
+        var message = tracking.healed ? "the drift is healed: the watch holds what the last apply left" : "the watch holds what the last apply left again"
+        // Not healed, and the watch still holds what changed: the record took it (drift --adopt,
+        // or an apply that recorded the watch as it is) — accepted, not undone on the watch
+        // ("again" said so after an adoption: fresh-eyes finding).
+        let stillHeld = !tracking.healed && tracking.reportedAgainst.map { reported in
+          let now = Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities)
+          return !now.isEmpty && Set(now.map(\.address)) == reported.addresses
+        } == true
+        if tracking.accepted {
+          fields["accepted"] = .bool(true)
+          message = "\(manifestName) now holds what changed on the watch: the change is accepted, and recorded as what the last apply left"
+        } else if stillHeld && tracking.notHealed.isEmpty {
+          fields["accepted"] = .bool(true)
+          message = "the watch still holds what changed, now recorded as what the last apply left (adopted into \(manifestName) "
+            + "with 'tsapply drift --adopt', or taken by an apply): the change is accepted"
+        } else if !tracking.notHealed.isEmpty {
+          fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
+          message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
+            + "(\(manifestName) does not set what changed)"
+        }
+        emit(.resolved, watch: watch.identity, message: message, fields: fields)
+      }
+      checked?(check)
+      tracking.reported = nil
+      tracking.reportedAgainst = nil
+      tracking.healed = false
+      tracking.accepted = false
+      tracking.notHealed = []
+      tracking.lastHeal = nil
+      tracking.retryWaiting = nil
+      tracking.suspendedFor = nil
+      return .clean
+    }
+    var changes = JSONPlanRenderer.changes(report.drift, redact: false)
+    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
+    let manifestDigest = SHA256Digest.hex(of: bytes)
+    let isNew = signature != tracking.reported?.signature
+    if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
+    // When it was found: the drift event's time, however long a heal takes.
+    let detected = now()
+    var shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
+    var outcome = HealOutcome.off
+    if settings.reconcile {
+      let key = signature + manifestDigest
+      if tracking.suspendedFor != nil {
+        outcome = .rateLimited
+      } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?) = waiting, now() < due {
+        // Retried at the next periodic check, not at every reconnect: a flaky link that drops at
+        // each attempt retried it as fast as the monitor reconnects.
+        outcome = waiting
+      } else if key != tracking.lastHeal?.key || tracking.lastHeal?.retry == true {
+        let attempt = tracking.lastHeal.map { $0.key == key && $0.retry ? $0.attempts + 1 : 1 } ?? 1
+        if isNew { keepHealIntent(report, changes: changes, watch: watch, mask: shown, at: detected) }
+        outcome = await heal(watch, document, report: report, attempt: attempt, &tracking)
+        tracking.lastHeal = (key, outcome.retryable, outcome.retryable ? attempt : 0)
+        tracking.retryWaiting = outcome.retryable ? outcome : nil
+        if case .rateLimited = outcome { tracking.suspendedFor = manifestDigest }
+      } else {
+        outcome = .unchanged
+      }
+    }
+    // What the heal's own read found changed beside what this check read — the wearer changed
+    // more meanwhile — is reported with it: nothing a heal undoes goes unreported (fresh-eyes
+    // finding: a contact removed 0.2 s after the emergency list was healed back unreported).
+    var foundByHeal = false
+    if case .applied(let applied, _, _) = outcome {
+      let extra = applied.plan.resourceDrift.filter { change in !report.drift.contains { $0.address == change.address } }
+      if !extra.isEmpty {
+        foundByHeal = true
+        report.drift = (report.drift + extra).sorted { $0.address < $1.address }
+        changes = JSONPlanRenderer.changes(report.drift, redact: false)
+        shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
+      }
+    }
+    // The same drift, reported refused, failed or given up on, and its manifest changed since:
+    // what healing does about it now is said anew (a drift event that supersedes it), so the
+    // page and the alerts do not keep a refusal the manifest no longer makes (fresh-eyes finding).
+    let outcomeChanged = !isNew && tracking.reported != nil && ["unsafe", "failed", "rate_limited"].contains(tracking.reportedOutcome ?? "")
+      && outcome.word != "unchanged" && outcome.word != tracking.reportedOutcome
+    let driftID: String
+    if isNew || outcomeChanged || foundByHeal {
+      var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
+      let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
+      // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
+      // it, or the wearer changed more: this event replaces it, and says what of it is no longer
+      // drift, so a receiver that tracks drift by id closes the earlier one.
+      if let earlier = tracking.reported {
+        event.fields["supersedes"] = .string(earlier.id)
+        let settled = earlier.addresses.filter { !addresses.contains($0) }
+        if !settled.isEmpty { event.fields["no_longer_drifted"] = .array(settled) }
+      }
+      emitEvent(event)
+      unlink(watch.home.monitorHealPath)
+      driftID = event.id
+      tracking.reported = (signature, event.id, addresses)
+      tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(report.drift.map(\.address))) }
+      tracking.reportedOutcome = outcome.word
+      tracking.healed = false
+      tracking.accepted = false
+      tracking.notHealed = []
+    } else {
+      driftID = tracking.reported?.id ?? ""
+    }
+    if tracking.failedHealWroteOverDrift {
+      tracking.healed = true
+      tracking.failedHealWroteOverDrift = false
+    }
+    switch outcome {
+    case .applied(let applied, let heldBack, let notHealed):
+      let healed = shown.adding(applied.plan)
+      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
+      tracking.healed = notHealed.isEmpty
+      tracking.notHealed = words.notHealed
+      var fields: [String: JSONValue] = [
+        "drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),
+        "destroyed": .integer(applied.destroyed), "backup": applied.backupPath.map(JSONValue.string) ?? .null,
+        "addresses": .array(applied.plan.resourceChanges.map { .string(healed.text($0.address.rawValue)) }),
+      ]
+      if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
+      if let heldBack {
+        fields["held_back"] = .array(heldBack.addresses.map { .string(healed.text($0.rawValue)) })
+        fields["held_back_reason"] = .string(heldBack.reason)
+      }
+      if let during = tracking.changedDuringHeal { fields["changed_during_apply"] = .string(during) }
+      emit(.applied, watch: watch.identity,
+           message: "\(words.applied): \(applied.added) added, \(applied.changed) changed, \(applied.destroyed) destroyed"
+             + (applied.backupPath.map { " (backup \($0))" } ?? "") + words.appliedLeft + (heldBack.map { healed.message($0.text) } ?? "")
+             + (tracking.changedDuringHeal.map { "; " + $0 } ?? ""),
+           fields: fields)
+      mailbox.post(.recheck)
+    case .failed(let message) where !isNew:
+      emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
+           fields: ["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID), "error": .string(message)])
+    case .retrying(let message, let attempt, _) where !isNew && attempt == 1:
+      // Said when the drift's heal turns transient (its manifest changed); later attempts that
+      // fail the same way are the state the drift event and this already told.
+      emit(.error, watch: watch.identity, message: "healing the drift \(outcome.retryText)",
+           fields: outcome.retryFields.merging(["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID),
+                                                "error": .string(message)]) { $1 })
+    default:
+      break
+    }
+    switch outcome {
+    case .failed(let message): return .drifted(healFailed: "healing the drift failed: \(message)")
+    case .retrying: return .drifted(healFailed: "healing the drift \(outcome.retryText)")
+    default: return .drifted(healFailed: nil)
+    }
+  }
+
+  /// A manifest that cannot be used: said once (an `error` event, `reason: manifest`), and the
+  /// watch still compared with what the last apply left (`Watch.driftSinceRecord`: drift needs
+  /// no manifest), so a change on the watch — SOS switched off — is reported while the manifest
+  /// has errors (`reconcile: invalid`: nothing is healed until it is fixed; what it still asks
+  /// of the watch is not known, `pending: null`), and its end too.
+  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
+    let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
+      + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
+    // A fleet's watch: the files with the errors, not the watch's usual name for its manifests.
+    let files = Array(Set(errors.compactMap { $0.position?.file })).sorted()
+    let name = settings.manifestProvider != nil && !files.isEmpty ? files.joined(separator: ", ") : manifestName
+    let message = "cannot use \(name): \(text.isEmpty ? "it could not be read" : text); nothing is healed or applied until it is fixed"
+    if tracking.manifestProblem != message {
+      tracking.manifestProblem = message
+      emit(.error, watch: watch.identity, message: message, fields: ["reason": .string("manifest")])
+    }
+    let found: (drift: [ResourceChange], lastWrite: LastWrite)?
+    do { found = try await watch.driftSinceRecord() } catch {
+      if case .device(let deviceError) = error { return .offline(deviceError) }
+      return .failed(message)
+    }
+    guard let drift = found?.drift else { return .failed(message) }
+    if drift.isEmpty {
+      if let reported = tracking.reported {
+        emit(.resolved, watch: watch.identity, message: "the watch holds what the last apply left again",
+             fields: ["drift_id": .string(reported.id), "healed": .bool(false)])
+        tracking.reported = nil
+      }
+      return .failed(message)
+    }
+    let changes = JSONPlanRenderer.changes(drift, redact: false)
+    let signature = SHA256Digest.hex(of: Array(MonitorEvent.compact(changes).utf8))
+    guard signature != tracking.reported?.signature else { return .failed(message) }
+    let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: [], changes: drift)
+    let addresses = drift.map { JSONValue.string(shown.text($0.address.rawValue)) }
+    var fields: [String: JSONValue] = [
+      "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: drift),
+      "addresses": .array(addresses), "reconcile": .string("invalid"), "pending": .null,
+    ]
+    if let earlier = tracking.reported { fields["supersedes"] = .string(earlier.id) }
+    let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift,
+                             message: "\(Reconcile.driftSummary(drift, address: shown.address)) changed on the watch since the last apply; "
+                               + "not healed: \(name) cannot be used, so nothing is applied until it is fixed",
+                             fields: fields)
+    emitEvent(event)
+    tracking.reported = (signature, event.id, addresses)
+    tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(drift.map(\.address))) }
+    return .failed(message)
+  }
+}
