@@ -11,7 +11,7 @@ struct AlertOptions {
   static let specs: [OptionSpec] = [
     OptionSpec(["--on-event"], value: "COMMAND", help: "Run COMMAND (no shell; alert in TSAPPLY_EVENT_*) for each alert --events lets through; repeatable."),
     OptionSpec(["--events"], value: "KINDS",
-               help: "Alerts for --webhook and --on-event: sos, drift, drifting_back, applied, failed, refused, invalid, offline, agent_offline, monitor_offline, sos_drift, events_missed, recovered, critical, warning, info, all (default sos)."),
+               help: "Alerts for --webhook and --on-event: sos, drift, drifting_back, applied, failed, refused, invalid, offline, agent_offline, monitor_offline, sos_drift, events_missed, events_down, recovered, critical, warning, info, all (default sos)."),
     OptionSpec(["--test-alert"], help: "Send one test alert to every notifier now and exit: 0 when each succeeded, 1 otherwise."),
   ]
 

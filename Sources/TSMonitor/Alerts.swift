@@ -42,14 +42,18 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     /// Events of the watch never reached the monitor and cannot be had again (a bridge's stream
     /// skipped them twice): an SOS among them was not forwarded.
     case eventsMissed = "events_missed"
+    /// The watch's events are not being heard (its bridge's event stream kept breaking, `error`
+    /// with `reason: events_down`): an SOS pressed meanwhile reaches no one until they are.
+    case eventsDown = "events_down"
     case recovered, test
 
-    /// `critical` (sos; the monitor without its broker: no SOS press is heard through it; a
-    /// drift of the emergency list: a press may reach no one), `warning` (a failure state),
+    /// `critical` (sos; the monitor without its broker, or a watch whose events are not heard:
+    /// no SOS press is heard; events missed; a drift of the emergency list: a press may reach
+    /// no one), `warning` (a failure state),
     /// `info` (drift, applied, recovered, test).
     public var severity: String {
       switch self {
-      case .sos, .monitorOffline, .sosDrift, .eventsMissed: "critical"
+      case .sos, .monitorOffline, .sosDrift, .eventsMissed, .eventsDown: "critical"
       case .driftingBack, .failed, .refused, .invalid, .offline, .agentOffline: "warning"
       case .drift, .applied, .recovered, .test: "info"
       }
@@ -213,6 +217,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       }
     case .error where reason == "events_missed":
       for name in names { once(.eventsMissed, name, event) }
+    case .error where reason == "events_down":
+      for name in names { open(.eventsDown, name, event) }
     case .error where reason == "keeps_drifting_back":
       for name in names { open(.driftingBack, name, event) }
     // An agent's error says what became of the revision (`result`): a refusal is `refused`, an
@@ -244,7 +250,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         close([.agentOffline], "agent:" + agent, event)
       } else {
         lock.withLock { for name in names { offlineSince[name] = nil } }
-        for name in names { close([.offline], name, event) }
+        // Reached (again), or its events heard again (`events: resumed`): either way its
+        // listeners are registered and hearing.
+        for name in names { close([.offline, .eventsDown], name, event) }
       }
     case .removed:
       // No longer watched: nothing it was in can be seen to end, so each open condition is

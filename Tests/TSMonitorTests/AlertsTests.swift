@@ -83,10 +83,6 @@ import TSMonitor
     #expect(Set(sink.alerts.map(\.id)).count == sink.alerts.count, "ids are unique")
   }
 
-  /// A drift of the emergency list (SOS switched off, emergency contacts changed) is critical:
-  /// `sos_drift` beside `drift` (fresh-eyes finding: SOS switched off on a watch was an `info`
-  /// alert, filtered out by `--events warning,critical`). A later drift report that no longer
-  /// names the list ends it; the drift's end ends both.
   /// Events a bridge's stream skipped twice (`error`, `reason: events_missed`) are a critical
   /// alert, once per report, with nothing to recover: an SOS among them was not forwarded.
   @Test func eventsMissedOnTheWayAreACriticalAlert() throws {
@@ -100,6 +96,29 @@ import TSMonitor
     #expect(sink.alerts.first?.fields["severity"] == .string("critical"))
   }
 
+  /// A watch whose events are not being heard (`error`, `reason: events_down`: its bridge's
+  /// stream kept breaking) is a critical condition, raised once however often it is reported,
+  /// and recovered by the `online` that says they are heard again (`events: resumed`) or by
+  /// the watch reached anew. Before, only the page said it: a webhook with `--events critical`
+  /// was never told that no SOS press of the watch could reach it.
+  @Test(arguments: [["events": JSONValue.string("resumed")], [:]])
+  func eventsNotHeardAreACriticalConditionUntilHeardAgain(_ online: [String: JSONValue]) throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "critical,recovered")
+    let down = Self.event(.error, clock, ["reason": .string("events_down"), "error": .string("the stream was cut")])
+    alerts.record(down, for: ["w1"])
+    alerts.record(down, for: ["w1"])
+    #expect(sink.summary == ["w1 events_down"], "\(sink.summary)")
+    #expect(sink.alerts.first?.fields["severity"] == .string("critical"))
+    alerts.record(Self.event(.online, clock, online), for: ["w1"])
+    #expect(sink.summary == ["w1 events_down", "w1 recovered:events_down"], "\(sink.summary)")
+  }
+
+  /// A drift of the emergency list (SOS switched off, emergency contacts changed) is critical:
+  /// `sos_drift` beside `drift` (fresh-eyes finding: SOS switched off on a watch was an `info`
+  /// alert, filtered out by `--events warning,critical`). A later drift report that no longer
+  /// names the list ends it; the drift's end ends both.
   @Test func aDriftOfTheEmergencyListIsCritical() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
@@ -318,7 +337,7 @@ import TSMonitor
     await alerts.stop(grace: .seconds(1))
   }
 
-  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "sos_drift", "events_missed", "test"]), ("failed, offline", ["failed", "offline", "test"]),
+  @Test(arguments: [("sos", ["sos", "test"]), ("critical", ["sos", "monitor_offline", "sos_drift", "events_missed", "events_down", "test"]), ("failed, offline", ["failed", "offline", "test"]),
                     ("all", Alerts.Kind.allCases.map(\.rawValue))])
   func eventsNamesKindsAndSeverities(_ text: String, _ kinds: [String]) throws {
     #expect(try Alerts.parseFilter(text).map(\.rawValue).sorted() == kinds.sorted())

@@ -152,7 +152,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l json -d 'JSON event
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l show-sensitive -d 'Show phone numbers in events (masked by default).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l on-event -x -d 'Run COMMAND (no shell; alert in TSAPPLY_EVENT_*) for each alert --events lets through; repeatable.'
-complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l events -x -d 'Alerts for --webhook and --on-event: sos, drift, drifting_back, applied, failed, refused, invalid, offline, agent_offline, monitor_offline, sos_drift, events_missed, recovered, critical, warning, info, all (default sos).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l events -x -d 'Alerts for --webhook and --on-event: sos, drift, drifting_back, applied, failed, refused, invalid, offline, agent_offline, monitor_offline, sos_drift, events_missed, events_down, recovered, critical, warning, info, all (default sos).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l test-alert -d 'Send one test alert to every notifier now and exit: 0 when each succeeded, 1 otherwise.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l serve -x -d 'Serve a live status page on ADDR (PORT or HOST:PORT; 127.0.0.1 only unless --serve-token-file).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l serve-token-file -r -F -d 'Every request to the status page must carry the token in FILE; allows acknowledging SOS.'
