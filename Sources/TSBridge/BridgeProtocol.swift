@@ -10,8 +10,9 @@ public enum BridgeProtocol {
   /// 414/431/503 and the connection limits; 1.2: a call's number under its lease
   /// (`CallRequest.sequence`); 1.3: a 409 for a live lease says when it expires
   /// (`Answer.expiresIn`); 1.4: a stream opened with `Last-Event-ID` starts with a `replayFrom`
-  /// event (docs/bridge-protocol.md "Versioning").
-  public static let version = "1.4"
+  /// event; 1.5: a sealed `heartbeat` every 15 s says the newest event (docs/bridge-protocol.md
+  /// "Versioning").
+  public static let version = "1.5"
 
   /// The minor version of a `MAJOR.MINOR` text, or `nil` when it is not one.
   public static func minor(of version: String) -> Int? {
@@ -218,6 +219,12 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
     /// there is nothing to send), so a client can tell an event missing at the very start —
     /// after a first start's `everything`, or a bridge's restart — from none; no fields.
     case replayFrom
+    /// Sent without an id every `every` seconds on each stream (1.5): `newest` is the id of the
+    /// newest event the bridge holds (`BOOT-0` when none), every event up to it already sent on
+    /// this stream. A client that has not heard `newest` lost events on the way, even when no
+    /// later event comes to show the gap; one that hears no sealed message for three `every`
+    /// takes the stream for silenced (keep-alive comments are not sealed).
+    case heartbeat
   }
 
   /// What happened.
@@ -233,18 +240,24 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
   /// outage keeps when it happened. Optional (protocol 1.1 bridges before it send none): a client
   /// takes an absent or unreadable `time` as unknown and never drops the event for it.
   public var time: String?
+  /// For `heartbeat`: the id of the newest event the bridge holds (`BOOT-SEQUENCE`).
+  public var newest: String?
+  /// For `heartbeat`: seconds until the next one.
+  public var every: Double?
 
   /// An event.
   public init(type: Kind, contacts: [Contact]? = nil, connection: ConnectionState? = nil, refusal: ListenerRefusal? = nil,
-              time: String? = nil) {
+              time: String? = nil, newest: String? = nil, every: Double? = nil) {
     self.type = type
     self.contacts = contacts
     self.connection = connection
     self.refusal = refusal
     self.time = time
+    self.newest = newest
+    self.every = every
   }
 
-  enum CodingKeys: String, CodingKey { case type, contacts, connection, refusal, time }
+  enum CodingKeys: String, CodingKey { case type, contacts, connection, refusal, time, newest, every }
 
   /// Reads an event; a `time` that is not a string is taken as absent (an SOS is never lost to
   /// an optional field).
@@ -255,6 +268,8 @@ public struct BridgeEvent: Codable, Hashable, Sendable {
     connection = try container.decodeIfPresent(ConnectionState.self, forKey: .connection)
     refusal = try container.decodeIfPresent(ListenerRefusal.self, forKey: .refusal)
     time = try? container.decodeIfPresent(String.self, forKey: .time)
+    newest = try? container.decodeIfPresent(String.self, forKey: .newest)
+    every = try? container.decodeIfPresent(Double.self, forKey: .every)
   }
 
   /// When it happened, from `time`; `nil` when absent or not a time.

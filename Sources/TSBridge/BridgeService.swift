@@ -92,6 +92,8 @@ public final class BridgeService: Sendable {
   let log: @Sendable (String) -> Void
   /// Milliseconds since 1970 (`init`'s `clock`).
   let clock: @Sendable () -> UInt64
+  /// Seconds between the `heartbeat`s of each event stream.
+  let heartbeatSeconds: Double
 
   /// A service for `watches` under `key`.
   /// - Parameters:
@@ -100,10 +102,12 @@ public final class BridgeService: Sendable {
   ///   - replay: the freshness check; a bridge passes one over a `NonceJournal` so that a
   ///     restart does not forget the nonces it accepted (by default: memory only, with `clock`).
   ///   - faults: injected faults (`TSAPPLY_BRIDGE_FAULT`); none by default.
+  ///   - heartbeatSeconds: how often each event stream says the newest event (`heartbeat`,
+  ///     docs/bridge-protocol.md "Events"); 15 by default.
   ///   - log: receives one line per request; never a body, a name or a phone number.
   public init(bridgeID: String, key: SealingKey, watches: [ServedWatch], cipher: any AEAD,
               clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds, replay: ReplayGuard? = nil,
-              faults: BridgeFaults = BridgeFaults(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+              faults: BridgeFaults = BridgeFaults(), heartbeatSeconds: Double = 15, log: @escaping @Sendable (String) -> Void = { _ in }) {
     self.bridgeID = bridgeID
     sealer = Sealer(key: key, side: .bridge, cipher: cipher, clock: clock)
     self.replay = replay ?? ReplayGuard(clock: clock)
@@ -115,6 +119,7 @@ public final class BridgeService: Sendable {
     self.faults = faults
     self.log = log
     self.clock = clock
+    self.heartbeatSeconds = heartbeatSeconds
   }
 
   /// Listens to every watch, feeding its event log (`WatchListening`: registered again after
@@ -376,7 +381,7 @@ public final class BridgeService: Sendable {
   }
 
   private func events(_ watch: ServedWatch, after lastEventID: String?, nonce: [UInt8]) -> BridgeResponse {
-    let entries = logs[watch.id]?.subscribe(after: lastEventID) ?? AsyncStream { $0.finish() }
+    let entries = logs[watch.id]?.subscribe(after: lastEventID, heartbeat: heartbeatSeconds) ?? AsyncStream { $0.finish() }
     let sealer = self.sealer
     let stream = AsyncStream<[UInt8]> { continuation in
       let task = Task {

@@ -30,16 +30,16 @@ public final class EventLog: @unchecked Sendable {
     boot = String(UInt32.random(in: 0...UInt32.max), radix: 16)
   }
 
-  /// Appends `event` with the next id and sends it to every subscriber.
+  /// Appends `event` with the next id and sends it to every subscriber (under the lock, so a
+  /// heartbeat naming it never goes out before it).
   public func append(_ event: BridgeEvent) {
-    let (entry, targets) = lock.withLock { () -> (Entry, [AsyncStream<Entry>.Continuation]) in
+    lock.withLock {
       sequence += 1
       let entry = Entry(id: "\(boot)-\(sequence)", event: event)
       entries.append((sequence, entry))
       if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
-      return (entry, Array(subscribers.values))
+      subscribers.values.forEach { $0.yield(entry) }
     }
-    targets.forEach { $0.yield(entry) }
   }
 
   /// Records that a listener was refused (2004 where the platform never reports the event):
@@ -58,9 +58,9 @@ public final class EventLog: @unchecked Sendable {
 
   /// The refusals, then a `replayFrom` (the event before the first sent) and the events after
   /// `lastEventID` (see the type's rule) — or, without one, a `resumePoint` whose id is the
-  /// newest event now (`BOOT-0` when none) — then every new event as it is appended, until the
-  /// stream is cancelled.
-  public func subscribe(after lastEventID: String?) -> AsyncStream<Entry> {
+  /// newest event now (`BOOT-0` when none) — then every new event as it is appended, and every
+  /// `heartbeat` seconds a `heartbeat` naming the newest (1.5), until the stream is cancelled.
+  public func subscribe(after lastEventID: String?, heartbeat: Double? = nil) -> AsyncStream<Entry> {
     let (stream, continuation) = AsyncStream<Entry>.makeStream()
     let key = UUID()
     lock.withLock {
@@ -77,7 +77,18 @@ public final class EventLog: @unchecked Sendable {
       replayed.forEach { continuation.yield($0) }
       subscribers[key] = continuation
     }
+    let beating = heartbeat.map { every in
+      Task { [weak self] in
+        while (try? await Task.sleep(for: .seconds(every))) != nil, let self {
+          // Under the lock: every event up to the one named is already on this stream.
+          self.lock.withLock {
+            _ = continuation.yield(Entry(id: nil, event: BridgeEvent(type: .heartbeat, newest: "\(self.boot)-\(self.sequence)", every: every)))
+          }
+        }
+      }
+    }
     continuation.onTermination = { [weak self] _ in
+      beating?.cancel()
       _ = self?.lock.withLock { self?.subscribers.removeValue(forKey: key) }
     }
     return stream

@@ -175,16 +175,40 @@ final class BridgeEventStream: @unchecked Sendable {
     // Opened with `Last-Event-ID` on a bridge that marks where its replay starts (1.4): nothing
     // is taken before that mark (`replayFrom`), so an event dropped at the very start is seen.
     var started = true
+    // On a bridge that sends heartbeats (1.5), the stream must bring a sealed message every
+    // `sealedSilence` seconds: keep-alives are not sealed, so something on the path that passes
+    // them and drops every event would otherwise keep a dead stream open. Such a stream holds
+    // (`held(since:)`) only by its sealed messages.
+    var sealedSilence: Double?
+    var sealedAt = Date()
     while true {
-      switch pieces.next() {
+      guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
+        // Silenced on the way: opened again from the last event heard.
+        transfer.cancel()
+        answered = false
+        sealedSilence = nil
+        continue
+      }
+      switch item {
       case .piece(.head(let head)):
         answered = head.status == 200
-        started = lastEventID == nil || (head.headers[BridgeProtocol.versionHeader.lowercased()].flatMap(BridgeProtocol.minor) ?? 0) < 4
+        let minor = head.headers[BridgeProtocol.versionHeader.lowercased()].flatMap(BridgeProtocol.minor) ?? 0
+        started = lastEventID == nil || minor < 4
+        sealedSilence = answered && minor >= 5 ? Self.idleSeconds : nil
+        sealedAt = Date()
       case .piece(.data(let bytes)):
         guard answered else { continue }
-        held(since: opened)
+        if sealedSilence == nil { held(since: opened) }
         buffer += bytes
-        switch receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started) {
+        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started)
+        if let heard = reading.heard {
+          sealedAt = heard.at
+          if sealedSilence != nil {
+            sealedSilence = heard.every.map { max(0.5, 3 * $0) } ?? sealedSilence
+            held(since: opened)
+          }
+        }
+        switch reading.outcome {
         case .reading: break
         case .gap:
           // Opened again at once from the last event heard: the bridge sends what was skipped.
@@ -203,7 +227,14 @@ final class BridgeEventStream: @unchecked Sendable {
   }
 
   /// What reading a stream's bytes came to.
-  enum Reading { case reading, gap, tooLong }
+  enum Outcome { case reading, gap, tooLong }
+
+  /// What reading a stream's bytes came to, and when a sealed message was last opened in them
+  /// (`heard`, with the seconds between heartbeats the last heartbeat among them gave).
+  struct Reading {
+    var outcome: Outcome
+    var heard: (at: Date, every: Double?)?
+  }
 
   /// What the client's thread hands this stream's thread: the answer's pieces in order, then its end.
   private final class Pieces: @unchecked Sendable {
@@ -221,11 +252,17 @@ final class BridgeEventStream: @unchecked Sendable {
       condition.unlock()
     }
 
-    /// The next item, waiting for it.
-    func next() -> Item {
+    /// The next item, waiting for it until `deadline` (`nil` when none came by then).
+    func next(until deadline: Date?) -> Item? {
       condition.lock()
       defer { condition.unlock() }
-      while items.isEmpty { condition.wait() }
+      while items.isEmpty {
+        if let deadline {
+          if !condition.wait(until: deadline) && items.isEmpty { return nil }
+        } else {
+          condition.wait()
+        }
+      }
       return items.removeFirst()
     }
   }
@@ -233,12 +270,14 @@ final class BridgeEventStream: @unchecked Sendable {
   /// Opens and dispatches every complete event in `buffer`, leaving the rest; `scanned` bytes
   /// of it are known to hold no event's end (each byte is looked at once). `.tooLong` when what
   /// is left is over `maxEventBytes`; `.gap` when an event's number skips one after the last
-  /// heard (dropped on the way, or no longer held): the events after it are not dispatched, and
-  /// the stream is opened again from the last heard — the second time the same gap comes, the
-  /// listeners are told what was missed and the stream goes on.
-  /// `started`: the stream's `replayFrom` was heard (or none is expected); an event before it
-  /// is taken as a gap at the start.
+  /// heard, or a heartbeat names an event not heard (dropped on the way, or no longer held):
+  /// the events after it are not dispatched, and the stream is opened again from the last
+  /// heard — the second time the same gap comes, the listeners are told what was missed and
+  /// the stream goes on.
+  /// `started`: the stream's `replayFrom` was heard (or none is expected); an event or a
+  /// heartbeat before it is taken as a gap at the start.
   private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool) -> Reading {
+    var heard: (at: Date, every: Double?)?
     while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
       buffer.removeFirst(end.next)
@@ -253,6 +292,17 @@ final class BridgeEventStream: @unchecked Sendable {
             let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
       // A type this client does not know still moves the last id heard.
       let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
+      heard = (Date(), event?.type == .heartbeat ? event?.every : heard?.every)
+      if event?.type == .heartbeat {
+        // Sent after every event up to `newest` (the bridge's mark of a replay's start
+        // first): one not heard was dropped on the way, though no later event shows it.
+        started = true
+        guard let newest = event?.newest, let last = lock.withLock({ lastEventID }), Self.isBehind(last, newest: newest) else { continue }
+        guard secondTime(last) else { return Reading(outcome: .gap, heard: heard) }
+        dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: Self.after(newest)))
+        lock.withLock { lastEventID = newest }
+        continue
+      }
       // Where the replay starts: the numbers go on from there, whatever id was asked after.
       if let id, event?.type == .replayFrom {
         lock.withLock { lastEventID = id }
@@ -264,14 +314,14 @@ final class BridgeEventStream: @unchecked Sendable {
         // An event before the mark of where the replay starts: the mark was dropped on the way.
         if !started, let last {
           started = true
-          guard secondTime(last) else { return .gap }
+          guard secondTime(last) else { return Reading(outcome: .gap, heard: heard) }
           dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: id))
         }
         // Heard already (sent again on the way: the seal does not stop a copy): dropped, so one
         // press is one SOS (fresh-eyes finding: a copied event became 101 SOS events).
         if let last, Self.isHeard(id, after: last) { continue }
         if let last, Self.skips(from: last, to: id) {
-          guard secondTime(last) else { return .gap }
+          guard secondTime(last) else { return Reading(outcome: .gap, heard: heard) }
           dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: id))
         }
       }
@@ -279,7 +329,20 @@ final class BridgeEventStream: @unchecked Sendable {
       if let event { dispatch(event, id: id.map(DeviceEventID.init(rawValue:))) }
     }
     scanned = max(0, buffer.count - 3)
-    return buffer.count > Self.maxEventBytes ? .tooLong : .reading
+    return Reading(outcome: buffer.count > Self.maxEventBytes ? .tooLong : .reading, heard: heard)
+  }
+
+  /// Whether `newest` (a heartbeat's) comes after `last` in the same start of the bridge: events
+  /// up to it were sent and not heard.
+  static func isBehind(_ last: String, newest: String) -> Bool {
+    sequences(from: last, to: newest).map { $0.to > $0.from } ?? false
+  }
+
+  /// The id after `id` in its start (`BOOT-SEQUENCE` + 1): the first event not yet sent.
+  static func after(_ id: String) -> String {
+    let parts = id.split(separator: "-", maxSplits: 1)
+    guard parts.count == 2, let sequence = Int(parts[1]) else { return id }
+    return "\(parts[0])-\(sequence + 1)"
   }
 
   /// Whether event `id` comes after `last` with numbers between them missing: the same start of

@@ -23,12 +23,12 @@ import TSModel
 
     /// `refuse(n)`: the `n`th event stream is answered with an unsealed 401 — what anything on
     /// the path can send in the bridge's place.
-    init(_ device: SimulatedDevice, refuse: @escaping @Sendable (Int) -> Bool = { _ in false },
+    init(_ device: SimulatedDevice, heartbeat: Double = 15, refuse: @escaping @Sendable (Int) -> Bool = { _ in false },
          tamper: @escaping @Sendable (Int, [UInt8]) -> [UInt8]?) async throws {
       let key = SealingKey.random()
       let service = BridgeService(bridgeID: "test-bridge", key: key,
                                   watches: [ServedWatch(id: "02:00:00:00:00:01", device: device, capabilities: try device.profile().capabilities)],
-                                  cipher: ChaCha20Poly1305())
+                                  cipher: ChaCha20Poly1305(), heartbeatSeconds: heartbeat)
       await service.startListening()
       let streams = self.streams
       http = try HTTPServer.start(HTTPServer.Configuration(host: "127.0.0.1", port: 0)) { request in
@@ -110,6 +110,54 @@ import TSModel
     try watch.simulateSOSPress()
     #expect(await iterator.next() == .sos(boot + "-4"), "heard as before: no gap after it")
     #expect(bridge.streams.value == 2)
+    await device.close()
+  }
+
+  /// The last event before a quiet spell (an SOS) dropped on its way, nothing after it: the
+  /// bridge's sealed heartbeat names it as the newest, so the stream is opened again from the
+  /// event before and the press is heard — or, dropped every time, reported missed (before 1.5
+  /// it went unnoticed until a later event showed the gap, if one ever came).
+  @Test(arguments: [false, true])
+  func theLastEventDroppedBeforeAQuietSpellIsSeenByTheHeartbeat(everyTime: Bool) async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let bridge = try await TamperedBridge(watch, heartbeat: 0.2) { stream, chunk in
+      (everyTime || stream == 1) && Self.isEvent(chunk, 2) ? nil : chunk
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    var iterator = heard.makeAsyncIterator()
+    try watch.simulateSOSPress()
+    guard case .sos(let first)? = await iterator.next() else { Issue.record("no first press"); return }
+    let boot = String(first.dropLast(2))
+    try watch.simulateSOSPress()
+    #expect(await iterator.next() == (everyTime ? .missed(after: boot + "-1", before: boot + "-3") : .sos(boot + "-2")))
+    try watch.simulateSOSPress()
+    #expect(await iterator.next() == .sos(boot + "-3"), "heard as before: no gap after it")
+    #expect(bridge.streams.value == 2)
+    await device.close()
+  }
+
+  /// Something on the path that lets the replay mark and the first heartbeat through, then
+  /// drops every sealed message and passes only keep-alives: the stream brings no sealed
+  /// message for three heartbeats, so it is taken for silenced and opened again, and the press
+  /// made meanwhile is heard (before, the keep-alives kept such a stream open for good).
+  @Test func aStreamThatPassesNoSealedMessageIsOpenedAgain() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let beats = Locked(0)
+    let bridge = try await TamperedBridge(watch, heartbeat: 0.2) { stream, chunk in
+      guard stream == 1, String(decoding: chunk, as: UTF8.self).contains("data:") else { return chunk }
+      let count = beats.update { count -> Int in
+        count += 1
+        return count
+      }
+      return count <= 2 ? chunk : Array(": keep-alive\n\n".utf8)
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    var iterator = heard.makeAsyncIterator()
+    while beats.value < 3 { try await Task.sleep(for: .milliseconds(50)) }
+    try watch.simulateSOSPress()
+    guard case .sos(let press)? = await iterator.next() else { Issue.record("the press was not heard"); return }
+    #expect(press.hasSuffix("-1"))
+    #expect(bridge.streams.value >= 2, "the stream was opened again")
     await device.close()
   }
 
