@@ -45,8 +45,9 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     case changedOnWatch(part: String)
     /// The user interrupted (Ctrl-C); the apply stopped between two steps.
     case interrupted
-    /// A write's answer was lost (`Applier.outcomeUnknownCodes`: a timeout or a dropped
-    /// connection), so it may or may not have reached the watch. The write was not repeated:
+    /// A write's answer was lost (`DeviceError.mayHaveTakenEffect`: a timeout, a dropped
+    /// connection, any error that does not say the watch refused), so it may or may not have
+    /// reached the watch. The write was not repeated:
     /// the list was read back, and `found` says what the watch holds.
     case outcomeUnknown(DeviceError, found: ReadBack)
 
@@ -116,16 +117,11 @@ extension PartialApplyFailure.Cause.ReadBack: CustomStringConvertible {
 /// by another tsapply) stops the apply instead of being silently overwritten: one read per
 /// written list buys that guarantee.
 ///
-/// A write whose answer was lost (a timeout or a dropped connection, `outcomeUnknownCodes`) may
-/// have happened. It is never repeated: the applier reads that list back, reports whether the
+/// A write whose answer was lost (a timeout, a dropped connection, any error that does not say
+/// the watch refused: `DeviceError.mayHaveTakenEffect`) may have happened. It is never repeated: the applier reads that list back, reports whether the
 /// watch holds what was sent, what it held before, or neither (`Cause.outcomeUnknown`), and
 /// stops; the next run plans from what the watch really holds (docs/apply.md).
 public struct Applier: Sendable {
-  /// Error codes after which a write may or may not have reached the watch: 6001 (timeout),
-  /// 9309 (connection lost) and 9310 (request cancelled by a disconnect), the SDK's link errors
-  /// (docs/device.md), which a bridge client also uses for a lost answer.
-  public static let outcomeUnknownCodes: Set<TSErrorCode> = [.timeout, .connectionLost, .requestCancelledByDisconnect]
-
   /// The watch.
   public var device: any Device
   /// Whether the platform accepts `repeatDays == 0` (checked before writing a new reminder).
@@ -191,7 +187,7 @@ public struct Applier: Sendable {
       } catch let error as PartialApplyFailure {
         throw error
       } catch let error as DeviceError {
-        guard let sent, Self.outcomeUnknownCodes.contains(error.code) else { throw failure(.device(error)) }
+        guard let sent, error.mayHaveTakenEffect else { throw failure(.device(error)) }
         throw await unknownOutcome(of: sent, part: part, error: error, before: current,
                                    applied: applied, steps: steps, index: index)
       } catch {

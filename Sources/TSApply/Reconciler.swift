@@ -167,16 +167,18 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   case verificationFailed(remaining: Plan?, diagnostics: [Diagnostic], backupPath: String, readBack: DeviceState)
 
   /// Whether running the apply again later can succeed where this one failed: the watch was out
-  /// of reach or busy (`DeviceError.isTransient`), a write's answer was lost, the run was
-  /// interrupted, the watch changed meanwhile, or the backup could not be written. A rerun plans
-  /// from what the watch holds. Verification failures and refused writes are final.
+  /// of reach or busy (`DeviceError.isTransient`), a write's answer was lost and the watch may
+  /// hold it, the run was interrupted, the watch changed meanwhile, or the backup could not be
+  /// written. A rerun plans from what the watch holds. Verification failures and refused writes
+  /// are final — also a write answered with an error that is not a refusal by its code (1001
+  /// unknown) when reading back shows it did not land: as final as its error.
   public var isTransient: Bool {
     switch self {
     case .stateChanged, .backupFailed: true
     case .readBackFailed(let error, _): error.isTransient
     case .partial(let failure, _):
       switch failure.cause {
-      case .device(let error): error.isTransient
+      case .device(let error), .outcomeUnknown(let error, found: .notApplied): error.isTransient
       case .changedOnWatch, .interrupted, .outcomeUnknown: true
       }
     case .verificationFailed: false

@@ -40,7 +40,7 @@ public enum BridgeProtocol {
   /// Longest lease a bridge grants, in seconds; `timeToLive` must be 1…this.
   public static let maxLeaseSeconds = 3600
   /// Error domain of the protocol's own errors; their codes are the HTTP statuses (400, 401, …).
-  public static let errorDomain = DeviceError.Domain(rawValue: "tsapply.bridge")
+  public static let errorDomain = DeviceError.Domain.bridge
 
   /// The major version of a `MAJOR.MINOR` text, or `nil` when it is not one.
   public static func major(of version: String) -> Int? {

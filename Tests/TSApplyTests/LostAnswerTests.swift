@@ -7,8 +7,10 @@ import TSModel
 import TSPlan
 import TSTestSupport
 
-/// A write whose answer was lost (6001, 9309, 9310) may have happened: the applier reads that
-/// list back, reports what the watch holds, never repeats the write, and a rerun converges.
+/// A write whose answer was lost (a link or transmission error: 6001–6008, 9001–9702, and any
+/// code that does not say the watch refused the call) may have happened: the applier reads that
+/// list back, reports what the watch holds, never repeats the write, and a rerun converges. A
+/// refusal (2003 not connected, 3002, 4002, …) is a failure, not read back.
 @Suite struct LostAnswerTests {
   /// Forwards to a simulated watch; the first call of `method` loses its answer as `loss` says.
   final class LossyDevice: Device, @unchecked Sendable {
@@ -85,6 +87,15 @@ import TSTestSupport
     ("setEmergencyContacts", .beforeWriting, .connectionLost, "notApplied"),
     ("replaceAllReminders", .afterWriting, .timeout, "applied"),
     ("setAllContacts", .andReadsFailToo, .requestCancelledByDisconnect, "unreadable"),
+    // Every link and transmission error, and codes that do not say the watch refused: a write
+    // that landed before one of them is applied (fresh-eyes finding: a landed write answered
+    // 6002 was "failed", "Nothing reached the watch", and then drift blamed the wearer).
+    ("setAllContacts", .afterWriting, TSErrorCode(6002), "applied"),
+    ("replaceAllReminders", .afterWriting, TSErrorCode(6008), "applied"),
+    ("setEmergencyContacts", .afterWriting, TSErrorCode(9001), "applied"),
+    ("replaceAllReminders", .afterWriting, TSErrorCode(7001), "applied"),
+    ("setAllContacts", .afterWriting, TSErrorCode(1001), "applied"),
+    ("setAllContacts", .beforeWriting, TSErrorCode(6004), "notApplied"),
   ]
 
   @Test(arguments: cases.indices)
@@ -128,5 +139,25 @@ import TSTestSupport
     let rerun = watch(.default, state: holds)
     _ = try await planAndApply(Self.manifest, on: rerun, backups: try backupDirectory())
     #expect(try await currentPlan(Self.manifest, on: rerun).plan?.isEmpty == true, "the rerun did not converge")
+  }
+
+  /// A code that says the watch refused the call, or that it was never sent, is the write's
+  /// failure: nothing is read back.
+  @Test(arguments: [TSErrorCode.unConnected, .isBusy, .paramError, .paramSizeError, .dataSetFailed, .fitCloudContactLimit])
+  func aRefusalIsAFailureNotReadBack(_ code: TSErrorCode) async throws {
+    let (initial, _) = FaultInjectionTests.scenario(.default)
+    let device = LossyDevice(watch(.default, state: initial), method: "setAllContacts", loss: .beforeWriting, code: code)
+    var failure: PartialApplyFailure?
+    do {
+      _ = try await planAndApply(Self.manifest, on: device, backups: try backupDirectory())
+    } catch ApplyError.partial(let partial, _) {
+      failure = partial
+    }
+    let partial = try #require(failure, "the apply did not stop")
+    guard case .device(let error) = partial.cause else {
+      Issue.record("\(partial.cause)")
+      return
+    }
+    #expect(error.code == code && partial.failed == [.contacts] && partial.readBack == nil)
   }
 }

@@ -31,7 +31,11 @@ import TSModel
      nil, false, true, "applied"),
     ("another apply holds the watch", start, nil, true, false, "locked"),
     ("a timeout reading the watch", start, "fail@1", false, false, "retrying"),
-    ("a refused write", start.replacingOccurrences(of: "sos: true", with: "sos: false"), "fail@5:1001", false, true, "failed"),
+    ("a refused write", start.replacingOccurrences(of: "sos: true", with: "sos: false"), "fail@5:4002", false, true, "failed"),
+    // Not a refusal by its code, so read back: it did not land, and is as final as its error.
+    ("a write failed with an unknown error", start.replacingOccurrences(of: "sos: true", with: "sos: false"), "fail@5:1001", false, true, "failed"),
+    ("a write whose answer was lost, not landed", start.replacingOccurrences(of: "sos: true", with: "sos: false"), "fail@5:6002", false, true,
+     "retrying"),
   ]
 
   @Test(arguments: cases.indices)

@@ -35,6 +35,9 @@ public struct DeviceError: Error, Hashable, Codable, Sendable, CustomStringConve
     public static let bleConnect = Domain(rawValue: "com.topstepcomkit.bleConnect")
     /// tsapply's own domain for the simulated watch's storage (unreadable or corrupted state file, lock).
     public static let simulator = Domain(rawValue: "tsapply.simulator")
+    /// The bridge protocol's own refusals (the HTTP status as code, docs/bridge-protocol.md
+    /// "Status codes"): each means nothing reached the watch.
+    public static let bridge = Domain(rawValue: "tsapply.bridge")
   }
 }
 
@@ -87,19 +90,46 @@ public struct TSErrorCode: RawRepresentable, Hashable, Codable, Sendable {
 
 extension DeviceError {
   /// Codes that say the watch could not be reached or was busy, not that it refused what was
-  /// asked: 2001 not ready, 2003 not connected, 2006 busy, 6001 timeout, 9309 connection lost,
-  /// 9310 request cancelled by a disconnect (docs/platforms.md "Errors"). Trying again later can
+  /// asked: 2001 not ready, 2003 not connected, 2006 busy, and the link's errors — 6001 timeout,
+  /// 6002–6008 transmission (interrupted, interference, packet loss, protocol mismatch, reset,
+  /// overflow, channel busy), 9001–9702 Bluetooth connection (9309 connection lost, 9310
+  /// request cancelled by a disconnect) (docs/platforms.md "Errors"). Trying again later can
   /// succeed.
-  public static let transientCodes: Set<TSErrorCode> = [.notReady, .unConnected, .isBusy, .timeout, .connectionLost,
-                                                        .requestCancelledByDisconnect]
+  public static func isTransient(_ code: TSErrorCode) -> Bool {
+    switch code.rawValue {
+    case 2001, 2003, 2006, 6001...6008, 9001...9702: true
+    default: false
+    }
+  }
 
-  /// Whether trying the same call again later can succeed (`transientCodes`, outside the
+  /// Whether trying the same call again later can succeed (`isTransient(_:)`, outside the
   /// simulator's storage domain: a corrupted state file stays corrupted, a lock file that cannot
   /// be opened stays so). In that domain only 2003 is: the simulated watch's state file was there
   /// when it was opened and is gone now (moved away), the simulator's watch out of reach, which
   /// may come back. Every other error — 2004 unsupported, 300x validation, 4002 rejected, 3004
   /// limits, 1004 configuration — is final: the same call gets the same answer.
   public var isTransient: Bool {
-    Self.transientCodes.contains(code) && (domain != .simulator || code == .unConnected)
+    Self.isTransient(code) && (domain != .simulator || code == .unConnected)
+  }
+
+  /// Whether a code says the watch refused the call or that it was never sent: 1002–1004 (SDK
+  /// set-up), 2001–2006 (not ready, battery, not connected, unsupported, no space, busy),
+  /// 3001–3004 (a parameter), 4001–4004 (the watch's data: refused, not found), 70001 (a limit).
+  /// docs/platforms.md "Errors".
+  public static func isRefusal(_ code: TSErrorCode) -> Bool {
+    switch code.rawValue {
+    case 1002...1004, 2001...2006, 3001...3004, 4001...4004, 70001: true
+    default: false
+    }
+  }
+
+  /// Whether a write answered with this error may still have reached the watch: every code
+  /// that is not a refusal (`isRefusal`) — the link and transmission errors (6001 timeout,
+  /// 6002–6008, 9001–9702 such as 9309 and 9310), 7001 cancelled, 1001 unknown, and any code
+  /// tsapply does not know — outside the simulator's storage domain and the bridge protocol's
+  /// refusals. Such a write is read back, never repeated (docs/apply.md "When a write's answer
+  /// is lost").
+  public var mayHaveTakenEffect: Bool {
+    domain != .simulator && domain != .bridge && !Self.isRefusal(code)
   }
 }
