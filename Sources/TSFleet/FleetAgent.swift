@@ -204,18 +204,13 @@ public final class FleetAgent: @unchecked Sendable {
     case .ready(let sessionPresent):
       lock.withLock { connectedAt = Date() }
       outlet.log("connected to \(configuration.broker.address) as \(configuration.clientID)\(sessionPresent ? " (session kept)" : "")")
-      // A broker that kept no session may have lost its retained messages too (restarted
-      // without persistence): the next read publishes the watches' states again.
-      // It reads each watch now rather than at its next drift check, so `plan --fleet` has a
-      // reading to plan against.
-      if !sessionPresent {
-        for worker in workers.values {
-          Task {
-            await worker.forgetReportedState()
-            await worker.requestDriftCheck()
-          }
-        }
-      }
+      // Every connection, kept session or not: the broker may have lost its retained messages
+      // (restarted without persistence) or gone back to older ones (restarted from a
+      // persistence file saved before its last messages: fresh-eyes finding, a wearer's change
+      // said "in sync" for 4 minutes). Each watch's status is published again now, as this
+      // agent knows it, and the watch read at once, its state published again too, so
+      // `plan --fleet` has a reading to plan against.
+      for worker in workers.values { Task { await worker.publishAgain() } }
       // Every connection, kept session or not: a broker restarted without persistence lost the
       // retained lists, and a monitor that connects later needs them.
       for worker in workers.values { Task { await worker.publishRecentSOS() } }
@@ -935,6 +930,14 @@ actor AgentWatch {
 
   /// Forgets which state was last published: the next one read is published, the same or not.
   func forgetReportedState() { reportedFingerprint = nil }
+
+  /// After the agent (re)connected: the status published again as it stands, and the watch
+  /// read at once, its state published again whether it changed or not.
+  func publishAgain() {
+    publishStatus()
+    forgetReportedState()
+    requestDriftCheck()
+  }
 
   /// Publishes `state`, just read from the watch (an apply's verification read-back, a drift
   /// check), retained on the watch's state topic (`ReportedState`) when it differs from the

@@ -288,6 +288,16 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     handled(revision) && (publication == nil || self.publication == publication)
   }
 
+  /// Whether this status comes from a later read of the watch by the same agent than `other`
+  /// (`last_seen` later): `other` is then out of date, such as a retained status a broker
+  /// restored from a persistence file saved before this one was published.
+  public func isNewer(than other: WatchStatus) -> Bool {
+    guard agent == other.agent, let mine = lastSeen.flatMap(InternetTime.date), let theirs = other.lastSeen.flatMap(InternetTime.date) else {
+      return false
+    }
+    return mine > theirs
+  }
+
   /// Whether the watch holds its revision as applied, with no drift and nothing pending.
   public var isSettled: Bool { (result == .applied || result == .noChanges) && drift == 0 && pending == 0 }
 

@@ -308,11 +308,18 @@ public enum FleetMonitor {
     private func received(_ message: MQTTClient.Message) {
       if let (_, id, kind) = FleetTopics.parseWatch(message.topic) {
         if kind == .status, let status = WatchStatus.decode(message.payload) {
-          let previous = lock.withLock { () -> WatchStatus? in
+          let previous = lock.withLock { () -> WatchStatus?? in
             identities[id] = status.device
+            // A retained status the agent read the watch for before the one held: older than
+            // what this monitor heard (a broker restarted from a persistence file saved before
+            // its last messages: fresh-eyes finding, a drift "recovered" for 4 minutes while
+            // the watch held it). Dropped; the agent publishes its statuses again as it
+            // reconnects. `nil` when dropped.
+            if message.retained, let held = statuses[id], held.isNewer(than: status) { return nil }
             defer { statuses[id] = status }
-            return statuses[id]
+            return .some(statuses[id])
           }
+          guard let previous else { return }
           reachability(id, status, previous: previous)
           // Comparing with the manifests reads them (the first time, or after an edit): not on
           // the network thread, which every other message (an SOS) waits behind. In order.

@@ -21,9 +21,10 @@ import TSTestSupport
     let engine: Engine
     var settings: BrokerSettings { BrokerSettings(address: broker.address) }
 
-    init(watches: [String], latency: SimulationOptions.Latency? = nil, faults: [SimulationOptions.Fault] = []) throws {
+    init(watches: [String], latency: SimulationOptions.Latency? = nil, faults: [SimulationOptions.Fault] = [],
+         configuration: (Int, String) -> String = MosquittoBroker.openConfiguration) throws {
       space = try FleetSpace()
-      broker = try MosquittoBroker.start(in: space.directory)
+      broker = try MosquittoBroker.start(in: space.directory, configuration: configuration)
       scheme = MemoryScheme(options: SimulationOptions(latency: latency, faults: faults))
       engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:default"),
                       environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
@@ -686,6 +687,44 @@ import TSTestSupport
     #expect(try await answered("pc").result == .applied)
     #expect(try await site.contacts("room-1") == ["A"])
     await publisher.close()
+    await agent.stop()
+  }
+
+  /// A broker restarted from a persistence file saved before the agent's last status (Mosquitto
+  /// saves every `autosave_interval`) keeps the agent's session but goes back to an older
+  /// status: the watch "in sync" though the agent had reported the wearer's change. The agent
+  /// publishes its statuses again at every connection, kept session or not, so the broker
+  /// holds the drift again at once, not at the next drift check (fresh-eyes finding: "in
+  /// sync", and `drift --fleet` exiting 0, for 4 minutes).
+  @Test func aBrokerGoneBackToAnOlderStatusHasTheCurrentOneAgainWhenTheAgentReconnects() async throws {
+    // Saved where the broker can write: it stays the user that runs the tests (started as root,
+    // Mosquitto would drop to its own user, which cannot write the test's folder).
+    let site = try Site(watches: ["room-1"], configuration: { port, directory in
+      MosquittoBroker.openConfiguration(port: port, directory: directory)
+        .replacingOccurrences(of: "persistence false", with: "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())")
+    })
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let inSync = try #require(await agent.status(of: "room-1"))
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    for _ in 0..<1500 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.drift == 1)
+    func row() async throws -> FleetStatusRow? {
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    }
+    site.broker = try site.broker.restart()
+    // The broker goes back to the status before the drift, before the agent is back.
+    let older = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "older"), onMessage: { _ in })
+    older.connect()
+    try await older.ready(within: .seconds(120))
+    try await older.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: inSync.encoded(), qos: 1, retain: true)
+    await older.close()
+    var seen = try await row()
+    for _ in 0..<300 where seen?.drift != 1 {
+      try await Task.sleep(for: .milliseconds(50))
+      seen = try await row()
+    }
+    #expect(seen?.drift == 1 && seen?.state == "drift", "\(String(describing: seen))")
     await agent.stop()
   }
 

@@ -531,10 +531,6 @@ import TSMQTT
     await listener.close()
   }
 
-  /// A broker restarted with its default settings (no persistence: its retained messages are
-  /// lost) while the monitor and the agent run, an SOS pressed during the outage: the agent
-  /// publishes it when it reconnects, before or after the monitor does; either way the monitor
-  /// delivers it once (live, or from the list the agent published again).
   /// A broker restarted with persistence keeps the will it sent for an agent as it stopped:
   /// heard by the monitor as it connects again, it is not believed while the agent connects
   /// again too (fresh-eyes finding: `agent_offline` and `recovered` 8 ms apart for an agent that
@@ -574,6 +570,53 @@ import TSMQTT
     await monitor.stop(grace: .seconds(1))
   }
 
+  /// A broker restarted from a persistence file saved before the agent's last status goes back
+  /// to an older one (Mosquitto saves every `autosave_interval`): the agent had reported the
+  /// wearer's change (drift 1, read at 12:05), the broker comes back holding the status of the
+  /// read before (drift 0, 12:00), retained. The monitor keeps what it heard — the watch stays
+  /// drifted, no `recovered` — rather than go back with the broker (fresh-eyes finding: "in
+  /// sync" and a false `recovered` alert for 4 minutes while the watch held the change).
+  @Test func aStatusOlderThanTheOneHeardIsNotTakenFromARestartedBroker() async throws {
+    let (space, started, _, _) = try Self.site()
+    var broker = started
+    defer { broker.stop() }
+    func status(drift: Int, seen: String) -> [UInt8] {
+      Array((#"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":\#(drift),"format_version":"1","#
+        + #""last_seen":"2026-12-05T12:\#(seen):00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#).utf8)
+    }
+    func publish(_ payload: [UInt8]) async throws {
+      let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "station-side"), onMessage: { _ in })
+      client.connect()
+      try await client.ready(within: .seconds(120))
+      try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: payload, qos: 1, retain: true)
+      await client.close()
+    }
+    let events = Inbox<MonitorEvent>()
+    let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                        policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+    await alerts.start()
+    let (board, follower) = try await Self.follow(space, broker, alerts: alerts, events: events, revisions: { _ in .success(["aaaa"]) })
+    try await publish(status(drift: 1, seen: "05"))
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "drift" }, "\(board.snapshot().rows.first?.state ?? "")")
+    broker.stop()
+    broker = try broker.restart()
+    try await publish(status(drift: 0, seen: "00"))  // before the monitor is back (its reconnect waits 0.5 s or more)
+    #expect(await Self.eventually { events.items.contains { $0.watch == "monitor:ward-a" && $0.kind == .online } })
+    try await Task.sleep(for: .seconds(1))
+    #expect(board.snapshot().rows.first?.state == "drift", "\(board.snapshot().rows.first?.state ?? "")")
+    let recovered = events.items.filter { $0.kind == .alert && $0.fields["alert"] == .string("recovered") && $0.fields["recovers"] == .string("drift") }
+    #expect(recovered.isEmpty, "\(recovered.map(\.jsonLine))")
+    // A later read's status is taken as ever.
+    try await publish(status(drift: 0, seen: "10"))
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" }, "\(board.snapshot().rows.first?.state ?? "")")
+    await follower.stop(grace: .zero)
+    await alerts.stop(grace: .zero)
+  }
+
+  /// A broker restarted with its default settings (no persistence: its retained messages are
+  /// lost) while the monitor and the agent run, an SOS pressed during the outage: the agent
+  /// publishes it when it reconnects, before or after the monitor does; either way the monitor
+  /// delivers it once (live, or from the list the agent published again).
   @Test func anSOSPressedWhileTheBrokerRestartsIsDeliveredOnce() async throws {
     let (space, started, scheme, engine) = try Self.site(configuration: MosquittoBroker.defaultConfiguration)
     var broker = started
