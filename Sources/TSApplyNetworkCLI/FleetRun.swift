@@ -296,7 +296,9 @@ struct FleetSession: Sendable {
                                                        : partly.joined(separator: ", ") + (partly.count == 1 ? " holds" : " hold"))
           + " part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
-        + " (\(its) unsafe, so \(written): add --allow-destroy to --auto-approve to \(operation) \(it)"
+        // From `status`, `plan` or `drift --fleet`: the command that applies them is named.
+        + " (\(its) unsafe, so \(written): add --allow-destroy to "
+        + (["apply", "restore"].contains(operation) ? "--auto-approve to \(operation) \(it)" : "'tsapply apply --fleet --auto-approve' to apply \(it)")
         // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone;
         // an agent applies unattended, so only allow_destroy (--allow-destroy) lets it.
         + (operation == "restore" ? "; each watch's section shows its plan)"

@@ -112,8 +112,11 @@ public enum FleetMonitor {
     case .success(let revisions)?:
       if let newRevision = FleetStatus.newRevisionNote(status, current: revisions) {
         state = "new revision"
-        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (while the fleet's staged rollout is paused, "
-          + "continue it with --continue instead, or end it with --abort first)"
+        // Whether a paused rollout can go on with them depends on whether they are the ones it
+        // started with, which the page does not know: both said (fresh-eyes finding: only
+        // `--continue` was said, which refuses manifests edited since the rollout started).
+        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (while the fleet's staged rollout is paused: "
+          + "continue it with --continue if these are the manifests it started with, else end it with --abort first)"
         pendingKnown = false
       }
     case .failure(let problem)?:

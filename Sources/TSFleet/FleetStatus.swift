@@ -352,6 +352,15 @@ public enum FleetStatus {
       // A write whose outcome the agent could not tell: the watch may hold the revision — not
       // known, not "without it" (fresh-eyes finding: a canary holding it was listed without it).
       else if status.outcomeUnknown, current.contains(status.revision) { row.holdsManifests = nil }
+      // Never applied anything, and the revision the manifests give was refused or invalid:
+      // nothing was written, so the watch is without it — not "not known" (fresh-eyes finding:
+      // a watch holding only the wearer's emergency contact was "not known" to the rollout).
+      else if status.appliedRevision == nil, current.contains(status.revision), [.refused, .invalid].contains(status.result),
+              !status.partlyApplied { row.holdsManifests = false }
+      // Its agent offline or unable to read it: what it holds now is not known (the page says
+      // "not known" too; fresh-eyes finding: 100 watches of an offline agent counted as holding
+      // the revision "as read from the watches now").
+      if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
       return row
     }

@@ -3,8 +3,8 @@ import TSModel
 
 extension StatusBoard {
   /// Every state a row can have, in the page's order (and `/metrics`' series, each always present).
-  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no record", "offline", "not known", "invalid", "failed",
-                              "refused", "retrying"]
+  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no record", "no status", "offline", "not known",
+                              "invalid", "failed", "refused", "retrying"]
   /// Results counted in `tsapply_applies_total`.
   public static let applyResults = ["applied", "failed", "refused"]
 }

@@ -456,6 +456,14 @@ extension FleetCommandTests {
     #expect(words == "1 of 1 watch refused: r3 (its plan is unsafe, so nothing was written to it: add --allow-destroy to --auto-approve to apply it" + ending,
             "\(words)")
   }
+
+  /// From a command that does not apply, the one that does is named (fresh-eyes finding:
+  /// `status --fleet` said "add --allow-destroy to --auto-approve to status them").
+  @Test(arguments: ["status", "plan", "drift"])
+  func aRefusalSeenByAnotherCommandNamesTheApply(operation: String) {
+    let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: true, operation: operation).message
+    #expect(words.contains("add --allow-destroy to 'tsapply apply --fleet --auto-approve' to apply it;"), "\(words)")
+  }
 }
 
 /// Over MQTT a refusal can come after an earlier attempt at the revision wrote part of it: the

@@ -996,6 +996,44 @@ import TSTestSupport
     await publisher.close()
   }
 
+  /// What a staged rollout's summary counts a watch as, from its agent's status (fresh-eyes
+  /// findings: the 100 watches of an offline agent were counted as holding the revision "as read
+  /// from the watches now" while the page said "not known", and a watch whose first revision was
+  /// refused — nothing ever written — was "not known" rather than without it).
+  /// (agent online, status fields after `revision` and `watch`, the rollout's bucket)
+  static let holdingCases: [(Bool, String, String)] = [
+    (true, #""applied_revision":"REV","result":"applied""#, "with"),
+    (false, #""applied_revision":"REV","result":"applied""#, "unknown"),
+    (true, #""applied_revision":"REV","result":"applied","unreachable":"Device not connected (2003)","unreachable_since":"2026-12-05T12:00:00Z""#, "unknown"),
+    (true, #""message":"unsafe","result":"refused""#, "without"),
+    (true, #""applied_revision":"0123456789abcdef","message":"unsafe","result":"refused""#, "without"),
+  ]
+
+  @Test(arguments: holdingCases.indices)
+  func aRolloutCountsWhatTheAgentsStatusSaysTheWatchHolds(_ index: Int) async throws {
+    let (online, fields, bucket) = Self.holdingCases[index]
+    let site = try Site(watches: ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    let published = try #require(try await site.apply(wait: .seconds(1)).first)
+    guard case .string(let revision)? = published.details["revision"] else { Issue.record("\(published.details)"); return }
+    let members = try site.space.load([]).members
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let announced = #"{"agent":"station","format_version":"1","online":\#(online),"watches":["room-1"]}"#
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Array(announced.utf8), qos: 1, retain: true)
+    let status = #"{"agent":"station","device":"memory:room-1","drift":0,"format_version":"1","last_seen":"2026-12-05T12:00:00Z","pending":0,"#
+      + fields.replacingOccurrences(of: "REV", with: revision) + #","revision":"\#(revision)","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    var rollout = RolloutRecord(fleet: "fleet.yaml", members: members, policy: RolloutPolicy(), startedBy: "t@h", now: Date())
+    rollout.observe([row], members: members)
+    let counted = rollout.withRevision == ["room-1"] ? "with" : rollout.withoutRevision == ["room-1"] ? "without"
+      : rollout.unknownRevision == ["room-1"] ? "unknown" : "?"
+    #expect(counted == bucket, "\(row.state) \(String(describing: row.holdsManifests)): \(rollout.summary(fleetFile: "fleet.yaml"))")
+    await publisher.close()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it

@@ -499,6 +499,21 @@ final class TestClock: @unchecked Sendable {
     #expect((counts["watches_by_state"] as? [String: Int])?["pending"] == 1 && counts["sos_open"] as? Int == 1)
   }
 
+  /// Every state a row can be in is counted (fresh-eyes finding: `no status`, the state of
+  /// every watch nothing was published to yet, was in no count, so `/metrics` added up to 3 of
+  /// 300 watches). (the agent's report's state, the row's state)
+  @Test(arguments: ["in sync", "drift", "pending", "new revision", "no status", "refused", "failed", "invalid", "retrying"])
+  func everyStateOfARowIsCounted(_ state: String) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.reported("room-12", AgentReport(state: state, note: "why", drift: state == "drift" ? 1 : 0, pending: state == "pending" ? 1 : 0))
+    let snapshot = board.snapshot()
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(snapshot.json.utf8)) as? [String: Any])
+    let counted = try #require((object["counts"] as? [String: Any])?["watches_by_state"] as? [String: Int])
+    #expect(counted.values.reduce(0, +) == snapshot.rows.count && counted[snapshot.rows.first?.state ?? ""] == 1, "\(counted)")
+    #expect(StatusBoard.states.contains(snapshot.rows.first?.state ?? ""), "\(snapshot.rows.first?.state ?? "")")
+  }
+
   @Test func metricsAreInThePrometheusTextFormat() {
     let clock = TestClock()
     let board = Self.board(clock)
