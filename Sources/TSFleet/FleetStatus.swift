@@ -204,8 +204,10 @@ public enum FleetStatus {
     let view = try FleetBrokerView(settings: settings, site: site, desired: true, states: states)
     try await view.connect(within: timeout)
     var current = FleetSiteStatus(rows: [], offlineAgents: [])
+    // What each member's manifests give, hashed once for every look of the wait.
+    let revisions = members.map { member in (try? member.document.get()).map { DesiredDocument.revisions(manifest: $0.manifest) } }
     await view.wait(until: start + (settleWithin ?? .zero)) { _ in
-      current = FleetSiteStatus(rows: rows(members, view: view),
+      current = FleetSiteStatus(rows: rows(members, revisions: revisions, view: view),
                                 offlineAgents: view.agents.values.filter { !$0.online }.map(\.agent).sorted())
       return current.isSettled
     }
@@ -214,19 +216,19 @@ public enum FleetStatus {
     return current
   }
 
-  /// The rows of `members` as `view` shows them now.
-  static func rows(_ members: [FleetMember], view: FleetBrokerView) -> [FleetStatusRow] {
+  /// The rows of `members` as `view` shows them now; `revisions[i]`: what member i's manifests
+  /// give (`DesiredDocument.revisions`; `nil` when they cannot be used).
+  static func rows(_ members: [FleetMember], revisions: [[String]?], view: FleetBrokerView) -> [FleetStatusRow] {
     let statuses = view.statuses, desired = view.desiredRevisions
-    return members.map { member in
+    return zip(members, revisions).map { member, current in
       let id = member.watch.watchID
       let agent = view.agent(serving: id).map { (id: $0.agent, online: $0.online) }
-      guard case .success(let document) = member.document else {
+      guard let current else {
         return FleetStatusRow(name: member.name, device: member.device, state: "invalid", agent: agent, note: "its manifest has errors")
       }
       // A desired document on the broker that the agent has not reported on yet: applying it,
       // when the agent is online; when it is not, published and waiting (the watch may already
       // hold part of it: an agent can go down in the middle of an apply).
-      let current = DesiredDocument.revisions(manifest: document.manifest)
       let unreported = desired[id].flatMap { revision in statuses[id]?.status.revision != revision ? revision : nil }
       let applying = agent?.online == true ? unreported : nil
       // Published for a watch no agent has ever announced: nobody is applying it, and nothing

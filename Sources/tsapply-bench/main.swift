@@ -26,6 +26,8 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
                     FleetBenchmark.monitorFleet),
   "fleet-view": ("fleet views (status, plan, drift --fleet) of N retained watches on a default-settings broker: complete in how many of RUNS, time [N] [RUNS]",
                  FleetViewBenchmark.run),
+  "status-wait": ("status --fleet --wait over N watches of 10 agents, one of them offline (the site never settles): CPU over SECONDS [N] [SECONDS]",
+                  FleetViewBenchmark.statusWait),
   "fleet-agents": ("N agents on one local broker: publish N revisions, time to converge, messages, CPU [N] [OFFLINE%]", FleetBenchmark.agents),
   "fleet-rollout": ("a change failing everywhere on N watches under canary 2 / max_failures 0: watches written, exit status [N] [BINARY]",
                     RolloutBenchmark.run),
