@@ -280,9 +280,9 @@ struct FleetSession: Sendable {
                      partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
                      agents: Bool = false, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
-    if !names.isEmpty { parts.append("failed: " + names.joined(separator: ", ")) }
+    if !names.isEmpty { parts.append("failed: " + FleetText.names(names)) }
     if !noDesired.isEmpty {
-      parts.append((parts.isEmpty ? "" : "\(noDesired.count) ") + "with no desired document on the broker: " + noDesired.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(noDesired.count) ") + "with no desired document on the broker: " + FleetText.names(noDesired)
         + " (the broker lost them: restarted without persistence, or the topics were cleared; their agents still hold the watches to the "
         + "revisions they last applied. Publish the manifests again with 'tsapply apply --fleet', and give the broker persistence: "
         + "docs/fleet.md \"Sizing the broker\")")
@@ -293,9 +293,9 @@ struct FleetSession: Sendable {
       let partly = refused.filter(refusedHoldingPart.contains)
       let written = partly.isEmpty ? "nothing was written to \(it)"
         : "nothing more was written to \(it), but " + (partly.count == refused.count ? (partly.count == 1 ? "it holds" : "they hold")
-                                                       : partly.joined(separator: ", ") + (partly.count == 1 ? " holds" : " hold"))
+                                                       : FleetText.names(partly) + (partly.count == 1 ? " holds" : " hold"))
           + " part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
-      parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + refused.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + FleetText.names(refused)
         // From `status`, `plan` or `drift --fleet`: the command that applies them is named.
         + " (\(its) unsafe, so \(written): add --allow-destroy to "
         + (["apply", "restore"].contains(operation) ? "--auto-approve to \(operation) \(it)" : "'tsapply apply --fleet --auto-approve' to apply \(it)")
@@ -307,28 +307,28 @@ struct FleetSession: Sendable {
     }
     if !stale.isEmpty {
       let (its, it) = stale.count == 1 ? ("its part of the saved plan no longer applies", "it") : ("their parts of the saved plan no longer apply", "them")
-      parts.append((parts.isEmpty ? "" : "\(stale.count) ") + "refused: " + stale.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(stale.count) ") + "refused: " + FleetText.names(stale)
         + " (\(its), so nothing was written to \(it): plan again, review and apply the new plan)")
     }
     if !retrying.isEmpty {
       // Only an apply waited; `plan` and `drift` read the agents' statuses as they are.
       parts.append((parts.isEmpty ? "" : "\(retrying.count) ") + (waited ? "still retrying when the wait ended: " : "being retried by their agents: ")
-        + retrying.joined(separator: ", ") + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
+        + FleetText.names(retrying) + " (their agents keep trying; 'tsapply status --fleet --wait DURATION' waits for them)")
     }
     if !unknown.isEmpty {
-      parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + unknown.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(unknown.count) ") + "not known: " + FleetText.names(unknown)
         + " (their agents have not reported what the watches hold now: "
         + (operation == "status" ? "their rows above say why)" : "'tsapply status --fleet' says why)"))
     }
     if !partlyPending.isEmpty {
       let (hold, its) = partlyPending.count == 1 ? ("holds", "its agent") : ("hold", "their agents")
-      parts.append((parts.isEmpty ? "" : "\(partlyPending.count) ") + "\(hold) part of the revision: " + partlyPending.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(partlyPending.count) ") + "\(hold) part of the revision: " + FleetText.names(partlyPending)
         + " (\(its) stopped part-way and \(partlyPending.count == 1 ? "is" : "are") offline; the rest is applied when \(partlyPending.count == 1 ? "it connects" : "they connect")"
         + ": 'tsapply status --fleet --wait DURATION' waits for \(partlyPending.count == 1 ? "it" : "them"))")
     }
     if !mayHoldPart.isEmpty {
       let (may, its) = mayHoldPart.count == 1 ? ("may hold", "its agent") : ("may hold", "their agents")
-      parts.append((parts.isEmpty ? "" : "\(mayHoldPart.count) ") + "\(may) part of the revision: " + mayHoldPart.joined(separator: ", ")
+      parts.append((parts.isEmpty ? "" : "\(mayHoldPart.count) ") + "\(may) part of the revision: " + FleetText.names(mayHoldPart)
         + " (\(its) went offline during the wait without saying what reached the watch; the rest is applied when "
         + (mayHoldPart.count == 1 ? "it connects" : "they connect") + ": 'tsapply status --fleet --wait DURATION' waits for "
         + (mayHoldPart.count == 1 ? "it" : "them") + ")")

@@ -2,7 +2,16 @@ import Foundation
 import TSModel
 
 /// Text shapes shared by the fleet's reports.
-enum FleetText {
+public enum FleetText {
+  /// The first `listed` of `names` (escaped), comma-separated, then `and N more (every name in
+  /// --json)`; `none` when there are none: a site of hundreds of watches is not one line of
+  /// hundreds of names.
+  public static func names(_ names: [String], listed: Int = 10) -> String {
+    if names.isEmpty { return "none" }
+    let shown = names.prefix(listed).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
+    return names.count > listed ? shown + ", and \(names.count - listed) more (every name in --json)" : shown
+  }
+
   /// `rows` under `header` in left-aligned columns two spaces apart (the last column unpadded),
   /// one line each, ending with a newline.
   static func columns(_ header: [String], _ rows: [[String]]) -> String {

@@ -464,11 +464,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     ])
   }
 
-  private static func list(_ names: [String], _ listed: Int) -> String {
-    if names.isEmpty { return "none" }
-    let shown = names.prefix(listed).map { ControlCharacters.escaped($0) }.joined(separator: ", ")
-    return names.count > listed ? shown + ", and \(names.count - listed) more (every name in --json)" : shown
-  }
+  private static func list(_ names: [String], _ listed: Int) -> String { FleetText.names(names, listed: listed) }
 }
 
 /// Where a fleet's rollout record is kept: `<state root>/fleets/<16 hex digits>/rollout.json`,
