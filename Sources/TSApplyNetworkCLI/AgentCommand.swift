@@ -73,16 +73,16 @@ struct AgentCommand: Command {
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
-    var settings = BrokerSettings(address: broker, environment: context.environment)
+    var settings = BrokerSettings(address: broker, environment: context.environment, currentDirectory: context.currentDirectory)
     if let username { settings.username = username }
     if tls.caFile != nil { settings.tls.caFile = tls.caFile }
     if tls.certificateFile != nil { settings.tls.certificateFile = tls.certificateFile }
     if tls.keyFile != nil { settings.tls.keyFile = tls.keyFile }
     if let passwordFile {
-      guard let text = try? String(contentsOfFile: context.resolve(passwordFile), encoding: .utf8) else {
-        throw CommandFailure("cannot read the password file \(passwordFile)")
+      switch BrokerSettings.password(fromFile: context.resolve(passwordFile), displayName: passwordFile) {
+      case .success(let text): (settings.password, settings.passwordProblem) = (text, nil)
+      case .failure(let problem): throw CommandFailure("--password-file: \(problem)")
       }
-      settings.password = String(text.prefix { $0 != "\n" && $0 != "\r" })
     }
     let id = agentID ?? settings.username.flatMap { FleetTopics.problem(with: $0) == nil ? $0 : nil }
       ?? String(ProcessInfo.processInfo.hostName.prefix { $0 != "." }.filter { FleetTopics.problem(with: String($0)) == nil })

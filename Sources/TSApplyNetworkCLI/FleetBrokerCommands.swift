@@ -13,7 +13,7 @@ extension FleetSession {
   /// The broker, the site and the credentials (`TSAPPLY_MQTT_…`), when the fleet has a transport.
   var broker: (settings: BrokerSettings, site: String)? {
     guard let transport = loaded.fleet.transport, let site = loaded.fleet.site else { return nil }
-    return (BrokerSettings(address: transport.value, environment: context.environment), site.value)
+    return (BrokerSettings(address: transport.value, environment: context.environment, currentDirectory: context.currentDirectory), site.value)
   }
 
   /// How long to wait for the broker when only reading it.

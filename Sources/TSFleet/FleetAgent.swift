@@ -99,7 +99,7 @@ public final class FleetAgent: @unchecked Sendable {
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
                                payload: Self.presence(configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
-    let settings = configuration.broker.configuration(
+    let settings = try configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
       subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
     // The client's handlers are set once `self` exists; until `start()` nothing arrives.

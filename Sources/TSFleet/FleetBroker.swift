@@ -43,7 +43,7 @@ public final class FleetBrokerView: @unchecked Sendable {
     let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
       + (desired ? [FleetTopics.every(.desired, site: site)] : []) + (states ? [FleetTopics.every(.state, site: site)] : [])
     // QoS 0, the marker's too (see `connect`).
-    let configuration = settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
+    let configuration = try settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
                                                subscriptionQoS: 0)
     client = try MQTTClient(address: settings.address, configuration: configuration,
                             onMessage: { [weak self] message in self?.received(message) })

@@ -262,7 +262,7 @@ public enum FleetMonitor {
         emit(event)
         for observer in observers { observer.record(event, for: [watch]) }
       }
-      let configuration = settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
+      let configuration = try settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
                                                  cleanSession: true,
                                                  // The presses' lists first: Mosquitto sends the retained
                                                  // messages filter by filter, and drops what is

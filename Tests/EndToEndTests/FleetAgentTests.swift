@@ -384,7 +384,9 @@ import TSTestSupport
       .replacingOccurrences(of: "mqtts://127.0.0.1:1", with: url)
     try fleet.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
     let ca = brokerDir.appendingPathComponent("ca.crt").path
-    let controller = ["TSAPPLY_MQTT_USERNAME": "tsapply-controller", "TSAPPLY_MQTT_PASSWORD": "c-secret", "TSAPPLY_MQTT_CA_FILE": ca]
+    // The controller's password from a file named by the environment (a service's unit), relative to where it runs.
+    try "c-secret\n".write(to: dir.appendingPathComponent("controller.password"), atomically: true, encoding: .utf8)
+    let controller = ["TSAPPLY_MQTT_USERNAME": "tsapply-controller", "TSAPPLY_MQTT_PASSWORD_FILE": "controller.password", "TSAPPLY_MQTT_CA_FILE": ca]
 
     // A wrong password is refused.
     let refused = try TSApplyBinary.run(["agent", "--broker", url, "--site", "ward-a", "--username", "ward-a-station",

@@ -2,7 +2,8 @@
 # add-user.sh DIR SITE AGENT [PASSWORD]: gives the agent AGENT of site SITE a user on the broker
 # whose files are in DIR (the passwords file via mosquitto_passwd, a confined block in DIR/acl),
 # and prints the password (generated unless given). docs/fleet.md "Security".
-#   add-user.sh /etc/mosquitto/tsapply ward-c ward-c-station > ward-c-station.password
+#   (umask 077; add-user.sh /etc/mosquitto/tsapply ward-c ward-c-station > ward-c-station.password)
+# (the umask makes the password file 0600; a plain redirect would let every user read it).
 # The agent then runs with --username AGENT --password-file ward-c-station.password.
 set -euo pipefail
 dir=$1 site=$2 agent=$3
