@@ -26,6 +26,14 @@ public protocol Device: AnyObject, Sendable {
   /// (`tsapply export -o`, `plan -out`). Empty by default (a watch behind a bridge has none).
   var storageFiles: [String] { get }
 
+  /// A file beside the device's own storage that the engine locks (`flock`) for a whole apply,
+  /// beside the lock in its state folder: a watch kept in a local file is reached by every
+  /// tsapply on the machine whatever its state folder (`TSAPPLY_STATE_DIR`) or the spelling of
+  /// its spec, so that lock alone does not keep two applies apart (fresh-eyes finding: two
+  /// applies from two state folders both said "Apply complete!" and the watch held a mix).
+  /// `nil` by default: a watch behind a bridge is kept apart by its lease (`LeasableDevice`).
+  var applyLockPath: String? { get }
+
   /// What the platform stores and supports: limits, operations, fields and their byte limits.
   func capabilities() async throws(DeviceError) -> DeviceCapabilities
 
@@ -144,6 +152,9 @@ extension Device {
 
   /// None: most devices keep nothing in local files.
   public var storageFiles: [String] { [] }
+
+  /// None: most devices keep nothing in local files.
+  public var applyLockPath: String? { nil }
 }
 
 /// A device that other machines can also reach (a watch behind a bridge), offering a lease: the

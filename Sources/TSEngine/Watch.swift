@@ -494,18 +494,22 @@ public final class Watch: Sendable {
   /// The local lock, and the device's lease where it offers one, both held until `release()`.
   final class Held: @unchecked Sendable {
     let local: WatchLock
+    /// The device's own apply lock (`Device.applyLockPath`), when it has one.
+    let onDevice: WatchLock?
     let lease: (device: any LeasableDevice, lease: DeviceLease, renewal: Task<Void, Never>)?
-    init(local: WatchLock, lease: (device: any LeasableDevice, lease: DeviceLease, renewal: Task<Void, Never>)?) {
+    init(local: WatchLock, onDevice: WatchLock?, lease: (device: any LeasableDevice, lease: DeviceLease, renewal: Task<Void, Never>)?) {
       self.local = local
+      self.onDevice = onDevice
       self.lease = lease
     }
     /// Gives the lease back (awaited, so a process that exits next leaves the watch free at
-    /// once), then the local lock.
+    /// once), then the device's lock and the local lock.
     func release() async {
       if let lease {
         lease.renewal.cancel()
         await lease.device.releaseLease(lease.lease)
       }
+      onDevice?.release()
       local.release()
     }
   }
@@ -521,19 +525,33 @@ public final class Watch: Sendable {
   private func hold(_ options: ApplyOptions) async throws(EngineError) -> Held {
     do { try home.prepare(profile: capabilities.profile) } catch { throw .records(error) }
     let holder = WatchLock.currentHolder(command: options.command, now: now())
-    let local: WatchLock
-    do {
-      local = try await WatchLock.acquire(at: home.lockPath, holder: holder, timeout: .zero)
-    } catch {
-      guard case .held(let current, _, _) = error, options.lockTimeout > .zero else { throw .locked(error) }
-      options.events(.waitingForLock(current))
+    // Tried once, then (with `-lock-timeout`) waited for, saying whom for.
+    func lock(_ path: String) async throws(EngineError) -> WatchLock {
       do {
-        local = try await WatchLock.acquire(at: home.lockPath, holder: holder, timeout: options.lockTimeout)
+        return try await WatchLock.acquire(at: path, holder: holder, timeout: .zero)
       } catch {
-        throw .locked(error)
+        guard case .held(let current, _, _) = error, options.lockTimeout > .zero else { throw .locked(error) }
+        options.events(.waitingForLock(current))
+        do {
+          return try await WatchLock.acquire(at: path, holder: holder, timeout: options.lockTimeout)
+        } catch {
+          throw .locked(error)
+        }
       }
     }
-    guard let leasable = device as? any LeasableDevice else { return Held(local: local, lease: nil) }
+    let local = try await lock(home.lockPath)
+    // The device's own lock, taken second whatever the state folder (so two processes never
+    // wait on each other's first lock).
+    var onDevice: WatchLock?
+    if let path = device.applyLockPath {
+      do {
+        onDevice = try await lock(path)
+      } catch {
+        local.release()
+        throw error
+      }
+    }
+    guard let leasable = device as? any LeasableDevice else { return Held(local: local, onDevice: onDevice, lease: nil) }
     let clock = ContinuousClock()
     let start = clock.now
     var backoff = Backoff(Self.leaseWait)
@@ -547,16 +565,18 @@ public final class Watch: Sendable {
             try? await leasable.renewLease(lease, timeToLive: Self.leaseTimeToLive)
           }
         }
-        return Held(local: local, lease: (leasable, lease, renewal))
+        return Held(local: local, onDevice: onDevice, lease: (leasable, lease, renewal))
       } catch {
         let waited = clock.now - start
         guard case .held(let current, let expiresIn) = error else {
+          onDevice?.release()
           local.release()
           if case .device(let deviceError) = error { throw .device(deviceError) }
           throw .locked(.leased(by: nil, watch: identity, waited: waited, expiresIn: nil, holderEnded: false))
         }
         let ended = current.map(WatchLock.hasEnded) ?? false
         if waited >= options.lockTimeout {
+          onDevice?.release()
           local.release()
           throw .locked(.leased(by: current, watch: identity, waited: waited, expiresIn: expiresIn, holderEnded: ended))
         }

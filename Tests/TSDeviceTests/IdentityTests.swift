@@ -26,7 +26,7 @@ import TSModel
     let device = try SimulatedDevice(path: directory + "/" + written)
     #expect(device.identity == "sim:" + directory + "/real/w.json")
     #expect(device.path == directory + "/real/w.json")
-    #expect(device.storageFiles == [directory + "/real/w.json", directory + "/real/w.json.lock"])
+    #expect(device.storageFiles == [directory + "/real/w.json", directory + "/real/w.json.lock", directory + "/real/w.json.apply-lock"])
     let context = DeviceOpenContext(environment: [:], currentDirectory: directory)
     #expect(SimulatorScheme().canonicalSpec(written, context: context) == device.identity)
     #expect(DeviceRegistry.simulated.canonicalSpec("sim:" + written, context: context) == device.identity)

@@ -577,9 +577,14 @@ import TSMQTT
   /// drifted, no `recovered` — rather than go back with the broker (fresh-eyes finding: "in
   /// sync" and a false `recovered` alert for 4 minutes while the watch held the change).
   @Test func aStatusOlderThanTheOneHeardIsNotTakenFromARestartedBroker() async throws {
-    let (space, started, _, _) = try Self.site()
+    // Saved where the broker can write: it stays the user that runs the tests.
+    let (space, started, _, _) = try Self.site(configuration: { port, directory in
+      MosquittoBroker.defaultConfiguration(port: port, directory: directory)
+        + "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())\n"
+    })
     var broker = started
     defer { broker.stop() }
+    let saved = space.directory + "/saved-mosquitto.db", file = space.directory + "/mosquitto.db"
     func status(drift: Int, seen: String) -> [UInt8] {
       Array((#"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":\#(drift),"format_version":"1","#
         + #""last_seen":"2026-12-05T12:\#(seen):00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#).utf8)
@@ -591,6 +596,11 @@ import TSMQTT
       try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: payload, qos: 1, retain: true)
       await client.close()
     }
+    // The persistence file as it was saved while the older status was retained.
+    try await publish(status(drift: 0, seen: "00"))
+    broker.stop()
+    try FileManager.default.copyItem(atPath: file, toPath: saved)
+    broker = try broker.restart()
     let events = Inbox<MonitorEvent>()
     let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
                         policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
@@ -598,9 +608,11 @@ import TSMQTT
     let (board, follower) = try await Self.follow(space, broker, alerts: alerts, events: events, revisions: { _ in .success(["aaaa"]) })
     try await publish(status(drift: 1, seen: "05"))
     #expect(await Self.eventually { board.snapshot().rows.first?.state == "drift" }, "\(board.snapshot().rows.first?.state ?? "")")
+    // The broker crashes and comes back from that older file.
     broker.stop()
+    try FileManager.default.removeItem(atPath: file)
+    try FileManager.default.copyItem(atPath: saved, toPath: file)
     broker = try broker.restart()
-    try await publish(status(drift: 0, seen: "00"))  // before the monitor is back (its reconnect waits 0.5 s or more)
     #expect(await Self.eventually { events.items.contains { $0.watch == "monitor:ward-a" && $0.kind == .online } })
     try await Task.sleep(for: .seconds(1))
     #expect(board.snapshot().rows.first?.state == "drift", "\(board.snapshot().rows.first?.state ?? "")")

@@ -86,8 +86,12 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
   /// Path of the state file (canonical); `nil` for an in-memory watch.
   public var path: String? { store.path }
 
-  /// The state file and its lock file `<file>.lock`; none in memory.
-  public var storageFiles: [String] { store.path.map { [$0, $0 + ".lock"] } ?? [] }
+  /// The state file, its lock file `<file>.lock` and its apply lock; none in memory.
+  public var storageFiles: [String] { store.path.map { [$0, $0 + ".lock", $0 + ".apply-lock"] } ?? [] }
+
+  /// `<file>.apply-lock` beside the state file (the lock of a whole apply, whatever the state
+  /// folder); none in memory.
+  public var applyLockPath: String? { store.path.map { $0 + ".apply-lock" } }
 
   /// The whole stored state: profile, reminders, contacts, emergency, journal.
   public func snapshot() throws(DeviceError) -> SimulatedWatch { try store.read() }
