@@ -77,37 +77,20 @@ import TSTestSupport
     #expect(clock.now - start >= .milliseconds(300))
   }
 
-  @Test func applyRefusesWhileAnotherApplyHoldsTheWatch() async throws {
+  /// Another apply holds the watch: through this state folder's lock, or (`onDevice`) from
+  /// another state folder (`TSAPPLY_STATE_DIR`), through the simulated watch's own apply lock
+  /// beside its state file (`Device.applyLockPath`). Either way this apply is refused, names the
+  /// holder and writes nothing, and gives back the lock it took (fresh-eyes finding: two applies
+  /// from two state folders both said "Apply complete!" and the watch held a mix); once the
+  /// holder is done it applies.
+  @Test(arguments: [false, true])
+  func applyRefusesWhileAnotherApplyHoldsTheWatch(onDevice: Bool) async throws {
     let space = try Workspace()
     let watch = try await space.open()
     try watch.home.prepare(profile: watch.capabilities.profile)
-    let held = try await WatchLock.acquire(at: watch.home.lockPath, holder: Self.holder("tsapply apply other.yaml"), timeout: .zero)
-    defer { held.release() }
-    let before = try await space.state()
-    let document = try space.document("contacts:\n  - {name: Zed, phone: \"+15550199\"}\n")
-    do {
-      _ = try await watch.apply(document, options: Workspace.automatic())
-      Issue.record("applied while locked")
-    } catch {
-      guard case .locked(.held(let holder?, _, _)) = error else { Issue.record("\(error)"); return }
-      #expect(holder.command == "tsapply apply other.yaml")
-    }
-    #expect(try await space.state() == before)
-  }
-
-  /// An apply of a simulated watch from another state folder (`TSAPPLY_STATE_DIR`) holds the
-  /// watch's own apply lock beside its state file (`Device.applyLockPath`): this apply, whose
-  /// state-folder lock is free, is refused all the same and writes nothing (fresh-eyes finding:
-  /// two applies from two state folders both said "Apply complete!" and the watch held a mix).
-  @Test func applyRefusesWhileAnApplyFromAnotherStateFolderHoldsTheWatch() async throws {
-    let space = try Workspace()
-    let other = try await Engine(registry: DeviceRegistry(schemes: [SimulatorScheme()], defaultSpec: "sim:.tsapply/device.json"),
-                                 environment: ["TSAPPLY_STATE_DIR": space.directory + "/other-state"], currentDirectory: space.directory)
-      .open(space.spec)
-    let path = try #require(other.device.applyLockPath)
-    #expect(path == space.directory + "/watch.json.apply-lock")
+    let path = onDevice ? try #require(watch.device.applyLockPath) : watch.home.lockPath
+    if onDevice { #expect(path == space.directory + "/watch.json.apply-lock") }
     let held = try await WatchLock.acquire(at: path, holder: Self.holder("tsapply apply other.yaml"), timeout: .zero)
-    let watch = try await space.open()
     let before = try await space.state()
     let document = try space.document("contacts:\n  - {name: Zed, phone: \"+15550199\"}\n")
     do {
@@ -118,7 +101,7 @@ import TSTestSupport
       #expect(holder.command == "tsapply apply other.yaml")
     }
     #expect(try await space.state() == before)
-    #expect(!WatchLock.isHeld(at: watch.home.lockPath), "the state folder's lock is given back")
+    if onDevice { #expect(!WatchLock.isHeld(at: watch.home.lockPath), "the state folder's lock is given back") }
     held.release()
     _ = try await watch.apply(document, options: Workspace.automatic())
     #expect(try await space.state().contacts.map(\.name) == ["Zed"])
