@@ -65,6 +65,11 @@ import TSTestSupport
     let shown = try TSApplyBinary.run(["device", "show"], environment: ["TSAPPLY_DEVICE": spec])
     #expect(shown.status == 0)
     expectGolden(shown.stdout.replacingOccurrences(of: directory.path, with: "<DIR>"), "device-show-fw.txt")
+    // Simulated without emergency contacts, the watch is shown as every other command sees it
+    // (fresh-eyes finding: `device show` listed them while `plan` said the watch had none).
+    let without = try TSApplyBinary.run(["device", "show"], environment: ["TSAPPLY_DEVICE": spec, "TSAPPLY_SIM_NO_EMERGENCY_CONTACTS": "1"])
+    #expect(without.status == 0 && without.stdout.contains("Emergency contacts: not supported on this watch"), "\(without.stdout)")
+    #expect(!without.stdout.contains("Sam Roe"), "\(without.stdout)")
   }
 
   static let badSimulations: [([String], String)] = [

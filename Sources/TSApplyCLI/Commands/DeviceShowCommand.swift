@@ -62,8 +62,10 @@ struct DeviceShowCommand: Command {
     if json {
       context.stdout.write(String(decoding: try watch.jsonData(), as: UTF8.self))
     } else {
-      let profile = try PlatformProfile.named(watch.profile)
-      context.stdout.write(WatchText.render(watch, profile: profile, path: device.path ?? "(in memory)"))
+      // What the simulator makes of the profile (`TSAPPLY_SIM_NO_EMERGENCY_CONTACTS`: a watch
+      // without emergency contacts), as every other command sees the watch.
+      let capabilities = try await device.capabilities()
+      context.stdout.write(WatchText.render(watch, capabilities: capabilities, path: device.path ?? "(in memory)"))
     }
     return .success
   }
@@ -72,9 +74,10 @@ struct DeviceShowCommand: Command {
 /// The human form of a simulated watch's state, for `tsapply device show`. Text the watch holds
 /// (names, notes, phones, short names) has its control characters escaped (`ControlCharacters`).
 enum WatchText {
-  static func render(_ watch: SimulatedWatch, profile: PlatformProfile, path: String) -> String {
-    var lines = sections(heading: "Simulated watch: \(path)", capabilities: profile.capabilities,
-                      state: DeviceState(reminders: watch.reminders, contacts: watch.contacts, emergency: watch.emergency))
+  static func render(_ watch: SimulatedWatch, capabilities: DeviceCapabilities, path: String) -> String {
+    let emergency = capabilities.contacts.supportsEmergencyContacts ? watch.emergency : nil
+    var lines = sections(heading: "Simulated watch: \(path)", capabilities: capabilities,
+                      state: DeviceState(reminders: watch.reminders, contacts: watch.contacts, emergency: emergency))
     if let last = watch.journal.last {
       lines.append("Watch-side changes: \(watch.lastSequence) (latest #\(last.sequence): \(last.kind.rawValue))")
     } else {
