@@ -103,9 +103,10 @@ extension MonitorCommand {
             for name in leaving { members[name] = nil }
           }
           if !added.isEmpty {
-            board?.add(FleetMonitor.boardMembers(added))
+            // Said before the page shows them.
             stderr.write("\(session.fleetFile) names \(counted(added.count, "more watch", "more watches")) (\(added.map(\.name).joined(separator: ", "))): "
                          + "following \(added.count == 1 ? "it" : "them") too.\n")
+            board?.add(FleetMonitor.boardMembers(added))
           }
         }
       }

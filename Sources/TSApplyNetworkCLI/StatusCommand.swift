@@ -53,10 +53,12 @@ struct StatusCommand: Command {
     let session = try FleetSession.load(fleet, redact: false, json: json, context: context)
     var rows: [FleetStatusRow]
     var unsettled: String?
+    var servedByMany: String?
     if let broker = session.broker {
       let site = try await session.statusRows(broker, settleWithin: settleWithin)
       rows = site.rows
       unsettled = settleWithin == nil ? nil : site.unsettled
+      servedByMany = site.servedByManyWords
     } else {
       if settleWithin != nil {
         throw CommandFailure("status --wait waits for a fleet's agents; \(session.fleetFile) has no transport: mqtt://… (its watches are read directly)")
@@ -119,6 +121,7 @@ struct StatusCommand: Command {
     if let unsettled, let settleWithin {
       problems.append("the site did not settle within \(Int(settleWithin.seconds))s: \(unsettled)")
     }
+    if let servedByMany { problems.append(servedByMany) }
     if !problems.isEmpty {
       let words = problems.joined(separator: "; ")
       throw CommandFailure(instead.map { words.replacingOccurrences(of: publishAdvice, with: $0) } ?? words)

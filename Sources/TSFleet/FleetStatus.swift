@@ -104,6 +104,21 @@ public struct FleetSiteStatus: Sendable {
   /// The watches' states as their agents last read them, by watch ID (read only when asked:
   /// `FleetStatus.broker(…states: true)`).
   public var reportedStates: [String: ReportedState] = [:]
+  /// Watches that more than one online agent announces serving (by name, with their agents'
+  /// IDs, sorted): each of those agents applies every revision it is handed and reports on the
+  /// watch, so its status is whichever spoke last — a misconfiguration to end, not a state.
+  public var servedByMany: [(watch: String, agents: [String])] = []
+
+  /// `2 watches are served by more than one agent at once: room-5 (a1, a4), …` with the
+  /// advice; `nil` when none is.
+  public var servedByManyWords: String? {
+    guard !servedByMany.isEmpty else { return nil }
+    let listed = servedByMany.prefix(10).map { "\($0.watch) (\($0.agents.joined(separator: ", ")))" }.joined(separator: ", ")
+      + (servedByMany.count > 10 ? ", and \(servedByMany.count - 10) more" : "")
+    return counted(servedByMany.count, "watch is", "watches are") + " served by more than one agent at once: " + listed
+      + " (each applies what it is handed and reports on the watch, so what is said of it is whichever agent spoke last: "
+      + "stop all but one of them, or take the watch out of the others' --device; docs/fleet.md \"Agents over MQTT\")"
+  }
 
   /// Whether nothing is still going on: no watch applying or retrying, every agent online.
   public var isSettled: Bool { offlineAgents.isEmpty && !rows.contains(where: \.isSettling) }
@@ -212,6 +227,11 @@ public enum FleetStatus {
       return current.isSettled
     }
     current.reportedStates = view.reportedStates
+    let online = view.agents.values.filter(\.online)
+    for member in members {
+      let agents = online.filter { $0.watches.contains(member.watch.watchID) }.map(\.agent).sorted()
+      if agents.count > 1 { current.servedByMany.append((member.name, agents)) }
+    }
     await view.close()
     return current
   }

@@ -788,6 +788,13 @@ public final class StatusBoard: @unchecked Sendable {
       // Not "for how long": that would change every second; the page shows `offlineSince`.
       if watch.offlineNoted {
         reasons.insert("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + offline.reason, at: 0)
+      } else if let agent = watch.agentOffline {
+        // Its agent gone, none of its SOS presses reaches this monitor: said at once, as the
+        // `agent_offline` alert is (fresh-eyes finding: 100 residents' presses unheard for the
+        // 5 minutes before the threshold, and "Needs attention" did not say so). A watch out of
+        // its agent's reach waits for the threshold: its agent still hears what it can.
+        reasons.insert(agent.reason.prefix(1).uppercased() + agent.reason.dropFirst()
+          + ": this watch's SOS presses cannot reach this monitor until it is back", at: 0)
       }
     }
     // Out of sight, what the watch holds now is not known: no number for it, as `status --fleet`

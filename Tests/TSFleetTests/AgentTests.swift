@@ -1012,6 +1012,30 @@ import TSTestSupport
     await publisher.close()
   }
 
+  /// Two online agents announcing one watch (an agent started twice with other IDs, a watch
+  /// moved to another agent and left in the first one's --device): said, with both agents —
+  /// nothing said it before (fe32, fe34); one of them offline is a watch moved, not shared.
+  @Test(arguments: [(true, ["station", "second"]), (false, [])])
+  func aWatchServedByTwoOnlineAgentsIsSaid(bothOnline: Bool, agents: [String]) async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let members = try site.space.load([]).members
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    for (agent, online, watches) in [("station", true, #"["room-1","room-2"]"#), ("second", bothOnline, #"["room-1"]"#)] {
+      let announced = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"watches":\#(watches)}"#
+      try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(announced.utf8), qos: 1, retain: true)
+    }
+    let site2 = try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120))
+    #expect(site2.servedByMany.map(\.watch) == (agents.isEmpty ? [] : ["room-1"]))
+    #expect(site2.servedByMany.first?.agents ?? [] == agents.sorted())
+    if bothOnline {
+      #expect(site2.servedByManyWords?.hasPrefix("1 watch is served by more than one agent at once: room-1 (second, station)") == true,
+              "\(site2.servedByManyWords ?? "")")
+    }
+    await publisher.close()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it

@@ -143,6 +143,13 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
       clock.advance(600)
     }, state: "offline", reason: "Offline longer than 1 min: its agent a1 is offline"),
+    // Its agent gone, its presses cannot reach the monitor: needs attention at once, as the
+    // `agent_offline` alert is (fresh-eyes finding: 5 minutes before the page said so).
+    Case(name: "agent offline, under the threshold", steps: { board, clock in
+      board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc"))
+      board.record(event(.offline, clock, message: "agent a1 (w12) is offline", ["agent": .string("a1")]), for: ["room-12", "room-14"])
+      clock.advance(5)
+    }, state: "offline", reason: "Its agent a1 is offline: this watch's SOS presses cannot reach this monitor until it is back"),
     // A monitor (re)started over MQTT hears the agent's retained status first (it cannot reach
     // the watch), then the agent's retained presence (online): the agent being up does not
     // make its watch reachable (fe17 defect 1).
