@@ -173,7 +173,7 @@ extension Monitor {
       let key = signature + manifestDigest
       if tracking.suspendedFor != nil {
         outcome = .rateLimited
-      } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?) = waiting, now() < due {
+      } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?, _) = waiting, now() < due {
         // Retried at the next periodic check, not at every reconnect: a flaky link that drops at
         // each attempt retried it as fast as the monitor reconnects.
         outcome = waiting
@@ -260,7 +260,7 @@ extension Monitor {
     case .failed(let message) where !isNew:
       emit(.error, watch: watch.identity, message: "healing the drift failed again: \(message)",
            fields: ["reason": .string("apply"), "reconcile": .string(outcome.word), "drift_id": .string(driftID), "error": .string(message)])
-    case .retrying(let message, let attempt, _) where !isNew && attempt == 1:
+    case .retrying(let message, let attempt, _, _) where !isNew && attempt == 1:
       // Said when the drift's heal turns transient (its manifest changed); later attempts that
       // fail the same way are the state the drift event and this already told.
       emit(.error, watch: watch.identity, message: "healing the drift \(outcome.retryText)",

@@ -32,8 +32,10 @@ extension Monitor {
     /// `.locked`: another tsapply holds the watch's lock), as an agent's `retrying` status:
     /// tried again at the next check, due at `next` (`nil` with `--once`: the next run), within
     /// the budget; `attempt` counts the attempts in a row for this drift and manifest that
-    /// failed so (1 after the first).
-    case retrying(String, attempt: Int, next: Date?)
+    /// failed so (1 after the first). `written`: every write reached the watch and only the
+    /// read verifying them failed (`ApplyFailure.readBackFailed`), so the heal is not known to
+    /// have failed: the next check reads the watch and says whether it holds.
+    case retrying(String, attempt: Int, next: Date?, written: Bool = false)
     /// The apply failed for good (`Reconcile.Outcome.failed`, `.invalid`): the same apply gets
     /// the same answer, so it is tried again only when the drift or the manifest changes.
     case failed(String)
@@ -45,18 +47,27 @@ extension Monitor {
     /// For `retrying`, after `healing` / `healing the drift`: `failed for a reason that can
     /// pass (attempt 2): …; retrying at the next check, by 2026-12-01T09:36:02.118Z`; with
     /// `--once` (no next check in this process, no count of the runs before): `failed for a
-    /// reason that can pass: …; the next run of 'tsapply monitor --once' tries again`.
+    /// reason that can pass: …; the next run of 'tsapply monitor --once' tries again`. When every
+    /// write was made (`written`): `wrote its changes, not verified: …; the next check reads the
+    /// watch again, by …` (with `--once`: `the next run of 'tsapply monitor --once' reads it again`).
     var retryText: String {
-      guard case .retrying(let reason, let attempt, let next) = self else { return "" }
+      guard case .retrying(let reason, let attempt, let next, let written) = self else { return "" }
+      if written {
+        guard let next else { return "wrote its changes, not verified: \(reason); the next run of 'tsapply monitor --once' reads the watch again" }
+        return "wrote its changes, not verified (attempt \(attempt)): \(reason); the next check reads the watch again, by \(MonitorEvent.timestamp(next))"
+      }
       guard let next else { return "failed for a reason that can pass: \(reason); the next run of 'tsapply monitor --once' tries again" }
       return "failed for a reason that can pass (attempt \(attempt)): \(reason); retrying at the next check, by \(MonitorEvent.timestamp(next))"
     }
 
     /// For `retrying` while the monitor runs, the fields an agent's `retrying` status has:
-    /// `attempt` and `next_retry` (ISO 8601, when the next check is due); none with `--once`.
+    /// `attempt` and `next_retry` (ISO 8601, when the next check is due; neither with `--once`);
+    /// and `written: true` when every write was made and only verifying them failed.
     var retryFields: [String: JSONValue] {
-      guard case .retrying(_, let attempt, let next?) = self else { return [:] }
-      return ["attempt": .integer(attempt), "next_retry": .string(MonitorEvent.timestamp(next))]
+      guard case .retrying(_, let attempt, let next, let written) = self else { return [:] }
+      var fields: [String: JSONValue] = written ? ["written": .bool(true)] : [:]
+      if let next { fields.merge(["attempt": .integer(attempt), "next_retry": .string(MonitorEvent.timestamp(next))]) { $1 } }
+      return fields
     }
 
     /// The `reconcile` field of a drift event.
@@ -165,7 +176,11 @@ extension Monitor {
       }
       let reason = mask(outcome.error?.description ?? outcome.word, sparing: outcome.error?.backupPath) + (heldBack?.text ?? "")
         + (during.value.map { "; " + $0 } ?? "")
-      if case .retrying = outcome { return .retrying(reason, attempt: attempt, next: nextPoll.value) }
+      if case .retrying = outcome {
+        let written: Bool
+        if case .apply(.readBackFailed)? = outcome.error { written = true } else { written = false }
+        return .retrying(reason, attempt: attempt, next: nextPoll.value, written: written)
+      }
       return .failed(reason)
     }
   }
@@ -213,7 +228,7 @@ extension Monitor {
       result = "the watch still matches \(manifestName) (it does not manage what changed, or accepts it, "
         + "like a short name it does not give), so there is nothing to heal"
     case .rateLimited: result = "not healed: the watch keeps drifting back"
-    case .retrying(let reason, _, _):
+    case .retrying(let reason, _, _, _):
       fields["error"] = .string(reason)
       fields.merge(outcome.retryFields) { $1 }
       result = "healing \(outcome.retryText)"

@@ -666,9 +666,15 @@ public final class StatusBoard: @unchecked Sendable {
   /// The page's words for the monitor's heal being retried (`event`: its drift or error event,
   /// `reconcile: retrying`): why it failed, and that each check tries again — not the event's
   /// attempt number and next time, which the page would keep after later attempts (no event is
-  /// sent for each; fresh-eyes finding: "attempt 1" shown for an hour).
+  /// sent for each; fresh-eyes finding: "attempt 1" shown for an hour). With `written: true`
+  /// (every write made, only the read verifying them failed): that it wrote its changes, not
+  /// verified, and the next check reads the watch again.
   static func retrying(_ event: MonitorEvent, _ shown: (String) -> String) -> String {
     let error = if case .string(let text)? = event.fields["error"] { text } else { "" }
+    if event.fields["written"] == .bool(true) {
+      return shown("healing wrote its changes, not verified" + (error.isEmpty ? "" : ": \(error)")
+        + "; the next check reads the watch again")
+    }
     return shown("healing failed for a reason that can pass" + (error.isEmpty ? "" : ": \(error)")
       + "; each check tries again until it heals or fails for good")
   }

@@ -492,9 +492,11 @@ final class Harness: @unchecked Sendable {
   /// A heal whose write reached the watch though its answer was lost (read back as applied),
   /// or whose every write was made and only the read verifying them failed, healed the drift:
   /// when the drift ends, `resolved` says it was healed, not that the watch went back by itself.
-  @Test(arguments: [("lands-then-fails@8", "reading the watch back shows it was applied"),
-                    ("fail@9", "reading the watch back to verify failed")])
-  func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String) async throws {
+  /// Only the second says "wrote its changes, not verified" (`written: true`, and so does the
+  /// page), not "failed": the writes are known to have been made.
+  @Test(arguments: [("lands-then-fails@8", "reading the watch back shows it was applied", "healing failed for a reason that can pass"),
+                    ("fail@9", "reading the watch back to verify failed", "healing wrote its changes, not verified")])
+  func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String, healing: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     let faulty = harness.engine(fault: fault)
@@ -502,6 +504,12 @@ final class Harness: @unchecked Sendable {
     let drift = try await harness.wait { $0.kind == .drift }
     guard case .string(let error)? = drift.fields["error"] else { Issue.record("no error: \(drift.jsonLine)"); return }
     #expect(error.contains(said), "\(error)")
+    #expect(drift.message.contains("; " + healing), "\(drift.message)")
+    #expect((drift.fields["written"] == .bool(true)) == healing.contains("not verified"), "\(drift.jsonLine)")
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    board.record(drift, for: ["mum"])
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.reasons.contains { $0.contains(": " + healing) }, "\(row.reasons)")
     let resolved = try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
     #expect(resolved.fields["healed"] == .bool(true), "\(resolved.jsonLine)")
     #expect(resolved.message.contains("the drift is healed"), "\(resolved.message)")
