@@ -418,6 +418,11 @@ public enum FleetMonitor {
       // every watch it serves as the fleet names it. At the start (its retained state) too,
       // as a direct monitor says `online` for each watch it reaches: a condition kept open
       // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
+      // Whether another online agent also serves one of its watches may have changed: said on the page.
+      let touched = Set(state.watches + servedBefore)
+      reporting.async { [self] in
+        for id in touched.sorted() { if let status = lock.withLock({ statuses[id] }) { report(id, status, always: false) } }
+      }
       guard before != state.online else { return }
       let watches = state.watches.map { member($0) ?? "\(site)/\($0)" }
       let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
@@ -437,6 +442,9 @@ public enum FleetMonitor {
       var report = FleetMonitor.agentReport(status, current: current)
       if let fleetFile { report.note = report.note.map { WatchStatus.naming(fleetFile: fleetFile, in: $0) } }
       let changed = lock.withLock { () -> Bool in
+        // Two online agents announcing the watch both apply to it and take turns at its status.
+        let servers = online.filter { $0.value && (served[$0.key] ?? []).contains(id) }.map(\.key).sorted()
+        if servers.count > 1 { report.servedBy = servers }
         defer { reports[id] = report }
         return reports[id] != report
       }

@@ -47,6 +47,9 @@ public struct AgentReport: Sendable, Equatable {
   public var lastSeen: Date?
   /// What `drift` counts, by address (`WatchStatus.driftAddresses`); `nil` when not known.
   public var driftAddresses: [String]?
+  /// The online agents that all announce the watch, when more than one does (`nil` otherwise):
+  /// each applies its manifests to it, and its status is whichever spoke last.
+  public var servedBy: [String]?
 
   /// A report.
   public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil,
@@ -764,6 +767,11 @@ public final class StatusBoard: @unchecked Sendable {
     if let pending, pending > 0 {
       let words = "\(pending) change\(pending == 1 ? "" : "s") in its manifest not applied yet"
       if !reasons.contains(words) { reasons.append(words) }
+    }
+    // Two agents at once: what the page shows of it may be either's, and both write to it.
+    if let agents = watch.agent?.servedBy, agents.count > 1 {
+      reasons.insert("Served by more than one agent at once (\(agents.joined(separator: ", "))): each applies its manifests to it and "
+        + "what is shown here is whichever reported last; stop all but one of them ('tsapply status --fleet' lists them)", at: 0)
     }
     // The emergency list drifted: said first, whatever else is wrong with the watch (a
     // manifest with errors, a heal that keeps failing) — a press may reach no one.

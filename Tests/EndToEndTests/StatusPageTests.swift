@@ -258,10 +258,12 @@ import TSTestSupport
     try every.write(to: fleetFile, atomically: true, encoding: .utf8)
     try Self.pauseAfterCanary(names, in: dir)
     func rollout() throws -> [String: Any]? { try Self.rollout(url) }
-    // Until every watch was read (the added one's monitor starts with the fleet file's change).
+    // Until every watch was read (the added one's monitor starts with the fleet file's change),
+    // the canary's apply too: the page counts what the checks read, one check behind a write.
     let deadline = Date().addingTimeInterval(30)
     var seen = try rollout()
-    while seen?["observed"] as? Bool != true || (seen?["without_revision"] as? [String])?.count != 2, Date() < deadline {
+    while seen?["observed"] as? Bool != true || (seen?["without_revision"] as? [String])?.count != 2
+      || (seen?["with_revision"] as? [String])?.count != 1, Date() < deadline {
       usleep(20_000)
       seen = try rollout()
     }

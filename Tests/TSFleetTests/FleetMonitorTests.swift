@@ -625,6 +625,39 @@ import TSMQTT
     await alerts.stop(grace: .zero)
   }
 
+  /// A second online agent announcing a watch another already serves: both apply to it and its
+  /// status is whichever spoke last. The page says so first (as `status --fleet` does) while
+  /// both are online, and stops once one of them is gone.
+  @Test func aWatchTwoOnlineAgentsServeIsSaidOnThePage() async throws {
+    let (space, broker, _, _) = try Self.site()
+    defer { broker.stop() }
+    let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "agents-side"), onMessage: { _ in })
+    client.connect()
+    try await client.ready(within: .seconds(120))
+    func announce(_ agent: String, online: Bool) async throws {
+      let payload = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
+      try await client.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(payload.utf8), qos: 1, retain: true)
+    }
+    let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await announce("station", online: true)
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, revisions: { _ in .success(["aaaa"]) })
+    let clash = "Served by more than one agent at once (second, station)"
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" })
+    #expect(board.snapshot().rows.first?.reasons == [], "\(board.snapshot().rows.first?.reasons ?? [])")
+    try await announce("second", online: true)
+    #expect(await Self.eventually { board.snapshot().rows.first?.reasons.first?.hasPrefix(clash) == true },
+            "\(board.snapshot().rows.first?.reasons ?? [])")
+    // The second one's will: served by one again.
+    let will = #"{"agent":"second","format_version":"1","online":false,"since":"2026-12-05T01:00:00Z","watches":["room-1"]}"#
+    try await client.publish(FleetTopics.agent(site: "ward-a", agent: "second"), payload: Array(will.utf8), qos: 1, retain: true)
+    #expect(await Self.eventually { board.snapshot().rows.first?.reasons == [] }, "\(board.snapshot().rows.first?.reasons ?? [])")
+    await follower.stop(grace: .zero)
+    await client.close()
+  }
+
   /// A broker restarted with its default settings (no persistence: its retained messages are
   /// lost) while the monitor and the agent run, an SOS pressed during the outage: the agent
   /// publishes it when it reconnects, before or after the monitor does; either way the monitor
