@@ -356,6 +356,10 @@ public final class BridgeService: Sendable {
       note = "bad JSON"
       return sealed(400, error(400, "the body is not a lease request {\"holder\": …, \"timeToLive\": …}"), to: nonce)
     }
+    if let problem = request.holder.problem {
+      note = "bad holder"
+      return sealed(400, error(400, problem), to: nonce)
+    }
     guard (1...BridgeProtocol.maxLeaseSeconds).contains(request.timeToLive) else {
       note = "bad timeToLive"
       return sealed(400, error(400, "timeToLive must be 1 to \(BridgeProtocol.maxLeaseSeconds) seconds"), to: nonce)

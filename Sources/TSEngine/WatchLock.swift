@@ -95,9 +95,10 @@ public final class WatchLock: @unchecked Sendable {
     return buffer[end + 2] == UInt8(ascii: "Z")
   }
 
-  /// This process as a lock holder: pid, host name, `command` and the time now.
+  /// This process as a lock holder: pid, host name, `command` and the time now, well-formed
+  /// (`LockHolder.wellFormed`: a bridge refuses a lease for a holder with control characters).
   public static func currentHolder(command: String, now: Date = Date()) -> LockHolder {
-    LockHolder(pid: getpid(), host: ProcessInfo.processInfo.hostName, command: command, since: internetTime(now))
+    LockHolder(pid: getpid(), host: ProcessInfo.processInfo.hostName, command: command, since: internetTime(now)).wellFormed
   }
 
   /// `time` as ISO 8601 in UTC to the second, `2026-12-01T09:30:00Z`, by one formatter made

@@ -166,6 +166,26 @@ import TSTestSupport
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
   }
 
+  /// A lease request whose holder is not well-formed (`LockHolder.problem`) is refused with
+  /// 400 and takes no lease: the bridge would show it to every client it refuses.
+  @Test(arguments: [
+    LockHolder(pid: -1, host: "h", command: "c", since: "s"),
+    LockHolder(pid: 1, host: "lab\u{1B}[2J\nFAKE: Apply complete!", command: "c", since: "s"),
+    LockHolder(pid: 1, host: "h", command: String(repeating: "c", count: 200_000), since: "s"),
+  ])
+  func aLeaseForAHolderThatIsNotWellFormedIsRefused(holder: LockHolder) async throws {
+    let (service, _, id) = try Self.service()
+    let lease = "/v1/watches/\(id)/lease"
+    let (asked, sealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)))
+    let response = await service.handle(asked)
+    #expect(response.status == 400)
+    let message = Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error?.message
+    #expect(message?.hasPrefix("holder.") == true, "\(message ?? "")")
+    let well = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let (next, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: well, timeToLive: 60)))
+    #expect(await service.handle(next).status == 200, "no lease was taken")
+  }
+
   /// The token of a lease `holder` is granted at `lease` (sealed with `sealer`).
   static func grantedToken(_ service: BridgeService, _ lease: String, holder: LockHolder, sealer: Sealer) async throws -> String {
     let (granted, sealed) = request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: sealer)
