@@ -99,9 +99,14 @@ public final class FleetAgent: @unchecked Sendable {
     let site = configuration.site
     let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
                                payload: Self.presence(configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
-    let settings = try configuration.broker.configuration(
+    var settings = try configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
       subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
+    // The retained documents at every connection: a broker restored from an older save holds
+    // older ones than the agent handled, and the kept session would not say so (fresh-eyes
+    // finding: "applying" for ever, exit 0, while nothing was applied). Each is answered as a
+    // document delivered again: one handled before is ignored, an older publication `invalid`.
+    settings.resubscribes = true
     // The client's handlers are set once `self` exists; until `start()` nothing arrives.
     let handlers = AgentHandlers()
     client = try MQTTClient(address: configuration.broker.address, configuration: settings,
@@ -620,7 +625,7 @@ actor AgentWatch {
           + "not applied, the watch keeps what it holds — publish the manifests again with 'tsapply apply --fleet'"
         if status?.revision == desired.revision, status?.result == .invalid, status?.message == message { return }
         outlet.log("\(id): " + message)
-        finish(revision: desired.revision, publication: status?.publication, result: .invalid, message: message)
+        finish(revision: desired.revision, publication: status?.publication, result: .invalid, message: message, staleDesired: true)
         return
       }
       remember(publication: desired.publication)
@@ -642,6 +647,10 @@ actor AgentWatch {
         await checkDrift()
         return
       }
+      // Sent again because the agent subscribed again as it reconnected (`resubscribes`), the
+      // one it handled in this process: not a request either — applied again, it would write
+      // over what the wearer changed at every reconnection. Its retries keep their own time.
+      if retained, handledBefore, document != nil { return }
       // Delivered again (a broker's duplicate, a publisher of its own without publications):
       // applied again only when the watch drifted or the last try failed.
       if let status, handledBefore, !status.wantsAnotherApply { return }
@@ -806,7 +815,8 @@ actor AgentWatch {
   /// masked already (`masked`).
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
-                      nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil) {
+                      nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil,
+                      staleDesired: Bool = false) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -821,6 +831,7 @@ actor AgentWatch {
     next.planned = reached?.planned
     next.unknown = unknown.flatMap { $0 > 0 ? $0 : nil }
     next.contentRevision = content
+    next.staleDesired = staleDesired ? true : nil
     if applied {
       next.unreachable = nil
       next.unreachableSince = nil

@@ -271,12 +271,18 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// not tell the outcome of (a write whose answer was lost, its list not read back): the watch
   /// may hold them. `nil` when every outcome is known (and from older agents).
   public var unknown: Int?
+  /// With `invalid`: `true` when the broker's desired document is a publication older than the
+  /// newest this agent handled (the broker restored from an older save): not applied, the
+  /// watch keeps the newer one; published again, it is answered as ever. `nil` otherwise (and
+  /// from older agents).
+  public var staleDesired: Bool?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
-         unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown
+         unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown,
+         staleDesired = "stale_desired"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).

@@ -109,14 +109,15 @@ public enum FleetMonitor {
     let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil
     var pendingKnown = measured
     switch current {
+    // The broker's document older than what the agent handled: `invalid` until published again,
+    // as `status --fleet` says it (FleetStatus.rows).
+    case .success? where status.staleDesired == true && status.result == .invalid:
+      break
     case .success(let revisions)?:
       if let newRevision = FleetStatus.newRevisionNote(status, current: revisions) {
         state = "new revision"
-        // Whether a paused rollout can go on with them depends on whether they are the ones it
-        // started with, which the page does not know: both said (fresh-eyes finding: only
-        // `--continue` was said, which refuses manifests edited since the rollout started).
-        note = newRevision + "; publish the manifests with 'tsapply apply --fleet' (while the fleet's staged rollout is paused: "
-          + "continue it with --continue if these are the manifests it started with, else end it with --abort first)"
+        // A paused rollout is named by the page, which knows whether there is one (StatusBoard).
+        note = newRevision + "; publish the manifests with 'tsapply apply --fleet'"
         pendingKnown = false
       }
     case .failure(let problem)?:

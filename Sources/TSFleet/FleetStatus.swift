@@ -311,7 +311,12 @@ public enum FleetStatus {
       // The manifests give a revision the agent has not handled yet. One it handled and refused
       // (or found invalid) stays so: publishing it again changes nothing.
       let newRevision = newRevisionNote(status, current: current)
-      if let applying, newRevision == nil || current.contains(applying) {
+      // The broker's document is older than what the agent handled (restored from an older
+      // save): answered `invalid`, the watch keeping the newer one, until published again — not
+      // "new revision", which would say the manifests changed (fresh-eyes finding).
+      if status.staleDesired == true, status.result == .invalid, desired[id] == status.revision {
+        state = "invalid"
+      } else if let applying, newRevision == nil || current.contains(applying) {
         state = "applying"
         note = "agent \(status.agent) has not reported on revision \(applying) yet (it last handled \(status.revision), \(status.result.rawValue))"
       } else if let newRevision {

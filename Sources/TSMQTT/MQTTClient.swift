@@ -4,7 +4,8 @@ import Foundation
 
 /// One MQTT 3.1.1 connection over libmosquitto: it connects, keeps reconnecting (with backoff)
 /// until closed, subscribes to its filters when it first connects and whenever the broker has
-/// no session for it (so a reconnection to a kept session brings only what was queued), and
+/// no session for it (so a reconnection to a kept session brings only what was queued; with
+/// `Configuration.resubscribes`, on every connection), and
 /// delivers messages to a handler. Publishing waits for the broker's acknowledgement (PUBACK
 /// for QoS 1).
 ///
@@ -69,8 +70,14 @@ public final class MQTTClient: @unchecked Sendable {
     /// while the client is away.
     public var cleanSession: Bool
     /// Filters subscribed to (with `subscriptionQoS`) on the client's first connection and
-    /// whenever the broker has no session for it.
+    /// whenever the broker has no session for it — on every connection with `resubscribes`.
     public var subscriptions: [String]
+    /// Subscribe again on every connection, a kept session too, so the broker sends its
+    /// retained messages again: a broker restored from an older save holds older ones than the
+    /// client was sent, and says nothing of it otherwise (a fleet agent's desired documents).
+    /// What the kept session queued still comes first; a retained message already had comes
+    /// again. `false` by default.
+    public var resubscribes = false
     /// The QoS of the subscriptions (1 by default: the broker queues what a kept session
     /// misses). A subscriber that reads retained messages in bulk takes 0: Mosquitto then sends
     /// every retained message at once, in order, instead of 20 at a time behind its in-flight
@@ -515,7 +522,7 @@ public final class MQTTClient: @unchecked Sendable {
     let filters = configuration.subscriptions
     // The first connection of this client subscribes even to a kept session, so a process that
     // starts again gets the retained messages it no longer remembers.
-    if filters.isEmpty || (sessionPresent && subscribedOnce) {
+    if filters.isEmpty || (sessionPresent && subscribedOnce && !configuration.resubscribes) {
       becomeReady()
       return
     }

@@ -733,6 +733,14 @@ public final class StatusBoard: @unchecked Sendable {
       } else {
         reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
       }
+      // A staged rollout paused or stopped: whether it can go on with these manifests depends
+      // on whether they are the ones it started with, which the page does not know, so both
+      // ways are said; with no such rollout, neither (fresh-eyes findings: only `--continue`
+      // was said, which refuses manifests edited since; then both said with no rollout at all).
+      if let phase = rolloutState?.phase, ["paused", "interrupted"].contains(phase), let last = reasons.indices.last {
+        reasons[last] += " (the fleet's staged rollout is \(phase): continue it with 'tsapply apply --fleet --continue' if these are the "
+          + "manifests it started with, else end it with --abort first)"
+      }
       reasons += alsoDrift
     } else if let problem = watch.healProblem {
       state = problem.state

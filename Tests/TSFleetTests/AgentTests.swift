@@ -728,6 +728,50 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A broker restored from a save older than the last publication (a crash between
+  /// `autosave_interval`s) keeps the agent's session and hands back an older desired document
+  /// that, without subscribing again, the agent is never sent: `status --fleet` said
+  /// "applying" for ever and exited 0, then "new revision" (fresh-eyes finding). The agent
+  /// subscribes at every connection, is sent it, and answers it `invalid` (`stale_desired`),
+  /// not applied; `status --fleet` says `invalid`; the watch keeps the newer revision.
+  @Test func aBrokerRestoredFromAnOlderSaveIsAnsweredInvalidAndNothingIsRolledBack() async throws {
+    let site = try Site(watches: ["room-1"], configuration: { port, directory in
+      MosquittoBroker.openConfiguration(port: port, directory: directory)
+        .replacingOccurrences(of: "persistence false", with: "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())")
+    })
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    // The broker saves as it stops; that save is kept.
+    let file = site.space.directory + "/mosquitto.db", saved = site.space.directory + "/saved-mosquitto.db"
+    site.broker.stop()
+    try FileManager.default.copyItem(atPath: file, toPath: saved)
+    site.broker = try site.broker.restart()
+    try site.manifest("room-1", contacts: ["A", "B", "C", "D"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    // It crashes and comes back from the older save.
+    site.broker.stop()
+    try FileManager.default.removeItem(atPath: file)
+    try FileManager.default.copyItem(atPath: saved, toPath: file)
+    site.broker = try site.broker.restart()
+    func row() async throws -> FleetStatusRow? {
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    }
+    var seen = try await row()
+    for _ in 0..<300 where seen?.state != "invalid" {
+      try await Task.sleep(for: .milliseconds(50))
+      seen = try await row()
+    }
+    #expect(seen?.state == "invalid", "\(String(describing: seen))")
+    #expect(seen?.note?.contains("the broker lost the newer one (restarted from an older save)") == true, "\(seen?.note ?? "")")
+    #expect((await agent.status(of: "room-1"))?.staleDesired == true)
+    #expect(try await site.contacts("room-1") == ["A", "B", "C", "D"])
+    // Published again: applied as ever (nothing to change), no longer invalid.
+    #expect(try await site.apply().map(\.verdict.word) == ["no changes"])
+    #expect(try await row()?.state == "in sync")
+    await agent.stop()
+  }
+
   /// A broker that lost its retained desired documents (restarted without persistence): the
   /// agents' statuses come back (each drift check publishes one), but `status --fleet` does not
   /// call a watch in sync when the broker holds no desired document for it, and a restarted

@@ -294,6 +294,23 @@ final class TestClock: @unchecked Sendable {
     #expect(try #require(board.snapshot().rows.first).reasons.allSatisfy { !$0.hasPrefix("SOS at risk") })
   }
 
+  /// A watch whose manifests give a revision not published names the staged rollout only while
+  /// one is paused or interrupted (fresh-eyes finding: "while the fleet's staged rollout is
+  /// paused …" beside every such watch, with no rollout, or one completed or aborted).
+  @Test(arguments: [(nil, false), ("running", false), ("completed", false), ("aborted", false), ("paused", true), ("interrupted", true)]
+        as [(String?, Bool)])
+  func aNewRevisionNamesTheRolloutOnlyWhileOneIsPaused(phase: String?, named: Bool) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.rollout(phase.map { StatusBoard.Rollout(phase: $0, lines: [], json: .null) })
+    board.reported("room-12", AgentReport(state: "new revision", note: "the manifests give revision cccc; the agent last applied bbbb",
+                                          drift: 0, pending: nil))
+    let row = try #require(board.snapshot().rows.first)
+    let reason = try #require(row.reasons.first { $0.hasPrefix("Its manifests changed and are not published yet") }, "\(row.reasons)")
+    #expect(reason.contains("staged rollout") == named, "\(reason)")
+    if let phase, named { #expect(reason.contains("the fleet's staged rollout is \(phase): continue it with"), "\(reason)") }
+  }
+
   /// A revision its agent has not reported on while the agent is offline: it may have been
   /// published meanwhile, so the page does not say "not published yet" (fresh-eyes finding).
   @Test func aNewRevisionBehindAnOfflineAgentIsNotSaidUnpublished() throws {
