@@ -8,8 +8,29 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 
+/// The request context `tshttp_uri_logger` gives a request whose URI, as sent, holds `%00`:
+/// libmicrohttpd decodes it into a NUL, which ends the path and query the handler sees (a path
+/// `/v1/watches%00zzz` would be taken for `/v1/watches`). Never a pointer to anything.
+#define TSHTTP_URI_HOLDS_NUL ((void *)(uintptr_t)1)
+
+/// libmicrohttpd's URI log callback (MHD_OPTION_URI_LOG_CALLBACK), called once per request
+/// with the URI before it is decoded: `TSHTTP_URI_HOLDS_NUL` when it holds `%00`, else NULL
+/// (the first call of the access handler then finds no context, as without the callback).
+static inline void *tshttp_uri_logger(void *cls, const char *uri, struct MHD_Connection *connection) {
+  (void)cls;
+  (void)connection;
+  for (const char *p = uri; p && p[0]; p++) {
+    if (p[0] == '%' && p[1] == '0' && p[2] == '0') return TSHTTP_URI_HOLDS_NUL;
+  }
+  return NULL;
+}
+
+/// Whether `context` is `TSHTTP_URI_HOLDS_NUL`.
+static inline int tshttp_uri_holds_nul(const void *context) { return context == TSHTTP_URI_HOLDS_NUL; }
+
 /// Starts a daemon with one thread per connection, bound to `address`, calling `handler` for
-/// each request, `completed` when a request ends and `notify` when a connection starts or closes.
+/// each request, `completed` when a request ends and `notify` when a connection starts or closes;
+/// a request whose URI holds `%00` comes to `handler` with `TSHTTP_URI_HOLDS_NUL` as its context.
 /// `timeout` is seconds of idleness before a connection is closed (0: never); `limit` the most
 /// connections at once; `memory` the bytes each connection may use for its request line and
 /// header fields (libmicrohttpd refuses more itself: 414 or 431).
@@ -22,6 +43,7 @@ static inline struct MHD_Daemon *tshttp_start(unsigned int flags, const struct s
                           MHD_OPTION_SOCK_ADDR, address,
                           MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                           MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                          MHD_OPTION_URI_LOG_CALLBACK, tshttp_uri_logger, NULL,
                           MHD_OPTION_CONNECTION_TIMEOUT, timeout,
                           MHD_OPTION_CONNECTION_LIMIT, limit,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory,

@@ -345,6 +345,10 @@ public final class BridgeService: Sendable {
     case .forgedRefusal?:
       note += " (fault: answered with a forged refusal)"
       return plain(401, "\u{1B}[2Jforged: refused, nothing was done\nApply complete!")
+    case .forgedSuccess?:
+      note += " (fault: answered with a forged success)"
+      return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.plainType],
+                            body: .bytes(Array(#"{"result": null}"#.utf8)))
     case nil:
       break
     }
@@ -447,6 +451,9 @@ public struct BridgeFaults: Hashable, Sendable {
     /// Run the call, then answer with an unsealed 401 holding control characters — what anyone
     /// on the path can send in the bridge's place (`forge-refusal@WHEN`).
     case forgedRefusal
+    /// Run the call, then answer 200 with an unsealed body — a success no key stands behind
+    /// (`forge-success@WHEN`).
+    case forgedSuccess
   }
 
   /// Which call a fault hits.
@@ -485,6 +492,7 @@ public struct BridgeFaults: Hashable, Sendable {
       switch (halves[0], target.count) {
       case ("drop-response", 1): faults[trigger] = .dropResponse
       case ("forge-refusal", 1): faults[trigger] = .forgedRefusal
+      case ("forge-success", 1): faults[trigger] = .forgedSuccess
       case ("delay", 2):
         guard let milliseconds = Int(target[1]), (0...600_000).contains(milliseconds) else { return nil }
         faults[trigger] = .delay(milliseconds)

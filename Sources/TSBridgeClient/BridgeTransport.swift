@@ -93,8 +93,13 @@ struct BridgeTransport: Sendable {
     }
     // Unsealed answers are protocol refusals only (400 version, 401, 404, 413); never results,
     // and never trusted as a refusal of what changes the watch: anyone on the path can forge one.
+    // A success must be sealed: one that is not is an answer that does not authenticate, as a
+    // sealed one that does not open is (9310, a lost answer; fresh-eyes finding: called "HTTP 502").
+    if (200..<300).contains(head.status) {
+      throw .lost("the bridge's answer (HTTP \(head.status)) was not sealed, so it could not be authenticated (changed in transit, or not from the bridge)")
+    }
     let said = BridgeJSON.decode(Answer<Empty>.self, from: data)?.error?.message
-    throw .unauthenticated(status: head.status == 200 ? 502 : head.status, said: said.map { ControlCharacters.escaped(String($0.prefix(300))) })
+    throw .unauthenticated(status: head.status, said: said.map { ControlCharacters.escaped(String($0.prefix(300))) })
   }
 
   /// The URL of `path` on this bridge.

@@ -305,14 +305,19 @@ private func accessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaque
   guard let cls, let connection, let uploadSize, let requestContext,
         let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server else { return .NO }
   let configuration = server.configuration
-  guard let existing = requestContext.pointee else {
+  // The first call for a request: no context yet, or the URI log callback's mark of a `%00`.
+  guard let existing = requestContext.pointee, tshttp_uri_holds_nul(existing) == 0 else {
+    let holdsNUL = requestContext.pointee != nil
     let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "GET", url: url.map { String(cString: $0) } ?? "/")
     requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
     // Refusals the header fields already decide are sent at once, without reading a body.
     let query = values(connection, .GET_ARGUMENT_KIND, lowercased: false)
     let headers = values(connection, .HEADER_KIND, lowercased: true)
     let refusal: HTTPResponse?
-    if pending.url.utf8.count + query.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }) > configuration.maxURLBytes {
+    if holdsNUL {
+      // Decoded, `%00` would end the path or query where it stands: the request is not the one sent.
+      refusal = configuration.refuse(400, "the path or query holds %00 (a NUL character), which no path or query may hold")
+    } else if pending.url.utf8.count + query.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }) > configuration.maxURLBytes {
       refusal = configuration.refuse(414, "the path and query are over \(configuration.maxURLBytes) bytes")
     } else if headers.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }) > configuration.maxHeaderBytes {
       refusal = configuration.refuse(431, "the header fields are over \(configuration.maxHeaderBytes) bytes")
@@ -419,7 +424,11 @@ private func completedHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opa
   if let cls, let connection, let server = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().server {
     server.connections.answered(UInt(bitPattern: connection))
   }
-  guard let requestContext, let pending = requestContext.pointee else { return }
+  // A request that ended before its first call (libmicrohttpd refused it itself) may still hold the URI log callback's mark.
+  guard let requestContext, let pending = requestContext.pointee, tshttp_uri_holds_nul(pending) == 0 else {
+    requestContext?.pointee = nil
+    return
+  }
   Unmanaged<PendingRequest>.fromOpaque(pending).release()
   requestContext.pointee = nil
 }

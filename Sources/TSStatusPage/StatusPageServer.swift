@@ -208,9 +208,14 @@ public final class StatusPageServer: @unchecked Sendable {
     guard options.token != nil else {
       return answer(403, "text/plain; charset=utf-8", "acknowledging needs the monitor started with --serve-token-file\n")
     }
-    // The cookie is SameSite=Strict; a browser's cross-site form post also names its origin.
+    // The cookie is SameSite=Strict; a browser's cross-site form post also names its origin,
+    // and says where it comes from (`Sec-Fetch-Site`): anything but this page (`same-origin`)
+    // or a person (`none`: typed, a bookmark) is refused, with an `Origin` or without.
     if let origin = request.header("Origin"), let host = request.header("Host"), origin != "http://\(host)" {
       return answer(403, "text/plain; charset=utf-8", "cross-origin request refused\n")
+    }
+    if let site = request.header("Sec-Fetch-Site")?.lowercased(), !["same-origin", "none"].contains(site) {
+      return answer(403, "text/plain; charset=utf-8", "cross-site request refused (Sec-Fetch-Site: \(ControlCharacters.escaped(String(site.prefix(40)))))\n")
     }
     let form = Self.form(request.body)
     guard let id = form["id"], let person = form["by"], !StatusBoard.cleanName(person).isEmpty else {

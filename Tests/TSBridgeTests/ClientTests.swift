@@ -236,6 +236,31 @@ import TSModel
     await device.close()
   }
 
+  /// A call carried out and answered 200 unsealed — a success no key stands behind, which
+  /// anyone on the path can send: an answer that does not authenticate (9310, as docs say), not
+  /// "HTTP 502" (fresh-eyes finding); a read is tried again, a write's outcome is not known.
+  @Test(arguments: [BridgeMethod.getAllContacts, .setAllContacts])
+  func aCallAnsweredWithAnUnsealedSuccessIsALostAnswer(_ method: BridgeMethod) async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults(parsing: "forge-success@\(method.rawValue)")!)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: method == .getAllContacts ? [.zero] : [])
+    if method == .getAllContacts {
+      #expect(try await device.getAllContacts().isEmpty, "tried again, answered sealed")
+      #expect(await watch.statistics().calls[method.rawValue] == 2)
+    } else {
+      do {
+        try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+        Issue.record("the unsealed success was taken as an answer")
+      } catch {
+        #expect(error.code == .requestCancelledByDisconnect && error.domain == .bleConnect, "\(error)")
+        #expect(error.message.contains("(HTTP 200) was not sealed") && !error.message.contains("502"), "\(error)")
+      }
+      #expect(try watch.snapshot().contacts.map(\.name) == ["Ann"], "it was carried out")
+    }
+    await device.close()
+  }
+
   @Test func aBridgeOfAnotherMajorVersionIsAClearError() async throws {
     let server = try HTTPServer.start { _ in
       HTTPResponse(status: 400, contentType: "application/json", bytes: Array("{}".utf8), headers: [BridgeProtocol.versionHeader: "2.0"])

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSHTTPClient
 import TSHTTPServer
+import TSModel
 import TSTestSupport
 
 /// `HTTPServer` on 127.0.0.1 and a free port: requests reach the handler whole, bodies over the
@@ -29,6 +30,25 @@ import TSTestSupport
     #expect(String(decoding: answer.body, as: UTF8.self) == "POST /a/AA:BB q=1 h=v 64")
     let tooBig = try await Self.send("POST", url, headers: [("X-Test", "v")], body: Array(repeating: 1, count: 65))
     #expect(tooBig.status == 413)
+  }
+
+  /// `%00` in the path or query would be decoded into a NUL that ends what the handler sees
+  /// (fresh-eyes finding: `/v1/watches%00zzz` served as `/v1/watches`): refused with 400,
+  /// without the handler; other escapes are decoded as ever, `%2500` too (a literal `%00`).
+  @Test(arguments: [("/a%00zzz", 400), ("/a?q=1%00x", 400), ("/call%00/../lease", 400), ("/a%2500", 200), ("/a%41", 200)])
+  func aNULInThePathOrQueryIsRefused(path: String, status: Int) async throws {
+    let handled = Locked<[String]>([])
+    let server = try HTTPServer.start { request in
+      handled.update { $0.append(request.path) }
+      return HTTPResponse(status: 200, contentType: "text/plain", bytes: Array(request.path.utf8))
+    }
+    defer { server.stop() }
+    let answer = try await Self.send("GET", server.baseURL + path)
+    #expect(answer.status == status, "\(path)")
+    #expect(handled.value.count == (status == 200 ? 1 : 0), "\(handled.value)")
+    if status == 400 { #expect(String(decoding: answer.body, as: UTF8.self).contains("%00")) }
+    // The connection serves the next request as usual.
+    #expect(try await Self.send("GET", server.baseURL + "/next").status == 200)
   }
 
   /// (A request that must not be sent twice goes on a new connection, as the bridge client's
