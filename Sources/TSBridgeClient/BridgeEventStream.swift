@@ -111,11 +111,13 @@ final class BridgeEventStream: @unchecked Sendable {
     var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
       let opened = Date()
-      let flowed = readOnce()
+      let (flowed, lastHeard) = readOnce()
       if flowed { backoff.reset() }
-      // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted.
+      // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
+      // since the last sealed message it brought, if any (fresh-eyes finding: a stream that
+      // had held for 40 s and was then cut was said to be breaking since it opened).
       if !isStopped, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
-        let since = troubleSince ?? opened
+        let since = troubleSince ?? lastHeard ?? opened
         troubleSince = since
         if !troubleReported, Date().timeIntervalSince(since) >= Self.troubleReportedAfter {
           troubleReported = true
@@ -142,8 +144,9 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  /// One connection: `true` when the bridge answered 200 and events flowed.
-  private func readOnce() -> Bool {
+  /// One connection: whether the bridge answered 200 and events flowed, and when it last
+  /// brought a sealed message (`nil`: none).
+  private func readOnce() -> (flowed: Bool, lastHeard: Date?) {
     let opened = Date()
     let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
@@ -166,7 +169,7 @@ final class BridgeEventStream: @unchecked Sendable {
     defer { lock.withLock { self.transfer = nil } }
     guard registered else {
       transfer.cancel()
-      return false
+      return (false, nil)
     }
     var buffer: [UInt8] = []
     var scanned = 0
@@ -181,6 +184,7 @@ final class BridgeEventStream: @unchecked Sendable {
     // (`held(since:)`) only by its sealed messages.
     var sealedSilence: Double?
     var sealedAt = Date()
+    var lastHeard: Date?
     while true {
       guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
         // Silenced on the way: opened again from the last event heard.
@@ -203,6 +207,7 @@ final class BridgeEventStream: @unchecked Sendable {
         let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started)
         if let heard = reading.heard {
           sealedAt = heard.at
+          lastHeard = heard.at
           if sealedSilence != nil {
             sealedSilence = heard.every.map { max(0.5, 3 * $0) } ?? sealedSilence
             held(since: opened)
@@ -221,7 +226,7 @@ final class BridgeEventStream: @unchecked Sendable {
           buffer = []
         }
       case .end(let failure):
-        return flowed || (answered && failure == nil)
+        return (flowed || (answered && failure == nil), lastHeard)
       }
     }
   }

@@ -162,6 +162,29 @@ import TSModel
     await device.close()
   }
 
+  /// A stream that held, bringing heartbeats, then went silent on the way, and every stream
+  /// after it refused: the report says the events are not heard since the last sealed message
+  /// that stream brought, not since it opened (fresh-eyes finding: "keeps breaking since" the
+  /// monitor's start, after a stream that had held for 40 s).
+  @Test func aStreamThatHeldThenBrokeIsSaidBrokenSinceItsLastSealedMessage() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let silentAfter = Date().addingTimeInterval(3)
+    let bridge = try await TamperedBridge(watch, heartbeat: 0.2, refuse: { $0 > 1 }) { _, chunk in Date() < silentAfter ? chunk : nil }
+    let device = try await BridgeDevice.connect(bridge.pairing, watchID: nil, timeout: 120)
+    let opened = Date()
+    let said = Locked<String?>(nil)
+    await device.listen(to: [.sosRequested], after: .everything) { report in
+      if case .interrupted(let why) = report { said.set(why) }
+    }
+    while said.value == nil, Date() < opened.addingTimeInterval(60) { try await Task.sleep(for: .milliseconds(100)) }
+    let why = try #require(said.value)
+    let since = try #require(why.range(of: "since ").map { String(why[$0.upperBound...].prefix(while: { $0 != ";" })) })
+    let time = try #require(InternetTime.date(since), "\(why)")
+    #expect(time > opened.addingTimeInterval(2), "since the last heartbeat heard, about 3 s after it opened: \(why)")
+    #expect(time <= silentAfter.addingTimeInterval(1), "\(why)")
+    await device.close()
+  }
+
   /// Event 1 dropped at the very start of a stream (a first start's `everything`, or the first
   /// after a bridge restart): the bridge's mark of where its replay starts (`replayFrom`, 1.4)
   /// shows event 2 comes after a gap, so event 1 is asked for again (a fresh monitor's first
