@@ -65,10 +65,14 @@ extension FleetSession {
   func publish(_ members: [FleetMember], _ settings: ApplyRun.Settings,
                broker: (settings: BrokerSettings, site: String)) async throws -> [FleetWatchReport] {
     let printer = SectionPrinter(context: context, total: members.count, verb: "waiting for", quiet: true, document: json)
-    let rows: [FleetWatchReport]
+    var rows: [FleetWatchReport]
     do {
       rows = try await FleetPublication.apply(members, site: broker.site, settings: broker.settings,
                                               allowDestroy: settings.allowDestroy, wait: options.wait) { printer.progress($0) }
+      // An agent's advice names the fleet file with a placeholder it cannot fill in (fresh-eyes finding: 'FLEET-FILE' echoed).
+      for index in rows.indices {
+        rows[index].verdict = rows[index].verdict.mappingReason { WatchStatus.naming(fleetFile: fleetFile, in: $0) }
+      }
     } catch {
       printer.end()
       throw CommandFailure("cannot publish to \(broker.settings.address): \(error); nothing was published")

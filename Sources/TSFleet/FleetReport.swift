@@ -34,6 +34,20 @@ public enum FleetVerdict: Sendable, Equatable {
   /// drifted nor as without drift; it counts against the exit status, as a failure does.
   case unknown(String)
 
+  /// This verdict with its reason (of `pending`, `retrying`, `publish`, `failed`, `refused`,
+  /// `unknown`) passed through `change`; the others as they are.
+  public func mappingReason(_ change: (String) -> String) -> FleetVerdict {
+    switch self {
+    case .pending(let reason): .pending(change(reason))
+    case .retrying(let reason): .retrying(change(reason))
+    case .publish(let reason): .publish(change(reason))
+    case .failed(let reason): .failed(change(reason))
+    case .refused(let reason): .refused(change(reason))
+    case .unknown(let reason): .unknown(change(reason))
+    case .noChanges, .changes, .applied, .drift: self
+    }
+  }
+
   /// The word in the table's result column.
   public var word: String {
     switch self {

@@ -649,8 +649,12 @@ public struct RolloutRunner: Sendable {
       if limit.isExceeded(failed: failed, attempted: record.attempted) {
         record.phase = .aborted
         let pending = record.failed.filter { record.watches[$0]?.result == "pending" }.count
-        record.reason = "\(failed) of \(record.attempted) watch\(record.attempted == 1 ? "" : "es") failed"
-          + (pending > 0 ? " or did not report (\(pending))" : "") + ", more than max_failures \(record.maxFailures) allows"
+        // A watch left pending (its agent away or silent) counts, but did not fail: said apart
+        // (fresh-eyes finding: "2 of 2 watches failed or did not report (2)" when neither failed).
+        let of = "of \(record.attempted) watch\(record.attempted == 1 ? "" : "es")"
+        record.reason = (pending == failed ? "\(failed) \(of) did not report"
+          : pending > 0 ? "\(failed - pending) \(of) failed and \(pending) did not report" : "\(failed) \(of) failed")
+          + ", more than max_failures \(record.maxFailures) allows"
         try save(&record)
         return (record, rows)
       }

@@ -728,8 +728,11 @@ public final class StatusBoard: @unchecked Sendable {
       // broker's desired documents, so it does not say which (fresh-eyes finding: "not
       // published yet" beside a revision published while the agent was down).
       if watch.agentOffline != nil {
+        // Published before it went, the agent may have been applying it (killed mid-apply): the
+        // watch may hold part of it (fresh-eyes finding: nothing said so while it held half).
         reasons.append("Its manifests give a revision its agent, offline, has not reported on: not published yet, or published while "
-          + "the agent is away (it applies it when back; 'tsapply status --fleet' says which)" + (agent.note.map { ": \($0)" } ?? ""))
+          + "the agent is away or just before it went — then the watch may hold part of it; the agent applies it when back "
+          + "('tsapply status --fleet' says which)" + (agent.note.map { ": \($0)" } ?? ""))
       } else {
         reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
       }

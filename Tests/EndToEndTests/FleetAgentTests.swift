@@ -143,6 +143,16 @@ import TSTestSupport
     let watches = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["watches"] as? [[String: Any]])
     #expect(watches.map { $0["state"] as? String } == ["in sync", "in sync"])
     #expect(watches.map { $0["agent_online"] as? Bool } == [true, true])
+    // An unsafe change refused by the agent: its advice names the fleet file, not the agent's
+    // placeholder (fresh-eyes finding: 'FLEET-FILE' echoed).
+    let manifest = dir.appendingPathComponent("residents/room-12.yaml")
+    let kept = try String(contentsOf: manifest, encoding: .utf8)
+    try "contacts: []\n".write(to: manifest, atomically: true, encoding: .utf8)
+    let refused = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--watch", "room-12", "--wait", "30s"], in: dir)
+    #expect(refused.status == 1 && refused.stdout.contains("room-12: refused (revision "), "\(refused.stdout)")
+    #expect(refused.stdout.contains("('tsapply apply --fleet fleet.yaml --auto-approve --allow-destroy') to apply it")
+            && !refused.stdout.contains("FLEET-FILE"), "\(refused.stdout)")
+    try kept.write(to: manifest, atomically: true, encoding: .utf8)
     // The wearer presses SOS: the agent publishes the event and logs it.
     #expect(try TSApplyBinary.run(["device", "simulate", "sos", "--device", "sim:watches/room-12.json"], in: dir).status == 0)
     for _ in 0..<400 where !agent.standardError.contains("room-12: SOS") { usleep(50_000) }

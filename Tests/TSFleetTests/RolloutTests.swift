@@ -300,23 +300,30 @@ import TSPlan
     #expect(ended.withRevision == (pause == .manual ? ["w0001"] : ["w0001", "w0002", "w0003", "w0004", "w0005"]), "\(ended.phase)")
   }
 
-  /// (each wave's row verdicts, max_failures, phase, waves done) — rows as a wave over MQTT
-  /// returns them, no engine involved.
-  static let verdictCases: [([FleetVerdict], RolloutPolicy.Size, RolloutRecord.Phase, Int)] = [
-    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .noChanges], .count(0), .completed, 3),
+  /// (each wave's row verdicts, max_failures, phase, waves done, the abort's reason) — rows as a
+  /// wave over MQTT returns them, no engine involved. A watch left pending is said apart from
+  /// one that failed (fresh-eyes finding: "2 of 2 watches failed or did not report (2)").
+  static let verdictCases: [([FleetVerdict], RolloutPolicy.Size, RolloutRecord.Phase, Int, String?)] = [
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .noChanges], .count(0), .completed, 3, nil),
     // An agent offline or silent when the wave's wait ended: not shown to work, counted.
-    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(0), .aborted, 1),
-    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(3), .completed, 3),
-    ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1),
-    ([.refused("refused by agent a1"), .noChanges], .percent(50), .completed, 3),
-    ([.refused("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1),
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(0), .aborted, 1,
+     "1 of 2 watches did not report, more than max_failures 0 allows"),
+    ([.pending("agent a1 is offline"), .pending("agent a1 is offline")], .count(0), .aborted, 1,
+     "2 of 2 watches did not report, more than max_failures 0 allows"),
+    ([.failed("invalid"), .pending("agent a1 is offline")], .count(0), .aborted, 1,
+     "1 of 2 watches failed and 1 did not report, more than max_failures 0 allows"),
+    ([.applied(PlanCounts(add: 0, change: 1, destroy: 0)), .pending("agent a1 is offline")], .count(3), .completed, 3, nil),
+    ([.retrying("still retrying"), .noChanges], .count(0), .aborted, 1, "1 of 2 watches failed, more than max_failures 0 allows"),
+    ([.refused("refused by agent a1"), .noChanges], .percent(50), .completed, 3, nil),
+    ([.refused("refused by agent a1"), .failed("invalid")], .percent(50), .aborted, 1, "2 of 2 watches failed, more than max_failures 50% allows"),
     // The safety gate refused an unsafe plan (`--auto-approve` without `--allow-destroy`):
     // nothing written, counted.
-    ([.refused("refusing to apply without review: this plan removes contacts"), .noChanges], .count(0), .aborted, 1),
+    ([.refused("refusing to apply without review: this plan removes contacts"), .noChanges], .count(0), .aborted, 1,
+     "1 of 2 watches failed, more than max_failures 0 allows"),
   ]
 
   @Test(arguments: 0..<verdictCases.count) func whatCountsAgainstMaxFailures(_ index: Int) async throws {
-    let (verdicts, limit, phase, waves) = Self.verdictCases[index]
+    let (verdicts, limit, phase, waves, reason) = Self.verdictCases[index]
     let fleet = try Fleet(6, failing: [])
     let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members,
                                policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(2), maxFailures: limit), startedBy: "t@h", now: Date())
@@ -324,6 +331,7 @@ import TSPlan
       zip(names, verdicts).map { FleetWatchReport(name: $0, device: "-", verdict: $1, elapsed: .zero) }
     }.record
     #expect(ended.phase == phase && ended.nextWave == waves, "\(verdicts) max_failures \(limit): \(ended.reason ?? "")")
+    #expect(ended.reason == reason)
     // The record gives the canary's result back as its wave reported it (`refused` stays refused).
     #expect(ended.row("w0001", device: "-").verdict == verdicts[0])
   }
