@@ -299,7 +299,7 @@ final class BridgeCaller: @unchecked Sendable {
           newConnection = true
           continue
         }
-        guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain, reads: retry) }
+        guard retry, attempt < retryDelays.count else { throw linkError(failure, name: name, domain: domain, reads: retry, tries: attempt + 1) }
         try? await Task.sleep(for: retryDelays[attempt])
         attempt += 1
       } catch let error as DeviceError {
@@ -313,14 +313,18 @@ final class BridgeCaller: @unchecked Sendable {
   /// The SDK-shaped error of a link failure. `reads`: the request only reads, so the watch is
   /// unchanged by it whether or not it arrived; otherwise it may or may not have reached the
   /// watch (the engine reads the watch back, docs/apply.md "When a write's answer is lost").
-  func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain, reads: Bool = false) -> DeviceError {
+  /// `tries`: how many times a read was sent (said when more than once: each waited
+  /// `transport.timeout`, so the whole wait was that many times longer).
+  func linkError(_ failure: BridgeTransport.Failure, name: String, domain: DeviceError.Domain, reads: Bool = false,
+                 tries: Int = 1) -> DeviceError {
     let host = transport.authority
     let outcome = UnansweredCall.outcome(reads: reads)
+    let tried = tries > 1 ? ", each of \(tries) tries" : ""
     switch failure {
     case .notSent(let reason):
       return DeviceError(.bleConnect, .unConnected, "cannot reach the bridge at \(host) (\(reason)); is the bridge running and on this network?")
     case .timedOut:
-      return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s; \(outcome)")
+      return DeviceError(domain, .timeout, "no answer from the bridge to \(name) within \(Self.seconds(transport.timeout)) s\(tried); \(outcome)")
     case .lost(let reason), .connectionClosed(let reason):
       return DeviceError(.bleConnect, .requestCancelledByDisconnect, "the connection to the bridge was lost before it answered \(name) (\(reason)); \(outcome)")
     case .refused(_, let error, _, _):
