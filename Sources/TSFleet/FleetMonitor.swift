@@ -410,8 +410,12 @@ public enum FleetMonitor {
       // on: a watch moved to another agent is not offline because the one it left is. Coming
       // back, it gives back the watches it served before too: one it no longer serves (moved
       // away while it was down) was marked offline with it.
+      // Another online agent serving it: one that announces it (fresh-eyes finding: a watch an
+      // online agent reported on was shown offline because the last status had come from the
+      // agent that went), or whose status is the last heard.
       let affected = state.online ? state.watches + servedBefore.filter { !state.watches.contains($0) } : state.watches.filter { id in
-        guard let other = statuses[id]?.agent, other != agent else { return true }
+        let announced = online.contains { $0.key != agent && $0.value && (served[$0.key] ?? []).contains(id) }
+        guard !announced, let other = statuses[id]?.agent, other != agent else { return !announced }
         return online[other] != true
       }
       lock.unlock()

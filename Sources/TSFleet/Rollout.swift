@@ -73,8 +73,13 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     /// apply failed (or is being retried) after part of it reached the watch, or may have (a
     /// write whose outcome its agent could not tell). Only reading it tells.
     public var mayHaveWritten: Bool {
-      result == Self.interrupted || result == Self.applying || (["failed", "refused", "retrying"].contains(result) && reached != nil)
+      result == Self.interrupted || result == Self.applying || (["failed", "refused", "retrying", "pending"].contains(result) && reached != nil)
     }
+
+    /// `reached` of a watch left pending whose agent went offline during its wave without
+    /// reporting on it (killed mid-apply, `FleetWatchReport.mayHoldPart`): how much of the
+    /// revision it holds is not known.
+    public static let reachNotKnown = "not known how much"
 
     /// The result of a watch whose wave was interrupted (the process running it ended) before
     /// its result was recorded (`RolloutRunner.abort`).
@@ -311,6 +316,9 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       } else if row.partlyApplied || row.outcomeUnknown {
         result.reached = row.reached
       }
+      // Its agent went offline during the wave without a word on it: it may hold part of it
+      // (fresh-eyes finding: recorded as untouched, "pending" with "-" for changes).
+      if row.mayHoldPart, result.reached == nil { result.reached = WatchResult.reachNotKnown }
       watches[row.name] = result
     }
   }
@@ -359,6 +367,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
     details["rollout_state"] = .string(result.result)
     var row = FleetWatchReport(name: name, device: device, verdict: verdict, elapsed: .zero, details: details)
     row.reached = result.reached
+    row.mayHoldPart = result.result == "pending" && result.reached == WatchResult.reachNotKnown
     return row
   }
 
@@ -649,11 +658,13 @@ public struct RolloutRunner: Sendable {
       if limit.isExceeded(failed: failed, attempted: record.attempted) {
         record.phase = .aborted
         let pending = record.failed.filter { record.watches[$0]?.result == "pending" }.count
+        let mayHold = record.failed.filter { record.watches[$0]?.result == "pending" && record.watches[$0]?.reached != nil }.count
         // A watch left pending (its agent away or silent) counts, but did not fail: said apart
         // (fresh-eyes finding: "2 of 2 watches failed or did not report (2)" when neither failed).
         let of = "of \(record.attempted) watch\(record.attempted == 1 ? "" : "es")"
         record.reason = (pending == failed ? "\(failed) \(of) did not report"
           : pending > 0 ? "\(failed - pending) \(of) failed and \(pending) did not report" : "\(failed) \(of) failed")
+          + (mayHold > 0 ? " (\(mayHold == pending ? "each" : "\(mayHold) of them") lost its agent during the wave and may hold part of the revision)" : "")
           + ", more than max_failures \(record.maxFailures) allows"
         try save(&record)
         return (record, rows)

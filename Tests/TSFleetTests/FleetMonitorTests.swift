@@ -650,10 +650,19 @@ import TSMQTT
     try await announce("second", online: true)
     #expect(await Self.eventually { board.snapshot().rows.first?.reasons.first?.hasPrefix(clash) == true },
             "\(board.snapshot().rows.first?.reasons ?? [])")
-    // The second one's will: served by one again.
+    // The second one reports last, then goes (its will): served by one again, and not offline —
+    // the first, online, still announces it (fresh-eyes finding: shown offline with the agent
+    // that went, while the other reported on it).
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status),
+                             payload: Array(status.replacingOccurrences(of: #""agent":"station""#, with: #""agent":"second""#)
+                               .replacingOccurrences(of: "12:00:00", with: "12:00:05").utf8), qos: 1, retain: true)
+    try await Task.sleep(for: .milliseconds(300))
     let will = #"{"agent":"second","format_version":"1","online":false,"since":"2026-12-05T01:00:00Z","watches":["room-1"]}"#
     try await client.publish(FleetTopics.agent(site: "ward-a", agent: "second"), payload: Array(will.utf8), qos: 1, retain: true)
     #expect(await Self.eventually { board.snapshot().rows.first?.reasons == [] }, "\(board.snapshot().rows.first?.reasons ?? [])")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(board.snapshot().rows.first?.state == "in sync" && board.snapshot().rows.first?.reasons == [],
+            "\(String(describing: board.snapshot().rows.first))")
     await follower.stop(grace: .zero)
     await client.close()
   }

@@ -336,6 +336,28 @@ import TSPlan
     #expect(ended.row("w0001", device: "-").verdict == verdicts[0])
   }
 
+  /// A watch whose agent went offline during its wave without reporting on it (killed in the
+  /// middle of its apply) may hold part of the revision: the record keeps that, so the row,
+  /// the abort's reason and the summary say so — not "pending" as if untouched (fresh-eyes
+  /// finding).
+  @Test func aWatchWhoseAgentWentDuringItsWaveMayHoldPartOfIt() async throws {
+    let fleet = try Fleet(4, failing: [])
+    let record = RolloutRecord(fleet: "fleet.yaml", members: fleet.loaded.members,
+                               policy: RolloutPolicy(canary: .size(.count(2)), batch: .count(2), maxFailures: .count(0)), startedBy: "t@h", now: Date())
+    let ended = try await RolloutRunner(store: fleet.store).run(record) { names, _ in
+      names.map { name in
+        var row = FleetWatchReport(name: name, device: "-", verdict: .pending("agent a1 is offline"), elapsed: .zero)
+        row.mayHoldPart = name == "w0001"
+        return row
+      }
+    }.record
+    #expect(ended.phase == .aborted)
+    #expect(ended.reason == "2 of 2 watches did not report (1 of them lost its agent during the wave and may hold part of the revision), more than max_failures 0 allows",
+            "\(ended.reason ?? "")")
+    #expect(ended.row("w0001", device: "-").mayHoldPart && !ended.row("w0002", device: "-").mayHoldPart)
+    #expect(ended.unknownRevision == ["w0001"] && ended.withoutRevision.contains("w0002"), "\(ended.unknownRevision) \(ended.withoutRevision)")
+  }
+
   @Test func theRevisionChangesWithAnyWatchsManifests() throws {
     let fleet = try Fleet(3, failing: [])
     let before = RolloutRecord.revision(of: fleet.loaded.members)
