@@ -66,6 +66,8 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     public var description: String {
       switch self {
       case .device(let error): "\(error)"
+      case .outcomeUnknown(let error, let found) where !error.mayHaveTakenEffect:
+        "the watch refused a write (\(error)), yet reading it back shows " + found.description
       case .outcomeUnknown(let error, let found):
         "the answer to a write was lost (\(error)), so it was not repeated; reading the watch back shows "
           + found.description
@@ -187,9 +189,24 @@ public struct Applier: Sendable {
       } catch let error as PartialApplyFailure {
         throw error
       } catch let error as DeviceError {
-        guard let sent, error.mayHaveTakenEffect else { throw failure(.device(error)) }
-        throw await unknownOutcome(of: sent, part: part, error: error, before: current,
-                                   applied: applied, steps: steps, index: index)
+        guard let sent, error.domain != .simulator, error.domain != .bridge else { throw failure(.device(error)) }
+        let judged = await unknownOutcome(of: sent, part: part, error: error, before: current, applied: applied, steps: steps, index: index)
+        // A refusal is taken at its word — unless the list read back holds the write or has
+        // changed (a watch that took the write and still answered a refusal: fresh-eyes finding,
+        // the write listed as failed and then reported as the wearer's drift). Unreadable, or as
+        // before, it is the refusal.
+        if !error.mayHaveTakenEffect {
+          switch judged.cause {
+          case .outcomeUnknown(_, found: .applied), .outcomeUnknown(_, found: .other): throw judged
+          case .outcomeUnknown(_, found: .unreadable):
+            // Said as the refusal; the record takes either value as no drift, as after a lost answer.
+            var refused = failure(.device(error))
+            refused.unconfirmed = judged.unconfirmed
+            throw refused
+          default: throw failure(.device(error))
+          }
+        }
+        throw judged
       } catch {
         throw failure(.device(DeviceError(.simulator, .unknown, "\(error)")))
       }

@@ -221,7 +221,7 @@ public final class Watch: Sendable {
     try await holding(options) { () throws(EngineError) in
       let planned = try plan(document, state: try await readState())
       guard planned.plan.isEmpty, planned.record != nil else { return nil }
-      refresh(planned, kept: options.refresh == .accepted || options.keepsDriftInRecord ? keptDrift(planned) : [], options: options)
+      refresh(planned, kept: keptInRecord(planned, options: options), options: options)
       return record().map { Drift.changes(since: $0, current: planned.state, capabilities: capabilities) }
     }
   }
@@ -257,8 +257,8 @@ public final class Watch: Sendable {
                source: (kind: String, manifest: String?)) async throws(EngineError) -> ApplyOutcome {
     let plan = planned.plan
     options.events(.planned(plan))
-    // What the record keeps as the last apply left it, whatever the watch holds (`ApplyOptions.keepsDriftInRecord`).
-    let kept = options.keepsDriftInRecord || (plan.isEmpty && options.refresh == .accepted) ? keptDrift(planned) : []
+    // What the record keeps as the last apply left it, whatever the watch holds (`keptInRecord`).
+    let kept = keptInRecord(planned, options: options)
     let keeping = Self.keeping(kept)
     if plan.isEmpty {
       refresh(planned, kept: kept, options: options)
@@ -337,6 +337,19 @@ public final class Watch: Sendable {
   /// A state with the `kept` drift as the last apply left it (`ResourceChange.before`).
   private static func keeping(_ kept: [ResourceChange]) -> @Sendable (DeviceState) -> DeviceState {
     { kept.isEmpty ? $0 : $0.taking(kept, addresses: Set(kept.map(\.address)), as: .recorded) }
+  }
+
+  /// The drift of `planned` the record keeps as the last apply left it: all `keptDrift` for an
+  /// apply that keeps drift out of its record (`ApplyOptions.keepsDriftInRecord`) and for a
+  /// refresh of what the manifest accepts; for the rest (a person's apply, which showed the
+  /// drift in its plan, docs/plan.md "Drift"), only that of resources the manifest does not
+  /// state at all (`Manifest.states`) — a section a manifest leaves out was not looked at, so
+  /// applying it does not make a change there tsapply's (fresh-eyes finding: SOS switched off
+  /// on the watch, then an apply of a manifest of reminders only, and `drift` of the manifest
+  /// with the emergency list said "No drift" for good).
+  func keptInRecord(_ planned: PlannedChanges, options: ApplyOptions) -> [ResourceChange] {
+    if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned) }
+    return keptDrift(planned).filter { !planned.manifest.states($0.address) }
   }
 
   func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {
@@ -765,6 +778,14 @@ extension Watch {
     let last = usable(try? record.get())
     let planned = try plan(document, state: state, last: last)
     if case .failure(let error) = record { throw .lastApplied(error) }
+    // Recorded when the watch was of another platform (reset since with another profile): not
+    // "no record" either (fresh-eyes finding: `drift` exited 0 saying drift cannot be told).
+    if case .success(let other?) = record, last == nil {
+      throw .lastApplied(LastAppliedError(path: home.lastAppliedPath,
+                                          reason: "it was recorded while the watch was of platform \(other.profile), and it is of \(capabilities.profile) now "
+                                            + "(reset or set up again since?): what changed on it since cannot be told; "
+                                            + "'tsapply apply' records it anew"))
+    }
     var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
     report.lastWrite = last.map { Self.lastWrite(of: $0, home: home) }
     if let last, !report.drift.isEmpty {

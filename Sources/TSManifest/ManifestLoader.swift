@@ -59,6 +59,7 @@ public enum ManifestLoader {
                                                  undeclaredKnown: diagnostics.hasErrors ? Self.contactNamesWritten(read.root) : [])
         if !diagnostics.hasErrors {
           diagnostics += ManifestRemoval.onlyRemovalsWarnings(resolved, lists: Set(ManifestRemoval.List.allCases), scope: "this file stands alone")
+          diagnostics += ContactReferences.phoneMismatches(resolved, declared: resolved.contacts?.value ?? [])
         }
         manifest = resolved
       }

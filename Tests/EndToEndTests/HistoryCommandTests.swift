@@ -63,7 +63,8 @@ import TSTestSupport
     // Back to before the second apply: removing Anna from the emergency contacts is unsafe.
     var restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve"], in: dir)
     #expect(restore.status == 1, "\(restore.stdout)\(restore.stderr)")
-    #expect(restore.stdout.contains("Going back to before entry 3 of the history"), "\(restore.stdout)")
+    // Named as `history` lists that apply: by the entry that ended it (its `started` entry is not a row).
+    #expect(restore.stdout.contains("Going back to before entry 4 of the history (apply at "), "\(restore.stdout)")
     #expect(try Self.run(["device", "show", "--device", "sim:w.json"], in: dir).stdout.contains("Anna"))
     restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve", "--allow-destroy"], in: dir)
     #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")

@@ -46,7 +46,9 @@ import TSTestSupport
             "\(result.stdout)\(result.stderr)")
     #expect(output.contains("Zed Roe (+15550199)"), "\(output)")
     #expect(output.contains("the apply wrote over that change (reading the watch back shows what it wrote)"), "\(output)")
-    let line = try #require(output.split(separator: "\n").first { $0.contains("bring the list back with 'tsapply restore ") })
+    // The backup is the whole watch as it was: its restore is said to undo this apply too.
+    let line = try #require(output.split(separator: "\n").first { $0.contains("' brings the whole watch back as it was then, which also undoes what this apply wrote") })
+    #expect(line.contains("To keep what was changed on the watch, put it into the manifest and apply again"), "\(line)")
     let quoted = try #require(line.split(separator: "'").last { $0.hasPrefix("tsapply restore ") })
     // The advice's own words (`--device …` where the watch is not the default), then approval.
     let words = quoted.split(separator: " ").dropFirst().map(String.init)
@@ -71,7 +73,7 @@ import TSTestSupport
     // named held the watch from before the apply).
     #expect(result.stderr.contains("See it with 'tsapply drift watch.yaml'; keep it with 'tsapply drift --adopt watch.yaml' (it goes into the manifest)"),
             "\(result.stderr)")
-    #expect(!result.stderr.contains("bring the list back"), "\(result.stderr)")
+    #expect(!result.stderr.contains("brings the whole watch back"), "\(result.stderr)")
     // The backup it names is the watch as the apply left it, with the wearer's list: restoring it changes nothing.
     let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("a backup of the watch with it is ") })
     let backup = try #require(line.split(separator: " ").last.map { String($0.dropLast()) })

@@ -10,7 +10,8 @@ import TSTestSupport
 /// A write whose answer was lost (a link or transmission error: 6001–6008, 9001–9702, and any
 /// code that does not say the watch refused the call) may have happened: the applier reads that
 /// list back, reports what the watch holds, never repeats the write, and a rerun converges. A
-/// refusal (2003 not connected, 3002, 4002, …) is a failure, not read back.
+/// refusal (2003 not connected, 3002, 4002, …) is a failure — unless the list read back holds
+/// the write (a watch that took it and still answered a refusal).
 @Suite struct LostAnswerTests {
   /// Forwards to a simulated watch; the first call of `method` loses its answer as `loss` says.
   final class LossyDevice: Device, @unchecked Sendable {
@@ -104,12 +105,7 @@ import TSTestSupport
     let (initial, _) = FaultInjectionTests.scenario(.default)
     let simulated = watch(.default, state: initial)
     let device = LossyDevice(simulated, method: method, loss: loss, code: code)
-    var failure: PartialApplyFailure?
-    do {
-      _ = try await planAndApply(Self.manifest, on: device, backups: try backupDirectory())
-    } catch ApplyError.partial(let partial, _) {
-      failure = partial
-    }
+    let failure = try await Self.stopped(on: device)
     let partial = try #require(failure, "\(method) \(loss): the apply did not stop")
     guard case .outcomeUnknown(let error, let found) = partial.cause else {
       Issue.record("\(partial.cause)")
@@ -141,18 +137,46 @@ import TSTestSupport
     #expect(try await currentPlan(Self.manifest, on: rerun).plan?.isEmpty == true, "the rerun did not converge")
   }
 
+  /// A write that took effect and was still answered with a refusal code: the list read back
+  /// holds it, so it is applied, and the words say the watch refused it yet holds it; a
+  /// refusal whose list cannot be read back stays the refusal (fresh-eyes finding: listed as
+  /// failed, then reported as the wearer's drift, 22 of 22 runs).
+  @Test(arguments: [(LossyDevice.Loss.afterWriting, true), (.andReadsFailToo, false)])
+  func aRefusedWriteTheWatchHoldsIsApplied(loss: LossyDevice.Loss, readBack: Bool) async throws {
+    let (initial, _) = FaultInjectionTests.scenario(.default)
+    let simulated = watch(.default, state: initial)
+    let device = LossyDevice(simulated, method: "setAllContacts", loss: loss, code: .dataSetFailed)
+    let failure = try await Self.stopped(on: device)
+    let partial = try #require(failure, "the apply did not stop")
+    if readBack {
+      guard case .outcomeUnknown(_, .applied) = partial.cause else { Issue.record("\(partial.cause)"); return }
+      #expect(partial.failed.isEmpty && partial.applied.contains(.contacts))
+      #expect(partial.cause.description.hasPrefix("the watch refused a write ("), "\(partial.cause)")
+      #expect(partial.cause.description.contains("yet reading it back shows it was applied"), "\(partial.cause)")
+    } else {
+      guard case .device(let error) = partial.cause else { Issue.record("\(partial.cause)"); return }
+      #expect(error.code == .dataSetFailed && partial.failed == [.contacts])
+    }
+    #expect(device.writes.filter { $0 == "setAllContacts" }.count == 1, "the write was repeated")
+  }
+
+  /// How applying `manifest` on `device` stopped part-way (`nil`: it did not).
+  static func stopped(on device: any Device) async throws -> PartialApplyFailure? {
+    do {
+      _ = try await planAndApply(manifest, on: device, backups: try backupDirectory())
+    } catch ApplyError.partial(let partial, _) {
+      return partial
+    }
+    return nil
+  }
+
   /// A code that says the watch refused the call, or that it was never sent, is the write's
-  /// failure: nothing is read back.
+  /// failure: the list read back holds what it held.
   @Test(arguments: [TSErrorCode.unConnected, .isBusy, .paramError, .paramSizeError, .dataSetFailed, .fitCloudContactLimit])
   func aRefusalIsAFailureNotReadBack(_ code: TSErrorCode) async throws {
     let (initial, _) = FaultInjectionTests.scenario(.default)
     let device = LossyDevice(watch(.default, state: initial), method: "setAllContacts", loss: .beforeWriting, code: code)
-    var failure: PartialApplyFailure?
-    do {
-      _ = try await planAndApply(Self.manifest, on: device, backups: try backupDirectory())
-    } catch ApplyError.partial(let partial, _) {
-      failure = partial
-    }
+    let failure = try await Self.stopped(on: device)
     let partial = try #require(failure, "the apply did not stop")
     guard case .device(let error) = partial.cause else {
       Issue.record("\(partial.cause)")

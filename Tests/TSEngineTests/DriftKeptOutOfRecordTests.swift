@@ -54,4 +54,41 @@ import TSModel
     }
     #expect(try await workspace.open().drift(second).drift.isEmpty)
   }
+
+  /// A person's apply of a manifest that leaves a section out (reminders only) did not look at
+  /// the emergency list: SOS switched off on the watch before it stays drift for the manifest
+  /// that states the list, whether the apply wrote something or found nothing to change
+  /// (fresh-eyes finding: "No drift" for good, and `monitor --once` exited 0, with SOS off).
+  @Test(arguments: [true, false])
+  func aSectionAManifestLeavesOutStaysDriftAfterItsApply(writes: Bool) async throws {
+    let workspace = try Workspace()
+    let family = "contacts:\n  - {name: Anna, phone: \"+15550101\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Anna, phone: \"+15550101\"}\n"
+      + "reminders:\n  medicine: {enabled: false}\n"
+    _ = try await workspace.open().apply(try workspace.document(family), options: Workspace.automatic())
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    try device.simulateEmergencyChange(contacts: [], sosOn: false)
+    let remindersOnly = try workspace.document("reminders:\n  medicine: {enabled: \(writes)}\n")
+    let outcome = try await workspace.open().apply(remindersOnly, options: Workspace.automatic())
+    if case .applied = outcome { #expect(writes) } else { #expect(!writes) }
+    let drift = try await workspace.open().drift(try workspace.document(family)).drift.map(\.address.rawValue)
+    #expect(drift == ["emergency"], "\(drift)")
+  }
+
+  /// A watch set up again with another profile after an apply: its record was made for the
+  /// other platform, so what changed cannot be told — an error naming the record, not "no
+  /// record" with exit 0 (fresh-eyes finding: a cron check would say "no drift" for good).
+  @Test func aRecordOfAnotherPlatformIsAnErrorForDrift() async throws {
+    let workspace = try Workspace()
+    let document = try workspace.document(Self.first)
+    _ = try await workspace.open().apply(document, options: Workspace.automatic())
+    _ = try SimulatedDevice.create(path: workspace.directory + "/watch.json", profile: try PlatformProfile.named("fit"), force: true)
+    let watch = try await workspace.open()
+    do throws(EngineError) {
+      let report = try await watch.drift(document)
+      Issue.record("no error: has record \(report.hasRecord)")
+    } catch {
+      guard case .lastApplied(let problem) = error else { Issue.record("\(error)"); return }
+      #expect(problem.reason.contains("recorded while the watch was of platform default, and it is of fit now"), "\(problem)")
+    }
+  }
 }

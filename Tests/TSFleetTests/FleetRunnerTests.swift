@@ -170,11 +170,12 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
   }
 
   /// `status --fleet`'s "Last applied" is when an apply last wrote to the watch: an apply that
-  /// finds nothing to change (refreshing the record to a reminder the wearer switched, which the
-  /// manifest does not manage) does not move it; one that writes does.
+  /// finds nothing to change (refreshing the record to a reminder the wearer switched on or off,
+  /// which the manifest states (drinking) without saying whether it is on) does not move it; one that
+  /// writes does.
   @Test func lastAppliedIsWhenAnApplyLastWroteToTheWatch() async throws {
     let space = try FleetSpace()
-    try space.oneWatch("contacts:\n  - {name: A, phone: \"+15550100\"}\n")
+    try space.oneWatch("contacts:\n  - {name: A, phone: \"+15550100\"}\nreminders:\n  drinking: {repeat: workday}\n")
     let runner = FleetRunner(engine: space.engine)
     func apply() async throws -> String? {
       let results = await runner.run(try space.load().members) { _, document, watch throws(EngineError) in
@@ -191,7 +192,7 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     #expect(try await apply() == applied)
     #expect(try FileManager.default.attributesOfItem(atPath: record)[.modificationDate] as? Date != before, "the record was refreshed")
     try await Task.sleep(for: .milliseconds(1_100))
-    try space.write("residents/room-1.yaml", "contacts:\n  - {name: B, phone: \"+15550100\"}\n")
+    try space.write("residents/room-1.yaml", "contacts:\n  - {name: B, phone: \"+15550100\"}\nreminders:\n  drinking: {repeat: workday}\n")
     let written = try await apply()
     #expect(written != nil && written != applied)
     // Out of reach (its file gone): unreachable, and its records still say when it was last applied.

@@ -6,6 +6,25 @@ import TSTestSupport
 /// Contacts: phone refusal, grapheme-safe name truncation, short names, duplicates, SOS
 /// (PhoneNumberRule, ContactNameRule, ShortNameRule, DuplicateContactRule, SOSRule).
 @Suite struct ContactRuleTests {
+  /// An emergency contact written out whose name a regular contact has with another number: a
+  /// warning at its phone (one of the two is likely a typo, and an SOS calls this one); the same
+  /// number however spaced, another name, or a reference is fine (fresh-eyes finding: accepted
+  /// silently).
+  static let emergencyPhoneCases: [DiagnosticCase] = [
+    DiagnosticCase(marked: "contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n"
+                     + "    - {name: Anna, phone: 1️⃣\"+44 7700 900132\"}\n",
+                   field: "emergency.contacts[0].phone",
+                   message: "\"Anna\" has +447700900132 here but +447700900123 under contacts: (watch.yaml:2:25); an SOS calls this one. "
+                     + "Check which is right, or write - {contact: Anna} here to use that contact's number",
+                   severity: .warning),
+    .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Anna, phone: \"+447700900123\"}\n"),
+    .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Ben, phone: \"+447700900132\"}\n"),
+    .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Anna}\n"),
+  ]
+
+  @Test(arguments: emergencyPhoneCases)
+  func anEmergencyNumberThatDiffersFromTheContactsIsAWarning(_ row: DiagnosticCase) { row.check() }
+
   static func phone(_ value: String) -> String { "contacts:\n  - name: Alex\n    phone: 1️⃣\(value)\n" }
 
   static let validPhones: [(String, String)] = [

@@ -298,8 +298,11 @@ package struct ApplyRun {
       text += "  See it with '\(watch.command("drift", manifest))'; keep it with '\(watch.command("drift --adopt", manifest))' (it goes into the manifest)"
         + (backupPath.map { "; a backup of the watch with it is \($0)" } ?? "") + ".\n"
     } else if let backupPath {
-      text += "  That list is kept in \(backupPath): see the watch with '\(watch.command("drift", manifest))', "
-        + "bring the list back with '\(watch.command("restore", backupPath))'.\n"
+      // The backup holds the whole watch as it was then: restoring it also undoes what this apply
+      // wrote (fresh-eyes finding: the advice would have removed the contacts the apply added).
+      text += "  That list, as the watch had it, is kept in \(backupPath). To keep what was changed on the watch, put it into the manifest "
+        + "and apply again; '\(watch.command("restore", backupPath))' brings the whole watch back as it was then, which also undoes what "
+        + "this apply wrote (its plan shows what it would change before you answer).\n"
     }
     return text
   }

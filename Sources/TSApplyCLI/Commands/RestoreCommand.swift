@@ -97,7 +97,10 @@ package struct RestoreCommand: Command {
       throw CommandFailure("refusing to restore from a history that was changed other than by tsapply:\n"
         + read.problems.map { "  - " + $0 }.joined(separator: "\n") + "\n  Restore a backup by name instead: 'tsapply restore BACKUP'")
     }
-    guard let entry = ApplyHistory.firstChange(after: time, in: read.entries), let path = entry.backup else { return nil }
+    guard let first = ApplyHistory.firstChange(after: time, in: read.entries), let path = first.backup else { return nil }
+    // Named as `history` lists it: an apply's `started` entry is shown by the entry that ended it
+    // (fresh-eyes finding: "entry 1", which the table has no row for).
+    let entry = read.entries.first { $0.sequence > first.sequence && $0.backup == path && $0.result != HistoryEntry.started } ?? first
     let shown = CLIWatch.relative(path, context)
     context.stdout.write("Going back to before entry \(entry.sequence) of the history (\(entry.kind) at \(entry.time) by \(entry.user)@\(entry.host), "
       + "the first after \(text)): its backup \(shown).\n\n")

@@ -10,6 +10,28 @@ import TSModel
 /// declaration of a name wins), even when a later one removes the contact from the `contacts`
 /// list (an `npk` watch stores no regular contacts, yet its emergency list can name the desk).
 public enum ContactReferences {
+  /// Warnings for emergency contacts written out (not references) whose name a contact under
+  /// `contacts:` (`declared`) also has, with another phone number: a typo in one of the two is
+  /// the number an SOS calls (fresh-eyes finding: accepted silently). One warning per such
+  /// emergency contact, at its phone, naming where the other is; the same name with the same
+  /// number, or a name only one list has, is fine. Digits and `+` are compared, so spacing
+  /// does not count.
+  public static func phoneMismatches(_ manifest: Manifest, declared: [ManifestContact]) -> [Diagnostic] {
+    guard let list = manifest.emergency?.contacts?.value else { return [] }
+    func digits(_ phone: String) -> String { String(phone.filter { $0.isASCII && ($0.isNumber || $0 == "+") }) }
+    var byName: [String: [ManifestContact]] = [:]
+    for contact in declared where contact.reference == nil { byName[contact.name.value, default: []].append(contact) }
+    return list.compactMap { contact -> Diagnostic? in
+      guard contact.reference == nil, let others = byName[contact.name.value], !others.isEmpty,
+            !others.contains(where: { digits($0.phone.value) == digits(contact.phone.value) }), let other = others.last else { return nil }
+      let at = other.phone.position
+      return .warning(at: contact.phone.position, field: DecodingContext.join(contact.path, "phone"),
+                      "\"\(contact.name.value)\" has \(contact.phone.value) here but \(other.phone.value) under contacts: "
+                        + "(\(at.file):\(at.line):\(at.column)); an SOS calls this one. Check which is right, or write "
+                        + "- {contact: \(contact.name.value)} here to use that contact's number")
+    }
+  }
+
   /// Resolves the references in `manifest.emergency.contacts` against `declared` (contacts in
   /// declaration order; for a name declared more than once the last counts, unless its file
   /// declares that name more than once with different phones: `ambiguity`). A reference names
