@@ -277,10 +277,17 @@ struct FleetSession: Sendable {
   /// document on the broker: … (publish the manifests again …)`.
   static func failed(_ names: [String], refused: [String] = [], refusedHoldingPart: [String] = [], stale: [String] = [],
                      retrying: [String] = [], unknown: [String] = [],
-                     partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], of total: Int, waited: Bool = true,
-                     agents: Bool = false, operation: String = "apply") -> CommandFailure {
+                     partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], staleDesired: [String] = [],
+                     of total: Int, waited: Bool = true, agents: Bool = false, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + FleetText.names(names)) }
+    if !staleDesired.isEmpty {
+      // Not the watches failing, nor their manifests (fresh-eyes finding: "4 of 8 watches failed").
+      parts.append((parts.isEmpty ? "" : "\(staleDesired.count) ") + "with an older desired document on the broker than their agents handled: "
+        + FleetText.names(staleDesired) + " (the broker went back to an older save; the watches keep what they hold. Publish the manifests "
+        + "again with 'tsapply apply --fleet' — a staged rollout publishes wave by wave: '--continue' after each pause — and look at the "
+        + "broker's persistence: docs/fleet.md \"Sizing the broker\")")
+    }
     if !noDesired.isEmpty {
       parts.append((parts.isEmpty ? "" : "\(noDesired.count) ") + "with no desired document on the broker: " + FleetText.names(noDesired)
         + " (the broker lost them: restarted without persistence, or the topics were cleared; their agents still hold the watches to the "
@@ -333,7 +340,7 @@ struct FleetSession: Sendable {
         + (mayHoldPart.count == 1 ? "it connects" : "they connect") + ": 'tsapply status --fleet --wait DURATION' waits for "
         + (mayHoldPart.count == 1 ? "it" : "them") + ")")
     }
-    let first = [names, noDesired, refused, stale, retrying, unknown, partlyPending, mayHoldPart].first { !$0.isEmpty }?.count ?? 0
+    let first = [names, staleDesired, noDesired, refused, stale, retrying, unknown, partlyPending, mayHoldPart].first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

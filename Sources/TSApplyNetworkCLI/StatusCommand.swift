@@ -103,12 +103,13 @@ struct StatusCommand: Command {
     let partly = rows.filter(\.partlyApplied).map(\.name)
     let refused = failed.filter { $0.state == "refused" }.map(\.name)
     let refusedHoldingPart = failed.filter { $0.refusedHoldingPart != nil }.map(\.name)
+    let staleDesired = failed.filter(\.staleDesired).map(\.name)
     // What a watch holds now is not known (`FleetStatusRow.isNotKnown`): the view is not the site.
     let offline = rows.filter(\.isNotKnown).map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
-      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) }, refused: refused,
-                                          refusedHoldingPart: refusedHoldingPart,
-                                          unknown: offline, partlyPending: partly, noDesired: lost, of: rows.count,
+      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) && !staleDesired.contains($0) },
+                                          refused: refused, refusedHoldingPart: refusedHoldingPart,
+                                          unknown: offline, partlyPending: partly, noDesired: lost, staleDesired: staleDesired, of: rows.count,
                                           agents: session.broker != nil, operation: "status").message)
     }
     // A rollout whose process ended mid-way: the fleet is mixed and nothing goes on with it

@@ -127,8 +127,10 @@ public enum FleetMonitor {
     case nil: break
     }
     let seen = status.lastSeen.flatMap(InternetTime.date)
-    return AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
-                       appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
+    var report = AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
+                             appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
+    report.staleDesired = state == "invalid" && status.staleDesired == true
+    return report
   }
 
   /// The revisions each watch's merged manifests give now (`DesiredDocument.revisions`), read

@@ -54,6 +54,10 @@ public struct FleetStatusRow: Sendable {
   /// revision reached it (the agent may have stopped in the middle of an apply): what it holds
   /// is not known, which `status --fleet` counts against its exit status as `apply --fleet` does.
   public var mayHoldPart = false
+  /// `invalid` because the broker's desired document is an older publication than its agent
+  /// handled (`WatchStatus.staleDesired`: the broker went back to an older save), not because
+  /// of the watch or its manifests.
+  public var staleDesired = false
 
   /// Whether what the watch holds now is not known, over MQTT: its agent is offline (`offline`),
   /// no agent has announced it (`no status`), or it is pending with its agent offline and may
@@ -348,7 +352,8 @@ public enum FleetStatus {
         state = "no desired document"
         // Which of the causes, the broker cannot tell: each is named (fresh-eyes finding: a watch
         // taken out of the fleet file and put back was blamed on a broker with persistence).
-        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence; "
+        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
+          + "or from a save older than the watch's publication; "
           + "or the topic was cleared, as when the watch was taken out of the fleet file and published without it); "
           + "agent \(status.agent) still holds the watch to revision \(applied) as it last applied it"
           + (wasNewRevision ? ", and the manifests now give revision \(current.first ?? "?")" : "") + ". "
@@ -389,6 +394,7 @@ public enum FleetStatus {
       // the revision "as read from the watches now").
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
+      row.staleDesired = state == "invalid" && status.staleDesired == true
       return row
     }
   }

@@ -50,6 +50,9 @@ public struct AgentReport: Sendable, Equatable {
   /// The online agents that all announce the watch, when more than one does (`nil` otherwise):
   /// each applies its manifests to it, and its status is whichever spoke last.
   public var servedBy: [String]?
+  /// With `invalid`: the broker's desired document is older than what the agent handled
+  /// (`WatchStatus.staleDesired`), not a manifest that cannot be used.
+  public var staleDesired = false
 
   /// A report.
   public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil,
@@ -709,6 +712,8 @@ public final class StatusBoard: @unchecked Sendable {
       state = agent.state
       let what = switch agent.state {
       case "refused": "The apply was refused as unsafe"
+      // Not the manifest (fresh-eyes finding: an admin would look for an edit to fix).
+      case "invalid" where agent.staleDesired: "The broker holds an older desired document than its agent applied"
       case "invalid": "Its manifest cannot be used"
       case "retrying": "The apply failed and is being retried"
       default: "The apply failed"

@@ -464,6 +464,15 @@ extension FleetCommandTests {
     let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: true, operation: operation).message
     #expect(words.contains("add --allow-destroy to 'tsapply apply --fleet --auto-approve' to apply it;"), "\(words)")
   }
+
+  /// Watches whose broker document went back to an older save are not said to have failed
+  /// (fresh-eyes finding: "4 of 8 watches failed" for watches that held the newest revision).
+  @Test func anOlderDesiredDocumentIsNotAFailure() {
+    let words = FleetSession.failed([], staleDesired: ["r1", "r2"], of: 8, agents: true, operation: "status").message
+    #expect(words.hasPrefix("2 of 8 watches with an older desired document on the broker than their agents handled: r1, r2 (the broker went back"),
+            "\(words)")
+    #expect(!words.contains("failed"), "\(words)")
+  }
 }
 
 /// Over MQTT a refusal can come after an earlier attempt at the revision wrote part of it: the

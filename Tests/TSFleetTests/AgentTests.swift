@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TSDevice
 import TSEngine
-import TSFleet
+@testable import TSFleet
 import TSManifest
 import TSModel
 import TSMQTT
@@ -764,6 +764,10 @@ import TSTestSupport
     }
     #expect(seen?.state == "invalid", "\(String(describing: seen))")
     #expect(seen?.note?.contains("the broker lost the newer one (restarted from an older save)") == true, "\(seen?.note ?? "")")
+    #expect(seen?.staleDesired == true)
+    // The page says it is the broker's document, not the manifest.
+    let report = FleetMonitor.agentReport(try #require(await agent.status(of: "room-1")), current: .success(["x"]))
+    #expect(report.state == "invalid" && report.staleDesired, "\(report)")
     #expect((await agent.status(of: "room-1"))?.staleDesired == true)
     #expect(try await site.contacts("room-1") == ["A", "B", "C", "D"])
     // Published again: applied as ever (nothing to change), no longer invalid.
