@@ -248,8 +248,18 @@ public final class Monitor: @unchecked Sendable {
   /// - Throws: `MonitorError.open` when the watch cannot be opened or read; `.check` when the
   ///   manifest cannot be read or does not fit the watch, or the check failed otherwise.
   public func checkOnce() async throws(MonitorError) -> Bool {
+    // Out of reach, said in the outputs too (`--json`, `--events`), not only on stderr: a cron
+    // job reading them saw nothing (fresh-eyes finding). The exit status stays 1.
+    func unreachable(_ error: DeviceError, watch identity: String) {
+      emit(.offline, watch: identity, message: "cannot reach the watch: \(error.message); the next run of 'tsapply monitor --once' tries again",
+           fields: ["error": .string(error.message), "domain": .string(error.domain.rawValue), "code": .integer(error.code.rawValue)])
+    }
     let watch: Watch
-    do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch { throw .open(error) }
+    do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch {
+      // An outage (a bridge out of reach), not a misconfiguration (no simulated watch there).
+      if case .device(let device) = error, device.isTransient { unreachable(device, watch: chosenSpec()) }
+      throw .open(error)
+    }
     var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))
     // An earlier run killed while it healed: its drift is reported, and this check says how it ended.
     replayInterruptedHeal(watch, &tracking)
@@ -260,7 +270,9 @@ public final class Monitor: @unchecked Sendable {
     // A heal that failed is an error for cron (exit 1), not drift it can leave to the next run.
     case .drifted(let healFailed?): throw .check(healFailed)
     case .drifted(nil): return true
-    case .offline(let error): throw .open(.device(error))
+    case .offline(let error):
+      unreachable(error, watch: watch.identity)
+      throw .open(.device(error))
     case .failed(let message): throw .check(message)
     }
   }

@@ -335,7 +335,12 @@ import TSTestSupport
     try Self.manifest.write(to: fresh.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
     let missing = try Self.run(["monitor", "--once"], in: fresh)
     #expect(missing.status == 1 && missing.stderr.contains("no simulated watch"), "\(missing.stderr)")
+    #expect(missing.stdout.isEmpty, "a misconfiguration is no outage: \(missing.stdout)")
     let directory = try Self.workspace()
+    // Its first read failing: an `offline` event in the outputs too, for a job that reads them (exit 1).
+    let unreadable = try TSApplyBinary.run(["monitor", "--once", "--json", "--device", "sim:watch.json"], in: directory,
+                                           environment: ["TSAPPLY_STATE_DIR": directory.path + "/state", "TSAPPLY_SIM_FAULT": "fail@1"])
+    #expect(unreadable.status == 1 && unreadable.stdout.contains(#""kind":"offline""#), "\(unreadable.stdout)\(unreadable.stderr)")
     let clean = try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory)
     #expect(clean.status == 0, "\(clean.stderr)")
     #expect(clean.stdout.isEmpty, "no event: nothing drifted")
