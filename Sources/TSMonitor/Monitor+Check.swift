@@ -54,6 +54,10 @@ extension Monitor {
     /// The last heal failed after a write over the drift reached the watch (`heal`): when the
     /// drift ends, the heal ended it (`resolved`, `healed: true`), not the wearer.
     var failedHealWroteOverDrift = false
+    /// Of the drift the last heal was for, what it wrote back before it failed part-way: said in
+    /// that drift event (`written_before_failing`), so a run with no next check (`--once`) does
+    /// not leave them listed as not healed (fresh-eyes finding).
+    var failedHealWrote: [ResourceAddress] = []
     /// The last heal's words for a contact change the watch announced while it wrote
     /// (`Reconcile.changedDuringApply`), said with that heal's outcome.
     var changedDuringHeal: String?
@@ -209,6 +213,11 @@ extension Monitor {
     let driftID: String
     if isNew || outcomeChanged || foundByHeal {
       var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)
+      if outcome.word == "failed" || outcome.word == "retrying", !tracking.failedHealWrote.isEmpty {
+        let written = tracking.failedHealWrote.map { shown.text($0.rawValue) }
+        event.fields["written_before_failing"] = .array(written.map(JSONValue.string))
+        event.message += " (it wrote \(written.joined(separator: ", ")) back before it stopped)"
+      }
       let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
       // The drift reported before, not over (no `resolved`) but changed — a heal wrote part of
       // it, or the wearer changed more: this event replaces it, and says what of it is no longer
@@ -230,6 +239,7 @@ extension Monitor {
     } else {
       driftID = tracking.reported?.id ?? ""
     }
+    tracking.failedHealWrote = []
     if tracking.failedHealWroteOverDrift {
       tracking.healed = true
       tracking.failedHealWroteOverDrift = false

@@ -168,6 +168,7 @@ extension Monitor {
         var landed = Set(partial.applied)
         if case .outcomeUnknown(_, found: .applied) = partial.cause { landed.formUnion(partial.failed) }
         tracking.failedHealWroteOverDrift = report.drift.contains { landed.contains($0.address) }
+        tracking.failedHealWrote = report.drift.map(\.address).filter(landed.contains)
       case .apply(.readBackFailed)?:
         // Every write reached the watch; only the read that verifies them failed.
         tracking.failedHealWroteOverDrift = !report.drift.isEmpty

@@ -535,6 +535,9 @@ final class Harness: @unchecked Sendable {
           case .array(let left)? = second.fields["addresses"] else { Issue.record("\(second.jsonLine)"); return }
     #expect(!settled.isEmpty && Set(settled.map { "\($0)" }).union(left.map { "\($0)" }) == Set(before.map { "\($0)" }),
             "\(first.jsonLine)\n\(second.jsonLine)")
+    // The first already said what the failed heal wrote back (no next check with --once).
+    guard case .array(let written)? = first.fields["written_before_failing"] else { Issue.record("\(first.jsonLine)"); return }
+    #expect(written.map { "\($0)" } == settled.map { "\($0)" } && first.message.contains("back before it stopped"), "\(first.jsonLine)")
     try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(second.id) }
     #expect(try await harness.matchesManifest())
     await harness.stop()
