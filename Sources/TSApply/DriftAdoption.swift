@@ -35,6 +35,11 @@ public enum DriftAdoption {
     public var adopted: [Adopted]
     /// Drifted resources the manifest does not manage: nothing to write, the plan already keeps them.
     public var unmanaged: [ResourceAddress]
+    /// Of `unmanaged`, those whose section the manifest does not state at all (`Manifest.states`,
+    /// set by `Watch.adoption`): they stay drift for the manifests that state them, so they are
+    /// not `agreed` (fresh-eyes finding: adopting into a reminders-only manifest recorded SOS
+    /// switched off, and the family's manifest then saw no drift).
+    public var unstated: [ResourceAddress] = []
     /// Drifted resources left as the manifest has them, with why (in plain words).
     public var notAdopted: [(address: ResourceAddress, reason: String)]
     /// The drifted resources the edited manifest, planned against the watch, still changes: what
@@ -51,7 +56,7 @@ public enum DriftAdoption {
     /// out, or unmanaged): what the last-applied record may take from the watch
     /// (`LastApplied.adopting`). A resource adopted in part stays drift until the next apply.
     public var agreed: Set<ResourceAddress> {
-      Set(adopted.map(\.address)).union(unmanaged).subtracting(notAdopted.map(\.address))
+      Set(adopted.map(\.address)).union(unmanaged).subtracting(notAdopted.map(\.address)).subtracting(unstated)
     }
   }
 

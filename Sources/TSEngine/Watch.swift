@@ -783,8 +783,7 @@ extension Watch {
     if case .success(let other?) = record, last == nil {
       throw .lastApplied(LastAppliedError(path: home.lastAppliedPath,
                                           reason: "it was recorded while the watch was of platform \(other.profile), and it is of \(capabilities.profile) now "
-                                            + "(reset or set up again since?): what changed on it since cannot be told; "
-                                            + "'tsapply apply' records it anew"))
+                                            + "(reset or set up again since?)"))
     }
     var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
     report.lastWrite = last.map { Self.lastWrite(of: $0, home: home) }
@@ -811,11 +810,17 @@ extension Watch {
       ManifestLoader.load(bytes: text, file: file).diagnostics.first { $0.severity == .error }
         .map { $0.field.isEmpty ? $0.message : "`\($0.field)` \($0.message)" }
     }
-    return try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending,
-                                   problem: problem) { text in
+    var outcome = try DriftAdoption.adopt(report.drift, into: bytes, file: file, capabilities: capabilities, pending: report.pending,
+                                          problem: problem) { text in
       guard let manifest = merge.map({ $0(text) }) ?? ManifestLoader.load(bytes: text, file: file).manifest else { return nil }
       return Planner.plan(manifest, state: report.state, capabilities: capabilities).plan
     }
+    // What the manifest does not state at all stays drift for the manifests that do, as an
+    // apply of it leaves it (`keptInRecord`): not taken into the record.
+    if let manifest = merge.map({ $0(bytes) }) ?? ManifestLoader.load(bytes: bytes, file: file).manifest {
+      outcome.unstated = outcome.unmanaged.filter { !manifest.states($0) }
+    }
+    return outcome
   }
 
   /// Once the manifest states them, records the adopted resources of `report` as the watch

@@ -46,6 +46,23 @@ import TSTestSupport
 
   /// A manifest edit not applied yet that concerns what the wearer changed stays in the file:
   /// that item is named as not adopted, with both changes, and the command fails.
+  /// Adopting into a manifest that does not state the emergency list (examples/minimal.yaml)
+  /// takes nothing of it into the record: SOS switched off stays drift for the family's
+  /// manifest; and recording what a manifest agrees with, with nothing to write, is asked for
+  /// as a write is (fresh-eyes finding: recorded without a question, and `drift` of the
+  /// family's manifest then exited 0 with SOS off).
+  @Test func adoptingIntoAManifestThatLeavesASectionOutKeepsItDrift() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    try FileManager.default.copyItem(at: ReconcileTests.examples.appendingPathComponent("minimal.yaml"), to: dir.appendingPathComponent("small.yaml"))
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-clear"], in: dir).status == 0)
+    let adopted = try TSApplyBinary.run(["drift", "--adopt", "small.yaml"], in: dir)
+    #expect(adopted.stdout.contains("Not adopted emergency: small.yaml does not state it at all, so it stays drift"), "\(adopted.stdout)\(adopted.stderr)")
+    let drift = try TSApplyBinary.run(["drift", "watch.yaml"], in: dir)
+    #expect(drift.status == 2 && drift.stdout.contains("emergency"), "\(drift.stdout)")
+    #expect(try TSApplyBinary.run(["monitor", "--once", "watch.yaml"], in: dir).status == 2)
+  }
+
   @Test func keepsAPendingEditOfWhatTheWearerChanged() throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     let file = dir.appendingPathComponent("m.yaml")

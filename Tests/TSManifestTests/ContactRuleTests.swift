@@ -17,6 +17,12 @@ import TSTestSupport
                    message: "\"Anna\" has +447700900132 here but +447700900123 under contacts: (watch.yaml:2:25); an SOS calls this one. "
                      + "Check which is right, or write - {contact: Anna} here to use that contact's number",
                    severity: .warning),
+    DiagnosticCase(marked: "contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n"
+                     + "    - {name: anna, phone: 1️⃣\"+44 7700 900132\"}\n",
+                   field: "emergency.contacts[0].phone",
+                   message: "\"anna\" has +447700900132 here but +447700900123 under contacts: (watch.yaml:2:25); an SOS calls this one. "
+                     + "Check which is right, or write - {contact: Anna} here to use that contact's number",
+                   severity: .warning),
     .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Anna, phone: \"+447700900123\"}\n"),
     .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Ben, phone: \"+447700900132\"}\n"),
     .valid("contacts:\n  - {name: Anna, phone: \"+44 7700 900123\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Anna}\n"),

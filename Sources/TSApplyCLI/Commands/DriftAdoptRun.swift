@@ -53,8 +53,12 @@ package struct DriftAdoptRun {
     for adopted in outcome.adopted {
       out.write("Adopting \(mask.address(adopted.address)): \(mask.text(adopted.edits.joined(separator: ", "))).\n")
     }
-    for address in outcome.unmanaged {
+    for address in outcome.unmanaged where !outcome.unstated.contains(address) {
       out.write("Keeping \(mask.address(address)): \(manifest.displayName) does not manage what changed, so apply leaves it as the watch has it.\n")
+    }
+    for address in outcome.unstated {
+      out.write("Not adopted \(mask.address(address)): \(manifest.displayName) does not state it at all, so it stays drift for a manifest "
+        + "that does (adopt it into that one).\n")
     }
     for (address, reason) in outcome.notAdopted {
       out.write("Not adopted \(mask.address(address)): \(mask.text(reason)).\n")
@@ -62,7 +66,15 @@ package struct DriftAdoptRun {
     if !outcome.notAdopted.isEmpty, let scopeNote { out.write(scopeNote + "\n") }
     let agreed = outcome.agreed
     guard outcome.text != manifest.bytes else {
-      if !agreed.isEmpty { try await record(report, agreed) }
+      // Nothing to write, yet drift would stop reporting these: asked as a write is (fresh-eyes
+      // finding: recorded without a question, also without a terminal).
+      if !agreed.isEmpty {
+        guard try confirm(manifest.displayName, question: "Do you want drift to stop reporting "
+                            + agreed.sorted().map(mask.address).joined(separator: ", ") + " (the watch's values recorded as adopted)?") else {
+          throw CommandFailure("adoption declined: nothing was recorded")
+        }
+        try await record(report, agreed)
+      }
       out.write(outcome.notAdopted.isEmpty ? "Nothing to write into \(manifest.displayName).\n"
                 : "Nothing was written into \(manifest.displayName)." + Self.stillUndone(outcome, mask: mask) + "\n")
       return outcome.notAdopted.isEmpty ? .success : .failure
@@ -104,14 +116,14 @@ package struct DriftAdoptRun {
   }
 
   /// `--auto-approve`, or 'yes' at a terminal; without a terminal it refuses, as `apply` does.
-  private func confirm(_ file: String) throws -> Bool {
+  private func confirm(_ file: String, question: String? = nil) throws -> Bool {
     if autoApprove { return true }
     guard context.stdinIsTerminal else {
       throw CommandFailure("refusing to adopt without confirmation: standard input is not a terminal.\n  Re-run with --auto-approve.")
     }
     context.stdout.write("""
 
-      Do you want to write these changes into \(file)?
+      \(question ?? "Do you want to write these changes into \(file)?")
         Only 'yes' will be accepted to approve.
 
         Enter a value: 

@@ -14,21 +14,23 @@ public enum ContactReferences {
   /// `contacts:` (`declared`) also has, with another phone number: a typo in one of the two is
   /// the number an SOS calls (fresh-eyes finding: accepted silently). One warning per such
   /// emergency contact, at its phone, naming where the other is; the same name with the same
-  /// number, or a name only one list has, is fine. Digits and `+` are compared, so spacing
-  /// does not count.
+  /// number, or a name only one list has, is fine. Names are compared without case and with
+  /// runs of spaces as one; digits and `+` of the numbers, so spacing does not count.
   public static func phoneMismatches(_ manifest: Manifest, declared: [ManifestContact]) -> [Diagnostic] {
     guard let list = manifest.emergency?.contacts?.value else { return [] }
     func digits(_ phone: String) -> String { String(phone.filter { $0.isASCII && ($0.isNumber || $0 == "+") }) }
+    // The same person however the name's case or spacing is written (`anna  (daughter)`).
+    func key(_ name: String) -> String { name.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ") }
     var byName: [String: [ManifestContact]] = [:]
-    for contact in declared where contact.reference == nil { byName[contact.name.value, default: []].append(contact) }
+    for contact in declared where contact.reference == nil { byName[key(contact.name.value), default: []].append(contact) }
     return list.compactMap { contact -> Diagnostic? in
-      guard contact.reference == nil, let others = byName[contact.name.value], !others.isEmpty,
+      guard contact.reference == nil, let others = byName[key(contact.name.value)], !others.isEmpty,
             !others.contains(where: { digits($0.phone.value) == digits(contact.phone.value) }), let other = others.last else { return nil }
       let at = other.phone.position
       return .warning(at: contact.phone.position, field: DecodingContext.join(contact.path, "phone"),
                       "\"\(contact.name.value)\" has \(contact.phone.value) here but \(other.phone.value) under contacts: "
                         + "(\(at.file):\(at.line):\(at.column)); an SOS calls this one. Check which is right, or write "
-                        + "- {contact: \(contact.name.value)} here to use that contact's number")
+                        + "- {contact: \(other.name.value)} here to use that contact's number")
     }
   }
 
