@@ -100,7 +100,9 @@ import TSModel
   @Test(arguments: [(true, false), (false, false), (true, true), (false, true)])
   func anEventDroppedOnTheWayIsAskedForAgainOrReportedMissed(everyTime: Bool, quiet: Bool) async throws {
     let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
-    let bridge = try await TamperedBridge(watch, heartbeat: quiet ? 0.2 : 15) { stream, chunk in
+    // Heartbeats each second when quiet: the stream is taken for silenced after three missed, which a
+    // loaded machine must not cause by itself (a CI run reopened it twice at 0.2 s).
+    let bridge = try await TamperedBridge(watch, heartbeat: quiet ? 1 : 15) { stream, chunk in
       (everyTime || stream == 1) && Self.isEvent(chunk, 2) ? nil : chunk
     }
     let (device, heard) = try await Self.listen(bridge)
@@ -290,9 +292,17 @@ import TSModel
       (base + "/v1/watches", [("X-Padding", String(repeating: "b", count: 17_000))], [], 431),
     ]
     for (url, headers, body, status) in requests {
-      let answer = try await HTTPClient.shared.send(HTTPClientRequest(method: "POST", url: url, headers: headers, body: body, timeout: 120,
-                                                                     reuseConnection: false))
-      #expect(answer.status == status)
+      let request = HTTPClientRequest(method: "POST", url: url, headers: headers, body: body, timeout: 120, reuseConnection: false)
+      do {
+        let answer = try await HTTPClient.shared.send(request)
+        #expect(answer.status == status)
+      } catch {
+        // The server answers 413 from the header fields and closes; a client still sending the
+        // body may see its pipe break before it reads the answer (a loaded machine). The log
+        // line is what this test is about.
+        guard case .lost(let reason) = error, !body.isEmpty else { throw error }
+        #expect(reason.contains("Broken pipe") || reason.contains("reset"), "\(reason)")
+      }
     }
     #expect(lines.value == ["- - 413 refused: body too large", "- - 414 refused: path too long", "- - 431 refused: header fields too large"],
             "\(lines.value)")
