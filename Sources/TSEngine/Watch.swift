@@ -349,7 +349,8 @@ public final class Watch: Sendable {
   /// with the emergency list said "No drift" for good).
   func keptInRecord(_ planned: PlannedChanges, options: ApplyOptions) -> [ResourceChange] {
     if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned) }
-    return keptDrift(planned).filter { !planned.manifest.states($0.address) }
+    // A plan neither writes nor changes what its manifest does not state: no need to plan again (`keptDrift`).
+    return planned.plan.resourceDrift.filter { !planned.manifest.states($0.address) }
   }
 
   func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {

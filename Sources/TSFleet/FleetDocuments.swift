@@ -277,6 +277,10 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// from older agents).
   public var staleDesired: Bool?
 
+  /// Whether this status answers the broker's document `invalid` as older than what the agent
+  /// handled (`staleDesired`).
+  public var answersStaleDocument: Bool { staleDesired == true && result == .invalid }
+
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, device, revision, appliedRevision = "applied_revision", result,
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,

@@ -111,7 +111,7 @@ public enum FleetMonitor {
     switch current {
     // The broker's document older than what the agent handled: `invalid` until published again,
     // as `status --fleet` says it (FleetStatus.rows).
-    case .success? where status.staleDesired == true && status.result == .invalid:
+    case .success? where status.answersStaleDocument:
       break
     case .success(let revisions)?:
       if let newRevision = FleetStatus.newRevisionNote(status, current: revisions) {
@@ -129,7 +129,7 @@ public enum FleetMonitor {
     let seen = status.lastSeen.flatMap(InternetTime.date)
     var report = AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                              appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
-    report.staleDesired = state == "invalid" && status.staleDesired == true
+    report.staleDesired = state == "invalid" && status.answersStaleDocument
     return report
   }
 
@@ -416,7 +416,7 @@ public enum FleetMonitor {
       // online agent reported on was shown offline because the last status had come from the
       // agent that went), or whose status is the last heard.
       let affected = state.online ? state.watches + servedBefore.filter { !state.watches.contains($0) } : state.watches.filter { id in
-        let announced = online.contains { $0.key != agent && $0.value && (served[$0.key] ?? []).contains(id) }
+        let announced = servingAgents(id).contains { $0 != agent }
         guard !announced, let other = statuses[id]?.agent, other != agent else { return !announced }
         return online[other] != true
       }
@@ -439,6 +439,11 @@ public enum FleetMonitor {
       for observer in observers { observer.record(event, for: affected.compactMap(member)) }
     }
 
+    /// The online agents that announce watch `id`, sorted (the caller holds `lock`).
+    private func servingAgents(_ id: String) -> [String] {
+      online.filter { $0.value && (served[$0.key] ?? []).contains(id) }.map(\.key).sorted()
+    }
+
     /// Tells the observers what `status` of watch `id` says against its manifests now; unless
     /// `always`, only when that changed since the last report.
     private func report(_ id: String, _ status: WatchStatus, always: Bool) {
@@ -450,7 +455,7 @@ public enum FleetMonitor {
       if let fleetFile { report.note = report.note.map { WatchStatus.naming(fleetFile: fleetFile, in: $0) } }
       let changed = lock.withLock { () -> Bool in
         // Two online agents announcing the watch both apply to it and take turns at its status.
-        let servers = online.filter { $0.value && (served[$0.key] ?? []).contains(id) }.map(\.key).sorted()
+        let servers = servingAgents(id)
         if servers.count > 1 { report.servedBy = servers }
         defer { reports[id] = report }
         return reports[id] != report

@@ -318,7 +318,7 @@ public enum FleetStatus {
       // The broker's document is older than what the agent handled (restored from an older
       // save): answered `invalid`, the watch keeping the newer one, until published again — not
       // "new revision", which would say the manifests changed (fresh-eyes finding).
-      if status.staleDesired == true, status.result == .invalid, desired[id] == status.revision {
+      if status.answersStaleDocument, desired[id] == status.revision {
         state = "invalid"
       } else if let applying, newRevision == nil || current.contains(applying) {
         state = "applying"
@@ -394,7 +394,7 @@ public enum FleetStatus {
       // the revision "as read from the watches now").
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
-      row.staleDesired = state == "invalid" && status.staleDesired == true
+      row.staleDesired = state == "invalid" && status.answersStaleDocument
       return row
     }
   }
