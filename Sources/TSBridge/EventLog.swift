@@ -88,8 +88,14 @@ public final class EventLog: @unchecked Sendable {
       }
     }
     continuation.onTermination = { [weak self] _ in
-      beating?.cancel()
-      _ = self?.lock.withLock { self?.subscribers.removeValue(forKey: key) }
+      let log = self
+      // Not on the terminating thread: it may hold the cancelled task's status lock while
+      // `append`, under this log's lock, resumes that task — each waiting for the other (a
+      // deadlock a CI run hung on). A yield to a finished stream meanwhile does nothing.
+      DispatchQueue.global().async {
+        beating?.cancel()
+        _ = log?.lock.withLock { log?.subscribers.removeValue(forKey: key) }
+      }
     }
     return stream
   }
