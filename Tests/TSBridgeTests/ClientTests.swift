@@ -192,27 +192,43 @@ import TSModel
   /// A write is reported as a lost answer (9310), not a wrong key — it ran once; a read is sent
   /// again at once, sealed afresh, on a new connection (not a retry: `retryDelays` is empty) and
   /// succeeds — it ran twice, which a read may.
+  /// The client's connection pool is shared with every test running meanwhile: when the call's
+  /// connection was not the kept-alive one (another transfer's new connection pushed it out of
+  /// libcurl's pool, or a loaded run idled it past `HTTPClient.keptAliveSeconds`), the dropped
+  /// answer was on a new connection, which libcurl does not send again — a lost answer of the
+  /// plain kind; the case is then set up again, with a new bridge, up to five times.
   @Test(arguments: [BridgeMethod.getAllContacts, .setAllContacts])
   func aCallWhoseKeptAliveConnectionClosedUnderItIsALostAnswer(_ method: BridgeMethod) async throws {
-    let watch = SimulatedDevice(profile: .default)
-    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(method): .dropResponse]))
-    defer { server.stop() }
-    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
-    if method == .getAllContacts {
-      #expect(try await device.getAllContacts().isEmpty)
-      #expect(await watch.statistics().calls[method.rawValue] == 2, "the read, then the read on a new connection")
-    } else {
-      do {
-        try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
-        Issue.record("the dropped answer was not reported")
-      } catch {
-        #expect(error.code == .requestCancelledByDisconnect, "\(error)")
-        #expect(error.message.contains("refused as a replay"), "the copy libcurl sent again was refused: \(error)")
+    for attempt in 1...5 {
+      let watch = SimulatedDevice(profile: .default)
+      let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(method): .dropResponse]))
+      defer { server.stop() }
+      let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
+      defer { Task { await device.close() } }
+      if method == .getAllContacts {
+        let read: Result<[Contact], DeviceError>
+        do { read = .success(try await device.getAllContacts()) } catch { read = .failure(error) }
+        guard case .success(let contacts) = read else {
+          #expect(await watch.statistics().calls[method.rawValue] == 1, "dropped on a connection of its own: sent once (attempt \(attempt))")
+          continue
+        }
+        #expect(contacts.isEmpty)
+        #expect(await watch.statistics().calls[method.rawValue] == 2, "the read, then the read on a new connection")
+      } else {
+        do {
+          try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+          Issue.record("the dropped answer was not reported")
+          return
+        } catch {
+          #expect(error.code == .requestCancelledByDisconnect, "\(error)")
+          #expect(await watch.statistics().calls[method.rawValue] == 1, "carried out once")
+          guard error.message.contains("refused as a replay") else { continue }  // not sent again: a connection of its own
+        }
       }
-      #expect(await watch.statistics().calls[method.rawValue] == 1, "carried out once")
+      #expect(try await device.getAllContacts().count == (method == .setAllContacts ? 1 : 0), "the next call goes through")
+      return
     }
-    #expect(try await device.getAllContacts().count == (method == .setAllContacts ? 1 : 0), "the next call goes through")
-    await device.close()
+    Issue.record("libcurl never reused the call's kept-alive connection in five tries")
   }
 
   /// A write carried out, answered with an unsealed refusal — which anyone on the path can
