@@ -289,6 +289,35 @@ import TSTestSupport
     #expect(next.resourceChanges.map(\.address.rawValue) == undone, "\(name): the next apply")
   }
 
+  /// The manifest's own change not applied yet, in a drifted resource, is not "undoing" the
+  /// wearer's: a contact added on the watch and adopted, the manifest also adding one of its own
+  /// (or a reminder toggled on the watch, its times edited in the manifest) — the next apply
+  /// changes the resource, yet undoes nothing that changed on the watch (fresh-eyes finding: it
+  /// said "The next apply still undoes what changed in contacts").
+  @Test(arguments: [
+    ("contacts:\n  - {name: Sam, phone: \"+15550101\"}\n", "  - {name: Sam, phone: \"+15550101\"}\n",
+     "  - {name: Sam, phone: \"+15550101\"}\n  - {name: Cy, phone: \"+15550103\"}\n", ResourceAddress.contacts),
+    (manifest, "at: [\"08:00\", \"20:00\"]", "at: [\"08:00\", \"21:00\"]", .builtIn(.medicine)),
+  ])
+  func theManifestsOwnPendingChangeIsNotUndoing(_ c: (text: String, old: String, new: String, address: ResourceAddress)) async throws {
+    let (applied, now) = try await Self.states(of: c.text) { state in
+      if c.address == .contacts {
+        state.contacts.append(Contact(name: "Bo", phoneNum: "+15550109"))
+      } else if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.medicine.builtInID }) {
+        state.reminders[index].isEnabled = false
+      }
+    }
+    #expect(c.text.contains(c.old))
+    let edited = c.text.replacingOccurrences(of: c.old, with: c.new)
+    let (outcome, drift) = try Self.adopt(edited, applied: applied, now: now)
+    #expect(drift.map(\.address) == [c.address])
+    #expect(outcome.adopted.map(\.address) == [c.address] && outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+    let manifest = try #require(ManifestLoader.load(bytes: outcome.text, file: "watch.yaml").manifest)
+    let next = try #require(Planner.plan(manifest, state: now, capabilities: Self.profile.capabilities).plan)
+    #expect(next.resourceChanges.map(\.address) == [c.address], "the manifest's own change is still to apply")
+    #expect(outcome.undone.isEmpty, "nothing the wearer changed is undone: \(outcome.undone)")
+  }
+
   @Test func unmanagedChangesAreKeptWithoutWriting() async throws {
     let (applied, now) = try await Self.states { state in
       if let index = state.reminders.firstIndex(where: { $0.reminderId == ReminderKind.drinking.builtInID }) { state.reminders[index].isEnabled.toggle() }
