@@ -11,6 +11,10 @@ public enum ApplyProgress: Sendable {
   case deviceCall(name: String, seconds: Double)
   /// A step finished, `seconds` after the apply started.
   case stepFinished(ApplyStep, seconds: Double)
+  /// The step's write was answered with `error` — lost, or a refusal — yet reading its list
+  /// back shows the watch holds exactly what was sent: the step is applied (never written
+  /// again) and the apply goes on; `stepFinished` follows.
+  case landedWithoutAnswer(ApplyStep, DeviceError)
 }
 
 /// A failure part-way through an apply: which changes reached the watch and which did not.
@@ -53,7 +57,8 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
 
     /// What reading a list back after a lost answer showed.
     public enum ReadBack: Sendable, Hashable {
-      /// The watch holds exactly what the write sent: it was applied.
+      /// The watch holds exactly what the write sent: it was applied (the apply goes on with
+      /// the step applied, `ApplyProgress.landedWithoutAnswer`: no failure carries this).
       case applied
       /// The watch holds what it held before: it was not applied.
       case notApplied
@@ -105,7 +110,7 @@ extension PartialApplyFailure.Cause.ReadBack: CustomStringConvertible {
     switch self {
     case .applied: "it was applied"
     case .notApplied: "it was not applied"
-    case .other: "the list changed, but not to what was sent; run 'tsapply plan' to see what the watch holds"
+    case .other: "the list changed, but not to what was sent"
     case .unreadable(let error): "nothing: reading it back failed too (\(error)), so what the watch holds is unknown"
     }
   }
@@ -120,9 +125,13 @@ extension PartialApplyFailure.Cause.ReadBack: CustomStringConvertible {
 /// written list buys that guarantee.
 ///
 /// A write whose answer was lost (a timeout, a dropped connection, any error that does not say
-/// the watch refused: `DeviceError.mayHaveTakenEffect`) may have happened. It is never repeated: the applier reads that list back, reports whether the
-/// watch holds what was sent, what it held before, or neither (`Cause.outcomeUnknown`), and
-/// stops; the next run plans from what the watch really holds (docs/apply.md).
+/// the watch refused: `DeviceError.mayHaveTakenEffect`) may have happened. It is never repeated:
+/// the applier reads that list back. When the watch holds exactly what was sent, the write is
+/// applied like any other (`ApplyProgress.landedWithoutAnswer`) and the apply goes on — the read
+/// showed the link works, and stopping would leave a complete apply reported as failed (a heal
+/// said "failed" while the watch held it). When it holds what it held before, or neither
+/// (`Cause.outcomeUnknown`), the apply stops; the next run plans from what the watch really
+/// holds (docs/apply.md "When a write's answer is lost").
 public struct Applier: Sendable {
   /// The watch.
   public var device: any Device
@@ -189,15 +198,23 @@ public struct Applier: Sendable {
       } catch let error as PartialApplyFailure {
         throw error
       } catch let error as DeviceError {
-        guard let sent, error.domain != .simulator, error.domain != .bridge else { throw failure(.device(error)) }
-        let judged = await unknownOutcome(of: sent, part: part, error: error, before: current, applied: applied, steps: steps, index: index)
-        // A refusal is taken at its word — unless the list read back holds the write or has
-        // changed (a watch that took the write and still answered a refusal: fresh-eyes finding,
-        // the write listed as failed and then reported as the wearer's drift). Unreadable, or as
-        // before, it is the refusal.
+        guard let write = sent, error.domain != .simulator, error.domain != .bridge else { throw failure(.device(error)) }
+        let judged = await unknownOutcome(of: write, part: part, error: error, before: current, applied: applied, steps: steps, index: index)
+        // The watch holds exactly what was sent: applied, whatever the answer was.
+        if case .outcomeUnknown(_, found: .applied) = judged.cause {
+          progress(.landedWithoutAnswer(step, error))
+          current = write.applied(to: current, storing: storedForm)
+          applied += step.addresses
+          progress(.stepFinished(step, seconds: elapsed()))
+          continue
+        }
+        // A refusal is taken at its word — unless the list read back has changed (a watch that
+        // took the write and still answered a refusal: fresh-eyes finding, the write listed as
+        // failed and then reported as the wearer's drift). Unreadable, or as before, it is the
+        // refusal.
         if !error.mayHaveTakenEffect {
           switch judged.cause {
-          case .outcomeUnknown(_, found: .applied), .outcomeUnknown(_, found: .other): throw judged
+          case .outcomeUnknown(_, found: .other): throw judged
           case .outcomeUnknown(_, found: .unreadable):
             // Said as the refusal; the record takes either value as no drift, as after a lost answer.
             var refused = failure(.device(error))
@@ -237,10 +254,6 @@ public struct Applier: Sendable {
     var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
                                       cause: .outcomeUnknown(error, found: found), readBack: current)
     failure.reached = current
-    if found == .applied {
-      failure.applied += failure.failed
-      failure.failed = []
-    }
     return failure
   }
 

@@ -204,14 +204,17 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The failure in words, without advice: a command to run names the watch and the manifest,
+  /// which only the front end knows (a monitor's bare "Run 'tsapply plan' to check", followed,
+  /// planned another watch: fresh-eyes finding).
   public var description: String {
     switch self {
     case .stateChanged:
-      "the plan was not made from this watch state; nothing was written. Run 'tsapply plan' again"
+      "the plan was not made from this watch state; nothing was written"
     case .backupFailed(let error):
       "cannot back up the watch before applying, so nothing was written: \(error)"
     case .readBackFailed(let error, let backupPath):
-      "every change was written, but reading the watch back to verify failed: \(error). Run 'tsapply plan' to check. Backup of the previous state: \(backupPath)"
+      "every change was written, but reading the watch back to verify failed: \(error). Backup of the previous state: \(backupPath)"
     case .partial(let failure, let backupPath):
       "apply stopped part-way: \(failure.cause). Backup of the previous state: \(backupPath)"
     case .verificationFailed(_, _, let backupPath, _):

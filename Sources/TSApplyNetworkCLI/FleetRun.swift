@@ -178,6 +178,11 @@ struct FleetSession: Sendable {
       row.details["reached"] = .object(["applied": .integer(partial.applied.count), "of": .integer(total)])
       row.partlyApplied = !partial.applied.isEmpty
     }
+    // Every write made, only the read verifying them failed: written (the row said `-`).
+    if case .engine(.apply(.readBackFailed)) = failure {
+      row.reached = "written, not verified"
+      row.details["verified"] = .bool(false)
+    }
     return (text, row)
   }
 

@@ -152,7 +152,7 @@ public struct FleetWatchReport: Sendable {
   /// Over MQTT, the state its plan was made against: the watch as its agent last read it
   /// (`plan --fleet`, docs/fleet.md "Reported states"); `nil` for a plan made against the watch.
   public var basis: FleetStateBasis? = nil
-  /// For an apply that failed part-way, what reached the watch (`2 of 5 applied`), shown in the
+  /// For an apply that failed after writing, what reached the watch (`2 of 5 applied`, `written, not verified`), shown in the
   /// table's Changes column instead of `-`, as the watch's history says it.
   public var reached: String? = nil
   /// Whether some of the change reached the watch and the rest did not (yet): the watch holds

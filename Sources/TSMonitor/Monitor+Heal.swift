@@ -161,12 +161,11 @@ extension Monitor {
       // check (`Tracking.retryWaiting`), which bounds it, and the budget is what stops the
       // monitor fighting a wearer — a flaky link spent it and left SOS off for an hour.
       if case .retrying = outcome {} else { tracking.budget.record(at: time, failed: true) }
-      // A write over the drift that reached the watch before the failure (or whose lost answer
-      // read back as applied) healed that part: said when the drift ends.
+      // A write over the drift that reached the watch before the failure (a lost answer read
+      // back as applied is among them) healed that part: said when the drift ends.
       switch outcome.error {
       case .apply(.partial(let partial, _))?:
-        var landed = Set(partial.applied)
-        if case .outcomeUnknown(_, found: .applied) = partial.cause { landed.formUnion(partial.failed) }
+        let landed = Set(partial.applied)
         tracking.failedHealWroteOverDrift = report.drift.contains { landed.contains($0.address) }
         tracking.failedHealWrote = report.drift.map(\.address).filter(landed.contains)
       case .apply(.readBackFailed)?:

@@ -4,7 +4,7 @@ import TSDevice
 /// `fleet-rollout [N] [BINARY]`: the blast radius of a change that fails everywhere under a staged
 /// rollout (docs/fleet.md "Staged rollouts"). N simulated watches (default 1000) on a defaults
 /// manifest adding one contact, `rollout: {canary: 2, batch: 25%, max_failures: 0}`, and every
-/// watch's first write made to land and then fail (`TSAPPLY_SIM_FAULT=lands-then-fails@5`, the
+/// watch's first write made to land and then fail (`TSAPPLY_SIM_FAULT=lands-then-fails@5,fail@6`, the
 /// worst case: a watch a wave reaches is written); `tsapply apply --fleet --auto-approve` run as
 /// a process (BINARY, default `.build/release/tsapply`, else `.build/debug/tsapply`). Prints the
 /// exit status, the watches written (their state files hold the contact), the waves the record
@@ -33,7 +33,7 @@ enum RolloutBenchmark {
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     var environment = ProcessInfo.processInfo.environment
     environment["TSAPPLY_STATE_DIR"] = directory + "/state"
-    environment["TSAPPLY_SIM_FAULT"] = "lands-then-fails@5"
+    environment["TSAPPLY_SIM_FAULT"] = "lands-then-fails@5,fail@6"
     process.environment = environment
     let output = Pipe()
     process.standardOutput = output

@@ -7,11 +7,12 @@ import TSTestSupport
 /// Staged rollouts with the built binary (docs/fleet.md "Staged rollouts"): waves, the failure
 /// limit, `pause: manual` with `--continue` and `--abort`, `status --fleet`, over 5 and 1,000
 /// simulated watches directly and over a real Mosquitto on 127.0.0.1. Applies are made to fail
-/// with `TSAPPLY_SIM_FAULT=lands-then-fails@5`: the first write takes effect and its answer is
-/// lost, the worst case, so a watch a wave reached is a watch that was written.
+/// with `TSAPPLY_SIM_FAULT=lands-then-fails@5,fail@6`: the first write takes effect, its answer
+/// is lost and reading the list back fails too, the worst case, so a watch a wave reached is a
+/// watch that was written (a landed write read back is simply applied).
 @Suite struct StagedRolloutTests {
-  /// The device call that writes the defaults' contact (the reads come first).
-  static let failingWrite = ["TSAPPLY_SIM_FAULT": "lands-then-fails@5"]
+  /// The device call that writes the defaults' contact (the reads come first), then the read back.
+  static let failingWrite = ["TSAPPLY_SIM_FAULT": "lands-then-fails@5,fail@6"]
 
   /// A fleet `fleet.yaml` of `count` simulated watches `w0001`… on the defaults only (a contact
   /// the watches lack), with `head` before `watches:` (a rollout, a transport); the names.

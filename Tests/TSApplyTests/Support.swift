@@ -13,11 +13,12 @@ func watch(_ profile: PlatformProfile, state: DeviceState? = nil, faults: [Simul
 
 /// Plans `manifest` on `device` and applies it; returns the report. Backups go to `directory`.
 @discardableResult
-func planAndApply(_ manifest: Manifest, on device: any Device, backups directory: String) async throws -> ApplyReport {
+func planAndApply(_ manifest: Manifest, on device: any Device, backups directory: String,
+                  progress: @Sendable (ReconcileEvent) -> Void = { _ in }) async throws -> ApplyReport {
   let reconciler = try await Reconciler.connect(device)
   let (state, result) = try await reconciler.plan(manifest)
   guard let plan = result.plan else { throw PlanningFailed(diagnostics: result.diagnostics) }
-  return try await reconciler.apply(plan, manifest: manifest, state: state, backupDirectory: directory, now: Date())
+  return try await reconciler.apply(plan, manifest: manifest, state: state, backupDirectory: directory, now: Date(), progress: progress)
 }
 
 /// Planning produced errors.

@@ -489,13 +489,27 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
-  /// A heal whose write reached the watch though its answer was lost (read back as applied),
-  /// or whose every write was made and only the read verifying them failed, healed the drift:
-  /// when the drift ends, `resolved` says it was healed, not that the watch went back by itself.
-  /// Only the second says "wrote its changes, not verified" (`written: true`, and so does the
-  /// page), not "failed": the writes are known to have been made.
-  @Test(arguments: [("lands-then-fails@8", "reading the watch back shows it was applied", "healing failed for a reason that can pass"),
-                    ("fail@9", "reading the watch back to verify failed", "healing wrote its changes, not verified")])
+  /// A heal whose write reached the watch though its answer was lost (read back as applied)
+  /// healed the drift: the heal is applied, with no error and nothing "at risk" (fresh-eyes
+  /// finding: it said "healing failed for a reason that can pass" and the page "SOS at risk"
+  /// until the next check, while the watch held the heal).
+  @Test func aHealWhoseWriteLandedWithoutAnAnswerIsApplied() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await harness.start(harness.settings(reconcile: true), engine: harness.engine(fault: "lands-then-fails@8"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("applied") && drift.fields["error"] == nil, "\(drift.jsonLine)")
+    let resolved = try await harness.wait { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+    #expect(resolved.fields["healed"] == .bool(true), "\(resolved.jsonLine)")
+    #expect(try await harness.matchesManifest())
+    await harness.stop()
+  }
+
+  /// A heal whose every write was made and only the read verifying them failed healed the
+  /// drift: when the drift ends, `resolved` says it was healed, not that the watch went back by
+  /// itself; it says "wrote its changes, not verified" (`written: true`, and so does the page),
+  /// not "failed": the writes are known to have been made.
+  @Test(arguments: [("fail@9", "reading the watch back to verify failed", "healing wrote its changes, not verified")])
   func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String, healing: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))

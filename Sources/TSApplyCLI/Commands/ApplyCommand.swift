@@ -323,6 +323,11 @@ package struct ApplyRun {
       for address in step.addresses {
         context.stdout.write("\(mask.address(address)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
       }
+    case .landedWithoutAnswer(let step, let error):
+      let answer = error.mayHaveTakenEffect ? "the answer to the write was lost (\(error))" : "the watch refused the write (\(error))"
+      for address in step.addresses {
+        context.stdout.write("\(mask.address(address)): \(answer), yet reading it back shows the watch holds it: applied, not written again\n")
+      }
     }
   }
 
@@ -398,13 +403,6 @@ package struct ApplyRun {
       text += (unknown ? "  unknown:      " : "  failed:       ") + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
       let restore = "'\(watch.command("restore", watch.relative(backupPath)))'"
-      if case .outcomeUnknown(_, .applied) = failure.cause, failure.failed.isEmpty, failure.notApplied.isEmpty {
-        // The lost answer was the last write's and it landed: nothing is left to finish, only the
-        // verification of the whole watch was not made.
-        text += "Every change reached the watch (the answer to the last write was lost, and reading its list back shows it); "
-          + "'\(planAgain)' checks the whole watch (no changes expected). To undo, run \(restore)."
-        return text
-      }
       if case .changedOnWatch(let part) = failure.cause {
         // Stopped to keep a change made on the watch: both ways on would undo it, so they are
         // not offered bare — the change is seen first, and kept by putting it in the manifest —
