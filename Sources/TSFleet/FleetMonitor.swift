@@ -213,6 +213,15 @@ public enum FleetMonitor {
     /// waits before it is believed: the agents reconnect after a broker's restart too, within
     /// their reconnect backoff (0.5 s, doubling, jittered).
     static let retainedWillSettle: Duration = .seconds(10)
+    /// How long after this monitor connects again (after a lost connection) an agent online
+    /// before must have been heard from — its presence retained by the broker, or published
+    /// again as it reconnects (within its reconnect backoff, at most 30 s) — before it is taken
+    /// as offline: a broker that lost its sessions (restarted without persistence) never sends
+    /// the will of an agent that went meanwhile (fresh-eyes finding: shown online, its watches
+    /// in sync, for as long as the page stayed open).
+    private let unheardSettle: Duration
+    /// When each agent's presence was last heard.
+    private var lastHeard: [String: Date] = [:]
     /// The revisions a watch's manifests give now, or why they cannot be used, by member name
     /// (`nil`: not compared).
     private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
@@ -242,8 +251,9 @@ public enum FleetMonitor {
                 delivery policy: Backoff.Policy, emit: @escaping @Sendable (MonitorEvent) -> Void,
                 notice: @escaping @Sendable (String) -> Void, observers: [any MonitorObserver] = [],
                 names: [String: String] = [:], revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
-                recheck: Duration = .seconds(10), fleetFile: String? = nil) throws(MQTTError) {
+                recheck: Duration = .seconds(10), fleetFile: String? = nil, unheardSettle: Duration = .seconds(45)) throws(MQTTError) {
       recheckInterval = recheck
+      self.unheardSettle = unheardSettle
       self.fleetFile = fleetFile
       self.site = site
       self.emit = emit
@@ -343,6 +353,7 @@ public enum FleetMonitor {
       } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
         let (count, losses) = lock.withLock { () -> (Int, Int) in
           presenceCount[agent, default: 0] += 1
+          lastHeard[agent] = Date()
           return (presenceCount[agent] ?? 0, self.losses)
         }
         // A will heard live (no `since`: written in advance) is believed once this monitor is
@@ -374,6 +385,8 @@ public enum FleetMonitor {
           return lostSince
         }
         guard let since else { return }
+        let losses = lock.withLock { self.losses }
+        reporting.asyncAfter(deadline: .now() + Backoff.seconds(unheardSettle)) { [weak self] in self?.unheard(since: since, losses: losses) }
         let seconds = Int(now.timeIntervalSince(since).rounded())
         shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .online,
                              message: "this monitor is connected to the broker \(address) again after \(seconds) s: it follows site \(site) again; "
@@ -398,10 +411,28 @@ public enum FleetMonitor {
       for observer in observers { observer.record(shown, for: []) }
     }
 
+    /// The agents online before this monitor lost its connection at `since` that have not been
+    /// heard from since it connected again (`unheardSettle` ago; it has lost it `losses` times):
+    /// offline, as their will would have said.
+    private func unheard(since: Date, losses: Int) {
+      let gone = lock.withLock { () -> [(String, AgentState, Int)] in
+        guard self.losses == losses, lostSince == nil else { return [] }
+        return online.filter { $0.value && (lastHeard[$0.key] ?? .distantPast) < since }.map(\.key).sorted().map { agent in
+          (agent, AgentState(agent: agent, online: false, watches: served[agent] ?? []), presenceCount[agent] ?? 0)
+        }
+      }
+      for (agent, state, count) in gone {
+        presence(agent, state, count: count, losses: losses,
+                 why: "not heard from since this monitor connected to the broker again \(StatusBoard.duration(Backoff.seconds(unheardSettle))) ago "
+                   + "(a broker that lost its sessions, restarted without persistence, sends no will for an agent that went meanwhile)")
+      }
+    }
+
     /// An agent's presence (`AgentState`): the `count`-th message heard from it, while this
     /// monitor had lost its connection `losses` times. Dropped when a newer one was heard since,
-    /// or when the connection was lost since (a will sent as the broker shut down).
-    private func presence(_ agent: String, _ state: AgentState, count: Int, losses: Int) {
+    /// or when the connection was lost since (a will sent as the broker shut down). `why`: what
+    /// the event adds to "is offline" (a presence inferred, not heard).
+    private func presence(_ agent: String, _ state: AgentState, count: Int, losses: Int, why: String? = nil) {
       lock.lock()
       guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
       let before = online[agent]
@@ -420,20 +451,21 @@ public enum FleetMonitor {
         guard !announced, let other = statuses[id]?.agent, other != agent else { return !announced }
         return online[other] != true
       }
+      // Whether another online agent also serves one of its watches may have changed, and
+      // whether a watch whose last status it made is still served by anyone: said on the page.
+      let touched = Set(state.watches + servedBefore + statuses.filter { $0.value.agent == agent }.map(\.key))
       lock.unlock()
       // The agent went or came back, not one of its watches: the event names the agent, and
       // every watch it serves as the fleet names it. At the start (its retained state) too,
       // as a direct monitor says `online` for each watch it reaches: a condition kept open
       // across a restart (`agent_offline` for an agent that came back meanwhile) is closed by it.
-      // Whether another online agent also serves one of its watches may have changed: said on the page.
-      let touched = Set(state.watches + servedBefore)
       reporting.async { [self] in
         for id in touched.sorted() { if let status = lock.withLock({ statuses[id] }) { report(id, status, always: false) } }
       }
       guard before != state.online else { return }
       let watches = state.watches.map { member($0) ?? "\(site)/\($0)" }
       let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: state.online ? .online : .offline,
-                               message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")",
+                               message: "agent \(agent) (\(watches.joined(separator: ", "))) is \(state.online ? "online" : "offline")" + (why.map { ": " + $0 } ?? ""),
                                fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
       emit(event)
       for observer in observers { observer.record(event, for: affected.compactMap(member)) }
@@ -457,6 +489,13 @@ public enum FleetMonitor {
         // Two online agents announcing the watch both apply to it and take turns at its status.
         let servers = servingAgents(id)
         if servers.count > 1 { report.servedBy = servers }
+        // Its agent online and no longer naming it, and no other online agent naming it: served by no one.
+        if online[status.agent] == true, let note = FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers) {
+          report.state = "no status"
+          report.note = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: note) } ?? note
+          report.drift = nil
+          report.pending = nil
+        }
         defer { reports[id] = report }
         return reports[id] != report
       }

@@ -279,6 +279,13 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
+      // Its agent online and no longer naming it, and no other online agent naming it: served
+      // by no one, whatever its last status said.
+      if agent?.online == true, let note = unservedNote(id, status: status, announced: view.agents[status.agent]?.watches,
+                                                        servers: view.agents.values.filter { $0.online && $0.watches.contains(id) }.map(\.agent)) {
+        return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                              lastSeen: status.lastSeen, agent: agent, note: note)
+      }
       // Retrying with its agent offline: no agent is trying, and what the status said of the
       // next try is not so while it is away. Published and not applied, as above; what is on
       // the watch is not known beyond what the agent said it reached.
@@ -397,6 +404,19 @@ public enum FleetStatus {
       row.staleDesired = state == "invalid" && status.answersStaleDocument
       return row
     }
+  }
+
+  /// What to say of watch `id` whose last status came from agent `status.agent`, online and
+  /// announcing `announced` (its presence's watches), when no online agent announces the watch
+  /// (`servers` empty): the agent no longer serves it (restarted with another device list), so
+  /// nothing checks it, applies to it or hears its SOS presses, whatever its last status said
+  /// (fresh-eyes finding: shown in sync, with SOS off and a press heard by no one). `nil` when
+  /// it is served. `status --fleet` and the status page over MQTT say the same.
+  public static func unservedNote(_ id: String, status: WatchStatus, announced: [String]?, servers: [String]) -> String? {
+    guard let announced, !announced.contains(id), servers.isEmpty else { return nil }
+    return "agent \(status.agent) no longer serves the watch \(id) (it is online and does not announce it), and no other agent does: "
+      + "nothing checks the watch or applies its manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
+      + (status.lastSeen.map { ", read at \($0)" } ?? "") + "); give it to an agent ('tsapply agent … --device')"
   }
 
   /// When the manifests give a revision (`current`: its forms without and with `allow_destroy`)

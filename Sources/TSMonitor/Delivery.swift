@@ -116,8 +116,8 @@ public actor Delivery {
 
 /// The events a delivery's reports make, for a monitor's log, page and alerts: the first failure
 /// of each press to each notifier (`error`, `reason: delivery`; later attempts that fail the same
-/// way are the state it told) and, after one, its success (`delivered`), which ends "not
-/// delivered yet" on the page. Other reports make none. Shared by every monitor that delivers
+/// way are the state it told) and, after one — in this run or an earlier one — its success
+/// (`delivered`), which ends "not delivered yet" on the page. Other reports make none. Shared by every monitor that delivers
 /// SOS presses (one watch, a direct fleet, a fleet over MQTT). Thread-safe.
 public final class DeliveryEvents: Sendable {
   private let failed = Locked<Set<String>>([])
@@ -133,7 +133,9 @@ public final class DeliveryEvents: Sendable {
                           message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
                           fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
     case .delivered(let id, let notifier, let attempts):
-      guard failed.update({ $0.remove(id + "\u{0}" + notifier) != nil }) else { return nil }
+      // After a failure told in this run, or in an earlier one (the attempts are counted in the
+      // outbox across restarts: a restarted monitor's success ends the failure its log holds).
+      guard failed.update({ $0.remove(id + "\u{0}" + notifier) != nil }) || attempts > 1 else { return nil }
       return MonitorEvent(time: time, watch: watch, kind: .delivered, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) after failing",
                           fields: ["event_id": .string(id), "notifier": .string(notifier), "attempt": .integer(attempts)])
     case .completed, .outboxFailed:

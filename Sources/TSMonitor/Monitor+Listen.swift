@@ -83,8 +83,12 @@ extension Monitor {
     let waited = handled == nil ? (waitedSince ?? firstListened.map { $0.addingTimeInterval(-HandledEvents.clockSlack) }) : nil
     let firstStart = firstListened != nil
     let after = handled ?? (waited == nil ? nil : DeviceEventID.everything)
-    // A press made before this moment, heard by a listener that resumed, was replayed.
+    // A press made before this moment, heard by a listener that resumed, was replayed: made
+    // while no monitor listened (this one's first session), or while this one could not reach
+    // the watch (waiting for it, or a later session after the link dropped: fresh-eyes finding,
+    // presses during a 0.2 s reconnect were said to be made while no monitor listened).
     let resumedAt = after == nil ? nil : now()
+    let replayed = generation == 1 && waitedSince == nil ? "pressed while no monitor listened" : "pressed while this monitor could not reach the watch"
     await watch.device.listen(to: kinds, after: after) { [weak self] report in
       guard let self, self.isCurrent(generation) else { return }
       self.announcements.heard(report)
@@ -96,7 +100,7 @@ extension Monitor {
         // Pressed before this monitor waited for the watch: not this monitor's to deliver.
         self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .event(let event) where event.kind == .sosRequested:
-        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt)
+        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt, replayed: replayed)
       case .event(let event):
         self.mailbox.post(.changed)
         // A missed change needs no replay (connecting checks the watch anyway), only the record.
@@ -173,10 +177,11 @@ extension Monitor {
   /// handled, then the log, then the notifiers. The event's `time` is when it was pressed
   /// (when heard, if the device does not say); heard more than `heardLateAfter` apart it also
   /// has `heard_at`, and `replayed` when it was pressed before a resuming listener registered
-  /// (`resumedAt`: pressed while no monitor listened, replayed from the watch's history).
+  /// (`resumedAt`), replayed from the watch's history; `replayed` says when it was pressed, in words.
   /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
   /// the outbox delivers it.
-  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?) {
+  private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?,
+                          replayed: String = "pressed while no monitor listened") {
     eventLock.lock()
     defer { eventLock.unlock() }
     guard let session = locked({ self.session }) else { return }
@@ -192,7 +197,7 @@ extension Monitor {
     }
     if let resumedAt, pressed < resumedAt {
       fields["replayed"] = .bool(true)
-      message += " (replayed: pressed while no monitor listened)"
+      message += " (replayed: \(replayed))"
     }
     // Named as its events are before it goes in the outbox: the notifiers get what the log shows.
     let event = Self.named(MonitorEvent(time: pressed, watch: watch, kind: .sos, id: id, message: message, fields: fields),

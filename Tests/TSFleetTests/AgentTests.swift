@@ -106,6 +106,22 @@ import TSTestSupport
     #expect(row?.mayHoldPart == false)
   }
 
+  /// An agent restarted serving fewer watches: the one it dropped keeps its last retained
+  /// status (in sync), but no online agent announces it — `no status`, served by no one, not
+  /// in sync (fresh-eyes finding: SOS off and a press nobody heard, shown in sync, exit 0).
+  @Test func aWatchItsAgentNoLongerServesIsServedByNoOne() async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let first = try await site.agent("station", ["room-1", "room-2"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    await first.stop()
+    let again = try await site.agent("station", ["room-2"])
+    let rows = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows
+    #expect(rows.map(\.state) == ["no status", "in sync"], "\(rows)")
+    #expect(rows.first?.note?.contains("agent station no longer serves the watch room-1") == true, "\(rows.first?.note ?? "")")
+    #expect(rows.first?.drift == nil && rows.first?.pending == nil)
+    await again.stop()
+  }
+
   @Test func publishedRevisionsConvergeAndTheStatusesTellIt() async throws {
     let site = try Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"])

@@ -625,19 +625,29 @@ import TSMQTT
     await alerts.stop(grace: .zero)
   }
 
+  /// A client publishing as the agents' side would (retained presences and statuses), connected.
+  static func agentsSide(_ broker: MosquittoBroker) async throws -> MQTTClient {
+    let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "agents-side"), onMessage: { _ in })
+    client.connect()
+    try await client.ready(within: .seconds(120))
+    return client
+  }
+
+  /// Publishes, retained, agent `agent`'s presence serving `watches` (online since a time, or not).
+  static func announce(_ client: MQTTClient, _ agent: String, online: Bool = true, watches: [String] = ["room-1"]) async throws {
+    let list = watches.map { "\"\($0)\"" }.joined(separator: ",")
+    let payload = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"since":"2026-12-05T00:59:00Z","watches":[\#(list)]}"#
+    try await client.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(payload.utf8), qos: 1, retain: true)
+  }
+
   /// A second online agent announcing a watch another already serves: both apply to it and its
   /// status is whichever spoke last. The page says so first (as `status --fleet` does) while
   /// both are online, and stops once one of them is gone.
   @Test func aWatchTwoOnlineAgentsServeIsSaidOnThePage() async throws {
     let (space, broker, _, _) = try Self.site()
     defer { broker.stop() }
-    let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "agents-side"), onMessage: { _ in })
-    client.connect()
-    try await client.ready(within: .seconds(120))
-    func announce(_ agent: String, online: Bool) async throws {
-      let payload = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
-      try await client.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(payload.utf8), qos: 1, retain: true)
-    }
+    let client = try await Self.agentsSide(broker)
+    func announce(_ agent: String, online: Bool) async throws { try await Self.announce(client, agent, online: online) }
     let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","#
       + #""last_seen":"2026-12-05T12:00:00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#
     try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
@@ -665,6 +675,64 @@ import TSMQTT
             "\(String(describing: board.snapshot().rows.first))")
     await follower.stop(grace: .zero)
     await client.close()
+  }
+
+  /// The agent that last reported on a watch restarted with another device list: online, it no
+  /// longer announces the watch, and no other agent does. The page says no one serves it — not
+  /// "in sync" from its last status (fresh-eyes finding: SOS off and a press heard by no one,
+  /// shown in sync with nothing needing attention); given to an agent again, it is in sync.
+  @Test func aWatchItsAgentNoLongerServesIsSaidToBeServedByNoOne() async throws {
+    let (space, broker, _, _) = try Self.site()
+    defer { broker.stop() }
+    let client = try await Self.agentsSide(broker)
+    func announce(_ watches: [String], agent: String = "station") async throws { try await Self.announce(client, agent, watches: watches) }
+    let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await announce(["room-1", "room-2"])
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, revisions: { _ in .success(["aaaa"]) })
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" })
+    try await announce(["room-2"])
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "no status" }, "\(String(describing: board.snapshot().rows.first))")
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.reasons.first?.contains("agent station no longer serves the watch room-1") == true
+            && row.reasons.first?.contains("its SOS presses reach no one") == true, "\(row.reasons)")
+    #expect(row.needsAttention && row.drift == nil, "\(row)")
+    // Another agent announces it: served again (its status follows).
+    try await announce(["room-1"], agent: "other")
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" }, "\(String(describing: board.snapshot().rows.first))")
+    await follower.stop(grace: .zero)
+    await client.close()
+  }
+
+  /// An agent that goes while a broker with its default settings (no persistence) is down: the
+  /// restarted broker never sends its will. The monitor, connected again, takes an agent it has
+  /// not heard from since as offline once agents have had time to reconnect — with why — not
+  /// online for as long as the page stays open (fresh-eyes finding).
+  @Test func anAgentThatWentWhileTheBrokerRestartedWithoutItsSessionsIsOffline() async throws {
+    let (space, started, _, engine) = try Self.site(configuration: MosquittoBroker.defaultConfiguration)
+    var broker = started
+    defer { broker.stop() }
+    let agent = try await Self.station(engine, broker)
+    let events = Inbox<MonitorEvent>()
+    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
+    let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
+                                             outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
+                                             notifiers: [], delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                             emit: { events.add($0) }, notice: { _ in }, observers: [board], names: ["room-1": "r1"],
+                                             unheardSettle: .seconds(2))
+    try await follower.start(within: .seconds(120))
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.watch == "agent:station" } })
+    broker.stop()
+    await agent.abandon()
+    broker = try broker.restart()
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.watch == "monitor:ward-a" } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { events.items.contains { $0.kind == .offline && $0.watch == "agent:station" } }, "\(events.items.map(\.message))")
+    let offline = try #require(events.items.last { $0.kind == .offline && $0.watch == "agent:station" })
+    #expect(offline.message.contains("not heard from since this monitor connected to the broker again"), "\(offline.message)")
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "offline" }, "\(String(describing: board.snapshot().rows.first))")
+    await follower.stop(grace: .zero)
   }
 
   /// A broker restarted with its default settings (no persistence: its retained messages are

@@ -81,10 +81,17 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     #expect(reports.values.contains { if case .completed(entry.id) = $0 { true } else { false } })
   }
 
+  /// What a restart leaves is delivered, numbered on; and the `delivered` event that ends the
+  /// first run's delivery failure is made by the restarted monitor too (fresh-eyes finding: the
+  /// log held the failure and never the success, though the receiver had the press).
   @Test func aRestartDeliversOnlyWhatIsLeft() async throws {
     let directory = try temporaryDirectory()
     let steady = ScriptedNotifier("steady", failures: 0), down = ScriptedNotifier("down", failures: -1)
-    let first = Delivery(outbox: Outbox(directory: directory), notifiers: [steady, down], policy: Self.fast) { _ in }
+    let events = Locked<[MonitorEvent]>([])
+    let firstEvents = DeliveryEvents()
+    let first = Delivery(outbox: Outbox(directory: directory), notifiers: [steady, down], policy: Self.fast) { report in
+      if let event = firstEvents.event(for: report, watch: "w", at: Date()) { events.mutate { $0.append(event) } }
+    }
     let entry = Outbox.Entry(id: "20261201T101000.000Z-00000000000000bb", body: "{}")
     try Outbox(directory: directory).put(entry)
     await first.start(entry)
@@ -96,9 +103,14 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     #expect(counted >= down.counts.attempts, "every attempt started is counted on disk (one cut short by the stop too)")
 
     let back = ScriptedNotifier("down", failures: 0), steadyAgain = ScriptedNotifier("steady", failures: 0)
-    let restarted = Delivery(outbox: Outbox(directory: directory), notifiers: [steadyAgain, back], policy: Self.fast) { _ in }
+    let restartedEvents = DeliveryEvents()
+    let restarted = Delivery(outbox: Outbox(directory: directory), notifiers: [steadyAgain, back], policy: Self.fast) { report in
+      if let event = restartedEvents.event(for: report, watch: "w", at: Date()) { events.mutate { $0.append(event) } }
+    }
     for left in Outbox(directory: directory).entries().entries { await restarted.start(left) }
     await restarted.idle()
+    #expect(events.value.map(\.kind) == [.error, .delivered], "\(events.value.map(\.message))")
+    #expect(events.value.last?.fields["attempt"] == .integer(counted + 1) && events.value.last?.fields["notifier"] == .string("down"))
     #expect(back.counts.successes == [entry.id])
     #expect(back.attemptNumbers == [counted + 1], "the numbering goes on across the restart")
     #expect(steadyAgain.counts.attempts == 0, "the notifier that already succeeded is not run again")
