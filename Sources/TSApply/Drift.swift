@@ -97,13 +97,19 @@ public enum Drift {
 
   /// The resources changed since `record`: those that differ from the recorded state and, when
   /// the record holds a write whose outcome is unknown (`LastApplied.unconfirmed`), from the
-  /// state that write would have left too. A resource holding what tsapply wrote is never drift.
+  /// state that write would have left too. A resource holding what tsapply wrote is never drift;
+  /// one that differs from both is said against the nearer of the two.
   public static func changes(since record: LastApplied, current: DeviceState,
                              capabilities: DeviceCapabilities) -> [ResourceChange] {
     let drift = changes(since: record.state, current: current, capabilities: capabilities)
     guard let unconfirmed = record.unconfirmed, !drift.isEmpty else { return drift }
-    let fromUnconfirmed = Set(changes(since: unconfirmed, current: current, capabilities: capabilities).map(\.address))
-    return drift.filter { fromUnconfirmed.contains($0.address) }
+    let fromUnconfirmed = Dictionary(changes(since: unconfirmed, current: current, capabilities: capabilities).map { ($0.address, $0) }) { a, _ in a }
+    // Changed since both: said against the nearer of the two (fewer field changes; the state
+    // before the write when as near), so a write that landed is not shown as the wearer's.
+    return drift.compactMap { change in
+      guard let other = fromUnconfirmed[change.address] else { return nil }
+      return other.fields.count < change.fields.count ? other : change
+    }
   }
 }
 

@@ -219,6 +219,36 @@ import TSModel
     #expect(drift.isEmpty != drifted, "\(name): \(drift.map(\.address.rawValue))")
   }
 
+  /// The watch changed after a write whose outcome is unknown (its apply killed or cut off): the
+  /// drift is said against whichever of the two states is nearer to what the watch holds — the
+  /// write that landed is not shown as the wearer's (fresh-eyes finding: the contact tsapply had
+  /// just written was listed as added on the watch, beside the wearer's removal).
+  @Test(arguments: [
+    // Bob is there: the write landed; only Ann's removal is the wearer's.
+    ("landed, then Ann removed on the watch", ["Bob"], ["- Ann"]),
+    // Bob is not: it did not land; Zed is the wearer's.
+    ("not landed, then Zed added on the watch", ["Ann", "Zed"], ["+ Zed"]),
+  ])
+  func driftAfterAnUnconfirmedWriteIsSaidAgainstTheNearerState(_ name: String, _ holds: [String], _ said: [String]) {
+    let profile = PlatformProfile.default
+    let people = ["Ann": "+15550100", "Bob": "+15550111", "Zed": "+15550199"]
+    func contact(_ name: String) -> Contact { Contact(name: name, phoneNum: people[name] ?? "", shortName: String(name.prefix(1))) }
+    var before = profile.factoryState
+    before.contacts = [contact("Ann")]
+    var landed = before
+    landed.contacts.append(contact("Bob"))
+    var now = before
+    now.contacts = holds.map(contact)
+    let record = LastApplied(device: "sim:/w.json", profile: profile.name, state: before, unconfirmed: landed)
+    let drift = Drift.changes(since: record, current: now, capabilities: profile.capabilities)
+    let fields = drift.flatMap(\.fields).map { change -> String in
+      let value = change.after ?? change.before
+      guard case .object(let entries)? = value, case .string(let contactName)? = entries.first?.value else { return "?" }
+      return (change.after == nil ? "- " : change.before == nil ? "+ " : "~ ") + contactName
+    }
+    #expect(drift.map(\.address) == [.contacts] && fields == said, "\(name): \(fields)")
+  }
+
   /// A drift check whose slow read of the watch overlaps a person's apply (the apply writes and
   /// records after the check read the contacts, before it read the record) reports no drift:
   /// the record is taken as of the moment the watch was read. Compared across that moment, the
