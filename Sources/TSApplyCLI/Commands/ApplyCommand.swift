@@ -324,7 +324,8 @@ package struct ApplyRun {
         context.stdout.write("\(mask.address(address)): \(verb(actions[address], done: true)) [\(elapsedText(seconds)) elapsed]\n")
       }
     case .landedWithoutAnswer(let step, let error):
-      let answer = error.mayHaveTakenEffect ? "the answer to the write was lost (\(error))" : "the watch refused the write (\(error))"
+      let said = mask.text("\(error)")
+      let answer = error.mayHaveTakenEffect ? "the answer to the write was lost (\(said))" : "the watch refused the write (\(said))"
       for address in step.addresses {
         context.stdout.write("\(mask.address(address)): \(answer), yet reading it back shows the watch holds it: applied, not written again\n")
       }
