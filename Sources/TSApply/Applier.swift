@@ -71,6 +71,8 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
     public var description: String {
       switch self {
       case .device(let error): "\(error)"
+      case .outcomeUnknown(let error, .unreadable(let readError)) where !error.mayHaveTakenEffect:
+        "the watch refused a write (\(error)), and reading the list back failed (\(readError)), so whether it holds the write is unknown"
       case .outcomeUnknown(let error, let found) where !error.mayHaveTakenEffect:
         "the watch refused a write (\(error)), yet reading it back shows " + found.description
       case .outcomeUnknown(let error, let found):
@@ -208,21 +210,12 @@ public struct Applier: Sendable {
           progress(.stepFinished(step, seconds: elapsed()))
           continue
         }
-        // A refusal is taken at its word — unless the list read back has changed (a watch that
-        // took the write and still answered a refusal: fresh-eyes finding, the write listed as
-        // failed and then reported as the wearer's drift). Unreadable, or as before, it is the
-        // refusal.
-        if !error.mayHaveTakenEffect {
-          switch judged.cause {
-          case .outcomeUnknown(_, found: .other): throw judged
-          case .outcomeUnknown(_, found: .unreadable):
-            // Said as the refusal; the record takes either value as no drift, as after a lost answer.
-            var refused = failure(.device(error))
-            refused.unconfirmed = judged.unconfirmed
-            throw refused
-          default: throw failure(.device(error))
-          }
-        }
+        // A refusal is taken at its word when the list reads back as before. Changed otherwise,
+        // or unreadable, what the watch holds is not known — a watch that took the write and
+        // still answered a refusal was seen (fresh-eyes findings: the write listed as failed and
+        // then reported as the wearer's drift; with the read failing too, "Nothing reached the
+        // watch" while it held the write).
+        if !error.mayHaveTakenEffect, case .outcomeUnknown(_, found: .notApplied) = judged.cause { throw failure(.device(error)) }
         throw judged
       } catch {
         throw failure(.device(DeviceError(.simulator, .unknown, "\(error)")))

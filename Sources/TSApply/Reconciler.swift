@@ -169,13 +169,15 @@ public enum ApplyError: Error, Sendable, CustomStringConvertible {
   /// Whether running the apply again later can succeed where this one failed: the watch was out
   /// of reach or busy (`DeviceError.isTransient`), a write's answer was lost and the watch may
   /// hold it, the run was interrupted, the watch changed meanwhile, or the backup could not be
-  /// written. A rerun plans from what the watch holds. Verification failures and refused writes
-  /// are final — also a write answered with an error that is not a refusal by its code (1001
-  /// unknown) when reading back shows it did not land: as final as its error.
+  /// written, or every write was made and only the read verifying them failed (whatever its
+  /// code: the next check reads again; fresh-eyes finding, a heal that had restored SOS was
+  /// "failed, not tried again" after a 4002 on that read). A rerun plans from what the watch
+  /// holds. Verification failures and refused writes are final — also a write answered with an
+  /// error that is not a refusal by its code (1001 unknown) when reading back shows it did not
+  /// land: as final as its error.
   public var isTransient: Bool {
     switch self {
-    case .stateChanged, .backupFailed: true
-    case .readBackFailed(let error, _): error.isTransient
+    case .stateChanged, .backupFailed, .readBackFailed: true
     case .partial(let failure, _):
       switch failure.cause {
       case .device(let error), .outcomeUnknown(let error, found: .notApplied): error.isTransient

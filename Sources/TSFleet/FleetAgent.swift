@@ -406,6 +406,9 @@ actor AgentWatch {
   /// Whether this start has looked for an apply of this agent's that its killed process left
   /// unfinished (`interruptedAttempt`).
   private var lookedForInterruption = false
+  /// Whether the status holds drift an apply kept (`finish(keptDrift:)`) that no drift event
+  /// has told yet this start.
+  private var keptDriftUntold = false
   /// The words of the drift last published (`checkDrift`), `nil` before any this start or when
   /// none is left: a drift event is published when they change.
   private var lastDriftMessage: String?
@@ -729,12 +732,19 @@ actor AgentWatch {
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
                  + byEarlier + (during.map { "; " + $0 } ?? ""))
       keep(desired)
-      finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
-             content: content)
       // What changed on the watch since the last apply and this one did not write over is still
-      // drift (`ApplyOptions.keepsDriftInRecord`): reported now, in the status and as an event.
+      // drift (`ApplyOptions.keepsDriftInRecord`): in the status at once — a status saying
+      // drift 0 in between ended the drift and its "SOS at risk" alert, raised again by the
+      // check that followed, at every publication (fresh-eyes finding) — and reported by a
+      // drift check now.
       let written = Set(plan.resourceChanges.map(\.address))
-      if plan.resourceDrift.contains(where: { !written.contains($0.address) }) { await checkDrift() }
+      let kept = plan.resourceDrift.filter { !written.contains($0.address) }
+      finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
+             content: content, keptDrift: kept.map(\.address.rawValue))
+      if !kept.isEmpty {
+        keptDriftUntold = true
+        await checkDrift()
+      }
     }
     switch outcome {
     case .noChanges(let plan):
@@ -812,11 +822,12 @@ actor AgentWatch {
 
   /// Publishes the status after handling `revision` of `publication` (echoed, so its publisher
   /// knows the status answers it), and an error event when it did not succeed. `message` is
-  /// masked already (`masked`).
+  /// masked already (`masked`); `keptDrift`: after an apply, the drifted resources it did not
+  /// write over (still drift).
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
                       nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil,
-                      staleDesired: Bool = false) {
+                      staleDesired: Bool = false, keptDrift: [String] = []) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -839,8 +850,8 @@ actor AgentWatch {
       // When an apply last wrote to the watch: one that found it matching does not move it.
       next.lastApplied = FleetStatus.lastAppliedTime(watch) ?? next.lastApplied
       next.lastSeen = time
-      next.drift = 0
-      next.driftAddresses = nil
+      next.drift = keptDrift.count
+      next.driftAddresses = keptDrift.isEmpty ? nil : keptDrift.map { masked($0) }
       next.pending = 0
     }
     status = next
@@ -885,7 +896,9 @@ actor AgentWatch {
       // A drift that changed, also at the same count (a contact removed, then put back
       // otherwise: fresh-eyes finding, the page kept "1 removed"); after a start, the count
       // kept in the status stands for what was said before it.
-      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != message } ?? (drifted.count != next.drift)
+      // A drift an apply kept is in the status already, not yet told in an event or the log.
+      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != message } ?? (drifted.count != next.drift || keptDriftUntold)
+      keptDriftUntold = false
       lastDriftMessage = drifted.isEmpty ? nil : message
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }

@@ -227,7 +227,8 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var message: String?
   /// What the apply changed.
   public var changes: PlanCounts?
-  /// Resources changed on the watch since the last apply, at the last check.
+  /// Resources changed on the watch since the last apply, at the last check (0 also when no
+  /// check could count any: `measuresDrift`).
   public var drift: Int
   /// Changes the applied manifest would still make, at the last check.
   public var pending: Int
@@ -352,6 +353,12 @@ public struct WatchStatus: Codable, Sendable, Equatable {
 
   /// A status from its JSON; `nil` for anything else.
   public static func decode(_ payload: [UInt8]) -> WatchStatus? { try? JSONDecoder().decode(Self.self, from: Data(payload)) }
+
+  /// Whether `drift` counts what the agent measured: it checks the watch against a revision it
+  /// applied (`appliedRevision`). An agent that never applied one — a fresh state folder, its
+  /// first revision refused — knows no drift, not none (fresh-eyes finding: its `drift: 0`
+  /// closed "SOS at risk" while the watch still held an unknown emergency number).
+  public var measuresDrift: Bool { appliedRevision != nil }
 }
 
 /// An agent's presence, retained on its agent topic: published when it connects (`online`)

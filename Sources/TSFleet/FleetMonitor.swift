@@ -106,7 +106,7 @@ public enum FleetMonitor {
     let measured = (status.result == .applied || status.result == .noChanges) && status.unreachable == nil
     // A refused or invalid revision wrote nothing: the agent goes on checking the watch against
     // the revision it last applied, so its drift is known (what is pending is not).
-    let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil
+    let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil && status.measuresDrift
     var pendingKnown = measured
     switch current {
     // The broker's document older than what the agent handled: `invalid` until published again,
@@ -653,7 +653,9 @@ public enum FleetMonitor {
       let pressID = event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil }
       let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
       let kept = kind == .sos && pressID != nil ? record(of: watchID) : nil
-      if let kept, kept.hasHandled(press: shown.id) { return }
+      // The same press published again: by its agent (same id), or by another agent the watch
+      // moved to, which replays what the watch still keeps (same time, another id).
+      if let kept, kept.hasHandled(press: shown.id) || kept.hasHandled(pressedAt: event.time) { return }
       let press = HandledEvents.Press(id: shown.id, sequence: event.sequence ?? 0, time: event.time)
       if kind == .sos, let delivery {
         // Already in the outbox (a crash came before it was recorded): delivered from there.

@@ -376,8 +376,8 @@ public enum FleetStatus {
       // checking the watch against the revision it last applied: its drift is known.
       // What is pending was counted against the revision applied, not the one the manifests give.
       let measured = ["in sync", "drift", "pending", "no desired document"].contains(state) && !wasNewRevision
-      let driftKnown = measured || ((["new revision", "refused", "invalid"].contains(state) || wasNewRevision) && agent?.online != false
-                                    && [.applied, .noChanges, .refused, .invalid].contains(status.result))
+      let driftKnown = status.measuresDrift && (measured || ((["new revision", "refused", "invalid"].contains(state) || wasNewRevision)
+                                                              && agent?.online != false && [.applied, .noChanges, .refused, .invalid].contains(status.result)))
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: status.lastApplied,
                                lastSeen: status.lastSeen, drift: driftKnown ? status.drift : nil, pending: measured ? status.pending : nil,
                                agent: agent, note: note)

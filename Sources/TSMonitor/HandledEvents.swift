@@ -122,6 +122,12 @@ public final class HandledEvents: @unchecked Sendable {
   /// Whether the SOS press `id` is among the newest handled (`recentPresses`).
   public func hasHandled(press id: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.id == id } ?? false } }
 
+  /// Whether a press made at `time` (as the watch timed it, ISO 8601) is among the newest
+  /// handled, whatever its id: the same press published by another agent (a watch moved between
+  /// agents: each numbers the presses it hears, so the ids differ; fresh-eyes finding, one press
+  /// shown and delivered twice). Two presses of one watch are never timed alike.
+  public func hasHandled(pressedAt time: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.time == time } ?? false } }
+
   /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`).
   public func nextSOS() -> (sequence: Int, id: String) {
     lock.withLock {

@@ -222,6 +222,34 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A drift the next revision does not write over (a built-in reminder the manifests leave
+  /// out, toggled on the watch) stays drift in every status the agent publishes: none says
+  /// drift 0 in between (fresh-eyes finding: each publication ended the drift and its alert,
+  /// and the drift check after raised them again).
+  @Test func aDriftTheNextRevisionKeepsIsNeverPublishedAsOver() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(300))
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    _ = try site.scheme.device("room-1").simulateReminderToggle(id: try #require(ReminderKind.drinking.builtInID))
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.drift == 1)
+    let published = Locked<[WatchStatus]>([])
+    let watcher = try MQTTClient(address: site.broker.address,
+                                 configuration: .init(clientID: "status-watcher", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .status)]),
+                                 onMessage: { message in if let status = WatchStatus.decode(message.payload) { published.mutate { $0.append(status) } } })
+    watcher.connect()
+    try await watcher.ready(within: .seconds(120))
+    try site.manifest("room-1", contacts: ["A", "B"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try await Task.sleep(for: .milliseconds(500))
+    let after = published.value.filter { $0.appliedRevision == published.value.last?.appliedRevision && $0.result == .applied }
+    #expect(!after.isEmpty && after.allSatisfy { $0.drift == 1 && $0.driftAddresses == ["reminder.drinking"] },
+            "\(published.value.map { "\($0.result) drift \($0.drift)" })")
+    await watcher.close()
+    await agent.stop()
+  }
+
   /// The watch's link drops and comes back (`reconnect@N`: the SDK's listeners die with the
   /// connection): the agent listens again, so the next SOS is still published.
   @Test func anSOSAfterTheWatchReconnectedIsStillPublished() async throws {

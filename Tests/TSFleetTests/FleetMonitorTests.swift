@@ -388,6 +388,34 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// A watch moved to another agent, which replays the press the watch still keeps under its own
+  /// id and number: the same press (same time) is shown and delivered once; another press
+  /// (another time) is not taken for it (fresh-eyes finding: two open SOS cards, the
+  /// `--on-event` command run twice, for one press).
+  @Test func aPressPublishedAgainByTheAgentAWatchMovedToIsShownOnce() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory)
+    defer { broker.stop() }
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events)
+    defer { Task { await follower.stop(grace: .zero) } }
+    let publisher = try await Self.agentsSide(broker)
+    let pressed = InternetTime.text(Date()), later = InternetTime.text(Date().addingTimeInterval(3))
+    for (agent, id, time) in [("station", "sos-105bd4bc9615af4d-0000000002", pressed), ("other", "sos-35403dc0aa11bb22-0000000001", pressed),
+                              ("other", "sos-35403dc0aa11bb22-0000000002", later)] {
+      let sos = #"{"agent":"\#(agent)","format_version":"1","id":"\#(id)","kind":"sos","#
+        + #""message":"the wearer pressed SOS","sequence":1,"time":"\#(time)","watch":"room-1"}"#
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(sos.utf8), qos: 1, retain: false)
+      try await Task.sleep(for: .milliseconds(200))
+    }
+    #expect(await Self.eventually { events.items.filter { $0.kind == .sos }.count == 2 }, "\(events.items.map(\.jsonLine))")
+    try await Task.sleep(for: .milliseconds(300))
+    let shown = events.items.filter { $0.kind == .sos }
+    #expect(shown.map(\.id) == ["sos-105bd4bc9615af4d-0000000002", "sos-35403dc0aa11bb22-0000000002"], "\(shown.map(\.jsonLine))")
+    #expect(board.snapshot().openSOS.count == 2)
+    await publisher.close()
+  }
+
   /// Fails its first `failures` deliveries, then records.
   final class Flaky: Notifier, @unchecked Sendable {
     let key = "receiver"

@@ -9,6 +9,21 @@ import TSPlan
 /// naming it; without one (an agent that does not announce publications) the earlier rule by
 /// revision and time of arrival.
 @Suite struct PublicationAnswerTests {
+  /// Whether the page takes an agent's drift count as known: a refused (or invalid) revision
+  /// leaves the watch checked against the revision the agent applied — but an agent that never
+  /// applied one (a fresh state folder, its first revision refused) has measured nothing, and
+  /// its `drift: 0` must not end a drift (fresh-eyes finding: "sos drift is over" while the
+  /// watch held an unknown emergency number).
+  @Test(arguments: [(WatchStatus.Result.refused, "aaaaaaaaaaaaaaaa" as String?, 2 as Int?), (.refused, nil, nil), (.invalid, nil, nil),
+                    (.applied, "aaaaaaaaaaaaaaaa", 2), (.failed, "aaaaaaaaaaaaaaaa", nil)])
+  func driftIsKnownOnlyAgainstARevisionTheAgentApplied(_ result: WatchStatus.Result, _ applied: String?, _ drift: Int?) {
+    var status = WatchStatus(agent: "station", watch: "room-1", device: "memory:room-1", revision: "aaaaaaaaaaaaaaaa", appliedRevision: applied,
+                             result: result, drift: 2, pending: 1)
+    if applied == nil { status.drift = 0 }
+    let report = FleetMonitor.agentReport(status, current: .success(["aaaaaaaaaaaaaaaa"]))
+    #expect(report.drift == (applied == nil ? nil : drift), "\(result) \(applied ?? "never applied"): \(report)")
+  }
+
   struct Row: Sendable, CustomTestStringConvertible {
     var name: String
     /// The document's publication.

@@ -509,7 +509,10 @@ final class Harness: @unchecked Sendable {
   /// drift: when the drift ends, `resolved` says it was healed, not that the watch went back by
   /// itself; it says "wrote its changes, not verified" (`written: true`, and so does the page),
   /// not "failed": the writes are known to have been made.
-  @Test(arguments: [("fail@9", "reading the watch back to verify failed", "healing wrote its changes, not verified")])
+  /// Whatever the read's code: a refusal-type one (4002) made it "failed, not tried again"
+  /// (fresh-eyes finding).
+  @Test(arguments: [("fail@9", "reading the watch back to verify failed", "healing wrote its changes, not verified"),
+                    ("fail@9:4002", "reading the watch back to verify failed", "healing wrote its changes, not verified")])
   func aHealWhoseWriteLandedBeforeItFailedIsSaidToHaveHealed(fault: String, said: String, healing: String) async throws {
     let harness = try await Harness()
     try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
