@@ -655,7 +655,7 @@ public enum FleetMonitor {
       let kept = kind == .sos && pressID != nil ? record(of: watchID) : nil
       // The same press published again: by its agent (same id), or by another agent the watch
       // moved to, which replays what the watch still keeps (same time, another id).
-      if let kept, kept.hasHandled(press: shown.id) || kept.hasHandled(pressedAt: event.time) { return }
+      if let kept, kept.hasHandled(press: shown.id) || kept.hasHandled(pressedAt: event.time, id: shown.id) { return }
       let press = HandledEvents.Press(id: shown.id, sequence: event.sequence ?? 0, time: event.time)
       if kind == .sos, let delivery {
         // Already in the outbox (a crash came before it was recorded): delivered from there.

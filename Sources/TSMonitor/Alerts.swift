@@ -288,6 +288,22 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
 
   public func reported(_ name: String, _ report: AgentReport) {
     let event = Cause(kind: "agent_status", message: report.note ?? "its agent reports the watch \(report.state)")
+    // Served by no agent (its agent no longer announces it, no other does): out of everyone's
+    // reach, its SOS presses heard by no one — `offline` once that has lasted the threshold, as
+    // for a watch its agent cannot read (a watch moved between agents within it raises nothing;
+    // fresh-eyes finding: the page said so, the alerts never did).
+    let unserved = MonitorEvent(time: now(), watch: name, kind: .offline, message: report.note ?? "no agent serves the watch",
+                                fields: ["reason": .string("unserved")])
+    let wasUnserved = lock.withLock { () -> Bool in
+      let was = offlineSince[name]?.event.fields["reason"] == .string("unserved")
+      if report.state == "no status" {
+        if offlineSince[name] == nil { offlineSince[name] = (unserved.time, unserved) }
+      } else if was {
+        offlineSince[name] = nil
+      }
+      return was
+    }
+    if wasUnserved, report.state != "no status" { close([.offline], name, event) }
     switch report.state {
     case "refused": open(.refused, name, event)
     case "failed": open(.failed, name, event)
@@ -327,7 +343,13 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     }
     // Caused by the `offline` event that began it (in the log), said in the threshold's words.
     for (name, event) in due.sorted(by: { $0.0 < $1.0 }) {
-      open(.offline, name, Cause(event, message: "the watch has been unreachable for longer than \(Monitor.text(offlineAfter))"))
+      // Unserved: said in the agent's status words (no event of its own in the log).
+      if event.fields["reason"] == .string("unserved") {
+        open(.offline, name, Cause(kind: "agent_status", message: "no agent has served the watch for longer than \(Monitor.text(offlineAfter)), "
+                                     + "so its SOS presses reach no one: \(event.message)"))
+      } else {
+        open(.offline, name, Cause(event, message: "the watch has been unreachable for longer than \(Monitor.text(offlineAfter))"))
+      }
     }
   }
 

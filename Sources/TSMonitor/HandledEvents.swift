@@ -122,11 +122,16 @@ public final class HandledEvents: @unchecked Sendable {
   /// Whether the SOS press `id` is among the newest handled (`recentPresses`).
   public func hasHandled(press id: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.id == id } ?? false } }
 
-  /// Whether a press made at `time` (as the watch timed it, ISO 8601) is among the newest
-  /// handled, whatever its id: the same press published by another agent (a watch moved between
-  /// agents: each numbers the presses it hears, so the ids differ; fresh-eyes finding, one press
-  /// shown and delivered twice). Two presses of one watch are never timed alike.
-  public func hasHandled(pressedAt time: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.time == time } ?? false } }
+  /// Whether a press made at `time` (as the watch timed it, ISO 8601) and numbered `id` by
+  /// another numbering than the handled one timed alike is among the newest handled: the same
+  /// press published by another agent (a watch moved between agents: each numbers the presses
+  /// it hears, `sos-EPOCH-N`, so the ids differ; fresh-eyes finding, one press shown and
+  /// delivered twice). Presses of one numbering are never taken for each other, however close
+  /// in time (a watch may time them to the second).
+  public func hasHandled(pressedAt time: String, id: String) -> Bool {
+    let numbering = { (id: String) in id.split(separator: "-").dropLast().joined(separator: "-") }
+    return lock.withLock { state.recentSOS?.contains { $0.time == time && numbering($0.id) != numbering(id) } ?? false }
+  }
 
   /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`).
   public func nextSOS() -> (sequence: Int, id: String) {

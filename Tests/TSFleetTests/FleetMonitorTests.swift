@@ -401,18 +401,21 @@ import TSMQTT
     defer { Task { await follower.stop(grace: .zero) } }
     let publisher = try await Self.agentsSide(broker)
     let pressed = InternetTime.text(Date()), later = InternetTime.text(Date().addingTimeInterval(3))
+    // The last: another press the first agent timed alike (a watch timing presses to the second):
+    // one numbering's presses are never taken for each other.
     for (agent, id, time) in [("station", "sos-105bd4bc9615af4d-0000000002", pressed), ("other", "sos-35403dc0aa11bb22-0000000001", pressed),
-                              ("other", "sos-35403dc0aa11bb22-0000000002", later)] {
+                              ("other", "sos-35403dc0aa11bb22-0000000002", later), ("station", "sos-105bd4bc9615af4d-0000000003", pressed)] {
       let sos = #"{"agent":"\#(agent)","format_version":"1","id":"\#(id)","kind":"sos","#
         + #""message":"the wearer pressed SOS","sequence":1,"time":"\#(time)","watch":"room-1"}"#
       try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(sos.utf8), qos: 1, retain: false)
       try await Task.sleep(for: .milliseconds(200))
     }
-    #expect(await Self.eventually { events.items.filter { $0.kind == .sos }.count == 2 }, "\(events.items.map(\.jsonLine))")
+    #expect(await Self.eventually { events.items.filter { $0.kind == .sos }.count == 3 }, "\(events.items.map(\.jsonLine))")
     try await Task.sleep(for: .milliseconds(300))
     let shown = events.items.filter { $0.kind == .sos }
-    #expect(shown.map(\.id) == ["sos-105bd4bc9615af4d-0000000002", "sos-35403dc0aa11bb22-0000000002"], "\(shown.map(\.jsonLine))")
-    #expect(board.snapshot().openSOS.count == 2)
+    #expect(shown.map(\.id) == ["sos-105bd4bc9615af4d-0000000002", "sos-35403dc0aa11bb22-0000000002", "sos-105bd4bc9615af4d-0000000003"],
+            "\(shown.map(\.jsonLine))")
+    #expect(board.snapshot().openSOS.count == 3)
     await publisher.close()
   }
 

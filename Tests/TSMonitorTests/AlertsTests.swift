@@ -257,6 +257,32 @@ import TSMonitor
     #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid", "r20 recovered:drift"], "\(sink.summary)")
   }
 
+  /// A watch no agent serves any more (`no status` from its agent's report): `offline` once that
+  /// has lasted the threshold, saying its presses reach no one, and recovered when an agent
+  /// serves it again; one taken over within the threshold raises nothing (fresh-eyes finding:
+  /// the page said so, the alerts never did).
+  @Test func aWatchNoAgentServesIsOfflineOnceThatLastsTheThreshold() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    let unserved = AgentReport(state: "no status", note: "agent a2 no longer serves the watch w05", drift: nil, pending: nil)
+    alerts.reported("w04", unserved)
+    clock.advance(30)
+    alerts.reported("w04", AgentReport(state: "in sync", drift: 0, pending: 0))
+    alerts.reported("w05", unserved)
+    clock.advance(59)
+    alerts.tick()
+    #expect(sink.summary.isEmpty, "\(sink.summary)")
+    clock.advance(2)
+    alerts.tick()
+    #expect(sink.summary == ["w05 offline"], "\(sink.summary)")
+    let raised = try #require(sink.alerts.first)
+    #expect(raised.message.contains("no agent has served the watch for longer than") && raised.message.contains("its SOS presses reach no one")
+            && raised.message.contains("agent a2 no longer serves the watch w05"), "\(raised.message)")
+    alerts.reported("w05", AgentReport(state: "in sync", drift: 0, pending: 0))
+    #expect(sink.summary == ["w05 offline", "w05 recovered:offline"], "\(sink.summary)")
+  }
+
   @Test func openConditionsOutliveARestartSoNothingIsRaisedTwice() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
