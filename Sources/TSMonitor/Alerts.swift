@@ -266,6 +266,10 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     }
   }
 
+  /// The `reason` of the `offline` condition a watch no agent serves starts (no event in the log).
+  static let unservedReason = "unserved"
+  static func isUnserved(_ event: MonitorEvent) -> Bool { event.fields["reason"] == .string(unservedReason) }
+
   /// How every `sos_drift` alert begins, whatever raised it (a drift event, a check, an agent's status).
   static let sosAtRisk = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
     + "or not whom the manifest says"
@@ -292,12 +296,14 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // reach, its SOS presses heard by no one — `offline` once that has lasted the threshold, as
     // for a watch its agent cannot read (a watch moved between agents within it raises nothing;
     // fresh-eyes finding: the page said so, the alerts never did).
-    let unserved = MonitorEvent(time: now(), watch: name, kind: .offline, message: report.note ?? "no agent serves the watch",
-                                fields: ["reason": .string("unserved")])
+    let time = now()
     let wasUnserved = lock.withLock { () -> Bool in
-      let was = offlineSince[name]?.event.fields["reason"] == .string("unserved")
+      let was = offlineSince[name].map { Self.isUnserved($0.event) } ?? false
       if report.state == "no status" {
-        if offlineSince[name] == nil { offlineSince[name] = (unserved.time, unserved) }
+        if offlineSince[name] == nil {
+          offlineSince[name] = (time, MonitorEvent(time: time, watch: name, kind: .offline, message: report.note ?? "no agent serves the watch",
+                                                   fields: ["reason": .string(Self.unservedReason)]))
+        }
       } else if was {
         offlineSince[name] = nil
       }
@@ -344,7 +350,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // Caused by the `offline` event that began it (in the log), said in the threshold's words.
     for (name, event) in due.sorted(by: { $0.0 < $1.0 }) {
       // Unserved: said in the agent's status words (no event of its own in the log).
-      if event.fields["reason"] == .string("unserved") {
+      if Self.isUnserved(event) {
         open(.offline, name, Cause(kind: "agent_status", message: "no agent has served the watch for longer than \(Monitor.text(offlineAfter)), "
                                      + "so its SOS presses reach no one: \(event.message)"))
       } else {
