@@ -740,7 +740,7 @@ actor AgentWatch {
       let written = Set(plan.resourceChanges.map(\.address))
       let kept = plan.resourceDrift.filter { !written.contains($0.address) }
       finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
-             content: content, keptDrift: kept.map(\.address.rawValue))
+             content: content, keptDrift: kept)
       if !kept.isEmpty {
         keptDriftUntold = true
         await checkDrift()
@@ -827,7 +827,7 @@ actor AgentWatch {
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
                       nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil,
-                      staleDesired: Bool = false, keptDrift: [String] = []) {
+                      staleDesired: Bool = false, keptDrift: [ResourceChange] = []) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -851,7 +851,8 @@ actor AgentWatch {
       next.lastApplied = FleetStatus.lastAppliedTime(watch) ?? next.lastApplied
       next.lastSeen = time
       next.drift = keptDrift.count
-      next.driftAddresses = keptDrift.isEmpty ? nil : keptDrift.map { masked($0) }
+      next.driftAddresses = keptDrift.isEmpty ? nil : keptDrift.map { masked($0.address.rawValue) }
+      next.sosAtRisk = keptDrift.isEmpty ? nil : keptDrift.putSOSAtRisk
       next.pending = 0
     }
     status = next
@@ -902,6 +903,7 @@ actor AgentWatch {
       lastDriftMessage = drifted.isEmpty ? nil : message
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
+      next.sosAtRisk = drifted.isEmpty ? nil : report.drift.putSOSAtRisk
       next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
       next.unreachable = nil
@@ -911,7 +913,7 @@ actor AgentWatch {
       self.report(report.state)
       if changed, !drifted.isEmpty {
         outlet.log("\(id): drift: \(message)")
-        event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) })
+        event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) }, sosAtRisk: report.drift.putSOSAtRisk)
       }
     } catch {
       let reason = masked(error.description)
@@ -1014,11 +1016,13 @@ actor AgentWatch {
   }
 
   /// Publishes an event; `message` is masked already (`masked`).
-  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil, addresses: [String]? = nil) {
+  private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil, addresses: [String]? = nil,
+                     sosAtRisk: Bool? = nil) {
     var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
                            revision: revision)
     event.result = result
     event.addresses = addresses
+    event.sosAtRisk = sosAtRisk
     publishEvent(event)
   }
 

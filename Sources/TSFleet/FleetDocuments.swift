@@ -237,6 +237,10 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// knows what drifted — SOS at risk when `emergency` is among them; `nil` without drift, or
   /// from an earlier agent.
   public var driftAddresses: [String]?
+  /// Whether that drift alters whom an SOS press reaches (`ResourceChange.putsSOSAtRisk`: the
+  /// SOS switch or the emergency numbers; a short name alone does not); `nil` without drift, or
+  /// from an earlier agent (then `emergency` among `driftAddresses` says it).
+  public var sosAtRisk: Bool?
   /// When tsapply last wrote to the watch (`Watch.lastWrite`, the watch's last-applied
   /// record), ISO 8601: a revision the watch already matched does not move it; `nil` when
   /// tsapply never wrote to it (`LastWrite.never`).
@@ -287,7 +291,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
          unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown,
-         staleDesired = "stale_desired"
+         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
@@ -441,9 +445,13 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   /// so a receiver tells a drift of the emergency list (`emergency`: SOS at risk) from others;
   /// `nil` from agents older than this field.
   public var addresses: [String]?
+  /// For `drift`: whether it alters whom an SOS press reaches (`WatchStatus.sosAtRisk`); `nil`
+  /// from agents older than this field (then `emergency` among `addresses` says it).
+  public var sosAtRisk: Bool?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result, addresses
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result, addresses,
+         sosAtRisk = "sos_at_risk"
   }
 
   /// The event as canonical JSON.

@@ -129,6 +129,7 @@ public enum FleetMonitor {
     let seen = status.lastSeen.flatMap(InternetTime.date)
     var report = AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                              appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
+    report.sosAtRisk = driftKnown ? status.sosAtRisk : nil
     report.staleDesired = state == "invalid" && status.answersStaleDocument
     return report
   }
@@ -622,6 +623,7 @@ public enum FleetMonitor {
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
       // What drifted, as a direct monitor's drift event names it (`sos_drift` comes from it).
       if let addresses = event.addresses { fields["addresses"] = .array(addresses.map(JSONValue.string)) }
+      if let atRisk = event.sosAtRisk { fields["sos_at_risk"] = .bool(atRisk) }
       // Whether the error is retried, in the word a monitor's heal uses (`reconcile`): as the
       // event says (`result`), or, from an agent that does not say, as the status it publishes
       // before the error event of the same apply says.

@@ -192,8 +192,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case .drift:
       // The drift named the emergency list: SOS at risk, raised beside the drift; a drift that
       // no longer names it (a superseding report) ends that.
-      let addresses: [JSONValue] = if case .array(let named)? = event.fields["addresses"] { named } else { [] }
-      let touchesSOS = addresses.contains(.string(ResourceAddress.emergency.rawValue))
+      let touchesSOS = event.putsSOSAtRisk
       var atRisk = event
       atRisk.message = Self.sosAtRisk + ": " + event.message
       for name in names {
@@ -331,8 +330,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // The emergency list among what drifted, as the agent's status says it: SOS at risk, also
     // for a monitor that was not there for the drift event (started later, the broker
     // restarted) — the event is not kept on the broker, the status is.
-    if let drift = report.drift, drift > 0, let addresses = report.driftAddresses {
-      if addresses.contains(ResourceAddress.emergency.rawValue) {
+    if let atRisk = report.putsSOSAtRisk, let addresses = report.driftAddresses {
+      if atRisk {
         open(.sosDrift, name, Cause(kind: "agent_status", message: Self.sosAtRisk + ": its agent reports \(addresses.joined(separator: ", ")) changed since the last apply"))
       } else {
         close([.sosDrift], name, event)

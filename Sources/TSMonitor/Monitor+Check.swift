@@ -114,7 +114,7 @@ extension Monitor {
     // finds it over: that event, in the log, is what closes the drift alert (`Alerts`).
     let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
                              pending: report.unapplied.count, holdsManifest: report.holdsManifest,
-                             sosAtRisk: report.drift.contains { $0.address == .emergency })
+                             sosAtRisk: report.drift.putSOSAtRisk)
     if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
@@ -324,6 +324,7 @@ extension Monitor {
     var fields: [String: JSONValue] = [
       "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: drift),
       "addresses": .array(addresses), "reconcile": .string("invalid"), "pending": .null,
+      "sos_at_risk": .bool(drift.putSOSAtRisk),
     ]
     if let earlier = tracking.reported { fields["supersedes"] = .string(earlier.id) }
     let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift,

@@ -194,6 +194,7 @@ extension Monitor {
     var fields: [String: JSONValue] = [
       "changes": settings.showSensitive ? changes : JSONPlanRenderer.masked(changes, of: report.drift),
       "addresses": .array(addresses.map(JSONValue.string)),
+      "sos_at_risk": .bool(report.drift.putSOSAtRisk),
       "reconcile": .string(outcome.word),
       "pending": .integer(report.unapplied.count),
     ]

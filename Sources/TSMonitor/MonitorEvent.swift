@@ -1,6 +1,7 @@
 import Foundation
 import TSManifest
 import TSModel
+import TSPlan
 
 /// One thing a monitor saw or did, as it is logged (one JSON object per line), shown (one human
 /// line) and, for an SOS, delivered to the notifiers.
@@ -72,6 +73,15 @@ public struct MonitorEvent: Hashable, Sendable {
   public static func newID(time: Date) -> String {
     let compact = timestamp(time).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     return compact + "-" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
+  }
+
+  /// For a `drift` event: whether the drift alters whom an SOS press reaches — its
+  /// `sos_at_risk` field (`ResourceChange.putsSOSAtRisk`), or, in an event from a monitor or an
+  /// agent older than that field, the emergency list among its `addresses`.
+  public var putsSOSAtRisk: Bool {
+    if case .bool(let atRisk)? = fields["sos_at_risk"] { return atRisk }
+    guard case .array(let addresses)? = fields["addresses"] else { return false }
+    return addresses.contains(.string(ResourceAddress.emergency.rawValue))
   }
 
   /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z` (`InternetTime`).

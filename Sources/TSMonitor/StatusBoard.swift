@@ -47,12 +47,22 @@ public struct AgentReport: Sendable, Equatable {
   public var lastSeen: Date?
   /// What `drift` counts, by address (`WatchStatus.driftAddresses`); `nil` when not known.
   public var driftAddresses: [String]?
+  /// Whether that drift alters whom an SOS press reaches (`WatchStatus.sosAtRisk`); `nil` when
+  /// the agent does not say (then `emergency` among `driftAddresses` says it: `putsSOSAtRisk`).
+  public var sosAtRisk: Bool?
   /// The online agents that all announce the watch, when more than one does (`nil` otherwise):
   /// each applies its manifests to it, and its status is whichever spoke last.
   public var servedBy: [String]?
   /// With `invalid`: the broker's desired document is older than what the agent handled
   /// (`WatchStatus.staleDesired`), not a manifest that cannot be used.
   public var staleDesired = false
+
+  /// Whether the drift it reports puts SOS at risk: as the agent says, or, from an agent that
+  /// does not, whether the emergency list drifted; `nil` when no drift is known.
+  public var putsSOSAtRisk: Bool? {
+    guard let drift, drift > 0, let driftAddresses else { return nil }
+    return sosAtRisk ?? driftAddresses.contains(ResourceAddress.emergency.rawValue)
+  }
 
   /// A report.
   public init(state: String, note: String? = nil, drift: Int?, pending: Int?, appliedRevision: String? = nil, lastSeen: Date? = nil,
@@ -464,9 +474,7 @@ public final class StatusBoard: @unchecked Sendable {
       watches[position].lastSeen = report.lastSeen ?? watches[position].lastSeen
       if report.drift == 0 { watches[position].driftMessage = nil }
       if report.drift == 0 { watches[position].sosAtRisk = false }
-      if let drift = report.drift, drift > 0, let addresses = report.driftAddresses {
-        watches[position].sosAtRisk = addresses.contains(ResourceAddress.emergency.rawValue)
-      }
+      if let atRisk = report.putsSOSAtRisk { watches[position].sosAtRisk = atRisk }
       return true
     }
   }
@@ -606,7 +614,7 @@ public final class StatusBoard: @unchecked Sendable {
     case .drift:
       if case .array(let addresses)? = event.fields["addresses"] {
         watch.drift = addresses.count
-        watch.sosAtRisk = addresses.contains(.string(ResourceAddress.emergency.rawValue))
+        watch.sosAtRisk = event.putsSOSAtRisk
       }
       if case .integer(let pending)? = event.fields["pending"] { watch.pending = pending }
       watch.driftMessage = shown(event.message)

@@ -157,6 +157,22 @@ extension ResourceChange {
     change.fields = fields.map { FieldChange(field: $0.field, before: $0.before, after: $0.after) }
     return change
   }
+
+  /// Whether this change alters whom an SOS press reaches: a change of the emergency list's SOS
+  /// switch (`isSosOn`) or of its contacts' numbers in calling order (one added, removed,
+  /// reordered or renumbered), or an emergency list whose value is not known on both sides. A
+  /// change of a name or a `shortName` only leaves every press reaching the same numbers: drift,
+  /// not "SOS at risk" (docs/monitor.md "Alerts").
+  public var putsSOSAtRisk: Bool {
+    guard address == .emergency else { return false }
+    guard case .emergency(let was)? = before, case .emergency(let now)? = after else { return true }
+    return was.isSosOn != now.isSosOn || was.contacts.map(\.phoneNum) != now.contacts.map(\.phoneNum)
+  }
+}
+
+extension Sequence<ResourceChange> {
+  /// Whether any of these changes alters whom an SOS press reaches (`ResourceChange.putsSOSAtRisk`).
+  public var putSOSAtRisk: Bool { contains(where: \.putsSOSAtRisk) }
 }
 
 /// A resource's whole value, as written to or read from the watch.

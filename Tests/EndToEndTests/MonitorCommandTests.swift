@@ -253,6 +253,27 @@ import TSTestSupport
     #expect(second.events().allSatisfy { $0["kind"] as? String != "sos" }, "the restart reports no new SOS")
   }
 
+  /// Emergency contacts stored again on the watch without their short names reach the same
+  /// numbers: the drift is reported (`sos_at_risk: false`) with no critical `sos_drift` alert;
+  /// a number changed on the watch then is SOS at risk (fresh-eyes finding: the short names
+  /// alone raised "SOS at risk: a press may reach no one").
+  @Test func anEmergencyDriftOfShortNamesOnlyIsNoSOSAtRisk() async throws {
+    let directory = try Self.workspace()
+    let monitor = try MonitorProcess(["--interval", "1s", "--on-event", "/bin/true", "--events", "all"], in: directory)
+    defer { _ = monitor.stop() }
+    _ = try await monitor.wait(for: "online")
+    try Self.simulate(["emergency-set", "Mom", "+15550110", "Dad", "+15550111"], in: directory)
+    let drift = try await monitor.wait(for: "drift")
+    #expect(drift["sos_at_risk"] as? Bool == false, "\(drift)")
+    _ = try await monitor.wait(for: "alert") { $0["alert"] as? String == "drift" }
+    #expect(!monitor.events().contains { $0["alert"] as? String == "sos_drift" }, "\(monitor.events())")
+
+    try Self.simulate(["emergency-set", "Mom", "+15550119", "Dad", "+15550111"], in: directory)
+    let atRisk = try await monitor.wait(for: "drift") { $0["sos_at_risk"] as? Bool == true }
+    #expect((atRisk["addresses"] as? [String]) == ["emergency"], "\(atRisk)")
+    _ = try await monitor.wait(for: "alert") { $0["alert"] as? String == "sos_drift" }
+  }
+
   /// A monitor killed with SIGKILL while it heals (SOS switched off on the watch, the heal's
   /// apply under way) reports that drift when it starts again — `reconcile: interrupted`, with
   /// the time it was found — and then says how it ended: the drift was never reported at all,

@@ -187,6 +187,27 @@ import TSMonitor
     #expect(raised.fields["severity"] == .string("critical") && raised.message.hasPrefix("SOS at risk:"), "\(raised.message)")
   }
 
+  /// A drift of the emergency list that leaves whom a press reaches as it was (short names
+  /// dropped on the watch: `sos_at_risk: false`, in a monitor's drift event or an agent's
+  /// status) is a `drift`, not the critical `sos_drift`; an agent older than the field is
+  /// still read by the emergency list among what drifted.
+  @Test func anEmergencyDriftThatReachesTheSameNumbersIsNoSOSAtRisk() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink, filter: "all")
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("emergency")]), "sos_at_risk": .bool(false)]), for: ["w1"])
+    var unchanged = AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["emergency"])
+    unchanged.sosAtRisk = false
+    alerts.reported("w2", unchanged)
+    #expect(sink.summary == ["w1 drift", "w2 drift"], "\(sink.summary)")
+    // The same list with a number changed: at risk, as the event or the status says.
+    alerts.record(Self.event(.drift, clock, ["addresses": .array([.string("emergency")]), "sos_at_risk": .bool(true)]), for: ["w1"])
+    unchanged.sosAtRisk = true
+    alerts.reported("w2", unchanged)
+    alerts.reported("w3", AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["emergency"]))
+    #expect(sink.summary == ["w1 drift", "w2 drift", "w1 sos_drift", "w2 sos_drift", "w3 drift", "w3 sos_drift"], "\(sink.summary)")
+  }
+
   /// A heal or an agent's apply that fails for a reason that can pass (`reconcile: retrying`) is
   /// tried again, so it raises no `failed` alert; when it then fails for good, it does.
   @Test func aRetriedFailureIsNoFailedAlertUntilItFailsForGood() throws {
