@@ -898,12 +898,16 @@ actor AgentWatch {
       // otherwise: fresh-eyes finding, the page kept "1 removed"); after a start, the count
       // kept in the status stands for what was said before it.
       // A drift an apply kept is in the status already, not yet told in an event or the log.
-      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != message } ?? (drifted.count != next.drift || keptDriftUntold)
+      // Whether it puts SOS at risk is part of what is said: the same words (`emergency (1
+      // changed)`) for short names dropped and then a number changed are a new drift event.
+      let atRisk = report.drift.putSOSAtRisk
+      let said = message + (atRisk ? " (SOS at risk)" : "")
+      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != said } ?? (drifted.count != next.drift || keptDriftUntold)
       keptDriftUntold = false
-      lastDriftMessage = drifted.isEmpty ? nil : message
+      lastDriftMessage = drifted.isEmpty ? nil : said
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
-      next.sosAtRisk = drifted.isEmpty ? nil : report.drift.putSOSAtRisk
+      next.sosAtRisk = drifted.isEmpty ? nil : atRisk
       next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
       next.unreachable = nil
@@ -913,7 +917,7 @@ actor AgentWatch {
       self.report(report.state)
       if changed, !drifted.isEmpty {
         outlet.log("\(id): drift: \(message)")
-        event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) }, sosAtRisk: report.drift.putSOSAtRisk)
+        event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) }, sosAtRisk: atRisk)
       }
     } catch {
       let reason = masked(error.description)

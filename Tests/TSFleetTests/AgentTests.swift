@@ -187,6 +187,29 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An agent says whether a drift of the emergency list puts SOS at risk (`sos_at_risk` in its
+  /// drift event and status): short names dropped on the watch do not, a number changed does.
+  @Test func anAgentSaysWhetherAnEmergencyDriftPutsSOSAtRisk() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    let (events, listener) = try await site.events()
+    try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let device = try site.scheme.device("room-1")
+    try device.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110", shortName: "")], sosOn: true)
+    let named = await events.wait(for: 1).first
+    #expect(named?.kind == .drift && named?.addresses == ["emergency"] && named?.sosAtRisk == false, "\(String(describing: named))")
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.sosAtRisk == false)
+    try device.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550119", shortName: "")], sosOn: true)
+    let renumbered = await events.wait(for: 2).dropFirst().first
+    #expect(renumbered?.kind == .drift && renumbered?.sosAtRisk == true, "\(String(describing: renumbered))")
+    for _ in 0..<250 where (await agent.status(of: "room-1"))?.sosAtRisk != true { try await Task.sleep(for: .milliseconds(20)) }
+    #expect((await agent.status(of: "room-1"))?.sosAtRisk == true)
+    await listener.close()
+    await agent.stop()
+  }
+
   @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
