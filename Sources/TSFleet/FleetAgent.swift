@@ -590,6 +590,7 @@ actor AgentWatch {
         driftWanted = false
         await checkDrift()
       } else {
+        if statusOwed, !outlet.isStopping { publishStatus() }
         running = false
         for waiter in idleWaiters { waiter.resume() }
         idleWaiters = []
@@ -948,6 +949,7 @@ actor AgentWatch {
 
   private func publishStatus() {
     guard let status else { return }
+    statusOwed = false
     do {
       try SecureFile.write(status.encoded(), to: watch.home.agentStatusPath)
       statusRecordFailed = false
@@ -961,13 +963,22 @@ actor AgentWatch {
   /// Forgets which state was last published: the next one read is published, the same or not.
   func forgetReportedState() { reportedFingerprint = nil }
 
-  /// After the agent (re)connected: the status published again as it stands, and the watch
-  /// read at once, its state published again whether it changed or not.
+  /// After the agent (re)connected: the watch read at once, its state published again whether it
+  /// changed or not, and its status published again — by the drift check, with what the watch
+  /// holds now, or, when no check publishes one (nothing applied yet, the watch out of reach
+  /// with its reason said before), as it stands. The status kept from before is as of its last
+  /// read: the wearer may have changed the watch while the agent was down or the broker away,
+  /// and that status published first said "drift 0" between the drift the monitor knew and the
+  /// one the check found (an SOS-at-risk alert recovered and raised again: fresh-eyes finding).
   func publishAgain() {
-    publishStatus()
+    statusOwed = true
     forgetReportedState()
     requestDriftCheck()
   }
+
+  /// Whether a status is owed since `publishAgain`: published when the work under way ends
+  /// without one (`drain`).
+  private var statusOwed = false
 
   /// Publishes `state`, just read from the watch (an apply's verification read-back, a drift
   /// check), retained on the watch's state topic (`ReportedState`) when it differs from the

@@ -159,14 +159,15 @@ extension ResourceChange {
   }
 
   /// Whether this change alters whom an SOS press reaches: a change of the emergency list's SOS
-  /// switch (`isSosOn`) or of its contacts' numbers in calling order (one added, removed,
-  /// reordered or renumbered), or an emergency list whose value is not known on both sides. A
-  /// change of a name or a `shortName` only leaves every press reaching the same numbers: drift,
-  /// not "SOS at risk" (docs/monitor.md "Alerts").
+  /// switch (`isSosOn`) or of the numbers it holds (one added, removed or renumbered), or an
+  /// emergency list whose value is not known on both sides. A change of a name or a `shortName`
+  /// only, or of the list's order, leaves every press reaching the same numbers: drift, not "SOS
+  /// at risk" (docs/monitor.md "Alerts"). The numbers are compared as a multiset, as the planner
+  /// compares the list (`EmergencyPlanner`): an alert no apply could end would never recover.
   public var putsSOSAtRisk: Bool {
     guard address == .emergency else { return false }
     guard case .emergency(let was)? = before, case .emergency(let now)? = after else { return true }
-    return was.isSosOn != now.isSosOn || was.contacts.map(\.phoneNum) != now.contacts.map(\.phoneNum)
+    return was.isSosOn != now.isSosOn || was.contacts.map(\.phoneNum).sorted() != now.contacts.map(\.phoneNum).sorted()
   }
 }
 

@@ -210,6 +210,31 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An agent started again after its watch changed while it was down publishes no status from
+  /// before the change: the first status of the new start says what the watch holds now (its kept
+  /// status, "drift 0", published again first ended the SOS-at-risk alert its check then raised
+  /// again: fresh-eyes finding).
+  @Test func anAgentStartedAgainPublishesNoStatusFromBeforeItsCheck() async throws {
+    let site = try Site(watches: ["room-1"])
+    var agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await agent.stop()
+    try site.scheme.device("room-1").simulateEmergencyChange(contacts: [], sosOn: false)
+    let statuses = Inbox<WatchStatus>()
+    let watcher = try MQTTClient(address: site.broker.address,
+                                 configuration: .init(clientID: "watcher", subscriptions: [FleetTopics.every(.status, site: "ward-a")]),
+                                 onMessage: { message in if !message.retained { WatchStatus.decode(message.payload).map(statuses.add) } })
+    watcher.connect()
+    try await watcher.ready(within: .seconds(120))
+    agent = try await site.agent("station", ["room-1"])
+    let first = await statuses.wait(for: 1).first
+    #expect(first?.drift == 1 && first?.sosAtRisk == true, "\(String(describing: first))")
+    #expect(statuses.items.allSatisfy { $0.drift == 1 }, "\(statuses.items.map(\.drift))")
+    await watcher.close()
+    await agent.stop()
+  }
+
   @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
