@@ -809,15 +809,20 @@ actor AgentWatch {
   /// Also when that apply finished and wrote but the agent was killed before it published and
   /// kept its status: the history ends with that apply's entry, and the record says tsapply last
   /// wrote to the watch after the time the kept status knows (to the second, as statuses give
-  /// it); its counts are what reached the watch.
+  /// it); its counts are what reached the watch. Counted once: a status that knows that write
+  /// (`last_applied`) was published after it, and a later start reports what it finds itself.
   private func interruptedAttempt(command: String) -> (reached: PlanCounts?, planned: PlanCounts)? {
     guard let last = (try? watch.history.read())?.entries.last, last.command == command else { return nil }
     let planned = PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
-    if last.result == HistoryEntry.started { return (nil, planned) }
-    guard last.wrote, let written = watch.lastWrite()?.date else { return nil }
-    if let known = status?.lastApplied.flatMap(InternetTime.date), written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
+    // The last write is one the status already counts (its `last_applied` at or after it): an
+    // earlier start accounted for it — every start after an apply killed mid-way reported that
+    // apply's changes "applied by an earlier attempt, confirmed now" again (fresh-eyes finding).
+    if let written = watch.lastWrite()?.date, let known = status?.lastApplied.flatMap(InternetTime.date),
+       written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
       return nil
     }
+    if last.result == HistoryEntry.started { return (nil, planned) }
+    guard last.wrote, watch.lastWrite() != nil else { return nil }
     return (last.reached ?? planned, planned)
   }
 
