@@ -99,6 +99,17 @@ public final class FleetBrokerView: @unchecked Sendable {
     return statusByWatch
   }
 
+  /// What to say of watch `id` when no online agent serves it although its last status came
+  /// from an online one (`FleetStatus.unservedNote`: that agent no longer announces it); `nil`
+  /// when one serves it, or its agent is offline or unknown.
+  public func unservedNote(_ id: String) -> String? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let status = statusByWatch[id]?.status, let agent = agentByID[status.agent], agent.online else { return nil }
+    return FleetStatus.unservedNote(id, status: status, announced: agent.watches,
+                                    servers: agentByID.values.filter { $0.online && $0.watches.contains(id) }.map(\.agent))
+  }
+
   /// The presence of every agent of the site.
   public var agents: [String: AgentState] {
     lock.lock()
@@ -282,6 +293,14 @@ public enum FleetPublication {
                                            : .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
                                          elapsed: now - start,
                                          details: held ? details.merging(["note": .string("holds revision \(document.revision), as agent \(agent.agent) last reported before it went offline")]) { a, _ in a } : details)
+        } else if let unserved = view.unservedNote(id) {
+          // Its agent online and no longer announcing it, no other agent announcing it: nobody
+          // applies this revision (fresh-eyes finding: "pending … it applies revision … when it
+          // can", exit 0, for a watch with SOS off that nothing would ever write to).
+          guard now >= graceEnd else { waiting.append(member.name); continue }
+          rows[index] = FleetWatchReport(name: member.name, device: member.device,
+                                         verdict: .failed("not applied: \(unserved); the first agent given it applies revision \(document.revision)"),
+                                         elapsed: now - start, details: details)
         } else if view.agent(serving: id) == nil {
           guard now >= graceEnd else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,

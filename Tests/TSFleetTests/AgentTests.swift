@@ -119,6 +119,14 @@ import TSTestSupport
     #expect(rows.map(\.state) == ["no status", "in sync"], "\(rows)")
     #expect(rows.first?.note?.contains("agent station no longer serves the watch room-1") == true, "\(rows.first?.note ?? "")")
     #expect(rows.first?.drift == nil && rows.first?.pending == nil)
+    // A revision published for it is applied by no one: not "pending … it applies revision …
+    // when it can" (exit 0), but not applied, saying why (fresh-eyes finding).
+    try site.manifest("room-1", contacts: ["A", "B"])
+    let published = try await site.apply(["room-1"], wait: .seconds(3))
+    #expect(published.map(\.verdict.word) == ["failed"], "\(published.map(\.verdict))")
+    #expect(published.first?.verdict.isFailure == true)
+    guard case .failed(let reason)? = published.first?.verdict else { return }
+    #expect(reason.hasPrefix("not applied: agent station no longer serves the watch room-1"), "\(reason)")
     await again.stop()
   }
 
