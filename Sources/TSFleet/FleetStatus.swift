@@ -2,7 +2,9 @@ import Foundation
 import TSApply
 import TSEngine
 import TSModel
+import TSMonitor
 import TSMQTT
+import TSPlan
 
 /// One watch in `tsapply status --fleet`: when it was last applied and last seen, its drift and
 /// pending changes, in one word and in numbers.
@@ -29,6 +31,15 @@ public struct FleetStatusRow: Sendable {
   public var agent: (id: String, online: Bool)?
   /// Why it is unreachable, failed or pending, in words.
   public var note: String?
+  /// Whether its drift changes whom an SOS press reaches (`ResourceChange.putsSOSAtRisk`: the SOS
+  /// switch or the emergency numbers): said in its note (`shownNote`) and as `sos_at_risk` in
+  /// JSON, so a row reading "drift 1" is not taken for a contact added (fresh-eyes finding).
+  public var sosAtRisk = false
+  /// The note as shown: `note`, after "SOS at risk: …" when `sosAtRisk`.
+  public var shownNote: String? {
+    guard sosAtRisk else { return note }
+    return Alerts.sosAtRisk + (note.map { "; " + $0 } ?? "")
+  }
   /// Whether the watch holds what its manifests give now (their revision), as far as known:
   /// directly, its last apply left them (whatever is pending only undoes drift); over MQTT, its
   /// agent reported applying their revision, or an apply of it that failed after all of its
@@ -189,6 +200,7 @@ public enum FleetStatus {
                                lastSeen: timestamp(now()), drift: report.hasRecord ? drift : nil, pending: pending)
       row.neverApplied = report.lastWrite?.isNever == true
       row.holdsManifests = report.holdsManifest
+      row.sosAtRisk = report.hasRecord && report.drift.putSOSAtRisk
       return row
     case .failure(let failure):
       let state = switch failure {
@@ -402,6 +414,10 @@ public enum FleetStatus {
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
       row.staleDesired = state == "invalid" && status.answersStaleDocument
+      // As the agent says, or, from one older than `sos_at_risk`, by the emergency list among what drifted.
+      if driftKnown, status.drift > 0 {
+        row.sosAtRisk = status.sosAtRisk ?? (status.driftAddresses ?? []).contains(ResourceAddress.emergency.rawValue)
+      }
       return row
     }
   }
@@ -447,15 +463,15 @@ public enum FleetStatus {
       return cells
     }
     var text = FleetText.columns(header, cells)
-    let notes = rows.filter { $0.note != nil }
+    let notes = rows.filter { $0.shownNote != nil }
     if !notes.isEmpty {
-      text += "\n" + notes.map { "\(ControlCharacters.escaped($0.name)): \(ControlCharacters.escaped($0.note ?? ""))" }.joined(separator: "\n") + "\n"
+      text += "\n" + notes.map { "\(ControlCharacters.escaped($0.name)): \(ControlCharacters.escaped($0.shownNote ?? ""))" }.joined(separator: "\n") + "\n"
     }
     return text
   }
 
   /// The status as JSON: `{format_version, fleet, watches: [{name, device, state, last_applied,
-  /// last_seen, drift, pending, agent, agent_online, note}], rollout}`, keys sorted, ending with
+  /// last_seen, drift, pending, agent, agent_online, note, sos_at_risk}], rollout}`, keys sorted, ending with
   /// a newline; `rollout` (`RolloutRecord.json`) only when the fleet has a rollout record.
   public static func json(_ rows: [FleetStatusRow], fleetFile: String, rollout: JSONValue? = nil) -> String {
     let watches: [JSONValue] = rows.map { row in
@@ -468,7 +484,8 @@ public enum FleetStatus {
         object["agent"] = .string(agent.id)
         object["agent_online"] = .bool(agent.online)
       }
-      if let note = row.note { object["note"] = .string(note) }
+      if let note = row.shownNote { object["note"] = .string(note) }
+      if row.sosAtRisk { object["sos_at_risk"] = .bool(true) }
       return .object(object)
     }
     var root: [String: JSONValue] = ["format_version": .string("1"), "fleet": .string(fleetFile), "watches": .array(watches)]

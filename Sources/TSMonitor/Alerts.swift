@@ -269,8 +269,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   static let unservedReason = "unserved"
   static func isUnserved(_ event: MonitorEvent) -> Bool { event.fields["reason"] == .string(unservedReason) }
 
-  /// How every `sos_drift` alert begins, whatever raised it (a drift event, a check, an agent's status).
-  static let sosAtRisk = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
+  /// How every `sos_drift` alert begins, whatever raised it (a drift event, a check, an agent's
+  /// status); `status --fleet` says it of such a watch too.
+  public static let sosAtRisk = "SOS at risk: the watch's SOS switch or emergency contacts changed on the watch, so a press may reach no one "
     + "or not whom the manifest says"
 
   public func checked(_ name: String, _ check: MonitorCheck) {

@@ -214,6 +214,9 @@ import TSTestSupport
     #expect(renumbered?.kind == .drift && renumbered?.sosAtRisk == true, "\(String(describing: renumbered))")
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.sosAtRisk != true { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await agent.status(of: "room-1"))?.sosAtRisk == true)
+    // `status --fleet` says it, from the agent's status.
+    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(row?.state == "drift" && row?.sosAtRisk == true && row?.shownNote?.hasPrefix("SOS at risk: ") == true, "\(String(describing: row))")
     await listener.close()
     await agent.stop()
   }

@@ -238,3 +238,22 @@ extension FleetRunnerTests {
     #expect(drifted.note?.contains("drifted since the last apply") == true, "\(drifted)")
   }
 }
+
+extension FleetRunnerTests {
+  /// `status --fleet` says which drift puts SOS at risk (SOS switched off on the watch), in the
+  /// row's note and as `sos_at_risk` in JSON; a contact added is drift only (fresh-eyes finding:
+  /// both read "drift 1").
+  @Test func aDriftThatPutsSOSAtRiskIsSaidInTheStatus() async throws {
+    let (space, runner) = try await Self.applied("contacts:\n  - {name: A, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
+    let device = try SimulatedDevice(path: space.directory + "/watches/room-1.json")
+    try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let added = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(added.state == "drift" && !added.sosAtRisk && added.shownNote == nil, "\(added)")
+    try device.simulateEmergencyChange(contacts: [], sosOn: false)
+    let rows = await FleetStatus.direct(try space.load().members, runner: runner)
+    let off = try #require(rows.first)
+    #expect(off.state == "drift" && off.sosAtRisk, "\(off)")
+    #expect(FleetStatus.table(rows, withAgents: false).contains("room-1: SOS at risk: "), "\(FleetStatus.table(rows, withAgents: false))")
+    #expect(FleetStatus.json(rows, fleetFile: "fleet.yaml").contains("\"sos_at_risk\" : true"), "\(FleetStatus.json(rows, fleetFile: "fleet.yaml"))")
+  }
+}
