@@ -299,8 +299,8 @@ public final class Watch: Sendable {
                       error: error.description, backup: backup, reached: Self.reached(planned.plan, failure: error))
       }
       if let heard {
-        await reportChanges(heard, over: error.reached ?? planned.state, unwritten: Self.unwritten(error), kept: Self.kept(error),
-                            events: options.events)
+        await reportChanges(heard, over: error.reached ?? planned.state, plannedFrom: planned.state, unwritten: Self.unwritten(error),
+                            kept: Self.kept(error), events: options.events)
       }
       throw .apply(error)
     }
@@ -309,8 +309,8 @@ public final class Watch: Sendable {
     if let heard {
       // Read back as the manifest gives it — but a change announced meanwhile may have come
       // after that read: each announced list is read once more (`keptAfterVerifying`).
-      await reportChanges(heard, over: report.finalState ?? planned.state, unwritten: [], kept: nil, verified: report.finalState,
-                          events: options.events)
+      await reportChanges(heard, over: report.finalState ?? planned.state, plannedFrom: planned.state, unwritten: [], kept: nil,
+                          verified: report.finalState, events: options.events)
     }
     return .applied(report)
   }
@@ -483,13 +483,19 @@ public final class Watch: Sendable {
   /// After the writes: waits for late announcements, then reports what the watch announced
   /// during the apply, backing up `state` with the announced lists in it so that `tsapply
   /// restore` can bring them back.
-  private func reportChanges(_ heard: Heard, over state: DeviceState, unwritten: Set<ResourceAddress>, kept: [DeviceEvent.Kind: Bool]?,
-                             verified: DeviceState? = nil, events: @Sendable (EngineEvent) -> Void) async {
+  private func reportChanges(_ heard: Heard, over state: DeviceState, plannedFrom: DeviceState, unwritten: Set<ResourceAddress>,
+                             kept: [DeviceEvent.Kind: Bool]?, verified: DeviceState? = nil, events: @Sendable (EngineEvent) -> Void) async {
     try? await Task.sleep(for: Self.announcementDelay)
     // A list this apply did not write was not written over: the apply's own report says what
-    // happened to it (e.g. the change it found just before writing, which stopped it).
-    let lists = heard.value.filter { kind, _ in
+    // happened to it (e.g. the change it found just before writing, which stopped it). Nor was
+    // a list the watch already held when the plan was read: an announcement of a change made
+    // before the apply (a listener registered as the apply began replays what it missed) is
+    // drift the plan saw, not a change made while it wrote (fresh-eyes finding: an agent
+    // restarted after the wearer cleared the emergency list said the list was changed "while
+    // it wrote", with a backup of a state the watch never held).
+    let lists = heard.value.filter { kind, contacts in
       !unwritten.contains(kind == .contactsChanged ? .contacts : .emergency)
+        && contacts != (kind == .contactsChanged ? plannedFrom.contacts : plannedFrom.emergency?.contacts)
     }
     guard !lists.isEmpty else { return }
     var announced = state
