@@ -310,8 +310,16 @@ final class BridgeEventStream: @unchecked Sendable {
       }
       // Where the replay starts: the numbers go on from there, whatever id was asked after.
       if let id, event?.type == .replayFrom {
-        lock.withLock { lastEventID = id }
+        let last = lock.withLock { () -> String? in
+          defer { lastEventID = id }
+          return lastEventID
+        }
         started = true
+        // Asked after an event of another start of the bridge (it was restarted, the phone's app
+        // killed): what happened on the watch while none ran is in no log, and the SDK keeps no
+        // history — said as missed, not passed over (fresh-eyes finding: a press made while the
+        // bridge was down was lost without a word, after "forwarded late, once they are").
+        if let last, Self.isOtherStart(last, id) { dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: Self.after(id))) }
         continue
       }
       if let id, event?.type != .resumePoint {
@@ -364,6 +372,13 @@ final class BridgeEventStream: @unchecked Sendable {
       defer { reconnectedForGap = last }
       return reconnectedForGap == last
     }
+  }
+
+  /// Whether `last` and `id` are both `BOOT-SEQUENCE` ids, of two starts of the bridge.
+  static func isOtherStart(_ last: String, _ id: String) -> Bool {
+    let before = last.split(separator: "-", maxSplits: 1), after = id.split(separator: "-", maxSplits: 1)
+    guard before.count == 2, after.count == 2, Int(before[1]) != nil, Int(after[1]) != nil else { return false }
+    return before[0] != after[0]
   }
 
   /// Whether event `id` is `last` or comes before it in the same start of the bridge.

@@ -120,6 +120,38 @@ import TSModel
     await device.close()
   }
 
+  /// Resuming after an event of another start of the bridge (restarted meanwhile: the phone's
+  /// app killed): what happened on the watch while no bridge ran is in no log, so the listener
+  /// is told it was missed before the new start's events (fresh-eyes finding: a press made while
+  /// the bridge was down was lost without a word). An id from no start is no such gap.
+  @Test(arguments: [("5eed-7", true), ("everything", false)])
+  func resumingAfterAnotherStartOfTheBridgeIsReportedMissed(after last: String, missed: Bool) async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let bridge = try await TamperedBridge(watch, heartbeat: 15) { _, chunk in chunk }
+    let device = try await BridgeDevice.connect(bridge.pairing, watchID: nil, timeout: 120)
+    let (heard, hear) = AsyncStream<Heard>.makeStream()
+    await device.listen(to: [.sosRequested], after: DeviceEventID(rawValue: last)) { report in
+      switch report {
+      case .event(let event): hear.yield(.sos(event.id?.rawValue ?? ""))
+      case .missed(let after, let before): hear.yield(.missed(after: after.rawValue, before: before.rawValue))
+      default: break
+      }
+    }
+    var iterator = heard.makeAsyncIterator()
+    try watch.simulateSOSPress()
+    let first = await iterator.next()
+    if missed {
+      guard case .missed(let after, let before)? = first else { Issue.record("not reported missed: \(String(describing: first))"); return }
+      #expect(after == last && before.hasSuffix("-1") && !before.hasPrefix("5eed-"), "\(after) \(before)")
+      guard case .sos(let id)? = await iterator.next() else { Issue.record("the press after it was not heard"); return }
+      #expect(id.hasSuffix("-1"))
+    } else {
+      guard case .sos(let id)? = first else { Issue.record("the press was not heard first: \(String(describing: first))"); return }
+      #expect(id.hasSuffix("-1"))
+    }
+    await device.close()
+  }
+
   /// Something on the path that lets the replay mark and the first heartbeat through, then
   /// drops every sealed message and passes only keep-alives: the stream brings no sealed
   /// message for three heartbeats, so it is taken for silenced and opened again, and the press
