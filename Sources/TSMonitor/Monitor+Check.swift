@@ -24,6 +24,12 @@ extension Monitor {
 
   /// What the loop remembers between checks.
   struct Tracking {
+    /// The `online` event of a connection not yet confirmed by a read of the watch: told by the
+    /// check whose read succeeds, before its own events. A bridge answers for a watch out of its
+    /// range, so opening it is no proof (said at every reconnect before, a watch out of range
+    /// went offline and online every second, the backoff reset each time, and its `offline`
+    /// alert never came: fresh-eyes finding).
+    var unconfirmedOnline: (listening: [Listener: String], offlineFor: TimeInterval?)?
     /// The drift reported last: its signature (digest of its changes), event id and the
     /// addresses it named (as shown).
     var reported: (signature: String, id: String, addresses: [JSONValue])?
@@ -101,6 +107,8 @@ extension Monitor {
       default: return .failed(mask(error.description))
       }
     }
+    // The watch answered: a connection waiting for that is `online` now, before what this check finds.
+    confirmOnline(watch, &tracking)
     // The manifest usable again: a drift reported while it was not (`reconcile: invalid`) is
     // reported anew with what healing does about it now.
     if tracking.manifestProblem != nil, let reported = tracking.reported { tracking.reported = ("", reported.id, reported.addresses) }

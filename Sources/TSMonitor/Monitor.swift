@@ -192,12 +192,12 @@ public final class Monitor: @unchecked Sendable {
           current = locked { generation += 1; return generation }
           let listening = await register(opened, generation: current, waitedSince: waitedSince)
           watch = opened
-          emitOnline(opened, listening: listening, offlineFor: offlineSince.map { now().timeIntervalSince($0) })
+          // `online` once a read of the watch succeeds (`Tracking.unconfirmedOnline`): the check
+          // posted now reads it first; until then the outage goes on (its time, its backoff).
+          tracking.unconfirmedOnline = (listening, offlineSince.map { now().timeIntervalSince($0) })
           // A monitor killed while it healed: its drift is reported now, and the next check
           // says how it ended (`resolved`, or a drift event that supersedes this one).
           replayInterruptedHeal(opened, &tracking)
-          offlineSince = nil
-          backoff.reset()
           mailbox.post(.recheck)
         } catch {
           if monitorLock == nil, Self.isSetupError(error), !settings.retriesFirstOpen {
@@ -220,10 +220,19 @@ public final class Monitor: @unchecked Sendable {
         continue
       }
       guard wakes.contains(.poll) || wakes.contains(.changed) || wakes.contains(.recheck) else { continue }
+      let confirming = tracking.unconfirmedOnline != nil
       if case .offline(let error) = await check(connected, &tracking) {
         await drop(connected)
         watch = nil
         goOffline(error.description, error: error)
+        continue
+      }
+      // A check that did not read the watch (its manifest cannot be used) says nothing of it:
+      // the connection is taken as it stands, as before.
+      confirmOnline(connected, &tracking)
+      if confirming {
+        offlineSince = nil
+        backoff.reset()
       }
     }
     ticker.cancel()
@@ -334,6 +343,13 @@ public final class Monitor: @unchecked Sendable {
   }
 
   // MARK: Reporting
+
+  /// Tells the `online` event of the connection waiting for a read of the watch, if any.
+  func confirmOnline(_ watch: Watch, _ tracking: inout Tracking) {
+    guard let online = tracking.unconfirmedOnline else { return }
+    tracking.unconfirmedOnline = nil
+    emitOnline(watch, listening: online.listening, offlineFor: online.offlineFor)
+  }
 
   private func emitOnline(_ watch: Watch, listening: [Listener: String], offlineFor: TimeInterval?) {
     let heard = Listener.allCases.filter { listening[$0] == "listening" }.map(\.reports)
