@@ -175,9 +175,11 @@ public struct FleetWatchReport: Sendable {
   /// run` for a watch of a staged rollout's earlier wave, its result as the rollout recorded it.
   public var timeNote: String? = nil
 
-  /// The table's Changes column: what reached the watch for an apply that failed part-way,
+  /// The table's Changes column: what reached the watch for an apply that failed part-way;
+  /// `not known` for one that may hold part of the change with nothing saying how much (`-`
+  /// says nothing was written: fresh-eyes finding, a watch holding 1 of 3 changes showed `-`);
   /// else the verdict's counts.
-  public var changesText: String { reached ?? verdict.changesText }
+  public var changesText: String { reached ?? (mayHoldPart || outcomeUnknown ? "not known" : verdict.changesText) }
 
   /// A row.
   public init(name: String, device: String, verdict: FleetVerdict, elapsed: Duration, details: [String: JSONValue] = [:],
