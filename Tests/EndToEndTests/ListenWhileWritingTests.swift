@@ -97,6 +97,7 @@ import TSTestSupport
     // Found by the verification or only after it: either way the watch does not hold what was
     // applied, and the exit status says so (fresh-eyes finding: "Apply complete!", exit 0).
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(!result.stdout.contains("Apply complete!"), "not complete beside exit 1: \(result.stdout)")
     let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
     #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
   }

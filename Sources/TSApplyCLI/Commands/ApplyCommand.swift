@@ -198,9 +198,13 @@ package struct ApplyRun {
     case .noChanges:
       context.stdout.write("\nApply complete! Resources: 0 added, 0 changed, 0 destroyed.\n")
     case .applied(let report):
-      context.stdout.write("\n\(command == "apply" ? "Apply" : "Restore") complete! Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed.\n")
+      let counts = "Resources: \(report.added) added, \(report.changed) changed, \(report.destroyed) destroyed."
       // Written and verified, then changed on the watch as the apply ended (announced, and
-      // read once more): the watch does not hold what was applied, and the exit status says so.
+      // read once more): the watch does not hold what was applied — not "complete!" beside an
+      // exit status of 1 (fresh-eyes finding) — and the exit status says so.
+      let verb = command == "apply" ? "Apply" : "Restore"
+      context.stdout.write(changedAfterWriting.isSet ? "\n\(verb) written and verified, then changed on the watch itself. \(counts)\n"
+                                                      : "\n\(verb) complete! \(counts)\n")
       if changedAfterWriting.isSet {
         throw CommandFailure("every change was written and verified, but the watch was changed on the watch itself as the \(command) ended "
           + "(the warning above says what): it does not hold what was \(command == "apply" ? "applied" : "restored") now. "
