@@ -416,7 +416,7 @@ public enum FleetStatus {
       row.staleDesired = state == "invalid" && status.answersStaleDocument
       // As the agent says, or, from one older than `sos_at_risk`, by the emergency list among what drifted.
       if driftKnown, status.drift > 0 {
-        row.sosAtRisk = status.sosAtRisk ?? (status.driftAddresses ?? []).contains(ResourceAddress.emergency.rawValue)
+        row.sosAtRisk = status.sosAtRisk ?? ResourceAddress.mayPutSOSAtRisk(status.driftAddresses ?? [])
       }
       return row
     }

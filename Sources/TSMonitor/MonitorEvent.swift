@@ -81,7 +81,7 @@ public struct MonitorEvent: Hashable, Sendable {
   public var putsSOSAtRisk: Bool {
     if case .bool(let atRisk)? = fields["sos_at_risk"] { return atRisk }
     guard case .array(let addresses)? = fields["addresses"] else { return false }
-    return addresses.contains(.string(ResourceAddress.emergency.rawValue))
+    return ResourceAddress.mayPutSOSAtRisk(addresses.compactMap { if case .string(let text) = $0 { text } else { nil } })
   }
 
   /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z` (`InternetTime`).

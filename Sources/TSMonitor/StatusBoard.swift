@@ -61,7 +61,7 @@ public struct AgentReport: Sendable, Equatable {
   /// does not, whether the emergency list drifted; `nil` when no drift is known.
   public var putsSOSAtRisk: Bool? {
     guard let drift, drift > 0, let driftAddresses else { return nil }
-    return sosAtRisk ?? driftAddresses.contains(ResourceAddress.emergency.rawValue)
+    return sosAtRisk ?? ResourceAddress.mayPutSOSAtRisk(driftAddresses)
   }
 
   /// A report.

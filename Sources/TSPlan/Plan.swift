@@ -176,6 +176,13 @@ extension Sequence<ResourceChange> {
   public var putSOSAtRisk: Bool { contains(where: \.putsSOSAtRisk) }
 }
 
+extension ResourceAddress {
+  /// Whether drift at `addresses` (`ResourceAddress` text) is taken to put SOS at risk when only
+  /// the addresses are known (an agent or a monitor older than `sos_at_risk`): the emergency
+  /// list among them.
+  public static func mayPutSOSAtRisk(_ addresses: [String]) -> Bool { addresses.contains(emergency.rawValue) }
+}
+
 /// A resource's whole value, as written to or read from the watch.
 public enum ResourceValue: Hashable, Codable, Sendable {
   /// One reminder (built-in or custom).
