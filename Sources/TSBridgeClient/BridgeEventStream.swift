@@ -320,6 +320,12 @@ final class BridgeEventStream: @unchecked Sendable {
         // history — said as missed, not passed over (fresh-eyes finding: a press made while the
         // bridge was down was lost without a word, after "forwarded late, once they are").
         if let last, Self.isOtherStart(last, id) { dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: Self.after(id))) }
+        // Where this stream stands now, for a listener that keeps it: listening after it later
+        // misses nothing of this start, and a later start of the bridge is told missed — also
+        // for a listener that asked for everything (a monitor that has heard no event yet lost
+        // a press made while the bridge was down, without a word: fresh-eyes finding), and
+        // never the same gap twice (a monitor restarted after one was told it again).
+        dispatchToListeners(.resumePoint(DeviceEventID(rawValue: id)))
         continue
       }
       if let id, event?.type != .resumePoint {

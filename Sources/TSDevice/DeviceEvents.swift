@@ -58,8 +58,10 @@ public struct DeviceEvent: Hashable, Sendable {
 public enum ListenerReport: Hashable, Sendable {
   /// Where this listener starts: the newest event the device held when it registered without a
   /// resume point. A caller that keeps it and later listens `after:` it misses nothing that
-  /// happened since, even if it is killed before it heard a single event. Sent at most once,
-  /// before any event, and only by devices that can resume.
+  /// happened since, even if it is killed before it heard a single event. Sent only by devices
+  /// that can resume: once, before any event, by a listener registered without a resume point;
+  /// through a bridge also each time its stream is opened (again) with one — where the bridge's
+  /// replay starts, after a `missed` when that is in another start of the bridge.
   case resumePoint(DeviceEventID)
   /// A watch-side event, in the order the watch reported them.
   case event(DeviceEvent)
