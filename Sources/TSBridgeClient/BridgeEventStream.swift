@@ -319,7 +319,9 @@ final class BridgeEventStream: @unchecked Sendable {
         // killed): what happened on the watch while none ran is in no log, and the SDK keeps no
         // history — said as missed, not passed over (fresh-eyes finding: a press made while the
         // bridge was down was lost without a word, after "forwarded late, once they are").
-        if let last, Self.isOtherStart(last, id) { dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: Self.after(id))) }
+        if let last, DeviceEventID(rawValue: last).isOfAnotherStart(than: DeviceEventID(rawValue: id)) {
+          dispatchMissed(after: DeviceEventID(rawValue: last), before: DeviceEventID(rawValue: Self.after(id)))
+        }
         // Where this stream stands now, for a listener that keeps it: listening after it later
         // misses nothing of this start, and a later start of the bridge is told missed — also
         // for a listener that asked for everything (a monitor that has heard no event yet lost
@@ -378,13 +380,6 @@ final class BridgeEventStream: @unchecked Sendable {
       defer { reconnectedForGap = last }
       return reconnectedForGap == last
     }
-  }
-
-  /// Whether `last` and `id` are both `BOOT-SEQUENCE` ids, of two starts of the bridge.
-  static func isOtherStart(_ last: String, _ id: String) -> Bool {
-    let before = last.split(separator: "-", maxSplits: 1), after = id.split(separator: "-", maxSplits: 1)
-    guard before.count == 2, after.count == 2, Int(before[1]) != nil, Int(after[1]) != nil else { return false }
-    return before[0] != after[0]
   }
 
   /// Whether event `id` is `last` or comes before it in the same start of the bridge.

@@ -18,6 +18,26 @@ public struct DeviceEventID: RawRepresentable, Hashable, Codable, Sendable, Cust
   /// from no start of it, docs/bridge-protocol.md). What a monitor asks of a watch it waited for
   /// and never listened to before.
   public static let everything = DeviceEventID("everything")
+
+  /// Whether this id and `other` are ids of two starts of a bridge (`BOOT-SEQUENCE` with
+  /// different BOOTs, docs/bridge-protocol.md "Events"): the bridge was restarted between them.
+  public func isOfAnotherStart(than other: DeviceEventID) -> Bool {
+    let mine = rawValue.split(separator: "-", maxSplits: 1), theirs = other.rawValue.split(separator: "-", maxSplits: 1)
+    guard mine.count == 2, theirs.count == 2, Int(mine[1]) != nil, Int(theirs[1]) != nil else { return false }
+    return mine[0] != theirs[0]
+  }
+}
+
+extension ListenerReport {
+  /// Why the events between `after` and `before` of a `missed` report cannot be had again, in
+  /// words: the bridge was restarted between them (what happened on the watch while none ran is
+  /// kept nowhere: the SDK keeps no history), or it no longer holds them, or something on the
+  /// network dropped them each time. `restarted` tells the first, whose advice is not the network.
+  public static func missedCause(after: DeviceEventID, before: DeviceEventID) -> (text: String, restarted: Bool) {
+    after.isOfAnotherStart(than: before)
+      ? ("the bridge in front of the watch was restarted — its app or the phone restarted — and what happened on the watch while it was down is kept nowhere", true)
+      : ("the bridge no longer holds them, or something on the network dropped them each time", false)
+  }
 }
 
 /// A watch-side event as a listener hears it (`Device.listen(to:after:_:)`).

@@ -533,7 +533,7 @@ actor AgentWatch {
       outlet.log("\(id): the watch's events are heard again")
     case .missed(let after, let before):
       outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
-                 + "(the bridge no longer holds them, or something on the network dropped them): an SOS pressed then was not published")
+                 + "(\(ListenerReport.missedCause(after: after, before: before).text)): an SOS pressed then was not published")
     case .failed(let kind, let error):
       guard error.code != .notSupport, generation == listening else { return }
       outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")

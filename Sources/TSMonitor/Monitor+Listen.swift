@@ -115,9 +115,10 @@ extension Monitor {
         self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
                   fields: ["events": .string("resumed")])
       case .missed(let after, let before):
+        let cause = ListenerReport.missedCause(after: after, before: before)
         self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
-                    + "and cannot be had again (the bridge no longer holds them, or something on the network dropped them each time): "
-                    + "an SOS pressed then was not forwarded; ask the wearer, and check the network between this monitor and the phone",
+                    + "and cannot be had again (\(cause.text)): an SOS pressed then was not forwarded; ask the wearer"
+                    + (cause.restarted ? "" : ", and check the network between this monitor and the phone"),
                   fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
       }
     }

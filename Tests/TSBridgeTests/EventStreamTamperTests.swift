@@ -157,6 +157,16 @@ import TSModel
     await device.close()
   }
 
+  /// Two ids of different starts of a bridge mean it was restarted between them: a `missed`
+  /// report across them says so, and its advice is not the network (fe50: "check the network"
+  /// after the phone's app was restarted).
+  @Test(arguments: [("a1-1", "b2-0", true), ("a1-1", "a1-3", false), ("everything", "b2-0", false), ("17", "b2-0", false)])
+  func aMissedGapAcrossTwoStartsIsARestart(after: String, before: String, restarted: Bool) {
+    #expect(DeviceEventID(after).isOfAnotherStart(than: DeviceEventID(before)) == restarted)
+    let cause = ListenerReport.missedCause(after: DeviceEventID(after), before: DeviceEventID(before))
+    #expect(cause.restarted == restarted && cause.text.contains("was restarted") == restarted, "\(cause)")
+  }
+
   /// Something on the path that lets the replay mark and the first heartbeat through, then
   /// drops every sealed message and passes only keep-alives: the stream brings no sealed
   /// message for three heartbeats, so it is taken for silenced and opened again, and the press
