@@ -293,8 +293,7 @@ public enum FleetStatus {
       }
       // Its agent online and no longer naming it, and no other online agent naming it: served
       // by no one, whatever its last status said.
-      if agent?.online == true, let note = unservedNote(id, status: status, announced: view.agents[status.agent]?.watches,
-                                                        servers: view.agents.values.filter { $0.online && $0.watches.contains(id) }.map(\.agent)) {
+      if agent?.online == true, let note = view.unservedNote(id) {
         return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
                               lastSeen: status.lastSeen, agent: agent, note: note)
       }
