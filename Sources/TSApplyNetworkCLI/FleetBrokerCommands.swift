@@ -142,8 +142,11 @@ extension FleetSession {
     return try finish(report, changed: changed, printed: true)
   }
 
-  /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone.
-  private static func verdict(_ row: FleetStatusRow) -> FleetVerdict {
+  /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone; one
+  /// served by no agent fails, saying so (`FleetStatusRow.servedByNoOne`), and is not planned
+  /// against what its agent last read (fresh-eyes finding: "No changes" for a watch nothing
+  /// checks, applies to or hears).
+  static func verdict(_ row: FleetStatusRow) -> FleetVerdict {
     // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
     // The broker lost the desired document: publishing it again is the change.
     let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
@@ -153,7 +156,8 @@ extension FleetSession {
     // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
     // changes not all made), as its agent last checked: publishing again converges it.
     let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
-    return row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
+    return row.servedByNoOne ? .failed(row.note ?? "no agent serves the watch")
+      : row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
       // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
       : row.state == "unreachable" ? .failed(row.note ?? "its agent cannot read the watch")
       : row.state == "applying" ? .pending(row.note ?? "published; its agent is applying it")

@@ -259,6 +259,10 @@ public final class BridgeService: Sendable {
           note = "refused: too many streams"
           return sealed(503, error(503, "the bridge has \(BridgeProtocol.maxEventStreams) event streams open, its most; close one or try again later"), to: nonce)
         }
+        if case .delay(let milliseconds)? = faults.faults[.events] {
+          note += " (fault: delayed \(milliseconds)ms)"
+          try? await Task.sleep(for: .milliseconds(milliseconds))
+        }
         return events(watch, after: lastEventID, nonce: nonce)
       case ("POST", "lease"): return lease(watch, plaintext, nonce: nonce, note: &note)
       case ("DELETE", "lease"):
@@ -440,7 +444,8 @@ public final class BridgeService: Sendable {
 /// `drop-response@WHEN` (the call reaches the watch, then the connection is closed without an
 /// answer) and `delay@WHEN:MS` (the call is answered MS milliseconds late). WHEN is a call
 /// number N (the N-th call, 1-based, over every watch since the bridge started) or a method
-/// name (its first call). Only calls that passed every check count.
+/// name (its first call). Only calls that passed every check count. `delay@events:MS` answers
+/// every event stream MS milliseconds late, listening only from then on (a slow link).
 public struct BridgeFaults: Hashable, Sendable {
   /// A fault.
   public enum Fault: Hashable, Sendable {
@@ -462,6 +467,8 @@ public struct BridgeFaults: Hashable, Sendable {
     case call(Int)
     /// The first call of this method.
     case method(BridgeMethod)
+    /// Every event stream opened (`delay@events:MS`: a slow link to the bridge; no other fault).
+    case events
   }
 
   /// Faults by trigger.
@@ -481,7 +488,10 @@ public struct BridgeFaults: Hashable, Sendable {
       guard halves.count == 2 else { return nil }
       let target = halves[1].split(separator: ":", maxSplits: 1).map(String.init)
       let trigger: Trigger
-      if let call = Int(target[0]) {
+      if target[0] == "events" {
+        guard halves[0] == "delay" else { return nil }
+        trigger = .events
+      } else if let call = Int(target[0]) {
         guard (1...1_000_000).contains(call) else { return nil }
         trigger = .call(call)
       } else if let method = BridgeMethod(rawValue: target[0]) {

@@ -57,6 +57,11 @@ final class BridgeEventStream: @unchecked Sendable {
   private var transfer: HTTPClientTransfer?
   private var stopped = false
   private let wake = NSCondition()
+  /// Whether the stream's first connection came to something — its first sealed message opened
+  /// (where it stands: `resumePoint` or `replayFrom`), or it was refused or failed — and who
+  /// waits for that (`opened(within:)`).
+  private var settled = false
+  private var waitingToSettle: [CheckedContinuation<Void, Never>] = []
 
   /// A stream of the events at `path`, resuming after the event id `after` (`nil`: new events
   /// only, after a `resumePoint`).
@@ -89,9 +94,38 @@ final class BridgeEventStream: @unchecked Sendable {
     wake.lock()
     wake.broadcast()
     wake.unlock()
+    settle()
   }
 
   private var isStopped: Bool { lock.withLock { stopped } }
+
+  /// Returns once the stream hears the watch — its first sealed message opened, so every event
+  /// from then on reaches the listeners — or its first connection was refused or failed (the
+  /// listeners are told as usual), or after `seconds` at most. An apply writes only after it,
+  /// so that a change made on the watch during its first write is heard on a slow link too
+  /// (fresh-eyes finding: the stream connected after the write, and the change written over
+  /// went unsaid).
+  func opened(within seconds: Double) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let waits = lock.withLock { () -> Bool in
+        guard !settled else { return false }
+        waitingToSettle.append(continuation)
+        return true
+      }
+      guard waits else { return continuation.resume() }
+      DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.settle() }
+    }
+  }
+
+  /// The first connection came to something (or the wait for it ended): wakes those waiting.
+  private func settle() {
+    let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+      settled = true
+      defer { waitingToSettle = [] }
+      return waitingToSettle
+    }
+    waiting.forEach { $0.resume() }
+  }
 
   /// How long a stream must stay open to count as holding; and how long it may keep failing
   /// (refused, cut, silent) before its listeners are told events are not being heard
@@ -112,6 +146,7 @@ final class BridgeEventStream: @unchecked Sendable {
     while !isStopped {
       let opened = Date()
       let (flowed, lastHeard) = readOnce()
+      settle()
       if flowed { backoff.reset() }
       // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
       // since the last sealed message it brought, if any (fresh-eyes finding: a stream that
@@ -206,6 +241,7 @@ final class BridgeEventStream: @unchecked Sendable {
         buffer += bytes
         let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started)
         if let heard = reading.heard {
+          settle()
           sealedAt = heard.at
           lastHeard = heard.at
           if sealedSilence != nil {

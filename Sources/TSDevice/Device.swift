@@ -91,7 +91,9 @@ public protocol Device: AnyObject, Sendable {
   /// then each new one; without it, only new events, after a `resumePoint` naming where they
   /// start. Where the device keeps no history (the default, built on the three listeners above)
   /// events have no id and nothing is replayed. Each event reaches a handler once per
-  /// registration; a caller resuming after an event it handled does not hear it again.
+  /// registration; a caller resuming after an event it handled does not hear it again. Returns
+  /// once the listener hears the watch (a change made after it returns is announced), or once
+  /// that failed (reported to the handler) or took too long (a bridge: its timeout, at most 5 s).
   func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
               _ handler: @escaping @Sendable (ListenerReport) -> Void) async
 }

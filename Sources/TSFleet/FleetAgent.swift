@@ -409,9 +409,10 @@ actor AgentWatch {
   /// Whether the status holds drift an apply kept (`finish(keptDrift:)`) that no drift event
   /// has told yet this start.
   private var keptDriftUntold = false
-  /// The words of the drift last published (`checkDrift`), `nil` before any this start or when
-  /// none is left: a drift event is published when they change.
-  private var lastDriftMessage: String?
+  /// The digest of the words of the drift last published (`checkDrift`, `WatchStatus.driftDigest`),
+  /// kept across a restart in the agent's own copy of the status; `nil` when none is left, or
+  /// none was told: a drift event is published when they change.
+  private var lastDriftDigest: String?
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
   /// `DeviceState.fingerprint` of the state last published on the state topic (`report`);
@@ -444,6 +445,8 @@ actor AgentWatch {
        let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
       var seed = kept
       seed.agent = outlet.configuration.agentID
+      lastDriftDigest = kept.driftDigest
+      seed.driftDigest = nil
       status = seed
       handledContent = kept.contentRevision
       if let planned = kept.planned, kept.result == .retrying || kept.result == .failed { earlier = (kept.reached, planned) }
@@ -908,9 +911,10 @@ actor AgentWatch {
       // changed)`) for short names dropped and then a number changed are a new drift event.
       let atRisk = report.drift.putSOSAtRisk
       let said = message + (atRisk ? " (SOS at risk)" : "")
-      let changed = lastDriftMessage.map { drifted.isEmpty || $0 != said } ?? (drifted.count != next.drift || keptDriftUntold)
+      let digest = String(SHA256Digest.hex(of: Array(said.utf8)).prefix(16))
+      let changed = lastDriftDigest.map { drifted.isEmpty || $0 != digest } ?? (drifted.count != next.drift || keptDriftUntold)
       keptDriftUntold = false
-      lastDriftMessage = drifted.isEmpty ? nil : said
+      lastDriftDigest = drifted.isEmpty ? nil : digest
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
       next.sosAtRisk = drifted.isEmpty ? nil : atRisk
@@ -956,7 +960,9 @@ actor AgentWatch {
     guard let status else { return }
     statusOwed = false
     do {
-      try SecureFile.write(status.encoded(), to: watch.home.agentStatusPath)
+      var own = status
+      own.driftDigest = lastDriftDigest
+      try SecureFile.write(own.encoded(), to: watch.home.agentStatusPath)
       statusRecordFailed = false
     } catch {
       if !statusRecordFailed { outlet.log("\(id): cannot keep the status for the next start: \(error)") }

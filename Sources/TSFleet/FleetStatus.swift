@@ -69,6 +69,10 @@ public struct FleetStatusRow: Sendable {
   /// handled (`WatchStatus.staleDesired`: the broker went back to an older save), not because
   /// of the watch or its manifests.
   public var staleDesired = false
+  /// Over MQTT, whether no online agent serves the watch although its last status came from an
+  /// online one (`FleetStatus.unservedNote`, in `note`): nothing checks it or applies to it, so
+  /// its last status says nothing of it now, and publishing changes nothing on it.
+  public var servedByNoOne = false
 
   /// Whether what the watch holds now is not known, over MQTT: its agent is offline (`offline`),
   /// no agent has announced it (`no status`), or it is pending with its agent offline and may
@@ -294,8 +298,10 @@ public enum FleetStatus {
       // Its agent online and no longer naming it, and no other online agent naming it: served
       // by no one, whatever its last status said.
       if agent?.online == true, let note = view.unservedNote(id) {
-        return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                              lastSeen: status.lastSeen, agent: agent, note: note)
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                                 lastSeen: status.lastSeen, agent: agent, note: note)
+        row.servedByNoOne = true
+        return row
       }
       // Retrying with its agent offline: no agent is trying, and what the status said of the
       // next try is not so while it is away. Published and not applied, as above; what is on

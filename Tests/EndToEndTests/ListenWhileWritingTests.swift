@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSBridge
 @testable import TSDevice
 import TSModel
 import TSTestSupport
@@ -212,6 +213,39 @@ import TSTestSupport
   }
 
   /// Backup files anywhere under `dir` (a watch's `backups/` folder).
+  /// Through a bridge (`bridge:`), whose event stream is the apply's listener: a contact the
+  /// wearer adds during the contacts step — the apply's first calls to the watch after it began
+  /// listening — is heard also when the stream is slow to open (`delay@events`: a slow link):
+  /// the apply writes only once its stream is open (fresh-eyes finding: a change made before
+  /// the stream connected was written over without a word).
+  @Test(arguments: [(1500, 0), (400, 1500)])
+  func aContactAddedDuringTheFirstWriteThroughABridgeIsReportedAndKept(latency: Int, streamDelay: Int) async throws {
+    let bridge = try await BridgeFixture.make(["default"], serveEnvironment: [
+      "TSAPPLY_SIM_LATENCY": "\(latency),0", BridgeFaults.variable: "delay@events:\(streamDelay)"])
+    defer { bridge.stop() }
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+      .write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let state = bridge.directory.appendingPathComponent("state")
+    let environment = bridge.environment.merging(["TSAPPLY_STATE_DIR": state.path]) { $1 }
+    let (directory, watchPath) = (bridge.directory, bridge.directory.path + "/w0.json")
+    let result = try await offThePool {
+      let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve", "--device", "bridge:home"], in: directory,
+                                                   environment: environment)
+      // The contacts step reads the list (the check before writing), then writes it: the
+      // wearer's contact comes at once as the step begins, during that read.
+      _ = run.read(until: "contacts: Modifying...")
+      Thread.sleep(forTimeInterval: 0.1)
+      try SimulatedDevice(path: watchPath).simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199", shortName: "Z"))
+      return run.wait(limit: 60)
+    }
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(try SimulatedDevice(path: watchPath).snapshot().contacts.map(\.name) == ["Ann Lee"], "the write landed after the wearer's change")
+    #expect(result.stderr.contains("Warning: while this apply was writing, the watch's contacts were changed on the watch itself"),
+            "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("Zed Roe (+15550199)"), "\(result.stderr)")
+    #expect(Self.backups(in: state).count == 2, "the backup before the apply and the one holding the announced list: \(Self.backups(in: state))")
+  }
+
   static func backups(in dir: URL) -> [String] {
     let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
     return files.filter { $0.contains("backups/") && $0.hasSuffix(".json") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSFleet
 @testable import TSApplyNetworkCLI
 import TSApplyCLI
 import TSTestSupport
@@ -463,6 +464,17 @@ extension FleetCommandTests {
   func aRefusalSeenByAnotherCommandNamesTheApply(operation: String) {
     let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: true, operation: operation).message
     #expect(words.contains("add --allow-destroy to 'tsapply apply --fleet --auto-approve' to apply it;"), "\(words)")
+  }
+
+  /// `plan --fleet` over MQTT of a watch served by no agent (its agent online and no longer
+  /// announcing it): failed, saying why — not "No changes" planned against what its agent read
+  /// before it dropped it, nor "to publish", which would change nothing on it.
+  @Test func aWatchServedByNoOneFailsItsPlan() {
+    var row = FleetStatusRow(name: "room-1", device: "sim:room-1.json", state: "no status", lastApplied: "2026-12-06T08:00:00Z",
+                             agent: (id: "station", online: true), note: "agent station no longer serves the watch room-1 …")
+    #expect(FleetSession.verdict(row).word == "to publish", "the row alone, as for a watch no agent ever announced")
+    row.servedByNoOne = true
+    #expect(FleetSession.verdict(row) == .failed("agent station no longer serves the watch room-1 …"), "\(FleetSession.verdict(row))")
   }
 
   /// Watches whose broker document went back to an older save are not said to have failed

@@ -119,6 +119,7 @@ import TSTestSupport
     #expect(rows.map(\.state) == ["no status", "in sync"], "\(rows)")
     #expect(rows.first?.note?.contains("agent station no longer serves the watch room-1") == true, "\(rows.first?.note ?? "")")
     #expect(rows.first?.drift == nil && rows.first?.pending == nil)
+    #expect(rows.map(\.servedByNoOne) == [true, false], "\(rows)")
     // A revision published for it is applied by no one: not "pending … it applies revision …
     // when it can" (exit 0), but not applied, saying why (fresh-eyes finding).
     try site.manifest("room-1", contacts: ["A", "B"])
@@ -556,6 +557,57 @@ import TSTestSupport
     #expect(try await site.contacts("room-1") == ["A", "B", "C"])
     await listener.close()
     await again.stop()
+  }
+
+  /// A further change made while the agent was down again — the wearer's added contact gone
+  /// and one of the manifest's removed: the same count, the same address, other words — is a
+  /// new drift event after the restart (the words' digest kept in the agent's own copy of the
+  /// status, never published); a restart with nothing changed tells the same drift no second
+  /// time (fresh-eyes finding: no event, so the monitor kept "1 added" for a watch missing one).
+  @Test func aRestartedAgentTellsAFurtherChangeAtTheSameCountOnce() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    let watch = try site.scheme.device("room-1")
+    try watch.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    let (events, listener) = try await site.events()
+    func restarted() async throws -> FleetAgent {
+      let agent = try await site.agent("station", ["room-1"])
+      for _ in 0..<1500 where (await agent.status(of: "room-1"))?.lastSeen == nil { try await Task.sleep(for: .milliseconds(20)) }
+      return agent
+    }
+    var agent = try await restarted()
+    let told = await events.wait(for: 1, within: 10).map(\.message)
+    #expect(told.last?.hasSuffix("contacts (1 added)") == true, "\(told)")
+    await agent.stop()
+    // Nothing changed meanwhile: no second event for the same drift.
+    agent = try await restarted()
+    try await Task.sleep(for: .seconds(1))
+    await agent.stop()
+    #expect(events.items.count == 1, "the same drift told again after a restart: \(events.items.map(\.message))")
+    // Changed otherwise while the agent was down: told, by its new words.
+    #expect(try watch.simulateContactRemove(name: "Zed") == 1)
+    #expect(try watch.simulateContactRemove(name: "A") == 1)
+    agent = try await restarted()
+    let seen = await events.wait(for: 2, within: 10)
+    #expect(seen.map(\.kind) == [.drift, .drift], "\(seen.map(\.message))")
+    #expect(seen.last?.message.hasSuffix("contacts (1 removed)") == true, "\(seen.map(\.message))")
+    // The words stay on the agent's side: the published status holds no digest of them.
+    let statuses = Inbox<String>()
+    let probe = try MQTTClient(address: site.broker.address,
+                               configuration: .init(clientID: "probe-status", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .status)]),
+                               onMessage: { statuses.add(String(decoding: $0.payload, as: UTF8.self)) })
+    probe.connect()
+    let published = try #require(await statuses.wait(for: 1, within: 10).first)
+    await probe.close()
+    #expect(published.contains("\"drift_addresses\""), "\(published)")
+    #expect(!published.contains("drift_digest"), "\(published)")
+    let own = try String(contentsOfFile: try await site.engine.open("memory:room-1").home.agentStatusPath, encoding: .utf8)
+    #expect(own.contains("drift_digest"), "\(own)")
+    await listener.close()
+    await agent.stop()
   }
 
   /// A write whose answer is lost (it landed), retried: the retry finds the watch matching, and
