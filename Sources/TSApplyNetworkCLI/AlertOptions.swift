@@ -55,6 +55,27 @@ struct AlertOptions {
                   emit: emit, notice: { stderr.write($0 + "\n") })
   }
 
+  /// The note a monitor prints at its start when SOS presses go to notifiers (`sosNotifiers`)
+  /// but none would be told that presses of a watch behind a bridge (`bridged`) may not be
+  /// heard — `events_missed` (the bridge restarted: what was pressed meanwhile is in no log) and
+  /// `events_down` (its event stream keeps breaking) are alerts, which `--on-sos` does not get
+  /// (docs/monitor.md "Alerts"); `nil` when they reach someone, or nothing is notified at all.
+  /// Fresh-eyes finding: an `--on-sos` alone, as the README's example, was told nothing when the
+  /// bridge restarted.
+  func unheardPressesNote(sosNotifiers: Int, alertNotifiers: Int, bridged: Bool) -> String? {
+    Self.unheardPressesNote(filter: filter, sosNotifiers: sosNotifiers, alertNotifiers: alertNotifiers, bridged: bridged)
+  }
+
+  /// As above, for the alerts of `filter` (`--events`).
+  static func unheardPressesNote(filter: Set<Alerts.Kind>, sosNotifiers: Int, alertNotifiers: Int, bridged: Bool) -> String? {
+    guard bridged, sosNotifiers > 0 else { return nil }
+    let missing = [Alerts.Kind.eventsMissed, .eventsDown].filter { alertNotifiers == 0 || !filter.contains($0) }
+    guard !missing.isEmpty else { return nil }
+    return "Note: the SOS notifiers get presses only: nobody is told when presses may not be heard through the bridge — "
+      + "it restarted, or its event stream keeps breaking (\(missing.map(\.rawValue).joined(separator: ", "))). "
+      + "Add '--on-event COMMAND --events sos,critical' (or a --webhook with --events sos,critical) to be told."
+  }
+
   /// `--test-alert`: one test alert to each of `notifiers`; a line per notifier.
   static func runTest(_ notifiers: [any Notifier], context: CommandContext) async throws -> ExitStatus {
     guard !notifiers.isEmpty else { throw UsageError("--test-alert needs a notifier: --webhook, --on-event or --on-sos") }

@@ -1,5 +1,6 @@
 import TSApplyCLI
 import Foundation
+import TSBridgeClient
 import TSEngine
 import TSFleet
 import TSMonitor
@@ -38,6 +39,11 @@ extension MonitorCommand {
                          manifests: manifests, revisions: revisions, on: $0)
     }
     defer { rolloutWatch?.cancel() }
+    if session.broker == nil, let note = alerting.unheardPressesNote(
+      sosNotifiers: notifiers.count, alertNotifiers: alertNotifiers.count,
+      bridged: session.loaded.members.contains { $0.device.hasPrefix(BridgeScheme.prefix) }) {
+      stderr.write(note + "\n")
+    }
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
                                  context: context, emit: output.write)
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }

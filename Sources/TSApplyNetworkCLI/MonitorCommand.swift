@@ -1,5 +1,6 @@
 import TSApplyCLI
 import Foundation
+import TSBridgeClient
 import TSEngine
 import TSModel
 import TSMonitor
@@ -148,6 +149,10 @@ struct MonitorCommand: Command {
     let board = page.host == nil ? nil
       : StatusBoard(members: [.init(name: name, device: name)], offlineThreshold: page.offlineAfter, showSensitive: showSensitive,
                     storePath: storePath)
+    if let note = alerting.unheardPressesNote(sosNotifiers: notifiers.count, alertNotifiers: alertNotifiers.count,
+                                              bridged: name.hasPrefix(BridgeScheme.prefix)) {
+      context.stderr.write(note + "\n")
+    }
     let alerts = alerting.alerts(directory: MonitorState.kept(at: engine.stateRoot + "/alerts/" + folder,
                                                               formerly: engine.stateRoot + "/alerts/" + WatchHome.folderName(written)),
                                  notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context, emit: output.write)

@@ -10,6 +10,8 @@ import TSModel
 public struct BridgeScheme: DeviceScheme {
   /// `bridge`.
   public let name = "bridge"
+  /// `bridge:`, the start of every spec and identity of this scheme.
+  public static let prefix = "bridge:"
   /// For help and errors.
   public let form = "bridge:NAME[/WATCH-ID], a watch behind a paired bridge (tsapply bridge pair)"
   /// An example.
