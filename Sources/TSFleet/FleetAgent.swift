@@ -409,10 +409,10 @@ actor AgentWatch {
   /// Whether the status holds drift an apply kept (`finish(keptDrift:)`) that no drift event
   /// has told yet this start.
   private var keptDriftUntold = false
-  /// The digest of the words of the drift last published (`checkDrift`, `WatchStatus.driftDigest`),
-  /// kept across a restart in the agent's own copy of the status; `nil` when none is left, or
-  /// none was told: a drift event is published when they change.
-  private var lastDriftDigest: String?
+  /// The words of the drift last told (`checkDrift`: its summary and whether it puts SOS at
+  /// risk), after a restart as the kept status says them (`WatchStatus.driftSummary`); `nil`
+  /// when none is left or none is known: a drift event is published when they change.
+  private var lastDriftTold: (summary: String, atRisk: Bool)?
   /// Whether writing `agent-status.json` failed last time (said once, not at every status).
   private var statusRecordFailed = false
   /// `DeviceState.fingerprint` of the state last published on the state topic (`report`);
@@ -445,8 +445,7 @@ actor AgentWatch {
        let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
       var seed = kept
       seed.agent = outlet.configuration.agentID
-      lastDriftDigest = kept.driftDigest
-      seed.driftDigest = nil
+      if kept.drift > 0, let summary = kept.driftSummary { lastDriftTold = (summary, kept.sosAtRisk ?? false) }
       status = seed
       handledContent = kept.contentRevision
       if let planned = kept.planned, kept.result == .retrying || kept.result == .failed { earlier = (kept.reached, planned) }
@@ -862,6 +861,7 @@ actor AgentWatch {
       next.drift = keptDrift.count
       next.driftAddresses = keptDrift.isEmpty ? nil : keptDrift.map { masked($0.address.rawValue) }
       next.sosAtRisk = keptDrift.isEmpty ? nil : keptDrift.putSOSAtRisk
+      next.driftSummary = keptDrift.isEmpty ? nil : masked(Reconcile.driftSummary(keptDrift))
       next.pending = 0
     }
     status = next
@@ -904,20 +904,22 @@ actor AgentWatch {
       let message = masked("\(drifted.count) resource\(drifted.count == 1 ? "" : "s") changed on the watch since the last apply: "
                            + Reconcile.driftSummary(report.drift))
       // A drift that changed, also at the same count (a contact removed, then put back
-      // otherwise: fresh-eyes finding, the page kept "1 removed"); after a start, the count
-      // kept in the status stands for what was said before it.
+      // otherwise: fresh-eyes finding, the page kept "1 removed"); after a start, the words
+      // kept in the status stand for what was said before it (from an earlier agent, which
+      // kept none, the count).
       // A drift an apply kept is in the status already, not yet told in an event or the log.
       // Whether it puts SOS at risk is part of what is said: the same words (`emergency (1
       // changed)`) for short names dropped and then a number changed are a new drift event.
       let atRisk = report.drift.putSOSAtRisk
-      let said = message + (atRisk ? " (SOS at risk)" : "")
-      let digest = String(SHA256Digest.hex(of: Array(said.utf8)).prefix(16))
-      let changed = lastDriftDigest.map { drifted.isEmpty || $0 != digest } ?? (drifted.count != next.drift || keptDriftUntold)
+      let summary = masked(Reconcile.driftSummary(report.drift))
+      let changed = lastDriftTold.map { drifted.isEmpty || $0.summary != summary || $0.atRisk != atRisk }
+        ?? (drifted.count != next.drift || keptDriftUntold)
       keptDriftUntold = false
-      lastDriftDigest = drifted.isEmpty ? nil : digest
+      lastDriftTold = drifted.isEmpty ? nil : (summary, atRisk)
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
       next.sosAtRisk = drifted.isEmpty ? nil : atRisk
+      next.driftSummary = drifted.isEmpty ? nil : summary
       next.pending = report.unapplied.count
       next.lastSeen = timestamp(now())
       next.unreachable = nil
@@ -960,9 +962,7 @@ actor AgentWatch {
     guard let status else { return }
     statusOwed = false
     do {
-      var own = status
-      own.driftDigest = lastDriftDigest
-      try SecureFile.write(own.encoded(), to: watch.home.agentStatusPath)
+      try SecureFile.write(status.encoded(), to: watch.home.agentStatusPath)
       statusRecordFailed = false
     } catch {
       if !statusRecordFailed { outlet.log("\(id): cannot keep the status for the next start: \(error)") }

@@ -281,12 +281,14 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// watch keeps the newer one; published again, it is answered as ever. `nil` otherwise (and
   /// from older agents).
   public var staleDesired: Bool?
-  /// In the agent's own copy of the status only (`agent-status.json`, never published: the
-  /// words hold contacts): SHA-256 (16 hex digits) of the words of the drift its last drift
-  /// event told, so an agent restarted tells a drift anew when the watch changed further while
-  /// it was down — also at the same count and addresses (fresh-eyes finding: no event, and the
-  /// monitor kept the earlier words). `nil` without drift told, and on the broker.
-  public var driftDigest: String?
+  /// The words of that drift, as the agent's drift event said them (`Reconcile.driftSummary`:
+  /// `contacts (1 added), emergency (SOS switched off)` — counts, switches and keys, never a
+  /// contact's name or number; masked under the agent's `--redact`), so a reader that missed the
+  /// event (a monitor restarted) says what changed, and an agent restarted tells a drift anew
+  /// when the words changed while it was down — also at the same count and addresses
+  /// (fresh-eyes findings: the page said "1 change"; no event for a further change). `nil`
+  /// without drift, or from an earlier agent.
+  public var driftSummary: String?
 
   /// Whether this status answers the broker's document `invalid` as older than what the agent
   /// handled (`staleDesired`).
@@ -297,7 +299,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
          unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown,
-         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk", driftDigest = "drift_digest"
+         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk", driftSummary = "drift_summary"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).

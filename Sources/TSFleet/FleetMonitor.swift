@@ -130,6 +130,7 @@ public enum FleetMonitor {
     var report = AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                              appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
     report.sosAtRisk = driftKnown ? status.sosAtRisk : nil
+    report.driftSummary = driftKnown && status.drift > 0 ? status.driftSummary : nil
     report.staleDesired = state == "invalid" && status.answersStaleDocument
     return report
   }

@@ -56,6 +56,9 @@ public struct AgentReport: Sendable, Equatable {
   /// With `invalid`: the broker's desired document is older than what the agent handled
   /// (`WatchStatus.staleDesired`), not a manifest that cannot be used.
   public var staleDesired = false
+  /// The words of that drift (`WatchStatus.driftSummary`: `contacts (1 added)`); `nil` when
+  /// not known — the page then says them from the drift event, or counts them.
+  public var driftSummary: String?
 
   /// Whether the drift it reports puts SOS at risk: as the agent says, or, from an agent that
   /// does not, whether the emergency list drifted; `nil` when no drift is known.
@@ -468,6 +471,7 @@ public final class StatusBoard: @unchecked Sendable {
       if before?.appliedRevision != report.appliedRevision, report.appliedRevision != nil, before != nil { applies["applied", default: 0] += 1 }
       var report = report
       report.note = report.note.map(shown)
+      report.driftSummary = report.driftSummary.map(shown)
       watches[position].agent = report
       // The agent's status is newer than its error event: it says whether the apply still fails.
       if watches[position].healProblem?.agent == true { watches[position].healProblem = nil }
@@ -708,7 +712,8 @@ public final class StatusBoard: @unchecked Sendable {
           ?? (whatOnly ? message.range(of: " changed on the watch since the last apply;").map { String(message[..<$0.lowerBound]) } : nil)
           ?? message
       }
-      return "Changed on the watch since the last apply: " + (what ?? "\(drift) change\(drift == 1 ? "" : "s")")
+      // The agent's status is its newest word (the event may be from before a restart, or missed).
+      return "Changed on the watch since the last apply: " + (watch.agent?.driftSummary ?? what ?? "\(drift) change\(drift == 1 ? "" : "s")")
     }
     // Beside another state (a refusal, a revision not published), a drift the agent measured is
     // said too: the wearer's change is not hidden behind it.

@@ -278,6 +278,25 @@ final class TestClock: @unchecked Sendable {
     #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
   }
 
+  /// A monitor that did not hear the agent's drift event (started or restarted after it) says
+  /// the drift's words from the agent's status (`drift_summary`), not "1 change"; and they are
+  /// the status's, newer than an event heard before (fresh-eyes finding).
+  @Test func aDriftWhoseEventWasNotHeardIsSaidInTheStatussWords() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    var report = AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["contacts"])
+    report.driftSummary = "contacts (1 added)"
+    board.reported("room-12", report)
+    board.tick()
+    #expect(board.snapshot().rows.first?.reasons == ["Changed on the watch since the last apply: contacts (1 added)"],
+            "\(board.snapshot().rows.first?.reasons ?? [])")
+    report.driftSummary = "contacts (1 removed)"
+    board.reported("room-12", report)
+    board.tick()
+    #expect(board.snapshot().rows.first?.reasons == ["Changed on the watch since the last apply: contacts (1 removed)"],
+            "\(board.snapshot().rows.first?.reasons ?? [])")
+  }
+
   /// A manifest that cannot be used does not hide SOS switched off on the watch: the drift the
   /// monitor reports meanwhile (`reconcile: invalid`) puts "SOS at risk" first (fresh-eyes
   /// finding: the page said only "Its manifest cannot be used").
