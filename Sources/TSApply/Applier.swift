@@ -32,12 +32,14 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
   /// them); `nil` otherwise.
   public var readBack: DeviceState?
   /// What the watch holds as far as this apply knows: the state the plan was made from with
-  /// every applied step's write in it (and, after a lost answer, the list as read back); `nil`
+  /// every applied step's write in it (and, after a lost answer, the list as read back when it
+  /// is what was sent or what was there — otherwise as it was before the write); `nil`
   /// when no write was sent, so the apply changed nothing. The last-applied record is written
   /// from it, so `drift` never reports this apply's own writes.
   public var reached: DeviceState?
-  /// When a write's answer was lost and the list could not be read back: the state if that
-  /// write landed (`reached` is the state if it did not). `nil` otherwise.
+  /// When a write's answer was lost and the list could not be read back, or read back as
+  /// neither what was sent nor what was there: the state if that write landed (`reached` is
+  /// the state if it did not). `nil` otherwise.
   public var unconfirmed: DeviceState?
 
   /// Why a step failed.
@@ -247,6 +249,15 @@ public struct Applier: Sendable {
     var failure = PartialApplyFailure(applied: applied, steps: steps, index: index,
                                       cause: .outcomeUnknown(error, found: found), readBack: current)
     failure.reached = current
+    if found == .other {
+      // Neither what was sent nor what was there: changed on the watch itself (before or after
+      // the write landed, if it did). What this apply knows is the list before the write, and
+      // the write unconfirmed; the list read back is the wearer's doing, never recorded as this
+      // apply's (fresh-eyes finding: SOS switched off on the watch was recorded as left by the
+      // apply, and `drift` said "No drift").
+      failure.reached = before
+      failure.unconfirmed = ifLanded
+    }
     return failure
   }
 

@@ -452,9 +452,19 @@ public final class Watch: Sendable {
 
   /// What the read-back of an apply that failed with `error` says of each list a watch
   /// announces: after a verification that found the list otherwise than written, the watch
-  /// still holds a change to it (`true`); verified as written, it does not (`false`); not read
-  /// back (the apply stopped before), not known (absent).
+  /// still holds a change to it (`true`), and so after a lost answer whose list read back as
+  /// neither what was sent nor what was there; verified as written, it does not (`false`); not
+  /// read back (the apply stopped before), not known (absent).
   static func kept(_ error: ApplyError) -> [DeviceEvent.Kind: Bool] {
+    // A lost answer whose list read back as neither what was sent nor what was there: the
+    // watch holds a change made on it (fresh-eyes finding: "may have written over that
+    // change" while the read-back showed the watch held it).
+    if case .partial(let failure, _) = error, case .outcomeUnknown(_, .other) = failure.cause {
+      var kept: [DeviceEvent.Kind: Bool] = [:]
+      if failure.failed.contains(.contacts) { kept[.contactsChanged] = true }
+      if failure.failed.contains(.emergency) { kept[.emergencyContactsChanged] = true }
+      return kept
+    }
     guard case .verificationFailed(let remaining?, _, _, _) = error else { return [:] }
     let differing = Set(remaining.resourceChanges.map(\.address))
     return [.contactsChanged: differing.contains(.contacts), .emergencyContactsChanged: differing.contains(.emergency)]

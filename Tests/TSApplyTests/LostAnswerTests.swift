@@ -16,7 +16,9 @@ import TSTestSupport
 @Suite struct LostAnswerTests {
   /// Forwards to a simulated watch; the first call of `method` loses its answer as `loss` says.
   final class LossyDevice: Device, @unchecked Sendable {
-    enum Loss { case afterWriting, beforeWriting, andReadsFailToo }
+    /// `wearerChangesMeanwhile`: after writing, the wearer changes the same list on the watch
+    /// (a contact added; the emergency list made one other contact, SOS off), then the answer is lost.
+    enum Loss { case afterWriting, beforeWriting, andReadsFailToo, wearerChangesMeanwhile }
     let inner: SimulatedDevice
     let method: String
     let loss: Loss
@@ -42,6 +44,13 @@ import TSTestSupport
       }
       guard strike else { return try await body() }
       if loss != .beforeWriting { try await body() }
+      if loss == .wearerChangesMeanwhile {
+        if name == "setEmergencyContacts" {
+          try inner.simulateEmergencyChange(contacts: [Contact(name: "Zed Roe", phoneNum: "+15550199")], sosOn: false)
+        } else {
+          try inner.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
+        }
+      }
       throw DeviceError(.bleConnect, code, "answer lost")
     }
 
@@ -167,6 +176,29 @@ import TSTestSupport
         "so whether it holds the write is unknown"), "\(partial.cause)")
     }
     #expect(device.writes.filter { $0 == "setAllContacts" }.count == 1, "the write was repeated")
+  }
+
+  /// A write whose answer was lost while the wearer changed the same list on the watch: it
+  /// reads back as neither what was sent nor what was there. What the watch holds is the
+  /// wearer's doing, never taken in as this apply's: `reached` (what the record is written
+  /// from) keeps the list as it was before the write, the write only `unconfirmed` — so `drift`
+  /// reports the change (fresh-eyes finding: the record took SOS switched off and the emergency
+  /// list cleared on the watch as what the apply left, and `drift` said "No drift").
+  @Test(arguments: ["setAllContacts", "setEmergencyContacts"])
+  func aListTheWearerChangedAsTheAnswerWasLostIsNotTakenAsTheApplys(method: String) async throws {
+    let (initial, _) = FaultInjectionTests.scenario(.default)
+    let simulated = watch(.default, state: initial)
+    let device = LossyDevice(simulated, method: method, loss: .wearerChangesMeanwhile, code: .timeout)
+    let partial = try #require(try await Self.stopped(on: device), "the apply did not stop")
+    guard case .outcomeUnknown(_, .other) = partial.cause else { Issue.record("\(partial.cause)"); return }
+    let holds = try simulated.snapshot().deviceState
+    let list: (DeviceState?) -> String = { state in
+      method == "setAllContacts" ? "\(state?.contacts as Any)" : "\(state?.emergency as Any)"
+    }
+    #expect(list(partial.readBack) == list(holds))
+    #expect(list(partial.reached) == list(initial), "the wearer's list taken as what the apply left: \(list(partial.reached))")
+    #expect(partial.unconfirmed != nil && list(partial.unconfirmed) != list(holds) && list(partial.unconfirmed) != list(initial),
+            "the write, unconfirmed: \(list(partial.unconfirmed))")
   }
 
   /// How applying `manifest` on `device` stopped part-way (`nil`: it did not).
