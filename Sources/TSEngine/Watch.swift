@@ -357,8 +357,21 @@ public final class Watch: Sendable {
     guard let record = planned.record, !planned.plan.resourceDrift.isEmpty else { return [] }
     let written = Set(planned.plan.resourceChanges.map(\.address))
     let left = Drift.left(by: record, current: planned.state, capabilities: capabilities)
-    let own = Set(Planner.plan(planned.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
-    return planned.plan.resourceDrift.filter { !written.contains($0.address) && !own.contains($0.address) }
+    let ownChanges = Planner.plan(planned.manifest, state: left, capabilities: capabilities).plan?.resourceChanges ?? []
+    let own = Dictionary(ownChanges.map { ($0.address, $0) }) { first, _ in first }
+    var kept = planned.plan.resourceDrift.filter { !written.contains($0.address) && own[$0.address] == nil }
+    // Drifted, and written by this apply elsewhere only (the manifest's own edit of it: Lunch's
+    // time, while the wearer switched it off): the wearer's change is still on the watch, so the
+    // record holds the resource as the apply would have left it without that change — the
+    // record's, with the manifest's edit — and it stays drift (fresh-eyes finding: an agent's
+    // record took Lunch switched off as its own: "in sync", drift 0).
+    let undone = Set(DriftAdoption.undone(by: planned.plan, drift: planned.plan.resourceDrift))
+    for change in planned.plan.resourceDrift where written.contains(change.address) && !undone.contains(change.address) {
+      var asLeft = change
+      asLeft.before = own[change.address]?.after ?? change.before
+      kept.append(asLeft)
+    }
+    return kept
   }
 
   /// The watch's apply history (docs/apply.md "History").

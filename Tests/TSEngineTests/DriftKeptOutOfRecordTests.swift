@@ -37,6 +37,30 @@ import TSModel
     #expect(drift == expected, "keeps \(keeps), writes \(writes): \(drift)")
   }
 
+  /// The wearer switches Lunch off and the next revision changes Lunch's time: the apply writes
+  /// Lunch (its time) and leaves it off — the wearer's change is still on the watch, so it stays
+  /// drift; the record holds Lunch as the apply would have left it (on, at the new time)
+  /// (fresh-eyes finding: the record took Lunch off as the apply's: "in sync", drift 0).
+  @Test func aWearersChangeToAReminderTheApplyChangesOtherwiseStaysDrift() async throws {
+    let workspace = try Workspace()
+    _ = try await workspace.open().apply(try workspace.document(Self.first), options: Workspace.automatic())
+    let lunch = try #require(try await workspace.state().reminders.first { $0.reminderName == "Lunch" })
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    #expect(try device.simulateReminderToggle(id: lunch.reminderId) == false)
+    let second = try workspace.document(Self.first.replacingOccurrences(of: "12:00", with: "13:00"))
+    var options = Workspace.automatic()
+    options.keepsDriftInRecord = true
+    guard case .applied = try await workspace.open().apply(second, options: options) else {
+      Issue.record("nothing was written")
+      return
+    }
+    let now = try #require(try await workspace.state().reminders.first { $0.reminderName == "Lunch" })
+    #expect(!now.isEnabled, "the apply turned Lunch back on: \(now)")
+    let drift = try await workspace.open().drift(second).drift
+    #expect(drift.map(\.address.rawValue) == ["reminder.custom[\"Lunch\"]"], "\(drift)")
+    #expect(drift.first?.fields.map(\.field) == ["isEnabled"], "only the wearer's change: \(drift.first?.fields.map(\.field) ?? [])")
+  }
+
   /// A drifted resource the watch now holds as the manifest itself changes it (the wearer turned
   /// the drinking reminder on, and so does the new manifest) is what tsapply would have written:
   /// the refresh records it, and it is not drift.
