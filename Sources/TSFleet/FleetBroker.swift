@@ -292,7 +292,7 @@ public enum FleetPublication {
                                          verdict: held ? .noChanges
                                            : .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
                                          elapsed: now - start,
-                                         details: held ? details.merging(["note": .string("holds revision \(document.revision), as agent \(agent.agent) last reported before it went offline")]) { a, _ in a } : details)
+                                         details: held ? details.merging(["note": .string(Self.heldNote(document.revision, agent: agent.agent, status: statuses[id]?.status))]) { a, _ in a } : details)
         } else if let unserved = view.unservedNote(id) {
           // Its agent online and no longer announcing it, no other agent announcing it: nobody
           // applies this revision (fresh-eyes finding: "pending … it applies revision … when it
@@ -350,6 +350,15 @@ public enum FleetPublication {
   /// agents to reconnect after a broker restart (their first retry comes within seconds), short
   /// enough that an agent known to be off does not hold every apply for the whole `--wait`.
   public static func offlineGrace(_ wait: Duration) -> Duration { min(wait, .seconds(30)) }
+
+  /// What `apply --fleet` says of a watch whose agent is offline and whose last status says it
+  /// holds `revision`, settled: so it was when the agent last read it, and what it holds since
+  /// is not known — the wearer may have changed it meanwhile (fresh-eyes finding: "no changes"
+  /// alone, exit 0, for a watch whose emergency list was cleared while its agent was down).
+  static func heldNote(_ revision: String, agent: String, status: WatchStatus?) -> String {
+    "holds revision \(revision) as agent \(agent) last reported" + (status?.lastSeen.map { " (read at \($0))" } ?? "")
+      + " before it went offline; what the watch holds since is not known until the agent connects and checks it"
+  }
 
   /// The verdict `status` (received at `received`) gives the watch published `document` at
   /// `publishedAt`, or `nil` while it is no answer to it yet. The rule (docs/fleet.md "`apply`, `plan`, `drift`

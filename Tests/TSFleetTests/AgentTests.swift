@@ -607,6 +607,23 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// Published again while its agent is offline, a watch whose agent last reported it settled
+  /// on that revision is `no changes` only as the agent last reported it, said so — the wearer
+  /// may have changed it since (fresh-eyes finding: "no changes", exit 0, for a watch whose
+  /// contact was removed while its agent was down; only `--json` named the offline agent).
+  @Test func aSettledWatchOfAnOfflineAgentIsNoChangesOnlyAsLastReported() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await agent.stop()
+    #expect(try site.scheme.device("room-1").simulateContactRemove(name: "Family room-1") == 1)
+    let rows = try await site.apply(wait: .seconds(2))
+    #expect(rows.map(\.verdict.word) == ["no changes"], "\(rows.map(\.verdict))")
+    guard case .string(let note)? = rows.first?.details["note"] else { Issue.record("no note: \(rows.first?.details ?? [:])"); return }
+    #expect(note.hasPrefix("holds revision ") && note.contains("as agent station last reported (read at "), "\(note)")
+    #expect(note.hasSuffix("what the watch holds since is not known until the agent connects and checks it"), "\(note)")
+  }
+
   /// A write whose answer is lost (it landed), retried: the retry finds the watch matching, and
   /// the revision is reported applied with what the earlier attempt wrote — never "no
   /// changes" for a rollout that changed the watch. Faults at several calls of the first apply.
