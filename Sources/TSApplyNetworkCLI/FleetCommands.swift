@@ -406,6 +406,8 @@ extension FleetSession {
       case .changedOnWatchDuringApply(let lists, let backupPath, let kept):
         section.stdout.write(ApplyRun.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, self.context) }, kept: kept,
                                                          watch: cliWatch, manifest: nil, mask: run.currentMask))
+      case .notHearingTheWatch(let lists):
+        section.stdout.write(ApplyRun.notHearing(lists))
       }
     }
     do {

@@ -170,15 +170,16 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   /// the bridge replays every event after it that it still holds (all it holds when the id is
   /// from before its restart or too old), then sends new ones; without `lastHandled`, its
   /// `resumePoint` comes first. Ids are the bridge's `BOOT-SEQUENCE`. Returns once the stream
-  /// hears the watch (its first message came), or its first connection failed, or after the
-  /// transport's timeout (at most `listenWait` seconds).
+  /// hears the watch (its first message came: `true`), or its first connection failed, or after
+  /// the transport's timeout (at most `listenWait` seconds): `false`, the stream trying on.
+  @discardableResult
   public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
-                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     let stream = BridgeEventStream(transport: transport, path: watchPath + "/events", after: lastHandled?.rawValue)
     stream.add(.listener(kinds, handler))
     lock.withLock { resumableStreams.append(stream) }
     stream.start()
-    await stream.opened(within: min(transport.timeout, Self.listenWait))
+    return await stream.opened(within: min(transport.timeout, Self.listenWait))
   }
 
   /// Most seconds `listen` waits for its stream to hear the watch.

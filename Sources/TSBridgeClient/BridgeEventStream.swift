@@ -60,8 +60,8 @@ final class BridgeEventStream: @unchecked Sendable {
   /// Whether the stream's first connection came to something — its first sealed message opened
   /// (where it stands: `resumePoint` or `replayFrom`), or it was refused or failed — and who
   /// waits for that (`opened(within:)`).
-  private var settled = false
-  private var waitingToSettle: [CheckedContinuation<Void, Never>] = []
+  private var settled: Bool?
+  private var waitingToSettle: [CheckedContinuation<Bool, Never>] = []
 
   /// A stream of the events at `path`, resuming after the event id `after` (`nil`: new events
   /// only, after a `resumePoint`).
@@ -94,37 +94,38 @@ final class BridgeEventStream: @unchecked Sendable {
     wake.lock()
     wake.broadcast()
     wake.unlock()
-    settle()
+    settle(hearing: false)
   }
 
   private var isStopped: Bool { lock.withLock { stopped } }
 
   /// Returns once the stream hears the watch — its first sealed message opened, so every event
-  /// from then on reaches the listeners — or its first connection was refused or failed (the
-  /// listeners are told as usual), or after `seconds` at most. An apply writes only after it,
+  /// from then on reaches the listeners: `true` — or its first connection was refused or failed
+  /// (the listeners are told as usual), or after `seconds` at most: `false`. An apply writes only after it,
   /// so that a change made on the watch during its first write is heard on a slow link too
   /// (fresh-eyes finding: the stream connected after the write, and the change written over
   /// went unsaid).
-  func opened(within seconds: Double) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let waits = lock.withLock { () -> Bool in
-        guard !settled else { return false }
+  func opened(within seconds: Double) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+      let outcome = lock.withLock { () -> Bool? in
+        if let settled { return settled }
         waitingToSettle.append(continuation)
-        return true
+        return nil
       }
-      guard waits else { return continuation.resume() }
-      DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.settle() }
+      if let outcome { return continuation.resume(returning: outcome) }
+      DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.settle(hearing: false) }
     }
   }
 
-  /// The first connection came to something (or the wait for it ended): wakes those waiting.
-  private func settle() {
-    let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-      settled = true
+  /// The first connection came to something — its first message heard (`hearing`), or not —
+  /// or the wait for it ended: wakes those waiting (the first outcome stands).
+  private func settle(hearing: Bool) {
+    let (waiting, outcome) = lock.withLock { () -> ([CheckedContinuation<Bool, Never>], Bool) in
+      if settled == nil { settled = hearing }
       defer { waitingToSettle = [] }
-      return waitingToSettle
+      return (waitingToSettle, settled ?? hearing)
     }
-    waiting.forEach { $0.resume() }
+    waiting.forEach { $0.resume(returning: outcome) }
   }
 
   /// How long a stream must stay open to count as holding; and how long it may keep failing
@@ -146,7 +147,7 @@ final class BridgeEventStream: @unchecked Sendable {
     while !isStopped {
       let opened = Date()
       let (flowed, lastHeard) = readOnce()
-      settle()
+      settle(hearing: false)
       if flowed { backoff.reset() }
       // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
       // since the last sealed message it brought, if any (fresh-eyes finding: a stream that
@@ -241,7 +242,7 @@ final class BridgeEventStream: @unchecked Sendable {
         buffer += bytes
         let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started)
         if let heard = reading.heard {
-          settle()
+          settle(hearing: true)
           sealedAt = heard.at
           lastHeard = heard.at
           if sealedSilence != nil {

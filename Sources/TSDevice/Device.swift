@@ -92,10 +92,12 @@ public protocol Device: AnyObject, Sendable {
   /// start. Where the device keeps no history (the default, built on the three listeners above)
   /// events have no id and nothing is replayed. Each event reaches a handler once per
   /// registration; a caller resuming after an event it handled does not hear it again. Returns
-  /// once the listener hears the watch (a change made after it returns is announced), or once
-  /// that failed (reported to the handler) or took too long (a bridge: its timeout, at most 5 s).
+  /// once the listener hears the watch (a change made after it returns is announced): `true`;
+  /// or once that failed (reported to the handler) or took too long (a bridge: its timeout, at
+  /// most 5 s; it goes on trying): `false`.
+  @discardableResult
   func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
-              _ handler: @escaping @Sendable (ListenerReport) -> Void) async
+              _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool
 }
 
 /// A device that counts its calls and the bytes they move, for apply summaries and benchmarks

@@ -105,8 +105,9 @@ extension Device {
   /// Listens for the events of `kinds` with the SDK's three listeners; events carry no id and
   /// `after` is ignored, as the SDK keeps no history. Devices that keep their events numbered
   /// (the simulator's journal, a bridge's event log) replace this with one that resumes.
+  @discardableResult
   public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
-                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     if kinds.contains(.contactsChanged) {
       await registerContactsDidChange { result in
         switch result {
@@ -128,5 +129,6 @@ extension Device {
         handler(error.map { .failed(.sosRequested, $0) } ?? .event(DeviceEvent(id: nil, kind: .sosRequested)))
       }
     }
+    return true
   }
 }

@@ -258,4 +258,9 @@ public enum EngineEvent: Sendable {
   /// wrote over it (read back as written), absent — not known (the apply stopped before reading
   /// it back).
   case changedOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]], backupPath: String?, kept: [DeviceEvent.Kind: Bool])
+  /// The apply could not listen while it writes (`ApplyOptions.listensWhileWriting`): the
+  /// device's listener did not hear the watch in time (a bridge's event stream that did not
+  /// open), so a change made on the watch to `lists` while the apply writes them may be written
+  /// over without `changedOnWatchDuringApply` (fresh-eyes finding: nothing said so).
+  case notHearingTheWatch(lists: [ResourceAddress])
 }

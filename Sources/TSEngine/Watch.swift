@@ -275,7 +275,8 @@ public final class Watch: Sendable {
     }
     options.stop.begin()
     defer { options.stop.end() }
-    let heard = options.listensWhileWriting ? await listenWhileWriting(plan) : options.announcements?.begin(kinds: announcedKinds(plan))
+    let heard = options.listensWhileWriting ? await listenWhileWriting(plan, events: options.events)
+      : options.announcements?.begin(kinds: announcedKinds(plan))
     defer { options.announcements?.end() }
     let report: ApplyReport
     do {
@@ -430,14 +431,16 @@ public final class Watch: Sendable {
   static let announcementDelay: Duration = .milliseconds(250)
 
   /// Starts listening for changes on the watch to the lists `plan` writes, where the platform
-  /// announces them; `nil` when it writes none of them or announces none.
-  private func listenWhileWriting(_ plan: Plan) async -> Heard? {
+  /// announces them; `nil` when it writes none of them or announces none. When the listener does
+  /// not hear the watch in time, `events` is told (`EngineEvent.notHearingTheWatch`).
+  private func listenWhileWriting(_ plan: Plan, events: @Sendable (EngineEvent) -> Void) async -> Heard? {
     let kinds = announcedKinds(plan)
     guard !kinds.isEmpty else { return nil }
     let heard = Heard()
-    await device.listen(to: kinds, after: nil) { report in
+    let hears = await device.listen(to: kinds, after: nil) { report in
       if case .event(let event) = report, let contacts = event.contacts { heard.add(event.kind, contacts) }
     }
+    if !hears { events(.notHearingTheWatch(lists: kinds.map { $0 == .contactsChanged ? ResourceAddress.contacts : .emergency }.sorted())) }
     return heard
   }
 

@@ -246,6 +246,22 @@ import TSTestSupport
     #expect(Self.backups(in: state).count == 2, "the backup before the apply and the one holding the announced list: \(Self.backups(in: state))")
   }
 
+  /// A bridge whose event stream does not open within the wait (5 s at most): the apply goes
+  /// on — the window it cannot close then is as where the platform has no listener — and says
+  /// so, instead of a silent "Apply complete!" (fresh-eyes finding).
+  @Test func anApplyThatCannotHearTheWatchSaysSo() async throws {
+    let bridge = try await BridgeFixture.make(["default"], serveEnvironment: [BridgeFaults.variable: "delay@events:8000"])
+    defer { bridge.stop() }
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+      .write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let result = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"],
+                                      environment: ["TSAPPLY_STATE_DIR": bridge.directory.path + "/state"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stderr.contains("Warning: this apply cannot hear the watch announce changes to its contacts (its listener did not open in time"),
+            "\(result.stderr)")
+    #expect(result.stdout.contains("Apply complete!"), "\(result.stdout)")
+  }
+
   static func backups(in dir: URL) -> [String] {
     let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
     return files.filter { $0.contains("backups/") && $0.hasSuffix(".json") }

@@ -274,9 +274,20 @@ package struct ApplyRun {
       case .changedOnWatchDuringApply(let lists, let backupPath, let kept):
         context.stderr.write(Self.changedDuringApply(lists, backupPath: backupPath.map { CLIWatch.relative($0, context) }, kept: kept,
                                                      watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
+      case .notHearingTheWatch(let lists):
+        context.stderr.write(Self.notHearing(lists))
       }
     }
     return options
+  }
+
+  /// The warning for an apply that cannot hear the watch announce changes to `lists` while it
+  /// writes them (`EngineEvent.notHearingTheWatch`), ending with a newline.
+  package static func notHearing(_ lists: [ResourceAddress]) -> String {
+    let names = lists.map { $0 == .contacts ? "contacts" : "emergency contacts" }.joined(separator: " and ")
+    return "Warning: this apply cannot hear the watch announce changes to its \(names) (its listener did not open in time: "
+      + "a bridge's event stream, on a slow link): a change made on the watch while the apply writes them may be written over "
+      + "without a warning. The backup holds the watch as it was when the plan was made.\n"
   }
 
   /// The warning for lists the watch announced while the apply wrote: who they hold, whether

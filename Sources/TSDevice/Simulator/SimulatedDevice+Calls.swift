@@ -144,15 +144,16 @@ extension SimulatedDevice {
   /// not a sequence number replays every entry held. Without `lastHandled`, the newest sequence
   /// number now is the `resumePoint`. A kind the platform never reports is refused as the SDK's
   /// registration refuses it (one asynchronous 2004); a watch that cannot be read, with its error.
+  @discardableResult
   public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
-                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async {
+                     _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     let watch: SimulatedWatch, profile: PlatformProfile
     do {
       watch = try snapshot()
       profile = try self.profile(named: watch.profile)
     } catch {
       for kind in kinds { Task { handler(.failed(kind, error)) } }
-      return
+      return false
     }
     var heard = Set<DeviceEvent.Kind>()
     for kind in DeviceEvent.Kind.allCases where kinds.contains(kind) {
@@ -164,7 +165,7 @@ extension SimulatedDevice {
         Task { handler(.failed(kind, error)) }
       }
     }
-    guard !heard.isEmpty else { return }
+    guard !heard.isEmpty else { return false }
     let start: Int
     if let lastHandled {
       start = Int(lastHandled.rawValue).flatMap { (0...watch.lastSequence).contains($0) ? $0 : nil } ?? 0
@@ -177,6 +178,7 @@ extension SimulatedDevice {
     // Read again after adding: a change made in between reaches the listener too.
     if let now = try? store.read() { hub.deliver(now.journal) }
     hub.startWatching(store)
+    return true
   }
 
   /// The SDK registration that hears `kind`, and the capability saying whether it fires.
