@@ -201,14 +201,19 @@ extension Monitor {
       }
     }
     // What the heal's own read found changed beside what this check read — the wearer changed
-    // more meanwhile — is reported with it: nothing a heal undoes goes unreported (fresh-eyes
-    // finding: a contact removed 0.2 s after the emergency list was healed back unreported).
+    // more meanwhile, in another resource or the same one — is reported with it: nothing a heal
+    // undoes goes unreported (fresh-eyes findings: a contact removed 0.2 s after the emergency
+    // list was healed back unreported; a contact added to a list whose removal was being
+    // healed, removed by the heal, named by no event).
     var foundByHeal = false
     if case .applied(let applied, _, _) = outcome {
-      let extra = applied.plan.resourceDrift.filter { change in !report.drift.contains { $0.address == change.address } }
+      let extra = applied.plan.resourceDrift.filter { change in
+        !report.drift.contains { $0.address == change.address && $0.fields == change.fields }
+      }
       if !extra.isEmpty {
         foundByHeal = true
-        report.drift = (report.drift + extra).sorted { $0.address < $1.address }
+        let further = Set(extra.map(\.address))
+        report.drift = (report.drift.filter { !further.contains($0.address) } + extra).sorted { $0.address < $1.address }
         changes = JSONPlanRenderer.changes(report.drift, redact: false)
         shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
       }

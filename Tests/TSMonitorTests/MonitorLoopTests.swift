@@ -449,6 +449,23 @@ final class Harness: @unchecked Sendable {
     #expect(try await harness.matchesManifest())
   }
 
+  /// The same, within one list: a contact removed (what the check read), then another added
+  /// before the heal's read. The heal writes the list back, removing the added contact too: the
+  /// drift event says so, naming it — not only "1 removed" (fresh-eyes finding: a contact
+  /// removed by a heal that no event named).
+  @Test func aHealThatFindsTheSameListChangedFurtherReportsIt() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true, allowDestroy: true), engine: harness.engine(["TSAPPLY_SIM_LATENCY": "300,0"]))
+    _ = try harness.wearer().simulateContactRemove(name: "Kim Li")
+    try await Self.until { harness.checks.values.contains { $0.drift > 0 } }
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
+    _ = try await harness.wait { $0.kind == .applied }
+    await harness.stop()
+    let drifts = harness.events(.drift)
+    #expect(drifts.contains { $0.jsonLine.contains("Zed Roe") && $0.fields["reconcile"] == .string("applied") }, "\(drifts.map(\.jsonLine))")
+    #expect(try await harness.matchesManifest())
+  }
+
   /// Waits (up to 60 s) until `condition` holds.
   static func until(_ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(60)
