@@ -35,7 +35,7 @@ extension ListenerReport {
   /// network dropped them each time. `restarted` tells the first, whose advice is not the network.
   public static func missedCause(after: DeviceEventID, before: DeviceEventID) -> (text: String, restarted: Bool) {
     after.isOfAnotherStart(than: before)
-      ? ("the bridge in front of the watch was restarted — its app or the phone restarted — and what happened on the watch while it was down is kept nowhere", true)
+      ? ("the bridge in front of the watch was restarted — its app or the phone restarted — and what happened on the watch while no bridge ran is kept nowhere", true)
       : ("the bridge no longer holds them, or something on the network dropped them each time", false)
   }
 }

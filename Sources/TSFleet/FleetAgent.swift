@@ -535,7 +535,7 @@ actor AgentWatch {
       outlet.log("\(id): the watch's events are heard again")
     case .missed(let after, let before):
       outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
-                 + "(\(ListenerReport.missedCause(after: after, before: before).text)): an SOS pressed then was not published")
+                 + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published (whether there was one is not known)")
     case .failed(let kind, let error):
       guard error.code != .notSupport, generation == listening else { return }
       outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")

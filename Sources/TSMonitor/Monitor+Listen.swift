@@ -117,7 +117,7 @@ extension Monitor {
       case .missed(let after, let before):
         let cause = ListenerReport.missedCause(after: after, before: before)
         self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
-                    + "and cannot be had again (\(cause.text)): an SOS pressed then was not forwarded; ask the wearer"
+                    + "and cannot be had again (\(cause.text)): any SOS pressed in that gap was not forwarded (whether there was one is not known); ask the wearer"
                     + (cause.restarted ? "" : ", and check the network between this monitor and the phone"),
                   fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
       }

@@ -262,6 +262,35 @@ import TSTestSupport
     #expect(result.stdout.contains("Apply complete!"), "\(result.stdout)")
   }
 
+  /// The contacts write lands, the wearer adds a contact, then the write's answer is lost: the
+  /// list reads back as neither what was sent nor what was there. The apply says the watch
+  /// still holds the wearer's change, its advice keeps it (no bare "run it again to finish",
+  /// which would remove it), and `drift` reports it — never recorded as the apply's own
+  /// (fresh-eyes finding: "No drift", and the advice removed the contact).
+  @Test func aContactAddedAsTheAnswerToTheWriteWasLostIsDriftAndKept() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    // 2 s a call: the contacts step reads (0–2 s), then writes — the write lands as its call
+    // begins (2 s) and its answer, lost (call 5, setAllContacts), would come at 4 s.
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: environment.merging(
+      ["TSAPPLY_SIM_LATENCY": "2000,0", "TSAPPLY_SIM_FAULT": "lands-then-fails@5"]) { $1 })
+    _ = run.read(until: "contacts: Modifying...")
+    Thread.sleep(forTimeInterval: 3)
+    try SimulatedDevice(path: dir.path + "/.tsapply/device.json").simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
+    let result = run.wait(limit: 60)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("reading the watch back shows the list changed, but not to what was sent"), "\(result.stderr)")
+    #expect(result.stderr.contains("the watch still holds that change"), "\(result.stderr)")
+    #expect(result.stderr.contains("The change made on the watch to contacts is kept; running the apply again or restoring the backup would undo it"),
+            "\(result.stderr)")
+    #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
+    let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
+    #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
+  }
+
   static func backups(in dir: URL) -> [String] {
     let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
     return files.filter { $0.contains("backups/") && $0.hasSuffix(".json") }

@@ -419,7 +419,13 @@ package struct ApplyRun {
       text += (unknown ? "  unknown:      " : "  failed:       ") + list(failure.failed) + "\n"
       text += "  not applied:  " + list(failure.notApplied) + "\n"
       let restore = "'\(watch.command("restore", watch.relative(backupPath)))'"
-      if case .changedOnWatch(let part) = failure.cause {
+      // A lost answer whose list reads back as neither what was sent nor what was there: the
+      // list was changed on the watch itself, as when the apply stopped before writing over a
+      // change (fresh-eyes finding: "run the apply again to finish" removed the wearer's contact).
+      var changedPart: String?
+      if case .changedOnWatch(let part) = failure.cause { changedPart = part }
+      if case .outcomeUnknown(_, .other) = failure.cause { changedPart = failure.failed.map(\.rawValue).joined(separator: ", ") }
+      if let part = changedPart {
         // Stopped to keep a change made on the watch: both ways on would undo it, so they are
         // not offered bare — the change is seen first, and kept by putting it in the manifest —
         // also when it stopped before its first write (nothing to undo, but applying again
