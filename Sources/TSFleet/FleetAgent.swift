@@ -739,9 +739,10 @@ actor AgentWatch {
       // drift (`ApplyOptions.keepsDriftInRecord`): in the status at once — a status saying
       // drift 0 in between ended the drift and its "SOS at risk" alert, raised again by the
       // check that followed, at every publication (fresh-eyes finding) — and reported by a
-      // drift check now.
-      let written = Set(plan.resourceChanges.map(\.address))
-      let kept = plan.resourceDrift.filter { !written.contains($0.address) }
+      // drift check now. A drifted resource the apply wrote elsewhere only (the revision moved
+      // Lunch's time, the wearer had switched it off) is still drift too, as the record keeps it.
+      let undone = Set(DriftAdoption.undone(by: plan, drift: plan.resourceDrift))
+      let kept = plan.resourceDrift.filter { !undone.contains($0.address) }
       finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
              content: content, keptDrift: kept)
       if !kept.isEmpty {

@@ -624,6 +624,38 @@ import TSTestSupport
     #expect(note.hasSuffix("what the watch holds since is not known until the agent connects and checks it"), "\(note)")
   }
 
+  /// The wearer switches Lunch off while the agent is down, and the next revision moves Lunch's
+  /// time: the agent writes the time, Lunch stays off, and every status from the apply on says
+  /// drift 1 — never "drift 0" in between, which closed the drift alert while Lunch stayed off
+  /// (fresh-eyes finding), nor for good.
+  @Test func aWearersChangeToAReminderTheRevisionMovesStaysDriftInEveryStatus() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    let device = try site.scheme.device("room-1")
+    let lunch = try #require(try await device.fetchAllReminders().first { $0.reminderName == "Lunch" })
+    #expect(try device.simulateReminderToggle(id: lunch.reminderId) == false)
+    try site.space.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"13:00\"]}\n")
+    let statuses = Inbox<WatchStatus>()
+    let probe = try MQTTClient(address: site.broker.address,
+                               configuration: .init(clientID: "probe-statuses", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .status)]),
+                               onMessage: { message in WatchStatus.decode(message.payload).map(statuses.add) })
+    probe.connect()
+    try await probe.ready(within: .seconds(60))
+    let again = try await site.agent("station", ["room-1"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    let now = try #require(try await device.fetchAllReminders().first { $0.reminderName == "Lunch" })
+    #expect(!now.isEnabled, "the revision turned Lunch back on")
+    try await Task.sleep(for: .milliseconds(500))
+    await probe.close()
+    let revision = try #require(statuses.items.last?.appliedRevision)
+    let after = statuses.items.filter { $0.appliedRevision == revision }
+    #expect(!after.isEmpty && after.allSatisfy { $0.drift == 1 }, "\(after.map { ($0.result, $0.drift) })")
+    await again.stop()
+  }
+
   /// A write whose answer is lost (it landed), retried: the retry finds the watch matching, and
   /// the revision is reported applied with what the earlier attempt wrote — never "no
   /// changes" for a rollout that changed the watch. Faults at several calls of the first apply.
