@@ -721,9 +721,12 @@ actor AgentWatch {
       // planned (the whole revision, from the watch before it), and what this one changed.
       let before = self.earlier
       self.earlier = nil
+      // A resource an earlier attempt wrote and this one wrote again (the wearer undid part of
+      // it meanwhile) is one change of the revision, not two (fresh-eyes finding: "+0 ~2 -0" for
+      // a revision changing the contacts only): the sum is bounded by the larger of the plans.
       let counts = before.map { before in
         plan.isEmpty ? (before.reached.flatMap { $0.total > 0 ? $0 : nil } ?? before.planned)
-          : before.reached.map { $0 + plan.counts } ?? before.planned.atLeast(plan.counts)
+          : before.reached.map { ($0 + plan.counts).atMost(before.planned.atLeast(plan.counts)) } ?? before.planned.atLeast(plan.counts)
       } ?? plan.counts
       let applied: WatchStatus.Result = plan.isEmpty && before == nil ? .noChanges : .applied
       // Earlier attempts that wrote nothing (`0 of N applied`) are not said to have written.

@@ -287,6 +287,13 @@ public struct PlanCounts: Hashable, Codable, Sendable {
   public func atLeast(_ other: PlanCounts) -> PlanCounts {
     PlanCounts(add: max(add, other.add), change: max(change, other.change), destroy: max(destroy, other.destroy))
   }
+
+  /// Action by action, the smaller of these and `other`: what earlier attempts reached and what
+  /// the last one changed, counted once where the last one wrote again what an earlier one
+  /// wrote (the wearer undid part of it meanwhile), bounded by the larger of the plans.
+  public func atMost(_ other: PlanCounts) -> PlanCounts {
+    PlanCounts(add: min(add, other.add), change: min(change, other.change), destroy: min(destroy, other.destroy))
+  }
 }
 
 extension Plan {

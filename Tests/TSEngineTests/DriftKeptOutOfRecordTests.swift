@@ -61,6 +61,23 @@ import TSModel
     #expect(drift.first?.fields.map(\.field) == ["isEnabled"], "only the wearer's change: \(drift.first?.fields.map(\.field) ?? [])")
   }
 
+  /// A refused plan's words say what applying would undo and what it would leave as the wearer
+  /// left it: Lunch switched off (the manifest does not set it) stays off when its time moves
+  /// (fresh-eyes finding: "reminder.custom["Lunch"] (turned off), which applying would undo").
+  @Test func theAttributionOfAPlanSaysWhatItUndoesAndWhatItLeaves() async throws {
+    let workspace = try Workspace()
+    let first = Self.first + "contacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+    _ = try await workspace.open().apply(try workspace.document(first), options: Workspace.automatic())
+    let lunch = try #require(try await workspace.state().reminders.first { $0.reminderName == "Lunch" })
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    #expect(try device.simulateReminderToggle(id: lunch.reminderId) == false)
+    try device.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
+    let plan = try await workspace.open().plan(try workspace.document(first.replacingOccurrences(of: "12:00", with: "13:00"))).plan
+    let words = try #require(Reconcile.attribution(plan, pending: [], subject: "the revision"))
+    #expect(words == "the revision's own change is safe; changed on the watch since the last apply: contacts (1 added), which applying would undo; "
+            + "and reminder.custom[\"Lunch\"] (turned off), which applying would leave as it is", "\(words)")
+  }
+
   /// A drifted resource the watch now holds as the manifest itself changes it (the wearer turned
   /// the drinking reminder on, and so does the new manifest) is what tsapply would have written:
   /// the refresh records it, and it is not drift.

@@ -727,8 +727,11 @@ import TSTestSupport
   /// apply was writing — not "no changes" for a rollout that changed the watch.
   /// Also when the killed agent's apply finished (its `applied` entry last in the history) but
   /// the agent died before publishing and keeping its status (`finished`).
-  @Test(arguments: [false, true])
-  func anApplyKilledAfterItsWriteLandedIsReportedAppliedAfterTheRestart(finished: Bool) async throws {
+  /// With `wearerUndoes`, the wearer removes one of the revision's contacts before the restart:
+  /// the agent writes the list again, and the revision's changes are still counted once
+  /// (fresh-eyes finding: "+0 ~2 -0" for a revision changing the contacts only).
+  @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+  func anApplyKilledAfterItsWriteLandedIsReportedAppliedAfterTheRestart(finished: Bool, wearerUndoes: Bool) async throws {
     let site = try Site(watches: ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     guard case .success(let document) = try site.space.load([]).members[0].document else {
@@ -752,10 +755,12 @@ import TSTestSupport
                                                 change: counts.change, destroy: counts.destroy, result: HistoryEntry.started, error: nil,
                                                 backup: nil))
     }
+    if wearerUndoes { #expect(try site.scheme.device("room-1").simulateContactRemove(name: "C") == 1) }
     var agent = try await site.agent("station", ["room-1"])
     let rows = try await site.apply()
     #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
     #expect(rows.map(\.verdict.changesText) == ["+\(counts.add) ~\(counts.change) -\(counts.destroy)"])
+    #expect(try await site.contacts("room-1") == ["A", "B", "C"])
     // Accounted for once: started again, and handed the revision in a new publication, the agent
     // finds nothing to change and says so (fresh-eyes finding: every restart reported the killed
     // apply's changes "applied by an earlier attempt, confirmed now" again, though nothing was written).
