@@ -408,6 +408,8 @@ extension FleetSession {
                                                          watch: cliWatch, manifest: nil, mask: run.currentMask))
       case .notHearingTheWatch(let lists):
         section.stdout.write(ApplyRun.notHearing(lists))
+      case .putBackOnWatchDuringApply(let lists):
+        section.stdout.write(ApplyRun.putBack(lists, mask: run.currentMask))
       }
     }
     do {

@@ -263,4 +263,10 @@ public enum EngineEvent: Sendable {
   /// open), so a change made on the watch to `lists` while the apply writes them may be written
   /// over without `changedOnWatchDuringApply` (fresh-eyes finding: nothing said so).
   case notHearingTheWatch(lists: [ResourceAddress])
+  /// While the apply was writing `lists` (by kind), the watch announced each as it was when
+  /// the plan was made, and the write's answer was lost with the list reading back so: a
+  /// change made on the watch put the list back, undoing this apply's write to it if that
+  /// landed — the read alone says "not applied" (fresh-eyes finding: "Nothing reached the
+  /// watch … run it again", with no word of the change). Its own listener's only.
+  case putBackOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]])
 }

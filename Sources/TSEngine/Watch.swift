@@ -302,6 +302,15 @@ public final class Watch: Sendable {
       if let heard {
         await reportChanges(heard, over: error.reached ?? planned.state, plannedFrom: planned.state, unwritten: Self.unwritten(error),
                             kept: Self.kept(error), events: options.events)
+        // The apply's own listener hears only new events: a list announced as the plan found it,
+        // and read back so after a lost answer, was put back on the watch during the write.
+        if options.listensWhileWriting, case .partial(let failure, _) = error, case .outcomeUnknown(_, .notApplied) = failure.cause {
+          let back = heard.value.filter { kind, contacts in
+            kind == .contactsChanged ? failure.failed.contains(.contacts) && contacts == planned.state.contacts
+              : failure.failed.contains(.emergency) && contacts == planned.state.emergency?.contacts
+          }
+          if !back.isEmpty { options.events(.putBackOnWatchDuringApply(lists: back)) }
+        }
       }
       throw .apply(error)
     }

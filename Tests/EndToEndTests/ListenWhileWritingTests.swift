@@ -268,19 +268,9 @@ import TSTestSupport
   /// which would remove it), and `drift` reports it — never recorded as the apply's own
   /// (fresh-eyes finding: "No drift", and the advice removed the contact).
   @Test func aContactAddedAsTheAnswerToTheWriteWasLostIsDriftAndKept() throws {
-    let dir = try TSApplyBinary.temporaryDirectory()
-    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
-    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
-      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
-    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
-    // 2 s a call: the contacts step reads (0–2 s), then writes — the write lands as its call
-    // begins (2 s) and its answer, lost (call 5, setAllContacts), would come at 4 s.
-    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: environment.merging(
-      ["TSAPPLY_SIM_LATENCY": "2000,0", "TSAPPLY_SIM_FAULT": "lands-then-fails@5"]) { $1 })
-    _ = run.read(until: "contacts: Modifying...")
-    Thread.sleep(forTimeInterval: 3)
-    try SimulatedDevice(path: dir.path + "/.tsapply/device.json").simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
-    let result = run.wait(limit: 60)
+    let (dir, environment, result) = try Self.lostAnswerToTheContactsWrite { watch in
+      try watch.simulateContactAdd(Contact(name: "Zed Roe", phoneNum: "+15550199"))
+    }
     #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
     #expect(result.stderr.contains("reading the watch back shows the list changed, but not to what was sent"), "\(result.stderr)")
     #expect(result.stderr.contains("the watch still holds that change"), "\(result.stderr)")
@@ -289,6 +279,41 @@ import TSTestSupport
     #expect(!result.stderr.contains("again to finish, or"), "\(result.stderr)")
     let drift = try TSApplyBinary.run(["drift"], in: dir, environment: environment)
     #expect(drift.status == 2 && drift.stdout.contains("Zed Roe"), "\(drift.stdout)\(drift.stderr)")
+  }
+
+  /// The contacts write lands, the wearer removes the contact it added — the list is as the
+  /// plan found it — then the write's answer is lost: the read-back says "not applied", but the
+  /// apply heard the watch put the list back, says so, and does not say nothing reached the
+  /// watch (fresh-eyes finding: "Nothing reached the watch … run it again", no word of it).
+  @Test func aListPutBackOnTheWatchAsTheAnswerWasLostIsSaid() throws {
+    let (_, _, result) = try Self.lostAnswerToTheContactsWrite { watch in
+      let removed = try watch.simulateContactRemove(name: "Ann Lee")
+      #expect(removed == 1, "the write had not landed")
+    }
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("reading the watch back shows it was not applied"), "\(result.stderr)")
+    #expect(result.stderr.contains("were changed on the watch itself back to what the watch held when the plan was made"), "\(result.stderr)")
+    #expect(result.stderr.contains("whether the write landed cannot be told"), "\(result.stderr)")
+    #expect(!result.stderr.contains("Nothing reached the watch"), "\(result.stderr)")
+  }
+
+  /// Applies a manifest of one contact (Ann Lee) to a fresh simulated watch at 2 s a call, the
+  /// contacts write's answer lost after it landed (call 5, setAllContacts): the step reads
+  /// (0–2 s), the write lands as its call begins (2 s), its answer would come at 4 s; `wearer`
+  /// acts on the watch at 3 s. The folder, the environment and the apply's result.
+  static func lostAnswerToTheContactsWrite(_ wearer: (SimulatedDevice) throws -> Void) throws
+    -> (dir: URL, environment: [String: String], result: ProcessResult) {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir, environment: environment.merging(
+      ["TSAPPLY_SIM_LATENCY": "2000,0", "TSAPPLY_SIM_FAULT": "lands-then-fails@5"]) { $1 })
+    _ = run.read(until: "contacts: Modifying...")
+    Thread.sleep(forTimeInterval: 3)
+    try wearer(try SimulatedDevice(path: dir.path + "/.tsapply/device.json"))
+    return (dir, environment, run.wait(limit: 60))
   }
 
   static func backups(in dir: URL) -> [String] {

@@ -138,6 +138,9 @@ package struct ApplyRun {
   /// summary of a partial apply, errors): the manifest's numbers from the start, the plan's once
   /// it is made (`PhoneRedaction.Mask`).
   private let mask: Locked<PhoneRedaction.Mask>
+  /// Set when the watch put a list back during a write whose answer was lost
+  /// (`EngineEvent.putBackOnWatchDuringApply`): the advice does not say nothing reached it.
+  let putBack = Flag()
 
   /// A run of `command` on `watch`; `manifestSource` is the manifest's bytes when the command
   /// read one, so its numbers are masked with `--redact` even before the plan is made.
@@ -276,9 +279,24 @@ package struct ApplyRun {
                                                      watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
       case .notHearingTheWatch(let lists):
         context.stderr.write(Self.notHearing(lists))
+      case .putBackOnWatchDuringApply(let lists):
+        run.putBack.set()
+        context.stderr.write(Self.putBack(lists, mask: run.currentMask))
       }
     }
     return options
+  }
+
+  /// The warning for lists put back on the watch as the plan found them while the apply wrote
+  /// them, its write's answer lost (`EngineEvent.putBackOnWatchDuringApply`), ending with a newline.
+  package static func putBack(_ lists: [DeviceEvent.Kind: [Contact]], mask: PhoneRedaction.Mask) -> String {
+    lists.sorted { $0.key.rawValue < $1.key.rawValue }.map { kind, contacts in
+      let list = kind == .contactsChanged ? "contacts" : "emergency contacts"
+      let names = contacts.map { mask.text("\($0.name) (\($0.phoneNum))") }.joined(separator: ", ")
+      return "Warning: while this apply was writing, the watch's \(list) were changed on the watch itself back to what the watch held "
+        + "when the plan was made, and reading them back shows that list: this apply's write to them, if it landed, was undone on the "
+        + "watch. The watch announced \(counted(contacts.count, String(list.dropLast()), list)): \(names.isEmpty ? "none" : names).\n"
+    }.joined()
   }
 
   /// The warning for an apply that cannot hear the watch announce changes to `lists` while it
@@ -446,6 +464,14 @@ package struct ApplyRun {
           : watch.command("plan", manifestArgument)
         text += "Nothing was written to the watch, so there is nothing to undo. See what it holds now with '\(replan)'"
           + (appliesSavedPlan ? ", review the new plan and apply that file." : ", then apply again.")
+        return text
+      }
+      if failure.applied.isEmpty && !unknown && putBack.isSet {
+        // The list reads back as before, but the watch put it back during the write (the
+        // warning above): the write may have landed and been undone there.
+        text += "The watch holds what it held before this apply, but it was changed on the watch during the write (the warning above): "
+          + "whether the write landed cannot be told. Running the apply again writes it again, undoing that change; "
+          + "see what it would do first with '\(planAgain)'."
         return text
       }
       if failure.applied.isEmpty && !unknown {
