@@ -306,8 +306,7 @@ public final class Watch: Sendable {
         // and read back so after a lost answer, was put back on the watch during the write.
         if options.listensWhileWriting, case .partial(let failure, _) = error, case .outcomeUnknown(_, .notApplied) = failure.cause {
           let back = heard.value.filter { kind, contacts in
-            kind == .contactsChanged ? failure.failed.contains(.contacts) && contacts == planned.state.contacts
-              : failure.failed.contains(.emergency) && contacts == planned.state.emergency?.contacts
+            failure.failed.contains(Self.address(of: kind)) && contacts == Self.list(of: kind, in: planned.state)
           }
           if !back.isEmpty { options.events(.putBackOnWatchDuringApply(lists: back)) }
         }
@@ -449,8 +448,17 @@ public final class Watch: Sendable {
     let hears = await device.listen(to: kinds, after: nil) { report in
       if case .event(let event) = report, let contacts = event.contacts { heard.add(event.kind, contacts) }
     }
-    if !hears { events(.notHearingTheWatch(lists: kinds.map { $0 == .contactsChanged ? ResourceAddress.contacts : .emergency }.sorted())) }
+    if !hears { events(.notHearingTheWatch(lists: kinds.map(Self.address(of:)).sorted())) }
     return heard
+  }
+
+  /// The list an announcement of `kind` is about: `contacts` or `emergency` (an SOS press is
+  /// about neither; taken as `emergency`, never asked).
+  static func address(of kind: DeviceEvent.Kind) -> ResourceAddress { kind == .contactsChanged ? .contacts : .emergency }
+
+  /// That list as `state` holds it.
+  static func list(of kind: DeviceEvent.Kind, in state: DeviceState) -> [Contact]? {
+    kind == .contactsChanged ? state.contacts : state.emergency?.contacts
   }
 
   /// The kinds of announcement of the lists `plan` writes that the platform announces.
@@ -484,15 +492,14 @@ public final class Watch: Sendable {
     // A lost answer whose list read back as neither what was sent nor what was there: the
     // watch holds a change made on it (fresh-eyes finding: "may have written over that
     // change" while the read-back showed the watch held it).
+    let lists: [DeviceEvent.Kind] = [.contactsChanged, .emergencyContactsChanged]
     if case .partial(let failure, _) = error, case .outcomeUnknown(_, .other) = failure.cause {
-      var kept: [DeviceEvent.Kind: Bool] = [:]
-      if failure.failed.contains(.contacts) { kept[.contactsChanged] = true }
-      if failure.failed.contains(.emergency) { kept[.emergencyContactsChanged] = true }
-      return kept
+      let failed = Set(failure.failed)
+      return Dictionary(uniqueKeysWithValues: lists.filter { failed.contains(address(of: $0)) }.map { ($0, true) })
     }
     guard case .verificationFailed(let remaining?, _, _, _) = error else { return [:] }
     let differing = Set(remaining.resourceChanges.map(\.address))
-    return [.contactsChanged: differing.contains(.contacts), .emergencyContactsChanged: differing.contains(.emergency)]
+    return Dictionary(uniqueKeysWithValues: lists.map { ($0, differing.contains(address(of: $0))) })
   }
 
   /// After an apply verified as planned (`verified`, its read-back): whether the watch still
@@ -529,8 +536,7 @@ public final class Watch: Sendable {
     // restarted after the wearer cleared the emergency list said the list was changed "while
     // it wrote", with a backup of a state the watch never held).
     let lists = heard.value.filter { kind, contacts in
-      !unwritten.contains(kind == .contactsChanged ? .contacts : .emergency)
-        && contacts != (kind == .contactsChanged ? plannedFrom.contacts : plannedFrom.emergency?.contacts)
+      !unwritten.contains(Self.address(of: kind)) && contacts != Self.list(of: kind, in: plannedFrom)
     }
     guard !lists.isEmpty else { return }
     var announced = state
