@@ -88,8 +88,9 @@ extension FleetSession {
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
         switch row.verdict {
         case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
-        // "No changes" as its offline agent last reported: said so, not as a fact of now.
-        case .noChanges: if case .string(let note) = row.details["note"] { line += ": " + ControlCharacters.escaped(masked(note)) }
+        // "No changes" as its offline agent last reported: said so, not as a fact of now; an
+        // applied revision's words (what it undid on the watch).
+        case .noChanges, .applied: if case .string(let note) = row.details["note"] { line += ": " + ControlCharacters.escaped(masked(note)) }
         default: break
         }
         context.stdout.write(line + "\n" + (problems[row.name]?.text ?? ""))

@@ -733,11 +733,6 @@ actor AgentWatch {
       let earlierWrote = (before?.reached?.total ?? 0) > 0
       let byEarlier = before == nil ? "" : plan.isEmpty ? " by an earlier attempt, confirmed now"
         : earlierWrote ? " (with what earlier attempts wrote)" : ""
-      // A change made on the watch while the apply wrote: said in the log and the status, not only drift (or nothing) later.
-      let during = changedDuringApply.value
-      outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
-                 + byEarlier + (during.map { "; " + $0 } ?? ""))
-      keep(desired)
       // What changed on the watch since the last apply and this one did not write over is still
       // drift (`ApplyOptions.keepsDriftInRecord`): in the status at once — a status saying
       // drift 0 in between ended the drift and its "SOS at risk" alert, raised again by the
@@ -746,7 +741,17 @@ actor AgentWatch {
       // Lunch's time, the wearer had switched it off) is still drift too, as the record keeps it.
       let undone = Set(DriftAdoption.undone(by: plan, drift: plan.resourceDrift))
       let kept = plan.resourceDrift.filter { !undone.contains($0.address) }
-      finish(revision: desired.revision, publication: desired.publication, result: applied, message: during, changes: counts, applied: true,
+      // What it wrote over is said by name, in the log and the status, not only as a count (the
+      // wearer's contact removed by a contacts list written as a whole set: fresh-eyes finding);
+      // so is a change made on the watch while the apply wrote, not only drift (or nothing) later.
+      let undid = plan.resourceDrift.filter { undone.contains($0.address) }
+      let said = [undid.isEmpty ? nil : "undid what was changed on the watch since the last apply: " + masked(Reconcile.driftSummary(undid)),
+                  changedDuringApply.value].compactMap { $0 }
+      let message = said.isEmpty ? nil : said.joined(separator: "; ")
+      outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"
+                 + byEarlier + (message.map { "; " + $0 } ?? ""))
+      keep(desired)
+      finish(revision: desired.revision, publication: desired.publication, result: applied, message: message, changes: counts, applied: true,
              content: content, keptDrift: kept)
       if !kept.isEmpty {
         keptDriftUntold = true

@@ -277,6 +277,8 @@ public enum FleetPublication {
         var details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
         if let publication = document.publication { details["publication"] = .string(publication) }
         if let (status, received) = statuses[id], let outcome = answer(status, received: received, to: document, publishedAt: publishedAt) {
+          // An applied revision's words (what it undid, a change made during it) are its note.
+          if case .applied = outcome, let message = status.message { details["note"] = .string(message) }
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
           rows[index]?.reached = status.reachedText

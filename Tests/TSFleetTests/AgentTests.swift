@@ -559,6 +559,33 @@ import TSTestSupport
     await again.stop()
   }
 
+  /// A revision published while the wearer's change is on the watch: applying it writes the
+  /// contacts as a whole set, so the wearer's contact goes. That is said — in the agent's log,
+  /// its status (`status --fleet`'s note) and `apply --fleet`'s line — by what was undone, not
+  /// only as a count (fresh-eyes finding: a restarted agent removed a contact the wearer added
+  /// and nothing named it).
+  @Test func anApplyThatUndoesTheWearersChangeSaysWhatItUndid() async throws {
+    let site = try Site(watches: ["room-1"])
+    let lines = Locked<[String]>([])
+    let agent = try await site.agent("station", ["room-1"], log: { line in lines.mutate { $0.append(line) } })
+    try site.manifest("room-1", contacts: ["A", "B", "C"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try site.manifest("room-1", contacts: ["A", "B", "C", "D"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(try await site.contacts("room-1") == ["A", "B", "C", "D"])
+    let words = "undid what was changed on the watch since the last apply: contacts (1 added)"
+    #expect(rows.first?.details["note"] == .string(words), "\(rows.first?.details ?? [:])")
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.message == words, "\(status)")
+    #expect(status.drift == 0)
+    #expect(lines.value.contains { $0.hasPrefix("room-1: revision ") && $0.hasSuffix("applied (+0 ~1 -0); " + words) }, "\(lines.value)")
+    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(row?.state == "in sync" && row?.note == words, "\(String(describing: row))")
+    await agent.stop()
+  }
+
   /// A further change made while the agent was down again — the wearer's added contact gone
   /// and one of the manifest's removed: the same count, the same address, other words — is a
   /// new drift event after the restart (the words kept in the status, `drift_summary`); a
