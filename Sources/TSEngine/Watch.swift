@@ -16,8 +16,10 @@ public enum LastWrite: Sendable, Equatable {
   /// since. Shown as `neverText`, `null` in JSON.
   case never
 
-  /// What `status --fleet` shows for `never`.
-  public static let neverText = "never (matched already)"
+  /// What `status --fleet` shows for `never`: "none recorded", not "never" — the records are
+  /// those of this machine (an agent's, a person's), and a watch moved from another agent or
+  /// phone may well have been written by it (fresh-eyes finding).
+  public static let neverText = "none recorded (matched already)"
 
   /// The time, for `at`.
   public var date: Date? { if case .at(let date) = self { date } else { nil } }

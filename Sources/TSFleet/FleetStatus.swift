@@ -48,9 +48,9 @@ public struct FleetStatusRow: Sendable {
   public var holdsManifests: Bool? = nil
   /// Whether tsapply holds a record of the watch but never wrote to it (`LastWrite.never`: it
   /// matched already, or, over MQTT, its agent applied with nothing to change and reports no
-  /// time): Last applied is `never (matched already)`, `null` in JSON, never a made-up time.
+  /// time): Last applied is `none recorded (matched already)`, `null` in JSON, never a made-up time.
   public var neverApplied = false
-  /// "Last applied" as the table shows it: the time, `never (matched already)`, or `-`.
+  /// "Last applied" as the table shows it: the time, `none recorded (matched already)`, or `-`.
   public var lastAppliedText: String { lastApplied ?? (neverApplied ? LastWrite.neverText : "-") }
   /// Whether the watch is pending with part of its revision on it (its agent stopped part-way
   /// and is offline: the note says how much): a watch left mixed, which `status --fleet`

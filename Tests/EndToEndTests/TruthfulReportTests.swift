@@ -40,7 +40,7 @@ import TSTestSupport
 
   /// A watch that already held its manifest (moved from another phone, set up elsewhere): the
   /// apply that found it matching recorded it, and tsapply never wrote to it. `status --fleet`
-  /// says `never (matched already)` and `null`, reachable or not, until an apply writes.
+  /// says `none recorded (matched already)` and `null`, reachable or not, until an apply writes.
   @Test func aWatchThatMatchedAlreadyShowsNeverAppliedNotTheTimeOfARefresh() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     try Self.manifest.write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
@@ -56,12 +56,12 @@ import TSTestSupport
     #expect(try Self.run(["apply", "--device", "sim:room-1.json", "--auto-approve", "watch.yaml"], in: dir).status == 0)
 
     let table = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
-    #expect(table.stdout.contains("room-1  in sync  never (matched already)  "), "\(table.stdout)")
+    #expect(table.stdout.contains("room-1  in sync  none recorded (matched already)  "), "\(table.stdout)")
     let json = try Self.run(["status", "--fleet", "fleet.yaml", "--json"], in: dir)
     #expect(json.stdout.contains("\"last_applied\" : null"), "\(json.stdout)")
     try FileManager.default.moveItem(at: dir.appendingPathComponent("room-1.json"), to: dir.appendingPathComponent("room-1.away"))
     let away = try Self.run(["status", "--fleet", "fleet.yaml"], in: dir)
-    #expect(away.stdout.contains("room-1  unreachable  never (matched already)  "), "\(away.stdout)")
+    #expect(away.stdout.contains("room-1  unreachable  none recorded (matched already)  "), "\(away.stdout)")
     try FileManager.default.moveItem(at: dir.appendingPathComponent("room-1.away"), to: dir.appendingPathComponent("room-1.json"))
     // A write gives it a time.
     try Self.manifest.replacingOccurrences(of: "+15550100", with: "+15550102")

@@ -214,13 +214,13 @@ extension FleetRunnerTests {
     return (space, runner)
   }
 
-  /// `status --fleet` of a watch whose first apply found it matching: `never (matched already)`.
+  /// `status --fleet` of a watch whose first apply found it matching: `none recorded (matched already)`.
   @Test func aWatchThatMatchedAlreadyWasNeverApplied() async throws {
     let (space, runner) = try await Self.applied("version: 1\n")
     let rows = await FleetStatus.direct(try space.load().members, runner: runner)
     try #require(rows.count == 1)
     #expect(rows[0].state == "in sync" && rows[0].lastApplied == nil && rows[0].neverApplied)
-    #expect(FleetStatus.table(rows, withAgents: false).contains("never (matched already)"))
+    #expect(FleetStatus.table(rows, withAgents: false).contains("none recorded (matched already)"))
   }
 }
 
