@@ -82,7 +82,7 @@ final class WatchListening: @unchecked Sendable {
       case .emergencyContactsChanged: log.append(BridgeEvent(type: .emergencyContactsChanged, contacts: event.contacts ?? [], time: time))
       case .sosRequested: log.append(BridgeEvent(type: .sosRequested, time: time))
       }
-    case .missed, .interrupted, .resumed:
+    case .missed, .interrupted, .reopened, .resumed:
       // A watch's own device resumes from its journal, which holds every event: nothing to pass on.
       break
     case .failed(let kind, let error) where error.code == .notSupport:

@@ -138,6 +138,9 @@ final class BridgeEventStream: @unchecked Sendable {
   /// Since when the stream keeps breaking (`nil` while it holds), and whether that was said.
   private var troubleSince: Date?
   private var troubleReported = false
+  /// Whether the listeners were told a stream brings events again (`ListenerReport.reopened`)
+  /// since the trouble was said, and it has not broken again.
+  private var reopenedSaid = false
 
   /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
   private func run() {
@@ -155,8 +158,11 @@ final class BridgeEventStream: @unchecked Sendable {
       if !isStopped, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
         let since = troubleSince ?? lastHeard ?? opened
         troubleSince = since
-        if !troubleReported, Date().timeIntervalSince(since) >= Self.troubleReportedAfter {
+        // Said once it has lasted; said again when a stream that brought events again
+        // (`reopened`) breaks before it held.
+        if troubleReported ? reopenedSaid : Date().timeIntervalSince(since) >= Self.troubleReportedAfter {
           troubleReported = true
+          reopenedSaid = false
           dispatchToListeners(.interrupted("the event stream through the bridge keeps breaking (refused, cut or silent) since "
                                            + InternetTime.text(since) + "; it is reopened, and what was missed is replayed once it holds"))
         }
@@ -169,11 +175,19 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  /// A stream open since `opened` brought bytes: once it has been open `holdsAfter`, the
-  /// trouble is over (`ListenerReport.resumed` when it was said).
+  /// A stream open since `opened` brought bytes: after the trouble was said, its events are
+  /// heard again from now (`ListenerReport.reopened`: a page stops saying they are not heard —
+  /// fresh-eyes finding: "Not hearing" for 30 s while presses were delivered); once it has been
+  /// open `holdsAfter`, the trouble is over (`ListenerReport.resumed` when it was said).
   private func held(since opened: Date) {
-    guard troubleSince != nil, Date().timeIntervalSince(opened) >= Self.holdsAfter else { return }
+    guard troubleSince != nil else { return }
+    if troubleReported, !reopenedSaid {
+      reopenedSaid = true
+      dispatchToListeners(.reopened)
+    }
+    guard Date().timeIntervalSince(opened) >= Self.holdsAfter else { return }
     troubleSince = nil
+    reopenedSaid = false
     if troubleReported {
       troubleReported = false
       dispatchToListeners(.resumed)

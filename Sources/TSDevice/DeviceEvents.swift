@@ -97,6 +97,10 @@ public enum ListenerReport: Hashable, Sendable {
   /// after time — so events are not being heard (an SOS among them not until it holds again);
   /// the device keeps reopening it. Sent once per trouble, with why, until `resumed`.
   case interrupted(String)
+  /// After `interrupted`, a stream brings events again: they are heard from now (what was
+  /// missed is replayed), but the trouble is not over until it holds (`resumed`); breaking
+  /// before that, it is `interrupted` again.
+  case reopened
   /// Events are heard again after `interrupted` (what was missed meanwhile is then replayed).
   case resumed
 }

@@ -531,6 +531,8 @@ actor AgentWatch {
       record(event.id, sequence: nil)
     case .interrupted(let why):
       outlet.log("\(id): the watch's events are not being heard: \(why); an SOS pressed meanwhile is published once they are")
+    case .reopened:
+      outlet.log("\(id): the watch's events are heard again from a reopened stream; they count as back once it has held 30 s")
     case .resumed:
       outlet.log("\(id): the watch's events are heard again")
     case .missed(let after, let before):

@@ -245,6 +245,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = (event.time, event) } }
       }
     case .online:
+      // Its events heard again from a stream that has not held yet: the condition stays open
+      // until it holds (`events: resumed`), so a stream that keeps breaking raises it once.
+      if event.fields["events"] == .string("reopened") { break }
       if let agent {
         close([.agentOffline], "agent:" + agent, event)
       } else {

@@ -111,6 +111,10 @@ extension Monitor {
         self.emit(.error, watch: identity, message: "the watch's events are not being heard: \(why); an SOS pressed meanwhile is forwarded "
                     + "late, once they are — check the network between this monitor and the phone",
                   fields: ["reason": .string("events_down"), "error": .string(why)])
+      case .reopened:
+        self.emit(.online, watch: identity, message: "the watch's events are heard again from a reopened stream (what was missed meanwhile "
+                    + "is replayed); they count as back once it has held 30 s",
+                  fields: ["events": .string("reopened")])
       case .resumed:
         self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
                   fields: ["events": .string("resumed")])

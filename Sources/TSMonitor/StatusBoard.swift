@@ -266,6 +266,9 @@ public final class StatusBoard: @unchecked Sendable {
     /// Its events not being heard (the bridge's event stream keeps breaking, `reason:
     /// events_down`): the words, until the next `online`.
     var eventsDown: String?
+    /// Its events heard again after that, from this time, but the stream not holding long enough
+    /// yet to count as back (`online`, `events: reopened`); `nil` once it does (`resumed`).
+    var eventsReopened: Date?
   }
 
   private let lock = NSLock()
@@ -590,8 +593,10 @@ public final class StatusBoard: @unchecked Sendable {
       // Its agent back says nothing of the watch: one its agent cannot reach stays offline
       // until the agent says it reaches it again (a `served_by` event).
       watch.offlineNoted = false
-      // Reached again, or its events heard again: they are being heard.
+      // Reached again, or its events heard again: they are being heard — from a stream that
+      // reopened (`events: reopened`), not yet long enough to count as holding.
       watch.eventsDown = nil
+      watch.eventsReopened = event.fields["events"] == .string("reopened") ? event.time : nil
       if event.fields["agent"] != nil {
         watch.agentOffline = nil
         return true
@@ -649,6 +654,7 @@ public final class StatusBoard: @unchecked Sendable {
       switch reason {
       case "events_down":
         watch.eventsDown = shown(event.message)
+        watch.eventsReopened = nil
       case "delivery":
         guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
         watch.undelivered[id + "\u{0}" + notifier] = (event.time, notifier)
@@ -817,6 +823,9 @@ public final class StatusBoard: @unchecked Sendable {
     // Its SOS presses not being heard (held back on the way): said first of all.
     if let down = watch.eventsDown {
       reasons.insert("Not hearing this watch's SOS presses: " + down, at: 0)
+    } else if let since = watch.eventsReopened {
+      reasons.insert("Hearing this watch's SOS presses again since \(MonitorEvent.timestamp(since)), after its event stream kept breaking; "
+        + "the events_down alert stays open until the stream has held 30 s", at: 0)
     }
     let offline = Self.offline(watch)
     if let monitorLost {

@@ -48,7 +48,7 @@ import TSModel
       case .failed(let kind, let error): heard.add("listener failed \(kind.rawValue) \(error.code.rawValue)")
       case .event(let event): heard.add("listener \(event.kind.rawValue)")
       case .resumePoint: break
-      case .missed, .interrupted, .resumed: heard.add("listener \(report)")
+      case .missed, .interrupted, .reopened, .resumed: heard.add("listener \(report)")
       }
     }
     try await device.setAllContacts([Contact(name: "Ann", phoneNum: "1")])

@@ -111,6 +111,10 @@ import TSMonitor
     alerts.record(down, for: ["w1"])
     #expect(sink.summary == ["w1 events_down"], "\(sink.summary)")
     #expect(sink.alerts.first?.fields["severity"] == .string("critical"))
+    // Heard from a stream that has not held yet: still open (a stream that keeps breaking raises it once).
+    alerts.record(Self.event(.online, clock, ["events": .string("reopened")]), for: ["w1"])
+    alerts.record(down, for: ["w1"])
+    #expect(sink.summary == ["w1 events_down"], "\(sink.summary)")
     alerts.record(Self.event(.online, clock, online), for: ["w1"])
     #expect(sink.summary == ["w1 events_down", "w1 recovered:events_down"], "\(sink.summary)")
   }

@@ -204,6 +204,25 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
       board.record(event(.online, clock, ["events": .string("resumed")]), for: ["room-12"])
     }, state: "in sync", reason: nil),
+    // Heard from a stream that reopened, not holding yet: not "Not hearing" (presses are delivered), nor all clear.
+    Case(name: "its events heard from a reopened stream", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
+      board.record(event(.online, clock, ["events": .string("reopened")]), for: ["room-12"])
+    }, state: "in sync", reason: "Hearing this watch's SOS presses again since"),
+    Case(name: "a reopened stream broken again", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
+      board.record(event(.online, clock, ["events": .string("reopened")]), for: ["room-12"])
+      board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
+    }, state: "in sync", reason: "Not hearing this watch's SOS presses: the watch's events are not being heard"),
+    Case(name: "a reopened stream that held", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, message: "the watch's events are not being heard", ["reason": .string("events_down")]), for: ["room-12"])
+      board.record(event(.online, clock, ["events": .string("reopened")]), for: ["room-12"])
+      clock.advance(30)
+      board.record(event(.online, clock, ["events": .string("resumed")]), for: ["room-12"])
+    }, state: "in sync", reason: nil),
     Case(name: "the monitor's broker back", steps: { board, clock in
       board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, appliedRevision: "abc", lastSeen: clock.now))
       board.record(event(.offline, clock, ["broker": .string("mqtt://127.0.0.1:1883")]), for: [])
