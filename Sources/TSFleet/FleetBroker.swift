@@ -21,6 +21,8 @@ public final class FleetBrokerView: @unchecked Sendable {
   private var synced = false
   /// Counts the messages taken in, so a wait looks again only when something came.
   private var version = 0
+  /// Times the client connected (and subscribed): more than 1 after a reconnection.
+  private var readies = 0
   /// Whether the view reads the desired documents (`desiredRevisions`).
   public let readsDesired: Bool
   /// Whether the view reads the watches' states as their agents last read them (`reportedStates`).
@@ -46,8 +48,20 @@ public final class FleetBrokerView: @unchecked Sendable {
     let configuration = try settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
                                                subscriptionQoS: 0)
     client = try MQTTClient(address: settings.address, configuration: configuration,
-                            onMessage: { [weak self] message in self?.received(message) })
+                            onMessage: { [weak self] message in self?.received(message) },
+                            onConnection: { [weak self] event in
+                              guard case .ready = event, let self else { return }
+                              self.lock.withLock {
+                                self.readies += 1
+                                self.version += 1
+                              }
+                            })
   }
+
+  /// Times the view connected to the broker: more than 1 once it reconnected (the broker
+  /// restarted, or the network dropped) — after which the broker may no longer hold what it
+  /// held (a broker without persistence loses every retained message).
+  public var connections: Int { lock.withLock { readies } }
 
   /// Connects and waits until every retained status and presence has arrived (the view is
   /// complete), by this completion rule: the view subscribes with QoS 0, so Mosquitto hands it
@@ -261,6 +275,12 @@ public enum FleetPublication {
       return failures
     }
     let deadline = start + wait
+    // The broker restarted during the wait (the view connected again): one without persistence
+    // lost the documents this run published. Those it no longer holds are published again
+    // (never over another publisher's), so the agents get them when they reconnect — not
+    // reported pending "when it can" while nothing would ever apply them (fresh-eyes finding).
+    var connectionsSeen = view.connections
+    let restoring = Locked(false), restored = Locked(0), lost = Locked<[Int: String]>([:])
     var rows: [Int: FleetWatchReport] = [:]
     for (index, member) in members.enumerated() {
       if case .failure(let problem) = member.document {
@@ -272,6 +292,15 @@ public enum FleetPublication {
     await view.wait(until: deadline) { now in
       let statuses = view.statuses
       var waiting: [String] = []
+      if view.connections > connectionsSeen, !restoring.value {
+        connectionsSeen = view.connections
+        restoring.set(true)
+        let unanswered = desired.filter { rows[$0.key] == nil }.map { (index: $0.key, id: members[$0.key].watch.watchID, document: $0.value) }
+        Task {
+          await republishLost(unanswered, view: view, settings: settings, site: site, restored: restored, lost: lost)
+          restoring.set(false)
+        }
+      }
       for (index, document) in desired.sorted(by: { $0.key < $1.key }) where rows[index] == nil {
         let member = members[index], id = member.watch.watchID
         var details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
@@ -308,6 +337,8 @@ public enum FleetPublication {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .pending("no agent has announced the watch \(id)\(graceText); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
+        } else if now >= deadline, let why = lost.value[index] {
+          rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed(why), elapsed: now - start, details: details)
         } else if now >= deadline {
           let status = statuses[id]?.status
           // The agent went on to another publisher's revision after this run's and stayed there.
@@ -337,14 +368,50 @@ public enum FleetPublication {
       for (index, member) in members.enumerated() where rows[index] == nil && waiting.contains(member.name) {
         if let agent = view.agent(serving: member.watch.watchID), !agent.online { offline[agent.agent, default: []].append(member.name) }
       }
-      let note = offline.isEmpty ? nil : offline.sorted { $0.key < $1.key }.map { agent, names in
+      var notes = offline.sorted { $0.key < $1.key }.map { agent, names in
         "agent \(agent) is offline (serving \(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? ", +\(names.count - 3) more" : ""))"
-      }.joined(separator: "; ")
+      }
+      let again = restored.value
+      if again > 0 {
+        notes.append("the broker lost the desired documents of \(again) watch\(again == 1 ? "" : "es") (restarted without persistence): published again")
+      }
+      let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
       progress(FleetProgress(done: rows.count, total: members.count, running: waiting, note: note))
       return waiting.isEmpty
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }
+  }
+
+  /// After the view connected again: reads which desired documents the broker holds now (a
+  /// view of its own, `desired`), and publishes again each of `unanswered` it no longer holds
+  /// (one another publisher replaced is left as it is), counting them in `restored`; one that
+  /// cannot be published again goes in `lost`, with what to say of it. A broker that cannot be
+  /// read now leaves everything as it was (the next reconnection looks again).
+  static func republishLost(_ unanswered: [(index: Int, id: String, document: DesiredDocument)], view: FleetBrokerView, settings: BrokerSettings,
+                            site: String, restored: Locked<Int>, lost: Locked<[Int: String]>) async {
+    guard !unanswered.isEmpty, let reader = try? FleetBrokerView(settings: settings, site: site, desired: true) else { return }
+    let read: Bool
+    do {
+      try await reader.connect(within: .seconds(30))
+      read = true
+    } catch {
+      read = false
+    }
+    let held = reader.desiredRevisions
+    await reader.close()
+    guard read else { return }
+    for (index, id, document) in unanswered where held[id] == nil {
+      do {
+        try await view.publish(document, watchID: id)
+        restored.mutate { $0 += 1 }
+      } catch {
+        lost.mutate {
+          $0[index] = "not applied: the broker lost the desired document of revision \(document.revision) (restarted without persistence) and it "
+            + "could not be published again (\(error)); nothing will apply it — publish again with 'tsapply apply --fleet'"
+        }
+      }
+    }
   }
 
   /// How long a watch whose agent is offline when the publication begins (or that no agent has

@@ -290,6 +290,15 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// without drift, or from an earlier agent.
   public var driftSummary: String?
 
+  /// What `status --fleet`, the status page and a drift alert say of a watch this status finds
+  /// drifted: the count and the drift's words (`driftSummary`), not `message`, which tells of
+  /// the apply before the drift (fresh-eyes finding: an alert for SOS switched off said "undid
+  /// … contacts (1 added)"). `nil` without drift.
+  public var driftNote: String? {
+    guard drift > 0 else { return nil }
+    return "\(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply" + (driftSummary.map { ": " + $0 } ?? "")
+  }
+
   /// Whether this status answers the broker's document `invalid` as older than what the agent
   /// handled (`staleDesired`).
   public var answersStaleDocument: Bool { staleDesired == true && result == .invalid }

@@ -102,8 +102,8 @@ public enum FleetMonitor {
     case .retrying: "retrying"
     case .applied, .noChanges: status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
     }
-    var note = status.message
     let measured = (status.result == .applied || status.result == .noChanges) && status.unreachable == nil
+    var note = measured ? status.driftNote ?? status.message : status.message
     // A refused or invalid revision wrote nothing: the agent goes on checking the watch against
     // the revision it last applied, so its drift is known (what is pending is not).
     let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil && status.measuresDrift

@@ -334,7 +334,9 @@ public enum FleetStatus {
         state = "retrying"
         note = "attempt \(status.attempt ?? 1) failed" + (status.nextRetry.map { ", next at \($0)" } ?? "")
           + (status.reachedText.map { " (\($0))" } ?? "") + ": \(status.message ?? "")"
-      case .applied, .noChanges: state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
+      case .applied, .noChanges:
+        state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
+        if let drift = status.driftNote { note = drift }
       }
       // The manifests give a revision the agent has not handled yet. One it handled and refused
       // (or found invalid) stays so: publishing it again changes nothing.

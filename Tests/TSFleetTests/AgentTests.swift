@@ -559,6 +559,43 @@ import TSTestSupport
     await again.stop()
   }
 
+  /// A broker without persistence restarted while `apply --fleet` waits loses the desired
+  /// documents it held. The publisher, connected again, finds its documents gone and publishes
+  /// them again, so the agent applies them and the run reports what the watch holds
+  /// (fresh-eyes finding: "pending … it applies revision … when it can", exit 0, while the
+  /// broker held no document and the watch never changed).
+  @Test func aDocumentLostByABrokerRestartedDuringTheWaitIsPublishedAgain() async throws {
+    let site = try Site(watches: ["room-1"])
+    var agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await agent.stop()
+    try site.manifest("room-1", contacts: ["A"])
+    let notes = Locked<[String]>([])
+    let loaded = try site.space.load([])
+    let settings = site.settings
+    let rollout = Task {
+      try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: false, wait: .seconds(60)) { progress in
+        if let note = progress.note { notes.mutate { $0.append(note) } }
+      }
+    }
+    // Published (the broker holds it), then lost with the broker's restart.
+    let probe = Inbox<Bool>()
+    let reader = try MQTTClient(address: site.broker.address,
+                                configuration: .init(clientID: "probe-desired", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
+                                onMessage: { message in if String(decoding: message.payload, as: UTF8.self).contains("\"A\"") { probe.add(true) } })
+    reader.connect()
+    #expect(await probe.wait(for: 1, within: 30).count == 1)
+    await reader.close()
+    site.broker = try site.broker.restart()
+    agent = try await site.agent("station", ["room-1"])
+    let rows = try await rollout.value
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(try await site.contacts("room-1") == ["A"])
+    #expect(notes.value.contains { $0.contains("the broker lost the desired documents of 1 watch (restarted without persistence): published again") },
+            "\(notes.value)")
+    await agent.stop()
+  }
+
   /// A revision published while the wearer's change is on the watch: applying it writes the
   /// contacts as a whole set, so the wearer's contact goes. That is said — in the agent's log,
   /// its status (`status --fleet`'s note) and `apply --fleet`'s line — by what was undone, not
@@ -583,6 +620,16 @@ import TSTestSupport
     #expect(lines.value.contains { $0.hasPrefix("room-1: revision ") && $0.hasSuffix("applied (+0 ~1 -0); " + words) }, "\(lines.value)")
     let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
     #expect(row?.state == "in sync" && row?.note == words, "\(String(describing: row))")
+    // A drift found later is said in its own words — by `status --fleet`, the page and a drift
+    // alert — not in the words of the apply before it (fresh-eyes finding: the alert for SOS
+    // switched off said "undid … contacts (1 added)").
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Yan", phoneNum: "+15550198"))
+    for _ in 0..<1500 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
+    let drifted = try #require(await agent.status(of: "room-1"))
+    let driftWords = "1 resource changed on the watch since the last apply: contacts (1 added)"
+    #expect(FleetMonitor.agentReport(drifted, current: nil).note == driftWords, "\(drifted)")
+    let driftRow = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    #expect(driftRow?.state == "drift" && driftRow?.note == driftWords, "\(String(describing: driftRow))")
     await agent.stop()
   }
 
