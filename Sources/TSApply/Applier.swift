@@ -192,10 +192,18 @@ public struct Applier: Sendable {
       let part = StatePart(step)
       var sent: Sent?
       do {
+        // A custom reminder's template is fetched before the check, so the check is the last
+        // call before the write: the window in which a change made on the watch is written over
+        // stays one call wide (fresh-eyes finding: two, with the template call in it).
+        var template: Reminder?
+        if step.createsCustomReminder {
+          template = try await device.createCustomReminderTemplate()
+          progress(.deviceCall(name: "createCustomReminderTemplate", seconds: elapsed()))
+        }
         if checked.insert(part).inserted, try await !part.matches(expected, on: device) {
           throw failure(.changedOnWatch(part: part.rawValue))
         }
-        try await perform(step, sent: &sent, willWrite: { write in
+        try await perform(step, template: template, sent: &sent, willWrite: { write in
           wrote = true
           willWrite(current, write.applied(to: current, storing: storedForm))
         }) { name in progress(.deviceCall(name: name, seconds: elapsed())) }
@@ -332,8 +340,16 @@ public struct Applier: Sendable {
 
   /// Makes the step's calls; `sent` is set just before each write call to what it writes, and
   /// `willWrite` is told it.
-  private func perform(_ step: ApplyStep, sent: inout Sent?, willWrite: (Sent) -> Void,
+  /// Runs `step`'s write; a step that creates a custom reminder builds it on `template` (fetched
+  /// by the caller before its read-before-write check).
+  private func perform(_ step: ApplyStep, template: Reminder?, sent: inout Sent?, willWrite: (Sent) -> Void,
                        called: (String) -> Void) async throws(DeviceError) {
+    func fetched() async throws(DeviceError) -> Reminder {
+      if let template { return template }
+      let made = try await device.createCustomReminderTemplate()
+      called("createCustomReminderTemplate")
+      return made
+    }
     func sending(_ write: Sent) {
       sent = write
       willWrite(write)
@@ -352,16 +368,12 @@ public struct Applier: Sendable {
       try await device.deleteReminder(id: id)
       called("deleteReminder")
     case .createCustomReminder(let patch, _):
-      let template = try await device.createCustomReminderTemplate()
-      called("createCustomReminderTemplate")
-      let reminder = try checked(patch.applying(to: template))
+      let reminder = try checked(patch.applying(to: try await fetched()))
       sending(.upsert(reminder))
       try await device.setReminder(reminder)
       called("setReminder")
     case .replaceAllCreating(let base, let patch, _, _):
-      let template = try await device.createCustomReminderTemplate()
-      called("createCustomReminderTemplate")
-      let list = base + [try checked(patch.applying(to: template))]
+      let list = base + [try checked(patch.applying(to: try await fetched()))]
       sending(.reminders(list))
       try await device.replaceAllReminders(list)
       called("replaceAllReminders")

@@ -40,6 +40,14 @@ public enum ApplyStep: Hashable, Sendable {
     }
   }
 
+  /// Whether the step creates a custom reminder (its first call fetches the device's template).
+  public var createsCustomReminder: Bool {
+    switch self {
+    case .createCustomReminder, .replaceAllCreating: true
+    default: false
+    }
+  }
+
   /// Whether the step writes reminders (so verification must read them back).
   public var writesReminders: Bool {
     switch self {

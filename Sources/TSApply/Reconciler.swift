@@ -96,15 +96,21 @@ public struct Reconciler: Sendable {
       record(left(reached), nil)
       throw .readBackFailed(error, backupPath: backupPath)
     }
+    // Read back otherwise than this apply's writes left the watch: changed on the watch while
+    // it wrote (a reminder switched: no listener announces reminders). The record keeps each
+    // such resource as the apply left it, so the change is drift, never "what tsapply left"
+    // (fresh-eyes finding: a reminder switched during the apply was recorded as its own write).
+    let during = Drift.changes(since: reached, current: after, capabilities: capabilities)
+    let kept = during.isEmpty ? after : after.taking(during, addresses: Set(during.map(\.address)), as: .recorded)
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
-      record(after, nil)
-      return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps, finalState: after)
+      record(kept, nil)
+      return ApplyReport(plan: plan, backupPath: backupPath, applied: applied, steps: steps, finalState: after, changedWhileWriting: during)
     }
     // Read back otherwise than planned: a list written that reads back otherwise was changed on
     // the watch while this apply wrote, so the record keeps what was written and the change
     // stays drift, never "what tsapply left" (`Drift.recorded(readBack:wrote:plannedFrom:recorded:)`).
-    record(Drift.recorded(readBack: after, wrote: reached, plannedFrom: state, recorded: recorded), nil)
+    record(Drift.recorded(readBack: kept, wrote: reached, plannedFrom: state, recorded: recorded), nil)
     throw .verificationFailed(remaining: check.plan, diagnostics: check.diagnostics, backupPath: backupPath, readBack: after)
   }
 }
@@ -143,6 +149,10 @@ public struct ApplyReport: Sendable {
   public var steps: [ApplyStep]
   /// The watch's state as verified after the apply; `nil` when nothing ran and no state was given.
   public var finalState: DeviceState?
+  /// Resources the read-back found otherwise than this apply's writes left them: changed on the
+  /// watch while it wrote (`before` = as the apply left it, `after` = read back). The record
+  /// keeps them as the apply left them, so they are drift.
+  public var changedWhileWriting: [ResourceChange] = []
 
   /// Resources created.
   public var added: Int { plan.resourceChanges.filter { $0.action == .create }.count }

@@ -410,6 +410,8 @@ extension FleetSession {
         section.stdout.write(ApplyRun.notHearing(lists))
       case .putBackOnWatchDuringApply(let lists):
         section.stdout.write(ApplyRun.putBack(lists, mask: run.currentMask))
+      case .changedOnWatchWhileWriting(let drift):
+        section.stdout.write(ApplyRun.changedWhileWriting(drift, watch: cliWatch, manifest: nil, mask: run.currentMask))
       }
     }
     do {

@@ -768,6 +768,9 @@ actor AgentWatch {
       return await succeeded(plan)
     case .applied(let report):
       if let state = report.finalState { self.report(state) }
+      // Changed on the watch while the apply wrote (a reminder switched: no listener tells):
+      // the record keeps it as drift, told by a drift check now, not at the next interval.
+      if !report.changedWhileWriting.isEmpty { driftWanted = true }
       return await succeeded(report.plan)
     case .refusedUnsafe(let plan, _, let pending):
       result = .refused

@@ -481,6 +481,10 @@ public final class StatusBoard: @unchecked Sendable {
       watches[position].lastSeen = report.lastSeen ?? watches[position].lastSeen
       if report.drift == 0 { watches[position].driftMessage = nil }
       if report.drift == 0 { watches[position].sosAtRisk = false }
+      // The agent measured the drift (or, serving the watch no more, says nothing of it): a
+      // drift event heard before gives no figure beside it (fresh-eyes finding: drift 1 shown
+      // for a watch no agent served, last in sync).
+      if report.drift == 0 || report.state == "no status" { watches[position].drift = report.drift }
       if let atRisk = report.putsSOSAtRisk { watches[position].sosAtRisk = atRisk }
       return true
     }

@@ -152,6 +152,36 @@ import TSTestSupport
     }
   }
 
+  /// A restore stopped by a fault at each device call: where its advice says how to see what
+  /// the watch holds, it names the restore of the same backup (which shows its plan and asks),
+  /// never a bare `plan`, which reads `watch.yaml` — failing, or comparing the watch with another
+  /// manifest (fresh-eyes finding).
+  @Test func theAdviceAfterAFailedRestoreNamesTheRestore() throws {
+    let dir = try Self.workspace()
+    _ = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)
+    try FileManager.default.removeItem(at: dir.appendingPathComponent("watch.yaml"))
+    try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("watch.yaml"))
+    let apply = try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy"], in: dir)
+    let backup = try #require(TSApplyBinary.backupPath(in: apply.stdout))
+    var advised = 0
+    for call in 1...16 {
+      let snapshot = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+      let failed = try TSApplyBinary.run(["restore", "--auto-approve", "--allow-destroy", backup], in: dir,
+                                         environment: ["TSAPPLY_SIM_FAULT": "fail@\(call)"])
+      guard failed.status != 0 else { break }
+      for marker in ["See what it holds now with '", "Check with '", "see the watch with '"] where failed.stderr.contains(marker) {
+        advised += 1
+        let command = failed.stderr.components(separatedBy: marker)[1].prefix { $0 != "'" }
+        #expect(command.hasPrefix("tsapply restore ") && command.hasSuffix(backup), "fail@\(call): \(failed.stderr)")
+      }
+      // Back to where the restore starts from, for the next call.
+      if try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout != snapshot {
+        #expect(try TSApplyBinary.run(["apply", "--auto-approve", "--allow-destroy"], in: dir).status == 0)
+      }
+    }
+    #expect(advised >= 2, "no fault gave advice to see the watch")
+  }
+
   @Test func restoreRefusesABackupHoldingValuesNoWatchCanTake() throws {
     let dir = try Self.workspace()
     let apply = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir)

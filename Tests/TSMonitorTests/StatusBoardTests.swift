@@ -297,6 +297,23 @@ final class TestClock: @unchecked Sendable {
     #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
   }
 
+  /// A drift heard as an event, then an agent status in sync, then the watch served by no agent
+  /// (its status says nothing of what it holds): no drift figure from the old event (fresh-eyes
+  /// finding: the page showed drift 1 for a watch no agent served, last in sync).
+  @Test func aWatchNoAgentServesShowsNoDriftFromAnOldEvent() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.drift, clock, message: "1 resource changed on the watch since the last apply: contacts (1 added)",
+                            ["addresses": .array([.string("contacts")])]), for: ["room-12"])
+    board.reported("room-12", AgentReport(state: "in sync", drift: 0, pending: 0, lastSeen: clock.now))
+    board.tick()
+    #expect(board.snapshot().rows.first?.drift == 0, "\(String(describing: board.snapshot().rows.first))")
+    board.reported("room-12", AgentReport(state: "no status", note: "agent station no longer serves the watch room-12", drift: nil, pending: nil))
+    board.tick()
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "no status" && row.drift == nil, "\(row)")
+  }
+
   /// A monitor that did not hear the agent's drift event (started or restarted after it) says
   /// the drift's words from the agent's status (`drift_summary`), not "1 change"; and they are
   /// the status's, newer than an event heard before (fresh-eyes finding).

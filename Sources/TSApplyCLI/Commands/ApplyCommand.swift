@@ -282,6 +282,8 @@ package struct ApplyRun {
       case .putBackOnWatchDuringApply(let lists):
         run.putBack.set()
         context.stderr.write(Self.putBack(lists, mask: run.currentMask))
+      case .changedOnWatchWhileWriting(let drift):
+        context.stderr.write(Self.changedWhileWriting(drift, watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
       }
     }
     return options
@@ -340,6 +342,14 @@ package struct ApplyRun {
     return text
   }
 
+  /// The warning for resources the apply's read-back found changed on the watch while it wrote
+  /// (`EngineEvent.changedOnWatchWhileWriting`: no listener announced them), ending with a newline.
+  package static func changedWhileWriting(_ drift: [ResourceChange], watch: CLIWatch, manifest: String?, mask: PhoneRedaction.Mask) -> String {
+    "Warning: while this apply was writing, the watch itself changed: \(Reconcile.driftSummary(drift) { mask.address($0) }). "
+      + "Reading the watch back shows it; the apply did not write over it, so it is drift now.\n"
+      + "  See it with '\(watch.command("drift", manifest))'; keep it with '\(watch.command("drift --adopt", manifest))' (it goes into the manifest).\n"
+  }
+
   /// Prints one progress line per resource of a step (`address: Creating...`, `address:
   /// Creation complete [0.3s elapsed]`), and with `verbose` one per device call; addresses are
   /// masked as in the plan (`mask`, `--redact`).
@@ -375,10 +385,18 @@ package struct ApplyRun {
     }
   }
 
+  /// The command that shows what the watch holds against what this run wants: `plan` of the
+  /// manifest; for a restore, which has none, the restore of the same backup, which shows its
+  /// plan and asks before it writes (fresh-eyes finding: after a failed restore, the advice's
+  /// bare `plan` read `watch.yaml`, failing or comparing the watch with another manifest).
+  private var planAgain: String {
+    command == "restore" ? watch.command("restore", rerunArgument) : watch.command("plan", manifestArgument)
+  }
+
   /// The message for `error`, with the commands that help next, complete and pasteable; with
   /// `--redact`, every address, name and number in it masked as in the plan.
   package func describe(_ error: EngineError) -> String {
-    let planAgain = watch.command("plan", manifestArgument)
+    let planAgain = self.planAgain
     let mask = currentMask
     switch error {
     case .invalid(let input):
@@ -460,10 +478,10 @@ package struct ApplyRun {
       if failure.reached == nil {
         // No write was sent: there is nothing to undo, and restoring the backup would undo what
         // changed on the watch meanwhile (the reason it stopped, when it found such a change).
-        let replan = appliesSavedPlan ? watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
-          : watch.command("plan", manifestArgument)
+        let replan = appliesSavedPlan ? watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument) : planAgain
         text += "Nothing was written to the watch, so there is nothing to undo. See what it holds now with '\(replan)'"
-          + (appliesSavedPlan ? ", review the new plan and apply that file." : ", then apply again.")
+          + (appliesSavedPlan ? ", review the new plan and apply that file."
+             : command == "restore" ? " (it shows what it would change and asks before it writes)." : ", then apply again.")
         return text
       }
       if failure.applied.isEmpty && !unknown && putBack.isSet {
