@@ -276,7 +276,9 @@ public enum PhoneRedaction {
   /// - a time as tsapply writes it (`InternetTime`: `2026-12-05T11:17:33.735Z`, to the second or
   ///   the millisecond, `Z` or an offset); a date alone is masked;
   /// - a backup's path (`/…/backups/20261201T231908.855Z.json`: absolute, no spaces, the file named
-  ///   by its UTC time), which `tsapply restore` needs whole (docs/apply.md).
+  ///   by its UTC time), which `tsapply restore` needs whole (docs/apply.md);
+  /// - a reminder's period as the manifest's checks write it (`08:00–20:00`, with the en dash no
+  ///   phone number holds).
   public static func redactPhoneLikeSparingOwn(_ text: String) -> String {
     var result = "", rest = Substring(text)
     while let range = rest.range(of: ownWords, options: .regularExpression) {
@@ -289,10 +291,11 @@ public enum PhoneRedaction {
     return result + redactPhoneLike(String(rest))
   }
 
-  /// What `redactPhoneLikeSparingOwn(_:)` leaves whole: a backup's path, a time, a revision.
+  /// What `redactPhoneLikeSparingOwn(_:)` leaves whole: a backup's path, a time, a revision, a period.
   private static let ownWords = #"(?<![^\s"'(])/[^\s"']*/backups/[0-9]{8}T[0-9]{6}(\.[0-9]{3})?Z\.json"#
     + #"|(?<![0-9A-Za-z])[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})(?![0-9A-Za-z])"#
     + #"|(?<![0-9A-Za-z])[0-9a-f]{16}(?![0-9A-Za-z])"#
+    + #"|(?<![0-9:])[0-9]{2}:[0-9]{2}–[0-9]{2}:[0-9]{2}(?![0-9:])"#
 
   /// `redactPhoneLikeSparingOwn(_:)`, leaving every occurrence of `spared` as it is too: a path
   /// tsapply made itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), named

@@ -24,6 +24,12 @@ import TSModel
     ("in /home/u12345/s/watches/b0df3a9c1e2f4d5a/backups/20261205T111705.469Z.json for 5550100",
      "in /home/u12345/s/watches/b0df3a9c1e2f4d5a/backups/20261205T111705.469Z.json for *****00"),
     ("a date alone is not a time tsapply wrote: 2026-12-05", "a date alone is not a time tsapply wrote: ****-**-05"),
+    // A reminder's period as a manifest's diagnostic gives it (fresh-eyes finding: the page read
+    // "08:00–20:** (*20 minutes)"); a phone beside it is still masked.
+    ("every is 840 minutes, longer than the period 08:00–20:00 (720 minutes)",
+     "every is 840 minutes, longer than the period 08:00–20:00 (720 minutes)"),
+    ("the period 08:00–20:00 for +1 555 0100", "the period 08:00–20:00 for +* *** **00"),
+    ("08:00-20:00 (720", "08:00-20:** (*20"),
   ])
   func tsapplysOwnWordsStayWhole(_ text: String, _ expected: String) {
     #expect(PhoneRedaction.redactPhoneLikeSparingOwn(text) == expected)
