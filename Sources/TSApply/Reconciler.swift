@@ -102,6 +102,7 @@ public struct Reconciler: Sendable {
     // (fresh-eyes finding: a reminder switched during the apply was recorded as its own write).
     let during = Drift.changes(since: reached, current: after, capabilities: capabilities)
     let kept = during.isEmpty ? after : after.taking(during, addresses: Set(during.map(\.address)), as: .recorded)
+    if !during.isEmpty { progress(.changedWhileWriting(during)) }
     let check = Planner.plan(manifest, state: after, capabilities: capabilities)
     if let remaining = check.plan, remaining.isEmpty {
       record(kept, nil)
@@ -135,6 +136,10 @@ public enum ReconcileEvent: Sendable {
   case backedUp(path: String)
   /// A step or device call progressed.
   case apply(ApplyProgress)
+  /// The read-back found these resources otherwise than the apply's writes left them: changed on
+  /// the watch while it wrote (`before` = as the apply left it, `after` = read back). Told before
+  /// the apply ends (verified or not); the record keeps them as the apply left them.
+  case changedWhileWriting([ResourceChange])
 }
 
 /// The outcome of a successful apply.

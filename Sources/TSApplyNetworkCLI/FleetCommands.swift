@@ -410,7 +410,7 @@ extension FleetSession {
         section.stdout.write(ApplyRun.notHearing(lists))
       case .putBackOnWatchDuringApply(let lists):
         section.stdout.write(ApplyRun.putBack(lists, mask: run.currentMask))
-      case .changedOnWatchWhileWriting(let drift):
+      case .reconcile(.changedWhileWriting(let drift)):
         section.stdout.write(ApplyRun.changedWhileWriting(drift, watch: cliWatch, manifest: nil, mask: run.currentMask))
       }
     }

@@ -269,9 +269,4 @@ public enum EngineEvent: Sendable {
   /// landed — the read alone says "not applied" (fresh-eyes finding: "Nothing reached the
   /// watch … run it again", with no word of the change). Its own listener's only.
   case putBackOnWatchDuringApply(lists: [DeviceEvent.Kind: [Contact]])
-  /// The apply's read-back found `drift` otherwise than its writes left the watch: changed on
-  /// the watch while it wrote (`before` = as the apply left it, `after` = the watch now; a
-  /// reminder switched, which no listener announces). Kept as drift in the record, not written
-  /// over (`ApplyReport.changedWhileWriting`).
-  case changedOnWatchWhileWriting([ResourceChange])
 }

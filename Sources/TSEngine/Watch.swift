@@ -317,7 +317,6 @@ public final class Watch: Sendable {
     }
     appendHistory(planned.plan, source: source, options: options, result: "applied", error: nil, backup: report.backupPath,
                   reached: (planned.plan.counts, [], []))
-    if !report.changedWhileWriting.isEmpty { options.events(.changedOnWatchWhileWriting(report.changedWhileWriting)) }
     if let heard {
       // Read back as the manifest gives it — but a change announced meanwhile may have come
       // after that read: each announced list is read once more (`keptAfterVerifying`).

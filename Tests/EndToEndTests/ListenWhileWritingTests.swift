@@ -196,6 +196,39 @@ import TSTestSupport
   /// An apply of one contact that is also the emergency contact, each device call taking a
   /// second, with "Zed Roe" added on the watch `wait` seconds after the apply printed `marker`:
   /// the workspace, its environment (state folder), the watch and the apply's result.
+  /// A reminder the wearer switches while the apply writes the contacts, after it wrote the
+  /// reminders (no listener announces reminders): the apply says so, with the drift and adopt
+  /// commands; when the manifest sets that reminder, its verification fails on it and the
+  /// advice keeps the wearer's change instead of "see the watch with 'tsapply plan …'", whose
+  /// plan switched it back (fresh-eyes finding). `drift` reports it either way.
+  @Test(arguments: [false, true])
+  func aReminderSwitchedWhileTheApplyWritesIsSaidAndKept(managed: Bool) throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    func manifest(_ sedentary: Bool, _ contacts: [String]) throws {
+      try ("version: 1\nreminders:\n  sedentary: {enabled: \(sedentary)}\n" + (managed ? "  drinking: {enabled: false}\n" : "")
+           + "contacts:\n" + contacts.enumerated().map { "  - {name: \($1), phone: \"+155501\($0 + 10)\"}\n" }.joined())
+        .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    }
+    try manifest(true, ["Ann"])
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir, environment: environment).status == 0)
+    try manifest(false, ["Ann", "Bob"])
+    let run = try TSApplyBinary.startInteractive(["apply", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    _ = run.read(until: "contacts: Modifying...")
+    Thread.sleep(forTimeInterval: 0.2)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", "1"], in: dir).status == 0)
+    let result = run.wait(limit: 60)
+    #expect(result.status == (managed ? 1 : 0), "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("Warning: while this apply was writing, the watch itself changed: reminder.drinking (turned on)."),
+            "\(result.stderr)")
+    #expect(result.stderr.contains("See it with 'tsapply drift watch.yaml'; keep it with 'tsapply drift --adopt watch.yaml'"), "\(result.stderr)")
+    #expect(!result.stderr.contains("see the watch with 'tsapply plan"), "\(result.stderr)")
+    let drift = try TSApplyBinary.run(["drift", "watch.yaml"], in: dir, environment: environment)
+    #expect(drift.status == 2 && drift.stdout.contains("reminder.drinking"), "\(drift.stdout)\(drift.stderr)")
+  }
+
   static func contactAddedDuringApply(after marker: String, wait: TimeInterval) throws
     -> (URL, [String: String], SimulatedDevice, ProcessResult) {
     let dir = try TSApplyBinary.temporaryDirectory()

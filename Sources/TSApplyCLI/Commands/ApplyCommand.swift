@@ -141,6 +141,9 @@ package struct ApplyRun {
   /// Set when the watch put a list back during a write whose answer was lost
   /// (`EngineEvent.putBackOnWatchDuringApply`): the advice does not say nothing reached it.
   let putBack = Flag()
+  /// Set when the read-back found resources changed on the watch while the apply wrote
+  /// (`ReconcileEvent.changedWhileWriting`): a failed verification's advice keeps them.
+  let changedWhileWriting = Flag()
 
   /// A run of `command` on `watch`; `manifestSource` is the manifest's bytes when the command
   /// read one, so its numbers are masked with `--redact` even before the plan is made.
@@ -282,7 +285,8 @@ package struct ApplyRun {
       case .putBackOnWatchDuringApply(let lists):
         run.putBack.set()
         context.stderr.write(Self.putBack(lists, mask: run.currentMask))
-      case .changedOnWatchWhileWriting(let drift):
+      case .reconcile(.changedWhileWriting(let drift)):
+        run.changedWhileWriting.set()
         context.stderr.write(Self.changedWhileWriting(drift, watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
       }
     }
@@ -343,7 +347,7 @@ package struct ApplyRun {
   }
 
   /// The warning for resources the apply's read-back found changed on the watch while it wrote
-  /// (`EngineEvent.changedOnWatchWhileWriting`: no listener announced them), ending with a newline.
+  /// (`ReconcileEvent.changedWhileWriting`: no listener announced them), ending with a newline.
   package static func changedWhileWriting(_ drift: [ResourceChange], watch: CLIWatch, manifest: String?, mask: PhoneRedaction.Mask) -> String {
     "Warning: while this apply was writing, the watch itself changed: \(Reconcile.driftSummary(drift) { mask.address($0) }). "
       + "Reading the watch back shows it; the apply did not write over it, so it is drift now.\n"
@@ -513,6 +517,16 @@ package struct ApplyRun {
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
       if let remaining { text += renderer.render(remaining) }
       text += diagnostics.map { "  \(mask.message($0.description))\n" }.joined()
+      if changedWhileWriting.isSet {
+        // The differences hold what the wearer changed while this apply wrote (the warning
+        // above): applying again would undo it, so it is seen and kept first (fresh-eyes
+        // finding: "see the watch with 'tsapply plan …'", whose plan switched the wearer's
+        // reminder back).
+        text += "The watch itself was changed while this apply wrote (the warning above): running the apply again would undo that. "
+          + "See it with '\(watch.command("drift", manifestArgument))'; keep it with '\(watch.command("drift --adopt", manifestArgument))' "
+          + "(it goes into the manifest), then apply again. Backup of the previous state: \(watch.relative(backupPath))"
+        return text
+      }
       text += "Backup of the previous state: \(watch.relative(backupPath)); see the watch with '\(planAgain)'"
       return text
     case .readBackFailed(let deviceError, let backupPath):
