@@ -1,5 +1,5 @@
 import Testing
-import TSManifest
+@testable import TSManifest
 import TSModel
 import TSTestSupport
 
@@ -198,6 +198,32 @@ import TSTestSupport
   func anUnclosedQuoteOrBracketIsReportedWhereItOpens(yaml: String, message: String) {
     let text = MarkedText(yaml)
     #expect(Self.read(text.text).diagnostics == [.error(at: text.position("1️⃣"), field: "", message)])
+  }
+
+  /// A quote left open on its line, closed by a quote on a later line: libyaml stumbles there,
+  /// in words about indentation; the error points at the open quote and says to close it
+  /// (fresh-eyes finding: "a line is indented differently from the keys above it" for a line
+  /// indented right). A line whose quotes all close, or a quote inside a plain value, is no such
+  /// quote (the indentation hint stays).
+  @Test(arguments: [
+    ("reminders:\n  custom:\n    - name: Pills\n      notes: 1️⃣\"Take pills\n      at: [\"08:00\"]\n", 5),
+    ("contacts:\n  - name: Anna\n    phone: 1️⃣\"+15550100\n  - name: Bob\n    phone: \"+15550101\"\n", 5),
+  ])
+  func aQuoteLeftOpenIsReportedWhereItOpens(yaml: String, stumbled: Int) {
+    let text = MarkedText(yaml)
+    let diagnostics = Self.read(text.text).diagnostics
+    #expect(diagnostics.count == 1 && diagnostics.first?.position == text.position("1️⃣"), "\(diagnostics)")
+    let at = text.position("1️⃣")
+    #expect(diagnostics.first?.message.hasSuffix("; the quote at line \(at.line), column \(at.column) is not closed on its line, so YAML reads "
+      + "the lines after it as part of that value and stumbles at line \(stumbled): close the quote on line \(at.line)") == true, "\(diagnostics)")
+  }
+
+  @Test(arguments: [
+    ("  notes: \"Take pills", 10), ("  - 'open", 5), ("a: [\"x\", \"y", 10),
+    ("  notes: \"closed\"", nil), ("  notes: it's fine", nil), ("  name: 'it''s' # a \"quote", nil), ("a: \"esc \\\" still open", 4),
+  ] as [(String, Int?)])
+  func anUnclosedQuoteOnALine(line: String, column: Int?) {
+    #expect(YAMLErrorHint.unclosedQuote(line: line) == column)
   }
 
   /// A JSON-style surrogate pair is not a YAML escape: libyaml's error gets the spelling YAML

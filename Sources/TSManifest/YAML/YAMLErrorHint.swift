@@ -54,6 +54,41 @@ enum YAMLErrorHint {
       + "that value: start it at column \(keyIndent + 1), as \(key): is"
   }
 
+  /// The 1-based column (Unicode scalars) of a quote that opens a value on `line` — after a
+  /// `key: `, a `- `, or `[`, `{`, `,` in a flow — and is not closed on it (`notes: "Take pills`);
+  /// `nil` when every quoted value on the line closes. YAML carries such a value on over the
+  /// next lines until a closing quote, so libyaml's error comes lines later, where it reads as
+  /// an indentation mistake (fresh-eyes finding).
+  static func unclosedQuote(line: String) -> Int? {
+    let scalars = Array(line.unicodeScalars)
+    var index = 0
+    while index < scalars.count {
+      let scalar = scalars[index]
+      if scalar == "#", index == 0 || isBlank(scalars[index - 1]) { return nil }
+      guard scalar == "\"" || scalar == "'" else { index += 1; continue }
+      // A quote inside a plain value (`it's`) opens nothing.
+      var before = index
+      while before > 0, isBlank(scalars[before - 1]) { before -= 1 }
+      let opensValue = before == 0 || ":-[{,".unicodeScalars.contains(scalars[before - 1])
+      guard opensValue else { index += 1; continue }
+      var close = index + 1
+      var closed = false
+      while close < scalars.count {
+        if scalar == "\"", scalars[close] == "\\" { close += 2; continue }
+        if scalars[close] == scalar {
+          // `''` inside a single-quoted value is one quote.
+          if scalar == "'", close + 1 < scalars.count, scalars[close + 1] == "'" { close += 2; continue }
+          closed = true
+          break
+        }
+        close += 1
+      }
+      guard closed else { return index + 1 }
+      index = close + 1
+    }
+    return nil
+  }
+
   private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
 
   private static func text(_ scalars: ArraySlice<Unicode.Scalar>) -> String {

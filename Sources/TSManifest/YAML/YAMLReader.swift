@@ -190,6 +190,26 @@ extension Diagnostic {
     } else if let line = YAMLSourceCheck.line(position.line, in: source), line.contains("\t"), line.allSatisfy({ $0 == " " || $0 == "\t" }) {
       message += "; the line holds only a tab: YAML allows no tab where a line's indentation is read, even on an empty line; delete it"
     }
+    // A quoted value left open on a line above runs on into the lines after it, where libyaml
+    // stumbles: the place to fix is that quote, not the indentation the error seems to be about.
+    // It is the nearest line above with a quote in it (the lines it runs on over hold none).
+    var openQuote: (line: Int, column: Int)?
+    if ["did not find expected key", "did not find expected '-' indicator", "mapping values are not allowed in this context",
+        "did not find expected ',' or '}'", "did not find expected ',' or ']'"].contains(problem) {
+      for number in (1..<max(position.line, 1)).reversed() {
+        guard let text = YAMLSourceCheck.line(number, in: source), text.contains(where: { $0 == "\"" || $0 == "'" }) else { continue }
+        openQuote = YAMLErrorHint.unclosedQuote(line: text).map { (number, $0) }
+        break
+      }
+    }
+    if let openQuote {
+      let stumbled = position
+      position = SourcePosition(file: file, line: openQuote.line, column: openQuote.column)
+      message += "; the quote at line \(openQuote.line), column \(openQuote.column) is not closed on its line, so YAML reads the lines after it "
+        + "as part of that value and stumbles at line \(stumbled.line): close the quote on line \(openQuote.line)"
+      self.init(.error, at: position, field: "", message)
+      return
+    }
     // Indentation, the mistake people make most in YAML: what libyaml's words mean, and the fix.
     switch problem {
     case "did not find expected '-' indicator":
