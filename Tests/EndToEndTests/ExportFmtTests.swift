@@ -72,7 +72,8 @@ import TSTestSupport
     let check = try TSApplyBinary.run(["fmt", "--check", "messy.yaml", "tidy.yaml"], in: directory)
     #expect(check.status == 1)
     #expect(check.stdout == "messy.yaml\n")
-    #expect(check.stderr == "messy.yaml is not formatted.\n")
+    #expect(check.stderr == "messy.yaml is not formatted: see the changes with 'tsapply fmt --check --diff messy.yaml', "
+            + "write them with 'tsapply fmt messy.yaml'.\n")
     #expect(try String(contentsOf: directory.appendingPathComponent("messy.yaml"), encoding: .utf8) == messy)
     #expect(try TSApplyBinary.run(["fmt", "--check", "tidy.yaml"], in: directory).status == 0)
   }

@@ -71,7 +71,10 @@ struct FmtCommand: Command {
     guard result.isChanged else { return true }
     if check {
       if !diff { context.stdout.write(file + "\n") }
-      context.stderr.write("\(file) is not formatted.\n")
+      // With the commands that show and make the change (fresh-eyes finding: the bare sentence left the reader to find them).
+      let quoted = ShellWord.quoted(file)
+      context.stderr.write("\(file) is not formatted: see the changes with 'tsapply fmt --check --diff \(quoted)', "
+                           + "write them with 'tsapply fmt \(quoted)'.\n")
       return false
     }
     do {
