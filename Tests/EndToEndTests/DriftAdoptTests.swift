@@ -46,6 +46,25 @@ import TSTestSupport
 
   /// A manifest edit not applied yet that concerns what the wearer changed stays in the file:
   /// that item is named as not adopted, with both changes, and the command fails.
+  /// SOS switched off and the emergency list cleared on the watch: adopting it says first that it
+  /// puts SOS at risk, and how to keep SOS instead (fresh-eyes finding: adopted without a word).
+  @Test func adoptingSOSSwitchedOffWarnsFirst() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-clear"], in: dir).status == 0)
+    let adopted = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    #expect(adopted.status == 0, "\(adopted.stdout)\(adopted.stderr)")
+    let warning = try #require(adopted.stdout.range(of: "Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch "
+                                                    + "become what watch.yaml asks for"), "\(adopted.stdout)")
+    #expect(adopted.stdout.contains("answer no and apply it instead ('tsapply apply' writes it back)"), "\(adopted.stdout)")
+    #expect(adopted.stdout[..<warning.lowerBound].contains("Adopting emergency"), "\(adopted.stdout)")
+    #expect(!adopted.stdout[..<warning.lowerBound].contains("--- a/watch.yaml"), "said before the diff and the question: \(adopted.stdout)")
+    // A contact added adopts without it.
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Carol", "+447700900789"], in: dir).status == 0)
+    let contact = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    #expect(contact.status == 0 && !contact.stdout.contains("SOS at risk"), "\(contact.stdout)\(contact.stderr)")
+  }
+
   /// Adopting into a manifest that does not state the emergency list (examples/minimal.yaml)
   /// takes nothing of it into the record: SOS switched off stays drift for the family's
   /// manifest; and recording what a manifest agrees with, with nothing to write, is asked for

@@ -64,6 +64,15 @@ package struct DriftAdoptRun {
       out.write("Not adopted \(mask.address(address)): \(mask.text(reason)).\n")
     }
     if !outcome.notAdopted.isEmpty, let scopeNote { out.write(scopeNote + "\n") }
+    // SOS switched off or emergency contacts changed on the watch, made what the manifest asks:
+    // said before the question, with the way that keeps SOS as the manifest has it (fresh-eyes
+    // finding: adopting, as the advice said, turned SOS off in the manifest without a word).
+    let adoptedAddresses = Set(outcome.adopted.map(\.address))
+    if report.drift.filter({ adoptedAddresses.contains($0.address) }).putSOSAtRisk {
+      out.write("Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch become what "
+        + "\(manifest.displayName) asks for, so a press may reach no one or not whom it says now. To keep SOS as \(manifest.displayName) "
+        + "has it, answer no and apply it instead ('tsapply apply' writes it back).\n")
+    }
     let agreed = outcome.agreed
     guard outcome.text != manifest.bytes else {
       // Nothing to write, yet drift would stop reporting these: asked as a write is (fresh-eyes
