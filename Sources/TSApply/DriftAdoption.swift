@@ -542,22 +542,6 @@ extension DeviceState {
   }
 }
 
-extension DriftAdoption {
-  /// The resources of `drift` that `plan` (against the watch) changes back: a field both change
-  /// (a reminder's `enabled`, the emergency list's `sos`), or a contact both touch (same name or
-  /// number, as `ContactDiff` pairs them); a resource created or deleted on either side counts
-  /// whole. A drifted resource the plan changes elsewhere only (the manifest's own edit: a
-  /// contact it adds, a reminder's times) is not undone: the wearer's change stays. Sorted.
-  public static func undone(by plan: Plan, drift: [ResourceChange]) -> [ResourceAddress] {
-    let drifted = Dictionary(drift.map { ($0.address, $0) }) { first, _ in first }
-    return plan.resourceChanges.compactMap { change -> ResourceAddress? in
-      guard let wearer = drifted[change.address] else { return nil }
-      let planned = Set(change.fields.flatMap(Outcome.touched)), changed = Set(wearer.fields.flatMap(Outcome.touched))
-      let whole = change.action != .update || wearer.action != .update || planned.isEmpty || changed.isEmpty
-      return whole || !planned.isDisjoint(with: changed) ? change.address : nil
-    }.sorted()
-  }
-}
 
 extension DriftAdoption.Outcome {
   /// This outcome with `undone`: the resources of `drift` where `plan` (of its text, against
@@ -568,21 +552,8 @@ extension DriftAdoption.Outcome {
   /// adds, a reminder's times) undoes nothing.
   func undoing(_ plan: Plan, drift: [ResourceChange]) -> Self {
     var outcome = self
-    outcome.undone = DriftAdoption.undone(by: plan, drift: drift)
+    outcome.undone = plan.undoing(drift)
     return outcome
   }
 
-  /// What `change` touches: its field, or for a list entry (a contact: an object value) the
-  /// entry's name and number before and after.
-  static func touched(_ change: FieldChange) -> [String] {
-    let entries = [change.before, change.after].compactMap { value -> [FieldValue.KeyValue]? in
-      guard case .object(let entries)? = value else { return nil }
-      return entries
-    }
-    guard !entries.isEmpty else { return [change.field] }
-    return entries.flatMap { $0 }.compactMap { entry in
-      guard entry.key == "name" || entry.key == "phoneNum", case .string(let text) = entry.value else { return nil }
-      return "\(change.field) \(entry.key) \(text)"
-    }
-  }
 }

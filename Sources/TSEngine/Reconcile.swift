@@ -176,7 +176,7 @@ public enum Reconcile {
   /// What a refused plan is made of, in words: what `subject` (`the revision`, `the manifest`)
   /// would change itself (`pending`, from `refusedUnsafe`) and what changed on the watch since
   /// the last apply, which applying would undo (`plan.resourceDrift`, each list with its counts;
-  /// what the plan does not change back said apart: `DriftAdoption.undone`),
+  /// what the plan does not change back said apart: `Plan.undoing`),
   /// e.g. `the revision would change: removes 1 contact; changed on the watch since the last
   /// apply: contacts (3 added), which applying would undo`. `nil` when the plan has no record
   /// to tell them apart by (no drift and no pending finding). `address` renders an address
@@ -187,10 +187,10 @@ public enum Reconcile {
     var parts = [pending.isEmpty ? "\(subject)'s own change is safe"
                    : "\(subject) would change: " + pending.map(\.description).joined(separator: "; ")]
     if !plan.resourceDrift.isEmpty {
-      // Only what the plan changes back is undone (`DriftAdoption.undone`): a switch the
+      // Only what the plan changes back is undone (`Plan.undoing`): a switch the
       // manifest does not set stays as the wearer left it (fresh-eyes finding: "Walk (turned
       // off), which applying would undo", and applying left it off).
-      let undone = Set(DriftAdoption.undone(by: plan, drift: plan.resourceDrift))
+      let undone = Set(plan.undoing(plan.resourceDrift))
       let (undoing, staying) = (plan.resourceDrift.filter { undone.contains($0.address) }, plan.resourceDrift.filter { !undone.contains($0.address) })
       var words = "changed on the watch since the last apply: "
       if !undoing.isEmpty { words += driftSummary(undoing, address: address) + ", which applying would undo" }

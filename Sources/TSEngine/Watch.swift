@@ -376,7 +376,7 @@ public final class Watch: Sendable {
     // record holds the resource as the apply would have left it without that change — the
     // record's, with the manifest's edit — and it stays drift (fresh-eyes finding: an agent's
     // record took Lunch switched off as its own: "in sync", drift 0).
-    let undone = Set(DriftAdoption.undone(by: planned.plan, drift: planned.plan.resourceDrift))
+    let undone = Set(planned.plan.undoing(planned.plan.resourceDrift))
     for change in planned.plan.resourceDrift where written.contains(change.address) && !undone.contains(change.address) {
       var asLeft = change
       asLeft.before = own[change.address]?.after ?? change.before

@@ -741,7 +741,7 @@ actor AgentWatch {
       // check that followed, at every publication (fresh-eyes finding) — and reported by a
       // drift check now. A drifted resource the apply wrote elsewhere only (the revision moved
       // Lunch's time, the wearer had switched it off) is still drift too, as the record keeps it.
-      let undone = Set(DriftAdoption.undone(by: plan, drift: plan.resourceDrift))
+      let undone = Set(plan.undoing(plan.resourceDrift))
       let kept = plan.resourceDrift.filter { !undone.contains($0.address) }
       // What it wrote over is said by name, in the log and the status, not only as a count (the
       // wearer's contact removed by a contacts list written as a whole set: fresh-eyes finding);

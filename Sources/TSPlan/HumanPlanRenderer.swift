@@ -135,8 +135,18 @@ public struct HumanPlanRenderer: Sendable {
       "",
     ]
     for change in plan.resourceDrift { lines += block(change, plan: plan, drift: true) + [""] }
-    lines.append(plan.isEmpty ? "The manifest does not manage these, or already agrees with them: nothing will be undone."
-                              : "Unless the manifest already states them, the actions below undo these changes.")
+    // What the actions undo, exactly (`Plan.undoing`): a change the plan leaves is not said to be
+    // undone (fresh-eyes finding: "the actions below undo these changes" beside a reminder the
+    // wearer switched off, which the manifest does not switch).
+    let undone = Set(plan.undoing(plan.resourceDrift))
+    let left = plan.resourceDrift.map(\.address).filter { !undone.contains($0) }
+    let mask = mask(plan)
+    let names = { (addresses: [ResourceAddress]) in addresses.map { mask.text(ControlCharacters.escaped($0.rawValue)) }.joined(separator: ", ") }
+    lines.append(undone.isEmpty ? "The manifest does not manage these, or already agrees with them: nothing will be undone."
+                 : left.isEmpty ? "The actions below undo these changes."
+                 : "The actions below undo the changes to \(names(undone.sorted())); \(names(left)) \(left.count == 1 ? "stays" : "stay") as the watch has "
+                   + (left.count == 1 ? "it " : "them ")
+                   + "(the manifest does not manage what changed there, or already agrees with it).")
     return lines + ["", String(repeating: "─", count: 77), ""]
   }
 

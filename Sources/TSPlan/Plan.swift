@@ -315,3 +315,38 @@ extension Plan {
                destroy: resourceChanges.filter { $0.action == .delete }.count)
   }
 }
+
+extension Plan {
+  /// The resources of `drift` (changes made on the watch since the last apply) that this plan,
+  /// made against the watch, changes back: a field both change (a reminder's `enabled`, the
+  /// emergency list's `sos`), or a contact both touch (same name or number, as `ContactDiff`
+  /// pairs them); a resource created or deleted on either side counts whole. A drifted resource
+  /// the plan changes elsewhere only (the manifest's own edit: a contact it adds, a reminder's
+  /// times) is not undone: the wearer's change stays. Sorted. The one rule for what applying
+  /// undoes: the plan's words, refusals, records and agents' statuses all use it.
+  public func undoing(_ drift: [ResourceChange]) -> [ResourceAddress] {
+    let drifted = Dictionary(drift.map { ($0.address, $0) }) { first, _ in first }
+    return resourceChanges.compactMap { change -> ResourceAddress? in
+      guard let wearer = drifted[change.address] else { return nil }
+      let planned = Set(change.fields.flatMap(\.touched)), changed = Set(wearer.fields.flatMap(\.touched))
+      let whole = change.action != .update || wearer.action != .update || planned.isEmpty || changed.isEmpty
+      return whole || !planned.isDisjoint(with: changed) ? change.address : nil
+    }.sorted()
+  }
+}
+
+extension FieldChange {
+  /// What this change touches: its field, or for a list entry (a contact: an object value) the
+  /// entry's name and number before and after.
+  var touched: [String] {
+    let entries = [before, after].compactMap { value -> [FieldValue.KeyValue]? in
+      guard case .object(let entries)? = value else { return nil }
+      return entries
+    }
+    guard !entries.isEmpty else { return [field] }
+    return entries.flatMap { $0 }.compactMap { entry in
+      guard entry.key == "name" || entry.key == "phoneNum", case .string(let text) = entry.value else { return nil }
+      return "\(field) \(entry.key) \(text)"
+    }
+  }
+}

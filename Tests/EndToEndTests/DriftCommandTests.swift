@@ -5,6 +5,23 @@ import TSTestSupport
 /// `tsapply drift`: drift (changed on the watch since the last apply) apart from pending
 /// (manifest changes not applied yet); exit 0 / 2 / 1; read-only by construction.
 @Suite struct DriftCommandTests {
+  /// The plan's note under the drift says exactly what its actions undo: a contact the wearer
+  /// added is removed again; a custom reminder they switched off, whose `enabled` the manifest
+  /// does not set, stays off (fresh-eyes finding: "the actions below undo these changes" for both).
+  @Test func thePlansNoteSaysWhatItUndoesAndWhatItLeaves() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Carol", "+447700900789"], in: dir).status == 0)
+    let shown = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+    let reminders = try #require(object["reminders"] as? [[String: Any]])
+    let id = try #require(reminders.first { $0["reminderName"] as? String == "Eye drops" }?["reminderId"] as? String)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", id], in: dir).status == 0)
+    let plan = try TSApplyBinary.run(["plan"], in: dir)
+    #expect(plan.stdout.contains("The actions below undo the changes to contacts; reminder.custom[\"Eye drops\"] stays as the watch has it "
+                                 + "(the manifest does not manage what changed there, or already agrees with it)."), "\(plan.stdout)")
+  }
+
   @Test func exitStatusSaysWhetherTheWatchDrifted() throws {
     let dir = try ReconcileTests.workspace()
     let fresh = try TSApplyBinary.run(["drift"], in: dir)
