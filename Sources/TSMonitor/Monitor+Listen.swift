@@ -89,6 +89,10 @@ extension Monitor {
     // presses during a 0.2 s reconnect were said to be made while no monitor listened).
     let resumedAt = after == nil ? nil : now()
     let replayed = generation == 1 && waitedSince == nil ? "pressed while no monitor listened" : "pressed while this monitor could not reach the watch"
+    // Whether the watch's events are not being heard (`interrupted`, until `resumed`): a press
+    // heard late meanwhile was replayed once its stream reopened, and is marked so as after any
+    // other outage (fresh-eyes finding: no `replayed` after an event stream held back).
+    let unheard = Locked(false)
     await watch.device.listen(to: kinds, after: after) { [weak self] report in
       guard let self, self.isCurrent(generation) else { return }
       self.announcements.heard(report)
@@ -100,7 +104,12 @@ extension Monitor {
         // Pressed before this monitor waited for the watch: not this monitor's to deliver.
         self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
       case .event(let event) where event.kind == .sosRequested:
-        self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt, replayed: replayed)
+        if unheard.value {
+          self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time,
+                          resumedAt: self.now().addingTimeInterval(-Self.heardLateAfter), replayed: "pressed while this monitor could not hear the watch's events")
+        } else {
+          self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time, resumedAt: resumedAt, replayed: replayed)
+        }
       case .event(let event):
         self.mailbox.post(.changed)
         // A missed change needs no replay (connecting checks the watch anyway), only the record.
@@ -108,6 +117,7 @@ extension Monitor {
       case .failed(let kind, let error):
         self.listenerFailed(Listener(kind), error, generation: generation)
       case .interrupted(let why):
+        unheard.set(true)
         self.emit(.error, watch: identity, message: "the watch's events are not being heard: \(why); an SOS pressed meanwhile is forwarded "
                     + "late, once they are — check the network between this monitor and the phone",
                   fields: ["reason": .string("events_down"), "error": .string(why)])
@@ -116,6 +126,7 @@ extension Monitor {
                     + "is replayed); they count as back once it has held 30 s",
                   fields: ["events": .string("reopened")])
       case .resumed:
+        unheard.set(false)
         self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
                   fields: ["events": .string("resumed")])
       case .missed(let after, let before):

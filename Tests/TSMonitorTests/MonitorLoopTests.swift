@@ -939,3 +939,84 @@ final class FlakyDevice: Device, @unchecked Sendable {
     #expect(text.hasSuffix(ending), "\(text)")
   }
 }
+
+/// A press heard while the watch's events were not being heard (`interrupted`, its stream held
+/// back), made well before it was heard: it came late, replayed once the stream reopened, and is
+/// marked `replayed` as after any other outage; a press made after the stream reopened is live
+/// (fresh-eyes finding: no `replayed` after an event stream held back, while a cut link had it).
+@Suite struct UnheardEventsTests {
+  @Test func aPressHeardLateWhileEventsWereNotHeardIsMarkedReplayed() async throws {
+    let script = StreamScript()
+    let registry = DeviceRegistry(schemes: [StreamScheme(script: script)], defaultSpec: "stream:watch")
+    let harness = try await Harness(applied: false, registry: registry, spec: "stream:watch")
+    try await harness.start(harness.settings(interval: .seconds(60)))
+    let deadline = ContinuousClock.now + .seconds(60)
+    while script.handler == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    let send = try #require(script.handler)
+    send(.interrupted("the event stream through the bridge keeps breaking"))
+    send(.event(DeviceEvent(id: DeviceEventID("boot-1"), kind: .sosRequested, time: Date().addingTimeInterval(-40))))
+    send(.reopened)
+    send(.event(DeviceEvent(id: DeviceEventID("boot-2"), kind: .sosRequested, time: Date())))
+    try await harness.wait { $0.kind == .sos && $0.fields["device_event_id"] == .string("boot-2") }
+    await harness.stop()
+    let presses = harness.events(.sos)
+    #expect(presses.count == 2, "\(presses.map(\.jsonLine))")
+    #expect(presses.first?.fields["replayed"] == .bool(true), "\(presses.map(\.jsonLine))")
+    #expect(presses.first?.message.hasSuffix("(replayed: pressed while this monitor could not hear the watch's events)") == true,
+            "\(presses.map(\.message))")
+    #expect(presses.last?.fields["replayed"] == nil, "\(presses.map(\.jsonLine))")
+  }
+}
+
+/// The listener handler of the last `StreamDevice` opened, to send it reports by hand.
+final class StreamScript: @unchecked Sendable {
+  private let lock = NSLock()
+  private var sink: (@Sendable (ListenerReport) -> Void)?
+  let watch = SimulatedDevice(profile: .default)
+  var handler: (@Sendable (ListenerReport) -> Void)? {
+    get { lock.withLock { sink } }
+    set { lock.withLock { sink = newValue } }
+  }
+}
+
+/// `stream:NAME`: a simulated watch whose listener reports come from its script.
+struct StreamScheme: DeviceScheme {
+  let script: StreamScript
+  let name = "stream"
+  let form = "stream:NAME"
+  let example = "stream:watch"
+  let summary = "a watch whose listener reports a test sends"
+  func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
+    OpenedDevice(device: StreamDevice(script: script), adviceSpec: spec)
+  }
+}
+
+final class StreamDevice: Device, @unchecked Sendable {
+  let script: StreamScript
+  init(script: StreamScript) { self.script = script }
+  var identity: String { "stream:watch" }
+  var inner: SimulatedDevice { script.watch }
+  func capabilities() async throws(DeviceError) -> DeviceCapabilities {
+    var capabilities = try await inner.capabilities()
+    capabilities.contacts.sosRequestListener = true
+    return capabilities
+  }
+  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState { try await inner.readState(capabilities: capabilities) }
+  func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await inner.createCustomReminderTemplate() }
+  func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await inner.fetchAllReminders() }
+  func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) { try await inner.replaceAllReminders(reminders) }
+  func setReminder(_ reminder: Reminder) async throws(DeviceError) { try await inner.setReminder(reminder) }
+  func deleteReminder(id: String) async throws(DeviceError) { try await inner.deleteReminder(id: id) }
+  func getAllContacts() async throws(DeviceError) -> [Contact] { try await inner.getAllContacts() }
+  func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await inner.setAllContacts(contacts) }
+  func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await inner.getEmergencyContacts() }
+  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) { try await inner.setEmergencyContacts(contacts, sosOn: sosOn) }
+  func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+  func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
+  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {}
+  func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+              _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
+    script.handler = handler
+    return true
+  }
+}
