@@ -106,12 +106,20 @@ public enum ListenerReport: Hashable, Sendable {
 }
 
 extension Device {
-  /// Listens for the events of `kinds` with the SDK's three listeners; events carry no id and
-  /// `after` is ignored, as the SDK keeps no history. Devices that keep their events numbered
-  /// (the simulator's journal, a bridge's event log) replace this with one that resumes.
+  /// Listens for the events of `kinds` with the SDK's three listeners (`listenThroughSDKListeners`).
+  /// Devices that keep their events numbered (the simulator's journal, a bridge's event log)
+  /// replace this with one that resumes.
   @discardableResult
   public func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
                      _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
+    await listenThroughSDKListeners(to: kinds, handler)
+  }
+
+  /// Listens for the events of `kinds` with the SDK's three listeners (`registerContactsDidChange`,
+  /// `registerEmergencyContactsDidChange`, `registerSOSRequest`); events carry no id, as the SDK
+  /// keeps no history. Always hears the watch (`true`).
+  @discardableResult
+  public func listenThroughSDKListeners(to kinds: Set<DeviceEvent.Kind>, _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     if kinds.contains(.contactsChanged) {
       await registerContactsDidChange { result in
         switch result {

@@ -868,7 +868,7 @@ struct FlakyScheme: DeviceScheme {
   }
 }
 
-final class FlakyDevice: Device, @unchecked Sendable {
+final class FlakyDevice: ForwardingDevice, @unchecked Sendable {
   let script: FlakyScript
   let number: Int
   private let lock = NSLock()
@@ -876,10 +876,9 @@ final class FlakyDevice: Device, @unchecked Sendable {
   init(script: FlakyScript, number: Int) {
     self.script = script
     self.number = number
+    super.init(script.watch, identity: "flaky:watch")
   }
-  var identity: String { "flaky:watch" }
-  var inner: SimulatedDevice { script.watch }
-  func capabilities() async throws(DeviceError) -> DeviceCapabilities {
+  override func capabilities() async throws(DeviceError) -> DeviceCapabilities {
     var capabilities = try await inner.capabilities()
     capabilities.contacts.sosRequestListener = true
     return capabilities
@@ -890,10 +889,25 @@ final class FlakyDevice: Device, @unchecked Sendable {
     reads += 1
     return reads
   }
-  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
+  override func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState {
     if number <= script.failingOpens && countRead() == 1 { throw DeviceError(.bleConnect, .connectionLost, "Connection lost") }
     return try await inner.readState(capabilities: capabilities)
   }
+  override func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
+    Task { handler(DeviceError(.contact, .notSupport, "registerSOSRequestBlock is not supported on this platform")) }
+  }
+}
+
+/// A device that forwards every call to a simulated watch (`inner`); tests override what they script.
+class ForwardingDevice: Device, @unchecked Sendable {
+  let inner: SimulatedDevice
+  let identity: String
+  init(_ inner: SimulatedDevice, identity: String) {
+    self.inner = inner
+    self.identity = identity
+  }
+  func capabilities() async throws(DeviceError) -> DeviceCapabilities { try await inner.capabilities() }
+  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState { try await inner.readState(capabilities: capabilities) }
   func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await inner.createCustomReminderTemplate() }
   func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await inner.fetchAllReminders() }
   func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) { try await inner.replaceAllReminders(reminders) }
@@ -902,13 +916,14 @@ final class FlakyDevice: Device, @unchecked Sendable {
   func getAllContacts() async throws(DeviceError) -> [Contact] { try await inner.getAllContacts() }
   func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await inner.setAllContacts(contacts) }
   func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await inner.getEmergencyContacts() }
-  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) {
-    try await inner.setEmergencyContacts(contacts, sosOn: sosOn)
-  }
+  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) { try await inner.setEmergencyContacts(contacts, sosOn: sosOn) }
   func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
   func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
-  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {
-    Task { handler(DeviceError(.contact, .notSupport, "registerSOSRequestBlock is not supported on this platform")) }
+  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {}
+  /// As a watch the SDK reaches: through its three listeners (the `register…` above).
+  func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+              _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
+    await listenThroughSDKListeners(to: kinds, handler)
   }
 }
 
@@ -991,31 +1006,19 @@ struct StreamScheme: DeviceScheme {
   }
 }
 
-final class StreamDevice: Device, @unchecked Sendable {
+final class StreamDevice: ForwardingDevice, @unchecked Sendable {
   let script: StreamScript
-  init(script: StreamScript) { self.script = script }
-  var identity: String { "stream:watch" }
-  var inner: SimulatedDevice { script.watch }
-  func capabilities() async throws(DeviceError) -> DeviceCapabilities {
+  init(script: StreamScript) {
+    self.script = script
+    super.init(script.watch, identity: "stream:watch")
+  }
+  override func capabilities() async throws(DeviceError) -> DeviceCapabilities {
     var capabilities = try await inner.capabilities()
     capabilities.contacts.sosRequestListener = true
     return capabilities
   }
-  func readState(capabilities: DeviceCapabilities) async throws(DeviceError) -> DeviceState { try await inner.readState(capabilities: capabilities) }
-  func createCustomReminderTemplate() async throws(DeviceError) -> Reminder { try await inner.createCustomReminderTemplate() }
-  func fetchAllReminders() async throws(DeviceError) -> [Reminder] { try await inner.fetchAllReminders() }
-  func replaceAllReminders(_ reminders: [Reminder]) async throws(DeviceError) { try await inner.replaceAllReminders(reminders) }
-  func setReminder(_ reminder: Reminder) async throws(DeviceError) { try await inner.setReminder(reminder) }
-  func deleteReminder(id: String) async throws(DeviceError) { try await inner.deleteReminder(id: id) }
-  func getAllContacts() async throws(DeviceError) -> [Contact] { try await inner.getAllContacts() }
-  func setAllContacts(_ contacts: [Contact]) async throws(DeviceError) { try await inner.setAllContacts(contacts) }
-  func getEmergencyContacts() async throws(DeviceError) -> EmergencyContacts { try await inner.getEmergencyContacts() }
-  func setEmergencyContacts(_ contacts: [Contact], sosOn: Bool) async throws(DeviceError) { try await inner.setEmergencyContacts(contacts, sosOn: sosOn) }
-  func registerContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
-  func registerEmergencyContactsDidChange(_ handler: @escaping @Sendable (Result<[Contact], DeviceError>) -> Void) async {}
-  func registerSOSRequest(_ handler: @escaping @Sendable (DeviceError?) -> Void) async {}
-  func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
-              _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
+  override func listen(to kinds: Set<DeviceEvent.Kind>, after lastHandled: DeviceEventID?,
+                       _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     script.handler = handler
     return true
   }
