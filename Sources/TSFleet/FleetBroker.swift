@@ -295,9 +295,12 @@ public enum FleetPublication {
       if view.connections > connectionsSeen, !restoring.value {
         connectionsSeen = view.connections
         restoring.set(true)
-        let unanswered = desired.filter { rows[$0.key] == nil }.map { (index: $0.key, id: members[$0.key].watch.watchID, document: $0.value) }
+        // Every document this run published, answered or not: one the broker lost is not handed
+        // to an agent that restarts, and `status --fleet` says the broker holds none (fresh-eyes
+        // finding: exit 0, then "no desired document" for the watches answered before the restart).
+        let ours = desired.filter { published[$0.key] == nil }.map { (index: $0.key, id: members[$0.key].watch.watchID, document: $0.value) }
         Task {
-          await republishLost(unanswered, view: view, settings: settings, site: site, restored: restored, lost: lost)
+          await republishLost(ours, view: view, settings: settings, site: site, restored: restored, lost: lost)
           restoring.set(false)
         }
       }
@@ -337,7 +340,7 @@ public enum FleetPublication {
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .pending("no agent has announced the watch \(id)\(graceText); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
-        } else if now >= deadline, let why = lost.value[index] {
+        } else if let why = lost.value[index] {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed(why), elapsed: now - start, details: details)
         } else if now >= deadline {
           let status = statuses[id]?.status
@@ -377,14 +380,15 @@ public enum FleetPublication {
       }
       let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
       progress(FleetProgress(done: rows.count, total: members.count, running: waiting, note: note))
-      return waiting.isEmpty
+      // Not done while this run's documents are being published again: the view must stay open.
+      return waiting.isEmpty && !restoring.value
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }
   }
 
   /// After the view connected again: reads which desired documents the broker holds now (a
-  /// view of its own, `desired`), and publishes again each of `unanswered` it no longer holds
+  /// view of its own, `desired`), and publishes again each of `unanswered` (this run's) it no longer holds
   /// (one another publisher replaced is left as it is), counting them in `restored`; one that
   /// cannot be published again goes in `lost`, with what to say of it. A broker that cannot be
   /// read now leaves everything as it was (the next reconnection looks again).

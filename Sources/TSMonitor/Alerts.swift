@@ -317,7 +317,12 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     case "refused": open(.refused, name, event)
     case "failed": open(.failed, name, event)
     case "invalid": open(.invalid, name, event)
-    case "drift": open(.drift, name, event)
+    case "drift":
+      // Applied, with drift the apply left as it is: the refusal or failure before it is over
+      // (fresh-eyes finding: a `refused` alert kept open after the revision applied, while the
+      // wearer's change stayed).
+      open(.drift, name, event)
+      close([.failed, .refused], name, event)
     case "in sync", "pending": close([.drift, .sosDrift, .failed, .refused], name, event)
     default: break
     }

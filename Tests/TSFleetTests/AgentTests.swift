@@ -565,20 +565,24 @@ import TSTestSupport
   /// (fresh-eyes finding: "pending … it applies revision … when it can", exit 0, while the
   /// broker held no document and the watch never changed).
   @Test func aDocumentLostByABrokerRestartedDuringTheWaitIsPublishedAgain() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try Site(watches: ["room-1", "room-2"])
     var agent = try await site.agent("station", ["room-1"])
-    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let other = try await site.agent("other", ["room-2"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
     await agent.stop()
     try site.manifest("room-1", contacts: ["A"])
+    try site.manifest("room-2", contacts: ["B"])
     let notes = Locked<[String]>([])
     let loaded = try site.space.load([])
     let settings = site.settings
+    let before = await other.status(of: "room-2")?.revision
     let rollout = Task {
       try await FleetPublication.apply(loaded.members, site: "ward-a", settings: settings, allowDestroy: false, wait: .seconds(60)) { progress in
         if let note = progress.note { notes.mutate { $0.append(note) } }
       }
     }
-    // Published (the broker holds it), then lost with the broker's restart.
+    // Published (the broker holds room-1's), room-2's answered by its agent; then both lost with
+    // the broker's restart.
     let probe = Inbox<Bool>()
     let reader = try MQTTClient(address: site.broker.address,
                                 configuration: .init(clientID: "probe-desired", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .desired)]),
@@ -586,15 +590,26 @@ import TSTestSupport
     reader.connect()
     #expect(await probe.wait(for: 1, within: 30).count == 1)
     await reader.close()
+    for _ in 0..<1500 where (await other.status(of: "room-2")).map({ $0.revision == before || $0.result != .applied }) ?? true {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(try await site.contacts("room-2") == ["B"])
     site.broker = try site.broker.restart()
     agent = try await site.agent("station", ["room-1"])
     let rows = try await rollout.value
-    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    #expect(rows.map(\.verdict.word) == ["applied", "applied"], "\(rows.map(\.verdict))")
     #expect(try await site.contacts("room-1") == ["A"])
-    #expect(notes.value.contains { $0.contains("the broker lost the desired documents of 1 watch (restarted without persistence): published again") },
+    #expect(notes.value.contains { $0.contains("the broker lost the desired documents of 2 watches (restarted without persistence): published again") },
             "\(notes.value)")
+    // The broker holds both again: an agent that restarts is handed its watch's revision.
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a", desired: true)
+    try await view.connect(within: .seconds(120))
+    #expect(Set(view.desiredRevisions.keys) == ["room-1", "room-2"], "\(view.desiredRevisions)")
+    await view.close()
     await agent.stop()
+    await other.stop()
   }
+
 
   /// A revision published while the wearer's change is on the watch: applying it writes the
   /// contacts as a whole set, so the wearer's contact goes. That is said — in the agent's log,

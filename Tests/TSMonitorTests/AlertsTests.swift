@@ -280,6 +280,11 @@ import TSMonitor
     // The count known again and 0 (the wearer undid it): the drift is over; the refusal stands.
     alerts.reported("r20", AgentReport(state: "new revision", note: "not published", drift: 0, pending: nil))
     #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid", "r20 recovered:drift"], "\(sink.summary)")
+    // Published with allow_destroy and applied, the wearer's drift left as it is: the refusal is
+    // over, the drift stands (fresh-eyes finding: `refused` kept open after the revision applied).
+    alerts.reported("r20", AgentReport(state: "drift", drift: 1, pending: 0, driftAddresses: ["reminder.custom[\"Lunch\"]"]))
+    #expect(sink.summary == ["r20 refused", "r20 drift", "r21 invalid", "r20 recovered:drift", "r20 drift", "r20 recovered:refused"],
+            "\(sink.summary)")
   }
 
   /// A watch no agent serves any more (`no status` from its agent's report): `offline` once that
