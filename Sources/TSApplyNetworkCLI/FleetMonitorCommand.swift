@@ -44,8 +44,12 @@ extension MonitorCommand {
       bridged: session.loaded.members.contains { $0.device.hasPrefix(BridgeScheme.prefix) }) {
       stderr.write(note + "\n")
     }
+    // Alerts are counted by the page's metrics as every other event (fresh-eyes finding: `kind="alert"` stayed 0).
     let alerts = alerting.alerts(directory: fleetFolder + "/alerts", notifiers: alertNotifiers, offlineAfter: page.offlineAfter,
-                                 context: context, emit: output.write)
+                                 context: context, emit: { event in
+                                   output.write(event)
+                                   board?.record(event, for: [])
+                                 })
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
     await alerts?.start()
     let clock = alertClock(alerts)

@@ -155,7 +155,12 @@ struct MonitorCommand: Command {
     }
     let alerts = alerting.alerts(directory: MonitorState.kept(at: engine.stateRoot + "/alerts/" + folder,
                                                               formerly: engine.stateRoot + "/alerts/" + WatchHome.folderName(written)),
-                                 notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context, emit: output.write)
+                                 notifiers: alertNotifiers, offlineAfter: page.offlineAfter, context: context,
+                                 // Counted by the page's metrics as every other event (fresh-eyes finding: `kind="alert"` stayed 0).
+                                 emit: { event in
+                                   output.write(event)
+                                   board?.record(event, for: [])
+                                 })
     let observers: [any MonitorObserver] = [board as (any MonitorObserver)?, alerts].compactMap { $0 }
     let emit: @Sendable (MonitorEvent) -> Void = { event in
       output.write(event)

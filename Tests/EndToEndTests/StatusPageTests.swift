@@ -88,6 +88,29 @@ import TSTestSupport
     ProcessInfo.processInfo.environment["TSAPPLY_SCREENSHOT_DIR"].map { URL(fileURLWithPath: $0) } ?? dir
   }
 
+  /// Alerts are counted in the page's metrics as every other event (fresh-eyes finding:
+  /// `tsapply_events_total{kind="alert"}` stayed 0 while alerts were sent).
+  @Test func theMetricsCountAlerts() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    _ = try Self.fleet(in: dir, count: 1)
+    try "#!/bin/sh\nexit 0\n".write(to: dir.appendingPathComponent("alert.sh"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("alert.sh").path, 0o755)
+    let (monitor, url) = try Self.monitor(in: dir, ["--on-event", "./alert.sh", "--events", "all"])
+    defer { monitor.send(SIGKILL); _ = monitor.finish() }
+    #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Zed", "+15550199", "--device", "sim:watches/w01.json"], in: dir).status == 0)
+    let deadline = Date().addingTimeInterval(60)
+    var metrics = ""
+    while Date() < deadline {
+      metrics = try Self.request(url, "/metrics", headers: ["Authorization: Bearer \(Self.token)"])
+      if metrics.contains("tsapply_events_total{kind=\"alert\"} ") && !metrics.contains("tsapply_events_total{kind=\"alert\"} 0") { break }
+      usleep(100_000)
+    }
+    let alerts = try String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)
+      .split(separator: "\n").filter { $0.contains("\"kind\":\"alert\"") }.count
+    #expect(alerts >= 1)
+    #expect(metrics.contains("tsapply_events_total{kind=\"alert\"} \(alerts)"), "\(alerts) alerts logged: \(metrics)")
+  }
+
   @Test func aNurseSeesAnSOSAtOnceAWatchGoingOfflineAndAcknowledgesWithTheToken() throws {
     let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
     let names = try Self.fleet(in: dir)
