@@ -23,6 +23,7 @@ extension StatusBoard.Snapshot {
     func press(_ press: StatusBoard.SOSPress) -> JSONValue {
       var object: [String: JSONValue] = ["id": .string(press.id), "watch": .string(press.watch), "time": stamp(press.time)]
       if press.heardAt != nil { object["heard_at"] = stamp(press.heardAt) }
+      if let missed = press.missed { object["missed"] = .string(missed) }
       if press.acknowledgedAt != nil {
         object["acknowledged_by"] = press.acknowledgedBy.map(JSONValue.string) ?? .null
         object["acknowledged_at"] = stamp(press.acknowledgedAt)

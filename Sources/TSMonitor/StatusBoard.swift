@@ -156,6 +156,11 @@ public final class StatusBoard: @unchecked Sendable {
     /// Who acknowledged it on the page (the name they gave), and when; `nil` while open.
     public var acknowledgedBy: String?
     public var acknowledgedAt: Date?
+    /// Not a press heard but a gap in the watch's events in which one may have been made
+    /// (`error`, `reason: events_missed`): the event's words; open until someone has asked the
+    /// wearer and acknowledges it (fresh-eyes finding: the page said all was well after a press
+    /// was lost with a bridge's restart). `time` is when the gap was found.
+    public var missed: String?
   }
 
   /// What the page shows at one moment.
@@ -427,6 +432,13 @@ public final class StatusBoard: @unchecked Sendable {
       case .error where event.fields["reason"] == .string("delivery"):
         deliveriesFailed += 1
         changed = true
+      case .error where event.fields["reason"] == .string("events_missed"):
+        // A press may have been made in the gap: open as an SOS is, until someone acknowledges it.
+        guard let name = names.first, seenSOS.insert(event.id).inserted else { return false }
+        open.insert(SOSPress(id: event.id, watch: name, time: event.time, missed: shown(event.message)), at: 0)
+        open.sort { $0.time > $1.time }
+        counters.sos += 1
+        return true
       case .applied:
         applies["applied", default: 0] += 1
         changed = true

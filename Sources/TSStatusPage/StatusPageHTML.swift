@@ -68,13 +68,19 @@ public enum StatusPageHTML {
     html += "<div role=\"alert\">"
     for press in snapshot.openSOS {
       html += "<article class=\"sos\" data-name=\"\(escape(press.watch))\" data-labels=\"\(escape(labels(of: press.watch, snapshot)))\">"
-      html += "<p class=\"sos-title\"><span class=\"badge\">SOS</span> <strong>\(escape(press.watch))</strong></p>"
-      html += "<p>Pressed \(time(press.time, snapshot.time))\(heardLate(press))</p>"
+      if let missed = press.missed {
+        // A gap in the watch's events: a press may have been made and never heard.
+        html += "<p class=\"sos-title\"><span class=\"badge\">SOS?</span> <strong>\(escape(press.watch))</strong></p>"
+        html += "<p>A press may have been missed (found \(time(press.time, snapshot.time))): \(escape(missed)). Ask the wearer, then acknowledge.</p>"
+      } else {
+        html += "<p class=\"sos-title\"><span class=\"badge\">SOS</span> <strong>\(escape(press.watch))</strong></p>"
+        html += "<p>Pressed \(time(press.time, snapshot.time))\(heardLate(press))</p>"
+      }
       if canAcknowledge {
         let field = "by-" + identifier(press.id)
         html += "<form method=\"post\" action=\"/ack\" class=\"ack\"><input type=\"hidden\" name=\"id\" value=\"\(escape(press.id))\">"
         html += "<label for=\"\(field)\">Your name</label> <input id=\"\(field)\" name=\"by\" required maxlength=\"\(StatusBoard.maxAcknowledgerLength)\" autocomplete=\"name\"> "
-        html += "<button type=\"submit\">Acknowledge SOS on \(escape(press.watch))</button></form>"
+        html += "<button type=\"submit\">Acknowledge \(press.missed == nil ? "SOS" : "possible missed SOS") on \(escape(press.watch))</button></form>"
       } else {
         html += "<p class=\"note\">Acknowledging on the page needs the monitor started with --serve-token-file.</p>"
       }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSStatusPage
 import TSModel
 import TSTestSupport
 import TSMonitor
@@ -295,6 +296,26 @@ final class TestClock: @unchecked Sendable {
     // The emergency list among what drifted: SOS at risk, said first.
     #expect(row.reasons.count == 3 && row.reasons.first?.hasPrefix("SOS at risk: ") == true && row.reasons[1].hasPrefix(first), "\(row.reasons)")
     #expect(row.reasons.last == "Changed on the watch since the last apply: emergency (1 removed, SOS switched off)", "\(row.reasons)")
+  }
+
+  /// A gap in the watch's events (`events_missed`: a bridge restarted, and what was pressed
+  /// meanwhile is in no log) is an open card beside the SOS presses, until someone has asked the
+  /// wearer and acknowledges it (fresh-eyes finding: the page said "Needs attention: none" after
+  /// a press was lost so); the same event heard twice is one card.
+  @Test func aGapInTheWatchsEventsIsOpenUntilAcknowledged() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    let gap = Self.event(.error, clock, message: "the watch's events after boot-1-7 and before boot-2-1 never reached this monitor",
+                         ["reason": .string("events_missed")], id: "gap-1")
+    board.record(gap, for: ["room-12"])
+    board.record(gap, for: ["room-12"])
+    let open = board.snapshot().openSOS
+    #expect(open.count == 1 && open.first?.missed?.hasPrefix("the watch's events after boot-1-7") == true, "\(open)")
+    let html = StatusPageHTML.part(.sos, board.snapshot(), canAcknowledge: true)
+    #expect(html.contains("SOS?") && html.contains("A press may have been missed") && html.contains("Ask the wearer, then acknowledge."), "\(html)")
+    #expect(html.contains("Acknowledge possible missed SOS on room-12"), "\(html)")
+    #expect(board.acknowledge("gap-1", by: "Nurse Ada") != nil)
+    #expect(board.snapshot().openSOS.isEmpty)
   }
 
   /// A drift heard as an event, then an agent status in sync, then the watch served by no agent
