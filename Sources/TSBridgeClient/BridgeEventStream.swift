@@ -149,14 +149,18 @@ final class BridgeEventStream: @unchecked Sendable {
     var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
       let opened = Date()
-      let (flowed, lastHeard) = readOnce()
+      let (flowed, lastHeard, ending) = readOnce()
       settle(hearing: false)
       if flowed { backoff.reset() }
       // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
-      // since the last sealed message it brought, if any (fresh-eyes finding: a stream that
-      // had held for 40 s and was then cut was said to be breaking since it opened).
-      if !isStopped, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
-        let since = troubleSince ?? lastHeard ?? opened
+      // since it broke: for a stream gone silent, after the last sealed message it brought
+      // (fresh-eyes finding: a stream that had held for 40 s and was then cut was said to be
+      // breaking since it opened); for one cut or refused, when that happened (fresh-eyes
+      // finding: two sub-second cuts were said to be breaking since a healthy stream's last
+      // message, and raised the alert at once). A stream closed on purpose to ask again for an
+      // event it skipped (`gap`) is no break (it flipped the page to "Not hearing").
+      if !isStopped, ending != .gap, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
+        let since = troubleSince ?? (ending == .silent ? lastHeard ?? opened : Date())
         troubleSince = since
         // Said once it has lasted; said again when a stream that brought events again
         // (`reopened`) breaks before it held.
@@ -196,7 +200,12 @@ final class BridgeEventStream: @unchecked Sendable {
 
   /// One connection: whether the bridge answered 200 and events flowed, and when it last
   /// brought a sealed message (`nil`: none).
-  private func readOnce() -> (flowed: Bool, lastHeard: Date?) {
+  /// How a stream ended: silent (no sealed message in time, or nothing at all until the idle
+  /// limit), closed on purpose to ask again for a skipped event (`gap`), or otherwise (cut,
+  /// refused, ended by the bridge).
+  enum Ending { case silent, gap, other }
+
+  private func readOnce() -> (flowed: Bool, lastHeard: Date?, ending: Ending) {
     let opened = Date()
     let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
@@ -219,8 +228,9 @@ final class BridgeEventStream: @unchecked Sendable {
     defer { lock.withLock { self.transfer = nil } }
     guard registered else {
       transfer.cancel()
-      return (false, nil)
+      return (false, nil, .other)
     }
+    var ending = Ending.other
     var buffer: [UInt8] = []
     var scanned = 0
     var answered = false
@@ -238,6 +248,7 @@ final class BridgeEventStream: @unchecked Sendable {
     while true {
       guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
         // Silenced on the way: opened again from the last event heard.
+        ending = .silent
         transfer.cancel()
         answered = false
         sealedSilence = nil
@@ -269,6 +280,7 @@ final class BridgeEventStream: @unchecked Sendable {
         case .gap:
           // Opened again at once from the last event heard: the bridge sends what was skipped.
           flowed = true
+          ending = .gap
           transfer.cancel()
           answered = false
         case .tooLong:
@@ -277,7 +289,8 @@ final class BridgeEventStream: @unchecked Sendable {
           buffer = []
         }
       case .end(let failure):
-        return (flowed || (answered && failure == nil), lastHeard)
+        if failure == .timedOut, ending == .other { ending = .silent }
+        return (flowed || (answered && failure == nil), lastHeard, ending)
       }
     }
   }
