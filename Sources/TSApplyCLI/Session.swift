@@ -133,7 +133,7 @@ package struct CLIWatch {
   /// `tsapply WORDS --device SPEC FILE`: a complete command to paste, for advice; about this
   /// watch, or with `device` about the watch that identity or spec names (a saved plan's own).
   package func command(_ words: String, _ file: String? = nil, device: String? = nil) -> String {
-    if device == nil, let fleet, ["plan", "apply", "drift"].contains(words) {
+    if device == nil, let fleet, ["plan", "apply", "drift", "drift --adopt"].contains(words) {
       return "tsapply \(words) --fleet \(ShellWord.quoted(fleet.file)) --watch \(ShellWord.quoted(fleet.watch))"
     }
     return "tsapply \(words)\(device.map(deviceArgument(for:)) ?? deviceArgument)" + (file.map { " " + ShellWord.quoted($0) } ?? "")

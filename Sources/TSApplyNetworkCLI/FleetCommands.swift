@@ -411,6 +411,7 @@ extension FleetSession {
       case .putBackOnWatchDuringApply(let lists):
         section.stdout.write(ApplyRun.putBack(lists, mask: run.currentMask))
       case .reconcile(.changedWhileWriting(let drift)):
+        run.wearerChangedWhileWriting.set()
         section.stdout.write(ApplyRun.changedWhileWriting(drift, watch: cliWatch, manifest: nil, mask: run.currentMask))
       }
     }

@@ -56,7 +56,7 @@ import TSTestSupport
     #expect(adopted.status == 0, "\(adopted.stdout)\(adopted.stderr)")
     let warning = try #require(adopted.stdout.range(of: "Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch "
                                                     + "become what watch.yaml asks for"), "\(adopted.stdout)")
-    #expect(adopted.stdout.contains("answer no and apply it instead ('tsapply apply' writes it back)"), "\(adopted.stdout)")
+    #expect(adopted.stdout.contains("answer no and apply it instead ('tsapply apply watch.yaml' writes it back)"), "\(adopted.stdout)")
     #expect(adopted.stdout[..<warning.lowerBound].contains("Adopting emergency"), "\(adopted.stdout)")
     #expect(!adopted.stdout[..<warning.lowerBound].contains("--- a/watch.yaml"), "said before the diff and the question: \(adopted.stdout)")
     // A contact added adopts without it.

@@ -229,6 +229,41 @@ import TSTestSupport
     #expect(drift.status == 2 && drift.stdout.contains("reminder.drinking"), "\(drift.stdout)\(drift.stderr)")
   }
 
+  /// The same for a watch of a fleet reached directly (`apply --fleet`): the advice names the
+  /// fleet (`drift --fleet … --watch …`, `drift --adopt --fleet …`), which reads the watch's
+  /// merged manifests — not `drift --device …`, which read `watch.yaml` (fresh-eyes finding).
+  @Test func aReminderSwitchedWhileAFleetsApplyWritesIsSaidWithTheFleetsCommands() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let environment = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:watches/r1.json"], in: dir).status == 0)
+    try "version: 1\nwatches:\n  r1: {device: \"sim:watches/r1.json\", manifest: r1.yaml}\n"
+      .write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    func manifest(_ sedentary: Bool, _ contacts: [String]) throws {
+      try ("version: 1\nreminders:\n  sedentary: {enabled: \(sedentary)}\n  drinking: {enabled: false}\ncontacts:\n"
+           + contacts.enumerated().map { "  - {name: \($1), phone: \"+155501\($0 + 10)\"}\n" }.joined())
+        .write(to: dir.appendingPathComponent("r1.yaml"), atomically: true, encoding: .utf8)
+    }
+    try manifest(true, ["Ann"])
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir, environment: environment).status == 0)
+    try manifest(false, ["Ann", "Bob"])
+    let run = try TSApplyBinary.startInteractive(["apply", "--fleet", "fleet.yaml", "--auto-approve"], in: dir,
+                                                 environment: environment.merging(["TSAPPLY_SIM_LATENCY": "1000,0"]) { $1 })
+    // A fleet's sections come whole at the end: the switch follows the reminders' write on the watch itself.
+    let watch = try SimulatedDevice(path: dir.path + "/watches/r1.json")
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline, try watch.snapshot().deviceState.reminders.first(where: { $0.kind == .sedentary })?.isEnabled != false {
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    _ = try watch.simulateReminderToggle(id: "1")
+    let result = run.wait(limit: 60)
+    let output = result.stdout + result.stderr
+    #expect(result.status == 1, "\(output)")
+    #expect(output.contains("the watch itself changed: reminder.drinking (turned on)"), "\(output)")
+    #expect(output.contains("See it with 'tsapply drift --fleet fleet.yaml --watch r1'; keep it with 'tsapply drift --adopt --fleet fleet.yaml --watch r1'"),
+            "\(output)")
+    #expect(!output.contains("--device sim:watches/r1.json'") && !output.contains("see the watch with 'tsapply plan"), "\(output)")
+  }
+
   static func contactAddedDuringApply(after marker: String, wait: TimeInterval) throws
     -> (URL, [String: String], SimulatedDevice, ProcessResult) {
     let dir = try TSApplyBinary.temporaryDirectory()

@@ -143,7 +143,7 @@ package struct ApplyRun {
   let putBack = Flag()
   /// Set when the read-back found resources changed on the watch while the apply wrote
   /// (`ReconcileEvent.changedWhileWriting`): a failed verification's advice keeps them.
-  let changedWhileWriting = Flag()
+  package let wearerChangedWhileWriting = Flag()
 
   /// A run of `command` on `watch`; `manifestSource` is the manifest's bytes when the command
   /// read one, so its numbers are masked with `--redact` even before the plan is made.
@@ -286,7 +286,7 @@ package struct ApplyRun {
         run.putBack.set()
         context.stderr.write(Self.putBack(lists, mask: run.currentMask))
       case .reconcile(.changedWhileWriting(let drift)):
-        run.changedWhileWriting.set()
+        run.wearerChangedWhileWriting.set()
         context.stderr.write(Self.changedWhileWriting(drift, watch: run.watch, manifest: run.manifestArgument, mask: run.currentMask))
       }
     }
@@ -517,7 +517,7 @@ package struct ApplyRun {
       var text = "the watch does not match the manifest after applying; reading it back shows these differences:\n"
       if let remaining { text += renderer.render(remaining) }
       text += diagnostics.map { "  \(mask.message($0.description))\n" }.joined()
-      if changedWhileWriting.isSet {
+      if wearerChangedWhileWriting.isSet {
         // The differences hold what the wearer changed while this apply wrote (the warning
         // above): applying again would undo it, so it is seen and kept first (fresh-eyes
         // finding: "see the watch with 'tsapply plan …'", whose plan switched the wearer's

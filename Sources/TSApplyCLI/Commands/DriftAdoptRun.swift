@@ -22,6 +22,9 @@ package struct DriftAdoptRun {
   /// The manifest the watch gets from a text of the file (a fleet's watch: merged with its
   /// layers); `nil`: the text alone.
   package var merge: (@Sendable ([UInt8]) -> Manifest?)? = nil
+  /// The command that applies the manifest to the watch, for advice (a fleet's watch:
+  /// `tsapply apply --fleet FILE --watch NAME`); `nil`: `tsapply apply` of the manifest.
+  package var applyCommand: String? = nil
 
   /// A run on `watch`, as the command line asks.
   package init(watch: Watch, autoApprove: Bool, redact: Bool, context: CommandContext, commandLine: String) {
@@ -71,7 +74,8 @@ package struct DriftAdoptRun {
     if report.drift.filter({ adoptedAddresses.contains($0.address) }).putSOSAtRisk {
       out.write("Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch become what "
         + "\(manifest.displayName) asks for, so a press may reach no one or not whom it says now. To keep SOS as \(manifest.displayName) "
-        + "has it, answer no and apply it instead ('tsapply apply' writes it back).\n")
+        + "has it, answer no and apply it instead ('\(applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName))' "
+        + "writes it back).\n")
     }
     let agreed = outcome.agreed
     guard outcome.text != manifest.bytes else {
