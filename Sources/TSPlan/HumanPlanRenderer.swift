@@ -138,15 +138,30 @@ public struct HumanPlanRenderer: Sendable {
     // What the actions undo, exactly (`Plan.undoing`): a change the plan leaves is not said to be
     // undone (fresh-eyes finding: "the actions below undo these changes" beside a reminder the
     // wearer switched off, which the manifest does not switch).
-    let undone = Set(plan.undoing(plan.resourceDrift))
-    let left = plan.resourceDrift.map(\.address).filter { !undone.contains($0) }
+    // Field by field (`Plan.leaves`): a resource whose drift the actions undo only in part says
+    // which fields stay (fresh-eyes finding: "undo these changes" while `enabled` stayed).
     let mask = mask(plan)
-    let names = { (addresses: [ResourceAddress]) in addresses.map { mask.text(ControlCharacters.escaped($0.rawValue)) }.joined(separator: ", ") }
-    lines.append(undone.isEmpty ? "The manifest does not manage these, or already agrees with them: nothing will be undone."
-                 : left.isEmpty ? "The actions below undo these changes."
-                 : "The actions below undo the changes to \(names(undone.sorted())); \(names(left)) \(left.count == 1 ? "stays" : "stay") as the watch has "
-                   + (left.count == 1 ? "it " : "them ")
-                   + "(the manifest does not manage what changed there, or already agrees with it).")
+    let name = { (address: ResourceAddress) in mask.text(ControlCharacters.escaped(address.rawValue)) }
+    var undone: [ResourceAddress] = [], left: [ResourceAddress] = [], partly: [String] = []
+    for change in plan.resourceDrift {
+      let stays = plan.leaves(change)
+      if stays.isEmpty {
+        undone.append(change.address)
+      } else if stays.count == change.fields.count {
+        left.append(change.address)
+      } else {
+        let fields = stays.map { ManifestWords.key($0.field) }
+        partly.append("\(name(change.address)) only in part (\(fields.joined(separator: ", ")) \(fields.count == 1 ? "stays" : "stay") as the watch has \(fields.count == 1 ? "it" : "them"))")
+      }
+    }
+    var said: [String] = []
+    if !undone.isEmpty { said.append("the changes to " + undone.map(name).joined(separator: ", ")) }
+    said += partly
+    let leftWords = left.isEmpty ? nil : left.map(name).joined(separator: ", ") + " \(left.count == 1 ? "stays" : "stay") as the watch has "
+      + (left.count == 1 ? "it" : "them") + " (the manifest does not manage what changed there, or already agrees with it)"
+    lines.append(said.isEmpty ? "The manifest does not manage these, or already agrees with them: nothing will be undone."
+                 : left.isEmpty && partly.isEmpty ? "The actions below undo these changes."
+                 : "The actions below undo " + said.joined(separator: "; ") + (leftWords.map { "; " + $0 } ?? "") + ".")
     return lines + ["", String(repeating: "─", count: 77), ""]
   }
 

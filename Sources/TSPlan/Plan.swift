@@ -335,6 +335,19 @@ extension Plan {
   }
 }
 
+extension Plan {
+  /// The fields of `drift` (one resource changed on the watch since the last apply) this plan
+  /// leaves as the watch has them: none when it undoes the whole change (`undoing`), every one
+  /// when it does not change the resource, else those it does not touch (the manifest changes a
+  /// reminder's times, the wearer switched it off: `isEnabled` stays).
+  public func leaves(_ drift: ResourceChange) -> [FieldChange] {
+    guard let change = resourceChanges.first(where: { $0.address == drift.address }) else { return drift.fields }
+    let planned = Set(change.fields.flatMap(\.touched))
+    if change.action != .update || drift.action != .update || planned.isEmpty { return [] }
+    return drift.fields.filter { Set($0.touched).isDisjoint(with: planned) }
+  }
+}
+
 extension FieldChange {
   /// What this change touches: its field, or for a list entry (a contact: an object value) the
   /// entry's name and number before and after.

@@ -5,6 +5,29 @@ import TSTestSupport
 /// `tsapply drift`: drift (changed on the watch since the last apply) apart from pending
 /// (manifest changes not applied yet); exit 0 / 2 / 1; read-only by construction.
 @Suite struct DriftCommandTests {
+  /// A reminder changed on the watch in two fields, of which the plan changes one back: the note
+  /// says it is undone only in part, and which field stays (fresh-eyes finding: "The actions
+  /// below undo these changes" while `enabled` stayed as the wearer left it).
+  @Test func aChangeUndoneOnlyInPartIsSaidSo() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    let state = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("state").path]
+    try "version: 1\nreminders:\n  custom:\n    - {name: Church, repeat: [sun], at: [\"09:00\"]}\n"
+      .write(to: dir.appendingPathComponent("m.yaml"), atomically: true, encoding: .utf8)
+    try "version: 1\nreminders:\n  custom:\n    - {name: Church, repeat: [sun], at: [\"10:00\"]}\n"
+      .write(to: dir.appendingPathComponent("other.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "m.yaml"], in: dir, environment: state).status == 0)
+    // Another tool's write (another state folder), then the wearer switches the reminder off.
+    let other = ["TSAPPLY_STATE_DIR": dir.appendingPathComponent("other-state").path]
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "other.yaml"], in: dir, environment: other).status == 0)
+    let shown = try TSApplyBinary.run(["device", "show", "--json"], in: dir).stdout
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+    let id = try #require((object["reminders"] as? [[String: Any]])?.first { $0["reminderName"] as? String == "Church" }?["reminderId"] as? String)
+    #expect(try TSApplyBinary.run(["device", "simulate", "reminder-toggle", id], in: dir).status == 0)
+    let plan = try TSApplyBinary.run(["plan", "m.yaml"], in: dir, environment: state)
+    #expect(plan.stdout.contains("The actions below undo reminder.custom[\"Church\"] only in part (enabled stays as the watch has it)."),
+            "\(plan.stdout)")
+  }
+
   /// The plan's note under the drift says exactly what its actions undo: a contact the wearer
   /// added is removed again; a custom reminder they switched off, whose `enabled` the manifest
   /// does not set, stays off (fresh-eyes finding: "the actions below undo these changes" for both).

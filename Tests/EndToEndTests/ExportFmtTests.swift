@@ -74,6 +74,14 @@ import TSTestSupport
     #expect(check.stdout == "messy.yaml\n")
     #expect(check.stderr == "messy.yaml is not formatted: see the changes with 'tsapply fmt --check --diff messy.yaml', "
             + "write them with 'tsapply fmt messy.yaml'.\n")
+    // A name beginning with "-" goes after "--" in the commands it names, which then work; standard input is said too.
+    try FileManager.default.copyItem(at: directory.appendingPathComponent("messy.yaml"), to: directory.appendingPathComponent("-x.yaml"))
+    let dashed = try TSApplyBinary.run(["fmt", "--check", "--", "-x.yaml"], in: directory)
+    #expect(dashed.status == 1 && dashed.stderr.contains("write them with 'tsapply fmt -- -x.yaml'"), "\(dashed.stderr)")
+    #expect(try TSApplyBinary.run(["fmt", "--", "-x.yaml"], in: directory).status == 0)
+    #expect(try TSApplyBinary.run(["fmt", "--check", "--", "-x.yaml"], in: directory).status == 0)
+    let piped = try TSApplyBinary.run(["fmt", "--check", "-"], in: directory, stdin: try String(contentsOf: directory.appendingPathComponent("messy.yaml"), encoding: .utf8))
+    #expect(piped.status == 1 && piped.stderr.contains("is not formatted: 'tsapply fmt -' writes it formatted to standard output"), "\(piped.stderr)")
     #expect(try String(contentsOf: directory.appendingPathComponent("messy.yaml"), encoding: .utf8) == messy)
     #expect(try TSApplyBinary.run(["fmt", "--check", "tidy.yaml"], in: directory).status == 0)
   }

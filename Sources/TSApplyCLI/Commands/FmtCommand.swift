@@ -66,13 +66,18 @@ struct FmtCommand: Command {
     }
     guard let path else {
       if !check && !diff { context.stdout.write(String(decoding: formatted, as: UTF8.self)) }
+      // Said, as for a file (fresh-eyes finding: exit 1 with nothing printed).
+      if check && result.isChanged {
+        context.stderr.write("\(file) is not formatted: 'tsapply fmt -' writes it formatted to standard output, 'tsapply fmt --diff -' shows the changes.\n")
+      }
       return !(check && result.isChanged)
     }
     guard result.isChanged else { return true }
     if check {
       if !diff { context.stdout.write(file + "\n") }
       // With the commands that show and make the change (fresh-eyes finding: the bare sentence left the reader to find them).
-      let quoted = ShellWord.quoted(file)
+      // A name that begins with "-" goes after "--", or it reads as an option (docs/git-workflow.md).
+      let quoted = (file.hasPrefix("-") ? "-- " : "") + ShellWord.quoted(file)
       context.stderr.write("\(file) is not formatted: see the changes with 'tsapply fmt --check --diff \(quoted)', "
                            + "write them with 'tsapply fmt \(quoted)'.\n")
       return false
