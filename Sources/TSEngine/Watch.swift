@@ -377,7 +377,11 @@ public final class Watch: Sendable {
     // record's, with the manifest's edit — and it stays drift (fresh-eyes finding: an agent's
     // record took Lunch switched off as its own: "in sync", drift 0).
     let undone = Set(planned.plan.undoing(planned.plan.resourceDrift))
-    for change in planned.plan.resourceDrift where written.contains(change.address) && !undone.contains(change.address) {
+    // So is one it changes back only in part (another tool moved a reminder's time, the wearer
+    // switched it off; the manifest's time is written back, `enabled` stays as the watch has it:
+    // `Plan.leaves`): the wearer's switch stays drift, never "what tsapply left".
+    for change in planned.plan.resourceDrift
+    where written.contains(change.address) && (!undone.contains(change.address) || !planned.plan.leaves(change).isEmpty) {
       var asLeft = change
       asLeft.before = own[change.address]?.after ?? change.before
       kept.append(asLeft)

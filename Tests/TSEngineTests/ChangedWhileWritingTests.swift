@@ -72,4 +72,27 @@ import TSModel
     #expect(switched.value)
     #expect(try await workspace.state().reminders.first { $0.kind == .drinking }?.isEnabled == !drinking.isEnabled)
   }
+
+  /// An apply that keeps drift out of its record (an agent's, a monitor's heal) of a reminder
+  /// whose drift it changes back only in part — another tool moved its time, the wearer
+  /// switched it off; the manifest's time is written back, `enabled` stays as the watch has it
+  /// (`Plan.leaves`): the wearer's switch stays drift, not recorded as what tsapply left.
+  @Test func aDriftUndoneOnlyInPartStaysDriftInTheRecord() async throws {
+    let workspace = try Workspace()
+    let manifest = try workspace.document("version: 1\nreminders:\n  custom:\n    - {name: Church, repeat: [sun], at: [\"09:00\"]}\n")
+    _ = try await workspace.open().apply(manifest, options: Workspace.automatic(true))
+    let device = try SimulatedDevice(path: workspace.directory + "/watch.json")
+    var church = try #require(try device.snapshot().deviceState.reminders.first { $0.reminderName == "Church" })
+    church.timePoints = [600]
+    try await device.setReminder(church)
+    _ = try device.simulateReminderToggle(id: church.reminderId)
+    var options = Workspace.automatic(true)
+    options.keepsDriftInRecord = true
+    _ = try await workspace.open().apply(manifest, options: options)
+    let now = try #require(try await workspace.state().reminders.first { $0.reminderName == "Church" })
+    #expect(now.timePoints == [540] && !now.isEnabled, "\(now)")
+    let report = try await workspace.open().drift(manifest)
+    #expect(report.drift.map { "\($0.address.rawValue) \($0.fields.map(\.field))" } == ["reminder.custom[\"Church\"] [\"isEnabled\"]"],
+            "\(report.drift)")
+  }
 }
