@@ -819,7 +819,9 @@ final class Harness: @unchecked Sendable {
 @Suite struct RefusedListenerTests {
   @Test func aRefusedListenerIsReportedOnceNotInALoop() async throws {
     let script = FlakyScript(failingOpens: 3)
-    let registry = DeviceRegistry(schemes: [FlakyScheme(script: script)], defaultSpec: "flaky:watch")
+    let registry = DeviceRegistry(schemes: [ScriptedScheme(name: "flaky", summary: "a watch that refuses its SOS listener and drops") {
+      FlakyDevice(script: script, number: script.opened())
+    }], defaultSpec: "flaky:watch")
     let harness = try await Harness(applied: false, registry: registry, spec: "flaky:watch")
     try await harness.start(harness.settings())
     try await harness.wait { _ in script.opens >= 4 }
@@ -856,15 +858,16 @@ final class FlakyScript: @unchecked Sendable {
   }
 }
 
-/// `flaky:NAME`: a device whose capabilities promise the SOS listener, which it refuses (2004).
-struct FlakyScheme: DeviceScheme {
-  let script: FlakyScript
-  let name = "flaky"
-  let form = "flaky:NAME"
-  let example = "flaky:watch"
-  let summary = "a watch that refuses its SOS listener and drops"
+/// `NAME:watch`: a scheme whose devices a test makes (`make`, called at each open), such as a
+/// `FlakyDevice` or a `StreamDevice`.
+struct ScriptedScheme: DeviceScheme {
+  let name: String
+  let summary: String
+  let make: @Sendable () -> any Device
+  var form: String { name + ":NAME" }
+  var example: String { name + ":watch" }
   func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
-    OpenedDevice(device: FlakyDevice(script: script, number: script.opened()), adviceSpec: spec)
+    OpenedDevice(device: make(), adviceSpec: spec)
   }
 }
 
@@ -962,7 +965,9 @@ class ForwardingDevice: Device, @unchecked Sendable {
 @Suite struct UnheardEventsTests {
   @Test func aPressHeardLateWhileEventsWereNotHeardIsMarkedReplayed() async throws {
     let script = StreamScript()
-    let registry = DeviceRegistry(schemes: [StreamScheme(script: script)], defaultSpec: "stream:watch")
+    let registry = DeviceRegistry(schemes: [ScriptedScheme(name: "stream", summary: "a watch whose listener reports a test sends") {
+      StreamDevice(script: script)
+    }], defaultSpec: "stream:watch")
     let harness = try await Harness(applied: false, registry: registry, spec: "stream:watch")
     try await harness.start(harness.settings(interval: .seconds(60)))
     let deadline = ContinuousClock.now + .seconds(60)
@@ -994,17 +999,6 @@ final class StreamScript: @unchecked Sendable {
   }
 }
 
-/// `stream:NAME`: a simulated watch whose listener reports come from its script.
-struct StreamScheme: DeviceScheme {
-  let script: StreamScript
-  let name = "stream"
-  let form = "stream:NAME"
-  let example = "stream:watch"
-  let summary = "a watch whose listener reports a test sends"
-  func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
-    OpenedDevice(device: StreamDevice(script: script), adviceSpec: spec)
-  }
-}
 
 final class StreamDevice: ForwardingDevice, @unchecked Sendable {
   let script: StreamScript
