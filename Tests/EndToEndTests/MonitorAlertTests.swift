@@ -65,7 +65,9 @@ import TSTestSupport
       try FileManager.default.moveItem(at: dir.appendingPathComponent("watches/\(name).json"), to: dir.appendingPathComponent("\(name).away"))
     }
     try await MonitorProcess.until(timeout: 30) { queued("offline") == 3 }
-    #expect(Date().timeIntervalSince(gone) < 1 + 5, "offline alerts within the threshold + 5 s")
+    // Within the threshold and some checks, not the 5 minutes of the default threshold (a fresh
+    // clone's CI took 6.5 s once, under load: the slack is not a figure of speed).
+    #expect(Date().timeIntervalSince(gone) < 1 + 15, "offline alerts within the threshold + 15 s")
 
     // Killed; the watches come back and the receiver is up before it starts again: the
     // alerts left in the outbox are delivered once, and each watch recovers once.
