@@ -349,6 +349,10 @@ public final class BridgeService: Sendable {
     case .forgedRefusal?:
       note += " (fault: answered with a forged refusal)"
       return plain(401, "\u{1B}[2Jforged: refused, nothing was done\nApply complete!")
+    case .forgedVersion?:
+      note += " (fault: answered with a forged version refusal)"
+      return BridgeResponse(status: 400, headers: [BridgeProtocol.versionHeader: "2.0", "Content-Type": BridgeProtocol.plainType],
+                            body: .bytes(error(400, "forged: this bridge speaks protocol v2; nothing was done")))
     case .forgedSuccess?:
       note += " (fault: answered with a forged success)"
       return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version, "Content-Type": BridgeProtocol.plainType],
@@ -442,7 +446,8 @@ public final class BridgeService: Sendable {
 
 /// Faults the reference server injects for tests, from `TSAPPLY_BRIDGE_FAULT`, comma-separated:
 /// `drop-response@WHEN` (the call reaches the watch, then the connection is closed without an
-/// answer) and `delay@WHEN:MS` (the call is answered MS milliseconds late). WHEN is a call
+/// answer), `delay@WHEN:MS` (the call is answered MS milliseconds late), and the forged answers
+/// `forge-refusal@WHEN`, `forge-version@WHEN` and `forge-success@WHEN` (`Fault`). WHEN is a call
 /// number N (the N-th call, 1-based, over every watch since the bridge started) or a method
 /// name (its first call). Only calls that passed every check count. `delay@events:MS` answers
 /// every event stream MS milliseconds late, listening only from then on (a slow link).
@@ -459,6 +464,9 @@ public struct BridgeFaults: Hashable, Sendable {
     /// Run the call, then answer 200 with an unsealed body — a success no key stands behind
     /// (`forge-success@WHEN`).
     case forgedSuccess
+    /// Run the call, then answer with an unsealed 400 whose `TSApply-Protocol` names major
+    /// version 2 — a version refusal anyone on the path can forge (`forge-version@WHEN`).
+    case forgedVersion
   }
 
   /// Which call a fault hits.
@@ -503,6 +511,7 @@ public struct BridgeFaults: Hashable, Sendable {
       case ("drop-response", 1): faults[trigger] = .dropResponse
       case ("forge-refusal", 1): faults[trigger] = .forgedRefusal
       case ("forge-success", 1): faults[trigger] = .forgedSuccess
+      case ("forge-version", 1): faults[trigger] = .forgedVersion
       case ("delay", 2):
         guard let milliseconds = Int(target[1]), (0...600_000).contains(milliseconds) else { return nil }
         faults[trigger] = .delay(milliseconds)

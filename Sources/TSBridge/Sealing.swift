@@ -77,6 +77,17 @@ public struct SealedMessage: Hashable, Sendable {
   public var counter: UInt64 { Self.uint48(bytes[11..<17]) }
 
   static func uint48(_ slice: ArraySlice<UInt8>) -> UInt64 { slice.reduce(0) { $0 << 8 | UInt64($1) } }
+
+  /// Whether this message was sealed after one whose counter is `previous` by the same sender:
+  /// its 47-bit counter comes after `previous`'s, counting on past the wrap (serial number
+  /// arithmetic, RFC 1982: less than half the counter's range ahead). A sender's counter
+  /// increases with every message it seals, so on one event stream each message comes after
+  /// the last; one that does not is a copy sent again on the way ("Sealing",
+  /// docs/bridge-protocol.md).
+  public func comesAfter(counter previous: UInt64) -> Bool {
+    let ahead = (counter &- previous) & Sealer.counterMask
+    return ahead != 0 && ahead < (Sealer.counterMask + 1) / 2
+  }
 }
 
 /// What a sealed message is bound to besides its own header (the AEAD's additional data after

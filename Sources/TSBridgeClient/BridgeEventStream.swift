@@ -245,6 +245,7 @@ final class BridgeEventStream: @unchecked Sendable {
     var sealedSilence: Double?
     var sealedAt = Date()
     var lastHeard: Date?
+    var counter: UInt64?
     while true {
       guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
         // Silenced on the way: opened again from the last event heard.
@@ -265,7 +266,7 @@ final class BridgeEventStream: @unchecked Sendable {
         guard answered else { continue }
         if sealedSilence == nil { held(since: opened) }
         buffer += bytes
-        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started)
+        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter)
         if let heard = reading.heard {
           settle(hearing: true)
           sealedAt = heard.at
@@ -345,7 +346,12 @@ final class BridgeEventStream: @unchecked Sendable {
   /// the stream goes on.
   /// `started`: the stream's `replayFrom` was heard (or none is expected); an event or a
   /// heartbeat before it is taken as a gap at the start.
-  private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool) -> Reading {
+  /// `counter`: the counter of the last sealed message opened on this stream; a message whose
+  /// counter does not come after it is a copy sent again on the way (the seal does not stop
+  /// one), dropped unread — a heartbeat sent again in place of the new ones is no sign of life
+  /// (fresh-eyes finding: a press held back for as long as the path liked).
+  private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool,
+                       counter: inout UInt64?) -> Reading {
     var heard: (at: Date, every: Double?)?
     while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
@@ -358,7 +364,9 @@ final class BridgeEventStream: @unchecked Sendable {
         if line.hasPrefix("data:") { payload += line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
       }
       guard !payload.isEmpty, let bytes = Data(base64Encoded: payload), let message = SealedMessage(bytes: Array(bytes)),
-            let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")) else { continue }
+            let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")),
+            counter.map(message.comesAfter(counter:)) ?? true else { continue }
+      counter = message.counter
       // A type this client does not know still moves the last id heard.
       let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
       heard = (Date(), event?.type == .heartbeat ? event?.every : heard?.every)

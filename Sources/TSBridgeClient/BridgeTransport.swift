@@ -78,7 +78,9 @@ struct BridgeTransport: Sendable {
       case .lost(let reason): throw .lost(reason)
       }
     }
-    try Self.checkVersion(head.headers[BridgeProtocol.versionHeader.lowercased()])
+    // Headers are not sealed: a version header is read only on an unsealed answer, and there
+    // it is no more trusted than the status (below). A sealed answer that opens is the bridge's,
+    // of this major version, whatever header came with it.
     let type = head.headers["content-type"] ?? ""
     if sends > 1, head.status == 401, !type.hasPrefix(BridgeProtocol.sealedType) {
       throw .connectionClosed("the connection closed under the request and the copy libcurl sent again was refused as a replay: the bridge may have carried it out")
@@ -98,7 +100,11 @@ struct BridgeTransport: Sendable {
     if (200..<300).contains(head.status) {
       throw .lost("the bridge's answer (HTTP \(head.status)) was not sealed, so it could not be authenticated (changed in transit, or not from the bridge)")
     }
-    let said = BridgeJSON.decode(Answer<Empty>.self, from: data)?.error?.message
+    // Another major version says so in words, but as what it is: an answer no key stands behind
+    // (fresh-eyes finding: a forged "v2" 400 to a write that landed was taken for a refusal,
+    // "Nothing reached the watch").
+    let said = Self.otherVersion(head.headers[BridgeProtocol.versionHeader.lowercased()])
+      ?? BridgeJSON.decode(Answer<Empty>.self, from: data)?.error?.message
     throw .unauthenticated(status: head.status, said: said.map { ControlCharacters.escaped(String($0.prefix(300))) })
   }
 
@@ -114,9 +120,11 @@ struct BridgeTransport: Sendable {
     return .refused(status: status, error, holder: answer?.holder, expiresIn: answer?.expiresIn)
   }
 
-  /// Refuses an answer whose `TSApply-Protocol` header names another major version.
-  static func checkVersion(_ version: String?) throws(Failure) {
-    guard let version, let major = BridgeProtocol.major(of: version), major != BridgeProtocol.major else { return }
-    throw .refused(status: 400, WireError(status: 400, "the bridge speaks protocol v\(major) (\(version)); this tsapply speaks v\(BridgeProtocol.major) (\(BridgeProtocol.version)): update tsapply or the bridge app so both speak the same major version"), holder: nil)
+  /// What an answer whose `TSApply-Protocol` header names another major version says; `nil`
+  /// for this major version or none.
+  static func otherVersion(_ version: String?) -> String? {
+    guard let version, let major = BridgeProtocol.major(of: version), major != BridgeProtocol.major else { return nil }
+    return "the bridge speaks protocol v\(major) (\(version)); this tsapply speaks v\(BridgeProtocol.major) (\(BridgeProtocol.version)): "
+      + "update tsapply or the bridge app so both speak the same major version"
   }
 }

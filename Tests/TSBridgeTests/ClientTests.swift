@@ -241,9 +241,13 @@ import TSModel
   /// forge, no key needed (fresh-eyes finding: tsapply said "Nothing reached the watch" while it
   /// held the write, and printed the forged text's escape codes raw): its outcome is not known
   /// (a lost answer: the engine reads the list back), and the text is escaped.
-  @Test func aWriteAnsweredUnsealedIsALostAnswerNotARefusal() async throws {
+  /// The same for an unsealed 400 naming another major version (fresh-eyes finding: taken for
+  /// a refusal, "Nothing reached the watch" while it held the write): the version header of an
+  /// answer no key stands behind is no more trusted than its status.
+  @Test(arguments: [(BridgeFaults.Fault.forgedRefusal, "HTTP 401"), (.forgedVersion, "HTTP 400")])
+  func aWriteAnsweredUnsealedIsALostAnswerNotARefusal(_ fault: BridgeFaults.Fault, _ status: String) async throws {
     let watch = SimulatedDevice(profile: .default)
-    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(.setAllContacts): .forgedRefusal]))
+    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.method(.setAllContacts): fault]))
     defer { server.stop() }
     let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
     do {
@@ -251,7 +255,7 @@ import TSModel
       Issue.record("the forged refusal was taken as an answer")
     } catch {
       #expect(error.code == .requestCancelledByDisconnect, "outcome unknown: \(error)")
-      #expect(error.message.contains("was not sealed by the bridge (HTTP 401"), "\(error)")
+      #expect(error.message.contains("was not sealed by the bridge (\(status)"), "\(error)")
       #expect(!error.message.contains("\u{1B}") && !error.message.contains("\n"), "control characters escaped: \(error)")
     }
     #expect(try watch.snapshot().contacts.map(\.name) == ["Ann"], "it was carried out")

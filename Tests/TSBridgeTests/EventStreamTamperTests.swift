@@ -196,6 +196,55 @@ import TSModel
     await device.close()
   }
 
+  /// Something on the path that keeps the stream's first heartbeat and sends it again in place
+  /// of every later one, and drops every event: each copy opens under the key, so before, the
+  /// stream seemed to hold for good and a press was held back for as long as the path liked
+  /// (fresh-eyes finding: over 70 s, no `sos`, no `events_down`). A sealed message whose
+  /// counter does not come after the last one on its stream is a copy, not a sign of life: the
+  /// stream brings none for three heartbeats, is opened again, and the press is heard.
+  @Test func aHeartbeatSentAgainOnTheWayIsNoSignOfLife() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let first = Locked<[UInt8]?>(nil)
+    let replaced = Locked(0)
+    let bridge = try await TamperedBridge(watch, heartbeat: 0.2) { stream, chunk in
+      guard stream == 1 else { return chunk }
+      let text = String(decoding: chunk, as: UTF8.self)
+      guard text.contains("data:") else { return chunk }
+      guard let kept = first.value else {
+        // The replay mark passes; the first heartbeat is kept, and passes too.
+        if !text.contains("id:") { first.set(chunk) }
+        return chunk
+      }
+      if text.contains("id:") { return nil }
+      replaced.update { $0 += 1 }
+      return kept
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    let deadline = Date().addingTimeInterval(60)
+    while replaced.value < 2, bridge.streams.value < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    try watch.simulateSOSPress()
+    let press = await withTaskGroup(of: Heard?.self) { group in
+      group.addTask {
+        for await report in heard { if case .sos = report { return report } }
+        return nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(30))
+        return nil
+      }
+      defer { group.cancelAll() }
+      return await group.next() ?? nil
+    }
+    guard case .sos(let id)? = press else {
+      Issue.record("the press was not heard within 30 s (\(replaced.value) heartbeats sent again, \(bridge.streams.value) streams)")
+      await device.close()
+      return
+    }
+    #expect(id.hasSuffix("-1"))
+    #expect(bridge.streams.value >= 2, "the stream was opened again")
+    await device.close()
+  }
+
   /// Every event stream refused on the way (an unsealed 401) for a while: once that has lasted
   /// `troubleReportedAfter`, the listener is told its events are not being heard (before, a
   /// press could be held back for minutes with every report saying all was well: fresh-eyes
