@@ -177,16 +177,32 @@ public enum FleetStatus {
     var rows: [FleetStatusRow] = []
     for result in results {
       var row = row(result, runner: runner, now: now)
-      // A manifest with errors hides nothing the watch holds: its drift needs no manifest.
-      if case .failure(.input) = result.outcome, let watch = try? await runner.engine.open(result.member.device, mayCreate: false) {
-        if let known = try? await watch.driftSinceRecord() {
+      // A manifest with errors hides nothing the watch holds: its drift needs no manifest, nor
+      // does SOS at risk; and a watch out of reach is `unreachable`, its manifest's errors beside
+      // (fresh-eyes finding: `invalid` alone, a paperwork problem, for a missing watch).
+      if case .failure(.input) = result.outcome {
+        var known: (drift: [ResourceChange], lastWrite: LastWrite)?
+        var reached = true
+        do {
+          let watch = try await runner.engine.open(result.member.device, mayCreate: false)
+          do { known = try await watch.driftSinceRecord() } catch .device { reached = false } catch {}
+          await watch.close()
+        } catch .device { reached = false } catch {}
+        if !reached {
+          let applied = runner.engine.lastWrite(ofUnopened: result.member.device)
+          row.state = "unreachable"
+          row.lastApplied = applied?.date.map(timestamp)
+          row.neverApplied = applied?.isNever == true
+          row.note = "the watch cannot be reached (out of reach: its file, phone or bridge); and its manifest has errors: " + (row.note ?? "")
+        }
+        if let known {
           row.drift = known.drift.count
           row.lastApplied = known.lastWrite.date.map(timestamp)
           row.neverApplied = known.lastWrite.isNever
           row.lastSeen = timestamp(now())
+          row.sosAtRisk = known.drift.putSOSAtRisk
           if !known.drift.isEmpty { row.note = (row.note ?? "") + "; and the watch has drifted since the last apply (tsapply drift shows it)" }
         }
-        await watch.close()
       }
       rows.append(row)
     }

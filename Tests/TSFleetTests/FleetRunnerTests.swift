@@ -237,6 +237,23 @@ extension FleetRunnerTests {
     #expect(drifted.state == "invalid" && drifted.drift == 1, "\(drifted)")
     #expect(drifted.note?.contains("drifted since the last apply") == true, "\(drifted)")
   }
+
+  /// The same watch with SOS switched off on it: SOS at risk is said (fresh-eyes finding: only
+  /// "drifted"); then out of reach: `unreachable`, with the manifest's errors beside it, and its
+  /// records' last apply (fresh-eyes finding: `invalid`, a paperwork problem, for a missing watch).
+  @Test func anInvalidManifestHidesNeitherSOSAtRiskNorAWatchOutOfReach() async throws {
+    let (space, runner) = try await Self.applied("contacts:\n  - {name: A, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
+    try space.write("residents/room-1.yaml", "contacts: [\n")
+    try SimulatedDevice(path: space.directory + "/watches/room-1.json").simulateEmergencyChange(contacts: [], sosOn: false)
+    let rows = await FleetStatus.direct(try space.load().members, runner: runner)
+    let off = try #require(rows.first)
+    #expect(off.state == "invalid" && off.drift == 1 && off.sosAtRisk, "\(off)")
+    #expect(FleetStatus.table(rows, withAgents: false).contains("room-1: SOS at risk: "), "\(FleetStatus.table(rows, withAgents: false))")
+    try FileManager.default.moveItem(atPath: space.directory + "/watches/room-1.json", toPath: space.directory + "/room-1.away")
+    let away = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(away.state == "unreachable" && away.lastApplied != nil && away.drift == nil, "\(away)")
+    #expect(away.note?.contains("out of reach") == true && away.note?.contains("its manifest has errors") == true, "\(away)")
+  }
 }
 
 extension FleetRunnerTests {
