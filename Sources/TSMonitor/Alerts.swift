@@ -242,7 +242,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       if let agent {
         open(.agentOffline, "agent:" + agent, event, watches: names)
       } else {
-        lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = (event.time, event) } }
+        // From when the outage was found, which may be before this monitor started (`since`).
+        let since = event.offlineSince
+        lock.withLock { for name in names where offlineSince[name] == nil { offlineSince[name] = (since, event) } }
       }
     case .online:
       // Its events heard again from a stream that has not held yet: the condition stays open

@@ -43,6 +43,20 @@ public final class HandledEvents: @unchecked Sendable {
     /// monitor asks for every event the watch keeps and delivers the presses made since
     /// (`Monitor`, docs/monitor.md "Missed events"); `nil` in files written before it was kept.
     public var listeningSince: String?
+    /// The outage a monitor noticed and has not seen end: kept so that a restarted monitor goes
+    /// on with it (its offline time, its last seen) instead of starting a new one at its start
+    /// (docs/monitor.md "Offline and online"); `nil` while the watch answers, and in files
+    /// written before it was kept.
+    public var outage: Outage?
+  }
+
+  /// An outage a monitor noticed: when (`since`, ISO 8601), and when it last read the watch
+  /// before it (`lastSeen`; `nil` when it never did).
+  public struct Outage: Codable, Hashable, Sendable {
+    /// When the monitor found the watch out of reach.
+    public var since: String
+    /// When it last read the watch before that.
+    public var lastSeen: String?
   }
 
   /// One SOS press handled: its id (`sos-EPOCH-SEQUENCE`), its number on the watch, and when
@@ -88,7 +102,7 @@ public final class HandledEvents: @unchecked Sendable {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
                       epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
-                      recentSOS: nil, listeningSince: nil)
+                      recentSOS: nil, listeningSince: nil, outage: nil)
     switch Self.read(path) {
     case .missing:
       state = fresh
@@ -179,6 +193,30 @@ public final class HandledEvents: @unchecked Sendable {
     try SecureFile.write(bytes, to: path, durable: false)
     lock.withLock { onDisk = true }
     return since
+  }
+
+  /// Records the outage under way (`since`: when it was found, `lastSeen`: when the watch last
+  /// answered before), or that none is (`nil`). Not fsynced: a power cut loses at most when an
+  /// outage began.
+  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
+  public func outage(since: Date?, lastSeen: Date?) throws(SecureFileError) {
+    let bytes = lock.withLock { () -> [UInt8]? in
+      let before = state
+      state.outage = since.map { Outage(since: InternetTime.text($0), lastSeen: lastSeen.map(InternetTime.text)) }
+      return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
+    }
+    guard let bytes else { return }
+    try SecureFile.write(bytes, to: path, durable: false)
+    lock.withLock { onDisk = true }
+  }
+
+  /// The outage recorded in the file at `path` for `watch` (`outage(since:lastSeen:)`), read
+  /// without taking the file over: what a restarted monitor goes on with while it cannot open
+  /// the watch. `nil` when there is none, or the file cannot be used.
+  public static func keptOutage(at path: String, watch: String) -> (since: Date, lastSeen: Date?)? {
+    guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName,
+          let outage = stored.outage, let since = InternetTime.date(outage.since) else { return nil }
+    return (since, outage.lastSeen.flatMap(InternetTime.date))
   }
 
   /// What the file holds.

@@ -164,12 +164,29 @@ public final class Monitor: @unchecked Sendable {
     var connectNow = true
     var retry: Task<Void, Never>?
     var failure: MonitorError?
+    // When a check last read the watch; and the outage an earlier run of this monitor noticed
+    // and never saw end (`HandledEvents.Outage`): a restarted monitor goes on with it while the
+    // watch stays out of reach, its time and last seen as they were (fresh-eyes finding: "offline
+    // since" the restart, "last seen" empty, and not listed for `--offline-after` more).
+    var lastAnswered: Date?
+    let identity = engine.canonicalSpec(chosenSpec())
+    var kept = HandledEvents.keptOutage(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity)
 
     func goOffline(_ reason: String, error: DeviceError?) {
       if offlineSince == nil {
-        offlineSince = now()
-        emit(.offline, watch: locked { session?.identity } ?? chosenSpec(), message: "cannot reach the watch: \(reason); trying again with backoff",
-             fields: error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] } ?? ["error": .string(reason)])
+        let found = now()
+        let since = kept?.since ?? found
+        let seen = lastAnswered ?? kept?.lastSeen
+        offlineSince = since
+        var fields: [String: JSONValue] = error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] }
+          ?? ["error": .string(reason)]
+        fields["since"] = .string(InternetTime.text(since))
+        if let seen { fields["last_seen"] = .string(InternetTime.text(seen)) }
+        if let handled = locked({ session?.handled }) { try? handled.outage(since: since, lastSeen: seen) }
+        emitEvent(MonitorEvent(time: found, watch: locked { session?.identity } ?? identity, kind: .offline,
+                               message: "cannot reach the watch: \(reason); trying again with backoff"
+                                 + (kept == nil ? "" : " (out of reach since \(InternetTime.text(since)), found by this monitor before it was restarted)"),
+                               fields: fields))
       }
       retry = mailbox.post(.retry, after: backoff.next())
     }
@@ -230,9 +247,14 @@ public final class Monitor: @unchecked Sendable {
       // A check that did not read the watch (its manifest cannot be used) says nothing of it:
       // the connection is taken as it stands, as before.
       confirmOnline(connected, &tracking)
+      lastAnswered = now()
       if confirming {
         offlineSince = nil
         backoff.reset()
+        if kept != nil || locked({ session?.handled.current.outage }) != nil {
+          kept = nil
+          if let handled = locked({ session?.handled }) { try? handled.outage(since: nil, lastSeen: nil) }
+        }
       }
     }
     ticker.cancel()

@@ -84,6 +84,13 @@ public struct MonitorEvent: Hashable, Sendable {
     return ResourceAddress.mayPutSOSAtRisk(addresses.compactMap { if case .string(let text) = $0 { text } else { nil } })
   }
 
+  /// For an `offline` event: when the outage was found — its `since` field, earlier than the
+  /// event when a restarted monitor goes on with an outage its last run found — else its time.
+  public var offlineSince: Date {
+    if case .string(let since)? = fields["since"], let date = InternetTime.date(since), date <= time { return date }
+    return time
+  }
+
   /// `time` as ISO 8601 in UTC with milliseconds: `2026-12-01T09:30:00.123Z` (`InternetTime`).
   public static func timestamp(_ time: Date) -> String { InternetTime.text(time) }
 

@@ -629,7 +629,8 @@ public final class StatusBoard: @unchecked Sendable {
         return true
       }
       watch.connected = false
-      if watch.offlineSince == nil { watch.offlineSince = event.time }
+      if watch.offlineSince == nil { watch.offlineSince = event.offlineSince }
+      if watch.lastSeen == nil, case .string(let seen)? = event.fields["last_seen"] { watch.lastSeen = InternetTime.date(seen) }
       if event.fields["served_by"] != nil {
         // Over MQTT: the agent, online, cannot reach its watch; its words say why.
         watch.offlineReason = shown(event.message)

@@ -807,6 +807,47 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A monitor restarted while its watch is out of reach goes on with the outage its last run
+  /// found: the `offline` event says since when (`since`, as first found) and when it was last
+  /// seen (`last_seen`), and once the watch answers, `offline_seconds` counts from then
+  /// (fresh-eyes finding: offline since the restart, last seen empty, the outage's length cut short).
+  @Test func anOutageGoesOnAcrossARestartOfTheMonitor() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    _ = try await harness.wait { $0.kind == .online }
+    try await Task.sleep(for: .milliseconds(300))  // a check or two read the watch
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let offline = try await harness.wait { $0.kind == .offline }
+    #expect(offline.fields["since"] == .string(MonitorEvent.timestamp(offline.time)) && offline.fields["last_seen"] != nil, "\(offline.jsonLine)")
+    await harness.stop()
+    try await Task.sleep(for: .milliseconds(500))
+
+    // As `monitor --fleet` runs each watch's monitor: one out of reach at its start is waited for.
+    var settings = harness.settings()
+    settings.retriesFirstOpen = true
+    let restarted = Collector<MonitorEvent>()
+    let monitor = Monitor(engine: harness.engine, settings: settings, notifiers: [], emit: { restarted.append($0) })
+    let run = Task { try? await monitor.run() }
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !restarted.values.contains(where: { $0.kind == .offline }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    let again = try #require(restarted.values.first { $0.kind == .offline })
+    #expect(again.fields["since"] == offline.fields["since"] && again.fields["last_seen"] == offline.fields["last_seen"], "\(again.jsonLine)")
+    #expect(abs(again.offlineSince.timeIntervalSince(offline.time)) < 0.002 && again.time > offline.time.addingTimeInterval(0.5))
+    try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
+    while !restarted.values.contains(where: { $0.kind == .online }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    let back = try #require(restarted.values.first { $0.kind == .online })
+    guard case .number(let seconds)? = back.fields["offline_seconds"] else { Issue.record("\(back.jsonLine)"); return }
+    // Counted when the watch was opened again, a moment before the event: from the first run's
+    // `offline`, at least the half second between the two runs more than from the restart.
+    #expect(seconds >= back.time.timeIntervalSince(offline.time) - 0.3, "\(back.jsonLine)")
+    monitor.stop()
+    await run.value
+    // Over: a third run starts with no outage.
+    let record = HandledEvents(path: WatchHome(identity: harness.spec, root: harness.directory + "/state").monitorEventsPath, watch: harness.spec)
+    #expect(record.current.outage == nil)
+  }
+
   @Test func aWatchThatCannotBeOpenedAtAllIsAnError() async throws {
     let harness = try await Harness(applied: false, spec: "sim:/nonexistent/watch.json")
     let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { harness.events.append($0) })

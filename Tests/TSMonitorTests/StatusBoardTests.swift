@@ -111,6 +111,12 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.offline, clock, message: "cannot reach the watch: gone"), for: ["room-12"])
       clock.advance(61)
     }, state: "offline", reason: "Offline longer than 1 min: the watch cannot be reached"),
+    // A restarted monitor going on with an outage its last run found 61 s ago: over the
+    // threshold at once (fresh-eyes finding: listed only once the threshold passed again).
+    Case(name: "offline, found before a restart, over the threshold", steps: { board, clock in
+      board.record(event(.offline, clock, message: "cannot reach the watch: gone",
+                         ["since": .string(MonitorEvent.timestamp(clock.now.addingTimeInterval(-61)))]), for: ["room-12"])
+    }, state: "offline", reason: "Offline longer than 1 min: the watch cannot be reached"),
     Case(name: "offline then back", steps: { board, clock in
       board.record(event(.offline, clock), for: ["room-12"])
       clock.advance(120)
