@@ -292,7 +292,7 @@ public enum FleetMonitor {
     /// The outbox entry `report` concerns.
     private static func entryID(of report: Delivery.Report) -> String {
       switch report {
-      case .attemptFailed(let id, _, _, _, _), .delivered(let id, _, _), .completed(let id), .outboxFailed(let id, _): id
+      case .attemptFailed(let id, _, _, _, _, _), .delivered(let id, _, _), .completed(let id), .outboxFailed(let id, _): id
       }
     }
 

@@ -123,7 +123,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     outbox = Outbox(directory: directory + "/outbox")
     delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
       switch report {
-      case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
+      case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn, _):
         notice("Alert \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Monitor.text(retryIn)).")
       case .completed(let id): notice("Alert \(id): every notifier succeeded; removed from the outbox.")
       case .outboxFailed(let id, let error): notice("Alert \(id): cannot update its outbox entry (\(error)); it may be delivered again.")

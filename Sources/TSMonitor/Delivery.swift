@@ -10,8 +10,9 @@ import TSApply
 public actor Delivery {
   /// What happened to a delivery, for the monitor to report.
   public enum Report: Sendable {
-    /// An attempt failed; the next one is in `retryIn`.
-    case attemptFailed(id: String, notifier: String, attempt: Int, reason: String, retryIn: Duration)
+    /// An attempt failed; the next one is in `retryIn`. `failingSince`: when the notifier's
+    /// first failed attempt at this entry ended, in this run or an earlier one (`Outbox.failing`).
+    case attemptFailed(id: String, notifier: String, attempt: Int, reason: String, retryIn: Duration, failingSince: Date)
     /// The notifier succeeded (after `attempts` attempts).
     case delivered(id: String, notifier: String, attempts: Int)
     /// Every notifier succeeded; the entry left the outbox.
@@ -84,7 +85,8 @@ public actor Delivery {
             }
             if Task.isCancelled { break }
             let wait = backoff.next()
-            report(.attemptFailed(id: entry.id, notifier: notifier.name, attempt: attempt, reason: reason, retryIn: wait))
+            let since = await self.failing(entry.id, notifier.key)
+            report(.attemptFailed(id: entry.id, notifier: notifier.name, attempt: attempt, reason: reason, retryIn: wait, failingSince: since))
             try? await Task.sleep(for: wait)
           }
           return nil
@@ -109,6 +111,14 @@ public actor Delivery {
     }
   }
 
+  /// When `key` first failed to deliver `id`, recorded in the outbox now when this is its first failure.
+  private func failing(_ id: String, _ key: String) -> Date {
+    do { return try outbox.failing(id, by: key, at: Date()) } catch {
+      report(.outboxFailed(id: id, error: error))
+      return Date()
+    }
+  }
+
   private func record(_ id: String, _ key: String) {
     do { try outbox.markDelivered(id, by: key) } catch { report(.outboxFailed(id: id, error: error)) }
   }
@@ -127,11 +137,12 @@ public final class DeliveryEvents: Sendable {
   /// The event `report` makes for the press of `watch` (the name its events go under), at `time`.
   public func event(for report: Delivery.Report, watch: String, at time: Date) -> MonitorEvent? {
     switch report {
-    case .attemptFailed(let id, let notifier, _, let reason, _):
+    case .attemptFailed(let id, let notifier, _, let reason, _, let since):
       guard failed.update({ $0.insert(id + "\u{0}" + notifier).inserted }) else { return nil }
       return MonitorEvent(time: time, watch: watch, kind: .error,
                           message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
-                          fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason)])
+                          fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason),
+                                   "failing_since": .string(InternetTime.text(since))])
     case .delivered(let id, let notifier, let attempts):
       // After a failure told in this run, or in an earlier one (the attempts are counted in the
       // outbox across restarts: a restarted monitor's success ends the failure its log holds).

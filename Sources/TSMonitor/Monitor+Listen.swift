@@ -240,7 +240,7 @@ extension Monitor {
   func delivered(_ report: Delivery.Report) {
     let identity = locked { session?.identity } ?? chosenSpec()
     switch report {
-    case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn):
+    case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn, _):
       notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
       if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
     case .delivered(let id, let notifier, let attempts):

@@ -27,6 +27,9 @@ public struct Outbox: Sendable {
     /// Attempts started so far, by notifier key (counted before each attempt, so one cut short
     /// by a crash counts); absent in entries written before attempts were counted.
     public var attempts: [String: Int]?
+    /// When each notifier's first failed attempt ended (ISO 8601), by notifier key: how long a
+    /// delivery has failed, across restarts; absent in entries written before it was kept.
+    public var failingSince: [String: String]?
 
     /// An entry for the event `id` whose JSON is `body`, delivered to nobody yet.
     public init(id: String, body: String, delivered: [String] = [], attempts: [String: Int]? = nil) {
@@ -84,6 +87,17 @@ public struct Outbox: Sendable {
     entry.attempts = (entry.attempts ?? [:]).merging([key: attempt]) { _, new in new }
     try put(entry)
     return attempt
+  }
+
+  /// When `key` first failed to deliver `id`: as recorded, or `time`, recorded now (the first
+  /// failure). `time` when the entry is gone.
+  /// - Throws: `SecureFileError` when the entry cannot be written.
+  public func failing(_ id: String, by key: String, at time: Date) throws(SecureFileError) -> Date {
+    guard var entry = entry(id) else { return time }
+    if let kept = entry.failingSince?[key].flatMap(InternetTime.date) { return kept }
+    entry.failingSince = (entry.failingSince ?? [:]).merging([key: InternetTime.text(time)]) { _, new in new }
+    try put(entry)
+    return time
   }
 
   /// Removes the entry `id` (every notifier succeeded).

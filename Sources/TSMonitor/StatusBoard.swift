@@ -674,7 +674,9 @@ public final class StatusBoard: @unchecked Sendable {
         watch.eventsReopened = nil
       case "delivery":
         guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
-        watch.undelivered[id + "\u{0}" + notifier] = (event.time, notifier)
+        // Since its first failure, which may be before this monitor started (`failing_since`).
+        let since = event.fields["failing_since"].flatMap { if case .string(let text) = $0 { InternetTime.date(text) } else { nil } }
+        watch.undelivered[id + "\u{0}" + notifier] = (min(since ?? event.time, event.time), notifier)
       case "manifest":
         watch.manifestProblem = shown(event.message)
         // What the manifest asks of the watch is not known while it cannot be used; drift

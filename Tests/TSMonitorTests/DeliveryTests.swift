@@ -116,6 +116,35 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     #expect(steadyAgain.counts.attempts == 0, "the notifier that already succeeded is not run again")
     #expect(Outbox(directory: directory).entries().entries.isEmpty)
   }
+
+  /// A notifier still failing after a restart: the failure the restarted monitor tells says it
+  /// began with the first run's first failed attempt, kept in the outbox (fresh-eyes finding: the
+  /// page's "delivery has failed since" moved to the restart, understating the wait).
+  @Test func howLongADeliveryHasFailedOutlivesARestart() async throws {
+    let directory = try temporaryDirectory()
+    let entry = Outbox.Entry(id: "20261201T101000.000Z-00000000000000cc", body: "{}")
+    try Outbox(directory: directory).put(entry)
+    func run() async throws -> MonitorEvent {
+      let down = ScriptedNotifier("down", failures: -1)
+      let events = Locked<[MonitorEvent]>([]), told = DeliveryEvents()
+      let delivery = Delivery(outbox: Outbox(directory: directory), notifiers: [down], policy: Self.fast) { report in
+        if let event = told.event(for: report, watch: "w", at: Date()) { events.mutate { $0.append(event) } }
+      }
+      await delivery.start(entry)
+      while events.value.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+      await delivery.stop(grace: .zero)
+      return try #require(events.value.first)
+    }
+    let first = try await run()
+    try await Task.sleep(for: .milliseconds(50))
+    let again = try await run()
+    guard case .string(let since)? = first.fields["failing_since"], let date = InternetTime.date(since) else {
+      Issue.record("\(first.jsonLine)")
+      return
+    }
+    #expect(abs(date.timeIntervalSince(first.time)) < 0.05, "\(first.jsonLine)")
+    #expect(again.fields["failing_since"] == first.fields["failing_since"] && again.time > first.time.addingTimeInterval(0.04), "\(again.jsonLine)")
+  }
 }
 
 /// Runs `--on-sos` programs: exactly the words given, the event only in the environment.

@@ -192,6 +192,13 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.error, clock, ["reason": .string("delivery"), "event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh")]),
                    for: ["room-12"])
     }, state: "in sync", reason: "An SOS press has not reached ./page-nurse.sh yet: delivery has failed since"),
+    // Failing since before a restart of the monitor: since then, as the outbox kept it.
+    Case(name: "an SOS not delivered since before a restart", steps: { board, clock in
+      check(board, clock, 0, 0)
+      board.record(event(.error, clock, ["reason": .string("delivery"), "event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh"),
+                                         "failing_since": .string(MonitorEvent.timestamp(clock.now.addingTimeInterval(-600)))]),
+                   for: ["room-12"])
+    }, state: "in sync", reason: "delivery has failed since 2026-11-30T00:43:20.000Z;"),
     Case(name: "an SOS delivered after failing", steps: { board, clock in
       check(board, clock, 0, 0)
       board.record(event(.error, clock, ["reason": .string("delivery"), "event_id": .string("sos-e-1"), "notifier": .string("./page-nurse.sh")]),
