@@ -284,7 +284,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // A check that found the watch well logs no event of its own (a `resolved` or `online`
     // event, when there is one, closes the condition first): the cause is the check.
     let event = Cause(kind: "check", message: "a check read the watch")
-    close([.offline, .invalid], name, event)
+    close(check.manifestUsable ? [.offline, .invalid] : [.offline], name, event)
     // `sos_drift` is raised beside `drift`, and ends with it.
     if check.drift == 0 { close([.drift, .sosDrift, .driftingBack, .failed, .refused], name, event) }
     // Raised from the check that finds it, before a heal of it ends (a slow link made the

@@ -320,6 +320,10 @@ extension Monitor {
       if case .device(let deviceError) = error { return .offline(deviceError) }
       return .failed(message)
     }
+    // The watch was read: seen now, its drift since the last apply known, its manifest still
+    // not usable (fresh-eyes finding: "last seen" stood still on the page while it answered).
+    checked?(MonitorCheck(time: now(), hasRecord: found != nil, drift: found?.drift.count ?? 0, pending: 0,
+                          sosAtRisk: found?.drift.putSOSAtRisk ?? false, manifestUsable: false))
     guard let drift = found?.drift else { return .failed(message) }
     if drift.isEmpty {
       if let reported = tracking.reported {

@@ -18,9 +18,14 @@ public struct MonitorCheck: Sendable, Equatable {
   /// Whether the emergency list (SOS switch, emergency contacts) is among what drifted: SOS at
   /// risk from the moment the check finds it, before any heal of it ends.
   public var sosAtRisk: Bool
+  /// Whether the manifest could be used: `false` for a check that read the watch only to compare
+  /// it with the last apply, its manifest having errors (`pending` is then not known).
+  public var manifestUsable: Bool
 
   /// A check's findings.
-  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false, sosAtRisk: Bool = false) {
+  public init(time: Date, hasRecord: Bool, drift: Int, pending: Int, holdsManifest: Bool = false, sosAtRisk: Bool = false,
+              manifestUsable: Bool = true) {
+    self.manifestUsable = manifestUsable
     self.time = time
     self.hasRecord = hasRecord
     self.drift = drift
@@ -464,9 +469,10 @@ public final class StatusBoard: @unchecked Sendable {
       watch.lastSeen = check.time
       watch.hasRecord = check.hasRecord
       watch.drift = check.hasRecord ? check.drift : nil
-      watch.pending = check.pending
+      // Read with a manifest that has errors: seen, and what the manifest asks is still not known.
+      watch.pending = check.manifestUsable ? check.pending : nil
       watch.holdsManifest = check.holdsManifest
-      watch.manifestProblem = nil
+      if check.manifestUsable { watch.manifestProblem = nil }
       if check.drift == 0 {
         watch.driftMessage = nil
         watch.healProblem = nil

@@ -245,9 +245,10 @@ import TSMonitor
     #expect(closed.allSatisfy { $0.fields["cause_kind"] == .string("removed") })
   }
 
-  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert
+  /// A manifest or fleet file that cannot be used stops drift checking: an `invalid` alert
   /// (once, however often the monitor reports it), recovered by the next check that reads the
-  /// watch, or an agent's status other than `invalid`.
+  /// watch with a usable manifest, or an agent's status other than `invalid`. A check that read
+  /// the watch while the manifest still cannot be used ends its outage, not the `invalid`.
   @Test func anUnusableManifestIsAnAlertUntilACheckWorksAgain() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
@@ -255,6 +256,7 @@ import TSMonitor
     let broken = Self.event(.error, clock, ["reason": .string("manifest")])
     alerts.record(broken, for: ["w1", "w2"])
     alerts.record(broken, for: ["w1", "w2"])
+    alerts.checked("w2", MonitorCheck(time: clock.now, hasRecord: true, drift: 0, pending: 0, manifestUsable: false))
     alerts.checked("w1", Self.check(clock, drift: 1))
     alerts.reported("w3", AgentReport(state: "invalid", note: "3:1 bad", drift: 0, pending: 0))
     alerts.reported("w3", AgentReport(state: "failed", note: "timeout", drift: 0, pending: 1))

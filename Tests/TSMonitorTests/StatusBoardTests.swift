@@ -263,6 +263,21 @@ final class TestClock: @unchecked Sendable {
     #expect(row.state == "offline" && row.drift == nil && row.pending == nil, "\(row)")
   }
 
+  /// A watch read while its manifest cannot be used (the monitor compares it with the last
+  /// apply meanwhile): seen now, and still `invalid` (fresh-eyes finding: "last seen" stood
+  /// still, ageing on the page, while the watch answered every check).
+  @Test func aWatchReadWhileItsManifestCannotBeUsedIsSeenAndStaysInvalid() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 0, 0)
+    board.record(Self.event(.error, clock, message: "cannot use watch.yaml: 3:1 bad", ["reason": .string("manifest")]), for: ["room-12"])
+    clock.advance(30)
+    board.checked("room-12", MonitorCheck(time: clock.now, hasRecord: true, drift: 0, pending: 0, manifestUsable: false))
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "invalid" && row.lastSeen == clock.now && row.pending == nil && row.drift == 0, "\(row)")
+    #expect(row.reasons.first?.contains("manifest cannot be used") == true, "\(row.reasons)")
+  }
+
   /// A heal being retried: why it failed, then what changed — never the first attempt's number
   /// and next time, which later attempts (no event each) would leave standing.
   @Test func aRetriedHealSaysWhyAndWhatChangedWithoutItsFirstAttempt() throws {
