@@ -192,6 +192,7 @@ public enum FleetStatus {
           let applied = runner.engine.lastWrite(ofUnopened: result.member.device)
           row.state = "unreachable"
           row.lastApplied = applied?.date.map(timestamp)
+          row.lastSeen = lastSeenByMonitor(result.member, engine: runner.engine)
           row.neverApplied = applied?.isNever == true
           row.note = "the watch cannot be reached (out of reach: its file, phone or bridge); and its manifest has errors: " + (row.note ?? "")
         }
@@ -207,6 +208,14 @@ public enum FleetStatus {
       rows.append(row)
     }
     return rows
+  }
+
+  /// When a monitor of the watch last read it before the outage it found and has not seen end
+  /// (`HandledEvents.keptOutage`): what "last seen" is for a watch out of reach now.
+  static func lastSeenByMonitor(_ member: FleetMember, engine: Engine) -> String? {
+    let identity = engine.canonicalSpec(member.device)
+    let path = WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath
+    return HandledEvents.keptOutage(at: path, watch: identity)?.lastSeen.map(timestamp)
   }
 
   /// The row of one watch's result.
@@ -228,9 +237,11 @@ public enum FleetStatus {
       case .engine(.device): "unreachable"
       default: "failed"  // its records cannot be used (a broken last-applied record), the state folder
       }
-      // Unreachable now, but its records still say when it was last applied.
+      // Unreachable now, but its records still say when it was last applied, and a monitor's
+      // when it last read the watch.
       let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
       return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
+                            lastSeen: state == "unreachable" ? lastSeenByMonitor(member, engine: runner.engine) : nil,
                             note: applied == nil ? failure.description : Engine.outOfReach(failure.description), neverApplied: applied?.isNever == true)
     }
   }

@@ -4,6 +4,7 @@ import TSDevice
 import TSEngine
 import TSFleet
 import TSModel
+import TSMonitor
 import TSPlan
 
 /// Planning and applying a fleet of simulated watches concurrently through the engine: every
@@ -198,7 +199,15 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     // Out of reach (its file gone): unreachable, and its records still say when it was last applied.
     try FileManager.default.moveItem(atPath: space.directory + "/watches/room-1.json", toPath: space.directory + "/room-1.away")
     let away = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
-    #expect(away.state == "unreachable" && away.lastApplied == written, "\(away)")
+    #expect(away.state == "unreachable" && away.lastApplied == written && away.lastSeen == nil, "\(away)")
+    // A monitor that found the outage says when it last read the watch: "last seen" (fresh-eyes
+    // finding: `-`, though the monitor's page knew it).
+    let identity = space.engine.canonicalSpec(try space.load().members[0].device)
+    let monitorRecord = HandledEvents(path: WatchHome(identity: identity, root: space.engine.stateRoot).monitorEventsPath, watch: identity)
+    let seen = Date(timeIntervalSince1970: 1_796_000_000)
+    try monitorRecord.outage(since: seen.addingTimeInterval(30), lastSeen: seen)
+    let known = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(known.state == "unreachable" && known.lastSeen == "2026-11-30T00:53:20Z", "\(known)")
   }
 }
 
