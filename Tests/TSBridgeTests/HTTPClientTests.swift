@@ -71,10 +71,15 @@ import TSModel
     let server = try HTTPServer.start { _ in HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("ok".utf8)) }
     defer { server.stop() }
     // A first request opens a connection; a repeatable one after it reuses it; one that must not
-    // be sent twice always opens its own.
-    _ = try await HTTPClient.shared.send(Self.request(server, "GET", "/a"))
-    let reused = try await HTTPClient.shared.send(Self.request(server, "GET", "/b"))
-    #expect(reused.newConnections == 0)
+    // be sent twice always opens its own. The shared client's connection cache is shared with
+    // every other test running meanwhile, which may push this server's connection out of it
+    // between the two (seen on loaded runs): the pair is tried again then, up to five times.
+    var reusedOnce = false
+    for _ in 0..<5 where !reusedOnce {
+      _ = try await HTTPClient.shared.send(Self.request(server, "GET", "/a"))
+      reusedOnce = try await HTTPClient.shared.send(Self.request(server, "GET", "/b")).newConnections == 0
+    }
+    #expect(reusedOnce, "a repeatable request never reused the connection the one before it left open")
     let fresh = try await HTTPClient.shared.send(Self.request(server, "POST", "/c", body: [1], reuse: false))
     #expect(fresh.newConnections == 1)
   }
