@@ -280,12 +280,24 @@ struct FleetSession: Sendable {
   /// retrying when the wait ended: room-12 (…)`, or, over MQTT, have `noDesired` document on the
   /// broker (it lost them: not a failure of the watches) `30 of 30 watches with no desired
   /// document on the broker: … (publish the manifests again …)`.
-  static func failed(_ names: [String], refused: [String] = [], refusedHoldingPart: [String] = [], stale: [String] = [],
+  /// `unreachable`, `invalid` (`status`): watches read directly that could not be read, or
+  /// whose manifests have errors — said as such, not as failed (fresh-eyes finding: "1 of 6
+  /// watches failed" for a watch that was only out of reach).
+  static func failed(_ names: [String], unreachable: [String] = [], invalid: [String] = [], refused: [String] = [],
+                     refusedHoldingPart: [String] = [], stale: [String] = [],
                      retrying: [String] = [], unknown: [String] = [],
                      partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], staleDesired: [String] = [],
                      of total: Int, waited: Bool = true, agents: Bool = false, operation: String = "apply") -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + FleetText.names(names)) }
+    if !unreachable.isEmpty {
+      parts.append((parts.isEmpty ? "" : "\(unreachable.count) ") + "out of reach: " + FleetText.names(unreachable)
+        + " (\(unreachable.count == 1 ? "its row says" : "their rows say") when \(unreachable.count == 1 ? "it was" : "they were") last applied and seen)")
+    }
+    if !invalid.isEmpty {
+      parts.append((parts.isEmpty ? "" : "\(invalid.count) ") + "with manifest errors: " + FleetText.names(invalid)
+        + " ('tsapply validate' shows where)")
+    }
     if !staleDesired.isEmpty {
       // Not the watches failing, nor their manifests (fresh-eyes finding: "4 of 8 watches failed").
       parts.append((parts.isEmpty ? "" : "\(staleDesired.count) ") + "with an older desired document on the broker than their agents handled: "
@@ -345,7 +357,8 @@ struct FleetSession: Sendable {
         + (mayHoldPart.count == 1 ? "it connects" : "they connect") + ": 'tsapply status --fleet --wait DURATION' waits for "
         + (mayHoldPart.count == 1 ? "it" : "them") + ")")
     }
-    let first = [names, staleDesired, noDesired, refused, stale, retrying, unknown, partlyPending, mayHoldPart].first { !$0.isEmpty }?.count ?? 0
+    let first = [names, unreachable, invalid, staleDesired, noDesired, refused, stale, retrying, unknown, partlyPending, mayHoldPart]
+      .first { !$0.isEmpty }?.count ?? 0
     return CommandFailure("\(first) of \(counted(total, "watch", "watches")) " + parts.joined(separator: "; "))
   }
 }

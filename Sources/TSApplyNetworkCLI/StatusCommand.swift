@@ -107,7 +107,13 @@ struct StatusCommand: Command {
     // What a watch holds now is not known (`FleetStatusRow.isNotKnown`): the view is not the site.
     let offline = rows.filter(\.isNotKnown).map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
-      problems.append(FleetSession.failed(failed.map(\.name).filter { !lost.contains($0) && !refused.contains($0) && !staleDesired.contains($0) },
+      // Read directly: a watch out of reach, or with manifest errors, said as such (over MQTT
+      // those states are its agent's, and its note says why).
+      let direct = session.broker == nil
+      let unreachable = direct ? failed.filter { $0.state == "unreachable" }.map(\.name) : []
+      let invalid = direct ? failed.filter { $0.state == "invalid" }.map(\.name) : []
+      let named = Set(lost + refused + staleDesired + unreachable + invalid)
+      problems.append(FleetSession.failed(failed.map(\.name).filter { !named.contains($0) }, unreachable: unreachable, invalid: invalid,
                                           refused: refused, refusedHoldingPart: refusedHoldingPart,
                                           unknown: offline, partlyPending: partly, noDesired: lost, staleDesired: staleDesired, of: rows.count,
                                           agents: session.broker != nil, operation: "status").message)

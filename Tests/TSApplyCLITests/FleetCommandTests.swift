@@ -345,7 +345,7 @@ import TSTestSupport
     #expect(out.contains("\nroom-1  in sync "), "\(out)")
     #expect(out.contains("\nroom-2  failed "), "\(out)")
     #expect(out.contains("\nroom-3  unreachable "), "\(out)")
-    #expect(err == "Error: 2 of 3 watches failed: room-2, room-3\n")
+    #expect(err == "Error: 1 of 3 watches failed: room-2; 1 out of reach: room-3 (its row says when it was last applied and seen)\n")
   }
 
   @Test(arguments: [
