@@ -87,8 +87,9 @@ public final class BridgeService: Sendable {
   let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
   /// How many refusals before authentication were logged line by line in this minute.
   let refusals = Locked(RefusalLogLimit())
-  /// Event streams open now (at most `BridgeProtocol.maxEventStreams`).
-  let openStreams = Locked(0)
+  /// Event streams open now, oldest first (at most `BridgeProtocol.maxEventStreams`): each
+  /// stream's number and what ends it.
+  let openStreams = Locked<(next: UInt64, open: [(number: UInt64, end: @Sendable () -> Void)])>((0, []))
   let log: @Sendable (String) -> Void
   /// Milliseconds since 1970 (`init`'s `clock`).
   let clock: @Sendable () -> UInt64
@@ -251,14 +252,6 @@ public final class BridgeService: Sendable {
       switch (request.method, route[2]) {
       case ("POST", "call"): return await call(watch, plaintext, nonce: nonce, note: &note)
       case ("GET", "events"):
-        guard openStreams.update({ count -> Bool in
-          guard count < BridgeProtocol.maxEventStreams else { return false }
-          count += 1
-          return true
-        }) else {
-          note = "refused: too many streams"
-          return sealed(503, error(503, "the bridge has \(BridgeProtocol.maxEventStreams) event streams open, its most; close one or try again later"), to: nonce)
-        }
         if case .delay(let milliseconds)? = faults.faults[.events] {
           note += " (fault: delayed \(milliseconds)ms)"
           try? await Task.sleep(for: .milliseconds(milliseconds))
@@ -396,10 +389,21 @@ public final class BridgeService: Sendable {
                                                 expiresIn: expiresIn)), to: nonce)
   }
 
+  /// A new event stream of `watch`. At the limit of open streams (`BridgeProtocol.maxEventStreams`)
+  /// it ends the oldest one instead of being refused: only a paired client can open a stream,
+  /// but something on one client's path can keep the bridge's side of the streams it relays
+  /// open after that client gave them up, and refusing new ones would then keep every client out
+  /// (fresh-eyes finding). A stream ended so is opened again by its client, which misses nothing
+  /// (`Last-Event-ID`).
   private func events(_ watch: ServedWatch, after lastEventID: String?, nonce: [UInt8]) -> BridgeResponse {
     let entries = logs[watch.id]?.subscribe(after: lastEventID, heartbeat: heartbeatSeconds) ?? AsyncStream { $0.finish() }
     let sealer = self.sealer
+    let openStreams = self.openStreams
     let stream = AsyncStream<[UInt8]> { continuation in
+      let number = openStreams.update { streams -> UInt64 in
+        streams.next += 1
+        return streams.next
+      }
       let task = Task {
         continuation.yield(Array("retry: 1000\n\n".utf8))
         for await entry in entries {
@@ -410,9 +414,17 @@ public final class BridgeService: Sendable {
         }
         continuation.finish()
       }
-      continuation.onTermination = { [openStreams] _ in
+      continuation.onTermination = { _ in
         task.cancel()
-        openStreams.update { $0 -= 1 }
+        openStreams.update { $0.open.removeAll { $0.number == number } }
+      }
+      let oldest = openStreams.update { streams -> (@Sendable () -> Void)? in
+        streams.open.append((number, { continuation.finish() }))
+        return streams.open.count > BridgeProtocol.maxEventStreams ? streams.open.removeFirst().end : nil
+      }
+      if let oldest {
+        log("event streams at the most (\(BridgeProtocol.maxEventStreams)): the oldest is closed for the new one")
+        oldest()
       }
     }
     return BridgeResponse(status: 200, headers: [BridgeProtocol.versionHeader: BridgeProtocol.version,

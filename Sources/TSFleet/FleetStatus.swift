@@ -192,7 +192,7 @@ public enum FleetStatus {
           let applied = runner.engine.lastWrite(ofUnopened: result.member.device)
           row.state = "unreachable"
           row.lastApplied = applied?.date.map(timestamp)
-          row.lastSeen = lastSeenByMonitor(result.member, engine: runner.engine)
+          seenByMonitor(result.member, engine: runner.engine, into: &row)
           row.neverApplied = applied?.isNever == true
           row.note = "the watch cannot be reached (out of reach: its file, phone or bridge); and its manifest has errors: " + (row.note ?? "")
         }
@@ -210,12 +210,16 @@ public enum FleetStatus {
     return rows
   }
 
-  /// When a monitor of the watch last read it before the outage it found and has not seen end
-  /// (`HandledEvents.keptOutage`): what "last seen" is for a watch out of reach now.
-  static func lastSeenByMonitor(_ member: FleetMember, engine: Engine) -> String? {
+  /// What a monitor of a watch out of reach now knows of it (`HandledEvents.kept`): when it last
+  /// read it ("last seen"), and whether that read found SOS at risk — said as of then (fresh-eyes finding: the page said SOS at risk, status nothing).
+  static func seenByMonitor(_ member: FleetMember, engine: Engine, into row: inout FleetStatusRow) {
     let identity = engine.canonicalSpec(member.device)
-    let path = WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath
-    return HandledEvents.keptOutage(at: path, watch: identity)?.lastSeen.map(timestamp)
+    guard let kept = HandledEvents.kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity) else { return }
+    row.lastSeen = kept.lastSeen.map(timestamp)
+    if kept.sosAtRisk {
+      row.sosAtRisk = true
+      row.note = "as its monitor last read it" + (row.lastSeen.map { " (\($0))" } ?? "") + ", before it went out of reach; " + (row.note ?? "")
+    }
   }
 
   /// The row of one watch's result.
@@ -240,9 +244,10 @@ public enum FleetStatus {
       // Unreachable now, but its records still say when it was last applied, and a monitor's
       // when it last read the watch.
       let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
-      return FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
-                            lastSeen: state == "unreachable" ? lastSeenByMonitor(member, engine: runner.engine) : nil,
-                            note: applied == nil ? failure.description : Engine.outOfReach(failure.description), neverApplied: applied?.isNever == true)
+      var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
+                               note: applied == nil ? failure.description : Engine.outOfReach(failure.description), neverApplied: applied?.isNever == true)
+      if state == "unreachable" { seenByMonitor(member, engine: runner.engine, into: &row) }
+      return row
     }
   }
 

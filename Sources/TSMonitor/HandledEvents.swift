@@ -48,6 +48,13 @@ public final class HandledEvents: @unchecked Sendable {
     /// (docs/monitor.md "Offline and online"); `nil` while the watch answers, and in files
     /// written before it was kept.
     public var outage: Outage?
+    /// When a monitor last read the watch (ISO 8601): written at most once a minute while it
+    /// answers (`seenWritten`), and exactly when the monitor stops, so a monitor restarted after
+    /// the watch went away still knows when it was last seen; `nil` in files written before.
+    public var lastSeen: String?
+    /// Whether that read found SOS at risk (the emergency list changed on the watch since the
+    /// last apply): what is known of it while it cannot be read; `nil` in files written before.
+    public var sosAtRisk: Bool?
   }
 
   /// An outage a monitor noticed: when (`since`, ISO 8601), and when it last read the watch
@@ -102,7 +109,7 @@ public final class HandledEvents: @unchecked Sendable {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
                       epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
-                      recentSOS: nil, listeningSince: nil, outage: nil)
+                      recentSOS: nil, listeningSince: nil, outage: nil, lastSeen: nil, sosAtRisk: nil)
     switch Self.read(path) {
     case .missing:
       state = fresh
@@ -200,9 +207,32 @@ public final class HandledEvents: @unchecked Sendable {
   /// outage began.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
   public func outage(since: Date?, lastSeen: Date?) throws(SecureFileError) {
+    try update { state in
+      state.outage = since.map { Outage(since: InternetTime.text($0), lastSeen: lastSeen.map(InternetTime.text)) }
+    }
+  }
+
+  /// How often `seen(_:sosAtRisk:exactly:)` writes while the watch answers.
+  public static let seenWritten: TimeInterval = 60
+
+  /// Records that the watch was read at `time`, and whether that read found SOS at risk: when
+  /// the time recorded is a minute older or more, SOS at risk changed, or `exactly` (a monitor
+  /// stopping). Not fsynced.
+  /// - Throws: `SecureFileError` when the file cannot be written.
+  public func seen(_ time: Date, sosAtRisk: Bool, exactly: Bool = false) throws(SecureFileError) {
+    let (stored, wasAtRisk) = lock.withLock { (state.lastSeen.flatMap(InternetTime.date), state.sosAtRisk ?? false) }
+    guard exactly || wasAtRisk != sosAtRisk || stored.map({ time.timeIntervalSince($0) >= Self.seenWritten }) ?? true else { return }
+    try update { state in
+      state.lastSeen = InternetTime.text(time)
+      state.sosAtRisk = sosAtRisk
+    }
+  }
+
+  /// Changes the record with `change`, and writes it (not fsynced) when that changed it.
+  private func update(_ change: (inout State) -> Void) throws(SecureFileError) {
     let bytes = lock.withLock { () -> [UInt8]? in
       let before = state
-      state.outage = since.map { Outage(since: InternetTime.text($0), lastSeen: lastSeen.map(InternetTime.text)) }
+      change(&state)
       return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
     guard let bytes else { return }
@@ -210,13 +240,15 @@ public final class HandledEvents: @unchecked Sendable {
     lock.withLock { onDisk = true }
   }
 
-  /// The outage recorded in the file at `path` for `watch` (`outage(since:lastSeen:)`), read
-  /// without taking the file over: what a restarted monitor goes on with while it cannot open
-  /// the watch. `nil` when there is none, or the file cannot be used.
-  public static func keptOutage(at path: String, watch: String) -> (since: Date, lastSeen: Date?)? {
-    guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName,
-          let outage = stored.outage, let since = InternetTime.date(outage.since) else { return nil }
-    return (since, outage.lastSeen.flatMap(InternetTime.date))
+  /// What the file at `path` for `watch` says of the watch's reachability, read without taking
+  /// the file over: when the outage recorded began (`outage(since:lastSeen:)`), which a
+  /// restarted monitor goes on with while it cannot open the watch; when it was last seen (the
+  /// outage's, else `State.lastSeen`), and whether that read found SOS at risk. `nil` when the
+  /// file is missing or cannot be used.
+  public static func kept(at path: String, watch: String) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
+    guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName else { return nil }
+    return (stored.outage.flatMap { InternetTime.date($0.since) }, (stored.outage?.lastSeen ?? stored.lastSeen).flatMap(InternetTime.date),
+            stored.sosAtRisk ?? false)
   }
 
   /// What the file holds.

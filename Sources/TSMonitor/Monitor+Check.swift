@@ -32,6 +32,9 @@ extension Monitor {
     var unconfirmedOnline: (listening: [Listener: String], offlineFor: TimeInterval?)?
     /// The drift reported last: its signature (digest of its changes), event id and the
     /// addresses it named (as shown).
+    /// Whether the last check that read the watch found SOS at risk (its emergency list drifted):
+    /// kept with an outage (`HandledEvents.Outage.sosAtRisk`), what is known while it cannot be read.
+    var sosAtRisk = false
     var reported: (signature: String, id: String, addresses: [JSONValue])?
     /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
     var reportedOutcome: String?
@@ -123,6 +126,7 @@ extension Monitor {
     let check = MonitorCheck(time: now(), hasRecord: report.hasRecord, drift: report.drift.count,
                              pending: report.unapplied.count, holdsManifest: report.holdsManifest,
                              sosAtRisk: report.drift.putSOSAtRisk)
+    tracking.sosAtRisk = check.sosAtRisk && check.drift > 0
     if !report.hasRecord || !report.drift.isEmpty { checked?(check) }
     guard report.hasRecord else {
       if !tracking.noRecordNoted {
@@ -322,8 +326,9 @@ extension Monitor {
     }
     // The watch was read: seen now, its drift since the last apply known, its manifest still
     // not usable (fresh-eyes finding: "last seen" stood still on the page while it answered).
+    tracking.sosAtRisk = found?.drift.putSOSAtRisk ?? false
     checked?(MonitorCheck(time: now(), hasRecord: found != nil, drift: found?.drift.count ?? 0, pending: 0,
-                          sosAtRisk: found?.drift.putSOSAtRisk ?? false, manifestUsable: false))
+                          sosAtRisk: tracking.sosAtRisk, manifestUsable: false))
     guard let drift = found?.drift else { return .failed(message) }
     if drift.isEmpty {
       if let reported = tracking.reported {

@@ -168,24 +168,30 @@ public final class Monitor: @unchecked Sendable {
     // and never saw end (`HandledEvents.Outage`): a restarted monitor goes on with it while the
     // watch stays out of reach, its time and last seen as they were (fresh-eyes finding: "offline
     // since" the restart, "last seen" empty, and not listed for `--offline-after` more).
+    // Its last seen is kept too (`HandledEvents.seen`), so a monitor restarted after the watch
+    // went away still says when it was last read (fresh-eyes finding: "last seen" empty).
     var lastAnswered: Date?
     let identity = engine.canonicalSpec(chosenSpec())
-    var kept = HandledEvents.keptOutage(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity)
+    let kept = HandledEvents.kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity)
+    var keptOutage = kept?.outageSince
 
     func goOffline(_ reason: String, error: DeviceError?) {
       if offlineSince == nil {
         let found = now()
-        let since = kept?.since ?? found
+        let since = keptOutage ?? found
         let seen = lastAnswered ?? kept?.lastSeen
         offlineSince = since
         var fields: [String: JSONValue] = error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] }
           ?? ["error": .string(reason)]
         fields["since"] = .string(InternetTime.text(since))
         if let seen { fields["last_seen"] = .string(InternetTime.text(seen)) }
-        if let handled = locked({ session?.handled }) { try? handled.outage(since: since, lastSeen: seen) }
+        if let handled = locked({ session?.handled }) {
+          if let lastAnswered { try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true) }
+          try? handled.outage(since: since, lastSeen: seen)
+        }
         emitEvent(MonitorEvent(time: found, watch: locked { session?.identity } ?? identity, kind: .offline,
                                message: "cannot reach the watch: \(reason); trying again with backoff"
-                                 + (kept == nil ? "" : " (out of reach since \(InternetTime.text(since)), found by this monitor before it was restarted)"),
+                                 + (keptOutage == nil ? "" : " (out of reach since \(InternetTime.text(since)), found by this monitor before it was restarted)"),
                                fields: fields))
       }
       retry = mailbox.post(.retry, after: backoff.next())
@@ -247,15 +253,18 @@ public final class Monitor: @unchecked Sendable {
       // A check that did not read the watch (its manifest cannot be used) says nothing of it:
       // the connection is taken as it stands, as before.
       confirmOnline(connected, &tracking)
-      lastAnswered = now()
+      let answered = now()
+      lastAnswered = answered
+      if let handled = locked({ session?.handled }) { try? handled.seen(answered, sosAtRisk: tracking.sosAtRisk) }
       if confirming {
         offlineSince = nil
         backoff.reset()
-        if kept != nil || locked({ session?.handled.current.outage }) != nil {
-          kept = nil
-          if let handled = locked({ session?.handled }) { try? handled.outage(since: nil, lastSeen: nil) }
-        }
+        keptOutage = nil
+        if let handled = locked({ session?.handled }), handled.current.outage != nil { try? handled.outage(since: nil, lastSeen: nil) }
       }
+    }
+    if let lastAnswered, watch != nil, let handled = locked({ session?.handled }) {
+      try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true)
     }
     ticker.cancel()
     nextPoll.set(nil)

@@ -207,7 +207,19 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     let seen = Date(timeIntervalSince1970: 1_796_000_000)
     try monitorRecord.outage(since: seen.addingTimeInterval(30), lastSeen: seen)
     let known = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
-    #expect(known.state == "unreachable" && known.lastSeen == "2026-11-30T00:53:20Z", "\(known)")
+    #expect(known.state == "unreachable" && known.lastSeen == "2026-11-30T00:53:20Z" && !known.sosAtRisk, "\(known)")
+    // That read found SOS at risk: said as of then (fresh-eyes finding: the page said it, status nothing).
+    try monitorRecord.seen(seen, sosAtRisk: true, exactly: true)
+    let rows = await FleetStatus.direct(try space.load().members, runner: runner)
+    let atRisk = try #require(rows.first)
+    #expect(atRisk.state == "unreachable" && atRisk.sosAtRisk, "\(atRisk)")
+    #expect(atRisk.shownNote?.hasPrefix(Alerts.sosAtRisk + "; as its monitor last read it (2026-11-30T00:53:20Z), before it went out of reach; ") == true,
+            "\(atRisk.shownNote ?? "")")
+    // A monitor stopped while the watch answered, the watch gone since: last seen as it stopped.
+    try monitorRecord.outage(since: nil, lastSeen: nil)
+    try monitorRecord.seen(seen.addingTimeInterval(90), sosAtRisk: false, exactly: true)
+    let stopped = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(stopped.lastSeen == "2026-11-30T00:54:50Z" && !stopped.sosAtRisk, "\(stopped)")
   }
 }
 

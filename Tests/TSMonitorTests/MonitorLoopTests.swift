@@ -823,20 +823,12 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
     try await Task.sleep(for: .milliseconds(500))
 
-    // As `monitor --fleet` runs each watch's monitor: one out of reach at its start is waited for.
-    var settings = harness.settings()
-    settings.retriesFirstOpen = true
-    let restarted = Collector<MonitorEvent>()
-    let monitor = Monitor(engine: harness.engine, settings: settings, notifiers: [], emit: { restarted.append($0) })
-    let run = Task { try? await monitor.run() }
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !restarted.values.contains(where: { $0.kind == .offline }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-    let again = try #require(restarted.values.first { $0.kind == .offline })
+    let (monitor, run, restarted) = harness.restarted()
+    let again = try #require(await restarted.first(.offline))
     #expect(again.fields["since"] == offline.fields["since"] && again.fields["last_seen"] == offline.fields["last_seen"], "\(again.jsonLine)")
     #expect(abs(again.offlineSince.timeIntervalSince(offline.time)) < 0.002 && again.time > offline.time.addingTimeInterval(0.5))
     try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
-    while !restarted.values.contains(where: { $0.kind == .online }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-    let back = try #require(restarted.values.first { $0.kind == .online })
+    let back = try #require(await restarted.first(.online))
     guard case .number(let seconds)? = back.fields["offline_seconds"] else { Issue.record("\(back.jsonLine)"); return }
     // Counted when the watch was opened again, a moment before the event: from the first run's
     // `offline`, at least the half second between the two runs more than from the restart.
@@ -846,6 +838,34 @@ final class Harness: @unchecked Sendable {
     // Over: a third run starts with no outage.
     let record = HandledEvents(path: WatchHome(identity: harness.spec, root: harness.directory + "/state").monitorEventsPath, watch: harness.spec)
     #expect(record.current.outage == nil)
+  }
+
+  /// A monitor stopped while the watch answers (SOS switched off on it, not healed), the watch
+  /// gone before it starts again: the restarted monitor's `offline` says when it was last read —
+  /// as the stopped monitor left it — and the outage keeps that the read found SOS at risk
+  /// (fresh-eyes findings: "last seen" empty; `status --fleet` said nothing of SOS at risk).
+  @Test func aWatchGoneWhileNoMonitorRanWasLastSeenWhenTheMonitorStopped() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+    try await harness.start(harness.settings())
+    _ = try await harness.wait { $0.kind == .drift }
+    let stoppedAt = Date()
+    await harness.stop()
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+
+    let (monitor, run, restarted) = harness.restarted()
+    let offline = try #require(await restarted.first(.offline))
+    monitor.stop()
+    await run.value
+    guard case .string(let text)? = offline.fields["last_seen"], let seen = InternetTime.date(text) else {
+      Issue.record("no last seen: \(offline.jsonLine)")
+      return
+    }
+    #expect(seen <= stoppedAt && seen > stoppedAt.addingTimeInterval(-1), "the last check before the stop: \(offline.jsonLine)")
+    let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
+    let kept = try #require(HandledEvents.kept(at: home.monitorEventsPath, watch: harness.spec))
+    #expect(kept.sosAtRisk && kept.lastSeen == InternetTime.date(text), "\(kept)")
   }
 
   @Test func aWatchThatCannotBeOpenedAtAllIsAnError() async throws {
@@ -1056,5 +1076,26 @@ final class StreamDevice: ForwardingDevice, @unchecked Sendable {
                        _ handler: @escaping @Sendable (ListenerReport) -> Void) async -> Bool {
     script.handler = handler
     return true
+  }
+}
+
+extension Harness {
+  /// Another monitor of the harness's watch, run as `monitor --fleet` runs each watch's (one out
+  /// of reach at its start is waited for, not an error), with its own events.
+  func restarted() -> (Monitor, Task<Void, Never>, Collector<MonitorEvent>) {
+    var settings = settings()
+    settings.retriesFirstOpen = true
+    let events = Collector<MonitorEvent>()
+    let monitor = Monitor(engine: engine, settings: settings, notifiers: [], emit: { events.append($0) })
+    return (monitor, Task { try? await monitor.run() }, events)
+  }
+}
+
+extension Collector<MonitorEvent> {
+  /// The first event of `kind`, waited for up to a minute.
+  func first(_ kind: MonitorEvent.Kind) async -> MonitorEvent? {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !values.contains(where: { $0.kind == kind }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    return values.first { $0.kind == kind }
   }
 }
