@@ -246,6 +246,7 @@ final class BridgeEventStream: @unchecked Sendable {
     var sealedAt = Date()
     var lastHeard: Date?
     var counter: UInt64?
+    var every: Double?
     while true {
       guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
         // Silenced on the way: opened again from the last event heard.
@@ -266,11 +267,12 @@ final class BridgeEventStream: @unchecked Sendable {
         guard answered else { continue }
         if sealedSilence == nil { held(since: opened) }
         buffer += bytes
-        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter)
+        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter, every: every)
         if let heard = reading.heard {
           settle(hearing: true)
           sealedAt = heard.at
           lastHeard = heard.at
+          every = heard.every ?? every
           if sealedSilence != nil {
             sealedSilence = heard.every.map { max(0.5, 3 * $0) } ?? sealedSilence
             held(since: opened)
@@ -288,6 +290,12 @@ final class BridgeEventStream: @unchecked Sendable {
           transfer.cancel()
           answered = false
           buffer = []
+        case .heldBack:
+          // As a stream gone silent: a break, counted from its last message in time.
+          ending = .silent
+          transfer.cancel()
+          answered = false
+          buffer = []
         }
       case .end(let failure):
         if failure == .timedOut, ending == .other { ending = .silent }
@@ -296,8 +304,20 @@ final class BridgeEventStream: @unchecked Sendable {
     }
   }
 
-  /// What reading a stream's bytes came to.
-  enum Outcome { case reading, gap, tooLong }
+  /// What reading a stream's bytes came to; `heldBack`: a sealed message came later than its
+  /// seal allows (`isHeldBack`).
+  enum Outcome { case reading, gap, tooLong, heldBack }
+
+  /// Whether a sealed message sealed at `sealed` (the bridge's clock, milliseconds since 1970)
+  /// and opened at `now` (this machine's) was held back on the way: older than the clock window
+  /// two clocks may differ by (`BridgeProtocol.timeWindowSeconds`, as for requests) and one
+  /// heartbeat (`every` seconds). Something on the path can pass every message in order yet
+  /// fewer than the bridge sends, so the stream never falls silent while its backlog grows
+  /// (fresh-eyes finding: a press heard 3 min 50 s late, with no alarm); a heartbeat alone
+  /// does not say when it was sent, but its seal does.
+  static func isHeldBack(sealed: UInt64, now: Date, every: Double) -> Bool {
+    now.timeIntervalSince1970 - Double(sealed) / 1000 > Double(BridgeProtocol.timeWindowSeconds) + every
+  }
 
   /// What reading a stream's bytes came to, and when a sealed message was last opened in them
   /// (`heard`, with the seconds between heartbeats the last heartbeat among them gave).
@@ -350,8 +370,9 @@ final class BridgeEventStream: @unchecked Sendable {
   /// counter does not come after it is a copy sent again on the way (the seal does not stop
   /// one), dropped unread — a heartbeat sent again in place of the new ones is no sign of life
   /// (fresh-eyes finding: a press held back for as long as the path liked).
+  /// `every`: the seconds between heartbeats the stream's last heartbeat gave (`nil`: none yet).
   private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool,
-                       counter: inout UInt64?) -> Reading {
+                       counter: inout UInt64?, every: Double?) -> Reading {
     var heard: (at: Date, every: Double?)?
     while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
@@ -367,6 +388,11 @@ final class BridgeEventStream: @unchecked Sendable {
             let plaintext = transport.sealer.open(message, for: .event(requestNonce: requestNonce, id: id ?? "")),
             counter.map(message.comesAfter(counter:)) ?? true else { continue }
       counter = message.counter
+      // Held back on the way: nothing more is taken from this stream (it is opened again from
+      // the last event heard, and the bridge sends what follows afresh).
+      if Self.isHeldBack(sealed: message.timestampMilliseconds, now: Date(), every: every ?? Self.idleSeconds / 3) {
+        return Reading(outcome: .heldBack, heard: heard)
+      }
       // A type this client does not know still moves the last id heard.
       let event = BridgeJSON.decode(BridgeEvent.self, from: plaintext)
       heard = (Date(), event?.type == .heartbeat ? event?.every : heard?.every)

@@ -23,12 +23,14 @@ import TSModel
 
     /// `refuse(n)`: the `n`th event stream is answered with an unsealed 401 — what anything on
     /// the path can send in the bridge's place.
-    init(_ device: SimulatedDevice, heartbeat: Double = 15, refuse: @escaping @Sendable (Int) -> Bool = { _ in false },
-         tamper: @escaping @Sendable (Int, [UInt8]) -> [UInt8]?) async throws {
+    /// `clock`: the bridge's, milliseconds since 1970 (a bridge's clock may be up to 30 s off).
+    init(_ device: SimulatedDevice, heartbeat: Double = 15, clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds,
+         refuse: @escaping @Sendable (Int) -> Bool = { _ in false },
+         tamper: @escaping @Sendable (Int, [UInt8]) async -> [UInt8]?) async throws {
       let key = SealingKey.random()
       let service = BridgeService(bridgeID: "test-bridge", key: key,
                                   watches: [ServedWatch(id: "02:00:00:00:00:01", device: device, capabilities: try device.profile().capabilities)],
-                                  cipher: ChaCha20Poly1305(), heartbeatSeconds: heartbeat)
+                                  cipher: ChaCha20Poly1305(), clock: clock, heartbeatSeconds: heartbeat)
       await service.startListening()
       let streams = self.streams
       http = try HTTPServer.start(HTTPServer.Configuration(host: "127.0.0.1", port: 0)) { request in
@@ -48,7 +50,7 @@ import TSModel
           let stream = HTTPStream()
           let pump = Task {
             for await chunk in events {
-              guard let sent = tamper(number, chunk) else { continue }
+              guard let sent = await tamper(number, chunk) else { continue }
               if !stream.write(sent) { break }
             }
             stream.finish()
@@ -243,6 +245,60 @@ import TSModel
     #expect(id.hasSuffix("-1"))
     #expect(bridge.streams.value >= 2, "the stream was opened again")
     await device.close()
+  }
+
+  /// Something on the path that passes every message of the stream, in order and unchanged,
+  /// but fewer of them than the bridge sends (one each 2 s of a heartbeat each second, so never
+  /// silent for three heartbeats): the backlog grows, and before, a press was heard as late as
+  /// the path liked (fresh-eyes finding: 3 min 50 s, no alarm). A sealed message older than
+  /// three heartbeats and the clock window (its seal's time against this machine's clock) is
+  /// held back: the stream is opened again, and the press made later is heard at once. The
+  /// bridge's clock here is 29 s behind, within the window, so a message that is not held back
+  /// is never taken for one.
+  @Test func aStreamHeldBackOnTheWayIsOpenedAgain() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let passed = Locked(0)
+    let bridge = try await TamperedBridge(watch, heartbeat: 1, clock: { Sealer.systemMilliseconds() - 29_000 }) { stream, chunk in
+      guard stream == 1, String(decoding: chunk, as: UTF8.self).contains("data:") else { return chunk }
+      if passed.update({ count -> Int in
+        count += 1
+        return count
+      }) > 2 {
+        try? await Task.sleep(for: .seconds(2))
+      }
+      return chunk
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    // Held back 10 s or more by then, unless the stream was opened again.
+    let deadline = Date().addingTimeInterval(60)
+    while passed.value < 12, bridge.streams.value < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    let pressed = Date()
+    try watch.simulateSOSPress()
+    let press = await withTaskGroup(of: Heard?.self) { group in
+      group.addTask {
+        for await report in heard { if case .sos = report { return report } }
+        return nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(30))
+        return nil
+      }
+      defer { group.cancelAll() }
+      return await group.next() ?? nil
+    }
+    #expect(press != nil, "the press was not heard within 30 s (\(bridge.streams.value) streams)")
+    #expect(Date().timeIntervalSince(pressed) < 10, "heard \(Date().timeIntervalSince(pressed)) s after the press")
+    #expect(bridge.streams.value >= 2, "the stream was opened again")
+    await device.close()
+  }
+
+  /// (seconds since the seal by this machine's clock, seconds between heartbeats, held back):
+  /// past the 30 s clock window and one heartbeat only; a bridge clock ahead is never held back.
+  @Test(arguments: [(44.0, 15.0, false), (45.5, 15.0, true), (31.5, 1.0, true), (30.5, 1.0, false), (-20.0, 15.0, false)])
+  func aMessageIsHeldBackPastTheClockWindowAndOneHeartbeat(age: Double, every: Double, heldBack: Bool) {
+    let now = Date(timeIntervalSince1970: 1_796_000_000)
+    let sealed = UInt64((now.timeIntervalSince1970 - age) * 1000)
+    #expect(BridgeEventStream.isHeldBack(sealed: sealed, now: now, every: every) == heldBack)
   }
 
   /// Every event stream refused on the way (an unsealed 401) for a while: once that has lasted
