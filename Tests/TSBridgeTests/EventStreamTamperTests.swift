@@ -74,6 +74,22 @@ import TSModel
   /// What a listener heard, without times.
   enum Heard: Hashable { case sos(String), contacts(String), missed(after: String, before: String), interrupted, reopened, resumed, resume(String) }
 
+  /// The first press `heard` brings within 30 s, or `nil`.
+  static func firstPress(in heard: AsyncStream<Heard>) async -> Heard? {
+    await withTaskGroup(of: Heard?.self) { group in
+      group.addTask {
+        for await report in heard { if case .sos = report { return report } }
+        return nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(30))
+        return nil
+      }
+      defer { group.cancelAll() }
+      return await group.next() ?? nil
+    }
+  }
+
   static func listen(_ bridge: TamperedBridge) async throws -> (BridgeDevice, AsyncStream<Heard>) {
     let device = try await BridgeDevice.connect(bridge.pairing, watchID: nil, timeout: 120)
     let (heard, hear) = AsyncStream<Heard>.makeStream()
@@ -225,18 +241,7 @@ import TSModel
     let deadline = Date().addingTimeInterval(60)
     while replaced.value < 2, bridge.streams.value < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
     try watch.simulateSOSPress()
-    let press = await withTaskGroup(of: Heard?.self) { group in
-      group.addTask {
-        for await report in heard { if case .sos = report { return report } }
-        return nil
-      }
-      group.addTask {
-        try? await Task.sleep(for: .seconds(30))
-        return nil
-      }
-      defer { group.cancelAll() }
-      return await group.next() ?? nil
-    }
+    let press = await Self.firstPress(in: heard)
     guard case .sos(let id)? = press else {
       Issue.record("the press was not heard within 30 s (\(replaced.value) heartbeats sent again, \(bridge.streams.value) streams)")
       await device.close()
@@ -274,18 +279,7 @@ import TSModel
     while passed.value < 12, bridge.streams.value < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
     let pressed = Date()
     try watch.simulateSOSPress()
-    let press = await withTaskGroup(of: Heard?.self) { group in
-      group.addTask {
-        for await report in heard { if case .sos = report { return report } }
-        return nil
-      }
-      group.addTask {
-        try? await Task.sleep(for: .seconds(30))
-        return nil
-      }
-      defer { group.cancelAll() }
-      return await group.next() ?? nil
-    }
+    let press = await Self.firstPress(in: heard)
     #expect(press != nil, "the press was not heard within 30 s (\(bridge.streams.value) streams)")
     #expect(Date().timeIntervalSince(pressed) < 10, "heard \(Date().timeIntervalSince(pressed)) s after the press")
     #expect(bridge.streams.value >= 2, "the stream was opened again")
