@@ -88,7 +88,7 @@ extension Monitor {
     // the watch (waiting for it, or a later session after the link dropped: fresh-eyes finding,
     // presses during a 0.2 s reconnect were said to be made while no monitor listened).
     let resumedAt = after == nil ? nil : now()
-    let replayed = generation == 1 && waitedSince == nil ? "pressed while no monitor listened" : "pressed while this monitor could not reach the watch"
+    let replayed = generation == 1 && waitedSince == nil ? "pressed before this monitor listened, heard by no monitor then" : "pressed while this monitor could not reach the watch"
     // Whether the watch's events are not being heard (`interrupted`, until `resumed`): a press
     // heard late meanwhile was replayed once its stream reopened, and is marked so as after any
     // other outage (fresh-eyes finding: no `replayed` after an event stream held back).
@@ -197,7 +197,7 @@ extension Monitor {
   /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
   /// the outbox delivers it.
   private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?,
-                          replayed: String = "pressed while no monitor listened") {
+                          replayed: String = "pressed before this monitor listened, heard by no monitor then") {
     eventLock.lock()
     defer { eventLock.unlock() }
     guard let session = locked({ self.session }) else { return }
