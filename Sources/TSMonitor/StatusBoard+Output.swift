@@ -24,6 +24,9 @@ extension StatusBoard.Snapshot {
       var object: [String: JSONValue] = ["id": .string(press.id), "watch": .string(press.watch), "time": stamp(press.time)]
       if press.heardAt != nil { object["heard_at"] = stamp(press.heardAt) }
       if let missed = press.missed { object["missed"] = .string(missed) }
+      if !press.notDelivered.isEmpty {
+        object["not_delivered"] = .array(press.notDelivered.map { .object(["notifier": .string($0.notifier), "since": stamp($0.since)]) })
+      }
       if press.acknowledgedAt != nil {
         object["acknowledged_by"] = press.acknowledgedBy.map(JSONValue.string) ?? .null
         object["acknowledged_at"] = stamp(press.acknowledgedAt)

@@ -166,6 +166,18 @@ public final class StatusBoard: @unchecked Sendable {
     /// wearer and acknowledges it (fresh-eyes finding: the page said all was well after a press
     /// was lost with a bridge's restart). `time` is when the gap was found.
     public var missed: String?
+    /// The notifiers that have not had the press yet and since when delivering it to them fails
+    /// (filled in each snapshot, never kept): said on its card too, so a press whose watch left
+    /// the fleet file still says so.
+    public var notDelivered: [(notifier: String, since: Date)] = []
+
+    public static func == (a: SOSPress, b: SOSPress) -> Bool {
+      a.id == b.id && a.watch == b.watch && a.time == b.time && a.heardAt == b.heardAt && a.acknowledgedBy == b.acknowledgedBy
+        && a.acknowledgedAt == b.acknowledgedAt && a.missed == b.missed
+        && a.notDelivered.map(\.notifier) == b.notDelivered.map(\.notifier) && a.notDelivered.map(\.since) == b.notDelivered.map(\.since)
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, watch, time, heardAt, acknowledgedBy, acknowledgedAt, missed }
   }
 
   /// What the page shows at one moment.
@@ -270,9 +282,6 @@ public final class StatusBoard: @unchecked Sendable {
     var healProblem: (state: String, message: String, agent: Bool)?
     var manifestProblem: String?
     var agent: AgentReport?
-    /// SOS presses a notifier has not had yet, by "EVENT-ID NUL NOTIFIER": since when it failed
-    /// (an `error`, `reason: delivery`), until its `delivered`.
-    var undelivered: [String: (since: Date, notifier: String)] = [:]
     /// Its events not being heard (the bridge's event stream keeps breaking, `reason:
     /// events_down`): the words, until the next `online`.
     var eventsDown: String?
@@ -289,6 +298,11 @@ public final class StatusBoard: @unchecked Sendable {
   private var seenSOS: Set<String> = []
   private var sosPresses = 0
   private var deliveriesFailed = 0
+  /// SOS presses a notifier has not had yet, by "EVENT-ID NUL NOTIFIER": the watch, since when it
+  /// failed (an `error`, `reason: delivery`; its `failing_since`, which may be before this
+  /// monitor started), until its `delivered`. Kept by the board, not the watch's row, so a press
+  /// whose watch left the fleet file still says it has not reached them (fresh-eyes finding).
+  private var undelivered: [String: (watch: String, since: Date, notifier: String)] = [:]
   private var applies: [String: Int] = [:]
   private var events: [String: Int] = [:]
   private var counters = Versions()
@@ -436,6 +450,16 @@ public final class StatusBoard: @unchecked Sendable {
         return true
       case .error where event.fields["reason"] == .string("delivery"):
         deliveriesFailed += 1
+        if let name = names.first, case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] {
+          let since = event.fields["failing_since"].flatMap { if case .string(let text) = $0 { InternetTime.date(text) } else { nil } }
+          undelivered[id + "\u{0}" + notifier] = (name, min(since ?? event.time, event.time), notifier)
+          counters.sos += 1
+        }
+        changed = true
+      case .delivered:
+        guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"],
+              undelivered.removeValue(forKey: id + "\u{0}" + notifier) != nil else { return false }
+        counters.sos += 1
         changed = true
       case .error where event.fields["reason"] == .string("events_missed"):
         // A press may have been made in the gap: open as an SOS is, until someone acknowledges it.
@@ -574,7 +598,13 @@ public final class StatusBoard: @unchecked Sendable {
   public func snapshot() -> Snapshot {
     lock.withLock {
       let time = now()
-      return Snapshot(time: time, openSOS: open, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
+      let openSOS = open.map { press in
+        var press = press
+        press.notDelivered = undelivered.filter { $0.key.hasPrefix(press.id + "\u{0}") }.values.map { ($0.notifier, $0.since) }
+          .sorted { $0.notifier < $1.notifier }
+        return press
+      }
+      return Snapshot(time: time, openSOS: openSOS, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
                       sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
                       offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState,
                       monitorProblem: monitorLost?.problem, monitorProblemSince: monitorLost?.since)
@@ -679,10 +709,7 @@ public final class StatusBoard: @unchecked Sendable {
         watch.eventsDown = shown(event.message)
         watch.eventsReopened = nil
       case "delivery":
-        guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
-        // Since its first failure, which may be before this monitor started (`failing_since`).
-        let since = event.fields["failing_since"].flatMap { if case .string(let text) = $0 { InternetTime.date(text) } else { nil } }
-        watch.undelivered[id + "\u{0}" + notifier] = (min(since ?? event.time, event.time), notifier)
+        return true  // kept by the board (`undelivered`), the watch's reasons say it
       case "manifest":
         watch.manifestProblem = shown(event.message)
         // What the manifest asks of the watch is not known while it cannot be used; drift
@@ -702,10 +729,7 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = (event.fields["reconcile"] == .string("retrying") ? "retrying" : "failed", shown(event.message), true)
       default: return false
       }
-    case .delivered:
-      guard case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] else { return false }
-      return watch.undelivered.removeValue(forKey: id + "\u{0}" + notifier) != nil
-    case .sos, .acknowledged, .alert, .removed:
+    case .sos, .acknowledged, .alert, .removed, .delivered:
       // A removed watch's row goes with `remove(_:)`.
       return false
     }
@@ -840,8 +864,9 @@ public final class StatusBoard: @unchecked Sendable {
     }
     // An SOS a notifier has not had yet (it keeps failing): said first — the press reached no
     // one through it (fresh-eyes finding: "needs attention: none" while the receiver was down).
-    if let oldest = watch.undelivered.values.min(by: { $0.since < $1.since }) {
-      let notifiers = Set(watch.undelivered.values.map(\.notifier)).sorted().joined(separator: ", ")
+    let failing = undelivered.values.filter { $0.watch == watch.member.name }
+    if let oldest = failing.min(by: { $0.since < $1.since }) {
+      let notifiers = Set(failing.map(\.notifier)).sorted().joined(separator: ", ")
       reasons.insert("An SOS press has not reached \(notifiers) yet: delivery has failed since \(MonitorEvent.timestamp(oldest.since)); "
         + "the monitor keeps trying (check the receiver)", at: 0)
     }

@@ -75,6 +75,9 @@ public enum StatusPageHTML {
       } else {
         html += "<p class=\"sos-title\"><span class=\"badge\">SOS</span> <strong>\(escape(press.watch))</strong></p>"
         html += "<p>Pressed \(time(press.time, snapshot.time))\(heardLate(press))</p>"
+        for failing in press.notDelivered {
+          html += "<p class=\"note\">Not delivered to \(escape(failing.notifier)) yet: failing since \(time(failing.since, snapshot.time)); the monitor keeps trying.</p>"
+        }
       }
       if canAcknowledge {
         let field = "by-" + identifier(press.id)

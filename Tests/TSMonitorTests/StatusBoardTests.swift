@@ -263,6 +263,26 @@ final class TestClock: @unchecked Sendable {
     #expect(row.state == "offline" && row.drift == nil && row.pending == nil, "\(row)")
   }
 
+  /// An SOS a notifier has not had yet is said on the press's card, also once its watch left
+  /// the fleet file (fresh-eyes finding: "has not reached … yet" vanished with the watch's row
+  /// while the monitor kept retrying), until it is delivered.
+  @Test func anUndeliveredPressSaysSoOnItsCardAlsoOnceItsWatchLeft() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 0, 0)
+    let sos = Self.event(.sos, clock)
+    board.record(sos, for: ["room-12"])
+    board.record(Self.event(.error, clock, ["reason": .string("delivery"), "event_id": .string(sos.id), "notifier": .string("./page-nurse.sh")]),
+                 for: ["room-12"])
+    board.remove(["room-12"])
+    let card = try #require(board.snapshot().openSOS.first)
+    #expect(card.notDelivered.map(\.notifier) == ["./page-nurse.sh"] && card.notDelivered.first?.since == clock.now, "\(card)")
+    #expect(board.snapshot().json.contains("\"not_delivered\":[{\"notifier\":\"./page-nurse.sh\""), "\(board.snapshot().json)")
+    board.record(Self.event(.delivered, clock, ["event_id": .string(sos.id), "notifier": .string("./page-nurse.sh"), "attempt": .integer(4)]),
+                 for: ["room-12"])
+    #expect(board.snapshot().openSOS.first?.notDelivered.isEmpty == true)
+  }
+
   /// A watch read while its manifest cannot be used (the monitor compares it with the last
   /// apply meanwhile): seen now, and still `invalid` (fresh-eyes finding: "last seen" stood
   /// still, ageing on the page, while the watch answered every check).
