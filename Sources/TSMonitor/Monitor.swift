@@ -296,8 +296,11 @@ public final class Monitor: @unchecked Sendable {
     }
     let watch: Watch
     do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch {
-      // An outage (a bridge out of reach), not a misconfiguration (no simulated watch there).
-      if case .device(let device) = error, device.isTransient { unreachable(device, watch: chosenSpec()) }
+      // An outage (a bridge out of reach, or the state file of a watch tsapply applied to gone),
+      // not a misconfiguration (no simulated watch there, never applied to).
+      if case .device(let device) = error, device.isTransient || engine.lastWrite(ofUnopened: chosenSpec()) != nil {
+        unreachable(device, watch: engine.canonicalSpec(chosenSpec()))
+      }
       throw .open(error)
     }
     var tracking = Tracking(budget: ApplyBudget(limit: settings.maxAppliesPerHour))

@@ -868,6 +868,19 @@ final class Harness: @unchecked Sendable {
     #expect(kept.sosAtRisk && kept.lastSeen == InternetTime.date(text), "\(kept)")
   }
 
+  /// `monitor --once` of a watch tsapply applied to whose state file is gone: out of reach (an
+  /// `offline` event, exit 1), not only a misconfiguration on stderr (fresh-eyes finding: a cron
+  /// log held nothing); a watch never applied to stays a misconfiguration.
+  @Test(arguments: [true, false])
+  func aWatchAppliedToThatIsGoneIsOfflineForOneCheck(applied: Bool) async throws {
+    let harness = try await Harness(applied: applied)
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { harness.events.append($0) })
+    await #expect(throws: MonitorError.self) { try await monitor.checkOnce() }
+    #expect(harness.events(.offline).count == (applied ? 1 : 0), "\(harness.events.values.map(\.jsonLine))")
+  }
+
   @Test func aWatchThatCannotBeOpenedAtAllIsAnError() async throws {
     let harness = try await Harness(applied: false, spec: "sim:/nonexistent/watch.json")
     let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { harness.events.append($0) })
