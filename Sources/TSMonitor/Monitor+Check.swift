@@ -324,8 +324,10 @@ extension Monitor {
       if case .device(let deviceError) = error { return .offline(deviceError) }
       return .failed(message)
     }
-    // The watch was read: seen now, its drift since the last apply known, its manifest still
-    // not usable (fresh-eyes finding: "last seen" stood still on the page while it answered).
+    // The watch was read: `online` first when a connection waited for that (as for a usable
+    // manifest, before what the check finds), then seen now, its drift since the last apply
+    // known, its manifest still not usable (fresh-eyes finding: "last seen" stood still).
+    confirmOnline(watch, &tracking)
     tracking.sosAtRisk = found?.drift.putSOSAtRisk ?? false
     checked?(MonitorCheck(time: now(), hasRecord: found != nil, drift: found?.drift.count ?? 0, pending: 0,
                           sosAtRisk: tracking.sosAtRisk, manifestUsable: false))
