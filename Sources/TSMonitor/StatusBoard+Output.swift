@@ -11,13 +11,13 @@ extension StatusBoard {
 
 extension StatusBoard.Snapshot {
   /// `GET /status.json` (docs/monitor.md "Status page"): `{format_version: "1", time,
-  /// offline_threshold_seconds, open_sos: [{id, watch, time, heard_at?}], acknowledged_sos: [{id,
+  /// offline_threshold_seconds, open_sos: [{id, watch, time, heard_at?, not_delivered?}], acknowledged_sos: [{id,
   /// watch, time, heard_at?, acknowledged_by, acknowledged_at}], watches: [{name, labels, device, state,
   /// needs_attention, reasons, last_seen, offline_since, drift, pending, applied_revision}],
   /// counts: {watches_by_state, needing_attention, sos_presses, sos_open, deliveries_failed,
   /// applies}, rollout: the fleet's staged rollout as `status --fleet --json` gives it, or null,
   /// monitor: {problem, since} while the monitor cannot see the watches (it lost the broker), or
-  /// null}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
+  /// null, undelivered_of_removed: [the page's words]}`; times ISO 8601 UTC with milliseconds, unknowns `null`. Compact, keys sorted.
   public var json: String {
     func stamp(_ date: Date?) -> JSONValue { date.map { .string(MonitorEvent.timestamp($0)) } ?? .null }
     func press(_ press: StatusBoard.SOSPress) -> JSONValue {
@@ -53,6 +53,7 @@ extension StatusBoard.Snapshot {
       "open_sos": .array(openSOS.map(press)), "acknowledged_sos": .array(acknowledged.map(press)), "watches": .array(watches),
       "counts": counts, "rollout": rollout?.json ?? .null,
       "monitor": monitorProblem.map { .object(["problem": .string($0), "since": stamp(monitorProblemSince)]) } ?? .null,
+      "undelivered_of_removed": .array(undeliveredOfRemoved.map(JSONValue.string)),
     ])) + "\n"
   }
 

@@ -209,6 +209,9 @@ public final class StatusBoard: @unchecked Sendable {
     public var monitorProblem: String?
     /// Since when it cannot (with `monitorProblem`).
     public var monitorProblemSince: Date?
+    /// SOS presses of watches no longer in the fleet file that a notifier has not had yet, in
+    /// plain words, oldest failure first: their rows are gone, so the page says them on their own.
+    public var undeliveredOfRemoved: [String] = []
 
     /// Rows that need attention, in the fleet's order.
     public var attention: [Row] { rows.filter(\.needsAttention) }
@@ -302,7 +305,9 @@ public final class StatusBoard: @unchecked Sendable {
   /// failed (an `error`, `reason: delivery`; its `failing_since`, which may be before this
   /// monitor started), until its `delivered`. Kept by the board, not the watch's row, so a press
   /// whose watch left the fleet file still says it has not reached them (fresh-eyes finding).
-  private var undelivered: [String: (watch: String, since: Date, notifier: String)] = [:]
+  /// `restored`: read back from `storePath` at start, not failed again in this run (a watch no
+  /// longer in the fleet file then has no monitor retrying it).
+  private var undelivered: [String: (watch: String, since: Date, notifier: String, restored: Bool)] = [:]
   private var applies: [String: Int] = [:]
   private var events: [String: Int] = [:]
   private var counters = Versions()
@@ -333,6 +338,9 @@ public final class StatusBoard: @unchecked Sendable {
       open = kept.open
       acknowledgedPresses = kept.acknowledged
       seenSOS = Set(kept.open.map(\.id) + kept.acknowledged.map(\.id))
+      for press in kept.undelivered ?? [] {
+        undelivered[press.id + "\u{0}" + press.notifier] = (press.watch, press.since, press.notifier, true)
+      }
     }
   }
 
@@ -343,6 +351,17 @@ public final class StatusBoard: @unchecked Sendable {
     var version = 1
     var open: [SOSPress]
     var acknowledged: [SOSPress]
+    /// Presses a notifier has not had yet (`nil` in files written before they were kept), so a
+    /// restarted monitor still says so of a press whose watch left the fleet file.
+    var undelivered: [Undelivered]?
+  }
+
+  /// A press a notifier has not had yet, as kept.
+  private struct Undelivered: Codable {
+    var id: String
+    var watch: String
+    var notifier: String
+    var since: Date
   }
 
   private let storePath: String?
@@ -364,7 +383,11 @@ public final class StatusBoard: @unchecked Sendable {
   private func keep() {
     guard let storePath else { return }
     storeLock.withLock {
-      let kept = lock.withLock { Kept(open: open, acknowledged: acknowledgedPresses) }
+      let kept = lock.withLock {
+        Kept(open: open, acknowledged: acknowledgedPresses,
+             undelivered: undelivered.map { Undelivered(id: String($0.key.prefix { $0 != "\u{0}" }), watch: $0.value.watch,
+                                                        notifier: $0.value.notifier, since: $0.value.since) }.sorted { $0.since < $1.since })
+      }
       let encoder = JSONEncoder()
       encoder.dateEncodingStrategy = .custom { date, encoder in
         var container = encoder.singleValueContainer()
@@ -423,7 +446,7 @@ public final class StatusBoard: @unchecked Sendable {
   /// An event with a `broker` field is the monitor's own connection to the broker (lost:
   /// `offline`, back: `online`): it concerns every watch, whatever `names` says.
   public func record(_ event: MonitorEvent, for names: [String]) {
-    defer { if event.kind == .sos { keep() } }
+    defer { if event.kind == .sos || event.kind == .delivered || event.fields["reason"] == .string("delivery") { keep() } }
     let broker = event.fields["broker"].flatMap { if case .string(let text) = $0 { text } else { nil } }
     change(touching: broker == nil ? names : nil) { () -> Bool in
       events[event.kind.rawValue, default: 0] += 1
@@ -452,7 +475,7 @@ public final class StatusBoard: @unchecked Sendable {
         deliveriesFailed += 1
         if let name = names.first, case .string(let id)? = event.fields["event_id"], case .string(let notifier)? = event.fields["notifier"] {
           let since = event.fields["failing_since"].flatMap { if case .string(let text) = $0 { InternetTime.date(text) } else { nil } }
-          undelivered[id + "\u{0}" + notifier] = (name, min(since ?? event.time, event.time), notifier)
+          undelivered[id + "\u{0}" + notifier] = (name, min(since ?? event.time, event.time), notifier, false)
           counters.sos += 1
         }
         changed = true
@@ -604,10 +627,20 @@ public final class StatusBoard: @unchecked Sendable {
           .sorted { $0.notifier < $1.notifier }
         return press
       }
-      return Snapshot(time: time, openSOS: openSOS, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
-                      sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
-                      offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState,
-                      monitorProblem: monitorLost?.problem, monitorProblemSince: monitorLost?.since)
+      var snapshot = Snapshot(time: time, openSOS: openSOS, acknowledged: acknowledgedPresses, rows: watches.map { row($0, at: time) },
+                              sosPresses: sosPresses, deliveriesFailed: deliveriesFailed, applies: applies, events: events,
+                              offlineThreshold: offlineThreshold, versions: counters, rollout: rolloutState,
+                              monitorProblem: monitorLost?.problem, monitorProblemSince: monitorLost?.since)
+      // Presses of watches that left the fleet file: no row says them any more (fresh-eyes
+      // findings: gone from the page once the watch was removed, or after a restart, while the
+      // press waited undelivered in the watch's outbox).
+      snapshot.undeliveredOfRemoved = undelivered.values.filter { index[$0.watch] == nil }.sorted { $0.since < $1.since }.map { press in
+        "An SOS press of \(press.watch) has not reached \(press.notifier): delivering it has failed since \(MonitorEvent.timestamp(press.since)), and "
+          + (press.restored
+             ? "\(press.watch) is no longer in the fleet file, so no monitor retries it: it waits in the watch's outbox until the watch is put back in the fleet file"
+             : "\(press.watch) left the fleet file; its monitor keeps trying until this monitor stops (then it waits in the watch's outbox)")
+      }
+      return snapshot
     }
   }
 

@@ -100,6 +100,9 @@ public enum StatusPageHTML {
       html += snapshot.monitorProblemSince.map { "<p>Since \(time($0, snapshot.time)).</p>" } ?? ""
       html += "</div>"
     }
+    for line in snapshot.undeliveredOfRemoved {
+      html += "<div class=\"rollout act\" role=\"alert\"><p><strong>\(escape(line))</strong></p></div>"
+    }
     if let rollout = snapshot.rollout, let head = rollout.lines.first {
       html += "<div class=\"rollout\(rollout.needsAttention ? " act" : "")\"><p><strong>\(escape(head))</strong></p>"
       html += rollout.lines.dropFirst().map { "<p>\(escape($0.trimmingCharacters(in: .whitespaces)))</p>" }.joined() + "</div>"

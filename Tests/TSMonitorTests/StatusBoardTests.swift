@@ -278,9 +278,36 @@ final class TestClock: @unchecked Sendable {
     let card = try #require(board.snapshot().openSOS.first)
     #expect(card.notDelivered.map(\.notifier) == ["./page-nurse.sh"] && card.notDelivered.first?.since == clock.now, "\(card)")
     #expect(board.snapshot().json.contains("\"not_delivered\":[{\"notifier\":\"./page-nurse.sh\""), "\(board.snapshot().json)")
+    #expect(board.snapshot().undeliveredOfRemoved.first?.hasPrefix("An SOS press of room-12 has not reached ./page-nurse.sh: delivering it has failed since ") == true
+              && board.snapshot().undeliveredOfRemoved.first?.hasSuffix("its monitor keeps trying until this monitor stops (then it waits in the watch's outbox)") == true,
+            "\(board.snapshot().undeliveredOfRemoved)")
     board.record(Self.event(.delivered, clock, ["event_id": .string(sos.id), "notifier": .string("./page-nurse.sh"), "attempt": .integer(4)]),
                  for: ["room-12"])
-    #expect(board.snapshot().openSOS.first?.notDelivered.isEmpty == true)
+    #expect(board.snapshot().openSOS.first?.notDelivered.isEmpty == true && board.snapshot().undeliveredOfRemoved.isEmpty)
+  }
+
+  /// A press a notifier has not had, its watch then removed, the monitor restarted: the
+  /// restarted board still says so — that no monitor retries it now — on the card and on its
+  /// own, acknowledged or not (fresh-eyes findings: the line was gone after the restart, and an
+  /// acknowledged press's with its watch's row).
+  @Test(arguments: [false, true])
+  func anUndeliveredPressOfARemovedWatchIsSaidAfterARestart(acknowledged: Bool) throws {
+    let path = try temporaryDirectory() + "/board.json"
+    let clock = TestClock()
+    var board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    let sos = Self.event(.sos, clock)
+    board.record(sos, for: ["room-12"])
+    board.record(Self.event(.error, clock, ["reason": .string("delivery"), "event_id": .string(sos.id), "notifier": .string("webhook"),
+                                            "failing_since": .string(MonitorEvent.timestamp(clock.now))]), for: ["room-12"])
+    if acknowledged { _ = board.acknowledge(sos.id, by: "Ana") }
+    board.remove(["room-12"])
+    clock.advance(60)
+    board = StatusBoard(members: Array(Self.members.dropFirst()), offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    let lines = board.snapshot().undeliveredOfRemoved
+    #expect(lines == ["An SOS press of room-12 has not reached webhook: delivering it has failed since \(MonitorEvent.timestamp(clock.now.addingTimeInterval(-60))), "
+                      + "and room-12 is no longer in the fleet file, so no monitor retries it: it waits in the watch's outbox until the watch is put back in the fleet file"],
+            "\(lines)")
+    #expect(board.snapshot().json.contains("\"undelivered_of_removed\":[\"An SOS press of room-12 "))
   }
 
   /// A watch read while its manifest cannot be used (the monitor compares it with the last
@@ -636,7 +663,7 @@ final class TestClock: @unchecked Sendable {
     board.record(Self.event(.sos, clock, id: "sos-1-3"), for: ["room-12"])
     let object = try #require(try JSONSerialization.jsonObject(with: Data(board.snapshot().json.utf8)) as? [String: Any])
     #expect(Set(object.keys) == ["format_version", "time", "offline_threshold_seconds", "open_sos", "acknowledged_sos", "watches", "counts", "rollout",
-                                  "monitor"])
+                                  "monitor", "undelivered_of_removed"])
     #expect(object["rollout"] is NSNull, "no rollout: null")
     #expect(object["monitor"] is NSNull, "the monitor sees the watches: null")
     let watch = try #require((object["watches"] as? [[String: Any]])?.first)
