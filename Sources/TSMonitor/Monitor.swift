@@ -185,6 +185,8 @@ public final class Monitor: @unchecked Sendable {
           ?? ["error": .string(reason)]
         fields["since"] = .string(InternetTime.text(since))
         if let seen { fields["last_seen"] = .string(InternetTime.text(seen)) }
+        // What its last read found, said while it cannot be read (the page, after a restart too).
+        if lastAnswered != nil ? tracking.sosAtRisk : kept?.sosAtRisk == true { fields["sos_at_risk"] = .bool(true) }
         if let handled = locked({ session?.handled }) {
           if let lastAnswered { try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true) }
           try? handled.outage(since: since, lastSeen: seen)

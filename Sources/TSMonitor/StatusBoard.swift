@@ -699,6 +699,8 @@ public final class StatusBoard: @unchecked Sendable {
       }
       watch.connected = false
       if watch.offlineSince == nil { watch.offlineSince = event.offlineSince }
+      // What its last read found, from before a restart of the monitor too (`sos_at_risk`).
+      if event.fields["sos_at_risk"] == .bool(true) { watch.sosAtRisk = true }
       if watch.lastSeen == nil, case .string(let seen)? = event.fields["last_seen"] { watch.lastSeen = InternetTime.date(seen) }
       if event.fields["served_by"] != nil {
         // Over MQTT: the agent, online, cannot reach its watch; its words say why.
@@ -894,6 +896,11 @@ public final class StatusBoard: @unchecked Sendable {
     // manifest with errors, a heal that keeps failing) — a press may reach no one.
     if watch.sosAtRisk, (drift ?? 0) > 0 {
       reasons.insert("SOS at risk: its SOS switch or emergency contacts changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
+    } else if watch.sosAtRisk, watch.connected == false {
+      // Out of reach since a read that found it (fresh-eyes finding: gone from the page once a
+      // restarted monitor could not read the watch).
+      reasons.insert("SOS at risk when it was last read, before it went out of reach: its SOS switch or emergency contacts had changed on the watch, "
+        + "so a press may reach no one or not whom the manifest says", at: 0)
     }
     // An SOS a notifier has not had yet (it keeps failing): said first — the press reached no
     // one through it (fresh-eyes finding: "needs attention: none" while the receiver was down).

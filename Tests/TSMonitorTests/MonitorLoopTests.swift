@@ -863,6 +863,7 @@ final class Harness: @unchecked Sendable {
       return
     }
     #expect(seen <= stoppedAt && seen > stoppedAt.addingTimeInterval(-1), "the last check before the stop: \(offline.jsonLine)")
+    #expect(offline.fields["sos_at_risk"] == .bool(true), "what the last read found: \(offline.jsonLine)")
     let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
     let kept = try #require(HandledEvents.kept(at: home.monitorEventsPath, watch: harness.spec))
     #expect(kept.sosAtRisk && kept.lastSeen == InternetTime.date(text), "\(kept)")

@@ -117,6 +117,10 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.offline, clock, message: "cannot reach the watch: gone",
                          ["since": .string(MonitorEvent.timestamp(clock.now.addingTimeInterval(-61)))]), for: ["room-12"])
     }, state: "offline", reason: "Offline longer than 1 min: the watch cannot be reached"),
+    // A restarted monitor that cannot read the watch: what its last read found (fe66).
+    Case(name: "offline, SOS at risk when last read", steps: { board, clock in
+      board.record(event(.offline, clock, message: "cannot reach the watch: gone", ["sos_at_risk": .bool(true)]), for: ["room-12"])
+    }, state: "offline", reason: "SOS at risk when it was last read, before it went out of reach: "),
     Case(name: "offline then back", steps: { board, clock in
       board.record(event(.offline, clock), for: ["room-12"])
       clock.advance(120)
