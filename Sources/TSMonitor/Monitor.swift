@@ -292,9 +292,15 @@ public final class Monitor: @unchecked Sendable {
   public func checkOnce() async throws(MonitorError) -> Bool {
     // Out of reach, said in the outputs too (`--json`, `--events`), not only on stderr: a cron
     // job reading them saw nothing (fresh-eyes finding). The exit status stays 1.
+    // With what a monitor last knew of it (`HandledEvents.kept`), as a running monitor says it.
     func unreachable(_ error: DeviceError, watch identity: String) {
+      let kept = HandledEvents.kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity)
+      var fields: [String: JSONValue] = ["error": .string(error.message), "domain": .string(error.domain.rawValue), "code": .integer(error.code.rawValue),
+                                         "since": .string(InternetTime.text(kept?.outageSince ?? now()))]
+      if let seen = kept?.lastSeen { fields["last_seen"] = .string(InternetTime.text(seen)) }
+      if kept?.sosAtRisk == true { fields["sos_at_risk"] = .bool(true) }
       emit(.offline, watch: identity, message: "cannot reach the watch: \(error.message); the next run of 'tsapply monitor --once' tries again",
-           fields: ["error": .string(error.message), "domain": .string(error.domain.rawValue), "code": .integer(error.code.rawValue)])
+           fields: fields)
     }
     let watch: Watch
     do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch {

@@ -880,6 +880,7 @@ final class Harness: @unchecked Sendable {
     let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [], emit: { harness.events.append($0) })
     await #expect(throws: MonitorError.self) { try await monitor.checkOnce() }
     #expect(harness.events(.offline).count == (applied ? 1 : 0), "\(harness.events.values.map(\.jsonLine))")
+    #expect(harness.events(.offline).allSatisfy { $0.fields["since"] != nil }, "as a running monitor's: \(harness.events.values.map(\.jsonLine))")
   }
 
   @Test func aWatchThatCannotBeOpenedAtAllIsAnError() async throws {
