@@ -141,6 +141,8 @@ final class BridgeEventStream: @unchecked Sendable {
   /// Whether the listeners were told a stream brings events again (`ListenerReport.reopened`)
   /// since the trouble was said, and it has not broken again.
   private var reopenedSaid = false
+  /// The seconds between heartbeats the bridge's last heartbeat gave (`nil`: none heard yet).
+  private var heartbeatEvery: Double?
 
   /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
   private func run() {
@@ -149,7 +151,7 @@ final class BridgeEventStream: @unchecked Sendable {
     var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
       let opened = Date()
-      let (flowed, lastHeard, ending) = readOnce()
+      let (flowed, lastHeard, every, ending) = readOnce()
       settle(hearing: false)
       if flowed { backoff.reset() }
       // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
@@ -160,16 +162,15 @@ final class BridgeEventStream: @unchecked Sendable {
       // message, and raised the alert at once). A stream closed on purpose to ask again for an
       // event it skipped (`gap`) is no break (it flipped the page to "Not hearing").
       if !isStopped, ending != .gap, Date().timeIntervalSince(opened) < Self.holdsAfter || !flowed {
-        let since = troubleSince ?? (ending == .silent ? lastHeard ?? opened : Date())
+        // A stream cut after it went quiet longer than a heartbeat was not heard from then on
+        // (fresh-eyes finding: a path that cut each stream just before it counted as silent
+        // held a press back 104 s, the trouble counted only from each cut).
+        let quietSince = lastHeard.map { $0.addingTimeInterval(every ?? Self.idleSeconds / 3) }
+        let since = troubleSince ?? (ending == .silent ? lastHeard ?? opened : min(Date(), quietSince ?? Date()))
         troubleSince = since
         // Said once it has lasted; said again when a stream that brought events again
         // (`reopened`) breaks before it held.
-        if troubleReported ? reopenedSaid : Date().timeIntervalSince(since) >= Self.troubleReportedAfter {
-          troubleReported = true
-          reopenedSaid = false
-          dispatchToListeners(.interrupted("the event stream through the bridge keeps breaking (refused, cut or silent) since "
-                                           + InternetTime.text(since) + "; it is reopened, and what was missed is replayed once it holds"))
-        }
+        if troubleReported ? reopenedSaid : Date().timeIntervalSince(since) >= Self.troubleReportedAfter { reportTrouble() }
       }
       guard !isStopped else { return }
       let delay = Backoff.seconds(backoff.next())
@@ -177,6 +178,15 @@ final class BridgeEventStream: @unchecked Sendable {
       if !isStopped { _ = wake.wait(until: Date(timeIntervalSinceNow: delay)) }
       wake.unlock()
     }
+  }
+
+  /// Tells the listeners events are not being heard since `troubleSince`.
+  private func reportTrouble() {
+    guard let since = troubleSince else { return }
+    troubleReported = true
+    reopenedSaid = false
+    dispatchToListeners(.interrupted("the event stream through the bridge keeps breaking (refused, cut, silent or held back) since "
+                                     + InternetTime.text(since) + "; it is reopened, and what was missed is replayed once it holds"))
   }
 
   /// A stream open since `opened` brought bytes: after the trouble was said, its events are
@@ -205,7 +215,7 @@ final class BridgeEventStream: @unchecked Sendable {
   /// refused, ended by the bridge).
   enum Ending { case silent, gap, other }
 
-  private func readOnce() -> (flowed: Bool, lastHeard: Date?, ending: Ending) {
+  private func readOnce() -> (flowed: Bool, lastHeard: Date?, every: Double?, ending: Ending) {
     let opened = Date()
     let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
@@ -228,7 +238,7 @@ final class BridgeEventStream: @unchecked Sendable {
     defer { lock.withLock { self.transfer = nil } }
     guard registered else {
       transfer.cancel()
-      return (false, nil, .other)
+      return (false, nil, nil, .other)
     }
     var ending = Ending.other
     var buffer: [UInt8] = []
@@ -246,9 +256,25 @@ final class BridgeEventStream: @unchecked Sendable {
     var sealedAt = Date()
     var lastHeard: Date?
     var counter: UInt64?
-    var every: Double?
+    // The seconds between heartbeats, as the bridge last gave them (on an earlier stream too).
+    var every = heartbeatEvery
+    // When this stream's first sealed message was opened: it holds 30 s from then, not from
+    // when it opened (fresh-eyes finding: a first message held back 40 s was "resumed" at once).
+    var firstHeard: Date?
     while true {
-      guard let item = pieces.next(until: sealedSilence.map { sealedAt.addingTimeInterval($0) }) else {
+      // While earlier streams' trouble goes on unsaid, this one is watched for it too: it is
+      // said once it has lasted, if this stream has brought no sealed message for a heartbeat
+      // (fresh-eyes finding: a stream that was held back and then delivered never broke, so
+      // the trouble was never said).
+      let troubleDue = troubleReported ? nil : troubleSince.map {
+        max($0.addingTimeInterval(Self.troubleReportedAfter), sealedAt.addingTimeInterval(every ?? Self.idleSeconds / 3))
+      }
+      let silentDue = sealedSilence.map { sealedAt.addingTimeInterval($0) }
+      guard let item = pieces.next(until: [troubleDue, silentDue].compactMap { $0 }.min()) else {
+        if let troubleDue, Date() >= troubleDue {
+          reportTrouble()
+          if silentDue.map({ Date() < $0 }) ?? true { continue }
+        }
         // Silenced on the way: opened again from the last event heard.
         ending = .silent
         transfer.cancel()
@@ -265,17 +291,20 @@ final class BridgeEventStream: @unchecked Sendable {
         sealedAt = Date()
       case .piece(.data(let bytes)):
         guard answered else { continue }
-        if sealedSilence == nil { held(since: opened) }
+        if sealedSilence == nil { held(since: firstHeard ?? opened) }
         buffer += bytes
         let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter, every: every)
         if let heard = reading.heard {
           settle(hearing: true)
           sealedAt = heard.at
           lastHeard = heard.at
+          firstHeard = firstHeard ?? heard.at
           every = heard.every ?? every
+          heartbeatEvery = every
           if sealedSilence != nil {
             sealedSilence = heard.every.map { max(0.5, 3 * $0) } ?? sealedSilence
-            held(since: opened)
+            // A heartbeat that names an event not heard proves events were lost: no holding.
+            if reading.outcome == .reading { held(since: firstHeard ?? opened) }
           }
         }
         switch reading.outcome {
@@ -299,7 +328,7 @@ final class BridgeEventStream: @unchecked Sendable {
         }
       case .end(let failure):
         if failure == .timedOut, ending == .other { ending = .silent }
-        return (flowed || (answered && failure == nil), lastHeard, ending)
+        return (flowed || (answered && failure == nil), lastHeard, every, ending)
       }
     }
   }

@@ -286,6 +286,61 @@ import TSModel
     await device.close()
   }
 
+  /// Something on the path that holds a press back without ever leaving a stream silent long
+  /// enough to be taken for silenced: it cuts each stream a moment before that (three streams),
+  /// then holds the press on the fourth just under that too, and lets it through. Before, the
+  /// trouble was counted only from each cut and said only when a stream broke, so the press came
+  /// 104 s late with no word (fresh-eyes finding). Now a cut stream counts from when it went
+  /// quiet, and a stream that stays quiet once the trouble has lasted says so: the listeners
+  /// hear the events are not being heard before the press.
+  @Test func aPressHeldBackByStreamsCutJustBeforeTheyCountAsSilentIsSaid() async throws {
+    let watch = SimulatedDevice(profile: try PlatformProfile.named("default"))
+    let counts = Locked<[Int: Int]>([:]), passedAt = Locked<[Int: Date]>([:])
+    let bridge = try await TamperedBridge(watch, heartbeat: 3) { stream, chunk in
+      guard String(decoding: chunk, as: UTF8.self).contains("data:") else { return chunk }
+      let count = counts.update { counts -> Int in
+        counts[stream, default: 0] += 1
+        return counts[stream] ?? 0
+      }
+      if stream >= 4 {
+        // The replayed press (or what follows the replay mark) held 8 s: under three heartbeats.
+        if count == 2 { try? await Task.sleep(for: .seconds(8)) }
+        return chunk
+      }
+      if count <= (stream == 1 ? 2 : 1) {
+        passedAt.mutate { $0[stream] = Date() }
+        return chunk
+      }
+      // Cut (a line too long to be an event) 6 s after the last message let through; dropped before.
+      guard let last = passedAt.value[stream], Date().timeIntervalSince(last) >= 6 else { return nil }
+      return Array(repeating: UInt8(ascii: "x"), count: BridgeEventStream.maxEventBytes + 10)
+    }
+    let (device, heard) = try await Self.listen(bridge)
+    let deadline = Date().addingTimeInterval(60)
+    while (counts.value[1] ?? 0) < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    try watch.simulateSOSPress()
+    let said = await withTaskGroup(of: [Heard].self) { group in
+      group.addTask {
+        var said: [Heard] = []
+        for await report in heard {
+          said.append(report)
+          if case .sos = report { break }
+        }
+        return said
+      }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(90))
+        return []
+      }
+      defer { group.cancelAll() }
+      return await group.next() ?? []
+    }
+    let press = said.firstIndex { if case .sos = $0 { true } else { false } }
+    #expect(press != nil, "the press was heard: \(said) (\(bridge.streams.value) streams)")
+    #expect(said.firstIndex(of: .interrupted).map { $0 < (press ?? 0) } == true, "said not heard before the press: \(said)")
+    await device.close()
+  }
+
   /// (seconds since the seal by this machine's clock, seconds between heartbeats, held back):
   /// past the 30 s clock window and one heartbeat only; a bridge clock ahead is never held back.
   @Test(arguments: [(44.0, 15.0, false), (45.5, 15.0, true), (31.5, 1.0, true), (30.5, 1.0, false), (-20.0, 15.0, false)])
