@@ -169,18 +169,13 @@ public final class HandledEvents: @unchecked Sendable {
   /// process either way, and a thousand watches' first start would cost a thousand fsyncs.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
   public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil, durable: Bool = true) throws(SecureFileError) {
-    let bytes = lock.withLock { () -> [UInt8]? in
-      let before = state
+    try update(durable: durable) { state in
       if let id { state.lastEventID = id }
       if let sequence { state.sequence = max(state.sequence, sequence) }
       if let press, state.recentSOS?.contains(where: { $0.id == press.id }) != true {
         state.recentSOS = Array(((state.recentSOS ?? []) + [press]).suffix(Self.keptPresses))
       }
-      return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
-    guard let bytes else { return }
-    try SecureFile.write(bytes, to: path, durable: durable)
-    lock.withLock { onDisk = true }
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and
@@ -228,15 +223,16 @@ public final class HandledEvents: @unchecked Sendable {
     }
   }
 
-  /// Changes the record with `change`, and writes it (not fsynced) when that changed it.
-  private func update(_ change: (inout State) -> Void) throws(SecureFileError) {
+  /// Changes the record with `change`, and writes it (fsynced when `durable`) when that changed
+  /// it, or the file does not hold it yet.
+  private func update(durable: Bool = false, _ change: (inout State) -> Void) throws(SecureFileError) {
     let bytes = lock.withLock { () -> [UInt8]? in
       let before = state
       change(&state)
       return state == before && onDisk ? nil : Array(canonicalJSON(state).utf8)
     }
     guard let bytes else { return }
-    try SecureFile.write(bytes, to: path, durable: false)
+    try SecureFile.write(bytes, to: path, durable: durable)
     lock.withLock { onDisk = true }
   }
 

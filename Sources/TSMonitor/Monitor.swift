@@ -181,12 +181,9 @@ public final class Monitor: @unchecked Sendable {
         let since = keptOutage ?? found
         let seen = lastAnswered ?? kept?.lastSeen
         offlineSince = since
-        var fields: [String: JSONValue] = error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] }
-          ?? ["error": .string(reason)]
-        fields["since"] = .string(InternetTime.text(since))
-        if let seen { fields["last_seen"] = .string(InternetTime.text(seen)) }
         // What its last read found, said while it cannot be read (the page, after a restart too).
-        if lastAnswered != nil ? tracking.sosAtRisk : kept?.sosAtRisk == true { fields["sos_at_risk"] = .bool(true) }
+        let fields = Self.offlineFields(error, reason: reason, since: since, lastSeen: seen,
+                                        sosAtRisk: lastAnswered != nil ? tracking.sosAtRisk : kept?.sosAtRisk == true)
         if let handled = locked({ session?.handled }) {
           if let lastAnswered { try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true) }
           try? handled.outage(since: since, lastSeen: seen)
@@ -295,12 +292,9 @@ public final class Monitor: @unchecked Sendable {
     // With what a monitor last knew of it (`HandledEvents.kept`), as a running monitor says it.
     func unreachable(_ error: DeviceError, watch identity: String) {
       let kept = HandledEvents.kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity)
-      var fields: [String: JSONValue] = ["error": .string(error.message), "domain": .string(error.domain.rawValue), "code": .integer(error.code.rawValue),
-                                         "since": .string(InternetTime.text(kept?.outageSince ?? now()))]
-      if let seen = kept?.lastSeen { fields["last_seen"] = .string(InternetTime.text(seen)) }
-      if kept?.sosAtRisk == true { fields["sos_at_risk"] = .bool(true) }
       emit(.offline, watch: identity, message: "cannot reach the watch: \(error.message); the next run of 'tsapply monitor --once' tries again",
-           fields: fields)
+           fields: Self.offlineFields(error, reason: error.message, since: kept?.outageSince ?? now(), lastSeen: kept?.lastSeen,
+                                      sosAtRisk: kept?.sosAtRisk == true))
     }
     let watch: Watch
     do { watch = try await engine.open(settings.deviceSpec, mayCreate: false) } catch {
@@ -443,6 +437,18 @@ public final class Monitor: @unchecked Sendable {
 
   /// Errors of opening a watch that retrying cannot cure: the simulator's own (a missing or
   /// corrupted state file, bad simulation settings) and an unknown scheme (1004).
+  /// An `offline` event's fields (docs/monitor.md "Events"): the device's `error`, `domain` and
+  /// `code` (or `reason` as `error`), `since`, `last_seen` when known, `sos_at_risk` when its
+  /// last read found it.
+  static func offlineFields(_ error: DeviceError?, reason: String, since: Date, lastSeen: Date?, sosAtRisk: Bool) -> [String: JSONValue] {
+    var fields: [String: JSONValue] = error.map { ["error": .string($0.message), "domain": .string($0.domain.rawValue), "code": .integer($0.code.rawValue)] }
+      ?? ["error": .string(reason)]
+    fields["since"] = .string(InternetTime.text(since))
+    if let lastSeen { fields["last_seen"] = .string(InternetTime.text(lastSeen)) }
+    if sosAtRisk { fields["sos_at_risk"] = .bool(true) }
+    return fields
+  }
+
   static func isSetupError(_ error: EngineError) -> Bool {
     guard case .device(let device) = error else { return true }
     return device.domain == .simulator || device.code == .sdkConfigError
