@@ -141,8 +141,11 @@ final class BridgeEventStream: @unchecked Sendable {
   /// Whether the listeners were told a stream brings events again (`ListenerReport.reopened`)
   /// since the trouble was said, and it has not broken again.
   private var reopenedSaid = false
-  /// The seconds between heartbeats the bridge's last heartbeat gave (`nil`: none heard yet).
+  /// The seconds between heartbeats the bridge's last heartbeat gave, on any of its streams
+  /// (`nil`: none heard yet).
   private var heartbeatEvery: Double?
+  /// The seconds between heartbeats: as the bridge last gave them, else a third of `idleSeconds`.
+  private var heartbeat: Double { heartbeatEvery ?? Self.idleSeconds / 3 }
 
   /// Opens the stream, reads it until it ends, and opens it again, until `stop()`.
   private func run() {
@@ -151,7 +154,7 @@ final class BridgeEventStream: @unchecked Sendable {
     var backoff = Backoff(Backoff.Policy(initial: .seconds(1), maximum: .seconds(10)))
     while !isStopped {
       let opened = Date()
-      let (flowed, lastHeard, every, ending) = readOnce()
+      let (flowed, lastHeard, ending) = readOnce()
       settle(hearing: false)
       if flowed { backoff.reset() }
       // Ended before it held (refused, cut, gone silent): trouble, said once it has lasted —
@@ -165,7 +168,7 @@ final class BridgeEventStream: @unchecked Sendable {
         // A stream cut after it went quiet longer than a heartbeat was not heard from then on
         // (fresh-eyes finding: a path that cut each stream just before it counted as silent
         // held a press back 104 s, the trouble counted only from each cut).
-        let quietSince = lastHeard.map { $0.addingTimeInterval(every ?? Self.idleSeconds / 3) }
+        let quietSince = lastHeard.map { $0.addingTimeInterval(heartbeat) }
         let since = troubleSince ?? (ending == .silent ? lastHeard ?? opened : min(Date(), quietSince ?? Date()))
         troubleSince = since
         // Said once it has lasted; said again when a stream that brought events again
@@ -215,7 +218,7 @@ final class BridgeEventStream: @unchecked Sendable {
   /// refused, ended by the bridge).
   enum Ending { case silent, gap, other }
 
-  private func readOnce() -> (flowed: Bool, lastHeard: Date?, every: Double?, ending: Ending) {
+  private func readOnce() -> (flowed: Bool, lastHeard: Date?, ending: Ending) {
     let opened = Date()
     let lastEventID = lock.withLock { self.lastEventID }
     let sealed = transport.sealer.seal([], for: .request(method: "GET", path: path, lastEventID: lastEventID))
@@ -238,7 +241,7 @@ final class BridgeEventStream: @unchecked Sendable {
     defer { lock.withLock { self.transfer = nil } }
     guard registered else {
       transfer.cancel()
-      return (false, nil, nil, .other)
+      return (false, nil, .other)
     }
     var ending = Ending.other
     var buffer: [UInt8] = []
@@ -256,8 +259,6 @@ final class BridgeEventStream: @unchecked Sendable {
     var sealedAt = Date()
     var lastHeard: Date?
     var counter: UInt64?
-    // The seconds between heartbeats, as the bridge last gave them (on an earlier stream too).
-    var every = heartbeatEvery
     // When this stream's first sealed message was opened: it holds 30 s from then, not from
     // when it opened (fresh-eyes finding: a first message held back 40 s was "resumed" at once).
     var firstHeard: Date?
@@ -267,7 +268,7 @@ final class BridgeEventStream: @unchecked Sendable {
       // (fresh-eyes finding: a stream that was held back and then delivered never broke, so
       // the trouble was never said).
       let troubleDue = troubleReported ? nil : troubleSince.map {
-        max($0.addingTimeInterval(Self.troubleReportedAfter), sealedAt.addingTimeInterval(every ?? Self.idleSeconds / 3))
+        max($0.addingTimeInterval(Self.troubleReportedAfter), sealedAt.addingTimeInterval(heartbeat))
       }
       let silentDue = sealedSilence.map { sealedAt.addingTimeInterval($0) }
       guard let item = pieces.next(until: [troubleDue, silentDue].compactMap { $0 }.min()) else {
@@ -293,14 +294,13 @@ final class BridgeEventStream: @unchecked Sendable {
         guard answered else { continue }
         if sealedSilence == nil { held(since: firstHeard ?? opened) }
         buffer += bytes
-        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter, every: every)
+        let reading = receive(&buffer, scanned: &scanned, requestNonce: sealed.nonce, started: &started, counter: &counter)
         if let heard = reading.heard {
           settle(hearing: true)
           sealedAt = heard.at
           lastHeard = heard.at
           firstHeard = firstHeard ?? heard.at
-          every = heard.every ?? every
-          heartbeatEvery = every
+          heartbeatEvery = heard.every ?? heartbeatEvery
           if sealedSilence != nil {
             sealedSilence = heard.every.map { max(0.5, 3 * $0) } ?? sealedSilence
             // A heartbeat that names an event not heard proves events were lost: no holding.
@@ -328,7 +328,7 @@ final class BridgeEventStream: @unchecked Sendable {
         }
       case .end(let failure):
         if failure == .timedOut, ending == .other { ending = .silent }
-        return (flowed || (answered && failure == nil), lastHeard, every, ending)
+        return (flowed || (answered && failure == nil), lastHeard, ending)
       }
     }
   }
@@ -399,9 +399,8 @@ final class BridgeEventStream: @unchecked Sendable {
   /// counter does not come after it is a copy sent again on the way (the seal does not stop
   /// one), dropped unread — a heartbeat sent again in place of the new ones is no sign of life
   /// (fresh-eyes finding: a press held back for as long as the path liked).
-  /// `every`: the seconds between heartbeats the stream's last heartbeat gave (`nil`: none yet).
   private func receive(_ buffer: inout [UInt8], scanned: inout Int, requestNonce: [UInt8], started: inout Bool,
-                       counter: inout UInt64?, every: Double?) -> Reading {
+                       counter: inout UInt64?) -> Reading {
     var heard: (at: Date, every: Double?)?
     while let end = Self.eventEnd(in: buffer, from: scanned) {
       let block = String(decoding: buffer[..<end.start], as: UTF8.self)
@@ -419,7 +418,7 @@ final class BridgeEventStream: @unchecked Sendable {
       counter = message.counter
       // Held back on the way: nothing more is taken from this stream (it is opened again from
       // the last event heard, and the bridge sends what follows afresh).
-      if Self.isHeldBack(sealed: message.timestampMilliseconds, now: Date(), every: every ?? Self.idleSeconds / 3) {
+      if Self.isHeldBack(sealed: message.timestampMilliseconds, now: Date(), every: heartbeat) {
         return Reading(outcome: .heldBack, heard: heard)
       }
       // A type this client does not know still moves the last id heard.

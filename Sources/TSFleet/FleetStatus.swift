@@ -214,7 +214,7 @@ public enum FleetStatus {
   /// read it ("last seen"), and whether that read found SOS at risk — said as of then (fresh-eyes finding: the page said SOS at risk, status nothing).
   static func seenByMonitor(_ member: FleetMember, engine: Engine, into row: inout FleetStatusRow) {
     let identity = engine.canonicalSpec(member.device)
-    guard let kept = HandledEvents.kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity) else { return }
+    guard let kept = HandledEvents.kept(of: identity, stateRoot: engine.stateRoot) else { return }
     row.lastSeen = kept.lastSeen.map(timestamp)
     if kept.sosAtRisk {
       row.sosAtRisk = true

@@ -2,6 +2,7 @@ import Foundation
 import TSModel
 import TSApply
 import TSDevice
+import TSEngine
 
 /// What a monitor has handled of one watch's events, kept across restarts in
 /// `monitor-events.json` (0600) in the watch's state folder (`WatchHome.monitorEventsPath`):
@@ -236,11 +237,17 @@ public final class HandledEvents: @unchecked Sendable {
     lock.withLock { onDisk = true }
   }
 
-  /// What the file at `path` for `watch` says of the watch's reachability, read without taking
+  /// What the record of the watch `identity` (its `monitor-events.json` under `stateRoot`) says
+  /// of the watch's reachability, read without taking
   /// the file over: when the outage recorded began (`outage(since:lastSeen:)`), which a
   /// restarted monitor goes on with while it cannot open the watch; when it was last seen (the
   /// outage's, else `State.lastSeen`), and whether that read found SOS at risk. `nil` when the
   /// file is missing or cannot be used.
+  public static func kept(of identity: String, stateRoot: String) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
+    kept(at: WatchHome(identity: identity, root: stateRoot).monitorEventsPath, watch: identity)
+  }
+
+  /// `kept(of:stateRoot:)` of the file at `path` for `watch`.
   public static func kept(at path: String, watch: String) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
     guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName else { return nil }
     return (stored.outage.flatMap { InternetTime.date($0.since) }, (stored.outage?.lastSeen ?? stored.lastSeen).flatMap(InternetTime.date),
