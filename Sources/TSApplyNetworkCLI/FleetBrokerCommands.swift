@@ -162,7 +162,7 @@ extension FleetSession {
     return row.servedByNoOne ? .failed(row.note ?? "no agent serves the watch")
       : row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
       // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
-      : row.state == "unreachable" ? .failed(row.note ?? "its agent cannot read the watch")
+      : row.state == "unreachable" ? .unreachable(row.note ?? "its agent cannot read the watch")
       : row.state == "applying" ? .pending(row.note ?? "published; its agent is applying it")
       : published ? .pending(row.note ?? "published; its agent has not reported on it")
       : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
@@ -204,12 +204,14 @@ extension FleetSession {
     // So is one whose desired document the broker lost: its agent holds the revision it last
     // applied, which these manifests may no longer be.
     let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status", "no desired document"]
-    // A watch whose drift its agent does not know now (applying another revision, unreachable,
-    // offline, no status) is neither drifted nor without drift.
+    // A watch its agent cannot read is `unreachable`, as `status --fleet` says; one whose drift
+    // its agent does not know now (applying another revision, offline, no status) is neither
+    // drifted nor without drift.
     let reports = zip(loaded.members, rows).map { member, row in
       FleetWatchReport(name: row.name, device: row.device,
                        verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         row.drift == nil && (row.lastApplied != nil || row.neverApplied) || ["unreachable", "offline", "no status"].contains(row.state)
+                         row.state == "unreachable" ? .unreachable(masked(row.note ?? "its agent cannot read the watch")) :
+                         row.drift == nil && (row.lastApplied != nil || row.neverApplied) || ["offline", "no status"].contains(row.state)
                          ? .unknown(row.state + (row.note.map { ": " + masked($0) } ?? ""))
                          : unapplied.contains(row.state) ? unappliedVerdict(member, row: row, reported: site.reportedStates[member.watch.watchID])
                          : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil || row.neverApplied),

@@ -224,8 +224,7 @@ extension MonitorCommand {
           let names = Set(moved.map(\.name))
           for monitor in running.value where names.contains(monitor.settings.watchName ?? "") { monitor.retire() }
           for member in moved { devices[member.name] = member.device }
-          board?.remove(Array(names))
-          board?.add(FleetMonitor.boardMembers(moved))
+          board?.replace(FleetMonitor.boardMembers(moved))
           let more = makeMonitors(moved)
           running.mutate { $0 += more }
           stderr.write("\(session.fleetFile) gives \(moved.map { "\($0.name) the device \($0.device)" }.joined(separator: ", ")): "

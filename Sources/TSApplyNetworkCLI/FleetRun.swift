@@ -142,7 +142,10 @@ struct FleetSession: Sendable {
   }
 
   /// A failed watch's section text and report row: `refused` when nothing was written because
-  /// the safety gate refused its unsafe plan or its saved plan's part failed a check, else `failed`.
+  /// the safety gate refused its unsafe plan or its saved plan's part failed a check;
+  /// `unreachable` when the watch could not be read (`EngineError.device`: nothing was read or
+  /// written), its section and JSON saying what its records and its monitor last knew
+  /// (`OutOfReach`), as `status --fleet` does; else `failed`.
   func failure(_ failure: FleetFailure, member: FleetMember, elapsed: Duration, message: String? = nil) -> (String, FleetWatchReport) {
     var text = ""
     var details: [String: JSONValue] = [:]
@@ -161,6 +164,11 @@ struct FleetSession: Sendable {
     let reason = message ?? PhoneRedaction.Mask(redact: redact).text(failure.description)
     text += "Error: \(reason)\n"
     details["error"] = .string(redact ? PhoneRedaction.redactPhoneLike(reason) : reason)
+    if case .engine(.device) = failure {
+      let known = OutOfReach(member, engine: engine)
+      text += known.lines
+      details.merge(known.json) { _, new in new }
+    }
     // Refused: nothing was written, by the safety gate or a saved plan's checks (docs/fleet.md).
     let verdict: FleetVerdict
     switch failure {
@@ -168,6 +176,7 @@ struct FleetSession: Sendable {
     case .engine(.savedPlanRefused):
       verdict = .refused(firstLine(reason))
       details["refused_by"] = .string("saved_plan_check")
+    case .engine(.device): verdict = .unreachable(firstLine(reason))
     default: verdict = .failed(firstLine(reason))
     }
     var row = FleetWatchReport(name: member.name, device: member.device, verdict: verdict, elapsed: elapsed, details: details)
@@ -260,7 +269,8 @@ struct FleetSession: Sendable {
                      operation: String = "apply") -> CommandFailure {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
-    return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused }, refused: names { $0.verdict.isRefused && !byCheck($0) },
+    return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused && !$0.verdict.isUnreachable }, unreachable: names(\.verdict.isUnreachable),
+                  refused: names { $0.verdict.isRefused && !byCheck($0) },
                   refusedHoldingPart: names { $0.verdict.isRefused && $0.partlyApplied },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
                   unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
@@ -291,8 +301,13 @@ struct FleetSession: Sendable {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + FleetText.names(names)) }
     if !unreachable.isEmpty {
+      // `status` shows it in rows; the other commands in each watch's section (`OutOfReach`).
+      let (say, was) = unreachable.count == 1 ? ("says", "it was") : ("say", "they were")
       parts.append((parts.isEmpty ? "" : "\(unreachable.count) ") + "out of reach: " + FleetText.names(unreachable)
-        + " (\(unreachable.count == 1 ? "its row says" : "their rows say") when \(unreachable.count == 1 ? "it was" : "they were") last applied and seen)")
+        + (agents && operation != "status" ? " (\(unreachable.count == 1 ? "its agent cannot" : "their agents cannot") read \(unreachable.count == 1 ? "it" : "them"): "
+                                              + "'tsapply status --fleet' says since when)"
+           : operation == "status" ? " (\(unreachable.count == 1 ? "its row" : "their rows") \(say) when \(was) last applied and seen)"
+           : " (nothing was read or written; \(unreachable.count == 1 ? "its section says" : "their sections say") why, and what is known of \(unreachable.count == 1 ? "it" : "them"))"))
     }
     if !invalid.isEmpty {
       parts.append((parts.isEmpty ? "" : "\(invalid.count) ") + "with manifest errors: " + FleetText.names(invalid)

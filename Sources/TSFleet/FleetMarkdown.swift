@@ -20,10 +20,15 @@ extension FleetReport {
     var out = "### tsapply \(operation) --fleet " + Markdown.escaped(fleetFile) + ": "
       + Markdown.escaped(String(totals.dropLast())) + "\n\n"
     if let only = options.only { out += "Shown: \(shown.count) of \(counted(watches.count, "watch", "watches")) (`--only \(only.text)`).\n\n" }
-    let failed = shown.filter { $0.verdict.isFailure || $0.verdict.isRetrying }
+    let failed = shown.filter { $0.verdict.isFailure && !$0.verdict.isUnreachable || $0.verdict.isRetrying }
     if !failed.isEmpty {
       out += "> [!WARNING]\n> **\(counted(failed.count, "watch", "watches")) failed:** "
         + Markdown.escaped(names(failed, limit: options.nameLimit * 2)) + ".\n\n"
+    }
+    let unreachable = shown.filter(\.verdict.isUnreachable)
+    if !unreachable.isEmpty {
+      out += "> [!WARNING]\n> **\(counted(unreachable.count, "watch", "watches")) out of reach** (nothing was read or written): "
+        + Markdown.escaped(names(unreachable, limit: options.nameLimit * 2)) + ".\n\n"
     }
     let unsafe = shown.filter { !$0.verdict.isFailure && $0.plan?.unsafeFindings.isEmpty == false }
     if !unsafe.isEmpty {

@@ -24,6 +24,11 @@ public enum FleetVerdict: Sendable, Equatable {
   case publish(String)
   /// Failed; the watch's section says why.
   case failed(String)
+  /// The watch could not be read (`EngineError.device`: out of reach, or no watch there), so
+  /// nothing was planned or written; the section says what its records and its monitor last
+  /// knew (`OutOfReach`). Over MQTT: its agent cannot read it. The word `status --fleet` uses;
+  /// it counts against the exit status, as a failure does (`isFailure`), but is not called failed.
+  case unreachable(String)
   /// Refused by the safety gate (`EngineError.unsafe`): its plan is unsafe for an unattended
   /// apply (`--auto-approve` without `--allow-destroy`, docs/apply.md "The safety gate") and
   /// nothing was written; the reason is the gate's verdict. Not applied: it counts against the
@@ -42,6 +47,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .retrying(let reason): .retrying(change(reason))
     case .publish(let reason): .publish(change(reason))
     case .failed(let reason): .failed(change(reason))
+    case .unreachable(let reason): .unreachable(change(reason))
     case .refused(let reason): .refused(change(reason))
     case .unknown(let reason): .unknown(change(reason))
     case .noChanges, .changes, .applied, .drift: self
@@ -59,6 +65,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .retrying: "retrying"
     case .publish: "to publish"
     case .failed: "failed"
+    case .unreachable: "unreachable"
     case .refused: "refused"
     case .unknown: "not known"
     }
@@ -78,18 +85,21 @@ public enum FleetVerdict: Sendable, Equatable {
     case .changes: "with changes"
     case .drift(let count, let pending, let hasRecord):
       !hasRecord ? "with no record" : count > 0 ? "drifted" : pendingCounts && pending > 0 ? "with pending changes" : "with no drift"
-    case .applied, .pending, .retrying, .publish, .failed, .refused, .unknown: word
+    case .applied, .pending, .retrying, .publish, .failed, .unreachable, .refused, .unknown: word
     }
   }
 
-  /// Whether the watch failed or was refused (`isRefused`): it was not done, and counts against
-  /// the exit status.
+  /// Whether the watch failed, was refused (`isRefused`) or could not be read
+  /// (`isUnreachable`): it was not done, and counts against the exit status.
   public var isFailure: Bool {
     switch self {
-    case .failed, .refused: true
+    case .failed, .refused, .unreachable: true
     default: false
     }
   }
+
+  /// Whether the watch could not be read (`unreachable`).
+  public var isUnreachable: Bool { if case .unreachable = self { true } else { false } }
 
   /// Whether the safety gate refused the watch's unsafe plan (`refused`).
   public var isRefused: Bool { if case .refused = self { true } else { false } }
@@ -109,7 +119,7 @@ public enum FleetVerdict: Sendable, Equatable {
     switch self {
     case .changes, .applied, .pending, .retrying, .publish: true
     case .drift(let count, let pending, _): count > 0 || pendingCounts && pending > 0
-    case .noChanges, .failed, .refused, .unknown: false
+    case .noChanges, .failed, .unreachable, .refused, .unknown: false
     }
   }
 
@@ -120,7 +130,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
-    case .pending, .retrying, .failed, .refused, .publish, .unknown: "-"
+    case .pending, .retrying, .failed, .unreachable, .refused, .publish, .unknown: "-"
     }
   }
 }
@@ -310,8 +320,8 @@ public struct FleetReport: Sendable {
   }
 
   /// The JSON report: `{format_version, operation, fleet, watches: [{name, device, result,
-  /// changes, elapsed_seconds, manifests, …details}], summary: {total, failed, refused, with_changes, by_result}}`
-  /// (`failed` and `refused` each count their own result; both count against the exit status),
+  /// changes, elapsed_seconds, manifests, …details}], summary: {total, failed, refused, unreachable, with_changes, by_result}}`
+  /// (`failed`, `refused` and `unreachable` each count their own result; all count against the exit status),
   /// keys sorted, ending with a newline.
   public func json() -> String {
     let rows: [JSONValue] = watches.map { row in
@@ -327,7 +337,8 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
-      case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason), .publish(let reason), .unknown(let reason):
+      case .pending(let reason), .retrying(let reason), .failed(let reason), .unreachable(let reason), .refused(let reason), .publish(let reason),
+           .unknown(let reason):
         object["reason"] = .string(reason)
       case .noChanges:
         object["changes"] = .object(["add": .integer(0), "change": .integer(0), "destroy": .integer(0)])
@@ -345,8 +356,9 @@ public struct FleetReport: Sendable {
       "watches": .array(rows),
       "summary": .object([
         "total": .integer(watches.count),
-        "failed": .integer(watches.filter { $0.verdict.isFailure && !$0.verdict.isRefused }.count),
+        "failed": .integer(watches.filter { $0.verdict.isFailure && !$0.verdict.isRefused && !$0.verdict.isUnreachable }.count),
         "refused": .integer(watches.filter(\.verdict.isRefused).count),
+        "unreachable": .integer(watches.filter(\.verdict.isUnreachable).count),
         "with_changes": .integer(watches.filter { $0.verdict.hasChanges(pendingCounts: pendingCounts) }.count),
         "by_result": .object(byResult),
       ]),

@@ -39,7 +39,7 @@ public struct FleetFilter: OptionSet, Sendable, Hashable {
   public func matches(_ row: FleetWatchReport) -> Bool {
     var kinds: FleetFilter = []
     switch row.verdict {
-    case .failed, .refused, .unknown: kinds.insert(.failed)
+    case .failed, .unreachable, .refused, .unknown: kinds.insert(.failed)
     case .retrying: kinds.formUnion([.failed, .pending])
     case .pending: kinds.insert(.pending)
     case .changes, .applied, .publish: kinds.insert(.changed)
@@ -241,6 +241,7 @@ extension FleetReport {
     }
     switch row.verdict {
     case .failed(let reason): return "failed: " + ControlCharacters.escaped(reason)
+    case .unreachable(let reason): return "unreachable: " + ControlCharacters.escaped(reason)
     case .refused(let reason): return "refused: " + ControlCharacters.escaped(reason)
     case .retrying(let reason): return "retrying: " + ControlCharacters.escaped(reason)
     case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)

@@ -163,6 +163,55 @@ public struct FleetSiteStatus: Sendable {
   }
 }
 
+/// What tsapply's records and a monitor's kept record know of a watch that cannot be read now,
+/// without opening it: when tsapply last wrote to it (`Engine.lastWrite(ofUnopened:)`), when a
+/// monitor last read it, and whether that read found SOS at risk (`HandledEvents.kept`). What
+/// every fleet command says of a watch out of reach (`status`, `plan`, `drift`, `apply --fleet`).
+public struct OutOfReach: Sendable {
+  /// When tsapply last wrote to the watch; `nil` without a record of it.
+  public var lastApplied: LastWrite?
+  /// When a monitor last read the watch; `nil` when none kept it.
+  public var lastSeen: Date?
+  /// Whether that read found SOS at risk (drift that puts it at risk).
+  public var sosAtRisk: Bool
+
+  /// What is known of `member`'s watch, from the records under `engine`'s state root.
+  public init(_ member: FleetMember, engine: Engine) {
+    lastApplied = engine.lastWrite(ofUnopened: member.device)
+    let kept = HandledEvents.kept(of: engine.canonicalSpec(member.device), stateRoot: engine.stateRoot)
+    lastSeen = kept?.lastSeen
+    sosAtRisk = kept?.sosAtRisk ?? false
+  }
+
+  /// `as its monitor last read it (TIME), before it went out of reach`, said after "SOS at risk".
+  var sosAtRiskText: String {
+    "as its monitor last read it" + (lastSeen.map { " (\(timestamp($0)))" } ?? "") + ", before it went out of reach"
+  }
+
+  /// The lines a fleet command's section of the watch ends with: `Last applied: TIME`, `Last
+  /// seen: TIME (by its monitor)`, and SOS at risk as then — each only when known.
+  public var lines: String {
+    var text = ""
+    switch lastApplied {
+    case .at(let date)?: text += "Last applied: \(timestamp(date))\n"
+    case .never?: text += "Last applied: never (tsapply found it matching, and has written nothing to it)\n"
+    case nil: break
+    }
+    if let lastSeen { text += "Last seen: \(timestamp(lastSeen)) (by its monitor)\n" }
+    if sosAtRisk { text += "SOS at risk \(sosAtRiskText).\n" }
+    return text
+  }
+
+  /// `last_applied`, `last_seen` and `sos_at_risk` for a JSON report, each when known.
+  public var json: [String: JSONValue] {
+    var object: [String: JSONValue] = ["sos_at_risk": .bool(sosAtRisk)]
+    if let date = lastApplied?.date { object["last_applied"] = .string(timestamp(date)) }
+    if lastApplied?.isNever == true { object["never_applied"] = .bool(true) }
+    if let lastSeen { object["last_seen"] = .string(timestamp(lastSeen)) }
+    return object
+  }
+}
+
 /// `tsapply status --fleet`: where every watch of a fleet stands, from tsapply's records and
 /// the watches themselves (read-only), or, over MQTT, from the agents' retained statuses.
 public enum FleetStatus {
@@ -189,11 +238,11 @@ public enum FleetStatus {
           await watch.close()
         } catch .device { reached = false } catch {}
         if !reached {
-          let applied = runner.engine.lastWrite(ofUnopened: result.member.device)
+          let known = OutOfReach(result.member, engine: runner.engine)
           row.state = "unreachable"
-          row.lastApplied = applied?.date.map(timestamp)
-          seenByMonitor(result.member, engine: runner.engine, into: &row)
-          row.neverApplied = applied?.isNever == true
+          row.lastApplied = known.lastApplied?.date.map(timestamp)
+          seenByMonitor(known, into: &row)
+          row.neverApplied = known.lastApplied?.isNever == true
           row.note = "the watch cannot be reached (out of reach: its file, phone or bridge); and its manifest has errors: " + (row.note ?? "")
         }
         if let known {
@@ -212,13 +261,11 @@ public enum FleetStatus {
 
   /// What a monitor of a watch out of reach now knows of it (`HandledEvents.kept`): when it last
   /// read it ("last seen"), and whether that read found SOS at risk — said as of then (fresh-eyes finding: the page said SOS at risk, status nothing).
-  static func seenByMonitor(_ member: FleetMember, engine: Engine, into row: inout FleetStatusRow) {
-    let identity = engine.canonicalSpec(member.device)
-    guard let kept = HandledEvents.kept(of: identity, stateRoot: engine.stateRoot) else { return }
-    row.lastSeen = kept.lastSeen.map(timestamp)
-    if kept.sosAtRisk {
+  static func seenByMonitor(_ known: OutOfReach, into row: inout FleetStatusRow) {
+    row.lastSeen = known.lastSeen.map(timestamp)
+    if known.sosAtRisk {
       row.sosAtRisk = true
-      row.note = "as its monitor last read it" + (row.lastSeen.map { " (\($0))" } ?? "") + ", before it went out of reach; " + (row.note ?? "")
+      row.note = known.sosAtRiskText + "; " + (row.note ?? "")
     }
   }
 
@@ -243,10 +290,11 @@ public enum FleetStatus {
       }
       // Unreachable now, but its records still say when it was last applied, and a monitor's
       // when it last read the watch.
-      let applied = state == "unreachable" ? runner.engine.lastWrite(ofUnopened: member.device) : nil
+      let known = state == "unreachable" ? OutOfReach(member, engine: runner.engine) : nil
+      let applied = known?.lastApplied
       var row = FleetStatusRow(name: member.name, device: member.device, state: state, lastApplied: applied?.date.map(timestamp),
                                note: applied == nil ? failure.description : Engine.outOfReach(failure.description), neverApplied: applied?.isNever == true)
-      if state == "unreachable" { seenByMonitor(member, engine: runner.engine, into: &row) }
+      if let known { seenByMonitor(known, into: &row) }
       return row
     }
   }

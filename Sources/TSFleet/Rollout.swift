@@ -196,10 +196,10 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
   }
 
   /// The results (`FleetVerdict.word`) that count against `max_failures`.
-  static let failureWords: Set<String> = ["failed", "refused", "retrying", "pending"]
+  static let failureWords: Set<String> = ["failed", "unreachable", "refused", "retrying", "pending"]
 
-  /// Whether a wave's `verdict` for a watch counts against `max_failures`: failed, refused by
-  /// the safety gate (nothing written), still retrying, or (over MQTT) pending — its agent offline or silent when the wave's wait ended:
+  /// Whether a wave's `verdict` for a watch counts against `max_failures`: failed, out of reach,
+  /// refused by the safety gate (nothing written), still retrying, or (over MQTT) pending — its agent offline or silent when the wave's wait ended:
   /// nothing shows that the change works on it, so the next wave is not released on its account.
   public static func countsAsFailure(_ verdict: FleetVerdict) -> Bool { failureWords.contains(verdict.word) }
 
@@ -305,7 +305,7 @@ public struct RolloutRecord: Codable, Sendable, Equatable {
       switch row.verdict {
       case .applied(let counts), .changes(let counts):
         (result.add, result.change, result.destroy) = (counts.add, counts.change, counts.destroy)
-      case .failed(let reason), .refused(let reason), .pending(let reason), .retrying(let reason):
+      case .failed(let reason), .unreachable(let reason), .refused(let reason), .pending(let reason), .retrying(let reason):
         result.reason = reason
       default:
         break

@@ -416,6 +416,23 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
+  /// Lists each of `members` already listed by its name afresh, in its place: a watch the fleet
+  /// file now gives another device (its monitor moved to it), whose row says nothing of the
+  /// device before (fresh-eyes finding: remove and add moved it to the end of the page and of
+  /// `/status.json`). Its SOS presses stay, as for `remove(_:)`.
+  public func replace(_ members: [Member]) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      let listed = members.compactMap { member in index[member.name].map { (member, $0) } }
+      guard !listed.isEmpty else { return nil }
+      for (member, position) in listed { watches[position] = WatchState(member: member) }
+      counters.grid += 1
+      counters.gridState += 1
+      counters.attention += 1
+      return self.observers
+    }
+    observers?.forEach { $0() }
+  }
+
   /// Stops listing the watches `names` (those listed): watches removed from the fleet file
   /// while `monitor --fleet` runs (docs/monitor.md "Status page"). Their open and acknowledged
   /// SOS presses stay until someone acknowledges them: a press is not forgotten because its
@@ -707,6 +724,12 @@ public final class StatusBoard: @unchecked Sendable {
         watch.offlineReason = shown(event.message)
       } else {
         watch.offlineReason = "the watch cannot be reached (out of range, or what connects it is off); the monitor keeps trying"
+      }
+      // Out of reach longer than the threshold already (a restarted monitor going on with an
+      // outage it kept): listed now, not at the next `tick()` (fresh-eyes finding: offline
+      // without "needs attention" for about a second after a restart).
+      if let since = Self.offline(watch)?.since, now().timeIntervalSince(since) >= Backoff.seconds(offlineThreshold) {
+        watch.offlineNoted = true
       }
     case .drift:
       if case .array(let addresses)? = event.fields["addresses"] {

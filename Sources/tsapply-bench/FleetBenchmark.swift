@@ -10,7 +10,7 @@ import TSPlan
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans] [--review]`: a fleet of N simulated watches (state files)
+/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans] [--review] [--stages]`: a fleet of N simulated watches (state files)
 ///   under a defaults manifest (with `--layers L`, L layers: the defaults, then L − 1 selected by
 ///   labels and profile, each adding a shared contact, the first referred to from the emergency
 ///   list, one replacing a custom reminder), each merged manifest 50 contacts (+ L − 1), 3
@@ -23,6 +23,7 @@ import TSPlan
 ///   `--repeat K` the timed part K times over the same files. The set-up (`fleet-seed`: every
 ///   watch as applied and recorded, then a contact added on it) runs in another process, so
 ///   the peak RSS shown for the timed part is its own (the kernel's high-water mark reset).
+///   With `--stages`, first where a watch's CPU goes, one watch at a time (`planStages`).
 /// - `monitor-fleet [N] [SECONDS] [BINARY]`: `tsapply monitor --fleet` (BINARY, default
 ///   `.build/release/tsapply`) over N `sim:` watches set up as for `fleet-plan` (each drifted by
 ///   one contact added on the watch): CPU (user + system, from /proc) until it is ready — every
@@ -165,6 +166,11 @@ enum FleetBenchmark {
       review = true
       arguments.remove(at: flag)
     }
+    var stages = false
+    if let flag = arguments.firstIndex(of: "--stages") {
+      stages = true
+      arguments.remove(at: flag)
+    }
     let counts = arguments.compactMap(Int.init)
     for count in counts.isEmpty ? [10, 100, 1000] : counts {
       let directory = try directory()
@@ -175,6 +181,7 @@ enum FleetBenchmark {
       // set up by another process (`fleet-seed`), so that nothing it leaves in memory counts here.
       try seedProcess(directory)
       let engine = engine(directory)
+      if stages { try await planStages(directory, engine: engine) }
       BenchmarkClock.resetPeakResident()
       print("watches  load CPU  plan CPU  total CPU  wall      per watch (CPU)  changes")
       fflush(nil)  // shown now, also into a file: a profiler attached on this line profiles only what follows
@@ -212,6 +219,44 @@ enum FleetBenchmark {
     }
     print("peak RSS: \(BenchmarkClock.peakResidentKiB()) KiB")
     return 0
+  }
+
+  /// `--stages`: where a watch's plan goes, one watch at a time (no parallelism, so no
+  /// contention): CPU per watch of reading its manifests, opening its watch, reading the watch's
+  /// state, reading its last-applied record, planning (drift included) and closing, each stage
+  /// over the whole fleet in turn.
+  static func planStages(_ directory: String, engine: Engine) async throws {
+    let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
+    let count = Double(loaded.members.count)
+    var timings: [(String, Double)] = []
+    func timed<T>(_ name: String, _ body: () async throws -> T) async rethrows -> T {
+      let start = cpuSeconds()
+      let value = try await body()
+      timings.append((name, (cpuSeconds() - start) / count * 1000))
+      return value
+    }
+    let documents = try await timed("manifests") { try loaded.members.map { try $0.read().document.get() } }
+    let watches = try await timed("open") {
+      var opened: [Watch] = []
+      for member in loaded.members { opened.append(try await engine.open(member.device, mayCreate: false)) }
+      return opened
+    }
+    let states = try await timed("read state") {
+      var read: [DeviceState] = []
+      for watch in watches { read.append(try await watch.readState()) }
+      return read
+    }
+    let records = await timed("record") { watches.map { LastApplied.read(at: $0.home.lastAppliedPath, device: $0.identity) } }
+    _ = try await timed("plan") {
+      var plans: [Int] = []
+      for (index, watch) in watches.enumerated() {
+        plans.append(try Watch.plan(documents[index], state: states[index], since: records[index], capabilities: watch.capabilities,
+                                    device: watch.identity).plan.resourceChanges.count)
+      }
+      return plans
+    }
+    await timed("close") { for watch in watches { await watch.close() } }
+    print("stages, one watch at a time (CPU per watch): " + timings.map { String(format: "%@ %.3f ms", $0.0, $0.1) }.joined(separator: ", "))
   }
 
   /// `fleet-seed DIRECTORY [--no-drift]`: the set-up of `fleet-plan` for the fleet in DIRECTORY

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+import TSEngine
 import TSFleet
+import TSMonitor
 @testable import TSApplyNetworkCLI
 import TSApplyCLI
 import TSTestSupport
@@ -56,11 +58,12 @@ import TSTestSupport
     #expect(out.contains("=== room-2  device sim:watches/room-2.json  manifest wards/ward-a.yaml\n"))
     #expect(out.contains("Error: no simulated watch at \(fleet.directory)/watches/room-3.json"))
     let table = out.components(separatedBy: "\n\nWatch ").last ?? ""
-    #expect(table.hasPrefix("  Result   Changes   Time\nroom-1  changes  +1 ~1 -0  "))
-    #expect(table.contains("\nroom-2  changes  +1 ~1 -0  "))
-    #expect(table.contains("\nroom-3  failed   -         "))
-    #expect(table.hasSuffix("\n\n3 watches: 2 with changes, 1 failed.\n"))
-    #expect(err == "Error: 1 of 3 watches failed: room-3\n")
+    #expect(table.hasPrefix("  Result       Changes   Time\nroom-1  changes      +1 ~1 -0  "), "\(table)")
+    #expect(table.contains("\nroom-2  changes      +1 ~1 -0  "))
+    // No watch there: it cannot be read, as `status --fleet` says.
+    #expect(table.contains("\nroom-3  unreachable  -         "))
+    #expect(table.hasSuffix("\n\n3 watches: 2 with changes, 1 unreachable.\n"))
+    #expect(err == "Error: 1 of 3 watches out of reach: room-3 (nothing was read or written; its section says why, and what is known of it)\n", "\(err)")
   }
 
   /// One watch: the totals line is in the singular ("1 watch: 1 with changes.", never "1 changes").
@@ -69,8 +72,8 @@ import TSTestSupport
     let (_, out, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-1"])
     #expect(out.hasSuffix("\n\n1 watch: 1 with changes.\n"), "\(out)")
     let (_, failedOut, failedErr) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--watch", "room-3"])
-    #expect(failedOut.hasSuffix("\n\n1 watch: 1 failed.\n"), "\(failedOut)")
-    #expect(failedErr == "Error: 1 of 1 watch failed: room-3\n")
+    #expect(failedOut.hasSuffix("\n\n1 watch: 1 unreachable.\n"), "\(failedOut)")
+    #expect(failedErr.hasPrefix("Error: 1 of 1 watch out of reach: room-3 ("), "\(failedErr)")
   }
 
   /// The review: the failed watch first; `--only failed` shows it alone (the totals still
@@ -84,9 +87,9 @@ import TSTestSupport
     #expect(failed.lowerBound < changed.lowerBound, "\(out)")
     let (_, only, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--only", "failed"])
     #expect(only.contains("=== room-3 ") && !only.contains("room-1") && !only.contains("room-2"), "\(only)")
-    #expect(only.hasSuffix("3 watches: 2 with changes, 1 failed.\nShown: 1 of 3 watches (--only failed).\n"), "\(only)")
+    #expect(only.hasSuffix("3 watches: 2 with changes, 1 unreachable.\nShown: 1 of 3 watches (--only failed).\n"), "\(only)")
     let (_, summary, _) = await fleet.run(["plan", "--fleet", "fleet.yaml", "--summary"])
-    #expect(summary.hasPrefix("Planning 3 watches of fleet.yaml...\n\nroom-3: failed: no simulated watch at "), "\(summary)")
+    #expect(summary.hasPrefix("Planning 3 watches of fleet.yaml...\n\nroom-3: unreachable: no simulated watch at "), "\(summary)")
     // room-1's own contact joins the ward's (lists merge by name): two changes to its contacts.
     #expect(summary.contains("\nroom-1: ~ contacts (2 changes), + reminder.custom[\"Lunch\"] { + name = \"Lunch\" + enabled = true + at = [\"12:00\"] }\n"), "\(summary)")
     #expect(summary.components(separatedBy: "\n").count == 8, "\(summary)")
@@ -198,11 +201,11 @@ import TSTestSupport
     let names = watches.map { $0["name"] as? String ?? "" }
     let results = watches.map { $0["result"] as? String ?? "" }
     #expect(names == ["room-1", "room-2", "room-3"])
-    #expect(results == ["applied", "applied", "failed"])
+    #expect(results == ["applied", "applied", "unreachable"])
     let error = watches[2]["error"] as? String ?? ""
     #expect(error.hasPrefix("no simulated watch at"))
     let summary = try #require(report["summary"] as? [String: Any])
-    #expect(summary["failed"] as? Int == 1)
+    #expect(summary["failed"] as? Int == 0 && summary["unreachable"] as? Int == 1, "\(out)")
   }
 
   /// A watch whose plan the safety gate refuses (`--auto-approve` without `--allow-destroy`;
@@ -217,11 +220,11 @@ import TSTestSupport
     #expect(status == .failure)
     #expect(out.contains("=== room-1 ") && out.contains("or add --allow-destroy to --auto-approve."), "\(out)")
     let table = out.components(separatedBy: "\n\nWatch ").last ?? ""
-    #expect(table.contains("\nroom-1  refused     -  "), "\(table)")
-    #expect(table.contains("\nroom-2  no changes  +0 ~0 -0  "), "\(table)")
-    #expect(table.contains("\nroom-3  failed      -  "), "\(table)")
-    #expect(table.hasSuffix("\n\n3 watches: 1 refused, 1 with no changes, 1 failed.\n"), "\(table)")
-    #expect(err == "Error: 1 of 3 watches failed: room-3; 1 refused: room-1 (its plan is unsafe, so nothing was written to it: "
+    #expect(table.contains("\nroom-1  refused      -  "), "\(table)")
+    #expect(table.contains("\nroom-2  no changes   +0 ~0 -0  "), "\(table)")
+    #expect(table.contains("\nroom-3  unreachable  -  "), "\(table)")
+    #expect(table.hasSuffix("\n\n3 watches: 1 refused, 1 with no changes, 1 unreachable.\n"), "\(table)")
+    #expect(err == "Error: 1 of 3 watches out of reach: room-3 (nothing was read or written; its section says why, and what is known of it); 1 refused: room-1 (its plan is unsafe, so nothing was written to it: "
       + "add --allow-destroy to --auto-approve to apply it, or review it without --auto-approve)\n", "\(err)")
     let (jsonStatus, json, _) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve", "--json"])
     #expect(jsonStatus == .failure)
@@ -300,6 +303,37 @@ import TSTestSupport
     // `device show` says the same (it advised device init, and a blank watch got healed).
     let (_, _, shown) = await fleet.run(["device", "show", "--device", "sim:watches/room-1.json"])
     #expect(shown.contains("out of reach, not new") && !shown.contains("device init"), "\(shown)")
+  }
+
+  /// A watch out of reach is `unreachable` in `plan`, `drift` and `apply --fleet`, as in `status
+  /// --fleet`, not `failed` (fresh-eyes finding: "failed" for a watch only out of reach), and
+  /// its section says what its records and its monitor last knew: when it was last applied and
+  /// seen, and SOS at risk as its monitor last read it (`drift --fleet` said nothing of it).
+  @Test(arguments: [["plan"], ["drift"], ["apply", "--auto-approve"]])
+  func aWatchOutOfReachIsUnreachableInEveryFleetCommand(_ command: [String]) async throws {
+    let fleet = try await Fleet()
+    let selection = ["--fleet", "fleet.yaml", "--watch", "room-1", "--watch", "room-2"]
+    _ = await fleet.run(["apply", "--auto-approve"] + selection)
+    // Its monitor last read it with SOS at risk, then it went out of reach.
+    let identity = "sim:" + fleet.directory + "/watches/room-1.json"
+    let home = WatchHome(identity: identity, root: fleet.directory + "/state")
+    try HandledEvents(path: home.monitorEventsPath, watch: identity).seen(Date(timeIntervalSince1970: 1_796_000_000), sosAtRisk: true, exactly: true)
+    #expect(rename(fleet.directory + "/watches/room-1.json", fleet.directory + "/room-1.away") == 0)
+    let (status, out, err) = await fleet.run(command + selection)
+    #expect(status == .failure, "\(out)")
+    #expect(err.hasPrefix("Error: 1 of 2 watches out of reach: room-1 ("), "\(err)")
+    let row = out.split(separator: "\n").last { $0.hasPrefix("room-1  ") }.map(String.init) ?? ""
+    #expect(row.hasPrefix("room-1  unreachable  "), "\(out)")
+    #expect(out.contains("2 watches: 1 unreachable, ") && !out.contains("failed"), "\(out)")
+    #expect(out.contains("SOS at risk as its monitor last read it (2026-11-30T00:53:20Z), before it went out of reach"), "\(out)")
+    #expect(out.contains("Last applied: 20"), "\(out)")
+    let (_, json, _) = await fleet.run(command + selection + ["--json"])
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
+    let watch = try #require((report["watches"] as? [[String: Any]])?.first { $0["name"] as? String == "room-1" }, "\(json)")
+    #expect(watch["result"] as? String == "unreachable" && watch["sos_at_risk"] as? Bool == true, "\(json)")
+    #expect(watch["last_seen"] as? String == "2026-11-30T00:53:20Z" && watch["last_applied"] is String, "\(json)")
+    let summary = try #require(report["summary"] as? [String: Any])
+    #expect(summary["unreachable"] as? Int == 1 && summary["failed"] as? Int == 0, "\(json)")
   }
 
   /// A rollout paused after its canary counts what the watches hold: a later wave's watch that

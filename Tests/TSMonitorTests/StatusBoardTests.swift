@@ -360,6 +360,35 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().rows[1].name == "room-14")
   }
 
+  /// A watch given another device keeps its place on the page and in `/status.json`, its row
+  /// afresh (nothing of the device before), and its SOS presses stay (fresh-eyes finding: it
+  /// moved to the end).
+  @Test func aWatchGivenAnotherDeviceKeepsItsPlace() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.drift, clock, message: "1 resource changed on the watch since the last apply: contacts (1 added)",
+                            ["addresses": .array([.string("contacts")])]), for: ["room-12"])
+    board.record(Self.event(.sos, clock, message: "SOS", id: "e1"), for: ["room-12"])
+    board.replace([StatusBoard.Member(name: "room-12", labels: ["ward-a"], device: "sim:w12-new.json")])
+    let snapshot = board.snapshot()
+    #expect(snapshot.rows.map(\.name) == ["room-12", "room-14"])
+    #expect(snapshot.rows[0].device == "sim:w12-new.json" && snapshot.rows[0].drift == nil && snapshot.rows[0].reasons.isEmpty, "\(snapshot.rows[0])")
+    #expect(snapshot.openSOS.count == 1, "\(snapshot.openSOS)")
+  }
+
+  /// A restarted monitor going on with an outage already over the threshold lists the watch at
+  /// once, not at the next `tick()` (fresh-eyes finding: offline without "needs attention" for
+  /// about a second after a restart).
+  @Test func anOutageOverTheThresholdNeedsAttentionWithoutWaitingForATick() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.offline, clock, message: "cannot reach the watch: gone",
+                            ["since": .string(MonitorEvent.timestamp(clock.now.addingTimeInterval(-61)))]), for: ["room-12"])
+    let snapshot = board.snapshot()
+    #expect(snapshot.attention.map(\.name) == ["room-12"], "\(snapshot.rows)")
+    #expect(snapshot.rows.first?.reasons.first?.hasPrefix("Offline longer than 1 min: ") == true, "\(snapshot.rows)")
+  }
+
   /// A drift the agent measured beside another state (a refusal, manifests edited and not
   /// published) is a reason too, after that state's: the wearer's change is not hidden.
   @Test(arguments: [("refused", "The apply was refused as unsafe"), ("new revision", "Its manifests changed and are not published yet")])
