@@ -10,9 +10,9 @@ public enum BridgeProtocol {
   /// 414/431/503 and the connection limits; 1.2: a call's number under its lease
   /// (`CallRequest.sequence`); 1.3: a 409 for a live lease says when it expires
   /// (`Answer.expiresIn`); 1.4: a stream opened with `Last-Event-ID` starts with a `replayFrom`
-  /// event; 1.5: a sealed `heartbeat` every 15 s says the newest event (docs/bridge-protocol.md
-  /// "Versioning").
-  public static let version = "1.5"
+  /// event; 1.5: a sealed `heartbeat` every 15 s says the newest event; 1.6: a lease request's
+  /// `attempt`, and a new lease lives 15 s until used (docs/bridge-protocol.md "Versioning").
+  public static let version = "1.6"
 
   /// The minor version of a `MAJOR.MINOR` text, or `nil` when it is not one.
   public static func minor(of version: String) -> Int? {
@@ -178,12 +178,17 @@ public struct LeaseRequest: Codable, Hashable, Sendable {
   public var timeToLive: Int
   /// The token of the lease to renew; `nil` to take a new one.
   public var token: String?
+  /// Which of its holder's requests for one new lease this is, from 1 (protocol 1.6): a later
+  /// attempt of the same holder takes over the lease an earlier one was granted, whose answer
+  /// it never got (docs/bridge-protocol.md "Leases"); `nil` from a 1.5 client.
+  public var attempt: Int?
 
   /// A lease request.
-  public init(holder: LockHolder, timeToLive: Int, token: String? = nil) {
+  public init(holder: LockHolder, timeToLive: Int, token: String? = nil, attempt: Int? = nil) {
     self.holder = holder
     self.timeToLive = timeToLive
     self.token = token
+    self.attempt = attempt
   }
 }
 

@@ -85,6 +85,8 @@ public final class BridgeService: Sendable {
   let connection: Locked<[String: ConnectionState]>
   let faults: BridgeFaults
   let calls = Locked<(total: Int, methods: [BridgeMethod: Int])>((0, [:]))
+  /// New-lease requests granted so far (for `BridgeFaults.Trigger.lease`).
+  let leasesGranted = Locked(0)
   /// How many refusals before authentication were logged line by line in this minute.
   let refusals = Locked(RefusalLogLimit())
   /// Event streams open now, oldest first (at most `BridgeProtocol.maxEventStreams`): each
@@ -371,7 +373,11 @@ public final class BridgeService: Sendable {
     }
     switch leases.acquire(watch.id, request) {
     case .granted(let token):
-      note = request.token == nil ? "granted" : "renewed"
+      note = request.token == nil ? "granted" + (request.attempt.map { $0 > 1 ? " (attempt \($0))" : "" } ?? "") : "renewed"
+      if request.token == nil, leasesGranted.update({ $0 += 1; return $0 }) == 1, faults.faults[.lease] == .dropResponse {
+        note += " (fault: response dropped)"
+        return BridgeResponse(status: 0, headers: [:], body: .dropConnection)
+      }
       return sealed(200, BridgeJSON.encode(Answer(result: DeviceLease(token: token, timeToLive: request.timeToLive))), to: nonce)
     case .held(let holder, let expiresIn):
       note = "refused: leased"
@@ -463,6 +469,8 @@ public final class BridgeService: Sendable {
 /// number N (the N-th call, 1-based, over every watch since the bridge started) or a method
 /// name (its first call). Only calls that passed every check count. `delay@events:MS` answers
 /// every event stream MS milliseconds late, listening only from then on (a slow link).
+/// `drop-response@lease` grants the first new lease, then closes the connection without an
+/// answer (a lease whose answer was lost, or whose request was held back until its sender gave up).
 public struct BridgeFaults: Hashable, Sendable {
   /// A fault.
   public enum Fault: Hashable, Sendable {
@@ -489,6 +497,8 @@ public struct BridgeFaults: Hashable, Sendable {
     case method(BridgeMethod)
     /// Every event stream opened (`delay@events:MS`: a slow link to the bridge; no other fault).
     case events
+    /// The first new lease granted (`drop-response@lease`; no other fault).
+    case lease
   }
 
   /// Faults by trigger.
@@ -511,6 +521,9 @@ public struct BridgeFaults: Hashable, Sendable {
       if target[0] == "events" {
         guard halves[0] == "delay" else { return nil }
         trigger = .events
+      } else if target[0] == "lease" {
+        guard halves[0] == "drop-response" else { return nil }
+        trigger = .lease
       } else if let call = Int(target[0]) {
         guard (1...1_000_000).contains(call) else { return nil }
         trigger = .call(call)

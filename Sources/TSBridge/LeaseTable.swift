@@ -11,6 +11,14 @@ public final class LeaseTable: @unchecked Sendable {
     var expires: UInt64
     /// The highest call number seen under the lease (`CallRequest.sequence`), 0 before any.
     var highestSequence = 0
+    /// When it was granted (or last renewed), and for how long (milliseconds).
+    var granted: UInt64
+    var timeToLive: UInt64
+    /// Whether a call or a renewal under its token came: its holder has it. Until then it lives
+    /// at most `unusedLifetime`.
+    var used = false
+    /// The attempt of its holder's request that took it (`LeaseRequest.attempt`).
+    var attempt: Int?
   }
 
   private let lock = NSLock()
@@ -19,6 +27,11 @@ public final class LeaseTable: @unchecked Sendable {
   private var released: [String: [String]] = [:]
   /// How many released tokens are remembered per watch.
   static let keptReleased = 64
+  /// How long a new lease lives, in milliseconds, until a call or a renewal under its token
+  /// shows that its holder got it: 15 s, past a client's 10 s timeout. A lease whose answer was
+  /// lost, or whose request was held back on the way until its sender gave up, locks the watch
+  /// that long, not its whole time to live (fresh-eyes finding: 60 s, again and again).
+  public static let unusedLifetime: UInt64 = 15_000
   let clock: @Sendable () -> UInt64
 
   /// A table timing leases with `clock` (milliseconds since 1970).
@@ -37,19 +50,28 @@ public final class LeaseTable: @unchecked Sendable {
   }
 
   /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
-  /// whose lease expired is granted again while nobody else took the watch.
+  /// whose lease expired is granted again while nobody else took the watch. A new lease lives
+  /// `unusedLifetime` until used (`admit`) or renewed. A request of the live lease's holder
+  /// with a later `attempt` than the one that took it takes it over (its answer was lost): the
+  /// earlier token is released, so nothing held back under it is carried out.
   public func acquire(_ watch: String, _ request: LeaseRequest) -> Outcome {
     let now = clock()
     return lock.withLock {
       if let current = leases[watch], current.expires > now, current.token != request.token {
-        return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
+        guard request.token == nil, current.holder == request.holder, let later = request.attempt, later > current.attempt ?? .max else {
+          return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
+        }
+        remember(released: current.token, of: watch)
       }
       if let token = request.token, released[watch]?.contains(token) == true { return .released }
       let token = request.token ?? Self.newToken()
-      // A renewal keeps the calls seen under the lease.
-      let seen = leases[watch].flatMap { $0.token == token ? $0.highestSequence : nil } ?? 0
-      leases[watch] = Lease(token: token, holder: request.holder, expires: now + UInt64(request.timeToLive) * 1000,
-                            highestSequence: seen)
+      // A renewal keeps the calls seen under the lease, and shows its holder has it.
+      let renewed = leases[watch].flatMap { $0.token == token ? $0 : nil }
+      let lifetime = UInt64(request.timeToLive) * 1000
+      let used = renewed != nil
+      leases[watch] = Lease(token: token, holder: request.holder, expires: now + (used ? lifetime : min(lifetime, Self.unusedLifetime)),
+                            highestSequence: renewed?.highestSequence ?? 0, granted: now, timeToLive: lifetime, used: used,
+                            attempt: renewed?.attempt ?? request.attempt)
       return .granted(token: token)
     }
   }
@@ -58,10 +80,15 @@ public final class LeaseTable: @unchecked Sendable {
   public func release(_ watch: String, token: String) {
     lock.withLock {
       if leases[watch]?.token == token { leases[watch] = nil }
-      var tokens = released[watch, default: []]
-      if !tokens.contains(token) { tokens.append(token) }
-      released[watch] = Array(tokens.suffix(Self.keptReleased))
+      remember(released: token, of: watch)
     }
+  }
+
+  /// Remembers that `token`, a lease of `watch`, was released (called under the lock).
+  private func remember(released token: String, of watch: String) {
+    var tokens = released[watch, default: []]
+    if !tokens.contains(token) { tokens.append(token) }
+    released[watch] = Array(tokens.suffix(Self.keptReleased))
   }
 
   /// Whether `token` is a lease of `watch` that its holder released: a write made under it
@@ -80,13 +107,21 @@ public final class LeaseTable: @unchecked Sendable {
   /// judged the write lost): carrying it out now would make the sender's report untrue
   /// (docs/bridge-protocol.md "Leases"). Calls without a token or a number, or under a token
   /// that is not the watch's last lease, are not checked. In memory only.
+  ///
+  /// A call under the token of `watch`'s lease shows its holder has it: a lease not used before
+  /// lives from then on the time to live it was granted (or renewed) with.
   public func admit(_ watch: String, token: String?, sequence: Int?, writes: Bool) -> Bool {
-    guard let token, let sequence else { return true }
+    guard let token else { return true }
     return lock.withLock {
       guard var lease = leases[watch], lease.token == token else { return true }
+      if !lease.used {
+        lease.used = true
+        lease.expires = max(lease.expires, lease.granted + lease.timeToLive)
+      }
+      defer { leases[watch] = lease }
+      guard let sequence else { return true }
       let late = writes && sequence <= lease.highestSequence
       lease.highestSequence = max(lease.highestSequence, sequence)
-      leases[watch] = lease
       return !late
     }
   }

@@ -210,15 +210,46 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   // MARK: Lease
 
   /// `POST …/lease`; 409 is `.held` with the bridge's record of the holder and the seconds its
-  /// lease lives unless renewed. Later writes carry the token.
+  /// lease lives unless renewed. Later writes carry the token. A request whose answer does not
+  /// come (lost, timed out, not sealed) may have been granted: it is asked again, as the next
+  /// `attempt` of the same holder, after each of `retryDelays`, and a 1.6 bridge gives the
+  /// lease over to that later attempt (docs/bridge-protocol.md "Leases"); else the watch stayed
+  /// locked by a lease nobody held.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
-    try await askLease(LeaseRequest(holder: holder, timeToLive: seconds))
+    var attempt = 1
+    while true {
+      do throws(LeaseFailure) {
+        return try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, attempt: attempt))
+      } catch {
+        switch error {
+        case .refused(let refusal): throw refusal
+        case .unanswered(let failure):
+          guard attempt <= caller.retryDelays.count else { throw .device(failure) }
+          try? await Task.sleep(for: caller.retryDelays[attempt - 1])
+          attempt += 1
+        }
+      }
+    }
   }
 
   /// `POST …/lease` with the token.
   public func renewLease(_ lease: DeviceLease, timeToLive seconds: Int) async throws(LeaseRefusal) {
     guard let holder = lock.withLock({ self.lease?.holder }) else { throw .held(by: nil) }
-    _ = try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, token: lease.token))
+    do throws(LeaseFailure) {
+      _ = try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, token: lease.token))
+    } catch {
+      switch error {
+      case .refused(let refusal): throw refusal
+      case .unanswered(let failure): throw .device(failure)
+      }
+    }
+  }
+
+  /// Why a lease request failed: refused (`LeaseRefusal`), or its answer never came (it may
+  /// have been granted).
+  private enum LeaseFailure: Error {
+    case refused(LeaseRefusal)
+    case unanswered(DeviceError)
   }
 
   /// `DELETE …/lease`; errors ignored (the lease expires anyway).
@@ -229,13 +260,14 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
                                domain: BridgeProtocol.errorDomain, retry: false)
   }
 
-  private func askLease(_ ask: LeaseRequest) async throws(LeaseRefusal) -> DeviceLease {
+  private func askLease(_ ask: LeaseRequest) async throws(LeaseFailure) -> DeviceLease {
     let body = BridgeJSON.encode(ask)
     do {
       let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body)
       caller.count("lease", bytes: bytes, sent: body.count)
       guard let granted = BridgeJSON.decode(AnswerOf<DeviceLease>.self, from: answer)?.result else {
-        throw LeaseRefusal.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError, "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON"))
+        throw LeaseFailure.refused(.device(DeviceError(BridgeProtocol.errorDomain, .dataFormatError,
+                                                       "the bridge's lease answer is not protocol v\(BridgeProtocol.major) JSON")))
       }
       lock.withLock {
         if lease?.token != granted.token { leaseCalls = 0 }
@@ -243,12 +275,17 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
       }
       return granted
     } catch let failure as BridgeTransport.Failure {
-      if case .refused(409, _, let holder, let expiresIn) = failure { throw .held(by: holder, expiresIn: expiresIn) }
-      throw .device(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain))
-    } catch let refusal as LeaseRefusal {
-      throw refusal
+      caller.count("lease", bytes: 0, sent: body.count)
+      switch failure {
+      case .refused(409, _, let holder, let expiresIn): throw .refused(.held(by: holder, expiresIn: expiresIn))
+      case .refused: throw .refused(.device(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain)))
+      case .notSent, .timedOut, .lost, .connectionClosed, .unauthenticated:
+        throw .unanswered(caller.linkError(failure, name: "lease", domain: BridgeProtocol.errorDomain))
+      }
+    } catch let failure as LeaseFailure {
+      throw failure
     } catch {
-      throw .device(DeviceError(BridgeProtocol.errorDomain, .unknown, "\(error)"))
+      throw .refused(.device(DeviceError(BridgeProtocol.errorDomain, .unknown, "\(error)")))
     }
   }
 }

@@ -117,7 +117,7 @@ extension ReferenceBridge {
     if let text = environment[BridgeFaults.variable], !text.isEmpty {
       guard let parsed = BridgeFaults(parsing: text) else {
         throw DeviceError(.simulator, .sdkConfigError,
-                          "\(BridgeFaults.variable)='\(text)' is not drop-response@WHEN or delay@WHEN:MS (WHEN a call number or a method name), comma-separated")
+                          "\(BridgeFaults.variable)='\(text)' is not drop-response@WHEN or delay@WHEN:MS (WHEN a call number, a method name, or for drop-response 'lease'), comma-separated")
       }
       faults = parsed
     }

@@ -331,6 +331,22 @@ final class BridgeFixture: @unchecked Sendable {
     #expect(try await bridge.run(["plan", "--detailed-exitcode", "--device", "bridge:home"]).status == 0)
   }
 
+  /// A lease whose answer was lost (granted, then the connection dropped: as when the request
+  /// is held back on the way until its sender gave up) neither fails the apply nor locks the
+  /// watch: the apply asks again as a later attempt, which takes the lease over, and the next
+  /// apply from another process is served at once (fresh-eyes finding: the owner locked out for
+  /// the lease's 60 s, again and again).
+  @Test func aLeaseWhoseAnswerWasLostLocksNobodyOut() async throws {
+    let bridge = try await Self.prepared([BridgeFaults.variable: "drop-response@lease"])
+    let applied = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"])
+    #expect(applied.status == 0, "\(applied.stderr)")
+    let next = try await bridge.run(["apply", "--auto-approve", "--device", "bridge:home"], environment: ["TSAPPLY_STATE_DIR": try TSApplyBinary.temporaryDirectory().path])
+    #expect(next.status == 0 && next.stdout.contains("No changes"), "\(next.stderr)")
+    let (_, log) = await bridge.stopped()
+    #expect(log.contains("/lease 0 granted (fault: response dropped)") && log.contains("/lease 200 granted (attempt 2)"), "\(log)")
+    #expect(!log.contains("/lease 409"), "\(log)")
+  }
+
   @Test func twoClientsCannotApplyAtOnce() async throws {
     let bridge = try await Self.prepared(["TSAPPLY_SIM_LATENCY": "300,0"])
     defer { bridge.stop() }

@@ -150,20 +150,91 @@ import TSTestSupport
     let (refused, refusal) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
     #expect(refused == 409)
     #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.holder == holder)
-    #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 60)
+    // Not used yet: it lives 15 s unless a call or a renewal under its token comes.
+    #expect(refusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 15)
     // The seconds it lives unless renewed count down, rounded up, in both refusals (1.3).
     now.update { $0 += 5_500 }
     let (_, later) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
-    #expect(later.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 55)
+    #expect(later.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 10)
     let (writeRefused, writeRefusal) = await send("POST", "/v1/watches/\(id)/call", Self.write)
     #expect(writeRefused == 409)
-    #expect(writeRefusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 55)
+    #expect(writeRefusal.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 10)
     #expect(await device.statistics().totalCalls == 0)
     let withToken = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: token))
     #expect(await send("POST", "/v1/watches/\(id)/call", withToken).0 == 200)
+    // Used: it lives the 60 s it was granted with.
+    let (_, used) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60)))
+    #expect(used.flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn == 55)
     now.update { $0 += 61_000 }
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: other, timeToLive: 60))).0 == 200, "expired")
     #expect(await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 0))).0 == 400)
+  }
+
+  /// A lease granted but never used — its answer lost on the way, or its request held back
+  /// until its sender gave up — locks the watch for `LeaseTable.unusedLifetime` at most, not
+  /// its whole time to live (fresh-eyes finding: a first lease request held back past the
+  /// client's timeout locked the owner out for 60 s, again and again). A call or a renewal
+  /// under its token shows its holder has it: then it lives its time to live.
+  @Test func aLeaseNobodyUsesLocksTheWatchOnlyBriefly() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, _, id) = try Self.service(clock: { now.value })
+    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let lease = "/v1/watches/\(id)/lease"
+    func ask(_ holder: LockHolder) async -> (Int, Int?) {
+      let (asked, sealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
+      let response = await service.handle(asked)
+      return (response.status, Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn)
+    }
+    _ = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
+    let unused = Int(LeaseTable.unusedLifetime / 1000)
+    #expect(await ask(other) == (409, unused))
+    now.update { $0 += LeaseTable.unusedLifetime + 1 }
+    #expect(await ask(other).0 == 200, "nobody used the first lease: the watch is free")
+    // Used (a read under its token): the lease lives its 60 s.
+    now.update { $0 += LeaseTable.unusedLifetime + 1 }
+    let token = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
+    let read = BridgeJSON.encode(CallRequest(method: .getAllContacts, args: Optional<Empty>.none, lease: token, sequence: 1))
+    #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", read, sealer: clockSealer).0).status == 200)
+    now.update { $0 += LeaseTable.unusedLifetime + 1 }
+    let (held, expiresIn) = await ask(other)
+    #expect(held == 409 && expiresIn == 60 - unused, "\(held) \(expiresIn ?? -1)")
+  }
+
+  /// A lease request of the same holder with a later `attempt` (protocol 1.6) takes over the
+  /// lease an earlier attempt was granted: that answer was lost, and its holder asks again. The
+  /// earlier token is released (a write held back under it is refused), and an earlier attempt
+  /// arriving late takes nothing over: it is refused as any other holder's.
+  @Test func aLaterAttemptOfTheSameHolderTakesOverItsLostLease() async throws {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, device, id) = try Self.service(clock: { now.value })
+    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let lease = "/v1/watches/\(id)/lease"
+    func asking(_ attempt: Int?, _ holder: LockHolder = holder) -> (BridgeRequest, SealedMessage) {
+      Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, attempt: attempt)), sealer: clockSealer)
+    }
+    func token(_ response: BridgeResponse, _ sealed: SealedMessage) -> String? {
+      Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token
+    }
+    // Attempt 1 is sealed and held back; attempt 2 goes through.
+    let (first, _) = asking(1)
+    let (lost, lostSealed) = asking(1)
+    let firstToken = try #require(token(await service.handle(lost), lostSealed), "attempt 1, its answer lost")
+    now.update { $0 += 10_000 }
+    let (second, secondSealed) = asking(2)
+    let secondToken = try #require(token(await service.handle(second), secondSealed), "attempt 2 takes the lease over")
+    #expect(secondToken != firstToken)
+    let write = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: firstToken))
+    #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", write, sealer: clockSealer).0).status == 409)
+    #expect(await device.statistics().totalCalls == 0, "a write under the lost lease is not carried out")
+    #expect(await service.handle(first).status == 409, "an earlier attempt arriving late takes nothing over")
+    #expect(await service.handle(asking(3, LockHolder(pid: 2, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")).0).status == 409,
+            "another holder's attempt takes nothing over")
+    #expect(await service.handle(asking(nil).0).status == 409, "nor does a request without an attempt (a 1.5 client)")
+    let mine = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: secondToken, sequence: 1))
+    #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", mine, sealer: clockSealer).0).status == 200)
   }
 
   /// A lease request whose holder is not well-formed (`LockHolder.problem`) is refused with
