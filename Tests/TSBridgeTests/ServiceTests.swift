@@ -32,6 +32,17 @@ import TSTestSupport
     return (BridgeRequest(method: method, path: path, headers: headers, body: method == "GET" ? [] : sealed.bytes), sealed)
   }
 
+  /// Two holders of leases, on two laptops.
+  static let laptopA = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+  static let laptopB = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+
+  /// A service and a client sealer on one clock the test moves (milliseconds since 1970).
+  static func clocked() throws -> (Locked<UInt64>, BridgeService, SimulatedDevice, String, Sealer) {
+    let now = Locked<UInt64>(1_800_000_000_000)
+    let (service, device, id) = try service(clock: { now.value })
+    return (now, service, device, id, Sealer(key: key, side: .client, clock: { now.value }))
+  }
+
   static func answer(_ response: BridgeResponse, to sealed: SealedMessage) -> [UInt8]? {
     SealedMessage(bytes: response.bytes).flatMap { Sealer(key: key, side: .client).open($0, for: .response(requestNonce: sealed.nonce)) }
   }
@@ -133,16 +144,14 @@ import TSTestSupport
   }
 
   @Test func aLeaseBlocksOtherWritersUntilReleasedOrExpired() async throws {
-    let now = Locked<UInt64>(1_800_000_000_000)
-    let (service, device, id) = try Self.service(clock: { now.value })
-    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
+    let (now, service, device, id, clockSealer) = try Self.clocked()
     func send(_ method: String, _ path: String, _ body: [UInt8]) async -> (Int, [UInt8]?) {
       let (request, sealed) = Self.request(method, path, body, sealer: clockSealer)
       let response = await service.handle(request)
       return (response.status, Self.answer(response, to: sealed))
     }
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
-    let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let holder = Self.laptopA
+    let other = Self.laptopB
     let lease = "/v1/watches/\(id)/lease"
     let (status, body) = await send("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)))
     #expect(status == 200)
@@ -176,11 +185,9 @@ import TSTestSupport
   /// client's timeout locked the owner out for 60 s, again and again). A call or a renewal
   /// under its token shows its holder has it: then it lives its time to live.
   @Test func aLeaseNobodyUsesLocksTheWatchOnlyBriefly() async throws {
-    let now = Locked<UInt64>(1_800_000_000_000)
-    let (service, _, id) = try Self.service(clock: { now.value })
-    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
-    let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let (now, service, _, id, clockSealer) = try Self.clocked()
+    let holder = Self.laptopA
+    let other = Self.laptopB
     let lease = "/v1/watches/\(id)/lease"
     func ask(_ holder: LockHolder) async -> (Int, Int?) {
       let (asked, sealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
@@ -207,10 +214,8 @@ import TSTestSupport
   /// earlier token is released (a write held back under it is refused), and an earlier attempt
   /// arriving late takes nothing over: it is refused as any other holder's.
   @Test func aLaterAttemptOfTheSameHolderTakesOverItsLostLease() async throws {
-    let now = Locked<UInt64>(1_800_000_000_000)
-    let (service, device, id) = try Self.service(clock: { now.value })
-    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let (now, service, device, id, clockSealer) = try Self.clocked()
+    let holder = Self.laptopA
     let lease = "/v1/watches/\(id)/lease"
     func asking(_ attempt: Int?, _ holder: LockHolder = holder) -> (BridgeRequest, SealedMessage) {
       Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, attempt: attempt)), sealer: clockSealer)
@@ -252,7 +257,7 @@ import TSTestSupport
     #expect(response.status == 400)
     let message = Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error?.message
     #expect(message?.hasPrefix("holder.") == true, "\(message ?? "")")
-    let well = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:30:01Z")
+    let well = Self.laptopB
     let (next, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: well, timeToLive: 60)))
     #expect(await service.handle(next).status == 200, "no lease was taken")
   }
@@ -267,10 +272,8 @@ import TSTestSupport
   /// attacker on the path, within the freshness window) is refused, whether or not another
   /// apply holds the watch now: the watch never goes back to what the first apply judged lost.
   @Test func aWriteUnderAReleasedLeaseIsRefusedAsLate() async throws {
-    let now = Locked<UInt64>(1_800_000_000_000)
-    let (service, device, id) = try Self.service(clock: { now.value })
-    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let (now, service, device, id, clockSealer) = try Self.clocked()
+    let holder = Self.laptopA
     let lease = "/v1/watches/\(id)/lease"
     let token = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
     // The write is sealed now and held back; the apply gives up, releases its lease.
@@ -291,10 +294,8 @@ import TSTestSupport
   /// brought the lease back — locking the watch for a minute — and the held-back write under it
   /// was then carried out): a released token is not renewed, and the write stays refused.
   @Test func aRenewalOfAReleasedLeaseIsRefusedAndBringsNothingBack() async throws {
-    let now = Locked<UInt64>(1_800_000_000_000)
-    let (service, device, id) = try Self.service(clock: { now.value })
-    let clockSealer = Sealer(key: Self.key, side: .client, clock: { now.value })
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let (now, service, device, id, clockSealer) = try Self.clocked()
+    let holder = Self.laptopA
     let other = LockHolder(pid: 2, host: "laptop-b", command: "tsapply apply", since: "2026-12-01T09:31:00Z")
     let lease = "/v1/watches/\(id)/lease"
     let token = try await Self.grantedToken(service, lease, holder: holder, sealer: clockSealer)
@@ -318,7 +319,7 @@ import TSTestSupport
   /// true. Calls in order are carried out; calls without numbers are not checked.
   @Test func aWriteArrivingAfterALaterCallOfItsLeaseIsRefused() async throws {
     let (service, device, id) = try Self.service()
-    let holder = LockHolder(pid: 1, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")
+    let holder = Self.laptopA
     let (granted, sealedLease) = Self.request("POST", "/v1/watches/\(id)/lease", BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)))
     let token = try #require(Self.answer(await service.handle(granted), to: sealedLease)
       .flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
