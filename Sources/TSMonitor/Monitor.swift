@@ -196,6 +196,10 @@ public final class Monitor: @unchecked Sendable {
       retry = mailbox.post(.retry, after: backoff.next())
     }
 
+    // What an earlier run left undelivered goes out now, whether or not the watch answers.
+    monitorLock = await deliverLeftOver(identity)
+    // Whether the watch was opened once (its session started for it).
+    var opened1st = false
     loop: while !isStopping {
       if watch == nil && connectNow {
         connectNow = false
@@ -203,13 +207,14 @@ public final class Monitor: @unchecked Sendable {
           let opened = try await engine.open(settings.deviceSpec, mayCreate: false)
           // This monitor's first session with a watch it has been waiting for (unreachable, or
           // not made yet, since `offlineSince`): what the watch reported meanwhile is replayed.
-          let waitedSince = monitorLock == nil ? offlineSince : nil
-          if monitorLock == nil {
-            do { monitorLock = try await startSession(opened) } catch {
+          let waitedSince = opened1st ? nil : offlineSince
+          if !opened1st {
+            do { monitorLock = try await startSession(opened, early: monitorLock) } catch {
               await opened.close()
               failure = error
               break loop
             }
+            opened1st = true
           }
           current = locked { generation += 1; return generation }
           let listening = await register(opened, generation: current, waitedSince: waitedSince)
@@ -222,7 +227,7 @@ public final class Monitor: @unchecked Sendable {
           replayInterruptedHeal(opened, &tracking)
           mailbox.post(.recheck)
         } catch {
-          if monitorLock == nil, Self.isSetupError(error), !settings.retriesFirstOpen {
+          if !opened1st, Self.isSetupError(error), !settings.retriesFirstOpen {
             failure = .open(error)
             break loop
           }
@@ -335,9 +340,15 @@ public final class Monitor: @unchecked Sendable {
     tracking.healed = true
   }
 
-  /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox holds.
-  private func startSession(_ watch: Watch) async throws(MonitorError) -> WatchLock {
+  /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox
+  /// holds — or, when `deliverLeftOver` began the session already (its lock held), prepares
+  /// the folder for the watch's platform and goes on with that session.
+  private func startSession(_ watch: Watch, early: WatchLock?) async throws(MonitorError) -> WatchLock {
     do { try watch.home.prepare(profile: watch.capabilities.profile) } catch { throw .records(error) }
+    if let early {
+      locked { session?.profile = watch.capabilities.profile }
+      return early
+    }
     let held: WatchLock
     do {
       held = try await WatchLock.acquire(at: watch.home.monitorLockPath,
@@ -346,21 +357,45 @@ public final class Monitor: @unchecked Sendable {
     } catch {
       throw .locked(error)
     }
-    let outbox = Outbox(directory: watch.home.outboxDirectory)
+    await begin(identity: watch.identity, profile: watch.capabilities.profile, home: watch.home)
+    return held
+  }
+
+  /// Starts the session of the watch `identity` names before the watch is opened, when an
+  /// earlier run left SOS events in its outbox (`monitorLock` held, its folder already there): they
+  /// are delivered now, not once the watch answers (fresh-eyes finding: a monitor restarted
+  /// during an outage — the power back, the phone not yet — held an undelivered press until the
+  /// watch came back). `nil` when there is nothing to deliver, or another monitor holds the
+  /// lock (opening the watch then says so). A spec whose canonical form is not the watch's
+  /// identity (`bridge:NAME` without a watch ID) finds no outbox here, and delivers once open.
+  private func deliverLeftOver(_ identity: String) async -> WatchLock? {
+    let home = WatchHome(identity: identity, root: engine.stateRoot)
+    let (entries, unreadable) = Outbox(directory: home.outboxDirectory).entries()
+    guard !entries.isEmpty || !unreadable.isEmpty,
+          let held = try? await WatchLock.acquire(at: home.monitorLockPath, holder: WatchLock.currentHolder(command: settings.commandLine, now: now()),
+                                                  timeout: .zero) else { return nil }
+    await begin(identity: identity, profile: "", home: home)
+    return held
+  }
+
+  /// Makes the session of the watch `identity` (of platform `profile`, `""` before it was
+  /// opened) whose records are in `home`, and starts delivering what its outbox holds.
+  private func begin(identity: String, profile: String, home: WatchHome) async {
+    let outbox = Outbox(directory: home.outboxDirectory)
     let delivery = Delivery(outbox: outbox, notifiers: notifiers, policy: settings.delivery) { [weak self] report in
       self?.delivered(report)
     }
-    let handled = HandledEvents(path: watch.home.monitorEventsPath, watch: watch.identity)
+    let handled = HandledEvents(path: home.monitorEventsPath, watch: identity)
     if let problem = handled.problem {
-      emit(.error, watch: watch.identity, message: "cannot use \(handled.path): \(problem); events the watch reported while no monitor listened are not replayed this time, and the file is replaced",
+      emit(.error, watch: identity, message: "cannot use \(handled.path): \(problem); events the watch reported while no monitor listened are not replayed this time, and the file is replaced",
            fields: ["reason": .string("handled_events"), "file": .string(handled.path)])
     }
     locked {
-      session = Session(identity: watch.identity, profile: watch.capabilities.profile, outbox: outbox, delivery: delivery, handled: handled)
+      session = Session(identity: identity, profile: profile, outbox: outbox, delivery: delivery, handled: handled)
     }
     let (entries, unreadable) = outbox.entries()
     for file in unreadable {
-      emit(.error, watch: watch.identity, message: "cannot read the outbox entry \(file); it is left there for a person to look at",
+      emit(.error, watch: identity, message: "cannot read the outbox entry \(file); it is left there for a person to look at",
            fields: ["reason": .string("outbox"), "file": .string(file)])
     }
     if !entries.isEmpty {
@@ -369,7 +404,6 @@ public final class Monitor: @unchecked Sendable {
         : "Delivering \(entries.count) SOS event\(entries.count == 1 ? "" : "s") left in the outbox by an earlier run.")
       for entry in entries { await delivery.start(entry) }
     }
-    return held
   }
 
   /// Stops listening to `watch` (its handlers are ignored from now on) and releases it.

@@ -679,6 +679,43 @@ final class Harness: @unchecked Sendable {
     #expect(restarted.values.filter { $0.kind == .sos }.isEmpty, "the restart delivers; it reports no new SOS")
   }
 
+  /// An SOS left undelivered in the outbox is delivered by the next monitor from its start, also
+  /// while the watch is out of reach (fresh-eyes finding: the power back after an outage, the
+  /// monitor restarted before the phone, the press waited until the watch answered again).
+  @Test func anSOSLeftInTheOutboxIsDeliveredAfterARestartWhileTheWatchIsOutOfReach() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let down = ScriptedNotifier("receiver", failures: -1)
+    try await harness.start(harness.settings(), notifiers: [down])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    _ = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    await harness.stop()
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+
+    let up = ScriptedNotifier("receiver", failures: 0)
+    var settings = harness.settings()
+    settings.retriesFirstOpen = true
+    let restarted = Collector<MonitorEvent>()
+    let monitor = Monitor(engine: harness.engine, settings: settings, notifiers: [up], emit: { restarted.append($0) })
+    let run = Task { try? await monitor.run() }
+    let deadline = ContinuousClock.now + .seconds(60)
+    while up.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    let outbox = Outbox(directory: WatchHome(identity: harness.spec, root: harness.directory + "/state").outboxDirectory)
+    while !outbox.entries().entries.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(up.counts.successes == [sos.id], "delivered while the watch is out of reach")
+    #expect(restarted.values.contains { $0.kind == .offline } && !restarted.values.contains { $0.kind == .online })
+    // The watch back: the same monitor watches it, and nothing is delivered twice.
+    try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
+    _ = await restarted.first(.online)
+    try harness.wearer().simulateSOSPress()
+    while up.counts.successes.count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    monitor.stop()
+    await run.value
+    #expect(up.counts.successes.count == 2 && up.counts.successes.first == sos.id, "\(up.counts.successes)")
+    #expect(outbox.entries().entries.isEmpty)
+  }
+
   /// A monitor that first listened to the watch and never handled an event (killed, or its
   /// first event stream stalled before the bridge said where it starts) starts again: it asks
   /// for every event the watch keeps and delivers, replayed, the press made since it first
