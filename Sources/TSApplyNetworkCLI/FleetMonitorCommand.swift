@@ -156,9 +156,20 @@ extension MonitorCommand {
       }
       return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
     }
+    // Watches that left the fleet file (or their device before a new one) while an earlier run
+    // monitored them, whose outboxes still hold SOS presses: delivered now (`LeftWatches`).
+    let left = LeftWatches(path: fleetFolder + "/left-watches.json")
+    let deliverers = FleetMonitor.deliverers(for: left.waiting(members: session.loaded.everyMember, engine: session.engine),
+                                             engine: session.engine, template: template, notifiers: notifiers, emit: output.write,
+                                             notice: { stderr.write($0 + "\n") }, observers: observers)
+    if !deliverers.isEmpty {
+      let names = deliverers.compactMap(\.settings.watchName)
+      stderr.write("Delivering the SOS presses left in the outbox\(names.count == 1 ? "" : "es") of \(counted(names.count, "watch", "watches")) no longer in "
+                   + "\(session.fleetFile) (\(names.joined(separator: ", "))); \(names.count == 1 ? "it is" : "they are") not monitored.\n")
+    }
     // The monitors still running (watches added to the fleet file join while it runs, watches
     // removed from it leave), how many, and whether a stop was asked for.
-    let running = Locked(monitors)
+    let running = Locked(monitors + deliverers)
     let live = Locked(0)
     let stopping = Locked(false)
     let signals = StopSignals { signal in
@@ -193,6 +204,7 @@ extension MonitorCommand {
         }
       }
       for (monitor, member) in zip(monitors, session.loaded.members) { start(monitor, name: member.name) }
+      for deliverer in deliverers { start(deliverer, name: deliverer.settings.watchName ?? "") }
       // Unless --watch chose the watches: a watch added to the fleet file gets a monitor of its
       // own at the next look, so its SOS presses are forwarded without a restart; one removed
       // from it (missing at two looks in a row, so a file caught half-written stops nothing) has
@@ -207,6 +219,7 @@ extension MonitorCommand {
         if !leaving.isEmpty {
           // Retired, not stopped: an SOS it heard and has not delivered yet is still delivered.
           for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.retire() }
+          left.add(leaving.compactMap { name in devices[name].map { LeftWatches.Left(name: name, device: $0) } })
           removed(leaving, devices: devices, "its monitor stopped, so it is not checked and its SOS presses are not heard "
                     + "(one heard already is still delivered)", "stopped monitoring")
         }
@@ -223,6 +236,7 @@ extension MonitorCommand {
         if !moved.isEmpty {
           let names = Set(moved.map(\.name))
           for monitor in running.value where names.contains(monitor.settings.watchName ?? "") { monitor.retire() }
+          left.add(moved.compactMap { member in devices[member.name].map { LeftWatches.Left(name: member.name, device: $0) } })
           for member in moved { devices[member.name] = member.device }
           board?.replace(FleetMonitor.boardMembers(moved))
           let more = makeMonitors(moved)

@@ -683,3 +683,106 @@ public enum FleetMonitor {
     }
   }
 }
+
+/// The watches that left a fleet `monitor --fleet` watches — removed from its fleet file, or
+/// given another device (the device before) — kept in the fleet's monitor folder so that a
+/// restarted `monitor --fleet` delivers the SOS presses their outboxes still hold
+/// (`FleetMonitor.deliverers`): their monitors retire and deliver until the process stops,
+/// and what is left was waiting until the watch came back into the fleet file (fresh-eyes
+/// finding). A watch is forgotten once its outbox is empty or its device is a member's again.
+/// The file is 0600 and read bounded; thread-safe.
+public final class LeftWatches: Sendable {
+  /// A watch that left: its name in the fleet, its device spec.
+  public struct Left: Codable, Hashable, Sendable {
+    public var name: String
+    public var device: String
+    /// A watch that left.
+    public init(name: String, device: String) {
+      self.name = name
+      self.device = device
+    }
+  }
+
+  private struct Stored: Codable {
+    static let formatName = "tsapply-fleet-left-watches"
+    var format = Stored.formatName
+    var version = 1
+    var watches: [Left]
+  }
+
+  /// The file.
+  public let path: String
+  private let lock = NSLock()
+  /// At most this many bytes are read (about a thousand watches).
+  static let maxBytes = 256 * 1024
+
+  /// The watches kept in the file at `path`.
+  public init(path: String) { self.path = path }
+
+  /// Keeps `left` too.
+  public func add(_ left: [Left]) {
+    guard !left.isEmpty else { return }
+    lock.withLock {
+      let kept = read()
+      write(kept + left.filter { !kept.contains($0) })
+    }
+  }
+
+  /// The watches kept whose outbox (under `engine`'s state folder) holds SOS events to deliver
+  /// and whose device no member of `members` has now (its own monitor delivers them then); the
+  /// others are forgotten.
+  public func waiting(members: [FleetMember], engine: Engine) -> [Left] {
+    lock.withLock {
+      let devices = Set(members.map { engine.canonicalSpec($0.device) })
+      let waiting = read().filter { left in
+        let identity = engine.canonicalSpec(left.device)
+        guard !devices.contains(identity) else { return false }
+        let outbox = Outbox(directory: WatchHome(identity: identity, root: engine.stateRoot).outboxDirectory).entries()
+        return !outbox.entries.isEmpty || !outbox.unreadable.isEmpty
+      }
+      write(waiting)
+      return waiting
+    }
+  }
+
+  private func read() -> [Left] {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+    defer { try? handle.close() }
+    guard let data = try? handle.read(upToCount: Self.maxBytes + 1), data.count <= Self.maxBytes,
+          let stored = try? JSONDecoder().decode(Stored.self, from: data), stored.format == Stored.formatName else { return [] }
+    return stored.watches
+  }
+
+  private func write(_ watches: [Left]) {
+    if watches.isEmpty {
+      unlink(path)
+      return
+    }
+    guard let data = try? JSONEncoder().encode(Stored(watches: watches)) else { return }
+    try? SecureFile.write(Array(data), to: path)
+  }
+}
+
+extension FleetMonitor {
+  /// A monitor per watch in `left` that only delivers what its outbox holds (`Monitor.retire`
+  /// before it runs: nothing is checked or listened to), with `template`'s settings, its events
+  /// going to `emit` and to `observers` under the watch's name.
+  public static func deliverers(for left: [LeftWatches.Left], engine: Engine, template: MonitorSettings, notifiers: [any Notifier],
+                                emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void,
+                                observers: [any MonitorObserver] = []) -> [Monitor] {
+    left.map { watch in
+      var settings = template
+      settings.deviceSpec = watch.device
+      settings.watchName = watch.name
+      let name = watch.name
+      let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers,
+                            emit: { event in
+                              emit(event)
+                              for observer in observers { observer.record(event, for: [name]) }
+                            },
+                            notice: { notice("\(name) (no longer in the fleet file): \($0)") })
+      monitor.retire()
+      return monitor
+    }
+  }
+}

@@ -655,7 +655,7 @@ public final class StatusBoard: @unchecked Sendable {
         "An SOS press of \(press.watch) has not reached \(press.notifier): delivering it has failed since \(MonitorEvent.timestamp(press.since)), and "
           + (press.restored
              ? "\(press.watch) is no longer in the fleet file, so no monitor retries it: it waits in the watch's outbox until the watch is put back in the fleet file"
-             : "\(press.watch) left the fleet file; its monitor keeps trying until this monitor stops (then it waits in the watch's outbox)")
+             : "\(press.watch) left the fleet file; its monitor keeps trying until this monitor stops, and again when it starts")
       }
       return snapshot
     }

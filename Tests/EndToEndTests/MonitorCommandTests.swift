@@ -199,6 +199,44 @@ import TSTestSupport
     #expect(sos.count == 1 && (sos.first?["device"] as? String ?? "").hasSuffix("/watches/new.json"), "\(sos)")
   }
 
+  /// An SOS press of a watch removed from the fleet file, still undelivered when `monitor
+  /// --fleet` stopped (its receiver down), is delivered by the next start, which does not
+  /// monitor the watch (fresh-eyes finding: it waited in the outbox until the watch was put back).
+  @Test func anUndeliveredPressOfAWatchRemovedFromTheFleetIsDeliveredAfterARestart() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    _ = FileManager.default.createFile(atPath: folder + "/down", contents: nil)
+    for device in ["sim:watches/a.json", "sim:watches/b.json"] {
+      #expect(try Self.run(["device", "init", "--profile", "fit", "--device", device], in: directory).status == 0)
+    }
+    try "version: 1\n".write(to: directory.appendingPathComponent("ward.yaml"), atomically: true, encoding: .utf8)
+    let fleet = directory.appendingPathComponent("fleet.yaml")
+    try "version: 1\ndefaults: ward.yaml\nwatches:\n  a: {device: sim:watches/a.json}\n  b: {device: sim:watches/b.json}\n"
+      .write(to: fleet, atomically: true, encoding: .utf8)
+    let arguments = ["--fleet", "fleet.yaml", "--interval", "1s", "--on-sos", MonitorFixtures.quoted(script)]
+    let first = try MonitorProcess(arguments, in: directory)
+    try await MonitorProcess.until(timeout: 60) { first.events().filter { $0["kind"] as? String == "online" }.count >= 2 }
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/a.json")
+    let sos = try await first.wait(for: "sos")
+    try await first.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    try "version: 1\ndefaults: ward.yaml\nwatches:\n  b: {device: sim:watches/b.json}\n".write(to: fleet, atomically: true, encoding: .utf8)
+    try await first.wait(for: "removed")
+    let stopped = first.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder + "/deliveries"), "not delivered yet: its receiver is down")
+
+    try FileManager.default.removeItem(atPath: folder + "/down")
+    let second = try MonitorProcess(arguments, in: directory)
+    try await MonitorProcess.until(timeout: 60) { FileManager.default.fileExists(atPath: folder + "/deliveries") }
+    try await second.wait(for: "online")
+    let restarted = second.stop()
+    #expect(restarted.stderr.contains("Delivering the SOS presses left in the outbox of 1 watch no longer in fleet.yaml (a); it is not monitored."),
+            "\(restarted.stderr)")
+    let delivered = try String(contentsOfFile: folder + "/deliveries", encoding: .utf8).split(separator: "\n")
+    #expect(delivered == [Substring(sos["id"] as? String ?? "-")], "\(delivered)")
+    #expect(second.events().filter { $0["kind"] as? String == "online" }.allSatisfy { $0["watch"] as? String == "b" }, "a is not monitored")
+  }
+
   /// A watch the monitor has been waiting for (named by the fleet file, not made yet): an SOS
   /// pressed as soon as it exists, before the monitor's next try reaches it, is delivered once,
   /// replayed (the clinic report: lost, the watch having no event handled before). A press made

@@ -283,7 +283,7 @@ final class TestClock: @unchecked Sendable {
     #expect(card.notDelivered.map(\.notifier) == ["./page-nurse.sh"] && card.notDelivered.first?.since == clock.now, "\(card)")
     #expect(board.snapshot().json.contains("\"not_delivered\":[{\"notifier\":\"./page-nurse.sh\""), "\(board.snapshot().json)")
     #expect(board.snapshot().undeliveredOfRemoved.first?.hasPrefix("An SOS press of room-12 has not reached ./page-nurse.sh: delivering it has failed since ") == true
-              && board.snapshot().undeliveredOfRemoved.first?.hasSuffix("its monitor keeps trying until this monitor stops (then it waits in the watch's outbox)") == true,
+              && board.snapshot().undeliveredOfRemoved.first?.hasSuffix("its monitor keeps trying until this monitor stops, and again when it starts") == true,
             "\(board.snapshot().undeliveredOfRemoved)")
     board.record(Self.event(.delivered, clock, ["event_id": .string(sos.id), "notifier": .string("./page-nurse.sh"), "attempt": .integer(4)]),
                  for: ["room-12"])
