@@ -179,25 +179,36 @@ public struct LeaseRequest: Codable, Hashable, Sendable {
   /// The token of the lease to renew; `nil` to take a new one.
   public var token: String?
   /// Which of its holder's requests for one new lease this is, from 1 (protocol 1.6): a later
-  /// attempt of the same holder takes over the lease an earlier one was granted, whose answer
-  /// it never got (docs/bridge-protocol.md "Leases"); `nil` from a 1.5 client.
+  /// attempt of the same holder and `requestID` takes over the lease an earlier one was
+  /// granted, whose answer it never got (docs/bridge-protocol.md "Leases"); `nil` from a 1.5 client.
   public var attempt: Int?
+  /// An id the client draws for one new lease it asks for, the same on each of its attempts
+  /// (protocol 1.6): once that lease is released or given up, a request of this id arriving
+  /// late (held back on the way) is refused, not granted to nobody.
+  public var requestID: String?
 
   /// A lease request.
-  public init(holder: LockHolder, timeToLive: Int, token: String? = nil, attempt: Int? = nil) {
+  public init(holder: LockHolder, timeToLive: Int, token: String? = nil, attempt: Int? = nil, requestID: String? = nil) {
     self.holder = holder
     self.timeToLive = timeToLive
     self.token = token
     self.attempt = attempt
+    self.requestID = requestID
   }
 }
 
-/// The body of `DELETE /v1/watches/{id}/lease`.
+/// The body of `DELETE /v1/watches/{id}/lease`: `{"token"}` gives a lease back; `{"requestID"}`
+/// (protocol 1.6) gives up a lease asked for under that id whose answer never came: the lease
+/// it may have been granted ends, and its requests arriving later are refused.
 public struct LeaseRelease: Codable, Hashable, Sendable {
   /// The token of the lease to give back.
-  public var token: String
+  public var token: String?
+  /// The `LeaseRequest.requestID` of a lease given up without its token.
+  public var requestID: String?
   /// A release of `token`.
   public init(token: String) { self.token = token }
+  /// Giving up the lease asked for under `requestID`.
+  public init(givingUp requestID: String) { self.requestID = requestID }
 }
 
 /// One entry of the events stream (the plaintext of a sealed event).

@@ -261,11 +261,16 @@ public final class BridgeService: Sendable {
         return events(watch, after: lastEventID, nonce: nonce)
       case ("POST", "lease"): return lease(watch, plaintext, nonce: nonce, note: &note)
       case ("DELETE", "lease"):
-        guard let release = BridgeJSON.decode(LeaseRelease.self, from: plaintext) else {
+        guard let release = BridgeJSON.decode(LeaseRelease.self, from: plaintext), release.token != nil || release.requestID != nil else {
           note = "bad JSON"
-          return sealed(400, error(400, "the body is not a lease release {\"token\": …}"), to: nonce)
+          return sealed(400, error(400, "the body is not a lease release {\"token\": …} or {\"requestID\": …}"), to: nonce)
         }
-        leases.release(watch.id, token: release.token)
+        if let token = release.token {
+          leases.release(watch.id, token: token)
+        } else if let requestID = release.requestID {
+          note = "given up"
+          leases.giveUp(watch.id, requestID: requestID)
+        }
         return sealed(200, BridgeJSON.encode(Answer<Empty>(result: nil)), to: nonce)
       case (_, "call"), (_, "events"), (_, "lease"):
         note = "method not allowed"
@@ -385,6 +390,10 @@ public final class BridgeService: Sendable {
     case .released:
       note = "refused: released"
       return sealed(409, error(409, "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease"),
+                    to: nonce)
+    case .ended:
+      note = "refused: its request ended"
+      return sealed(409, error(409, "this lease request arrived after the apply that sent it had given it up or ended (held back on the way); nothing was granted"),
                     to: nonce)
     }
   }

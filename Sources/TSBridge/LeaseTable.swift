@@ -17,14 +17,19 @@ public final class LeaseTable: @unchecked Sendable {
     /// Whether a call or a renewal under its token came: its holder has it. Until then it lives
     /// at most `unusedLifetime`.
     var used = false
-    /// The attempt of its holder's request that took it (`LeaseRequest.attempt`).
+    /// The attempt of its holder's request that took it, and that request's id
+    /// (`LeaseRequest.attempt`, `.requestID`).
     var attempt: Int?
+    var requestID: String?
   }
 
   private let lock = NSLock()
   private var leases: [String: Lease] = [:]
   /// Tokens released by their holders, the newest last, at most `keptReleased` per watch.
   private var released: [String: [String]] = [:]
+  /// The `LeaseRequest.requestID`s of leases released or given up, the newest last, at most
+  /// `keptReleased` per watch: a request of one of them arriving late is refused (`ended`).
+  private var endedRequests: [String: [String]] = [:]
   /// How many released tokens are remembered per watch.
   static let keptReleased = 64
   /// How long a new lease lives, in milliseconds, until a call or a renewal under its token
@@ -47,6 +52,9 @@ public final class LeaseTable: @unchecked Sendable {
     /// the apply ended. Granting it would bring the lease back (locking the watch, and letting a
     /// write held back with it be carried out); a holder asks for a new lease instead.
     case released
+    /// A request for a new lease under a `requestID` whose lease was released or given up: held
+    /// back on the way until after its apply had ended. Granting it would lock the watch for nobody.
+    case ended
   }
 
   /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
@@ -57,8 +65,10 @@ public final class LeaseTable: @unchecked Sendable {
   public func acquire(_ watch: String, _ request: LeaseRequest) -> Outcome {
     let now = clock()
     return lock.withLock {
+      if request.token == nil, let id = request.requestID, endedRequests[watch]?.contains(id) == true { return .ended }
       if let current = leases[watch], current.expires > now, current.token != request.token {
-        guard request.token == nil, current.holder == request.holder, let later = request.attempt, later > current.attempt ?? .max else {
+        guard request.token == nil, current.holder == request.holder, current.requestID == request.requestID,
+              let later = request.attempt, later > current.attempt ?? .max else {
           return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
         }
         remember(released: current.token, of: watch)
@@ -71,7 +81,7 @@ public final class LeaseTable: @unchecked Sendable {
       let used = renewed != nil
       leases[watch] = Lease(token: token, holder: request.holder, expires: now + (used ? lifetime : min(lifetime, Self.unusedLifetime)),
                             highestSequence: renewed?.highestSequence ?? 0, granted: now, timeToLive: lifetime, used: used,
-                            attempt: renewed?.attempt ?? request.attempt)
+                            attempt: renewed?.attempt ?? request.attempt, requestID: renewed?.requestID ?? request.requestID)
       return .granted(token: token)
     }
   }
@@ -79,9 +89,32 @@ public final class LeaseTable: @unchecked Sendable {
   /// Ends the lease of `watch` if `token` holds it, and remembers that `token` was released.
   public func release(_ watch: String, token: String) {
     lock.withLock {
-      if leases[watch]?.token == token { leases[watch] = nil }
+      if let lease = leases[watch], lease.token == token {
+        leases[watch] = nil
+        if let id = lease.requestID { remember(ended: id, of: watch) }
+      }
       remember(released: token, of: watch)
     }
+  }
+
+  /// Gives up the lease of `watch` asked for under `requestID` (its answer never came): the
+  /// lease that request may have been granted ends (its token counts as released), and a
+  /// request of that id arriving later is refused (`ended`).
+  public func giveUp(_ watch: String, requestID: String) {
+    lock.withLock {
+      if let lease = leases[watch], lease.requestID == requestID {
+        leases[watch] = nil
+        remember(released: lease.token, of: watch)
+      }
+      remember(ended: requestID, of: watch)
+    }
+  }
+
+  /// Remembers that the lease asked for under `requestID` ended (called under the lock).
+  private func remember(ended requestID: String, of watch: String) {
+    var ids = endedRequests[watch, default: []]
+    if !ids.contains(requestID) { ids.append(requestID) }
+    endedRequests[watch] = Array(ids.suffix(Self.keptReleased))
   }
 
   /// Remembers that `token`, a lease of `watch`, was released (called under the lock).
@@ -142,7 +175,8 @@ public final class LeaseTable: @unchecked Sendable {
     Int((expires - min(now, expires) + 999) / 1000)
   }
 
-  static func newToken() -> String {
+  /// 16 random bytes, base64url: a lease's token, or a client's `LeaseRequest.requestID`.
+  public static func newToken() -> String {
     var generator = SystemRandomNumberGenerator()
     return Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
   }

@@ -214,17 +214,24 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   /// come (lost, timed out, not sealed) may have been granted: it is asked again, as the next
   /// `attempt` of the same holder, after each of `retryDelays`, and a 1.6 bridge gives the
   /// lease over to that later attempt (docs/bridge-protocol.md "Leases"); else the watch stayed
-  /// locked by a lease nobody held.
+  /// locked by a lease nobody held. When no attempt is answered, the lease is given up
+  /// (`DELETE` with the attempts' `requestID`, once, its answer not awaited for long): a lease an
+  /// attempt held back on the way would be granted later is refused then.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
+    let requestID = LeaseTable.newToken()
     var attempt = 1
     while true {
       do throws(LeaseFailure) {
-        return try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, attempt: attempt))
+        return try await askLease(LeaseRequest(holder: holder, timeToLive: seconds, attempt: attempt, requestID: requestID))
       } catch {
         switch error {
         case .refused(let refusal): throw refusal
         case .unanswered(let failure):
-          guard attempt <= caller.retryDelays.count else { throw .device(failure) }
+          guard attempt <= caller.retryDelays.count else {
+            _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease",
+                                       body: BridgeJSON.encode(LeaseRelease(givingUp: requestID)), domain: BridgeProtocol.errorDomain, retry: false)
+            throw .device(failure)
+          }
           try? await Task.sleep(for: caller.retryDelays[attempt - 1])
           attempt += 1
         }

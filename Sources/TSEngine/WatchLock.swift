@@ -166,7 +166,8 @@ public enum LockFailure: Error, Hashable, Sendable, CustomStringConvertible {
   /// has ended, for the lease to expire (with a `-lock-timeout` long enough for it).
   public var advice: String {
     if case .leased(_, _, _, let expiresIn, true) = self {
-      return "Nothing renews that lease any more: run again once it has expired, or give -lock-timeout=\((expiresIn ?? Self.leaseSeconds) + 5)s to wait for it."
+      return "Its process no longer renews it (only a request of it held back on the network, arriving late, could): run again once it has "
+        + "expired, or give -lock-timeout=\((expiresIn ?? Self.leaseSeconds) + 5)s to wait for it."
     }
     return "Wait for it to finish, or give -lock-timeout=DURATION (e.g. -lock-timeout=1m) to wait for it."
   }

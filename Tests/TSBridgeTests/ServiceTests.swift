@@ -217,8 +217,8 @@ import TSTestSupport
     let (now, service, device, id, clockSealer) = try Self.clocked()
     let holder = Self.laptopA
     let lease = "/v1/watches/\(id)/lease"
-    func asking(_ attempt: Int?, _ holder: LockHolder = holder) -> (BridgeRequest, SealedMessage) {
-      Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, attempt: attempt)), sealer: clockSealer)
+    func asking(_ attempt: Int?, _ holder: LockHolder = holder, id: String? = "ask-1") -> (BridgeRequest, SealedMessage) {
+      Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, attempt: attempt, requestID: id)), sealer: clockSealer)
     }
     func token(_ response: BridgeResponse, _ sealed: SealedMessage) -> String? {
       Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token
@@ -238,8 +238,39 @@ import TSTestSupport
     #expect(await service.handle(asking(3, LockHolder(pid: 2, host: "laptop-a", command: "tsapply apply", since: "2026-12-01T09:30:00Z")).0).status == 409,
             "another holder's attempt takes nothing over")
     #expect(await service.handle(asking(nil).0).status == 409, "nor does a request without an attempt (a 1.5 client)")
+    #expect(await service.handle(asking(3, id: "ask-2").0).status == 409, "nor one of another lease asked for (another apply in the same second)")
     let mine = BridgeJSON.encode(CallRequest(method: .setAllContacts, args: BridgeArgs.Contacts(contacts: []), lease: secondToken, sequence: 1))
     #expect(await service.handle(Self.request("POST", "/v1/watches/\(id)/call", mine, sealer: clockSealer).0).status == 200)
+  }
+
+  /// A lease request held back until after its apply had ended — the apply released the lease
+  /// an attempt after it got, or gave the lease up when no attempt was answered — is refused
+  /// when it arrives: it is granted to nobody and locks no one out (fresh-eyes finding: a clean
+  /// apply left the watch locked for 15 s "by a process no longer running"; three held attempts
+  /// released late locked it 34 s after the apply had failed).
+  @Test(arguments: [false, true])
+  func aLeaseRequestArrivingAfterItsApplyEndedIsRefused(givenUp: Bool) async throws {
+    let (now, service, _, id, clockSealer) = try Self.clocked()
+    let lease = "/v1/watches/\(id)/lease"
+    func asking(_ attempt: Int, _ holder: LockHolder = Self.laptopA, id: String = "ask-1") -> (BridgeRequest, SealedMessage) {
+      Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60, attempt: attempt, requestID: id)), sealer: clockSealer)
+    }
+    let held = [asking(1).0, asking(2).0]
+    if givenUp {
+      // No attempt answered: the apply gives the lease up (attempt 1 got through, its answer lost).
+      #expect(await service.handle(asking(3).0).status == 200)
+      let (giveUp, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(givingUp: "ask-1")), sealer: clockSealer)
+      #expect(await service.handle(giveUp).status == 200)
+    } else {
+      // Attempt 3 answered: the apply runs and releases its lease.
+      let (third, sealed) = asking(3)
+      let token = try #require(Self.answer(await service.handle(third), to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+      let (release, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(token: token)), sealer: clockSealer)
+      #expect(await service.handle(release).status == 200)
+    }
+    now.update { $0 += 20_000 }
+    for late in held { #expect(await service.handle(late).status == 409, "held back until after its apply ended") }
+    #expect(await service.handle(asking(1, Self.laptopB, id: "ask-9").0).status == 200, "the watch is free for the next apply")
   }
 
   /// A lease request whose holder is not well-formed (`LockHolder.problem`) is refused with
