@@ -237,14 +237,22 @@ extension MonitorCommand {
           let names = Set(moved.map(\.name))
           for monitor in running.value where names.contains(monitor.settings.watchName ?? "") { monitor.retire() }
           left.add(moved.compactMap { member in devices[member.name].map { LeftWatches.Left(name: member.name, device: $0) } })
-          for member in moved { devices[member.name] = member.device }
-          board?.replace(FleetMonitor.boardMembers(moved))
-          let more = makeMonitors(moved)
-          running.mutate { $0 += more }
-          stderr.write("\(session.fleetFile) gives \(moved.map { "\($0.name) the device \($0.device)" }.joined(separator: ", ")): "
-                       + "monitoring \(moved.count == 1 ? "it" : "them") there; the monitor of the device before stops.\n")
-          for (monitor, member) in zip(more, moved) { start(monitor, name: member.name) }
-          if stopping.value { for monitor in more { monitor.stop() } }
+          // A device another monitor still holds — two watches swapping devices, the other's
+          // monitor retiring (delivering what it heard) — is taken at a look after that monitor
+          // stopped: started now, its monitor would find the device's lock held and end
+          // (fresh-eyes finding: both watches of a swap went unmonitored).
+          let busy = Set(running.value.compactMap { $0.settings.deviceSpec.map(canonical) })
+          let ready = moved.filter { !busy.contains(canonical($0.device)) }
+          if !ready.isEmpty {
+            for member in ready { devices[member.name] = member.device }
+            board?.replace(FleetMonitor.boardMembers(ready))
+            let more = makeMonitors(ready)
+            running.mutate { $0 += more }
+            stderr.write("\(session.fleetFile) gives \(ready.map { "\($0.name) the device \($0.device)" }.joined(separator: ", ")): "
+                         + "monitoring \(ready.count == 1 ? "it" : "them") there; the monitor of the device before stops.\n")
+            for (monitor, member) in zip(more, ready) { start(monitor, name: member.name) }
+            if stopping.value { for monitor in more { monitor.stop() } }
+          }
         }
         // A watch whose device a running monitor still watches (renamed in the fleet file: the
         // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.

@@ -199,6 +199,48 @@ import TSTestSupport
     #expect(sos.count == 1 && (sos.first?["device"] as? String ?? "").hasSuffix("/watches/new.json"), "\(sos)")
   }
 
+  /// Two watches whose devices the fleet file swaps while the monitor runs are each followed to
+  /// the other's device once the monitor of that device retired: both go on being monitored and
+  /// their presses delivered (fresh-eyes finding: each new monitor found the device's lock held
+  /// by the retiring one, "another tsapply monitor watches this watch" named the monitor itself,
+  /// and both watches went unmonitored — the whole monitor ended when they were all it had).
+  @Test func twoWatchesSwappingDevicesAreBothFollowed() async throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let (folder, script) = try MonitorFixtures.recorder(in: directory.path)
+    for device in ["sim:watches/a.json", "sim:watches/b.json"] {
+      #expect(try Self.run(["device", "init", "--profile", "fit", "--device", device], in: directory).status == 0)
+    }
+    try "version: 1\n".write(to: directory.appendingPathComponent("ward.yaml"), atomically: true, encoding: .utf8)
+    let fleet = directory.appendingPathComponent("fleet.yaml")
+    try "version: 1\ndefaults: ward.yaml\nwatches:\n  room-1: {device: sim:watches/a.json}\n  room-2: {device: sim:watches/b.json}\n"
+      .write(to: fleet, atomically: true, encoding: .utf8)
+    let monitor = try MonitorProcess(["--fleet", "fleet.yaml", "--interval", "1s", "--on-sos", MonitorFixtures.quoted(script)], in: directory)
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 2 }
+    // room-1's press not delivered yet (its receiver down): its monitor retires delivering it,
+    // holding the device a while.
+    _ = FileManager.default.createFile(atPath: folder + "/down", contents: nil)
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/a.json")
+    try await monitor.wait(for: "error") { $0["reason"] as? String == "delivery" }
+    try "version: 1\ndefaults: ward.yaml\nwatches:\n  room-1: {device: sim:watches/b.json}\n  room-2: {device: sim:watches/a.json}\n"
+      .write(to: fleet, atomically: true, encoding: .utf8)
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 3 }
+    try await Task.sleep(for: .milliseconds(2500))  // two looks of the fleet file
+    try FileManager.default.removeItem(atPath: folder + "/down")
+    try await MonitorProcess.until(timeout: 60) { monitor.events().filter { $0["kind"] as? String == "online" }.count >= 4 }
+    try Self.simulate(["sos"], in: directory, device: "sim:watches/a.json")
+    try await MonitorProcess.until(timeout: 60) {
+      ((try? String(contentsOfFile: folder + "/deliveries", encoding: .utf8)) ?? "").split(separator: "\n").count >= 2
+    }
+    let stopped = monitor.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    #expect(!stopped.stderr.contains("not monitored by this process"), "\(stopped.stderr)")
+    let onlines = monitor.events().filter { $0["kind"] as? String == "online" }.suffix(2)
+    let followed = Dictionary(onlines.map { ($0["watch"] as? String ?? "", ($0["device"] as? String ?? "").components(separatedBy: "/").last ?? "") }) { $1 }
+    #expect(followed == ["room-1": "b.json", "room-2": "a.json"], "\(onlines)")
+    let sos = monitor.events().filter { $0["kind"] as? String == "sos" }
+    #expect(sos.map { $0["watch"] as? String } == ["room-1", "room-2"], "\(sos)")
+  }
+
   /// An SOS press of a watch removed from the fleet file, still undelivered when `monitor
   /// --fleet` stopped (its receiver down), is delivered by the next start, which does not
   /// monitor the watch (fresh-eyes finding: it waited in the outbox until the watch was put back).
