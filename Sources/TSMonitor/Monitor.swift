@@ -196,8 +196,9 @@ public final class Monitor: @unchecked Sendable {
       retry = mailbox.post(.retry, after: backoff.next())
     }
 
-    // What an earlier run left undelivered goes out now, whether or not the watch answers.
-    monitorLock = await deliverLeftOver(identity)
+    // What an earlier run left undelivered goes out now, and an outage is kept, whether or not
+    // the watch answers.
+    monitorLock = await beginEarly(identity)
     // Whether the watch was opened once (its session started for it).
     var opened1st = false
     loop: while !isStopping {
@@ -341,13 +342,18 @@ public final class Monitor: @unchecked Sendable {
   }
 
   /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox
-  /// holds — or, when `deliverLeftOver` began the session already (its lock held), prepares
+  /// holds — or, when `beginEarly` began the session already (its lock held), prepares
   /// the folder for the watch's platform and goes on with that session.
   private func startSession(_ watch: Watch, early: WatchLock?) async throws(MonitorError) -> WatchLock {
     do { try watch.home.prepare(profile: watch.capabilities.profile) } catch { throw .records(error) }
     if let early {
-      locked { session?.profile = watch.capabilities.profile }
-      return early
+      if locked({ session?.identity == watch.identity }) {
+        locked { session?.profile = watch.capabilities.profile }
+        return early
+      }
+      // Its spec named the watch otherwise than its identity (`bridge:NAME` without a watch ID):
+      // the session moves to the watch's own folder.
+      early.release()
     }
     let held: WatchLock
     do {
@@ -361,17 +367,20 @@ public final class Monitor: @unchecked Sendable {
     return held
   }
 
-  /// Starts the session of the watch `identity` names before the watch is opened, when an
-  /// earlier run left SOS events in its outbox (`monitorLock` held, its folder already there): they
-  /// are delivered now, not once the watch answers (fresh-eyes finding: a monitor restarted
-  /// during an outage — the power back, the phone not yet — held an undelivered press until the
-  /// watch came back). `nil` when there is nothing to deliver, or another monitor holds the
-  /// lock (opening the watch then says so). A spec whose canonical form is not the watch's
-  /// identity (`bridge:NAME` without a watch ID) finds no outbox here, and delivers once open.
-  private func deliverLeftOver(_ identity: String) async -> WatchLock? {
+  /// Starts the session of the watch `identity` names before the watch is opened, when its
+  /// state folder exists (tsapply applied to it or monitored it before), taking the monitor
+  /// lock: what an earlier run left in its outbox is delivered now, not once the watch answers
+  /// (fresh-eyes finding: a monitor restarted during an outage — the power back, the phone not
+  /// yet — held an undelivered press until the watch came back), and an outage found before the
+  /// watch first answers is kept (`HandledEvents.outage`), so a restart goes on with it
+  /// (fresh-eyes finding: "offline since" each restart, out of "needs attention" again). `nil`
+  /// when there is no folder, or another monitor holds the lock (opening the watch then says
+  /// so). A spec whose canonical form is not the watch's identity (`bridge:NAME` without a
+  /// watch ID) finds no folder here, and starts its session once open.
+  private func beginEarly(_ identity: String) async -> WatchLock? {
     let home = WatchHome(identity: identity, root: engine.stateRoot)
-    let (entries, unreadable) = Outbox(directory: home.outboxDirectory).entries()
-    guard !entries.isEmpty || !unreadable.isEmpty,
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: home.directory, isDirectory: &isDirectory), isDirectory.boolValue,
           let held = try? await WatchLock.acquire(at: home.monitorLockPath, holder: WatchLock.currentHolder(command: settings.commandLine, now: now()),
                                                   timeout: .zero) else { return nil }
     await begin(identity: identity, profile: "", home: home)

@@ -877,6 +877,25 @@ final class Harness: @unchecked Sendable {
     #expect(record.current.outage == nil)
   }
 
+  /// An outage a monitor found at its start, the watch never answering it, goes on across a
+  /// restart too: the same `since`, so it stays listed past `--offline-after` (fresh-eyes
+  /// finding: "offline since" each restart, out of "needs attention" again).
+  @Test func anOutageFoundAtTheStartGoesOnAcrossARestart() async throws {
+    let harness = try await Harness()
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let (first, firstRun, firstEvents) = harness.restarted()
+    let offline = try #require(await firstEvents.first(.offline))
+    first.stop()
+    await firstRun.value
+    try await Task.sleep(for: .milliseconds(300))
+    let (second, secondRun, secondEvents) = harness.restarted()
+    let again = try #require(await secondEvents.first(.offline))
+    second.stop()
+    await secondRun.value
+    #expect(again.fields["since"] == offline.fields["since"], "\(offline.jsonLine)\n\(again.jsonLine)")
+  }
+
   /// A monitor stopped while the watch answers (SOS switched off on it, not healed), the watch
   /// gone before it starts again: the restarted monitor's `offline` says when it was last read —
   /// as the stopped monitor left it — and the outage keeps that the read found SOS at risk
