@@ -165,7 +165,8 @@ public struct FleetSiteStatus: Sendable {
 
 /// What tsapply's records and a monitor's kept record know of a watch that cannot be read now,
 /// without opening it: when tsapply last wrote to it (`Engine.lastWrite(ofUnopened:)`), when a
-/// monitor last read it, and whether that read found SOS at risk (`HandledEvents.kept`). What
+/// monitor (or a later apply) last read it, and whether the monitor's read found SOS at risk
+/// (`HandledEvents.kept(of:engine:)`). What
 /// every fleet command says of a watch out of reach (`status`, `plan`, `drift`, `apply --fleet`).
 public struct OutOfReach: Sendable {
   /// When tsapply last wrote to the watch; `nil` without a record of it.
@@ -178,7 +179,7 @@ public struct OutOfReach: Sendable {
   /// What is known of `member`'s watch, from the records under `engine`'s state root.
   public init(_ member: FleetMember, engine: Engine) {
     lastApplied = engine.lastWrite(ofUnopened: member.device)
-    let kept = HandledEvents.kept(of: engine.canonicalSpec(member.device), stateRoot: engine.stateRoot)
+    let kept = HandledEvents.kept(of: engine.canonicalSpec(member.device), engine: engine)
     lastSeen = kept?.lastSeen
     sosAtRisk = kept?.sosAtRisk ?? false
   }
@@ -197,7 +198,10 @@ public struct OutOfReach: Sendable {
     case .never?: text += "Last applied: never (tsapply found it matching, and has written nothing to it)\n"
     case nil: break
     }
-    if let lastSeen { text += "Last seen: \(timestamp(lastSeen)) (by its monitor)\n" }
+    if let lastSeen {
+      // An apply later than the monitor's read is when it was seen (`HandledEvents.kept(of:engine:)`).
+      text += "Last seen: \(timestamp(lastSeen)) (\(lastApplied?.date == lastSeen ? "by the last apply" : "by its monitor"))\n"
+    }
     if sosAtRisk { text += "SOS at risk \(sosAtRiskText).\n" }
     return text
   }

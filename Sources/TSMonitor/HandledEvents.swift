@@ -237,17 +237,25 @@ public final class HandledEvents: @unchecked Sendable {
     lock.withLock { onDisk = true }
   }
 
-  /// What the record of the watch `identity` (its `monitor-events.json` under `stateRoot`) says
-  /// of the watch's reachability, read without taking
+  /// What the record of the watch `identity` (its `monitor-events.json` under `engine`'s state
+  /// folder) says of the watch's reachability, read without taking
   /// the file over: when the outage recorded began (`outage(since:lastSeen:)`), which a
   /// restarted monitor goes on with while it cannot open the watch; when it was last seen (the
-  /// outage's, else `State.lastSeen`), and whether that read found SOS at risk. `nil` when the
-  /// file is missing or cannot be used.
-  public static func kept(of identity: String, stateRoot: String) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
-    kept(at: WatchHome(identity: identity, root: stateRoot).monitorEventsPath, watch: identity)
+  /// outage's, else `State.lastSeen`), and whether that read found SOS at risk. An apply that
+  /// wrote to the watch after that read (`Engine.lastWrite(ofUnopened:)`) read it later and
+  /// left it as its manifest says: then it was last seen by that apply, and not SOS at risk
+  /// (fresh-eyes finding: "SOS at risk" stayed after an apply had turned SOS back on). `nil`
+  /// when the file is missing or cannot be used.
+  public static func kept(of identity: String, engine: Engine) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
+    guard var kept = kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity) else { return nil }
+    if let written = engine.lastWrite(ofUnopened: identity)?.date, written > kept.lastSeen ?? .distantPast {
+      kept.lastSeen = written
+      kept.sosAtRisk = false
+    }
+    return kept
   }
 
-  /// `kept(of:stateRoot:)` of the file at `path` for `watch`.
+  /// What the file at `path` says for `watch` (`kept(of:engine:)` without the records of applies).
   public static func kept(at path: String, watch: String) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
     guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName else { return nil }
     return (stored.outage.flatMap { InternetTime.date($0.since) }, (stored.outage?.lastSeen ?? stored.lastSeen).flatMap(InternetTime.date),

@@ -172,7 +172,7 @@ public final class Monitor: @unchecked Sendable {
     // went away still says when it was last read (fresh-eyes finding: "last seen" empty).
     var lastAnswered: Date?
     let identity = engine.canonicalSpec(chosenSpec())
-    let kept = HandledEvents.kept(of: identity, stateRoot: engine.stateRoot)
+    let kept = HandledEvents.kept(of: identity, engine: engine)
     var keptOutage = kept?.outageSince
 
     func goOffline(_ reason: String, error: DeviceError?) {
@@ -297,7 +297,7 @@ public final class Monitor: @unchecked Sendable {
     // job reading them saw nothing (fresh-eyes finding). The exit status stays 1.
     // With what a monitor last knew of it (`HandledEvents.kept`), as a running monitor says it.
     func unreachable(_ error: DeviceError, watch identity: String) {
-      let kept = HandledEvents.kept(of: identity, stateRoot: engine.stateRoot)
+      let kept = HandledEvents.kept(of: identity, engine: engine)
       emit(.offline, watch: identity, message: "cannot reach the watch: \(error.message); the next run of 'tsapply monitor --once' tries again",
            fields: Self.offlineFields(error, reason: error.message, since: kept?.outageSince ?? now(), lastSeen: kept?.lastSeen,
                                       sosAtRisk: kept?.sosAtRisk == true))

@@ -204,22 +204,30 @@ final class StoppedAfterFirst: StopRequest, @unchecked Sendable {
     // finding: `-`, though the monitor's page knew it).
     let identity = space.engine.canonicalSpec(try space.load().members[0].device)
     let monitorRecord = HandledEvents(path: WatchHome(identity: identity, root: space.engine.stateRoot).monitorEventsPath, watch: identity)
-    let seen = Date(timeIntervalSince1970: 1_796_000_000)
+    // Read after the last apply (its records are older than the read).
+    let seen = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 100).rounded(.down))
+    let text = { (date: Date) in ISO8601DateFormatter().string(from: date) }
     try monitorRecord.outage(since: seen.addingTimeInterval(30), lastSeen: seen)
     let known = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
-    #expect(known.state == "unreachable" && known.lastSeen == "2026-11-30T00:53:20Z" && !known.sosAtRisk, "\(known)")
+    #expect(known.state == "unreachable" && known.lastSeen == text(seen) && !known.sosAtRisk, "\(known)")
     // That read found SOS at risk: said as of then (fresh-eyes finding: the page said it, status nothing).
     try monitorRecord.seen(seen, sosAtRisk: true, exactly: true)
     let rows = await FleetStatus.direct(try space.load().members, runner: runner)
     let atRisk = try #require(rows.first)
     #expect(atRisk.state == "unreachable" && atRisk.sosAtRisk, "\(atRisk)")
-    #expect(atRisk.shownNote?.hasPrefix(Alerts.sosAtRisk + "; as its monitor last read it (2026-11-30T00:53:20Z), before it went out of reach; ") == true,
+    #expect(atRisk.shownNote?.hasPrefix(Alerts.sosAtRisk + "; as its monitor last read it (\(text(seen))), before it went out of reach; ") == true,
             "\(atRisk.shownNote ?? "")")
     // A monitor stopped while the watch answered, the watch gone since: last seen as it stopped.
     try monitorRecord.outage(since: nil, lastSeen: nil)
     try monitorRecord.seen(seen.addingTimeInterval(90), sosAtRisk: false, exactly: true)
     let stopped = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
-    #expect(stopped.lastSeen == "2026-11-30T00:54:50Z" && !stopped.sosAtRisk, "\(stopped)")
+    #expect(stopped.lastSeen == text(seen.addingTimeInterval(90)) && !stopped.sosAtRisk, "\(stopped)")
+    // An apply that wrote after the monitor's read read the watch later and left it as its
+    // manifest says: last seen then, not SOS at risk (fresh-eyes finding: SOS at risk stayed
+    // after an apply had turned SOS back on).
+    try monitorRecord.seen(seen.addingTimeInterval(-10_000), sosAtRisk: true, exactly: true)
+    let after = try #require(await FleetStatus.direct(try space.load().members, runner: runner).first)
+    #expect(after.lastSeen == written && !after.sosAtRisk, "\(after)")
   }
 }
 
