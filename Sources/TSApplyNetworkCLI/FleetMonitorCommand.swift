@@ -100,6 +100,7 @@ extension MonitorCommand {
         while !Task.isCancelled {
           try? await Task.sleep(for: .seconds(5))
           guard !Task.isCancelled, let current = try? manifests.members() else { continue }
+          board?.relabel(FleetMonitor.boardMembers(current))
           let leaving = membership.leaving(Set(current.map(\.name)))
           let added = current.filter { !membership.names.contains($0.name) }
           membership.join(added.map(\.name))
@@ -215,6 +216,7 @@ extension MonitorCommand {
       while !stopping.value, live.value > 0 || membership.names.isEmpty {
         try? await Task.sleep(for: look)
         guard !stopping.value, fleet.watches.isEmpty, let current = try? manifests.members() else { continue }
+        board?.relabel(FleetMonitor.boardMembers(current))
         let leaving = membership.leaving(Set(current.map(\.name)))
         if !leaving.isEmpty {
           // Retired, not stopped: an SOS it heard and has not delivered yet is still delivered.

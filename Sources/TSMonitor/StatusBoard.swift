@@ -433,6 +433,21 @@ public final class StatusBoard: @unchecked Sendable {
     observers?.forEach { $0() }
   }
 
+  /// Gives each of `members` listed by its name the labels it has now (the fleet file edited
+  /// while `monitor --fleet` runs), keeping everything else of its row (fresh-eyes finding: new
+  /// labels reached the page's filter only after a restart).
+  public func relabel(_ members: [Member]) {
+    change { () -> Bool in
+      var changed = false
+      for member in members {
+        guard let position = index[member.name], watches[position].member.labels != member.labels else { continue }
+        watches[position].member.labels = member.labels
+        changed = true
+      }
+      return changed
+    }
+  }
+
   /// Stops listing the watches `names` (those listed): watches removed from the fleet file
   /// while `monitor --fleet` runs (docs/monitor.md "Status page"). Their open and acknowledged
   /// SOS presses stay until someone acknowledges them: a press is not forgotten because its

@@ -376,6 +376,22 @@ final class TestClock: @unchecked Sendable {
     #expect(snapshot.openSOS.count == 1, "\(snapshot.openSOS)")
   }
 
+  /// Labels the fleet file gives a watch while the monitor runs reach its row (and the page's
+  /// filter) at once; the rest of the row stays (fresh-eyes finding: only after a restart).
+  @Test func newLabelsReachTheRowAndKeepItsState() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.record(Self.event(.drift, clock, message: "1 resource changed on the watch since the last apply: contacts (1 added)",
+                            ["addresses": .array([.string("contacts")])]), for: ["room-14"])
+    let before = board.versions.grid
+    board.relabel([StatusBoard.Member(name: "room-14", labels: ["floor=2", "wing=east"], device: "sim:w14.json")])
+    let row = try #require(board.snapshot().rows.last)
+    #expect(row.labels == ["floor=2", "wing=east"] && row.drift == 1, "\(row)")
+    #expect(board.versions.grid > before)
+    board.relabel(Self.members)
+    #expect(board.snapshot().rows.map(\.labels) == [["ward-a"], []])
+  }
+
   /// A restarted monitor going on with an outage already over the threshold lists the watch at
   /// once, not at the next `tick()` (fresh-eyes finding: offline without "needs attention" for
   /// about a second after a restart).
