@@ -215,8 +215,8 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   /// `attempt` of the same holder, after each of `retryDelays`, and a 1.6 bridge gives the
   /// lease over to that later attempt (docs/bridge-protocol.md "Leases"); else the watch stayed
   /// locked by a lease nobody held. When no attempt is answered, the lease is given up
-  /// (`DELETE` with the attempts' `requestID`, once, its answer not awaited for long): a lease an
-  /// attempt held back on the way would be granted later is refused then.
+  /// (`DELETE` with the attempts' `requestID`, sent once): an attempt held back on the way,
+  /// arriving later, is then refused rather than granted to nobody.
   public func acquireLease(holder: LockHolder, timeToLive seconds: Int) async throws(LeaseRefusal) -> DeviceLease {
     let requestID = LeaseTable.newToken()
     var attempt = 1
@@ -228,8 +228,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
         case .refused(let refusal): throw refusal
         case .unanswered(let failure):
           guard attempt <= caller.retryDelays.count else {
-            _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease",
-                                       body: BridgeJSON.encode(LeaseRelease(givingUp: requestID)), domain: BridgeProtocol.errorDomain, retry: false)
+            await send(LeaseRelease(givingUp: requestID))
             throw .device(failure)
           }
           try? await Task.sleep(for: caller.retryDelays[attempt - 1])
@@ -262,8 +261,12 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   /// `DELETE …/lease`; errors ignored (the lease expires anyway).
   public func releaseLease(_ lease: DeviceLease) async {
     lock.withLock { if self.lease?.token == lease.token { self.lease = nil } }
-    _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease",
-                               body: BridgeJSON.encode(LeaseRelease(token: lease.token)),
+    await send(LeaseRelease(token: lease.token))
+  }
+
+  /// `DELETE …/lease` with `release`, once; errors ignored (a lease expires anyway).
+  private func send(_ release: LeaseRelease) async {
+    _ = try? await caller.send(Empty.self, "DELETE", watchPath + "/lease", name: "releaseLease", body: BridgeJSON.encode(release),
                                domain: BridgeProtocol.errorDomain, retry: false)
   }
 

@@ -685,12 +685,12 @@ public enum FleetMonitor {
 }
 
 /// The watches that left a fleet `monitor --fleet` watches — removed from its fleet file, or
-/// given another device (the device before) — kept in the fleet's monitor folder so that a
-/// restarted `monitor --fleet` delivers the SOS presses their outboxes still hold
-/// (`FleetMonitor.deliverers`): their monitors retire and deliver until the process stops,
-/// and what is left was waiting until the watch came back into the fleet file (fresh-eyes
+/// given another device (then the device before) — kept in the fleet's monitor folder so that
+/// each start of `monitor --fleet` delivers the SOS presses their outboxes still hold
+/// (`FleetMonitor.deliverers`). A leaving watch's monitor delivers only until the process
+/// stops; what was left then waited until the watch came back into the fleet file (fresh-eyes
 /// finding). A watch is forgotten once its outbox is empty or its device is a member's again.
-/// The file is 0600 and read bounded; thread-safe.
+/// The file is 0600 and read bounded (a file over `maxBytes` reads as empty); thread-safe.
 public final class LeftWatches: Sendable {
   /// A watch that left: its name in the fleet, its device spec.
   public struct Left: Codable, Hashable, Sendable {

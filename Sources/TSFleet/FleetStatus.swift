@@ -171,9 +171,11 @@ public struct FleetSiteStatus: Sendable {
 public struct OutOfReach: Sendable {
   /// When tsapply last wrote to the watch; `nil` without a record of it.
   public var lastApplied: LastWrite?
-  /// When a monitor last read the watch; `nil` when none kept it.
+  /// When a monitor last read the watch, or an apply that wrote to it after that read; `nil`
+  /// when no monitor kept it.
   public var lastSeen: Date?
-  /// Whether that read found SOS at risk (drift that puts it at risk).
+  /// Whether the monitor's read found SOS at risk (drift that puts it at risk), no apply having
+  /// written to the watch since.
   public var sosAtRisk: Bool
 
   /// What is known of `member`'s watch, from the records under `engine`'s state root.
@@ -190,7 +192,8 @@ public struct OutOfReach: Sendable {
   }
 
   /// The lines a fleet command's section of the watch ends with: `Last applied: TIME`, `Last
-  /// seen: TIME (by its monitor)`, and SOS at risk as then — each only when known.
+  /// seen: TIME (by its monitor)` (or `by the last apply`), and SOS at risk as then — each only
+  /// when known.
   public var lines: String {
     var text = ""
     switch lastApplied {
@@ -242,11 +245,11 @@ public enum FleetStatus {
           await watch.close()
         } catch .device { reached = false } catch {}
         if !reached {
-          let known = OutOfReach(result.member, engine: runner.engine)
+          let outOfReach = OutOfReach(result.member, engine: runner.engine)
           row.state = "unreachable"
-          row.lastApplied = known.lastApplied?.date.map(timestamp)
-          seenByMonitor(known, into: &row)
-          row.neverApplied = known.lastApplied?.isNever == true
+          row.lastApplied = outOfReach.lastApplied?.date.map(timestamp)
+          seenByMonitor(outOfReach, into: &row)
+          row.neverApplied = outOfReach.lastApplied?.isNever == true
           row.note = "the watch cannot be reached (out of reach: its file, phone or bridge); and its manifest has errors: " + (row.note ?? "")
         }
         if let known {
@@ -263,8 +266,9 @@ public enum FleetStatus {
     return rows
   }
 
-  /// What a monitor of a watch out of reach now knows of it (`HandledEvents.kept`): when it last
-  /// read it ("last seen"), and whether that read found SOS at risk — said as of then (fresh-eyes finding: the page said SOS at risk, status nothing).
+  /// What is known of a watch out of reach (`OutOfReach`) into its row: when it was last read
+  /// ("last seen"), and whether its monitor's read found SOS at risk — said as of then
+  /// (fresh-eyes finding: the page said SOS at risk, status nothing).
   static func seenByMonitor(_ known: OutOfReach, into row: inout FleetStatusRow) {
     row.lastSeen = known.lastSeen.map(timestamp)
     if known.sosAtRisk {

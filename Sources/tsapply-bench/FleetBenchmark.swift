@@ -224,7 +224,8 @@ enum FleetBenchmark {
   /// `--stages`: where a watch's plan goes, one watch at a time (no parallelism, so no
   /// contention): CPU per watch of reading its manifests, opening its watch, reading the watch's
   /// state, reading its last-applied record, planning (drift included) and closing, each stage
-  /// over the whole fleet in turn.
+  /// over the whole fleet in turn. Every stage's results are kept for the next, so the peak RSS
+  /// printed after it is not the streaming run's: measure memory without `--stages`.
   static func planStages(_ directory: String, engine: Engine) async throws {
     let loaded = try FleetLoader.load(path: directory + "/fleet.yaml", displayName: "fleet.yaml")
     let count = Double(loaded.members.count)
