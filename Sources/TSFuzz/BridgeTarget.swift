@@ -66,10 +66,12 @@ enum BridgeTarget {
     func tick() { lock.withLock { milliseconds += 1 } }
   }
 
-  /// The session's lease as the harness knows it from the answers it saw.
+  /// The session's lease as the harness knows it from the answers it saw, with the
+  /// `LeaseRequest.requestID` it was asked for under (a give-up of that id ends it).
   struct Leases {
     var held = false
     var token: String?
+    var requestID: String?
   }
 
   static func check(_ bytes: [UInt8]) async throws(PropertyFailure) {
@@ -258,14 +260,17 @@ enum BridgeTarget {
       try require(response.status == 200 && list?.watches.map(\.id) == [watchID], property.sealed, "\(what): \(response.status) \(text(answer))")
     case ("POST", true, _):
       if response.status == 200 {
+        let token = BridgeJSON.decode(Answer<DeviceLease>.self, from: answer)?.result?.token
+        // A renewal keeps the id of the request that took the lease.
+        if token != leases.token { leases.requestID = BridgeJSON.decode(LeaseRequest.self, from: body)?.requestID }
         leases.held = true
-        leases.token = BridgeJSON.decode(Answer<DeviceLease>.self, from: answer)?.result?.token
+        leases.token = token
       } else {
         try require([400, 409].contains(response.status), property.sealed, "\(what): \(response.status) \(text(answer))")
       }
     case ("DELETE", true, _):
       if response.status == 200, let release = BridgeJSON.decode(LeaseRelease.self, from: body),
-         release.token == leases.token {
+         release.token.map({ $0 == leases.token }) ?? (release.requestID != nil && release.requestID == leases.requestID) {
         leases = Leases()
       }
     default:
