@@ -243,14 +243,17 @@ public final class HandledEvents: @unchecked Sendable {
   /// restarted monitor goes on with while it cannot open the watch; when it was last seen (the
   /// outage's, else `State.lastSeen`), and whether that read found SOS at risk. An apply that
   /// wrote to the watch after that read (`Engine.lastWrite(ofUnopened:)`) read it later and
-  /// left it as its manifest says: then it was last seen by that apply, and not SOS at risk
-  /// (fresh-eyes finding: "SOS at risk" stayed after an apply had turned SOS back on). `nil`
+  /// left it as its manifest says: then it was last seen by that apply, not SOS at risk, and an
+  /// outage recorded before it is over (fresh-eyes findings: "SOS at risk" stayed after an apply
+  /// had turned SOS back on; "offline since" before the apply that read the watch). `nil`
   /// when the file is missing or cannot be used.
   public static func kept(of identity: String, engine: Engine) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
     guard var kept = kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity) else { return nil }
     if let written = engine.lastWrite(ofUnopened: identity)?.date, written > kept.lastSeen ?? .distantPast {
       kept.lastSeen = written
       kept.sosAtRisk = false
+      // The watch answered that apply: an outage recorded before it ended then.
+      if let since = kept.outageSince, written > since { kept.outageSince = nil }
     }
     return kept
   }

@@ -228,7 +228,10 @@ public final class Monitor: @unchecked Sendable {
           replayInterruptedHeal(opened, &tracking)
           mailbox.post(.recheck)
         } catch {
-          if !opened1st, Self.isSetupError(error), !settings.retriesFirstOpen {
+          // A watch tsapply applied to before is out of reach, not misconfigured: an outage,
+          // tried again, its outbox delivered meanwhile (fresh-eyes finding: exit 1, the SOS
+          // left undelivered), as `checkOnce` judges it.
+          if !opened1st, Self.isSetupError(error), !settings.retriesFirstOpen, engine.lastWrite(ofUnopened: chosenSpec()) == nil {
             failure = .open(error)
             break loop
           }

@@ -681,8 +681,11 @@ final class Harness: @unchecked Sendable {
 
   /// An SOS left undelivered in the outbox is delivered by the next monitor from its start, also
   /// while the watch is out of reach (fresh-eyes finding: the power back after an outage, the
-  /// monitor restarted before the phone, the press waited until the watch answered again).
-  @Test func anSOSLeftInTheOutboxIsDeliveredAfterARestartWhileTheWatchIsOutOfReach() async throws {
+  /// monitor restarted before the phone, the press waited until the watch answered again) — by
+  /// `tsapply monitor` too, for which a watch tsapply applied to, its file gone, is an outage,
+  /// not a misconfiguration that ends it (fresh-eyes finding: exit 1, the press left undelivered).
+  @Test(arguments: [true, false])
+  func anSOSLeftInTheOutboxIsDeliveredAfterARestartWhileTheWatchIsOutOfReach(retriesFirstOpen: Bool) async throws {
     let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
     let down = ScriptedNotifier("receiver", failures: -1)
     try await harness.start(harness.settings(), notifiers: [down])
@@ -695,7 +698,7 @@ final class Harness: @unchecked Sendable {
 
     let up = ScriptedNotifier("receiver", failures: 0)
     var settings = harness.settings()
-    settings.retriesFirstOpen = true
+    settings.retriesFirstOpen = retriesFirstOpen
     let restarted = Collector<MonitorEvent>()
     let monitor = Monitor(engine: harness.engine, settings: settings, notifiers: [up], emit: { restarted.append($0) })
     let run = Task { try? await monitor.run() }
@@ -875,6 +878,34 @@ final class Harness: @unchecked Sendable {
     // Over: a third run starts with no outage.
     let record = HandledEvents(path: WatchHome(identity: harness.spec, root: harness.directory + "/state").monitorEventsPath, watch: harness.spec)
     #expect(record.current.outage == nil)
+  }
+
+  /// An outage kept by a stopped monitor is over once an apply wrote to the watch after it
+  /// began: the watch answered then, and a restarted monitor finds a new outage, not the old
+  /// one (fresh-eyes finding: "offline since" before the apply that read the watch).
+  @Test func anApplyBetweenTwoOutagesEndsTheFirst() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let first = try await harness.wait { $0.kind == .offline }
+    await harness.stop()
+    try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await Task.sleep(for: .milliseconds(20))
+    let watch = try await harness.engine.open(harness.spec)
+    let text = try String(contentsOfFile: harness.directory + "/watch.yaml", encoding: .utf8)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(text.utf8), path: nil)
+    _ = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "test"))
+    await watch.close()
+    let applied = try #require(harness.engine.lastWrite(ofUnopened: harness.spec)?.date)
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let (monitor, run, events) = harness.restarted()
+    let again = try #require(await events.first(.offline))
+    monitor.stop()
+    await run.value
+    #expect(again.fields["since"] != first.fields["since"] && again.offlineSince >= applied, "\(first.jsonLine)\n\(again.jsonLine)")
   }
 
   /// An outage a monitor found at its start, the watch never answering it, goes on across a
