@@ -157,16 +157,17 @@ extension MonitorCommand {
       }
       return results.contains { (try? $0.get()) == true } ? .changesPresent : .success
     }
-    // Watches that left the fleet file (or their device before a new one) while an earlier run
-    // monitored them, whose outboxes still hold SOS presses: delivered now (`LeftWatches`).
-    let left = LeftWatches(path: fleetFolder + "/left-watches.json")
-    let deliverers = FleetMonitor.deliverers(for: left.waiting(members: session.loaded.everyMember, engine: session.engine),
-                                             engine: session.engine, template: template, notifiers: notifiers, emit: output.write,
+    // Devices an earlier run monitored that no member has now (a watch removed from the fleet
+    // file, or given another device, while it ran or while it was stopped), whose outboxes still
+    // hold SOS presses: delivered now (`MonitoredWatches`).
+    let monitored = MonitoredWatches(path: fleetFolder + "/monitored-watches.json")
+    let waiting = monitored.waiting(members: session.loaded.everyMember, engine: session.engine)
+    let deliverers = FleetMonitor.deliverers(for: waiting, engine: session.engine, template: template, notifiers: notifiers, emit: output.write,
                                              notice: { stderr.write($0 + "\n") }, observers: observers)
-    if !deliverers.isEmpty {
-      let names = deliverers.compactMap(\.settings.watchName)
-      stderr.write("Delivering the SOS presses left in the outbox\(names.count == 1 ? "" : "es") of \(counted(names.count, "watch", "watches")) no longer in "
-                   + "\(session.fleetFile) (\(names.joined(separator: ", "))); \(names.count == 1 ? "it is" : "they are") not monitored.\n")
+    if !waiting.isEmpty {
+      stderr.write("Delivering the SOS presses left in the outbox\(waiting.count == 1 ? "" : "es") of \(counted(waiting.count, "device", "devices")) "
+                   + "\(session.fleetFile) no longer names (\(waiting.map { "\($0.name)'s \($0.device)" }.joined(separator: ", "))); "
+                   + "\(waiting.count == 1 ? "it is" : "they are") not monitored.\n")
     }
     // The monitors still running (watches added to the fleet file join while it runs, watches
     // removed from it leave), how many, and whether a stop was asked for.
@@ -213,6 +214,20 @@ extension MonitorCommand {
       // while the fleet file names no watch, until one is added.
       var membership = FleetMonitor.Membership(session.loaded.everyMember.map(\.name))
       var devices = Dictionary(session.loaded.everyMember.map { ($0.name, $0.device) }, uniquingKeysWith: { first, _ in first })
+      // The devices running monitors hold (canonical specs). A monitor that is stopping — retiring
+      // while it delivers what it heard, or only delivering — from one of `wanted` is stopped now,
+      // so that the watch the fleet file now gives that device gets it at a next look.
+      func handOver(_ wanted: [String]) -> Set<String> {
+        let canonical = session.engine.canonicalSpec
+        let wanted = Set(wanted.map(canonical))
+        var busy: Set<String> = []
+        for monitor in running.value {
+          guard let device = monitor.settings.deviceSpec.map(canonical) else { continue }
+          busy.insert(device)
+          if wanted.contains(device), monitor.isStopping { monitor.stop() }
+        }
+        return busy
+      }
       while !stopping.value, live.value > 0 || membership.names.isEmpty {
         try? await Task.sleep(for: look)
         guard !stopping.value, fleet.watches.isEmpty, let current = try? manifests.members() else { continue }
@@ -221,7 +236,6 @@ extension MonitorCommand {
         if !leaving.isEmpty {
           // Retired, not stopped: an SOS it heard and has not delivered yet is still delivered.
           for monitor in running.value where leaving.contains(monitor.settings.watchName ?? "") { monitor.retire() }
-          left.add(leaving.compactMap { name in devices[name].map { LeftWatches.Left(name: name, device: $0) } })
           removed(leaving, devices: devices, "its monitor stopped, so it is not checked and its SOS presses are not heard "
                     + "(one heard already is still delivered)", "stopped monitoring")
         }
@@ -238,14 +252,16 @@ extension MonitorCommand {
         if !moved.isEmpty {
           let names = Set(moved.map(\.name))
           for monitor in running.value where names.contains(monitor.settings.watchName ?? "") { monitor.retire() }
-          left.add(moved.compactMap { member in devices[member.name].map { LeftWatches.Left(name: member.name, device: $0) } })
           // A device another monitor still holds — two watches swapping devices, the other's
           // monitor retiring (delivering what it heard) — is taken at a look after that monitor
           // stopped: started now, its monitor would find the device's lock held and end
-          // (fresh-eyes finding: both watches of a swap went unmonitored).
-          let busy = Set(running.value.compactMap { $0.settings.deviceSpec.map(canonical) })
+          // (fresh-eyes finding: both watches of a swap went unmonitored). That monitor is
+          // stopped, not left retrying a receiver that is down (its grace, then what is left
+          // stays in the outbox, which the device's new monitor delivers).
+          let busy = handOver(moved.map(\.device))
           let ready = moved.filter { !busy.contains(canonical($0.device)) }
           if !ready.isEmpty {
+            monitored.add(ready)
             for member in ready { devices[member.name] = member.device }
             board?.replace(FleetMonitor.boardMembers(ready))
             let more = makeMonitors(ready)
@@ -258,9 +274,10 @@ extension MonitorCommand {
         }
         // A watch whose device a running monitor still watches (renamed in the fleet file: the
         // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.
-        let busy = Set(running.value.compactMap(\.settings.deviceSpec))
-        let added = current.filter { !membership.names.contains($0.name) && !busy.contains($0.device) }
+        let busy = handOver(current.filter { !membership.names.contains($0.name) }.map(\.device))
+        let added = current.filter { !membership.names.contains($0.name) && !busy.contains(canonical($0.device)) }
         guard !added.isEmpty else { continue }
+        monitored.add(added)
         membership.join(added.map(\.name))
         for member in added { devices[member.name] = member.device }
         board?.add(FleetMonitor.boardMembers(added))

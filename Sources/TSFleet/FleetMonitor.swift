@@ -684,19 +684,20 @@ public enum FleetMonitor {
   }
 }
 
-/// The watches that left a fleet `monitor --fleet` watches — removed from its fleet file, or
-/// given another device (then the device before) — kept in the fleet's monitor folder so that
-/// each start of `monitor --fleet` delivers the SOS presses their outboxes still hold
-/// (`FleetMonitor.deliverers`). A leaving watch's monitor delivers only until the process
-/// stops; what was left then waited until the watch came back into the fleet file (fresh-eyes
-/// finding). A watch is forgotten once its outbox is empty or its device is a member's again.
-/// The file is 0600 and read bounded (a file over `maxBytes` reads as empty); thread-safe.
-public final class LeftWatches: Sendable {
-  /// A watch that left: its name in the fleet, its device spec.
-  public struct Left: Codable, Hashable, Sendable {
+/// The watches a fleet's `monitor --fleet` has monitored — by name and device, every member
+/// at each start and each watch it starts monitoring while it runs — kept in the fleet's monitor
+/// folder, so that each start delivers the SOS presses still held in the outbox of a device no
+/// member has now (`FleetMonitor.deliverers`): a watch removed from the fleet file, or given
+/// another device, while the monitor ran or while it was stopped (fresh-eyes findings: the
+/// press waited until the watch came back into the fleet file). A device is forgotten once no
+/// member has it and its outbox is empty. The file is 0600 and read bounded (a file over
+/// `maxBytes` reads as empty); thread-safe.
+public final class MonitoredWatches: Sendable {
+  /// A watch monitored: its name in the fleet, its device spec.
+  public struct Watch: Codable, Hashable, Sendable {
     public var name: String
     public var device: String
-    /// A watch that left.
+    /// A watch monitored.
     public init(name: String, device: String) {
       self.name = name
       self.device = device
@@ -704,10 +705,10 @@ public final class LeftWatches: Sendable {
   }
 
   private struct Stored: Codable {
-    static let formatName = "tsapply-fleet-left-watches"
+    static let formatName = "tsapply-fleet-monitored-watches"
     var format = Stored.formatName
     var version = 1
-    var watches: [Left]
+    var watches: [Watch]
   }
 
   /// The file.
@@ -719,33 +720,34 @@ public final class LeftWatches: Sendable {
   /// The watches kept in the file at `path`.
   public init(path: String) { self.path = path }
 
-  /// Keeps `left` too.
-  public func add(_ left: [Left]) {
-    guard !left.isEmpty else { return }
+  /// Keeps `members` (as monitored now) too.
+  public func add(_ members: [FleetMember]) {
+    guard !members.isEmpty else { return }
     lock.withLock {
       let kept = read()
-      write(kept + left.filter { !kept.contains($0) })
+      write(kept + members.map { Watch(name: $0.name, device: $0.device) }.filter { !kept.contains($0) })
     }
   }
 
-  /// The watches kept whose outbox (under `engine`'s state folder) holds SOS events to deliver
-  /// and whose device no member of `members` has now (its own monitor delivers them then); the
-  /// others are forgotten.
-  public func waiting(members: [FleetMember], engine: Engine) -> [Left] {
+  /// The watches kept whose device no member of `members` has now and whose outbox (under
+  /// `engine`'s state folder) holds SOS events to deliver; from then on the file holds those
+  /// and `members`, the others are forgotten.
+  public func waiting(members: [FleetMember], engine: Engine) -> [Watch] {
     lock.withLock {
       let devices = Set(members.map { engine.canonicalSpec($0.device) })
-      let waiting = read().filter { left in
-        let identity = engine.canonicalSpec(left.device)
-        guard !devices.contains(identity) else { return false }
+      var seen: Set<String> = []
+      let waiting = read().filter { watch in
+        let identity = engine.canonicalSpec(watch.device)
+        guard !devices.contains(identity), seen.insert(identity).inserted else { return false }
         let outbox = Outbox(directory: WatchHome(identity: identity, root: engine.stateRoot).outboxDirectory).entries()
         return !outbox.entries.isEmpty || !outbox.unreadable.isEmpty
       }
-      write(waiting)
+      write(members.map { Watch(name: $0.name, device: $0.device) } + waiting)
       return waiting
     }
   }
 
-  private func read() -> [Left] {
+  private func read() -> [Watch] {
     guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
     defer { try? handle.close() }
     guard let data = try? handle.read(upToCount: Self.maxBytes + 1), data.count <= Self.maxBytes,
@@ -753,7 +755,7 @@ public final class LeftWatches: Sendable {
     return stored.watches
   }
 
-  private func write(_ watches: [Left]) {
+  private func write(_ watches: [Watch]) {
     if watches.isEmpty {
       unlink(path)
       return
@@ -764,10 +766,11 @@ public final class LeftWatches: Sendable {
 }
 
 extension FleetMonitor {
-  /// A monitor per watch in `left` that only delivers what its outbox holds (`Monitor.retire`
-  /// before it runs: nothing is checked or listened to), with `template`'s settings, its events
-  /// going to `emit` and to `observers` under the watch's name.
-  public static func deliverers(for left: [LeftWatches.Left], engine: Engine, template: MonitorSettings, notifiers: [any Notifier],
+  /// A monitor per device in `left` (`MonitoredWatches.waiting`) that only delivers what its
+  /// outbox holds (`Monitor.retire` before it runs: nothing is checked or listened to), with
+  /// `template`'s settings, its events going to `emit` and to `observers` under the name the
+  /// watch had.
+  public static func deliverers(for left: [MonitoredWatches.Watch], engine: Engine, template: MonitorSettings, notifiers: [any Notifier],
                                 emit: @escaping @Sendable (MonitorEvent) -> Void, notice: @escaping @Sendable (String) -> Void,
                                 observers: [any MonitorObserver] = []) -> [Monitor] {
     left.map { watch in
@@ -780,7 +783,7 @@ extension FleetMonitor {
                               emit(event)
                               for observer in observers { observer.record(event, for: [name]) }
                             },
-                            notice: { notice("\(name) (no longer in the fleet file): \($0)") })
+                            notice: { notice("\(name) (\(watch.device), a device the fleet file no longer names): \($0)") })
       monitor.retire()
       return monitor
     }
