@@ -311,7 +311,7 @@ public final class BridgeService: Sendable {
       note += " refused: leased"
       return leased(holder, expiresIn: expiresIn, to: nonce)
     }
-    if !leases.admit(watch.id, token: header.lease, sequence: header.sequence, writes: method.writes) {
+    if !leases.admit(watch.id, token: header.lease, sequence: header.sequence, writes: method.writes, sealedAt: Self.sealedAt(nonce)) {
       note += " refused: out of order"
       return sealed(409, error(409, "this write arrived after a later call of its apply (its number \(header.sequence ?? 0) is not the highest seen under "
                                  + "its lease): its sender had already given it up, and it was not carried out"), to: nonce)
@@ -363,6 +363,13 @@ public final class BridgeService: Sendable {
     return sealed(200, answer, to: nonce)
   }
 
+  /// The time a request's seal carries: the first six bytes of its 12-byte nonce, milliseconds
+  /// since 1970 on the sender's clock (docs/bridge-protocol.md "Sealing").
+  static func sealedAt(_ nonce: [UInt8]) -> UInt64? {
+    guard nonce.count >= 6 else { return nil }
+    return nonce.prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
+  }
+
   private func lease(_ watch: ServedWatch, _ plaintext: [UInt8], nonce: [UInt8], note: inout String) -> BridgeResponse {
     guard let request = BridgeJSON.decode(LeaseRequest.self, from: plaintext) else {
       note = "bad JSON"
@@ -376,7 +383,7 @@ public final class BridgeService: Sendable {
       note = "bad timeToLive"
       return sealed(400, error(400, "timeToLive must be 1 to \(BridgeProtocol.maxLeaseSeconds) seconds"), to: nonce)
     }
-    switch leases.acquire(watch.id, request) {
+    switch leases.acquire(watch.id, request, sealedAt: Self.sealedAt(nonce)) {
     case .granted(let token):
       note = request.token == nil ? "granted" + (request.attempt.map { $0 > 1 ? " (attempt \($0))" : "" } ?? "") : "renewed"
       if request.token == nil, leasesGranted.update({ $0 += 1; return $0 }) == 1, faults.faults[.lease] == .dropResponse {
@@ -390,6 +397,10 @@ public final class BridgeService: Sendable {
     case .released:
       note = "refused: released"
       return sealed(409, error(409, "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease"),
+                    to: nonce)
+    case .expired:
+      note = "refused: expired before it arrived"
+      return sealed(409, error(409, "this renewal arrived after the lease it renews would have expired, counted from when it was sent (held back on the way?); ask for a new lease"),
                     to: nonce)
     case .ended:
       note = "refused: its request ended"

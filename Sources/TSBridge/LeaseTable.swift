@@ -21,6 +21,10 @@ public final class LeaseTable: @unchecked Sendable {
     /// (`LeaseRequest.attempt`, `.requestID`).
     var attempt: Int?
     var requestID: String?
+    /// The least gap seen between a request under the lease reaching the bridge and its seal's
+    /// time (milliseconds, the bridge's clock less the client's): the client's clock offset
+    /// plus the quickest delivery, to judge when a renewal held back on the way was sent.
+    var offset: Int64?
   }
 
   private let lock = NSLock()
@@ -55,14 +59,22 @@ public final class LeaseTable: @unchecked Sendable {
     /// A request for a new lease under a `requestID` whose lease was released or given up: held
     /// back on the way until after its apply had ended. Granting it would lock the watch for nobody.
     case ended
+    /// A renewal that arrives after the lease it renews would have expired, counted from when it
+    /// was sent (`acquire`): held back on the way, its apply likely over.
+    case expired
   }
 
   /// Takes (no `token`) or renews (`token`) the lease of `watch` for `request.holder`. A token
   /// whose lease expired is granted again while nobody else took the watch. A new lease lives
   /// `unusedLifetime` until used (`admit`) or renewed. A request of the live lease's holder
   /// with a later `attempt` than the one that took it takes it over (its answer was lost): the
-  /// earlier token is released, so nothing held back under it is carried out.
-  public func acquire(_ watch: String, _ request: LeaseRequest) -> Outcome {
+  /// earlier token is released, so nothing held back under it is carried out. A renewal counts
+  /// its time to live from when it was sent — its seal's time `sealedAt` (milliseconds, the
+  /// client's clock) moved onto the bridge's by the lease's `offset` — not from its arrival, so
+  /// one held back on the way does not keep the watch locked a time to live after its apply
+  /// ended (fresh-eyes finding: 77 s after "Apply complete!"); one that would have expired by
+  /// its arrival is `expired`.
+  public func acquire(_ watch: String, _ request: LeaseRequest, sealedAt: UInt64? = nil) -> Outcome {
     let now = clock()
     return lock.withLock {
       if request.token == nil, let id = request.requestID, endedRequests[watch]?.contains(id) == true { return .ended }
@@ -78,10 +90,18 @@ public final class LeaseTable: @unchecked Sendable {
       // A renewal keeps the calls seen under the lease, and shows its holder has it.
       let renewed = leases[watch].flatMap { $0.token == token ? $0 : nil }
       let lifetime = UInt64(request.timeToLive) * 1000
-      let used = renewed != nil
-      leases[watch] = Lease(token: token, holder: request.holder, expires: now + (used ? lifetime : min(lifetime, Self.unusedLifetime)),
-                            highestSequence: renewed?.highestSequence ?? 0, granted: now, timeToLive: lifetime, used: used,
-                            attempt: renewed?.attempt ?? request.attempt, requestID: renewed?.requestID ?? request.requestID)
+      let offset = Self.least(renewed?.offset, sealedAt.map { Int64(bitPattern: now) - Int64(bitPattern: $0) })
+      var expires = now + min(lifetime, Self.unusedLifetime)
+      if let renewed {
+        // When it was sent, on the bridge's clock (never after now).
+        var sent = now
+        if let sealedAt, let offset { sent = UInt64(clamping: min(Int64(bitPattern: now), Int64(bitPattern: sealedAt) + offset)) }
+        guard sent + lifetime > now else { return .expired }
+        expires = max(renewed.expires, sent + lifetime)
+      }
+      leases[watch] = Lease(token: token, holder: request.holder, expires: expires,
+                            highestSequence: renewed?.highestSequence ?? 0, granted: now, timeToLive: lifetime, used: renewed != nil,
+                            attempt: renewed?.attempt ?? request.attempt, requestID: renewed?.requestID ?? request.requestID, offset: offset)
       return .granted(token: token)
     }
   }
@@ -142,12 +162,17 @@ public final class LeaseTable: @unchecked Sendable {
   /// that is not the watch's last lease, are not checked. In memory only.
   ///
   /// A call under the token of `watch`'s lease shows its holder has it: a lease not used before
-  /// lives from then on the time to live it was granted (or renewed) with.
-  public func admit(_ watch: String, token: String?, sequence: Int?, writes: Bool) -> Bool {
+  /// lives from then on the time to live it was granted (or renewed) with — if it is still live:
+  /// a call held back on the way does not bring back a lease whose unused life ran out
+  /// (fresh-eyes finding: a read arriving late locked the watch 60 s more). `sealedAt`: the
+  /// call's seal time, for the lease's `offset`.
+  public func admit(_ watch: String, token: String?, sequence: Int?, writes: Bool, sealedAt: UInt64? = nil) -> Bool {
     guard let token else { return true }
+    let now = clock()
     return lock.withLock {
       guard var lease = leases[watch], lease.token == token else { return true }
-      if !lease.used {
+      lease.offset = Self.least(lease.offset, sealedAt.map { Int64(bitPattern: now) - Int64(bitPattern: $0) })
+      if !lease.used, lease.expires > now {
         lease.used = true
         lease.expires = max(lease.expires, lease.granted + lease.timeToLive)
       }
@@ -166,6 +191,15 @@ public final class LeaseTable: @unchecked Sendable {
     return lock.withLock {
       guard let current = leases[watch], current.expires > now, current.token != token else { return nil }
       return (current.holder, Self.seconds(from: now, to: current.expires))
+    }
+  }
+
+  /// The smaller of two offsets, either missing.
+  static func least(_ a: Int64?, _ b: Int64?) -> Int64? {
+    switch (a, b) {
+    case let (a?, b?): min(a, b)
+    case (let a?, nil): a
+    case (nil, let b): b
     }
   }
 

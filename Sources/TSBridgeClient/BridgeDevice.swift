@@ -229,7 +229,12 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
         case .unanswered(let failure):
           guard attempt <= caller.retryDelays.count else {
             await send(LeaseRelease(givingUp: requestID))
-            throw .device(failure)
+            // A lease request reaches no watch: said so, and what a given-up lease may still do
+            // (fresh-eyes finding: "the call may or may not have reached the watch").
+            let why = failure.message.components(separatedBy: "; ").first ?? failure.message
+            throw .device(DeviceError(failure.domain, failure.code, why + " (\(attempt) attempts); nothing on the watch was read or written. "
+              + "The lease was given up; should the bridge not have heard that either, it may keep the watch locked for up to about 45 s "
+              + "(docs/bridge-protocol.md \"Leases\")"))
           }
           try? await Task.sleep(for: caller.retryDelays[attempt - 1])
           attempt += 1

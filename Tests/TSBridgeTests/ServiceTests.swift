@@ -209,6 +209,46 @@ import TSTestSupport
     #expect(held == 409 && expiresIn == 60 - unused, "\(held) \(expiresIn ?? -1)")
   }
 
+  /// A renewal held back on the way counts its time to live from when it was sent, not from
+  /// its arrival; one that would have expired by then is refused; and a read held back does not
+  /// bring back a lease whose unused life ran out (fresh-eyes findings: the release dropped and
+  /// a renewal held 29 s locked the watch 77 s after "Apply complete!"; a late read, 60 s more).
+  @Test func heldRenewalsAndReadsDoNotStretchALease() async throws {
+    let (now, service, _, id, clockSealer) = try Self.clocked()
+    let lease = "/v1/watches/\(id)/lease"
+    func ask(_ holder: LockHolder) async -> (Int, Int?) {
+      let (asked, sealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: clockSealer)
+      let response = await service.handle(asked)
+      return (response.status, Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.expiresIn)
+    }
+    func read(_ token: String, _ sequence: Int) -> BridgeRequest {
+      Self.request("POST", "/v1/watches/\(id)/call", BridgeJSON.encode(CallRequest(method: .getAllContacts, args: Optional<Empty>.none,
+                                                                                   lease: token, sequence: sequence)), sealer: clockSealer).0
+    }
+    // Granted and used; the renewal sent 20 s later is held 29 s.
+    let token = try await Self.grantedToken(service, lease, holder: Self.laptopA, sealer: clockSealer)
+    #expect(await service.handle(read(token, 1)).status == 200)
+    now.update { $0 += 20_000 }
+    let renewal = { (seconds: Int) in
+      Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: Self.laptopA, timeToLive: seconds, token: token)), sealer: clockSealer).0
+    }
+    let (held, late) = (renewal(60), renewal(5))
+    now.update { $0 += 29_000 }
+    #expect(await service.handle(held).status == 200)
+    #expect(await ask(Self.laptopB) == (409, 31), "60 s from when it was sent (20 s), not from its arrival (49 s)")
+    // A renewal for 5 s sealed at 20 s, arriving at 49 s: it would have expired at 25 s.
+    #expect(await service.handle(late).status == 409)
+    now.update { $0 += 32_000 }
+    #expect(await ask(Self.laptopB).0 == 200, "the watch is free once the held renewal's time ran out")
+    // A lease never used, its read held back past its unused life: not brought back.
+    now.update { $0 += 61_000 }
+    let unused = try await Self.grantedToken(service, lease, holder: Self.laptopA, sealer: clockSealer)
+    let heldRead = read(unused, 1)
+    now.update { $0 += LeaseTable.unusedLifetime + 5_000 }
+    #expect(await service.handle(heldRead).status == 200, "reads are never refused")
+    #expect(await ask(Self.laptopB).0 == 200, "the read brought nothing back")
+  }
+
   /// A lease request of the same holder with a later `attempt` (protocol 1.6) takes over the
   /// lease an earlier attempt was granted: that answer was lost, and its holder asks again. The
   /// earlier token is released (a write held back under it is refused), and an earlier attempt
