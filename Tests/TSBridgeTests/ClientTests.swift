@@ -24,6 +24,30 @@ import TSModel
     case contacts([String]), emergencyRefused(DeviceError), sos
   }
 
+  /// A lease no attempt of which was answered is given up: the error says nothing on the watch
+  /// was read or written (fresh-eyes finding: "the call may or may not have reached the
+  /// watch"), and the lease the bridge granted it ends at once.
+  @Test func aLeaseNoAttemptOfWhichWasAnsweredIsGivenUp() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch, faults: BridgeFaults([.lease: .dropResponse]))
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120, retryDelays: [])
+    defer { Task { await device.close() } }
+    do {
+      _ = try await device.acquireLease(holder: LockHolder(pid: 1, host: "a", command: "tsapply apply", since: "2026-12-06T00:00:00Z"), timeToLive: 60)
+      Issue.record("a lease whose answer was dropped was granted")
+    } catch {
+      guard case .device(let failure) = error else {
+        Issue.record("\(error)")
+        return
+      }
+      #expect(failure.message.contains("nothing on the watch was read or written. The lease was given up")
+              && !failure.message.contains("may or may not"), "\(failure)")
+    }
+    let other = LockHolder(pid: 2, host: "b", command: "tsapply apply", since: "2026-12-06T00:00:01Z")
+    _ = try await device.acquireLease(holder: other, timeToLive: 60)
+  }
+
   @Test func listenersHearTheWatchThroughEventsAndResumeAfterAReconnect() async throws {
     let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
     let key = SealingKey.random()
