@@ -204,6 +204,10 @@ public final class Monitor: @unchecked Sendable {
     loop: while !isStopping {
       if watch == nil && connectNow {
         connectNow = false
+        // The lock held by a monitor still stopping when this one started (its grace for
+        // deliveries): the session begins as soon as it is free, not once the watch answers
+        // (fresh-eyes finding: a press left in the outbox waited for the watch to come back).
+        if monitorLock == nil { monitorLock = await beginEarly(identity) }
         do {
           let opened = try await engine.open(settings.deviceSpec, mayCreate: false)
           // This monitor's first session with a watch it has been waiting for (unreachable, or

@@ -880,6 +880,36 @@ final class Harness: @unchecked Sendable {
     #expect(record.current.outage == nil)
   }
 
+  /// A monitor started while the one before still holds the watch's lock (stopping, its grace
+  /// for deliveries) begins delivering the outbox as soon as the lock is free, while the watch
+  /// is still out of reach (fresh-eyes finding: the press waited for the watch to come back).
+  @Test func theOutboxIsDeliveredOnceTheMonitorBeforeLetsGoOfTheWatch() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    try await harness.start(harness.settings(), notifiers: [ScriptedNotifier("receiver", failures: -1)])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    _ = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    await harness.stop()
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
+    let before = try await WatchLock.acquire(at: home.monitorLockPath, holder: WatchLock.currentHolder(command: "the monitor before"), timeout: .zero)
+
+    let up = ScriptedNotifier("receiver", failures: 0)
+    var settings = harness.settings()
+    settings.retriesFirstOpen = true
+    let monitor = Monitor(engine: harness.engine, settings: settings, notifiers: [up], emit: { _ in })
+    let run = Task { try? await monitor.run() }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(up.counts.successes.isEmpty, "the lock is held")
+    before.release()
+    let deadline = ContinuousClock.now + .seconds(30)
+    while up.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    monitor.stop()
+    await run.value
+    #expect(up.counts.successes == [sos.id], "delivered while the watch is out of reach")
+  }
+
   /// An outage kept by a stopped monitor is over once an apply wrote to the watch after it
   /// began: the watch answered then, and a restarted monitor finds a new outage, not the old
   /// one (fresh-eyes finding: "offline since" before the apply that read the watch).
