@@ -686,16 +686,8 @@ final class Harness: @unchecked Sendable {
   /// not a misconfiguration that ends it (fresh-eyes finding: exit 1, the press left undelivered).
   @Test(arguments: [true, false])
   func anSOSLeftInTheOutboxIsDeliveredAfterARestartWhileTheWatchIsOutOfReach(retriesFirstOpen: Bool) async throws {
-    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
-    let down = ScriptedNotifier("receiver", failures: -1)
-    try await harness.start(harness.settings(), notifiers: [down])
-    try harness.wearer().simulateSOSPress()
-    let sos = try await harness.wait { $0.kind == .sos }
-    _ = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
-    await harness.stop()
+    let (harness, sos) = try await Harness.pressLeftInTheOutboxOfAWatchGone()
     let path = harness.directory + "/watch.json"
-    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
-
     let up = ScriptedNotifier("receiver", failures: 0)
     var settings = harness.settings()
     settings.retriesFirstOpen = retriesFirstOpen
@@ -884,14 +876,7 @@ final class Harness: @unchecked Sendable {
   /// for deliveries) begins delivering the outbox as soon as the lock is free, while the watch
   /// is still out of reach (fresh-eyes finding: the press waited for the watch to come back).
   @Test func theOutboxIsDeliveredOnceTheMonitorBeforeLetsGoOfTheWatch() async throws {
-    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
-    try await harness.start(harness.settings(), notifiers: [ScriptedNotifier("receiver", failures: -1)])
-    try harness.wearer().simulateSOSPress()
-    let sos = try await harness.wait { $0.kind == .sos }
-    _ = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
-    await harness.stop()
-    let path = harness.directory + "/watch.json"
-    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    let (harness, sos) = try await Harness.pressLeftInTheOutboxOfAWatchGone()
     let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
     let before = try await WatchLock.acquire(at: home.monitorLockPath, holder: WatchLock.currentHolder(command: "the monitor before"), timeout: .zero)
 
@@ -1214,6 +1199,21 @@ final class StreamDevice: ForwardingDevice, @unchecked Sendable {
 extension Harness {
   /// Another monitor of the harness's watch, run as `monitor --fleet` runs each watch's (one out
   /// of reach at its start is waited for, not an error), with its own events.
+  /// A fit watch whose SOS press a monitor could not deliver (its receiver down) before it
+  /// stopped, the watch's state file moved away since (`watch.json.away`): the harness and the
+  /// press's `sos` event.
+  static func pressLeftInTheOutboxOfAWatchGone() async throws -> (Harness, MonitorEvent) {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    try await harness.start(harness.settings(), notifiers: [ScriptedNotifier("receiver", failures: -1)])
+    try harness.wearer().simulateSOSPress()
+    let sos = try await harness.wait { $0.kind == .sos }
+    _ = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("delivery") }
+    await harness.stop()
+    let path = harness.directory + "/watch.json"
+    try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+    return (harness, sos)
+  }
+
   func restarted() -> (Monitor, Task<Void, Never>, Collector<MonitorEvent>) {
     var settings = settings()
     settings.retriesFirstOpen = true
