@@ -49,7 +49,10 @@ public enum FleetMonitor {
       return Monitor(engine: engine, settings: settings, notifiers: notifiers,
                      emit: { event in
                        emit(event)
-                       for observer in observers { observer.record(event, for: [name]) }
+                       // A press another watch of the fleet made on this device before a swap
+                       // is that watch's (`delivered_by` names this one).
+                       let about = event.fields["delivered_by"] != nil ? event.watch : name
+                       for observer in observers { observer.record(event, for: [about]) }
                      },
                      notice: { notice("\(name): \($0)") }, checked: { check in for observer in observers { observer.checked(name, check) } })
     }
@@ -781,7 +784,8 @@ extension FleetMonitor {
       let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers,
                             emit: { event in
                               emit(event)
-                              for observer in observers { observer.record(event, for: [name]) }
+                              let about = event.fields["delivered_by"] != nil ? event.watch : name
+                              for observer in observers { observer.record(event, for: [about]) }
                             },
                             notice: { notice("\(name) (\(watch.device), a device the fleet file no longer names): \($0)") })
       monitor.retire()

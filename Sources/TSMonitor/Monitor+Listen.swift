@@ -237,15 +237,32 @@ extension Monitor {
     if !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
   }
 
+  /// Emits `event`, about the delivery of press `id`, under the name the press was made under
+  /// (its outbox entry's `watch`): after two watches swapped devices, a press left in a device's
+  /// outbox is delivered by the monitor of the watch that has the device now, and is still the
+  /// resident's who pressed it (fresh-eyes finding: its failure shown on the other resident's row).
+  private func emitDelivery(_ event: MonitorEvent, id: String) {
+    struct Named: Decodable { var watch: String }
+    guard let name = settings.watchName,
+          let body = locked({ session?.outbox })?.entry(id)?.body,
+          let pressedBy = try? JSONDecoder().decode(Named.self, from: Data(body.utf8)).watch, pressedBy != name else {
+      emitEvent(event)
+      return
+    }
+    var named = Self.named(event, pressedBy)
+    named.fields["delivered_by"] = .string(name)
+    emitNamed(named)
+  }
+
   func delivered(_ report: Delivery.Report) {
     let identity = locked { session?.identity } ?? chosenSpec()
     switch report {
     case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn, _):
       notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
     case .delivered(let id, let notifier, let attempts):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitEvent(event) }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
     case .completed(let id):
       notice("SOS \(id): every notifier succeeded; removed from the outbox.")
     case .outboxFailed(let id, let error):

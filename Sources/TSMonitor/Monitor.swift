@@ -50,6 +50,8 @@ public final class Monitor: @unchecked Sendable {
   /// Who hears about SOS presses.
   public let notifiers: [any Notifier]
   let emitEvent: @Sendable (MonitorEvent) -> Void
+  /// `emit` as given, for an event that names its watch already (`delivered`).
+  let emitNamed: @Sendable (MonitorEvent) -> Void
   let notice: @Sendable (String) -> Void
   let checked: (@Sendable (MonitorCheck) -> Void)?
   let mailbox = Mailbox()
@@ -97,6 +99,7 @@ public final class Monitor: @unchecked Sendable {
     } else {
       self.emitEvent = emit
     }
+    emitNamed = emit
     self.notice = notice
     self.checked = checked
   }

@@ -240,6 +240,11 @@ import TSTestSupport
     #expect(followed == ["room-1": "b.json", "room-2": "a.json"], "\(onlines)")
     let sos = monitor.events().filter { $0["kind"] as? String == "sos" }
     #expect(sos.map { $0["watch"] as? String } == ["room-1", "room-2"], "\(sos)")
+    // room-1's press, left in a's outbox, is delivered by room-2's monitor and still room-1's
+    // (fresh-eyes finding: its failure was shown on room-2's row).
+    let first = sos.first?["id"] as? String
+    let about = monitor.events().filter { ["delivered", "error"].contains($0["kind"] as? String) && $0["event_id"] as? String == first }
+    #expect(!about.isEmpty && about.allSatisfy { $0["watch"] as? String == "room-1" }, "\(about)")
   }
 
   /// An SOS press of a watch removed from the fleet file — while `monitor --fleet` ran, or
