@@ -401,19 +401,14 @@ public final class StatusBoard: @unchecked Sendable {
   /// Lists `members` that are not listed yet, after the others: watches added to the fleet file
   /// while `monitor --fleet` runs (docs/fleet.md "Monitoring a fleet").
   public func add(_ members: [Member]) {
-    let observers: [@Sendable () -> Void]? = lock.withLock {
+    changeWatches { () -> Bool in
       let new = members.filter { index[$0.name] == nil }
-      guard !new.isEmpty else { return nil }
       for member in new {
         index[member.name] = watches.count
         watches.append(WatchState(member: member))
       }
-      counters.grid += 1
-      counters.gridState += 1
-      counters.attention += 1
-      return self.observers
+      return !new.isEmpty
     }
-    observers?.forEach { $0() }
   }
 
   /// Lists each of `members` already listed by its name afresh, in its place: a watch the fleet
@@ -421,16 +416,11 @@ public final class StatusBoard: @unchecked Sendable {
   /// device before (fresh-eyes finding: remove and add moved it to the end of the page and of
   /// `/status.json`). Its SOS presses stay, as for `remove(_:)`.
   public func replace(_ members: [Member]) {
-    let observers: [@Sendable () -> Void]? = lock.withLock {
+    changeWatches { () -> Bool in
       let listed = members.compactMap { member in index[member.name].map { (member, $0) } }
-      guard !listed.isEmpty else { return nil }
       for (member, position) in listed { watches[position] = WatchState(member: member) }
-      counters.grid += 1
-      counters.gridState += 1
-      counters.attention += 1
-      return self.observers
+      return !listed.isEmpty
     }
-    observers?.forEach { $0() }
   }
 
   /// Gives each of `members` listed by its name the labels it has now (the fleet file edited
@@ -453,11 +443,21 @@ public final class StatusBoard: @unchecked Sendable {
   /// SOS presses stay until someone acknowledges them: a press is not forgotten because its
   /// watch left the fleet.
   public func remove(_ names: [String]) {
-    let observers: [@Sendable () -> Void]? = lock.withLock {
+    changeWatches { () -> Bool in
       let leaving = Set(names.filter { index[$0] != nil })
-      guard !leaving.isEmpty else { return nil }
+      guard !leaving.isEmpty else { return false }
       watches.removeAll { leaving.contains($0.member.name) }
       index = Dictionary(watches.enumerated().map { ($1.member.name, $0) }, uniquingKeysWith: { first, _ in first })
+      return true
+    }
+  }
+
+  /// Runs `body` under the lock; when it changed which watches are listed or their rows as a
+  /// whole (it returns true), every version moves — the grid, its state, the attention list —
+  /// and the observers are told.
+  private func changeWatches(_ body: () -> Bool) {
+    let observers: [@Sendable () -> Void]? = lock.withLock {
+      guard body() else { return nil }
       counters.grid += 1
       counters.gridState += 1
       counters.attention += 1
