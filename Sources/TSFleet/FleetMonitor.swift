@@ -717,8 +717,9 @@ public final class MonitoredWatches: Sendable {
   /// The file.
   public let path: String
   private let lock = NSLock()
-  /// At most this many bytes are read (about a thousand watches).
-  static let maxBytes = 256 * 1024
+  /// At most this many bytes are read: `ManifestSource.maxRecordBytes` (4 MiB), about 70,000
+  /// watches at 60 bytes each (it was 256 KiB, about 4,000, and a site of 10,000 lost the file).
+  static let maxBytes = ManifestSource.maxRecordBytes
 
   /// The watches kept in the file at `path`.
   public init(path: String) { self.path = path }
@@ -751,10 +752,8 @@ public final class MonitoredWatches: Sendable {
   }
 
   private func read() -> [Watch] {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-    defer { try? handle.close() }
-    guard let data = try? handle.read(upToCount: Self.maxBytes + 1), data.count <= Self.maxBytes,
-          let stored = try? JSONDecoder().decode(Stored.self, from: data), stored.format == Stored.formatName else { return [] }
+    guard let bytes = try? ManifestSource.file(path: path, displayName: path).read(maxBytes: Self.maxBytes, noun: "monitored watches").get(),
+          let stored = try? JSONDecoder().decode(Stored.self, from: Data(bytes)), stored.format == Stored.formatName else { return [] }
     return stored.watches
   }
 
