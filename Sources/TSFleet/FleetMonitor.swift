@@ -33,7 +33,7 @@ public enum FleetMonitor {
       settings.manifestName = member.manifestFiles.joined(separator: " over ")
       settings.planCommand = "tsapply plan --fleet \(ShellWord.quoted(fleetName)) --watch \(ShellWord.quoted(member.name))"
       settings.manifestPath = fleetPath
-            settings.watchName = member.name
+      settings.watchName = member.name
       let name = member.name
       settings.manifestProvider = {
         manifests.document(for: name).mapError { problem in
