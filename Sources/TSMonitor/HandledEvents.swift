@@ -187,14 +187,10 @@ public final class HandledEvents: @unchecked Sendable {
   /// or `now`, recorded now (on disk before it returns; not fsynced, as a resume point is not).
   /// - Throws: `SecureFileError` when the file cannot be written (`now` is kept in memory).
   public func listeningSince(now: Date) throws(SecureFileError) -> Date {
-    let (since, bytes) = lock.withLock { () -> (Date, [UInt8]?) in
-      if let stored = state.listeningSince.flatMap(InternetTime.date) { return (stored, nil) }
-      state.listeningSince = InternetTime.text(now)
-      return (now, Array(canonicalJSON(state).utf8))
+    var since = now
+    try update { state in
+      if let stored = state.listeningSince.flatMap(InternetTime.date) { since = stored } else { state.listeningSince = InternetTime.text(now) }
     }
-    guard let bytes else { return since }
-    try SecureFile.write(bytes, to: path, durable: false)
-    lock.withLock { onDisk = true }
     return since
   }
 
