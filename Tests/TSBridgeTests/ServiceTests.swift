@@ -333,6 +333,24 @@ import TSTestSupport
     #expect(await service.handle(next).status == 200, "no lease was taken")
   }
 
+  /// A lease release that names neither a token nor a requestID, or is not JSON, is refused with
+  /// 400 saying what a release is, and releases nothing: the lease held goes on.
+  @Test(arguments: ["{}", "{\"token\": null, \"requestID\": null}", "[]", "not json", ""])
+  func aLeaseReleaseNamingNoLeaseIsRefused(body: String) async throws {
+    let (service, _, id) = try Self.service()
+    let lease = "/v1/watches/\(id)/lease"
+    let token = try await Self.grantedToken(service, lease, holder: Self.laptopA, sealer: Sealer(key: Self.key, side: .client))
+    let (release, sealed) = Self.request("DELETE", lease, Array(body.utf8))
+    let response = await service.handle(release)
+    #expect(response.status == 400)
+    let message = Self.answer(response, to: sealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error?.message
+    #expect(message == "the body is not a lease release {\"token\": …} or {\"requestID\": …}", "\(message ?? "")")
+    let (other, _) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: Self.laptopB, timeToLive: 60)))
+    #expect(await service.handle(other).status == 409, "the lease is still held")
+    let (mine, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(token: token)))
+    #expect(await service.handle(mine).status == 200)
+  }
+
   /// The token of a lease `holder` is granted at `lease` (sealed with `sealer`).
   static func grantedToken(_ service: BridgeService, _ lease: String, holder: LockHolder, sealer: Sealer) async throws -> String {
     let (granted, sealed) = request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: holder, timeToLive: 60)), sealer: sealer)
