@@ -295,7 +295,7 @@ public enum FleetMonitor {
     /// The outbox entry `report` concerns.
     private static func entryID(of report: Delivery.Report) -> String {
       switch report {
-      case .attemptFailed(let id, _, _, _, _, _), .delivered(let id, _, _), .completed(let id), .outboxFailed(let id, _): id
+      case .attemptFailed(let id, _, _, _, _, _), .delivered(let id, _, _, _), .completed(let id), .outboxFailed(let id, _): id
       }
     }
 
@@ -304,7 +304,16 @@ public enum FleetMonitor {
     public func start(within timeout: Duration) async throws(MQTTError) {
       try? SecureFile.createDirectory(outbox.directory)
       try? SecureFile.createDirectory(eventsDirectory)
-      if let delivery { for entry in outbox.entries().entries { await delivery.start(entry) } }
+      if let delivery {
+        let entries = outbox.entries().entries
+        // Said again first, under the name it was shown under: the run that stored a press may
+        // have been killed before it said it (`Outbox.Entry.leftPress`).
+        for press in entries.compactMap(\.leftPress) {
+          emit(press)
+          for observer in observers { observer.record(press, for: [press.watch]) }
+        }
+        for entry in entries { await delivery.start(entry) }
+      }
       client?.connect()
       try await client?.ready(within: timeout)
       if revisions != nil, !observers.isEmpty {

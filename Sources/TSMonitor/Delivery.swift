@@ -13,8 +13,10 @@ public actor Delivery {
     /// An attempt failed; the next one is in `retryIn`. `failingSince`: when the notifier's
     /// first failed attempt at this entry ended, in this run or an earlier one (`Outbox.failing`).
     case attemptFailed(id: String, notifier: String, attempt: Int, reason: String, retryIn: Duration, failingSince: Date)
-    /// The notifier succeeded (after `attempts` attempts).
-    case delivered(id: String, notifier: String, attempts: Int)
+    /// The notifier succeeded (after `attempts` attempts); `failedBefore`: an earlier attempt
+    /// is known to have failed (in this run, or an earlier one: the outbox's `failingSince`) —
+    /// else the earlier attempts were cut short by a stop or a crash, their end not known.
+    case delivered(id: String, notifier: String, attempts: Int, failedBefore: Bool)
     /// Every notifier succeeded; the entry left the outbox.
     case completed(id: String)
     /// The outbox could not be updated (the entry stays, so it is delivered again later).
@@ -77,13 +79,15 @@ public actor Delivery {
         group.addTask {
           var backoff = Backoff(policy)
           var attempt = 0
+          var failedBefore = entry.failingSince?[notifier.key] != nil
           while !Task.isCancelled {
             attempt = await self.beginAttempt(entry.id, notifier.key, fallback: attempt + 1)
             guard let reason = await notifier.deliver(id: entry.id, body: entry.body, attempt: attempt) else {
-              report(.delivered(id: entry.id, notifier: notifier.name, attempts: attempt))
+              report(.delivered(id: entry.id, notifier: notifier.name, attempts: attempt, failedBefore: failedBefore))
               return notifier
             }
             if Task.isCancelled { break }
+            failedBefore = true
             let wait = backoff.next()
             let since = await self.failing(entry.id, notifier.key)
             report(.attemptFailed(id: entry.id, notifier: notifier.name, attempt: attempt, reason: reason, retryIn: wait, failingSince: since))
@@ -143,11 +147,14 @@ public final class DeliveryEvents: Sendable {
                           message: "could not deliver SOS \(id) to \(notifier): \(reason); trying again with backoff until it succeeds",
                           fields: ["reason": .string("delivery"), "event_id": .string(id), "notifier": .string(notifier), "error": .string(reason),
                                    "failing_since": .string(InternetTime.text(since))])
-    case .delivered(let id, let notifier, let attempts):
+    case .delivered(let id, let notifier, let attempts, let failedBefore):
       // After a failure told in this run, or in an earlier one (the attempts are counted in the
-      // outbox across restarts: a restarted monitor's success ends the failure its log holds).
+      // outbox across restarts: a restarted monitor's success ends the failure its log holds);
+      // or after an attempt a stop or a crash cut short, which may have reached the receiver.
       guard failed.update({ $0.remove(id + "\u{0}" + notifier) != nil }) || attempts > 1 else { return nil }
-      return MonitorEvent(time: time, watch: watch, kind: .delivered, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) after failing",
+      let after = failedBefore ? "after failing"
+        : "after an attempt cut short by a stop or a crash (the receiver may have had it then too)"
+      return MonitorEvent(time: time, watch: watch, kind: .delivered, message: "SOS \(id) reached \(notifier) (attempt \(attempts)) \(after)",
                           fields: ["event_id": .string(id), "notifier": .string(notifier), "attempt": .integer(attempts)])
     case .completed, .outboxFailed:
       return nil

@@ -296,6 +296,11 @@ extension Monitor {
     default:
       break
     }
+    // Every write of the heal was made and only the read verifying them failed: the watch is
+    // read again after the reconnect backoff's first wait, not at the next periodic check, so
+    // the drift it wrote back ends then (fresh-eyes finding: shown for an `--interval` more,
+    // while `status --fleet` said in sync). The heal itself is not tried again before it is due.
+    if case .retrying(_, _, _, true) = outcome { mailbox.post(.recheck, after: settings.reconnect.initial) }
     switch outcome {
     case .failed(let message): return .drifted(healFailed: "healing the drift failed: \(message)")
     case .retrying: return .drifted(healFailed: "healing the drift \(outcome.retryText)")

@@ -237,6 +237,15 @@ extension Monitor {
     if !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
   }
 
+  /// Emits `press`, an SOS an earlier run left in the outbox (`Outbox.Entry.leftPress`), under
+  /// the name it was made under: `delivered_by` this monitor's watch when that was another's
+  /// (two watches swapped devices), as its delivery's events are.
+  func emitLeft(_ press: MonitorEvent) {
+    var press = press
+    if let name = settings.watchName, press.watch != name { press.fields["delivered_by"] = .string(name) }
+    emitNamed(press)
+  }
+
   /// Emits `event`, about the delivery of press `id`, under the name the press was made under
   /// (its outbox entry's `watch`): after two watches swapped devices, a press left in a device's
   /// outbox is delivered by the monitor of the watch that has the device now, and is still the
@@ -260,7 +269,7 @@ extension Monitor {
     case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn, _):
       notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
       if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
-    case .delivered(let id, let notifier, let attempts):
+    case .delivered(let id, let notifier, let attempts, _):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
       if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
     case .completed(let id):

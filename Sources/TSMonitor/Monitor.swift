@@ -421,6 +421,9 @@ public final class Monitor: @unchecked Sendable {
       notice(notifiers.isEmpty
         ? "\(entries.count) undelivered SOS event\(entries.count == 1 ? "" : "s") wait in \(outbox.directory); no notifier is configured (--on-sos, --webhook)."
         : "Delivering \(entries.count) SOS event\(entries.count == 1 ? "" : "s") left in the outbox by an earlier run.")
+      // Said again first: the run that stored a press may have been killed before it said it
+      // (fresh-eyes finding: delivered, and never on the page nor in the log).
+      for entry in entries { if let press = entry.leftPress { emitLeft(press) } }
       for entry in entries { await delivery.start(entry) }
     }
   }

@@ -68,6 +68,19 @@ public struct MonitorEvent: Hashable, Sendable {
     self.fields = fields
   }
 
+  /// The event `jsonLine` holds (an outbox entry's body), or `nil` when it holds none: `time`
+  /// (to the millisecond, as written), `watch`, `kind`, `id` and `message` read back, every other
+  /// key a field.
+  public init?(jsonLine: String) {
+    guard case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(jsonLine.utf8)),
+          case .string(let time)? = object.removeValue(forKey: "time"), let date = InternetTime.date(time),
+          case .string(let watch)? = object.removeValue(forKey: "watch"),
+          case .string(let word)? = object.removeValue(forKey: "kind"), let kind = Kind(rawValue: word),
+          case .string(let id)? = object.removeValue(forKey: "id"),
+          case .string(let message)? = object.removeValue(forKey: "message") else { return nil }
+    self.init(time: date, watch: watch, kind: kind, id: id, message: message, fields: object)
+  }
+
   /// A new event id: the UTC time to the millisecond and 64 random bits in hex,
   /// e.g. `20261201T093000.123Z-5e1b7a90c4d2e6f1`. Ids sort by time.
   public static func newID(time: Date) -> String {

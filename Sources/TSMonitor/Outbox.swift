@@ -158,3 +158,16 @@ public struct Outbox: Sendable {
     close(descriptor)
   }
 }
+
+extension Outbox.Entry {
+  /// The SOS press this entry stores, to be said again by a monitor that finds it left in the
+  /// outbox at its start: the run that stored it may have been killed before it said it (the
+  /// outbox is written first), so its `sos` event may be in no log and on no page. The stored
+  /// event, marked `left_in_outbox: true`; a reader that had it already drops it by its id (the
+  /// status page does). `nil` when the body is not an SOS event with the entry's id.
+  public var leftPress: MonitorEvent? {
+    guard var event = MonitorEvent(jsonLine: body), event.kind == .sos, event.id == id else { return nil }
+    event.fields["left_in_outbox"] = .bool(true)
+    return event
+  }
+}

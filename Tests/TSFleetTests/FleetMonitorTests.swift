@@ -534,6 +534,27 @@ import TSMQTT
     return agent
   }
 
+  /// A press a monitor over MQTT stored in its outbox and was killed before it said is said when
+  /// it starts again — the stored event, `left_in_outbox`, under the name it was shown under,
+  /// to the page too — and delivered once (fresh-eyes finding, for a watch monitored directly:
+  /// delivered, never on the page nor in the log).
+  @Test func aPressStoredButNotSaidBeforeAKillIsSaidWhenTheMonitorStartsAgain() async throws {
+    let (space, broker, _, _) = try Self.site()
+    defer { broker.stop() }
+    let stored = MonitorEvent(time: Date().addingTimeInterval(-2), watch: "r1", kind: .sos, id: "sos-0123456789abcdef-0000000004",
+                              message: "SOS pressed on the watch", fields: ["agent": .string("station")])
+    try Outbox(directory: space.directory + "/outbox").put(Outbox.Entry(id: stored.id, body: stored.jsonLine))
+    let recorder = Recorder()
+    let events = Inbox<MonitorEvent>()
+    let monitor = try await Self.follower(space, broker, recorder, events)
+    let bodies = await recorder.delivered.wait(for: 1)
+    await monitor.stop(grace: .seconds(1))
+    let said = events.items.filter { $0.kind == .sos }
+    #expect(said.map(\.id) == [stored.id] && said.first?.watch == "r1" && said.first?.fields["left_in_outbox"] == .bool(true),
+            "\(events.items.map(\.jsonLine))")
+    #expect(bodies.count == 1 && bodies.first?.contains(stored.id) == true, "\(bodies)")
+  }
+
   /// An SOS pressed while no monitor follows the site (stopped, restarting) is delivered when
   /// it starts again, once, `replayed`, with the broker's default settings; the press it heard
   /// live before is not delivered again, and a later start delivers neither.

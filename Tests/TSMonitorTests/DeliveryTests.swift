@@ -117,6 +117,29 @@ final class ScriptedNotifier: Notifier, @unchecked Sendable {
     #expect(Outbox(directory: directory).entries().entries.isEmpty)
   }
 
+  /// An attempt cut short by a kill (counted, neither failed nor succeeded) and the attempt
+  /// after the restart that succeeds: the `delivered` event says the earlier attempt's end is not
+  /// known — the receiver may have the press twice — not that it failed (fresh-eyes finding:
+  /// "after failing" with no failure ever told).
+  @Test func aDeliveryAfterAnAttemptCutShortDoesNotSayItFailed() async throws {
+    let directory = try temporaryDirectory()
+    var entry = Outbox.Entry(id: "20261201T101000.000Z-00000000000000dd", body: "{}")
+    entry.attempts = ["receiver": 1]
+    try Outbox(directory: directory).put(entry)
+    let receiver = ScriptedNotifier("receiver", failures: 0)
+    let events = Locked<[MonitorEvent]>([]), told = DeliveryEvents()
+    let delivery = Delivery(outbox: Outbox(directory: directory), notifiers: [receiver], policy: Self.fast) { report in
+      if let event = told.event(for: report, watch: "w", at: Date()) { events.mutate { $0.append(event) } }
+    }
+    await delivery.start(entry)
+    await delivery.idle()
+    #expect(receiver.attemptNumbers == [2])
+    let delivered = try #require(events.value.first { $0.kind == .delivered }, "\(events.value.map(\.jsonLine))")
+    #expect(delivered.message == "SOS \(entry.id) reached receiver (attempt 2) after an attempt cut short by a stop or a crash "
+      + "(the receiver may have had it then too)", "\(delivered.message)")
+    #expect(delivered.fields["attempt"] == .integer(2))
+  }
+
   /// A notifier still failing after a restart: the failure the restarted monitor tells says it
   /// began with the first run's first failed attempt, kept in the outbox (fresh-eyes finding: the
   /// page's "delivery has failed since" moved to the restart, understating the wait).

@@ -551,6 +551,48 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal whose writes were made and whose verifying read failed is read again soon — after
+  /// the reconnect backoff's first wait — not at the next periodic check: the drift it wrote
+  /// back ends then, so the page does not show it for an `--interval` more while `status
+  /// --fleet` says in sync (fresh-eyes finding: an hour with `--interval 1h`).
+  @Test func aHealNotVerifiedIsReadAgainSoonNotAtTheNextCheck() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await harness.start(harness.settings(interval: .seconds(3600), reconcile: true), engine: harness.engine(fault: "fail@9"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.fields["written"] == .bool(true), "\(drift.jsonLine)")
+    let resolved = try await harness.wait(timeout: .seconds(20)) { $0.kind == .resolved && $0.fields["drift_id"] == .string(drift.id) }
+    #expect(resolved.fields["healed"] == .bool(true), "\(resolved.jsonLine)")
+    await harness.stop()
+  }
+
+  /// An SOS press a monitor stored in the outbox and was killed before it said (its `sos` event
+  /// neither logged nor shown) is said when the next monitor starts — the stored event, marked
+  /// `left_in_outbox` — and delivered once: the page shows it open (fresh-eyes finding: delivered,
+  /// never on the page nor in the log).
+  @Test func aPressStoredButNotSaidBeforeAKillIsSaidWhenTheMonitorStartsAgain() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
+    let pressed = Date().addingTimeInterval(-2)
+    let stored = MonitorEvent(time: pressed, watch: harness.spec, kind: .sos, id: "sos-0123456789abcdef-0000000001",
+                              message: "SOS pressed on the watch", fields: ["profile": .string("fit"), "sequence": .integer(1)])
+    try Outbox(directory: home.outboxDirectory).put(Outbox.Entry(id: stored.id, body: stored.jsonLine))
+    let up = ScriptedNotifier("receiver", failures: 0)
+    try await harness.start(harness.settings(), notifiers: [up])
+    let said = try await harness.wait { $0.kind == .sos }
+    #expect(said.id == stored.id && abs(said.time.timeIntervalSince(pressed)) < 0.001 && said.fields["left_in_outbox"] == .bool(true),
+            "\(said.jsonLine)")
+    let deadline = ContinuousClock.now + .seconds(20)
+    while up.counts.successes.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    try await Task.sleep(for: .milliseconds(200))
+    await harness.stop()
+    #expect(up.counts.successes == [stored.id])
+    #expect(harness.events(.sos).count == 1)
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    for event in harness.events.values { board.record(event, for: ["mum"]) }
+    #expect(board.snapshot().openSOS.map(\.id) == [stored.id])
+  }
+
   /// A heal that wrote one drifted resource back and then failed (transiently) on the next:
   /// the drift left is reported as a new drift event that `supersedes` the first and names what
   /// is `no_longer_drifted`, so a receiver tracking drift by id closes the first; the retry
