@@ -302,10 +302,17 @@ public final class BridgeService: Sendable {
         + BridgeMethod.allCases.map(\.rawValue).joined(separator: ", ")), to: nonce)
     }
     note = method.rawValue
-    if method.writes, leases.wasReleased(watch.id, token: header.lease) {
+    switch method.writes ? leases.ended(watch.id, token: header.lease) : nil {
+    case .released?:
       note += " refused: its lease was released"
       return sealed(409, error(409, "this write was made under a lease its holder has released: it arrived after that apply ended and was not carried out"),
                     to: nonce)
+    case .superseded?:
+      note += " refused: its lease expired and was replaced"
+      return sealed(409, error(409, "this write was made under a lease that expired, and another holder took the watch since: "
+                                 + "it was not carried out (its renewals or this write were held back on the way)"), to: nonce)
+    case nil:
+      break
     }
     if method.writes, let (holder, expiresIn) = leases.blocker(watch.id, token: header.lease) {
       note += " refused: leased"
@@ -397,6 +404,10 @@ public final class BridgeService: Sendable {
     case .released:
       note = "refused: released"
       return sealed(409, error(409, "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease"),
+                    to: nonce)
+    case .superseded:
+      note = "refused: expired and replaced"
+      return sealed(409, error(409, "this lease expired, and another holder took the watch since: it is not renewed; ask for a new lease"),
                     to: nonce)
     case .expired:
       note = "refused: expired before it arrived"

@@ -29,12 +29,14 @@ public final class LeaseTable: @unchecked Sendable {
 
   private let lock = NSLock()
   private var leases: [String: Lease] = [:]
-  /// Tokens released by their holders, the newest last, at most `keptReleased` per watch.
-  private var released: [String: [String]] = [:]
+  /// Tokens of leases that ended — released by their holders (or given up, or taken over by a
+  /// later attempt), or expired and replaced by another lease — and how, the newest last, at
+  /// most `keptReleased` per watch.
+  private var endedTokens: [String: [(token: String, end: End)]] = [:]
   /// The `LeaseRequest.requestID`s of leases released or given up, the newest last, at most
   /// `keptReleased` per watch: a request of one of them arriving late is refused (`ended`).
   private var endedRequests: [String: [String]] = [:]
-  /// How many released tokens are remembered per watch.
+  /// How many ended tokens (and ended requestIDs) are remembered per watch.
   static let keptReleased = 64
   /// How long a new lease lives, in milliseconds, until a call or a renewal under its token
   /// shows that its holder got it: 15 s, past a client's 10 s timeout. A lease whose answer was
@@ -56,6 +58,10 @@ public final class LeaseTable: @unchecked Sendable {
     /// the apply ended. Granting it would bring the lease back (locking the watch, and letting a
     /// write held back with it be carried out); a holder asks for a new lease instead.
     case released
+    /// A renewal of a token whose lease expired and that another holder's lease replaced since:
+    /// its holder lost the watch (its renewals held back or lost on the way); it asks for a new
+    /// lease. Granting it would let a write held back under it land over the other holder's apply.
+    case superseded
     /// A request for a new lease under a `requestID` whose lease was released or given up: held
     /// back on the way until after its apply had ended. Granting it would lock the watch for nobody.
     case ended
@@ -83,9 +89,11 @@ public final class LeaseTable: @unchecked Sendable {
               let later = request.attempt, later > current.attempt ?? .max else {
           return .held(current.holder, expiresIn: Self.seconds(from: now, to: current.expires))
         }
-        remember(released: current.token, of: watch)
+        remember(current.token, ended: .released, of: watch)
       }
-      if let token = request.token, released[watch]?.contains(token) == true { return .released }
+      if let token = request.token, let end = endedTokens[watch]?.first(where: { $0.token == token })?.end {
+        return end == .released ? .released : .superseded
+      }
       let token = request.token ?? Self.newToken()
       // A renewal keeps the calls seen under the lease, and shows its holder has it.
       let renewed = leases[watch].flatMap { $0.token == token ? $0 : nil }
@@ -99,6 +107,10 @@ public final class LeaseTable: @unchecked Sendable {
         guard sent + lifetime > now else { return .expired }
         expires = max(renewed.expires, sent + lifetime)
       }
+      // The lease this one replaces, expired, is over for good: a write or a renewal held back
+      // under it is refused (fresh-eyes finding: a write held back past its lease's expiry
+      // landed after another holder's apply).
+      if let replaced = leases[watch], replaced.token != token { remember(replaced.token, ended: .superseded, of: watch) }
       leases[watch] = Lease(token: token, holder: request.holder, expires: expires,
                             highestSequence: renewed?.highestSequence ?? 0, granted: now, timeToLive: lifetime, used: renewed != nil,
                             attempt: renewed?.attempt ?? request.attempt, requestID: renewed?.requestID ?? request.requestID, offset: offset)
@@ -113,7 +125,7 @@ public final class LeaseTable: @unchecked Sendable {
         leases[watch] = nil
         if let id = lease.requestID { remember(ended: id, of: watch) }
       }
-      remember(released: token, of: watch)
+      remember(token, ended: .released, of: watch)
     }
   }
 
@@ -124,7 +136,7 @@ public final class LeaseTable: @unchecked Sendable {
     lock.withLock {
       if let lease = leases[watch], lease.requestID == requestID {
         leases[watch] = nil
-        remember(released: lease.token, of: watch)
+        remember(lease.token, ended: .released, of: watch)
       }
       remember(ended: requestID, of: watch)
     }
@@ -137,20 +149,30 @@ public final class LeaseTable: @unchecked Sendable {
     endedRequests[watch] = Array(ids.suffix(Self.keptReleased))
   }
 
-  /// Remembers that `token`, a lease of `watch`, was released (called under the lock).
-  private func remember(released token: String, of watch: String) {
-    var tokens = released[watch, default: []]
-    if !tokens.contains(token) { tokens.append(token) }
-    released[watch] = Array(tokens.suffix(Self.keptReleased))
+  /// How a lease ended, for what still comes under its token (`ended(_:token:)`).
+  public enum End: Hashable, Sendable {
+    /// Its holder released it (`DELETE`) or gave it up, or a later attempt took it over.
+    case released
+    /// It expired, and another lease of the watch was granted since.
+    case superseded
   }
 
-  /// Whether `token` is a lease of `watch` that its holder released: a write made under it
-  /// arrived after its apply ended (held back on the way), and must not be carried out — its
-  /// sender already judged it lost (docs/bridge-protocol.md "Leases"). Remembered in memory
-  /// only: a bridge restart forgets them.
-  public func wasReleased(_ watch: String, token: String?) -> Bool {
-    guard let token else { return false }
-    return lock.withLock { released[watch]?.contains(token) == true && leases[watch]?.token != token }
+  /// Remembers that `token`, a lease of `watch`, ended as `end` (called under the lock); the
+  /// first end remembered stays.
+  private func remember(_ token: String, ended end: End, of watch: String) {
+    var tokens = endedTokens[watch, default: []]
+    if !tokens.contains(where: { $0.token == token }) { tokens.append((token, end)) }
+    endedTokens[watch] = Array(tokens.suffix(Self.keptReleased))
+  }
+
+  /// How the lease `token` of `watch` ended, if it did: a write made under it arrived after its
+  /// apply ended or lost the watch (held back on the way), and must not be carried out — its
+  /// sender already judged it lost, and another holder may have written since
+  /// (docs/bridge-protocol.md "Leases"). `nil` for the live lease, and for a token not known.
+  /// Remembered in memory only: a bridge restart forgets them.
+  public func ended(_ watch: String, token: String?) -> End? {
+    guard let token else { return nil }
+    return lock.withLock { leases[watch]?.token == token ? nil : endedTokens[watch]?.first { $0.token == token }?.end }
   }
 
   /// Records that a call numbered `sequence` under `token` reached the bridge, and whether a

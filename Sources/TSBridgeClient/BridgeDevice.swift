@@ -36,6 +36,9 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
   private var lease: (token: String, holder: LockHolder)?
   /// The number of the last call made under `lease` (`CallRequest.sequence`).
   private var leaseCalls = 0
+  /// Until when `lease` is known to live: its last answered request (grant or renewal) was sent
+  /// then, plus the time to live it was answered with; the bridge counts from no earlier.
+  private var leaseLivesUntil: ContinuousClock.Instant?
   private var events: BridgeEventStream?
   private var resumableStreams: [BridgeEventStream] = []
 
@@ -98,7 +101,16 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
                                      domain: method.domain, retry: !method.writes)
   }
 
+  /// A write, under the lease if one is held — and not sent when that lease may have run out
+  /// (`leaseLivesUntil` passed: its renewals went unanswered, held back or lost on the way),
+  /// as another holder may have taken the watch since: the bridge's refusal (409) then, made
+  /// here, nothing of it having reached the watch (fresh-eyes finding: an apply went on writing
+  /// with every renewal dropped for over a minute).
   func write<A: Codable & Sendable>(_ method: BridgeMethod, _ args: A) async throws(DeviceError) {
+    if let until = lock.withLock({ lease == nil ? nil : leaseLivesUntil }), ContinuousClock.now >= until {
+      throw WireError(status: 409, "the lease on the watch may have run out: no renewal of it was answered within the time it lives "
+        + "(held back or lost on the way?), so another tsapply may have taken the watch; \(method.rawValue) was not sent").deviceError
+    }
     let body = request(method, args)
     let _: Empty? = try await caller.send(Empty.self, "POST", watchPath + "/call", name: method.rawValue, body: body,
                                           domain: method.domain, retry: false)
@@ -277,6 +289,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
 
   private func askLease(_ ask: LeaseRequest) async throws(LeaseFailure) -> DeviceLease {
     let body = BridgeJSON.encode(ask)
+    let sent = ContinuousClock.now
     do {
       let (_, answer, bytes) = try await transport.exchange("POST", watchPath + "/lease", body)
       caller.count("lease", bytes: bytes, sent: body.count)
@@ -287,6 +300,7 @@ public final class BridgeDevice: LeasableDevice, DeviceAccounting, @unchecked Se
       lock.withLock {
         if lease?.token != granted.token { leaseCalls = 0 }
         lease = (granted.token, ask.holder)
+        leaseLivesUntil = sent + .seconds(granted.timeToLive)
       }
       return granted
     } catch let failure as BridgeTransport.Failure {

@@ -48,6 +48,30 @@ import TSModel
     _ = try await device.acquireLease(holder: other, timeToLive: 60)
   }
 
+  /// A client whose lease was answered last longer ago than it lives (its renewals held back or
+  /// lost on the way) sends no write under it: the lease may have run out and another holder
+  /// taken the watch. The write fails as a refusal — nothing sent, so nothing of it reached the
+  /// watch — saying why (fresh-eyes finding: an apply went on writing for over 60 s with every
+  /// renewal dropped). Reads still go.
+  @Test func noWriteIsSentUnderALeaseThatMayHaveRunOut() async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, pairing) = try await Self.serve(watch)
+    defer { server.stop() }
+    let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
+    defer { Task { await device.close() } }
+    _ = try await device.acquireLease(holder: LockHolder(pid: 1, host: "a", command: "tsapply apply", since: "2026-12-06T00:00:00Z"), timeToLive: 1)
+    try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
+    try await Task.sleep(for: .milliseconds(1100))
+    _ = try await device.getAllContacts()
+    do {
+      try await device.setAllContacts([Contact(name: "Bob", phoneNum: "+15550101")])
+      Issue.record("a write was sent under a lease that may have run out")
+    } catch {
+      #expect(!error.mayHaveTakenEffect && error.message.contains("may have run out") && error.message.contains("not sent"), "\(error)")
+    }
+    #expect(try await watch.getAllContacts().map(\.name) == ["Ann"])
+  }
+
   @Test func listenersHearTheWatchThroughEventsAndResumeAfterAReconnect() async throws {
     let watch = SimulatedDevice(profile: try PlatformProfile.named("fw"))
     let key = SealingKey.random()

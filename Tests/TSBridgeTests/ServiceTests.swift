@@ -357,6 +357,43 @@ import TSTestSupport
     return try #require(answer(await service.handle(granted), to: sealed).flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
   }
 
+  /// A write held back on the way under a lease that then expired — its renewals dropped on
+  /// the way, its release too — and that another holder took and released since, is refused
+  /// when it arrives: it does not land over the other holder's apply, which the first had
+  /// reported not applied (fresh-eyes finding: the watch held the write both reports said it
+  /// did not hold). A renewal of that lease is refused too.
+  @Test func aWriteUnderALeaseAnotherHolderTookSinceItExpiredIsRefused() async throws {
+    let (now, service, device, id, clockSealer) = try Self.clocked()
+    let lease = "/v1/watches/\(id)/lease"
+    let (ask, askSealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: Self.laptopA, timeToLive: 3)), sealer: clockSealer)
+    let token = try #require(Self.answer(await service.handle(ask), to: askSealed)
+      .flatMap { BridgeJSON.decode(Answer<DeviceLease>.self, from: $0) }?.result?.token)
+    func call(_ method: BridgeMethod, _ sequence: Int, contacts: [Contact]? = nil) -> (BridgeRequest, SealedMessage) {
+      let body = contacts.map { BridgeJSON.encode(CallRequest(method: method, args: BridgeArgs.Contacts(contacts: $0), lease: token, sequence: sequence)) }
+        ?? BridgeJSON.encode(CallRequest(method: method, args: Optional<Empty>.none, lease: token, sequence: sequence))
+      return Self.request("POST", "/v1/watches/\(id)/call", body, sealer: clockSealer)
+    }
+    #expect(await service.handle(call(.readState, 1).0).status == 200)
+    let (write, sealedWrite) = call(.setAllContacts, 2, contacts: [Contact(name: "Held Write", phoneNum: "+15550100")])
+    #expect(await service.handle(call(.getAllContacts, 3).0).status == 200)
+    now.update { $0 += 4_000 }
+    let other = try await Self.grantedToken(service, lease, holder: Self.laptopB, sealer: clockSealer)
+    let (release, _) = Self.request("DELETE", lease, BridgeJSON.encode(LeaseRelease(token: other)), sealer: clockSealer)
+    #expect(await service.handle(release).status == 200)
+    let before = try await device.getAllContacts()
+    let response = await service.handle(write)
+    #expect(response.status == 409)
+    let refusal = Self.answer(response, to: sealedWrite).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error
+    #expect(refusal?.message.contains("another holder took the watch") == true, "\(String(describing: refusal))")
+    #expect(try await device.getAllContacts() == before, "not carried out")
+    let (renewal, renewalSealed) = Self.request("POST", lease, BridgeJSON.encode(LeaseRequest(holder: Self.laptopA, timeToLive: 60, token: token)),
+                                                sealer: clockSealer)
+    let renewed = await service.handle(renewal)
+    #expect(renewed.status == 409)
+    let said = Self.answer(renewed, to: renewalSealed).flatMap { BridgeJSON.decode(Answer<Empty>.self, from: $0) }?.error?.message
+    #expect(said?.contains("another holder took the watch") == true, "\(said ?? "")")
+  }
+
   /// A write held back on the way until its apply had given it up and released its lease (an
   /// attacker on the path, within the freshness window) is refused, whether or not another
   /// apply holds the watch now: the watch never goes back to what the first apply judged lost.
