@@ -181,7 +181,7 @@ public struct OutOfReach: Sendable {
   /// What is known of `member`'s watch, from the records under `engine`'s state root.
   public init(_ member: FleetMember, engine: Engine) {
     lastApplied = engine.lastWrite(ofUnopened: member.device)
-    let kept = HandledEvents.kept(of: engine.canonicalSpec(member.device), engine: engine)
+    let kept = HandledEvents.kept(of: engine.canonicalSpec(member.device), engine: engine, lastWritten: lastApplied?.date)
     lastSeen = kept?.lastSeen
     sosAtRisk = kept?.sosAtRisk ?? false
   }

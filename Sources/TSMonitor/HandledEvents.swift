@@ -244,8 +244,14 @@ public final class HandledEvents: @unchecked Sendable {
   /// had turned SOS back on; "offline since" before the apply that read the watch). `nil`
   /// when the file is missing or cannot be used.
   public static func kept(of identity: String, engine: Engine) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
+    kept(of: identity, engine: engine, lastWritten: engine.lastWrite(ofUnopened: identity)?.date)
+  }
+
+  /// `kept(of:engine:)` for a caller that read when tsapply last wrote to the watch already
+  /// (`lastWritten`, `Engine.lastWrite(ofUnopened:)`), so its record is read once.
+  public static func kept(of identity: String, engine: Engine, lastWritten: Date?) -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
     guard var kept = kept(at: WatchHome(identity: identity, root: engine.stateRoot).monitorEventsPath, watch: identity) else { return nil }
-    if let written = engine.lastWrite(ofUnopened: identity)?.date, written > kept.lastSeen ?? .distantPast {
+    if let written = lastWritten, written > kept.lastSeen ?? .distantPast {
       kept.lastSeen = written
       kept.sosAtRisk = false
       // The watch answered that apply: an outage recorded before it ended then.
