@@ -274,8 +274,7 @@ public enum FleetMonitor {
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
         // A press a notifier has not had yet, and its end: in the log, on the page (under the
         // name its SOS event gave the watch) and to the alerts, as for a watch monitored directly.
-        let watch = outbox.entry(Self.entryID(of: report))
-          .flatMap { try? JSONSerialization.jsonObject(with: Data($0.body.utf8)) as? [String: Any] }?["watch"] as? String
+        let watch = outbox.entry(Self.entryID(of: report))?.pressedBy
         guard let watch, let event = deliveryEvents.event(for: report, watch: watch, at: Date()) else { return }
         emit(event)
         for observer in observers { observer.record(event, for: [watch]) }

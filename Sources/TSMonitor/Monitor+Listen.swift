@@ -251,10 +251,7 @@ extension Monitor {
   /// outbox is delivered by the monitor of the watch that has the device now, and is still the
   /// resident's who pressed it (fresh-eyes finding: its failure shown on the other resident's row).
   private func emitDelivery(_ event: MonitorEvent, id: String) {
-    struct Named: Decodable { var watch: String }
-    guard let name = settings.watchName,
-          let body = locked({ session?.outbox })?.entry(id)?.body,
-          let pressedBy = try? JSONDecoder().decode(Named.self, from: Data(body.utf8)).watch, pressedBy != name else {
+    guard let name = settings.watchName, let pressedBy = locked({ session?.outbox })?.entry(id)?.pressedBy, pressedBy != name else {
       emitEvent(event)
       return
     }

@@ -170,4 +170,8 @@ extension Outbox.Entry {
     event.fields["left_in_outbox"] = .bool(true)
     return event
   }
+
+  /// The watch the stored event names: the name the press was made under (the watch's
+  /// identity for `tsapply monitor`); `nil` when the body is not an event.
+  public var pressedBy: String? { MonitorEvent(jsonLine: body)?.watch }
 }
