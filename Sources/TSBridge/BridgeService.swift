@@ -302,7 +302,7 @@ public final class BridgeService: Sendable {
         + BridgeMethod.allCases.map(\.rawValue).joined(separator: ", ")), to: nonce)
     }
     note = method.rawValue
-    switch method.writes ? leases.ended(watch.id, token: header.lease) : nil {
+    switch method.writes ? leases.ended(watch.id, token: header.lease, sealedAt: Self.sealedAt(nonce)) : nil {
     case .released?:
       note += " refused: its lease was released"
       return sealed(409, error(409, "this write was made under a lease its holder has released: it arrived after that apply ended and was not carried out"),
@@ -311,6 +311,10 @@ public final class BridgeService: Sendable {
       note += " refused: its lease expired and was replaced"
       return sealed(409, error(409, "this write was made under a lease that expired, and another holder took the watch since: "
                                  + "it was not carried out (its renewals or this write were held back on the way)"), to: nonce)
+    case .beforeRestart?:
+      note += " refused: sealed before the bridge started, under a lease it does not know"
+      return sealed(409, error(409, "this write was made under a lease this bridge does not know, and sealed before the bridge started: "
+                                 + "held back on the way across its restart, it was not carried out"), to: nonce)
     case nil:
       break
     }
@@ -409,6 +413,10 @@ public final class BridgeService: Sendable {
       note = "refused: expired and replaced"
       return sealed(409, error(409, "this lease expired, and another holder took the watch since: it is not renewed; ask for a new lease"),
                     to: nonce)
+    case .beforeRestart:
+      note = "refused: sealed before the bridge started"
+      return sealed(409, error(409, "this renewal, of a lease this bridge does not know, was sealed before the bridge started (held back on the way "
+                                 + "across its restart?): it is not granted; ask for a new lease"), to: nonce)
     case .expired:
       note = "refused: expired before it arrived"
       return sealed(409, error(409, "this renewal arrived after the lease it renews would have expired, counted from when it was sent (held back on the way?); ask for a new lease"),

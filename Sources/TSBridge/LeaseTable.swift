@@ -44,9 +44,15 @@ public final class LeaseTable: @unchecked Sendable {
   /// that long, not its whole time to live (fresh-eyes finding: 60 s, again and again).
   public static let unusedLifetime: UInt64 = 15_000
   let clock: @Sendable () -> UInt64
+  /// When this table — the bridge's run — began, on `clock`: a request under a token it does
+  /// not know, sealed before then, was held back on the way across a restart (`End.beforeRestart`).
+  let startedAt: UInt64
 
   /// A table timing leases with `clock` (milliseconds since 1970).
-  public init(clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) { self.clock = clock }
+  public init(clock: @escaping @Sendable () -> UInt64 = Sealer.systemMilliseconds) {
+    self.clock = clock
+    startedAt = clock()
+  }
 
   /// What happened to a lease request.
   public enum Outcome: Hashable, Sendable {
@@ -62,6 +68,10 @@ public final class LeaseTable: @unchecked Sendable {
     /// its holder lost the watch (its renewals held back or lost on the way); it asks for a new
     /// lease. Granting it would let a write held back under it land over the other holder's apply.
     case superseded
+    /// A renewal of a token this bridge run does not know, sealed before it started
+    /// (`End.beforeRestart`): granting it would lock the watch for a holder whose apply may be
+    /// over (fresh-eyes finding: 77 s after "Apply complete!").
+    case beforeRestart
     /// A request for a new lease under a `requestID` whose lease was released or given up: held
     /// back on the way until after its apply had ended. Granting it would lock the watch for nobody.
     case ended
@@ -91,8 +101,12 @@ public final class LeaseTable: @unchecked Sendable {
         }
         remember(current.token, ended: .released, of: watch)
       }
-      if let token = request.token, let end = endedTokens[watch]?.first(where: { $0.token == token })?.end {
-        return end == .released ? .released : .superseded
+      if let token = request.token, leases[watch]?.token != token, let end = end(of: token, watch, sealedAt: sealedAt) {
+        switch end {
+        case .released: return .released
+        case .superseded: return .superseded
+        case .beforeRestart: return .beforeRestart
+        }
       }
       let token = request.token ?? Self.newToken()
       // A renewal keeps the calls seen under the lease, and shows its holder has it.
@@ -155,6 +169,11 @@ public final class LeaseTable: @unchecked Sendable {
     case released
     /// It expired, and another lease of the watch was granted since.
     case superseded
+    /// This bridge run does not know it, and the request under it was sealed before the run
+    /// started: a lease of the bridge before a restart, its request held back on the way across
+    /// it. Judged on the client's seal time against the bridge's start, so only as well as the
+    /// two clocks agree.
+    case beforeRestart
   }
 
   /// Remembers that `token`, a lease of `watch`, ended as `end` (called under the lock); the
@@ -168,11 +187,20 @@ public final class LeaseTable: @unchecked Sendable {
   /// How the lease `token` of `watch` ended, if it did: a write made under it arrived after its
   /// apply ended or lost the watch (held back on the way), and must not be carried out — its
   /// sender already judged it lost, and another holder may have written since
-  /// (docs/bridge-protocol.md "Leases"). `nil` for the live lease, and for a token not known.
-  /// Remembered in memory only: a bridge restart forgets them.
-  public func ended(_ watch: String, token: String?) -> End? {
+  /// (docs/bridge-protocol.md "Leases"). `nil` for the live lease, and for a token not known
+  /// unless the request under it was sealed before this bridge run started (`sealedAt`, the
+  /// client's clock: `End.beforeRestart`). Remembered in memory only: a bridge restart forgets
+  /// them, hence that last rule.
+  public func ended(_ watch: String, token: String?, sealedAt: UInt64? = nil) -> End? {
     guard let token else { return nil }
-    return lock.withLock { leases[watch]?.token == token ? nil : endedTokens[watch]?.first { $0.token == token }?.end }
+    return lock.withLock { leases[watch]?.token == token ? nil : end(of: token, watch, sealedAt: sealedAt) }
+  }
+
+  /// How `token`, not the live lease of `watch`, ended (called under the lock).
+  private func end(of token: String, _ watch: String, sealedAt: UInt64?) -> End? {
+    if let end = endedTokens[watch]?.first(where: { $0.token == token })?.end { return end }
+    if let sealedAt, sealedAt < startedAt { return .beforeRestart }
+    return nil
   }
 
   /// Records that a call numbered `sequence` under `token` reached the bridge, and whether a
