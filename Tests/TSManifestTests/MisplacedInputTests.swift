@@ -50,6 +50,33 @@ import TSTestSupport
   @Test(arguments: timePoints)
   func saysWhereAtBelongs(_ row: DiagnosticCase) { row.check() }
 
+  /// A reminder's keys written at its own level instead of under it: the reminder "has no
+  /// value", and each key is unknown in the reminders section. Both say to indent the keys
+  /// under the reminder; the reminder's message no longer only says to remove its key, which
+  /// would leave the reminder unmanaged (fresh-eyes finding).
+  @Test(arguments: [("medicine", ["enabled", "at"]), ("drinking", ["name", "repeat", "notes"]), ("sedentary", ["period"])])
+  func aRemindersKeysWrittenBesideItAreToBeIndentedUnderIt(kind: String, keys: [String]) {
+    let lines = keys.map { key in
+      switch key {
+      case "at": "  at: [\"08:00\"]\n"
+      case "period": "  period: {start: \"09:00\", end: \"17:00\", every: 1h}\n"
+      case "repeat": "  repeat: everyday\n"
+      case "enabled": "  enabled: true\n"
+      default: "  \(key): Tea\n"
+      }
+    }
+    let result = load("reminders:\n  \(kind):\n" + lines.joined())
+    let empty = result.diagnostics.first { $0.field == "reminders.\(kind)" }
+    #expect(empty?.message == "has no value; the keys below it (\(keys.joined(separator: ", "))) stand beside it, not under it: indent them "
+      + "under \(kind): to give them to it, or remove the key to leave the \(kind) reminder unmanaged", "\(result.diagnostics)")
+    for key in keys where key != "at" {
+      let stray = result.diagnostics.first { $0.field == "reminders.\(key)" }
+      #expect(stray?.message == "unknown key \"\(key)\"; \(key): belongs to one reminder: indent it under the reminder it is for "
+        + "(sedentary:, drinking:, medicine: or an item of custom:)", "\(result.diagnostics)")
+    }
+    #expect(result.manifest == nil)
+  }
+
   static func split(_ first: String, _ second: String) -> String {
     "this entry and the one above look like one contact split over two dashes (one has only \(first):, this one only \(second):); "
       + "remove the - before \(second): and indent \(second): under \(first):, at the same column"

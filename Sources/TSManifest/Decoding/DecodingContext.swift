@@ -51,7 +51,7 @@ public struct DecodingContext: Sendable {
       guard keys.contains(key) else {
         fields.entries.leaveOut(index)
         var message = "unknown key \"\(key)\""
-        if let hint = MistakeHints.misplacedTimePoints(key: key, in: path, allowed: keys) {
+        if let hint = MistakeHints.misplacedTimePoints(key: key, in: path, allowed: keys) ?? MistakeHints.misplacedReminderKey(key: key, in: path) {
           message += "; " + hint
         } else if let suggestion = Suggestion.closest(to: key, in: keys) {
           message += "; did you mean \"\(suggestion)\"?"

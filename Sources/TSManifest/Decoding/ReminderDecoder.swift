@@ -14,11 +14,15 @@ extension ManifestDecoder {
       section.lunchBreak = Located(lunch, at: entry.value.position)
       section.lunchBreakKeys = Self.keyPositions(of: entry)
     }
+    // A reminder's own keys written beside it rather than under it (each also reported as
+    // unknown here, `MistakeHints.misplacedReminderKey`): an empty reminder is told to take them.
+    let beside = MistakeHints.reminderKeysBeside(in: node)
     for kind in ReminderKind.builtIns {
       let path = fields.path(kind.rawValue)
-      guard let entry = fields.entries[kind.rawValue],
-            let present = context.present(entry.value, path: path, hint: "remove the key to leave the \(kind.rawValue) reminder unmanaged")
-      else { continue }
+      let hint = beside.isEmpty ? "remove the key to leave the \(kind.rawValue) reminder unmanaged"
+        : "the keys below it (\(beside.joined(separator: ", "))) stand beside it, not under it: indent them under \(kind.rawValue): "
+          + "to give them to it, or remove the key to leave the \(kind.rawValue) reminder unmanaged"
+      guard let entry = fields.entries[kind.rawValue], let present = context.present(entry.value, path: path, hint: hint) else { continue }
       var reminder = reminder(present, kind: kind, path: path)
       reminder?.keyPosition = entry.key.position
       switch kind {

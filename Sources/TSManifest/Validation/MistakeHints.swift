@@ -157,6 +157,27 @@ enum MistakeHints {
     guard !rest.hasPrefix("--") else { return nil }
     return (indentation.count + 1, "- " + rest.dropFirst())
   }
+  /// The keys of one reminder (`ManifestDecoder.reminderKeys`) that the reminders section
+  /// cannot hold, written in the section mapping `node`, in their order: written beside a
+  /// reminder instead of indented under it. `at` among them (it has its own message too).
+  static func reminderKeysBeside(in node: YAMLNode) -> [String] {
+    guard case .mapping(let entries) = node.content else { return [] }
+    return entries.compactMap(\.key.scalar?.value).filter { isReminderKeyOnly($0) }
+  }
+
+  /// Whether `key` is a key of one reminder and not of the reminders section.
+  private static func isReminderKeyOnly(_ key: String) -> Bool {
+    ManifestDecoder.reminderKeys.contains(key) && !ManifestDecoder.reminderSectionKeys.contains(key)
+  }
+
+  /// The message for a key of one reminder other than `at` (`name`, `enabled`, `repeat`,
+  /// `period`, `notes`) written directly in the reminders section (`path` `reminders`): it
+  /// belongs under a reminder. `nil` for any other key or place.
+  static func misplacedReminderKey(key: String, in path: String) -> String? {
+    guard path == "reminders", key != "at", isReminderKeyOnly(key) else { return nil }
+    return "\(key): belongs to one reminder: indent it under the reminder it is for (sedentary:, drinking:, medicine: or an item of custom:)"
+  }
+
   /// The example every misplaced-`at` message ends with: where `at:` belongs.
   private static let atExample = "at: is a list of times under one reminder, e.g. medicine: {at: [\"08:00\"]}"
 
