@@ -57,6 +57,17 @@ import TSTestSupport
                    message: "refers to the contact \"Anna\", but this name is declared 2 times (watch.yaml lines 2 and 3) with different phones, so it could be either; give each its own name, or write name and phone here instead of contact:"),
   ]
 
+  /// A reference with a typo to a contact declared with an error: both errors, the reference's
+  /// with the closest name, said to have an error of its own (fresh-eyes finding: no "did you
+  /// mean", though a valid contact of that name got one).
+  @Test func aMisspelledReferenceToAContactWithAnErrorSuggestsItsName() {
+    let result = load("contacts:\n  - {name: Anna (daughter), phone: \"+44 77OO 900123\"}\nemergency:\n  contacts:\n    - {contact: Ana (daughter)}\n")
+    #expect(result.diagnostics.map(\.field) == ["contacts[0].phone", "emergency.contacts[0].contact"], "\(result.diagnostics)")
+    #expect(result.diagnostics.last?.message == "refers to the contact \"Ana (daughter)\", but none of that name is declared under contacts: in this "
+      + "file; declare it under contacts:, or write name and phone here instead of contact:; did you mean \"Anna (daughter)\"? (declared with "
+      + "an error of its own: fix that too)", "\(result.diagnostics)")
+  }
+
   /// A reference to a contact whose name the watch stores cut (over 32 bytes) names that
   /// contact: it was dropped from the emergency list (and `sos: true` then said "no emergency
   /// contact").

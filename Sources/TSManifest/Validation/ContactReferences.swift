@@ -68,11 +68,14 @@ public enum ContactReferences {
           if undeclaredKnown.contains(reference.value) { continue }
           var message = "refers to the contact \"\(reference.value)\", but none of that name is declared \(scope); declare it under contacts:, or write name and phone here instead of contact:"
           // The closest spelling, else a declared name the reference begins with or that begins
-          // with it (`Anna (mum)` for `Anna`).
-          let names = Array(byName.keys).sorted()
+          // with it (`Anna (mum)` for `Anna`) — among the contacts declared with an error too
+          // (fresh-eyes finding: a typo in the reference to one got no suggestion).
+          let names = Set(byName.keys).union(undeclaredKnown).sorted()
           let meant = Suggestion.closest(to: reference.value, in: names)
             ?? names.filter { reference.value.hasPrefix($0 + " ") || $0.hasPrefix(reference.value + " ") }.max { $0.count < $1.count }
-          if let meant { message += "; did you mean \"\(meant)\"?" }
+          if let meant {
+            message += "; did you mean \"\(meant)\"?" + (byName[meant] == nil ? " (declared with an error of its own: fix that too)" : "")
+          }
           diagnostics.append(.error(at: reference.position, field: DecodingContext.join(contact.path, "contact"), message))
           continue
         }
