@@ -9,13 +9,12 @@ extension FleetMonitor {
   public static let fleetFileLook: Duration = .seconds(5)
 
   /// Says that the fleet file `fleetFile` no longer names the watches `leaving` (docs/fleet.md
-  /// "Monitoring a fleet"): each leaves the page (`board`), a `removed` event says `what` becomes
-  /// of it (to `emit` and to `observers` under its name: its open alerts are closed), with its
-  /// device from `devices`; a notice says what this monitor did (`done`).
+  /// "Monitoring a fleet"): a `removed` event says `what` becomes of each (to `emit` and to
+  /// `observers` under its name: its open alerts are closed), with its device from `devices`; a
+  /// notice says what this monitor did (`done`); then each leaves the page (`board`).
   static func announceRemoved(_ leaving: [String], devices: [String: String], fleetFile: String, what: String, done: String,
                               time: Date, board: StatusBoard?, emit: @Sendable (MonitorEvent) -> Void,
                               observers: [any MonitorObserver], notice: @Sendable (String) -> Void) {
-    board?.remove(leaving)
     for name in leaving {
       let event = MonitorEvent(time: time, watch: name, kind: .removed, message: "\(fleetFile) no longer names this watch: \(what)",
                                fields: ["fleet": .string(fleetFile), "device": devices[name].map(JSONValue.string) ?? .null])
@@ -24,6 +23,8 @@ extension FleetMonitor {
     }
     notice("\(fleetFile) no longer names \(counted(leaving.count, "watch", "watches")) (\(leaving.joined(separator: ", "))): "
            + "\(done) \(leaving.count == 1 ? "it" : "them").")
+    // Said before the page no longer shows them.
+    board?.remove(leaving)
   }
 
   /// Follows the fleet file of a fleet over MQTT while `monitor --fleet` runs, at every
