@@ -57,7 +57,7 @@ import TSTestSupport
     ("\"+44 (0)7700 900456\"", "\"+44 (0)7700 900456\" has \"(0)\", the prefix dialled only inside the country: kept, it makes another number (+4407700900456); write \"+44 7700 900456\" (the international number without the 0), or the number without the country code and with the 0 (tsapply never changes a number itself)"),
     ("\"+49(0)30-1234567\"", "\"+49(0)30-1234567\" has \"(0)\", the prefix dialled only inside the country: kept, it makes another number (+490301234567); write \"+4930-1234567\" (the international number without the 0), or the number without the country code and with the 0 (tsapply never changes a number itself)"),
     ("\"+\"", "\"+\" has no digits"),
-    ("\"\"", "must not be empty"),
+    ("\"\"", "must not be empty; write the number the watch calls, e.g. \"+44 7700 900123\", or remove the contact"),
   ].map { DiagnosticCase(marked: phone($0.0), field: "contacts[0].phone", message: $0.1) }
 
   @Test(arguments: invalidPhones)

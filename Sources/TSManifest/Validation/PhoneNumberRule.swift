@@ -167,7 +167,7 @@ enum PhoneNumberRule {
   private static func problem(in cleaned: String, original: String) -> String? {
     if isStorable(cleaned) { return nil }
     let quoted = "\"\(original)\""
-    if original.isEmpty { return "must not be empty" }
+    if original.isEmpty { return "must not be empty; write the number the watch calls, e.g. \"+44 7700 900123\", or remove the contact" }
     if cleaned.contains(where: \.isLetter) {
       return "\(quoted) contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)"
     }
