@@ -394,6 +394,8 @@ public final class BridgeService: Sendable {
       note = "bad timeToLive"
       return sealed(400, error(400, "timeToLive must be 1 to \(BridgeProtocol.maxLeaseSeconds) seconds"), to: nonce)
     }
+    // A refusal other than a live lease: why, for the log and for the client.
+    let refusal: (note: String, message: String)
     switch leases.acquire(watch.id, request, sealedAt: Self.sealedAt(nonce)) {
     case .granted(let token):
       note = request.token == nil ? "granted" + (request.attempt.map { $0 > 1 ? " (attempt \($0))" : "" } ?? "") : "renewed"
@@ -406,26 +408,21 @@ public final class BridgeService: Sendable {
       note = "refused: leased"
       return leased(holder, expiresIn: expiresIn, to: nonce)
     case .released:
-      note = "refused: released"
-      return sealed(409, error(409, "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease"),
-                    to: nonce)
+      refusal = ("released", "this lease was released by its holder: a renewal that arrives after that is not granted; ask for a new lease")
     case .superseded:
-      note = "refused: expired and replaced"
-      return sealed(409, error(409, "this lease expired, and another holder took the watch since: it is not renewed; ask for a new lease"),
-                    to: nonce)
+      refusal = ("expired and replaced", "this lease expired, and another holder took the watch since: it is not renewed; ask for a new lease")
     case .beforeRestart:
-      note = "refused: sealed before the bridge started"
-      return sealed(409, error(409, "this renewal, of a lease this bridge does not know, was sealed before the bridge started (held back on the way "
-                                 + "across its restart?): it is not granted; ask for a new lease"), to: nonce)
+      refusal = ("sealed before the bridge started", "this renewal, of a lease this bridge does not know, was sealed before the bridge started "
+                   + "(held back on the way across its restart?): it is not granted; ask for a new lease")
     case .expired:
-      note = "refused: expired before it arrived"
-      return sealed(409, error(409, "this renewal arrived after the lease it renews would have expired, counted from when it was sent (held back on the way?); ask for a new lease"),
-                    to: nonce)
+      refusal = ("expired before it arrived", "this renewal arrived after the lease it renews would have expired, counted from when it was sent "
+                   + "(held back on the way?); ask for a new lease")
     case .ended:
-      note = "refused: its request ended"
-      return sealed(409, error(409, "this lease request arrived after the apply that sent it had given it up or ended (held back on the way); nothing was granted"),
-                    to: nonce)
+      refusal = ("its request ended", "this lease request arrived after the apply that sent it had given it up or ended (held back on the way); "
+                   + "nothing was granted")
     }
+    note = "refused: " + refusal.note
+    return sealed(409, error(409, refusal.message), to: nonce)
   }
 
   /// 409 for a live lease of `holder`, with the seconds it lives unless renewed.
