@@ -280,6 +280,19 @@ public final class Watch: Sendable {
     let heard = options.listensWhileWriting ? await listenWhileWriting(plan, events: options.events)
       : options.announcements?.begin(kinds: announcedKinds(plan))
     defer { options.announcements?.end() }
+    // While the watch's announcements are heard, what the read-back found changed on the watch
+    // is held until they are in: a list the watch announced is said once, by the announcement
+    // (who, and whether it was written over), not also as a change the read-back found
+    // (fresh-eyes finding: two warnings saying nearly the same).
+    let foundByReadBack = Locked<[ResourceChange]>([])
+    func sayFoundByReadBack(exceptAnnounced announced: Set<DeviceEvent.Kind>) {
+      let rest = foundByReadBack.value.filter { change in
+        !announced.contains { kind in
+          change.address == Self.address(of: kind) && (kind == .contactsChanged || change.fields.allSatisfy { $0.field.hasPrefix("contacts") })
+        }
+      }
+      if !rest.isEmpty { options.events(.reconcile(.changedWhileWriting(rest))) }
+    }
     let report: ApplyReport
     do {
       report = try await reconciler.apply(plan, manifest: planned.manifest, state: planned.state,
@@ -294,6 +307,10 @@ public final class Watch: Sendable {
                                               self.appendHistory(planned.plan, source: source, options: options, result: HistoryEntry.started,
                                                                  error: nil, backup: path)
                                             }
+                                            if heard != nil, case .changedWhileWriting(let drift) = progress {
+                                              foundByReadBack.mutate { $0 += drift }
+                                              return
+                                            }
                                             options.events(.reconcile(progress))
                                           })
     } catch {
@@ -302,8 +319,9 @@ public final class Watch: Sendable {
                       error: error.description, backup: backup, reached: Self.reached(planned.plan, failure: error))
       }
       if let heard {
-        await reportChanges(heard, over: error.reached ?? planned.state, plannedFrom: planned.state, unwritten: Self.unwritten(error),
-                            kept: Self.kept(error), events: options.events)
+        let announced = await reportChanges(heard, over: error.reached ?? planned.state, plannedFrom: planned.state, unwritten: Self.unwritten(error),
+                                            kept: Self.kept(error), events: options.events)
+        sayFoundByReadBack(exceptAnnounced: announced)
         // The apply's own listener hears only new events: a list announced as the plan found it,
         // and read back so after a lost answer, was put back on the watch during the write.
         if options.listensWhileWriting, case .partial(let failure, _) = error, case .outcomeUnknown(_, .notApplied) = failure.cause {
@@ -320,8 +338,9 @@ public final class Watch: Sendable {
     if let heard {
       // Read back as the manifest gives it — but a change announced meanwhile may have come
       // after that read: each announced list is read once more (`keptAfterVerifying`).
-      await reportChanges(heard, over: report.finalState ?? planned.state, plannedFrom: planned.state, unwritten: [], kept: nil,
-                          verified: report.finalState, events: options.events)
+      let announced = await reportChanges(heard, over: report.finalState ?? planned.state, plannedFrom: planned.state, unwritten: [], kept: nil,
+                                          verified: report.finalState, events: options.events)
+      sayFoundByReadBack(exceptAnnounced: announced)
     }
     return .applied(report)
   }
@@ -530,9 +549,11 @@ public final class Watch: Sendable {
 
   /// After the writes: waits for late announcements, then reports what the watch announced
   /// during the apply, backing up `state` with the announced lists in it so that `tsapply
-  /// restore` can bring them back.
+  /// restore` can bring them back. The lists reported.
+  @discardableResult
   private func reportChanges(_ heard: Heard, over state: DeviceState, plannedFrom: DeviceState, unwritten: Set<ResourceAddress>,
-                             kept: [DeviceEvent.Kind: Bool]?, verified: DeviceState? = nil, events: @Sendable (EngineEvent) -> Void) async {
+                             kept: [DeviceEvent.Kind: Bool]?, verified: DeviceState? = nil,
+                             events: @Sendable (EngineEvent) -> Void) async -> Set<DeviceEvent.Kind> {
     try? await Task.sleep(for: Self.announcementDelay)
     // A list this apply did not write was not written over: the apply's own report says what
     // happened to it (e.g. the change it found just before writing, which stopped it). Nor was
@@ -544,7 +565,7 @@ public final class Watch: Sendable {
     let lists = heard.value.filter { kind, contacts in
       !unwritten.contains(Self.address(of: kind)) && contacts != Self.list(of: kind, in: plannedFrom)
     }
-    guard !lists.isEmpty else { return }
+    guard !lists.isEmpty else { return [] }
     var announced = state
     if let contacts = lists[.contactsChanged] { announced.contacts = contacts }
     if let contacts = lists[.emergencyContactsChanged] { announced.emergency?.contacts = contacts }
@@ -554,6 +575,7 @@ public final class Watch: Sendable {
     var outcome = kept ?? [:]
     if kept == nil { outcome = await keptAfterVerifying(lists.keys, verified: verified) }
     events(.changedOnWatchDuringApply(lists: lists, backupPath: path, kept: outcome.filter { lists[$0.key] != nil }))
+    return Set(lists.keys)
   }
 
   // MARK: Lock
