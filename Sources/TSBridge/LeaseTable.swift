@@ -112,7 +112,7 @@ public final class LeaseTable: @unchecked Sendable {
       // A renewal keeps the calls seen under the lease, and shows its holder has it.
       let renewed = leases[watch].flatMap { $0.token == token ? $0 : nil }
       let lifetime = UInt64(request.timeToLive) * 1000
-      let offset = Self.least(renewed?.offset, sealedAt.map { Int64(bitPattern: now) - Int64(bitPattern: $0) })
+      let offset = Self.offset(renewed?.offset, now: now, sealedAt: sealedAt)
       var expires = now + min(lifetime, Self.unusedLifetime)
       if let renewed {
         // When it was sent, on the bridge's clock (never after now).
@@ -221,7 +221,7 @@ public final class LeaseTable: @unchecked Sendable {
     let now = clock()
     return lock.withLock {
       guard var lease = leases[watch], lease.token == token else { return true }
-      lease.offset = Self.least(lease.offset, sealedAt.map { Int64(bitPattern: now) - Int64(bitPattern: $0) })
+      lease.offset = Self.offset(lease.offset, now: now, sealedAt: sealedAt)
       if !lease.used, lease.expires > now {
         lease.used = true
         lease.expires = max(lease.expires, lease.granted + lease.timeToLive)
@@ -244,13 +244,13 @@ public final class LeaseTable: @unchecked Sendable {
     }
   }
 
-  /// The smaller of two offsets, either missing.
-  static func least(_ a: Int64?, _ b: Int64?) -> Int64? {
-    switch (a, b) {
-    case let (a?, b?): min(a, b)
-    case (let a?, nil): a
-    case (nil, let b): b
-    }
+  /// A lease's `offset` once a request sealed at `sealedAt` (the client's clock) reached the
+  /// bridge at `now`: the least gap seen, `offset` or this one; `offset` when the seal time is
+  /// not known.
+  static func offset(_ offset: Int64?, now: UInt64, sealedAt: UInt64?) -> Int64? {
+    guard let sealedAt else { return offset }
+    let gap = Int64(bitPattern: now) - Int64(bitPattern: sealedAt)
+    return offset.map { min($0, gap) } ?? gap
   }
 
   /// Whole seconds from `now` to `expires` (milliseconds since 1970), rounded up: a lease with

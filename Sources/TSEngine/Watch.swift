@@ -286,10 +286,9 @@ public final class Watch: Sendable {
     // (fresh-eyes finding: two warnings saying nearly the same).
     let foundByReadBack = Locked<[ResourceChange]>([])
     func sayFoundByReadBack(exceptAnnounced announced: Set<DeviceEvent.Kind>) {
+      // A list's changes are its `contacts` fields (the emergency resource's SOS switch is not).
       let rest = foundByReadBack.value.filter { change in
-        !announced.contains { kind in
-          change.address == Self.address(of: kind) && (kind == .contactsChanged || change.fields.allSatisfy { $0.field.hasPrefix("contacts") })
-        }
+        !announced.contains { change.address == Self.address(of: $0) && change.fields.allSatisfy { $0.field == "contacts" } }
       }
       if !rest.isEmpty { options.events(.reconcile(.changedWhileWriting(rest))) }
     }

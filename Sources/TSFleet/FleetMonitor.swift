@@ -46,15 +46,20 @@ public enum FleetMonitor {
       guard !observers.isEmpty else {
         return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: emit, notice: { notice("\(name): \($0)") })
       }
-      return Monitor(engine: engine, settings: settings, notifiers: notifiers,
-                     emit: { event in
-                       emit(event)
-                       // A press another watch of the fleet made on this device before a swap
-                       // is that watch's (`delivered_by` names this one).
-                       let about = event.fields["delivered_by"] != nil ? event.watch : name
-                       for observer in observers { observer.record(event, for: [about]) }
-                     },
+      return Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: observed(emit, by: observers, watch: name),
                      notice: { notice("\(name): \($0)") }, checked: { check in for observer in observers { observer.checked(name, check) } })
+    }
+  }
+
+  /// `emit`, each event also recorded by `observers` under the name of the watch it is about:
+  /// `watch`, the monitor's — or, for a press another watch of the fleet made on this device
+  /// before a swap (`delivered_by` names `watch`), the name the event gives.
+  static func observed(_ emit: @escaping @Sendable (MonitorEvent) -> Void, by observers: [any MonitorObserver],
+                       watch: String) -> @Sendable (MonitorEvent) -> Void {
+    { event in
+      emit(event)
+      let about = event.fields["delivered_by"] != nil ? event.watch : watch
+      for observer in observers { observer.record(event, for: [about]) }
     }
   }
 
@@ -713,6 +718,9 @@ public final class MonitoredWatches: Sendable {
       self.name = name
       self.device = device
     }
+
+    /// `member` as monitored now.
+    init(_ member: FleetMember) { self.init(name: member.name, device: member.device) }
   }
 
   private struct Stored: Codable {
@@ -737,7 +745,7 @@ public final class MonitoredWatches: Sendable {
     guard !members.isEmpty else { return }
     lock.withLock {
       let kept = read()
-      write(kept + members.map { Watch(name: $0.name, device: $0.device) }.filter { !kept.contains($0) })
+      write(kept + members.map(Watch.init).filter { !kept.contains($0) })
     }
   }
 
@@ -754,7 +762,7 @@ public final class MonitoredWatches: Sendable {
         let outbox = Outbox(directory: WatchHome(identity: identity, root: engine.stateRoot).outboxDirectory).entries()
         return !outbox.entries.isEmpty || !outbox.unreadable.isEmpty
       }
-      write(members.map { Watch(name: $0.name, device: $0.device) } + waiting)
+      write(members.map(Watch.init) + waiting)
       return waiting
     }
   }
@@ -788,12 +796,7 @@ extension FleetMonitor {
       settings.deviceSpec = watch.device
       settings.watchName = watch.name
       let name = watch.name
-      let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers,
-                            emit: { event in
-                              emit(event)
-                              let about = event.fields["delivered_by"] != nil ? event.watch : name
-                              for observer in observers { observer.record(event, for: [about]) }
-                            },
+      let monitor = Monitor(engine: engine, settings: settings, notifiers: notifiers, emit: observed(emit, by: observers, watch: name),
                             notice: { notice("\(name) (\(watch.device), a device the fleet file no longer names): \($0)") })
       monitor.retire()
       return monitor

@@ -237,21 +237,14 @@ extension Monitor {
     if !notifiers.isEmpty { Task { await session.delivery.start(entry) } }
   }
 
-  /// Emits `press`, an SOS an earlier run left in the outbox (`Outbox.Entry.leftPress`), under
-  /// the name it was made under: `delivered_by` this monitor's watch when that was another's
-  /// (two watches swapped devices), as its delivery's events are.
-  func emitLeft(_ press: MonitorEvent) {
-    var press = press
-    if let name = settings.watchName, press.watch != name { press.fields["delivered_by"] = .string(name) }
-    emitNamed(press)
-  }
-
-  /// Emits `event`, about the delivery of press `id`, under the name the press was made under
-  /// (its outbox entry's `watch`): after two watches swapped devices, a press left in a device's
-  /// outbox is delivered by the monitor of the watch that has the device now, and is still the
-  /// resident's who pressed it (fresh-eyes finding: its failure shown on the other resident's row).
-  private func emitDelivery(_ event: MonitorEvent, id: String) {
-    guard let name = settings.watchName, let pressedBy = locked({ session?.outbox })?.entry(id)?.pressedBy, pressedBy != name else {
+  /// Emits `event`, about a press of this monitor's outbox — the press itself, left there by an
+  /// earlier run (`Outbox.Entry.leftPress`), or its delivery — under the name the press was made
+  /// under (`pressedBy`, its outbox entry's `watch`): after two watches swapped devices, a press
+  /// left in a device's outbox is delivered by the monitor of the watch that has the device now,
+  /// and is still the resident's who pressed it; `delivered_by` names this monitor's watch then
+  /// (fresh-eyes finding: its failure shown on the other resident's row).
+  func emit(_ event: MonitorEvent, pressedBy: String?) {
+    guard let name = settings.watchName, let pressedBy, pressedBy != name else {
       emitEvent(event)
       return
     }
@@ -260,15 +253,18 @@ extension Monitor {
     emitNamed(named)
   }
 
+  /// The name the press `id` of the outbox was made under.
+  private func pressedBy(_ id: String) -> String? { locked { session?.outbox }?.entry(id)?.pressedBy }
+
   func delivered(_ report: Delivery.Report) {
     let identity = locked { session?.identity } ?? chosenSpec()
     switch report {
     case .attemptFailed(let id, let notifier, let attempt, let reason, let retryIn, _):
       notice("SOS \(id): \(notifier) failed (attempt \(attempt)): \(reason); trying again in \(Self.text(retryIn)).")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emit(event, pressedBy: pressedBy(id)) }
     case .delivered(let id, let notifier, let attempts, _):
       notice("SOS \(id): delivered to \(notifier)\(attempts > 1 ? " (attempt \(attempts))" : "").")
-      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emitDelivery(event, id: id) }
+      if let event = deliveryEvents.event(for: report, watch: identity, at: now()) { emit(event, pressedBy: pressedBy(id)) }
     case .completed(let id):
       notice("SOS \(id): every notifier succeeded; removed from the outbox.")
     case .outboxFailed(let id, let error):

@@ -423,7 +423,7 @@ public final class Monitor: @unchecked Sendable {
         : "Delivering \(entries.count) SOS event\(entries.count == 1 ? "" : "s") left in the outbox by an earlier run.")
       // Said again first: the run that stored a press may have been killed before it said it
       // (fresh-eyes finding: delivered, and never on the page nor in the log).
-      for entry in entries { if let press = entry.leftPress { emitLeft(press) } }
+      for press in entries.compactMap(\.leftPress) { emit(press, pressedBy: press.watch) }
       for entry in entries { await delivery.start(entry) }
     }
   }
