@@ -63,6 +63,7 @@ import TSTestSupport
   @Test func aMisspelledReferenceToAContactWithAnErrorSuggestsItsName() {
     let result = load("contacts:\n  - {name: Anna (daughter), phone: \"+44 77OO 900123\"}\nemergency:\n  contacts:\n    - {contact: Ana (daughter)}\n")
     #expect(result.diagnostics.map(\.field) == ["contacts[0].phone", "emergency.contacts[0].contact"], "\(result.diagnostics)")
+    #expect(result.diagnostics.last?.position == SourcePosition(file: "watch.yaml", line: 5, column: 17), "\(result.diagnostics)")
     #expect(result.diagnostics.last?.message == "refers to the contact \"Ana (daughter)\", but none of that name is declared under contacts: in this "
       + "file; declare it under contacts:, or write name and phone here instead of contact:; did you mean \"Anna (daughter)\"? (declared with "
       + "an error of its own: fix that too)", "\(result.diagnostics)")

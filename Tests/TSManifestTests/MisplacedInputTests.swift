@@ -69,8 +69,11 @@ import TSTestSupport
     let empty = result.diagnostics.first { $0.field == "reminders.\(kind)" }
     #expect(empty?.message == "has no value; the keys below it (\(keys.joined(separator: ", "))) stand beside it, not under it: indent them "
       + "under \(kind): to give them to it, or remove the key to leave the \(kind) reminder unmanaged", "\(result.diagnostics)")
-    for key in keys where key != "at" {
+    // At the reminder's empty value (after its colon), and at each key.
+    #expect(empty?.position == SourcePosition(file: "watch.yaml", line: 2, column: "  \(kind):".count + 1), "\(result.diagnostics)")
+    for (index, key) in keys.enumerated() where key != "at" {
       let stray = result.diagnostics.first { $0.field == "reminders.\(key)" }
+      #expect(stray?.position == SourcePosition(file: "watch.yaml", line: 3 + index, column: 3), "\(result.diagnostics)")
       #expect(stray?.message == "unknown key \"\(key)\"; \(key): belongs to one reminder: indent it under the reminder it is for "
         + "(sedentary:, drinking:, medicine: or an item of custom:)", "\(result.diagnostics)")
     }
