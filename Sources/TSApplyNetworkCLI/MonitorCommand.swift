@@ -27,7 +27,8 @@ struct MonitorCommand: Command {
     run and retried with backoff until it succeeds; a restarted monitor delivers what is left.
     --on-sos runs the command without a shell: quote with '…' or "…", nothing is expanded, the
     event is in TSAPPLY_EVENT_* environment variables. SOS forwarding is best effort, not a
-    certified alarm system; only fit, fit-basic and fw watches report SOS (docs/monitor.md).
+    certified alarm system; of the real platforms only fit, fit-basic and fw watches report SOS
+    (and the simulated default watch; docs/monitor.md).
     --once makes one check and exits like 'tsapply drift': 0 no drift, 2 drift, 1 error.
     --events KINDS (e.g. failed,offline,sos or all) also sends alerts for failure states to
     --webhook and --on-event COMMAND, once per watch and kind, and recovered when they clear;

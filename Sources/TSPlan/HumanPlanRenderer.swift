@@ -116,7 +116,7 @@ public struct HumanPlanRenderer: Sendable {
     let described = findings.map(\.description).joined(separator: "; ")
     return ["", paint("(!) Unsafe for an unattended apply:", .bold, .red) + " this plan "
               + mask(plan).text(described) + ".",
-            "    'apply --auto-approve' refuses it unless --allow-destroy is also given."]
+            "    --auto-approve (apply, restore) refuses it unless --allow-destroy is also given."]
   }
 
   private func header(_ plan: Plan) -> [String] {

@@ -44,7 +44,7 @@ public struct MarkdownPlanRenderer: Sendable {
     guard !findings.isEmpty else { return nil }
     let described = human.mask(plan).text(findings.map(\.description).joined(separator: "; "))
     return "> [!WARNING]\n> **Unsafe for an unattended apply:** this plan " + Markdown.escaped(described)
-      + ". `apply --auto-approve` refuses it unless `--allow-destroy` is also given; a reviewed saved plan is applied.\n"
+      + ". `--auto-approve` (apply, restore) refuses it unless `--allow-destroy` is also given; a reviewed saved plan is applied.\n"
   }
 }
 

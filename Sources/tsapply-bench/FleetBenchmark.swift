@@ -10,13 +10,13 @@ import TSPlan
 
 /// Fleet benchmarks (docs/fleet.md "Scale"):
 ///
-/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans] [--review] [--stages]`: a fleet of N simulated watches (state files)
+/// - `fleet-plan [N …] [--repeat K] [--layers L] [--keep-plans] [--review] [--stages] [--parallelism P]`: a fleet of N simulated watches (state files)
 ///   under a defaults manifest (with `--layers L`, L layers: the defaults, then L − 1 selected by
 ///   labels and profile, each adding a shared contact, the first referred to from the emergency
 ///   list, one replacing a custom reminder), each merged manifest 50 contacts (+ L − 1), 3
 ///   built-ins and 5 custom reminders; the
 ///   fleet file, every manifest and every state loaded from files, and every watch planned
-///   through the engine by the fleet runner (`-parallelism` 10), in this process, each plan
+///   through the engine by the fleet runner (`-parallelism` 10, or P), in this process, each plan
 ///   counted and dropped as its watch finishes (with `--keep-plans`, kept to the end; with
 ///   `--review`, reduced as `plan --fleet`'s review keeps them, `FleetReviewPlans`). CPU time
 ///   (user + system, every thread) and wall time, for each N (default 10, 100, 1000); with
@@ -166,6 +166,11 @@ enum FleetBenchmark {
       review = true
       arguments.remove(at: flag)
     }
+    var parallelism = FleetRunner.defaultParallelism
+    if let flag = arguments.firstIndex(of: "--parallelism"), flag + 1 < arguments.count, let p = Int(arguments[flag + 1]), p > 0 {
+      parallelism = p
+      arguments.removeSubrange(flag...flag + 1)
+    }
     var stages = false
     if let flag = arguments.firstIndex(of: "--stages") {
       stages = true
@@ -199,7 +204,7 @@ enum FleetBenchmark {
         let reviewed = FleetReviewPlans()
         let keepPlans = keepPlans, review = review
         let order = Dictionary(loaded.members.enumerated().map { ($1.name, $0) }) { first, _ in first }
-        let results = await FleetRunner(engine: engine).run(loaded.members) { member, document, watch throws(EngineError) in
+        let results = await FleetRunner(engine: engine, parallelism: parallelism).run(loaded.members) { member, document, watch throws(EngineError) in
           let plan = try await watch.plan(document).plan
           if keepPlans { kept.mutate { $0.append(plan) } }
           if review { _ = reviewed.add(plan, index: order[member.name] ?? .max) }

@@ -17,7 +17,7 @@ let benchmarks: [String: (String, ([String]) async throws -> Int32)] = [
   "bridge-client": ("the bridge client against tsapply bridge serve: p50/p99 per sealed read and write, CPU while a stream or a call waits [CALLS] [SECONDS] [BINARY]",
                     BridgeBenchmark.client),
   "device": ("simulated-watch call cost (memory, file) and link traffic per profile [ITERATIONS]", DeviceBenchmark.run),
-  "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files, each plan counted and dropped [N…] [--repeat K] [--layers L] [--keep-plans] [--review] [--stages]", FleetBenchmark.plan),
+  "fleet-plan": ("plan fleets of 10, 100, 1000 watches (50 contacts, 3 built-ins, 5 custom each) from files, each plan counted and dropped [N…] [--repeat K] [--layers L] [--keep-plans] [--review] [--stages] [--parallelism P]", FleetBenchmark.plan),
   "fleet-review": ("lines a person reads for a one-field change over fleets of 10, 100, 1000 watches: plan --fleet, --summary, --markdown [N…] [--binary PATH]",
                    FleetBenchmark.review),
   "fleet-seed": ("set up fleet-plan's fleet in DIRECTORY: every watch as applied, then one contact added on it (run by fleet-plan) [--no-drift]",

@@ -65,6 +65,8 @@ import TSTestSupport
     #expect(restore.status == 1, "\(restore.stdout)\(restore.stderr)")
     // Named as `history` lists that apply: by the entry that ended it (its `started` entry is not a row).
     #expect(restore.stdout.contains("Going back to before entry 4 of the history (apply at "), "\(restore.stdout)")
+    // The plan's note names the flag of the command that refused it, restore's as well as apply's.
+    #expect(restore.stdout.contains("--auto-approve (apply, restore) refuses it unless --allow-destroy"), "\(restore.stdout)")
     #expect(try Self.run(["device", "show", "--device", "sim:w.json"], in: dir).stdout.contains("Anna"))
     restore = try Self.run(["restore", "--device", "sim:w.json", "--at", time, "--auto-approve", "--allow-destroy"], in: dir)
     #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
