@@ -16,7 +16,9 @@ import TSTestSupport
   func aContactAddedOnTheWatchDuringTheWriteIsReportedAndKept(fleet: Bool) throws {
     let dir = try TSApplyBinary.temporaryDirectory()
     #expect(try TSApplyBinary.run(["device", "init"], in: dir).status == 0)
-    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n"
+    // The emergency list is written after the contacts: the restore the warning advises must
+    // leave it as the apply wrote it.
+    try "version: 1\ncontacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\nemergency: {sos: true, contacts: [{name: Ann Lee, phone: \"+15550100\"}]}\n"
       .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
     try "watches:\n  room-1: {device: \"sim:.tsapply/device.json\", manifest: watch.yaml}\n"
       .write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
@@ -47,8 +49,12 @@ import TSTestSupport
             "\(result.stdout)\(result.stderr)")
     #expect(output.contains("Zed Roe (+15550199)"), "\(output)")
     #expect(output.contains("the apply wrote over that change (reading the watch back shows what it wrote)"), "\(output)")
-    // The backup is the whole watch as it was: its restore is said to undo this apply too.
-    let line = try #require(output.split(separator: "\n").first { $0.contains("' brings the whole watch back as it was then, which also undoes what this apply wrote") })
+    // The backup is the watch as the apply left it with the announced list: its restore puts
+    // that list back and nothing else.
+    let line = try #require(output.split(separator: "\n").first {
+      $0.contains("' puts that list back over what this apply wrote to it and leaves the rest as the apply left it")
+    })
+    #expect(line.contains("That list, as the watch announced it, is kept in "), "\(line)")
     #expect(line.contains("To keep what was changed on the watch, put it into the manifest and apply again"), "\(line)")
     let quoted = try #require(line.split(separator: "'").last { $0.hasPrefix("tsapply restore ") })
     // The advice's own words (`--device …` where the watch is not the default), then approval.
@@ -56,7 +62,9 @@ import TSTestSupport
     let restore = try TSApplyBinary.run(words + ["--auto-approve", "--allow-destroy"], in: dir,
                                         environment: ["TSAPPLY_STATE_DIR": state.path])
     #expect(restore.status == 0, "\(restore.stderr)")
-    #expect(try watch.snapshot().contacts.map(\.name).contains("Zed Roe"))
+    // That list back, and nothing else: the emergency list stays as the apply wrote it.
+    #expect(try watch.snapshot().contacts.map(\.name) == ["Zed Roe"])
+    #expect(try watch.snapshot().emergency.isSosOn && watch.snapshot().emergency.contacts.map(\.name) == ["Ann Lee"], "\(restore.stdout)")
   }
 
   /// A contact added on the watch after the apply wrote the contacts (while it writes the

@@ -344,6 +344,23 @@ extension ReconcileTests {
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode"], in: dir).status == 0)
     #expect(try TSApplyBinary.run(["drift"], in: dir).status == 0)
   }
+
+  /// A lost answer to one write that carried several resources (both built-in reminders in
+  /// one replaceAllReminders) is said once, naming each (it was said once per reminder, the
+  /// same long line six times in a fresh-eyes run).
+  @Test func aLostAnswerToOneWriteOfSeveralResourcesIsSaidOnce() throws {
+    let dir = try Self.workspace()
+    try "reminders:\n  drinking: {enabled: true}\n  medicine: {enabled: true}\n"
+      .write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    // The calls: read the watch (3), read the reminders before writing (4), write them (5).
+    let landed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "lands-then-fails@5"])
+    #expect(landed.status == 0, "\(landed.stderr)")
+    let lines = landed.stdout.split(separator: "\n").filter { $0.contains("the answer to the write was lost") }
+    #expect(lines.count == 1, "\(landed.stdout)")
+    #expect(lines.first?.hasPrefix("reminder.drinking and reminder.medicine (one write): the answer to the write was lost (replaceAllReminders") == true
+            && lines.first?.hasSuffix("yet reading it back shows the watch holds them: applied, not written again") == true, "\(landed.stdout)")
+    #expect(try TSApplyBinary.run(["drift", "watch.yaml"], in: dir).status == 0)
+  }
 }
 
 /// Ctrl-C during an apply stops between steps and reports exactly what was applied.

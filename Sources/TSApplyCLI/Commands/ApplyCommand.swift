@@ -337,11 +337,15 @@ package struct ApplyRun {
       text += "  See it with '\(watch.command("drift", manifest))'; keep it with '\(watch.command("drift --adopt", manifest))' (it goes into the manifest)"
         + (backupPath.map { "; a backup of the watch with it is \($0)" } ?? "") + ".\n"
     } else if let backupPath {
-      // The backup holds the whole watch as it was then: restoring it also undoes what this apply
-      // wrote (fresh-eyes finding: the advice would have removed the contacts the apply added).
-      text += "  That list, as the watch had it, is kept in \(backupPath). To keep what was changed on the watch, put it into the manifest "
-        + "and apply again; '\(watch.command("restore", backupPath))' brings the whole watch back as it was then, which also undoes what "
-        + "this apply wrote (its plan shows what it would change before you answer).\n"
+      // The backup holds the watch as this apply left it, with the announced list in it
+      // (`Watch.reportChanges`): restoring it puts that list back over what the apply wrote to
+      // it and changes nothing else (fresh-eyes finding: the advice said it brought the whole
+      // watch back and undid the apply, which put users off a restore that undoes only the list).
+      let those = lists.count == 1 ? "that list" : "those lists"
+      text += "  \(lists.count == 1 ? "That list" : "Those lists"), as the watch announced \(lists.count == 1 ? "it" : "them"), "
+        + "\(lists.count == 1 ? "is" : "are") kept in \(backupPath). To keep what was changed on the watch, put it into the manifest "
+        + "and apply again; '\(watch.command("restore", backupPath))' puts \(those) back over what this apply wrote to \(lists.count == 1 ? "it" : "them") "
+        + "and leaves the rest as the apply left it (its plan shows what it would change before you answer).\n"
     }
     return text
   }
@@ -373,9 +377,11 @@ package struct ApplyRun {
     case .landedWithoutAnswer(let step, let error):
       let said = mask.text("\(error)")
       let answer = error.mayHaveTakenEffect ? "the answer to the write was lost (\(said))" : "the watch refused the write (\(said))"
-      for address in step.addresses {
-        context.stdout.write("\(mask.address(address)): \(answer), yet reading it back shows the watch holds it: applied, not written again\n")
-      }
+      // One write for the whole step (e.g. every reminder in one replaceAllReminders): said
+      // once, naming every resource it carried.
+      let names = step.addresses.map { mask.address($0) }
+      let subject = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1] + " (one write)"
+      context.stdout.write("\(subject): \(answer), yet reading it back shows the watch holds \(names.count == 1 ? "it" : "them"): applied, not written again\n")
     }
   }
 
