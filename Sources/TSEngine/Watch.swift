@@ -122,6 +122,23 @@ public final class Watch: Sendable {
   /// Records that the watch holds `state` (and `ifLanded` if a write whose answer never came
   /// landed), tsapply having last written to it at `appliedAt`; a failure to write the record is
   /// reported as `EngineEvent.recordFailed`.
+  /// `record` with a write whose outcome was unknown (`LastApplied.unconfirmed`) settled by
+  /// `state`, the watch as just read holding the lock: when the watch holds that write in every
+  /// resource it changes (`Drift.left(by:current:capabilities:)`), the write landed, and the
+  /// record is rewritten saying so (its `applied_at` kept: settling is no write), whatever the
+  /// apply that read it comes to — so the wearer putting back what was there before the write
+  /// is drift from then on (it was "either state" while the record allowed both). A watch that
+  /// holds the state from before the write leaves it unsettled: that is the write not landing or
+  /// the wearer undoing it, which no read can tell apart.
+  private func settled(_ record: LastApplied?, by state: DeviceState, events: @Sendable (EngineEvent) -> Void) -> LastApplied? {
+    guard var record, let unconfirmed = record.unconfirmed,
+          Drift.left(by: record, current: state, capabilities: capabilities) == unconfirmed else { return record }
+    record.state = unconfirmed
+    record.unconfirmed = nil
+    self.record(unconfirmed, ifLanded: nil, appliedAt: record.appliedAt, events: events)
+    return record
+  }
+
   private func record(_ state: DeviceState, ifLanded: DeviceState?, appliedAt: String?, events: @Sendable (EngineEvent) -> Void) {
     do {
       try LastApplied(device: identity, profile: capabilities.profile, state: state, unconfirmed: ifLanded, appliedAt: appliedAt)
@@ -177,7 +194,7 @@ public final class Watch: Sendable {
   public func apply(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> ApplyOutcome {
     try await holding(options) { () throws(EngineError) in
       let state = try await readState()
-      let last = record()
+      let last = settled(record(), by: state, events: options.events)
       var held = document
       if options.holdsBackUnapplied, let last {
         held = try holdingBack(document, last: Drift.left(by: last, current: state, capabilities: capabilities))
@@ -198,7 +215,8 @@ public final class Watch: Sendable {
       guard let manifest = check.manifest, check.problems.isEmpty else { throw .savedPlanRefused(check.problems) }
       var plan = saved.saved.plan
       plan.device = identity
-      return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest, record: record()), options: options,
+      return try await execute(PlannedChanges(plan: plan, state: state, manifest: manifest,
+                                              record: settled(record(), by: state, events: options.events)), options: options,
                                reviewed: true, source: (kind: "apply", manifest: saved.manifestPath))
     }
   }
@@ -221,7 +239,8 @@ public final class Watch: Sendable {
   /// - Throws: as `apply` before its first write (`.locked`, `.device`, `.invalid`, `.records`).
   public func refreshRecord(_ document: ManifestDocument, options: ApplyOptions) async throws(EngineError) -> [ResourceChange]? {
     try await holding(options) { () throws(EngineError) in
-      let planned = try plan(document, state: try await readState())
+      let state = try await readState()
+      let planned = try plan(document, state: state, last: settled(record(), by: state, events: options.events))
       guard planned.plan.isEmpty, planned.record != nil else { return nil }
       refresh(planned, kept: keptInRecord(planned, options: options), options: options)
       return record().map { Drift.changes(since: $0, current: planned.state, capabilities: capabilities) }

@@ -203,6 +203,43 @@ import TSModel
     #expect(watch.lastWrite()?.date != nil)
   }
 
+  /// A write whose outcome was unknown (its answer lost, the read-back failed too) is settled by
+  /// the next apply that reads the watch holding it, even one that fails before it writes: the
+  /// record then says the write landed, so the wearer putting the old list back is drift
+  /// (fresh-eyes finding: `drift` said "No drift" for good, the record still allowing either).
+  @Test func anApplyThatReadsAnUnconfirmedWriteLandedSettlesTheRecord() async throws {
+    let workspace = try Workspace()
+    let ann = "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n"
+    let bob = ann + "  - {name: Bob, phone: \"+15550111\"}\n"
+    _ = try await workspace.open().apply(try workspace.document(ann), options: Workspace.automatic())
+    // The calls: read the watch (3), read the contacts before writing (4), write them (5: it
+    // lands, its answer is lost), read them back (6: fails).
+    let lost = try await workspace.open(fault: "lands-then-fails@5,fail@6")
+    do {
+      _ = try await lost.apply(try workspace.document(bob), options: Workspace.automatic())
+      Issue.record("the faulted apply did not fail")
+    } catch {}
+    let unsettled = try #require(LastApplied.read(at: lost.home.lastAppliedPath, device: lost.identity))
+    #expect(unsettled.unconfirmed?.contacts.map(\.name) == ["Ann", "Bob"] && unsettled.state.contacts.map(\.name) == ["Ann"])
+    // The next apply reads the watch (Bob is there: the write landed), then fails before writing.
+    let failing = try await workspace.open(fault: "fail@4")
+    do {
+      _ = try await failing.apply(try workspace.document(bob + "  - {name: Cid, phone: \"+15550122\"}\n"), options: Workspace.automatic())
+      Issue.record("the second faulted apply did not fail")
+    } catch {
+      guard case EngineError.apply(let failure)? = error as? EngineError else { Issue.record("\(error)"); return }
+      #expect(failure.reached == nil, "it wrote")
+    }
+    let settled = try #require(LastApplied.read(at: failing.home.lastAppliedPath, device: failing.identity))
+    #expect(settled.unconfirmed == nil && settled.state.contacts.map(\.name) == ["Ann", "Bob"])
+    #expect(settled.appliedAt == unsettled.appliedAt, "settling is no new write")
+    // The wearer removes Bob: the watch holds the list from before the write, which is drift now.
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    #expect(try device.simulateContactRemove(name: "Bob") == 1)
+    let drift = try await workspace.open().drift(try workspace.document(bob)).drift
+    #expect(drift.map(\.address) == [.contacts])
+  }
+
   /// A record holding a write whose outcome is unknown: the watch holding either state is no
   /// drift; anything else is.
   @Test(arguments: [("the write did not land", 0, false), ("the write landed", 1, false), ("changed on the watch", 2, true)])
