@@ -25,11 +25,16 @@ extension FleetSession {
     let rows = try await publish(loaded.members, settings, broker: broker)
     let report = FleetReport(operation: "apply", fleetFile: fleetFile, watches: rows)
     // A small fleet's table after its lines; a large one gets the grouped review (`finish`).
-    if !json, rows.count <= FleetReviewOptions().tableLimit {
-      context.stdout.write("\n" + report.table())
-      return try finish(report, changed: false, printed: true)
+    let small = !json && rows.count <= FleetReviewOptions().tableLimit
+    if small { context.stdout.write("\n" + report.table()) }
+    let status = try finish(report, changed: false, printed: small)
+    // Interrupted while waiting: not done, whatever the rows (pending alone would exit 0).
+    if stop.isRequested {
+      let waiting = rows.filter { if case .pending = $0.verdict { true } else { false } }.count
+      throw CommandFailure("interrupted while waiting for the agents: \(waiting) of \(counted(rows.count, "watch", "watches")) had not reported on "
+        + "the revision; it stays published and their agents apply it. 'tsapply status --fleet \(ShellWord.quoted(fleetFile)) --wait 5m' waits for them")
     }
-    return try finish(report, changed: false)
+    return status
   }
 
   /// Asks once before publishing the desired state of `members` (`note` after the first line);
@@ -66,9 +71,14 @@ extension FleetSession {
                broker: (settings: BrokerSettings, site: String)) async throws -> [FleetWatchReport] {
     let printer = SectionPrinter(context: context, total: members.count, verb: "waiting for", quiet: true, document: json)
     var rows: [FleetWatchReport]
+    // Ctrl-C (SIGTERM, SIGHUP) once the documents go out ends the wait, not the process: what
+    // each watch reported so far is printed, the rest pending (it exited 130 and said nothing
+    // of a publication its agents went on to apply: fresh-eyes finding).
+    stop.begin()
+    defer { stop.end() }
     do {
       rows = try await FleetPublication.apply(members, site: broker.site, settings: broker.settings,
-                                              allowDestroy: settings.allowDestroy, wait: options.wait) { printer.progress($0) }
+                                              allowDestroy: settings.allowDestroy, wait: options.wait, stop: stop) { printer.progress($0) }
       // An agent's advice names the fleet file with a placeholder it cannot fill in (fresh-eyes finding: 'FLEET-FILE' echoed).
       for index in rows.indices {
         rows[index].verdict = rows[index].verdict.mappingReason { WatchStatus.naming(fleetFile: fleetFile, in: $0) }

@@ -47,7 +47,7 @@ struct FleetSession: Sendable {
       }
       return FleetSession(loaded: loaded, options: options, context: context, redact: redact, json: json, noColor: noColor,
                           fingerprints: PlanOutputOptions.fingerprints(redact: redact, context: context, create: createsKey),
-                          stop: stopSignals(context, fleetFile: file))
+                          stop: stopSignals(context, fleetFile: file, overBroker: loaded.fleet.transport != nil))
     } catch {
       ManifestInput.printDiagnostics(error.problem.diagnostics, sources: error.sources, json: json, redact: redact, context: context,
                                      file: file)
@@ -57,9 +57,13 @@ struct FleetSession: Sendable {
 
   /// Signals for a run, announced on standard error.
   /// A second signal quits at once, saying first what that leaves (as a single watch's apply does).
-  static func stopSignals(_ context: CommandContext, fleetFile: String) -> SharedStop {
+  /// `overBroker`: the fleet's agents apply what is published; a signal ends the wait for them.
+  static func stopSignals(_ context: CommandContext, fleetFile: String, overBroker: Bool) -> SharedStop {
     SharedStop(StopSignals(notice: { signal in
-      context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. Finishing the watches being changed (their current device call), starting no others (\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once)...\n")
+      let again = "\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once"
+      context.stderr.write("\n\(signal == SIGINT ? "Interrupt" : StopSignals.name(signal)) received. " + (overBroker
+        ? "No longer waiting for the agents: what is published stays published and they apply it; what each watch reported so far follows (\(again))...\n"
+        : "Finishing the watches being changed (their current device call), starting no others (\(again))...\n"))
     }, quitting: { _ in
       context.stderr.write("Quitting at once: the watches being changed may hold part of their change. 'tsapply status --fleet \(ShellWord.quoted(fleetFile))' "
         + "says what each holds, and 'tsapply plan --fleet \(ShellWord.quoted(fleetFile))' what is left; each watch's backup and unfinished "

@@ -151,14 +151,17 @@ public final class FleetBrokerView: @unchecked Sendable {
   /// that changed it, else once a second (for what depends on the time alone) — until it
   /// returns `true` or has been called at or after `deadline`: the one wait of `apply --fleet
   /// --wait` and `status --fleet --wait`. (Looking every 20 ms whatever came cost `status
-  /// --fleet --wait` a third of a core over 300 watches: fresh-eyes finding.)
-  public func wait(until deadline: ContinuousClock.Instant, settled: (ContinuousClock.Instant) -> Bool) async {
+  /// --fleet --wait` a third of a core over 300 watches: fresh-eyes finding.) Once `stop` is
+  /// requested (Ctrl-C), `settled` is called at once and the wait ends as at its deadline:
+  /// `settled` asks `stop` too.
+  public func wait(until deadline: ContinuousClock.Instant, stop: any StopRequest = NoStopRequest(),
+                   settled: (ContinuousClock.Instant) -> Bool) async {
     var seen: Int?
     var looked = ContinuousClock.now
     while true {
       let now = ContinuousClock.now
       let current = lock.withLock { version }
-      if current != seen || now - looked >= .seconds(1) || now >= deadline {
+      if current != seen || now - looked >= .seconds(1) || now >= deadline || stop.isRequested {
         (seen, looked) = (current, now)
         if settled(now) || now >= deadline { return }
       }
@@ -223,9 +226,12 @@ public final class FleetBrokerView: @unchecked Sendable {
 /// `retrying`, which counts against the exit status.
 public enum FleetPublication {
   /// Publishes the desired documents of `members` and waits for their statuses; one report
-  /// row per member, in order.
+  /// row per member, in order. Once `stop` is requested (Ctrl-C after the documents are
+  /// published), the wait ends as at its deadline: each watch as its agent reported it so far,
+  /// the rest `pending` ("… when the run was interrupted"; their agents apply them).
   /// - Throws: `MQTTError` when the broker cannot be reached or refuses the publisher.
   public static func apply(_ members: [FleetMember], site: String, settings: BrokerSettings, allowDestroy: Bool, wait: Duration,
+                           stop: any StopRequest = NoStopRequest(),
                            progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async throws(MQTTError) -> [FleetWatchReport] {
     let view = try FleetBrokerView(settings: settings, site: site)
     let start = ContinuousClock.now
@@ -289,9 +295,14 @@ public enum FleetPublication {
         rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed("cannot publish: \(error)"), elapsed: .zero)
       }
     }
-    await view.wait(until: deadline) { now in
+    await view.wait(until: deadline, stop: stop) { now in
       let statuses = view.statuses
       var waiting: [String] = []
+      // Interrupted: the wait ends now, as at its deadline (and any grace with it).
+      let interrupted = stop.isRequested && now < deadline
+      let ending = now >= deadline || interrupted
+      let graceText = now >= graceEnd ? graceText : ""
+      let ended: WaitEnd = interrupted ? .interrupted : .deadline(wait)
       if view.connections > connectionsSeen, !restoring.value {
         connectionsSeen = view.connections
         restoring.set(true)
@@ -317,7 +328,7 @@ public enum FleetPublication {
           rows[index]?.partlyApplied = status.partlyApplied
           rows[index]?.outcomeUnknown = status.outcomeUnknown
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
-          guard now >= graceEnd else { waiting.append(member.name); continue }
+          guard now >= graceEnd || ending else { waiting.append(member.name); continue }
           // Its agent's last status says the watch holds this revision, settled: nothing to
           // apply, as far as anyone can tell while the agent is away (not a failure that stops
           // a rollout: it counted r01 failed while listing it with the revision).
@@ -331,23 +342,23 @@ public enum FleetPublication {
           // Its agent online and no longer announcing it, no other agent announcing it: nobody
           // applies this revision (fresh-eyes finding: "pending … it applies revision … when it
           // can", exit 0, for a watch with SOS off that nothing would ever write to).
-          guard now >= graceEnd else { waiting.append(member.name); continue }
+          guard now >= graceEnd || ending else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .failed("not applied: \(unserved); the first agent given it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if view.agent(serving: id) == nil {
-          guard now >= graceEnd else { waiting.append(member.name); continue }
+          guard now >= graceEnd || ending else { waiting.append(member.name); continue }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
                                          verdict: .pending("no agent has announced the watch \(id)\(graceText); the first to serve it applies revision \(document.revision)"),
                                          elapsed: now - start, details: details)
         } else if let why = lost.value[index] {
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: .failed(why), elapsed: now - start, details: details)
-        } else if now >= deadline {
+        } else if ending {
           let status = statuses[id]?.status
           // The agent went on to another publisher's revision after this run's and stayed there.
           let taken = statuses[id].flatMap { replaced($0.status, received: $0.received, document: document, publishedAt: publishedAt, before: revisionsBefore[id]) }
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: taken.map(FleetVerdict.pending) ?? unfinished(status, agent: view.agent(serving: id), document: document, wait: wait),
+                                         verdict: taken.map(FleetVerdict.pending) ?? unfinished(status, agent: view.agent(serving: id), document: document, ended: ended),
                                          elapsed: now - start, details: details.merging(status.map { ["status": json($0)] } ?? [:]) { a, _ in a })
           // What of this revision reached the watch (`1 of 2 applied`), not `-`, as over direct watches.
           let answered = status.map { $0.answers(document.revision, publication: document.publication) } ?? false
@@ -475,7 +486,7 @@ public enum FleetPublication {
   /// ended: `retrying` when its status says the agent is retrying it, else pending.
   /// An agent offline then is not trying: the watch is pending (it may hold part of the
   /// revision, when the agent had begun), whatever its last status said of a next try.
-  static func unfinished(_ status: WatchStatus?, agent: AgentState?, document: DesiredDocument, wait: Duration) -> FleetVerdict {
+  static func unfinished(_ status: WatchStatus?, agent: AgentState?, document: DesiredDocument, ended: WaitEnd) -> FleetVerdict {
     let name = agent?.agent ?? "?", revision = document.revision
     let retrying = status.flatMap { $0.answers(revision, publication: document.publication) && $0.result == .retrying ? $0 : nil }
     if let agent, !agent.online {
@@ -483,14 +494,38 @@ public enum FleetPublication {
         " (its attempt \(status.attempt ?? 1) failed: \(status.message ?? "no reason given"); the watch "
           + (status.reachedText.map { "holds part of the revision: \($0)" } ?? "may hold part of the revision") + ")"
       } ?? ""
-      return .pending("agent \(name) went offline during the wait and was not back when it ended after \(Int(wait.seconds))s\(part); "
+      return .pending("agent \(name) went offline during the wait and was not back \(ended.when)\(part); "
         + "it applies revision \(revision) when it connects")
     }
     if let status = retrying {
-      return .retrying("still retrying when the wait of \(Int(wait.seconds))s ended: attempt \(status.attempt ?? 1) failed"
+      return .retrying("still retrying \(ended.when): attempt \(status.attempt ?? 1) failed"
         + " (\(status.message ?? "no reason given")); agent \(status.agent) tries again" + (status.nextRetry.map { " at \($0)" } ?? ""))
     }
-    return .pending("agent \(name) did not report within \(Int(wait.seconds))s; it applies revision \(revision) when it can")
+    return .pending("agent \(name) did not report \(ended.before); it applies revision \(revision) when it can")
+  }
+
+  /// How a publication's wait ended, in its rows' words.
+  enum WaitEnd {
+    /// At its deadline, after `--wait`.
+    case deadline(Duration)
+    /// Stopped early (Ctrl-C, SIGTERM): the documents are published all the same.
+    case interrupted
+
+    /// `when the wait of 60s ended` / `when the run was interrupted`.
+    var when: String {
+      switch self {
+      case .deadline(let wait): "when the wait of \(Int(wait.seconds))s ended"
+      case .interrupted: "when the run was interrupted"
+      }
+    }
+
+    /// `within 60s` / `before the run was interrupted`.
+    var before: String {
+      switch self {
+      case .deadline(let wait): "within \(Int(wait.seconds))s"
+      case .interrupted: "before the run was interrupted"
+      }
+    }
   }
 
   /// The verdict a status reports.

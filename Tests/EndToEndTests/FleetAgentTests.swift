@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSModel
 import TSMQTT
 import TSTestSupport
 
@@ -459,5 +460,43 @@ import TSTestSupport
     station.send(SIGTERM)
     #expect(station.finish().0 == 0)
     _ = intruder.wait()
+  }
+
+  /// Ctrl-C (or SIGTERM) while `apply --fleet` waits for the agents: the wait ends, not the
+  /// process — what each watch reported so far is printed, the rest pending "before the run
+  /// was interrupted", exit 1 — and what was published stays published: the agent applies it
+  /// (fresh-eyes finding: exit 130, not a word, while the agents went on to apply it).
+  @Test(arguments: [SIGINT, SIGTERM])
+  func aSignalWhileWaitingForTheAgentsEndsTheWaitAndSaysWhatIsPublished(_ signal: Int32) throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    // Every call of the agent's watches takes 1 s: each apply takes seconds.
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir,
+                                     environment: ["TSAPPLY_SIM_LATENCY": "1000,0"])
+    defer { agent.send(SIGKILL); _ = agent.finish() }
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    let running = try TSApplyBinary.start(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "120s"], in: dir)
+    // Published: the agent is applying.
+    #expect(try Self.waitForStatus("applying", in: dir).contains("applying"))
+    running.send(signal)
+    // It must end by itself within seconds; a watchdog kills it (a status other than 1) if not.
+    let ended = Locked(false)
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if !ended.value { running.send(SIGKILL) } }
+    let result = running.wait()
+    ended.set(true)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("received. No longer waiting for the agents: what is published stays published and they apply it"),
+            "\(result.stderr)")
+    #expect(result.stdout.contains("pending (revision ") && result.stdout.contains("before the run was interrupted; it applies revision "),
+            "\(result.stdout)")
+    #expect(result.stderr.contains("interrupted while waiting for the agents: 2 of 2 watches had not reported on the revision; it stays published"),
+            "\(result.stderr)")
+    // The agent goes on and applies it (each call takes a second: up to a minute).
+    var table = ""
+    for _ in 0..<6 where !(table.contains("room-12  in sync") && table.contains("room-14  in sync")) {
+      table = try Self.waitForStatus("room-14  in sync", in: dir)
+    }
+    #expect(table.contains("room-12  in sync") && table.contains("room-14  in sync"), "the agent did not apply what was published: \(table)")
   }
 }
