@@ -134,6 +134,12 @@ extension FleetSession {
                               confirmedAt: row.lastSeen.flatMap(InternetTime.date))
         // A broker that lost the desired document needs it published whatever the watch holds.
         if row.state == "no desired document", planned.verdict == .noChanges { planned.verdict = verdict }
+        // "No changes" as an offline agent last read the watch is not known of the watch now
+        // (a wearer may have changed it since): not known, as `drift --fleet` says, and not
+        // exit 0 (fresh-eyes finding: `plan --detailed-exitcode` 0 for a watch that differed).
+        else if planned.verdict == .noChanges, row.agent?.online == false {
+          planned.verdict = .unknown("no changes when its agent last read it, but the agent is offline: what the watch holds now is not known")
+        }
         return planned
       }
       return FleetWatchReport(name: row.name, device: row.device, verdict: verdict, elapsed: .zero)
