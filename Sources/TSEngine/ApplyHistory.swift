@@ -288,6 +288,15 @@ public struct ApplyHistory: Sendable {
   /// The last entry of the file (when the head is missing).
   private func lastEntry() -> HistoryEntry? { (try? read())?.entries.last }
 
+  /// The `sequence` of the last entry, from the head (caught up as `append` does) without
+  /// reading the whole history; `nil` for an empty history.
+  public var lastSequence: Int? {
+    guard let head = readHead().map(catchingUp) ?? lastEntry().map({ Head(count: $0.sequence, hash: $0.hash) }), head.count > 0 else {
+      return nil
+    }
+    return head.count
+  }
+
   /// The digest of `plan`'s changes: 16 hex digits of the SHA-256 of their JSON
   /// (`JSONPlanRenderer`, unredacted).
   public static func digest(of plan: Plan) -> String {

@@ -388,6 +388,9 @@ actor AgentWatch {
   /// its retained documents hands it none).
   private var kept: (document: DesiredDocument, payload: [UInt8])?
   private var status: WatchStatus?
+  /// The history's last entry when the status kept before this start was kept
+  /// (`WatchStatus.historyCounted`): what that status accounted for (`interruptedAttempt`).
+  private var keptHistoryCounted: Int?
   private var attempts = 0
   /// The last watch event handled, kept across restarts (set by `listen()`).
   private var handled: HandledEvents?
@@ -445,6 +448,9 @@ actor AgentWatch {
        let kept = WatchStatus.decode(bytes), kept.watch == id, kept.device == watch.identity {
       var seed = kept
       seed.agent = outlet.configuration.agentID
+      // Said by the kept copy only: never published.
+      keptHistoryCounted = kept.historyCounted
+      seed.historyCounted = nil
       if kept.drift > 0, let summary = kept.driftSummary { lastDriftTold = (summary, kept.sosAtRisk ?? false) }
       status = seed
       handledContent = kept.contentRevision
@@ -823,18 +829,22 @@ actor AgentWatch {
   /// apply's counts, not `no-changes` (docs/fleet.md "What an agent does").
   ///
   /// Also when that apply finished and wrote but the agent was killed before it published and
-  /// kept its status: the history ends with that apply's entry, and the record says tsapply last
-  /// wrote to the watch after the time the kept status knows (to the second, as statuses give
-  /// it); its counts are what reached the watch. Counted once: a status that knows that write
-  /// (`last_applied`) was published after it, and a later start reports what it finds itself.
+  /// kept its status: the history ends with that apply's entry, and it comes after the last
+  /// entry the kept status accounts for (`WatchStatus.historyCounted`); its counts are what
+  /// reached the watch. Counted once: a status kept after that entry accounts for it, and a
+  /// later start reports what it finds itself.
   private func interruptedAttempt(command: String) -> (reached: PlanCounts?, planned: PlanCounts)? {
     guard let last = (try? watch.history.read())?.entries.last, last.command == command else { return nil }
     let planned = PlanCounts(add: last.add, change: last.change, destroy: last.destroy)
-    // The last write is one the status already counts (its `last_applied` at or after it): an
-    // earlier start accounted for it — every start after an apply killed mid-way reported that
-    // apply's changes "applied by an earlier attempt, confirmed now" again (fresh-eyes finding).
-    if let written = watch.lastWrite()?.date, let known = status?.lastApplied.flatMap(InternetTime.date),
-       written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
+    // An earlier start (or the apply itself) accounted for it — every start after an apply
+    // killed mid-way reported that apply's changes "applied by an earlier attempt, confirmed
+    // now" again (fresh-eyes finding). By the history's sequence; a status kept by an earlier
+    // agent, without it, by time: its `last_applied` at or after the last write, to the second
+    // (a kill within the second of the status before was taken as counted).
+    if let counted = keptHistoryCounted {
+      if last.sequence <= counted { return nil }
+    } else if let written = watch.lastWrite()?.date, let known = status?.lastApplied.flatMap(InternetTime.date),
+              written.timeIntervalSince1970.rounded(.down) <= known.timeIntervalSince1970 {
       return nil
     }
     if last.result == HistoryEntry.started { return (nil, planned) }
@@ -976,7 +986,10 @@ actor AgentWatch {
     guard let status else { return }
     statusOwed = false
     do {
-      try SecureFile.write(status.encoded(), to: watch.home.agentStatusPath)
+      // The kept copy says how far the history it accounts for goes (`interruptedAttempt`).
+      var own = status
+      own.historyCounted = watch.history.lastSequence
+      try SecureFile.write(own.encoded(), to: watch.home.agentStatusPath)
       statusRecordFailed = false
     } catch {
       if !statusRecordFailed { outlet.log("\(id): cannot keep the status for the next start: \(error)") }

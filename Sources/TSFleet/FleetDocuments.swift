@@ -247,6 +247,12 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   public var lastApplied: String?
   /// When the agent last read the watch, ISO 8601.
   public var lastSeen: String?
+  /// Only in the agent's own copy of the status (`agent-status.json`), never published: the
+  /// `sequence` of the watch's last history entry when the status was kept. An apply of the
+  /// agent's whose entries come after it was not accounted for by the status (its process was
+  /// killed before it said what it did: `FleetAgent`, docs/fleet.md "What an agent does").
+  /// `nil` in a status kept by an earlier agent.
+  public var historyCounted: Int?
   /// With `retrying`: how many attempts at `revision` failed so far (1 after the first).
   public var attempt: Int?
   /// With `retrying`: when the agent tries again, ISO 8601.
@@ -308,7 +314,8 @@ public struct WatchStatus: Codable, Sendable, Equatable {
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
          unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown,
-         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk", driftSummary = "drift_summary"
+         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk", driftSummary = "drift_summary",
+         historyCounted = "history_counted"
   }
 
   /// Whether the status reports `revision` handled (whatever the result).
