@@ -97,7 +97,8 @@ extension FleetSession {
         var line = "\(ControlCharacters.escaped(row.name)): \(row.verdict.word)"
         if case .string(let revision) = row.details["revision"] { line += " (revision \(revision))" }
         switch row.verdict {
-        case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason): line += ": " + ControlCharacters.escaped(masked(reason))
+        case .pending(let reason), .retrying(let reason), .failed(let reason), .refused(let reason), .unknown(let reason):
+          line += ": " + ControlCharacters.escaped(masked(reason))
         // "No changes" as its offline agent last reported: said so, not as a fact of now; an
         // applied revision's words (what it undid on the watch).
         case .noChanges, .applied: if case .string(let note) = row.details["note"] { line += ": " + ControlCharacters.escaped(masked(note)) }

@@ -330,14 +330,16 @@ public enum FleetPublication {
         } else if let agent = view.agent(serving: id), !agent.online, !onlineAtStart.contains(agent.agent) {
           guard now >= graceEnd || ending else { waiting.append(member.name); continue }
           // Its agent's last status says the watch holds this revision, settled: nothing to
-          // apply, as far as anyone can tell while the agent is away (not a failure that stops
-          // a rollout: it counted r01 failed while listing it with the revision).
+          // apply as of that status, but what the watch holds since is not known — the wearer
+          // may have changed it, and the agent applies the revision again when it connects — so
+          // `not known`, never `no changes` and exit 0 (fresh-eyes finding: the agent then undid
+          // a wearer's contact). Not a failure that stops a rollout (it counted r01 failed while
+          // listing it with the revision).
           let held = statuses[id].map { $0.status.isSettled && $0.status.appliedRevision == document.revision } ?? false
           rows[index] = FleetWatchReport(name: member.name, device: member.device,
-                                         verdict: held ? .noChanges
+                                         verdict: held ? .unknown(Self.heldNote(document.revision, agent: agent.agent, status: statuses[id]?.status))
                                            : .pending("agent \(agent.agent) is offline\(graceText); it applies revision \(document.revision) when it connects"),
-                                         elapsed: now - start,
-                                         details: held ? details.merging(["note": .string(Self.heldNote(document.revision, agent: agent.agent, status: statuses[id]?.status))]) { a, _ in a } : details)
+                                         elapsed: now - start, details: details)
         } else if let unserved = view.unservedNote(id) {
           // Its agent online and no longer announcing it, no other agent announcing it: nobody
           // applies this revision (fresh-eyes finding: "pending … it applies revision … when it
@@ -441,7 +443,7 @@ public enum FleetPublication {
   /// alone, exit 0, for a watch whose emergency list was cleared while its agent was down).
   static func heldNote(_ revision: String, agent: String, status: WatchStatus?) -> String {
     "holds revision \(revision) as agent \(agent) last reported" + (status?.lastSeen.map { " (read at \($0))" } ?? "")
-      + " before it went offline; what the watch holds since is not known until the agent connects and checks it"
+      + " before it went offline; what the watch holds since is not known until the agent connects, checks it and applies the revision again"
   }
 
   /// The verdict `status` (received at `received`) gives the watch published `document` at

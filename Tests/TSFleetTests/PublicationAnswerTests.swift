@@ -121,9 +121,10 @@ import TSPlan
     await agent.close()
   }
   /// A watch whose agent is offline but whose last status says it holds the very revision
-  /// published, settled, has nothing to apply: no changes, not pending (which counts against a
-  /// rollout's max_failures; it counted one failed while listing it with the revision).
-  @Test func aWatchHoldingTheRevisionWhileItsAgentIsOfflineHasNoChanges() async throws {
+  /// published, settled, is not known now (the wearer may have changed it since), and not
+  /// pending, which counts against a rollout's max_failures (it counted one failed while
+  /// listing it with the revision).
+  @Test func aWatchHoldingTheRevisionWhileItsAgentIsOfflineIsNotKnownAndNoRolloutFailure() async throws {
     let site = try AgentTests.Site(watches: ["room-1"])
     let document = try #require(try site.space.load().members.first?.document.get())
     let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
@@ -133,7 +134,8 @@ import TSPlan
     away.since = "2026-12-05T01:00:00Z"
     try await agent.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: away.encoded(), qos: 1, retain: true)
     let rows = try await site.apply(wait: .seconds(1))
-    #expect(rows.map(\.verdict) == [.noChanges], "\(rows.map(\.verdict))")
+    #expect(rows.map(\.verdict.word) == ["not known"], "\(rows.map(\.verdict))")
+    #expect(rows.allSatisfy { !RolloutRecord.countsAsFailure($0.verdict) })
     await reader.close()
     await agent.close()
   }
