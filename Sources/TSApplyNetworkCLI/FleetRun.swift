@@ -275,7 +275,7 @@ struct FleetSession: Sendable {
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused && !$0.verdict.isUnreachable }, unreachable: names(\.verdict.isUnreachable),
                   refused: names { $0.verdict.isRefused && !byCheck($0) },
-                  refusedHoldingPart: names { $0.verdict.isRefused && $0.partlyApplied },
+                  refusedHoldingPart: names { $0.verdict.isRefused && ($0.partlyApplied || $0.outcomeUnknown) },
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
                   unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
                   mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, agents: agents,
@@ -337,7 +337,7 @@ struct FleetSession: Sendable {
       let written = partly.isEmpty ? "nothing was written to \(it)"
         : "nothing more was written to \(it), but " + (partly.count == refused.count ? (partly.count == 1 ? "it holds" : "they hold")
                                                        : FleetText.names(partly) + (partly.count == 1 ? " holds" : " hold"))
-          + " part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
+          + " (or may hold) part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + FleetText.names(refused)
         // From `status`, `plan` or `drift --fleet`: the command that applies them is named.
         + " (\(its) unsafe, so \(written): add --allow-destroy to "

@@ -801,11 +801,19 @@ actor AgentWatch {
     }
     // A refusal writes nothing, but the watch still holds what earlier attempts at the revision
     // wrote: the status says so as a failure's does (`1 of 2 applied`), not that it is untouched.
-    let progress = retry || result == .failed || result == .refused
+    // An attempt cut off by the end of the agent's process (`interruptedAttempt`) may have
+    // written any of it: not known (fresh-eyes finding: "Nothing was written" for a watch that
+    // held half of the revision, written by the killed attempt).
+    var progress = retry || result == .failed || result == .refused
       ? earlier.flatMap { earlier in earlier.reached.map { (reached: $0, planned: earlier.planned) } } : nil
     var shown = masked(message, sparing: outcome.error?.backupPath)
     if result == .refused, let progress, progress.reached.total > 0 {
       shown += "; the watch holds what earlier attempts at this revision wrote: \(progress.reached.total) of \(progress.planned.total) applied"
+    } else if result == .refused, let earlier, earlier.reached == nil, earlier.planned.total > 0 {
+      progress = (reached: .zero, planned: earlier.planned)
+      unknown = earlier.planned.total
+      shown += "; an earlier attempt at this revision was cut off (the agent's process ended during it): the watch may hold part of "
+        + "it (\(earlier.planned.total) of \(earlier.planned.total) not known)"
     }
     if let during = changedDuringApply.value { shown += "; " + during }
     // Stopping, the agent does not try again until it starts again: no time is promised.

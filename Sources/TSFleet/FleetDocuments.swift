@@ -357,7 +357,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// Whether the last attempt could not tell whether some of its writes reached the watch
   /// (`unknown`): what the watch holds of the revision is then not known.
   public var outcomeUnknown: Bool {
-    (result == .retrying || result == .failed) && (unknown ?? 0) > 0
+    (result == .retrying || result == .failed || result == .refused) && (unknown ?? 0) > 0
   }
 
   /// Whether the watch holds part of the revision: it is not applied (`reachedText`) and some of

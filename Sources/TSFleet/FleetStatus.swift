@@ -507,7 +507,7 @@ public enum FleetStatus {
       // "not known" too; fresh-eyes finding: 100 watches of an offline agent counted as holding
       // the revision "as read from the watches now").
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
-      if state == "refused", status.partlyApplied { row.refusedHoldingPart = status.reachedText }
+      if state == "refused", status.partlyApplied || status.outcomeUnknown { row.refusedHoldingPart = status.reachedText }
       row.staleDesired = state == "invalid" && status.answersStaleDocument
       // As the agent says, or, from one older than `sos_at_risk`, by the emergency list among what drifted.
       if driftKnown, status.drift > 0 {

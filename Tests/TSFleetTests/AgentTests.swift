@@ -1262,6 +1262,51 @@ import TSTestSupport
     await again.stop()
   }
 
+  /// The agent's process killed in the middle of a revision's apply (its first change written),
+  /// then the wearer adds a contact, so the revision's plan removes it: unsafe, refused. The
+  /// refusal wrote nothing, but the watch may hold part of the revision, written by the killed
+  /// attempt: the status says so (not known how much), never that nothing was written
+  /// (fresh-eyes finding: "Nothing was written" beside a watch holding half of the revision).
+  @Test func aRefusalAfterAKilledAttemptSaysTheWatchMayHoldPartOfTheRevision() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    let drinking = "reminders:\n  drinking: {enabled: true, period: {start: \"07:00\", end: \"19:00\", every: 3h}}\n"
+    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
+    let revision = try site.space.load([]).members[0].document.get()
+    let watch = try await site.engine.open("memory:room-1")
+    let whole = try await watch.plan(revision).plan
+    // What the killed apply did: wrote the drinking reminder, and left its `started` entry last.
+    try site.manifest("room-1", contacts: ["A"], extra: drinking)
+    _ = try await watch.apply(try site.space.load([]).members[0].document.get(),
+                              options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
+                                              command: "tsapply agent station (site ward-a, watch room-1)", device: watch.identity,
+                                              manifest: nil, commit: nil, plan: ApplyHistory.digest(of: whole), add: whole.counts.add,
+                                              change: whole.counts.change, destroy: whole.counts.destroy, result: HistoryEntry.started,
+                                              error: nil, backup: nil))
+    // The wearer adds Son: the revision's contacts would remove him.
+    try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Son", phoneNum: "+15550199"))
+    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
+    let again = try await site.agent("station", ["room-1"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["refused"], "\(rows.map(\.verdict))")
+    guard case .refused(let reason)? = rows.first?.verdict else { return }
+    #expect(reason.contains("an earlier attempt at this revision was cut off (the agent's process ended during it): the watch may hold part of it"),
+            "\(reason)")
+    #expect(rows.first?.outcomeUnknown == true && rows.first?.changesText == "0 of \(whole.counts.total) applied, \(whole.counts.total) not known",
+            "\(rows.first?.changesText ?? "")")
+    let status = await again.status(of: "room-1")
+    #expect(status?.result == .refused && status?.outcomeUnknown == true, "\(String(describing: status))")
+    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings,
+                                           timeout: .seconds(120)).rows.first
+    #expect(row?.state == "refused" && row?.refusedHoldingPart == "0 of \(whole.counts.total) applied, \(whole.counts.total) not known",
+            "\(String(describing: row))")
+    await again.stop()
+  }
+
   /// The broker lost every retained message (restarted without persistence) and the manifests
   /// of one watch changed since: every watch whose agent holds an applied revision says
   /// `no desired document`, whatever its manifests give now — not `new revision` for some.
