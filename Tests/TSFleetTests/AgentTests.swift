@@ -1205,6 +1205,33 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A watch its agent applied `contacts: [A]` to, then the agent's process killed in the middle
+  /// of the next revision (the drinking reminder and contacts A, B): the drinking reminder
+  /// written, the contacts not, and the apply's `started` entry, with the whole revision's
+  /// counts, last in the history. The manifests are left as the killed apply's (contacts A).
+  static func killedMidRevision() async throws -> (site: Site, watch: Watch, revision: ManifestDocument, whole: Plan, drinking: String) {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    let drinking = "reminders:\n  drinking: {enabled: true, period: {start: \"07:00\", end: \"19:00\", every: 3h}}\n"
+    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
+    let revision = try site.space.load([]).members[0].document.get()
+    let watch = try await site.engine.open("memory:room-1")
+    let whole = try await watch.plan(revision).plan
+    #expect(whole.counts.total == 2, "\(whole.resourceChanges.map(\.address.rawValue))")
+    try site.manifest("room-1", contacts: ["A"], extra: drinking)
+    _ = try await watch.apply(try site.space.load([]).members[0].document.get(),
+                              options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
+    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
+                                              command: "tsapply agent station (site ward-a, watch room-1)", device: watch.identity,
+                                              manifest: nil, commit: nil, plan: ApplyHistory.digest(of: whole), add: whole.counts.add,
+                                              change: whole.counts.change, destroy: whole.counts.destroy, result: HistoryEntry.started,
+                                              error: nil, backup: nil))
+    return (site, watch, revision, whole, drinking)
+  }
+
   /// The agent's process killed in the middle of a revision's apply (its first change written,
   /// the second not; the history ends with the apply's `started` entry), and the wearer turning
   /// off a reminder while it was down — in a field the manifests do not set. Restarted, the
@@ -1212,28 +1239,7 @@ import TSTestSupport
   /// left; and the wearer's change is drift — in the status, and in the record — never taken
   /// in as what tsapply left.
   @Test func anAgentKilledMidApplyReportsTheWholeRevisionAndTheWearersChangeStaysDrift() async throws {
-    let site = try Site(watches: ["room-1"])
-    let first = try await site.agent("station", ["room-1"])
-    try site.manifest("room-1", contacts: ["A"])
-    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
-    await first.stop()
-    // The revision: the drinking reminder and the contacts.
-    let drinking = "reminders:\n  drinking: {enabled: true, period: {start: \"07:00\", end: \"19:00\", every: 3h}}\n"
-    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
-    let revision = try site.space.load([]).members[0].document.get()
-    let watch = try await site.engine.open("memory:room-1")
-    let whole = try await watch.plan(revision).plan
-    #expect(whole.counts.total == 2, "\(whole.resourceChanges.map(\.address.rawValue))")
-    // What the killed apply did: wrote the drinking reminder (not the contacts), and left its
-    // `started` entry, with the whole revision's counts, last in the history.
-    try site.manifest("room-1", contacts: ["A"], extra: drinking)
-    _ = try await watch.apply(try site.space.load([]).members[0].document.get(),
-                              options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
-    let command = "tsapply agent station (site ward-a, watch room-1)"
-    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
-                                              command: command, device: watch.identity, manifest: nil, commit: nil,
-                                              plan: ApplyHistory.digest(of: whole), add: whole.counts.add, change: whole.counts.change,
-                                              destroy: whole.counts.destroy, result: HistoryEntry.started, error: nil, backup: nil))
+    let (site, watch, revision, whole, drinking) = try await Self.killedMidRevision()
     // Killed within the second of the status before it (statuses give `last_applied` to the
     // second; on a quick machine both fall in one): that status's time is no later than the
     // killed write's, whatever it says — the history says what it accounted for (it was taken
@@ -1268,25 +1274,7 @@ import TSTestSupport
   /// attempt: the status says so (not known how much), never that nothing was written
   /// (fresh-eyes finding: "Nothing was written" beside a watch holding half of the revision).
   @Test func aRefusalAfterAKilledAttemptSaysTheWatchMayHoldPartOfTheRevision() async throws {
-    let site = try Site(watches: ["room-1"])
-    let first = try await site.agent("station", ["room-1"])
-    try site.manifest("room-1", contacts: ["A"])
-    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
-    await first.stop()
-    let drinking = "reminders:\n  drinking: {enabled: true, period: {start: \"07:00\", end: \"19:00\", every: 3h}}\n"
-    try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
-    let revision = try site.space.load([]).members[0].document.get()
-    let watch = try await site.engine.open("memory:room-1")
-    let whole = try await watch.plan(revision).plan
-    // What the killed apply did: wrote the drinking reminder, and left its `started` entry last.
-    try site.manifest("room-1", contacts: ["A"], extra: drinking)
-    _ = try await watch.apply(try site.space.load([]).members[0].document.get(),
-                              options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test"))
-    _ = try watch.history.append(HistoryEntry(time: ApplyHistory.timeText(Date()), kind: "apply", user: "care", host: "phone",
-                                              command: "tsapply agent station (site ward-a, watch room-1)", device: watch.identity,
-                                              manifest: nil, commit: nil, plan: ApplyHistory.digest(of: whole), add: whole.counts.add,
-                                              change: whole.counts.change, destroy: whole.counts.destroy, result: HistoryEntry.started,
-                                              error: nil, backup: nil))
+    let (site, _, _, whole, drinking) = try await Self.killedMidRevision()
     // The wearer adds Son: the revision's contacts would remove him.
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Son", phoneNum: "+15550199"))
     try site.manifest("room-1", contacts: ["A", "B"], extra: drinking)
