@@ -266,6 +266,11 @@ extension Monitor {
       let healed = shown.adding(applied.plan)
       let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
       tracking.healed = notHealed.isEmpty
+      // The heal wrote and verified: the watch holds the manifest's emergency list but for what
+      // it did not heal, so SOS is at risk only by that — also for an `offline` before the
+      // recheck reads it (fresh-eyes finding: "SOS at risk" on a watch the heal had just put
+      // right, docs/monitor.md "Offline and online").
+      tracking.sosAtRisk = notHealed.putSOSAtRisk
       tracking.notHealed = words.notHealed
       var fields: [String: JSONValue] = [
         "drift_id": .string(driftID), "added": .integer(applied.added), "changed": .integer(applied.changed),

@@ -776,6 +776,11 @@ public final class StatusBoard: @unchecked Sendable {
       watch.healProblem = nil
     case .applied:
       watch.healProblem = nil
+      // A heal that wrote and verified: SOS is at risk only by what it did not heal (its
+      // `resolved` follows the next read; one out of reach by then is not said at risk:
+      // fresh-eyes finding, docs/monitor.md "Offline and online").
+      let notHealed: [String] = if case .array(let names)? = event.fields["not_healed"] { names.compactMap { if case .string(let name) = $0 { name } else { nil } } } else { [] }
+      if event.fields["drift_id"] != nil, !ResourceAddress.mayPutSOSAtRisk(notHealed) { watch.sosAtRisk = false }
     case .error:
       switch reason {
       case "events_down":
@@ -930,13 +935,17 @@ public final class StatusBoard: @unchecked Sendable {
       reasons.insert("Served by more than one agent at once (\(agents.joined(separator: ", "))): each applies its manifests to it and "
         + "what is shown here is whichever reported last; stop all but one of them ('tsapply status --fleet' lists them)", at: 0)
     }
+    // What may keep an SOS press from anyone, said before everything else (`sosFirst` of them).
+    var sosFirst = 0
     // The emergency list drifted: said first, whatever else is wrong with the watch (a
     // manifest with errors, a heal that keeps failing) — a press may reach no one.
     if watch.sosAtRisk, (drift ?? 0) > 0 {
+      sosFirst += 1
       reasons.insert("SOS at risk: its SOS switch or emergency contacts changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
     } else if watch.sosAtRisk, watch.connected == false {
       // Out of reach since a read that found it (fresh-eyes finding: gone from the page once a
       // restarted monitor could not read the watch).
+      sosFirst += 1
       reasons.insert("SOS at risk when it was last read, before it went out of reach: its SOS switch or emergency contacts had changed on the watch, "
         + "so a press may reach no one or not whom the manifest says", at: 0)
     }
@@ -945,13 +954,16 @@ public final class StatusBoard: @unchecked Sendable {
     let failing = undelivered.values.filter { $0.watch == watch.member.name }
     if let oldest = failing.min(by: { $0.since < $1.since }) {
       let notifiers = Set(failing.map(\.notifier)).sorted().joined(separator: ", ")
+      sosFirst += 1
       reasons.insert("An SOS press has not reached \(notifiers) yet: delivery has failed since \(MonitorEvent.timestamp(oldest.since)); "
         + "the monitor keeps trying (check the receiver)", at: 0)
     }
     // Its SOS presses not being heard (held back on the way): said first of all.
     if let down = watch.eventsDown {
+      sosFirst += 1
       reasons.insert("Not hearing this watch's SOS presses: " + down, at: 0)
     } else if let since = watch.eventsReopened {
+      sosFirst += 1
       reasons.insert("Hearing this watch's SOS presses again since \(MonitorEvent.timestamp(since)), after its event stream kept breaking; "
         + "the events_down alert stays open until the stream has held 30 s", at: 0)
     }
@@ -966,15 +978,17 @@ public final class StatusBoard: @unchecked Sendable {
       state = "offline"
       // Past the threshold once `tick()` saw it so, so the attention list changes with a version.
       // Not "for how long": that would change every second; the page shows `offlineSince`.
+      // After what may keep an SOS press from anyone (fresh-eyes finding: "Offline longer than"
+      // came before "SOS at risk", which docs/monitor.md says comes first whatever the state).
       if watch.offlineNoted {
-        reasons.insert("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + offline.reason, at: 0)
+        reasons.insert("Offline longer than \(Self.duration(Backoff.seconds(offlineThreshold))): " + offline.reason, at: sosFirst)
       } else if let agent = watch.agentOffline {
         // Its agent gone, none of its SOS presses reaches this monitor: said at once, as the
         // `agent_offline` alert is (fresh-eyes finding: 100 residents' presses unheard for the
         // 5 minutes before the threshold, and "Needs attention" did not say so). A watch out of
         // its agent's reach waits for the threshold: its agent still hears what it can.
         reasons.insert(agent.reason.prefix(1).uppercased() + agent.reason.dropFirst()
-          + ": this watch's SOS presses cannot reach this monitor until it is back", at: 0)
+          + ": this watch's SOS presses cannot reach this monitor until it is back", at: sosFirst)
       }
     }
     // Out of sight, what the watch holds now is not known: no number for it, as `status --fleet`

@@ -566,6 +566,36 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal that wrote and verified the emergency list, then the watch out of reach at the read
+  /// after it (each call index tried, from the heal's write on): the `offline` event does not
+  /// say SOS at risk, nor does the page — the heal put the list right (fresh-eyes finding: "SOS
+  /// at risk" on a watch the heal had just healed; docs/monitor.md "Offline and online").
+  @Test func aWatchHealedThenOutOfReachIsNotSaidAtRisk() async throws {
+    var seen = 0
+    for call in 8...16 {
+      let harness = try await Harness()
+      try harness.wearer().simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110")], sosOn: true)
+      try await harness.start(harness.settings(interval: .seconds(3600), reconcile: true), engine: harness.engine(fault: "fail@\(call)"))
+      let deadline = ContinuousClock.now + .seconds(10)
+      while !harness.events.values.contains(where: { $0.kind == .resolved || $0.kind == .offline }), ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      let applied = harness.events.values.firstIndex { $0.kind == .applied && $0.fields["not_healed"] == nil }
+      let offline = harness.events.values.firstIndex { $0.kind == .offline }
+      if let applied, let offline, offline > applied {
+        seen += 1
+        let event = harness.events.values[offline]
+        #expect(event.fields["sos_at_risk"] != .bool(true), "fail@\(call): \(event.jsonLine)")
+        let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+        for event in harness.events.values { board.record(event, for: ["mum"]) }
+        let reasons = board.snapshot().rows.first?.reasons ?? []
+        #expect(!reasons.contains { $0.hasPrefix("SOS at risk") }, "fail@\(call): \(reasons)")
+      }
+      await harness.stop()
+    }
+    #expect(seen > 0, "no call index put the watch out of reach right after a verified heal")
+  }
+
   /// An SOS press a monitor stored in the outbox and was killed before it said (its `sos` event
   /// neither logged nor shown) is said when the next monitor starts — the stored event, marked
   /// `left_in_outbox` — and delivered once: the page shows it open (fresh-eyes finding: delivered,

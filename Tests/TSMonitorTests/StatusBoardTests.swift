@@ -121,6 +121,12 @@ final class TestClock: @unchecked Sendable {
     Case(name: "offline, SOS at risk when last read", steps: { board, clock in
       board.record(event(.offline, clock, message: "cannot reach the watch: gone", ["sos_at_risk": .bool(true)]), for: ["room-12"])
     }, state: "offline", reason: "SOS at risk when it was last read, before it went out of reach: "),
+    // Past the threshold too: SOS at risk is still said first (fresh-eyes finding: "Offline
+    // longer than" came first).
+    Case(name: "offline over the threshold, SOS at risk when last read", steps: { board, clock in
+      board.record(event(.offline, clock, message: "cannot reach the watch: gone", ["sos_at_risk": .bool(true)]), for: ["room-12"])
+      clock.advance(61)
+    }, state: "offline", reason: "SOS at risk when it was last read, before it went out of reach: "),
     Case(name: "offline then back", steps: { board, clock in
       board.record(event(.offline, clock), for: ["room-12"])
       clock.advance(120)
