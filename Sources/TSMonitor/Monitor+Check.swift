@@ -187,7 +187,10 @@ extension Monitor {
     var outcome = HealOutcome.off
     if settings.reconcile {
       let key = signature + manifestDigest
-      if tracking.suspendedFor != nil {
+      // Spent, the budget holds back heals that would write; a drift the manifest gives no
+      // change for is still nothing to heal (fresh-eyes finding: "keeps drifting back", failed,
+      // for a short name the manifest does not give).
+      if tracking.suspendedFor != nil, !report.pending.isEmpty {
         outcome = .rateLimited
       } else if key == tracking.lastHeal?.key, let waiting = tracking.retryWaiting, case .retrying(_, _, let due?, _) = waiting, now() < due {
         // Retried at the next periodic check, not at every reconnect: a flaky link that drops at

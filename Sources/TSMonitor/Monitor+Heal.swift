@@ -115,7 +115,8 @@ extension Monitor {
   func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, attempt: Int,
                     _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
-    guard tracking.budget.allows(at: time) else {
+    // A plan with nothing to write costs no heal: it is `nothing`, whatever the budget.
+    guard tracking.budget.allows(at: time) || report.pending.isEmpty else {
       let used = tracking.budget.used(at: time), failed = tracking.budget.failed(at: time)
       let what = failed == used ? "healing keeps failing" : "the watch keeps drifting back"
       emit(.error, watch: watch.identity,

@@ -668,6 +668,29 @@ final class Harness: @unchecked Sendable {
     #expect(harness.events(.drift).last?.fields["reconcile"] == .string("rate_limited"))
     await harness.stop()
   }
+
+  /// The budget spent, a drift that needs no heal (the wearer took the contact back out and
+  /// set the emergency contacts again without short names, which the manifest does not give) is `nothing` to heal, as without the
+  /// budget — not "keeps drifting back", failed, for good (fresh-eyes finding).
+  @Test func aDriftThatNeedsNoHealIsNothingToHealWhenTheBudgetIsSpent() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(reconcile: true, maxApplies: 1))
+    let wearer = try harness.wearer()
+    for round in 1...2 {
+      let seen = harness.events.values.count
+      try wearer.simulateContactAdd(Contact(name: "Zed \(round)", phoneNum: "+1555019\(round)"))
+      try await harness.wait(after: seen) { $0.kind == .drift }
+      if round < 2 { try await harness.wait(after: seen) { $0.kind == .resolved } }
+    }
+    _ = try await harness.wait { $0.kind == .drift && $0.fields["reconcile"] == .string("rate_limited") }
+    let seen = harness.events.values.count
+    #expect(try wearer.simulateContactRemove(name: "Zed 2") == 1)
+    try wearer.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111")],
+                                       sosOn: true)
+    let drift = try await harness.wait(after: seen) { $0.kind == .drift }
+    #expect(drift.fields["reconcile"] == .string("nothing"), "\(drift.jsonLine)")
+    await harness.stop()
+  }
 }
 
 /// Listening, polling, SOS through the outbox, offline and online.
