@@ -325,6 +325,10 @@ public final class Monitor: @unchecked Sendable {
     // An earlier run killed while it healed: its drift is reported, and this check says how it ended.
     replayInterruptedHeal(watch, &tracking)
     let result = await check(watch, &tracking)
+    // A heal that wrote and verified: the watch read once more, as a running monitor's recheck
+    // does, so the drift's end is said (`resolved`) — a cron log never saw it (fresh-eyes
+    // finding). The exit status stays that of the check that found the drift.
+    if case .drifted(nil) = result, settings.reconcile, tracking.healed { _ = await check(watch, &tracking) }
     await watch.close()
     switch result {
     case .clean: return false

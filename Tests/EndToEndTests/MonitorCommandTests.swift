@@ -483,6 +483,10 @@ import TSTestSupport
     #expect(failing.stderr.contains("the next run of 'tsapply monitor --once' tries again"), "\(failing.stderr)")
     let healed = try Self.run(["monitor", "--once", "--reconcile", "--device", "sim:watch.json"], in: directory)
     #expect(healed.status == 2 && healed.stdout.contains(#""kind":"applied""#), "\(healed.stdout)\(healed.stderr)")
+    // The drift's end is said by the run that healed it, as a running monitor says it: a cron
+    // log reader closes the drift (fresh-eyes finding: the next run said nothing, and it stayed open).
+    #expect(healed.stdout.split(separator: "\n").last?.contains(#""kind":"resolved""#) == true
+            && healed.stdout.contains(#""healed":true"#), "\(healed.stdout)")
     #expect(try Self.run(["monitor", "--once", "--device", "sim:watch.json"], in: directory).status == 0)
   }
 
