@@ -425,6 +425,7 @@ public enum DriftAdoption {
       }
       var edit = ListEdit()
       var notes: [String] = []
+      let refusedBefore = outcome.notAdopted.count
       for contact in diff.removed where !leftForPendingEdit([contact]) {
         guard let index = find(contact) else {
           outcome.leftAsIs[address, default: []].append(ContactDiff.value(contact))
@@ -464,6 +465,12 @@ public enum DriftAdoption {
       notes += added.map { "added \(ManifestWords.quoted($0.name))" }
       try apply(edit, keys: keys)
       for note in notes { record(address, note) }
+      // Nothing to write and nothing refused: what changed is what the file does not give (an
+      // emergency contact's short name emptied): kept, as an unmanaged change is, so drift stops
+      // reporting it (fresh-eyes finding: "Nothing to write", and the drift for good).
+      if notes.isEmpty, outcome.notAdopted.count == refusedBefore, edits.isEmpty {
+        outcome.unmanaged.append(address)
+      }
     }
 
     /// Removes and appends the items of `edit` in the list at `keys`, writing the list anew when

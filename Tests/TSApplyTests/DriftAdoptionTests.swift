@@ -328,6 +328,21 @@ import TSTestSupport
     #expect(outcome.unmanaged == [.builtIn(.drinking)] && outcome.adopted.isEmpty)
   }
 
+  /// An emergency contact's short name emptied on the watch, which the manifest does not give:
+  /// nothing to write, but kept — named and recorded — so drift stops reporting it (fresh-eyes
+  /// finding: "Nothing to write", no "Keeping", and the drift reported for good).
+  @Test func aShortNameTheManifestDoesNotGiveIsKept() async throws {
+    let (applied, now) = try await Self.states { state in
+      let unnamed = (state.emergency?.contacts ?? []).map { Contact(name: $0.name, phoneNum: $0.phoneNum, shortName: "") }
+      state.emergency?.contacts = unnamed
+    }
+    let (outcome, drift) = try Self.adopt(Self.manifest, applied: applied, now: now)
+    #expect(drift.map(\.address) == [.emergency], "\(drift.map(\.address))")
+    #expect(outcome.text == Array(Self.manifest.utf8))
+    #expect(outcome.unmanaged == [.emergency] && outcome.adopted.isEmpty && outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+    #expect(outcome.agreed == [.emergency])
+  }
+
   /// Appending keeps CRLF line ends and a block list's indentation.
   @Test func keepsLineEnds() async throws {
     let (applied, now) = try await Self.states { $0.contacts.append(Contact(name: "Carol", phoneNum: "+447700900789")) }
