@@ -527,8 +527,8 @@ extension FleetCommandTests {
 /// words never say that nothing was written to such a watch (fe17 defect 5).
 @Suite struct RefusedHoldingPartWordsTests {
   @Test(arguments: [
-    (["r3"], ["r3"], "1 of 1 watch refused: r3 (its plan is unsafe, so nothing more was written to it, but it holds part of the revision"),
-    (["r3", "r4"], ["r4"], "2 of 2 watches refused: r3, r4 (their plans are unsafe, so nothing more was written to them, but r4 holds part of the revision"),
+    (["r3"], ["r3"], "1 of 1 watch refused: r3 (its plan is unsafe, so nothing more was written to it, but it holds (or may hold) part of the revision"),
+    (["r3", "r4"], ["r4"], "2 of 2 watches refused: r3, r4 (their plans are unsafe, so nothing more was written to them, but r4 holds (or may hold) part of the revision"),
   ])
   func aRefusedWatchHoldingPartOfTheRevisionIsNotSaidUntouched(refused: [String], holding: [String], start: String) {
     let words = FleetSession.failed([], refused: refused, refusedHoldingPart: holding, of: refused.count, agents: true).message

@@ -27,11 +27,12 @@ import TSMQTT
     let monitors = FleetMonitor.monitors(for: loaded.members, fleetPath: space.directory + "/fleet.yaml", fleetName: "fleet.yaml",
                                          engine: space.engine, template: template, notifiers: [], emit: { events.add($0) }, notice: { _ in })
     #expect(try await monitors[0].checkOnce())
-    #expect(events.items.map(\.kind) == [.drift, .applied])
+    // Healed, then read once more: the drift's end is said by the same check (`resolved`).
+    #expect(events.items.map(\.kind) == [.drift, .applied, .resolved])
     // Events name the watch as the fleet does; its device is beside it.
-    #expect(events.items.map(\.watch) == ["room-1", "room-1"])
+    #expect(events.items.map(\.watch) == ["room-1", "room-1", "room-1"])
     let identity = try await space.engine.open("sim:watches/room-1.json").identity
-    #expect(events.items.map { $0.fields["device"] } == [.string(identity), .string(identity)])
+    #expect(events.items.map { $0.fields["device"] } == [.string(identity), .string(identity), .string(identity)])
     #expect(try await space.state("room-1").contacts.map(\.name) == ["Ward desk", "Night nurse", "Kitchen"])
     // The defaults are read again: a new ward contact is pending on the next check, not drift.
     try space.write("wards/ward-a.yaml", "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\n")
