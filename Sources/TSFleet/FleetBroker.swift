@@ -374,6 +374,13 @@ public enum FleetPublication {
           // it does not (a status saying `0 of N applied` does).
           if let agent = view.agent(serving: id), !agent.online, !(answered && status?.reached != nil) {
             rows[index]?.mayHoldPart = true
+            // Said on its own line too, not only in the summary (fresh-eyes finding: an aborted
+            // canary's lines read only "pending … when it connects").
+            if let verdict = rows[index]?.verdict {
+              rows[index]?.verdict = verdict.mappingReason { reason in
+                reason.contains("may hold part") ? reason : reason + "; the watch may hold part of the revision (its agent went away without saying what it reached)"
+              }
+            }
           }
         } else {
           waiting.append(member.name)

@@ -164,6 +164,9 @@ import TSTestSupport
     guard signal == SIGTERM else {
       // Killed: nothing says what it reached, and the watch may hold part of it.
       #expect(stderr.contains("1 of 1 watch may hold part of the revision: w01 (its agent went offline during the wait"), "\(stderr)")
+      // So does its own line (fresh-eyes finding: only the summary said it).
+      #expect(stdout.split(separator: "\n").contains { $0.hasPrefix("w01: pending") && $0.contains("the watch may hold part of the revision") },
+              "\(stdout)")
       // Its Changes column says so too, not `-` (nothing written: fresh-eyes finding).
       #expect(stdout.split(separator: "\n").contains { $0.hasPrefix("w01") && $0.contains("not known") }, "\(stdout)")
       // `status --fleet` does not call it settled either: pending, its agent offline, what it
