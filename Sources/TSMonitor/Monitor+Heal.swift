@@ -167,8 +167,13 @@ extension Monitor {
       switch outcome.error {
       case .apply(.partial(let partial, _))?:
         let landed = Set(partial.applied)
-        tracking.failedHealWroteOverDrift = report.drift.contains { landed.contains($0.address) }
         tracking.failedHealWrote = report.drift.map(\.address).filter(landed.contains)
+        // A write whose answer was lost and could not be read back may have landed: not said
+        // written, but when the drift then ends, the heal ended it (fresh-eyes finding: `healed:
+        // false`, "holds what the last apply left again", for SOS its write had restored).
+        var mayHaveLanded = landed
+        if case .outcomeUnknown(let error, .unreadable) = partial.cause, error.mayHaveTakenEffect { mayHaveLanded.formUnion(partial.failed) }
+        tracking.failedHealWroteOverDrift = report.drift.contains { mayHaveLanded.contains($0.address) }
       case .apply(.readBackFailed)?:
         // Every write reached the watch; only the read that verifies them failed.
         tracking.failedHealWroteOverDrift = !report.drift.isEmpty

@@ -566,6 +566,31 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal whose write landed but whose answer was lost and whose read-back failed (each call
+  /// index tried): the next check finds the watch healed, and `resolved` says the heal did it
+  /// (`healed: true`), not that the watch went back by itself (fresh-eyes finding: "healed":
+  /// false, "the watch holds what the last apply left again", for SOS the heal had restored).
+  @Test func aHealWhoseLostAnswerLandedIsSaidHealedWhenTheDriftEnds() async throws {
+    var seen = 0
+    for call in 6...9 {
+      let harness = try await Harness()
+      try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+      try await harness.start(harness.settings(interval: .milliseconds(500), reconcile: true, allowDestroy: true),
+                              engine: harness.engine(fault: "lands-then-fails@\(call),fail@\(call + 1)"))
+      let deadline = ContinuousClock.now + .seconds(10)
+      while !harness.events.values.contains(where: { $0.kind == .resolved }), ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      let unknown = harness.events.values.contains { $0.kind == .drift && $0.fields["reconcile"] == .string("retrying") && $0.message.contains("lost") }
+      if unknown, let resolved = harness.events.values.first(where: { $0.kind == .resolved }), harness.events(.applied).isEmpty {
+        seen += 1
+        #expect(resolved.fields["healed"] == .bool(true), "lands-then-fails@\(call): \(resolved.jsonLine)")
+      }
+      await harness.stop()
+    }
+    #expect(seen > 0, "no call index lost the answer to the heal's write")
+  }
+
   /// A heal that wrote and verified the emergency list, then the watch out of reach at the read
   /// after it (each call index tried, from the heal's write on): the `offline` event does not
   /// say SOS at risk, nor does the page — the heal put the list right (fresh-eyes finding: "SOS
