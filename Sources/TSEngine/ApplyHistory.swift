@@ -247,7 +247,7 @@ public struct ApplyHistory: Sendable {
   @discardableResult
   public func append(_ entry: HistoryEntry) throws(SecureFileError) -> HistoryEntry {
     var entry = entry
-    let head = readHead().map(catchingUp) ?? lastEntry().map { Head(count: $0.sequence, hash: $0.hash) } ?? Head(count: 0, hash: Self.origin)
+    let head = currentHead() ?? Head(count: 0, hash: Self.origin)
     entry.sequence = head.count + 1
     entry.previous = head.hash
     entry.hash = entry.computedHash
@@ -288,14 +288,15 @@ public struct ApplyHistory: Sendable {
   /// The last entry of the file (when the head is missing).
   private func lastEntry() -> HistoryEntry? { (try? read())?.entries.last }
 
+  /// The head as the history's end gives it: `history.head` caught up over entries appended
+  /// after it, else (no head) the last entry's; `nil` for an empty history.
+  private func currentHead() -> Head? {
+    readHead().map(catchingUp) ?? lastEntry().map { Head(count: $0.sequence, hash: $0.hash) }
+  }
+
   /// The `sequence` of the last entry, from the head (caught up as `append` does) without
   /// reading the whole history; `nil` for an empty history.
-  public var lastSequence: Int? {
-    guard let head = readHead().map(catchingUp) ?? lastEntry().map({ Head(count: $0.sequence, hash: $0.hash) }), head.count > 0 else {
-      return nil
-    }
-    return head.count
-  }
+  public var lastSequence: Int? { currentHead().flatMap { $0.count > 0 ? $0.count : nil } }
 
   /// The digest of `plan`'s changes: 16 hex digits of the SHA-256 of their JSON
   /// (`JSONPlanRenderer`, unredacted).

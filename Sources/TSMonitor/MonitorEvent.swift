@@ -93,8 +93,13 @@ public struct MonitorEvent: Hashable, Sendable {
   /// agent older than that field, the emergency list among its `addresses`.
   public var putsSOSAtRisk: Bool {
     if case .bool(let atRisk)? = fields["sos_at_risk"] { return atRisk }
-    guard case .array(let addresses)? = fields["addresses"] else { return false }
-    return ResourceAddress.mayPutSOSAtRisk(addresses.compactMap { if case .string(let text) = $0 { text } else { nil } })
+    return ResourceAddress.mayPutSOSAtRisk(names("addresses"))
+  }
+
+  /// The strings of the list field `key` (`addresses`, `not_healed`); empty when it has none.
+  public func names(_ key: String) -> [String] {
+    guard case .array(let values)? = fields[key] else { return [] }
+    return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
   }
 
   /// For an `offline` event: when the outage was found — its `since` field, earlier than the

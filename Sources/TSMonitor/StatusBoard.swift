@@ -779,8 +779,7 @@ public final class StatusBoard: @unchecked Sendable {
       // A heal that wrote and verified: SOS is at risk only by what it did not heal (its
       // `resolved` follows the next read; one out of reach by then is not said at risk:
       // fresh-eyes finding, docs/monitor.md "Offline and online").
-      let notHealed: [String] = if case .array(let names)? = event.fields["not_healed"] { names.compactMap { if case .string(let name) = $0 { name } else { nil } } } else { [] }
-      if event.fields["drift_id"] != nil, !ResourceAddress.mayPutSOSAtRisk(notHealed) { watch.sosAtRisk = false }
+      if event.fields["drift_id"] != nil, !ResourceAddress.mayPutSOSAtRisk(event.names("not_healed")) { watch.sosAtRisk = false }
     case .error:
       switch reason {
       case "events_down":
