@@ -776,10 +776,20 @@ public final class StatusBoard: @unchecked Sendable {
       watch.healProblem = nil
     case .applied:
       watch.healProblem = nil
-      // A heal that wrote and verified: SOS is at risk only by what it did not heal (its
-      // `resolved` follows the next read; one out of reach by then is not said at risk:
-      // fresh-eyes finding, docs/monitor.md "Offline and online").
-      if event.fields["drift_id"] != nil, !ResourceAddress.mayPutSOSAtRisk(event.names("not_healed")) { watch.sosAtRisk = false }
+      // A heal that wrote and verified: what it healed matched the manifest when it was read
+      // back, so the drift left is what it did not heal — and SOS is at risk only by that. Its
+      // `resolved` follows the next read; a watch out of reach by then does not keep the drift's
+      // words ("… healing it") or SOS at risk (fresh-eyes findings, docs/monitor.md "Offline and online").
+      if event.fields["drift_id"] != nil {
+        let notHealed = event.names("not_healed")
+        if !ResourceAddress.mayPutSOSAtRisk(notHealed) { watch.sosAtRisk = false }
+        if notHealed.isEmpty {
+          watch.drift = 0
+          watch.driftMessage = nil
+        } else if watch.drift != nil {
+          watch.drift = notHealed.count
+        }
+      }
     case .error:
       switch reason {
       case "events_down":

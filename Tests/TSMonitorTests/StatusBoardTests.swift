@@ -366,6 +366,37 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().rows[1].name == "room-14")
   }
 
+  /// A heal that wrote and verified, then the watch out of reach before the recheck that says
+  /// `resolved`: the watch held the manifest when last read, so the drift's words ("… healing
+  /// it") are gone and it is not counted drifted (fresh-eyes finding: the page kept "healing it"
+  /// for a healed watch). What the heal did not heal stays.
+  @Test(arguments: [[String](), ["contacts"]])
+  func aVerifiedHealEndsTheDriftOnThePageBeforeTheRecheck(_ notHealed: [String]) throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    Self.check(board, clock, 2, 0)
+    let message = notHealed.isEmpty ? "emergency (1 removed), contacts (1 added) changed on the watch since the last apply; healing it"
+      : "emergency (1 removed), contacts (1 added) changed on the watch since the last apply; not healed: watch.yaml does not set contacts"
+    board.record(Self.event(.drift, clock, message: message, ["addresses": .array([.string("emergency"), .string("contacts")]),
+                                                             "reconcile": .string("applied"), "pending": .integer(0)], id: "drift-1"),
+                 for: ["room-12"])
+    var applied: [String: JSONValue] = ["drift_id": .string("drift-1")]
+    if !notHealed.isEmpty { applied["not_healed"] = .array(notHealed.map(JSONValue.string)) }
+    board.record(Self.event(.applied, clock, message: "healed: 1 changed", applied), for: ["room-12"])
+    board.record(Self.event(.offline, clock, message: "cannot reach the watch: gone"), for: ["room-12"])
+    clock.advance(61)
+    board.tick()
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "offline")
+    #expect(row.reasons.first?.contains("Offline longer than 1 min") == true, "\(row.reasons)")
+    if notHealed.isEmpty {
+      #expect(!row.reasons.contains { $0.contains("healing it") || $0.contains("changed on the watch") }, "\(row.reasons)")
+      #expect(row.drift == nil || row.drift == 0)
+    } else {
+      #expect(row.reasons.contains { $0.contains("not healed") }, "\(row.reasons)")
+    }
+  }
+
   /// A watch given another device keeps its place on the page and in `/status.json`, its row
   /// afresh (nothing of the device before), and its SOS presses stay (fresh-eyes finding: it
   /// moved to the end).
