@@ -41,7 +41,7 @@ struct MonitorCommand: Command {
     OptionSpec(["--once"], help: "Check once and exit: 0 no drift, 2 drift, 1 error (for cron)."),
     OptionSpec(["--reconcile"], help: "Heal drift by applying the manifest (unsafe changes need --allow-destroy)."),
     OptionSpec(["--allow-destroy"], help: "With --reconcile, also make unsafe changes (removals, SOS off)."),
-    OptionSpec(["--max-applies-per-hour"], value: "N", help: "Heal at most N times in any hour (default 6)."),
+    OptionSpec(["--max-applies-per-hour"], value: "N", help: "Heal at most N times in any hour (default 6), counting the heals the watch's history lists (across --once runs and restarts)."),
     OptionSpec(["--on-sos"], value: "COMMAND", help: "Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable."),
     OptionSpec(["--webhook"], value: "URL", help: "POST each SOS event, signed (X-Tsapply-Signature); repeatable."),
     OptionSpec(["--webhook-secret-file"], value: "FILE", help: "The HMAC-SHA256 key for --webhook signatures."),

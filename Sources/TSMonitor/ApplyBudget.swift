@@ -1,4 +1,5 @@
 import Foundation
+import TSEngine
 
 /// How many times a monitor may heal one watch: at most `limit` applies in any hour (a sliding
 /// window, `--max-applies-per-hour`). A watch that needs more keeps drifting back — something
@@ -36,6 +37,25 @@ public struct ApplyBudget: Sendable {
     applies.removeAll { now.timeIntervalSince($0.time) >= window }
     applies.append((now, failed))
   }
+
+  /// Counts the heals `entries` (a watch's history, `ApplyHistory`) list in the window ending at
+  /// `now`: applies that a monitor made (`command` starting `tsapply monitor`) and that
+  /// `applied`. So the budget holds across `monitor --once` runs and restarts of a monitor,
+  /// which keep no budget in memory; a heal that failed is counted only by the run it failed in
+  /// (the history does not say whether its failure can pass, which is not counted).
+  public mutating func count(_ entries: [HistoryEntry], now: Date) {
+    for entry in entries.reversed() {
+      guard let time = ApplyHistory.parseTime(entry.time) else { continue }
+      if now.timeIntervalSince(time) >= window { break }
+      guard entry.kind == "apply", entry.result == "applied",
+            entry.command == Self.monitorCommand || entry.command.hasPrefix(Self.monitorCommand + " ") else { continue }
+      applies.append((time, false))
+    }
+    applies.sort { $0.time < $1.time }
+  }
+
+  /// How a monitor's applies begin in the history's `command` (`MonitorSettings.commandLine`).
+  public static let monitorCommand = "tsapply monitor"
 
   /// How the spent budget reads in the monitor's event: "healed 6 times in the last hour",
   /// "healed 4 times in the last hour, and 2 heals failed", or "6 heals failed in the last hour".

@@ -71,6 +71,9 @@ extension Monitor {
     /// (`Reconcile.changedDuringApply`), said with that heal's outcome.
     var changedDuringHeal: String?
     var budget: ApplyBudget
+    /// Whether `budget` counts the heals the watch's history lists from before this run
+    /// (`ApplyBudget.count`), done at the first heal.
+    var budgetCounted = false
     /// The last manifest problem reported, so each is reported once.
     var manifestProblem: String?
     var noRecordNoted = false

@@ -115,6 +115,11 @@ extension Monitor {
   func heal(_ watch: Watch, _ document: ManifestDocument, report: DriftReport, attempt: Int,
                     _ tracking: inout Tracking) async -> HealOutcome {
     let time = now()
+    // The heals made before this run (a cron's `--once`, a monitor before a restart), read once.
+    if !tracking.budgetCounted {
+      tracking.budgetCounted = true
+      tracking.budget.count((try? watch.history.read().entries) ?? [], now: time)
+    }
     // A plan with nothing to write costs no heal: it is `nothing`, whatever the budget.
     guard tracking.budget.allows(at: time) || report.pending.isEmpty else {
       let used = tracking.budget.used(at: time), failed = tracking.budget.failed(at: time)

@@ -694,6 +694,38 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// The budget holds across runs: heals the watch's history lists from the last hour, made by a
+  /// monitor before, count — for `--once` (each cron run started afresh and healed again:
+  /// fresh-eyes finding) and for a restarted monitor alike.
+  @Test(arguments: [true, false])
+  func theBudgetHoldsAcrossOnceRunsAndRestarts(once: Bool) async throws {
+    let harness = try await Harness()
+    let wearer = try harness.wearer()
+    for round in 1...3 {
+      try wearer.simulateContactAdd(Contact(name: "Zed \(round)", phoneNum: "+1555019\(round)"))
+      let seen = harness.events.values.count
+      if once {
+        let monitor = Monitor(engine: harness.engine, settings: harness.settings(reconcile: true, maxApplies: 2), notifiers: [],
+                              emit: { [events = harness.events] in events.append($0) })
+        #expect(try await monitor.checkOnce())
+      } else {
+        try await harness.start(harness.settings(reconcile: true, maxApplies: 2))
+        try await harness.wait(after: seen) { $0.kind == .drift }
+        if round < 3 { try await harness.wait(after: seen) { $0.kind == .resolved } }
+        await harness.stop()
+      }
+      let run = harness.events.values.dropFirst(seen)
+      if round < 3 {
+        #expect(run.contains { $0.kind == .applied }, "round \(round): \(run.map(\.jsonLine))")
+      } else {
+        #expect(!run.contains { $0.kind == .applied }, "\(run.map(\.jsonLine))")
+        let refusal = run.first { $0.kind == .error && $0.fields["reason"] == .string("keeps_drifting_back") }
+        #expect(refusal?.message.contains("healed 2 times in the last hour") == true, "\(run.map(\.jsonLine))")
+        #expect(run.last { $0.kind == .drift }?.fields["reconcile"] == .string("rate_limited"), "\(run.map(\.jsonLine))")
+      }
+    }
+  }
+
   /// The budget spent, a drift that needs no heal (the wearer took the contact back out and
   /// set the emergency contacts again without short names, which the manifest does not give) is `nothing` to heal, as without the
   /// budget — not "keeps drifting back", failed, for good (fresh-eyes finding).

@@ -143,7 +143,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l interval -x -d 'How
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l once -d 'Check once and exit: 0 no drift, 2 drift, 1 error (for cron).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l reconcile -d 'Heal drift by applying the manifest (unsafe changes need --allow-destroy).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l allow-destroy -d 'With --reconcile, also make unsafe changes (removals, SOS off).'
-complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l max-applies-per-hour -x -d 'Heal at most N times in any hour (default 6).'
+complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l max-applies-per-hour -x -d 'Heal at most N times in any hour (default 6), counting the heals the watch\'s history lists (across --once runs and restarts).'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l on-sos -x -d 'Run COMMAND (no shell; event in TSAPPLY_EVENT_*) for each SOS; repeatable.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook -x -d 'POST each SOS event, signed (X-Tsapply-Signature); repeatable.'
 complete -c tsapply -n '__tsapply_at \'tsapply monitor\'' -l webhook-secret-file -r -F -d 'The HMAC-SHA256 key for --webhook signatures.'
