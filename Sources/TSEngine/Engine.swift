@@ -47,17 +47,26 @@ public struct Engine: Sendable {
   /// (`no simulated watch at PATH; create one with '…'`): it existed, so it is out of reach (its
   /// state file moved, its phone off), and a blank watch made in its place would be healed,
   /// planned and reported as if it were the wearer's (fresh-eyes finding).
+  /// The default watch of a directory says instead that nothing was planned or applied with it
+  /// (`SimulatorScheme.nothingYet`), which its records deny: that is left out too.
   public static func outOfReach(_ reason: String) -> String {
-    guard let advice = reason.range(of: createAdvice), let end = reason[advice.upperBound...].firstIndex(of: "'") else { return reason }
-    return String(reason[..<advice.lowerBound]) + String(reason[reason.index(after: end)...])
-      + "; tsapply has applied to this watch before, so it is out of reach, not new: bring it back (its state file, its phone or bridge) rather than making a blank one"
+    let kept: String
+    if let advice = reason.range(of: createAdvice), let end = reason[advice.upperBound...].firstIndex(of: "'") {
+      kept = String(reason[..<advice.lowerBound]) + String(reason[reason.index(after: end)...])
+    } else if let never = reason.range(of: SimulatorScheme.nothingYet) {
+      kept = String(reason[..<never.lowerBound]) + String(reason[never.upperBound...])
+    } else {
+      return reason
+    }
+    return kept + "; tsapply has applied to this watch before, so it is out of reach, not new: bring it back (its state file, its phone or bridge) rather than making a blank one"
   }
 
   /// `error`, from opening the watch `spec` names, worded for a watch tsapply has applied to
   /// (`outOfReach`) when it is one; else as it is.
   public func reachable(_ error: DeviceError, spec: String?) -> DeviceError {
     let chosen = registry.chosenSpec(spec, environment: environment).spec
-    guard error.message.contains(Self.createAdvice), lastWrite(ofUnopened: chosen) != nil else { return error }
+    guard error.message.contains(Self.createAdvice) || error.message.contains(SimulatorScheme.nothingYet),
+          lastWrite(ofUnopened: chosen) != nil else { return error }
     var reached = error
     reached.message = Self.outOfReach(error.message)
     return reached
@@ -83,12 +92,17 @@ public struct Engine: Sendable {
 
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and
   /// reads its capabilities; with `mayCreate: false` (read-only commands) not even the default
-  /// simulated watch is created.
+  /// simulated watch is created, nor ever in the place of one these records say tsapply applied to.
   /// - Throws: `EngineError.records` when the state root is not a directory
   ///   (`WatchHome.rootProblem`), before the device is opened; `EngineError.device` when the
   ///   spec is unknown or the watch cannot be reached.
   public func open(_ spec: String?, mayCreate: Bool = true) async throws(EngineError) -> Watch {
     if let problem = WatchHome.rootProblem(stateRoot) { throw .records(problem) }
+    // The default watch is made on first use, not in the place of one tsapply applied to: that
+    // one is out of reach (`reachable`), and a blank watch made for it was planned and shown as
+    // everything changed on the watch (fresh-eyes finding).
+    let chosen = registry.chosenSpec(spec, environment: environment)
+    let mayCreate = mayCreate && !(chosen.isDefault && lastWrite(ofUnopened: chosen.spec) != nil)
     let opened: OpenedDevice
     let capabilities: DeviceCapabilities
     do {

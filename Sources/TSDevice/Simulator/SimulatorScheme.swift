@@ -32,13 +32,18 @@ public struct SimulatorScheme: DeviceScheme {
       + SimulatedDevice.canonical(DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory))
   }
 
+  /// How the error for a directory's default watch not created yet ends (`no simulated watch at
+  /// PATH` before it): read-only commands do not create it. The engine words it otherwise for a
+  /// watch its records say it applied to (`Engine.outOfReach`).
+  public static let nothingYet = " yet: nothing has been planned or applied with the default watch in this directory"
+
   /// Opens (the default spec: creates on first use) the simulated watch at `location`.
   /// - Throws: as `DeviceSelector.openSimulated(spec:environment:currentDirectory:)`.
   public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
     let path = DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory)
     let options = try SimulationOptions(environment: context.environment)
     if context.isDefault && !context.mayCreate && !FileManager.default.fileExists(atPath: path) {
-      throw .simulator(.dataGetFailed, "no simulated watch at \(path) yet: nothing has been planned or applied with the default watch in this directory")
+      throw .simulator(.dataGetFailed, "no simulated watch at \(path)" + Self.nothingYet)
     }
     guard !context.isDefault else {
       let existed = FileManager.default.fileExists(atPath: path)
