@@ -19,7 +19,8 @@ struct AgentCommand: Command {
     (retained), …/state (retained: the watch as it last read it, when that changed; contacts
     included, for 'tsapply plan --fleet') and …/events. Its presence is
     tsapply/v1/SITE/agent/AGENT/state, with a Last Will that marks it offline. The password comes
-    from --password-file or TSAPPLY_MQTT_PASSWORD, never from the command line. SIGINT, SIGTERM
+    from --password-file or TSAPPLY_MQTT_PASSWORD, never from the command line. A broker not up
+    yet is waited for (said on stderr); one that refuses the agent ends it. SIGINT, SIGTERM
     or SIGHUP stops it cleanly: an apply in progress stops after its current step, the last
     statuses go out, it says it goes offline. A second signal quits at once.
     """
@@ -100,14 +101,36 @@ struct AgentCommand: Command {
     let agent = try FleetAgent(configuration: .init(broker: settings, site: site, agentID: id, driftInterval: driftInterval),
                                watches: served, log: { line in stderr.write("\(Self.now()) \(line)\n") })
     await agent.start()
+    let serving = "agent \(id) serving \(served.map(\.id).joined(separator: ", ")) on site \(site); Ctrl-C stops it"
+    // A broker refusing it (credentials, TLS) is a misconfiguration: the agent ends. A broker not
+    // up yet (started after the agent, restarting) is waited for: the agent keeps trying, and
+    // its watches are checked and their SOS presses kept meanwhile (fresh-eyes finding: it gave
+    // up after 30 s, and its watches were served only once something restarted it).
+    var waiting: Task<Void, Never>?
     do {
-      try await agent.ready(within: .seconds(30))
+      try await agent.ready(within: Self.firstConnection)
+      stderr.write("\(Self.now()) \(serving)\n")
+    } catch .timedOut(let what) {
+      stderr.write("\(Self.now()) cannot reach the broker at \(broker) yet (\(what)); the agent keeps trying: its watches are "
+                   + "checked meanwhile, and what it finds, their SOS presses included, goes out once it connects\n")
+      waiting = Task {
+        while !Task.isCancelled {
+          do throws(MQTTError) {
+            try await agent.ready(within: .seconds(3600))
+            stderr.write("\(Self.now()) \(serving)\n")
+            return
+          } catch {
+            // Refused once it was up: said by the agent's connection log, and tried again.
+            try? await Task.sleep(for: .seconds(1))
+          }
+        }
+      }
     } catch {
       await agent.stop()
       throw CommandFailure("cannot connect to \(broker): \(error)")
     }
-    stderr.write("\(Self.now()) agent \(id) serving \(served.map(\.id).joined(separator: ", ")) on site \(site); Ctrl-C stops it\n")
     let (signal, signals) = await Self.firstStopSignal()
+    waiting?.cancel()
     stderr.write("\(Self.now()) \(StopSignals.name(signal)) received; going offline (an apply in progress stops after its current step; "
                  + "\(signal == SIGINT ? "Ctrl-C" : "send it") again to quit at once)\n")
     await agent.stop()
@@ -115,6 +138,10 @@ struct AgentCommand: Command {
     for (_, watch) in served { await watch.close() }
     return .success
   }
+
+  /// How long the first connection to the broker may take before the agent says it cannot reach
+  /// it yet (and keeps trying).
+  static let firstConnection: Duration = .seconds(5)
 
   /// Waits for SIGINT, SIGTERM or SIGHUP, caught the engine's way (`StopSignals`), and returns
   /// the first with the catcher: until its `end()`, a second signal (at least

@@ -210,6 +210,9 @@ public enum FleetMonitor {
     private let notice: @Sendable (String) -> Void
     /// Whether the connection was ready once (`start`), and since when it is lost (`nil`: up).
     private var connectedOnce = false
+    /// Whether the connection was ready once indeed (`connectedOnce` is set too by a start that
+    /// did not reach the broker, so that its `offline` and `online` are said).
+    private var readyOnce = false
     private var lostSince: Date?
     /// Connections lost so far: a will heard before one is not trusted (`presence`).
     private var losses = 0
@@ -303,8 +306,10 @@ public enum FleetMonitor {
       }
     }
 
-    /// Connects (delivering what the outbox holds first) and waits until subscribed.
-    /// - Throws: `MQTTError` when the broker cannot be reached or refuses within `timeout`.
+    /// Connects (delivering what the outbox holds first) and waits until subscribed, at most
+    /// `timeout`: a broker not reached by then (not up yet, restarting) is this monitor's
+    /// `offline` event, as a connection lost later is, and it keeps trying.
+    /// - Throws: `MQTTError` when the broker refuses it (credentials, TLS) within `timeout`.
     public func start(within timeout: Duration) async throws(MQTTError) {
       try? SecureFile.createDirectory(outbox.directory)
       try? SecureFile.createDirectory(eventsDirectory)
@@ -319,7 +324,14 @@ public enum FleetMonitor {
         for entry in entries { await delivery.start(entry) }
       }
       client?.connect()
-      try await client?.ready(within: timeout)
+      do {
+        try await client?.ready(within: timeout)
+      } catch .timedOut(let what) {
+        // Said as a lost connection is, so its `online` follows when it connects (fresh-eyes
+        // finding: a monitor started before its broker gave up after 30 s, exit 1).
+        lock.withLock { connectedOnce = true }
+        connection(.lost("\(MQTTError.timedOut(what))"))
+      }
       if revisions != nil, !observers.isEmpty {
         let interval = recheckInterval
         recheck = Task { [weak self] in
@@ -398,28 +410,28 @@ public enum FleetMonitor {
       let shown: MonitorEvent?
       switch event {
       case .ready:
-        let since = lock.withLock { () -> Date? in
-          defer { (connectedOnce, lostSince) = (true, nil) }
-          return lostSince
+        let (since, again) = lock.withLock { () -> (Date?, Bool) in
+          defer { (connectedOnce, readyOnce, lostSince) = (true, true, nil) }
+          return (lostSince, readyOnce)
         }
         guard let since else { return }
         let losses = lock.withLock { self.losses }
         reporting.asyncAfter(deadline: .now() + Backoff.seconds(unheardSettle)) { [weak self] in self?.unheard(since: since, losses: losses) }
         let seconds = Int(now.timeIntervalSince(since).rounded())
         shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .online,
-                             message: "this monitor is connected to the broker \(address) again after \(seconds) s: it follows site \(site) again; "
-                               + "SOS presses made meanwhile are replayed from the agents' retained lists",
+                             message: "this monitor is connected to the broker \(address)\(again ? " again" : "") after \(seconds) s: it follows site \(site)"
+                               + "\(again ? " again" : ""); SOS presses made meanwhile are replayed from the agents' retained lists",
                              fields: ["broker": .string(address), "site": .string(site), "offline_seconds": .integer(seconds)])
       case .lost, .refused:
         let reason = if case .lost(let text) = event { text } else if case .refused(let error) = event { "\(error)" } else { "" }
-        let lost = lock.withLock { () -> Bool in
-          guard connectedOnce, lostSince == nil else { return false }
+        let (lost, reached) = lock.withLock { () -> (Bool, Bool) in
+          guard connectedOnce, lostSince == nil else { return (false, readyOnce) }
           (lostSince, losses) = (now, losses + 1)
-          return true
+          return (true, readyOnce)
         }
         guard lost else { return }
         shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .offline,
-                             message: "this monitor lost its connection to the broker \(address) (\(reason)): it cannot see the watches of "
+                             message: "this monitor \(reached ? "lost its connection to" : "cannot reach") the broker \(address) (\(reason)): it cannot see the watches of "
                                + "site \(site), nor hear their SOS presses, until it is back; it keeps trying",
                              fields: ["broker": .string(address), "site": .string(site), "problem": .string("\(reason)")])
       }

@@ -346,6 +346,28 @@ import TSTestSupport
     #expect(held.status == 0, "\(held.stdout)\(held.stderr)")
   }
 
+  /// An agent started while its broker is down (started after it, restarting) says so and keeps
+  /// trying; once the broker is up it serves its watches (fresh-eyes finding: it gave up after
+  /// 30 s, exit 1, and served nothing until something restarted it).
+  @Test func anAgentStartedBeforeItsBrokerServesOnceTheBrokerIsUp() throws {
+    let (dir, first) = try Self.fleetOnABroker()
+    first.stop()
+    let agent = try ListeningProcess(["agent", "--broker", "\(first.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    for _ in 0..<400 where !agent.standardError.contains("cannot reach the broker") { usleep(50_000) }
+    #expect(agent.standardError.contains("cannot reach the broker at \(first.address) yet"), "\(agent.standardError)")
+    #expect(agent.standardError.contains("the agent keeps trying"), "\(agent.standardError)")
+    #expect(!agent.standardError.contains("serving room-12"), "\(agent.standardError)")
+    let broker = try first.restart()
+    defer { broker.stop() }
+    for _ in 0..<600 where !agent.standardError.contains("serving room-12") { usleep(50_000) }
+    #expect(agent.standardError.contains("agent station serving room-12, room-14 on site ward-a"), "\(agent.standardError)")
+    let published = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir)
+    #expect(published.status == 0, "\(published.stdout)\(published.stderr)")
+    #expect(try Self.waitForStatus("room-14  in sync", in: dir).contains("room-12  in sync"))
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }

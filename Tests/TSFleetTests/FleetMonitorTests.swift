@@ -298,7 +298,8 @@ import TSMQTT
   /// `alerts`, when given) under `names`, started; its events go to `events`, its notices to `notices`.
   static func follow(_ space: FleetSpace, _ broker: MosquittoBroker, names: [String: String] = ["room-1": "r1"], alerts: Alerts? = nil,
                      events: Inbox<MonitorEvent>, notices: Inbox<String> = Inbox(), notifiers: [any Notifier] = [],
-                     revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil) async throws -> (StatusBoard, FleetMonitor.Follower) {
+                     revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
+                     within: Duration = .seconds(120)) async throws -> (StatusBoard, FleetMonitor.Follower) {
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
                                              outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
@@ -306,7 +307,7 @@ import TSMQTT
                                              emit: { events.add($0) }, notice: { notices.add($0) },
                                              observers: [board as any MonitorObserver] + (alerts.map { [$0] } ?? []), names: names,
                                              revisions: revisions)
-    try await follower.start(within: .seconds(120))
+    try await follower.start(within: within)
     return (board, follower)
   }
 
@@ -381,6 +382,29 @@ import TSMQTT
     #expect(await Self.eventually { board.snapshot().rows.first?.state != "not known" })
     #expect(board.snapshot().monitorProblem == nil)
     await agentSide.abandon()
+  }
+
+  /// A monitor started while its broker is down (started after it, restarting): the start does
+  /// not fail — the monitor says it cannot reach the broker, the page knows no watch, and once
+  /// the broker is up it follows the site (fresh-eyes finding: it gave up after 30 s, exit 1).
+  @Test func aMonitorStartedBeforeItsBrokerFollowsOnceTheBrokerIsUp() async throws {
+    let space = try FleetSpace()
+    let first = try MosquittoBroker.start(in: space.directory)
+    first.stop()
+    let events = Inbox<MonitorEvent>()
+    let notices = Inbox<String>()
+    let (board, follower) = try await Self.follow(space, first, events: events, notices: notices, within: .milliseconds(500))
+    defer { Task { await follower.stop(grace: .zero) } }
+    let away = try #require(events.items.first { $0.kind == .offline && $0.fields["broker"] != nil }, "\(events.items.map(\.message))")
+    #expect(away.message.hasPrefix("this monitor cannot reach the broker \(first.address)") && away.message.contains("it keeps trying"), "\(away.message)")
+    #expect(notices.items.contains { $0.hasPrefix("This monitor cannot reach the broker") }, "\(notices.items)")
+    #expect(board.snapshot().rows.first?.state == "not known")
+    let broker = try first.restart()
+    defer { broker.stop() }
+    #expect(await Self.eventually { events.items.contains { $0.kind == .online && $0.fields["broker"] != nil } }, "\(events.items.map(\.message))")
+    let back = try #require(events.items.first { $0.kind == .online && $0.fields["broker"] != nil })
+    #expect(back.message.hasPrefix("this monitor is connected to the broker \(broker.address) after"), "\(back.message)")
+    #expect(board.snapshot().monitorProblem == nil)
   }
 
   /// An SOS from a watch the fleet file no longer names (its agent still serves it: the press is
