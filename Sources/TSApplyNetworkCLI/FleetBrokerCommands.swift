@@ -82,6 +82,13 @@ extension FleetSession {
       // An agent's advice names the fleet file with a placeholder it cannot fill in (fresh-eyes finding: 'FLEET-FILE' echoed).
       for index in rows.indices {
         rows[index].verdict = rows[index].verdict.mappingReason { WatchStatus.naming(fleetFile: fleetFile, in: $0) }
+        // An applied revision's words (what it undid on the watch, a change made during it) are
+        // a warning of the watch's own, which the grouped review shows and groups by, as a line
+        // per watch says them (fresh-eyes finding: above 20 watches, "applied" and no word of
+        // the wearers' contacts the agents removed).
+        if case .applied = rows[index].verdict, case .string(let note)? = rows[index].details["note"] {
+          rows[index].section = "Warning: " + ControlCharacters.escaped(masked(note)) + "\n"
+        }
       }
     } catch {
       printer.end()

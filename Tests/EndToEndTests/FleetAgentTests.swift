@@ -368,6 +368,45 @@ import TSTestSupport
     #expect(try Self.waitForStatus("room-14  in sync", in: dir).contains("room-12  in sync"))
   }
 
+  /// Above 20 watches `apply --fleet` prints the grouped review: a watch whose agent undid what
+  /// the wearer changed is a group of its own with the agent's words, as the line per watch of a
+  /// smaller fleet says them (fresh-eyes finding: "22 watches: applied (+0 ~1 -0)", no word of
+  /// the contacts the agents removed).
+  @Test func theGroupedReviewSaysWhatTheAgentsUndidOnTheWatches() throws {
+    let dir = try TSApplyBinary.temporaryDirectory().resolvingSymlinksInPath()
+    let broker = try MosquittoBroker.start(in: dir.path)
+    defer { broker.stop() }
+    let rooms = (1...22).map { String(format: "room-%02d", $0) }
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("wards"), withIntermediateDirectories: true)
+    func ward(_ time: String) throws {
+      try "reminders:\n  custom:\n    - {name: Lunch, at: [\"\(time)\"]}\ncontacts:\n  - {name: Desk, phone: \"+15550100\"}\n"
+        .write(to: dir.appendingPathComponent("wards/ward-a.yaml"), atomically: true, encoding: .utf8)
+    }
+    try ward("12:00")
+    try ("defaults: wards/ward-a.yaml\ntransport: \(broker.address)\nsite: ward-a\nwatches:\n"
+         + rooms.map { "  \($0): {device: \"sim:watches/\($0).json\"}\n" }.joined())
+      .write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    for room in rooms {
+      #expect(try TSApplyBinary.run(["device", "init", "--device", "sim:watches/\(room).json"], in: dir).status == 0)
+    }
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station"]
+                                     + rooms.flatMap { ["--device", "sim:watches/\($0).json"] }, in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    for _ in 0..<600 where !agent.standardError.contains("serving room-01") { usleep(50_000) }
+    let first = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "120s"], in: dir)
+    #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+    for room in ["room-05", "room-06"] {
+      #expect(try TSApplyBinary.run(["device", "simulate", "contact-add", "Visitor", "+15550199", "--device", "sim:watches/\(room).json"],
+                                    in: dir).status == 0)
+    }
+    try ward("12:30")
+    let second = try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--allow-destroy", "--wait", "120s"], in: dir)
+    #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+    #expect(second.stdout.contains("=== 20 watches: applied"), "\(second.stdout)")
+    #expect(second.stdout.contains("=== 2 watches: applied") && second.stdout.contains("room-05, room-06"), "\(second.stdout)")
+    #expect(second.stdout.contains("Warning: undid what was changed on the watch since the last apply: contacts (1 added)"), "\(second.stdout)")
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
