@@ -18,6 +18,14 @@ public final class FleetBrokerView: @unchecked Sendable {
   private var stateByWatch: [String: ReportedState] = [:]
   /// The agent that announced each watch (the first by ID when several did).
   private var announcer: [String: String] = [:]
+  /// When the broker started, from its `$SYS/broker/uptime` (`nil`: not told, e.g. `sys_interval 0`
+  /// or an ACL that does not let this user read it).
+  private var brokerStarted: Date?
+  /// The agents whose presence says online but which have not connected since the broker
+  /// started (`BrokerRestart.stale`), with the words why they are taken as offline.
+  private var restoredPresence: [String: String] = [:]
+  /// Each agent's presence as the broker holds it (`agentByID` holds it as judged).
+  private var presenceAsHeld: [String: AgentState] = [:]
   private var synced = false
   /// Counts the messages taken in, so a wait looks again only when something came.
   private var version = 0
@@ -42,7 +50,7 @@ public final class FleetBrokerView: @unchecked Sendable {
     readsDesired = desired
     readsStates = states
     syncTopic = "\(FleetTopics.root)/\(site)/sync/\(clientID)"
-    let filters = [FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
+    let filters = [BrokerRestart.uptimeTopic, FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)]
       + (desired ? [FleetTopics.every(.desired, site: site)] : []) + (states ? [FleetTopics.every(.state, site: site)] : [])
     // QoS 0, the marker's too (see `connect`).
     let configuration = try settings.configuration(clientID: clientID, cleanSession: true, subscriptions: filters + [syncTopic],
@@ -124,7 +132,13 @@ public final class FleetBrokerView: @unchecked Sendable {
                                     servers: agentByID.values.filter { $0.online && $0.watches.contains(id) }.map(\.agent))
   }
 
-  /// The presence of every agent of the site.
+  /// Why agent `id` is taken as offline although its presence on the broker says online: the
+  /// broker restarted (from a save that kept the presence) and the agent has not connected since
+  /// (`BrokerRestart`); `nil` otherwise.
+  public func presenceNote(_ id: String) -> String? { lock.withLock { restoredPresence[id] } }
+
+  /// The presence of every agent of the site (one kept by a restarted broker from before it
+  /// restarted, its agent not connected since, as offline: `presenceNote`).
   public var agents: [String: AgentState] {
     lock.lock()
     defer { lock.unlock() }
@@ -190,6 +204,9 @@ public final class FleetBrokerView: @unchecked Sendable {
     version += 1
     if message.topic == syncTopic {
       synced = true
+    } else if message.topic == BrokerRestart.uptimeTopic {
+      brokerStarted = BrokerRestart.started(uptime: message.payload, now: Date())
+      for (id, state) in presenceAsHeld { judge(state, id: id) }
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
               let status = WatchStatus.decode(message.payload), status.watch == watch {
       // A retained status delivered again (the view resubscribed after a reconnection) is as
@@ -205,11 +222,54 @@ public final class FleetBrokerView: @unchecked Sendable {
       let report = ReportedState.decode(message.payload)
       stateByWatch[watch] = report?.watchID == watch ? report : nil
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
-      agentByID[id] = state
+      judge(state, id: id)
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
         announcer[watch] = id
       }
     }
+  }
+
+  /// Keeps agent `id`'s presence `state`, as offline when it says online from before the broker
+  /// started (the lock held).
+  private func judge(_ state: AgentState, id: String) {
+    presenceAsHeld[id] = state
+    var judged = state
+    restoredPresence[id] = nil
+    if let note = BrokerRestart.stale(state, brokerStarted: brokerStarted) {
+      judged.online = false
+      restoredPresence[id] = note
+    }
+    agentByID[id] = judged
+  }
+}
+
+/// An agent's presence kept by a broker that restarted from a save (`persistence true`): the
+/// broker restores the retained "online" and the agent's session, but not its connection, so
+/// an agent that died meanwhile never gets its Last Will sent, and its presence says online for
+/// good (fresh-eyes finding: `status --fleet` "in sync", exit 0, for watches changed since,
+/// their agent dead). Mosquitto publishes its uptime, retained (`$SYS/broker/uptime`, "N
+/// seconds", every `sys_interval`, default 10 s): a presence that says the agent connected
+/// before the broker started, by more than `slack`, was not made on this broker's run.
+enum BrokerRestart {
+  static let uptimeTopic = "$SYS/broker/uptime"
+  /// What the comparison allows for: the uptime's age (up to `sys_interval`) and the agent's
+  /// clock against this one.
+  static let slack: TimeInterval = 30
+
+  /// When the broker started, from its uptime message (`"N seconds"`) received at `now`.
+  static func started(uptime payload: [UInt8], now: Date) -> Date? {
+    guard let text = String(bytes: payload, encoding: .utf8), let first = text.split(separator: " ").first,
+          let seconds = TimeInterval(first), seconds >= 0 else { return nil }
+    return now.addingTimeInterval(-seconds)
+  }
+
+  /// The words why `state` is taken as offline: it says online since before the broker started;
+  /// `nil` when it is not so (or nothing says when either happened).
+  static func stale(_ state: AgentState, brokerStarted: Date?) -> String? {
+    guard state.online, let brokerStarted, let since = state.since.flatMap(InternetTime.date),
+          since < brokerStarted.addingTimeInterval(-slack) else { return nil }
+    return "its presence says online since \(InternetTime.text(since)), kept by the broker from before it restarted at "
+      + "\(InternetTime.text(brokerStarted)); it has not connected since, and a broker restored from a save sends no Last Will for it"
   }
 }
 

@@ -444,7 +444,7 @@ public enum FleetStatus {
       // Its agent offline, what the watch holds now is not known, whatever it last reported
       // (in sync, drift, a revision not published): said as such, with what it last found.
       if agent?.online == false, ["in sync", "drift", "pending", "new revision"].contains(state) {
-        note = "agent \(status.agent) is offline: what the watch holds now is not known (when last read, at \(status.lastSeen ?? "?"): "
+        note = "agent \(status.agent) is offline\(view.presenceNote(status.agent).map { " (\($0))" } ?? ""): what the watch holds now is not known (when last read, at \(status.lastSeen ?? "?"): "
           + (state == "new revision" ? "\(status.drift) drifted; the manifests give a revision not published yet" : "\(state)") + ")"
         state = "offline"
       }

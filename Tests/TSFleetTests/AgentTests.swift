@@ -106,6 +106,40 @@ import TSTestSupport
     #expect(row?.mayHoldPart == false)
   }
 
+  /// A presence kept by a broker restored from a save says "online" for an agent that died
+  /// meanwhile (its Last Will is never sent): one that says it connected before the broker
+  /// started (its retained `$SYS/broker/uptime`) is taken as offline, saying why — not "in sync",
+  /// exit 0, for watches changed since (fresh-eyes finding). A live agent, connected since, is online.
+  @Test func aPresenceFromBeforeTheBrokerStartedIsOffline() async throws {
+    let site = try Site(watches: ["room-1", "room-2"])
+    let station = try await site.agent("station", ["room-1"])
+    let live = try await site.agent("live", ["room-2"])
+    try site.manifest("room-1", contacts: ["A"])
+    try site.manifest("room-2", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    await station.stop()
+    // What a broker's save held when station died: station online since two minutes before
+    // this broker started, its watch's status in sync.
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "restored"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let since = InternetTime.text(Date().addingTimeInterval(-120))
+    let presence = #"{"agent":"station","format_version":"1","online":true,"since":"\#(since)","watches":["room-1"]}"#
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Array(presence.utf8), qos: 1, retain: true)
+    await publisher.close()
+    let rows = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows
+    #expect(rows.first?.agent?.online == false, "\(rows)")
+    #expect(rows.first?.state == "offline" && rows.first?.note?.contains("kept by the broker from before it restarted") == true, "\(rows)")
+    #expect(rows.last?.agent?.online == true && rows.last?.state == "in sync", "\(rows)")
+    let view = try FleetBrokerView(settings: site.settings, site: "ward-a")
+    try await view.connect(within: .seconds(120))
+    #expect(view.agents["station"]?.online == false)
+    #expect(view.presenceNote("station")?.contains("kept by the broker from before it restarted") == true, "\(view.presenceNote("station") ?? "")")
+    #expect(view.agents["live"]?.online == true && view.presenceNote("live") == nil)
+    await view.close()
+    await live.stop()
+  }
+
   /// An agent restarted serving fewer watches: the one it dropped keeps its last retained
   /// status (in sync), but no online agent announces it — `no status`, served by no one, not
   /// in sync (fresh-eyes finding: SOS off and a press nobody heard, shown in sync, exit 0).
