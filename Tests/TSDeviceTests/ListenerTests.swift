@@ -134,6 +134,36 @@ import TSTestSupport
                                   Self.sos(7)])
   }
 
+  /// A listening watch whose state is replaced — reset (`device init --force`) or an older copy
+  /// of its file put back — numbers its events from further back: a listener still hears what
+  /// happens next, and nothing it heard before (fresh-eyes finding: a running monitor heard no
+  /// press until the numbering passed where it had been, and forwarded none).
+  @Test(arguments: [true, false])
+  func aListenerHearsWhatAReplacedWatchReportsNext(reset: Bool) async throws {
+    let path = try temporaryDirectory() + "/watch.json"
+    let profile = try PlatformProfile.named("default")
+    let watch = try SimulatedDevice.create(path: path, profile: profile, force: false)
+    try watch.simulateSOSPress()  // 1
+    try FileManager.default.copyItem(atPath: path, toPath: path + ".copy")
+    let heard = Collector<ListenerReport>()
+    let listening = try SimulatedDevice(path: path)
+    await listening.listen(to: [.sosRequested], after: DeviceEventID("1")) { heard.append($0) }
+    try watch.simulateSOSPress()  // 2
+    try watch.simulateSOSPress()  // 3
+    usleep(5_000)  // the copy's events and the reset are older than what follows
+    if reset {
+      _ = try SimulatedDevice.create(path: path, profile: profile, force: true)
+    } else {
+      try FileManager.default.removeItem(atPath: path)
+      try FileManager.default.copyItem(atPath: path + ".copy", toPath: path)
+    }
+    try (try SimulatedDevice(path: path)).simulateSOSPress()  // 1 after a reset, 2 on the copy
+    let deadline = Date().addingTimeInterval(30)
+    while heard.values.count < 3, Date() < deadline { usleep(20_000) }
+    #expect(Self.untimed(heard.values) == [Self.sos(2), Self.sos(3), Self.sos(reset ? 1 : 2)], "\(heard.values)")
+    withExtendedLifetime(listening) {}
+  }
+
   @Test(arguments: ["99", "not-a-number", "-1"])
   func anIdTheJournalCannotHaveReplaysEverythingItHolds(_ id: String) async throws {
     let path = try temporaryDirectory() + "/watch.json"

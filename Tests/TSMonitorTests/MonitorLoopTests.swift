@@ -804,6 +804,23 @@ final class Harness: @unchecked Sendable {
     #expect(harness.events(.delivered).count == 1, "the pager never failed: nothing said of it")
   }
 
+  /// The watch reset while the monitor listens (`device init --force`: its events numbered
+  /// anew): the next press is forwarded (fresh-eyes finding: none was, until the numbering
+  /// passed where it had been).
+  @Test func anSOSPressedAfterTheWatchWasResetIsForwarded() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    try await harness.start(harness.settings())
+    try harness.wearer().simulateSOSPress()
+    try harness.wearer().simulateSOSPress()
+    try await harness.wait { harness.events(.sos).count == 2 && $0.kind == .sos }
+    try await Task.sleep(for: .milliseconds(5))
+    _ = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .fit, force: true)
+    try harness.wearer().simulateSOSPress()
+    try await harness.wait { _ in harness.events(.sos).count == 3 }
+    await harness.stop()
+    #expect(harness.events(.sos).count == 3, "\(harness.events.values.map(\.jsonLine))")
+  }
+
   @Test func anSOSIsKeptUntilDeliveredEvenAcrossARestart() async throws {
     let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
     let down = ScriptedNotifier("receiver", failures: -1)

@@ -8,7 +8,8 @@ import TSModel
 /// process fire when the state file changes (`FileChanges`: one inotify descriptor and thread for
 /// every hub of the process; where files cannot be watched, a task polls the file's journal every
 /// 100 ms instead). Each event is delivered once: the hub remembers the last sequence number it
-/// delivered.
+/// delivered. A journal whose numbering went back — the watch's state replaced: reset (`device
+/// init --force`) or an older copy of its file put back — is followed from there (`Position`).
 final class ListenerHub: @unchecked Sendable {
   typealias ContactsHandler = @Sendable (Result<[Contact], DeviceError>) -> Void
   typealias SOSHandler = @Sendable (DeviceError?) -> Void
@@ -18,12 +19,48 @@ final class ListenerHub: @unchecked Sendable {
   private var emergencyHandlers: [ContactsHandler] = []
   private var sosHandlers: [SOSHandler] = []
   private var resumables: [Resumable] = []
-  private var lastDelivered: Int
+  private var lastDelivered: Position
   private var watching = false
   private var registration: FileChanges.Registration?
 
   /// A hub that delivers only events after `lastDelivered`.
-  init(lastDelivered: Int) { self.lastDelivered = lastDelivered }
+  init(lastDelivered: Position) { self.lastDelivered = lastDelivered }
+
+  /// How far a listener (or the hub's SDK-style handlers) has heard a journal: up to `sequence`,
+  /// the last of which was made at `time`.
+  struct Position {
+    var sequence: Int
+    var time: Date?
+
+    init(sequence: Int, time: Date?) {
+      self.sequence = sequence
+      self.time = time
+    }
+
+    /// Having heard `journal` up to `sequence` (and the time of that event, when it holds it).
+    init(after sequence: Int, in journal: [WatchEvent]) {
+      self.sequence = sequence
+      time = journal.last { $0.sequence <= sequence }?.date
+    }
+
+    /// The events of `journal` not heard yet, and the position after them: those numbered after
+    /// `sequence`, and those made after `time` — a journal whose state was replaced numbers its
+    /// events anew, so what was made after the last event heard is new however it is numbered
+    /// (a reset watch's presses, an older copy's made since it was put back; not the copy's
+    /// older ones). Without a time, a journal numbered below `sequence` is another one, all new.
+    /// It is followed from its own numbering on (fresh-eyes finding: a running monitor heard no
+    /// press until the numbering passed where it had been).
+    func fresh(in journal: [WatchEvent]) -> (events: ArraySlice<WatchEvent>, next: Position) {
+      let newest = journal.last?.sequence ?? 0
+      let start = journal.firstIndex { event in
+        if event.sequence > sequence { return true }
+        if let time, let made = event.date { return made > time }
+        return newest < sequence
+      } ?? journal.endIndex
+      let events = journal[start...]
+      return (events, Position(sequence: newest, time: events.last?.date ?? time))
+    }
+  }
 
   func addContacts(_ handler: @escaping ContactsHandler) { locked { contactHandlers.append(handler) } }
   func addEmergency(_ handler: @escaping ContactsHandler) { locked { emergencyHandlers.append(handler) } }
@@ -34,12 +71,12 @@ final class ListenerHub: @unchecked Sendable {
   private struct Resumable {
     var kinds: Set<DeviceEvent.Kind>
     var handler: @Sendable (ListenerReport) -> Void
-    var after: Int
+    var after: Position
   }
 
   /// Adds a listener for `kinds` that has heard every event up to sequence `after`; the next
   /// `deliver` gives it every later event of the journal it is given.
-  func addResumable(kinds: Set<DeviceEvent.Kind>, after: Int, _ handler: @escaping @Sendable (ListenerReport) -> Void) {
+  func addResumable(kinds: Set<DeviceEvent.Kind>, after: Position, _ handler: @escaping @Sendable (ListenerReport) -> Void) {
     locked { resumables.append(Resumable(kinds: kinds, handler: handler, after: after)) }
   }
 
@@ -56,17 +93,15 @@ final class ListenerHub: @unchecked Sendable {
     defer { delivering.unlock() }
     let (events, contacts, emergency, sos, resumed) = locked {
       () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler], [(Resumable, ArraySlice<WatchEvent>)]) in
-      let fresh = journal.filter { $0.sequence > lastDelivered }
-      if let last = fresh.last { lastDelivered = last.sequence }
+      let fresh: ArraySlice<WatchEvent>
+      (fresh, lastDelivered) = lastDelivered.fresh(in: journal)
       var resumed: [(Resumable, ArraySlice<WatchEvent>)] = []
       for index in resumables.indices {
-        let after = resumables[index].after
-        let start = journal.firstIndex { $0.sequence > after } ?? journal.endIndex
-        guard start < journal.endIndex else { continue }
-        resumed.append((resumables[index], journal[start...]))
-        resumables[index].after = journal[journal.endIndex - 1].sequence
+        let events: ArraySlice<WatchEvent>
+        (events, resumables[index].after) = resumables[index].after.fresh(in: journal)
+        if !events.isEmpty { resumed.append((resumables[index], events)) }
       }
-      return (fresh, contactHandlers, emergencyHandlers, sosHandlers, resumed)
+      return (Array(fresh), contactHandlers, emergencyHandlers, sosHandlers, resumed)
     }
     for (listener, events) in resumed {
       for event in events {
@@ -153,11 +188,12 @@ final class ListenerHub: @unchecked Sendable {
 
   /// The hub of the state file at `path`, created (delivering only events after
   /// `lastSequence()`) when no device in this process holds one.
-  static func shared(for path: String, lastSequence: () -> Int) -> ListenerHub {
+  static func shared(for path: String, journal: () -> [WatchEvent]) -> ListenerHub {
     registryLock.lock()
     defer { registryLock.unlock() }
     if let hub = registry[path]?.hub { return hub }
-    let hub = ListenerHub(lastDelivered: lastSequence())
+    let held = journal()
+    let hub = ListenerHub(lastDelivered: Position(after: held.last?.sequence ?? 0, in: held))
     registry[path] = WeakHub(hub)
     return hub
   }

@@ -174,7 +174,7 @@ extension SimulatedDevice {
       handler(.resumePoint(DeviceEventID(String(start))))
     }
     let hub = hub()
-    hub.addResumable(kinds: heard, after: start, handler)
+    hub.addResumable(kinds: heard, after: ListenerHub.Position(after: start, in: watch.journal), handler)
     // Read again after adding: a change made in between reaches the listener too.
     if let now = try? store.read() { hub.deliver(now.journal) }
     hub.startWatching(store)

@@ -34,7 +34,7 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     store = MemoryStore(SimulatedWatch(profile: profile, state: state))
     identity = DeviceSelector.simulatorScheme + "memory:" + UUID().uuidString
     self.options = options
-    memoryHub = ListenerHub(lastDelivered: 0)
+    memoryHub = ListenerHub(lastDelivered: ListenerHub.Position(sequence: 0, time: nil))
   }
 
   /// The watch in the existing state file at `path` (made absolute by the caller). `spec` is
@@ -194,7 +194,7 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     defer { lock.unlock() }
     if let hub = memoryHub ?? fileHub { return hub }
     let path = store.path ?? ""
-    let hub = ListenerHub.shared(for: path) { (try? store.read().lastSequence) ?? 0 }
+    let hub = ListenerHub.shared(for: path) { (try? store.read().journal) ?? [] }
     fileHub = hub
     return hub
   }
