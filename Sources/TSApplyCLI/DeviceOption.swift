@@ -27,6 +27,11 @@ public enum DeviceOption {
   public static func openSimulated(_ spec: String?, in context: CommandContext) throws(DeviceError) -> SimulatedDevice {
     let path = try simulatorPath(spec, in: context)
     let existed = FileManager.default.fileExists(atPath: path)
+    // The default watch, applied to and gone, is not made anew (fresh-eyes finding: `device
+    // show` made a blank one, which `drift` then called the wearer's changes, a monitor healed).
+    if !existed, context.engine().isAppliedDefault(spec) {
+      throw context.engine().reachable(SimulatorScheme.noDefaultWatch(at: path), spec: spec)
+    }
     let device: SimulatedDevice
     do {
       device = try DeviceSelector.openSimulated(spec: spec, environment: context.environment, currentDirectory: context.currentDirectory)

@@ -139,8 +139,8 @@ struct AgentCommand: Command {
     return .success
   }
 
-  /// How long the first connection to the broker may take before the agent says it cannot reach
-  /// it yet (and keeps trying).
+  /// How long the first connection to the broker may take before the agent (or `monitor
+  /// --fleet`) says it cannot reach it yet (and keeps trying).
   static let firstConnection: Duration = .seconds(5)
 
   /// Waits for SIGINT, SIGTERM or SIGHUP, caught the engine's way (`StopSignals`), and returns

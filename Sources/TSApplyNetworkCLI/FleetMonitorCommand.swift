@@ -71,7 +71,7 @@ extension MonitorCommand {
                                              names: Dictionary(session.loaded.members.map { ($0.watch.watchID, $0.name) },
                                                                uniquingKeysWith: { first, _ in first }),
                                              revisions: current, fleetFile: session.fleetFile)
-        try await follower.start(within: .seconds(30))
+        try await follower.start(within: AgentCommand.firstConnection)
       } catch {
         throw CommandFailure("cannot follow the events on \(broker.settings.address): \(error)")
       }

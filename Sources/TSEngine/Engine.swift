@@ -90,6 +90,14 @@ public struct Engine: Sendable {
     return Watch.lastWrite(of: record, home: home)
   }
 
+  /// Whether `spec` (`nil`: `TSAPPLY_DEVICE`, else the default) names the default watch and these
+  /// records say tsapply applied to it: then it is never made on first use — its file gone, it
+  /// is out of reach, not new (`reachable`), by every command that opens it.
+  public func isAppliedDefault(_ spec: String?) -> Bool {
+    let chosen = registry.chosenSpec(spec, environment: environment)
+    return chosen.isDefault && lastWrite(ofUnopened: chosen.spec) != nil
+  }
+
   /// Opens the watch `spec` names (`nil`: `TSAPPLY_DEVICE`, else the registry's default) and
   /// reads its capabilities; with `mayCreate: false` (read-only commands) not even the default
   /// simulated watch is created, nor ever in the place of one these records say tsapply applied to.
@@ -101,8 +109,7 @@ public struct Engine: Sendable {
     // The default watch is made on first use, not in the place of one tsapply applied to: that
     // one is out of reach (`reachable`), and a blank watch made for it was planned and shown as
     // everything changed on the watch (fresh-eyes finding).
-    let chosen = registry.chosenSpec(spec, environment: environment)
-    let mayCreate = mayCreate && !(chosen.isDefault && lastWrite(ofUnopened: chosen.spec) != nil)
+    let mayCreate = mayCreate && !isAppliedDefault(spec)
     let opened: OpenedDevice
     let capabilities: DeviceCapabilities
     do {

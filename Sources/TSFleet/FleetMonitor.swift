@@ -323,14 +323,15 @@ public enum FleetMonitor {
         }
         for entry in entries { await delivery.start(entry) }
       }
+      let began = Date()
       client?.connect()
       do {
         try await client?.ready(within: timeout)
       } catch .timedOut(let what) {
-        // Said as a lost connection is, so its `online` follows when it connects (fresh-eyes
-        // finding: a monitor started before its broker gave up after 30 s, exit 1).
+        // Said as a lost connection is, lost since the start, so its `online` follows when it
+        // connects (fresh-eyes finding: a monitor started before its broker gave up after 30 s, exit 1).
         lock.withLock { connectedOnce = true }
-        connection(.lost("\(MQTTError.timedOut(what))"))
+        connection(.lost("\(MQTTError.timedOut(what))"), since: began)
       }
       if revisions != nil, !observers.isEmpty {
         let interval = recheckInterval
@@ -405,7 +406,9 @@ public enum FleetMonitor {
     /// watch of the site and hear no SOS press through the broker — an `offline` event naming it
     /// (`monitor:SITE`, `broker`), on stderr too; back, an `online` event (presses made meanwhile
     /// are replayed from the agents' retained lists, `RecentSOS`).
-    private func connection(_ event: MQTTClient.ConnectionEvent) {
+    /// (`since`: when the connection was lost, by default now — for a start that did not reach
+    /// the broker, when it began trying.)
+    private func connection(_ event: MQTTClient.ConnectionEvent, since: Date? = nil) {
       let now = Date()
       let shown: MonitorEvent?
       switch event {
@@ -426,7 +429,7 @@ public enum FleetMonitor {
         let reason = if case .lost(let text) = event { text } else if case .refused(let error) = event { "\(error)" } else { "" }
         let (lost, reached) = lock.withLock { () -> (Bool, Bool) in
           guard connectedOnce, lostSince == nil else { return (false, readyOnce) }
-          (lostSince, losses) = (now, losses + 1)
+          (lostSince, losses) = (since ?? now, losses + 1)
           return (true, readyOnce)
         }
         guard lost else { return }

@@ -237,4 +237,23 @@ import TSTestSupport
     let second = try TSApplyBinary.run(["plan"], in: dir)
     #expect(second.stderr.isEmpty)
   }
+
+  /// The default watch applied to, its file moved away: every command that opens it — `plan`,
+  /// `apply`, `drift`, and `device show`, `listen`, `simulate` — says it is out of reach, exits
+  /// non-zero, and makes no blank watch in its place (fresh-eyes findings: `plan` and `device
+  /// show` made one, which `drift` then reported as the wearer's changes and a monitor healed).
+  @Test func theDefaultWatchAppliedToAndGoneIsNeverMadeAnew() throws {
+    let dir = try ReconcileTests.workspace()
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    let path = dir.resolvingSymlinksInPath().path + "/.tsapply/device.json"
+    #expect(rename(path, path + ".away") == 0)
+    for command in [["plan"], ["apply", "--auto-approve"], ["drift"], ["device", "show"], ["device", "listen", "--timeout", "1"],
+                    ["device", "simulate", "sos"]] {
+      let run = try TSApplyBinary.run(command, in: dir)
+      #expect(run.status != 0, "\(command): \(run.stdout)")
+      #expect(run.stderr.contains("tsapply has applied to this watch before, so it is out of reach, not new"), "\(command): \(run.stderr)")
+      #expect(!run.stderr.contains("nothing has been planned or applied") && !run.stderr.contains("Created the default"), "\(command): \(run.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: path), "\(command) made a blank watch")
+    }
+  }
 }

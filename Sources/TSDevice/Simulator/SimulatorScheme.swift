@@ -37,13 +37,16 @@ public struct SimulatorScheme: DeviceScheme {
   /// watch its records say it applied to (`Engine.outOfReach`).
   public static let nothingYet = " yet: nothing has been planned or applied with the default watch in this directory"
 
+  /// The error for a directory's default watch at `path` not there (4001, `tsapply.simulator`).
+  public static func noDefaultWatch(at path: String) -> DeviceError { .simulator(.dataGetFailed, "no simulated watch at \(path)" + nothingYet) }
+
   /// Opens (the default spec: creates on first use) the simulated watch at `location`.
   /// - Throws: as `DeviceSelector.openSimulated(spec:environment:currentDirectory:)`.
   public func open(_ location: String, spec: String, context: DeviceOpenContext) async throws(DeviceError) -> OpenedDevice {
     let path = DeviceSelector.absolutePath(location, currentDirectory: context.currentDirectory)
     let options = try SimulationOptions(environment: context.environment)
     if context.isDefault && !context.mayCreate && !FileManager.default.fileExists(atPath: path) {
-      throw .simulator(.dataGetFailed, "no simulated watch at \(path)" + Self.nothingYet)
+      throw Self.noDefaultWatch(at: path)
     }
     guard !context.isDefault else {
       let existed = FileManager.default.fileExists(atPath: path)
