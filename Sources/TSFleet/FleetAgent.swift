@@ -1046,7 +1046,9 @@ actor AgentWatch {
     let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
     outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
     let number = pressID == nil ? nil : sequence
-    let time = timestamp(pressedAt ?? now())
+    // To the millisecond, as the watch (or its bridge) recorded it (docs/monitor.md "Events";
+    // fresh-eyes finding: over MQTT a press's time lost its milliseconds).
+    let time = InternetTime.text(pressedAt ?? now())
     if handled != nil, let pressID, let number {
       // The press's number is used from now on, and the press kept for the retained list; the
       // device's event is recorded as handled only once the broker has the SOS, so one never
@@ -1079,7 +1081,7 @@ actor AgentWatch {
   /// Publishes an event; `message` is masked already (`masked`).
   private func event(_ kind: FleetEvent.Kind, _ message: String, revision: String? = nil, result: String? = nil, addresses: [String]? = nil,
                      sosAtRisk: Bool? = nil) {
-    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: timestamp(now()), message: message,
+    var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: kind, time: InternetTime.text(now()), message: message,
                            revision: revision)
     event.result = result
     event.addresses = addresses

@@ -448,7 +448,7 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var watch: String
   /// What happened.
   public var kind: Kind
-  /// When, ISO 8601.
+  /// When, ISO 8601 UTC with milliseconds (an SOS press: when the watch recorded it).
   public var time: String
   /// What it was, in words (phone-like text masked).
   public var message: String

@@ -372,12 +372,13 @@ import TSTestSupport
     let (events, listener) = try await site.events()
     try await site.agent("station", ["room-1"]).stop()
     // After the first start listened (a press from before it is not this agent's to publish).
-    let pressed = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down) + 2)
+    // To the millisecond, as the watch recorded it (fresh-eyes finding: `….000Z` over MQTT).
+    let pressed = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down) + 2.206)
     try site.scheme.device("room-1").simulateSOSPress(at: pressed)
     let second = try await site.agent("station", ["room-1"])
     let replayed = try #require(await events.wait(for: 1).first)
     #expect(replayed.kind == .sos && replayed.sequence == 1, "\(replayed)")
-    #expect(replayed.time == ISO8601DateFormatter().string(from: pressed), "the press's time: \(replayed)")
+    #expect(replayed.time == InternetTime.text(pressed) && replayed.time.hasSuffix(".206Z"), "the press's time: \(replayed)")
     let id = try #require(replayed.id)
     #expect(id.hasPrefix("sos-") && id.hasSuffix("-0000000001"))
     await second.stop()
