@@ -107,10 +107,12 @@ struct StatusCommand: Command {
     // What a watch holds now is not known (`FleetStatusRow.isNotKnown`): the view is not the site.
     let offline = rows.filter(\.isNotKnown).map(\.name)
     if !failed.isEmpty || !partly.isEmpty || !offline.isEmpty {
-      // Read directly: a watch out of reach, or with manifest errors, said as such (over MQTT
-      // those states are its agent's, and its note says why).
+      // A watch out of reach (directly, or its agent cannot read it) is said as such, not
+      // "failed" (fresh-eyes finding: "10 of 40 watches failed" for watches a read could not
+      // reach once); read directly, one with manifest errors too (over MQTT that state is its
+      // agent's, and its note says why).
       let direct = session.broker == nil
-      let unreachable = direct ? failed.filter { $0.state == "unreachable" }.map(\.name) : []
+      let unreachable = failed.filter { $0.state == "unreachable" }.map(\.name)
       let invalid = direct ? failed.filter { $0.state == "invalid" }.map(\.name) : []
       let named = Set(lost + refused + staleDesired + unreachable + invalid)
       problems.append(FleetSession.failed(failed.map(\.name).filter { !named.contains($0) }, unreachable: unreachable, invalid: invalid,

@@ -412,6 +412,9 @@ actor AgentWatch {
   /// Whether the status holds drift an apply kept (`finish(keptDrift:)`) that no drift event
   /// has told yet this start.
   private var keptDriftUntold = false
+  /// Drift checks in a row that could not read the watch, and whether the next try is
+  /// scheduled (`scheduleReread`).
+  private var unread = 0, rereadScheduled = false
   /// The words of the drift last told (`checkDrift`: its summary and whether it puts SOS at
   /// risk), after a restart as the kept status says them (`WatchStatus.driftSummary`); `nil`
   /// when none is left or none is known: a drift event is published when they change.
@@ -908,6 +911,27 @@ actor AgentWatch {
     return Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: attempts)
   }
 
+  /// Checks for drift again after the agent's retry delay for the `unread`th failed read in a
+  /// row (`retryDelay`: from 5 s, doubling, at most 5 minutes, with jitter), once at a time;
+  /// not while the agent stops.
+  private func scheduleReread() {
+    guard !rereadScheduled, !outlet.isStopping else { return }
+    rereadScheduled = true
+    let (first, longest) = outlet.configuration.retryDelay
+    let delay = Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: unread)
+    unread += 1
+    Task { [weak self] in
+      try? await Task.sleep(for: delay)
+      await self?.reread()
+    }
+  }
+
+  private func reread() {
+    rereadScheduled = false
+    guard status?.unreachable != nil else { return }
+    requestDriftCheck()
+  }
+
   private func scheduleRetry(_ sequence: Int, after delay: Duration) {
     Task { [weak self] in
       try? await Task.sleep(for: delay)
@@ -956,6 +980,7 @@ actor AgentWatch {
       next.lastSeen = timestamp(now())
       next.unreachable = nil
       next.unreachableSince = nil
+      unread = 0
       status = next
       publishStatus()
       self.report(report.state)
@@ -966,6 +991,10 @@ actor AgentWatch {
     } catch {
       let reason = masked(error.description)
       outlet.log("\(id): cannot read the watch for drift: \(reason)")
+      // Read again soon, with the agent's backoff (as a failed apply is retried), not only at
+      // the next periodic check: one failed read (a dropped link) kept a watch `unreachable`
+      // for the drift interval, 5 minutes by default (fresh-eyes finding).
+      scheduleReread()
       // The status says so (once, and again when the reason changes): its drift and pending
       // are as of the last read, and the watch is not known to be in sync.
       guard var next = status, next.unreachable != reason else { return }

@@ -407,6 +407,30 @@ import TSTestSupport
     #expect(second.stdout.contains("Warning: undid what was changed on the watch since the last apply: contacts (1 added)"), "\(second.stdout)")
   }
 
+  /// A drift check that could not read the watch once (a dropped link) is tried again with the
+  /// agent's backoff, from 5 s, not only at the next periodic check: the watch is `unreachable`
+  /// seconds, not the drift interval (fresh-eyes finding: 5 minutes, "10 of 40 watches failed").
+  @Test func aWatchOneDriftCheckCouldNotReadIsReadAgainSoon() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let first = try Self.station(broker, in: dir)
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir).status == 0)
+    first.send(SIGTERM)
+    _ = first.finish()
+    // Started again: its first drift check of each watch reads it, and that read fails once.
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json",
+                                      "--drift-interval", "1h"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@5"])
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    for _ in 0..<600 where !agent.standardError.contains("cannot read the watch for drift") { usleep(50_000) }
+    #expect(agent.standardError.contains("room-12: cannot read the watch for drift"), "\(agent.standardError)")
+    var table = ""
+    for _ in 0..<3 where !(table.contains("room-12  in sync") && table.contains("room-14  in sync")) {
+      table = try Self.waitForStatus("room-12  in sync", in: dir)
+    }
+    #expect(table.contains("room-12  in sync") && table.contains("room-14  in sync"), "\(table)\n\(agent.standardError)")
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }
