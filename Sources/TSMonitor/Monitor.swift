@@ -328,7 +328,18 @@ public final class Monitor: @unchecked Sendable {
     // A heal that wrote and verified: the watch read once more, as a running monitor's recheck
     // does, so the drift's end is said (`resolved`) — a cron log never saw it (fresh-eyes
     // finding). The exit status stays that of the check that found the drift.
-    if case .drifted(nil) = result, settings.reconcile, tracking.healed { _ = await check(watch, &tracking) }
+    if case .drifted(nil) = result, settings.reconcile, tracking.healed {
+      let again = await check(watch, &tracking)
+      // That read failing, the heal's own read-back — which verified every write — is the last
+      // read of the watch, and found the drift over: said so, as `resolved`, not left open for
+      // good (fresh-eyes finding: nothing after `applied`, and the next cron run said nothing).
+      if case .offline(let error) = again, let reported = tracking.reported, tracking.notHealed.isEmpty, !tracking.accepted {
+        emit(.resolved, watch: watch.identity,
+             message: "the drift is healed: the heal's read-back found the watch holding what it wrote (the read after it failed: \(error.message))",
+             fields: ["drift_id": .string(reported.id), "healed": .bool(true)])
+        tracking.reported = nil
+      }
+    }
     await watch.close()
     switch result {
     case .clean: return false

@@ -694,6 +694,28 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// `monitor --once --reconcile` whose heal wrote and verified, the read after it failing: the
+  /// heal's read-back is the last read, and the drift is said over (`resolved`, healed) — not
+  /// left open for good, the next run saying nothing (fresh-eyes finding). Swept over the call
+  /// the fault hits, so it holds wherever the read after the heal fails.
+  @Test func aVerifiedHealIsResolvedInTheSameOnceRunWhenTheReadAfterItFails() async throws {
+    var verified = 0
+    for call in 4...16 {
+      let harness = try await Harness()
+      try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+      let monitor = Monitor(engine: harness.engine(fault: "fail@\(call)"), settings: harness.settings(reconcile: true), notifiers: [],
+                            emit: { [events = harness.events] in events.append($0) })
+      _ = try? await monitor.checkOnce()
+      let drift = harness.events(.drift).first
+      guard harness.events(.applied).contains(where: { $0.fields["drift_id"] == drift.map { .string($0.id) } }), let drift else { continue }
+      verified += 1
+      let resolved = harness.events(.resolved)
+      #expect(resolved.count == 1 && resolved.first?.fields["drift_id"] == .string(drift.id) && resolved.first?.fields["healed"] == .bool(true),
+              "fail@\(call): \(harness.events.values.map(\.jsonLine))")
+    }
+    #expect(verified > 2, "the sweep reached heals that verified")
+  }
+
   /// The budget holds across runs: heals the watch's history lists from the last hour, made by a
   /// monitor before, count — for `--once` (each cron run started afresh and healed again:
   /// fresh-eyes finding) and for a restarted monitor alike.
