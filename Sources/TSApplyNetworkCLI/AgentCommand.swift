@@ -113,14 +113,15 @@ struct AgentCommand: Command {
     } catch .timedOut(let what) {
       stderr.write("\(Self.now()) cannot reach the broker at \(broker) yet (\(what)); the agent keeps trying: its watches are "
                    + "checked meanwhile, and what it finds, their SOS presses included, goes out once it connects\n")
+      // Looked at once a second (not the client's 10 ms wait: a broker down for hours); a
+      // refusal once it is up is said by the agent's connection log, and tried again.
       waiting = Task {
         while !Task.isCancelled {
           do throws(MQTTError) {
-            try await agent.ready(within: .seconds(3600))
+            try await agent.ready(within: .zero)
             stderr.write("\(Self.now()) \(serving)\n")
             return
           } catch {
-            // Refused once it was up: said by the agent's connection log, and tried again.
             try? await Task.sleep(for: .seconds(1))
           }
         }

@@ -906,9 +906,16 @@ actor AgentWatch {
 
   /// The wait before the next try, counting this failure in `attempts`.
   private func nextRetryDelay() -> Duration {
-    let (first, longest) = outlet.configuration.retryDelay
     defer { attempts += 1 }
-    return Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: attempts)
+    return retryWait(after: attempts)
+  }
+
+  /// The agent's wait after `failures` tries in a row failed for a reason that can pass (an
+  /// apply, a drift check's read): `retryDelay` (from 5 s, doubling, at most 5 minutes), with
+  /// the one backoff's jitter.
+  private func retryWait(after failures: Int) -> Duration {
+    let (first, longest) = outlet.configuration.retryDelay
+    return Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: failures)
   }
 
   /// Checks for drift again after the agent's retry delay for the `unread`th failed read in a
@@ -917,8 +924,7 @@ actor AgentWatch {
   private func scheduleReread() {
     guard !rereadScheduled, !outlet.isStopping else { return }
     rereadScheduled = true
-    let (first, longest) = outlet.configuration.retryDelay
-    let delay = Backoff(Backoff.Policy(initial: first, maximum: longest)).wait(retry: unread)
+    let delay = retryWait(after: unread)
     unread += 1
     Task { [weak self] in
       try? await Task.sleep(for: delay)

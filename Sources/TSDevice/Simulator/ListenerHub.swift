@@ -186,8 +186,8 @@ final class ListenerHub: @unchecked Sendable {
   private static let registryLock = NSLock()
   nonisolated(unsafe) private static var registry: [String: WeakHub] = [:]
 
-  /// The hub of the state file at `path`, created (delivering only events after
-  /// `lastSequence()`) when no device in this process holds one.
+  /// The hub of the state file at `path`, created (delivering only events after the last one
+  /// of `journal()`, the watch's journal now) when no device in this process holds one.
   static func shared(for path: String, journal: () -> [WatchEvent]) -> ListenerHub {
     registryLock.lock()
     defer { registryLock.unlock() }
