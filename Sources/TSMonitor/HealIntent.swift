@@ -18,6 +18,11 @@ struct HealIntent: Codable {
   var watch: String
   var message: String
   var fields: [String: JSONValue]
+  /// Set when the event was sent already: a `monitor --once` run ended with that drift open (no
+  /// `resolved`), kept so the next run ends it or replaces it (`supersedes`), saying whether a
+  /// heal reached the watch over it (`healed`).
+  var sent: Bool?
+  var healed: Bool?
 
   /// At most this many bytes are read.
   static let maxBytes = 1024 * 1024
@@ -31,15 +36,19 @@ struct HealIntent: Codable {
     fields = event.fields
   }
 
-  /// Writes `event` as the intent at `path`.
+  /// Writes `event` as the intent at `path`; with `sent`, as a drift reported and left open
+  /// (`healed`: a heal reached the watch over it).
   /// - Throws: `SecureFileError` when it cannot be written.
-  static func write(_ event: MonitorEvent, to path: String) throws(SecureFileError) {
-    try SecureFile.write(Array(canonicalJSON(HealIntent(event)).utf8), to: path)
+  static func write(_ event: MonitorEvent, to path: String, sent: Bool = false, healed: Bool = false) throws(SecureFileError) {
+    var intent = HealIntent(event)
+    if sent { (intent.sent, intent.healed) = (true, healed) }
+    try SecureFile.write(Array(canonicalJSON(intent).utf8), to: path)
   }
 
-  /// The drift event an intent left at `path` says (`nil` when there is none, or it cannot be
-  /// used), and removes the file.
-  static func take(_ path: String) -> MonitorEvent? {
+  /// The drift event an intent left at `path` says, whether it was sent already and whether a
+  /// heal reached the watch over it (`nil` when there is none, or it cannot be used), and
+  /// removes the file.
+  static func take(_ path: String) -> (event: MonitorEvent, sent: Bool, healed: Bool)? {
     guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
     defer {
       try? handle.close()
@@ -48,6 +57,7 @@ struct HealIntent: Codable {
     guard let data = try? handle.read(upToCount: maxBytes + 1), data.count <= maxBytes,
           let intent = try? JSONDecoder().decode(HealIntent.self, from: data), intent.format == "tsapply-monitor-heal",
           let time = InternetTime.date(intent.time) else { return nil }
-    return MonitorEvent(time: time, watch: intent.watch, kind: .drift, id: intent.id, message: intent.message, fields: intent.fields)
+    return (MonitorEvent(time: time, watch: intent.watch, kind: .drift, id: intent.id, message: intent.message, fields: intent.fields),
+            intent.sent == true, intent.healed == true)
   }
 }

@@ -340,6 +340,7 @@ public final class Monitor: @unchecked Sendable {
         tracking.reported = nil
       }
     }
+    keepOpenDrift(watch, tracking)
     await watch.close()
     switch result {
     case .clean: return false
@@ -355,15 +356,27 @@ public final class Monitor: @unchecked Sendable {
 
   /// Reports the drift a monitor was healing when it was killed (`HealIntent`), as the drift
   /// reported last, so the next check ends it (`resolved`) or supersedes it.
+  /// A drift an earlier `--once` run reported and left open is taken up the same way, not sent
+  /// again.
   private func replayInterruptedHeal(_ watch: Watch, _ tracking: inout Tracking) {
-    guard let interrupted = HealIntent.take(watch.home.monitorHealPath) else { return }
-    emitEvent(interrupted)
-    let addresses: [JSONValue] = if case .array(let named)? = interrupted.fields["addresses"] { named } else { [] }
-    tracking.reported = ("", interrupted.id, addresses)
+    guard let kept = HealIntent.take(watch.home.monitorHealPath) else { return }
+    if !kept.sent { emitEvent(kept.event) }
+    let addresses: [JSONValue] = if case .array(let named)? = kept.event.fields["addresses"] { named } else { [] }
+    tracking.reported = ("", kept.event.id, addresses)
     tracking.reportedAgainst = nil
     // Found over by the next check, the drift was ended by the killed heal's writes (the wearer
     // undoing just that in the same moment is not the likely story): `resolved` says healed.
-    tracking.healed = true
+    tracking.healed = kept.sent ? kept.healed : true
+  }
+
+  /// Keeps the drift this `--once` run reported and did not see end (a heal that failed or
+  /// could not be verified, no `--reconcile`), so the next run ends it (`resolved`) or replaces
+  /// it (`supersedes`) — a receiver tracking drift by id had it open for good (fresh-eyes finding).
+  private func keepOpenDrift(_ watch: Watch, _ tracking: Tracking) {
+    guard let reported = tracking.reported else { return }
+    let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift, id: reported.id, message: "",
+                             fields: ["addresses": .array(reported.addresses)])
+    try? HealIntent.write(event, to: watch.home.monitorHealPath, sent: true, healed: tracking.healed)
   }
 
   /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox

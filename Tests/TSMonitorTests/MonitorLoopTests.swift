@@ -716,6 +716,33 @@ final class Harness: @unchecked Sendable {
     #expect(verified > 2, "the sweep reached heals that verified")
   }
 
+  /// Cron runs of `monitor --once --reconcile`, the first hit by a fault at call N: every drift
+  /// a run reports is ended (`resolved`) or replaced (`supersedes`) by the next run that reads
+  /// the watch — a receiver tracking drift by id had ids open for good (fresh-eyes finding:
+  /// heals that failed part-way, lost an answer or could not verify).
+  @Test func everyDriftAOnceRunLeavesOpenIsClosedByTheNext() async throws {
+    for call in 1...16 {
+      let harness = try await Harness()
+      try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
+      for fault in ["fail@\(call)", nil] {
+        let engine = fault.map { harness.engine(fault: $0) } ?? harness.engine
+        let monitor = Monitor(engine: engine, settings: harness.settings(reconcile: true), notifiers: [],
+                              emit: { [events = harness.events] in events.append($0) })
+        _ = try? await monitor.checkOnce()
+      }
+      let events = harness.events.values
+      let closed = Set(events.compactMap { event -> String? in
+        if event.kind == .resolved, case .string(let id)? = event.fields["drift_id"] { return id }
+        if event.kind == .drift, case .string(let id)? = event.fields["supersedes"] { return id }
+        return nil
+      })
+      let open = events.filter { $0.kind == .drift }.map(\.id).filter { !closed.contains($0) }
+      #expect(open.count <= 1, "fail@\(call): \(events.map(\.jsonLine))")
+      #expect(try await harness.matchesManifest(), "fail@\(call): the second run healed it")
+      #expect(open.isEmpty, "fail@\(call): \(events.map(\.jsonLine))")
+    }
+  }
+
   /// The budget holds across runs: heals the watch's history lists from the last hour, made by a
   /// monitor before, count — for `--once` (each cron run started afresh and healed again:
   /// fresh-eyes finding) and for a restarted monitor alike.
