@@ -250,7 +250,10 @@ extension FleetReport {
     default: break
     }
     guard let plan = row.plan else {
-      return row.verdict.word + (row.verdict.hasChanges && row.verdict.changesText != "-" ? " (\(row.verdict.changesText))" : "")
+      // Changes pending with no drift are said too (fresh-eyes finding: "26 watches: no drift"
+      // for watches a manifest change had not reached).
+      let pending = if case .drift(_, let pending, _) = row.verdict { pending > 0 } else { false }
+      return row.verdict.word + ((row.verdict.hasChanges || pending) && row.verdict.changesText != "-" ? " (\(row.verdict.changesText))" : "")
     }
     let line = renderer.headline(plan)
     if case .applied = row.verdict { return "applied: \(line)" }
@@ -294,6 +297,9 @@ extension FleetReport {
     } else if body.isEmpty {
       if rows.count == 1 { out += "\(headline(group, renderer: renderer))\n" }
     } else {
+      // A watch of its own without a plan (an agent's apply with a warning) says its result
+      // before its words (fresh-eyes finding: only the warning was shown).
+      if rows.count == 1, applied, first.plan == nil { out += "\(headline(group, renderer: renderer))\n" }
       out += body
     }
     return out

@@ -58,6 +58,28 @@ import TSTestSupport
     #expect(!text.contains("7700900456"), "a masked number leaked")
   }
 
+  /// Rows as over MQTT (no plan): a group's headline says the changes pending beside no drift,
+  /// and a watch of its own whose agent undid a wearer's change says its result before the
+  /// warning (fresh-eyes findings: "26 watches: no drift" for watches a change had not reached;
+  /// only the warning shown).
+  @Test func planlessRowsSayTheirPendingChangesAndTheirResult() {
+    let drift = (0..<22).map { index in
+      FleetWatchReport(name: String(format: "room-%02d", index), device: "bridge:b/\(index)", verdict: .drift(count: 0, pending: 1, hasRecord: true),
+                       elapsed: .zero)
+    }
+    let drifted = FleetReport(operation: "drift", fleetFile: "fleet.yaml", watches: drift).review(renderer: Self.renderer)
+    #expect(drifted.contains("=== 22 watches: no drift (0 drifted, 1 pending)\n"), "\(drifted)")
+    var applied = (0..<22).map { index in
+      FleetWatchReport(name: String(format: "room-%02d", index), device: "bridge:b/\(index)", verdict: .applied(PlanCounts(add: 0, change: 1, destroy: 0)),
+                       elapsed: .zero)
+    }
+    applied[5].verdict = .applied(PlanCounts(add: 0, change: 2, destroy: 0))
+    applied[5].section = "Warning: undid what was changed on the watch since the last apply: contacts (1 added)\n"
+    let text = FleetReport(operation: "apply", fleetFile: "fleet.yaml", watches: applied).review(renderer: Self.renderer)
+    #expect(text.contains("=== room-05  device bridge:b/5\napplied (+0 ~2 -0)\nWarning: undid what was changed on the watch"), "\(text)")
+    #expect(text.contains("=== 21 watches: applied (+0 ~1 -0)"), "\(text)")
+  }
+
   /// The closing note's target: a one-field change on 1,000 watches fits in 40 lines.
   @Test func aOneFieldChangeOnAThousandWatchesFitsInFortyLines() async throws {
     let interval = try await Self.plan(Self.interval)
