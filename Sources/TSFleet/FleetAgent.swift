@@ -164,9 +164,12 @@ public final class FleetAgent: @unchecked Sendable {
     if await client.isReady {
       // Within a few seconds: a connection lost meanwhile makes the statuses wait for it.
       await outlet.flush(within: .seconds(5))
+      // Bounded as well: a broker gone meanwhile would hold a QoS 1 publish until it is back,
+      // and the agent with it (fresh-eyes finding: SIGTERM as the broker stopped, and the agent
+      // kept reconnecting instead of exiting).
       let state = Self.presence(configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
-      try? await client.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), payload: state.encoded(),
-                                qos: 1, retain: true)
+      outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+      await outlet.flush(within: .seconds(5))
     } else {
       outlet.log("not connected to \(configuration.broker.address), so the last statuses and the going offline cannot be published; "
                  + "the broker marks the agent offline itself (its Last Will) once \(configuration.keepAlive * 3 / 2) s pass without a word")

@@ -392,6 +392,19 @@ import TSTestSupport
     await listener.close()
   }
 
+  /// Stopping while the broker no longer answers (frozen, or going down under it): the agent's
+  /// last words are given a few seconds, not waited for until the broker is back (fresh-eyes
+  /// finding: SIGTERM as the broker stopped, and the agent never exited).
+  @Test func anAgentStopsWhileItsBrokerDoesNotAnswer() async throws {
+    let site = try Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    #expect(kill(site.broker.processIdentifier, SIGSTOP) == 0)
+    defer { kill(site.broker.processIdentifier, SIGCONT) }
+    let start = ContinuousClock.now
+    await agent.stop()
+    #expect(ContinuousClock.now - start < .seconds(20), "\(ContinuousClock.now - start)")
+  }
+
   @Test func aDocumentDeliveredTwiceIsAppliedOnce() async throws {
     let site = try Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
