@@ -445,14 +445,14 @@ public enum FleetStatus {
       // (in sync, drift, a revision not published): said as such, with what it last found.
       if agent?.online == false, ["in sync", "drift", "pending", "new revision"].contains(state) {
         note = "agent \(status.agent) is offline\(view.presenceNote(status.agent).map { " (\($0))" } ?? ""): what the watch holds now is not known (when last read, at \(status.lastSeen ?? "?"): "
-          + (state == "new revision" ? "\(status.drift) drifted; the manifests give a revision not published yet" : "\(state)") + ")"
+          + (state == "new revision" ? "\(status.drift) drifted; the manifests give a revision the broker does not hold: not published yet, or lost by the broker" : "\(state)") + ")"
         state = "offline"
       }
       // The agent cannot read the watch: it is not known to hold what the status last said.
       if let reason = status.unreachable, ["in sync", "drift", "pending", "new revision"].contains(state) {
         note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"): \(reason); "
           + "what it holds now is not known (drift and pending were read at \(status.lastSeen ?? "?"))"
-          + (state == "new revision" ? "; the manifests give a revision not published yet" : "")
+          + (state == "new revision" ? "; the manifests give a revision the broker does not hold: not published yet, or lost by the broker" : "")
         state = "unreachable"
       }
       // The agent holds the watch to a revision the broker no longer has (a broker restarted
