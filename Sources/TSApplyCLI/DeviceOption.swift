@@ -29,8 +29,8 @@ public enum DeviceOption {
     let existed = FileManager.default.fileExists(atPath: path)
     // The default watch, applied to and gone, is not made anew (fresh-eyes finding: `device
     // show` made a blank one, which `drift` then called the wearer's changes, a monitor healed).
-    if !existed, context.engine().isAppliedDefault(spec) {
-      throw context.engine().reachable(SimulatorScheme.noDefaultWatch(at: path), spec: spec)
+    if !existed, case let engine = context.engine(), engine.isAppliedDefault(spec) {
+      throw engine.reachable(SimulatorScheme.noDefaultWatch(at: path), spec: spec)
     }
     let device: SimulatedDevice
     do {

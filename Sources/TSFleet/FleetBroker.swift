@@ -13,7 +13,11 @@ public final class FleetBrokerView: @unchecked Sendable {
   public let site: String
   private let lock = NSLock()
   private var statusByWatch: [String: (status: WatchStatus, received: ContinuousClock.Instant)] = [:]
+  /// Each agent's presence as the broker holds it (read through `judged`).
   private var agentByID: [String: AgentState] = [:]
+  /// The agents whose presence says online since before the broker started (`BrokerRestart.stale`),
+  /// worked out as presences and the broker's uptime arrive.
+  private var stale: Set<String> = []
   private var desiredByWatch: [String: String] = [:]
   private var stateByWatch: [String: ReportedState] = [:]
   /// The agent that announced each watch (the first by ID when several did).
@@ -21,11 +25,6 @@ public final class FleetBrokerView: @unchecked Sendable {
   /// When the broker started, from its `$SYS/broker/uptime` (`nil`: not told, e.g. `sys_interval 0`
   /// or an ACL that does not let this user read it).
   private var brokerStarted: Date?
-  /// The agents whose presence says online but which have not connected since the broker
-  /// started (`BrokerRestart.stale`), with the words why they are taken as offline.
-  private var restoredPresence: [String: String] = [:]
-  /// Each agent's presence as the broker holds it (`agentByID` holds it as judged).
-  private var presenceAsHeld: [String: AgentState] = [:]
   private var synced = false
   /// Counts the messages taken in, so a wait looks again only when something came.
   private var version = 0
@@ -127,22 +126,24 @@ public final class FleetBrokerView: @unchecked Sendable {
   public func unservedNote(_ id: String) -> String? {
     lock.lock()
     defer { lock.unlock() }
-    guard let status = statusByWatch[id]?.status, let agent = agentByID[status.agent], agent.online else { return nil }
+    guard let status = statusByWatch[id]?.status, let agent = agentByID[status.agent].map(judged), agent.online else { return nil }
     return FleetStatus.unservedNote(id, status: status, announced: agent.watches,
-                                    servers: agentByID.values.filter { $0.online && $0.watches.contains(id) }.map(\.agent))
+                                    servers: agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent))
   }
 
   /// Why agent `id` is taken as offline although its presence on the broker says online: the
   /// broker restarted (from a save that kept the presence) and the agent has not connected since
   /// (`BrokerRestart`); `nil` otherwise.
-  public func presenceNote(_ id: String) -> String? { lock.withLock { restoredPresence[id] } }
+  public func presenceNote(_ id: String) -> String? {
+    lock.withLock { agentByID[id].flatMap { BrokerRestart.stale($0, brokerStarted: brokerStarted) } }
+  }
 
   /// The presence of every agent of the site (one kept by a restarted broker from before it
   /// restarted, its agent not connected since, as offline: `presenceNote`).
   public var agents: [String: AgentState] {
     lock.lock()
     defer { lock.unlock() }
-    return agentByID
+    return agentByID.mapValues(judged)
   }
 
   /// The revision of the desired document on the broker for each watch that has one (read
@@ -187,8 +188,8 @@ public final class FleetBrokerView: @unchecked Sendable {
   public func agent(serving watchID: String) -> AgentState? {
     lock.lock()
     defer { lock.unlock() }
-    if let named = statusByWatch[watchID]?.status.agent, let agent = agentByID[named] { return agent }
-    return announcer[watchID].flatMap { agentByID[$0] }
+    if let named = statusByWatch[watchID]?.status.agent, let agent = agentByID[named] { return judged(agent) }
+    return announcer[watchID].flatMap { agentByID[$0] }.map(judged)
   }
 
   private var isSynced: Bool {
@@ -206,7 +207,7 @@ public final class FleetBrokerView: @unchecked Sendable {
       synced = true
     } else if message.topic == BrokerRestart.uptimeTopic {
       brokerStarted = BrokerRestart.started(uptime: message.payload, now: Date())
-      for (id, state) in presenceAsHeld { judge(state, id: id) }
+      stale = Set(agentByID.filter { BrokerRestart.stale($0.value, brokerStarted: brokerStarted) != nil }.keys)
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
               let status = WatchStatus.decode(message.payload), status.watch == watch {
       // A retained status delivered again (the view resubscribed after a reconnection) is as
@@ -222,24 +223,21 @@ public final class FleetBrokerView: @unchecked Sendable {
       let report = ReportedState.decode(message.payload)
       stateByWatch[watch] = report?.watchID == watch ? report : nil
     } else if let id = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload), state.agent == id {
-      judge(state, id: id)
+      agentByID[id] = state
+      if BrokerRestart.stale(state, brokerStarted: brokerStarted) != nil { stale.insert(id) } else { stale.remove(id) }
       for watch in state.watches where announcer[watch].map({ id < $0 || agentByID[$0] == nil }) ?? true {
         announcer[watch] = id
       }
     }
   }
 
-  /// Keeps agent `id`'s presence `state`, as offline when it says online from before the broker
-  /// started (the lock held).
-  private func judge(_ state: AgentState, id: String) {
-    presenceAsHeld[id] = state
-    var judged = state
-    restoredPresence[id] = nil
-    if let note = BrokerRestart.stale(state, brokerStarted: brokerStarted) {
-      judged.online = false
-      restoredPresence[id] = note
-    }
-    agentByID[id] = judged
+  /// `state` as the view takes it: offline when it says online from before the broker
+  /// started (`BrokerRestart.stale`; the lock held).
+  private func judged(_ state: AgentState) -> AgentState {
+    guard stale.contains(state.agent) else { return state }
+    var offline = state
+    offline.online = false
+    return offline
   }
 }
 
