@@ -61,6 +61,11 @@ import TSTestSupport
      "journal[0].sequence: expected a whole number from 1 to nextSequence − 1 (4), found 5"),
     (#""journal": [{"sequence": 0, "kind": "sosRequested"}], "nextSequence": 5"#,
      "journal[0].sequence: expected a whole number from 1 to nextSequence − 1 (4), found 0"),
+    // The epoch goes into every event id a monitor records and publishes.
+    (#""journal": [], "journalEpoch": "Z-1", "nextSequence": 1"#, #"journalEpoch: expected 1 to 16 lowercase hexadecimal digits, found "Z-1""#),
+    (#""journal": [], "journalEpoch": "", "nextSequence": 1"#, #"journalEpoch: expected 1 to 16 lowercase hexadecimal digits, found """#),
+    (#""journal": [], "journalEpoch": "0123456789abcdef0", "nextSequence": 1"#,
+     #"journalEpoch: expected 1 to 16 lowercase hexadecimal digits, found "0123456789abcdef0""#),
   ]
 
   /// The state file of a factory `default` watch with `journal` and `nextSequence` replaced.

@@ -94,7 +94,10 @@ import TSTestSupport
 
   // MARK: Resuming (Device.listen(to:after:_:))
 
-  static func sos(_ id: Int) -> ListenerReport { .event(DeviceEvent(id: DeviceEventID(String(id)), kind: .sosRequested)) }
+  /// The SOS press numbered `sequence` on `watch`, as a listener hears it (untimed).
+  static func sos(_ sequence: Int, _ watch: SimulatedWatch) -> ListenerReport {
+    .event(DeviceEvent(id: watch.eventID(sequence), kind: .sosRequested))
+  }
 
   /// What was heard, without the times the journal gave the events (checked on their own,
   /// `aResumedListenerHearsWhenEachEventWasMade`).
@@ -109,29 +112,50 @@ import TSTestSupport
   @Test func aListenerResumesAfterTheLastEventItHandledAndHearsNothingTwice() async throws {
     let path = try temporaryDirectory() + "/watch.json"
     let watch = try SimulatedDevice.create(path: path, profile: try PlatformProfile.named("default"), force: false)
+    let w = try watch.snapshot()  // its ids: `EPOCH-SEQUENCE`
     try watch.simulateSOSPress()  // 1: before anyone listened
     let alex = Contact(name: "Alex", phoneNum: "+15550100")
     try watch.simulateContactAdd(alex)  // 2
     let first = Collector<ListenerReport>()
     await watch.listen(to: [.sosRequested, .contactsChanged], after: nil) { first.append($0) }
     try watch.simulateSOSPress()  // 3
-    #expect(Self.untimed(first.values) == [.resumePoint(DeviceEventID("2")), Self.sos(3)], "only new events, after where it started")
+    #expect(Self.untimed(first.values) == [.resumePoint(w.eventID(2)), Self.sos(3, w)], "only new events, after where it started")
 
     // The first listener's process is gone after handling 3; the watch goes on meanwhile.
     try watch.simulateSOSPress()  // 4
     try watch.simulateContactRemove(name: "Alex")  // 5
     _ = try watch.simulateReminderToggle(id: "1")  // 6: no listener hears reminders
     let resumed = Collector<ListenerReport>()
-    await (try SimulatedDevice(path: path)).listen(to: [.sosRequested], after: DeviceEventID("3")) { resumed.append($0) }
-    #expect(Self.untimed(resumed.values) == [Self.sos(4)], "what it missed, of its kinds, and not 3 again")
+    await (try SimulatedDevice(path: path)).listen(to: [.sosRequested], after: w.eventID(3)) { resumed.append($0) }
+    #expect(Self.untimed(resumed.values) == [Self.sos(4, w)], "what it missed, of its kinds, and not 3 again")
     try watch.simulateSOSPress()  // 7
-    #expect(Self.untimed(resumed.values) == [Self.sos(4), Self.sos(7)])
+    #expect(Self.untimed(resumed.values) == [Self.sos(4, w), Self.sos(7, w)])
 
     let everything = Collector<ListenerReport>()
-    await (try SimulatedDevice(path: path)).listen(to: Set(DeviceEvent.Kind.allCases), after: DeviceEventID("0")) { everything.append($0) }
-    #expect(Self.untimed(everything.values) == [Self.sos(1), .event(DeviceEvent(id: DeviceEventID("2"), kind: .contactsChanged, contacts: [alex])),
-                                  Self.sos(3), Self.sos(4), .event(DeviceEvent(id: DeviceEventID("5"), kind: .contactsChanged, contacts: [])),
-                                  Self.sos(7)])
+    await (try SimulatedDevice(path: path)).listen(to: Set(DeviceEvent.Kind.allCases), after: w.eventID(0)) { everything.append($0) }
+    #expect(Self.untimed(everything.values) == [Self.sos(1, w), .event(DeviceEvent(id: w.eventID(2), kind: .contactsChanged, contacts: [alex])),
+                                  Self.sos(3, w), Self.sos(4, w), .event(DeviceEvent(id: w.eventID(5), kind: .contactsChanged, contacts: [])),
+                                  Self.sos(7, w)])
+  }
+
+  /// A `default` watch at `path` (a new folder) with one SOS press, and a copy of its file
+  /// then (`PATH.copy`).
+  static func watchWithACopy() throws -> (path: String, watch: SimulatedDevice) {
+    let path = try temporaryDirectory() + "/watch.json"
+    let watch = try SimulatedDevice.create(path: path, profile: .default, force: false)
+    try watch.simulateSOSPress()
+    try FileManager.default.copyItem(atPath: path, toPath: path + ".copy")
+    return (path, watch)
+  }
+
+  /// Replaces the watch at `path`: reset (`device init --force`), or its older copy put back.
+  static func replace(_ path: String, reset: Bool) throws {
+    if reset {
+      _ = try SimulatedDevice.create(path: path, profile: .default, force: true)
+    } else {
+      try FileManager.default.removeItem(atPath: path)
+      try FileManager.default.copyItem(atPath: path + ".copy", toPath: path)
+    }
   }
 
   /// A listening watch whose state is replaced — reset (`device init --force`) or an older copy
@@ -140,40 +164,57 @@ import TSTestSupport
   /// press until the numbering passed where it had been, and forwarded none).
   @Test(arguments: [true, false])
   func aListenerHearsWhatAReplacedWatchReportsNext(reset: Bool) async throws {
-    let path = try temporaryDirectory() + "/watch.json"
-    let profile = try PlatformProfile.named("default")
-    let watch = try SimulatedDevice.create(path: path, profile: profile, force: false)
-    try watch.simulateSOSPress()  // 1
-    try FileManager.default.copyItem(atPath: path, toPath: path + ".copy")
+    let (path, watch) = try Self.watchWithACopy()  // 1 pressed, then copied
+    let w = try watch.snapshot()
     let heard = Collector<ListenerReport>()
     let listening = try SimulatedDevice(path: path)
-    await listening.listen(to: [.sosRequested], after: DeviceEventID("1")) { heard.append($0) }
+    await listening.listen(to: [.sosRequested], after: w.eventID(1)) { heard.append($0) }
     try watch.simulateSOSPress()  // 2
     try watch.simulateSOSPress()  // 3
     usleep(5_000)  // the copy's events and the reset are older than what follows
-    if reset {
-      _ = try SimulatedDevice.create(path: path, profile: profile, force: true)
-    } else {
-      try FileManager.default.removeItem(atPath: path)
-      try FileManager.default.copyItem(atPath: path + ".copy", toPath: path)
-    }
+    try Self.replace(path, reset: reset)
     try (try SimulatedDevice(path: path)).simulateSOSPress()  // 1 after a reset, 2 on the copy
     let deadline = Date().addingTimeInterval(30)
     while heard.values.count < 3, Date() < deadline { usleep(20_000) }
-    #expect(Self.untimed(heard.values) == [Self.sos(2), Self.sos(3), Self.sos(reset ? 1 : 2)], "\(heard.values)")
+    let now = try SimulatedDevice(path: path).snapshot()
+    #expect(Self.untimed(heard.values) == [Self.sos(2, w), Self.sos(3, w), Self.sos(reset ? 1 : 2, now)], "\(heard.values)")
     withExtendedLifetime(listening) {}
   }
 
-  @Test(arguments: ["99", "not-a-number", "-1"])
+  /// A listener that stopped (a monitor or agent not running) while its watch was reset
+  /// (`device init --force`) resumes after an id of the old numbering: it is given every event
+  /// the new journal keeps, however far the new numbering has come (fresh-eyes finding: a
+  /// monitor stopped across a reset skipped the presses numbered up to its saved id — an SOS
+  /// lost with no trace). On an older copy of the file put back it is given the copy's journal
+  /// whole (an event again, never one lost).
+  @Test(arguments: [true, false])
+  func aListenerResumingAcrossAReplacedWatchMissesNoEvent(reset: Bool) async throws {
+    let (path, watch) = try Self.watchWithACopy()  // 1 pressed, then copied
+    for _ in 0..<4 { try watch.simulateSOSPress() }  // 2…5
+    let saved = try watch.snapshot().eventID(5)  // what the stopped listener had handled
+    try Self.replace(path, reset: reset)
+    let replaced = try SimulatedDevice(path: path)
+    for _ in 0..<(reset ? 6 : 2) { try replaced.simulateSOSPress() }  // 1…6 after a reset, 2…3 on the copy
+    let heard = Collector<ListenerReport>()
+    await (try SimulatedDevice(path: path)).listen(to: [.sosRequested], after: saved) { heard.append($0) }
+    let now = try replaced.snapshot()
+    let expected = (reset ? Array(1...6) : Array(1...3)).map { ListenerReport.event(DeviceEvent(id: now.eventID($0), kind: .sosRequested)) }
+    #expect(Self.untimed(heard.values) == expected)
+  }
+
+  /// EPOCH stands for the watch's own epoch.
+  @Test(arguments: ["1", "99", "not-a-number", "-1", "EPOCH-99", "EPOCH--1", "EPOCH-x", "EPOCH", "0123abcd-1", "everything"])
   func anIdTheJournalCannotHaveReplaysEverythingItHolds(_ id: String) async throws {
     let path = try temporaryDirectory() + "/watch.json"
     let watch = try SimulatedDevice.create(path: path, profile: try PlatformProfile.named("fw"), force: false)
     try watch.simulateSOSPress()
     try watch.simulateSOSPress()
+    let w = try watch.snapshot()
     let heard = Collector<ListenerReport>()
-    // An id from before the watch was reset (or from another watch): nothing held is skipped.
-    await watch.listen(to: [.sosRequested], after: DeviceEventID(id)) { heard.append($0) }
-    #expect(Self.untimed(heard.values) == [Self.sos(1), Self.sos(2)])
+    // An id from before the watch was reset (a bare number, another epoch), beyond its newest
+    // (an older copy put back), or from another watch: nothing held is skipped.
+    await watch.listen(to: [.sosRequested], after: DeviceEventID(id.replacingOccurrences(of: "EPOCH", with: w.journalEpoch ?? ""))) { heard.append($0) }
+    #expect(Self.untimed(heard.values) == [Self.sos(1, w), Self.sos(2, w)])
   }
 
   @Test func aKindThePlatformNeverReportsIsRefusedAsTheSDKRefusesIt() async throws {

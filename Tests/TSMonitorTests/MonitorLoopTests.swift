@@ -953,6 +953,27 @@ final class Harness: @unchecked Sendable {
     #expect(abs(sos.time.timeIntervalSince(firstListened.addingTimeInterval(5))) < 0.01 && sos.fields["replayed"] == .bool(true), "\(sos.jsonLine)")
   }
 
+  /// A monitor stopped while its watch is reset (`device init --force`, which numbers the
+  /// watch's events from 1 again) and pressed more often than the monitor had heard before:
+  /// restarted, it delivers every press made since the reset, replayed (fresh-eyes finding:
+  /// the presses numbered up to the monitor's saved event id were skipped, with no trace).
+  @Test func everyPressMadeOnAWatchResetWhileNoMonitorListenedIsDelivered() async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    try await harness.start(harness.settings())
+    for _ in 0..<2 { try harness.wearer().simulateSOSPress() }
+    _ = try await harness.wait { _ in harness.events(.sos).count == 2 }
+    await harness.stop()
+    let reset = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .fit, force: true)
+    for _ in 0..<3 { try reset.simulateSOSPress() }
+    try await harness.start(harness.settings())
+    _ = try await harness.wait { _ in harness.events(.sos).count == 5 }
+    try await Task.sleep(for: .milliseconds(300))
+    await harness.stop()
+    let replayed = harness.events(.sos).dropFirst(2)
+    #expect(harness.events(.sos).count == 5 && replayed.allSatisfy { $0.fields["replayed"] == .bool(true) },
+            "\(harness.events(.sos).map(\.jsonLine))")
+  }
+
   /// A watch leaving the fleet (`retire()`) while its receiver is down: its monitor stops
   /// listening but delivers the SOS it heard before it ends — not left in the outbox of a watch
   /// no monitor will deliver from again. `stop()` gives the same delivery only its grace.

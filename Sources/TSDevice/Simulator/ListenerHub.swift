@@ -86,9 +86,10 @@ final class ListenerHub: @unchecked Sendable {
   /// Recursive: a handler may itself make a watch-side change.
   private let delivering = NSRecursiveLock()
 
-  /// Calls the handlers for every event in `journal` newer than the last one delivered (for a
-  /// resumable listener, than the last one it heard).
-  func deliver(_ journal: [WatchEvent]) {
+  /// Calls the handlers for every event in `watch`'s journal newer than the last one delivered
+  /// (for a resumable listener, than the last one it heard), with the watch's ids (`eventID`).
+  func deliver(_ watch: SimulatedWatch) {
+    let journal = watch.journal
     delivering.lock()
     defer { delivering.unlock() }
     let (events, contacts, emergency, sos, resumed) = locked {
@@ -106,7 +107,7 @@ final class ListenerHub: @unchecked Sendable {
     for (listener, events) in resumed {
       for event in events {
         guard let kind = event.listenerKind, listener.kinds.contains(kind) else { continue }
-        listener.handler(.event(DeviceEvent(id: DeviceEventID(String(event.sequence)), kind: kind, contacts: event.contacts,
+        listener.handler(.event(DeviceEvent(id: watch.eventID(event.sequence), kind: kind, contacts: event.contacts,
                                              time: event.date)))
       }
     }
@@ -153,7 +154,7 @@ final class ListenerHub: @unchecked Sendable {
     guard start, let path = store.path else { return }
     let deliver: @Sendable () -> Void = { [weak self] in
       guard let hub = self, let watch = try? store.read() else { return }
-      hub.deliver(watch.journal)
+      hub.deliver(watch)
     }
     if let registration = changes?.watch(path, deliver) {
       locked { self.registration = registration }
@@ -165,7 +166,7 @@ final class ListenerHub: @unchecked Sendable {
       while true {
         try? await Task.sleep(for: interval)
         guard let hub = self else { return }
-        if let watch = try? store.read() { hub.deliver(watch.journal) }
+        if let watch = try? store.read() { hub.deliver(watch) }
       }
     }
   }

@@ -168,15 +168,15 @@ extension SimulatedDevice {
     guard !heard.isEmpty else { return false }
     let start: Int
     if let lastHandled {
-      start = Int(lastHandled.rawValue).flatMap { (0...watch.lastSequence).contains($0) ? $0 : nil } ?? 0
+      start = watch.sequenceHeard(upTo: lastHandled)
     } else {
       start = watch.lastSequence
-      handler(.resumePoint(DeviceEventID(String(start))))
+      handler(.resumePoint(watch.eventID(start)))
     }
     let hub = hub()
     hub.addResumable(kinds: heard, after: ListenerHub.Position(after: start, in: watch.journal), handler)
     // Read again after adding: a change made in between reaches the listener too.
-    if let now = try? store.read() { hub.deliver(now.journal) }
+    if let now = try? store.read() { hub.deliver(now) }
     hub.startWatching(store)
     return true
   }

@@ -202,9 +202,9 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
   /// Delivers new journal events to the listeners of this watch in this process.
   func deliver(_ watch: SimulatedWatch) {
     if let memoryHub {
-      memoryHub.deliver(watch.journal)
+      memoryHub.deliver(watch)
     } else if let path = store.path, let hub = ListenerHub.existing(for: path) {
-      hub.deliver(watch.journal)
+      hub.deliver(watch)
     }
   }
 }

@@ -31,6 +31,12 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
   public var journal: [WatchEvent]
   /// Sequence number the next journal entry gets (1 for the first).
   public var nextSequence: Int
+  /// Random per watch made (`device init`, and each reset with `--force`): the first part of
+  /// every event id (`EPOCH-SEQUENCE`, `eventID(_:)`), so an id heard before a reset is never
+  /// taken for one of the new numbering, which starts again at 1 (a listener resuming after it
+  /// hears every event the new journal keeps). 1–16 lowercase hex digits; `nil` in files
+  /// written before it was kept, whose ids are the bare sequence number.
+  public var journalEpoch: String?
 
   /// A watch of `profile` holding `state`, or the profile's factory state when `state` is `nil`
   /// (a `nil` emergency list in `state` means none, SOS off).
@@ -44,6 +50,27 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
     emergency = state.emergency ?? EmergencyContacts(contacts: [], isSosOn: false)
     journal = []
     nextSequence = 1
+    journalEpoch = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+  }
+
+  /// The id listeners are given for the journal entry numbered `sequence`: `EPOCH-SEQUENCE`, or
+  /// the bare number for a watch without an epoch (`journalEpoch`).
+  public func eventID(_ sequence: Int) -> DeviceEventID {
+    DeviceEventID(journalEpoch.map { "\($0)-\(sequence)" } ?? String(sequence))
+  }
+
+  /// The sequence number a listener resuming after `id` has heard the journal up to: the id's
+  /// number when the id is of this journal (its epoch, a number this journal has reached);
+  /// otherwise 0, so every entry kept is replayed — an id from before a reset (another epoch,
+  /// or a bare number where the watch now has an epoch), from an older copy of the file put
+  /// back (a number beyond this journal's newest), or none a watch writes
+  /// (`DeviceEventID.everything`). Replaying too much can repeat an event; too little would
+  /// lose an SOS press.
+  public func sequenceHeard(upTo id: DeviceEventID) -> Int {
+    let parts = id.rawValue.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+    let epoch = parts.count == 2 ? String(parts[0]) : nil
+    guard epoch == journalEpoch, let number = parts.last.flatMap({ Int($0) }), (0...lastSequence).contains(number) else { return 0 }
+    return number
   }
 
   /// The watch's contents as the `Device` interface reads them.
@@ -59,6 +86,9 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
   /// be 1…`maxSequence` and greater than every entry's `sequence`, each of which must be ≥ 1.
   /// Checked when a state file is read (a bad file is 4003, never a crash).
   public var journalProblem: String? {
+    if let journalEpoch, !(1...16).contains(journalEpoch.utf8.count) || !journalEpoch.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
+      return "journalEpoch: expected 1 to 16 lowercase hexadecimal digits, found \"\(journalEpoch.prefix(40))\""
+    }
     guard (1...Self.maxSequence).contains(nextSequence) else {
       return "nextSequence: expected a whole number from 1 to \(Self.maxSequence), found \(nextSequence)"
     }
@@ -121,7 +151,7 @@ public struct WatchEvent: Codable, Hashable, Sendable {
 extension SimulatedWatch: FastJSONDecodable {
   public init(json reader: inout JSONReader) throws(JSONReader.Miss) {
     var format: String?, version: Int?, profile: String?, reminders: [Reminder]?, contacts: [Contact]?
-    var emergency: EmergencyContacts?, journal: [WatchEvent]?, nextSequence: Int?
+    var emergency: EmergencyContacts?, journal: [WatchEvent]?, nextSequence: Int?, journalEpoch: String??
     try reader.object { (key, reader) throws(JSONReader.Miss) in
       switch key {
       case "format": try reader.field(&format)
@@ -132,6 +162,7 @@ extension SimulatedWatch: FastJSONDecodable {
       case "emergency": try reader.field(&emergency)
       case "journal": try reader.field(&journal)
       case "nextSequence": try reader.field(&nextSequence)
+      case "journalEpoch": try reader.optionalField(&journalEpoch)
       default: throw JSONReader.Miss()
       }
     }
@@ -145,6 +176,7 @@ extension SimulatedWatch: FastJSONDecodable {
     self.emergency = emergency
     self.journal = journal
     self.nextSequence = nextSequence
+    self.journalEpoch = journalEpoch ?? nil
   }
 }
 
