@@ -239,7 +239,8 @@ import TSTestSupport
   }
 
   static let badListenValues: [([String], String)] = [
-    (["--timeout", "18446744074"], "--timeout expects a number of seconds greater than 0 and at most 86400 (one day), got '18446744074'"),
+    (["--timeout", "18446744074"], "--timeout expects a duration such as 30s or 5m (or a number of seconds), greater than 0 and at most 24h, got '18446744074'"),
+    (["--timeout", "25h"], "got '25h'"), (["--timeout", "0s"], "got '0s'"), (["--timeout", "5x"], "got '5x'"),
     (["--timeout", "1e11"], "got '1e11'"), (["--timeout", "1e300"], "got '1e300'"), (["--timeout", "inf"], "got 'inf'"),
     (["--timeout", "nan"], "got 'nan'"), (["--timeout", "-1"], "got '-1'"), (["--timeout", "0"], "got '0'"),
     (["--count", "0", "--timeout", "1"], "--count expects a whole number of events from 1 to 1000000, got '0'"),

@@ -1,5 +1,5 @@
 import Testing
-import TSApplyCLI
+@testable import TSApplyCLI
 
 struct ParseCase: Sendable, CustomTestStringConvertible {
   let id: String
@@ -56,5 +56,19 @@ struct ParseCase: Sendable, CustomTestStringConvertible {
   @Test(arguments: [("kitten", "sitting", 3), ("", "abc", 3), ("plan", "plan", 0), ("aply", "apply", 1)])
   func editDistances(_ a: String, _ b: String, _ d: Int) {
     #expect(editDistance(a, b) == d)
+  }
+}
+
+/// `device listen --timeout` takes a duration as every other option does, and a bare number
+/// of seconds as it did before (fresh-eyes finding: `--timeout 1s` was refused).
+@Suite struct ListenTimeoutTests {
+  @Test(arguments: [("1s", 1.0), ("500ms", 0.5), ("5m", 300), ("1h30m", 5400), ("24h", 86_400), ("2.5", 2.5), ("60", 60)] as [(String, Double)])
+  func aDurationOrANumberOfSecondsIsAccepted(text: String, seconds: Double) {
+    #expect(DeviceListenCommand.timeoutSeconds(text) == seconds)
+  }
+
+  @Test(arguments: ["0", "0s", "-1", "25h", "24h1s", "5x", "inf", "nan", ""])
+  func anythingElseIsRefused(text: String) {
+    #expect(DeviceListenCommand.timeoutSeconds(text) == nil)
   }
 }

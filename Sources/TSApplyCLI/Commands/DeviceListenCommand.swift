@@ -1,13 +1,13 @@
 import TSDevice
 import TSModel
 
-/// `tsapply device listen [--count N] [--timeout SECONDS]`: registers the three SDK listeners
+/// `tsapply device listen [--count N] [--timeout DURATION]`: registers the three SDK listeners
 /// (contacts changed, emergency contacts changed, SOS request) and prints events as they arrive:
 /// a simulated watch's from its state file, a bridge's (`bridge:`) from its event stream.
 struct DeviceListenCommand: Command {
   static let name = "listen"
   static let abstract = "Print contact, emergency-contact and SOS events from the watch as they happen."
-  static let usage = "[--count N] [--timeout SECONDS] [--device SPEC]"
+  static let usage = "[--count N] [--timeout DURATION] [--device SPEC]"
   static let discussion = """
     Listeners the platform does not support answer once with error 2004, printed on standard
     error; listening goes on for the others. When every listener is refused, no event can
@@ -15,7 +15,7 @@ struct DeviceListenCommand: Command {
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--count"], value: "N", help: "Stop after N events."),
-    OptionSpec(["--timeout"], value: "SECONDS", help: "Stop after this many seconds."),
+    OptionSpec(["--timeout"], value: "DURATION", help: "Stop after DURATION (30s, 5m; a bare number is seconds)."),
     DeviceOption.spec,
   ]
 
@@ -31,6 +31,15 @@ struct DeviceListenCommand: Command {
   /// Longest accepted `--timeout`, in seconds (one day).
   static let maxTimeout: Double = 86_400
 
+  /// `--timeout`'s value in seconds: a duration as every other option spells one
+  /// (`DurationArgument`: `30s`, `5m`, `1h30m`), or a bare number of seconds (`2.5`), as this
+  /// option took before; `nil` unless greater than 0 and at most `maxTimeout`.
+  static func timeoutSeconds(_ text: String) -> Double? {
+    let seconds = Double(text) ?? DurationArgument.parse(text).map(Backoff.seconds)
+    guard let seconds, seconds.isFinite, seconds > 0, seconds <= maxTimeout else { return nil }
+    return seconds
+  }
+
   let count: Int?
   let timeout: Double?
   let device: String?
@@ -44,8 +53,8 @@ struct DeviceListenCommand: Command {
       return value
     }
     timeout = try arguments.value("--timeout").map { (text) throws(UsageError) -> Double in
-      guard let value = Double(text), value.isFinite, value > 0, value <= Self.maxTimeout else {
-        throw UsageError("--timeout expects a number of seconds greater than 0 and at most \(Int(Self.maxTimeout)) (one day), got '\(text)'")
+      guard let value = Self.timeoutSeconds(text) else {
+        throw UsageError("--timeout expects a duration such as 30s or 5m (or a number of seconds), greater than 0 and at most 24h, got '\(text)'")
       }
       return value
     }

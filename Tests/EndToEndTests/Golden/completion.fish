@@ -223,7 +223,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply device simulate\'' -l help -s h -
 
 # tsapply device listen
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l count -x -d 'Stop after N events.'
-complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l timeout -x -d 'Stop after this many seconds.'
+complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l timeout -x -d 'Stop after DURATION (30s, 5m; a bare number is seconds).'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l device -x -d 'Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).'
 complete -c tsapply -n '__tsapply_at \'tsapply device listen\'' -l help -s h -d 'Show help information.'
 

@@ -80,7 +80,7 @@ _tsapply() {
     ("tsapply device show --device")) _message 'SPEC'; return ;;
     ("tsapply device simulate --device")) _message 'SPEC'; return ;;
     ("tsapply device listen --count")) _message 'N'; return ;;
-    ("tsapply device listen --timeout")) _message 'SECONDS'; return ;;
+    ("tsapply device listen --timeout")) _message 'DURATION'; return ;;
     ("tsapply device listen --device")) _message 'SPEC'; return ;;
     ("tsapply bridge serve --device")) _message 'SPEC'; return ;;
     ("tsapply bridge serve --listen")) _message 'HOST:PORT'; return ;;
@@ -107,7 +107,7 @@ _tsapply() {
       ("tsapply device show")) items=('--json:Print JSON: a simulated watch'\''s state file (profile, reminders, contacts, emergency, journal); another watch'\''s device, profile and lists.' '--redact:Mask phone numbers (all but the last two digits), contacts and journal alike.' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply device profiles")) items=('--json:Print the capabilities as JSON.' '--markdown:Print the platform table as Markdown (as in docs/platforms.md).' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply device simulate")) items=('--device:Simulated watch to use: sim:PATH (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json); a bridge: watch is reached with plan, apply, drift, device show and device listen.' '--help:Show help information.' '-h:Show help information.') ;;
-      ("tsapply device listen")) items=('--count:Stop after N events.' '--timeout:Stop after this many seconds.' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--help:Show help information.' '-h:Show help information.') ;;
+      ("tsapply device listen")) items=('--count:Stop after N events.' '--timeout:Stop after DURATION (30s, 5m; a bare number is seconds).' '--device:Watch to use: sim:PATH or bridge:NAME[/WATCH-ID] (default: $TSAPPLY_DEVICE, else sim:.tsapply/device.json).' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply bridge")) items=('--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply bridge serve")) items=('--device:A simulated watch to serve, sim:PATH (repeat for more).' '--listen:IPv4 address and port to listen on (default 127.0.0.1:8765).' '--advertise:Host put in the pairing string (default: the --listen host).' '--new-key:Replace the kept pairing key with a fresh one (clients must pair again).' '--help:Show help information.' '-h:Show help information.') ;;
       ("tsapply bridge pair")) items=('--name:Name to use in --device bridge:NAME (default: the bridge id).' '--help:Show help information.' '-h:Show help information.') ;;
