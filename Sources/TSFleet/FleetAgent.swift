@@ -1080,6 +1080,17 @@ actor AgentWatch {
   /// Publishes a press, timed when it was made where the device says (`DeviceEvent.time`: one
   /// replayed after the agent was down keeps its own time), else now.
   private func sos(_ deviceEvent: DeviceEventID?, pressedAt: Date?) {
+    // Heard again: numbered by a start that ended before the broker had its event (so the
+    // device's event was never recorded as handled). Published again under its number and id
+    // — one press, one id (fresh-eyes finding: numbered anew and delivered twice).
+    if let deviceEvent, let known = handled?.press(deviceEvent: deviceEvent.rawValue) {
+      outlet.log("\(id): SOS: the press \(known.id) heard again (the broker had not acknowledged it); publishing it again")
+      publishEvent(sosEvent(id: known.id, sequence: known.sequence, time: known.time)) { [weak self] in
+        Task { await self?.record(deviceEvent, sequence: nil) }
+      }
+      publishRecentSOS()
+      return
+    }
     let press: (sequence: Int, id: String)? = handled?.nextSOS()
     let (sequence, pressID) = (press?.sequence ?? 0, press?.id)
     outlet.log("\(id): SOS: the wearer pressed SOS" + (pressID.map { " (\($0))" } ?? ""))
@@ -1091,7 +1102,7 @@ actor AgentWatch {
       // The press's number is used from now on, and the press kept for the retained list; the
       // device's event is recorded as handled only once the broker has the SOS, so one never
       // sent is replayed by the next start.
-      record(nil, sequence: number, press: HandledEvents.Press(id: pressID, sequence: number, time: time))
+      record(nil, sequence: number, press: HandledEvents.Press(id: pressID, sequence: number, time: time, deviceEvent: deviceEvent?.rawValue))
     }
     publishEvent(sosEvent(id: pressID, sequence: number, time: time)) { [weak self] in
       Task { await self?.record(deviceEvent, sequence: nil) }

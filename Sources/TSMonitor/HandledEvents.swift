@@ -76,12 +76,17 @@ public final class HandledEvents: @unchecked Sendable {
     public var sequence: Int
     /// When it was pressed.
     public var time: String
+    /// The device's id of the press (`DeviceEvent.id`), where the device numbers its events:
+    /// the press replayed (heard before its event was recorded as handled) is told by it;
+    /// `nil` in records written before it was kept.
+    public var deviceEvent: String?
 
     /// A press from its parts.
-    public init(id: String, sequence: Int, time: String) {
+    public init(id: String, sequence: Int, time: String, deviceEvent: String? = nil) {
       self.id = id
       self.sequence = sequence
       self.time = time
+      self.deviceEvent = deviceEvent
     }
   }
 
@@ -141,6 +146,12 @@ public final class HandledEvents: @unchecked Sendable {
   /// The newest SOS presses handled, oldest first (`State.recentSOS`).
   public var recentPresses: [Press] { lock.withLock { state.recentSOS ?? [] } }
 
+  /// The newest press handled that the device numbered `deviceEvent` (`Press.deviceEvent`):
+  /// that press heard again, to be told under the number and id it has.
+  public func press(deviceEvent: String) -> Press? {
+    lock.withLock { state.recentSOS?.last { $0.deviceEvent == deviceEvent } }
+  }
+
   /// Whether the SOS press `id` is among the newest handled (`recentPresses`).
   public func hasHandled(press id: String) -> Bool { lock.withLock { state.recentSOS?.contains { $0.id == id } ?? false } }
 
@@ -155,11 +166,16 @@ public final class HandledEvents: @unchecked Sendable {
     return lock.withLock { state.recentSOS?.contains { $0.time == time && numbering($0.id) != numbering(id) } ?? false }
   }
 
-  /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`).
-  public func nextSOS() -> (sequence: Int, id: String) {
-    lock.withLock {
-      let sequence = state.sequence + 1
-      return (sequence, "sos-\(state.epoch)-" + String(format: "%010d", sequence))
+  /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`): the next
+  /// after the last recorded whose id is not `taken` — an id a press already holds though its
+  /// number was not recorded (stored in the outbox by a run killed before it recorded it), so
+  /// no two presses ever share an id.
+  public func nextSOS(skipping taken: (String) -> Bool = { _ in false }) -> (sequence: Int, id: String) {
+    var (sequence, epoch) = lock.withLock { (state.sequence, state.epoch) }
+    while true {
+      sequence += 1
+      let id = "sos-\(epoch)-" + String(format: "%010d", sequence)
+      if !taken(id) { return (sequence, id) }
     }
   }
 

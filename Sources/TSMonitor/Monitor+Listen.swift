@@ -194,14 +194,24 @@ extension Monitor {
   /// (when heard, if the device does not say); heard more than `heardLateAfter` apart it also
   /// has `heard_at`, and `replayed` when it was pressed before a resuming listener registered
   /// (`resumedAt`), replayed from the watch's history; `replayed` says when it was pressed, in words.
-  /// One already in the outbox (replayed after a crash before it was recorded) is only recorded:
-  /// the outbox delivers it.
+  /// One already in the outbox (the same device event, replayed after a crash before it was
+  /// recorded) is only recorded: the outbox delivers it. Its number skips every id the outbox
+  /// holds (`HandledEvents.nextSOS(skipping:)`).
   private func sosPressed(watch: String, profile: String, deviceEvent: DeviceEventID?, pressedAt: Date?, resumedAt: Date?,
                           replayed: String = "pressed before this monitor listened, heard by no monitor then") {
     eventLock.lock()
     defer { eventLock.unlock() }
     guard let session = locked({ self.session }) else { return }
-    let (sequence, id) = session.handled.nextSOS()
+    // The press stored by a run killed before it recorded it, heard again: the outbox delivers
+    // it. Told by the device's id of the press — never by the number this run would give it,
+    // which a press made since (the watch reset) could get too (fresh-eyes finding: a new press
+    // dropped as the stored one, never said nor delivered).
+    if !notifiers.isEmpty, let deviceEvent, let stored = session.outbox.entry(deviceEvent: deviceEvent.rawValue) {
+      recordHandled(deviceEvent, sequence: Int(stored.id.split(separator: "-").last ?? ""))
+      notice("SOS \(stored.id) was heard again after a restart; it is already in the outbox and delivered from there.")
+      return
+    }
+    let (sequence, id) = session.handled.nextSOS { session.outbox.entry($0) != nil }
     var fields: [String: JSONValue] = ["profile": .string(profile), "host": .string(ProcessInfo.processInfo.hostName),
                                        "sequence": .integer(sequence)]
     if let deviceEvent { fields["device_event_id"] = .string(deviceEvent.rawValue) }
@@ -220,11 +230,6 @@ extension Monitor {
                            settings.watchName)
     let entry = Outbox.Entry(id: event.id, body: event.jsonLine)
     if !notifiers.isEmpty {
-      if session.outbox.entry(id) != nil {
-        recordHandled(deviceEvent, sequence: sequence)
-        notice("SOS \(id) was heard again after a restart; it is already in the outbox and delivered from there.")
-        return
-      }
       do {
         try session.outbox.put(entry)
       } catch {

@@ -113,6 +113,13 @@ public struct Outbox: Sendable {
     return try? read(path(id))
   }
 
+  /// The entry storing the SOS press the device numbered `deviceEvent` (its event's
+  /// `device_event_id`), if any: that press heard again — replayed to a monitor whose earlier
+  /// run stored it and was killed before it recorded it as handled.
+  public func entry(deviceEvent: String) -> Entry? {
+    entries().entries.first { MonitorEvent(jsonLine: $0.body)?.fields["device_event_id"] == .string(deviceEvent) }
+  }
+
   /// Every entry, oldest first, and the files that are not readable entries (named, never
   /// removed: they are left for a person to look at).
   public func entries() -> (entries: [Entry], unreadable: [String]) {

@@ -392,6 +392,40 @@ import TSTestSupport
     await listener.close()
   }
 
+  /// A press heard while the broker is down, the agent stopped before the broker had its event,
+  /// started again once the broker is back: the watch replays the press (never acknowledged),
+  /// and the agent publishes it again under the number and id it gave it — one press, one id
+  /// (fresh-eyes finding: numbered again, `…-0000000002`, and delivered twice under two ids).
+  @Test func aPressReplayedBeforeTheBrokerHadItKeepsItsNumberAndId() async throws {
+    let site = try Site(watches: ["room-1"])
+    let first = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    site.broker.stop()
+    try site.scheme.device("room-1").simulateSOSPress()
+    // Heard and numbered (kept in the agent's record) while the broker cannot have it.
+    try await Task.sleep(for: .milliseconds(500))
+    await first.stop()
+    site.broker = try site.broker.restart()
+    let second = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    try await second.ready(within: .seconds(120))
+    let (events, listener) = try await site.events()
+    let presses = Inbox<RecentSOS>()
+    let reader = try MQTTClient(address: site.broker.address,
+                                configuration: .init(clientID: "reader", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .sos)]),
+                                onMessage: { message in (try? JSONDecoder().decode(RecentSOS.self, from: Data(message.payload))).map(presses.add) })
+    reader.connect()
+    try await reader.ready(within: .seconds(120))
+    var list = await presses.wait(for: 1).last
+    for _ in 0..<40 where (list?.presses.count ?? 0) < 2 {
+      try await Task.sleep(for: .milliseconds(50))
+      list = presses.items.last
+    }
+    #expect(list?.presses.map(\.sequence) == [1], "\(String(describing: list))")
+    #expect(events.items.filter { $0.kind == .sos }.allSatisfy { $0.sequence == 1 }, "\(events.items)")
+    await second.stop()
+    await listener.close()
+    await reader.close()
+  }
+
   /// Stopping while the broker no longer answers (frozen, or going down under it): the agent's
   /// last words are given a few seconds, not waited for until the broker is back (fresh-eyes
   /// finding: SIGTERM as the broker stopped, and the agent never exited).

@@ -900,6 +900,48 @@ final class Harness: @unchecked Sendable {
     #expect(said.map(\.id) == [sos.id] && said.first?.fields["left_in_outbox"] == .bool(true), "\(said.map(\.jsonLine))")
   }
 
+  /// A monitor killed after storing a press in the outbox and before recording its number, the
+  /// watch reset, a new press made on it, the monitor restarted: the new press is a press of its
+  /// own — a new number and id, said and delivered — not taken for the stored one "heard again"
+  /// (fresh-eyes finding: it was given the stored press's number, dropped as a duplicate, never
+  /// said nor delivered). The stored one is delivered once, under its own id. The crash window
+  /// is set up by putting the record of events handled back by one press, as the kill leaves it.
+  @Test(arguments: [true, false])
+  func aPressAfterACrashBeforeItsNumberWasRecordedIsNeverTakenForTheStoredOne(reset: Bool) async throws {
+    let harness = try await Harness(profile: .fit, manifest: "version: 1\n")
+    let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
+    try await harness.start(harness.settings(), notifiers: [ScriptedNotifier("receiver", failures: -1)])
+    try harness.wearer().simulateSOSPress()
+    let stored = try await harness.wait { $0.kind == .sos }
+    await harness.stop()
+    // As a kill between the outbox and the record leaves it: the press's number and event not recorded.
+    var record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.monitorEventsPath))) as? [String: Any])
+    record["sequence"] = 0
+    record["lastEventID"] = nil
+    try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: home.monitorEventsPath))
+    if reset { _ = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .fit, force: true) }
+    if reset { try harness.wearer().simulateSOSPress() }
+
+    let up = ScriptedNotifier("receiver", failures: 0)
+    let restarted = Collector<MonitorEvent>()
+    let monitor = Monitor(engine: harness.engine, settings: harness.settings(), notifiers: [up], emit: { restarted.append($0) })
+    let run = Task { try? await monitor.run() }
+    let deadline = ContinuousClock.now + .seconds(60)
+    while up.counts.successes.count < (reset ? 2 : 1) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    try await Task.sleep(for: .milliseconds(300))
+    monitor.stop()
+    await run.value
+    let said = restarted.values.filter { $0.kind == .sos && $0.fields["left_in_outbox"] == nil }
+    if reset {
+      #expect(said.count == 1 && said.first?.id != stored.id && said.first?.fields["sequence"] == .integer(2), "\(said.map(\.jsonLine))")
+      #expect(Set(up.counts.successes) == Set([stored.id] + said.map(\.id)) && up.counts.successes.count == 2, "\(up.counts.successes)")
+    } else {
+      // The same press replayed (the watch not reset): heard again, delivered once, under its id.
+      #expect(said.isEmpty, "\(said.map(\.jsonLine))")
+      #expect(up.counts.successes == [stored.id])
+    }
+  }
+
   /// An SOS left undelivered in the outbox is delivered by the next monitor from its start, also
   /// while the watch is out of reach (fresh-eyes finding: the power back after an outage, the
   /// monitor restarted before the phone, the press waited until the watch answered again) — by
