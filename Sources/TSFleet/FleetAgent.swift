@@ -1029,7 +1029,21 @@ actor AgentWatch {
   // MARK: Publishing
 
   private func publishStatus() {
-    guard let status else { return }
+    guard let status else {
+      // No status of this agent's own for the watch (none kept: its state folder is new or was
+      // lost, or the watch was just moved to it), and none made yet: one an earlier agent left
+      // on the broker says what that agent knew, not what anyone knows now, and so does the
+      // state it read. Both taken down (empty retained messages), so the views say the watch is
+      // not known until this agent handles a revision (fresh-eyes finding: the watch's SOS
+      // switched off, and every view said "in sync", drift 0; `plan --fleet` "No changes").
+      if statusOwed {
+        statusOwed = false
+        for kind in [FleetTopics.Kind.status, .state] {
+          outlet.publish(FleetTopics.watch(site: site, watch: id, kind), [], retain: true) { _ in }
+        }
+      }
+      return
+    }
     statusOwed = false
     do {
       // The kept copy says how far the history it accounts for goes (`interruptedAttempt`).

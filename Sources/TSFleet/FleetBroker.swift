@@ -209,6 +209,10 @@ public final class FleetBrokerView: @unchecked Sendable {
       brokerStarted = BrokerRestart.started(uptime: message.payload, now: Date())
       stale = Set(agentByID.filter { BrokerRestart.stale($0.value, brokerStarted: brokerStarted) != nil }.keys)
     } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
+              message.payload.isEmpty {
+      // Taken down by its agent, which holds no status of its own for the watch (`FleetAgent`).
+      statusByWatch[watch] = nil
+    } else if let (topicSite, watch, kind) = FleetTopics.parseWatch(message.topic), topicSite == site, kind == .status,
               let status = WatchStatus.decode(message.payload), status.watch == watch {
       // A retained status delivered again (the view resubscribed after a reconnection) is as
       // old as when it first came.

@@ -354,7 +354,11 @@ public enum FleetMonitor {
 
     private func received(_ message: MQTTClient.Message) {
       if let (_, id, kind) = FleetTopics.parseWatch(message.topic) {
-        if kind == .status, let status = WatchStatus.decode(message.payload) {
+        if kind == .status, message.payload.isEmpty {
+          // Taken down by its agent, which holds no status of its own for the watch
+          // (`FleetAgent`): what the watch holds is not known — no longer the status it had.
+          if lock.withLock({ statuses.removeValue(forKey: id) != nil }) { reporting.async { [self] in reportAgain() } }
+        } else if kind == .status, let status = WatchStatus.decode(message.payload) {
           let previous = lock.withLock { () -> WatchStatus?? in
             identities[id] = status.device
             // A retained status the agent read the watch for before the one held: older than

@@ -48,8 +48,9 @@ import TSTestSupport
     }
 
     /// An agent serving `watches` as `id`.
-    func agent(_ id: String, _ watches: [String], driftInterval: Duration = .zero,
+    func agent(_ id: String, _ watches: [String], driftInterval: Duration = .zero, engine: Engine? = nil,
                log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> FleetAgent {
+      let engine = engine ?? self.engine
       var served: [(id: String, watch: Watch)] = []
       for name in watches { served.append((name, try await engine.open("memory:\(name)"))) }
       let agent = try FleetAgent(configuration: .init(broker: settings, site: "ward-a", agentID: id, driftInterval: driftInterval,
@@ -424,6 +425,48 @@ import TSTestSupport
     await second.stop()
     await listener.close()
     await reader.close()
+  }
+
+  /// An agent that starts with none of its own records of a watch — its phone's app reinstalled
+  /// (same agent id, an empty state folder), or the watch moved to it — while the broker holds
+  /// no desired document for the watch (restarted without persistence): it knows nothing of
+  /// what the watch should hold, so the status an earlier agent left there is not what the views
+  /// show (fresh-eyes finding: SOS switched off on the watch, and the page, `status --fleet`
+  /// and `drift --fleet` said "in sync", drift 0, exit 0), and it reads the watch at once, so
+  /// what the watch holds is published.
+  @Test func anAgentWithNoRecordOfAWatchTakesTheStatusLeftForItDown() async throws {
+    let site = try Site(watches: ["room-1"])
+    try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {contact: A}\n")
+    let first = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    await first.stop()
+    // The broker loses every retained message; the agent comes back with its records and
+    // publishes its status again (in sync), then its phone's app is reinstalled.
+    site.broker.stop()
+    site.broker = try site.broker.restart()
+    let again = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    func row() async throws -> FleetStatusRow? {
+      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    }
+    var seen = try await row()
+    for _ in 0..<200 where seen?.drift != 0 {
+      try await Task.sleep(for: .milliseconds(50))
+      seen = try await row()
+    }
+    // The broker lost the desired document too; what the agent said of the watch stands.
+    #expect(seen?.drift == 0 && seen?.state == "no desired document", "\(String(describing: seen))")
+    await again.stop()
+    let reinstalled = Engine(registry: site.engine.registry, environment: ["TSAPPLY_STATE_DIR": site.space.directory + "/state-2"],
+                             currentDirectory: site.space.directory)
+    let fresh = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600), engine: reinstalled)
+    try site.scheme.device("room-1").simulateEmergencyChange(contacts: [], sosOn: false)
+    seen = try await row()
+    for _ in 0..<100 where seen?.drift == 0 {
+      try await Task.sleep(for: .milliseconds(50))
+      seen = try await row()
+    }
+    #expect(seen?.state == "no status" && seen?.drift == nil, "no drift said of a watch nobody knows the drift of: \(String(describing: seen))")
+    await fresh.stop()
   }
 
   /// Stopping while the broker no longer answers (frozen, or going down under it): the agent's

@@ -775,6 +775,30 @@ import TSMQTT
     await client.close()
   }
 
+  /// The agent takes a watch's status down (it holds none of its own: its state folder new,
+  /// `FleetAgent` publishes an empty retained status): the page stops showing the status it
+  /// had — not "in sync" from what an earlier agent knew (fresh-eyes finding: SOS off on the
+  /// watch, the page in sync with nothing needing attention) — and says what it holds is not
+  /// known.
+  @Test func aStatusTakenDownIsNoLongerShown() async throws {
+    let (space, broker, _, _) = try Self.site()
+    defer { broker.stop() }
+    let client = try await Self.agentsSide(broker)
+    let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00.000Z","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await Self.announce(client, "station", watches: ["room-1"])
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, revisions: { _ in .success(["aaaa"]) })
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" })
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: [], qos: 1, retain: true)
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "no status" }, "\(String(describing: board.snapshot().rows.first))")
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.drift == nil && row.reasons.first?.contains("what it holds is not known") == true, "\(row)")
+    await follower.stop(grace: .zero)
+    await client.close()
+  }
+
   /// The agent that last reported on a watch restarted with another device list: online, it no
   /// longer announces the watch, and no other agent does. The page says no one serves it — not
   /// "in sync" from its last status (fresh-eyes finding: SOS off and a press heard by no one,
