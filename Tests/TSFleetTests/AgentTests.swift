@@ -72,6 +72,18 @@ import TSTestSupport
       return agent
     }
 
+    /// The first watch's row of `status --fleet` over the broker, read until `done` holds of it
+    /// (every 50 ms, at most `tries` reads); the last read.
+    func row(tries: Int = 1, until done: (FleetStatusRow?) -> Bool = { _ in true }) async throws -> FleetStatusRow? {
+      var seen: FleetStatusRow?
+      for attempt in 0..<max(tries, 1) {
+        if attempt > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        seen = try await FleetStatus.broker(try space.load([]).members, site: "ward-a", settings: settings, timeout: .seconds(120)).rows.first
+        if done(seen) { break }
+      }
+      return seen
+    }
+
     /// `apply --fleet` over the broker.
     func apply(_ selection: [String] = [], allowDestroy: Bool = false, wait: Duration = .seconds(120)) async throws -> [FleetWatchReport] {
       let loaded = try space.load(selection)
@@ -251,7 +263,7 @@ import TSTestSupport
     for _ in 0..<250 where (await agent.status(of: "room-1"))?.sosAtRisk != true { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await agent.status(of: "room-1"))?.sosAtRisk == true)
     // `status --fleet` says it, from the agent's status.
-    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    let row = try await site.row()
     #expect(row?.state == "drift" && row?.sosAtRisk == true && row?.shownNote?.hasPrefix("SOS at risk: ") == true, "\(String(describing: row))")
     await listener.close()
     await agent.stop()
@@ -445,14 +457,7 @@ import TSTestSupport
     site.broker.stop()
     site.broker = try site.broker.restart()
     let again = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
-    func row() async throws -> FleetStatusRow? {
-      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
-    }
-    var seen = try await row()
-    for _ in 0..<200 where seen?.drift != 0 {
-      try await Task.sleep(for: .milliseconds(50))
-      seen = try await row()
-    }
+    var seen = try await site.row(tries: 200) { $0?.drift == 0 }
     // The broker lost the desired document too; what the agent said of the watch stands.
     #expect(seen?.drift == 0 && seen?.state == "no desired document", "\(String(describing: seen))")
     await again.stop()
@@ -460,11 +465,7 @@ import TSTestSupport
                              currentDirectory: site.space.directory)
     let fresh = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600), engine: reinstalled)
     try site.scheme.device("room-1").simulateEmergencyChange(contacts: [], sosOn: false)
-    seen = try await row()
-    for _ in 0..<100 where seen?.drift == 0 {
-      try await Task.sleep(for: .milliseconds(50))
-      seen = try await row()
-    }
+    seen = try await site.row(tries: 100) { $0?.drift != 0 }
     #expect(seen?.state == "no status" && seen?.drift == nil, "no drift said of a watch nobody knows the drift of: \(String(describing: seen))")
     await fresh.stop()
   }
@@ -758,7 +759,7 @@ import TSTestSupport
     #expect(status.message == words, "\(status)")
     #expect(status.drift == 0)
     #expect(lines.value.contains { $0.hasPrefix("room-1: revision ") && $0.hasSuffix("applied (+0 ~1 -0); " + words) }, "\(lines.value)")
-    let row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    let row = try await site.row()
     #expect(row?.state == "in sync" && row?.note == words, "\(String(describing: row))")
     // A drift found later is said in its own words — by `status --fleet`, the page and a drift
     // alert — not in the words of the apply before it (fresh-eyes finding: the alert for SOS
@@ -768,7 +769,7 @@ import TSTestSupport
     let drifted = try #require(await agent.status(of: "room-1"))
     let driftWords = "1 resource changed on the watch since the last apply: contacts (1 added)"
     #expect(FleetMonitor.agentReport(drifted, current: nil).note == driftWords, "\(drifted)")
-    let driftRow = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    let driftRow = try await site.row()
     #expect(driftRow?.state == "drift" && driftRow?.note == driftWords, "\(String(describing: driftRow))")
     await agent.stop()
   }
@@ -1001,7 +1002,7 @@ import TSTestSupport
     #expect(status.unreachable != nil && status.unreachableSince != nil, "\(status)")
     var row: FleetStatusRow?
     for _ in 0..<100 {
-      row = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+      row = try await site.row()
       if row?.state == "unreachable" { break }
       try await Task.sleep(for: .milliseconds(50))
     }
@@ -1011,7 +1012,7 @@ import TSTestSupport
     #expect(row?.note?.contains("agent station cannot read the watch since") == true, "\(row?.note ?? "")")
     // A manifest edited meanwhile does not hide it: still unreachable, drift not known.
     try site.manifest("room-1", contacts: ["A", "B"])
-    let edited = try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
+    let edited = try await site.row()
     #expect(edited?.state == "unreachable" && edited?.drift == nil, "\(String(describing: edited))")
     #expect(edited?.note?.contains("the manifests give a revision the broker does not hold: not published yet, or lost by the broker") == true, "\(edited?.note ?? "")")
     await agent.stop()
@@ -1139,9 +1140,6 @@ import TSTestSupport
     try site.scheme.device("room-1").simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
     for _ in 0..<1500 where (await agent.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await agent.status(of: "room-1"))?.drift == 1)
-    func row() async throws -> FleetStatusRow? {
-      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
-    }
     site.broker = try site.broker.restart()
     // The broker goes back to the status before the drift, before the agent is back.
     let older = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "older"), onMessage: { _ in })
@@ -1149,11 +1147,7 @@ import TSTestSupport
     try await older.ready(within: .seconds(120))
     try await older.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: inSync.encoded(), qos: 1, retain: true)
     await older.close()
-    var seen = try await row()
-    for _ in 0..<300 where seen?.drift != 1 {
-      try await Task.sleep(for: .milliseconds(50))
-      seen = try await row()
-    }
+    let seen = try await site.row(tries: 300) { $0?.drift == 1 }
     #expect(seen?.drift == 1 && seen?.state == "drift", "\(String(describing: seen))")
     await agent.stop()
   }
@@ -1184,14 +1178,7 @@ import TSTestSupport
     try FileManager.default.removeItem(atPath: file)
     try FileManager.default.copyItem(atPath: saved, toPath: file)
     site.broker = try site.broker.restart()
-    func row() async throws -> FleetStatusRow? {
-      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
-    }
-    var seen = try await row()
-    for _ in 0..<300 where seen?.state != "invalid" {
-      try await Task.sleep(for: .milliseconds(50))
-      seen = try await row()
-    }
+    let seen = try await site.row(tries: 300) { $0?.state == "invalid" }
     #expect(seen?.state == "invalid", "\(String(describing: seen))")
     #expect(seen?.note?.contains("the broker lost the newer one (restarted from an older save)") == true, "\(seen?.note ?? "")")
     #expect(seen?.staleDesired == true)
@@ -1202,7 +1189,7 @@ import TSTestSupport
     #expect(try await site.contacts("room-1") == ["A", "B", "C", "D"])
     // Published again: applied as ever (nothing to change), no longer invalid.
     #expect(try await site.apply().map(\.verdict.word) == ["no changes"])
-    #expect(try await row()?.state == "in sync")
+    #expect(try await site.row()?.state == "in sync")
     await agent.stop()
   }
 
@@ -1215,15 +1202,12 @@ import TSTestSupport
     let first = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
-    func row() async throws -> FleetStatusRow? {
-      try await FleetStatus.broker(try site.space.load([]).members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
-    }
-    #expect(try await row()?.state == "in sync")
+    #expect(try await site.row()?.state == "in sync")
     site.broker = try site.broker.restart()
     // The agent reconnects and its next drift check publishes its status again.
     var seen: FleetStatusRow?
     for _ in 0..<100 {
-      seen = try await row()
+      seen = try await site.row()
       if seen?.state != "no status" { break }
       try await Task.sleep(for: .milliseconds(100))
     }
@@ -1239,19 +1223,19 @@ import TSTestSupport
     for _ in 0..<1500 where (await again.status(of: "room-1"))?.drift != 1 { try await Task.sleep(for: .milliseconds(20)) }
     #expect((await again.status(of: "room-1"))?.drift == 1)
     // Once the broker has that status (a publisher judges by what the broker holds).
-    var drifted = try await row()
+    var drifted = try await site.row()
     for _ in 0..<1500 where drifted?.drift != 1 {
       try await Task.sleep(for: .milliseconds(20))
-      drifted = try await row()
+      drifted = try await site.row()
     }
     #expect(drifted?.state == "no desired document" && drifted?.drift == 1, "\(String(describing: drifted))")
     // Publishing again is the way back: the agent writes the watch back, and the publisher
     // reports the agent's answer to this publication (not the drift status just before it).
     #expect(try await site.apply().map(\.verdict.changesText) == ["+0 ~1 -0"])
-    var back = try await row()
+    var back = try await site.row()
     for _ in 0..<1500 where back?.state != "in sync" || back?.drift != 0 {
       try await Task.sleep(for: .milliseconds(20))
-      back = try await row()
+      back = try await site.row()
     }
     #expect(back?.state == "in sync" && back?.drift == 0, "\(String(describing: back))")
     #expect(try await !site.scheme.device("room-1").getAllContacts().contains { $0.name == "Zed" })
