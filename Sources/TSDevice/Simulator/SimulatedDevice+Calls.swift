@@ -168,7 +168,9 @@ extension SimulatedDevice {
     guard !heard.isEmpty else { return false }
     let start: Int
     if let lastHandled {
-      start = watch.sequenceHeard(upTo: lastHandled)
+      let resumed = watch.resume(after: lastHandled)
+      start = resumed.heard
+      if let before = resumed.missedBefore { handler(.missed(after: lastHandled, before: before)) }
     } else {
       start = watch.lastSequence
       handler(.resumePoint(watch.eventID(start)))

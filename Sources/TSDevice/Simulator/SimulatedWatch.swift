@@ -66,11 +66,26 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
   /// back (a number beyond this journal's newest), or none a watch writes
   /// (`DeviceEventID.everything`). Replaying too much can repeat an event; too little would
   /// lose an SOS press.
-  public func sequenceHeard(upTo id: DeviceEventID) -> Int {
+  public func sequenceHeard(upTo id: DeviceEventID) -> Int { resume(after: id).heard }
+
+  /// Where a listener resuming after `id` starts (`heard`, as `sequenceHeard(upTo:)`), and the
+  /// id of the first event it is given when events after `id` can no longer be had
+  /// (`missedBefore`, for a `ListenerReport.missed`): the journal keeps only its newest
+  /// `journalLimit` entries, so those between `id` and the oldest kept were dropped; or `id` is
+  /// of a journal a reset replaced (another epoch, or a bare number where the watch now has an
+  /// epoch), whose events after it went with it — whether there were any is not known. Never
+  /// for `DeviceEventID.everything`, an older copy of this journal put back, or a watch without
+  /// an epoch (whose bare numbers cannot tell a reset).
+  public func resume(after id: DeviceEventID) -> (heard: Int, missedBefore: DeviceEventID?) {
     let parts = id.rawValue.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
     let epoch = parts.count == 2 ? String(parts[0]) : nil
-    guard epoch == journalEpoch, let number = parts.last.flatMap({ Int($0) }), (0...lastSequence).contains(number) else { return 0 }
-    return number
+    let number = parts.last.flatMap { Int($0) }
+    let oldest = journal.first?.sequence ?? nextSequence
+    if epoch == journalEpoch, let number, (0...lastSequence).contains(number) {
+      return (number, oldest > number + 1 ? eventID(oldest) : nil)
+    }
+    guard journalEpoch != nil, id != .everything, epoch != journalEpoch else { return (0, nil) }
+    return (0, eventID(oldest))
   }
 
   /// The watch's contents as the `Device` interface reads them.
