@@ -32,7 +32,8 @@ extension ListenerReport {
   /// Why the events between `after` and `before` of a `missed` report cannot be had again, in
   /// words: the bridge was restarted between them (what happened on the watch while none ran is
   /// kept nowhere: the SDK keeps no history) or the simulated watch reset, or the device no
-  /// longer holds them, or something on the network dropped them each time. `restarted` tells the first, whose advice is not the network.
+  /// longer holds them, or something on the network dropped them each time. `restarted` tells
+  /// the first, whose advice is not the network.
   public static func missedCause(after: DeviceEventID, before: DeviceEventID) -> (text: String, restarted: Bool) {
     after.isOfAnotherStart(than: before)
       ? ("the bridge in front of the watch was restarted — its app or the phone restarted — or the simulated watch was reset, and what happened on "

@@ -59,23 +59,21 @@ public struct SimulatedWatch: Codable, Hashable, Sendable {
     DeviceEventID(journalEpoch.map { "\($0)-\(sequence)" } ?? String(sequence))
   }
 
-  /// The sequence number a listener resuming after `id` has heard the journal up to: the id's
-  /// number when the id is of this journal (its epoch, a number this journal has reached);
-  /// otherwise 0, so every entry kept is replayed — an id from before a reset (another epoch,
-  /// or a bare number where the watch now has an epoch), from an older copy of the file put
-  /// back (a number beyond this journal's newest), or none a watch writes
-  /// (`DeviceEventID.everything`). Replaying too much can repeat an event; too little would
-  /// lose an SOS press.
-  public func sequenceHeard(upTo id: DeviceEventID) -> Int { resume(after: id).heard }
-
-  /// Where a listener resuming after `id` starts (`heard`, as `sequenceHeard(upTo:)`), and the
-  /// id of the first event it is given when events after `id` can no longer be had
-  /// (`missedBefore`, for a `ListenerReport.missed`): the journal keeps only its newest
+  /// Where a listener resuming after `id` starts, and what it can no longer be given.
+  ///
+  /// `heard`: the sequence number it has heard the journal up to — the id's number when the id
+  /// is of this journal (its epoch, a number this journal has reached); otherwise 0, so every
+  /// entry kept is replayed: an id from before a reset (another epoch, or a bare number where
+  /// the watch now has an epoch), from an older copy of the file put back (a number beyond this
+  /// journal's newest), or none a watch writes (`DeviceEventID.everything`). Replaying too much
+  /// can repeat an event; too little would lose an SOS press.
+  ///
+  /// `missedBefore`: the id of the first event it is given when events after `id` can no
+  /// longer be had (for a `ListenerReport.missed`): the journal keeps only its newest
   /// `journalLimit` entries, so those between `id` and the oldest kept were dropped; or `id` is
-  /// of a journal a reset replaced (another epoch, or a bare number where the watch now has an
-  /// epoch), whose events after it went with it — whether there were any is not known. Never
-  /// for `DeviceEventID.everything`, an older copy of this journal put back, or a watch without
-  /// an epoch (whose bare numbers cannot tell a reset).
+  /// of a journal a reset replaced, whose events after it went with it — whether there were any
+  /// is not known. Never for `DeviceEventID.everything`, an older copy of this journal put back,
+  /// or a watch without an epoch (whose bare numbers cannot tell a reset).
   public func resume(after id: DeviceEventID) -> (heard: Int, missedBefore: DeviceEventID?) {
     let parts = id.rawValue.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
     let epoch = parts.count == 2 ? String(parts[0]) : nil
