@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSModel
+import TSTestSupport
 
 /// An in-memory simulated watch of the named profile.
 func watch(_ profile: String, state: DeviceState? = nil, options: SimulationOptions = SimulationOptions()) throws -> SimulatedDevice {
@@ -20,12 +21,8 @@ func state(_ profile: String, plus extra: [Reminder]) throws -> DeviceState {
   return state
 }
 
-/// A new empty temporary directory.
-func temporaryDirectory() throws -> String {
-  let path = NSTemporaryDirectory() + "tsdevice-\(UUID().uuidString)"
-  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  return path
-}
+/// A new empty temporary directory (`TestFolders`: removed when the test process exits).
+func temporaryDirectory() throws -> String { try TestFolders.make("tsdevice") }
 
 
 /// The first value a callback-style registration delivers.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSModel
+import TSTestSupport
 
 /// `FilePaths`: every spelling of one file resolves to one path (the last component's link
 /// included, a dangling link too), and a file where a directory is wanted is named.
@@ -9,8 +10,7 @@ import TSModel
   /// `dir -> real`, `chain -> l.json`, `dangling.json -> real/new.json`, `loop -> loop`, and the
   /// file `plain`.
   static func tree() throws -> String {
-    let base = try #require(realpath(NSTemporaryDirectory(), nil).map { path in defer { free(path) }; return String(cString: path) })
-      + "/filepaths-\(UUID().uuidString)"
+    let base = try TestFolders.make("filepaths")
     let files = FileManager.default
     try files.createDirectory(atPath: base + "/real/sub", withIntermediateDirectories: true)
     try "{}".write(toFile: base + "/real/w.json", atomically: true, encoding: .utf8)

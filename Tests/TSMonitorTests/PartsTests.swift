@@ -227,13 +227,9 @@ import TSTestSupport
   }
 }
 
-/// An existing folder under the system's temporary directory, for one test.
-func temporaryDirectory() throws -> String {
-  let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsmonitor-\(UUID().uuidString)")
-    .resolvingSymlinksInPath().path
-  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  return path
-}
+/// An existing folder under the system's temporary directory, for one test (`TestFolders`:
+/// removed when the test process exits).
+func temporaryDirectory() throws -> String { try TestFolders.make("tsmonitor") }
 
 /// The permission bits of `path`.
 func mode(_ path: String) throws -> Int {

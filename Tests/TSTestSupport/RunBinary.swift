@@ -186,6 +186,7 @@ public enum TSApplyBinary {
   /// The state root (`TSAPPLY_STATE_DIR`) every run of this test process uses unless the test
   /// sets another.
   public static let testStateDirectory: String = {
+    if let path = try? TestFolders.make("tsapply-test-state") { return path }
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-test-state-\(getpid())").path
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
@@ -221,11 +222,9 @@ public enum TSApplyBinary {
     try runProgram(URL(fileURLWithPath: "/bin/sh"), ["-c", script], in: directory, environment: ["TSAPPLY": url.path])
   }
 
-  /// A new empty temporary directory.
+  /// A new empty temporary directory (`TestFolders`: removed when the test process exits).
   public static func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("tsapply-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    URL(fileURLWithPath: try TestFolders.make("tsapply-test"))
   }
 }
 
