@@ -548,6 +548,8 @@ actor AgentWatch {
     case .resumed:
       outlet.log("\(id): the watch's events are heard again")
     case .missed(let after, let before):
+      // A change the watch reported meanwhile is lost too (a reset watch may hold anything): read it now.
+      requestDriftCheck()
       outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
                  + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published (whether there was one is not known)")
     case .failed(let kind, let error):

@@ -130,6 +130,8 @@ extension Monitor {
         self.emit(.online, watch: identity, message: "the watch's events are heard again (what was missed meanwhile is replayed)",
                   fields: ["events": .string("resumed")])
       case .missed(let after, let before):
+        // What the watch reported meanwhile is lost too (a reset watch may hold anything): read it now.
+        self.mailbox.post(.changed)
         let cause = ListenerReport.missedCause(after: after, before: before)
         self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
                     + "and cannot be had again (\(cause.text)): any SOS pressed in that gap was not forwarded (whether there was one is not known); ask the wearer"

@@ -431,6 +431,25 @@ import TSTestSupport
     #expect(table.contains("room-12  in sync") && table.contains("room-14  in sync"), "\(table)\n\(agent.standardError)")
   }
 
+  /// A watch reset while its agent listens (`device init --force`: a factory reset) is read at
+  /// once: the reset's gap in the watch's events says it may hold anything now (fresh-eyes
+  /// finding: "in sync" until the agent's next drift check, 5 minutes by default).
+  @Test func aWatchResetWhileItsAgentListensIsReadAtOnce() throws {
+    let (dir, broker) = try Self.fleetOnABroker()
+    defer { broker.stop() }
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json",
+                                      "--drift-interval", "1h"], in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "60s"], in: dir).status == 0)
+    _ = try Self.waitForStatus("room-12  in sync", in: dir)
+    #expect(try TSApplyBinary.run(["device", "init", "--force", "--device", "sim:watches/room-12.json"], in: dir).status == 0)
+    let table = try Self.waitForStatus("room-12  drift", in: dir)
+    #expect(table.contains("room-12  drift") && table.contains("room-14  in sync"), "\(table)\n\(agent.standardError)")
+    #expect(agent.standardError.contains("room-12: the watch's events after"), "\(agent.standardError)")
+  }
+
   @Test func aSecondSignalEndsAnAgentThatIsWaitingForAnApplyToStop() throws {
     let (dir, broker) = try Self.fleetOnABroker()
     defer { broker.stop() }

@@ -815,6 +815,21 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A watch reset while the monitor listens (`device init --force`: a factory reset) is read at
+  /// once, not at the next check: the reset's gap in the watch's events says it may hold anything
+  /// now (fresh-eyes finding: "in sync" for a reset watch until the next check).
+  @Test func aWatchResetWhileListenedToIsCheckedLongBeforeTheInterval() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    _ = try #require(harness.events(.online).first)
+    _ = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .default, force: true)
+    let missed = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("events_missed") }
+    #expect(missed.message.contains("the simulated watch was reset"), "\(missed.message)")
+    let drift = try await harness.wait { $0.kind == .drift }
+    #expect(drift.message.contains("changed on the watch"), "\(drift.message)")
+    await harness.stop()
+  }
+
   @Test func platformsWithoutListenersArePolled() async throws {
     let harness = try await Harness(profile: .npk, manifest: """
       version: 1

@@ -67,17 +67,20 @@ final class ListenerHub: @unchecked Sendable {
   func addSOS(_ handler: @escaping SOSHandler) { locked { sosHandlers.append(handler) } }
 
   /// A listener of `Device.listen(to:after:_:)`: it has heard every event up to `after`, its own
-  /// resume point, whatever the hub delivered to the others.
+  /// resume point, whatever the hub delivered to the others, of the journal of `epoch`
+  /// (`SimulatedWatch.journalEpoch`).
   private struct Resumable {
     var kinds: Set<DeviceEvent.Kind>
     var handler: @Sendable (ListenerReport) -> Void
     var after: Position
+    var epoch: String?
   }
 
-  /// Adds a listener for `kinds` that has heard every event up to sequence `after`; the next
-  /// `deliver` gives it every later event of the journal it is given.
-  func addResumable(kinds: Set<DeviceEvent.Kind>, after: Position, _ handler: @escaping @Sendable (ListenerReport) -> Void) {
-    locked { resumables.append(Resumable(kinds: kinds, handler: handler, after: after)) }
+  /// Adds a listener for `kinds` that has heard every event up to sequence `after` of the
+  /// journal of `epoch`; the next `deliver` gives it every later event of the journal it is
+  /// given — after a reset (another epoch), the gap first, then every event the new journal holds.
+  func addResumable(kinds: Set<DeviceEvent.Kind>, after: Position, epoch: String?, _ handler: @escaping @Sendable (ListenerReport) -> Void) {
+    locked { resumables.append(Resumable(kinds: kinds, handler: handler, after: after, epoch: epoch)) }
   }
 
   /// Held while one `deliver` takes its events and calls the handlers: deliveries from this
@@ -88,23 +91,35 @@ final class ListenerHub: @unchecked Sendable {
 
   /// Calls the handlers for every event in `watch`'s journal newer than the last one delivered
   /// (for a resumable listener, than the last one it heard), with the watch's ids (`eventID`).
+  /// A resumable listener following another journal (the watch was reset since, `device init
+  /// --force`) is first told the gap (`ListenerReport.missed`): what came after the last event
+  /// it heard went with the old journal, and the watch may now hold anything, so its owner
+  /// reads it at once rather than at its next check.
   func deliver(_ watch: SimulatedWatch) {
     let journal = watch.journal
     delivering.lock()
     defer { delivering.unlock() }
     let (events, contacts, emergency, sos, resumed) = locked {
-      () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler], [(Resumable, ArraySlice<WatchEvent>)]) in
+      () -> ([WatchEvent], [ContactsHandler], [ContactsHandler], [SOSHandler], [(Resumable, ListenerReport?, ArraySlice<WatchEvent>)]) in
       let fresh: ArraySlice<WatchEvent>
       (fresh, lastDelivered) = lastDelivered.fresh(in: journal)
-      var resumed: [(Resumable, ArraySlice<WatchEvent>)] = []
+      var resumed: [(Resumable, ListenerReport?, ArraySlice<WatchEvent>)] = []
       for index in resumables.indices {
+        var gap: ListenerReport?
+        if let followed = resumables[index].epoch, followed != watch.journalEpoch {
+          let oldest = journal.first?.sequence ?? watch.nextSequence
+          gap = .missed(after: DeviceEventID("\(followed)-\(resumables[index].after.sequence)"), before: watch.eventID(oldest))
+          resumables[index].after = Position(sequence: 0, time: nil)
+          resumables[index].epoch = watch.journalEpoch
+        }
         let events: ArraySlice<WatchEvent>
         (events, resumables[index].after) = resumables[index].after.fresh(in: journal)
-        if !events.isEmpty { resumed.append((resumables[index], events)) }
+        if gap != nil || !events.isEmpty { resumed.append((resumables[index], gap, events)) }
       }
       return (Array(fresh), contactHandlers, emergencyHandlers, sosHandlers, resumed)
     }
-    for (listener, events) in resumed {
+    for (listener, gap, events) in resumed {
+      if let gap { listener.handler(gap) }
       for event in events {
         guard let kind = event.listenerKind, listener.kinds.contains(kind) else { continue }
         listener.handler(.event(DeviceEvent(id: watch.eventID(event.sequence), kind: kind, contacts: event.contacts,

@@ -176,7 +176,7 @@ extension SimulatedDevice {
       handler(.resumePoint(watch.eventID(start)))
     }
     let hub = hub()
-    hub.addResumable(kinds: heard, after: ListenerHub.Position(after: start, in: watch.journal), handler)
+    hub.addResumable(kinds: heard, after: ListenerHub.Position(after: start, in: watch.journal), epoch: watch.journalEpoch, handler)
     // Read again after adding: a change made in between reaches the listener too.
     if let now = try? store.read() { hub.deliver(now) }
     hub.startWatching(store)
