@@ -124,6 +124,26 @@ public final class MosquittoBroker: @unchecked Sendable {
     throw .library("the broker did not start; its log says:\n\(lastLog)")
   }
 
+  /// `start(in:executable:configuration:)` for async callers: run on a thread of its own, so the
+  /// wait for the broker (and for the other starts ahead of it) holds no thread of Swift's
+  /// cooperative pool — two on a two-core machine, which tests starting brokers together
+  /// would otherwise hold while the rest of the process waited.
+  /// - Throws: as `start(in:executable:configuration:)`.
+  public static func started(in directory: String, executable: String = defaultExecutable,
+                             configuration: @escaping @Sendable (Int, String) -> String = MosquittoBroker.openConfiguration)
+    async throws(MQTTError) -> MosquittoBroker {
+    let result = await withCheckedContinuation { (done: CheckedContinuation<Result<MosquittoBroker, MQTTError>, Never>) in
+      Thread.detachNewThread {
+        do throws(MQTTError) {
+          done.resume(returning: .success(try start(in: directory, executable: executable, configuration: configuration)))
+        } catch {
+          done.resume(returning: .failure(error))
+        }
+      }
+    }
+    return try result.get()
+  }
+
   /// Stops the broker and starts it again on the same port with the same configuration, as
   /// `systemctl restart mosquitto` does: its clients reconnect to the new one, which keeps what
   /// the configuration persists (retained messages and sessions, with `persistence true`).

@@ -22,9 +22,9 @@ import TSTestSupport
     var settings: BrokerSettings { BrokerSettings(address: broker.address) }
 
     init(watches: [String], latency: SimulationOptions.Latency? = nil, faults: [SimulationOptions.Fault] = [],
-         configuration: (Int, String) -> String = MosquittoBroker.openConfiguration) throws {
+         configuration: @escaping @Sendable (Int, String) -> String = MosquittoBroker.openConfiguration) async throws {
       space = try FleetSpace()
-      broker = try MosquittoBroker.start(in: space.directory, configuration: configuration)
+      broker = try await MosquittoBroker.started(in: space.directory, configuration: configuration)
       scheme = MemoryScheme(options: SimulationOptions(latency: latency, faults: faults))
       engine = Engine(registry: DeviceRegistry(schemes: [scheme], defaultSpec: "memory:default"),
                       environment: ["TSAPPLY_STATE_DIR": space.directory + "/state"], currentDirectory: space.directory)
@@ -110,7 +110,7 @@ import TSTestSupport
   /// "pending: agent ? is offline … may hold part of it" (fresh-eyes finding: `drift --fleet`
   /// exited 0 for it).
   @Test func aPublishedWatchNoAgentAnnouncedIsNoStatus() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     _ = try await site.apply(wait: .zero)
     let members = try site.space.load([]).members
     let row = try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first
@@ -124,7 +124,7 @@ import TSTestSupport
   /// started (its retained `$SYS/broker/uptime`) is taken as offline, saying why — not "in sync",
   /// exit 0, for watches changed since (fresh-eyes finding). A live agent, connected since, is online.
   @Test func aPresenceFromBeforeTheBrokerStartedIsOffline() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let station = try await site.agent("station", ["room-1"])
     let live = try await site.agent("live", ["room-2"])
     try site.manifest("room-1", contacts: ["A"])
@@ -157,7 +157,7 @@ import TSTestSupport
   /// status (in sync), but no online agent announces it — `no status`, served by no one, not
   /// in sync (fresh-eyes finding: SOS off and a press nobody heard, shown in sync, exit 0).
   @Test func aWatchItsAgentNoLongerServesIsServedByNoOne() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let first = try await site.agent("station", ["room-1", "room-2"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
     await first.stop()
@@ -179,7 +179,7 @@ import TSTestSupport
   }
 
   @Test func publishedRevisionsConvergeAndTheStatusesTellIt() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"])
     let rows = try await site.apply()
     #expect(rows.map(\.verdict.word) == ["applied", "applied"])
@@ -213,7 +213,7 @@ import TSTestSupport
   }
 
   @Test func aWatchWhoseAgentIsOfflineIsPendingAndConvergesWhenItReturns() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     var agent = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     await agent.abandon()
@@ -246,7 +246,7 @@ import TSTestSupport
   /// An agent says whether a drift of the emergency list puts SOS at risk (`sos_at_risk` in its
   /// drift event and status): short names dropped on the watch do not, a number changed does.
   @Test func anAgentSaysWhetherAnEmergencyDriftPutsSOSAtRisk() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     let (events, listener) = try await site.events()
     try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
@@ -274,7 +274,7 @@ import TSTestSupport
   /// status, "drift 0", published again first ended the SOS-at-risk alert its check then raised
   /// again: fresh-eyes finding).
   @Test func anAgentStartedAgainPublishesNoStatusFromBeforeItsCheck() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     var agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n")
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -295,7 +295,7 @@ import TSTestSupport
   }
 
   @Test func driftAndSOSOnTheWatchAreReportedAndApplyingAgainHealsTheDrift() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     let (events, listener) = try await site.events()
     try site.manifest("room-1", contacts: ["A", "B", "C"])
@@ -334,7 +334,7 @@ import TSTestSupport
   /// drift 0 in between (fresh-eyes finding: each publication ended the drift and its alert,
   /// and the drift check after raised them again).
   @Test func aDriftTheNextRevisionKeepsIsNeverPublishedAsOver() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(300))
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -360,7 +360,7 @@ import TSTestSupport
   /// The watch's link drops and comes back (`reconnect@N`: the SDK's listeners die with the
   /// connection): the agent listens again, so the next SOS is still published.
   @Test func anSOSAfterTheWatchReconnectedIsStillPublished() async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.reconnect, atCall: 30)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.reconnect, atCall: 30)])
     let (events, listener) = try await site.events()
     let agent = try await site.agent("station", ["room-1"])
     let device = site.scheme.device("room-1")
@@ -381,7 +381,7 @@ import TSTestSupport
   /// a sequence number and the time it was pressed (not when the agent came back), and never
   /// again by a later start.
   @Test func anSOSPressedWhileTheAgentIsDownIsPublishedOnceWhenItReturns() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let (events, listener) = try await site.events()
     try await site.agent("station", ["room-1"]).stop()
     // After the first start listened (a press from before it is not this agent's to publish).
@@ -410,7 +410,7 @@ import TSTestSupport
   /// and the agent publishes it again under the number and id it gave it — one press, one id
   /// (fresh-eyes finding: numbered again, `…-0000000002`, and delivered twice under two ids).
   @Test func aPressReplayedBeforeTheBrokerHadItKeepsItsNumberAndId() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
     site.broker.stop()
     try site.scheme.device("room-1").simulateSOSPress()
@@ -447,7 +447,7 @@ import TSTestSupport
   /// and `drift --fleet` said "in sync", drift 0, exit 0), and it reads the watch at once, so
   /// what the watch holds is published.
   @Test func anAgentWithNoRecordOfAWatchTakesTheStatusLeftForItDown() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     try site.manifest("room-1", contacts: ["A"], extra: "emergency:\n  sos: true\n  contacts:\n    - {contact: A}\n")
     let first = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -474,7 +474,7 @@ import TSTestSupport
   /// last words are given a few seconds, not waited for until the broker is back (fresh-eyes
   /// finding: SIGTERM as the broker stopped, and the agent never exited).
   @Test func anAgentStopsWhileItsBrokerDoesNotAnswer() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     #expect(kill(site.broker.processIdentifier, SIGSTOP) == 0)
     defer { kill(site.broker.processIdentifier, SIGCONT) }
@@ -484,7 +484,7 @@ import TSTestSupport
   }
 
   @Test func aDocumentDeliveredTwiceIsAppliedOnce() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     let document = DesiredDocument(manifest: try manifest("contacts:\n  - {name: A, phone: \"+15550100\"}\n", file: "a.yaml"),
                                    allowDestroy: false, watch: "room-1")
@@ -509,7 +509,7 @@ import TSTestSupport
 
   @Test func aRevisionPublishedWhileAnApplyRunsIsAppliedNextAndOnlyTheNewestOfThoseWaiting() async throws {
     // 40 ms per device call: one apply takes a few hundred milliseconds.
-    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 40, perPacketMilliseconds: 0))
+    let site = try await Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 40, perPacketMilliseconds: 0))
     let agent = try await site.agent("station", ["room-1"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "quick"), onMessage: { _ in })
     publisher.connect()
@@ -533,7 +533,7 @@ import TSTestSupport
 
   @Test func stoppingDuringAnApplyStopsItBetweenStepsReportsItAndTheReturningAgentFinishesIt() async throws {
     // 100 ms per device call: the apply is still reading the watch when the agent is stopped.
-    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 100, perPacketMilliseconds: 0))
+    let site = try await Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 100, perPacketMilliseconds: 0))
     var agent: FleetAgent? = try await site.agent("station", ["room-1"])
     weak let released = agent
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "late"), onMessage: { _ in })
@@ -574,7 +574,7 @@ import TSTestSupport
   }
 
   @Test func theSafetyGateHoldsAcrossTheBrokerUntilTheDocumentAllowsDestruction() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -608,7 +608,7 @@ import TSTestSupport
   }
 
   @Test func anotherWatchsDocumentIsRefusedAndAChangedDocumentThatKeptItsRevisionIsApplied() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "own"), onMessage: { _ in })
     publisher.connect()
@@ -636,7 +636,7 @@ import TSTestSupport
   }
 
   @Test func aRestartedAgentKeepsWhatItKnewOfEachWatch() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -665,7 +665,7 @@ import TSTestSupport
   /// again: the retained revision it had applied is not applied again over it. Publishing the
   /// revision again (`apply --fleet`) is what brings the watch back.
   @Test func aRestartedAgentReportsTheWearersChangeAsDriftInsteadOfWritingOverIt() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -691,7 +691,7 @@ import TSTestSupport
   /// (fresh-eyes finding: "pending … it applies revision … when it can", exit 0, while the
   /// broker held no document and the watch never changed).
   @Test func aDocumentLostByABrokerRestartedDuringTheWaitIsPublishedAgain() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     var agent = try await site.agent("station", ["room-1"])
     let other = try await site.agent("other", ["room-2"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
@@ -743,7 +743,7 @@ import TSTestSupport
   /// only as a count (fresh-eyes finding: a restarted agent removed a contact the wearer added
   /// and nothing named it).
   @Test func anApplyThatUndoesTheWearersChangeSaysWhatItUndid() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let lines = Locked<[String]>([])
     let agent = try await site.agent("station", ["room-1"], log: { line in lines.mutate { $0.append(line) } })
     try site.manifest("room-1", contacts: ["A", "B", "C"])
@@ -780,7 +780,7 @@ import TSTestSupport
   /// restart with nothing changed tells the same drift no second time (fresh-eyes finding: no
   /// event, so the monitor kept "1 added" for a watch missing one).
   @Test func aRestartedAgentTellsAFurtherChangeAtTheSameCountOnce() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -829,7 +829,7 @@ import TSTestSupport
   /// while its agent was down; then, with a note, still "no changes" and exit 0 while the agent
   /// went on to undo a contact the wearer had added). Not counted against a rollout's `max_failures`.
   @Test func aSettledWatchOfAnOfflineAgentIsNotKnown() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     await agent.stop()
@@ -847,7 +847,7 @@ import TSTestSupport
   /// drift 1 — never "drift 0" in between, which closed the drift alert while Lunch stayed off
   /// (fresh-eyes finding), nor for good.
   @Test func aWearersChangeToAReminderTheRevisionMovesStaysDriftInEveryStatus() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     await first.stop()
@@ -879,7 +879,7 @@ import TSTestSupport
   /// changes" for a rollout that changed the watch. Faults at several calls of the first apply.
   @Test(arguments: [4, 6, 8, 10])
   func aRetryThatFindsTheEarlierAttemptsWritesReportsTheRevisionApplied(call: Int) async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.landsThenFails(.timeout), atCall: call)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.landsThenFails(.timeout), atCall: call)])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     let rows = try await site.apply()
@@ -901,7 +901,7 @@ import TSTestSupport
   /// reports the revision's two changes, not only the one its last attempt made.
   @Test func anInterruptedRevisionSaysWhatReachedTheWatchAndIsReportedWholeOnceApplied() async throws {
     // 600 ms per device call, after the call took effect: the stop comes between two writes.
-    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
+    let site = try await Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
     var agent: FleetAgent? = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A"])
     let initial = try site.scheme.device("room-1").snapshot()
@@ -950,7 +950,7 @@ import TSTestSupport
   /// (fresh-eyes finding: "+0 ~2 -0" for a revision changing the contacts only).
   @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
   func anApplyKilledAfterItsWriteLandedIsReportedAppliedAfterTheRestart(finished: Bool, wearerUndoes: Bool) async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     guard case .success(let document) = try site.space.load([]).members[0].document else {
       Issue.record("the manifest does not load")
@@ -993,7 +993,7 @@ import TSTestSupport
   /// read: the status says why and since when, `status --fleet` shows it `unreachable` (a
   /// failure, drift unknown), and `drift --fleet` counts it as not known.
   @Test func aWatchItsAgentCannotReadIsUnreachableNotInSync() async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.disconnect, atCall: 30)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.disconnect, atCall: 30)])
     let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(50))
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1021,7 +1021,7 @@ import TSTestSupport
   /// A revision refused as unsafe leaves the watch holding the one applied before: the agent
   /// keeps checking the watch against that one, so what the wearer changes is still reported.
   @Test func afterARefusedRevisionTheWatchIsStillCheckedForDrift() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(100))
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1035,7 +1035,7 @@ import TSTestSupport
   }
 
   @Test func stoppingWithoutTheBrokerSaysThatTheBrokerMarksItOffline() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let lines = Inbox<String>()
     let agent = try await site.agent("station", ["room-1"], log: { lines.add($0) })
     site.broker.stop()
@@ -1046,7 +1046,7 @@ import TSTestSupport
   }
 
   @Test func anInvalidDocumentNeverTouchesTheWatchAndSaysWhereItIsWrong() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "bad"), onMessage: { _ in })
     publisher.connect()
@@ -1081,7 +1081,7 @@ import TSTestSupport
   /// applied (it would roll the watch back silently, fresh-eyes finding), answered `invalid`
   /// saying why, also after the agent restarts; a new publication is applied as ever.
   @Test func anOlderPublicationTheBrokerHandsBackIsNotApplied() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     var agent = try await site.agent("station", ["room-1"])
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "publisher"), onMessage: { _ in })
     publisher.connect()
@@ -1130,7 +1130,7 @@ import TSTestSupport
   @Test func aBrokerGoneBackToAnOlderStatusHasTheCurrentOneAgainWhenTheAgentReconnects() async throws {
     // Saved where the broker can write: it stays the user that runs the tests (started as root,
     // Mosquitto would drop to its own user, which cannot write the test's folder).
-    let site = try Site(watches: ["room-1"], configuration: { port, directory in
+    let site = try await Site(watches: ["room-1"], configuration: { port, directory in
       MosquittoBroker.openConfiguration(port: port, directory: directory)
         .replacingOccurrences(of: "persistence false", with: "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())")
     })
@@ -1159,7 +1159,7 @@ import TSTestSupport
   /// subscribes at every connection, is sent it, and answers it `invalid` (`stale_desired`),
   /// not applied; `status --fleet` says `invalid`; the watch keeps the newer revision.
   @Test func aBrokerRestoredFromAnOlderSaveIsAnsweredInvalidAndNothingIsRolledBack() async throws {
-    let site = try Site(watches: ["room-1"], configuration: { port, directory in
+    let site = try await Site(watches: ["room-1"], configuration: { port, directory in
       MosquittoBroker.openConfiguration(port: port, directory: directory)
         .replacingOccurrences(of: "persistence false", with: "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())")
     })
@@ -1198,7 +1198,7 @@ import TSTestSupport
   /// call a watch in sync when the broker holds no desired document for it, and a restarted
   /// agent still checks its watches against the revision it applied (kept beside its status).
   @Test func aBrokerThatLostItsDesiredDocumentsIsReportedAndTheWatchesAreStillChecked() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1245,7 +1245,7 @@ import TSTestSupport
   /// A refusal says what the revision itself would change apart from what changed on the
   /// watch since the last apply: the wearer's three new contacts are not the rollout's.
   @Test func aRefusalTellsTheRevisionsOwnChangeFromTheWearersChange() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1265,7 +1265,7 @@ import TSTestSupport
   /// "Last applied" is when an apply last wrote to the watch: a revision the watch already
   /// matches (the same manifest published with allow_destroy) moves "last seen", not it.
   @Test func lastAppliedMovesOnlyWhenAnApplyWroteToTheWatch() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1287,7 +1287,7 @@ import TSTestSupport
   /// applied`), as a failure's does; `apply --fleet` shows it, not `-`; `status --fleet` says
   /// it in its note — never that the watch is untouched.
   @Test func aRefusalAfterAnAttemptThatWrotePartSaysWhatTheWatchHolds() async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 7)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 7)])
     let device = site.scheme.device("room-1")
     let lines = Locked<[String]>([])
     let agent = try await site.agent("station", ["room-1"], log: { line in
@@ -1319,7 +1319,7 @@ import TSTestSupport
   /// written, the contacts not, and the apply's `started` entry, with the whole revision's
   /// counts, last in the history. The manifests are left as the killed apply's (contacts A).
   static func killedMidRevision() async throws -> (site: Site, watch: Watch, revision: ManifestDocument, whole: Plan, drinking: String) {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1408,7 +1408,7 @@ import TSTestSupport
   /// of one watch changed since: every watch whose agent holds an applied revision says
   /// `no desired document`, whatever its manifests give now — not `new revision` for some.
   @Test func everyWatchTheBrokerLostTheDocumentOfSaysSoWhateverTheManifestsGiveNow() async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"], driftInterval: .milliseconds(200))
     #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
     site.broker = try site.broker.restart()
@@ -1431,7 +1431,7 @@ import TSTestSupport
   /// known (`isNotKnown`, which `status --fleet` counts against its exit status), as `apply
   /// --fleet` counts it.
   @Test func aPendingWatchWhoseAgentIsOfflineIsNotKnown() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     await agent.stop()
@@ -1447,7 +1447,7 @@ import TSTestSupport
   /// the watch holds the revision — `status --fleet` says so, and a staged rollout's summary
   /// counts it with the revision (docs/fleet.md "Staged rollouts"), not "without it".
   @Test func aWatchWhoseApplyFailedAfterItsWritesLandedHasTheRevision() async throws {
-    let site = try Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
+    let site = try await Site(watches: ["room-1"], latency: .init(perCallMilliseconds: 600, perPacketMilliseconds: 0))
     let agent = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     try site.manifest("room-1", contacts: ["A"])
@@ -1493,7 +1493,7 @@ import TSTestSupport
   @Test(arguments: holdingCases.indices)
   func aRolloutCountsWhatTheAgentsStatusSaysTheWatchHolds(_ index: Int) async throws {
     let (online, fields, bucket, words) = Self.holdingCases[index]
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     try site.manifest("room-1", contacts: ["A"])
     let published = try #require(try await site.apply(wait: .seconds(1)).first)
     guard case .string(let revision)? = published.details["revision"] else { Issue.record("\(published.details)"); return }
@@ -1521,7 +1521,7 @@ import TSTestSupport
   /// nothing said it before (fe32, fe34); one of them offline is a watch moved, not shared.
   @Test(arguments: [(true, ["station", "second"]), (false, [])])
   func aWatchServedByTwoOnlineAgentsIsSaid(bothOnline: Bool, agents: [String]) async throws {
-    let site = try Site(watches: ["room-1", "room-2"])
+    let site = try await Site(watches: ["room-1", "room-2"])
     let members = try site.space.load([]).members
     let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
     publisher.connect()
@@ -1557,7 +1557,7 @@ import TSTestSupport
   /// starts on it; `apply --fleet` of A again must report what the agent does with this
   /// publication, not the old "A applied" — the watch holds B until the agent writes A back.
   @Test func republishingARevisionWhileTheAgentAppliesAnotherWaitsForTheAnswerToThisPublication() async throws {
-    let site = try Site(watches: ["room-1"])
+    let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
@@ -1583,7 +1583,7 @@ import TSTestSupport
   /// timeout can pass) or not (`failed`: the watch refused the data), so a receiver needs no status.
   @Test(arguments: [(SimulationOptions.Fault.Kind.fail(.timeout), "retrying"), (.fail(.dataSetFailed), "failed")])
   func anErrorEventSaysWhetherTheAgentTriesAgain(fault: SimulationOptions.Fault.Kind, result: String) async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(fault, atCall: 6)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(fault, atCall: 6)])
     let (events, listener) = try await site.events()
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
@@ -1598,7 +1598,7 @@ import TSTestSupport
   /// write, `0 of N applied`), then a retry that applied it: the log says the revision was
   /// applied, not that earlier attempts wrote part of it.
   @Test func aRetryAfterAnAttemptThatWroteNothingDoesNotCreditIt() async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 6)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.fail(.timeout), atCall: 6)])
     let lines = Locked<[String]>([])
     let agent = try await site.agent("station", ["room-1"], log: { line in lines.mutate { $0.append(line) } })
     try site.manifest("room-1", contacts: ["A", "B", "C"])
@@ -1612,7 +1612,7 @@ import TSTestSupport
   /// fails for good just after this run publishes again, and the agent then applies this run's
   /// document. This run reports that answer, not the earlier run's failure.
   @Test func aFailureAnsweringAnEarlierPublicationOfTheSameRevisionIsNotThisRunsAnswer() async throws {
-    let site = try Site(watches: ["room-1"], faults: [.init(.fail(.dataSetFailed), atCall: 6)])
+    let site = try await Site(watches: ["room-1"], faults: [.init(.fail(.dataSetFailed), atCall: 6)])
     let agent = try await site.agent("station", ["room-1"])
     try site.manifest("room-1", contacts: ["A", "B", "C"])
     let lock = try await Self.hold(site, "room-1")

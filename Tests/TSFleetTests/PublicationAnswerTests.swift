@@ -82,7 +82,7 @@ import TSPlan
   /// run: the watch waits for the agent's answer (pending here, as the fake agent never answers).
   @Test(arguments: [false, true])
   func thePublicationIsSentOnlyToAgentsThatAnnounceIt(announces: Bool) async throws {
-    let site = try AgentTests.Site(watches: ["room-1"])
+    let site = try await AgentTests.Site(watches: ["room-1"])
     let document = try #require(try site.space.load().members.first?.document.get())
     let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
     let (agent, reader, desired) = try await Self.fakeAgent(on: site, revision: revision, features: announces ? ["publication"] : nil)
@@ -105,7 +105,7 @@ import TSPlan
   /// published its own, so this run's may never be applied. Said so, not "it applies revision
   /// … when it can" (fresh-eyes finding).
   @Test func aRevisionReplacedByAnotherPublisherIsSaidReplaced() async throws {
-    let site = try AgentTests.Site(watches: ["room-1"])
+    let site = try await AgentTests.Site(watches: ["room-1"])
     let (agent, reader, desired) = try await Self.fakeAgent(on: site, revision: "aaaaaaaaaaaaaaaa", features: nil)
     let running = Task { try await site.apply(wait: .seconds(3)) }
     _ = await desired.wait(for: 1)
@@ -125,7 +125,7 @@ import TSPlan
   /// pending, which counts against a rollout's max_failures (it counted one failed while
   /// listing it with the revision).
   @Test func aWatchHoldingTheRevisionWhileItsAgentIsOfflineIsNotKnownAndNoRolloutFailure() async throws {
-    let site = try AgentTests.Site(watches: ["room-1"])
+    let site = try await AgentTests.Site(watches: ["room-1"])
     let document = try #require(try site.space.load().members.first?.document.get())
     let revision = DesiredDocument.revision(manifest: document.manifest, allowDestroy: false)
     // An agent of this release: a status from before answers no publication of this run.

@@ -29,7 +29,7 @@ import TSTestSupport
   }
 
   @Test func anAgentPublishesTheStateItReadOnlyWhenItDiffersFromTheLastItPublished() async throws {
-    let site = try AgentTests.Site(watches: ["room-1", "room-2"])
+    let site = try await AgentTests.Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"], driftInterval: .milliseconds(100))
     #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
     try await Self.eventually { agent.statistics.states >= 2 }
@@ -58,7 +58,7 @@ import TSTestSupport
   /// An apply that finds the watch already matching keeps no read state: the agent reads the
   /// watch once for the state topic (a drift check), so an agent started afresh publishes it.
   @Test func anAgentThatFindsTheWatchMatchingPublishesItsStateOnce() async throws {
-    let site = try AgentTests.Site(watches: ["room-1"])
+    let site = try await AgentTests.Site(watches: ["room-1"])
     let first = try await site.agent("station", ["room-1"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     await first.stop()
@@ -76,7 +76,7 @@ import TSTestSupport
   /// The manifests planned against a reported state give the plan a watch read directly gives
   /// (the same planner): one field changed, one change; nothing for the same manifests.
   @Test func aPlanAgainstTheReportedStateIsThePlanAgainstTheWatch() async throws {
-    let site = try AgentTests.Site(watches: ["room-1", "room-2"])
+    let site = try await AgentTests.Site(watches: ["room-1", "room-2"])
     let agent = try await site.agent("station", ["room-1", "room-2"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
     try await Self.eventually { agent.statistics.states >= 2 }
