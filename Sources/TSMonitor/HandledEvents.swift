@@ -56,6 +56,18 @@ public final class HandledEvents: @unchecked Sendable {
     /// Whether that read found SOS at risk (the emergency list changed on the watch since the
     /// last apply): what is known of it while it cannot be read; `nil` in files written before.
     public var sosAtRisk: Bool?
+    /// The last gap in the watch's events told (`ListenerReport.missed`: the device's ids
+    /// around it), so a restarted monitor resuming after the same id, with nothing handled
+    /// since, does not raise it again; `nil` when none was, and in files written before.
+    public var gapTold: Gap?
+  }
+
+  /// A gap in the watch's events: what came after `after` and before `before` cannot be had.
+  public struct Gap: Codable, Hashable, Sendable {
+    /// The last event heard before it.
+    public var after: String
+    /// The first event that can be had after it.
+    public var before: String
   }
 
   /// An outage a monitor noticed: when (`since`, ISO 8601), and when it last read the watch
@@ -115,7 +127,7 @@ public final class HandledEvents: @unchecked Sendable {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
                       epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
-                      recentSOS: nil, listeningSince: nil, outage: nil, lastSeen: nil, sosAtRisk: nil)
+                      recentSOS: nil, listeningSince: nil, outage: nil, lastSeen: nil, sosAtRisk: nil, gapTold: nil)
     switch Self.read(path) {
     case .missing:
       state = fresh
@@ -193,6 +205,18 @@ public final class HandledEvents: @unchecked Sendable {
         state.recentSOS = Array(((state.recentSOS ?? []) + [press]).suffix(Self.keptPresses))
       }
     }
+  }
+
+  /// Whether the gap between `after` and `before` is the last one told (`told(gapAfter:before:)`).
+  public func hasTold(gapAfter after: DeviceEventID, before: DeviceEventID) -> Bool {
+    lock.withLock { state.gapTold == Gap(after: after.rawValue, before: before.rawValue) }
+  }
+
+  /// Records the gap between `after` and `before` as told, once it was (written and fsynced:
+  /// told before it is recorded, a monitor killed between tells it again, never not at all).
+  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
+  public func told(gapAfter after: DeviceEventID, before: DeviceEventID) throws(SecureFileError) {
+    try update(durable: true) { $0.gapTold = Gap(after: after.rawValue, before: before.rawValue) }
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and

@@ -478,7 +478,10 @@ public final class StatusBoard: @unchecked Sendable {
   /// An event with a `broker` field is the monitor's own connection to the broker (lost:
   /// `offline`, back: `online`): it concerns every watch, whatever `names` says.
   public func record(_ event: MonitorEvent, for names: [String]) {
-    defer { if event.kind == .sos || event.kind == .delivered || event.fields["reason"] == .string("delivery") { keep() } }
+    defer {
+      if event.kind == .sos || event.kind == .delivered || event.fields["reason"] == .string("delivery")
+        || event.fields["reason"] == .string("events_missed") { keep() }
+    }
     let broker = event.fields["broker"].flatMap { if case .string(let text) = $0 { text } else { nil } }
     change(touching: broker == nil ? names : nil) { () -> Bool in
       events[event.kind.rawValue, default: 0] += 1

@@ -822,11 +822,29 @@ final class Harness: @unchecked Sendable {
     let harness = try await Harness()
     try await harness.start(harness.settings(interval: .seconds(3600)))
     _ = try #require(harness.events(.online).first)
+    try harness.wearer().simulateSOSPress()  // an event handled: a restart resumes after it
+    try await harness.wait { $0.kind == .sos }
     _ = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .default, force: true)
     let missed = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("events_missed") }
     #expect(missed.message.contains("the simulated watch was reset"), "\(missed.message)")
     let drift = try await harness.wait { $0.kind == .drift }
     #expect(drift.message.contains("changed on the watch"), "\(drift.message)")
+    // Started again with no event handled since (the reset watch reported none): the same gap
+    // is not told again (fresh-eyes finding: every restart raised it anew, each a new "SOS?"
+    // card on the page). What comes next is still heard.
+    await harness.stop()
+    let before = harness.events.values.count
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    try harness.wearer().simulateSOSPress()
+    try await harness.wait(after: before) { $0.kind == .sos }
+    // And once more: a restart after the reset watch's own first event resumes after it.
+    await harness.stop()
+    let again = harness.events.values.count
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    try harness.wearer().simulateSOSPress()
+    try await harness.wait(after: again) { $0.kind == .sos }
+    let gaps = harness.events.values.filter { $0.fields["reason"] == .string("events_missed") }
+    #expect(gaps.count == 1, "\(gaps.map(\.jsonLine))")
     await harness.stop()
   }
 

@@ -479,6 +479,19 @@ final class TestClock: @unchecked Sendable {
     #expect(board.snapshot().openSOS.isEmpty)
   }
 
+  /// A gap's card outlives a restart of the monitor as an SOS press's does (fresh-eyes finding:
+  /// "SOS?" cards vanished at a restart, nobody having acknowledged them).
+  @Test func aGapsCardOutlivesARestartOfTheMonitor() throws {
+    let path = try TSApplyBinary.temporaryDirectory().path + "/status-page.json"
+    let clock = TestClock()
+    var board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    board.record(Self.event(.error, clock, message: "the watch's events after 8ac586f6-7 and before 23c347b-1 never reached this monitor",
+                            ["reason": .string("events_missed")], id: "gap-1"), for: ["room-12"])
+    board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), storePath: path, now: { clock.now })
+    let open = board.snapshot().openSOS
+    #expect(open.map(\.id) == ["gap-1"] && open.first?.missed?.contains("after 8ac586f6-7 and before 23c347b-1") == true, "\(open)")
+  }
+
   /// A drift heard as an event, then an agent status in sync, then the watch served by no agent
   /// (its status says nothing of what it holds): no drift figure from the old event (fresh-eyes
   /// finding: the page showed drift 1 for a watch no agent served, last in sync).
