@@ -278,7 +278,11 @@ public enum PhoneRedaction {
   /// - a backup's path (`/…/backups/20261201T231908.855Z.json`: absolute, no spaces, the file named
   ///   by its UTC time), which `tsapply restore` needs whole (docs/apply.md);
   /// - a reminder's period as the manifest's checks write it (`08:00–20:00`, with the en dash no
-  ///   phone number holds).
+  ///   phone number holds);
+  /// - a watch's event id (`e1248726-17`: a bridge's `BOOT-SEQUENCE`, a simulated watch's
+  ///   `EPOCH-SEQUENCE`, docs/bridge-protocol.md "Events"), its 1–16 lowercase hex digits holding
+  ///   a letter and a digit, which no phone number does; an id without either is masked;
+  /// - the process a lock names (`pid 123407 on host`).
   public static func redactPhoneLikeSparingOwn(_ text: String) -> String {
     var result = "", rest = Substring(text)
     while let range = rest.range(of: ownWords, options: .regularExpression) {
@@ -296,6 +300,8 @@ public enum PhoneRedaction {
     + #"|(?<![0-9A-Za-z])[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})(?![0-9A-Za-z])"#
     + #"|(?<![0-9A-Za-z])[0-9a-f]{16}(?![0-9A-Za-z])"#
     + #"|(?<![0-9:])[0-9]{2}:[0-9]{2}–[0-9]{2}:[0-9]{2}(?![0-9:])"#
+    + #"|(?<![0-9A-Za-z-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{1,16}-[0-9]{1,13}(?![0-9A-Za-z-])"#
+    + #"|(?<![0-9A-Za-z])pid [0-9]{1,10}(?= on host )"#
 
   /// `redactPhoneLikeSparingOwn(_:)`, leaving every occurrence of `spared` as it is too: a path
   /// tsapply made itself (a backup's, `STATE/watches/ID/backups/20261201T231908.855Z.json`), named

@@ -30,6 +30,13 @@ import TSModel
      "every is 840 minutes, longer than the period 08:00–20:00 (720 minutes)"),
     ("the period 08:00–20:00 for +1 555 0100", "the period 08:00–20:00 for +* *** **00"),
     ("08:00-20:00 (720", "08:00-20:** (*20"),
+    // A watch's event id (a bridge's `BOOT-SEQUENCE`, a simulated watch's `EPOCH-SEQUENCE`: hex
+    // with a letter and a digit) and the pid a lock names stay whole: the page's "SOS?" card read
+    // "after e******6-1" (fresh-eyes fe89 #5). Hex without a letter or a digit is masked.
+    ("the watch's events after e1248726-1 and before 23c347b-12345 never", "the watch's events after e1248726-1 and before 23c347b-12345 never"),
+    ("after 12487260-1234567 or cafe-5550100", "after ********-*****67 or cafe-*****00"),
+    ("the watch is locked: another tsapply holds it: pid 123407 on host vm", "the watch is locked: another tsapply holds it: pid 123407 on host vm"),
+    ("pid 123407 for 5550100", "pid ****07 for *****00"),
   ])
   func tsapplysOwnWordsStayWhole(_ text: String, _ expected: String) {
     #expect(PhoneRedaction.redactPhoneLikeSparingOwn(text) == expected)
