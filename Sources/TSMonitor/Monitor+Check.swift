@@ -48,10 +48,12 @@ extension Monitor {
     /// Whether a heal undid the drift since it was reported (so its end is the heal's doing).
     var healed = false
     /// What the drift reported last (`reported`) was measured against — the record then — and
-    /// the resources it named; `nil` when not known (a drift replayed after a kill). When it ends
-    /// with the watch still differing from that record in the same resources, the record took
-    /// the change: accepted, not undone.
-    var reportedAgainst: (record: DeviceState, addresses: Set<ResourceAddress>)?
+    /// its changes; `nil` when not known (a drift replayed after a kill). When it ends with the
+    /// watch still holding what those changes left, in each resource they name, the record took
+    /// the change: accepted, not undone. An apply that wrote over it while changing something
+    /// else in the same resource (a contact put back beside a rename) left the watch differing
+    /// from the old record there too, but not as the drift did: not accepted.
+    var reportedAgainst: (record: DeviceState, drift: [ResourceChange])?
     /// Whether the record was refreshed to drift the manifest accepts (`Monitor.accept`) since
     /// the drift was reported (so its end is the manifest's doing).
     var accepted = false
@@ -152,7 +154,9 @@ extension Monitor {
         // ("again" said so after an adoption: fresh-eyes finding).
         let stillHeld = !tracking.healed && tracking.reportedAgainst.map { reported in
           let now = Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities)
-          return !now.isEmpty && Set(now.map(\.address)) == reported.addresses
+          let held = Dictionary(now.map { ($0.address, $0.after) }) { first, _ in first }
+          return !reported.drift.isEmpty && Set(now.map(\.address)) == Set(reported.drift.map(\.address))
+            && reported.drift.allSatisfy { held[$0.address] == $0.after }
         } == true
         if tracking.accepted {
           fields["accepted"] = .bool(true)
@@ -254,7 +258,7 @@ extension Monitor {
       unlink(watch.home.monitorHealPath)
       driftID = event.id
       tracking.reported = (signature, event.id, addresses)
-      tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(report.drift.map(\.address))) }
+      tracking.reportedAgainst = watch.lastApplied().map { (record: $0, drift: report.drift) }
       tracking.reportedOutcome = outcome.word
       tracking.healed = false
       tracking.accepted = false
@@ -373,7 +377,7 @@ extension Monitor {
                              fields: fields)
     emitEvent(event)
     tracking.reported = (signature, event.id, addresses)
-    tracking.reportedAgainst = watch.lastApplied().map { (record: $0, addresses: Set(drift.map(\.address))) }
+    tracking.reportedAgainst = watch.lastApplied().map { (record: $0, drift: drift) }
     return .failed(message)
   }
 }

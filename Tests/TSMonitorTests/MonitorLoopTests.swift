@@ -400,6 +400,33 @@ final class Harness: @unchecked Sendable {
     #expect(resolved.message.hasPrefix("the watch still holds what changed, now recorded as what the last apply left"), "\(resolved.message)")
   }
 
+  /// A drift an apply writes over while it changes something else in the same resource (the
+  /// manifest renames one contact; the wearer had removed another, which the apply puts back)
+  /// is not "accepted": the watch no longer holds what changed (fresh-eyes fe89 #3: `resolved`
+  /// said the removal was kept, though the watch held the contact again).
+  @Test func aDriftAnApplyWroteOverIsNotAccepted() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings())
+    #expect(try harness.wearer().simulateContactRemove(name: "Kim Li") == 1)
+    let drift = try await harness.wait { $0.kind == .drift }
+    let renaming = Harness.manifest.replacingOccurrences(of: "Alex Doe", with: "Alex Dee")
+    let watch = try await harness.engine.open(harness.spec)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(renaming.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(renaming.utf8), path: nil)
+    guard case .applied = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "test")) else {
+      await watch.close()
+      Issue.record("the apply was to rename Alex and put Kim back")
+      return
+    }
+    await watch.close()
+    let resolved = try await harness.wait { $0.kind == .resolved }
+    await harness.stop()
+    #expect(try harness.wearer().snapshot().contacts.map(\.name).sorted() == ["Alex Dee", "Kim Li"])
+    #expect(resolved.fields["drift_id"] == .string(drift.id) && resolved.fields["accepted"] == nil
+              && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
+    #expect(resolved.message == "the watch holds what the last apply left again", "\(resolved.message)")
+  }
+
   /// A change the manifest already accepts when the monitor first sees it (the wearer's
   /// emergency contact, written into the manifest before the monitor started) is not reported
   /// as drift, nor SOS as at risk: the record is refreshed, nothing is written.
