@@ -235,8 +235,12 @@ extension Monitor {
     // The same drift, reported refused, failed or given up on, and its manifest changed since:
     // what healing does about it now is said anew (a drift event that supersedes it), so the
     // page and the alerts do not keep a refusal the manifest no longer makes (fresh-eyes finding).
-    let outcomeChanged = !isNew && tracking.reported != nil && ["unsafe", "failed", "rate_limited"].contains(tracking.reportedOutcome ?? "")
-      && outcome.word != "unchanged" && outcome.word != tracking.reportedOutcome
+    // So is one reported `retrying` whose next try is refused, fails for good or is held back:
+    // the page kept "being retried", naming a lock long released (fresh-eyes fe89 #2).
+    let settled = ["unsafe", "failed", "rate_limited"]
+    let outcomeChanged = !isNew && tracking.reported != nil && outcome.word != tracking.reportedOutcome
+      && (settled.contains(tracking.reportedOutcome ?? "") && outcome.word != "unchanged"
+          || tracking.reportedOutcome == "retrying" && settled.contains(outcome.word))
     let driftID: String
     if isNew || outcomeChanged || foundByHeal {
       var event = driftEvent(report, changes: changes, outcome: outcome, watch: watch, mask: shown, at: detected)

@@ -322,6 +322,26 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal being retried that is refused at its next try (the manifest now changes an emergency
+  /// number: unsafe unattended) says so, superseding the `retrying` drift: the page said
+  /// "retrying … the watch is locked" for good, naming an apply long over (fresh-eyes fe89 #2).
+  @Test func aRetriedHealThatIsRefusedNextSaysSo() async throws {
+    let harness = try await Harness()
+    try harness.wearer().simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    try await harness.start(harness.settings(interval: .seconds(1), reconcile: true), engine: harness.engine(fault: "fail@7"))
+    let retrying = try await harness.wait { $0.kind == .drift }
+    #expect(retrying.fields["reconcile"] == .string("retrying"), "\(retrying.jsonLine)")
+    try Harness.manifest.replacingOccurrences(of: "+15550110", with: "+15550119")
+      .write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    let refused = try await harness.wait(after: harness.events.values.firstIndex { $0.id == retrying.id }! + 1) { $0.kind == .drift }
+    await harness.stop()
+    #expect(refused.fields["reconcile"] == .string("unsafe") && refused.fields["supersedes"] == .string(retrying.id), "\(refused.jsonLine)")
+    let board = StatusBoard(members: [StatusBoard.Member(name: "mum", device: harness.spec)], offlineThreshold: .seconds(60))
+    for event in harness.events.values { board.record(event, for: ["mum"]) }
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "refused", "\(row)")
+  }
+
   /// A heal that fails because the link drops (`reconnect@N`, transient) is tried again at the
   /// next periodic check, not at every reconnect, and such failures never spend the hourly
   /// budget: a few seconds of bad Bluetooth retried it once per reconnect, spent the budget
