@@ -5,8 +5,10 @@ import TSPlan
 extension Monitor {
   /// What an applied heal did about a drift, in the events' words: the drifted resources it
   /// undid, the manifest's pending change it applied besides (what it changed that undoes no
-  /// drift), and the drift it left as the watch holds it (`HealOutcome.applied`'s `notHealed`)
-  /// because the manifest does not set what changed. `mask` renders addresses.
+  /// drift, and what it changed in a drifted resource the manifest itself changes since the last
+  /// apply, `DriftReport.own`: a reset watch healed with an emergency number not applied before),
+  /// and the drift it left as the watch holds it (`HealOutcome.applied`'s `notHealed`) because
+  /// the manifest does not set what changed. `mask` renders addresses.
   struct HealWords {
     /// The masked addresses of the drift left as the watch holds it.
     var notHealed: [String]
@@ -15,12 +17,13 @@ extension Monitor {
     private var fields: String
     private var manifest: String
 
-    init(drift: [ResourceChange], applied: ApplyReport, notHealed: [ResourceChange], manifest: String, mask: PhoneRedaction.Mask) {
+    init(drift: [ResourceChange], own: Set<ResourceAddress>, applied: ApplyReport, notHealed: [ResourceChange], manifest: String,
+         mask: PhoneRedaction.Mask) {
       let left = Set(notHealed.map(\.address))
       let undone = drift.map(\.address).filter { !left.contains($0) }
       self.notHealed = notHealed.map { mask.text($0.address.rawValue) }
       healed = undone.map { mask.text($0.rawValue) }
-      pending = applied.plan.resourceChanges.map(\.address).filter { !undone.contains($0) }.map { mask.text($0.rawValue) }
+      pending = applied.plan.resourceChanges.map(\.address).filter { !undone.contains($0) || own.contains($0) }.map { mask.text($0.rawValue) }
       // `(enabled)` for one resource, `(reminder.custom["Lunch"]: enabled; contacts: …)` for more.
       let keys = notHealed.map { change in
         (mask.text(change.address.rawValue), change.fields.map { mask.text(ChangeBrief.key($0.field)) }
@@ -30,22 +33,26 @@ extension Monitor {
       self.manifest = manifest
     }
 
-    /// The drift event's account: `healing it`, or `not healed: watch.yaml does not set what
-    /// changed in reminder.custom["Lunch"] (enabled); applying watch.yaml's pending change to reminder.drinking`.
+    /// The drift event's account: `healing it` (`; applying watch.yaml's pending change to
+    /// emergency` when it does), or `not healed: watch.yaml does not set what changed in
+    /// reminder.custom["Lunch"] (enabled); applying watch.yaml's pending change to reminder.drinking`.
     var drift: String {
-      guard !notHealed.isEmpty else { return "healing it" }
-      var text = "not healed: \(manifest) does not set what changed in \(notHealed.joined(separator: ", "))\(fields)"
-      if !healed.isEmpty { text += "; healing \(healed.joined(separator: ", "))" }
+      var text = notHealed.isEmpty ? "healing it" : "not healed: \(manifest) does not set what changed in \(notHealed.joined(separator: ", "))\(fields)"
+      if !notHealed.isEmpty, !healed.isEmpty { text += "; healing \(healed.joined(separator: ", "))" }
       if !pending.isEmpty { text += "; applying \(manifest)'s pending change to \(pending.joined(separator: ", "))" }
       return text
     }
 
     /// What the `applied` event says was applied, before its counts: `healed the drift`, or
-    /// `healed the drift in …` and/or `applied watch.yaml's pending change to …`.
+    /// `healed the drift in …`, each with ` and applied watch.yaml's pending change to …` when
+    /// it did (that alone when it healed none).
     var applied: String {
-      guard !notHealed.isEmpty else { return "healed the drift" }
       var parts: [String] = []
-      if !healed.isEmpty { parts.append("healed the drift in \(healed.joined(separator: ", "))") }
+      if notHealed.isEmpty {
+        parts.append("healed the drift")
+      } else if !healed.isEmpty {
+        parts.append("healed the drift in \(healed.joined(separator: ", "))")
+      }
       if !pending.isEmpty { parts.append("applied \(manifest)'s pending change to \(pending.joined(separator: ", "))") }
       return parts.joined(separator: " and ")
     }

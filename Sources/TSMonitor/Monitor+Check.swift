@@ -278,7 +278,7 @@ extension Monitor {
     switch outcome {
     case .applied(let applied, let heldBack, let notHealed):
       let healed = shown.adding(applied.plan)
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
+      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
       tracking.healed = notHealed.isEmpty
       // The heal wrote and verified: the watch holds the manifest's emergency list but for what
       // it did not heal, so SOS is at risk only by that — also for an `offline` before the

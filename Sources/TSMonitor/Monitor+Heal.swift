@@ -215,7 +215,7 @@ extension Monitor {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
     case .applied(let applied, let heldBack, let notHealed):
-      let words = HealWords(drift: report.drift, applied: applied, notHealed: notHealed, manifest: manifestName,
+      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, manifest: manifestName,
                             mask: mask.adding(applied.plan))
       if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
       result = words.drift + (heldBack.map { mask.message($0.text) } ?? "")

@@ -255,6 +255,23 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal that writes the manifest's own pending change into a resource that also drifted
+  /// says so: a reset watch healed with an emergency number nobody had applied yet was told
+  /// only as "healed the drift" (fresh-eyes fe89 #4).
+  @Test func aHealThatAlsoAppliesAPendingChangeToADriftedResourceSaysSo() async throws {
+    let harness = try await Harness()
+    try Harness.manifest.replacingOccurrences(of: "+15550110", with: "+15550119")
+      .write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    try await harness.start(harness.settings(reconcile: true))
+    _ = try SimulatedDevice.create(path: harness.directory + "/watch.json", profile: .default, force: true)
+    let drift = try await harness.wait { $0.kind == .drift }
+    let applied = try await harness.wait { $0.kind == .applied }
+    await harness.stop()
+    #expect(drift.message.contains("healing it; applying watch.yaml's pending change to emergency"), "\(drift.message)")
+    #expect(applied.message.hasPrefix("healed the drift and applied watch.yaml's pending change to emergency: "), "\(applied.message)")
+    #expect(try harness.wearer().snapshot().emergency.contacts.map(\.phoneNum) == ["+15550119", "+15550111"])
+  }
+
   /// An unsafe heal says which part is unsafe: undoing the wearer's change, or the manifest's own
   /// pending change (here removing an emergency contact, edited in but not applied yet).
   @Test func anUnsafeHealNamesTheManifestsOwnPendingChange() async throws {
