@@ -550,8 +550,19 @@ actor AgentWatch {
     case .missed(let after, let before):
       // A change the watch reported meanwhile is lost too (a reset watch may hold anything): read it now.
       requestDriftCheck()
-      outlet.log("\(id): the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
-                 + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published (whether there was one is not known)")
+      let text = "the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
+        + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published (whether there was one is not known)"
+      outlet.log("\(id): " + text)
+      // Published once per gap, as a monitor raises it (`HandledEvents.gapTold`): a restart
+      // resuming after the same id finds the same gap. Told before it is recorded.
+      guard handled?.hasTold(gapAfter: after, before: before) != true else { return }
+      var gap = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: .error, time: InternetTime.text(now()),
+                           message: masked(text + "; ask the wearer"))
+      (gap.reason, gap.after, gap.before) = ("events_missed", after.rawValue, before.rawValue)
+      publishEvent(gap)
+      do { try handled?.told(gapAfter: after, before: before) } catch {
+        outlet.log("\(id): cannot record the last event handled: \(error)")
+      }
     case .failed(let kind, let error):
       guard error.code != .notSupport, generation == listening else { return }
       outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")

@@ -436,7 +436,9 @@ public struct FleetEvent: Codable, Sendable, Equatable {
     case drift
     /// The wearer pressed SOS.
     case sos
-    /// Handling a desired document failed or was refused.
+    /// Handling a desired document failed or was refused; or, with `reason: events_missed`,
+    /// the watch's events in a gap cannot be had (`after`, `before`): an SOS pressed then was
+    /// not published.
     case error
   }
 
@@ -472,10 +474,19 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   /// For `drift`: whether it alters whom an SOS press reaches (`WatchStatus.sosAtRisk`); `nil`
   /// from agents older than this field (then `emergency` among `addresses` says it).
   public var sosAtRisk: Bool?
+  /// For `error`: `events_missed` when the watch's events after `after` and before `before`
+  /// (the device's event ids) never reached the agent and cannot be had again — the watch was
+  /// reset, its bridge restarted, or they were dropped on the way — as a monitor's own
+  /// `events_missed` (docs/monitor.md "Alerts"); `nil` for an error of a desired document.
+  public var reason: String?
+  /// For `reason: events_missed`: the last event heard before the gap.
+  public var after: String?
+  /// For `reason: events_missed`: the first event that can be had after it.
+  public var before: String?
 
   enum CodingKeys: String, CodingKey {
     case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result, addresses,
-         sosAtRisk = "sos_at_risk"
+         sosAtRisk = "sos_at_risk", reason, after, before
   }
 
   /// The event as canonical JSON.

@@ -660,10 +660,14 @@ public enum FleetMonitor {
       // What drifted, as a direct monitor's drift event names it (`sos_drift` comes from it).
       if let addresses = event.addresses { fields["addresses"] = .array(addresses.map(JSONValue.string)) }
       if let atRisk = event.sosAtRisk { fields["sos_at_risk"] = .bool(atRisk) }
+      // A gap in the watch's events, as a direct monitor raises it: an "SOS?" card on the page.
+      if let reason = event.reason, Outbox.isSafeID(reason) { fields["reason"] = .string(reason) }
+      if let after = event.after { fields["after"] = .string(String(after.prefix(128))) }
+      if let before = event.before { fields["before"] = .string(String(before.prefix(128))) }
       // Whether the error is retried, in the word a monitor's heal uses (`reconcile`): as the
       // event says (`result`), or, from an agent that does not say, as the status it publishes
       // before the error event of the same apply says.
-      if kind == .error {
+      if kind == .error, event.reason == nil {
         let status = lock.withLock { statuses[watchID] }.flatMap { event.revision == nil || event.revision == $0.revision ? $0 : nil }
         // The status's word for an agent that does not say it in the event.
         if let result = event.result ?? status.flatMap({ $0.isFinal ? $0.result.rawValue : nil }) { fields["result"] = .string(result) }

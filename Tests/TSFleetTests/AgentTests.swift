@@ -5,6 +5,7 @@ import TSEngine
 @testable import TSFleet
 import TSManifest
 import TSModel
+import TSMonitor
 import TSMQTT
 import TSPlan
 import TSTestSupport
@@ -265,6 +266,29 @@ import TSTestSupport
     // `status --fleet` says it, from the agent's status.
     let row = try await site.row()
     #expect(row?.state == "drift" && row?.sosAtRisk == true && row?.shownNote?.hasPrefix("SOS at risk: ") == true, "\(String(describing: row))")
+    await listener.close()
+    await agent.stop()
+  }
+
+  /// A gap in the watch's events (here: the agent's record resumes after an id of a journal the
+  /// watch no longer has, as after a reset) is published once as an `events_missed` error, so
+  /// `monitor --fleet` shows it; an agent started again before anything new happened on the
+  /// watch finds the same gap and does not publish it again.
+  @Test func aGapInTheWatchsEventsIsPublishedOnce() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let watch = try await site.engine.open("memory:room-1")
+    try HandledEvents(path: watch.home.agentEventsPath, watch: watch.identity).handled(DeviceEventID("8ac586f6-7"))
+    await watch.close()
+    let (events, listener) = try await site.events()
+    var agent = try await site.agent("station", ["room-1"])
+    let gap = try #require(await events.wait(for: 1).first)
+    #expect(gap.kind == .error && gap.reason == "events_missed" && gap.after == "8ac586f6-7" && gap.before != nil, "\(gap)")
+    #expect(gap.message.contains("after 8ac586f6-7 and before") && gap.message.hasSuffix("ask the wearer"), "\(gap.message)")
+    await agent.stop()
+    agent = try await site.agent("station", ["room-1"])
+    try await site.scheme.device("room-1").simulateSOSPress()
+    let next = await events.wait(for: 2).dropFirst().first
+    #expect(next?.kind == .sos, "the same gap is not published again: \(String(describing: next))")
     await listener.close()
     await agent.stop()
   }

@@ -211,24 +211,32 @@ import TSMQTT
     await publisher.close()
   }
 
-  /// An agent's error event says whether the agent retries: `reconcile: retrying` with the
-  /// status's `attempt` and `next_retry` when its status (published just before) is `retrying`,
-  /// so the page says `retrying` and no `failed` alert opens; a final failure has no `reconcile`.
-  @Test func anAgentsErrorSaysRetryingWhenItsStatusDoes() async throws {
+  /// A broker, a follower of site `ward-a` on it showing watch `room-1` as `r1` (its `device`)
+  /// on a board, what it emits, and a client to publish as an agent would.
+  static func followedRoom1(device: String) async throws
+    -> (MosquittoBroker, StatusBoard, Inbox<MonitorEvent>, FleetMonitor.Follower, MQTTClient) {
     let space = try FleetSpace()
     let broker = try MosquittoBroker.start(in: space.directory)
-    defer { broker.stop() }
-    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
+    let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: device)], offlineThreshold: .seconds(3600))
     let events = Inbox<MonitorEvent>()
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
                                              outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events", notifiers: [],
                                              delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in }, observers: [board], names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
-    defer { Task { await follower.stop(grace: .zero) } }
     let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
     publisher.connect()
     try await publisher.ready(within: .seconds(120))
+    return (broker, board, events, follower, publisher)
+  }
+
+  /// An agent's error event says whether the agent retries: `reconcile: retrying` with the
+  /// status's `attempt` and `next_retry` when its status (published just before) is `retrying`,
+  /// so the page says `retrying` and no `failed` alert opens; a final failure has no `reconcile`.
+  @Test func anAgentsErrorSaysRetryingWhenItsStatusDoes() async throws {
+    let (broker, board, events, follower, publisher) = try await Self.followedRoom1(device: "bridge:ward-a/room-1")
+    defer { broker.stop() }
+    defer { Task { await follower.stop(grace: .zero) } }
     // (the status's result and its retry fields, the error event's own `result` — none from an
     // older agent) → the forwarded event's reconcile fields: the event's word wins over a status
     // that is not its apply's.
@@ -256,6 +264,28 @@ import TSMQTT
       while Date() < deadline, board.snapshot().rows.first?.state != row.state { try? await Task.sleep(for: .milliseconds(20)) }
       #expect(board.snapshot().rows.first?.state == row.state, "\(row.result)")
     }
+    await publisher.close()
+  }
+
+  /// A gap in a watch's events an agent publishes (`reason: events_missed`) is raised as a
+  /// direct monitor raises its own: the same fields, an "SOS?" card on the page, no result of
+  /// an apply taken from the status (only the agent's log said it: an SOS possibly missed
+  /// behind an agent was shown nowhere a care home looks).
+  @Test func aGapAnAgentPublishesIsAnSOSCardOnThePage() async throws {
+    let (broker, board, events, follower, publisher) = try await Self.followedRoom1(device: "sim:room-1.json")
+    defer { broker.stop() }
+    defer { Task { await follower.stop(grace: .zero) } }
+    let status = #"{"agent":"station","device":"sim:room-1.json","drift":0,"format_version":"1","pending":0,"result":"applied","revision":"aaaa","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    let gap = #"{"after":"8ac586f6-7","agent":"station","before":"23c347b-1","format_version":"1","kind":"error","#
+      + #""message":"the watch's events after 8ac586f6-7 and before 23c347b-1 never reached this agent; ask the wearer","#
+      + #""reason":"events_missed","time":"2026-12-07T07:00:00Z","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(gap.utf8), qos: 1, retain: false)
+    let forwarded = try #require(await events.wait(for: 1).first)
+    #expect(forwarded.kind == .error && forwarded.fields["reason"] == .string("events_missed") && forwarded.fields["after"] == .string("8ac586f6-7")
+              && forwarded.fields["before"] == .string("23c347b-1") && forwarded.fields["result"] == nil, "\(forwarded.jsonLine)")
+    let open = board.snapshot().openSOS
+    #expect(open.count == 1 && open.first?.missed?.contains("after 8ac586f6-7 and before 23c347b-1") == true, "\(open)")
     await publisher.close()
   }
 
