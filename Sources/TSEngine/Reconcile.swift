@@ -205,6 +205,6 @@ public enum Reconcile {
   /// Drifted resources as one line, each in a few words (`ChangeBrief`), e.g. `contacts (3
   /// added), emergency (SOS switched off), reminder.drinking (period.every changed)`.
   public static func driftSummary(_ drift: [ResourceChange], address: (ResourceAddress) -> String = \.rawValue) -> String {
-    drift.map { ChangeBrief.text(address($0.address), $0.fields) }.joined(separator: ", ")
+    drift.map { ChangeBrief.text(address($0.address), $0.fields, action: $0.action) }.joined(separator: ", ")
   }
 }

@@ -4,9 +4,15 @@
 /// counted (`ContactCounts`), never named; a switch says which way it went; other fields are
 /// named. The plan and `drift` show the values.
 public enum ChangeBrief {
-  /// `address (what)`, or the address alone when no field changed; `address` as given (masked
-  /// by the caller when it must be).
-  public static func text(_ address: String, _ fields: [FieldChange]) -> String {
+  /// `address (what)`, or the address alone when no field changed; `address (deleted)` or
+  /// `address (added)` for a resource gone or new (`action`), whatever its fields; `address` as
+  /// given (masked by the caller when it must be).
+  public static func text(_ address: String, _ fields: [FieldChange], action: Action = .update) -> String {
+    switch action {
+    case .delete: return address + " (deleted)"
+    case .create: return address + " (added)"
+    case .update: break
+    }
     let words = parts(fields)
     return words.isEmpty ? address : address + " (" + words.joined(separator: ", ") + ")"
   }

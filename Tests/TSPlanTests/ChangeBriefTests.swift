@@ -20,4 +20,14 @@ import TSPlan
   func aChangeInAFewWords(address: String, fields: [FieldChange], expected: String) {
     #expect(ChangeBrief.text(address, fields) == expected)
   }
+
+  /// A resource gone or new is said so, not as its fields changed (fresh-eyes fe90 #6: a reset
+  /// watch's custom reminders, deleted, were told "name, enabled, repeat, schedule, at changed").
+  @Test(arguments: [(Action.delete, "reminder.custom[\"Lunch\"] (deleted)"), (.create, "reminder.custom[\"Lunch\"] (added)"),
+                    (.update, "reminder.custom[\"Lunch\"] (name, enabled, at changed)")])
+  func aResourceGoneOrNewIsSaidSo(action: Action, expected: String) {
+    let fields = [FieldChange(field: "reminderName", before: .string("Lunch"), after: nil), FieldChange(field: "isEnabled", before: .bool(true), after: nil),
+                  FieldChange(field: "timePoints", before: .list([.integer(720)]), after: nil)]
+    #expect(ChangeBrief.text("reminder.custom[\"Lunch\"]", fields, action: action) == expected)
+  }
 }
