@@ -71,6 +71,16 @@ public enum FleetVerdict: Sendable, Equatable {
     }
   }
 
+  /// The reason a verdict gives in words (`failed: REASON`, `to publish: REASON`, …); `nil` for
+  /// the verdicts that are counts.
+  public var reason: String? {
+    switch self {
+    case .failed(let reason), .unreachable(let reason), .refused(let reason), .retrying(let reason), .pending(let reason),
+         .publish(let reason), .unknown(let reason): reason
+    case .noChanges, .changes, .applied, .drift: nil
+    }
+  }
+
   /// How the totals line counts watches with this verdict, after the number: `2 applied`,
   /// `1 with changes`, `3 with no drift` — right for any count, unlike the bare result word
   /// (`1 changes`).

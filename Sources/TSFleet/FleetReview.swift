@@ -236,9 +236,12 @@ extension FleetReport {
   /// the result when it is not a plan's (`applied: …`, `failed: REASON`), else the result.
   func headline(_ group: FleetGroup, renderer: HumanPlanRenderer) -> String {
     let row = group.rows[0]
-    if row.plan == nil, group.rows.contains(where: { $0.verdict != row.verdict }) {
+    let differ = group.rows.contains { $0.verdict != row.verdict }
+    if row.plan == nil, differ {
       return row.verdict.word + " (their reasons or counts differ: --json has each watch's)"
     }
+    // One plan, but each row's own reason (the agent serving it): not the first one's for all.
+    if differ, row.verdict.reason != nil { return row.verdict.word + " (their reasons differ: --json has each watch's)" }
     switch row.verdict {
     case .failed(let reason): return "failed: " + ControlCharacters.escaped(reason)
     case .unreachable(let reason): return "unreachable: " + ControlCharacters.escaped(reason)

@@ -139,6 +139,23 @@ import TSTestSupport
       """, "\(text)")
   }
 
+  /// Rows with one plan grouped though their reasons differ (each names the agent serving its
+  /// watch) say the reasons differ, not the first row's as everyone's (fresh-eyes fe90 #7: four
+  /// watches of two agents under "agent a1 still holds the watch").
+  @Test func rowsWithOnePlanAndDifferentReasonsDoNotShowTheFirstOnesReason() async throws {
+    let plan = try await Self.plan("contacts:\n  - {name: Mom, phone: \"+15550100\"}\n")
+    let rows = [("a", "agent a1 still holds the watch"), ("b", "agent a2 still holds the watch"), ("c", "agent a1 still holds the watch")].map {
+      FleetWatchReport(name: $0.0, device: "sim:\($0.0).json", verdict: .publish($0.1), elapsed: .zero, plan: plan)
+    }
+    let text = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: rows)
+      .review(renderer: Self.renderer, options: FleetReviewOptions(summary: true))
+    #expect(text.hasPrefix("3 watches (a, b, c): to publish (their reasons differ: --json has each watch's)\n"), "\(text)")
+    #expect(!text.contains("agent a1"), "\(text)")
+    let same = FleetReport(operation: "plan", fleetFile: "fleet.yaml", watches: [rows[0], rows[2]])
+      .review(renderer: Self.renderer, options: FleetReviewOptions(summary: true))
+    #expect(same.hasPrefix("2 watches (a, c): to publish: agent a1 still holds the watch"), "\(same)")
+  }
+
   /// Two different numbers that mask alike (`+******00`) are two groups, not one change, even
   /// without fingerprints.
   @Test func numbersMaskedAlikeAreNotGroupedAsOneChange() async throws {
