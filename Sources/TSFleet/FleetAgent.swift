@@ -550,24 +550,37 @@ actor AgentWatch {
     case .missed(let after, let before):
       // A change the watch reported meanwhile is lost too (a reset watch may hold anything): read it now.
       requestDriftCheck()
-      let text = "the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
-        + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published (whether there was one is not known)"
-      outlet.log("\(id): " + text)
+      let told = now()
+      let gap = gapEvent(after: after, before: before, time: told)
+      outlet.log("\(id): " + gap.message)
       // Published once per gap, as a monitor raises it (`HandledEvents.gapTold`): a restart
-      // resuming after the same id finds the same gap. Told before it is recorded.
+      // resuming after the same id finds the same gap. Told before it is recorded; then kept in
+      // the retained list, for a monitor not connected now.
       guard handled?.hasTold(gapAfter: after, before: before) != true else { return }
-      var gap = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: .error, time: InternetTime.text(now()),
-                           message: masked(text + "; ask the wearer"))
-      (gap.reason, gap.after, gap.before) = ("events_missed", after.rawValue, before.rawValue)
       publishEvent(gap)
-      do { try handled?.told(gapAfter: after, before: before) } catch {
+      do { try handled?.told(gapAfter: after, before: before, at: told) } catch {
         outlet.log("\(id): cannot record the last event handled: \(error)")
       }
+      publishRecentSOS()
     case .failed(let kind, let error):
       guard error.code != .notSupport, generation == listening else { return }
       outlet.log("\(id): the watch's \(kind.rawValue) listener was dropped (\(error)); listening again after the last event handled")
       await listen()
     }
+  }
+
+  /// The `error` event (`reason: events_missed`) of the gap between `after` and `before`, told
+  /// at `time`; its `id` (`gap-AFTER-BEFORE`, when the device's ids make a safe one) is the same
+  /// live and in the retained list, so a monitor raises it once.
+  private func gapEvent(after: DeviceEventID, before: DeviceEventID, time: Date) -> FleetEvent {
+    let text = "the watch's events after \(after) and before \(before) never reached this agent and cannot be had again "
+      + "(\(ListenerReport.missedCause(after: after, before: before).text)): any SOS pressed in that gap was not published "
+      + "(whether there was one is not known); ask the wearer"
+    var gap = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: .error, time: InternetTime.text(time), message: masked(text))
+    (gap.reason, gap.after, gap.before) = ("events_missed", after.rawValue, before.rawValue)
+    let gapID = "gap-\(after.rawValue)-\(before.rawValue)"
+    gap.id = Outbox.isSafeID(gapID) ? gapID : nil
+    return gap
   }
 
   private func record(_ event: DeviceEventID?, sequence: Int?, press: HandledEvents.Press? = nil) {
@@ -584,8 +597,13 @@ actor AgentWatch {
     guard let handled else { return }
     let current = now()
     let presses = handled.recentPresses.filter { RecentSOS.isRecent($0.time, now: current) }.suffix(RecentSOS.limit)
-    guard !presses.isEmpty else { return }
-    let list = RecentSOS(agent: outlet.configuration.agentID, watch: id, presses: presses.map { sosEvent(id: $0.id, sequence: $0.sequence, time: $0.time) })
+    let gap = handled.current.gapTold.flatMap { told -> FleetEvent? in
+      guard let time = told.time, RecentSOS.isRecent(time, now: current), let date = InternetTime.date(time) else { return nil }
+      return gapEvent(after: DeviceEventID(told.after), before: DeviceEventID(told.before), time: date)
+    }
+    guard !presses.isEmpty || gap != nil else { return }
+    var list = RecentSOS(agent: outlet.configuration.agentID, watch: id, presses: presses.map { sosEvent(id: $0.id, sequence: $0.sequence, time: $0.time) })
+    list.gap = gap
     outlet.publish(FleetTopics.watch(site: site, watch: id, .sos), list.encoded(), retain: true) { $0.recentSOS += 1 }
   }
 

@@ -458,7 +458,8 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var revision: String?
   /// For `sos`: the press's stable id (`sos-EPOCH-SEQUENCE`), the same however often the event
   /// is sent again (after an agent's restart it replays presses it may have sent), so
-  /// receivers deduplicate by it.
+  /// receivers deduplicate by it. For a gap (`reason: events_missed`): `gap-AFTER-BEFORE`,
+  /// the same live and in the retained list (`RecentSOS.gap`).
   public var id: String?
   /// For `sos`: the press's number on this watch (1, 2, …), for ordering.
   public var sequence: Int?
@@ -517,9 +518,13 @@ public struct RecentSOS: Codable, Sendable, Equatable {
   public var watch: String
   /// The presses, oldest first (`FleetEvent` of kind `sos`, each with its `id`).
   public var presses: [FleetEvent]
+  /// The last gap in the watch's events the agent told (its `error` event, `reason:
+  /// events_missed`, with its `id`), made within `maxAge`: a monitor not connected when it was
+  /// published raises it when it connects, once; `nil` when there is none (and from older agents).
+  public var gap: FleetEvent?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, presses
+    case formatVersion = "format_version", agent, watch, presses, gap
   }
 
   /// The list of `agent`'s watch `watch`.

@@ -1,5 +1,6 @@
 import Foundation
 import TSApply
+import TSDevice
 import TSEngine
 import TSManifest
 import TSModel
@@ -384,6 +385,11 @@ public enum FleetMonitor {
           for press in list.presses where press.kind == .sos && press.id != nil && RecentSOS.isRecent(press.time, now: now) {
             forward(press, watchID: id, replayed: true)
           }
+          // The last gap the agent told, published while this monitor was not there: raised
+          // once (`forward` keeps it told).
+          if let gap = list.gap, gap.kind == .error, gap.reason == "events_missed", RecentSOS.isRecent(gap.time, now: now) {
+            forward(gap, watchID: id, replayed: true)
+          }
         }
       } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
         let (count, losses) = lock.withLock { () -> (Int, Int) in
@@ -635,11 +641,15 @@ public enum FleetMonitor {
     /// reported once per watch.
     private func recordPress(_ press: HandledEvents.Press, in record: HandledEvents, watchID id: String) {
       do { try record.handled(nil, press: press) } catch {
-        guard lock.withLock({ unrecorded.insert(id).inserted }) else { return }
-        emit(MonitorEvent(time: Date(), watch: name(of: id), kind: .error,
-                          message: "cannot record the SOS presses handled (\(error)); a restarted monitor may deliver them again",
-                          fields: ["reason": .string("handled_events"), "file": .string(record.path), "watch_id": .string(id)]))
+        notRecorded(error, record, watchID: id, "cannot record the SOS presses handled (\(error)); a restarted monitor may deliver them again")
       }
+    }
+
+    /// Reports, once per watch, that its record of what was handled cannot be written.
+    private func notRecorded(_ error: any Error, _ record: HandledEvents, watchID id: String, _ message: String) {
+      guard lock.withLock({ unrecorded.insert(id).inserted }) else { return }
+      emit(MonitorEvent(time: Date(), watch: name(of: id), kind: .error, message: message,
+                        fields: ["reason": .string("handled_events"), "file": .string(record.path), "watch_id": .string(id)]))
     }
 
     /// Shows an agent's event as the monitor's; an SOS goes in the outbox first and is
@@ -694,6 +704,16 @@ public enum FleetMonitor {
       // can deduplicate by it.
       let pressID = event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil }
       let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
+      // A gap in the watch's events: raised once, heard live or from the retained list.
+      if kind == .error, event.reason == "events_missed", let after = event.after, let before = event.before, let record = record(of: watchID) {
+        guard !record.hasTold(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) else { return }
+        emit(shown)
+        if let name = member(watchID) { for observer in observers { observer.record(shown, for: [name]) } }
+        do { try record.told(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) } catch {
+          notRecorded(error, record, watchID: watchID, "cannot record the gap told (\(error)); a restarted monitor may raise it again")
+        }
+        return
+      }
       let kept = kind == .sos && pressID != nil ? record(of: watchID) : nil
       // The same press published again: by its agent (same id), or by another agent the watch
       // moved to, which replays what the watch still keeps (same time, another id).

@@ -68,6 +68,8 @@ public final class HandledEvents: @unchecked Sendable {
     public var after: String
     /// The first event that can be had after it.
     public var before: String
+    /// When it was told (ISO 8601); `nil` in records written before it was kept.
+    public var time: String?
   }
 
   /// An outage a monitor noticed: when (`since`, ISO 8601), and when it last read the watch
@@ -209,14 +211,14 @@ public final class HandledEvents: @unchecked Sendable {
 
   /// Whether the gap between `after` and `before` is the last one told (`told(gapAfter:before:)`).
   public func hasTold(gapAfter after: DeviceEventID, before: DeviceEventID) -> Bool {
-    lock.withLock { state.gapTold == Gap(after: after.rawValue, before: before.rawValue) }
+    lock.withLock { state.gapTold.map { $0.after == after.rawValue && $0.before == before.rawValue } ?? false }
   }
 
   /// Records the gap between `after` and `before` as told, once it was (written and fsynced:
   /// told before it is recorded, a monitor killed between tells it again, never not at all).
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
-  public func told(gapAfter after: DeviceEventID, before: DeviceEventID) throws(SecureFileError) {
-    try update(durable: true) { $0.gapTold = Gap(after: after.rawValue, before: before.rawValue) }
+  public func told(gapAfter after: DeviceEventID, before: DeviceEventID, at time: Date = Date()) throws(SecureFileError) {
+    try update(durable: true) { $0.gapTold = Gap(after: after.rawValue, before: before.rawValue, time: InternetTime.text(time)) }
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and

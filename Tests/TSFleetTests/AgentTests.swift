@@ -102,6 +102,17 @@ import TSTestSupport
       return (events, listener)
     }
 
+    /// What a client `clientID` subscribed to `topic` reads, each message decoded with `decode`
+    /// (those it cannot are dropped), and the client (the caller closes it).
+    func read<T: Sendable>(_ topic: String, as clientID: String, _ decode: @escaping @Sendable ([UInt8]) -> T?) async throws -> (Inbox<T>, MQTTClient) {
+      let read = Inbox<T>()
+      let client = try MQTTClient(address: broker.address, configuration: .init(clientID: clientID, subscriptions: [topic]),
+                                  onMessage: { message in decode(message.payload).map(read.add) })
+      client.connect()
+      try await client.ready(within: .seconds(120))
+      return (read, client)
+    }
+
     func contacts(_ name: String) async throws -> [String] {
       try await scheme.device(name).getAllContacts().map(\.name)
     }
@@ -284,6 +295,11 @@ import TSTestSupport
     let gap = try #require(await events.wait(for: 1).first)
     #expect(gap.kind == .error && gap.reason == "events_missed" && gap.after == "8ac586f6-7" && gap.before != nil, "\(gap)")
     #expect(gap.message.contains("after 8ac586f6-7 and before") && gap.message.hasSuffix("ask the wearer"), "\(gap.message)")
+    // Kept in the watch's retained list too, under the same id, for a monitor not connected now.
+    let (lists, reader) = try await site.read(FleetTopics.watch(site: "ward-a", watch: "room-1", .sos), as: "reader", RecentSOS.decode)
+    let list = await lists.wait(for: 1).first
+    #expect(list?.gap?.id == gap.id && gap.id?.hasPrefix("gap-8ac586f6-7-") == true && list?.gap?.reason == "events_missed", "\(String(describing: list))")
+    await reader.close()
     await agent.stop()
     agent = try await site.agent("station", ["room-1"])
     try await site.scheme.device("room-1").simulateSOSPress()
@@ -879,12 +895,7 @@ import TSTestSupport
     let lunch = try #require(try await device.fetchAllReminders().first { $0.reminderName == "Lunch" })
     #expect(try device.simulateReminderToggle(id: lunch.reminderId) == false)
     try site.space.write("wards/ward-a.yaml", "reminders:\n  custom:\n    - {name: Lunch, at: [\"13:00\"]}\n")
-    let statuses = Inbox<WatchStatus>()
-    let probe = try MQTTClient(address: site.broker.address,
-                               configuration: .init(clientID: "probe-statuses", subscriptions: [FleetTopics.watch(site: "ward-a", watch: "room-1", .status)]),
-                               onMessage: { message in WatchStatus.decode(message.payload).map(statuses.add) })
-    probe.connect()
-    try await probe.ready(within: .seconds(60))
+    let (statuses, probe) = try await site.read(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), as: "probe-statuses", WatchStatus.decode)
     let again = try await site.agent("station", ["room-1"])
     let rows = try await site.apply()
     #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")

@@ -215,8 +215,25 @@ import TSMQTT
   /// on a board, what it emits, and a client to publish as an agent would.
   static func followedRoom1(device: String) async throws
     -> (MosquittoBroker, StatusBoard, Inbox<MonitorEvent>, FleetMonitor.Follower, MQTTClient) {
+    let (space, broker, publisher) = try await brokerAndPublisher()
+    let (board, events, follower) = try await follower(space, broker, device: device)
+    return (broker, board, events, follower, publisher)
+  }
+
+  /// A broker in a new fleet space, and a client to publish on it as an agent would.
+  static func brokerAndPublisher() async throws -> (FleetSpace, MosquittoBroker, MQTTClient) {
     let space = try FleetSpace()
     let broker = try MosquittoBroker.start(in: space.directory)
+    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    return (space, broker, publisher)
+  }
+
+  /// A started follower of site `ward-a` on `broker`, its records in `space`, showing watch
+  /// `room-1` as `r1` (its `device`) on a board; what it emits.
+  static func follower(_ space: FleetSpace, _ broker: MosquittoBroker, device: String) async throws
+    -> (StatusBoard, Inbox<MonitorEvent>, FleetMonitor.Follower) {
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: device)], offlineThreshold: .seconds(3600))
     let events = Inbox<MonitorEvent>()
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
@@ -224,10 +241,7 @@ import TSMQTT
                                              delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
                                              emit: { events.add($0) }, notice: { _ in }, observers: [board], names: ["room-1": "r1"])
     try await follower.start(within: .seconds(120))
-    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
-    publisher.connect()
-    try await publisher.ready(within: .seconds(120))
-    return (broker, board, events, follower, publisher)
+    return (board, events, follower)
   }
 
   /// An agent's error event says whether the agent retries: `reconcile: retrying` with the
@@ -286,6 +300,39 @@ import TSMQTT
               && forwarded.fields["before"] == .string("23c347b-1") && forwarded.fields["result"] == nil, "\(forwarded.jsonLine)")
     let open = board.snapshot().openSOS
     #expect(open.count == 1 && open.first?.missed?.contains("after 8ac586f6-7 and before 23c347b-1") == true, "\(open)")
+    await publisher.close()
+  }
+
+  /// A gap an agent told while no monitor was connected comes from its retained list
+  /// (`RecentSOS.gap`): raised when the monitor connects, under the gap's id, and once — not
+  /// again at the next start, nor when the live event comes too (fresh-eyes fe91 #1: a watch
+  /// reset while `monitor --fleet` was down never reached the page).
+  @Test func aGapToldWhileNoMonitorWasConnectedIsRaisedOnceWhenOneIs() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    var gap = FleetEvent(agent: "station", watch: "room-1", kind: .error, time: InternetTime.text(Date()),
+                         message: "the watch's events after 8ac586f6-7 and before 23c347b-1 never reached this agent; ask the wearer")
+    (gap.reason, gap.after, gap.before, gap.id) = ("events_missed", "8ac586f6-7", "23c347b-1", "gap-8ac586f6-7-23c347b-1")
+    var list = RecentSOS(agent: "station", watch: "room-1", presses: [])
+    list.gap = gap
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .sos), payload: list.encoded(), qos: 1, retain: true)
+    for start in 1...2 {
+      let (board, events, follower) = try await Self.follower(space, broker, device: "sim:room-1.json")
+      // The live event too, and then an SOS: by its arrival everything before it was handled.
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: gap.encoded(), qos: 1, retain: false)
+      let press = #"{"agent":"station","format_version":"1","id":"sos-e-000000000\#(start)","kind":"sos","message":"the wearer pressed SOS","#
+        + #""sequence":\#(start),"time":"\#(InternetTime.text(Date()))","watch":"room-1"}"#
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(press.utf8), qos: 1, retain: false)
+      let deadline = Date().addingTimeInterval(60)
+      while Date() < deadline, !events.items.contains(where: { $0.kind == .sos }) { try await Task.sleep(for: .milliseconds(20)) }
+      await follower.stop(grace: .zero)
+      let gaps = events.items.filter { $0.fields["reason"] == .string("events_missed") }
+      #expect(gaps.count == (start == 1 ? 1 : 0), "start \(start): \(gaps.map(\.jsonLine))")
+      if start == 1 {
+        #expect(gaps.first?.id == "gap-8ac586f6-7-23c347b-1" && board.snapshot().openSOS.contains { $0.id == "gap-8ac586f6-7-23c347b-1" },
+                "\(gaps.map(\.jsonLine))")
+      }
+    }
     await publisher.close()
   }
 
@@ -352,12 +399,8 @@ import TSMQTT
   /// retained status (`unreachable`) and then the agent's retained presence (online). The page
   /// shows the watch offline, as `status --fleet` does, not `in sync` (fe17 defect 1).
   @Test func aMonitorStartedWhileItsAgentCannotReachAWatchShowsItOffline() async throws {
-    let space = try FleetSpace()
-    let broker = try MosquittoBroker.start(in: space.directory)
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
     defer { broker.stop() }
-    let publisher = try MQTTClient(address: broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
-    publisher.connect()
-    try await publisher.ready(within: .seconds(120))
     let status = #"{"agent":"station","applied_revision":"aaaa","device":"memory:room-1","drift":0,"format_version":"1","pending":0,"#
       + #""result":"applied","revision":"aaaa","unreachable":"Device not connected (2003)","unreachable_since":"2026-12-05T01:00:00Z","watch":"room-1"}"#
     try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
