@@ -553,12 +553,12 @@ actor AgentWatch {
       let told = now()
       let gap = gapEvent(after: after, before: before, time: told)
       outlet.log("\(id): " + gap.message)
-      // Published once per gap, as a monitor raises it (`HandledEvents.gapTold`): a restart
-      // resuming after the same id finds the same gap. Told before it is recorded; then kept in
-      // the retained list, for a monitor not connected now.
-      guard handled?.hasTold(gapAfter: after, before: before) != true else { return }
-      publishEvent(gap)
-      do { try handled?.told(gapAfter: after, before: before, at: told) } catch {
+      // Published once per gap, as a monitor raises it; then kept in the retained list, for a
+      // monitor not connected now.
+      guard let handled else { return publishEvent(gap) }
+      do {
+        guard try handled.tellOnce(gapAfter: after, before: before, at: told, { publishEvent(gap) }) else { return }
+      } catch {
         outlet.log("\(id): cannot record the last event handled: \(error)")
       }
       publishRecentSOS()

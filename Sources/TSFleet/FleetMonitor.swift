@@ -706,10 +706,7 @@ public enum FleetMonitor {
       let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
       // A gap in the watch's events: raised once, heard live or from the retained list.
       if kind == .error, event.reason == "events_missed", let after = event.after, let before = event.before, let record = record(of: watchID) {
-        guard !record.hasTold(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) else { return }
-        emit(shown)
-        if let name = member(watchID) { for observer in observers { observer.record(shown, for: [name]) } }
-        do { try record.told(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) } catch {
+        do { try record.tellOnce(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) { show(shown, watchID: watchID) } } catch {
           notRecorded(error, record, watchID: watchID, "cannot record the gap told (\(error)); a restarted monitor may raise it again")
         }
         return
@@ -731,13 +728,18 @@ public enum FleetMonitor {
       }
       // In the outbox before it is recorded: a crash between the two delivers it from there.
       if let kept { recordPress(press, in: kept, watchID: watchID) }
+      show(shown, watchID: watchID)
+    }
+
+    /// Emits `shown` and shows it to the observers, on the watch `watchID`'s row.
+    private func show(_ shown: MonitorEvent, watchID: String) {
       emit(shown)
       if let name = member(watchID) {
         for observer in observers { observer.record(shown, for: [name]) }
-      } else if kind == .sos {
+      } else if shown.kind == .sos {
         // A watch the fleet file no longer names (docs/fleet.md): its press is delivered, so it
         // is shown open too, under the name the log gives it.
-        for observer in observers { observer.record(shown, for: [watch]) }
+        for observer in observers { observer.record(shown, for: [shown.watch]) }
       }
     }
   }

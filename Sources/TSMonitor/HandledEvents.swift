@@ -209,16 +209,18 @@ public final class HandledEvents: @unchecked Sendable {
     }
   }
 
-  /// Whether the gap between `after` and `before` is the last one told (`told(gapAfter:before:)`).
-  public func hasTold(gapAfter after: DeviceEventID, before: DeviceEventID) -> Bool {
-    lock.withLock { state.gapTold.map { $0.after == after.rawValue && $0.before == before.rawValue } ?? false }
-  }
-
-  /// Records the gap between `after` and `before` as told, once it was (written and fsynced:
-  /// told before it is recorded, a monitor killed between tells it again, never not at all).
-  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
-  public func told(gapAfter after: DeviceEventID, before: DeviceEventID, at time: Date = Date()) throws(SecureFileError) {
-    try update(durable: true) { $0.gapTold = Gap(after: after.rawValue, before: before.rawValue, time: InternetTime.text(time)) }
+  /// Tells the gap between `after` and `before` with `tell`, unless it is the last one told (a
+  /// restart resuming after the same id finds the same gap), and records it as told at `time`
+  /// (written and fsynced after it was told: one killed between tells it again, never not at
+  /// all). Returns whether it told it now.
+  /// - Throws: `SecureFileError` when it was told but cannot be recorded (the record in memory is kept).
+  @discardableResult
+  public func tellOnce(gapAfter after: DeviceEventID, before: DeviceEventID, at time: Date = Date(), _ tell: () -> Void) throws(SecureFileError) -> Bool {
+    let gap = Gap(after: after.rawValue, before: before.rawValue, time: InternetTime.text(time))
+    guard lock.withLock({ state.gapTold.map { $0.after != gap.after || $0.before != gap.before } ?? true }) else { return false }
+    tell()
+    try update(durable: true) { $0.gapTold = gap }
+    return true
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and

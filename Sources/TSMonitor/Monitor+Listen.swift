@@ -132,15 +132,16 @@ extension Monitor {
       case .missed(let after, let before):
         // What the watch reported meanwhile is lost too (a reset watch may hold anything): read it now.
         self.mailbox.post(.changed)
-        // Told already, and nothing handled since (a restart resuming after the same id): not
-        // raised again — each would be one more "SOS?" card for one gap.
-        guard self.locked({ self.session?.handled.hasTold(gapAfter: after, before: before) }) != true else { return }
-        defer { self.recordGap(after: after, before: before) }
         let cause = ListenerReport.missedCause(after: after, before: before)
-        self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
-                    + "and cannot be had again (\(cause.text)): any SOS pressed in that gap was not forwarded (whether there was one is not known); ask the wearer"
-                    + (cause.restarted ? "" : ", and check the network between this monitor and the phone"),
-                  fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
+        let tell = {
+          self.emit(.error, watch: identity, message: "the watch's events after \(after) and before \(before) never reached this monitor "
+                      + "and cannot be had again (\(cause.text)): any SOS pressed in that gap was not forwarded (whether there was one is not known); ask the wearer"
+                      + (cause.restarted ? "" : ", and check the network between this monitor and the phone"),
+                    fields: ["reason": .string("events_missed"), "after": .string(after.rawValue), "before": .string(before.rawValue)])
+        }
+        // Once per gap: each telling would be one more "SOS?" card for it.
+        guard let session = self.locked({ self.session }) else { return tell() }
+        do throws(SecureFileError) { try session.handled.tellOnce(gapAfter: after, before: before, tell) } catch { self.handledNotRecorded(error, session: session) }
       }
     }
     return listening
@@ -173,17 +174,6 @@ extension Monitor {
     emit(.error, watch: session.identity,
          message: "cannot record the last event handled (\(error)); a restarted monitor may report events again",
          fields: ["reason": .string("handled_events"), "file": .string(session.handled.path)])
-  }
-
-  /// Records the gap between `after` and `before` as told; a failure to write is reported once,
-  /// as for the events handled.
-  private func recordGap(after: DeviceEventID, before: DeviceEventID) {
-    guard let session = locked({ self.session }) else { return }
-    do {
-      try session.handled.told(gapAfter: after, before: before)
-    } catch {
-      handledNotRecorded(error, session: session)
-    }
   }
 
   private func isCurrent(_ generation: Int) -> Bool { locked { self.generation == generation && !stopping } }
