@@ -89,6 +89,19 @@ public final class FleetAgent: @unchecked Sendable {
   private var connectedAt: Date?
   private var quickLosses = 0
   private var driftTask: Task<Void, Never>?
+  /// Whether desired documents are held (`held`, the newest per watch) rather than handed to
+  /// the watches: from the start and from each lost connection until the agent's own presence,
+  /// published once connected and subscribed (`marker`), comes back — behind every document the
+  /// broker queued for the kept session and every retained one the subscription brought — or
+  /// `settleLimit` passes. So an agent back online applies only the newest of the revisions
+  /// queued for a watch, never an older one it replaced (fresh-eyes fe90 #2).
+  private var settling = true
+  private var held: [String: (payload: [UInt8], sequence: Int, retained: Bool)] = [:]
+  private var marker: [UInt8]?
+  private var connections = 0
+  /// How long documents are held at most after a connection is made, when the agent's presence
+  /// does not come back (a broker ACL that lets it write its presence but not read it).
+  static let settleLimit: Duration = .seconds(10)
 
   /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
   /// (phone-like text masked). Nothing happens until `start()`.
@@ -101,7 +114,8 @@ public final class FleetAgent: @unchecked Sendable {
                                payload: Self.presence(configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
     var settings = try configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
-      subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) }, will: will, keepAlive: configuration.keepAlive)
+      subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) } + [FleetTopics.agent(site: site, agent: configuration.agentID)],
+      will: will, keepAlive: configuration.keepAlive)
     // The retained documents at every connection: a broker restored from an older save holds
     // older ones than the agent handled, and the kept session would not say so (fresh-eyes
     // finding: "applying" for ever, exit 0, while nothing was applied). Each is answered as a
@@ -197,14 +211,36 @@ public final class FleetAgent: @unchecked Sendable {
   // MARK: Broker side
 
   private func received(_ message: MQTTClient.Message) {
+    if message.topic == FleetTopics.agent(site: configuration.site, agent: configuration.agentID) {
+      if lock.withLock({ settling && marker == message.payload }) { settle() }
+      return
+    }
     guard let (_, id, kind) = FleetTopics.parseWatch(message.topic), kind == .desired, let worker = workers[id] else { return }
     outlet.count { $0.desiredReceived += 1 }
-    lock.lock()
-    let number = (sequence[id] ?? 0) + 1
-    sequence[id] = number
-    lock.unlock()
     let payload = message.payload, retained = message.retained
+    let (number, holding) = lock.withLock { () -> (Int, Bool) in
+      let number = (sequence[id] ?? 0) + 1
+      sequence[id] = number
+      if settling { held[id] = (payload, number, retained) }
+      return (number, settling)
+    }
+    guard !holding else { return }
     Task { await worker.offer(payload, sequence: number, retained: retained) }
+  }
+
+  /// Ends the hold on desired documents (`settling`): each watch is handed the newest held for it.
+  private func settle() {
+    let released = lock.withLock { () -> [String: (payload: [UInt8], sequence: Int, retained: Bool)] in
+      guard settling else { return [:] }
+      settling = false
+      marker = nil
+      defer { held = [:] }
+      return held
+    }
+    for (id, document) in released {
+      guard let worker = workers[id] else { continue }
+      Task { await worker.offer(document.payload, sequence: document.sequence, retained: document.retained) }
+    }
   }
 
   private func connection(_ event: MQTTClient.ConnectionEvent) {
@@ -223,8 +259,24 @@ public final class FleetAgent: @unchecked Sendable {
       // retained lists, and a monitor that connects later needs them.
       for worker in workers.values { Task { await worker.publishRecentSOS() } }
       let state = Self.presence(configuration.agentID, online: true, watches: watchIDs, since: timestamp(Date()))
+      // The presence is also the end of what the broker had for the agent when it connected:
+      // it comes back behind it (`settling`), or the hold ends after `settleLimit`.
+      let connection = lock.withLock { () -> Int in
+        connections += 1
+        if settling { marker = state.encoded() }
+        return connections
+      }
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+      Task { [weak self] in
+        try? await Task.sleep(for: Self.settleLimit)
+        guard let self, self.lock.withLock({ self.settling && self.connections == connection }) else { return }
+        self.outlet.log("its own presence did not come back from the broker within \(Int(Self.settleLimit.seconds)) s of connecting; "
+                        + "applying the desired documents received so far (a broker ACL must let agent \(self.configuration.agentID) read "
+                        + "\(FleetTopics.agent(site: self.configuration.site, agent: self.configuration.agentID)), docs/fleet.md \"Security\")")
+        self.settle()
+      }
     case .lost(let reason):
+      lock.withLock { settling = true }
       let losses = lock.withLock { () -> Int in
         quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
         return quickLosses

@@ -30,12 +30,15 @@ extension Monitor {
     /// went offline and online every second, the backoff reset each time, and its `offline`
     /// alert never came: fresh-eyes finding).
     var unconfirmedOnline: (listening: [Listener: String], offlineFor: TimeInterval?)?
-    /// The drift reported last: its signature (digest of its changes), event id and the
-    /// addresses it named (as shown).
     /// Whether the last check that read the watch found SOS at risk (its emergency list drifted):
     /// kept with an outage (`HandledEvents.Outage.sosAtRisk`), what is known while it cannot be read.
     var sosAtRisk = false
+    /// The drift reported last: its signature (digest of its changes), event id and the
+    /// addresses it named (as shown).
     var reported: (signature: String, id: String, addresses: [JSONValue])?
+    /// The id of the drift `monitor-heal.json` keeps as reported and open (`Monitor.keepOpenDrift`);
+    /// `nil` when it keeps none.
+    var keptOpen: String?
     /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
     var reportedOutcome: String?
     /// The last heal attempt: for which drift and manifest, whether to try again (it failed

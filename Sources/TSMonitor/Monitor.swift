@@ -216,6 +216,7 @@ public final class Monitor: @unchecked Sendable {
           // This monitor's first session with a watch it has been waiting for (unreachable, or
           // not made yet, since `offlineSince`): what the watch reported meanwhile is replayed.
           let waitedSince = opened1st ? nil : offlineSince
+          let firstSession = !opened1st
           if !opened1st {
             do { monitorLock = try await startSession(opened, early: monitorLock) } catch {
               await opened.close()
@@ -230,9 +231,10 @@ public final class Monitor: @unchecked Sendable {
           // `online` once a read of the watch succeeds (`Tracking.unconfirmedOnline`): the check
           // posted now reads it first; until then the outage goes on (its time, its backoff).
           tracking.unconfirmedOnline = (listening, offlineSince.map { now().timeIntervalSince($0) })
-          // A monitor killed while it healed: its drift is reported now, and the next check
-          // says how it ended (`resolved`, or a drift event that supersedes this one).
-          replayInterruptedHeal(opened, &tracking)
+          // A monitor killed while it healed, or stopped with a drift open: its drift is taken
+          // up now, and the next check says how it ended (`resolved`, or a drift event that
+          // supersedes it). At the first session only: what a reconnect finds is this monitor's own.
+          if firstSession { replayInterruptedHeal(opened, &tracking) }
           mailbox.post(.recheck)
         } catch {
           // A watch tsapply applied to before is out of reach, not misconfigured: an outage,
@@ -259,7 +261,9 @@ public final class Monitor: @unchecked Sendable {
       }
       guard wakes.contains(.poll) || wakes.contains(.changed) || wakes.contains(.recheck) else { continue }
       let confirming = tracking.unconfirmedOnline != nil
-      if case .offline(let error) = await check(connected, &tracking) {
+      let checked = await check(connected, &tracking)
+      keepOpenDrift(connected, &tracking)
+      if case .offline(let error) = checked {
         await drop(connected)
         watch = nil
         goOffline(error.description, error: error)
@@ -340,7 +344,7 @@ public final class Monitor: @unchecked Sendable {
         tracking.reported = nil
       }
     }
-    keepOpenDrift(watch, tracking)
+    keepOpenDrift(watch, &tracking)
     await watch.close()
     switch result {
     case .clean: return false
@@ -369,11 +373,19 @@ public final class Monitor: @unchecked Sendable {
     tracking.healed = kept.sent ? kept.healed : true
   }
 
-  /// Keeps the drift this `--once` run reported and did not see end (a heal that failed or
-  /// could not be verified, no `--reconcile`), so the next run ends it (`resolved`) or replaces
-  /// it (`supersedes`) — a receiver tracking drift by id had it open for good (fresh-eyes finding).
-  private func keepOpenDrift(_ watch: Watch, _ tracking: Tracking) {
-    guard let reported = tracking.reported else { return }
+  /// Keeps the drift reported last and not seen end (a heal that failed or could not be
+  /// verified, no `--reconcile`) in `monitor-heal.json`, so the next `--once` run or the next
+  /// monitor (this one stopped or killed) ends it (`resolved`) or replaces it (`supersedes`) — a
+  /// receiver tracking drift by id had it open for good (fresh-eyes findings, fe91 #2: one open
+  /// drift per restart); removes it once the drift ended. Writes only when that drift changed
+  /// (`Tracking.keptOpen`), so a check that finds the same drift writes nothing.
+  private func keepOpenDrift(_ watch: Watch, _ tracking: inout Tracking) {
+    guard tracking.keptOpen != tracking.reported?.id else { return }
+    tracking.keptOpen = tracking.reported?.id
+    guard let reported = tracking.reported else {
+      unlink(watch.home.monitorHealPath)
+      return
+    }
     let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift, id: reported.id, message: "",
                              fields: ["addresses": .array(reported.addresses)])
     try? HealIntent.write(event, to: watch.home.monitorHealPath, sent: true, healed: tracking.healed)

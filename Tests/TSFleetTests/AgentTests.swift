@@ -255,6 +255,38 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// An agent back with its kept session, two revisions queued for a watch (R2, then R3 that
+  /// replaced it while the agent was away): it applies only R3, the newest, never R2 on the way
+  /// — its documents are held until its own presence, published after it subscribed, comes
+  /// back behind everything the broker queued and retained for it (fresh-eyes fe90 #2: 4 of 4
+  /// watches got the withdrawn revision first).
+  @Test func anAgentBackOnlineAppliesOnlyTheNewestOfItsQueuedRevisions() async throws {
+    let site = try await Site(watches: ["room-1", "room-2"])
+    var agent = try await site.agent("station", ["room-1", "room-2"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    await agent.abandon()
+    for name in ["room-1", "room-2"] { try site.manifest(name, contacts: ["Family \(name)", "Withdrawn"]) }
+    _ = try await site.apply(wait: .zero)
+    for name in ["room-1", "room-2"] { try site.manifest(name, contacts: ["Family \(name)", "Replacement"]) }
+    let newest = try await site.apply(wait: .zero)
+    let log = Collector<String>()
+    agent = try await site.agent("station", ["room-1", "room-2"], log: { log.append($0) })
+    for name in ["room-1", "room-2"] {
+      let revision = newest.first { $0.name == name }.flatMap { row -> String? in if case .string(let r)? = row.details["revision"] { r } else { nil } }
+      for _ in 0..<500 {
+        let status = await agent.status(of: name)
+        if try await site.contacts(name).contains("Replacement"), status?.revision == revision, status?.result == .applied { break }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      #expect(try await site.contacts(name) == ["Family \(name)", "Replacement"])
+      let status = await agent.status(of: name)
+      #expect(revision != nil && status?.revision == revision, "\(name)")
+    }
+    // One apply a watch: R3's. R2 applied first made two.
+    #expect(agent.statistics.applies == 2, "\(log.values.joined(separator: "\n"))")
+    await agent.stop()
+  }
+
   /// An agent says whether a drift of the emergency list puts SOS at risk (`sos_at_risk` in its
   /// drift event and status): short names dropped on the watch do not, a number changed does.
   @Test func anAgentSaysWhetherAnEmergencyDriftPutsSOSAtRisk() async throws {

@@ -807,6 +807,46 @@ final class Harness: @unchecked Sendable {
     }
   }
 
+  /// A running monitor stopped (or killed) while a drift it reported is open: the next monitor
+  /// takes that drift up, and its report of the drift closes the one before (`supersedes`), so a
+  /// receiver tracking drift by id holds one open drift, not one per restart (fresh-eyes fe91 #2).
+  /// Once the drift ends (`resolved`, naming the last report), a restart says nothing of it again.
+  @Test func aDriftLeftOpenByAStoppedMonitorIsClosedByTheNextMonitor() async throws {
+    let harness = try await Harness()
+    let wearer = try harness.wearer()
+    try wearer.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199"))
+    func openDrift() -> [String] {
+      let events = harness.events.values
+      let closed = Set(events.compactMap { event -> String? in
+        if event.kind == .resolved, case .string(let id)? = event.fields["drift_id"] { return id }
+        if event.kind == .drift, case .string(let id)? = event.fields["supersedes"] { return id }
+        return nil
+      })
+      return events.filter { $0.kind == .drift }.map(\.id).filter { !closed.contains($0) }
+    }
+    for run in 1...3 {
+      let seen = harness.events.values.count
+      try await harness.start(harness.settings())
+      try await harness.wait(after: seen) { $0.kind == .drift }
+      await harness.stop()
+      #expect(openDrift().count == 1, "run \(run): \(harness.events.values.map(\.jsonLine))")
+    }
+    var seen = harness.events.values.count
+    try await harness.start(harness.settings())
+    try await harness.wait(after: seen) { $0.kind == .drift }
+    #expect(try wearer.simulateContactRemove(name: "Zed") == 1)
+    let resolved = try await harness.wait(after: seen) { $0.kind == .resolved }
+    await harness.stop()
+    let lastDrift = harness.events(.drift).last
+    #expect(resolved.fields["drift_id"] == lastDrift.map { .string($0.id) } && openDrift().isEmpty, "\(harness.events.values.map(\.jsonLine))")
+    seen = harness.events.values.count
+    try await harness.start(harness.settings())
+    try await Task.sleep(for: .milliseconds(400))
+    await harness.stop()
+    let after = harness.events.values.dropFirst(seen)
+    #expect(!after.contains { $0.kind == .drift || $0.kind == .resolved }, "\(after.map(\.jsonLine))")
+  }
+
   /// The budget holds across runs: heals the watch's history lists from the last hour, made by a
   /// monitor before, count — for `--once` (each cron run started afresh and healed again:
   /// fresh-eyes finding) and for a restarted monitor alike.
