@@ -72,10 +72,7 @@ struct StatusPageOptions {
     let server: StatusPageServer
     do {
       server = try StatusPageServer.start(board: board, options: .init(host: host, port: port, token: token, heading: heading)) { press in
-        let event = MonitorEvent(time: press.acknowledgedAt ?? Date(), watch: press.watch, kind: .acknowledged,
-                                 message: "SOS \(press.id) on \(press.watch) acknowledged by \(press.acknowledgedBy ?? "?") on the status page",
-                                 fields: ["sos_id": .string(press.id), "sos_watch": .string(press.watch),
-                                          "sos_time": .string(MonitorEvent.timestamp(press.time)), "by": .string(press.acknowledgedBy ?? "")])
+        let event = press.acknowledgement
         write(event)
         board.record(event, for: [press.watch])
       }

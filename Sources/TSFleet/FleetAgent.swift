@@ -228,18 +228,25 @@ public final class FleetAgent: @unchecked Sendable {
     Task { await worker.offer(payload, sequence: number, retained: retained) }
   }
 
-  /// Ends the hold on desired documents (`settling`): each watch is handed the newest held for it.
-  private func settle() {
-    let released = lock.withLock { () -> [String: (payload: [UInt8], sequence: Int, retained: Bool)] in
-      guard settling else { return [:] }
+  /// Ends the hold on desired documents (`settling`): each watch is handed the newest held for
+  /// it. Ended by the agent's presence coming back (`complete`), the hold saw everything the
+  /// broker had for the agent: a watch with no document held has none on the broker, which its
+  /// status says (`WatchStatus.desiredMissing`); ended by `settleLimit`, nothing is concluded.
+  private func settle(complete: Bool = true) {
+    let released = lock.withLock { () -> [String: (payload: [UInt8], sequence: Int, retained: Bool)]? in
+      guard settling else { return nil }
       settling = false
       marker = nil
       defer { held = [:] }
       return held
     }
-    for (id, document) in released {
-      guard let worker = workers[id] else { continue }
-      Task { await worker.offer(document.payload, sequence: document.sequence, retained: document.retained) }
+    guard let released else { return }
+    for (id, worker) in workers {
+      if let document = released[id] {
+        Task { await worker.offer(document.payload, sequence: document.sequence, retained: document.retained) }
+      } else if complete {
+        Task { await worker.brokerHoldsNoDocument() }
+      }
     }
   }
 
@@ -273,7 +280,7 @@ public final class FleetAgent: @unchecked Sendable {
         self.outlet.log("its own presence did not come back from the broker within \(Int(Self.settleLimit.seconds)) s of connecting; "
                         + "applying the desired documents received so far (a broker ACL must let agent \(self.configuration.agentID) read "
                         + "\(FleetTopics.agent(site: self.configuration.site, agent: self.configuration.agentID)), docs/fleet.md \"Security\")")
-        self.settle()
+        self.settle(complete: false)
       }
     case .lost(let reason):
       lock.withLock { settling = true }
@@ -664,6 +671,11 @@ actor AgentWatch {
   /// its start), not because a publisher published it now.
   func offer(_ payload: [UInt8], sequence: Int, retained: Bool = false) {
     guard sequence > newestSequence else { return }
+    // The broker holds a document for the watch after all (published again, or come back).
+    if status?.desiredMissing == true {
+      status?.desiredMissing = nil
+      publishStatus()
+    }
     newestSequence = sequence
     newest = (sequence, payload, retained)
     kick()
@@ -672,6 +684,19 @@ actor AgentWatch {
   func requestDriftCheck() {
     driftWanted = true
     kick()
+  }
+
+  /// The agent connected and found no desired document for the watch on the broker (`FleetAgent`'s
+  /// hold after a connection): said in the status (`desiredMissing`) and the log once, while the
+  /// agent holds the watch to a revision it applied — the watch keeps it, but nothing on the
+  /// broker says it is still what the manifests want. A watch never given a revision says nothing.
+  func brokerHoldsNoDocument() {
+    guard var next = status, let applied = next.appliedRevision, next.desiredMissing != true else { return }
+    next.desiredMissing = true
+    status = next
+    outlet.log("\(id): the broker holds no desired document for the watch (lost in a restart without persistence, or its topic cleared); "
+               + "the watch keeps revision \(applied) as last applied: publish the manifests again with 'tsapply apply --fleet'")
+    publishStatus()
   }
 
   private func kick() {

@@ -287,6 +287,13 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// watch keeps the newer one; published again, it is answered as ever. `nil` otherwise (and
   /// from older agents).
   public var staleDesired: Bool?
+  /// `true` when the agent found no desired document for the watch on the broker when it last
+  /// connected (every retained document arrives at each connection, ahead of the agent's own
+  /// presence: `FleetAgent`), while it holds the watch to a revision it applied: the broker lost
+  /// it (restarted without persistence) or the topic was cleared. A reader that cannot read
+  /// desired documents (the monitor's broker user) says "no desired document" from it. `nil`
+  /// otherwise, once a document arrives, and from older agents.
+  public var desiredMissing: Bool?
   /// The words of that drift, as the agent's drift event said them (`Reconcile.driftSummary`:
   /// `contacts (1 added), emergency (SOS switched off)` — counts, switches and keys, never a
   /// contact's name or number; masked under the agent's `--redact`), so a reader that missed the
@@ -314,7 +321,7 @@ public struct WatchStatus: Codable, Sendable, Equatable {
          message, changes, drift, pending, lastApplied = "last_applied", lastSeen = "last_seen", attempt,
          nextRetry = "next_retry", contentRevision = "content_revision", publication, unreachable,
          unreachableSince = "unreachable_since", reached, planned, driftAddresses = "drift_addresses", unknown,
-         staleDesired = "stale_desired", sosAtRisk = "sos_at_risk", driftSummary = "drift_summary",
+         staleDesired = "stale_desired", desiredMissing = "desired_missing", sosAtRisk = "sos_at_risk", driftSummary = "drift_summary",
          historyCounted = "history_counted"
   }
 

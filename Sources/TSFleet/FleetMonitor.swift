@@ -135,6 +135,14 @@ public enum FleetMonitor {
       pendingKnown = false
     case nil: break
     }
+    // The broker lost the watch's desired document (its agent found none when it connected): not
+    // in sync, whatever the agent last found, as `status --fleet` says it (fresh-eyes fe83, fe87,
+    // fe90 #4: the page said "in sync" while `status --fleet` failed).
+    if status.desiredMissing == true, let applied = status.appliedRevision, ["in sync", "drift", "pending", "new revision"].contains(state) {
+      note = FleetStatusRow.noDesiredNote(agent: status.agent, applied: applied)
+      state = FleetStatusRow.noDesiredDocument
+      pendingKnown = false
+    }
     let seen = status.lastSeen.flatMap(InternetTime.date)
     var report = AgentReport(state: state, note: note, drift: driftKnown ? status.drift : nil, pending: pendingKnown ? status.pending : nil,
                              appliedRevision: status.appliedRevision, lastSeen: seen, driftAddresses: driftKnown ? status.driftAddresses : nil)
@@ -691,10 +699,14 @@ public enum FleetMonitor {
       }
       let heard = Date(), time = InternetTime.date(event.time) ?? heard
       // An SOS is timed by the press (the agent's `time`); one heard well after it says when.
+      var message = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: event.message) } ?? event.message
       if kind == .sos, abs(heard.timeIntervalSince(time)) > Monitor.heardLateAfter {
         fields["heard_at"] = .string(MonitorEvent.timestamp(heard))
+        // Said in the words too, as a direct monitor says it (fresh-eyes fe91: only the page did).
+        if heard > time, !message.contains("before it was heard") {
+          message += " \(StatusBoard.duration(heard.timeIntervalSince(time))) before it was heard"
+        }
       }
-      var message = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: event.message) } ?? event.message
       if kind == .sos, replayed {
         fields["replayed"] = .bool(true)
         message += " (replayed: published while this monitor was not connected)"

@@ -90,6 +90,19 @@ public struct FleetStatusRow: Sendable {
   /// The state of a watch whose desired document the broker no longer holds (over MQTT).
   public static let noDesiredDocument = "no desired document"
 
+  /// Why a watch is `no desired document`: the broker holds none for it, and agent `agent` holds
+  /// it to revision `applied`; `current`, the revision the manifests give now when it differs.
+  public static func noDesiredNote(agent: String, applied: String, current: String? = nil) -> String {
+    // Which of the causes, the broker cannot tell: each is named (fresh-eyes finding: a watch
+    // taken out of the fleet file and put back was blamed on a broker with persistence).
+    "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
+      + "or from a save older than the watch's publication; "
+      + "or the topic was cleared, as when the watch was taken out of the fleet file and published without it); "
+      + "agent \(agent) still holds the watch to revision \(applied) as it last applied it"
+      + (current.map { ", and the manifests now give revision \($0)" } ?? "") + ". "
+      + "Publish the manifests again with 'tsapply apply --fleet'; if the broker lost them, give it persistence (docs/fleet.md \"Sizing the broker\")"
+  }
+
   /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
   /// records cannot be used (`invalid`, `failed`), its agent refused, found invalid or failed
   /// its revision, or the broker lost the desired document it is held to (`no desired
@@ -466,12 +479,7 @@ public enum FleetStatus {
         state = "no desired document"
         // Which of the causes, the broker cannot tell: each is named (fresh-eyes finding: a watch
         // taken out of the fleet file and put back was blamed on a broker with persistence).
-        note = "the broker holds no desired document for the watch (it lost its retained messages: restarted without persistence, "
-          + "or from a save older than the watch's publication; "
-          + "or the topic was cleared, as when the watch was taken out of the fleet file and published without it); "
-          + "agent \(status.agent) still holds the watch to revision \(applied) as it last applied it"
-          + (wasNewRevision ? ", and the manifests now give revision \(current.first ?? "?")" : "") + ". "
-          + "Publish the manifests again with 'tsapply apply --fleet'; if the broker lost them, give it persistence (docs/fleet.md \"Sizing the broker\")"
+        note = FleetStatusRow.noDesiredNote(agent: status.agent, applied: applied, current: wasNewRevision ? current.first ?? "?" : nil)
       }
       // Drift and pending were counted against the revision applied; while another is being
       // applied, was refused or failed, they say nothing of the watch now: shown as unknown.

@@ -3,7 +3,7 @@ import TSModel
 
 extension StatusBoard {
   /// Every state a row can have, in the page's order (and `/metrics`' series, each always present).
-  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no record", "no status", "offline", "not known",
+  public static let states = ["checking", "in sync", "drift", "pending", "new revision", "no desired document", "no record", "no status", "offline", "not known",
                               "invalid", "failed", "refused", "retrying"]
   /// Results counted in `tsapply_applies_total`.
   public static let applyResults = ["applied", "failed", "refused"]

@@ -37,7 +37,7 @@ public struct MonitorCheck: Sendable, Equatable {
 
 /// An agent's last report on a watch (over MQTT), in the words `tsapply status --fleet` uses.
 public struct AgentReport: Sendable, Equatable {
-  /// `in sync`, `drift`, `pending`, `new revision`, `refused`, `invalid`, `failed`, `retrying`,
+  /// `in sync`, `drift`, `pending`, `new revision`, `no desired document`, `refused`, `invalid`, `failed`, `retrying`,
   /// or `no status` (no agent has announced the watch).
   public var state: String
   /// Why it was refused, is invalid, failed or is retried, in words (phone-like text masked by the agent).
@@ -178,6 +178,19 @@ public final class StatusBoard: @unchecked Sendable {
     }
 
     private enum CodingKeys: String, CodingKey { case id, watch, time, heardAt, acknowledgedBy, acknowledgedAt, missed }
+
+    /// The `acknowledged` event its acknowledgement on the page is logged as (`sos_id`,
+    /// `sos_watch`, `sos_time`, `by`, and `missed: true` for a gap), worded for what it is: an SOS
+    /// press, or a gap in which one may have been missed.
+    public var acknowledgement: MonitorEvent {
+      var fields: [String: JSONValue] = ["sos_id": .string(id), "sos_watch": .string(watch),
+                                         "sos_time": .string(MonitorEvent.timestamp(time)), "by": .string(acknowledgedBy ?? "")]
+      if missed != nil { fields["missed"] = .bool(true) }
+      return MonitorEvent(time: acknowledgedAt ?? Date(), watch: watch, kind: .acknowledged,
+                          message: (missed == nil ? "SOS \(id)" : "the gap in the watch's events \(id) (an SOS press may have been missed)")
+                            + " on \(watch) acknowledged by \(acknowledgedBy ?? "?") on the status page",
+                          fields: fields)
+    }
   }
 
   /// What the page shows at one moment.
@@ -883,6 +896,12 @@ public final class StatusBoard: @unchecked Sendable {
       // presses reach no one (fresh-eyes finding: shown `checking`, "needs attention: none").
       state = agent.state
       reasons.append(agent.note ?? "No agent has announced this watch")
+    } else if let agent = watch.agent, agent.state == "no desired document" {
+      // Over MQTT: the broker lost the watch's desired document; its agent holds the watch to
+      // what it last applied, and a restarted agent would be handed nothing.
+      state = agent.state
+      reasons.append(agent.note.map { $0.prefix(1).uppercased() + $0.dropFirst() } ?? "The broker holds no desired document for it")
+      reasons += alsoDrift
     } else if let agent = watch.agent, agent.state == "new revision" {
       // Over MQTT: the manifests were edited and not published; drift and pending were counted
       // against the revision the agent holds.

@@ -79,6 +79,9 @@ public enum StatusPageHTML {
           html += "<p class=\"note\">Not delivered to \(escape(failing.notifier)) yet: failing since \(time(failing.since, snapshot.time)); the monitor keeps trying.</p>"
         }
       }
+      // The event's id, as the alerts (`--on-sos`'s ID, the webhook's `id`) and the log name it:
+      // two presses in one second are told apart, and a card matched with its alert.
+      html += "<p class=\"note\">Event \(escape(press.id)) in the alerts and the log.</p>"
       if canAcknowledge {
         let field = "by-" + identifier(press.id)
         html += "<form method=\"post\" action=\"/ack\" class=\"ack\"><input type=\"hidden\" name=\"id\" value=\"\(escape(press.id))\">"

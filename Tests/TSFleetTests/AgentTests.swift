@@ -542,6 +542,34 @@ import TSTestSupport
     await fresh.stop()
   }
 
+  /// A broker restarted without persistence lost a watch's desired document: the agent, back
+  /// on it, finds none for the watch by the end of what the broker had for it, and says so in its
+  /// status (`desired_missing`), so the page — whose broker user cannot read desired documents —
+  /// says "no desired document" as `status --fleet` does, not "in sync" (fresh-eyes fe83, fe87,
+  /// fe90 #4). The manifests published again, the status says it no more.
+  @Test func anAgentSaysTheBrokerLostItsWatchsDesiredDocument() async throws {
+    let site = try await Site(watches: ["room-1", "room-2"])
+    let agent = try await site.agent("station", ["room-1", "room-2"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    site.broker.stop()
+    site.broker = try site.broker.restart()
+    for _ in 0..<500 where await agent.status(of: "room-2")?.desiredMissing != true { try await Task.sleep(for: .milliseconds(20)) }
+    for name in ["room-1", "room-2"] {
+      let status = try #require(await agent.status(of: name))
+      #expect(status.desiredMissing == true, "\(name): \(status)")
+      let report = FleetMonitor.agentReport(status, current: .success([status.revision]))
+      #expect(report.state == "no desired document" && report.note?.hasPrefix("the broker holds no desired document for the watch") == true,
+              "\(name): \(report)")
+    }
+    #expect(try await site.apply(["room-1"]).map(\.verdict.word) == ["no changes"])
+    for _ in 0..<500 where await agent.status(of: "room-1")?.desiredMissing != nil { try await Task.sleep(for: .milliseconds(20)) }
+    let published = await agent.status(of: "room-1")
+    #expect(published?.desiredMissing == nil && published.map { FleetMonitor.agentReport($0, current: .success([$0.revision])).state } == "in sync",
+            "\(String(describing: published))")
+    #expect(await agent.status(of: "room-2")?.desiredMissing == true)
+    await agent.stop()
+  }
+
   /// Stopping while the broker no longer answers (frozen, or going down under it): the agent's
   /// last words are given a few seconds, not waited for until the broker is back (fresh-eyes
   /// finding: SIGTERM as the broker stopped, and the agent never exited).

@@ -303,6 +303,22 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// A press heard well after it was made (an agent that published it late) says so in its
+  /// words as well as in `heard_at`, as a direct monitor's does (fresh-eyes fe91: only the page said it).
+  @Test func aPressHeardLateSaysSoInItsWords() async throws {
+    let (broker, _, events, follower, publisher) = try await Self.followedRoom1(device: "sim:room-1.json")
+    defer { broker.stop() }
+    let pressed = InternetTime.text(Date().addingTimeInterval(-600))
+    let press = #"{"agent":"station","format_version":"1","id":"sos-e-0000000001","kind":"sos","message":"the wearer pressed SOS","#
+      + #""sequence":1,"time":"\#(pressed)","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(press.utf8), qos: 1, retain: false)
+    let shown = await events.wait(for: 1).first
+    await follower.stop(grace: .zero)
+    #expect(shown?.kind == .sos && shown?.fields["heard_at"] != nil, "\(shown?.jsonLine ?? "-")")
+    #expect(shown?.message.hasSuffix("the wearer pressed SOS 10 min before it was heard") == true, "\(shown?.message ?? "-")")
+    await publisher.close()
+  }
+
   /// A gap an agent told while no monitor was connected comes from its retained list
   /// (`RecentSOS.gap`): raised when the monitor connects, under the gap's id, and once — not
   /// again at the next start, nor when the live event comes too (fresh-eyes fe91 #1: a watch

@@ -475,8 +475,14 @@ final class TestClock: @unchecked Sendable {
     let html = StatusPageHTML.part(.sos, board.snapshot(), canAcknowledge: true)
     #expect(html.contains("SOS?") && html.contains("A press may have been missed") && html.contains("Ask the wearer, then acknowledge."), "\(html)")
     #expect(html.contains("Acknowledge possible missed SOS on room-12"), "\(html)")
-    #expect(board.acknowledge("gap-1", by: "Nurse Ada") != nil)
+    #expect(html.contains("Event gap-1 in the alerts and the log."), "\(html)")
+    let acknowledged = try #require(board.acknowledge("gap-1", by: "Nurse Ada"))
     #expect(board.snapshot().openSOS.isEmpty)
+    // Logged as a gap acknowledged, not as an SOS press (fresh-eyes fe91).
+    let logged = acknowledged.acknowledgement
+    #expect(logged.message == "the gap in the watch's events gap-1 (an SOS press may have been missed) on room-12 acknowledged by Nurse Ada on the status page",
+            "\(logged.message)")
+    #expect(logged.fields["missed"] == .bool(true) && logged.fields["sos_id"] == .string("gap-1"))
   }
 
   /// A gap's card outlives a restart of the monitor as an SOS press's does (fresh-eyes finding:
@@ -559,6 +565,20 @@ final class TestClock: @unchecked Sendable {
     let reason = try #require(row.reasons.first { $0.hasPrefix("Its manifests changed and are not published yet") }, "\(row.reasons)")
     #expect(reason.contains("staged rollout") == named, "\(reason)")
     if let phase, named { #expect(reason.contains("the fleet's staged rollout is \(phase): continue it with"), "\(reason)") }
+  }
+
+  /// A watch whose desired document the broker lost (its agent found none when it connected)
+  /// needs attention and says why — not "in sync" (fresh-eyes fe83, fe87, fe90 #4) — with a drift
+  /// its agent measured beside it.
+  @Test func aWatchWithNoDesiredDocumentOnTheBrokerNeedsAttention() throws {
+    let clock = TestClock()
+    let board = Self.board(clock)
+    board.reported("room-12", AgentReport(state: "no desired document", note: "the broker holds no desired document for the watch (…)",
+                                          drift: 1, pending: nil, driftAddresses: ["contacts"]))
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.state == "no desired document" && row.needsAttention, "\(row)")
+    #expect(row.reasons.first == "The broker holds no desired document for the watch (…)", "\(row.reasons)")
+    #expect(row.reasons.contains { $0.hasPrefix("Changed on the watch since the last apply") }, "\(row.reasons)")
   }
 
   /// A revision its agent has not reported on while the agent is offline: it may have been

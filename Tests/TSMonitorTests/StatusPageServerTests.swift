@@ -189,6 +189,9 @@ import TSTestSupport
     #expect(late.contains("(<span class=\"ago\" data-t=\"\(MonitorEvent.timestamp(pressed))\">12 min ago</span>)"), "\(late)")
     #expect(late.contains(", heard late at <time datetime=\"\(MonitorEvent.timestamp(heard))\">"), "\(late)")
     #expect(!live.contains("heard late"), "\(live)")
+    // Each card names its event, as the alerts do: two presses a second apart are told apart
+    // (fresh-eyes fe91 #3).
+    #expect(late.contains("Event sos-9-5 in the alerts and the log.") && live.contains("Event sos-9-6 in the alerts and the log."), "\(late)")
     let json = Self.body(try await Self.request(server, "/status.json", headers: [auth]))
     #expect(json.contains(#""heard_at":"\#(MonitorEvent.timestamp(heard))","id":"sos-9-5","time":"\#(MonitorEvent.timestamp(pressed))""#), "\(json)")
   }
