@@ -172,6 +172,10 @@ extension Monitor {
           fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
           message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
             + "(\(manifestName) does not set what changed)"
+        } else if !tracking.healed, let over = overwrite(watch, since: tracking.reportedAgainst?.record) {
+          // Not the wearer undoing it: someone's apply wrote over it (fresh-eyes fe91 #4).
+          fields["overwritten_by"] = .object(over.fields)
+          message += ": " + over.words
         }
         emit(.resolved, watch: watch.identity, message: message, fields: fields)
       }
@@ -386,5 +390,24 @@ extension Monitor {
     tracking.reported = (signature, event.id, addresses)
     tracking.reportedAgainst = watch.lastApplied().map { (record: $0, drift: drift) }
     return .failed(message)
+  }
+  /// The apply that ended a drift by writing over it — not this monitor's heal: another `tsapply
+  /// apply` (a person's, an agent's) since the drift was reported against `recorded` (the record
+  /// then): the last apply or restore in the watch's history that wrote, when the record moved
+  /// since. Its words ("an apply by ana@ward-pc at … ('tsapply apply …') wrote over what had
+  /// changed on the watch; its backup … holds the watch as it was before it …") and fields
+  /// (`user`, `host`, `time`, `command`, `backup`); `nil` when the record did not move, or no
+  /// such entry is found.
+  func overwrite(_ watch: Watch, since recorded: DeviceState?) -> (words: String, fields: [String: JSONValue])? {
+    guard let recorded, let now = watch.lastApplied(), now != recorded,
+          let entry = (try? watch.history.read().entries)?.last(where: \.wrote), entry.command != settings.commandLine else { return nil }
+    var fields: [String: JSONValue] = ["user": .string(entry.user), "host": .string(entry.host), "time": .string(entry.time),
+                                       "command": .string(entry.command)]
+    var words = "\(entry.kind == "restore" ? "a restore" : "an apply") by \(entry.user)@\(entry.host) at \(entry.time) ('\(entry.command)') wrote over what had changed on the watch"
+    if let backup = entry.backup {
+      fields["backup"] = .string(backup)
+      words += "; its backup \(backup) holds the watch as it was before it ('tsapply restore' brings that back)"
+    }
+    return (words, fields)
   }
 }

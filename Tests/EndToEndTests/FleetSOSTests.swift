@@ -163,7 +163,8 @@ import TSTestSupport
 
   /// The monitor loses the broker (fe17 defect 2): stderr and the log say so, an alert names the
   /// monitor's connection and no agent, the page shows every watch `not known` under a banner —
-  /// never "Every watch is in sync" — and all of it clears when the broker is back.
+  /// never "Every watch is in sync" — and all of it clears when the broker is back (the
+  /// desired documents it lost, without persistence, said until they are published again).
   @Test func aMonitorThatLosesTheBrokerSaysSoOnThePageInTheLogAndInAnAlert() throws {
     let (dir, first) = try FleetAgentTests.fleetOnABroker()
     var broker = first
@@ -185,9 +186,16 @@ import TSTestSupport
     let log = { (try? String(contentsOf: dir.appendingPathComponent("events.jsonl"), encoding: .utf8)) ?? "" }
     #expect(log().contains(#""alert":"monitor_offline""#) && !log().contains(#""alert":"agent_offline""#), "\(log())")
     broker = try broker.restart()
-    #expect(try Self.until(url, ["room-12": "in sync", "room-14": "in sync"]) == ["room-12": "in sync", "room-14": "in sync"], "\(log())")
+    // A broker without persistence: it lost the desired documents, which the agent finds when it
+    // connects, and the page says so, as `status --fleet` does (fresh-eyes fe90 #4: "in sync").
+    let lost = ["room-12": "no desired document", "room-14": "no desired document"]
+    #expect(try Self.until(url, lost) == lost, "\(log())")
     for _ in 0..<1500 where !log().contains(#""recovers":"monitor_offline""#) { usleep(20_000) }
     #expect(log().contains(#""recovers":"monitor_offline""#), "\(log())")
+    #expect(try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir).stdout.contains("no desired document"))
+    // Published again: in sync.
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    #expect(try Self.until(url, ["room-12": "in sync", "room-14": "in sync"]) == ["room-12": "in sync", "room-14": "in sync"], "\(log())")
     #expect(try StatusPageTests.request(url, "/").contains("Every watch is in sync or being checked."))
   }
 

@@ -461,7 +461,14 @@ final class Harness: @unchecked Sendable {
     #expect(try harness.wearer().snapshot().contacts.map(\.name).sorted() == ["Alex Dee", "Kim Li"])
     #expect(resolved.fields["drift_id"] == .string(drift.id) && resolved.fields["accepted"] == nil
               && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
-    #expect(resolved.message == "the watch holds what the last apply left again", "\(resolved.message)")
+    // Said as what happened: a person's apply wrote over the wearer's change, which its backup
+    // holds (fresh-eyes fe91 #4: staff read "holds what the last apply left again" as the wearer
+    // undoing it).
+    #expect(resolved.message.hasPrefix("the watch holds what the last apply left again: an apply by ")
+              && resolved.message.contains(" ('test') wrote over what had changed on the watch; its backup ")
+              && resolved.message.hasSuffix(" holds the watch as it was before it ('tsapply restore' brings that back)"), "\(resolved.message)")
+    guard case .object(let by)? = resolved.fields["overwritten_by"] else { Issue.record("\(resolved.jsonLine)"); return }
+    #expect(by["command"] == .string("test") && by["time"] != nil && by["backup"] != nil, "\(resolved.jsonLine)")
   }
 
   /// A change the manifest already accepts when the monitor first sees it (the wearer's
