@@ -38,6 +38,10 @@ public final class FleetAgent: @unchecked Sendable {
     public var retryDelay: (first: Duration, longest: Duration)
     /// Seconds between keep-alive pings; the broker sends the will after 1.5 times that.
     public var keepAlive: Int
+    /// How long desired documents are held at most after a connection is made, when the
+    /// agent's own presence does not come back (a broker ACL that lets it write its presence but
+    /// not read it): then it applies what it holds, concluding nothing of what the broker lacks.
+    public var settleLimit: Duration = .seconds(10)
 
     /// A configuration; drift is checked every 5 minutes, failures retried after 5 s to 5 min.
     public init(broker: BrokerSettings, site: String, agentID: String, driftInterval: Duration = .seconds(300),
@@ -93,15 +97,12 @@ public final class FleetAgent: @unchecked Sendable {
   /// the watches: from the start and from each lost connection until the agent's own presence,
   /// published once connected and subscribed (`marker`), comes back — behind every document the
   /// broker queued for the kept session and every retained one the subscription brought — or
-  /// `settleLimit` passes. So an agent back online applies only the newest of the revisions
+  /// `Configuration.settleLimit` passes. So an agent back online applies only the newest of the revisions
   /// queued for a watch, never an older one it replaced (fresh-eyes fe90 #2).
   private var settling = true
   private var held: [String: (payload: [UInt8], sequence: Int, retained: Bool)] = [:]
   private var marker: [UInt8]?
   private var connections = 0
-  /// How long documents are held at most after a connection is made, when the agent's presence
-  /// does not come back (a broker ACL that lets it write its presence but not read it).
-  static let settleLimit: Duration = .seconds(10)
 
   /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
   /// (phone-like text masked). Nothing happens until `start()`.
@@ -275,9 +276,9 @@ public final class FleetAgent: @unchecked Sendable {
       }
       outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
       Task { [weak self] in
-        try? await Task.sleep(for: Self.settleLimit)
+        try? await Task.sleep(for: self?.configuration.settleLimit ?? .zero)
         guard let self, self.lock.withLock({ self.settling && self.connections == connection }) else { return }
-        self.outlet.log("its own presence did not come back from the broker within \(Int(Self.settleLimit.seconds)) s of connecting; "
+        self.outlet.log("its own presence did not come back from the broker within \(Int(self.configuration.settleLimit.seconds)) s of connecting; "
                         + "applying the desired documents received so far (a broker ACL must let agent \(self.configuration.agentID) read "
                         + "\(FleetTopics.agent(site: self.configuration.site, agent: self.configuration.agentID)), docs/fleet.md \"Security\")")
         self.settle(complete: false)

@@ -542,6 +542,41 @@ import TSTestSupport
     await fresh.stop()
   }
 
+  /// A broker whose ACL lets the agent write its presence but not read it: its presence never
+  /// comes back, so after `settleLimit` the agent applies the documents it holds, says why in
+  /// its log, and concludes nothing of what the broker lacks (no `desired_missing`).
+  @Test func anAgentThatCannotReadItsPresenceAppliesWhatItHoldsAfterTheSettleLimit() async throws {
+    let site = try await Site(watches: ["room-1", "room-2"]) { port, directory in
+      let acl = directory + "/acl"
+      #expect(FileManager.default.createFile(atPath: acl, contents: Data("""
+        topic readwrite tsapply/v1/ward-a/+/desired
+        topic readwrite tsapply/v1/ward-a/+/status
+        topic readwrite tsapply/v1/ward-a/+/events
+        topic readwrite tsapply/v1/ward-a/+/sos
+        topic readwrite tsapply/v1/ward-a/+/state
+        topic readwrite tsapply/v1/ward-a/sync/#
+        topic read $SYS/broker/uptime
+        topic write tsapply/v1/ward-a/agent/station/state
+
+        """.utf8)))
+      return MosquittoBroker.openConfiguration(port: port, directory: directory) + "acl_file \(acl)\n"
+    }
+    try site.fleet(["room-1"])
+    _ = try await site.apply(wait: .zero)
+    let log = Collector<String>()
+    var configuration = FleetAgent.Configuration(broker: site.settings, site: "ward-a", agentID: "station", driftInterval: .zero)
+    configuration.settleLimit = .seconds(1)
+    let agent = try FleetAgent(configuration: configuration, watches: [("room-1", try await site.engine.open("memory:room-1")),
+                                                                       ("room-2", try await site.engine.open("memory:room-2"))],
+                               log: { log.append($0) })
+    await agent.start()
+    for _ in 0..<500 where try await site.contacts("room-1").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(try await site.contacts("room-1") == ["Family room-1"])
+    #expect(log.values.contains { $0.hasPrefix("its own presence did not come back from the broker within 1 s of connecting") }, "\(log.values)")
+    #expect(await agent.status(of: "room-2") == nil, "no document, and nothing concluded from its absence")
+    await agent.stop()
+  }
+
   /// A broker restarted without persistence lost a watch's desired document: the agent, back
   /// on it, finds none for the watch by the end of what the broker had for it, and says so in its
   /// status (`desired_missing`), so the page — whose broker user cannot read desired documents —
