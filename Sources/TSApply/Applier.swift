@@ -156,7 +156,8 @@ public struct Applier: Sendable {
   /// Executes `steps` in order against a watch expected to hold `expected`.
   ///
   /// - Parameters:
-  ///   - expected: The state the plan was made from; each list is checked against it before its first write.
+  ///   - expected: The state the plan was made from; each list is checked against it before its first write, and
+  ///     before each later write against it with the writes so far in it.
   ///   - shouldStop: Asked before each step; `true` (the user pressed Ctrl-C) stops the apply
   ///     there, so no step is left half-done.
   ///   - willWrite: Called just before each write call with the state as the earlier writes left
@@ -173,6 +174,9 @@ public struct Applier: Sendable {
     let elapsed = { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
     var applied: [ResourceAddress] = []
     var checked: Set<StatePart> = []
+    // The reminders as read before the last reminder write, the IDs that write touched (`nil`:
+    // the whole list) and whether it created one.
+    var lastReminders: (held: [Reminder], touched: Set<String>?, created: Bool)?
     // The watch as the writes so far left it, and whether any write was sent.
     var current = expected
     var wrote = false
@@ -200,7 +204,21 @@ public struct Applier: Sendable {
           template = try await device.createCustomReminderTemplate()
           progress(.deviceCall(name: "createCustomReminderTemplate", seconds: elapsed()))
         }
-        if checked.insert(part).inserted, try await !part.matches(expected, on: device) {
+        // Before the first write of each list, the list is read and compared with the plan's
+        // state. The reminders, which a platform may write one at a time (fit), are read before
+        // each later write too: every reminder the writes before did not touch must be as that
+        // read found it — a reminder the wearer changed between two such writes was written over,
+        // silently (fresh-eyes fe93: four calls wide). The reminders a write touched are not
+        // compared: the watch keeps them in its own stored form. The window stays the one call
+        // between the last read and the write.
+        let first = checked.insert(part).inserted
+        if part == .reminders {
+          let held = try await device.fetchAllReminders()
+          guard lastReminders.map({ Self.untouchedAlike(held, since: $0) }) ?? (held == expected.reminders) else {
+            throw failure(.changedOnWatch(part: part.rawValue))
+          }
+          lastReminders = (held, step.touchedReminders(template: template), step.createsCustomReminder)
+        } else if first, try await !part.matches(expected, on: device) {
           throw failure(.changedOnWatch(part: part.rawValue))
         }
         try await perform(step, template: template, sent: &sent, willWrite: { write in
@@ -269,6 +287,18 @@ public struct Applier: Sendable {
     return failure
   }
 
+  /// Whether `held` (the reminders read before a write) holds every reminder `last` (the read
+  /// before the write before it) held that the write between did not touch, unchanged, and no
+  /// other but the one that write created: nothing was changed on the watch in between. A write
+  /// of the whole list (`touched == nil`) leaves nothing to compare.
+  static func untouchedAlike(_ held: [Reminder], since last: (held: [Reminder], touched: Set<String>?, created: Bool)) -> Bool {
+    guard let touched = last.touched else { return true }
+    let before = Dictionary(last.held.filter { !touched.contains($0.reminderId) }.map { ($0.reminderId, $0) }) { first, _ in first }
+    let now = Dictionary(held.filter { !touched.contains($0.reminderId) }.map { ($0.reminderId, $0) }) { first, _ in first }
+    let added = now.keys.filter { before[$0] == nil }.count
+    return before.allSatisfy { now[$0.key] == $0.value } && added <= (last.created ? 1 : 0)
+  }
+
   /// What a write call sent, to tell after a lost answer whether it took effect.
   enum Sent {
     case reminders([Reminder]), upsert(Reminder), delete(String), contacts([Contact]), emergency(EmergencyContacts)
@@ -308,12 +338,15 @@ public struct Applier: Sendable {
       }
     }
 
-    /// Reads this part from the watch and compares it with `expected`.
-    func matches(_ expected: DeviceState, on device: any Device) async throws(DeviceError) -> Bool {
+    /// Reads this part from the watch and compares it with `expected` (the reminders `inAnyOrder`:
+    /// as sets).
+    func matches(_ expected: DeviceState, on device: any Device, inAnyOrder: Bool = false) async throws(DeviceError) -> Bool {
       switch self {
-      case .reminders: try await device.fetchAllReminders() == expected.reminders
-      case .contacts: try await device.getAllContacts() == expected.contacts
-      case .emergency: try await device.getEmergencyContacts() == expected.emergency
+      case .reminders:
+        let held = try await device.fetchAllReminders()
+        return inAnyOrder ? held.count == expected.reminders.count && Set(held) == Set(expected.reminders) : held == expected.reminders
+      case .contacts: return try await device.getAllContacts() == expected.contacts
+      case .emergency: return try await device.getEmergencyContacts() == expected.emergency
       }
     }
 

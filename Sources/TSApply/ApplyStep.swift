@@ -48,6 +48,17 @@ public enum ApplyStep: Hashable, Sendable {
     }
   }
 
+  /// The IDs of the reminders the step writes (a set, a delete, a creation from `template`), for
+  /// the check before the next reminder write (`Applier`); `nil` when it writes the whole list.
+  func touchedReminders(template: Reminder?) -> Set<String>? {
+    switch self {
+    case .setReminder(let reminder, _): [reminder.reminderId]
+    case .deleteReminder(let id, _): [id]
+    case .createCustomReminder: template.map { [$0.reminderId] } ?? []
+    default: nil
+    }
+  }
+
   /// Whether the step writes reminders (so verification must read them back).
   public var writesReminders: Bool {
     switch self {

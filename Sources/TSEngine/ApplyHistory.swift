@@ -256,6 +256,9 @@ public struct ApplyHistory: Sendable {
     return entry
   }
 
+  /// How many entries the history has, as `history.head` says (one small read); 0 without one.
+  public var count: Int { readHead()?.count ?? 0 }
+
   private func readHead() -> Head? {
     guard let bytes = try? ManifestSource.file(path: headPath, displayName: headPath)
       .read(maxBytes: 4096, noun: "history head").get() else { return nil }

@@ -1090,6 +1090,16 @@ actor AgentWatch {
         ?? (drifted.count != next.drift || keptDriftUntold)
       keptDriftUntold = false
       lastDriftTold = drifted.isEmpty ? nil : (summary, atRisk)
+      // The revision refused as unsafe is the one applied, and the watch holds it again (the
+      // wearer undid the change its apply would have undone): nothing is refused any more, and
+      // no one is to be told to publish it with allow_destroy (fresh-eyes fe92 D3).
+      if next.result == .refused, next.revision == desired.revision, drifted.isEmpty, report.unapplied.isEmpty {
+        next.result = .noChanges
+        next.message = "the watch holds revision \(desired.revision) again: what made its apply unsafe is gone from the watch"
+        next.reached = nil
+        next.planned = nil
+        outlet.log("\(id): \(next.message ?? "")")
+      }
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
       next.sosAtRisk = drifted.isEmpty ? nil : atRisk

@@ -381,6 +381,7 @@ public enum FleetMonitor {
           }
           guard let previous else { return }
           reachability(id, status, previous: previous)
+          driftOver(id, status)
           // Comparing with the manifests reads them (the first time, or after an edit): not on
           // the network thread, which every other message (an SOS) waits behind. In order.
           reporting.async { [self] in report(id, status, always: true) }
@@ -715,7 +716,15 @@ public enum FleetMonitor {
       // heard again from the retained list is recognised (and delivered once) and receivers
       // can deduplicate by it.
       let pressID = event.id.flatMap { Outbox.isSafeID($0) ? $0 : nil }
-      let shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
+      var shown = MonitorEvent(time: time, watch: watch, kind: kind, id: pressID, message: message, fields: fields)
+      // A drift event replaces the one shown before for the watch, if that is not over (kept in
+      // the watch's record, across restarts): a receiver tracking drift by id closes it.
+      if kind == .drift, let record = record(of: watchID) {
+        if let earlier = record.current.openDrift { shown.fields["supersedes"] = .string(earlier) }
+        do { try record.openDrift(shown.id) } catch {
+          notRecorded(error, record, watchID: watchID, "cannot record the drift shown (\(error)); a restarted monitor may not end it by its id")
+        }
+      }
       // A gap in the watch's events: raised once, heard live or from the retained list.
       if kind == .error, event.reason == "events_missed", let after = event.after, let before = event.before, let record = record(of: watchID) {
         do { try record.tellOnce(gapAfter: DeviceEventID(after), before: DeviceEventID(before)) { show(shown, watchID: watchID) } } catch {
@@ -741,6 +750,30 @@ public enum FleetMonitor {
       // In the outbox before it is recorded: a crash between the two delivers it from there.
       if let kept { recordPress(press, in: kept, watchID: watchID) }
       show(shown, watchID: watchID)
+    }
+
+    /// Says the drift shown last for watch `id` is over when its agent's `status` finds none (a
+    /// read of the watch, measured against the revision applied): `resolved` with its `drift_id`,
+    /// as a direct monitor ends a drift — over MQTT no event said it, and a receiver tracking drift
+    /// by id kept every one open (fresh-eyes fe92 D1). When the agent's apply undid it ("undid
+    /// what was changed on the watch"), the event says so (`overwritten_by`: the agent, the
+    /// revision, when), not as if the wearer had.
+    private func driftOver(_ id: String, _ status: WatchStatus) {
+      guard status.drift == 0, status.measuresDrift, status.unreachable == nil, status.result == .applied || status.result == .noChanges,
+            let record = record(of: id), let driftID = record.current.openDrift else { return }
+      do { try record.openDrift(nil) } catch {
+        notRecorded(error, record, watchID: id, "cannot record the drift's end (\(error)); a restarted monitor may end it again")
+      }
+      var fields: [String: JSONValue] = ["drift_id": .string(driftID), "healed": .bool(false), "agent": .string(status.agent),
+                                         "watch_id": .string(id)]
+      var message = "the watch holds what the last apply left again"
+      if status.result == .applied, status.message?.contains("undid what was changed on the watch") == true {
+        fields["overwritten_by"] = .object(["agent": .string(status.agent), "revision": .string(status.revision),
+                                            "time": status.lastApplied.map(JSONValue.string) ?? .null])
+        message += ": agent \(status.agent)'s apply of revision \(status.revision) wrote over what had changed on the watch "
+          + "(the backup it took first, in the agent's records for the watch, holds the watch as it was)"
+      }
+      show(MonitorEvent(time: Date(), watch: name(of: id), kind: .resolved, message: message, fields: fields), watchID: id)
     }
 
     /// Emits `shown` and shows it to the observers, on the watch `watchID`'s row.

@@ -60,6 +60,10 @@ public final class HandledEvents: @unchecked Sendable {
     /// around it), so a restarted monitor resuming after the same id, with nothing handled
     /// since, does not raise it again; `nil` when none was, and in files written before.
     public var gapTold: Gap?
+    /// The id of the drift event `monitor --fleet` showed last for the watch and has not seen
+    /// end, so a restarted monitor ends it (`resolved`) or replaces it (`supersedes`); `nil`
+    /// when none is open, and in files written before.
+    public var openDrift: String?
   }
 
   /// A gap in the watch's events: what came after `after` and before `before` cannot be had.
@@ -221,6 +225,13 @@ public final class HandledEvents: @unchecked Sendable {
     tell()
     try update(durable: true) { $0.gapTold = gap }
     return true
+  }
+
+  /// Records the drift event shown last and not over (`State.openDrift`), or that none is open
+  /// (`nil`). Not fsynced: a power cut loses at most which drift a restarted monitor ends.
+  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
+  public func openDrift(_ id: String?) throws(SecureFileError) {
+    try update { $0.openDrift = id }
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and

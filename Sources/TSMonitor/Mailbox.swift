@@ -9,6 +9,9 @@ enum Wake: Hashable, Sendable {
   case changed
   /// Read again now (after an apply, after connecting).
   case recheck
+  /// The watch's last-applied record was written (an apply, perhaps by another process): read
+  /// the watch now, so what is shown does not wait for the interval.
+  case recorded
   /// Time to try reconnecting.
   case retry
   /// The connection of `generation` broke (a listener answered with an error): why.

@@ -39,6 +39,10 @@ extension Monitor {
     /// The id of the drift `monitor-heal.json` keeps as reported and open (`Monitor.keepOpenDrift`);
     /// `nil` when it keeps none.
     var keptOpen: String?
+    /// How many entries the watch's history had when the drift reported last was found
+    /// (`ApplyHistory.count`): an apply after them that is not this monitor's wrote over it
+    /// (`Monitor.overwrite`); `nil` when not known (a drift taken up after a restart).
+    var reportedHistory: Int?
     /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
     var reportedOutcome: String?
     /// The last heal attempt: for which drift and manifest, whether to try again (it failed
@@ -172,7 +176,7 @@ extension Monitor {
           fields["not_healed"] = .array(tracking.notHealed.map(JSONValue.string))
           message = "the drift in \(tracking.notHealed.joined(separator: ", ")) is not healed: the heal's apply recorded it as the watch holds it "
             + "(\(manifestName) does not set what changed)"
-        } else if !tracking.healed, let over = overwrite(watch, since: tracking.reportedAgainst?.record) {
+        } else if !tracking.healed, let over = overwrite(watch, after: tracking.reportedHistory) {
           // Not the wearer undoing it: someone's apply wrote over it (fresh-eyes fe91 #4).
           fields["overwritten_by"] = .object(over.fields)
           message += ": " + over.words
@@ -182,6 +186,7 @@ extension Monitor {
       checked?(check)
       tracking.reported = nil
       tracking.reportedAgainst = nil
+      tracking.reportedHistory = nil
       tracking.healed = false
       tracking.accepted = false
       tracking.notHealed = []
@@ -197,6 +202,8 @@ extension Monitor {
     if let suspended = tracking.suspendedFor, suspended != manifestDigest { tracking.suspendedFor = nil }
     // When it was found: the drift event's time, however long a heal takes.
     let detected = now()
+    // The watch's history then, for a drift new: an apply after it wrote over the drift (`overwrite`).
+    let historyCount = isNew ? watch.history.count : tracking.reportedHistory
     var shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     var outcome = HealOutcome.off
     if settings.reconcile {
@@ -270,6 +277,7 @@ extension Monitor {
       driftID = event.id
       tracking.reported = (signature, event.id, addresses)
       tracking.reportedAgainst = watch.lastApplied().map { (record: $0, drift: report.drift) }
+      tracking.reportedHistory = historyCount
       tracking.reportedOutcome = outcome.word
       tracking.healed = false
       tracking.accepted = false
@@ -392,15 +400,16 @@ extension Monitor {
     return .failed(message)
   }
   /// The apply that ended a drift by writing over it — not this monitor's heal: another `tsapply
-  /// apply` (a person's, an agent's) since the drift was reported against `recorded` (the record
-  /// then): the last apply or restore in the watch's history that wrote, when the record moved
-  /// since. Its words ("an apply by ana@ward-pc at … ('tsapply apply …') wrote over what had
-  /// changed on the watch; its backup … holds the watch as it was before it …") and fields
-  /// (`user`, `host`, `time`, `command`, `backup`); `nil` when the record did not move, or no
-  /// such entry is found.
-  func overwrite(_ watch: Watch, since recorded: DeviceState?) -> (words: String, fields: [String: JSONValue])? {
-    guard let recorded, let now = watch.lastApplied(), now != recorded,
-          let entry = (try? watch.history.read().entries)?.last(where: \.wrote), entry.command != settings.commandLine else { return nil }
+  /// apply` or `restore` (a person's, an agent's) in the watch's history after its first `count`
+  /// entries (as many as it had when the drift was found), the last one that wrote or had begun
+  /// to (`started`: its backup taken, the drift read as over while it runs). Its words ("an apply
+  /// by ana@ward-pc at … ('tsapply apply …') wrote over what had changed on the watch; its backup
+  /// … holds the watch as it was before it …") and fields (`user`, `host`, `time`, `command`,
+  /// `backup`); `nil` when there is none, or `count` is not known.
+  func overwrite(_ watch: Watch, after count: Int?) -> (words: String, fields: [String: JSONValue])? {
+    guard let count, watch.history.count > count,
+          let entry = (try? watch.history.read().entries)?.dropFirst(count)
+            .last(where: { ($0.wrote || $0.result == HistoryEntry.started) && $0.command != settings.commandLine }) else { return nil }
     var fields: [String: JSONValue] = ["user": .string(entry.user), "host": .string(entry.host), "time": .string(entry.time),
                                        "command": .string(entry.command)]
     var words = "\(entry.kind == "restore" ? "a restore" : "an apply") by \(entry.user)@\(entry.host) at \(entry.time) ('\(entry.command)') wrote over what had changed on the watch"

@@ -162,6 +162,10 @@ public final class Monitor: @unchecked Sendable {
     var watch: Watch?
     var current = 0
     var monitorLock: WatchLock?
+    // The watch's last-applied record, watched from its first session: an apply by another
+    // process (a person's `tsapply apply`) is read at once, not at the next interval (fresh-eyes
+    // fe92: the page said "drift" minutes after an apply undid it).
+    var recordWatch: FileChanges.Registration?
     var backoff = Backoff(settings.reconnect)
     var offlineSince: Date?
     var connectNow = true
@@ -234,7 +238,10 @@ public final class Monitor: @unchecked Sendable {
           // A monitor killed while it healed, or stopped with a drift open: its drift is taken
           // up now, and the next check says how it ended (`resolved`, or a drift event that
           // supersedes it). At the first session only: what a reconnect finds is this monitor's own.
-          if firstSession { replayInterruptedHeal(opened, &tracking) }
+          if firstSession {
+            replayInterruptedHeal(opened, &tracking)
+            recordWatch = FileChanges.shared?.watch(opened.home.lastAppliedPath) { [mailbox] in mailbox.post(.recorded) }
+          }
           mailbox.post(.recheck)
         } catch {
           // A watch tsapply applied to before is out of reach, not misconfigured: an outage,
@@ -259,7 +266,7 @@ public final class Monitor: @unchecked Sendable {
         goOffline(reason, error: nil)
         continue
       }
-      guard wakes.contains(.poll) || wakes.contains(.changed) || wakes.contains(.recheck) else { continue }
+      guard wakes.contains(.poll) || wakes.contains(.changed) || wakes.contains(.recheck) || wakes.contains(.recorded) else { continue }
       let confirming = tracking.unconfirmedOnline != nil
       let checked = await check(connected, &tracking)
       keepOpenDrift(connected, &tracking)
@@ -286,6 +293,7 @@ public final class Monitor: @unchecked Sendable {
       try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true)
     }
     ticker.cancel()
+    recordWatch?.cancel()
     nextPoll.set(nil)
     retry?.cancel()
     if let watch { await drop(watch) }
@@ -368,6 +376,7 @@ public final class Monitor: @unchecked Sendable {
     let addresses: [JSONValue] = if case .array(let named)? = kept.event.fields["addresses"] { named } else { [] }
     tracking.reported = ("", kept.event.id, addresses)
     tracking.reportedAgainst = nil
+    tracking.reportedHistory = nil
     // Found over by the next check, the drift was ended by the killed heal's writes (the wearer
     // undoing just that in the same moment is not the likely story): `resolved` says healed.
     tracking.healed = kept.sent ? kept.healed : true

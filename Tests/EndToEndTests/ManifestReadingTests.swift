@@ -42,6 +42,21 @@ import TSTestSupport
                                                  : "Error: cannot read huge.yaml: \(message)\n"))
   }
 
+  /// A saved plan over the bound is named as a saved plan, by `apply` and `show` alike, not as a
+  /// manifest (fresh-eyes fe93).
+  @Test(arguments: ["apply", "show"])
+  func aHugeSavedPlanIsRefusedAsASavedPlan(_ command: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    let path = directory.appendingPathComponent("big.tfplan").path
+    #expect(FileManager.default.createFile(atPath: path, contents: nil))
+    let handle = try #require(FileHandle(forWritingAtPath: path))
+    try handle.truncate(atOffset: 150 << 20)  // sparse
+    try handle.close()
+    let run = try TSApplyBinary.runShell("\(Self.memoryCap); exec timeout 30 \"$TSAPPLY\" \(command) big.tfplan", in: directory)
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr == "Error: cannot read big.tfplan: the file is 157286400 bytes; a saved plan may be at most 1048576 bytes\n", "\(run.stderr)")
+  }
+
   /// (what the path is, how to make it in the directory, the explanation every command gives).
   static let kinds: [(String, String, String)] = [
     ("missing", "", "no such file or directory"),

@@ -323,6 +323,23 @@ import TSTestSupport
     #expect(try TSApplyBinary.run(["drift", "watch.yaml"], in: dir).status == 0)
     #expect(try TSApplyBinary.run(["plan", "--detailed-exitcode", "watch.yaml"], in: dir).status == 0)
   }
+
+  /// A saved plan whose first write's outcome is unknown (the link dropped in it) and nothing
+  /// else written: whether the plan still matches is not known, and the advice says "may" — not
+  /// "no longer matches" as a fact (fresh-eyes fe93: the same saved plan was then accepted).
+  @Test func aSavedPlanCutOffWithOnlyAnUnknownWriteSaysItMayNoLongerMatch() throws {
+    let dir = try Self.workspace()
+    try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("family.yaml"))
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve", "family.yaml"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["plan", "-out", "p.tfplan", "watch.yaml"], in: dir).status == 0)
+    let failed = try TSApplyBinary.run(["apply", "p.tfplan"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "disconnect@6"])
+    #expect(failed.status == 1, "\(failed.stderr)")
+    #expect(failed.stderr.contains("  unknown:      "), "\(failed.stderr)")
+    #expect(failed.stderr.contains("The saved plan may no longer match the watch (a write whose outcome is unknown may have landed). To finish, plan what is left with"),
+            "\(failed.stderr)")
+    #expect(!failed.stderr.contains("The saved plan no longer matches the watch"), "\(failed.stderr)")
+  }
 }
 
 extension ReconcileTests {

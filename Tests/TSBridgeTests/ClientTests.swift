@@ -59,9 +59,11 @@ import TSModel
     defer { server.stop() }
     let device = try await BridgeDevice.connect(pairing, watchID: nil, timeout: 120)
     defer { Task { await device.close() } }
-    _ = try await device.acquireLease(holder: LockHolder(pid: 1, host: "a", command: "tsapply apply", since: "2026-12-06T00:00:00Z"), timeToLive: 1)
+    // 5 s to live: the first write comes well within it on a loaded machine too (1 s was
+    // overrun under a CI run with builds beside it, and the first write refused).
+    _ = try await device.acquireLease(holder: LockHolder(pid: 1, host: "a", command: "tsapply apply", since: "2026-12-06T00:00:00Z"), timeToLive: 5)
     try await device.setAllContacts([Contact(name: "Ann", phoneNum: "+15550100")])
-    try await Task.sleep(for: .milliseconds(1100))
+    try await Task.sleep(for: .milliseconds(5100))
     _ = try await device.getAllContacts()
     do {
       try await device.setAllContacts([Contact(name: "Bob", phoneNum: "+15550101")])

@@ -73,6 +73,37 @@ import TSModel
     #expect(try await workspace.state().reminders.first { $0.kind == .drinking }?.isEnabled == !drinking.isEnabled)
   }
 
+  /// On fit, which writes reminders one at a time: a reminder the wearer switches after the
+  /// apply's first reminder write and before the apply reaches it is seen by the check before
+  /// that write, and not written over (fresh-eyes fe93 D1: the check came only before the first
+  /// reminder write; the switch was written over, exit 0, `drift` 0, 4 of 4 runs).
+  @Test func onFitAReminderSwitchedBetweenTwoReminderWritesIsNotWrittenOver() async throws {
+    let workspace = try Workspace(profile: .fit)
+    let first = try workspace.document("version: 1\nreminders:\n  sedentary: {enabled: true}\n  medicine: {enabled: true, at: [\"08:00\"]}\n")
+    _ = try await workspace.open().apply(first, options: Workspace.automatic(true))
+    let before = try await workspace.state().reminders
+    let second = try workspace.document("version: 1\nreminders:\n  sedentary: {enabled: false}\n  medicine: {enabled: false, at: [\"09:00\"]}\n")
+    // After the first reminder write, the wearer switches the other reminder (the one the apply
+    // writes next).
+    let switched = Locked<Reminder?>(nil)
+    var options = Workspace.automatic(true)
+    let path = workspace.directory + "/watch.json"
+    options.events = { event in
+      if case .reconcile(.apply(.stepFinished(let step, _))) = event, step.writesReminders, switched.value == nil {
+        let written = step.addresses.map(\.rawValue)
+        let next = written.contains("reminder.medicine") ? ReminderKind.sedentary : .medicine
+        guard let other = before.first(where: { $0.kind == next }) else { return }
+        switched.set(other)
+        _ = try? SimulatedDevice(path: path).simulateReminderToggle(id: other.reminderId)
+      }
+    }
+    await #expect(throws: EngineError.self) { try await workspace.open().apply(second, options: options) }
+    let other = try #require(switched.value, "a reminder was switched between two reminder writes")
+    let held = try #require(try await workspace.state().reminders.first { $0.reminderId == other.reminderId })
+    // The wearer's switch is kept and nothing of the manifest written over it.
+    #expect(held.isEnabled == !other.isEnabled && held.timePoints == other.timePoints, "\(held)")
+  }
+
   /// An apply that keeps drift out of its record (an agent's, a monitor's heal) of a reminder
   /// whose drift it changes back only in part — another tool moved its time, the wearer
   /// switched it off; the manifest's time is written back, `enabled` stays as the watch has it

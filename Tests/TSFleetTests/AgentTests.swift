@@ -1392,6 +1392,27 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// The revision it holds published again and refused as unsafe (it would remove the wearer's
+  /// new contact); then the wearer removes the contact: the watch holds the revision, so the
+  /// status is no longer `refused` with advice to publish it with `allow_destroy` — the next
+  /// drift check says the watch holds it (fresh-eyes fe92 D3: `refused` and its alert stayed).
+  @Test func aRefusalWhoseCauseTheWearerUndidEndsAtTheNextCheck() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let device = try site.scheme.device("room-1")
+    try device.simulateContactAdd(Contact(name: "Guest", phoneNum: "+15550199"))
+    #expect(try await site.apply().map(\.verdict.word) == ["refused"])
+    #expect(try device.simulateContactRemove(name: "Guest") == 1)
+    for _ in 0..<500 where await agent.status(of: "room-1")?.result == .refused { try await Task.sleep(for: .milliseconds(20)) }
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .noChanges && status.drift == 0 && status.revision == status.appliedRevision, "\(status)")
+    #expect(status.message?.hasPrefix("the watch holds revision \(status.revision) again") == true, "\(status.message ?? "-")")
+    #expect(FleetMonitor.agentReport(status, current: .success([status.revision])).state == "in sync")
+    await agent.stop()
+  }
+
   /// "Last applied" is when an apply last wrote to the watch: a revision the watch already
   /// matches (the same manifest published with allow_destroy) moves "last seen", not it.
   @Test func lastAppliedMovesOnlyWhenAnApplyWroteToTheWatch() async throws {

@@ -303,6 +303,43 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// An agent's drift is ended by its status: `resolved` names the drift event (`drift_id`), as a
+  /// direct monitor's does — over MQTT nothing closed it (fresh-eyes fe92 D1). A drift event after
+  /// another not over `supersedes` it; a drift the agent's own apply undid says so
+  /// (`overwritten_by`), not as if the wearer had undone it.
+  /// The drift open when the monitor restarts is ended by the next one, by its id.
+  @Test func anAgentsDriftIsResolvedWhenItsStatusFindsItOver() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    var (_, events, follower) = try await Self.follower(space, broker, device: "sim:room-1.json")
+    func publish(_ topic: FleetTopics.Kind, _ text: String) async throws {
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", topic), payload: Array(text.utf8), qos: 1, retain: topic == .status)
+    }
+    func status(drift: Int, result: String, message: String) -> String {
+      #"{"agent":"station","applied_revision":"aaaa","device":"sim:room-1.json","drift":\#(drift),"format_version":"1","#
+        + #""last_applied":"2026-12-07T10:00:00.000Z","message":"\#(message)","pending":0,"result":"\#(result)","revision":"aaaa","watch":"room-1"}"#
+    }
+    let drift = #"{"addresses":["contacts"],"agent":"station","format_version":"1","kind":"drift","message":"1 resource changed on the watch since the last apply: contacts (1 added)","#
+      + #""revision":"aaaa","time":"\#(InternetTime.text(Date()))","watch":"room-1"}"#
+    try await publish(.events, drift)
+    try await publish(.events, drift)
+    let drifts = await events.wait(for: 2)
+    await follower.stop(grace: .zero)
+    (_, events, follower) = try await Self.follower(space, broker, device: "sim:room-1.json")
+    try await publish(.status, status(drift: 0, result: "applied",
+                                      message: "undid what was changed on the watch since the last apply: contacts (1 added)"))
+    let seen = await events.wait(for: 1)
+    await follower.stop(grace: .zero)
+    await publisher.close()
+    #expect(drifts.count == 2 && drifts[1].fields["supersedes"] == .string(drifts[0].id), "\(seen.map(\.jsonLine))")
+    let resolved = try #require(seen.first { $0.kind == .resolved }, "\(seen.map(\.jsonLine))")
+    #expect(resolved.fields["drift_id"] == .string(drifts[1].id) && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
+    #expect(resolved.message.hasPrefix("the watch holds what the last apply left again: agent station's apply of revision aaaa wrote over"),
+            "\(resolved.message)")
+    guard case .object(let by)? = resolved.fields["overwritten_by"] else { Issue.record("\(resolved.jsonLine)"); return }
+    #expect(by["agent"] == .string("station") && by["revision"] == .string("aaaa"), "\(resolved.jsonLine)")
+  }
+
   /// A press heard well after it was made (an agent that published it late) says so in its
   /// words as well as in `heard_at`, as a direct monitor's does (fresh-eyes fe91: only the page said it).
   @Test func aPressHeardLateSaysSoInItsWords() async throws {

@@ -471,6 +471,29 @@ final class Harness: @unchecked Sendable {
     #expect(by["command"] == .string("test") && by["time"] != nil && by["backup"] != nil, "\(resolved.jsonLine)")
   }
 
+  /// A person's apply of the same manifest writes over the wearer's change (the record it leaves
+  /// holds what the one before held): `resolved` still names that apply and its backup
+  /// (fresh-eyes fe92 D2: `overwritten_by` missing when the record did not change).
+  /// The monitor reads the watch as soon as the apply records it, whatever its interval (here
+  /// an hour): the page said "drift" for minutes after the apply undid it (fresh-eyes fe92).
+  @Test func aDriftAPersonsApplyUndidNamesThatApply() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    try harness.wearer().simulateContactAdd(Contact(name: "Niece", phoneNum: "+15550134"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    let watch = try await harness.engine.open(harness.spec)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Harness.manifest.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(Harness.manifest.utf8), path: nil)
+    _ = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "tsapply apply watch.yaml"))
+    await watch.close()
+    let resolved = try await harness.wait(timeout: .seconds(30)) { $0.kind == .resolved }
+    await harness.stop()
+    #expect(resolved.fields["drift_id"] == .string(drift.id), "\(resolved.jsonLine)")
+    guard case .object(let by)? = resolved.fields["overwritten_by"] else { Issue.record("\(resolved.jsonLine)"); return }
+    #expect(by["command"] == .string("tsapply apply watch.yaml") && by["backup"] != nil, "\(resolved.jsonLine)")
+    #expect(resolved.message.contains("('tsapply apply watch.yaml') wrote over what had changed on the watch"), "\(resolved.message)")
+  }
+
   /// A change the manifest already accepts when the monitor first sees it (the wearer's
   /// emergency contact, written into the manifest before the monitor started) is not reported
   /// as drift, nor SOS as at risk: the record is refreshed, nothing is written.

@@ -51,6 +51,11 @@ package struct ApplyCommand: Command {
     // Only a file that reads the same twice is looked at as a saved plan: a pipe's bytes would
     // be gone for the manifest read that follows.
     let source = ManifestInput.source(file, context: context)
+    // A `*.tfplan` that cannot be read (over the bound, say) is said as a saved plan, not as a
+    // manifest (fresh-eyes fe93: "a manifest may be at most 1048576 bytes" for a saved plan).
+    if file.hasSuffix(".tfplan"), case .failure(let problem) = source.read(noun: "saved plan") {
+      throw CommandFailure(problem.description)
+    }
     if file != "-", source.isRereadable, case .success(let bytes) = source.read() {
       if let fleetPlan = try SavedFleetPlan.parse(bytes, path: file) {
         return try await context.toolset.fleet.applySaved(self, plan: fleetPlan, path: context.resolve(file), context: context)
@@ -512,9 +517,13 @@ package struct ApplyRun {
       }
       if appliesSavedPlan {
         // The watch no longer holds what the saved plan was made from: it would be refused.
+        // With nothing known to have landed (only writes whose outcome is unknown), whether it
+        // still matches is not known either: said so, not as a fact (fresh-eyes fe93: "no longer
+        // matches", and the same saved plan was then accepted and finished).
         let replan = watch.command("plan -out \(ShellWord.quoted(rerunArgument))", manifestArgument)
-        text += "The saved plan no longer matches the watch. To finish, plan what is left with '\(replan)', "
-          + "review it and apply that file; or run \(restore) to undo."
+        text += (failure.applied.isEmpty ? "The saved plan may no longer match the watch (a write whose outcome is unknown may have landed). "
+                 : "The saved plan no longer matches the watch. ")
+          + "To finish, plan what is left with '\(replan)', review it and apply that file; or run \(restore) to undo."
       } else {
         text += "Run '\(watch.command(command, rerunArgument))' again to finish, or \(restore) to undo."
       }

@@ -38,7 +38,7 @@ struct ShowCommand: Command {
 /// Reads `file` as a saved plan; fails with a plain message when it is not one.
 func readSavedPlan(_ file: String, context: CommandContext) throws -> SavedPlan {
   let bytes: [UInt8]
-  switch ManifestInput.source(file, context: context).read() {
+  switch ManifestInput.source(file, context: context).read(noun: "saved plan") {
   case .success(let read): bytes = read
   case .failure(let problem): throw CommandFailure(problem.description)
   }

@@ -15,12 +15,15 @@ import Glibc
 ///
 /// Where there is no inotify (not Linux, or the kernel refuses a descriptor or a watch),
 /// `watch(_:_:)` returns `nil` and the caller polls.
-final class FileChanges: @unchecked Sendable {
+///
+/// Used by the simulator (its state files) and by the monitor (a watch's last-applied record,
+/// so an apply made by another process is seen at once: docs/monitor.md "Drift and healing").
+public final class FileChanges: @unchecked Sendable {
   /// The process's watcher; `nil` where files cannot be watched.
-  static let shared: FileChanges? = FileChanges()
+  public static let shared: FileChanges? = FileChanges()
 
   /// One registration; `cancel()` ends it.
-  final class Registration: @unchecked Sendable {
+  public final class Registration: @unchecked Sendable {
     fileprivate let id: Int
     fileprivate weak var owner: FileChanges?
     fileprivate init(id: Int, owner: FileChanges) {
@@ -28,7 +31,7 @@ final class FileChanges: @unchecked Sendable {
       self.owner = owner
     }
     /// Stops the reports (the directory's watch ends with its last registration).
-    func cancel() { owner?.cancel(id) }
+    public func cancel() { owner?.cancel(id) }
     deinit { cancel() }
   }
 
@@ -52,7 +55,7 @@ final class FileChanges: @unchecked Sendable {
   /// Calls `changed` (on the watcher's thread) whenever the file at `path` (absolute, canonical)
   /// may have changed, until the registration is cancelled or released.
   /// - Returns: `nil` when the kernel refuses to watch the file's directory.
-  func watch(_ path: String, _ changed: @escaping @Sendable () -> Void) -> Registration? {
+  public func watch(_ path: String, _ changed: @escaping @Sendable () -> Void) -> Registration? {
     let directory = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
     lock.lock()
@@ -118,7 +121,7 @@ final class FileChanges: @unchecked Sendable {
   }
   #else
   private init?() { return nil }
-  func watch(_ path: String, _ changed: @escaping @Sendable () -> Void) -> Registration? { nil }
+  public func watch(_ path: String, _ changed: @escaping @Sendable () -> Void) -> Registration? { nil }
   private func cancel(_ id: Int) {}
   #endif
 }
