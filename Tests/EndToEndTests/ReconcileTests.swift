@@ -300,7 +300,7 @@ import TSTestSupport
   /// The reproduction of a failed verification read (and of a failure part-way through a saved
   /// plan): `drift` shows none of the apply's own writes, the advice given works when followed,
   /// and after it `drift` exits 0.
-  @Test(arguments: [("fail@17", false), ("fail@9", true), ("lands-then-fails@9", true)])
+  @Test(arguments: [("fail@17", false), ("fail@9", true), ("lands-then-fails@10", true)])
   func afterAFailureDriftShowsNoOwnWritesAndTheAdviceWorks(_ fault: String, _ saved: Bool) throws {
     let dir = try Self.workspace()
     try FileManager.default.copyItem(at: Self.examples.appendingPathComponent("family.yaml"), to: dir.appendingPathComponent("family.yaml"))
