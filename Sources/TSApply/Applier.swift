@@ -156,8 +156,8 @@ public struct Applier: Sendable {
   /// Executes `steps` in order against a watch expected to hold `expected`.
   ///
   /// - Parameters:
-  ///   - expected: The state the plan was made from; each list is checked against it before its first write, and
-  ///     before each later write against it with the writes so far in it.
+  ///   - expected: The state the plan was made from; each list is checked against it before its first
+  ///     write (the reminders before each later write too, against the read before: `untouchedAlike`).
   ///   - shouldStop: Asked before each step; `true` (the user pressed Ctrl-C) stops the apply
   ///     there, so no step is left half-done.
   ///   - willWrite: Called just before each write call with the state as the earlier writes left
@@ -338,15 +338,12 @@ public struct Applier: Sendable {
       }
     }
 
-    /// Reads this part from the watch and compares it with `expected` (the reminders `inAnyOrder`:
-    /// as sets).
-    func matches(_ expected: DeviceState, on device: any Device, inAnyOrder: Bool = false) async throws(DeviceError) -> Bool {
+    /// Reads this part from the watch and compares it with `expected`.
+    func matches(_ expected: DeviceState, on device: any Device) async throws(DeviceError) -> Bool {
       switch self {
-      case .reminders:
-        let held = try await device.fetchAllReminders()
-        return inAnyOrder ? held.count == expected.reminders.count && Set(held) == Set(expected.reminders) : held == expected.reminders
-      case .contacts: return try await device.getAllContacts() == expected.contacts
-      case .emergency: return try await device.getEmergencyContacts() == expected.emergency
+      case .reminders: try await device.fetchAllReminders() == expected.reminders
+      case .contacts: try await device.getAllContacts() == expected.contacts
+      case .emergency: try await device.getEmergencyContacts() == expected.emergency
       }
     }
 

@@ -868,7 +868,7 @@ actor AgentWatch {
       // wearer's contact removed by a contacts list written as a whole set: fresh-eyes finding);
       // so is a change made on the watch while the apply wrote, not only drift (or nothing) later.
       let undid = plan.resourceDrift.filter { undone.contains($0.address) }
-      let said = [undid.isEmpty ? nil : "undid what was changed on the watch since the last apply: " + masked(Reconcile.driftSummary(undid)),
+      let said = [undid.isEmpty ? nil : WatchStatus.undidDrift + masked(Reconcile.driftSummary(undid)),
                   changedDuringApply.value].compactMap { $0 }
       let message = said.isEmpty ? nil : said.joined(separator: "; ")
       outlet.log("\(id): revision \(desired.revision) \(applied == .applied ? "applied (+\(counts.add) ~\(counts.change) -\(counts.destroy))" : "already matched")"

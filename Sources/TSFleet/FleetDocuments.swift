@@ -312,6 +312,11 @@ public struct WatchStatus: Codable, Sendable, Equatable {
     return "\(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply" + (driftSummary.map { ": " + $0 } ?? "")
   }
 
+  /// How an agent's `applied` message begins the part that says its apply wrote over drift
+  /// (`undid what was changed on the watch since the last apply: contacts (1 added)`): what
+  /// `monitor --fleet` tells an apply that ended a drift by (`overwritten_by`).
+  public static let undidDrift = "undid what was changed on the watch since the last apply: "
+
   /// Whether this status answers the broker's document `invalid` as older than what the agent
   /// handled (`staleDesired`).
   public var answersStaleDocument: Bool { staleDesired == true && result == .invalid }

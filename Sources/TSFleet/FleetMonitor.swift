@@ -767,7 +767,7 @@ public enum FleetMonitor {
       var fields: [String: JSONValue] = ["drift_id": .string(driftID), "healed": .bool(false), "agent": .string(status.agent),
                                          "watch_id": .string(id)]
       var message = "the watch holds what the last apply left again"
-      if status.result == .applied, status.message?.contains("undid what was changed on the watch") == true {
+      if status.result == .applied, status.message?.contains(WatchStatus.undidDrift) == true {
         fields["overwritten_by"] = .object(["agent": .string(status.agent), "revision": .string(status.revision),
                                             "time": status.lastApplied.map(JSONValue.string) ?? .null])
         message += ": agent \(status.agent)'s apply of revision \(status.revision) wrote over what had changed on the watch "
