@@ -22,7 +22,8 @@ import TSPlan
 /// nothing, unless the watch drifted since or the last try failed: then it is applied again. The engine's
 /// safety gate applies: an unsafe plan is refused unless the document carries `allow_destroy`.
 /// A failed apply (the watch out of reach, locked) is tried again with backoff; a refused or
-/// invalid one waits for a new revision.
+/// invalid one waits for a new revision — a refusal while the watch had drifted is tried again
+/// once a drift check finds that drift gone.
 public final class FleetAgent: @unchecked Sendable {
   /// What the agent is and how it works.
   public struct Configuration: Sendable {
@@ -1100,6 +1101,12 @@ actor AgentWatch {
         next.planned = nil
         outlet.log("\(id): \(next.message ?? "")")
       }
+      // A newer revision refused as unsafe while the watch had drifted, and the drift gone now
+      // (the wearer undid it): the refused revision is tried again, the engine's safety gate
+      // judging it anew — `refused`, with advice to publish it with allow_destroy, stayed, though
+      // a plain apply then went through (fresh-eyes fe94 D2).
+      let retryRefused = next.result == .refused && next.revision != desired.revision && next.drift > 0 && drifted.isEmpty
+        ? document.flatMap { $0.revision == next.revision ? $0 : nil } : nil
       next.drift = drifted.count
       next.driftAddresses = drifted.isEmpty ? nil : drifted.map { masked($0) }
       next.sosAtRisk = drifted.isEmpty ? nil : atRisk
@@ -1115,6 +1122,10 @@ actor AgentWatch {
       if changed, !drifted.isEmpty {
         outlet.log("\(id): drift: \(message)")
         event(.drift, message, revision: desired.revision, addresses: drifted.map { masked($0) }, sosAtRisk: atRisk)
+      }
+      if let retryRefused {
+        outlet.log("\(id): what changed on the watch is gone; trying revision \(retryRefused.revision) again, refused before as unsafe")
+        await apply(retryRefused, sequence: newestSequence)
       }
     } catch {
       let reason = masked(error.description)

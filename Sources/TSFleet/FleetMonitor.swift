@@ -759,7 +759,10 @@ public enum FleetMonitor {
     /// what was changed on the watch"), the event says so (`overwritten_by`: the agent, the
     /// revision, when), not as if the wearer had.
     private func driftOver(_ id: String, _ status: WatchStatus) {
-      guard status.drift == 0, status.measuresDrift, status.unreachable == nil, status.result == .applied || status.result == .noChanges,
+      // Drift measured against the revision applied: after an apply, and after a refused or
+      // invalid one too (the watch is still checked against what it holds: fresh-eyes fe94 D1).
+      guard status.drift == 0, status.measuresDrift, status.unreachable == nil,
+            [.applied, .noChanges, .refused, .invalid].contains(status.result),
             let record = record(of: id), let driftID = record.current.openDrift else { return }
       do { try record.openDrift(nil) } catch {
         notRecorded(error, record, watchID: id, "cannot record the drift's end (\(error)); a restarted monitor may end it again")

@@ -23,6 +23,10 @@ struct HealIntent: Codable {
   /// heal reached the watch over it (`healed`).
   var sent: Bool?
   var healed: Bool?
+  /// With `sent`: how many entries the watch's history had when the drift was found, so the next
+  /// monitor tells an apply made after them as having written over it (`Monitor.overwrite`);
+  /// `nil` when not known.
+  var history: Int?
 
   /// At most this many bytes are read.
   static let maxBytes = 1024 * 1024
@@ -39,16 +43,16 @@ struct HealIntent: Codable {
   /// Writes `event` as the intent at `path`; with `sent`, as a drift reported and left open
   /// (`healed`: a heal reached the watch over it).
   /// - Throws: `SecureFileError` when it cannot be written.
-  static func write(_ event: MonitorEvent, to path: String, sent: Bool = false, healed: Bool = false) throws(SecureFileError) {
+  static func write(_ event: MonitorEvent, to path: String, sent: Bool = false, healed: Bool = false, history: Int? = nil) throws(SecureFileError) {
     var intent = HealIntent(event)
-    if sent { (intent.sent, intent.healed) = (true, healed) }
+    if sent { (intent.sent, intent.healed, intent.history) = (true, healed, history) }
     try SecureFile.write(Array(canonicalJSON(intent).utf8), to: path)
   }
 
   /// The drift event an intent left at `path` says, whether it was sent already and whether a
   /// heal reached the watch over it (`nil` when there is none, or it cannot be used), and
   /// removes the file.
-  static func take(_ path: String) -> (event: MonitorEvent, sent: Bool, healed: Bool)? {
+  static func take(_ path: String) -> (event: MonitorEvent, sent: Bool, healed: Bool, history: Int?)? {
     guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
     defer {
       try? handle.close()
@@ -58,6 +62,6 @@ struct HealIntent: Codable {
           let intent = try? JSONDecoder().decode(HealIntent.self, from: data), intent.format == "tsapply-monitor-heal",
           let time = InternetTime.date(intent.time) else { return nil }
     return (MonitorEvent(time: time, watch: intent.watch, kind: .drift, id: intent.id, message: intent.message, fields: intent.fields),
-            intent.sent == true, intent.healed == true)
+            intent.sent == true, intent.healed == true, intent.history)
   }
 }

@@ -376,7 +376,8 @@ public final class Monitor: @unchecked Sendable {
     let addresses: [JSONValue] = if case .array(let named)? = kept.event.fields["addresses"] { named } else { [] }
     tracking.reported = ("", kept.event.id, addresses)
     tracking.reportedAgainst = nil
-    tracking.reportedHistory = nil
+    // An apply made while no monitor ran is told as having written over it (fresh-eyes fe94 D3).
+    tracking.reportedHistory = kept.history
     // Found over by the next check, the drift was ended by the killed heal's writes (the wearer
     // undoing just that in the same moment is not the likely story): `resolved` says healed.
     tracking.healed = kept.sent ? kept.healed : true
@@ -397,7 +398,7 @@ public final class Monitor: @unchecked Sendable {
     }
     let event = MonitorEvent(time: now(), watch: watch.identity, kind: .drift, id: reported.id, message: "",
                              fields: ["addresses": .array(reported.addresses)])
-    try? HealIntent.write(event, to: watch.home.monitorHealPath, sent: true, healed: tracking.healed)
+    try? HealIntent.write(event, to: watch.home.monitorHealPath, sent: true, healed: tracking.healed, history: tracking.reportedHistory)
   }
 
   /// Takes the monitor lock, prepares the state folder and starts delivering what the outbox

@@ -1413,6 +1413,27 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A new revision refused as unsafe because of the wearer's new contact, then the wearer
+  /// removes it: the agent tries the revision again and applies it — not `refused` with advice
+  /// to publish it with allow_destroy for a change no longer there (fresh-eyes fe94 D2).
+  @Test func aNewRevisionRefusedForADriftTheWearerUndidIsAppliedOnceItIsGone() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let device = try site.scheme.device("room-1")
+    try device.simulateContactAdd(Contact(name: "Guest", phoneNum: "+15550199"))
+    try site.manifest("room-1", contacts: ["A", "B"])
+    let refused = try await site.apply()
+    #expect(refused.map(\.verdict.word) == ["refused"], "\(refused)")
+    #expect(try device.simulateContactRemove(name: "Guest") == 1)
+    for _ in 0..<500 where await agent.status(of: "room-1")?.result != .applied { try await Task.sleep(for: .milliseconds(20)) }
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .applied && status.appliedRevision == status.revision && status.drift == 0, "\(status)")
+    #expect(try await site.contacts("room-1") == ["A", "B"])
+    await agent.stop()
+  }
+
   /// "Last applied" is when an apply last wrote to the watch: a revision the watch already
   /// matches (the same manifest published with allow_destroy) moves "last seen", not it.
   @Test func lastAppliedMovesOnlyWhenAnApplyWroteToTheWatch() async throws {

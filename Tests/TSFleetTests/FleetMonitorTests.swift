@@ -329,8 +329,15 @@ import TSMQTT
     try await publish(.status, status(drift: 0, result: "applied",
                                       message: "undid what was changed on the watch since the last apply: contacts (1 added)"))
     let seen = await events.wait(for: 1)
+    // A drift on a watch whose newer revision was refused, then undone by the wearer: its
+    // status (refused, drift 0 against the revision applied) ends it too (fresh-eyes fe94 D1).
+    try await publish(.events, drift)
+    try await publish(.status, status(drift: 0, result: "refused", message: "refused: the plan removes 1 contact"))
+    let afterRefusal = await events.wait(for: 3)
     await follower.stop(grace: .zero)
     await publisher.close()
+    #expect(afterRefusal.count == 3 && afterRefusal[2].kind == .resolved && afterRefusal[2].fields["drift_id"] == .string(afterRefusal[1].id)
+              && afterRefusal[2].fields["overwritten_by"] == nil, "\(afterRefusal.map(\.jsonLine))")
     #expect(drifts.count == 2 && drifts[1].fields["supersedes"] == .string(drifts[0].id), "\(seen.map(\.jsonLine))")
     let resolved = try #require(seen.first { $0.kind == .resolved }, "\(seen.map(\.jsonLine))")
     #expect(resolved.fields["drift_id"] == .string(drifts[1].id) && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")

@@ -494,6 +494,27 @@ final class Harness: @unchecked Sendable {
     #expect(resolved.message.contains("('tsapply apply watch.yaml') wrote over what had changed on the watch"), "\(resolved.message)")
   }
 
+  /// The same, with the monitor stopped while the person's apply ran: the next monitor ends the
+  /// drift naming that apply too (fresh-eyes fe94 D3: "holds what the last apply left again").
+  @Test func aDriftAnApplyUndidWhileNoMonitorRanNamesThatApply() async throws {
+    let harness = try await Harness()
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    try harness.wearer().simulateContactAdd(Contact(name: "Niece", phoneNum: "+15550134"))
+    let drift = try await harness.wait { $0.kind == .drift }
+    await harness.stop()
+    let watch = try await harness.engine.open(harness.spec)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Harness.manifest.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(Harness.manifest.utf8), path: nil)
+    _ = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "tsapply apply watch.yaml"))
+    await watch.close()
+    let seen = harness.events.values.count
+    try await harness.start(harness.settings(interval: .seconds(3600)))
+    let resolved = try await harness.wait(timeout: .seconds(30), after: seen) { $0.kind == .resolved }
+    await harness.stop()
+    #expect(resolved.fields["drift_id"] == .string(drift.id), "\(resolved.jsonLine)")
+    #expect(resolved.message.contains("('tsapply apply watch.yaml') wrote over what had changed on the watch"), "\(resolved.message)")
+  }
+
   /// A change the manifest already accepts when the monitor first sees it (the wearer's
   /// emergency contact, written into the manifest before the monitor started) is not reported
   /// as drift, nor SOS as at risk: the record is refreshed, nothing is written.
