@@ -1392,45 +1392,31 @@ import TSTestSupport
     await agent.stop()
   }
 
-  /// The revision it holds published again and refused as unsafe (it would remove the wearer's
-  /// new contact); then the wearer removes the contact: the watch holds the revision, so the
-  /// status is no longer `refused` with advice to publish it with `allow_destroy` — the next
-  /// drift check says the watch holds it (fresh-eyes fe92 D3: `refused` and its alert stayed).
-  @Test func aRefusalWhoseCauseTheWearerUndidEndsAtTheNextCheck() async throws {
+  /// A revision refused as unsafe (it would remove the wearer's new contact); then the wearer
+  /// removes the contact. The refusal ends at the next drift check, not `refused` with advice to
+  /// publish with `allow_destroy` for a change no longer there:
+  /// - the revision the watch holds, published again: the watch holds it, `no-changes`
+  ///   (fresh-eyes fe92 D3: `refused` and its alert stayed);
+  /// - a new revision: tried again and applied (fresh-eyes fe94 D2).
+  @Test(arguments: [false, true])
+  func aRefusalWhoseCauseTheWearerUndidEnds(newRevision: Bool) async throws {
     let site = try await Site(watches: ["room-1"])
     let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
     try site.manifest("room-1", contacts: ["A"])
     #expect(try await site.apply().map(\.verdict.word) == ["applied"])
     let device = try site.scheme.device("room-1")
     try device.simulateContactAdd(Contact(name: "Guest", phoneNum: "+15550199"))
+    if newRevision { try site.manifest("room-1", contacts: ["A", "B"]) }
     #expect(try await site.apply().map(\.verdict.word) == ["refused"])
     #expect(try device.simulateContactRemove(name: "Guest") == 1)
     for _ in 0..<500 where await agent.status(of: "room-1")?.result == .refused { try await Task.sleep(for: .milliseconds(20)) }
     let status = try #require(await agent.status(of: "room-1"))
-    #expect(status.result == .noChanges && status.drift == 0 && status.revision == status.appliedRevision, "\(status)")
-    #expect(status.message?.hasPrefix("the watch holds revision \(status.revision) again") == true, "\(status.message ?? "-")")
+    #expect(status.result == (newRevision ? .applied : .noChanges) && status.drift == 0 && status.revision == status.appliedRevision, "\(status)")
+    #expect(try await site.contacts("room-1") == (newRevision ? ["A", "B"] : ["A"]))
+    if !newRevision {
+      #expect(status.message?.hasPrefix("the watch holds revision \(status.revision) again") == true, "\(status.message ?? "-")")
+    }
     #expect(FleetMonitor.agentReport(status, current: .success([status.revision])).state == "in sync")
-    await agent.stop()
-  }
-
-  /// A new revision refused as unsafe because of the wearer's new contact, then the wearer
-  /// removes it: the agent tries the revision again and applies it — not `refused` with advice
-  /// to publish it with allow_destroy for a change no longer there (fresh-eyes fe94 D2).
-  @Test func aNewRevisionRefusedForADriftTheWearerUndidIsAppliedOnceItIsGone() async throws {
-    let site = try await Site(watches: ["room-1"])
-    let agent = try await site.agent("station", ["room-1"], driftInterval: .milliseconds(200))
-    try site.manifest("room-1", contacts: ["A"])
-    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
-    let device = try site.scheme.device("room-1")
-    try device.simulateContactAdd(Contact(name: "Guest", phoneNum: "+15550199"))
-    try site.manifest("room-1", contacts: ["A", "B"])
-    let refused = try await site.apply()
-    #expect(refused.map(\.verdict.word) == ["refused"], "\(refused)")
-    #expect(try device.simulateContactRemove(name: "Guest") == 1)
-    for _ in 0..<500 where await agent.status(of: "room-1")?.result != .applied { try await Task.sleep(for: .milliseconds(20)) }
-    let status = try #require(await agent.status(of: "room-1"))
-    #expect(status.result == .applied && status.appliedRevision == status.revision && status.drift == 0, "\(status)")
-    #expect(try await site.contacts("room-1") == ["A", "B"])
     await agent.stop()
   }
 
