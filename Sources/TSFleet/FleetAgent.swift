@@ -104,6 +104,9 @@ public final class FleetAgent: @unchecked Sendable {
   private var held: [String: (payload: [UInt8], sequence: Int, retained: Bool)] = [:]
   private var marker: [UInt8]?
   private var connections = 0
+  /// `tsapply/v1/SITE/agent/AGENT/state`: the agent's presence (and Last Will), which it also
+  /// reads back (`settling`).
+  private let presenceTopic: String
 
   /// An agent serving `watches` (each with its watch ID), logging one line per event to `log`
   /// (phone-like text masked). Nothing happens until `start()`.
@@ -112,11 +115,12 @@ public final class FleetAgent: @unchecked Sendable {
               log: @escaping @Sendable (String) -> Void = { _ in }) throws(MQTTError) {
     self.configuration = configuration
     let site = configuration.site
-    let will = MQTTClient.Will(topic: FleetTopics.agent(site: site, agent: configuration.agentID),
+    presenceTopic = FleetTopics.agent(site: site, agent: configuration.agentID)
+    let will = MQTTClient.Will(topic: presenceTopic,
                                payload: Self.presence(configuration.agentID, online: false, watches: watches.map(\.id)).encoded())
     var settings = try configuration.broker.configuration(
       clientID: configuration.clientID, cleanSession: false,
-      subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) } + [FleetTopics.agent(site: site, agent: configuration.agentID)],
+      subscriptions: watches.map { FleetTopics.watch(site: site, watch: $0.id, .desired) } + [presenceTopic],
       will: will, keepAlive: configuration.keepAlive)
     // The retained documents at every connection: a broker restored from an older save holds
     // older ones than the agent handled, and the kept session would not say so (fresh-eyes
@@ -184,7 +188,7 @@ public final class FleetAgent: @unchecked Sendable {
       // and the agent with it (fresh-eyes finding: SIGTERM as the broker stopped, and the agent
       // kept reconnecting instead of exiting).
       let state = Self.presence(configuration.agentID, online: false, watches: watchIDs, since: timestamp(Date()))
-      outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+      outlet.publish(presenceTopic, state.encoded(), retain: true) { $0.presence += 1 }
       await outlet.flush(within: .seconds(5))
     } else {
       outlet.log("not connected to \(configuration.broker.address), so the last statuses and the going offline cannot be published; "
@@ -213,7 +217,7 @@ public final class FleetAgent: @unchecked Sendable {
   // MARK: Broker side
 
   private func received(_ message: MQTTClient.Message) {
-    if message.topic == FleetTopics.agent(site: configuration.site, agent: configuration.agentID) {
+    if message.topic == presenceTopic {
       if lock.withLock({ settling && marker == message.payload }) { settle() }
       return
     }
@@ -275,18 +279,18 @@ public final class FleetAgent: @unchecked Sendable {
         if settling { marker = state.encoded() }
         return connections
       }
-      outlet.publish(FleetTopics.agent(site: configuration.site, agent: configuration.agentID), state.encoded(), retain: true) { $0.presence += 1 }
+      outlet.publish(presenceTopic, state.encoded(), retain: true) { $0.presence += 1 }
       Task { [weak self] in
         try? await Task.sleep(for: self?.configuration.settleLimit ?? .zero)
         guard let self, self.lock.withLock({ self.settling && self.connections == connection }) else { return }
         self.outlet.log("its own presence did not come back from the broker within \(Int(self.configuration.settleLimit.seconds)) s of connecting; "
                         + "applying the desired documents received so far (a broker ACL must let agent \(self.configuration.agentID) read "
-                        + "\(FleetTopics.agent(site: self.configuration.site, agent: self.configuration.agentID)), docs/fleet.md \"Security\")")
+                        + "\(self.presenceTopic), docs/fleet.md \"Security\")")
         self.settle(complete: false)
       }
     case .lost(let reason):
-      lock.withLock { settling = true }
       let losses = lock.withLock { () -> Int in
+        settling = true
         quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
         return quickLosses
       }

@@ -399,6 +399,14 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// first revision refused — knows no drift, not none (fresh-eyes finding: its `drift: 0`
   /// closed "SOS at risk" while the watch still held an unknown emergency number).
   public var measuresDrift: Bool { appliedRevision != nil }
+
+  /// Whether `drift` says what the watch holds now against the revision applied: one was
+  /// applied, the last read succeeded, and the last result leaves the watch checked against it
+  /// (`applied`, `no-changes`, and `refused` or `invalid`, which wrote nothing — not `failed` or
+  /// `retrying`, whose attempts may have written part of another).
+  public var driftMeasured: Bool {
+    measuresDrift && unreachable == nil && [.applied, .noChanges, .refused, .invalid].contains(result)
+  }
 }
 
 /// An agent's presence, retained on its agent topic: published when it connects (`online`)

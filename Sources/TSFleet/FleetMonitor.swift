@@ -115,7 +115,7 @@ public enum FleetMonitor {
     var note = measured ? status.driftNote ?? status.message : status.message
     // A refused or invalid revision wrote nothing: the agent goes on checking the watch against
     // the revision it last applied, so its drift is known (what is pending is not).
-    let driftKnown = (measured || status.result == .refused || status.result == .invalid) && status.unreachable == nil && status.measuresDrift
+    let driftKnown = status.driftMeasured
     var pendingKnown = measured
     switch current {
     // The broker's document older than what the agent handled: `invalid` until published again,
@@ -759,11 +759,9 @@ public enum FleetMonitor {
     /// what was changed on the watch"), the event says so (`overwritten_by`: the agent, the
     /// revision, when), not as if the wearer had.
     private func driftOver(_ id: String, _ status: WatchStatus) {
-      // Drift measured against the revision applied: after an apply, and after a refused or
-      // invalid one too (the watch is still checked against what it holds: fresh-eyes fe94 D1).
-      guard status.drift == 0, status.measuresDrift, status.unreachable == nil,
-            [.applied, .noChanges, .refused, .invalid].contains(status.result),
-            let record = record(of: id), let driftID = record.current.openDrift else { return }
+      // Measured after a refused or invalid revision too (the watch is still checked against
+      // what it holds: fresh-eyes fe94 D1).
+      guard status.drift == 0, status.driftMeasured, let record = record(of: id), let driftID = record.current.openDrift else { return }
       do { try record.openDrift(nil) } catch {
         notRecorded(error, record, watchID: id, "cannot record the drift's end (\(error)); a restarted monitor may end it again")
       }
