@@ -294,6 +294,9 @@ public final class FleetAgent: @unchecked Sendable {
         quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
         return quickLosses
       }
+      // Not while stopping: it does not reconnect for long, and its last line says why the
+      // broker marks it offline (a reconnect attempt failing then was logged after it).
+      guard !outlet.isStopping else { return }
       outlet.log("lost the broker: \(reason); reconnecting" + (losses >= ClientIDClash.losses ? ClientIDClash.words(configuration) : ""))
     case .refused(let error):
       outlet.log("\(error); trying again")
