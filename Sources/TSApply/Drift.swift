@@ -20,12 +20,13 @@ public enum Drift {
   }
 
   /// `manifest` planned against `state`, with the drift since `record` (what tsapply last left
-  /// on the watch) listed before the plan's actions (`Plan.resourceDrift`).
+  /// on the watch) listed before the plan's actions (`Plan.resourceDrift`), named in the
+  /// manifest's words as its actions are (`Manifest.naming(_:capabilities:)`).
   public static func plan(_ manifest: Manifest, state: DeviceState, since record: LastApplied?,
                           capabilities: DeviceCapabilities) -> PlanResult {
     var result = Planner.plan(manifest, state: state, capabilities: capabilities)
     if let record, record.state != state {
-      result.plan?.resourceDrift = changes(since: record, current: state, capabilities: capabilities)
+      result.plan?.resourceDrift = manifest.naming(changes(since: record, current: state, capabilities: capabilities), capabilities: capabilities)
     }
     return result
   }

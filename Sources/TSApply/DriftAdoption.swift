@@ -331,10 +331,14 @@ public enum DriftAdoption {
       }
     }
 
-    /// The item of `reminders.custom` named `name`.
+    /// The item of `reminders.custom` whose name the watch stores as `name` (the name the watch
+    /// holds: cut where the platform cuts names, fresh-eyes fe96 #1).
     func customItem(named name: String) -> YAMLNode? {
       guard let list = editor.node(at: ["reminders", "custom"]), case .sequence(let items) = list.content else { return nil }
-      return items.first { ManifestEditor.value("name", in: $0)?.scalar?.value == name && ManifestEditor.value("remove", in: $0) == nil }
+      return items.first { item in
+        ManifestEditor.value("name", in: item)?.scalar.map { capabilities.storedCustomReminderName($0.value) } == name
+          && ManifestEditor.value("remove", in: item) == nil
+      }
     }
 
     /// A reminder changed on the watch: each of its manifest fields that changed and that the
@@ -411,7 +415,8 @@ public enum DriftAdoption {
       func find(_ contact: Contact) -> Int? {
         let phone = PhoneFormatting.removed(from: contact.phoneNum)
         let candidates = items.indices.filter { !claimed.contains($0) && ManifestEditor.value("remove", in: items[$0]) == nil }
-        let named = candidates.filter { Self.itemName(items[$0]) == contact.name }
+        // Named as the watch stores the name (cut where it is longer than the platform keeps).
+        let named = candidates.filter { Self.itemName(items[$0]).map(capabilities.storedContactName) == contact.name }
         return named.first { ManifestEditor.value("phone", in: items[$0])?.scalar.map { PhoneFormatting.removed(from: $0.value) } == phone }
           ?? named.first
       }
@@ -454,7 +459,7 @@ public enum DriftAdoption {
         for (key, value) in fields {
           let written = ManifestEditor.value(key, in: item)?.scalar?.value
           let same = key == "phone" ? written.map(PhoneFormatting.removed(from:)) == PhoneFormatting.removed(from: pair.after.phoneNum)
-            : written == (key == "name" ? pair.after.name : pair.after.shortName)
+            : key == "name" ? written.map(capabilities.storedContactName) == pair.after.name : written == pair.after.shortName
           guard !same else { continue }
           try editor.set(key, to: value, in: item)
           notes.append("\(key) of \(ManifestWords.quoted(pair.after.name)): \(try ManifestEditor.inline(value))")

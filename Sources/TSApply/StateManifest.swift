@@ -21,7 +21,9 @@ public enum StateManifest {
   /// With `differingFrom` (drift), only the sections whose state differs from it are stated —
   /// each built-in reminder, the custom reminders, the contacts, the emergency section — and the
   /// others left unmanaged: planning the manifest against `differingFrom` gives the same changes
-  /// as planning the whole of it, without comparing what is equal.
+  /// as planning the whole of it, without comparing what is equal. A contact the watch holds
+  /// more than once is stated as often as it is held there: no person reads this manifest, and
+  /// drift must show a copy added on the watch (a manifest written by a person cannot hold one).
   public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String,
                               renamingDuplicates: Bool = false, differingFrom other: DeviceState? = nil) -> (Manifest, [Diagnostic]) {
     let origin = SourcePosition(file: file, line: 1, column: 1)
@@ -60,15 +62,15 @@ public enum StateManifest {
       reminders.custom = Located(items, at: origin)
     }
     var manifest = Manifest(file: file, reminders: reminders)
+    let copies: ContactCopies = other != nil ? .kept : renamingDuplicates ? .dropped : .refused
     if capabilities.contacts.maxContacts > 0, other.map({ $0.contacts != state.contacts }) ?? true {
-      manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin, droppingDuplicates: renamingDuplicates,
-                                           diagnostics: &diagnostics), at: origin)
+      manifest.contacts = Located(contacts(state.contacts, path: "contacts", origin: origin, copies: copies, diagnostics: &diagnostics), at: origin)
     }
     if capabilities.contacts.supportsEmergencyContacts, let emergency = state.emergency, other?.emergency != emergency {
       manifest.emergency = ManifestEmergency(
         position: origin, isSosOn: Located(emergency.isSosOn, at: origin),
         contacts: Located(contacts(emergency.contacts, path: "emergency.contacts", origin: origin,
-                                   droppingDuplicates: renamingDuplicates, diagnostics: &diagnostics), at: origin))
+                                   copies: copies, diagnostics: &diagnostics), at: origin))
     }
     return (manifest, diagnostics)
   }
@@ -139,19 +141,27 @@ public enum StateManifest {
     return LunchBreak(isEnabled: true, window: .init(start: start, end: end))
   }
 
-  /// The contacts of a list. A manifest cannot list the same (name, phone) twice: with
-  /// `droppingDuplicates` (export) later copies are left out with a warning (applying the export
-  /// then removes them from the watch, which the plan shows); without it (restore) they are errors.
-  /// Messages name the contact, never its phone number.
-  private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition, droppingDuplicates: Bool,
+  /// What becomes of a contact a list holds more than once (the same name and phone).
+  private enum ContactCopies {
+    /// Left out, with a warning (export: applying it then removes them, which the plan shows).
+    case dropped
+    /// Left out, as errors (restore: a manifest a person can read cannot state them).
+    case refused
+    /// Stated again (drift: planned, never read by a person).
+    case kept
+  }
+
+  /// The contacts of a list; copies as `copies` says. Messages name the contact, never its
+  /// phone number.
+  private static func contacts(_ contacts: [Contact], path: String, origin: SourcePosition, copies: ContactCopies,
                                diagnostics: inout [Diagnostic]) -> [ManifestContact] {
     var seen: Set<ContactKey> = []
     var result: [ManifestContact] = []
     for contact in contacts {
       let itemPath = "\(path)[\(result.count)]"
-      guard seen.insert(ContactKey(contact)).inserted else {
+      guard copies == .kept || seen.insert(ContactKey(contact)).inserted else {
         let text = "the watch holds the contact \"\(contact.name)\" with the same phone number more than once"
-        diagnostics.append(droppingDuplicates
+        diagnostics.append(copies == .dropped
           ? .warning(at: origin, field: path, text + "; the manifest lists it once (applying it removes the copies)")
           : .error(at: origin, field: path, text + "; a manifest cannot state duplicates"))
         continue

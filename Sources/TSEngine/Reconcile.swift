@@ -131,11 +131,12 @@ public enum Reconcile {
   /// a resource added or removed on the watch while it still is. A resource the apply changed back
   /// in part (a contact re-added beside a short name the manifest does not give) is not kept.
   /// Empty when the apply changed every drifted resource back; all of `drift` when nothing was
-  /// read back.
-  public static func notUndone(_ drift: [ResourceChange], by report: ApplyReport, recorded: DeviceState,
+  /// read back. `drift` named as `manifest` names it (`Manifest.naming`: a report's drift is).
+  public static func notUndone(_ drift: [ResourceChange], by report: ApplyReport, recorded: DeviceState, manifest: Manifest,
                                capabilities: DeviceCapabilities) -> [ResourceChange] {
     guard let final = report.finalState else { return drift }
-    let left = Dictionary(Drift.changes(since: recorded, current: final, capabilities: capabilities).map { ($0.address, $0) },
+    let left = Dictionary(manifest.naming(Drift.changes(since: recorded, current: final, capabilities: capabilities), capabilities: capabilities)
+                            .map { ($0.address, $0) },
                           uniquingKeysWith: { first, _ in first })
     return drift.filter { change in
       guard let now = left[change.address], now.action == change.action else { return false }

@@ -243,7 +243,7 @@ public final class Watch: Sendable {
       let planned = try plan(document, state: state, last: settled(record(), by: state, events: options.events))
       guard planned.plan.isEmpty, planned.record != nil else { return nil }
       refresh(planned, kept: keptInRecord(planned, options: options), options: options)
-      return record().map { Drift.changes(since: $0, current: planned.state, capabilities: capabilities) }
+      return record().map { document.manifest.naming(Drift.changes(since: $0, current: planned.state, capabilities: capabilities), capabilities: capabilities) }
     }
   }
 
@@ -925,7 +925,9 @@ extension Watch {
   public func recordAdopted(_ report: DriftReport, addresses: Set<ResourceAddress>, command: String) async throws(EngineError) {
     let held = try await hold(ApplyOptions(approval: .automatic(allowDestroy: false), command: command))
     var failure: EngineError?
-    if let record = record(), Drift.changes(since: record, current: report.state, capabilities: capabilities) == report.drift {
+    // The same changes, whatever words name them (the report's are the manifest's: `Manifest.naming`).
+    let values = { (changes: [ResourceChange]) in changes.map { [$0.before, $0.after] } }
+    if let record = record(), values(Drift.changes(since: record, current: report.state, capabilities: capabilities)) == values(report.drift) {
       do { try record.adopting(report.drift, addresses: addresses).write(to: home.lastAppliedPath) } catch { failure = .records(error) }
     } else {
       failure = .records(SecureFileError(path: home.lastAppliedPath,

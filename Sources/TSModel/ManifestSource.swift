@@ -230,10 +230,13 @@ private struct BoundedReader {
     default: break
     }
     var bytes = [UInt8]()
-    bytes.reserveCapacity(min(maxBytes + 1, type == S_IFREG ? Int(info.st_size) + 1 : 1 << 16))
-    if openedByPath {
+    // The first read takes a regular file whole (and one byte more, to see a file that grew).
+    let first = min(maxBytes + 1, type == S_IFREG ? Int(info.st_size) + 1 : 1 << 16)
+    // A regular file never blocks, so the probe for a named pipe's writer (and the two `fcntl`
+    // calls after it) is only for other files: a fleet reads three regular files per watch.
+    if openedByPath && type != S_IFREG {
       // Still non-blocking: a named pipe with nothing in it and no writer reads as its end now.
-      switch chunk(into: &bytes, probing: true) {
+      switch chunk(into: &bytes, probing: true, first: first) {
       case .failed(let reason): return failure(reason)
       case .read(0) where type == S_IFIFO: return failure(.fifoWithoutWriter)
       case .read(0): return .success(bytes)
@@ -244,7 +247,7 @@ private struct BoundedReader {
       if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
     }
     while bytes.count <= maxBytes {
-      switch chunk(into: &bytes, probing: false) {
+      switch chunk(into: &bytes, probing: false, first: first) {
       case .failed(let reason): return failure(reason)
       case .read(0): return .success(bytes)
       case .read, .wouldBlock: continue
@@ -265,8 +268,8 @@ private struct BoundedReader {
   /// Appends one `read(2)` of at most what keeps `bytes` within `maxBytes + 1`, retrying when
   /// interrupted. A descriptor that would block is waited for (standard input may have been made
   /// non-blocking by another program), unless `probing`.
-  private func chunk(into bytes: inout [UInt8], probing: Bool) -> Chunk {
-    let room = min(1 << 16, maxBytes + 1 - bytes.count)
+  private func chunk(into bytes: inout [UInt8], probing: Bool, first: Int) -> Chunk {
+    let room = bytes.isEmpty ? first : min(1 << 16, maxBytes + 1 - bytes.count)
     while true {
       let count = readAppending(descriptor, room, to: &bytes)
       if count >= 0 { return .read(count) }
@@ -292,7 +295,15 @@ private struct BoundedReader {
 private func readAppending(_ descriptor: Int32, _ count: Int, to bytes: inout [UInt8]) -> Int {
   var result = 0
   // Read into uninitialised memory: a zero-filled 64 KiB buffer per read cost more than the
-  // read itself for the few-KiB files of a fleet (three per watch).
+  // read itself for the few-KiB files of a fleet (three per watch). The first read goes straight
+  // into the array it returns, with no second copy.
+  if bytes.isEmpty {
+    bytes = [UInt8](unsafeUninitializedCapacity: count) { memory, initialized in
+      result = read(descriptor, memory.baseAddress, count)
+      initialized = max(result, 0)
+    }
+    return result
+  }
   let buffer = [UInt8](unsafeUninitializedCapacity: count) { memory, initialized in
     result = read(descriptor, memory.baseAddress, count)
     initialized = max(result, 0)

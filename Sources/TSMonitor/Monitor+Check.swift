@@ -160,7 +160,8 @@ extension Monitor {
         // or an apply that recorded the watch as it is) — accepted, not undone on the watch
         // ("again" said so after an adoption: fresh-eyes finding).
         let stillHeld = !tracking.healed && tracking.reportedAgainst.map { reported in
-          let now = Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities)
+          let now = document.manifest.naming(Drift.changes(since: reported.record, current: report.state, capabilities: watch.capabilities),
+                                             capabilities: watch.capabilities)
           let held = Dictionary(now.map { ($0.address, $0.after) }) { first, _ in first }
           return !reported.drift.isEmpty && Set(now.map(\.address)) == Set(reported.drift.map(\.address))
             && reported.drift.allSatisfy { held[$0.address] == $0.after }

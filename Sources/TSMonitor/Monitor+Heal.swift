@@ -157,7 +157,8 @@ extension Monitor {
     case .noChanges: return .nothing
     case .applied(let applied):
       tracking.budget.record(at: time)
-      let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, capabilities: watch.capabilities) } ?? report.drift
+      let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, manifest: document.manifest,
+                                                                    capabilities: watch.capabilities) } ?? report.drift
       return .applied(applied, heldBack: heldBack, notHealed: notHealed)
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
     case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)

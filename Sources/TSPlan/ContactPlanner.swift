@@ -124,3 +124,16 @@ enum ContactPlanner {
     return diagnostics
   }
 }
+
+extension DeviceCapabilities {
+  /// `name`, a contact's (or an emergency contact's) name as a manifest writes it, as this
+  /// watch stores it when tsapply writes it (`ContactPlanner.storedName`): what a name the watch
+  /// holds is compared with to find the manifest's entry (`drift --adopt`).
+  public func storedContactName(_ name: String) -> String { ContactPlanner.storedName(name, capabilities: self) }
+
+  /// `name`, a custom reminder's name as a manifest writes it, as this watch stores it
+  /// (`CustomReminderPlanner.storedName`); unchanged where the platform has no custom reminders.
+  public func storedCustomReminderName(_ name: String) -> String {
+    reminders.custom.map { CustomReminderPlanner.storedName(name, storage: $0) } ?? name
+  }
+}

@@ -98,3 +98,27 @@ enum CustomReminderPlanner {
     return changes
   }
 }
+
+extension Manifest {
+  /// `changes` (drift: planned without this manifest, so named as the watch holds them) with
+  /// each custom reminder this manifest states named in its words, as its plan names it: where
+  /// the platform cuts names (fit: 30 bytes, docs/platforms.md), `reminder.custom["Physiotherapy
+  /// exercises on she"]` is the manifest's `reminder.custom["Physiotherapy exercises on sheet"]`.
+  /// Drift and the plan then meet on one address: what is pending, what the manifest states,
+  /// what `drift --adopt` finds. Other changes are returned as they are.
+  public func naming(_ changes: [ResourceChange], capabilities: DeviceCapabilities) -> [ResourceChange] {
+    guard let storage = capabilities.reminders.custom, let list = reminders?.custom?.value else { return changes }
+    var words: [ResourceAddress: ResourceAddress] = [:]
+    for reminder in list {
+      guard let name = reminder.name?.value else { continue }
+      let stored = CustomReminderPlanner.storedName(name, storage: storage)
+      if stored != name, words[.custom(stored)] == nil { words[.custom(stored)] = .custom(name) }
+    }
+    guard !words.isEmpty else { return changes }
+    return changes.map { change in
+      var named = change
+      if let address = words[change.address] { named.address = address }
+      return named
+    }
+  }
+}

@@ -34,6 +34,7 @@ import TSTestSupport
       # family first
       - {name: Anna, phone: "+44 7700 900123"}   # daughter
       - {name: Ben, phone: "+44 7700 900456"}
+      - {name: Bartholomew Fitzgerald-Hawthorne Jr, phone: "+44 7700 900789"}   # stored cut to 32 bytes
     emergency:
       sos: true   # long press calls Anna
       contacts:
@@ -52,14 +53,24 @@ import TSTestSupport
     var testDescription: String { id }
   }
 
+  /// The line of the contact whose name the watch stores cut.
+  static let longName = "  - {name: Bartholomew Fitzgerald-Hawthorne Jr, phone: \"+44 7700 900789\"}   # stored cut to 32 bytes"
+
   static let cases: [Case] = [
-    Case(id: "contact added on the watch", change: { $0.contacts.append(Contact(name: "Carol", phoneNum: "+447700900789")) },
-         lines: [("", "  - {name: Carol, phone: \"+447700900789\"}")], after: "  - {name: Ben, phone: \"+44 7700 900456\"}"),
+    Case(id: "contact added on the watch", change: { $0.contacts.append(Contact(name: "Carol", phoneNum: "+447700900781")) },
+         lines: [("", "  - {name: Carol, phone: \"+447700900781\"}")], after: longName),
     Case(id: "contact removed on the watch", change: { $0.contacts.removeAll { $0.name == "Ben" } },
          lines: [("  - {name: Ben, phone: \"+44 7700 900456\"}", "")]),
     Case(id: "contact's number changed on the watch", change: { state in
       state.contacts = state.contacts.map { $0.name == "Ben" ? Contact(name: "Ben", phoneNum: "+447700900999", shortName: $0.shortName) : $0 }
     }, lines: [("  - {name: Ben, phone: \"+44 7700 900456\"}", "  - {name: Ben, phone: \"+447700900999\"}")]),
+    // A name the watch stores cut (fresh-eyes fe96 #3: "is not written in contacts", and its
+    // advice gave a manifest that would not load).
+    Case(id: "contact with a cut name removed on the watch", change: { $0.contacts.removeAll { $0.name.hasPrefix("Bartholomew") } },
+         lines: [(longName, "")]),
+    Case(id: "contact with a cut name given another number", change: { state in
+      state.contacts = state.contacts.map { $0.name.hasPrefix("Bartholomew") ? Contact(name: $0.name, phoneNum: "+447700900999", shortName: $0.shortName) : $0 }
+    }, lines: [(longName, "  - {name: Bartholomew Fitzgerald-Hawthorne Jr, phone: \"+447700900999\"}     # stored cut to 32 bytes")]),
     Case(id: "emergency contact's number changed", change: { state in
       let shortName = state.emergency?.contacts.first?.shortName
       state.emergency?.contacts = [Contact(name: "Anna", phoneNum: "+447700900111", shortName: shortName)]
@@ -349,7 +360,7 @@ import TSTestSupport
     let crlf = Self.manifest.replacingOccurrences(of: "\n", with: "\r\n")
     let (outcome, _) = try Self.adopt(crlf, applied: applied, now: now)
     let text = String(decoding: outcome.text, as: UTF8.self)
-    #expect(text.contains("  - {name: Ben, phone: \"+44 7700 900456\"}\r\n  - {name: Carol, phone: \"+447700900789\"}\r\nemergency:"))
+    #expect(text.contains("# stored cut to 32 bytes\r\n  - {name: Carol, phone: \"+447700900789\"}\r\nemergency:"))
     #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
   }
 

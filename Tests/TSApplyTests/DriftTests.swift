@@ -37,6 +37,14 @@ import TSTestSupport
     Case(id: "contact order changed only", change: { $0.contacts.reverse() }, addresses: []),
     Case(id: "reminder switched off", change: { $0.reminders[1].isEnabled.toggle() }, addresses: ["reminder.drinking"]),
     Case(id: "SOS switched off", change: { $0.emergency?.isSosOn = false }, addresses: ["emergency"]),
+    // A copy of a contact the watch holds: a manifest cannot state it twice, drift still shows it
+    // (fresh-eyes fe96 #2: "No drift" while the watch held a second "Ann").
+    Case(id: "contact added again on the watch", change: { $0.contacts.append(Contact(name: "Ann", phoneNum: "+15550100", shortName: "A")) },
+         addresses: ["contacts"]),
+    Case(id: "contact added again without a short name", change: { $0.contacts.append(Contact(name: "Ann", phoneNum: "+15550100")) },
+         addresses: ["contacts"]),
+    Case(id: "emergency contact given twice", change: { $0.emergency?.contacts = [Contact(name: "Sam", phoneNum: "+15550101"), Contact(name: "Sam", phoneNum: "+15550101")] },
+         addresses: ["emergency"]),
   ]
 
   @Test(arguments: cases)
@@ -47,6 +55,12 @@ import TSTestSupport
     #expect(drift.map(\.address.rawValue) == c.addresses)
     for change in drift {
       #expect(change.action == .update)
+      // What the watch holds now, every copy included.
+      switch change.after {
+      case .contacts(let held)?: #expect(held.count == current.contacts.count, "\(held)")
+      case .emergency(let held)?: #expect(held.contacts.count == current.emergency?.contacts.count, "\(held)")
+      default: break
+      }
     }
   }
 

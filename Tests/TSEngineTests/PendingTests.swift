@@ -67,4 +67,29 @@ import TSPlan
     let text = DriftRenderer.text(drift: report.drift, pending: report.pending, hasRecord: true, color: false, redact: false, own: report.own)
     #expect(text.contains("Pending: ") == !pending.isEmpty, "\(name): \(text)")
   }
+
+  /// A custom reminder whose name the platform cuts (fit: 30 bytes) switched on the watch: the
+  /// drift names it in the manifest's words, as the plan does, so undoing it is not a change of
+  /// the manifest's own, the manifest states it, and adopting it finds it (fresh-eyes fe96 #1:
+  /// drift named "…on she", the plan "…on sheet", and drift called the undo pending).
+  @Test func driftOfAReminderWhoseNameTheWatchCutsIsInTheManifestsWords() async throws {
+    let space = try Workspace(profile: .fit)
+    let yaml = "reminders:\n  custom:\n    - {name: Physiotherapy exercises on sheet, enabled: true, at: [\"15:00\"]}\n"
+    _ = try await space.open().apply(try space.document(yaml), options: Workspace.automatic(true))
+    let device = try SimulatedDevice(path: space.directory + "/watch.json")
+    try device.store.update { (watch: inout SimulatedWatch) throws(DeviceError) in
+      if let index = watch.reminders.firstIndex(where: { $0.kind == .custom }) { watch.reminders[index].isEnabled.toggle() }
+    }
+    let document = try space.document(yaml)
+    let report = try await space.open().drift(document)
+    let address = ResourceAddress.custom("Physiotherapy exercises on sheet")
+    #expect(report.drift.map(\.address) == [address])
+    #expect(report.pending.resourceChanges.map(\.address) == [address])
+    #expect(report.unapplied.isEmpty && report.holdsManifest, "\(report.unapplied.map(\.address))")
+    let text = DriftRenderer.text(drift: report.drift, pending: report.pending, hasRecord: true, color: false, redact: false, own: report.own)
+    #expect(!text.contains("on she\"") && !text.contains("Pending: "), "\(text)")
+    let adopted = try await space.open().adoption(of: report, manifest: Array(yaml.utf8), file: "watch.yaml")
+    #expect(adopted.adopted.map(\.address) == [address] && String(decoding: adopted.text, as: UTF8.self).contains("enabled: false"),
+            "\(adopted.notAdopted)")
+  }
 }
