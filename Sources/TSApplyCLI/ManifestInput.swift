@@ -1,4 +1,5 @@
 import Foundation
+import TSApply
 import TSManifest
 import TSModel
 import TSPlan
@@ -32,7 +33,21 @@ public enum ManifestInput {
   /// Loads the manifest `file` for a command (`source(_:context:)`). Never throws: an
   /// unreadable file is an error diagnostic in the result.
   public static func load(_ file: String, context: CommandContext) -> ManifestLoadResult {
-    ManifestLoader.load(source(file, context: context))
+    let source = source(file, context: context)
+    return namingSavedPlan(ManifestLoader.load(source), file: source.displayName)
+  }
+
+  /// `result` of a file that is no manifest but a saved plan (`tsapply plan -out`): one error
+  /// that says so and names the commands that take it, instead of the manifest's unknown keys
+  /// (fresh-eyes fe96 #8: `plan p.tfplan` gave five "unknown key" errors). Else `result`.
+  static func namingSavedPlan(_ result: ManifestLoadResult, file: String) -> ManifestLoadResult {
+    guard result.manifest == nil, let bytes = result.source, bytes.first == UInt8(ascii: "{"),
+          (try? SavedPlan.parse(bytes, path: file)) != nil else { return result }
+    var named = result
+    named.diagnostics = [.error(at: SourcePosition(file: file, line: 1, column: 1), field: "",
+      "this is a saved plan (from 'tsapply plan -out'), not a manifest: apply it with 'tsapply apply \(ShellWord.quoted(file))' "
+        + "or read it with 'tsapply show \(ShellWord.quoted(file))'")]
+    return named
   }
 
   /// The message for a manifest that cannot be read, for commands that stop with `Error: …`:

@@ -78,7 +78,7 @@ package struct ManifestInputFile {
       throw CommandFailure(ManifestInput.failureMessage(problem, command: command))
     }
     return ManifestInputFile(displayName: source.displayName, path: file == "-" ? nil : context.resolve(file), bytes: bytes,
-                             result: ManifestLoader.load(bytes: bytes, file: source.displayName))
+                             result: ManifestInput.namingSavedPlan(ManifestLoader.load(bytes: bytes, file: source.displayName), file: source.displayName))
   }
 
   /// The engine's document; prints the diagnostics and fails when the manifest has errors.

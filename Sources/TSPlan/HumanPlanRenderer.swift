@@ -300,11 +300,17 @@ public struct HumanPlanRenderer: Sendable {
       }
       let action: Action = field.before == nil ? .create : (field.after == nil ? .delete : .update)
       let isContact = field.field == "contacts"
-      let value: String = switch action {
+      var value: String = switch action {
       case .create: formatter.format(field.after, field: field.field)
       case .delete: formatter.format(field.before, field: field.field) + (isContact ? "" : " -> null")
       case .update: isContact ? formatter.contactChange(field.before, field.after)
                               : formatter.formatChange(field.before, field.after, field: field.field)
+      }
+      // A lunch break switched on for the hours the watch already holds: no field shows them.
+      if field.field == "isLunchBreakDNDEnabled", field.after == .bool(true), case .reminder(let after)? = change.after,
+         !fields.contains(where: { $0.field == "lunchBreakDNDStartTime" || $0.field == "lunchBreakDNDEndTime" }),
+         let start = MinuteOfDay(rawValue: after.lunchBreakDNDStartTime), let end = MinuteOfDay(rawValue: after.lunchBreakDNDEndTime) {
+        value += " (\(start)–\(end), the hours the watch holds)"
       }
       rows.append(Row(action: action, name: ManifestWords.key(field.field), value: value, source: field.source, template: template))
     }

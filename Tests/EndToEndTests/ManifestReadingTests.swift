@@ -57,6 +57,22 @@ import TSTestSupport
     #expect(run.stderr == "Error: cannot read big.tfplan: the file is 157286400 bytes; a saved plan may be at most 1048576 bytes\n", "\(run.stderr)")
   }
 
+  /// A saved plan given where a manifest goes is named as a saved plan, with the commands that
+  /// take it, not as five unknown keys (fresh-eyes fe96 #8); the watch is not touched.
+  @Test(arguments: ["validate", "plan", "drift", "drift --adopt"])
+  func aSavedPlanGivenForAManifestIsNamed(_ command: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory()
+    _ = try TSApplyBinary.run(["device", "init"], in: directory)
+    try "contacts:\n  - {name: Ann, phone: \"+15550100\"}\n".write(to: directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["plan", "-out", "p.tfplan", "watch.yaml"], in: directory).status == 0)
+    let run = try TSApplyBinary.runShell("exec \"$TSAPPLY\" \(command) p.tfplan", in: directory)
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr.hasPrefix("p.tfplan:1:1: error: this is a saved plan (from 'tsapply plan -out'), not a manifest: "
+      + "apply it with 'tsapply apply p.tfplan' or read it with 'tsapply show p.tfplan'\n"), "\(run.stderr)")
+    #expect(!run.stderr.contains("unknown key"), "\(run.stderr)")
+    #expect(try TSApplyBinary.run(["device", "show"], in: directory).stdout.contains("Ann") == false)
+  }
+
   /// (what the path is, how to make it in the directory, the explanation every command gives).
   static let kinds: [(String, String, String)] = [
     ("missing", "", "no such file or directory"),

@@ -53,4 +53,21 @@ import TSTestSupport
                                           "reminders.lunch_break.end"])
     #expect(fields.map { $0.source?.line } == [3, 2, 2, 2])
   }
+
+  /// `lunch_break: true` switches the break on for the hours the watch already holds, which no
+  /// field of the change shows: the plan's line says them (fresh-eyes fe96 #5: "I can't tell
+  /// from the plan when the watch will stay quiet").
+  @Test func switchingOnShowsTheHoursTheWatchHolds() throws {
+    var state = States.watch(Profiles.roomy)
+    let index = try #require(state.reminders.firstIndex { $0.reminderId == ReminderKind.drinking.builtInID })
+    state.reminders[index].isLunchBreakDNDEnabled = false
+    state.reminders[index].lunchBreakDNDStartTime = 720
+    state.reminders[index].lunchBreakDNDEndTime = 780
+    let yaml = "reminders:\n  drinking: {lunch_break: true}\n"
+    let manifest = try #require(ManifestLoader.load(bytes: Array(yaml.utf8), file: "watch.yaml").manifest)
+    let plan = try #require(Planner.plan(manifest, state: state, capabilities: Profiles.roomy).plan)
+    let text = HumanPlanRenderer(color: false, redact: false).render(plan)
+    let line = text.split(separator: "\n").first { $0.contains("lunch_break") }.map(String.init)
+    #expect(line?.hasPrefix("      ~ lunch_break = false -> true (12:00–13:00, the hours the watch holds)") == true, "\(text)")
+  }
 }
