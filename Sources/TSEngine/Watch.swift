@@ -882,10 +882,18 @@ extension Watch {
     var report = DriftReport(hasRecord: last != nil, drift: planned.plan.resourceDrift, pending: planned.plan, state: state)
     report.lastWrite = last.map { Self.lastWrite(of: $0, home: home) }
     if let last, !report.drift.isEmpty {
-      let left = Drift.left(by: last, current: state, capabilities: capabilities)
-      report.own = Set(Planner.plan(document.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
+      report.own = own(document, on: Drift.left(by: last, current: state, capabilities: capabilities))
     }
     return report
+  }
+
+  /// The resources `document` itself changes on `left` (what an apply left on the watch): what
+  /// it asks otherwise than that state — its own changes, not undoing drift (`DriftReport.own`).
+  /// A drifted resource outside it is one the manifest does not set as the wearer left it (a
+  /// field or short name it does not give): recording the watch as it is does not make the
+  /// manifest hold that change. Pure: nothing is read or written.
+  public func own(_ document: ManifestDocument, on left: DeviceState) -> Set<ResourceAddress> {
+    Set(Planner.plan(document.manifest, state: left, capabilities: capabilities).plan?.resourceChanges.map(\.address) ?? [])
   }
 }
 

@@ -39,9 +39,10 @@ extension Monitor {
     /// The id of the drift `monitor-heal.json` keeps as reported and open (`Monitor.keepOpenDrift`);
     /// `nil` when it keeps none.
     var keptOpen: String?
-    /// How many entries the watch's history had when the drift reported last was found
-    /// (`ApplyHistory.count`): an apply after them that is not this monitor's wrote over it
-    /// (`Monitor.overwrite`); `nil` when not known (a drift taken up after a restart).
+    /// How many entries the watch's history had when the drift reported last was found — for a
+    /// drift that superseded one still open, when that one was (`ApplyHistory.count`): an apply
+    /// after them that is not this monitor's wrote over it (`Monitor.overwrite`); `nil` when not
+    /// known (a drift taken up after a restart).
     var reportedHistory: Int?
     /// What healing did about the drift reported last (`HealOutcome.word`), as its event said.
     var reportedOutcome: String?
@@ -166,9 +167,25 @@ extension Monitor {
           return !reported.drift.isEmpty && Set(now.map(\.address)) == Set(reported.drift.map(\.address))
             && reported.drift.allSatisfy { held[$0.address] == $0.after }
         } == true
+        // Of a drift the record took, what the manifest does not set as the wearer left it (its
+        // own changes on what the drift was measured against do not touch it: a short name it
+        // derives, a field it leaves out): taken as the watch holds it, not adopted into the
+        // manifest, which an apply leaves so (fresh-eyes fe94 D6: "adopted …, the change is
+        // accepted" for short names nobody adopted).
+        var unset: [ResourceChange] = []
+        if stillHeld, tracking.notHealed.isEmpty, let against = tracking.reportedAgainst {
+          let own = watch.own(document, on: against.record)
+          unset = against.drift.filter { !own.contains($0.address) }
+        }
         if tracking.accepted {
           fields["accepted"] = .bool(true)
           message = "\(manifestName) now holds what changed on the watch: the change is accepted, and recorded as what the last apply left"
+        } else if !unset.isEmpty {
+          let shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: unset)
+          let addresses = unset.map { shown.text($0.address.rawValue) }
+          fields["not_healed"] = .array(addresses.map(JSONValue.string))
+          message = "the drift in \(addresses.joined(separator: ", ")) is not undone: an apply (or 'tsapply drift --adopt') recorded it "
+            + "as the watch holds it (\(manifestName) does not set what changed)"
         } else if stillHeld && tracking.notHealed.isEmpty {
           fields["accepted"] = .bool(true)
           message = "the watch still holds what changed, now recorded as what the last apply left (adopted into \(manifestName) "
@@ -204,7 +221,12 @@ extension Monitor {
     // When it was found: the drift event's time, however long a heal takes.
     let detected = now()
     // The watch's history then, for a drift new: an apply after it wrote over the drift (`overwrite`).
-    let historyCount = isNew ? watch.history.count : tracking.reportedHistory
+    // One that supersedes a drift still open keeps that one's count: the apply whose record of
+    // its coming write made this check read the watch before the write landed (what is left of
+    // the drift against that write, reported anew) wrote over the drift all the same, and its
+    // history entry came before this read (fresh-eyes fe94 D6: "holds what the last apply left
+    // again", naming no apply, for an explicit short name a person's apply wrote back).
+    let historyCount = isNew ? (tracking.reported.flatMap { _ in tracking.reportedHistory } ?? watch.history.count) : tracking.reportedHistory
     var shown = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: bytes, changes: report.drift)
     var outcome = HealOutcome.off
     if settings.reconcile {

@@ -412,29 +412,68 @@ final class Harness: @unchecked Sendable {
     #expect(report.drift.isEmpty && report.pending.isEmpty, "the record holds the accepted change: \(report.drift)")
   }
 
-  /// A drift the family takes into the manifest and records (an apply that finds nothing to
-  /// change records the watch as it is, as `drift --adopt` records what it adopted) ends as
-  /// accepted: the watch still holds what changed. `resolved` said "the watch holds what the
-  /// last apply left again", as if the wearer's change had been undone (fresh-eyes finding).
-  @Test func aDriftTakenIntoTheRecordEndsAsAccepted() async throws {
+  /// A drift the record takes while the watch still holds it: an apply that finds nothing to
+  /// change records the watch as it is (as `drift --adopt` records what it adopted).
+  struct TakenCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// The wearer's emergency list (SOS stays on).
+    var emergency: [Contact]
+    /// The manifest the person applies (and the monitor reads): `nil` for the one applied first.
+    var manifest: String?
+    var reconcile: Bool
+    /// Whether the manifest holds what changed (`accepted`); else it does not set it (`not_healed`).
+    var accepted: Bool
+    var testDescription: String { name }
+  }
+
+  static let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"),
+                       Contact(name: "Zed", phoneNum: "+15550199")]
+  /// Mom and Dad as the wearer's watch-side edit leaves them: no short name (tsapply wrote M and D).
+  static let shortNamesEmptied = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111")]
+
+  static let takenCases: [TakenCase] = [
+    TakenCase(name: "the wearer's emergency contact, written into the manifest: accepted",
+              emergency: family, manifest: accepting, reconcile: false, accepted: true),
+    TakenCase(name: "short names emptied on the watch, the manifest derives them: not accepted, not undone",
+              emergency: shortNamesEmptied, manifest: nil, reconcile: false, accepted: false),
+    TakenCase(name: "the same under --reconcile (nothing to heal): not accepted, not undone",
+              emergency: shortNamesEmptied, manifest: nil, reconcile: true, accepted: false),
+  ]
+
+  /// A drift taken into the record ends as what is true of the manifest: `accepted` only when
+  /// the manifest holds what changed (`resolved` said "the watch holds what the last apply left
+  /// again", as if the wearer's change had been undone: fresh-eyes finding); when it does not set
+  /// it — a short name it derives, which a plain apply leaves as the watch has it — the drift is
+  /// not undone (`not_healed`), and nothing says it was adopted into the manifest (fresh-eyes fe94 D6).
+  @Test(arguments: takenCases)
+  func aDriftTakenIntoTheRecordEndsAsWhatTheManifestHolds(_ example: TakenCase) async throws {
     let harness = try await Harness()
-    try await harness.start(harness.settings())
-    let family = [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111"), Contact(name: "Zed", phoneNum: "+15550199")]
-    try harness.wearer().simulateEmergencyChange(contacts: family, sosOn: true)
+    try await harness.start(harness.settings(reconcile: example.reconcile))
+    try harness.wearer().simulateEmergencyChange(contacts: example.emergency, sosOn: true)
     let drift = try await harness.wait { $0.kind == .drift }
-    try Self.accepting.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    let text = example.manifest ?? Harness.manifest
+    if example.manifest != nil { try text.write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8) }
     let watch = try await harness.engine.open(harness.spec)
-    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Self.accepting.utf8), file: "watch.yaml").manifest),
-                                    bytes: Array(Self.accepting.utf8), path: nil)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(text.utf8), path: nil)
     if case .applied = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: false), command: "test")) {
       Issue.record("nothing was to change")
     }
     await watch.close()
     let resolved = try await harness.wait { $0.kind == .resolved }
     await harness.stop()
-    #expect(resolved.fields["drift_id"] == .string(drift.id) && resolved.fields["accepted"] == .bool(true)
-              && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
-    #expect(resolved.message.hasPrefix("the watch still holds what changed, now recorded as what the last apply left"), "\(resolved.message)")
+    // What the watch holds: the wearer's list, short names and all; and the manifest plans nothing.
+    #expect(try harness.wearer().snapshot().emergency.contacts.map { $0.shortName ?? "" } == example.emergency.map { _ in "" })
+    #expect(try await harness.matchesManifest())
+    #expect(resolved.fields["drift_id"] == .string(drift.id) && resolved.fields["healed"] == .bool(false), "\(resolved.jsonLine)")
+    if example.accepted {
+      #expect(resolved.fields["accepted"] == .bool(true) && resolved.fields["not_healed"] == nil, "\(resolved.jsonLine)")
+      #expect(resolved.message.hasPrefix("the watch still holds what changed, now recorded as what the last apply left"), "\(resolved.message)")
+    } else {
+      #expect(resolved.fields["accepted"] == nil && resolved.fields["not_healed"] == .array([.string("emergency")]), "\(resolved.jsonLine)")
+      #expect(resolved.message == "the drift in emergency is not undone: an apply (or 'tsapply drift --adopt') recorded it as the watch holds it "
+                + "(watch.yaml does not set what changed)", "\(resolved.message)")
+    }
   }
 
   /// A drift an apply writes over while it changes something else in the same resource (the
@@ -471,24 +510,52 @@ final class Harness: @unchecked Sendable {
     #expect(by["command"] == .string("test") && by["time"] != nil && by["backup"] != nil, "\(resolved.jsonLine)")
   }
 
+  /// What the wearer changes, and the manifest a person then applies over it.
+  struct OverCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var manifest: String
+    var change: @Sendable (SimulatedDevice) throws -> Void
+    var testDescription: String { name }
+  }
+
+  static let overCases: [OverCase] = [
+    OverCase(name: "a contact added on the watch", manifest: Harness.manifest) {
+      try $0.simulateContactAdd(Contact(name: "Niece", phoneNum: "+15550134"))
+    },
+    // The apply's record of its coming write makes the monitor read the watch before the write
+    // lands: what is left of the drift against that write is reported (superseding the first
+    // report), and it ended without naming the apply, "the watch holds what the last apply left
+    // again", as if the wearer had put the short name back (fresh-eyes fe94 D6, the explicit case).
+    OverCase(name: "an emergency contact's explicit short name emptied on the watch",
+             manifest: Harness.manifest.replacingOccurrences(of: "{name: Mom, phone: \"+15550110\"}",
+                                                             with: "{name: Mom, phone: \"+15550110\", short_name: M}")) {
+      try $0.simulateEmergencyChange(contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Dad", phoneNum: "+15550111")],
+                                     sosOn: true)
+    },
+  ]
+
   /// A person's apply of the same manifest writes over the wearer's change (the record it leaves
   /// holds what the one before held): `resolved` still names that apply and its backup
   /// (fresh-eyes fe92 D2: `overwritten_by` missing when the record did not change).
   /// The monitor reads the watch as soon as the apply records it, whatever its interval (here
   /// an hour): the page said "drift" for minutes after the apply undid it (fresh-eyes fe92).
-  @Test func aDriftAPersonsApplyUndidNamesThatApply() async throws {
-    let harness = try await Harness()
+  @Test(arguments: overCases)
+  func aDriftAPersonsApplyUndidNamesThatApply(_ example: OverCase) async throws {
+    let harness = try await Harness(manifest: example.manifest)
     try await harness.start(harness.settings(interval: .seconds(3600)))
-    try harness.wearer().simulateContactAdd(Contact(name: "Niece", phoneNum: "+15550134"))
+    try example.change(harness.wearer())
     let drift = try await harness.wait { $0.kind == .drift }
     let watch = try await harness.engine.open(harness.spec)
-    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(Harness.manifest.utf8), file: "watch.yaml").manifest),
-                                    bytes: Array(Harness.manifest.utf8), path: nil)
+    let document = ManifestDocument(manifest: try #require(ManifestLoader.load(bytes: Array(example.manifest.utf8), file: "watch.yaml").manifest),
+                                    bytes: Array(example.manifest.utf8), path: nil)
     _ = try await watch.apply(document, options: ApplyOptions(approval: .automatic(allowDestroy: true), command: "tsapply apply watch.yaml"))
     await watch.close()
     let resolved = try await harness.wait(timeout: .seconds(30)) { $0.kind == .resolved }
     await harness.stop()
-    #expect(resolved.fields["drift_id"] == .string(drift.id), "\(resolved.jsonLine)")
+    // The drift reported (or one that superseded it) is over, and nothing is drift any more.
+    let reported = Set(harness.events(.drift).map { JSONValue.string($0.id) })
+    #expect(reported.contains(.string(drift.id)) && reported.contains(resolved.fields["drift_id"] ?? .null), "\(resolved.jsonLine)")
+    #expect(try await harness.matchesManifest())
     guard case .object(let by)? = resolved.fields["overwritten_by"] else { Issue.record("\(resolved.jsonLine)"); return }
     #expect(by["command"] == .string("tsapply apply watch.yaml") && by["backup"] != nil, "\(resolved.jsonLine)")
     #expect(resolved.message.contains("('tsapply apply watch.yaml') wrote over what had changed on the watch"), "\(resolved.message)")
