@@ -103,6 +103,9 @@ public final class FleetAgent: @unchecked Sendable {
   private var settling = true
   private var held: [String: (payload: [UInt8], sequence: Int, retained: Bool)] = [:]
   private var marker: [UInt8]?
+  /// Counts connections made and lost: the `settleLimit` timer of a connection ends the hold
+  /// only while that connection stands (fresh-eyes fe95 #6: a connection lost within the limit
+  /// was said to have an ACL that hid the agent's presence, while the broker was restarting).
   private var connections = 0
   /// `tsapply/v1/SITE/agent/AGENT/state`: the agent's presence (and Last Will), which it also
   /// reads back (`settling`).
@@ -291,6 +294,7 @@ public final class FleetAgent: @unchecked Sendable {
     case .lost(let reason):
       let losses = lock.withLock { () -> Int in
         settling = true
+        connections += 1
         quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
         return quickLosses
       }

@@ -577,6 +577,26 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A connection lost before `settleLimit` passes is not one whose presence failed to come
+  /// back: nothing about an ACL is said while the agent is not connected, and nothing held is
+  /// applied then (fresh-eyes fe95 #6: the ACL advice logged while the broker restarted).
+  @Test func aConnectionLostWithinTheSettleLimitSaysNothingOfAnACL() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let log = Collector<String>()
+    var configuration = FleetAgent.Configuration(broker: site.settings, site: "ward-a", agentID: "station", driftInterval: .zero)
+    configuration.settleLimit = .seconds(1)
+    let agent = try FleetAgent(configuration: configuration, watches: [("room-1", try await site.engine.open("memory:room-1"))],
+                               log: { log.append($0) })
+    await agent.start()
+    for _ in 0..<500 where !log.values.contains(where: { $0.hasPrefix("connected to") }) { try await Task.sleep(for: .milliseconds(10)) }
+    site.broker.stop()
+    for _ in 0..<500 where !log.values.contains(where: { $0.hasPrefix("lost the broker") }) { try await Task.sleep(for: .milliseconds(10)) }
+    try await Task.sleep(for: .milliseconds(1500))
+    #expect(!log.values.contains { $0.contains("did not come back") }, "\(log.values)")
+    site.broker = try site.broker.restart()
+    await agent.stop()
+  }
+
   /// A broker restarted without persistence lost a watch's desired document: the agent, back
   /// on it, finds none for the watch by the end of what the broker had for it, and says so in its
   /// status (`desired_missing`), so the page — whose broker user cannot read desired documents —
