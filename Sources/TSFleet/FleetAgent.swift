@@ -1271,6 +1271,7 @@ actor AgentWatch {
     var event = FleetEvent(agent: outlet.configuration.agentID, watch: id, kind: .sos, time: time, message: "the wearer pressed SOS")
     event.id = pressID
     event.sequence = sequence
+    event.profile = watch.capabilities.profile
     return event
   }
 

@@ -483,6 +483,9 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var id: String?
   /// For `sos`: the press's number on this watch (1, 2, …), for ordering.
   public var sequence: Int?
+  /// For `sos`: the watch's platform profile (`fit`, …), as a direct monitor's `sos` event
+  /// carries it (docs/monitor.md); `nil` from agents older than this field.
+  public var profile: String?
   /// For `error`: the status's result the agent published with it (`WatchStatus.Result`:
   /// `retrying` — it tries again —, `failed`, `refused` or `invalid`), so a receiver tells a
   /// failure that is retried from one that is final without the status; `nil` from agents
@@ -506,7 +509,7 @@ public struct FleetEvent: Codable, Sendable, Equatable {
   public var before: String?
 
   enum CodingKeys: String, CodingKey {
-    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, result, addresses,
+    case formatVersion = "format_version", agent, watch, kind, time, message, revision, id, sequence, profile, result, addresses,
          sosAtRisk = "sos_at_risk", reason, after, before
   }
 

@@ -676,6 +676,11 @@ public enum FleetMonitor {
       if let identity, identity != watch { fields["device"] = .string(identity) }
       if let revision = event.revision { fields["revision"] = .string(revision) }
       if let sequence = event.sequence { fields["sequence"] = .integer(sequence) }
+      // As a direct monitor's press: the watch's profile (the agent's word) and this monitor's host.
+      if kind == .sos {
+        if let profile = event.profile { fields["profile"] = .string(profile) }
+        fields["host"] = .string(ProcessInfo.processInfo.hostName)
+      }
       // What drifted, as a direct monitor's drift event names it (`sos_drift` comes from it).
       if let addresses = event.addresses { fields["addresses"] = .array(addresses.map(JSONValue.string)) }
       if let atRisk = event.sosAtRisk { fields["sos_at_risk"] = .bool(atRisk) }

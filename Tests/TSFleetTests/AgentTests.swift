@@ -462,7 +462,7 @@ import TSTestSupport
     try site.scheme.device("room-1").simulateSOSPress(at: pressed)
     let second = try await site.agent("station", ["room-1"])
     let replayed = try #require(await events.wait(for: 1).first)
-    #expect(replayed.kind == .sos && replayed.sequence == 1, "\(replayed)")
+    #expect(replayed.kind == .sos && replayed.sequence == 1 && replayed.profile == "default", "\(replayed)")
     #expect(replayed.time == InternetTime.text(pressed) && replayed.time.hasSuffix(".206Z"), "the press's time: \(replayed)")
     let id = try #require(replayed.id)
     #expect(id.hasPrefix("sos-") && id.hasSuffix("-0000000001"))

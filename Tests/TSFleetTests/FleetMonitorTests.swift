@@ -349,17 +349,21 @@ import TSMQTT
 
   /// A press heard well after it was made (an agent that published it late) says so in its
   /// words as well as in `heard_at`, as a direct monitor's does (fresh-eyes fe91: only the page said it).
+  /// It carries the watch's `profile` (from the agent) and the monitor's `host`, as docs/monitor.md
+  /// says of every `sos` event (fresh-eyes fe95 #8: empty `TSAPPLY_EVENT_PROFILE` and `_HOST`).
   @Test func aPressHeardLateSaysSoInItsWords() async throws {
     let (broker, _, events, follower, publisher) = try await Self.followedRoom1(device: "sim:room-1.json")
     defer { broker.stop() }
     let pressed = InternetTime.text(Date().addingTimeInterval(-600))
     let press = #"{"agent":"station","format_version":"1","id":"sos-e-0000000001","kind":"sos","message":"the wearer pressed SOS","#
-      + #""sequence":1,"time":"\#(pressed)","watch":"room-1"}"#
+      + #""profile":"fit","sequence":1,"time":"\#(pressed)","watch":"room-1"}"#
     try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(press.utf8), qos: 1, retain: false)
     let shown = await events.wait(for: 1).first
     await follower.stop(grace: .zero)
     #expect(shown?.kind == .sos && shown?.fields["heard_at"] != nil, "\(shown?.jsonLine ?? "-")")
     #expect(shown?.message.hasSuffix("the wearer pressed SOS 10 min before it was heard") == true, "\(shown?.message ?? "-")")
+    #expect(shown?.fields["profile"] == .string("fit") && shown?.fields["host"] == .string(ProcessInfo.processInfo.hostName),
+            "\(shown?.jsonLine ?? "-")")
     await publisher.close()
   }
 
