@@ -177,7 +177,7 @@ public enum Reconcile {
   /// What a refused plan is made of, in words: what `subject` (`the revision`, `the manifest`)
   /// would change itself (`pending`, from `refusedUnsafe`) and what changed on the watch since
   /// the last apply, which applying would undo (`plan.resourceDrift`, each list with its counts;
-  /// what the plan does not change back said apart: `Plan.undoing`),
+  /// what the plan does not change back said apart: `Plan.splitting`),
   /// e.g. `the revision would change: removes 1 contact; changed on the watch since the last
   /// apply: contacts (3 added), which applying would undo`. `nil` when the plan has no record
   /// to tell them apart by (no drift and no pending finding). `address` renders an address
@@ -191,8 +191,8 @@ public enum Reconcile {
       // Only what the plan changes back is undone (`Plan.undoing`): a switch the
       // manifest does not set stays as the wearer left it (fresh-eyes finding: "Walk (turned
       // off), which applying would undo", and applying left it off).
-      let undone = Set(plan.undoing(plan.resourceDrift))
-      let (undoing, staying) = (plan.resourceDrift.filter { undone.contains($0.address) }, plan.resourceDrift.filter { !undone.contains($0.address) })
+      // A resource changed back in part is said in both, each with its part (`Plan.splitting`).
+      let (undoing, staying) = plan.splitting(plan.resourceDrift)
       var words = "changed on the watch since the last apply: "
       if !undoing.isEmpty { words += driftSummary(undoing, address: address) + ", which applying would undo" }
       if !staying.isEmpty {

@@ -874,12 +874,11 @@ actor AgentWatch {
       // check that followed, at every publication (fresh-eyes finding) — and reported by a
       // drift check now. A drifted resource the apply wrote elsewhere only (the revision moved
       // Lunch's time, the wearer had switched it off) is still drift too, as the record keeps it.
-      let undone = Set(plan.undoing(plan.resourceDrift))
-      let kept = plan.resourceDrift.filter { !undone.contains($0.address) }
+      // A resource it undid in part is both: what it wrote over, and drift (fresh-eyes fe95 #5).
+      let (undid, kept) = plan.splitting(plan.resourceDrift)
       // What it wrote over is said by name, in the log and the status, not only as a count (the
       // wearer's contact removed by a contacts list written as a whole set: fresh-eyes finding);
       // so is a change made on the watch while the apply wrote, not only drift (or nothing) later.
-      let undid = plan.resourceDrift.filter { undone.contains($0.address) }
       let said = [undid.isEmpty ? nil : WatchStatus.undidDrift + masked(Reconcile.driftSummary(undid)),
                   changedDuringApply.value].compactMap { $0 }
       let message = said.isEmpty ? nil : said.joined(separator: "; ")

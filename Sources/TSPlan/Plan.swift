@@ -346,6 +346,27 @@ extension Plan {
     if change.action != .update || drift.action != .update || planned.isEmpty { return [] }
     return drift.fields.filter { Set($0.touched).isDisjoint(with: planned) }
   }
+
+  /// `drift` split by what applying this plan does to it: `undone`, each resource it changes
+  /// back (`undoing`) with the fields it changes back, and `kept`, each resource it leaves in
+  /// whole or in part with the fields it leaves (`leaves`). A resource undone in part is in both
+  /// (the apply removed the emergency contact the wearer added and left the short name the
+  /// wearer emptied: "1 added" undone, "1 changed" kept).
+  public func splitting(_ drift: [ResourceChange]) -> (undone: [ResourceChange], kept: [ResourceChange]) {
+    let undone = Set(undoing(drift))
+    var back: [ResourceChange] = [], left: [ResourceChange] = []
+    for change in drift {
+      guard undone.contains(change.address) else { left.append(change); continue }
+      let leftFields = leaves(change)
+      guard !leftFields.isEmpty else { back.append(change); continue }
+      var part = change
+      part.fields = change.fields.filter { !leftFields.contains($0) }
+      back.append(part)
+      part.fields = leftFields
+      left.append(part)
+    }
+    return (back, left)
+  }
 }
 
 extension FieldChange {

@@ -892,6 +892,28 @@ import TSTestSupport
   }
 
 
+  /// An apply that undoes part of a drifted resource says only that part as undone, and the
+  /// rest is drift at once, not "in sync" until the next drift check (fresh-eyes fe95 #5: the
+  /// wearer added an emergency contact and emptied a derived short name; the apply removed the
+  /// contact, left the short name, and said it undid "emergency (1 added, 1 changed)").
+  @Test func anApplyThatUndoesPartOfADriftSaysThatPartAndKeepsTheRest() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let emergency = "emergency:\n  sos: true\n  contacts:\n    - {name: Mom, phone: \"+15550110\"}\n"
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"], extra: emergency)
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.scheme.device("room-1").simulateEmergencyChange(
+      contacts: [Contact(name: "Mom", phoneNum: "+15550110"), Contact(name: "Grandson", phoneNum: "+15550333")], sosOn: true)
+    try site.manifest("room-1", contacts: ["A", "B"], extra: emergency)
+    let rows = try await site.apply(allowDestroy: true)
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.message?.hasPrefix("undid what was changed on the watch since the last apply: emergency (1 added)") == true
+              && status.message?.contains("1 changed") == false, "\(status)")
+    #expect(status.drift == 1, "the short name the apply left is drift at once: \(status)")
+    await agent.stop()
+  }
+
   /// A revision published while the wearer's change is on the watch: applying it writes the
   /// contacts as a whole set, so the wearer's contact goes. That is said — in the agent's log,
   /// its status (`status --fleet`'s note) and `apply --fleet`'s line — by what was undone, not
