@@ -77,6 +77,10 @@ public struct PartialApplyFailure: Error, Sendable, CustomStringConvertible {
         "the watch refused a write (\(error)), and reading the list back failed (\(readError)), so whether it holds the write is unknown"
       case .outcomeUnknown(let error, let found) where !error.mayHaveTakenEffect:
         "the watch refused a write (\(error)), yet reading it back shows " + found.description
+      case .outcomeUnknown(let error, .unreadable(let readError)):
+        // Not "reading the watch back shows nothing" (fresh-eyes fe96 #9).
+        "the answer to a write was lost (\(error)), so it was not repeated; reading the list back failed too (\(readError)), "
+          + "so whether the watch holds the write is unknown"
       case .outcomeUnknown(let error, let found):
         "the answer to a write was lost (\(error)), so it was not repeated; reading the watch back shows "
           + found.description

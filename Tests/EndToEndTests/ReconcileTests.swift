@@ -287,7 +287,7 @@ import TSTestSupport
       _ = try TSApplyBinary.run(["device", "init"], in: dir)
       let failed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir,
                                          environment: ["TSAPPLY_SIM_FAULT": "lands-then-fails@\(call),fail@\(call + 1)"])
-      guard failed.stderr.contains("reading it back failed too") else { continue }
+      guard failed.stderr.contains("reading the list back failed too") else { continue }
       found = true
       #expect(failed.status == 1)
       #expect(failed.stderr.contains("  unknown:      ") && !failed.stderr.contains("  failed:       "), "\(failed.stderr)")

@@ -50,6 +50,23 @@ import TSTestSupport
   @Test(arguments: timePoints)
   func saysWhereAtBelongs(_ row: DiagnosticCase) { row.check() }
 
+  static let periodExample = "e.g. period: {start: \"09:00\", end: \"18:00\", every: 90m}"
+
+  /// A period's keys written directly under the reminder (fresh-eyes fe96 #9: `every: 90m`
+  /// was only an unknown key).
+  static let periodKeys: [DiagnosticCase] = [
+    DiagnosticCase(marked: "reminders:\n  drinking:\n    1️⃣every: 90m\n", field: "reminders.drinking.every",
+                   message: "unknown key \"every\"; every: goes inside period:, with start: and end:; \(periodExample)"),
+    DiagnosticCase(marked: "reminders:\n  custom:\n    - {name: Walk, 1️⃣start: \"09:00\"}\n", field: "reminders.custom[0].start",
+                   message: "unknown key \"start\"; start: goes inside period:, with end: and every:; \(periodExample)"),
+    DiagnosticCase(marked: "reminders:\n  sedentary: {period: {start: \"09:00\", end: \"18:00\", every: 1h}, 1️⃣end: \"19:00\"}\n",
+                   field: "reminders.sedentary.end",
+                   message: "unknown key \"end\"; end: goes inside period:, with start: and every:; \(periodExample)"),
+  ]
+
+  @Test(arguments: periodKeys)
+  func saysWhereAPeriodsKeysBelong(_ row: DiagnosticCase) { row.check() }
+
   /// A reminder's keys written at its own level instead of under it: the reminder "has no
   /// value", and each key is unknown in the reminders section. Both say to indent the keys
   /// under the reminder; the reminder's message no longer only says to remove its key, which

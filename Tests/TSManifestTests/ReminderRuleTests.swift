@@ -110,10 +110,10 @@ import TSTestSupport
     DiagnosticCase(marked: sedentary("name: 1️⃣\(String(repeating: "a", count: 33))"), field: "reminders.sedentary.name",
                    message: "is 33 bytes; a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"\(String(repeating: "a", count: 32))\""),
     DiagnosticCase(marked: sedentary("name: 1️⃣\(String(repeating: "药", count: 11))"), field: "reminders.sedentary.name",
-                   message: "is 33 bytes (11 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each); "
+                   message: "is 33 bytes (11 characters: characters outside A–Z, such as ä, ß or an emoji, take 2 to 4 bytes each); "
                      + "a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"\(String(repeating: "药", count: 10))\""),
     DiagnosticCase(marked: sedentary("name: 1️⃣\"Größere Pause machen, Füße hoch\""), field: "reminders.sedentary.name",
-                   message: "is 35 bytes (31 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each); "
+                   message: "is 35 bytes (31 characters: characters outside A–Z, such as ä, ß or an emoji, take 2 to 4 bytes each); "
                      + "a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to \"Größere Pause machen, Füße h\""),
     DiagnosticCase(marked: sedentary("name: 1️⃣\"\""), field: "reminders.sedentary.name", message: "must not be empty"),
     DiagnosticCase(marked: sedentary("notes: 1️⃣\(String(repeating: "n", count: 65))"), field: "reminders.sedentary.notes",

@@ -51,7 +51,8 @@ public struct DecodingContext: Sendable {
       guard keys.contains(key) else {
         fields.entries.leaveOut(index)
         var message = "unknown key \"\(key)\""
-        if let hint = MistakeHints.misplacedTimePoints(key: key, in: path, allowed: keys) ?? MistakeHints.misplacedReminderKey(key: key, in: path) {
+        if let hint = MistakeHints.misplacedTimePoints(key: key, in: path, allowed: keys) ?? MistakeHints.misplacedReminderKey(key: key, in: path)
+          ?? MistakeHints.misplacedPeriodKey(key: key, in: path) {
           message += "; " + hint
         } else if let suggestion = Suggestion.closest(to: key, in: keys) {
           message += "; did you mean \"\(suggestion)\"?"

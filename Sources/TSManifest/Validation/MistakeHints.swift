@@ -178,6 +178,17 @@ enum MistakeHints {
     return "\(key): belongs to one reminder: indent it under the reminder it is for (sedentary:, drinking:, medicine: or an item of custom:)"
   }
 
+  /// The message for a period's key (`start`, `end`, `every`) written directly under a reminder
+  /// (field path `path`: `reminders.drinking`, `reminders.custom[0]`), which a reminder does
+  /// not have: it goes inside `period:`. `nil` for any other key or place.
+  static func misplacedPeriodKey(key: String, in path: String) -> String? {
+    let keys = ["start", "end", "every"]
+    guard keys.contains(key), path.hasPrefix("reminders."), !path.contains(".period"), !path.contains(".lunch_break"),
+          path.split(separator: ".").count == 2 else { return nil }
+    return "\(key): goes inside period:, with \(keys.filter { $0 != key }.map { $0 + ":" }.joined(separator: " and ")); "
+      + "e.g. period: {start: \"09:00\", end: \"18:00\", every: 90m}"
+  }
+
   /// The example every misplaced-`at` message ends with: where `at:` belongs.
   private static let atExample = "at: is a list of times under one reminder, e.g. medicine: {at: [\"08:00\"]}"
 

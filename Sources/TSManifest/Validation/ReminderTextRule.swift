@@ -39,13 +39,13 @@ enum ReminderTextRule {
     return text
   }
 
-  /// `is 35 bytes (31 characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes
+  /// `is 35 bytes (31 characters: characters outside A–Z, such as ä, ß or an emoji, take 2 to 4 bytes
   /// each); a reminder name may be at most 32 bytes of UTF-8: shorten it, e.g. to "Größere Pause
   /// machen, Füße h"` — bytes are what the watch counts, characters what a person sees, so both
   /// are said when they differ, with the longest start of the text that fits (whole characters).
   static func tooLong(_ text: String, max: Int, what: String) -> String {
     let bytes = text.utf8.count, characters = text.count
-    let counts = characters == bytes ? "" : " (\(characters) characters: ä, ö, ü, ß and other letters outside A–Z take 2 to 4 bytes each)"
+    let counts = characters == bytes ? "" : " (\(characters) characters: characters outside A–Z, such as ä, ß or an emoji, take 2 to 4 bytes each)"
     let fits = TextTruncation.cutName(text, maxBytes: max)
     return "is \(bytes) bytes\(counts); \(what) may be at most \(max) bytes of UTF-8" + (fits.isEmpty ? "" : ": shorten it, e.g. to \"\(fits)\"")
   }
