@@ -133,6 +133,21 @@ import TSTestSupport
   @Test(arguments: duplicates)
   func duplicateContactRule(_ row: DiagnosticCase) { row.check() }
 
+  /// Two names written differently that the watch keeps alike (cut to the same 32 bytes), with
+  /// different phones: a warning at the later one beside each cut's own (fresh-eyes fe96 #6); the
+  /// same name written twice is not warned of (two people may share a name).
+  @Test func namesCutAlikeAreWarnedOf() throws {
+    let first = "Anna Maria Josefina Rodriguez Garcia", second = "Anna Maria Josefina Rodriguez Garcia II"
+    let yaml = "contacts:\n  - {name: \(first), phone: \"1\"}\n  - {name: \(second), phone: \"2\"}\n  - {name: Alex, phone: \"3\"}\n  - {name: Alex, phone: \"4\"}\n"
+    let result = load(yaml)
+    #expect(result.manifest != nil)
+    let alike = result.diagnostics.filter { $0.message.contains("are both stored as") }
+    #expect(alike.map(\.field) == ["contacts[1].name"], "\(result.diagnostics)")
+    #expect(alike.first?.message == "\"\(second)\" and \"\(first)\" (line 2) are both stored as \"Anna Maria Josefina Rodriguez Ga\", "
+      + "so the watch, its plans and drift tell them apart only by phone number; make them differ within the first 32 bytes", "\(alike)")
+    #expect(alike.first?.severity == .warning)
+  }
+
   static let sos: [DiagnosticCase] = [
     .valid("emergency:\n  sos: true\n  contacts: [{name: Sam, phone: \"1\"}]\n"),
     .valid("emergency:\n  sos: false\n  contacts: []\n"),

@@ -59,7 +59,8 @@ extension ManifestDecoder {
       }
     }
     // References are checked once resolved (`ContactReferences`): their phones are not known yet.
-    DuplicateContactRule.check(contacts.filter { $0.reference == nil }, into: &context.diagnostics)
+    DuplicateContactRule.check(contacts.filter { $0.reference == nil }, written: context.cutNames, into: &context.diagnostics)
+    context.cutNames = [:]
     checkRemovals(removed, given: contacts.map(\.name.value))
     removals += removed
     return (contacts, items.count - removedCount)
@@ -128,7 +129,8 @@ final class ContactListDecoder: CapturedContactSink {
     if let last = held.take(), current != nil { decode(last.item, index: last.index) }
     guard let ended = current.take() else { return }
     var list = ended.list
-    DuplicateContactRule.check(list.contacts, into: &context.diagnostics)
+    DuplicateContactRule.check(list.contacts, written: context.cutNames, into: &context.diagnostics)
+    context.cutNames = [:]
     list.diagnostics = context.diagnostics
     context.diagnostics = []
     lists[ended.start] = list
@@ -139,6 +141,7 @@ final class ContactListDecoder: CapturedContactSink {
     current = nil
     held = nil
     context.diagnostics = []
+    context.cutNames = [:]
   }
 }
 
@@ -153,6 +156,8 @@ enum ContactDecoding {
     var name: Located<String>?
     if let written = item.text(.name, path: path, required: true, isPlain: &isPlain, context: &context) {
       name = ContactNameRule.check(written, field: DecodingContext.join(path, "name"), into: &context.diagnostics)
+      // A name cut: what was written, for the list's check of names cut alike.
+      if let name, name.value != written.value { context.cutNames[path] = written.value }
     }
     var phone: Located<String>?
     if let written = item.text(.phone, path: path, required: true, isPlain: &isPlain, context: &context) {

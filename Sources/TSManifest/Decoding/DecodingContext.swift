@@ -11,6 +11,9 @@ public struct DecodingContext: Sendable {
   public let file: String
   /// Problems found so far, unsorted.
   public var diagnostics: [Diagnostic] = []
+  /// The contact list being decoded: the names as written of contacts whose names were cut,
+  /// by field path (`DuplicateContactRule.cutAlike`); emptied at the end of each list.
+  var cutNames: [String: String] = [:]
 
   /// A context for `file`, with no problems yet.
   public init(file: String) { self.file = file }
