@@ -86,8 +86,10 @@ extension FleetSession {
         // a warning of the watch's own, which the grouped review shows and groups by, as a line
         // per watch says them (fresh-eyes finding: above 20 watches, "applied" and no word of
         // the wearers' contacts the agents removed).
-        if case .applied = rows[index].verdict, case .string(let note)? = rows[index].details["note"] {
-          rows[index].section = "Warning: " + ControlCharacters.escaped(masked(note)) + "\n"
+        switch rows[index].verdict {
+        case .applied, .noChanges:
+          if case .string(let note)? = rows[index].details["note"] { rows[index].section = "Warning: " + ControlCharacters.escaped(masked(note)) + "\n" }
+        default: break
         }
       }
     } catch {

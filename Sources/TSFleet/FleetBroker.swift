@@ -384,8 +384,15 @@ public enum FleetPublication {
         var details: [String: JSONValue] = ["watch_id": .string(id), "revision": .string(document.revision)]
         if let publication = document.publication { details["publication"] = .string(publication) }
         if let (status, received) = statuses[id], let outcome = answer(status, received: received, to: document, publishedAt: publishedAt) {
-          // An applied revision's words (what it undid, a change made during it) are its note.
-          if case .applied = outcome, let message = status.message { details["note"] = .string(message) }
+          // An applied revision's words (what it undid, a change made during it) are its note;
+          // so is drift it leaves on the watch, a change of the wearer's it does not set
+          // (fresh-eyes fe95 #7: "applied", and no word of a reminder still switched off).
+          switch outcome {
+          case .applied, .noChanges:
+            let note = [status.message, status.driftNote.map { "still drift, which the revision does not set: " + $0 }].compactMap { $0 }
+            if !note.isEmpty { details["note"] = .string(note.joined(separator: "; ")) }
+          default: break
+          }
           rows[index] = FleetWatchReport(name: member.name, device: member.device, verdict: outcome,
                                          elapsed: max(.zero, received - start), details: details.merging(["status": json(status)]) { a, _ in a })
           rows[index]?.reached = status.reachedText

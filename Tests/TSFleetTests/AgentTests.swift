@@ -914,6 +914,25 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A revision that leaves a wearer's change as it is (a reminder it does not set) says so in
+  /// its row, which `apply --fleet`'s lines and grouped review show (fresh-eyes fe95 #7: "applied"
+  /// and no word of the reminder still switched off).
+  @Test func aRevisionThatLeavesDriftSaysSoInItsRow() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    let device = try site.scheme.device("room-1")
+    let lunch = try #require(try device.snapshot().reminders.first { $0.reminderName == "Lunch" })
+    _ = try device.simulateReminderToggle(id: lunch.reminderId)
+    try site.manifest("room-1", contacts: ["Family room-1", "B"])
+    let rows = try await site.apply()
+    #expect(rows.map(\.verdict.word) == ["applied"], "\(rows.map(\.verdict))")
+    guard case .string(let note)? = rows.first?.details["note"] else { Issue.record("no note: \(rows)"); return }
+    #expect(note.hasPrefix("still drift, which the revision does not set: 1 resource changed on the watch since the last apply: ")
+              && note.contains("Lunch"), "\(note)")
+    await agent.stop()
+  }
+
   /// A revision published while the wearer's change is on the watch: applying it writes the
   /// contacts as a whole set, so the wearer's contact goes. That is said — in the agent's log,
   /// its status (`status --fleet`'s note) and `apply --fleet`'s line — by what was undone, not
