@@ -182,7 +182,7 @@ public final class Watch: Sendable {
                                   source: document.bytes))
     }
     plan.device = device
-    plan.warnings = (document.warnings + plan.warnings).sortedByPosition()
+    plan.warnings = Planner.diagnostics(read: document.warnings, planned: plan.warnings)
     return PlannedChanges(plan: plan, state: state, manifest: document.manifest, record: last)
   }
 

@@ -25,6 +25,19 @@ public struct PlanResult: Sendable {
 /// applying a plan gives an empty plan. Capability problems are errors with the manifest position
 /// (docs/plan.md lists them).
 public enum Planner {
+  /// The manifest's own diagnostics (`read`) with the plan's for a platform (`planned`), each
+  /// once, sorted by position. A plan's warning at a name (a contact's the platform keeps
+  /// shorter than the manifest rules' 32 bytes: npk, 31) replaces the manifest's at that name,
+  /// which told of the 32-byte cut: one warning saying what this watch keeps (fresh-eyes fe96
+  /// #7: "stored as … (32 bytes)" and "(31 bytes)" at one name).
+  public static func diagnostics(read: [Diagnostic], planned: [Diagnostic]) -> [Diagnostic] {
+    let names = Set(planned.filter { $0.severity == .warning && $0.field.hasSuffix(".name") }.map { "\($0.position.map(\.description) ?? "") \($0.field)" })
+    let kept = names.isEmpty ? read : read.filter { diagnostic in
+      diagnostic.severity != .warning || !names.contains("\(diagnostic.position.map(\.description) ?? "") \(diagnostic.field)")
+    }
+    return (kept + planned.filter { !read.contains($0) }).sortedByPosition()
+  }
+
   /// Plans `manifest` against the watch `state` with `capabilities`. The plan's
   /// `priorStateDigest` is `state`'s fingerprint, hashed when first read (`DeferredDigest`).
   public static func plan(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities) -> PlanResult {

@@ -68,6 +68,18 @@ import TSPlan
     #expect(text.contains("Pending: ") == !pending.isEmpty, "\(name): \(text)")
   }
 
+  /// A contact name the platform keeps shorter than the manifest rules' 32 bytes (npk's
+  /// emergency contacts: 31) is warned of once, with what this watch keeps, not also as "stored
+  /// as … (32 bytes)" (fresh-eyes fe96 #7: two warnings at one name saying two things).
+  @Test func aNameThePlatformCutsShorterIsWarnedOfOnceWithWhatItKeeps() async throws {
+    let space = try Workspace(profile: try PlatformProfile.named("npk"))
+    let yaml = "emergency:\n  sos: true\n  contacts:\n    - {name: \"Großmutter Ästrid-Ölschläger xy\", phone: \"+4915112345678\"}\n"
+    let plan = try await space.open().plan(try space.document(yaml)).plan
+    let atName = plan.warnings.filter { $0.field == "emergency.contacts[0].name" }
+    #expect(atName.count == 1 && atName.first?.message.hasSuffix("so it will be stored as \"Großmutter Ästrid-Ölschläge\" (31 bytes)") == true,
+            "\(atName.map(\.message))")
+  }
+
   /// A custom reminder whose name the platform cuts (fit: 30 bytes) switched on the watch: the
   /// drift names it in the manifest's words, as the plan does, so undoing it is not a change of
   /// the manifest's own, the manifest states it, and adopting it finds it (fresh-eyes fe96 #1:

@@ -85,7 +85,7 @@ package struct ValidateCommand: Command {
   /// watch of `profile` finds, each once.
   package static func capacityDiagnostics(_ manifest: Manifest, profile: PlatformProfile, read: [Diagnostic]) -> [Diagnostic] {
     let planned = Planner.plan(manifest, state: profile.factoryState, capabilities: profile.capabilities).diagnostics
-    return (read + planned.filter { !read.contains($0) }).sortedByPosition()
+    return Planner.diagnostics(read: read, planned: planned)
   }
 
   package static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
