@@ -48,12 +48,26 @@ import TSTestSupport
   /// that item is named as not adopted, with both changes, and the command fails.
   /// SOS switched off and the emergency list cleared on the watch: adopting it says first that it
   /// puts SOS at risk, and how to keep SOS instead (fresh-eyes finding: adopted without a word).
+  /// With --auto-approve there is no question to answer no to: it is not adopted, nothing is
+  /// written, and the advice says how to answer or to write SOS back (fresh-eyes fe96 #8).
   @Test func adoptingSOSSwitchedOffWarnsFirst() throws {
     let dir = try ReconcileTests.workspace("family.yaml")
     #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
     #expect(try TSApplyBinary.run(["device", "simulate", "emergency-clear"], in: dir).status == 0)
-    let adopted = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    let before = try String(contentsOf: dir.appendingPathComponent("watch.yaml"), encoding: .utf8)
+    let refused = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+    #expect(refused.stderr.contains("Error: not adopted with --auto-approve: it puts SOS at risk; run 'tsapply drift --adopt' at a terminal to "
+                                    + "answer, or 'tsapply apply watch.yaml' to write SOS back"), "\(refused.stderr)")
+    #expect(try String(contentsOf: dir.appendingPathComponent("watch.yaml"), encoding: .utf8) == before)
+    #expect(try TSApplyBinary.run(["drift"], in: dir).status == 2, "still drift: nothing recorded")
+    // At a terminal: said before the diff and the question, which is answered.
+    let run = try TSApplyBinary.startInteractive(["drift", "--adopt"], in: dir)
+    _ = run.read(until: "Enter a value:")
+    run.type("yes\n")
+    let adopted = run.wait(limit: 30)
     #expect(adopted.status == 0, "\(adopted.stdout)\(adopted.stderr)")
+    #expect(try String(contentsOf: dir.appendingPathComponent("watch.yaml"), encoding: .utf8).contains("sos: false"))
     let warning = try #require(adopted.stdout.range(of: "Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch "
                                                     + "become what watch.yaml asks for"), "\(adopted.stdout)")
     #expect(adopted.stdout.contains("answer no and apply it instead ('tsapply apply watch.yaml' writes it back)"), "\(adopted.stdout)")

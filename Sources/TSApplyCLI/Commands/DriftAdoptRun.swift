@@ -72,6 +72,12 @@ package struct DriftAdoptRun {
     // finding: adopting, as the advice said, turned SOS off in the manifest without a word).
     let adoptedAddresses = Set(outcome.adopted.map(\.address))
     if report.drift.filter({ adoptedAddresses.contains($0.address) }).putSOSAtRisk {
+      // No question to answer no to: an unattended adoption does not make SOS at risk what the
+      // manifest asks (fresh-eyes fe96 #8: "answer no", and no question was asked).
+      guard !autoApprove else {
+        throw CommandFailure("not adopted with --auto-approve: it puts SOS at risk; run 'tsapply drift --adopt' at a terminal to answer, or '"
+          + (applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName)) + "' to write SOS back; nothing was written")
+      }
       out.write("Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch become what "
         + "\(manifest.displayName) asks for, so a press may reach no one or not whom it says now. To keep SOS as \(manifest.displayName) "
         + "has it, answer no and apply it instead ('\(applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName))' "
