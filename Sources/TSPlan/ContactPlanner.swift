@@ -10,7 +10,10 @@ import TSManifest
 /// On a watch that stores no regular contacts (`npk`) an empty list plans nothing and any other
 /// is an error.
 enum ContactPlanner {
-  static func plan(_ contacts: Located<[ManifestContact]>, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
+  /// `referred`: the names emergency contacts refer to (`{contact: NAME}`), which the advice on a
+  /// watch without regular contacts says to write out before the section goes.
+  static func plan(_ contacts: Located<[ManifestContact]>, state: DeviceState, capabilities: DeviceCapabilities,
+                   referred: [String] = []) -> PlanPart {
     var part = PlanPart()
     let limits = capabilities.contacts
     let watch = "the watch (profile \(capabilities.profile))"
@@ -18,8 +21,13 @@ enum ContactPlanner {
       // `contacts: []` asks for no contacts, which such a watch holds: nothing to change (a
       // fleet's layer for these watches drops the inherited list that way).
       if !contacts.value.isEmpty {
+        // Emergency contacts that refer to these are written out first: removing the section
+        // alone makes them refer to nothing (fresh-eyes fe96 #8: advice in a circle).
+        let first = referred.first.map { "({contact: \($0)} as {name: \($0), phone: …}), then " } ?? ""
+        let advice = referred.isEmpty ? "remove the `contacts` section"
+          : "write the emergency contacts that refer to them out with name and phone " + first + "remove the `contacts` section"
         part.diagnostics.append(.error(at: contacts.position, field: "contacts",
-          "\(watch) does not store regular contacts; remove the `contacts` section (in a fleet, a layer for these watches can write contacts: [])"))
+          "\(watch) does not store regular contacts; \(advice) (in a fleet, a layer for these watches can write contacts: [])"))
       }
       return part
     }

@@ -46,7 +46,8 @@ public enum Planner {
       part.merge(ReminderPlanner.plan(reminders, state: state, capabilities: capabilities))
     }
     if let contacts = manifest.contacts {
-      part.merge(ContactPlanner.plan(contacts, state: state, capabilities: capabilities))
+      let referred = manifest.emergency?.contacts?.value.compactMap { $0.reference?.value } ?? []
+      part.merge(ContactPlanner.plan(contacts, state: state, capabilities: capabilities, referred: referred))
     }
     if let emergency = manifest.emergency {
       part.merge(EmergencyPlanner.plan(emergency, state: state, capabilities: capabilities))

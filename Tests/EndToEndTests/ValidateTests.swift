@@ -95,6 +95,20 @@ import TSTestSupport
              "-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile npk) holds at most 1"]),
   ]
 
+  /// On npk, where emergency contacts refer to contacts declared under `contacts:`, the advice
+  /// to remove the section says to write them out first: removing it alone gives another error
+  /// that says to declare them there (fresh-eyes fe96 #8, advice going in a circle).
+  @Test func removingContactsOnNpkSaysToWriteOutTheEmergencyContactsThatReferToThem() throws {
+    let manifest = "contacts:\n  - {name: Ward desk, phone: \"+15550100\"}\nemergency:\n  sos: true\n  contacts:\n    - {contact: Ward desk}\n"
+    let checked = try TSApplyBinary.run(["validate", "-", "--profile", "npk"], stdin: manifest)
+    #expect(checked.status == 1)
+    #expect(checked.stderr.contains("-:1:1: error: contacts: the watch (profile npk) does not store regular contacts; write the emergency "
+      + "contacts that refer to them out with name and phone ({contact: Ward desk} as {name: Ward desk, phone: …}), then remove the `contacts` section"),
+      "\(checked.stderr)")
+    let written = "emergency:\n  sos: true\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n"
+    #expect(try TSApplyBinary.run(["validate", "-", "--profile", "npk"], stdin: written).status == 0)
+  }
+
   @Test(arguments: profileCases.indices)
   func aProfileChecksCapacitiesWithoutAWatch(_ index: Int) throws {
     let row = Self.profileCases[index]
