@@ -132,7 +132,7 @@ extension FleetSession {
     let rows = site.rows
     let now = Date()
     let reports = zip(loaded.members, rows).map { member, row -> FleetWatchReport in
-      let verdict = Self.verdict(row)
+      let verdict = row.planVerdict
       // Planned against the agent's reading where publishing is what would change the watch: not
       // for a watch already published and waited for (pending), failed, retrying or unreachable.
       let plannable: Bool = switch verdict {
@@ -171,33 +171,6 @@ extension FleetSession {
     return try finish(report, changed: changed, printed: true)
   }
 
-  /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone; one
-  /// served by no agent fails, saying so (`FleetStatusRow.servedByNoOne`), and is not planned
-  /// against what its agent last read (fresh-eyes finding: "No changes" for a watch nothing
-  /// checks, applies to or hears).
-  static func verdict(_ row: FleetStatusRow) -> FleetVerdict {
-    // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
-    // The broker lost the desired document: publishing it again is the change.
-    let unapplied = ["new revision", "no status", "applying", "refused", "failed", "no desired document"].contains(row.state)
-      || (row.state == "offline" && row.lastApplied == nil && !row.neverApplied)
-    // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
-    let published = row.state == "pending" && row.drift == nil
-    // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
-    // changes not all made), as its agent last checked: publishing again converges it.
-    let differs = (row.drift ?? 0) > 0 || (row.pending ?? 0) > 0
-    return row.servedByNoOne ? .failed(row.note ?? "no agent serves the watch")
-      : row.state == "invalid" ? .failed(row.note ?? "its manifest has errors")
-      // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
-      : row.state == "unreachable" ? .unreachable(row.note ?? "its agent cannot read the watch")
-      : row.state == "applying" ? .pending(row.note ?? "published; its agent is applying it")
-      : published ? .pending(row.note ?? "published; its agent has not reported on it")
-      : row.state == "retrying" ? .retrying(row.note ?? "its agent is still trying")
-      : unapplied ? .publish(row.note ?? "its agent has not applied these manifests")
-      : differs ? .publish("the watch differs from its applied manifests (\(row.drift ?? 0) changed on the watch, \(row.pending ?? 0) pending, "
-                           + "at its agent's last check); 'tsapply apply --fleet' publishes them again")
-      : .noChanges
-  }
-
   /// The row of `member` planned against `reported` (its `document` through the planner, as a
   /// direct plan's), `now` giving the reading's age (from `confirmedAt`, the agent's last read,
   /// when later); a manifest that does not fit the watch's
@@ -221,27 +194,21 @@ extension FleetSession {
     return row
   }
 
-  /// `drift --fleet` over MQTT: drift and pending as the agents last reported them.
+  /// `drift --fleet` over MQTT: drift and pending as the agents last reported them, each watch
+  /// read as `status --fleet` reads it (`FleetStatusRow.driftVerdict`).
   func driftOverBroker(pendingCounts: Bool, broker: (settings: BrokerSettings, site: String)) async throws -> ExitStatus {
     let site = try await statusRows(broker, states: true)
     let rows = site.rows
-    // Manifests the watch does not hold yet (a revision not applied: new, being applied,
-    // retrying, refused, failed) are pending changes, as `drift --pending` counts them directly.
-    // So is one whose desired document the broker lost: its agent holds the revision it last
-    // applied, which these manifests may no longer be.
-    let unapplied: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "no status", "no desired document"]
-    // A watch its agent cannot read is `unreachable`, as `status --fleet` says; one whose drift
-    // its agent does not know now (applying another revision, offline, no status) is neither
-    // drifted nor without drift.
     let reports = zip(loaded.members, rows).map { member, row in
-      FleetWatchReport(name: row.name, device: row.device,
-                       verdict: row.state == "invalid" ? .failed(row.note ?? "") :
-                         row.state == "unreachable" ? .unreachable(masked(row.note ?? "its agent cannot read the watch")) :
-                         row.drift == nil && (row.lastApplied != nil || row.neverApplied) || ["offline", "no status"].contains(row.state)
-                         ? .unknown(row.state + (row.note.map { ": " + masked($0) } ?? ""))
-                         : unapplied.contains(row.state) ? unappliedVerdict(member, row: row, reported: site.reportedStates[member.watch.watchID])
-                         : .drift(count: row.drift ?? 0, pending: row.pending ?? 0, hasRecord: row.lastApplied != nil || row.neverApplied),
-                       elapsed: .zero)
+      var report = FleetWatchReport(name: row.name, device: row.device,
+                                    verdict: row.driftVerdict(reported: site.reportedStates[member.watch.watchID],
+                                                              document: try? member.document.get()).mappingReason(masked),
+                                    elapsed: .zero)
+      // As `status --fleet --json` says them: whether its drift puts SOS at risk, and whether
+      // the broker's document is older than the one its agent handled.
+      if row.sosAtRisk { report.details["sos_at_risk"] = .bool(true) }
+      if row.staleDesired { report.details["stale_desired"] = .bool(true) }
+      return report
     }
     let problems = manifestProblems()
     let report = FleetReport(operation: "drift", fleetFile: fleetFile, watches: replacing(reports, with: problems), pendingCounts: pendingCounts)
@@ -249,32 +216,28 @@ extension FleetSession {
       if (row.drift ?? 0) > 0 { return true }
       guard pendingCounts else { return false }
       // Counted on the state its agent reported: pending only when these manifests change it.
-      if row.state == "no desired document", case .drift(_, let pending, _) = report.verdict { return pending > 0 }
-      return (row.pending ?? 0) > 0 || unapplied.contains(row.state) || (row.state == "pending" && row.drift == nil)
+      switch report.verdict {
+      case .drift(_, let pending, _) where [FleetStatusRow.noDesiredDocument, "invalid"].contains(row.state), .invalid(_, _, let pending):
+        return pending > 0
+      default:
+        return (row.pending ?? 0) > 0 || FleetStatusRow.notHoldingManifests.contains(row.state) || (row.state == "pending" && row.drift == nil)
+      }
     }
     guard rows.count <= FleetReviewOptions().tableLimit else { return try finish(report, changed: changed) }
     // Pending as the report counts it: for a watch whose agent does not hold these manifests,
     // what they would change on the state it last reported (not `-` beside an exit status 2).
     let shown = zip(rows, reports).map { row, report -> FleetStatusRow in
       var row = row
-      if row.pending == nil, case .drift(_, let pending, _) = report.verdict, unapplied.contains(row.state) { row.pending = pending }
+      if row.pending == nil, FleetStatusRow.notHoldingManifests.contains(row.state) {
+        switch report.verdict {
+        case .drift(_, let pending, _), .invalid(_, _, let pending): row.pending = pending
+        default: break
+        }
+      }
       return row
     }
     if !json { context.stdout.write(FleetStatus.table(shown, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
     return try finish(report, changed: changed, printed: true)
-  }
-
-  /// The drift verdict over MQTT of a watch whose agent does not hold its manifests' revision
-  /// (`new revision`, refused, failed, …): its agent's pending count was of the revision it
-  /// holds, not of these manifests, so pending is what they would change on the state its
-  /// agent last reported (`ReportedState.plan`; undoing drift is in it: the agent's record is
-  /// not here to tell it apart), never 0 for changes not applied. Without a reported state it is
-  /// not known.
-  private func unappliedVerdict(_ member: FleetMember, row: FleetStatusRow, reported: ReportedState?) -> FleetVerdict {
-    let unknown = FleetVerdict.unknown(row.state + ": its agent does not hold these manifests, and reported no state to count their changes on"
-                                       + (row.note.map { " (" + masked($0) + ")" } ?? ""))
-    guard let reported, case .success(let document) = member.document, let plan = try? reported.plan(document) else { return unknown }
-    return .drift(count: row.drift ?? 0, pending: plan.resourceChanges.count, hasRecord: row.lastApplied != nil || row.neverApplied)
   }
 
   /// The watches whose own manifests have errors, by name: the diagnostics as text (with their

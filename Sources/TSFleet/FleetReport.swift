@@ -38,6 +38,14 @@ public enum FleetVerdict: Sendable, Equatable {
   /// revision, cannot reach it, is offline, or has not reported — so it is neither counted as
   /// drifted nor as without drift; it counts against the exit status, as a failure does.
   case unknown(String)
+  /// Over MQTT, `drift`: its agent answered the desired document `invalid` (the broker's is an
+  /// older publication than it handled, or it has errors for this watch), so nothing of it was
+  /// applied — the word `status --fleet` uses — while the watch's drift since the revision its
+  /// agent applied is known, as the agent measured it (`drift`, resources changed; `pending`,
+  /// what the manifests would change on the state it reported). Not a failure: the drift is
+  /// what `drift --fleet` reports, and it exits 2 for it (fresh-eyes fe95 #1: "failed", the
+  /// drift and SOS at risk hidden). The reason says the drift's words and SOS at risk.
+  case invalid(String, drift: Int, pending: Int)
 
   /// This verdict with its reason (of `pending`, `retrying`, `publish`, `failed`, `refused`,
   /// `unknown`) passed through `change`; the others as they are.
@@ -50,6 +58,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .unreachable(let reason): .unreachable(change(reason))
     case .refused(let reason): .refused(change(reason))
     case .unknown(let reason): .unknown(change(reason))
+    case .invalid(let reason, let drift, let pending): .invalid(change(reason), drift: drift, pending: pending)
     case .noChanges, .changes, .applied, .drift: self
     }
   }
@@ -68,6 +77,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .unreachable: "unreachable"
     case .refused: "refused"
     case .unknown: "not known"
+    case .invalid: "invalid"
     }
   }
 
@@ -76,7 +86,7 @@ public enum FleetVerdict: Sendable, Equatable {
   public var reason: String? {
     switch self {
     case .failed(let reason), .unreachable(let reason), .refused(let reason), .retrying(let reason), .pending(let reason),
-         .publish(let reason), .unknown(let reason): reason
+         .publish(let reason), .unknown(let reason), .invalid(let reason, _, _): reason
     case .noChanges, .changes, .applied, .drift: nil
     }
   }
@@ -95,6 +105,8 @@ public enum FleetVerdict: Sendable, Equatable {
     case .changes: "with changes"
     case .drift(let count, let pending, let hasRecord):
       !hasRecord ? "with no record" : count > 0 ? "drifted" : pendingCounts && pending > 0 ? "with pending changes" : "with no drift"
+    case .invalid(_, let count, let pending):
+      count > 0 ? "invalid with drift" : pendingCounts && pending > 0 ? "invalid with pending changes" : "invalid"
     case .applied, .pending, .retrying, .publish, .failed, .unreachable, .refused, .unknown: word
     }
   }
@@ -128,7 +140,7 @@ public enum FleetVerdict: Sendable, Equatable {
   public func hasChanges(pendingCounts: Bool) -> Bool {
     switch self {
     case .changes, .applied, .pending, .retrying, .publish: true
-    case .drift(let count, let pending, _): count > 0 || pendingCounts && pending > 0
+    case .drift(let count, let pending, _), .invalid(_, let count, let pending): count > 0 || pendingCounts && pending > 0
     case .noChanges, .failed, .unreachable, .refused, .unknown: false
     }
   }
@@ -139,6 +151,7 @@ public enum FleetVerdict: Sendable, Equatable {
     case .changes(let counts), .applied(let counts): "+\(counts.add) ~\(counts.change) -\(counts.destroy)"
     case .drift(let count, let pending, let hasRecord):
       (hasRecord ? "\(count) drifted" : "-") + (pending > 0 ? ", \(pending) pending" : "")
+    case .invalid(_, let count, let pending): "\(count) drifted" + (pending > 0 ? ", \(pending) pending" : "")
     case .noChanges: "+0 ~0 -0"
     case .pending, .retrying, .failed, .unreachable, .refused, .publish, .unknown: "-"
     }
@@ -347,6 +360,9 @@ public struct FleetReport: Sendable {
       case .drift(let count, let pending, let hasRecord):
         object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
         object["has_record"] = .bool(hasRecord)
+      case .invalid(let reason, let count, let pending):
+        object["reason"] = .string(reason)
+        object["counts"] = .object(["drift": .integer(count), "pending": .integer(pending)])
       case .pending(let reason), .retrying(let reason), .failed(let reason), .unreachable(let reason), .refused(let reason), .publish(let reason),
            .unknown(let reason):
         object["reason"] = .string(reason)

@@ -46,6 +46,10 @@ public struct FleetFilter: OptionSet, Sendable, Hashable {
     case .drift(let count, let pending, _):
       if count > 0 { kinds.insert(.drift) }
       if pending > 0 { kinds.insert(.pending) }
+    case .invalid(_, let count, let pending):
+      kinds.insert(.failed)
+      if count > 0 { kinds.insert(.drift) }
+      if pending > 0 { kinds.insert(.pending) }
     case .noChanges: break
     }
     if row.plan?.resourceDrift.isEmpty == false { kinds.insert(.drift) }
@@ -226,6 +230,7 @@ extension FleetReport {
 
   private static func rank(_ row: FleetWatchReport) -> Int {
     if row.verdict.isFailure || row.verdict.isRetrying || row.verdict.isUnknown { return 0 }
+    if case .invalid = row.verdict { return 0 }
     if let plan = row.plan, !plan.unsafeFindings.isEmpty { return 1 }
     if row.verdict.hasChanges || row.plan?.resourceDrift.isEmpty == false { return 2 }
     if case .drift(_, let pending, _) = row.verdict, pending > 0 { return 2 }
@@ -250,6 +255,7 @@ extension FleetReport {
     case .pending(let reason): return "pending: " + ControlCharacters.escaped(reason)
     case .publish(let reason): return "to publish: " + ControlCharacters.escaped(reason)
     case .unknown(let reason): return "not known: " + ControlCharacters.escaped(reason)
+    case .invalid(let reason, _, _): return "invalid: " + ControlCharacters.escaped(reason)
     default: break
     }
     guard let plan = row.plan else {

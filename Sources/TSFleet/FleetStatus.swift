@@ -73,6 +73,10 @@ public struct FleetStatusRow: Sendable {
   /// online one (`FleetStatus.unservedNote`, in `note`): nothing checks it or applies to it, so
   /// its last status says nothing of it now, and publishing changes nothing on it.
   public var servedByNoOne = false
+  /// The words of the drift its agent measured against the revision it applied
+  /// (`WatchStatus.driftNote`), when that drift is known and not 0; `drift --fleet` says them
+  /// beside a state that is not `drift` (`invalid`).
+  public var driftWords: String? = nil
 
   /// Whether what the watch holds now is not known, over MQTT: its agent is offline (`offline`),
   /// no agent has announced it (`no status`), or it is pending with its agent offline and may
@@ -517,6 +521,9 @@ public enum FleetStatus {
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied || status.outcomeUnknown { row.refusedHoldingPart = status.reachedText }
       row.staleDesired = state == "invalid" && status.answersStaleDocument
+      if driftKnown { row.driftWords = status.driftNote }
+      // Invalid, the drift its agent measured is said beside why (fresh-eyes fe95 #1).
+      if state == "invalid", let words = row.driftWords { row.note = (row.note.map { $0 + "; " } ?? "") + words }
       // As the agent says, or, from one older than `sos_at_risk`, by the emergency list among what drifted.
       if driftKnown, status.drift > 0 {
         row.sosAtRisk = status.sosAtRisk ?? ResourceAddress.mayPutSOSAtRisk(status.driftAddresses ?? [])
@@ -594,5 +601,78 @@ public enum FleetStatus {
     var root: [String: JSONValue] = ["format_version": .string("1"), "fleet": .string(fleetFile), "watches": .array(watches)]
     if let rollout { root["rollout"] = rollout }
     return FleetText.json(.object(root))
+  }
+}
+
+/// The one reading of a watch's row over MQTT that `plan` and `drift --fleet` give as their
+/// verdicts, beside `status --fleet`'s state (docs/fleet.md "Agents over MQTT").
+extension FleetStatusRow {
+  /// The states whose agent does not hold the revision the manifests give: new, being applied,
+  /// retried, refused, failed, invalid (the broker's document older than the one applied, or
+  /// with errors for the watch), no status, and no desired document (the broker lost it; the
+  /// agent holds the revision it last applied, which the manifests may no longer give).
+  /// `drift --fleet` counts their pending changes on the state the agent reported.
+  public static let notHoldingManifests: Set<String> = ["new revision", "applying", "retrying", "refused", "failed", "invalid",
+                                                        "no status", "no desired document"]
+
+  /// Whether the row has a record of an apply: a time, or an apply that wrote nothing.
+  var hasRecord: Bool { lastApplied != nil || neverApplied }
+
+  /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone; one
+  /// served by no agent fails, saying so (`servedByNoOne`), and is not planned against what its
+  /// agent last read (fresh-eyes finding: "No changes" for a watch nothing checks, applies to or
+  /// hears); one out of its agent's reach is `unreachable`.
+  public var planVerdict: FleetVerdict {
+    // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
+    // The broker lost the desired document: publishing it again is the change.
+    let unapplied = ["new revision", "no status", "applying", "refused", "failed", FleetStatusRow.noDesiredDocument].contains(state)
+      || (state == "offline" && lastApplied == nil && !neverApplied)
+    // Published, its agent offline before reporting on it (`FleetStatus.rows`): waiting, not to publish.
+    let published = state == "pending" && drift == nil
+    // Applied, but the watch no longer holds it (changed on the watch, or the manifests'
+    // changes not all made), as its agent last checked: publishing again converges it.
+    let differs = (drift ?? 0) > 0 || (pending ?? 0) > 0
+    return servedByNoOne ? .failed(note ?? "no agent serves the watch")
+      : state == "invalid" ? .failed(note ?? "its manifest has errors")
+      // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
+      : state == "unreachable" ? .unreachable(note ?? "its agent cannot read the watch")
+      : state == "applying" ? .pending(note ?? "published; its agent is applying it")
+      : published ? .pending(note ?? "published; its agent has not reported on it")
+      : state == "retrying" ? .retrying(note ?? "its agent is still trying")
+      : unapplied ? .publish(note ?? "its agent has not applied these manifests")
+      : differs ? .publish("the watch differs from its applied manifests (\(drift ?? 0) changed on the watch, \(pending ?? 0) pending, "
+                           + "at its agent's last check); 'tsapply apply --fleet' publishes them again")
+      : .noChanges
+  }
+
+  /// The verdict of `drift --fleet` over MQTT: drift and pending as its agent last reported
+  /// them. A watch its agent cannot read is `unreachable`, as `status --fleet`
+  /// counts it; one whose drift its agent does not know now (applying another revision,
+  /// offline, no status) is neither drifted nor without drift (`unknown`); an `invalid` one
+  /// keeps the drift its agent measured against the revision it applied (`FleetVerdict.invalid`,
+  /// its reason with SOS at risk and the drift's words). For a watch whose agent does not hold
+  /// its manifests' revision (`notHoldingManifests`), pending is what `document` (its merged
+  /// manifests) would change on `reported`, the state its agent last read (undoing drift is in
+  /// it: the agent's record is not here to tell it apart), never the agent's own count, which is
+  /// of the revision it holds; without a reported state it is not known.
+  public func driftVerdict(reported: ReportedState?, document: ManifestDocument?) -> FleetVerdict {
+    if state == "unreachable" { return .unreachable(note ?? "its agent cannot read the watch") }
+    // Its manifests have errors here, or its agent measures no drift (offline, never applied).
+    if state == "invalid", drift == nil { return .failed(note ?? "its manifest has errors") }
+    // Planned only for the watches that need it (a fleet of 1,000 is read at once).
+    func counted() -> Plan? { reported.flatMap { reported in document.flatMap { try? reported.plan($0) } } }
+    if state == "invalid" {
+      let counted = counted()
+      return .invalid((sosAtRisk ? Alerts.sosAtRisk + "; " : "") + (note ?? "its agent found the desired document invalid")
+                        + (counted == nil ? "; what its manifests would change is not known (its agent reported no state)" : ""),
+                      drift: drift ?? 0, pending: counted?.resourceChanges.count ?? 0)
+    }
+    if drift == nil && hasRecord || ["offline", "no status"].contains(state) { return .unknown(state + (note.map { ": " + $0 } ?? "")) }
+    guard Self.notHoldingManifests.contains(state) else { return .drift(count: drift ?? 0, pending: pending ?? 0, hasRecord: hasRecord) }
+    guard let plan = counted() else {
+      return .unknown(state + ": its agent does not hold these manifests, and reported no state to count their changes on"
+                      + (note.map { " (" + $0 + ")" } ?? ""))
+    }
+    return .drift(count: drift ?? 0, pending: plan.resourceChanges.count, hasRecord: hasRecord)
   }
 }

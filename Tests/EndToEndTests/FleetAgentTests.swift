@@ -346,6 +346,63 @@ import TSTestSupport
     #expect(held.status == 0, "\(held.stdout)\(held.stderr)")
   }
 
+  /// A broker restored from a save older than the last publication hands the agents back older
+  /// desired documents: the watches are `invalid` (nothing rolled back), and `drift --fleet`
+  /// still shows each watch's drift as its agent measured it against the revision it applied,
+  /// labelled `invalid` as `status --fleet` says, with SOS at risk, and exits 2 for it (fresh-eyes
+  /// fe95 #1: "failed" for every watch, no drift, no SOS at risk, exit 1).
+  @Test func driftOverAnOlderDesiredDocumentShowsWhatTheAgentsMeasured() throws {
+    let dir = try Self.fleet(transport: "mqtt://127.0.0.1:1")
+    var broker = try MosquittoBroker.start(in: dir.path) { port, directory in
+      MosquittoBroker.openConfiguration(port: port, directory: directory)
+        .replacingOccurrences(of: "persistence false", with: "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())")
+    }
+    defer { broker.stop() }
+    let text = try String(contentsOf: dir.appendingPathComponent("fleet.yaml"), encoding: .utf8)
+      .replacingOccurrences(of: "mqtt://127.0.0.1:1", with: "\(broker.address)")
+    try text.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let agent = try ListeningProcess(["agent", "--broker", "\(broker.address)", "--site", "ward-a", "--agent-id", "station",
+                                      "--drift-interval", "1s",
+                                      "--device", "sim:watches/room-12.json", "--device", "sim:watches/room-14.json"], in: dir)
+    defer { agent.send(SIGTERM); _ = agent.finish() }
+    #expect(try Self.waitForStatus("station (online)", in: dir).contains("room-12  no status"))
+    let emergency = "emergency:\n  sos: true\n  contacts:\n    - {name: Ward desk, phone: \"+15550150\"}\n"
+    try ("reminders:\n  custom:\n    - {name: Lunch, at: [\"12:00\"]}\n" + emergency)
+      .write(to: dir.appendingPathComponent("wards/ward-a.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    // The broker saves as it stops; that save is kept.
+    let file = dir.appendingPathComponent("mosquitto.db").path, saved = dir.appendingPathComponent("saved.db").path
+    broker.stop()
+    try FileManager.default.copyItem(atPath: file, toPath: saved)
+    broker = try broker.restart()
+    try ("reminders:\n  custom:\n    - {name: Lunch, at: [\"12:30\"]}\n" + emergency)
+      .write(to: dir.appendingPathComponent("wards/ward-a.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
+    // It crashes and comes back from the older save.
+    broker.stop()
+    try FileManager.default.removeItem(atPath: file)
+    try FileManager.default.copyItem(atPath: saved, toPath: file)
+    broker = try broker.restart()
+    _ = try Self.waitForStatus("room-14  invalid", in: dir)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-clear", "--device", "sim:watches/room-12.json"], in: dir).status == 0)
+    let table = try Self.waitForStatus("SOS at risk", in: dir)
+    #expect(table.contains("room-12  invalid"), "\(table)")
+    let drift = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml"], in: dir)
+    #expect(drift.status == 2, "\(drift.stdout)\(drift.stderr)")
+    #expect(drift.stdout.contains("room-12  invalid") && drift.stdout.contains("room-12: SOS at risk"), "\(drift.stdout)")
+    #expect(drift.stdout.hasSuffix("2 watches: 1 invalid with drift, 1 invalid.\n"), "\(drift.stdout)")
+    #expect(!drift.stdout.contains("failed") && !drift.stderr.contains("failed"), "\(drift.stdout)\(drift.stderr)")
+    let summary = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--summary"], in: dir)
+    #expect(summary.status == 2, "\(summary.stdout)\(summary.stderr)")
+    #expect(summary.stdout.contains("SOS at risk") && summary.stdout.contains("emergency"), "\(summary.stdout)")
+    let json = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--json"], in: dir)
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    let room12 = (object?["watches"] as? [[String: Any]])?.first { $0["name"] as? String == "room-12" }
+    #expect(room12?["result"] as? String == "invalid", "\(json.stdout)")
+    #expect((room12?["counts"] as? [String: Int])?["drift"] == 1 && room12?["sos_at_risk"] as? Bool == true, "\(json.stdout)")
+    #expect(room12?["stale_desired"] as? Bool == true, "\(json.stdout)")
+  }
+
   /// An agent started while its broker is down (started after it, restarting) says so and keeps
   /// trying; once the broker is up it serves its watches (fresh-eyes finding: it gave up after
   /// 30 s, exit 1, and served nothing until something restarted it).

@@ -508,9 +508,9 @@ extension FleetCommandTests {
   @Test func aWatchServedByNoOneFailsItsPlan() {
     var row = FleetStatusRow(name: "room-1", device: "sim:room-1.json", state: "no status", lastApplied: "2026-12-06T08:00:00Z",
                              agent: (id: "station", online: true), note: "agent station no longer serves the watch room-1 …")
-    #expect(FleetSession.verdict(row).word == "to publish", "the row alone, as for a watch no agent ever announced")
+    #expect(row.planVerdict.word == "to publish", "the row alone, as for a watch no agent ever announced")
     row.servedByNoOne = true
-    #expect(FleetSession.verdict(row) == .failed("agent station no longer serves the watch room-1 …"), "\(FleetSession.verdict(row))")
+    #expect(row.planVerdict == .failed("agent station no longer serves the watch room-1 …"), "\(row.planVerdict)")
   }
 
   /// Watches whose broker document went back to an older save are not said to have failed
