@@ -112,7 +112,7 @@ struct StatusCommand: Command {
       // reach once); read directly, one with manifest errors too (over MQTT that state is its
       // agent's, and its note says why).
       let direct = session.broker == nil
-      let unreachable = failed.filter { $0.state == "unreachable" }.map(\.name)
+      let unreachable = failed.filter(\.isOutOfReach).map(\.name)
       let invalid = direct ? failed.filter { $0.state == "invalid" }.map(\.name) : []
       let named = Set(lost + refused + staleDesired + unreachable + invalid)
       problems.append(FleetSession.failed(failed.map(\.name).filter { !named.contains($0) }, unreachable: unreachable, invalid: invalid,

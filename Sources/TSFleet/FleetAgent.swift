@@ -950,8 +950,12 @@ actor AgentWatch {
     outlet.log("\(id): revision \(desired.revision) \(result.rawValue): \(shown)\(reachedText)"
                + (retryAt.map { "; trying again at \(timestamp($0)) (attempt \(attempts + 1))" }
                   ?? (retry ? "; the agent is stopping: it tries again when it starts" : "")))
+    // The attempt could not read the watch (out of reach, switched off): the status says so as
+    // a failed drift check's does (`unreachable`), so every reader counts the watch out of reach
+    // while the agent retries, not by its message's words (fresh-eyes fe95 #4).
+    let unread: String? = if case .device? = outcome.error { masked(outcome.error?.description ?? "") } else { nil }
     finish(revision: desired.revision, publication: desired.publication, result: result, message: shown,
-           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp), reached: progress, unknown: unknown)
+           attempt: retry ? attempts : nil, nextRetry: retryAt.map(timestamp), reached: progress, unknown: unknown, unreachable: unread)
     if let delay { scheduleRetry(sequence, after: delay) }
   }
 
@@ -989,11 +993,12 @@ actor AgentWatch {
   /// Publishes the status after handling `revision` of `publication` (echoed, so its publisher
   /// knows the status answers it), and an error event when it did not succeed. `message` is
   /// masked already (`masked`); `keptDrift`: after an apply, the drifted resources it did not
-  /// write over (still drift).
+  /// write over (still drift); `unreachable`: why the attempt could not read the watch (masked),
+  /// kept as the status's `unreachable` (since the first such failure) until a read succeeds.
   private func finish(revision: String, publication: String?, result: WatchStatus.Result, message: String? = nil,
                       changes: PlanCounts? = nil, applied: Bool = false, content: String? = nil, attempt: Int? = nil,
                       nextRetry: String? = nil, reached: (reached: PlanCounts, planned: PlanCounts)? = nil, unknown: Int? = nil,
-                      staleDesired: Bool = false, keptDrift: [ResourceChange] = []) {
+                      staleDesired: Bool = false, keptDrift: [ResourceChange] = [], unreachable: String? = nil) {
     let time = timestamp(now())
     var next = status ?? WatchStatus(agent: outlet.configuration.agentID, watch: id, device: watch.identity, revision: revision,
                                      result: result, drift: 0, pending: 0)
@@ -1009,6 +1014,10 @@ actor AgentWatch {
     next.unknown = unknown.flatMap { $0 > 0 ? $0 : nil }
     next.contentRevision = content
     next.staleDesired = staleDesired ? true : nil
+    if let unreachable {
+      next.unreachable = unreachable
+      next.unreachableSince = next.unreachableSince ?? time
+    }
     if applied {
       next.unreachable = nil
       next.unreachableSince = nil

@@ -272,8 +272,10 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// the drift checks after it); `nil` when that document had none, or from an agent that does
   /// not announce `AgentState.Feature.publication`.
   public var publication: String?
-  /// Why the agent's last read of the watch failed (masked), when its last drift check could
-  /// not read it (out of reach, switched off); `nil` once a read succeeds. `drift` and
+  /// Why the agent's last read of the watch failed (masked), when its last drift check, or its
+  /// last attempt at a revision (`retrying` it then), could not read it (out of reach, switched
+  /// off); `nil` once a read succeeds. Every reader counts the watch out of reach by it
+  /// (`FleetStatusRow.isOutOfReach`), never by the words of `message`. `drift` and
   /// `pending` are then as of `last_seen`, not now.
   public var unreachable: String?
   /// Since when the agent's reads of the watch fail, ISO 8601 (with `unreachable`).

@@ -73,10 +73,21 @@ public struct FleetStatusRow: Sendable {
   /// online one (`FleetStatus.unservedNote`, in `note`): nothing checks it or applies to it, so
   /// its last status says nothing of it now, and publishing changes nothing on it.
   public var servedByNoOne = false
+  /// Over MQTT, whether its agent cannot read the watch (`WatchStatus.unreachable`: its last
+  /// read failed, a drift check's or an attempt's at a revision) while the row's state says what
+  /// the agent is doing — `retrying` the revision, which it is. Counted out of reach
+  /// (`isOutOfReach`), as an `unreachable` watch is (fresh-eyes fe95 #4: exit 0 for a watch
+  /// out of reach whose agent was retrying a revision).
+  public var outOfReach = false
   /// The words of the drift its agent measured against the revision it applied
   /// (`WatchStatus.driftNote`), when that drift is known and not 0; `drift --fleet` says them
   /// beside a state that is not `drift` (`invalid`).
   public var driftWords: String? = nil
+
+  /// Whether the watch cannot be read now: `unreachable`, or (over MQTT) out of its agent's
+  /// reach while the agent retries a revision (`outOfReach`). `status --fleet` exits 1 naming
+  /// it out of reach; `plan` and `drift --fleet` call it `unreachable`.
+  public var isOutOfReach: Bool { state == "unreachable" || outOfReach }
 
   /// Whether what the watch holds now is not known, over MQTT: its agent is offline (`offline`),
   /// no agent has announced it (`no status`), or it is pending with its agent offline and may
@@ -107,11 +118,11 @@ public struct FleetStatusRow: Sendable {
       + "Publish the manifests again with 'tsapply apply --fleet'; if the broker lost them, give it persistence (docs/fleet.md \"Sizing the broker\")"
   }
 
-  /// Whether the watch failed: it could not be read (`unreachable`), its manifest or its
+  /// Whether the watch failed: it could not be read (`isOutOfReach`), its manifest or its
   /// records cannot be used (`invalid`, `failed`), its agent refused, found invalid or failed
   /// its revision, or the broker lost the desired document it is held to (`no desired
   /// document`). `status --fleet` exits 1 when one did.
-  public var isFailure: Bool { ["unreachable", "invalid", "failed", "refused", "no desired document"].contains(state) }
+  public var isFailure: Bool { ["unreachable", "invalid", "failed", "refused", "no desired document"].contains(state) || outOfReach }
 
   /// A row.
   public init(name: String, device: String, state: String, lastApplied: String? = nil, lastSeen: String? = nil,
@@ -439,6 +450,11 @@ public enum FleetStatus {
         state = "retrying"
         note = "attempt \(status.attempt ?? 1) failed" + (status.nextRetry.map { ", next at \($0)" } ?? "")
           + (status.reachedText.map { " (\($0))" } ?? "") + ": \(status.message ?? "")"
+        // Out of its agent's reach: said as such, and counted so (`outOfReach`).
+        if status.unreachable != nil {
+          note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"), and retries revision \(status.revision): "
+            + (note ?? "")
+        }
       case .applied, .noChanges:
         state = status.drift > 0 ? "drift" : status.pending > 0 ? "pending" : "in sync"
         if let drift = status.driftNote { note = drift }
@@ -521,6 +537,7 @@ public enum FleetStatus {
       if state == "offline" || state == "unreachable" { row.holdsManifests = nil }
       if state == "refused", status.partlyApplied || status.outcomeUnknown { row.refusedHoldingPart = status.reachedText }
       row.staleDesired = state == "invalid" && status.answersStaleDocument
+      row.outOfReach = state == "retrying" && status.unreachable != nil
       if driftKnown { row.driftWords = status.driftNote }
       // Invalid, the drift its agent measured is said beside why (fresh-eyes fe95 #1).
       if state == "invalid", let words = row.driftWords { row.note = (row.note.map { $0 + "; " } ?? "") + words }
@@ -621,7 +638,8 @@ extension FleetStatusRow {
   /// The verdict of `plan --fleet` over MQTT for a watch planned from its status alone; one
   /// served by no agent fails, saying so (`servedByNoOne`), and is not planned against what its
   /// agent last read (fresh-eyes finding: "No changes" for a watch nothing checks, applies to or
-  /// hears); one out of its agent's reach is `unreachable`.
+  /// hears); one out of its agent's reach is `unreachable`, also while its agent retries a
+  /// revision (`isOutOfReach`).
   public var planVerdict: FleetVerdict {
     // Not on the watch yet: not handled, or handled and refused or failed (the note says why).
     // The broker lost the desired document: publishing it again is the change.
@@ -635,7 +653,7 @@ extension FleetStatusRow {
     return servedByNoOne ? .failed(note ?? "no agent serves the watch")
       : state == "invalid" ? .failed(note ?? "its manifest has errors")
       // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
-      : state == "unreachable" ? .unreachable(note ?? "its agent cannot read the watch")
+      : isOutOfReach ? .unreachable(note ?? "its agent cannot read the watch")
       : state == "applying" ? .pending(note ?? "published; its agent is applying it")
       : published ? .pending(note ?? "published; its agent has not reported on it")
       : state == "retrying" ? .retrying(note ?? "its agent is still trying")
@@ -646,7 +664,7 @@ extension FleetStatusRow {
   }
 
   /// The verdict of `drift --fleet` over MQTT: drift and pending as its agent last reported
-  /// them. A watch its agent cannot read is `unreachable`, as `status --fleet`
+  /// them. A watch its agent cannot read is `unreachable` (`isOutOfReach`), as `status --fleet`
   /// counts it; one whose drift its agent does not know now (applying another revision,
   /// offline, no status) is neither drifted nor without drift (`unknown`); an `invalid` one
   /// keeps the drift its agent measured against the revision it applied (`FleetVerdict.invalid`,
@@ -656,7 +674,7 @@ extension FleetStatusRow {
   /// it: the agent's record is not here to tell it apart), never the agent's own count, which is
   /// of the revision it holds; without a reported state it is not known.
   public func driftVerdict(reported: ReportedState?, document: ManifestDocument?) -> FleetVerdict {
-    if state == "unreachable" { return .unreachable(note ?? "its agent cannot read the watch") }
+    if isOutOfReach { return .unreachable(note ?? "its agent cannot read the watch") }
     // Its manifests have errors here, or its agent measures no drift (offline, never applied).
     if state == "invalid", drift == nil { return .failed(note ?? "its manifest has errors") }
     // Planned only for the watches that need it (a fleet of 1,000 is read at once).

@@ -334,9 +334,17 @@ import TSTestSupport
     #expect(published.status == 1, "\(published.stdout)\(published.stderr)")
     #expect(published.stdout.contains("retrying"), "\(published.stdout)")
     let away = try Self.waitForStatus("room-12  retrying", in: dir)
-    #expect(away.contains("room-12: attempt "), "\(away)")
+    #expect(away.contains("room-12: agent station cannot read the watch since ") && away.contains(": attempt "), "\(away)")
     #expect(away.contains("is out of reach: its state file was there when tsapply opened the watch and is gone now"), "\(away)")
     #expect(!away.contains("create one with") && !away.contains("device init"), "\(away)")
+    // Out of reach while its agent retries: counted so, as without a revision being retried
+    // (fresh-eyes fe95 #4: exit 0 beside "is out of reach").
+    let status = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml", "--watch", "room-12"], in: dir)
+    #expect(status.status == 1, "\(status.stdout)\(status.stderr)")
+    #expect(status.stdout.contains("room-12  retrying"), "\(status.stdout)")
+    #expect(status.stderr.contains("1 of 1 watch out of reach: room-12"), "\(status.stderr)")
+    let site = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
+    #expect(site.status == 1 && site.stderr.contains("out of reach: room-12"), "\(site.stdout)\(site.stderr)")
     #expect(rename(file + ".away", file) == 0)
     // The agent's next try (5 s, then 10 s after the first) applies it.
     var table = ""

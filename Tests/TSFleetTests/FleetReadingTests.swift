@@ -45,4 +45,26 @@ extension AgentTests {
     #expect(reason.contains("1 resource changed on the watch since the last apply: emergency"), "\(reason)")
     await agent.stop()
   }
+
+  /// A watch out of its agent's reach while the agent retries a revision is counted out of
+  /// reach — a failure of `status --fleet`, `unreachable` in `plan` and `drift --fleet` — as it
+  /// is without a revision being retried; the status still says it is retrying. The agent's
+  /// status says why by `unreachable` (its apply could not read the watch), not in its message
+  /// alone (fe95 #4).
+  @Test func aWatchOutOfReachWhileItsAgentRetriesIsCountedOutOfReach() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"], driftInterval: .seconds(3600))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    site.scheme.device("room-1").simulateOutOfReach()
+    try site.manifest("room-1", contacts: ["Family room-1", "Nurse"])
+    // Published; the agent's attempts fail (read below, not waited for here).
+    _ = try await site.apply(wait: .milliseconds(300))
+    let row = try #require(try await site.row(tries: 400) { $0?.state == "retrying" })
+    let status = try #require(await agent.status(of: "room-1"))
+    #expect(status.result == .retrying && status.unreachable != nil && status.unreachableSince != nil, "\(status)")
+    #expect(row.state == "retrying" && row.isOutOfReach && row.isFailure, "\(row)")
+    #expect(row.planVerdict.isUnreachable, "\(row.planVerdict)")
+    #expect(row.driftVerdict(reported: nil, document: nil).isUnreachable)
+    await agent.stop()
+  }
 }

@@ -137,6 +137,14 @@ public final class SimulatedDevice: Device, DeviceAccounting, @unchecked Sendabl
     return try result.get()
   }
 
+  /// The watch goes out of reach now, as after the `disconnect` fault: every later link call
+  /// fails with 2003 "Device not connected" (a test's watch that vanished while opened).
+  public func simulateOutOfReach() {
+    lock.lock()
+    defer { lock.unlock() }
+    disconnected = true
+  }
+
   /// Counts a call and applies an injected fault: throws for one that stops the call; returns
   /// the error to throw after the call took effect (`landsThenFails`), else `nil`.
   private func beginCall(_ operation: String, domain: DeviceError.Domain) throws(DeviceError) -> DeviceError? {
