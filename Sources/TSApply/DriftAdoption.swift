@@ -205,8 +205,16 @@ public enum DriftAdoption {
     Set([change.before, change.after].compactMap { contactEntry("name", of: $0) })
   }
 
+  /// Whether `edit` of a contact differs from what the last apply left (the drift's `before`)
+  /// in its short name alone: the same name and phone.
+  static func differsOnlyInShortName(_ edit: PendingEdit) -> Bool {
+    guard let left = edit.drifted.before, let planned = edit.planned.after else { return false }
+    return ["name", "phoneNum"].allSatisfy { contactEntry($0, of: left) == contactEntry($0, of: planned) }
+      && contactEntry("shortName", of: left) != contactEntry("shortName", of: planned)
+  }
+
   /// The string entry `key` of a contact's plan value (`ContactDiff.value`).
-  private static func contactEntry(_ key: String, of value: FieldValue?) -> String? {
+  static func contactEntry(_ key: String, of value: FieldValue?) -> String? {
     guard case .object(let entries)? = value, case .string(let text)? = entries.first(where: { $0.key == key })?.value else { return nil }
     return text
   }
@@ -420,8 +428,16 @@ public enum DriftAdoption {
         return named.first { ManifestEditor.value("phone", in: items[$0])?.scalar.map { PhoneFormatting.removed(from: $0.value) } == phone }
           ?? named.first
       }
-      // A contact with a pending edit is left as the file has it.
-      let edits = (pendingEdits[address] ?? []).filter { $0.drifted.field == "contacts" }
+      // A contact with a pending edit is left as the file has it. A short name the file does not
+      // write is derived: one the plan gives where the last apply left none is no edit of the
+      // file's own (fresh-eyes fe97 #1: an exported manifest's contacts, removed on the watch,
+      // were "not adopted: changes the short_name").
+      let edits = (pendingEdits[address] ?? []).filter { edit in
+        guard edit.drifted.field == "contacts" else { return false }
+        guard DriftAdoption.differsOnlyInShortName(edit), let name = DriftAdoption.contactEntry("name", of: edit.planned.after) else { return true }
+        let item = items.first { Self.itemName($0).map(capabilities.storedContactName) == name && ManifestEditor.value("remove", in: $0) == nil }
+        return item.map { ManifestEditor.value("short_name", in: $0) != nil } ?? true
+      }
       func leftForPendingEdit(_ contacts: [Contact]) -> Bool {
         guard let edit = edits.first(where: { edit in contacts.contains { DriftAdoption.contactNames(edit.drifted).contains($0.name) } }) else { return false }
         outcome.leftAsIs[address, default: []] += contacts.map(ContactDiff.value)

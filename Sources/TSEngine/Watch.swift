@@ -178,7 +178,7 @@ public final class Watch: Sendable {
                           capabilities: DeviceCapabilities, device: String) throws(EngineError) -> PlannedChanges {
     let result = Drift.plan(document.manifest, state: state, since: last, capabilities: capabilities)
     guard var plan = result.plan else {
-      throw .invalid(InvalidInput(subject: document.subject, diagnostics: document.warnings + result.diagnostics,
+      throw .invalid(InvalidInput(subject: document.subject, diagnostics: Planner.diagnostics(read: document.warnings, planned: result.diagnostics),
                                   source: document.bytes))
     }
     plan.device = device

@@ -160,6 +160,28 @@ import TSTestSupport
     #expect(kept == last)
   }
 
+  /// Contacts the watch holds without a short name, in a manifest that gives none (as `export`
+  /// writes it): the apply keeps them so, and a removal or a new number on the watch is adopted,
+  /// not refused as the file's own short-name edit (fresh-eyes fe97 #1: "changes the short_name
+  /// of \"Sam\", not applied yet").
+  @Test(arguments: [("removed", "  - {name: Tom, phone: \"+15550103\"}\n"), ("given another number", "  - {name: Sam, phone: \"+15550199\"}\n  - {name: Tom, phone: \"+15550103\"}\n")])
+  func aContactWithADerivedShortNameTheWatchNeverHeldIsAdopted(_ change: String, _ expected: String) async throws {
+    let text = "contacts:\n  - {name: Sam, phone: \"+15550102\"}\n  - {name: Tom, phone: \"+15550103\"}\n"
+    let device = watch(Self.profile)
+    try device.simulateContactAdd(Contact(name: "Sam", phoneNum: "+15550102"))
+    try device.simulateContactAdd(Contact(name: "Tom", phoneNum: "+15550103"))
+    let manifest = try #require(ManifestLoader.load(bytes: Array(text.utf8), file: "watch.yaml").manifest)
+    try await planAndApply(manifest, on: device, backups: try backupDirectory())
+    let applied = try await Reconciler.connect(device).readState()
+    #expect(applied.contacts.allSatisfy { ($0.shortName ?? "").isEmpty }, "\(applied.contacts)")
+    var now = applied
+    now.contacts = change == "removed" ? applied.contacts.filter { $0.name != "Sam" }
+      : applied.contacts.map { $0.name == "Sam" ? Contact(name: "Sam", phoneNum: "+15550199", shortName: $0.shortName) : $0 }
+    let (outcome, _) = try Self.adopt(text, applied: applied, now: now)
+    #expect(outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+    #expect(String(decoding: outcome.text, as: UTF8.self) == "contacts:\n" + expected)
+  }
+
   /// A change the manifest asks for that is not applied yet (pending) is never adopted: it stays
   /// in the file and in the plan, beside the adopted drift.
   @Test func pendingChangesStay() async throws {
