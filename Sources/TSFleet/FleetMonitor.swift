@@ -223,6 +223,19 @@ public enum FleetMonitor {
     /// did not reach the broker, so that its `offline` and `online` are said).
     private var readyOnce = false
     private var lostSince: Date?
+    /// The monitor's own outage, kept across restarts (`HandledEvents.outage` of `monitor:SITE`,
+    /// `connectionRecordName` under `eventsDirectory`), as a direct monitor keeps a watch's: a
+    /// monitor stopped or killed while it had lost the broker leaves its `offline` event's
+    /// `monitor_offline` alert open (`Alerts`, `alerts.json`), and the next one to start goes
+    /// on with that outage — its `online` event, once connected, closes the alert (fresh-eyes
+    /// fe95 #2: the alert stayed open while the restarted monitor followed the site).
+    private let connectionRecord: HandledEvents
+    /// When the outage an earlier run of this monitor left began, until this run connects or
+    /// loses the broker itself (`connection`).
+    private var keptOutage: Date?
+    /// The file of `connectionRecord` under `eventsDirectory`: `@` is in no watch ID
+    /// (`FleetTopics.problem(with:)`), so it is no watch's record.
+    static let connectionRecordName = "monitor@broker.json"
     /// Connections lost so far: a will heard before one is not trusted (`presence`).
     private var losses = 0
     /// Presence messages heard per agent, so a will judged late yields to a newer message.
@@ -286,6 +299,7 @@ public enum FleetMonitor {
       self.revisions = revisions
       outbox = Outbox(directory: outboxDirectory)
       self.eventsDirectory = eventsDirectory
+      connectionRecord = HandledEvents(path: eventsDirectory + "/" + Self.connectionRecordName, watch: "monitor:\(site)")
       let outbox = self.outbox, deliveryEvents = DeliveryEvents()
       delivery = notifiers.isEmpty ? nil : Delivery(outbox: outbox, notifiers: notifiers, policy: policy) { report in
         if case .completed(let id) = report { notice("SOS event \(id) delivered to every notifier.") }
@@ -331,6 +345,10 @@ public enum FleetMonitor {
           for observer in observers { observer.record(press, for: [press.watch]) }
         }
         for entry in entries { await delivery.start(entry) }
+      }
+      // An outage an earlier run left (it was stopped or killed before it connected again).
+      if let kept = HandledEvents.kept(at: connectionRecord.path, watch: "monitor:\(site)")?.outageSince {
+        lock.withLock { keptOutage = kept }
       }
       let began = Date()
       client?.connect()
@@ -432,23 +450,25 @@ public enum FleetMonitor {
       let shown: MonitorEvent?
       switch event {
       case .ready:
-        let (since, again) = lock.withLock { () -> (Date?, Bool) in
-          defer { (connectedOnce, readyOnce, lostSince) = (true, true, nil) }
-          return (lostSince, readyOnce)
+        let (since, again, earlier) = lock.withLock { () -> (Date?, Bool, Bool) in
+          defer { (connectedOnce, readyOnce, lostSince, keptOutage) = (true, true, nil, nil) }
+          return (lostSince ?? keptOutage, readyOnce, lostSince == nil)
         }
         guard let since else { return }
         let losses = lock.withLock { self.losses }
         reporting.asyncAfter(deadline: .now() + Backoff.seconds(unheardSettle)) { [weak self] in self?.unheard(since: since, losses: losses) }
         let seconds = Int(now.timeIntervalSince(since).rounded())
+        let after = earlier ? "\(seconds) s after an earlier run of it lost its connection" : "after \(seconds) s"
         shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .online,
-                             message: "this monitor is connected to the broker \(address)\(again ? " again" : "") after \(seconds) s: it follows site \(site)"
+                             message: "this monitor is connected to the broker \(address)\(again ? " again" : "") \(after): it follows site \(site)"
                                + "\(again ? " again" : ""); SOS presses made meanwhile are replayed from the agents' retained lists",
                              fields: ["broker": .string(address), "site": .string(site), "offline_seconds": .integer(seconds)])
       case .lost, .refused:
         let reason = if case .lost(let text) = event { text } else if case .refused(let error) = event { "\(error)" } else { "" }
         let (lost, reached) = lock.withLock { () -> (Bool, Bool) in
           guard connectedOnce, lostSince == nil else { return (false, readyOnce) }
-          (lostSince, losses) = (since ?? now, losses + 1)
+          // An outage an earlier run left goes on: it began then.
+          (lostSince, losses, keptOutage) = (keptOutage ?? since ?? now, losses + 1, nil)
           return (true, readyOnce)
         }
         guard lost else { return }
@@ -458,9 +478,24 @@ public enum FleetMonitor {
                              fields: ["broker": .string(address), "site": .string(site), "problem": .string("\(reason)")])
       }
       guard let shown else { return }
+      // Kept before the `offline` event raises its alert, and taken back only once the `online`
+      // event has closed it: a monitor killed between the two leaves the outage to the next one.
+      if shown.kind == .offline { keep(outageSince: lock.withLock { lostSince }) }
       notice(shown.message.prefix(1).uppercased() + shown.message.dropFirst() + ".")
       emit(shown)
       for observer in observers { observer.record(shown, for: []) }
+      if shown.kind == .online { keep(outageSince: nil) }
+    }
+
+    /// Records the monitor's own outage under way (`nil`: none) for the next run (`connectionRecord`);
+    /// a record that cannot be written is said once on stderr.
+    private func keep(outageSince since: Date?) {
+      do {
+        try connectionRecord.outage(since: since, lastSeen: nil)
+      } catch {
+        let first = lock.withLock { unrecorded.insert(Self.connectionRecordName).inserted }
+        if first { notice("Cannot record this monitor's connection in \(connectionRecord.path) (\(error)): a monitor started after it may not close its monitor_offline alert.") }
+      }
     }
 
     /// The agents online before this monitor lost its connection at `since` that have not been

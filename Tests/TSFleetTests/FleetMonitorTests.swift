@@ -544,6 +544,46 @@ import TSMQTT
     #expect(board.snapshot().monitorProblem == nil)
   }
 
+  /// A monitor that lost the broker and was then killed leaves its `monitor_offline` alert open
+  /// (`alerts.json`); the monitor started after it, once connected, says it is connected
+  /// (`online` for `monitor:SITE`, its outage counted from when the first one lost the broker)
+  /// and closes that alert (fresh-eyes fe95 #2: open for ever while the new monitor followed the site).
+  @Test func aMonitorOfflineAlertLeftByAKilledMonitorIsClosedByTheNextOneOnceConnected() async throws {
+    let space = try FleetSpace()
+    var broker = try MosquittoBroker.start(in: space.directory, configuration: MosquittoBroker.defaultConfiguration)
+    defer { broker.stop() }
+    func alerts(_ events: Inbox<MonitorEvent>) async throws -> Alerts {
+      let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                          policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+      await alerts.start()
+      return alerts
+    }
+    let first = Inbox<MonitorEvent>()
+    let (_, killed) = try await Self.follow(space, broker, alerts: try await alerts(first), events: first)
+    broker.stop()
+    #expect(await Self.eventually { first.items.contains { $0.fields["alert"] == .string("monitor_offline") } }, "\(first.items.map(\.message))")
+    let lost = try #require(first.items.first { $0.kind == .offline && $0.watch == "monitor:ward-a" })
+    // Killed: nothing more of it (its connection is down, so nothing is sent either).
+    await killed.stop(grace: .zero)
+    broker = try broker.restart()
+    let second = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, alerts: try await alerts(second), events: second)
+    defer { Task { await follower.stop(grace: .zero) } }
+    #expect(await Self.eventually { second.items.contains { $0.fields["recovers"] == .string("monitor_offline") } }, "\(second.items.map(\.message))")
+    let back = try #require(second.items.first { $0.kind == .online && $0.watch == "monitor:ward-a" }, "\(second.items.map(\.message))")
+    #expect(back.fields["offline_seconds"].flatMap { if case .integer(let seconds) = $0 { seconds } else { nil } }
+              == Int(back.time.timeIntervalSince(lost.time).rounded()), "\(back.jsonLine)")
+    #expect(!second.items.contains { $0.kind == .offline && $0.watch == "monitor:ward-a" }, "\(second.items.map(\.message))")
+    #expect(board.snapshot().monitorProblem == nil)
+    // Its outage over, the next monitor says nothing of it.
+    await follower.stop(grace: .zero)
+    let third = Inbox<MonitorEvent>()
+    let (_, next) = try await Self.follow(space, broker, alerts: try await alerts(third), events: third)
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(!third.items.contains { $0.watch == "monitor:ward-a" }, "\(third.items.map(\.message))")
+    await next.stop(grace: .zero)
+  }
+
   /// An SOS from a watch the fleet file no longer names (its agent still serves it: the press is
   /// delivered) is an open press on the page, under the name the fleet gave it (fe17 defect 3).
   @Test func anSOSFromAWatchRemovedFromTheFleetIsOpenOnThePage() async throws {
