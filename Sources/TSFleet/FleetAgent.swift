@@ -326,6 +326,37 @@ enum ClientIDClash {
   }
 }
 
+/// Opened once (`open`); `wait` returns once it is: a publish handed over to the client, which
+/// the next publish waits for (`AgentOutlet.publish`).
+final class HandOver: @unchecked Sendable {
+  private let lock = NSLock()
+  private var opened = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  /// Returns once `open` was called.
+  func wait() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let now = lock.withLock { () -> Bool in
+        if opened { return true }
+        waiting.append(continuation)
+        return false
+      }
+      if now { continuation.resume() }
+    }
+  }
+
+  /// Lets every `wait` return, now and later; the calls after the first do nothing.
+  func open() {
+    let resumed = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+      guard !opened else { return [] }
+      opened = true
+      defer { waiting = [] }
+      return waiting
+    }
+    for continuation in resumed { continuation.resume() }
+  }
+}
+
 /// Where an agent's workers report: the configuration, the log, the MQTT client to publish
 /// on, the counts, and whether the agent is stopping. Held by the agent and by every
 /// `AgentWatch` (it holds neither), so a worker's task that ends after the agent is gone still
@@ -340,6 +371,14 @@ final class AgentOutlet: @unchecked Sendable {
   private var silent = false
   private var inFlight: [Int: Task<Void, Never>] = [:]
   private var nextPublish = 0
+  /// Opened once the last publish made has been handed to the client: the next one waits for
+  /// it, so the broker gets the agent's messages in the order it made them. Each was published
+  /// from a task of its own, and tasks start in any order: a watch's status could reach the
+  /// monitors after the one that followed it, or after the error event it comes before
+  /// (fresh-eyes fe95 #3: `invalid`, `recovered`, `invalid` within 0.3 s for 92 of 100 watches
+  /// after a broker restored from an older save — the status published before the `invalid`
+  /// one came after it).
+  private var lastHandedOver: HandOver?
 
   init(configuration: FleetAgent.Configuration, client: MQTTClient, log: @escaping @Sendable (String) -> Void) {
     self.configuration = configuration
@@ -384,8 +423,9 @@ final class AgentOutlet: @unchecked Sendable {
     lock.unlock()
   }
 
-  /// Publishes with QoS 1, counting it; a publish made while disconnected goes out on
-  /// reconnection, one made once the agent is silent is dropped.
+  /// Publishes with QoS 1, counting it, after the publishes made before it (`lastHandedOver`);
+  /// a publish made while disconnected goes out on reconnection, one made once the agent is
+  /// silent is dropped.
   func publish(_ topic: String, _ payload: [UInt8], retain: Bool, count change: @escaping (inout FleetAgent.Statistics) -> Void,
                acknowledged: (@Sendable () -> Void)? = nil) {
     lock.lock()
@@ -395,9 +435,15 @@ final class AgentOutlet: @unchecked Sendable {
     let number = nextPublish
     nextPublish += 1
     let client = self.client
+    let (before, handedOver) = (lastHandedOver, HandOver())
+    lastHandedOver = handedOver
     inFlight[number] = Task { [weak self] in
+      // In order: after the publish made before it is handed over (not acknowledged: each
+      // waits for its own acknowledgement, side by side).
+      await before?.wait()
+      defer { handedOver.open() }
       // QoS 1: returns once the broker has it (queued by libmosquitto while disconnected).
-      if (try? await client.publish(topic, payload: payload, qos: 1, retain: retain)) != nil { acknowledged?() }
+      if (try? await client.publish(topic, payload: payload, qos: 1, retain: retain, handedOver: { handedOver.open() })) != nil { acknowledged?() }
       self?.published(number)
     }
   }

@@ -401,8 +401,17 @@ public enum FleetMonitor {
           reachability(id, status, previous: previous)
           driftOver(id, status)
           // Comparing with the manifests reads them (the first time, or after an edit): not on
-          // the network thread, which every other message (an SOS) waits behind. In order.
-          reporting.async { [self] in report(id, status, always: true) }
+          // the network thread, which every other message (an SOS) waits behind. In order, and
+          // only while it is the watch's status: one a newer status replaced meanwhile is not
+          // told after what came behind it — the agent's events are told at once, so a status
+          // the agent published before its `error` event (its status again as it reconnects,
+          // then `invalid`) would end the condition that event began, which the newer status
+          // then began again (fresh-eyes fe95 #3: `invalid`, `recovered`, `invalid` within 0.3 s
+          // for 92 of 100 watches after a broker restored from an older save).
+          reporting.async { [self] in
+            guard lock.withLock({ statuses[id] == status }) else { return }
+            report(id, status, always: true)
+          }
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         } else if kind == .sos, let list = RecentSOS.decode(message.payload), list.watch == id {
@@ -425,12 +434,14 @@ public enum FleetMonitor {
           return (presenceCount[agent] ?? 0, self.losses)
         }
         // A will heard live (no `since`: written in advance) is believed once this monitor is
-        // still connected a moment later; a retained one heard on connecting the first time at
-        // once; one heard on connecting again after a lost connection only if the agent has not
-        // connected again meanwhile (`retainedWillSettle`): a broker restarted with persistence
-        // keeps the wills it sent its clients as it stopped (fresh-eyes finding: an
-        // `agent_offline` and its `recovered` 8 ms apart for an agent that never went).
-        if !state.online, state.since == nil, !message.retained || losses > 0 {
+        // still connected a moment later; a retained one, heard on connecting, only if the agent
+        // has not connected again meanwhile (`retainedWillSettle`): a broker restarted with
+        // persistence keeps the wills it sent its clients as it stopped (fresh-eyes finding: an
+        // `agent_offline` and its `recovered` 8 ms apart for an agent that never went) — on this
+        // monitor's first connection too, which may be to a broker restored from an older save
+        // holding a will the agent sent long ago (fresh-eyes fe95 #3: 35 ms apart, for a monitor
+        // restarted while the broker was down).
+        if !state.online, state.since == nil {
           let settle = Backoff.seconds(message.retained ? Self.retainedWillSettle : Self.willSettle)
           reporting.asyncAfter(deadline: .now() + settle) { [weak self] in self?.presence(agent, state, count: count, losses: losses) }
         } else {

@@ -300,14 +300,19 @@ public final class MQTTClient: @unchecked Sendable {
   /// Publishes `payload` on `topic` and waits for the broker's acknowledgement (QoS 1: its
   /// PUBACK; QoS 0: handed to the socket). A QoS 1 message published while the connection is
   /// down is sent when it comes back.
+  /// `handedOver` is called once the message has been handed to libmosquitto (or refused, or
+  /// the publish cancelled before): messages go to the broker in the order they are handed
+  /// over, so a caller that publishes the next only after it keeps them in order.
   /// - Throws: `MQTTError.library` for a topic or payload libmosquitto refuses, `.notConnected`
   ///   when the client is closed before the acknowledgement.
-  public func publish(_ topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false) async throws(MQTTError) {
+  public func publish(_ topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false,
+                      handedOver: (@Sendable () -> Void)? = nil) async throws(MQTTError) {
     let token = tokens.next()
     do {
       try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
           loop.perform { [self] in
+            defer { handedOver?() }
             if cancelledTokens.remove(token) != nil { return continuation.resume(throwing: MQTTError.timedOut("publishing on \(topic)")) }
             guard let handle, wanted else { return continuation.resume(throwing: MQTTError.notConnected) }
             var mid: Int32 = 0

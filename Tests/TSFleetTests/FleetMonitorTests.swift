@@ -783,6 +783,16 @@ import TSMQTT
     let ids = await published.wait(for: 2)
     #expect(ids.count == 2 && ids[0] == live.id, "\(ids)")
     let missed = ids.last ?? ""
+    // The agent publishes its list of presses after the event: retained by the broker before the monitor starts.
+    let listed = Inbox<Bool>()
+    let lists = try MQTTClient(address: broker.address, configuration: .init(clientID: "lists", subscriptions: [FleetTopics.every(.sos, site: "ward-a")]),
+                               onMessage: { message in
+                                 if RecentSOS.decode(message.payload)?.presses.contains(where: { $0.id == missed }) == true { listed.add(true) }
+                               })
+    lists.connect()
+    try await lists.ready(within: .seconds(120))
+    _ = await listed.wait(for: 1)
+    await lists.close()
     let second = Inbox<MonitorEvent>()
     let again = try await Self.follower(space, broker, recorder, second)
     // The retained list comes before the agent's presence (the monitor subscribes to it first).
@@ -898,6 +908,115 @@ import TSMQTT
     #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" }, "\(board.snapshot().rows.first?.state ?? "")")
     await follower.stop(grace: .zero)
     await alerts.stop(grace: .zero)
+  }
+
+  /// A broker restored from a save holds an agent's old will (retained): a monitor whose first
+  /// connection is to it (started, or restarted, as the broker came back) hears the will before
+  /// the agent, which connects again at once. It is no `agent_offline` — only a will the agent
+  /// does not follow within the grace is (fresh-eyes fe95 #3: `agent_offline` for an agent and
+  /// its 50 watches, `recovered` 35 ms later).
+  @Test func aKeptWillHeardOnAMonitorsFirstConnectionWaitsForTheAgent() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    let topic = FleetTopics.agent(site: "ward-a", agent: "station")
+    try await publisher.publish(topic, payload: Self.presence(online: false), qos: 1, retain: true)
+    // Another agent's will, which its agent does not follow: offline once the grace is over.
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "lobby"),
+                                payload: AgentState(agent: "lobby", online: false, watches: ["room-9"]).encoded(), qos: 1, retain: true)
+    let events = Inbox<MonitorEvent>()
+    let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                        policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+    await alerts.start()
+    let (_, follower) = try await Self.follow(space, broker, alerts: alerts, events: events)
+    defer { Task { await follower.stop(grace: .zero) } }
+    try await Task.sleep(for: .milliseconds(100))
+    try await publisher.publish(topic, payload: Self.presence(online: true), qos: 1, retain: true)
+    #expect(await Self.eventually { events.items.contains { $0.watch == "agent:station" && $0.kind == .online } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { events.items.contains { $0.watch == "agent:lobby" && $0.kind == .offline } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { events.items.contains { $0.fields["alert"] == .string("agent_offline") } })
+    #expect(!events.items.contains { $0.watch == "agent:station" && $0.kind == .offline }, "\(events.items.map(\.message))")
+    let raised = events.items.filter { $0.fields["alert"] == .string("agent_offline") }.map(\.watch)
+    #expect(raised == ["agent:lobby"], "\(events.items.map(\.message))")
+    await publisher.close()
+  }
+
+  /// A broker killed and restored from an older save (Mosquitto with persistence) hands the
+  /// agents back older desired documents, so every watch is `invalid` (`stale_desired`) — and
+  /// stays so: one `invalid` alert per watch, never `recovered` in between while the monitor
+  /// reads the restored retained messages, and no `agent_offline` for the agent whose old will
+  /// the save held, connected again at once (fresh-eyes fe95 #3).
+  /// Also for a monitor killed while the broker was down and started again as it comes back.
+  @Test(arguments: [false, true])
+  func aBrokerRestoredFromAnOlderSaveRaisesOneInvalidPerWatchAndNoAgentOffline(monitorRestarted: Bool) async throws {
+    let watches = ["room-1", "room-2"]
+    let site = try await AgentTests.Site(watches: watches, configuration: { port, directory in
+      MosquittoBroker.defaultConfiguration(port: port, directory: directory)
+        + "persistence true\npersistence_location \(directory)/\nuser \(NSUserName())\n"
+    })
+    let agent = try await site.agent("station", watches, driftInterval: .seconds(3600))
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    // The save the broker will come back from: the first revisions, and the agent's will (the
+    // broker sent it once, as the agent's connection broke, and kept it, retained).
+    let will = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "will"), onMessage: { _ in })
+    will.connect()
+    try await will.ready(within: .seconds(120))
+    try await will.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: AgentState(agent: "station", online: false, watches: watches).encoded(),
+                           qos: 1, retain: true)
+    await will.close()
+    let file = site.space.directory + "/mosquitto.db", saved = site.space.directory + "/saved-mosquitto.db"
+    site.broker.stop()
+    try FileManager.default.copyItem(atPath: file, toPath: saved)
+    site.broker = try site.broker.restart()
+    for name in watches { try site.manifest(name, contacts: ["A", "B"]) }
+    #expect(try await site.apply().map(\.verdict.word) == ["applied", "applied"])
+    var current: [String: String] = [:]
+    for name in watches { current[name] = try #require(await agent.status(of: name)?.appliedRevision) }
+    let revisions = current
+    func monitor(within: Duration = .seconds(120)) async throws -> (Inbox<MonitorEvent>, Alerts, StatusBoard, FleetMonitor.Follower) {
+      let events = Inbox<MonitorEvent>()
+      let alerts = Alerts(directory: site.space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                          policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+      await alerts.start()
+      let board = StatusBoard(members: watches.map { StatusBoard.Member(name: $0, device: "memory:\($0)") }, offlineThreshold: .seconds(3600))
+      let follower = try FleetMonitor.Follower(site: "ward-a", settings: site.settings, outboxDirectory: site.space.directory + "/outbox",
+                                               eventsDirectory: site.space.directory + "/monitor-events", notifiers: [],
+                                               delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .seconds(1)),
+                                               emit: { events.add($0) }, notice: { _ in }, observers: [board, alerts],
+                                               names: Dictionary(uniqueKeysWithValues: watches.map { ($0, $0) }),
+                                               revisions: { name in .success(revisions[name].map { [$0] } ?? []) })
+      try await follower.start(within: within)
+      return (events, alerts, board, follower)
+    }
+    var (events, alerts, board, follower) = try await monitor()
+    #expect(await Self.eventually { board.snapshot().rows.allSatisfy { $0.state == "in sync" } }, "\(board.snapshot().rows.map(\.state))")
+    // Killed, and back from the older save.
+    kill(site.broker.processIdentifier, SIGKILL)
+    site.broker.stop()
+    if monitorRestarted {
+      #expect(await Self.eventually { events.items.contains { $0.watch == "monitor:ward-a" && $0.kind == .offline } })
+      await follower.stop(grace: .zero)
+      await alerts.stop(grace: .zero)
+      (events, alerts, board, follower) = try await monitor(within: .milliseconds(200))
+    }
+    try FileManager.default.removeItem(atPath: file)
+    try FileManager.default.copyItem(atPath: saved, toPath: file)
+    site.broker = try site.broker.restart()
+    #expect(await Self.eventually { events.items.contains { $0.watch == "monitor:ward-a" && $0.kind == .online } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { board.snapshot().rows.allSatisfy { $0.state == "invalid" } }, "\(board.snapshot().rows.map(\.state))")
+    // Longer than a will heard live waits before it is believed.
+    try await Task.sleep(for: .seconds(3))
+    let alerted = events.items.filter { $0.kind == .alert }
+    for name in watches {
+      let invalid = alerted.filter { $0.watch == name && $0.fields["alert"] == .string("invalid") }
+      let recovered = alerted.filter { $0.watch == name && $0.fields["recovers"] == .string("invalid") }
+      #expect(invalid.count == 1 && recovered.isEmpty, "\(name): \(events.items.map(\.jsonLine).joined(separator: "\n"))")
+    }
+    #expect(!alerted.contains { $0.fields["alert"] == .string("agent_offline") }, "\(alerted.map(\.message))")
+    #expect(!events.items.contains { $0.watch == "agent:station" && $0.kind == .offline }, "\(events.items.map(\.message))")
+    #expect(board.snapshot().rows.allSatisfy { $0.state == "invalid" }, "\(board.snapshot().rows.map(\.state))")
+    await follower.stop(grace: .zero)
+    await alerts.stop(grace: .zero)
+    await agent.stop()
   }
 
   /// A client publishing as the agents' side would (retained presences and statuses), connected.
