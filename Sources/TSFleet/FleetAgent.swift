@@ -295,7 +295,10 @@ public final class FleetAgent: @unchecked Sendable {
       let losses = lock.withLock { () -> Int in
         settling = true
         connections += 1
+        // Only a connection made and lost counts; one that could not be made (the broker down or
+        // restarting) is no client-ID clash and ends the run (fresh-eyes fe97 #6).
         quickLosses = connectedAt.map { Date().timeIntervalSince($0) < ClientIDClash.window } == true ? quickLosses + 1 : 0
+        connectedAt = nil
         return quickLosses
       }
       // Not while stopping: it does not reconnect for long, and its last line says why the

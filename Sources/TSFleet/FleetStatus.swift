@@ -651,6 +651,10 @@ extension FleetStatusRow {
     // changes not all made), as its agent last checked: publishing again converges it.
     let differs = (drift ?? 0) > 0 || (pending ?? 0) > 0
     return servedByNoOne ? .failed(note ?? "no agent serves the watch")
+      // The broker went back to an older document than its agent applied: publishing the
+      // manifests again is the change (fresh-eyes fe97 #3: "failed" for every such watch).
+      : state == "invalid" && staleDesired ? .publish((note.map { $0 + "; " } ?? "")
+                                                      + "'tsapply apply --fleet' publishes the manifests again")
       : state == "invalid" ? .failed(note ?? "its manifest has errors")
       // What it holds now is not known: as a direct plan of a watch it cannot read, a failure.
       : isOutOfReach ? .unreachable(note ?? "its agent cannot read the watch")

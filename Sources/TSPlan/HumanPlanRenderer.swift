@@ -309,7 +309,8 @@ public struct HumanPlanRenderer: Sendable {
       // A lunch break switched on for the hours the watch already holds: no field shows them.
       if field.field == "isLunchBreakDNDEnabled", field.after == .bool(true), case .reminder(let after)? = change.after,
          !fields.contains(where: { $0.field == "lunchBreakDNDStartTime" || $0.field == "lunchBreakDNDEndTime" }),
-         let start = MinuteOfDay(rawValue: after.lunchBreakDNDStartTime), let end = MinuteOfDay(rawValue: after.lunchBreakDNDEndTime) {
+         let start = MinuteOfDay(rawValue: after.lunchBreakDNDStartTime), let end = MinuteOfDay(rawValue: after.lunchBreakDNDEndTime),
+         start < end {  // a window: not where only the switch is stored (fit-basic holds 0–0; fresh-eyes fe97 #5)
         value += " (\(start)–\(end), the hours the watch holds)"
       }
       rows.append(Row(action: action, name: ManifestWords.key(field.field), value: value, source: field.source, template: template))

@@ -520,6 +520,14 @@ extension FleetCommandTests {
     #expect(words.hasPrefix("2 of 8 watches with an older desired document on the broker than their agents handled: r1, r2 (the broker went back"),
             "\(words)")
     #expect(!words.contains("failed"), "\(words)")
+    // `plan --fleet` of such a watch: publishing the manifests again is the change, not a failure
+    // (fresh-eyes fe97 #3: "3 of 3 watches failed").
+    var row = FleetStatusRow(name: "r1", device: "sim:r1.json", state: "invalid", lastApplied: "2026-12-06T08:00:00Z",
+                             agent: (id: "station", online: true), note: "the broker holds publication p1, older than p2")
+    row.staleDesired = true
+    #expect(row.planVerdict.word == "to publish", "\(row.planVerdict)")
+    row.staleDesired = false
+    #expect(row.planVerdict.word == "failed", "a manifest with errors for the watch: \(row.planVerdict)")
   }
 }
 

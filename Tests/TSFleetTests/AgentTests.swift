@@ -597,6 +597,24 @@ import TSTestSupport
     await agent.stop()
   }
 
+  /// A broker restarted again and again, soon after each connection, is no client-ID clash: the
+  /// agent's log does not send anyone looking for a second agent (fresh-eyes fe97 #6).
+  @Test func quickBrokerRestartsAreNoClientIDClash() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let log = Collector<String>()
+    let agent = try await site.agent("station", ["room-1"], log: { log.append($0) })
+    for round in 1...3 {
+      for _ in 0..<500 where log.values.filter({ $0.hasPrefix("connected to") }).count < round { try await Task.sleep(for: .milliseconds(10)) }
+      site.broker.stop()
+      try await Task.sleep(for: .milliseconds(700))
+      site.broker = try site.broker.restart()
+    }
+    for _ in 0..<500 where log.values.filter({ $0.hasPrefix("connected to") }).count < 4 { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(log.values.filter { $0.hasPrefix("connected to") }.count >= 4, "\(log.values)")
+    #expect(!log.values.contains { $0.contains("same client ID") }, "\(log.values)")
+    await agent.stop()
+  }
+
   /// A broker restarted without persistence lost a watch's desired document: the agent, back
   /// on it, finds none for the watch by the end of what the broker had for it, and says so in its
   /// status (`desired_missing`), so the page — whose broker user cannot read desired documents —

@@ -69,5 +69,13 @@ import TSTestSupport
     let text = HumanPlanRenderer(color: false, redact: false).render(plan)
     let line = text.split(separator: "\n").first { $0.contains("lunch_break") }.map(String.init)
     #expect(line?.hasPrefix("      ~ lunch_break = false -> true (12:00–13:00, the hours the watch holds)") == true, "\(text)")
+    // Where only the switch is stored, no hours are said (fresh-eyes fe97 #5: "00:00–00:00" on fit-basic).
+    var basic = States.watch(Profiles.fitBasic)
+    let sedentary = try #require(basic.reminders.firstIndex { $0.reminderId == ReminderKind.sedentary.builtInID })
+    basic.reminders[sedentary].isLunchBreakDNDEnabled = false
+    let switchOnly = try #require(ManifestLoader.load(bytes: Array("reminders:\n  sedentary: {lunch_break: true}\n".utf8), file: "watch.yaml").manifest)
+    let basicPlan = try #require(Planner.plan(switchOnly, state: basic, capabilities: Profiles.fitBasic).plan)
+    let basicText = HumanPlanRenderer(color: false, redact: false).render(basicPlan)
+    #expect(basicText.contains("~ lunch_break = false -> true") && !basicText.contains("the hours the watch holds"), "\(basicText)")
   }
 }
