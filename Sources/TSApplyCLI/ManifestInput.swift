@@ -37,16 +37,26 @@ public enum ManifestInput {
     return namingSavedPlan(ManifestLoader.load(source), file: source.displayName)
   }
 
-  /// `result` of a file that is no manifest but a saved plan (`tsapply plan -out`): one error
+  /// `result` of a file that is no manifest but a saved plan (`tsapply plan -out`, also of a
+  /// fleet): one error
   /// that says so and names the commands that take it, instead of the manifest's unknown keys
   /// (fresh-eyes fe96 #8: `plan p.tfplan` gave five "unknown key" errors). Else `result`.
   static func namingSavedPlan(_ result: ManifestLoadResult, file: String) -> ManifestLoadResult {
-    guard result.manifest == nil, let bytes = result.source, bytes.first == UInt8(ascii: "{"),
-          (try? SavedPlan.parse(bytes, path: file)) != nil else { return result }
+    guard result.manifest == nil, let bytes = result.source, bytes.first == UInt8(ascii: "{") else { return result }
+    let kind: String
+    if (try? SavedPlan.parse(bytes, path: file)) != nil {
+      kind = "a saved plan (from 'tsapply plan -out')"
+    } else if (try? SavedFleetPlan.parse(bytes, path: file)) != nil {
+      kind = "a saved fleet plan (from 'tsapply plan --fleet … -out')"
+    } else {
+      return result
+    }
+    // Standard input: `apply -` and `show -` read a manifest there, so the advice names a file
+    // (fresh-eyes fe97 #7: "apply it with 'tsapply apply -'", which gave the same advice again).
+    let advice = file == "-" ? "save it to a file, then apply it with 'tsapply apply FILE' or read it with 'tsapply show FILE'"
+      : "apply it with 'tsapply apply \(ShellWord.quoted(file))' or read it with 'tsapply show \(ShellWord.quoted(file))'"
     var named = result
-    named.diagnostics = [.error(at: SourcePosition(file: file, line: 1, column: 1), field: "",
-      "this is a saved plan (from 'tsapply plan -out'), not a manifest: apply it with 'tsapply apply \(ShellWord.quoted(file))' "
-        + "or read it with 'tsapply show \(ShellWord.quoted(file))'")]
+    named.diagnostics = [.error(at: SourcePosition(file: file, line: 1, column: 1), field: "", "this is \(kind), not a manifest: \(advice)")]
     return named
   }
 

@@ -71,6 +71,12 @@ import TSTestSupport
       + "apply it with 'tsapply apply p.tfplan' or read it with 'tsapply show p.tfplan'\n"), "\(run.stderr)")
     #expect(!run.stderr.contains("unknown key"), "\(run.stderr)")
     #expect(try TSApplyBinary.run(["device", "show"], in: directory).stdout.contains("Ann") == false)
+    // From standard input the advice names a file, not '-' (fresh-eyes fe97 #7: it went in a circle);
+    // `drift --adopt -` is refused before reading (it rewrites a file).
+    guard !command.contains("--adopt") else { return }
+    let piped = try TSApplyBinary.runShell("exec \"$TSAPPLY\" \(command) - < p.tfplan", in: directory)
+    #expect(piped.status == 1 && piped.stderr.hasPrefix("-:1:1: error: this is a saved plan (from 'tsapply plan -out'), not a manifest: "
+      + "save it to a file, then apply it with 'tsapply apply FILE' or read it with 'tsapply show FILE'\n"), "\(piped.stderr)")
   }
 
   /// (what the path is, how to make it in the directory, the explanation every command gives).
