@@ -481,7 +481,23 @@ public enum DriftAdoption {
           notes.append("\(key) of \(ManifestWords.quoted(pair.after.name)): \(try ManifestEditor.inline(value))")
         }
       }
-      let added = diff.added.filter { !leftForPendingEdit([$0]) }
+      // A copy of a contact the list already gives (the same name and number, added again on the
+      // watch) cannot be written: a manifest lists a contact once. It stays drift, which the next
+      // apply removes, and the rest is adopted (fresh-eyes fe97 #4: the whole list refused, with
+      // advice no manifest can follow).
+      let copies = diff.added.filter { contact in
+        items.indices.contains { index in
+          !claimed.contains(index) && ManifestEditor.value("remove", in: items[index]) == nil
+            && Self.itemName(items[index]).map(capabilities.storedContactName) == contact.name
+            && ManifestEditor.value("phone", in: items[index])?.scalar.map { PhoneFormatting.removed(from: $0.value) } == PhoneFormatting.removed(from: contact.phoneNum)
+        }
+      }
+      for copy in copies {
+        outcome.leftAsIs[address, default: []].append(ContactDiff.value(copy))
+        outcome.notAdopted.append((address, "the watch holds \(ManifestWords.quoted(copy.name)) more than once; \(listName) of \(file) lists a contact once, "
+          + "so the copy stays drift, which the next apply removes"))
+      }
+      let added = diff.added.filter { contact in !copies.contains(contact) && !leftForPendingEdit([contact]) }
       edit.added = added.map { ManifestEncoder.node(StateManifest.contact($0)) }
       notes += added.map { "added \(ManifestWords.quoted($0.name))" }
       try apply(edit, keys: keys)

@@ -182,6 +182,20 @@ import TSTestSupport
     #expect(String(decoding: outcome.text, as: UTF8.self) == "contacts:\n" + expected)
   }
 
+  /// A copy of a contact the manifest lists, added on the watch beside a new contact: the new one
+  /// is adopted, the copy is named as not adoptable (a manifest lists a contact once) and stays
+  /// drift (fresh-eyes fe97 #4: the whole list refused, "change that in m2.yaml").
+  @Test func aCopyAddedOnTheWatchIsNotAdoptedAndTheRestIs() async throws {
+    let (applied, now) = try await Self.states { state in
+      state.contacts += [Contact(name: "Ben", phoneNum: "+447700900456", shortName: "B"), Contact(name: "Carol", phoneNum: "+447700900781")]
+    }
+    let (outcome, _) = try Self.adopt(Self.manifest, applied: applied, now: now)
+    let text = String(decoding: outcome.text, as: UTF8.self)
+    #expect(text.contains("  - {name: Carol, phone: \"+447700900781\"}") && text.components(separatedBy: "name: Ben,").count == 2, "\(text)")
+    #expect(outcome.notAdopted.map(\.reason) == ["the watch holds \"Ben\" more than once; contacts of watch.yaml lists a contact once, "
+      + "so the copy stays drift, which the next apply removes"], "\(outcome.notAdopted)")
+  }
+
   /// A change the manifest asks for that is not applied yet (pending) is never adopted: it stays
   /// in the file and in the plan, beside the adopted drift.
   @Test func pendingChangesStay() async throws {
