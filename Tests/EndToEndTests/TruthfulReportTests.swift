@@ -81,7 +81,13 @@ import TSTestSupport
     #expect(try Self.run(["device", "init", "--device", "sim:w.json"], in: dir).status == 0)
     #expect(try Self.run(["apply", "--device", "sim:w.json", "--auto-approve", "watch.yaml"], in: dir).status == 0)
     #expect(try Self.run(["device", "simulate", "emergency-set", "Sam", "+15550101", "Bo", "+15550109", "--device", "sim:w.json"], in: dir).status == 0)
-    let adopt = try Self.run(["drift", "--adopt", "--auto-approve", "--device", "sim:w.json", "watch.yaml"], in: dir)
+    // At a terminal: adding an emergency contact changes whom SOS reaches, which --auto-approve
+    // does not adopt (fresh-eyes fe96 #8).
+    let run = try TSApplyBinary.startInteractive(["drift", "--adopt", "--device", "sim:w.json", "watch.yaml"], in: dir,
+                                                 environment: ["TSAPPLY_STATE_DIR": dir.path + "/state"])
+    _ = run.read(until: "Enter a value:")
+    run.type("yes\n")
+    let adopt = run.wait(limit: 30)
     #expect(adopt.stdout.contains("Not adopted emergency:") && !adopt.stdout.contains("still undoes")
             && adopt.stdout.contains("the next apply does not undo it."), "\(adopt.stdout)")
     let plan = try Self.run(["plan", "--device", "sim:w.json", "watch.yaml"], in: dir)
