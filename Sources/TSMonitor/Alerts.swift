@@ -91,6 +91,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     var open: [String: String] = [:]
     /// Starts per "WATCH\u{0}KIND".
     var starts: [String: Int] = [:]
+    /// When what opened a condition was seen, where it was an event or an agent's status
+    /// (`Cause.time`): "WATCH\u{0}KIND" → that time. `nil` in a state kept by an earlier monitor.
+    var seen: [String: Date]?
   }
 
   /// Where the state and the outbox are.
@@ -164,6 +167,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         let key = Self.key(watch, closed)
         guard stored.open[key] == opened else { continue }
         stored.open[key] = nil
+        stored.seen?[key] = nil
         changed = true
       }
     }
@@ -296,7 +300,7 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
   }
 
   public func reported(_ name: String, _ report: AgentReport) {
-    let event = Cause(kind: "agent_status", message: report.note ?? "its agent reports the watch \(report.state)")
+    let event = Cause(kind: "agent_status", message: report.note ?? "its agent reports the watch \(report.state)", time: report.lastSeen)
     // Served by no agent (its agent no longer announces it, no other does): out of everyone's
     // reach, its SOS presses heard by no one — `offline` once that has lasted the threshold, as
     // for a watch its agent cannot read (a watch moved between agents within it raises nothing;
@@ -334,7 +338,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // and a count not known (nil) ends nothing.
     if ["new revision", "refused", "invalid"].contains(report.state), let drift = report.drift {
       // In the drift's own words, not the refusal's or the edit's.
-      let cause = Cause(kind: "agent_status", message: "its agent reports \(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply")
+      let cause = Cause(kind: "agent_status", message: "its agent reports \(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply",
+                        time: report.lastSeen)
       drift > 0 ? open(.drift, name, cause) : close([.drift, .sosDrift, .driftingBack], name, cause)
     }
     if report.state != "invalid" { close([.invalid], name, event) }
@@ -343,7 +348,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // restarted) — the event is not kept on the broker, the status is.
     if let atRisk = report.putsSOSAtRisk, let addresses = report.driftAddresses {
       if atRisk {
-        open(.sosDrift, name, Cause(kind: "agent_status", message: Self.sosAtRisk + ": its agent reports \(addresses.joined(separator: ", ")) changed since the last apply"))
+        open(.sosDrift, name, Cause(kind: "agent_status", message: Self.sosAtRisk + ": its agent reports \(addresses.joined(separator: ", ")) changed since the last apply",
+                                    time: report.lastSeen))
       } else {
         close([.sosDrift], name, event)
       }
@@ -380,15 +386,21 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     var id: String?
     var kind: String
     var message: String
+    /// When what it says was seen, by the clock of whoever saw it: the event's time, the
+    /// agent's last reading of the watch (`AgentReport.lastSeen`); `nil` for a check this
+    /// monitor made just now. A cause seen before the cause that opened a condition does not
+    /// end it (`close`): it tells of the watch before the condition began (a retained status
+    /// from a broker restored from an older save, heard by a monitor started anew).
+    var time: Date?
 
     /// `event`, in the words `message` (default its own).
     init(_ event: MonitorEvent, message: String? = nil) {
-      (id, kind, self.message) = (event.id, event.kind.rawValue, message ?? event.message)
+      (id, kind, self.message, time) = (event.id, event.kind.rawValue, message ?? event.message, event.time)
     }
 
-    /// A cause that is no event in the log.
-    init(kind: String, message: String) {
-      (id, self.kind, self.message) = (nil, kind, message)
+    /// A cause that is no event in the log, seen at `time` (when known).
+    init(kind: String, message: String, time: Date? = nil) {
+      (id, self.kind, self.message, self.time) = (nil, kind, message, time)
     }
 
     /// `cause_id` (when it is an event) and `cause_kind`.
@@ -411,6 +423,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       let id = alertID(watch, kind, start)
       stored.starts[key] = start
       stored.open[key] = id
+      stored.seen = stored.seen ?? [:]
+      stored.seen?[key] = cause.time
       var fields = cause.fields
       if let watches { fields["watches"] = .array(watches.map(JSONValue.string)) }
       return makeAlert(kind, watch: watch, id: id, message: cause.message, fields: fields)
@@ -428,7 +442,9 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     let recovered: [(MonitorEvent, Kind)] = lock.withLock {
       kinds.compactMap { kind in
         let key = Self.key(watch, kind)
+        if let time = cause.time, let began = stored.seen?[key], time < began { return nil }
         guard let opened = stored.open.removeValue(forKey: key) else { return nil }
+        stored.seen?[key] = nil
         let id = opened.replacingOccurrences(of: "-\(kind.rawValue)-", with: "-recovered-\(kind.rawValue)-")
         let what = kind.rawValue.replacingOccurrences(of: "_", with: " ")
         let event = makeAlert(.recovered, watch: watch, id: id, message: why.map { "closed: \(what): \($0)" } ?? "recovered: \(what) is over",

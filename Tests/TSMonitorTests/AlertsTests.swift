@@ -176,6 +176,38 @@ import TSMonitor
     #expect(sink.summary == ["w1 sos_drift", "w1 drift", "w1 recovered:drift", "w1 recovered:sos_drift"], "\(sink.summary)")
   }
 
+  /// What an agent read before a condition began cannot end it: a monitor started anew meets,
+  /// on a broker restored from an older save, the agent's retained status from before the
+  /// `invalid` (or the drift) its predecessor kept open in `alerts.json`. That status raises no
+  /// `recovered` (a helper's finding: `invalid` closed for a moment, then raised again); the
+  /// agent's status read after the condition began ends it. A status without `last_seen` (an
+  /// earlier agent) ends it as before.
+  @Test(arguments: ["invalid", "drift"])
+  func aStatusReadBeforeAConditionBeganDoesNotEndIt(condition: String) throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let read = clock.now
+    clock.advance(10)
+    let first = try Self.alerts(directory, clock: clock, sink: sink)
+    if condition == "invalid" {
+      first.record(Self.event(.error, clock, ["agent": .string("a1"), "result": .string("invalid")]), for: ["w1"])
+    } else {
+      first.reported("w1", AgentReport(state: "drift", drift: 1, pending: 0, lastSeen: clock.now, driftAddresses: ["contacts"]))
+    }
+    #expect(sink.summary == ["w1 \(condition)"], "\(sink.summary)")
+    clock.advance(5)
+    let restarted = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: restarted)
+    alerts.reported("w1", AgentReport(state: "in sync", drift: 0, pending: 0, lastSeen: read))
+    #expect(restarted.summary.isEmpty, "a status read before the \(condition) began: \(restarted.summary)")
+    alerts.reported("w1", AgentReport(state: "in sync", drift: 0, pending: 0, lastSeen: clock.now))
+    #expect(restarted.summary == ["w1 recovered:\(condition)"], "\(restarted.summary)")
+    // Without a time of reading (an earlier agent), the status is believed as before.
+    alerts.reported("w2", AgentReport(state: "drift", drift: 1, pending: 0, lastSeen: clock.now, driftAddresses: ["contacts"]))
+    alerts.reported("w2", AgentReport(state: "in sync", drift: 0, pending: 0))
+    #expect(restarted.summary.suffix(2) == ["w2 drift", "w2 recovered:drift"], "\(restarted.summary)")
+  }
+
   /// Over MQTT the drift event is not kept on the broker: a monitor started after SOS was
   /// switched off (or after the broker restarted) hears only the agent's retained status, whose
   /// drifted addresses raise `sos_drift` all the same (fresh-eyes finding: only an info `drift`).
