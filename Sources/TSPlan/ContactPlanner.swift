@@ -23,9 +23,18 @@ enum ContactPlanner {
       if !contacts.value.isEmpty {
         // Emergency contacts that refer to these are written out first: removing the section
         // alone makes them refer to nothing (fresh-eyes fe96 #8: advice in a circle).
-        let first = referred.first.map { "({contact: \($0)} as {name: \($0), phone: …}), then " } ?? ""
+        // Each name as YAML writes it, so the example can be pasted (fresh-eyes fe97 #9).
+        var names: [String] = []
+        for name in referred where !names.contains(name) { names.append(name) }
+        let written = names.map { name in
+          (try? ManifestEditor.inline(.scalar(name, CanonicalForm.textStyle(name)))) ?? ManifestWords.quoted(name)
+        }
+        let example = written.first.map { name in
+          "({contact: \(name)} as {name: \(name), phone: …} with its number under contacts:"
+            + (written.count > 1 ? "; the same for " + written.dropFirst().joined(separator: ", ") : "") + "), then "
+        } ?? ""
         let advice = referred.isEmpty ? "remove the `contacts` section"
-          : "write the emergency contacts that refer to them out with name and phone " + first + "remove the `contacts` section"
+          : "write the emergency contacts that refer to them out with name and phone " + example + "remove the `contacts` section"
         part.diagnostics.append(.error(at: contacts.position, field: "contacts",
           "\(watch) does not store regular contacts; \(advice) (in a fleet, a layer for these watches can write contacts: [])"))
       }

@@ -103,10 +103,18 @@ import TSTestSupport
     let checked = try TSApplyBinary.run(["validate", "-", "--profile", "npk"], stdin: manifest)
     #expect(checked.status == 1)
     #expect(checked.stderr.contains("-:1:1: error: contacts: the watch (profile npk) does not store regular contacts; write the emergency "
-      + "contacts that refer to them out with name and phone ({contact: Ward desk} as {name: Ward desk, phone: …}), then remove the `contacts` section"),
+      + "contacts that refer to them out with name and phone ({contact: Ward desk} as {name: Ward desk, phone: …} with its number under "
+      + "contacts:), then remove the `contacts` section"),
       "\(checked.stderr)")
     let written = "emergency:\n  sos: true\n  contacts:\n    - {name: Ward desk, phone: \"+15550100\"}\n"
     #expect(try TSApplyBinary.run(["validate", "-", "--profile", "npk"], stdin: written).status == 0)
+    // Every name referred to is named, each as YAML writes it (fresh-eyes fe97 #9: only the
+    // first, and a name with ": " could not be pasted).
+    let two = "contacts:\n  - {name: \"Ward: desk\", phone: \"+15550100\"}\n  - {name: Ann, phone: \"+15550101\"}\n"
+      + "emergency:\n  sos: true\n  contacts:\n    - {contact: \"Ward: desk\"}\n    - {contact: Ann}\n"
+    let both = try TSApplyBinary.run(["validate", "-", "--profile", "npk"], stdin: two)
+    #expect(both.stderr.contains("({contact: 'Ward: desk'} as {name: 'Ward: desk', phone: …} with its number under contacts:; "
+      + "the same for Ann), then remove"), "\(both.stderr)")
   }
 
   @Test(arguments: profileCases.indices)
