@@ -294,6 +294,7 @@ public enum DriftAdoption {
         throw Refusal(description: "cannot write the adopted values: \(error)")
       }
     }
+    writer.settleReferences()
     if !custom.isEmpty {
       do { try writer.apply(custom, keys: ["reminders", "custom"]) } catch {
         throw Refusal(description: "cannot write the adopted values: \(error)")
@@ -319,6 +320,11 @@ public enum DriftAdoption {
     /// The drifted items with a pending edit (`DriftAdoption.pendingEdits`): never written.
     let pendingEdits: [ResourceAddress: [PendingEdit]]
     var outcome = Outcome(text: [], adopted: [], unmanaged: [], notAdopted: [])
+    /// Contacts under `contacts:` edited as the watch now holds them (before → after).
+    var editedContacts: [(before: Contact, after: Contact)] = []
+    /// Changed emergency contacts written as references (`{contact: NAME}`): adopted when the
+    /// contact they refer to is edited the same way under `contacts:` (`settleReferences`).
+    var references: [(address: ResourceAddress, before: Contact, after: Contact, listName: String)] = []
 
     /// Notes `edit` as written for `address`.
     mutating func record(_ address: ResourceAddress, _ edit: String) {
@@ -446,7 +452,7 @@ public enum DriftAdoption {
       }
       var edit = ListEdit()
       var notes: [String] = []
-      let refusedBefore = outcome.notAdopted.count
+      let refusedBefore = outcome.notAdopted.count, referencesBefore = references.count
       for contact in diff.removed where !leftForPendingEdit([contact]) {
         guard let index = find(contact) else {
           outcome.leftAsIs[address, default: []].append(ContactDiff.value(contact))
@@ -467,10 +473,10 @@ public enum DriftAdoption {
         claimed.insert(index)
         let item = items[index]
         guard ManifestEditor.value("contact", in: item) == nil else {
-          outcome.leftAsIs[address, default: []].append(ContactDiff.value(pair.before))
-          outcome.notAdopted.append((address, "\(ManifestWords.quoted(pair.before.name)) in \(listName) refers to the contact declared under contacts:; change that one"))
+          references.append((address, pair.before, pair.after, listName))
           continue
         }
+        if keys == ["contacts"] { editedContacts.append((pair.before, pair.after)) }
         guard case .mapping(let fields, _) = ManifestEncoder.node(StateManifest.contact(pair.after)) else { continue }
         for (key, value) in fields {
           let written = ManifestEditor.value(key, in: item)?.scalar?.value
@@ -505,9 +511,31 @@ public enum DriftAdoption {
       // Nothing to write and nothing refused: what changed is what the file does not give (an
       // emergency contact's short name emptied): kept, as an unmanaged change is, so drift stops
       // reporting it (fresh-eyes finding: "Nothing to write", and the drift for good).
-      if notes.isEmpty, outcome.notAdopted.count == refusedBefore, edits.isEmpty {
+      if notes.isEmpty, outcome.notAdopted.count == refusedBefore, references.count == referencesBefore, edits.isEmpty {
         outcome.unmanaged.append(address)
       }
+    }
+
+    /// The changed emergency contacts written as references: one whose contact under
+    /// `contacts:` was edited to the same name and number (the wearer changed both lists alike)
+    /// is adopted with it; any other is not adopted, and says where to change it (fresh-eyes
+    /// fe97 #9: "change that one" after that one was adopted, and exit 1).
+    mutating func settleReferences() {
+      let phone = { (contact: Contact) in PhoneFormatting.removed(from: contact.phoneNum) }
+      for reference in references {
+        let followed = editedContacts.contains { pair in
+          pair.before.name == reference.before.name && phone(pair.before) == phone(reference.before)
+            && pair.after.name == reference.after.name && phone(pair.after) == phone(reference.after)
+            && (pair.after.shortName == nil || reference.after.shortName == nil || pair.after.shortName == reference.after.shortName)
+        }
+        if followed {
+          record(reference.address, "\(ManifestWords.quoted(reference.after.name)) follows the contact under contacts:")
+        } else {
+          outcome.leftAsIs[reference.address, default: []].append(ContactDiff.value(reference.before))
+          outcome.notAdopted.append((reference.address, "\(ManifestWords.quoted(reference.before.name)) in \(reference.listName) refers to the contact declared under contacts:; change that one"))
+        }
+      }
+      references = []
     }
 
     /// Removes and appends the items of `edit` in the list at `keys`, writing the list anew when

@@ -196,6 +196,36 @@ import TSTestSupport
       + "so the copy stays drift, which the next apply removes"], "\(outcome.notAdopted)")
   }
 
+  /// An emergency contact written as a reference (`{contact: Anna}`) whose number the wearer
+  /// changed in both lists: adopting the contact under `contacts:` adopts the reference with
+  /// it, so nothing is "not adopted" and the command does not fail (fresh-eyes fe97 #9: "refers
+  /// to the contact declared under contacts:; change that one", then "the manifest already gives
+  /// as the watch holds it", exit 1). Changed in the emergency list alone, the reference is not
+  /// adopted and says where to change it.
+  @Test(arguments: [true, false])
+  func aReferenceFollowsTheContactAdoptedUnderContacts(bothLists: Bool) async throws {
+    let text = Self.manifest.replacingOccurrences(of: "    - {name: Anna, phone: \"+44 7700 900123\"}\n", with: "    - {contact: Anna}\n")
+    let moved = Contact(name: "Anna", phoneNum: "+447700900999")
+    let (applied, now) = try await Self.states(of: text) { state in
+      if bothLists { state.contacts = state.contacts.map { $0.name == "Anna" ? Contact(name: "Anna", phoneNum: moved.phoneNum, shortName: $0.shortName) : $0 } }
+      let listed = state.emergency?.contacts ?? []
+      state.emergency?.contacts = listed.map { $0.name == "Anna" ? Contact(name: "Anna", phoneNum: moved.phoneNum, shortName: $0.shortName) : $0 }
+    }
+    let (outcome, drift) = try Self.adopt(text, applied: applied, now: now)
+    let reasons: [String] = outcome.notAdopted.map { $0.reason }
+    if bothLists {
+      #expect(outcome.notAdopted.isEmpty, "\(outcome.notAdopted)")
+      let adopted = try #require(ManifestLoader.load(bytes: outcome.text, file: "watch.yaml").manifest)
+      #expect(Planner.plan(adopted, state: now, capabilities: Self.profile.capabilities).plan?.resourceChanges.isEmpty == true)
+      let last = LastApplied(device: "sim:/adopt.json", profile: Self.profile.name, state: applied, appliedAt: "2026-12-01T10:52:55.123Z")
+      #expect(Drift.changes(since: last.adopting(drift, addresses: outcome.agreed), current: now, capabilities: Self.profile.capabilities).isEmpty)
+    } else {
+      #expect(reasons == ["\"Anna\" in emergency.contacts refers to the contact declared under contacts:; change that one"],
+              "\(outcome.notAdopted)")
+      #expect(String(decoding: outcome.text, as: UTF8.self) == text)
+    }
+  }
+
   /// A change the manifest asks for that is not applied yet (pending) is never adopted: it stays
   /// in the file and in the plan, beside the adopted drift.
   @Test func pendingChangesStay() async throws {
