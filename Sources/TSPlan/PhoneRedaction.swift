@@ -68,6 +68,14 @@ public enum PhoneRedaction {
     /// The digits of each phone with at least five of them (`PhoneCandidates.minimumDigits`),
     /// so positions and times are never taken for one.
     private let sequences: Set<String>
+    /// The sequences of known texts holding a letter (names, notes: what the platform may cut;
+    /// a phone number is never cut), in order, to find whether digits begin one (`beginsLonger`).
+    private let ordered: [String]
+    /// The sequences of such texts that begin a longer one: a name or a note holding a number,
+    /// cut where the platform cuts it ("stored as …"), holds the number's first digits, so its
+    /// last two are two more of the number's. Masked whole (fresh-eyes fe98 #1: beside the whole
+    /// name, four of the last five digits were readable).
+    private let cuts: Set<String>
     /// The lengths (in digits) among `sequences`, longest first: a match is tried at these
     /// lengths only, not at every length up to the longest (a source can hold a scalar of
     /// thousands of digits, which is a candidate too).
@@ -89,12 +97,15 @@ public enum PhoneRedaction {
     public init(_ phones: some Sequence<String>) {
       let phones = Set(phones)
       let sequences = Set(phones.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
-      let runs = KnownPhones(sequences: sequences, literals: [])
-      self.init(sequences: sequences, literals: Self.literals(of: phones, missedBy: runs))
+      let texts = Set(phones.filter { $0.contains(where: \.isLetter) }.map(PhoneRedaction.digits(of:)).filter { $0.count >= 5 })
+      let runs = KnownPhones(sequences: sequences, texts: texts, literals: [])
+      self.init(sequences: sequences, texts: texts, literals: Self.literals(of: phones, missedBy: runs))
     }
 
-    private init(sequences: Set<String>, literals: [(written: String, masked: String)]) {
+    private init(sequences: Set<String>, texts: Set<String>, literals: [(written: String, masked: String)]) {
       self.sequences = sequences
+      ordered = texts.sorted()
+      cuts = Set(zip(ordered, ordered.dropFirst()).filter { $1.hasPrefix($0) }.map(\.0))
       lengths = Set(sequences.map(\.count)).sorted(by: >)
       self.literals = literals
       asciiLiterals = literals.allSatisfy {
@@ -167,14 +178,31 @@ public enum PhoneRedaction {
         while start + 5 <= digits.count {
           let length = lengths.first { $0 <= digits.count - start && sequences.contains(Unit.text(digits[start..<(start + $0)])) }
           guard let length else {
+            // A whole run that begins a known number is that number cut: masked whole.
+            if start == 0, beginsLonger(Unit.text(digits)) {
+              for index in run { units[index] = .mask }
+              break
+            }
             start += 1
             continue
           }
-          for index in run[start..<(start + length - 2)] { units[index] = .mask }
+          let cut = cuts.contains(Unit.text(digits[start..<(start + length)]))
+          for index in run[start..<(start + length - (cut ? 0 : 2))] { units[index] = .mask }
           start += length
         }
       }
       return Unit.text(units)
+    }
+
+    /// Whether `digits` begin a longer known sequence (binary search in `ordered`).
+    private func beginsLonger(_ digits: String) -> Bool {
+      var low = 0, high = ordered.count
+      while low < high {
+        let middle = (low + high) / 2
+        if ordered[middle] < digits { low = middle + 1 } else { high = middle }
+      }
+      guard low < ordered.count, ordered[low] == digits else { return low < ordered.count && ordered[low].hasPrefix(digits) }
+      return low + 1 < ordered.count && ordered[low + 1].hasPrefix(digits)
     }
   }
 

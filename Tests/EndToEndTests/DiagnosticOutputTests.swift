@@ -54,6 +54,34 @@ import TSTestSupport
     #expect(Self.fullNumbers.contains { Self.digitsOnly(plain.stderr).contains($0) })
   }
 
+  /// A number inside a name or a note the platform cuts (fresh-eyes fe98 #1): the cut shows
+  /// the first digits of the number, so its last two are two more of the number's; beside the
+  /// whole name (its last two shown) four of the last five digits were readable. A number cut
+  /// short is masked whole, in `validate`'s and `plan`'s warnings and in the plan itself.
+  @Test func aNumberInANameThePlatformCutsIsMaskedWhole() throws {
+    let manifest = """
+      version: 1
+      reminders:
+        custom:
+          - {name: Call, at: ["09:00"], notes: "Call the clinic on 0770090012345678 about the repeat prescription, ask for the nurse line"}
+      contacts:
+        - {name: "Granddaughter Emma 0770090012345678", phone: "+15550100188"}
+
+      """
+    let directory = try Self.workspace(manifest)
+    #expect(try TSApplyBinary.run(["device", "init", "--profile", "fit", "--device", "sim:w.json"], in: directory).status == 0)
+    for command in [["validate", "--redact", "--profile", "fit", "w.yaml"], ["plan", "--redact", "--no-color", "--device", "sim:w.json", "w.yaml"]] {
+      let result = try TSApplyBinary.run(command, in: directory)
+      let output = result.stdout + result.stderr
+      #expect(output.contains("stored as"), "\(command): \(output)")
+      #expect(output.contains("**78"), "\(command): the whole number keeps its last two: \(output)")
+      // The digits shown after masked ones: only the number's last two, and the phone's.
+      let masked = try NSRegularExpression(pattern: #"\*[0-9]+"#)
+      let tails = Set(masked.matches(in: output, range: NSRange(output.startIndex..., in: output)).map { (output as NSString).substring(with: $0.range) })
+      #expect(tails.isSubset(of: ["*78", "*88"]), "\(command): \(tails) in \(output)")
+    }
+  }
+
   @Test func redactedValidateShowsTheMaskedLineAndMessage() throws {
     let result = try TSApplyBinary.run(["validate", "--redact", "w.yaml"], in: try Self.workspace(Self.phones))
     #expect(result.status == 0)
