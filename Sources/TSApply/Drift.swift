@@ -15,8 +15,23 @@ public enum Drift {
   public static func changes(since lastApplied: DeviceState, current: DeviceState,
                              capabilities: DeviceCapabilities) -> [ResourceChange] {
     guard lastApplied != current else { return [] }
-    let (manifest, _) = StateManifest.manifest(for: current, capabilities: capabilities, file: "watch", differingFrom: lastApplied)
-    return (Planner.plan(manifest, state: lastApplied, capabilities: capabilities).plan?.resourceChanges ?? []).map(\.withoutOrigins)
+    // Planned whatever a manifest's checks say of the watch's values (notes or a phone past a
+    // manifest's limits): they are what the watch holds, and an error must not hide the rest
+    // (fresh-eyes fe99 #1: SOS switched off was "No drift").
+    let (manifest, renamed) = StateManifest.drift(current, differingFrom: lastApplied, capabilities: capabilities)
+    return Planner.changes(manifest, state: lastApplied, capabilities: capabilities).map { planned in
+      var change = planned.withoutOrigins
+      // A second reminder of one name, stated under a name of its own: named as the plan names
+      // it, and as the watch holds it.
+      guard !renamed.isEmpty, change.action == .create,
+            let reminder = renamed.first(where: { ResourceAddress.custom($0.key) == change.address })?.value else { return change }
+      change.address = .customDuplicate(reminder.reminderName, reminderId: reminder.reminderId)
+      change.after = .reminder(reminder)
+      change.fields = change.fields.map { field in
+        field.field == "reminderName" ? FieldChange(field: field.field, before: field.before, after: .string(reminder.reminderName)) : field
+      }
+      return change
+    }
   }
 
   /// `manifest` planned against `state`, with the drift since `record` (what tsapply last left

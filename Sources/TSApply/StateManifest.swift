@@ -26,6 +26,25 @@ public enum StateManifest {
   /// drift must show a copy added on the watch (a manifest written by a person cannot hold one).
   public static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String,
                               renamingDuplicates: Bool = false, differingFrom other: DeviceState? = nil) -> (Manifest, [Diagnostic]) {
+    var renamed: [String: Reminder] = [:]
+    return manifest(for: state, capabilities: capabilities, file: file, renamingDuplicates: renamingDuplicates, differingFrom: other, renamed: &renamed)
+  }
+
+  /// Drift's manifest: `state`'s sections that differ from `other` (`manifest(for:…differingFrom:)`),
+  /// with a custom reminder whose name another one on the watch already has stated under a name
+  /// of its own (as `renamingDuplicates` gives it), so a second "Walk" added on the watch is
+  /// drift, not left out (fresh-eyes fe99 #2); `renamed`: each such name → the reminder as the
+  /// watch holds it, so drift names it as the plan does (`ResourceAddress.customDuplicate`).
+  static func drift(_ state: DeviceState, differingFrom other: DeviceState, capabilities: DeviceCapabilities)
+    -> (manifest: Manifest, renamed: [String: Reminder]) {
+    var renamed: [String: Reminder] = [:]
+    let (manifest, _) = manifest(for: state, capabilities: capabilities, file: "watch", renamingDuplicates: true, differingFrom: other, renamed: &renamed)
+    return (manifest, renamed)
+  }
+
+  private static func manifest(for state: DeviceState, capabilities: DeviceCapabilities, file: String,
+                               renamingDuplicates: Bool, differingFrom other: DeviceState?,
+                               renamed: inout [String: Reminder]) -> (Manifest, [Diagnostic]) {
     let origin = SourcePosition(file: file, line: 1, column: 1)
     var diagnostics: [Diagnostic] = []
     var reminders = ManifestReminders(position: origin)
@@ -55,6 +74,7 @@ public enum StateManifest {
         }
         if unique != reminder.reminderName {
           item.name = Located(unique, at: origin)
+          renamed[unique] = reminder
           diagnostics.append(.warning(at: origin, field: "\(path).name", "the watch holds more than one custom reminder named \"\(reminder.reminderName)\"; the one with ID \(reminder.reminderId) is written as \"\(unique)\" (names identify custom reminders; applying renames it on the watch)"))
         }
         items.append(item)

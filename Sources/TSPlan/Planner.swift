@@ -41,6 +41,24 @@ public enum Planner {
   /// Plans `manifest` against the watch `state` with `capabilities`. The plan's
   /// `priorStateDigest` is `state`'s fingerprint, hashed when first read (`DeferredDigest`).
   public static func plan(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities) -> PlanResult {
+    let part = parts(manifest, state: state, capabilities: capabilities)
+    let diagnostics = part.diagnostics.sortedByPosition()
+    guard !diagnostics.hasErrors else { return PlanResult(plan: nil, diagnostics: diagnostics) }
+    let plan = Plan(manifestFile: manifest.file, profile: capabilities.profile, priorState: state,
+                    resourceChanges: part.changes, warnings: diagnostics.filter { $0.severity == .warning })
+    return PlanResult(plan: plan, diagnostics: diagnostics)
+  }
+
+  /// The changes `manifest` asks of `state`, whatever the diagnostics say: for a manifest made
+  /// from a watch's own state (drift: `StateManifest`), whose values the watch holds however a
+  /// manifest's checks judge them (notes or a phone past the manifest's limits must not hide
+  /// drift). Never for a person's manifest: its errors stop the plan (`plan`).
+  public static func changes(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities) -> [ResourceChange] {
+    parts(manifest, state: state, capabilities: capabilities).changes
+  }
+
+  /// Every section of `manifest` planned against `state`, joined.
+  private static func parts(_ manifest: Manifest, state: DeviceState, capabilities: DeviceCapabilities) -> PlanPart {
     var part = PlanPart()
     if let reminders = manifest.reminders {
       part.merge(ReminderPlanner.plan(reminders, state: state, capabilities: capabilities))
@@ -52,11 +70,7 @@ public enum Planner {
     if let emergency = manifest.emergency {
       part.merge(EmergencyPlanner.plan(emergency, state: state, capabilities: capabilities))
     }
-    let diagnostics = part.diagnostics.sortedByPosition()
-    guard !diagnostics.hasErrors else { return PlanResult(plan: nil, diagnostics: diagnostics) }
-    let plan = Plan(manifestFile: manifest.file, profile: capabilities.profile, priorState: state,
-                    resourceChanges: part.changes, warnings: diagnostics.filter { $0.severity == .warning })
-    return PlanResult(plan: plan, diagnostics: diagnostics)
+    return part
   }
 }
 

@@ -113,7 +113,9 @@ struct ReminderChecks {
     guard storage.truncatesLongText else {
       diagnostics.append(.error(at: text.position, field: field,
         "\"\(text.value)\" is \(bytes) bytes, but \(watch) stores at most \(maxBytes) bytes of \(what) for \(label)"))
-      return nil
+      // Kept beside the error, which stops a plan: a manifest made from the watch's own state
+      // (drift, `Planner.changes`) holds what the watch holds, and its change must show.
+      return text.value
     }
     // tsapply cuts the text itself, at a grapheme boundary (a name also without the spaces the
     // cut leaves at its end), and writes what fits: the SDK's own cut works on UTF-16 units and

@@ -64,6 +64,43 @@ import TSTestSupport
     }
   }
 
+  /// A custom reminder as the watch holds it: the platform's template, named `name`, with `id`.
+  static func custom(_ name: String, id: String) -> Reminder {
+    var reminder = profile.capabilities.reminders.customTemplate!
+    reminder.reminderName = name
+    reminder.reminderId = id
+    return reminder
+  }
+
+  /// What the watch holds that a manifest cannot state (notes or a phone past the manifest's
+  /// limits, two custom reminders of one name) never hides drift (fresh-eyes fe99 #1, #2: with
+  /// 65 bytes of notes on the medicine reminder, SOS switched off was "No drift"; a second
+  /// "Walk" added on the watch was the manifest's own pending change).
+  @Test(arguments: [
+    ("notes too long, SOS off", ["reminder.medicine", "emergency"]),
+    ("phone too long", ["contacts", "emergency"]),
+    ("a second reminder of the same name", [#"reminder.custom["Walk"]"#, #"reminder.custom["Walk"]#40"#, "emergency"]),
+  ])
+  func driftIsNeverHiddenByWhatAManifestCannotState(_ change: String, _ addresses: [String]) {
+    var applied = Self.applied
+    if change == "a second reminder of the same name" { applied.reminders.append(Self.custom("Walk", id: "39")) }
+    var current = applied
+    current.emergency?.isSosOn = false
+    switch change {
+    case "notes too long, SOS off": current.reminders[2].notes = String(repeating: "n", count: 65)
+    case "phone too long": current.contacts.append(Contact(name: "Desk", phoneNum: "+" + String(repeating: "5", count: 40)))
+    default: current.reminders.append(Self.custom("Walk", id: "40"))
+    }
+    let drift = Drift.changes(since: applied, current: current, capabilities: Self.profile.capabilities)
+    #expect(Set(drift.map(\.address.rawValue)) == Set(addresses.filter { $0 != #"reminder.custom["Walk"]"# }), "\(drift.map(\.address))")
+    if change == "a second reminder of the same name" {
+      let added = drift.first { $0.address == .customDuplicate("Walk", reminderId: "40") }
+      #expect(added?.action == .create && added?.after == .reminder(current.reminders.last!), "\(String(describing: added))")
+    }
+    // Planned as the last apply left it, the current watch holds it all again: nothing more.
+    #expect(Drift.changes(since: current, current: current, capabilities: Self.profile.capabilities).isEmpty)
+  }
+
   @Test func planShowsDriftBeforeItsActions() async throws {
     let device = SimulatedDevice(profile: Self.profile, state: Self.applied)
     try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z"))
