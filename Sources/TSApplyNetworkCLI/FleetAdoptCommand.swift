@@ -45,6 +45,7 @@ extension FleetSession {
       run.scopeNote = "Adopting writes only into \(name), the watch's own manifest; \(member.name) also takes values from \(member.manifestFiles.dropFirst().joined(separator: ", "))."
       run.merge = { member.merged(own: $0, named: name) }
       run.applyCommand = "tsapply apply --fleet \(ShellWord.quoted(fleetFile)) --watch \(ShellWord.quoted(member.name))"
+      run.adoptCommand = "tsapply drift --adopt --fleet \(ShellWord.quoted(fleetFile)) --watch \(ShellWord.quoted(member.name))"
       result = .success(try await run.run(report, manifest: (path: path, displayName: name, bytes: bytes)))
     } catch {
       result = .failure(error)

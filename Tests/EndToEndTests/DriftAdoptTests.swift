@@ -57,7 +57,7 @@ import TSTestSupport
     let before = try String(contentsOf: dir.appendingPathComponent("watch.yaml"), encoding: .utf8)
     let refused = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
     #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
-    #expect(refused.stderr.contains("Error: not adopted with --auto-approve: it puts SOS at risk; run 'tsapply drift --adopt' at a terminal to "
+    #expect(refused.stderr.contains("Error: not adopted with --auto-approve: it puts SOS at risk; run 'tsapply drift --adopt watch.yaml' at a terminal to "
                                     + "answer, or 'tsapply apply watch.yaml' to write SOS back"), "\(refused.stderr)")
     #expect(try String(contentsOf: dir.appendingPathComponent("watch.yaml"), encoding: .utf8) == before)
     #expect(try TSApplyBinary.run(["drift"], in: dir).status == 2, "still drift: nothing recorded")

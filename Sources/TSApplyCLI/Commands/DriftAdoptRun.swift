@@ -25,6 +25,9 @@ package struct DriftAdoptRun {
   /// The command that applies the manifest to the watch, for advice (a fleet's watch:
   /// `tsapply apply --fleet FILE --watch NAME`); `nil`: `tsapply apply` of the manifest.
   package var applyCommand: String? = nil
+  /// How advice names adopting again at a terminal, when not `tsapply drift --adopt` with the
+  /// watch and the manifest (a fleet's watch: `tsapply drift --adopt --fleet F --watch W`).
+  package var adoptCommand: String? = nil
 
   /// A run on `watch`, as the command line asks.
   package init(watch: Watch, autoApprove: Bool, redact: Bool, context: CommandContext, commandLine: String) {
@@ -75,7 +78,9 @@ package struct DriftAdoptRun {
       // No question to answer no to: an unattended adoption does not make SOS at risk what the
       // manifest asks (fresh-eyes fe96 #8: "answer no", and no question was asked).
       guard !autoApprove else {
-        throw CommandFailure("not adopted with --auto-approve: it puts SOS at risk; run 'tsapply drift --adopt' at a terminal to answer, or '"
+        // Each command whole, with the watch and the manifest, to paste (fresh-eyes fe99 #3).
+        let adopt = adoptCommand ?? CLIWatch(watch: watch, context: context).command("drift --adopt", manifest.displayName)
+        throw CommandFailure("not adopted with --auto-approve: it puts SOS at risk; run '\(adopt)' at a terminal to answer, or '"
           + (applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName)) + "' to write SOS back; nothing was written")
       }
       out.write("Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch become what "
