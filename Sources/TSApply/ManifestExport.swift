@@ -30,13 +30,15 @@ public enum ManifestExport {
     // manifest may state, and that `StateManifest` lets through (a period interval of 0 or
     // longer than the period, a phone number the phone rules refuse), is an error here rather
     // than in the first `plan` of the file.
-    // The rules quote the value; a phone number in it is masked, as the export's other
-    // messages name a contact and never its number.
+    // The rules quote the value; the watch's phone numbers in it are masked, as the export's
+    // other messages name a contact and never its number. Other digits stay: a name's or a
+    // note's shortening to paste must read as the watch holds it (fresh-eyes fe99 #4:
+    // "Room *****67 pills").
     var checked = diagnostics
     let phones = Set((state.contacts + (state.emergency?.contacts ?? [])).map(\.phoneNum))
     for problem in ManifestLoader.load(bytes: Array(body.utf8), file: "export").diagnostics where problem.severity == .error {
       checked.append(.error(at: nil, field: problem.field,
-        "the watch holds a value a manifest cannot state; it is written as the watch holds it, so the file does not load until it is changed: \(PhoneRedaction.redactText(problem.message, phones: phones))"))
+        "the watch holds a value a manifest cannot state; it is written as the watch holds it, so the file does not load until it is changed: \(PhoneRedaction.redactDigits(of: phones, in: PhoneRedaction.redact(problem.message, phones: phones)))"))
     }
     // libyaml's emitter has no comment events, so the header comment is prepended to its text.
     return Output(text: header(profile: capabilities.profile, date: date) + body, diagnostics: checked)

@@ -123,6 +123,23 @@ import TSTestSupport
     #expect(ManifestLoader.load(bytes: Array(output.text.utf8), file: "export.yaml").manifest == nil)
   }
 
+  /// The shortening a name's error offers is pasted as written: digits in it are not masked as a
+  /// phone number's (fresh-eyes fe99 #4: `"Room *****67 pills 0800 and 2000"`), while the
+  /// watch's phone numbers still are.
+  @Test func aNamesShorteningKeepsItsDigits() async throws {
+    let profile = PlatformProfile.default
+    var state = try await watch(profile).readState(capabilities: profile.capabilities)
+    var reminder = try #require(profile.capabilities.reminders.customTemplate)
+    reminder.reminderName = "Room 1234567 pills 0800 and 2000 daily"
+    reminder.reminderId = "40"
+    state.reminders.append(reminder)
+    state.contacts = [Contact(name: "Room 1234567", phoneNum: "9:8:7:6:5:4", shortName: nil)]
+    let output = try ManifestExport.export(state, capabilities: profile.capabilities, date: Self.date)
+    let messages = output.diagnostics.filter { $0.severity == .error }.map(\.message)
+    #expect(messages.contains { $0.contains("shorten it, e.g. to \"Room 1234567 pills 0800 and 2000\"") }, "\(output.diagnostics)")
+    #expect(!messages.contains { $0.contains("9:8:7:6:5:4") }, "the phone is masked: \(messages)")
+  }
+
   @Test func headerNamesProfileAndDate() {
     #expect(ManifestExport.header(profile: "fit", date: Self.date).hasPrefix(
       "# Exported by tsapply from a watch with the 'fit' platform profile on 2027-01-15 (UTC).\n"))
