@@ -3,6 +3,7 @@ import Foundation
 import TSBridge
 import TSBridgeClient
 import TSBridgeServer
+import TSModel
 import TSEngine
 
 /// `tsapply bridge …`: the reference bridge server and pairing with a bridge.
@@ -59,7 +60,7 @@ struct BridgeServeCommand: Command {
     let listen = arguments.value("--listen") ?? Self.defaultListen
     let parts = listen.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
     guard parts.count == 2, let port = UInt16(parts[1]), !parts[0].isEmpty else {
-      throw UsageError("--listen expects HOST:PORT with an IPv4 address and a port 0–65535 (e.g. 127.0.0.1:8765), got '\(listen)'")
+      throw UsageError("--listen expects HOST:PORT with an IPv4 address and a port 0–65535 (e.g. 127.0.0.1:8765), got '\(ControlCharacters.escaped(listen))'")
     }
     host = parts[0]
     self.port = port
@@ -109,7 +110,8 @@ struct BridgePairCommand: Command {
   static let abstract = "Store a bridge's pairing string, so --device bridge:NAME reaches its watches."
   static let usage = "STRING [--name NAME]"
   static let discussion = """
-    STRING is what 'tsapply bridge serve' or the bridge app shows (tsapply-bridge:v1/HOST/PORT/ID/KEY).
+    STRING is what 'tsapply bridge serve' or the bridge app shows (tsapply-bridge:v1/HOST/PORT/ID/KEY);
+    '-' reads it from standard input, so it stays out of the process list and the shell's history.
     It is stored in $XDG_CONFIG_HOME/tsapply/bridges/NAME.json (else ~/.config/tsapply/bridges/),
     the directory 0700 and the file 0600: the key in it opens every body sent to the watch.
     NAME defaults to the bridge's id; pairing again under a name replaces it.
@@ -128,11 +130,19 @@ struct BridgePairCommand: Command {
     string = arguments.positionals[0]
     name = arguments.value("--name")
     if let name, !BridgePairings.isValidName(name) {
-      throw UsageError("--name expects 1–64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), got '\(name)'")
+      throw UsageError("--name expects 1–64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), got '\(ControlCharacters.escaped(name))'")
     }
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
+    var string = string
+    if string == "-" {
+      // One line, bounded as every input is (a pairing string is under 200 bytes).
+      switch ManifestSource.standardInput.read(maxBytes: 4096, noun: "pairing string") {
+      case .success(let bytes): string = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      case .failure(let error): throw CommandFailure("cannot pair: \(error)")
+      }
+    }
     let parsed: PairingString
     do { parsed = try PairingString(parsing: string) } catch { throw CommandFailure("cannot pair: \(error)") }
     let pairings = BridgePairings(environment: context.environment)

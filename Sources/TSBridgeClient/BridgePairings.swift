@@ -65,22 +65,31 @@ public struct BridgePairings: Sendable {
   /// - Throws: `SecureFileError` when the directory or file cannot be written.
   public func save(_ pairing: BridgePairing) throws(SecureFileError) {
     try SecureFile.write(BridgeJSON.encode(pairing), to: path(of: pairing.name))
+    // A folder others may write to (made so before tsapply): stored, but said now, as it would
+    // be refused when used (`find`).
+    _ = try SecureFile.readKey(path(of: pairing.name))
   }
 
-  /// Every stored pairing, by name.
+  /// Every stored pairing, by name; a file `SecureFile.readKey` refuses (others may read or
+  /// replace it) is left out.
   public func all() -> [BridgePairing] {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return files.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().compactMap { file in
-      FileManager.default.contents(atPath: directory + "/" + file).flatMap { BridgeJSON.decode(BridgePairing.self, from: Array($0)) }
+      (try? SecureFile.readKey(directory + "/" + file)).flatMap { $0 }.flatMap { BridgeJSON.decode(BridgePairing.self, from: $0) }
     }
   }
 
   /// The pairing named `name`, else the one with bridge id `name` (an identity `bridge:ID/…`).
-  /// - Throws: `DeviceError` (tsapply.bridge, 1004) naming the pairings there are and how to pair.
+  /// - Throws: `DeviceError` (tsapply.bridge, 1004) naming the pairings there are and how to
+  ///   pair, or why the pairing's file is not used (others may read or replace it:
+  ///   `SecureFile.readKey`; fresh-eyes fe98 #3).
   public func find(_ name: String) throws(DeviceError) -> BridgePairing {
-    if Self.isValidName(name), let data = FileManager.default.contents(atPath: path(of: name)),
-       let pairing = BridgeJSON.decode(BridgePairing.self, from: Array(data)) {
-      return pairing
+    if Self.isValidName(name) {
+      let bytes: [UInt8]?
+      do { bytes = try SecureFile.readKey(path(of: name)) } catch {
+        throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError, "the pairing '\(name)' is not used: \(error)")
+      }
+      if let bytes, let pairing = BridgeJSON.decode(BridgePairing.self, from: bytes) { return pairing }
     }
     let all = all()
     if let pairing = all.first(where: { $0.bridgeID == name }) { return pairing }

@@ -50,11 +50,11 @@ public enum ReferenceBridge {
 
   /// The identity in `path`, created (directory 0700, file 0600) with a fresh id and key when
   /// the file does not exist; with `newKey`, a fresh key replaces the kept one (clients must pair again).
-  /// - Throws: `SecureFileError` when it cannot be written, `PairingError` for a file that
-  ///   holds no valid identity.
+  /// - Throws: `SecureFileError` when it cannot be written, or used (others may read or replace
+  ///   it: `SecureFile.readKey`), `PairingError` for a file that holds no valid identity.
   public static func identity(at path: String, newKey: Bool) throws -> Identity {
-    if let data = FileManager.default.contents(atPath: path) {
-      guard var identity = try? JSONDecoder().decode(Identity.self, from: data), identity.sealingKey != nil,
+    if let data = try SecureFile.readKey(path) {
+      guard var identity = try? JSONDecoder().decode(Identity.self, from: Data(data)), identity.sealingKey != nil,
             PairingString.isValidBridgeID(identity.bridgeID) else {
         throw PairingError("\(path) does not hold a bridge identity; remove it to make a new one")
       }

@@ -160,6 +160,60 @@ public enum SecureFile {
     }
   }
 
+  /// The bytes of a file that holds a key (a bridge's pairing, `tsapply bridge serve`'s
+  /// identity), read only when no one else could have read or replaced it: a regular file of at
+  /// most `maxBytes`, owned by this user, with no permission bits for group or others (0600 or
+  /// stricter), in a folder no one else may write to (who could write there could put a pairing
+  /// there that leads to a bridge of their own). `nil` when nothing is at `path`. As ssh does with
+  /// a private key, a file that fails is refused, not used with a warning: tsapply writes these
+  /// files 0600 in 0700 folders, so a looser one was copied or changed by someone.
+  /// - Throws: `SecureFileError` saying what is wrong and the command that fixes it.
+  public static func readKey(_ path: String, maxBytes: Int = 64 << 10) throws(SecureFileError) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else {
+      if errno == ENOENT { return nil }
+      throw SecureFileError(path: path, operation: "use", reason: "cannot read it: \(systemReason())")
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+      throw SecureFileError(path: path, operation: "use", reason: "it is not a regular file")
+    }
+    guard info.st_uid == geteuid() else {
+      throw SecureFileError(path: path, operation: "use", reason: "it belongs to another user; the key in it must be yours alone: remove it and pair again")
+    }
+    guard (info.st_mode & 0o077) == 0 else {
+      throw SecureFileError(path: path, operation: "use", reason: "its mode is \(mode(info.st_mode)): others may read or change the key in it, which opens the watch; "
+                              + "run 'chmod 600 \(ShellWord.quoted(path))', and pair again if someone may have read it")
+    }
+    let folder = (path as NSString).deletingLastPathComponent
+    var folderInfo = stat()
+    if stat(folder.isEmpty ? "." : folder, &folderInfo) == 0, (folderInfo.st_mode & 0o022) != 0 {
+      throw SecureFileError(path: path, operation: "use", reason: "its folder's mode is \(mode(folderInfo.st_mode)): others may put a file there in its place; "
+                              + "run 'chmod 700 \(ShellWord.quoted(folder))'")
+    }
+    guard info.st_size <= maxBytes else {
+      throw SecureFileError(path: path, operation: "use", reason: "it is larger than \(maxBytes / 1024) KiB, so it holds no key tsapply wrote")
+    }
+    var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+    var count = 0
+    while count < bytes.count {
+      let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+      if got < 0 && errno == EINTR { continue }
+      guard got >= 0 else { throw SecureFileError(path: path, operation: "use", reason: "cannot read it: \(systemReason())") }
+      if got == 0 { break }
+      count += got
+    }
+    guard count <= maxBytes else { throw SecureFileError(path: path, operation: "use", reason: "it is larger than \(maxBytes / 1024) KiB, so it holds no key tsapply wrote") }
+    return Array(bytes.prefix(count))
+  }
+
+  /// Permission bits as `ls -l` and chmod's octal give them: `0644`.
+  private static func mode(_ mode: mode_t) -> String {
+    let octal = String(mode & 0o7777, radix: 8)
+    return String(repeating: "0", count: max(0, 4 - octal.count)) + octal
+  }
+
   /// Whether anything is at `path`, a dangling symbolic link included (`lstat`, which does not
   /// follow the link).
   public static func exists(_ path: String) -> Bool {
@@ -204,10 +258,13 @@ public struct SecureFileError: Error, Hashable, Sendable, CustomStringConvertibl
   public var reason: String
   /// True when the write was refused only because `path` already exists (`overwrite: false`).
   public var alreadyExists: Bool = false
-  /// A failure to write `path` because of `reason`.
-  public init(path: String, reason: String) {
+  /// What could not be done: `write`, or `use` (a key file `readKey` refused).
+  public var operation = "write"
+  /// A failure to write `path` (or, with `operation`, to use it) because of `reason`.
+  public init(path: String, operation: String = "write", reason: String) {
     self.path = path
     self.reason = reason
+    self.operation = operation
   }
   /// The refusal to replace the existing file `path`.
   public static func alreadyExists(_ path: String) -> SecureFileError {
@@ -215,5 +272,5 @@ public struct SecureFileError: Error, Hashable, Sendable, CustomStringConvertibl
     error.alreadyExists = true
     return error
   }
-  public var description: String { "cannot write \(path): \(reason)" }
+  public var description: String { "cannot \(operation) \(path): \(reason)" }
 }

@@ -87,6 +87,37 @@ final class BridgeFixture: @unchecked Sendable {
   }
 }
 
+/// The pairing key, the one secret that reads and changes the watch (fresh-eyes fe98 #2, #3):
+/// given on standard input it stays out of the process list; a pairing file or `bridge serve`'s
+/// identity that others may read or replace is refused with the chmod that fixes it, not used.
+@Suite(.serialized) struct BridgeKeyFileTests {
+  @Test func theKeyComesFromStandardInputAndLooseFilesAreRefused() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    let config = bridge.directory.path + "/config/tsapply"
+    let read = try await offThePool {
+      try TSApplyBinary.run(["bridge", "pair", "-", "--name", "typed"], in: bridge.directory, stdin: bridge.pairing + "\n", environment: bridge.environment)
+    }
+    #expect(read.status == 0, "\(read.stderr)")
+    #expect(try await bridge.run(["device", "show", "--device", "bridge:typed"]).status == 0)
+    let cases: [(path: String, mode: Int, expected: String)] = [
+      (config + "/bridges/typed.json", 0o644, "its mode is 0644: others may read or change the key in it, which opens the watch; run 'chmod 600 "),
+      (config + "/bridges", 0o777, "its folder's mode is 0777: others may put a file there in its place; run 'chmod 700 "),
+    ]
+    for row in cases {
+      let kept = try #require(try FileManager.default.attributesOfItem(atPath: row.path)[.posixPermissions] as? Int)
+      chmod(row.path, mode_t(row.mode))
+      let refused = try await bridge.run(["device", "show", "--device", "bridge:typed"])
+      #expect(refused.status != 0 && refused.stderr.contains("the pairing 'typed' is not used: cannot use \(config)/bridges/typed.json: " + row.expected),
+              "\(refused.stderr)")
+      chmod(row.path, mode_t(kept))
+    }
+    let (_, _) = await bridge.stopped()
+    chmod(config + "/bridge-serve.json", 0o640)
+    let serve = try await bridge.run(["bridge", "serve", "--listen", "127.0.0.1:0", "--device", "sim:" + bridge.watches[0]])
+    #expect(serve.status != 0 && serve.stderr.contains("bridge-serve.json: its mode is 0640"), "\(serve.stderr)")
+  }
+}
+
 /// Plan, apply, export, drift and restore through `tsapply bridge serve` over 127.0.0.1, on every
 /// profile; the apply-then-plan-is-empty property through the bridge.
 @Suite(.serialized) struct BridgeEndToEndTests {
