@@ -16,6 +16,9 @@ struct StatusPageOptions {
     OptionSpec(["--offline-after"], value: "DURATION", help: "A watch offline longer than this needs attention on the page and is an offline alert (default 5m)."),
   ]
 
+  /// The fewest bytes a page token may have (`openssl rand -hex 16` gives 32).
+  static let minimumTokenBytes = 16
+
   /// The default `--offline-after`.
   static let defaultOfflineAfter = Duration.seconds(300)
 
@@ -59,15 +62,22 @@ struct StatusPageOptions {
     guard let host else { return nil }
     var token: [UInt8]?
     if let tokenFile {
+      let secret: [UInt8], exposed: Bool
       do {
-        let (secret, exposed) = try SecretFile.read(path: context.resolve(tokenFile), what: "the status page's token file")
-        if exposed {
-          context.stderr.write("Warning: \(tokenFile) can be read by other users; anyone who has the token can read the page and acknowledge SOS presses (chmod 600 \(tokenFile)).\n")
-        }
-        token = secret
+        (secret, exposed) = try SecretFile.read(path: context.resolve(tokenFile), what: "the status page's token file")
       } catch {
         throw CommandFailure(error.message)
       }
+      if exposed {
+        context.stderr.write("Warning: \(tokenFile) can be read by other users; anyone who has the token can read the page and acknowledge SOS presses (chmod 600 \(tokenFile)).\n")
+      }
+      // Nothing limits wrong guesses at the page (each is one cheap request): a token others
+      // cannot guess is long (fresh-eyes fe98: a 3-character token was accepted).
+      guard secret.count >= Self.minimumTokenBytes else {
+        throw CommandFailure("the token in \(tokenFile) is \(secret.count) byte\(secret.count == 1 ? "" : "s"); one that cannot be guessed has at least "
+          + "\(Self.minimumTokenBytes) (make one: openssl rand -hex 16 > \(ShellWord.quoted(tokenFile)) && chmod 600 \(ShellWord.quoted(tokenFile)))")
+      }
+      token = secret
     }
     let server: StatusPageServer
     do {

@@ -400,5 +400,11 @@ import TSTestSupport
     #expect(result.stderr.contains("--serve 0.0.0.0:0 can be reached from other machines: give --serve-token-file FILE"), "\(result.stderr)")
     let once = try TSApplyBinary.run(["monitor", "--once", "--serve", "8080", "--device", "sim:watch.json", "watch.yaml"], in: dir)
     #expect(once.status == 64 && once.stderr.contains("no page to --serve"), "\(once.stderr)")
+    // A token someone could guess is refused before anything is served (fresh-eyes fe98).
+    try "abc\n".write(to: dir.appendingPathComponent("short.token"), atomically: true, encoding: .utf8)
+    chmod(dir.appendingPathComponent("short.token").path, 0o600)
+    let short = try TSApplyBinary.run(["monitor", "--serve", "0.0.0.0:0", "--serve-token-file", "short.token", "--device", "sim:watch.json", "watch.yaml"], in: dir)
+    #expect(short.status == 1 && short.stderr.contains("the token in short.token is 3 bytes; one that cannot be guessed has at least 16 "
+                                                      + "(make one: openssl rand -hex 16 > short.token && chmod 600 short.token)"), "\(short.stderr)")
   }
 }
