@@ -53,7 +53,7 @@ import TSTestSupport
     ("\"++1\"", "\"++1\" has a '+' after the start; '+' may only begin the number"),
     ("\"１２３\"", "\"１２３\" contains \"１\", which is not an ASCII digit 0–9"),
     ("\"555#1\"", "\"555#1\" contains \"#\"; a phone number holds digits 0–9, one leading '+', and spaces, dashes, dots or parentheses as formatting"),
-    ("\"123456789012345678901\"", "\"123456789012345678901\" is 21 bytes without formatting; the watch holds at most 20, and tsapply never shortens a phone number"),
+    ("\"123456789012345678901\"", "\"123456789012345678901\" is 21 bytes without formatting; the SDK keeps at most 20 bytes of a number (it cuts a longer one), and tsapply never shortens a phone number"),
     ("\"+44 (0)7700 900456\"", "\"+44 (0)7700 900456\" has \"(0)\", the prefix dialled only inside the country: kept, it makes another number (+4407700900456); write \"+44 7700 900456\" (the international number without the 0), or the number without the country code and with the 0 (tsapply never changes a number itself)"),
     ("\"+49(0)30-1234567\"", "\"+49(0)30-1234567\" has \"(0)\", the prefix dialled only inside the country: kept, it makes another number (+490301234567); write \"+4930-1234567\" (the international number without the 0), or the number without the country code and with the 0 (tsapply never changes a number itself)"),
     ("\"+\"", "\"+\" has no digits"),

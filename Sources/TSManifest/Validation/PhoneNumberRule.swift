@@ -188,7 +188,7 @@ enum PhoneNumberRule {
     }
     if !cleaned.contains(where: { $0.isASCII && $0.isNumber }) { return "\(quoted) has no digits" }
     if cleaned.utf8.count > maxBytes {
-      return "\(quoted) is \(cleaned.utf8.count) bytes without formatting; the watch holds at most \(maxBytes), and tsapply never shortens a phone number"
+      return "\(quoted) is \(cleaned.utf8.count) bytes without formatting; the SDK keeps at most \(maxBytes) bytes of a number (it cuts a longer one), and tsapply never shortens a phone number"
     }
     return nil
   }
