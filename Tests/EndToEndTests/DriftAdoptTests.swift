@@ -79,6 +79,26 @@ import TSTestSupport
     #expect(contact.status == 0 && !contact.stdout.contains("SOS at risk"), "\(contact.stdout)\(contact.stderr)")
   }
 
+  /// SOS switched on and an emergency contact set on the watch, where the manifest has SOS off:
+  /// adopting changes whom a press reaches, which is said as that, not as "a press may reach no
+  /// one" (fresh-eyes fe99); unattended it is refused in the same words.
+  @Test func adoptingSOSSwitchedOnSaysWhomAPressReaches() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    try "version: 1\nemergency:\n  sos: false\n  contacts: []\n".write(to: dir.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-set", "Kim Poe", "+15550177"], in: dir).status == 0)
+    let refused = try TSApplyBinary.run(["drift", "--adopt", "--auto-approve"], in: dir)
+    #expect(refused.status == 1 && refused.stderr.contains("Error: not adopted with --auto-approve: it changes whom an SOS press reaches; "
+      + "run 'tsapply drift --adopt watch.yaml' at a terminal to answer, or 'tsapply apply watch.yaml' to write the emergency list as watch.yaml has it back"),
+      "\(refused.stderr)")
+    let run = try TSApplyBinary.startInteractive(["drift", "--adopt"], in: dir)
+    let shown = run.read(until: "Enter a value:")
+    run.type("no\n")
+    _ = run.wait(limit: 30)
+    #expect(shown.contains("Warning: this changes whom an SOS press reaches: the SOS switch or emergency contacts as changed on the watch become "
+      + "what watch.yaml asks for, so a press may reach others than it says now."), "\(shown)")
+  }
+
   /// Adopting into a manifest that does not state the emergency list (examples/minimal.yaml)
   /// takes nothing of it into the record: SOS switched off stays drift for the family's
   /// manifest; and recording what a manifest agrees with, with nothing to write, is asked for

@@ -74,19 +74,30 @@ package struct DriftAdoptRun {
     // said before the question, with the way that keeps SOS as the manifest has it (fresh-eyes
     // finding: adopting, as the advice said, turned SOS off in the manifest without a word).
     let adoptedAddresses = Set(outcome.adopted.map(\.address))
-    if report.drift.filter({ adoptedAddresses.contains($0.address) }).putSOSAtRisk {
+    let adoptedDrift = report.drift.filter { adoptedAddresses.contains($0.address) }
+    if adoptedDrift.putSOSAtRisk {
+      // Said the way it goes: a press that would reach no one (SOS off, or no emergency contact
+      // left) is at risk; one that would reach others than the file says (the wearer switched
+      // SOS on, or changed a number) is told so (fresh-eyes fe99: "a press may reach no one"
+      // for SOS switched on).
+      let reachesNoOne = adoptedDrift.contains { change in
+        guard change.address == .emergency, case .emergency(let now)? = change.after else { return false }
+        return !now.isSosOn || now.contacts.isEmpty
+      }
+      let apply = applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName)
       // No question to answer no to: an unattended adoption does not make SOS at risk what the
       // manifest asks (fresh-eyes fe96 #8: "answer no", and no question was asked).
       guard !autoApprove else {
         // Each command whole, with the watch and the manifest, to paste (fresh-eyes fe99 #3).
         let adopt = adoptCommand ?? CLIWatch(watch: watch, context: context).command("drift --adopt", manifest.displayName)
-        throw CommandFailure("not adopted with --auto-approve: it puts SOS at risk; run '\(adopt)' at a terminal to answer, or '"
-          + (applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName)) + "' to write SOS back; nothing was written")
+        throw CommandFailure("not adopted with --auto-approve: " + (reachesNoOne ? "it puts SOS at risk" : "it changes whom an SOS press reaches")
+          + "; run '\(adopt)' at a terminal to answer, or '\(apply)' to write " + (reachesNoOne ? "SOS" : "the emergency list as \(manifest.displayName) has it")
+          + " back; nothing was written")
       }
-      out.write("Warning: this puts SOS at risk: the SOS switch or emergency contacts as changed on the watch become what "
-        + "\(manifest.displayName) asks for, so a press may reach no one or not whom it says now. To keep SOS as \(manifest.displayName) "
-        + "has it, answer no and apply it instead ('\(applyCommand ?? CLIWatch(watch: watch, context: context).command("apply", manifest.displayName))' "
-        + "writes it back).\n")
+      out.write((reachesNoOne ? "Warning: this puts SOS at risk: " : "Warning: this changes whom an SOS press reaches: ")
+        + "the SOS switch or emergency contacts as changed on the watch become what \(manifest.displayName) asks for, so a press may reach "
+        + (reachesNoOne ? "no one or not whom it says now" : "others than it says now") + ". To keep SOS as \(manifest.displayName) "
+        + "has it, answer no and apply it instead ('\(apply)' writes it back).\n")
     }
     let agreed = outcome.agreed
     guard outcome.text != manifest.bytes else {
