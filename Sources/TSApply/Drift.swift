@@ -19,7 +19,7 @@ public enum Drift {
     // manifest's limits): they are what the watch holds, and an error must not hide the rest
     // (fresh-eyes fe99 #1: SOS switched off was "No drift").
     let (manifest, renamed) = StateManifest.drift(current, differingFrom: lastApplied, capabilities: capabilities)
-    return Planner.changes(manifest, state: lastApplied, capabilities: capabilities).map { planned in
+    let changes = Planner.changes(manifest, state: lastApplied, capabilities: capabilities).map { planned in
       var change = planned.withoutOrigins
       // A second reminder of one name, stated under a name of its own: named as the plan names
       // it, and as the watch holds it.
@@ -31,6 +31,17 @@ public enum Drift {
         field.field == "reminderName" ? FieldChange(field: field.field, before: field.before, after: .string(reminder.reminderName)) : field
       }
       return change
+    }
+    // Such a reminder held in the record too is deleted (by ID) and created again (under its
+    // own name) by the plan: one update of it, or nothing when it did not change.
+    guard !renamed.isEmpty else { return changes }
+    let both = Set(changes.filter { $0.action == .delete }.map(\.address)).intersection(changes.filter { $0.action == .create }.map(\.address))
+    guard !both.isEmpty else { return changes }
+    return changes.compactMap { change in
+      guard both.contains(change.address) else { return change }
+      guard change.action == .create, case .reminder(let after)? = change.after,
+            case .reminder(let before)? = changes.first(where: { $0.address == change.address && $0.action == .delete })?.before else { return nil }
+      return .reminderUpdate(change.address, from: before, to: after)
     }
   }
 

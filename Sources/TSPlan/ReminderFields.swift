@@ -98,3 +98,17 @@ struct ReminderField: Sendable {
     }
   }
 }
+
+extension ResourceChange {
+  /// The update of one custom reminder (one ID) from `before` to `after`, every compared field
+  /// (`ReminderField.all`) in display order; `nil` when none differs. For drift of a reminder no
+  /// manifest can name (a second one of a name, `ResourceAddress.customDuplicate`): both values
+  /// are the watch's, so a field the platform does not store is equal on both sides.
+  public static func reminderUpdate(_ address: ResourceAddress, from before: Reminder, to after: Reminder) -> ResourceChange? {
+    let fields = ReminderField.all.compactMap { field -> FieldChange? in
+      let old = field.value(before), new = field.value(after)
+      return old == new ? nil : FieldChange(field: field.name, before: old, after: new)
+    }
+    return fields.isEmpty ? nil : ResourceChange(address: address, action: .update, fields: fields, before: .reminder(before), after: .reminder(after))
+  }
+}

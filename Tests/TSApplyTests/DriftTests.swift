@@ -80,22 +80,29 @@ import TSTestSupport
     ("notes too long, SOS off", ["reminder.medicine", "emergency"]),
     ("phone too long", ["contacts", "emergency"]),
     ("a second reminder of the same name", [#"reminder.custom["Walk"]"#, #"reminder.custom["Walk"]#40"#, "emergency"]),
+    ("a second reminder of the same name, recorded, switched off", [#"reminder.custom["Walk"]#40"#, "emergency"]),
   ])
   func driftIsNeverHiddenByWhatAManifestCannotState(_ change: String, _ addresses: [String]) {
     var applied = Self.applied
-    if change == "a second reminder of the same name" { applied.reminders.append(Self.custom("Walk", id: "39")) }
+    if change.hasPrefix("a second reminder of the same name") { applied.reminders.append(Self.custom("Walk", id: "39")) }
+    if change.hasSuffix("recorded, switched off") { applied.reminders.append(Self.custom("Walk", id: "40")) }
     var current = applied
     current.emergency?.isSosOn = false
     switch change {
     case "notes too long, SOS off": current.reminders[2].notes = String(repeating: "n", count: 65)
     case "phone too long": current.contacts.append(Contact(name: "Desk", phoneNum: "+" + String(repeating: "5", count: 40)))
-    default: current.reminders.append(Self.custom("Walk", id: "40"))
+    case "a second reminder of the same name": current.reminders.append(Self.custom("Walk", id: "40"))
+    default: current.reminders[current.reminders.count - 1].isEnabled.toggle()
     }
     let drift = Drift.changes(since: applied, current: current, capabilities: Self.profile.capabilities)
     #expect(Set(drift.map(\.address.rawValue)) == Set(addresses.filter { $0 != #"reminder.custom["Walk"]"# }), "\(drift.map(\.address))")
     if change == "a second reminder of the same name" {
       let added = drift.first { $0.address == .customDuplicate("Walk", reminderId: "40") }
       #expect(added?.action == .create && added?.after == .reminder(current.reminders.last!), "\(String(describing: added))")
+    }
+    if change.hasSuffix("switched off") {
+      let switched = drift.first { $0.address == .customDuplicate("Walk", reminderId: "40") }
+      #expect(switched?.action == .update && switched?.fields.map(\.field) == ["isEnabled"], "\(String(describing: switched))")
     }
     // Planned as the last apply left it, the current watch holds it all again: nothing more.
     #expect(Drift.changes(since: current, current: current, capabilities: Self.profile.capabilities).isEmpty)
