@@ -147,8 +147,16 @@ struct BridgePairCommand: Command {
     do { parsed = try PairingString(parsing: string) } catch { throw CommandFailure("cannot pair: \(error)") }
     let pairings = BridgePairings(environment: context.environment)
     let pairing = BridgePairing(name: name ?? parsed.bridgeID, string: parsed)
-    do { try pairings.save(pairing) } catch { throw CommandFailure("cannot store the pairing: \(error)") }
+    let others: [BridgePairing]
+    do { others = try pairings.save(pairing) } catch { throw CommandFailure("cannot store the pairing: \(error)") }
     context.stdout.write("Paired with bridge \(parsed.bridgeID) at \(parsed.host):\(parsed.port) as '\(pairing.name)' (\(pairings.path(of: pairing.name))).\n")
+    for other in others {
+      // A bridge has one key at a time: one of the two is stale. Saved plans, backups and
+      // records name the bridge by its id, which reaches the pairing paired last (this one).
+      context.stdout.write("Note: '\(other.name)' is paired with the same bridge under another key or address; a bridge has one key at a time, "
+        + "so if this string is the bridge's current one, pair '\(other.name)' again with it ('tsapply bridge pair - --name \(other.name)'), "
+        + "or remove \(ShellWord.quoted(pairings.path(of: other.name))).\n")
+    }
     context.stdout.write("Use it with --device bridge:\(pairing.name) (add /WATCH-ID when it serves several watches).\n")
     return .success
   }

@@ -224,7 +224,7 @@ public final class BridgeService: Sendable {
     guard let bytes = sealedBytes, let message = SealedMessage(bytes: bytes), message.counter & Sealer.sideBit == 0,
           let plaintext = sealer.open(message, for: .request(method: request.method, path: request.path, lastEventID: lastEventID)) else {
       note = "refused: not sealed under the pairing key"
-      return plain(401, "the request is not sealed under this bridge's pairing key (wrong key, changed in transit, or not sealed): pair again with 'tsapply bridge pair'")
+      return plain(401, "the request is not sealed under this bridge's pairing key (wrong key, changed in transit, or not sealed): pair again with the pairing string this bridge shows")
     }
     do {
       try replay.accept(message)

@@ -408,11 +408,20 @@ final class BridgeCaller: @unchecked Sendable {
     }
   }
 
-  /// Words for an answer to `name` the bridge did not seal.
+  /// Words for an answer to `name` the bridge did not seal. A 401 is what a bridge answers to a
+  /// seal it cannot open: most often a pairing key the bridge no longer has, said first with
+  /// how to pair again (fresh-eyes fe101 #2: "an answer forged on the way" came first, and the
+  /// advice lacked the string and the name). `NAME` is replaced by the pairing's name where it
+  /// is known (`BridgeScheme.open`).
   static func unsealed(_ status: Int, _ said: String?, name: String) -> String {
-    "the answer to \(name) was not sealed by the bridge (HTTP \(status)\(said.map { ": \"\($0)\"" } ?? "")): the bridge refusing it before reading it, "
-      + "or an answer forged on the way"
+    let answer = "the answer to \(name) was not sealed by the bridge (HTTP \(status)\(said.map { ": \"\($0)\"" } ?? ""))"
+    guard status == 401 else { return answer + ": the bridge refusing it before reading it, or an answer forged on the way" }
+    return answer + ": most likely the bridge has a new pairing key ('tsapply bridge serve --new-key', or \"Pair again\" in the app); "
+      + "pair again with the string it shows now: 'tsapply bridge pair - --name \(pairingPlaceholder)' (or something on the network answered in its place)"
   }
+
+  /// What `unsealed` writes for the pairing's name, which `BridgeScheme.open` replaces.
+  static let pairingPlaceholder = "NAME"
 
   static func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
 

@@ -26,7 +26,19 @@ public struct BridgePairing: Codable, Hashable, Sendable {
     host = string.host
     port = string.port
     key = string.key.base64url
-    pairedAt = ISO8601DateFormatter().string(from: date)
+    pairedAt = Self.timeFormat.string(from: date)
+  }
+
+  /// `pairedAt`'s form: ISO 8601 UTC with milliseconds (which pairing came last: `BridgePairings.find`).
+  private static var timeFormat: ISO8601DateFormatter {
+    let format = ISO8601DateFormatter()
+    format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return format
+  }
+
+  /// When it was paired (`pairedAt`, with or without fractions of a second); `.distantPast` when unreadable.
+  public var pairedDate: Date {
+    Self.timeFormat.date(from: pairedAt) ?? ISO8601DateFormatter().date(from: pairedAt) ?? .distantPast
   }
 
   /// The pairing string it came from, when its key is valid.
@@ -61,13 +73,20 @@ public struct BridgePairings: Sendable {
   /// The file of pairing `name`.
   public func path(of name: String) -> String { directory + "/" + name + ".json" }
 
-  /// Stores `pairing` (replacing one of the same name).
+  /// Stores `pairing` (replacing one of the same name). Returns the other pairings of the same
+  /// bridge that hold another key or address: a bridge has one key at a time, so one of them is
+  /// stale (said by `tsapply bridge pair`; none is changed, as the string given may be the old one).
   /// - Throws: `SecureFileError` when the directory or file cannot be written.
-  public func save(_ pairing: BridgePairing) throws(SecureFileError) {
+  @discardableResult
+  public func save(_ pairing: BridgePairing) throws(SecureFileError) -> [BridgePairing] {
     try SecureFile.write(BridgeJSON.encode(pairing), to: path(of: pairing.name))
     // A folder others may write to (made so before tsapply): stored, but said now, as it would
     // be refused when used (`find`).
     _ = try SecureFile.readKey(path(of: pairing.name))
+    return all().filter { other in
+      other.name != pairing.name && other.bridgeID == pairing.bridgeID
+        && (other.key != pairing.key || other.host != pairing.host || other.port != pairing.port)
+    }
   }
 
   /// Every stored pairing, by name; a file `SecureFile.readKey` refuses (others may read or
@@ -84,15 +103,22 @@ public struct BridgePairings: Sendable {
   ///   pair, or why the pairing's file is not used (others may read or replace it:
   ///   `SecureFile.readKey`; fresh-eyes fe98 #3).
   public func find(_ name: String) throws(DeviceError) -> BridgePairing {
+    var named: BridgePairing?
     if Self.isValidName(name) {
       let bytes: [UInt8]?
       do { bytes = try SecureFile.readKey(path(of: name)) } catch {
         throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError, "the pairing '\(name)' is not used: \(error)")
       }
-      if let bytes, let pairing = BridgeJSON.decode(BridgePairing.self, from: bytes) { return pairing }
+      named = bytes.flatMap { BridgeJSON.decode(BridgePairing.self, from: $0) }
     }
+    // A name the user gave, for another bridge than one of that id: that pairing.
+    if let named, named.bridgeID != name { return named }
+    // A bridge id (a saved plan's, a backup's, a record's watch identity; or a pairing named
+    // after its bridge by default): the pairing of that bridge paired last, which holds its
+    // current key when it was re-paired under another name (fresh-eyes fe101 #1: a saved plan
+    // went to the stale pairing named after the bridge, beside a working `dad`).
     let all = all()
-    if let pairing = all.first(where: { $0.bridgeID == name }) { return pairing }
+    if let pairing = all.filter({ $0.bridgeID == name }).max(by: { ($0.pairedDate, $0.name) < ($1.pairedDate, $1.name) }) ?? named { return pairing }
     let known = all.isEmpty ? "no bridge is paired yet" : "paired: " + all.map(\.name).joined(separator: ", ")
     throw DeviceError(BridgeProtocol.errorDomain, .sdkConfigError,
                       "no bridge is paired as '\(ControlCharacters.escaped(name))' (\(known)); pair one with 'tsapply bridge pair STRING --name NAME', STRING as 'tsapply bridge serve' or the bridge app shows it")

@@ -57,7 +57,15 @@ public struct BridgeScheme: DeviceScheme {
       timeout = value
     }
     let watchID = parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil
-    let device = try await BridgeDevice.connect(string, watchID: watchID, timeout: timeout)
+    let device: BridgeDevice
+    do {
+      device = try await BridgeDevice.connect(string, watchID: watchID, timeout: timeout)
+    } catch {
+      // Advice to pair again names the pairing used.
+      var named = error
+      named.message = error.message.replacingOccurrences(of: "--name \(BridgeCaller.pairingPlaceholder)'", with: "--name \(pairing.name)'")
+      throw named
+    }
     return OpenedDevice(device: device, adviceSpec: "bridge:\(parts[0])/\(device.watchID)")
   }
 }

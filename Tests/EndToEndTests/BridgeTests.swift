@@ -548,11 +548,32 @@ final class BridgeFixture: @unchecked Sendable {
     let plan = try await bridge.run(["plan", "--device", "bridge:stale", "--detailed-exitcode"])
     #expect(plan.status == 1)
     #expect(plan.stderr.contains("not sealed under this bridge's pairing key"), "\(plan.stderr)")
+    #expect(plan.stderr.contains("most likely the bridge has a new pairing key ('tsapply bridge serve --new-key', or \"Pair again\" in the app); "
+      + "pair again with the string it shows now: 'tsapply bridge pair - --name stale'"), "\(plan.stderr)")
     #expect(plan.stderr.contains("tsapply.bridge 401"), "\(plan.stderr)")
     let file = bridge.directory.path + "/config/tsapply/bridges/stale.json"
     #expect(try (FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     let folder = bridge.directory.path + "/config/tsapply/bridges"
     #expect(try (FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+  }
+
+  /// A saved plan names the watch by the bridge's id, which reaches the pairing of that bridge
+  /// paired last: re-paired under a name beside a stale pairing named after the bridge (the
+  /// default name), `apply PLANFILE` works as its advice says (fresh-eyes fe101 #1: 401), and
+  /// pairing says the other one is stale.
+  @Test func aSavedPlanReachesTheBridgeThroughThePairingPairedLast() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    defer { bridge.stop() }
+    var old = try PairingString(parsing: bridge.pairing)
+    old.key = SealingKey.random()
+    #expect(try await bridge.run(["bridge", "pair", old.description]).status == 0)
+    let again = try await bridge.run(["bridge", "pair", bridge.pairing, "--name", "home"])
+    #expect(again.stdout.contains("Note: '\(old.bridgeID)' is paired with the same bridge under another key or address"), "\(again.stdout)")
+    try BridgeFixture.manifest("default").write(to: bridge.directory.appendingPathComponent("watch.yaml"), atomically: true, encoding: .utf8)
+    let saved = try await bridge.run(["plan", "-out", "p.tfplan", "--device", "bridge:home"])
+    #expect(saved.status == 0 && saved.stdout.contains("tsapply apply p.tfplan"), "\(saved.stdout)\(saved.stderr)")
+    let applied = try await bridge.run(["apply", "p.tfplan"])
+    #expect(applied.status == 0, "\(applied.stdout)\(applied.stderr)")
   }
 
   @Test func serveStopsCleanlyOnSIGINTAndNeedsAWatch() async throws {
