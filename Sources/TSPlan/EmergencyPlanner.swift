@@ -32,6 +32,13 @@ enum EmergencyPlanner {
       after.contacts = ContactPlanner.storedContacts(contacts.value, watch: before.contacts, capabilities: capabilities)
     }
     if let sos = emergency.isSosOn { after.isSosOn = sos.value }
+    // Emergency contacts without `sos:` keep the watch's switch: off, a press calls none of them
+    // (fresh-eyes fe101 #3: the plan showed the contacts only, and SOS stayed off).
+    if emergency.isSosOn == nil, let contacts = emergency.contacts, !contacts.value.isEmpty, !after.isSosOn {
+      part.diagnostics.append(.warning(at: emergency.position, field: "emergency.sos",
+        "emergency contacts are given but `sos:` is not, so the watch keeps its SOS switch, which is off: a long press calls none of them; "
+          + "add `sos: true` to switch it on (or `sos: false` to say it stays off)"))
+    }
     var fields: [FieldChange] = []
     if after.isSosOn != before.isSosOn {
       fields.append(FieldChange(field: "isSosOn", before: .bool(before.isSosOn), after: .bool(after.isSosOn),

@@ -86,6 +86,20 @@ import TSTestSupport
     #expect(after.contacts.map(\.phoneNum) == ["+15550101", "+15550102"])
   }
 
+  /// Emergency contacts given without `sos:` on a watch whose SOS is off: the switch stays off,
+  /// which a warning says with the fix (fresh-eyes fe101 #3: the plan showed only the contact,
+  /// and SOS stayed off); with SOS on, or `sos:` written, nothing is said.
+  @Test(arguments: [(false, nil, true), (true, nil, false), (false, false, false), (false, true, false)] as [(Bool, Bool?, Bool)])
+  func contactsWithoutTheSOSSwitchOnAWatchWithSOSOffAreWarnedOf(_ watchOn: Bool, _ sos: Bool?, _ warned: Bool) throws {
+    let state = States.watch(emergency: EmergencyContacts(contacts: [], isSosOn: watchOn))
+    let manifest = Build.manifest(emergency: Build.emergency(sos: sos, contacts: [("Sam Roe", "+15550101")]))
+    let result = Planner.plan(manifest, state: state, capabilities: Profiles.roomy)
+    let warnings = result.diagnostics.filter { $0.severity == .warning && $0.field == "emergency.sos" }.map(\.message)
+    #expect(warnings == (warned ? ["emergency contacts are given but `sos:` is not, so the watch keeps its SOS switch, which is off: "
+      + "a long press calls none of them; add `sos: true` to switch it on (or `sos: false` to say it stays off)"] : []), "\(result.diagnostics)")
+    #expect(result.plan != nil)
+  }
+
   static let mom = Contact(name: "Mom", phoneNum: "+15550100")
   static let momNewNumber = Contact(name: "Mom", phoneNum: "+15550199")
 
