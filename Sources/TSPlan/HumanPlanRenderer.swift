@@ -99,6 +99,16 @@ public struct HumanPlanRenderer: Sendable {
 
   /// The list items behind the resource counts, e.g. ` (contacts: 10 removed)` or
   /// ` (contacts: 1 added; emergency contacts: 1 changed)`; empty when no list changes.
+  /// For drift of the emergency list that alters whom an SOS press reaches
+  /// (`ResourceChange.putsSOSAtRisk`): what it means for a press, in the words of the plan's
+  /// `(!)` lines; `nil` otherwise.
+  static func sosRisk(_ change: ResourceChange) -> String? {
+    guard change.putsSOSAtRisk, case .emergency(let now)? = change.after else { return nil }
+    if !now.isSosOn { return "SOS was switched off on the watch: a long press calls no one" }
+    if now.contacts.isEmpty { return "the watch holds no emergency contact: a long press calls no one" }
+    return "the emergency numbers changed on the watch: a long press calls others than the last apply left"
+  }
+
   static func listItems(_ plan: Plan) -> String {
     let parts = plan.listCounts.map { "\($0.list): \($0.counts.summary)" }
     return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
@@ -184,6 +194,10 @@ public struct HumanPlanRenderer: Sendable {
     single.resourceChanges = [change]
     if !drift {
       for finding in safetyFindings(for: single) { lines.append("  " + paint("# (!) \(finding)", .bold, .red)) }
+    } else if let risk = Self.sosRisk(change) {
+      // What the plan marks when it makes it, drift marks when the watch did (fresh-eyes fe101:
+      // `~ sos = true -> false` under drift without the plan's emphasis).
+      lines.append("  " + paint("# (!) \(risk)", .bold, .red))
     }
     lines.append("  " + symbol(change.action) + " \(address) {")
     // Names, notes and addresses are free text: a number written into one is masked too (file

@@ -107,7 +107,7 @@ struct CapabilityCase: Sendable, CustomTestStringConvertible {
       manifest: Build.manifest(emergency: Build.emergency(sos: true, contacts: contactList(2))),
       expected: ["watch.yaml:82:3: error: emergency.contacts: 2 emergency contacts, but the watch (profile npk) holds at most 1"]),
     CapabilityCase(name: "contact name cut, phone beyond the limit refused", capabilities: Profiles.npk,
-      manifest: Build.manifest(emergency: Build.emergency(contacts: [("Alexandra Maria Doe-Smithsonian!", "+12345678901234567890123456789012")])),
+      manifest: Build.manifest(emergency: Build.emergency(sos: true, contacts: [("Alexandra Maria Doe-Smithsonian!", "+12345678901234567890123456789012")])),
       expected: [
         #"watch.yaml:83:13: warning: emergency.contacts[0].name: "Alexandra Maria Doe-Smithsonian!" is 32 bytes; the watch (profile npk) stores contact names of at most 31 bytes, so it will be stored as "Alexandra Maria Doe-Smithsonian" (31 bytes)"#,
         "watch.yaml:83:30: error: emergency.contacts[0].phone: the phone number is 33 bytes, but the watch (profile npk) stores phone numbers of at most 31 bytes; tsapply never shortens a phone number",
