@@ -6,6 +6,7 @@ import TSManifest
 import TSModel
 import TSMonitor
 import TSMQTT
+import TSPlan
 
 /// `tsapply monitor --fleet` (docs/fleet.md "Monitoring a fleet"): for a fleet whose watches
 /// tsapply reaches itself, one `Monitor` (TSMonitor) per watch, each reading the watch's merged
@@ -131,7 +132,10 @@ public enum FleetMonitor {
       }
     case .failure(let problem)?:
       state = "invalid"
-      note = problem.diagnostics.filter { $0.severity == .error }.prefix(3).map(\.description).joined(separator: "; ")
+      // Masked as the agents mask what they publish: the note reaches the alerts and the log,
+      // which show no phone number (fresh-eyes fe100 #7: a broken local manifest's number in
+      // the `invalid` alert).
+      note = PhoneRedaction.redactPhoneLikeSparingOwn(problem.diagnostics.filter { $0.severity == .error }.prefix(3).map(\.description).joined(separator: "; "))
       pendingKnown = false
     case nil: break
     }

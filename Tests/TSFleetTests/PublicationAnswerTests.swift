@@ -3,6 +3,7 @@ import Testing
 @testable import TSFleet
 import TSMQTT
 import TSPlan
+import TSModel
 
 /// Which status answers a published desired document (`FleetPublication.answer`, docs/fleet.md
 /// "`apply`, `plan`, `drift` and `status` over MQTT"): with a publication only a final status
@@ -58,6 +59,19 @@ import TSPlan
     Row(name: "no publication: refused before", published: nil, answering: nil, result: .refused, before: true, verdict: "refused"),
     Row(name: "no publication: another revision", published: nil, answering: nil, revision: "r0", verdict: nil),
   ]
+
+  /// A monitor's own manifests that do not load make the watch `invalid` in words that reach
+  /// the alerts and the log: a phone number in them is masked, as the agents mask theirs
+  /// (fresh-eyes fe100 #7: `"+1 555 01x4"` whole in the `invalid` alert).
+  @Test func aLocalManifestErrorIsToldWithItsNumbersMasked() {
+    let status = WatchStatus(agent: "a01", watch: "room-1", device: "memory:room-1", revision: "r1", appliedRevision: "r1",
+                             result: .applied, drift: 0, pending: 0)
+    let problem = FleetInputProblem(diagnostics: [.error(at: SourcePosition(file: "room-14.yaml", line: 3, column: 12), field: "contacts[0].phone",
+                                                         "\"+1 555 0104x4\" holds the letter 'x'")], subject: "room-14.yaml")
+    let report = FleetMonitor.agentReport(status, current: .failure(problem))
+    #expect(report.state == "invalid" && report.note?.contains("room-14.yaml:3:12") == true && report.note?.contains("555 0104") == false,
+            "\(String(describing: report.note))")
+  }
 
   @Test(arguments: rows)
   func aStatusAnswersADocumentByThisRule(_ row: Row) throws {
