@@ -376,6 +376,32 @@ public enum FleetMonitor {
       }
     }
 
+    /// The presses `list` no longer holds (an agent publishes its newest `RecentSOS.limit`) that
+    /// came after the newest of `handled` of the same numbering (`sos-EPOCH-SEQUENCE`, one per
+    /// agent record): an `error` event, `reason: events_missed`, from the last handled press to
+    /// the oldest listed, as an agent tells a gap; `nil` when none is missing (or nothing of that
+    /// numbering was handled: a monitor that never heard the watch cannot tell).
+    static func missedPresses(_ list: RecentSOS, handled: [HandledEvents.Press]) -> FleetEvent? {
+      guard list.presses.count >= RecentSOS.limit, let oldest = list.presses.first, let oldestID = oldest.id else { return nil }
+      func numbered(_ id: String) -> (numbering: String, number: Int)? {
+        let parts = id.split(separator: "-")
+        guard parts.count >= 3, parts.first == "sos", let number = Int(parts[parts.count - 1]) else { return nil }
+        return (parts.dropLast().joined(separator: "-"), number)
+      }
+      guard let first = numbered(oldestID),
+            let last = handled.compactMap({ press in numbered(press.id).map { (press.id, $0) } })
+              .filter({ $0.1.numbering == first.numbering }).max(by: { $0.1.number < $1.1.number }),
+            first.number > last.1.number + 1 else { return nil }
+      let count = first.number - last.1.number - 1
+      var event = FleetEvent(agent: list.agent, watch: list.watch, kind: .error, time: oldest.time,
+                             message: "\(count) SOS press\(count == 1 ? "" : "es") of the watch, made while this monitor was not connected, "
+                               + "\(count == 1 ? "is" : "are") no longer kept by agent \(list.agent) (it keeps the newest \(RecentSOS.limit)): "
+                               + "\(count == 1 ? "it was" : "they were") not forwarded; ask the wearer")
+      (event.reason, event.after, event.before) = ("events_missed", last.0, oldestID)
+      event.id = "gap-\(last.0)-\(oldestID)"
+      return event
+    }
+
     /// Disconnects; deliveries under way get `grace` to finish (what is left stays in the outbox).
     public func stop(grace: Duration) async {
       recheck?.cancel()
@@ -419,6 +445,12 @@ public enum FleetMonitor {
         } else if kind == .events, !message.retained, let event = FleetEvent.decode(message.payload) {
           forward(event, watchID: id)
         } else if kind == .sos, let list = RecentSOS.decode(message.payload), list.watch == id {
+          // Presses the agent no longer keeps in the list, made after the last this monitor
+          // handled: missed, raised as a gap in the watch's events is, once (fresh-eyes fe100 #1:
+          // 18 presses while the monitor was down, 2 lost with no word).
+          if let record = record(of: id), let missed = Self.missedPresses(list, handled: record.recentPresses) {
+            forward(missed, watchID: id)
+          }
           // What the live events already brought is handled; the rest was published while this
           // monitor was not there to hear it.
           let now = Date()

@@ -400,6 +400,44 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// Presses the agent's list no longer keeps (more than `RecentSOS.limit` while the monitor was
+  /// down), made after the last one the monitor handled: raised as a gap ("SOS?" on the page, an
+  /// `events_missed` event), once, beside the presses the list does keep (fresh-eyes fe100 #1:
+  /// 18 presses, 2 lost with no word).
+  @Test func pressesTheAgentNoLongerKeepsAreRaisedAsMissed() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    func press(_ number: Int) -> FleetEvent {
+      var event = FleetEvent(agent: "station", watch: "room-1", kind: .sos, time: InternetTime.text(Date()), message: "the wearer pressed SOS")
+      event.id = "sos-e-" + String(format: "%010d", number)
+      event.sequence = number
+      return event
+    }
+    for start in 1...3 {
+      let (board, events, follower) = try await Self.follower(space, broker, device: "sim:room-1.json")
+      if start == 1 {
+        try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: press(1).encoded(), qos: 1, retain: false)
+        _ = await events.wait(for: 1)
+      } else if start == 2 {
+        let list = RecentSOS(agent: "station", watch: "room-1", presses: (4...19).map(press))
+        try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .sos), payload: list.encoded(), qos: 1, retain: true)
+      }
+      let deadline = Date().addingTimeInterval(start == 2 ? 60 : 2)
+      while Date() < deadline, events.items.filter({ $0.kind == .sos }).count < (start == 2 ? 16 : 1) { try await Task.sleep(for: .milliseconds(20)) }
+      try await Task.sleep(for: .milliseconds(200))
+      await follower.stop(grace: .zero)
+      let gaps = events.items.filter { $0.fields["reason"] == .string("events_missed") }
+      #expect(gaps.count == (start == 2 ? 1 : 0), "start \(start): \(gaps.map(\.jsonLine))")
+      if start == 2 {
+        #expect(gaps.first?.message.hasPrefix("2 SOS presses of the watch, made while this monitor was not connected, are no longer kept by agent station") == true,
+                "\(gaps.map(\.jsonLine))")
+        #expect(board.snapshot().openSOS.contains { $0.id == gaps.first?.id }, "the page asks: \(board.snapshot().openSOS.map(\.id))")
+        #expect(events.items.filter { $0.kind == .sos }.count == 16)
+      }
+    }
+    await publisher.close()
+  }
+
   /// A monitor started (or restarted) while an agent is online hears it from the agent's
   /// retained state and says so: an `agent_offline` alert kept open across its restart is then
   /// recovered, though the agent came back while the monitor was down.
