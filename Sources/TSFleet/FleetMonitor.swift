@@ -351,8 +351,10 @@ public enum FleetMonitor {
         for entry in entries { await delivery.start(entry) }
       }
       // An outage an earlier run left (it was stopped or killed before it connected again).
+      // Said at the first failed try, not after `timeout`: the page must not show an all-clear
+      // meanwhile (fresh-eyes fe100 #4: 5 s of "every watch is in sync" with the broker down).
       if let kept = HandledEvents.kept(at: connectionRecord.path, watch: "monitor:\(site)")?.outageSince {
-        lock.withLock { keptOutage = kept }
+        lock.withLock { (keptOutage, connectedOnce) = (kept, true) }
       }
       let began = Date()
       client?.connect()
@@ -519,7 +521,8 @@ public enum FleetMonitor {
           return (true, readyOnce)
         }
         guard lost else { return }
-        shown = MonitorEvent(time: now, watch: "monitor:\(site)", kind: .offline,
+        // Timed from when the outage began (an earlier run's, kept), as the page says "since".
+        shown = MonitorEvent(time: lock.withLock { lostSince } ?? now, watch: "monitor:\(site)", kind: .offline,
                              message: "this monitor \(reached ? "lost its connection to" : "cannot reach") the broker \(address) (\(reason)): it cannot see the watches of "
                                + "site \(site), nor hear their SOS presses, until it is back; it keeps trying",
                              fields: ["broker": .string(address), "site": .string(site), "problem": .string("\(reason)")])

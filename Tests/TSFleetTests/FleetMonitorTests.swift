@@ -622,6 +622,32 @@ import TSMQTT
     await next.stop(grace: .zero)
   }
 
+  /// A monitor started while the outage an earlier run left goes on (the broker still down)
+  /// says so at once, since the outage began — not "every watch in sync" until its first try
+  /// times out, and not since its own start (fresh-eyes fe100 #4: 5 s of an all-clear page).
+  @Test func anOutageAnEarlierRunLeftIsShownAtOnceSinceItBegan() async throws {
+    let space = try FleetSpace()
+    let broker = try MosquittoBroker.start(in: space.directory, configuration: MosquittoBroker.defaultConfiguration)
+    let first = Inbox<MonitorEvent>()
+    let (firstBoard, killed) = try await Self.follow(space, broker, events: first)
+    broker.stop()
+    #expect(await Self.eventually { firstBoard.snapshot().monitorProblemSince != nil }, "\(first.items.map(\.message))")
+    let began = try #require(firstBoard.snapshot().monitorProblemSince)
+    await killed.stop(grace: .zero)
+    let second = Inbox<MonitorEvent>()
+    let started = Date()
+    let starting = Task { try await Self.follow(space, broker, events: second, within: .seconds(5)) }
+    while Date().timeIntervalSince(started) < 10, !second.items.contains(where: { $0.kind == .offline && $0.watch == "monitor:ward-a" }) {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let shownAfter = Date().timeIntervalSince(started)
+    #expect(shownAfter < 3, "shown \(shownAfter) s after the start")
+    let (board, follower) = try await starting.value
+    defer { Task { await follower.stop(grace: .zero) } }
+    #expect(abs((board.snapshot().monitorProblemSince ?? .distantFuture).timeIntervalSince(began)) < 0.01,
+            "since \(String(describing: board.snapshot().monitorProblemSince)), the outage began \(began)")
+  }
+
   /// An SOS from a watch the fleet file no longer names (its agent still serves it: the press is
   /// delivered) is an open press on the page, under the name the fleet gave it (fe17 defect 3).
   @Test func anSOSFromAWatchRemovedFromTheFleetIsOpenOnThePage() async throws {
