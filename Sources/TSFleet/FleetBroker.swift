@@ -131,6 +131,17 @@ public final class FleetBrokerView: @unchecked Sendable {
                                     servers: agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent))
   }
 
+  /// What to say of watch `id` when its last status came from an agent that no longer serves it
+  /// while other online agents do (`FleetStatus.movedNote`), with those agents; `nil` otherwise.
+  public func movedNote(_ id: String) -> (note: String, servers: [String])? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let status = statusByWatch[id]?.status else { return nil }
+    let agent = agentByID[status.agent].map(judged)
+    let servers = agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) && $0.agent != status.agent }.map(\.agent).sorted()
+    return FleetStatus.movedNote(id, status: status, statusAgentOnline: agent?.online, announced: agent?.watches, servers: servers).map { ($0, servers) }
+  }
+
   /// Why agent `id` is taken as offline although its presence on the broker says online: the
   /// broker restarted (from a save that kept the presence) and the agent has not connected since
   /// (`BrokerRestart`); `nil` otherwise.

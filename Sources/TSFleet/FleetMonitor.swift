@@ -626,8 +626,15 @@ public enum FleetMonitor {
         // Two online agents announcing the watch both apply to it and take turns at its status.
         let servers = servingAgents(id)
         if servers.count > 1 { report.servedBy = servers }
+        // Moved to another agent that has not reported yet: not what the agent it left said.
+        if let note = FleetStatus.movedNote(id, status: status, statusAgentOnline: online[status.agent], announced: served[status.agent], servers: servers) {
+          report.state = "no status"
+          report.note = note
+          report.servedBy = servers
+          report.drift = nil
+          report.pending = nil
         // Its agent online and no longer naming it, and no other online agent naming it: served by no one.
-        if online[status.agent] == true, let note = FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers) {
+        } else if online[status.agent] == true, let note = FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers) {
           report.state = "no status"
           report.note = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: note) } ?? note
           report.drift = nil

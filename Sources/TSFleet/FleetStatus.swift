@@ -411,6 +411,11 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
+      // Moved to another agent that has not reported yet: not what the agent it left said.
+      if let (note, servers) = view.movedNote(id) {
+        return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                              lastSeen: status.lastSeen, agent: (id: servers[0], online: true), note: note)
+      }
       // Its agent online and no longer naming it, and no other online agent naming it: served
       // by no one, whatever its last status said.
       if agent?.online == true, let note = view.unservedNote(id) {
@@ -555,6 +560,21 @@ public enum FleetStatus {
   /// nothing checks it, applies to it or hears its SOS presses, whatever its last status said
   /// (fresh-eyes finding: shown in sync, with SOS off and a press heard by no one). `nil` when
   /// it is served. `status --fleet` and the status page over MQTT say the same.
+  /// What to say of watch `id` when its last status came from an agent that no longer serves it
+  /// — offline (`statusAgentOnline` not true), or online and no longer announcing it
+  /// (`announced`) — while other online agents (`servers`, those announcing it) do: the watch
+  /// moved, and what it holds is not known until one of them reports; `nil` otherwise (its agent
+  /// still serves it, alone or beside another). `status --fleet` and the page say the same
+  /// (fresh-eyes fe100 #2, #3: "in sync" from an agent that had let the watch go, while it had
+  /// drifted; "offline" from the agent it left, while the page said another served it).
+  public static func movedNote(_ id: String, status: WatchStatus, statusAgentOnline: Bool?, announced: [String]?, servers: [String]) -> String? {
+    let others = servers.filter { $0 != status.agent }
+    guard !others.isEmpty, statusAgentOnline != true || announced.map({ !$0.contains(id) }) == true else { return nil }
+    return "its last status came from agent \(status.agent), which no longer serves it (\(status.result.rawValue)"
+      + (status.lastSeen.map { ", read at \($0)" } ?? "") + "): what the watch holds now is not known until agent\(others.count == 1 ? "" : "s") "
+      + "\(others.joined(separator: ", ")), serving it now, report\(others.count == 1 ? "s" : "") on it"
+  }
+
   public static func unservedNote(_ id: String, status: WatchStatus, announced: [String]?, servers: [String]) -> String? {
     guard let announced, !announced.contains(id), servers.isEmpty else { return nil }
     return "agent \(status.agent) no longer serves the watch \(id) (it is online and does not announce it), and no other agent does: "

@@ -308,7 +308,8 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     let time = now()
     let wasUnserved = lock.withLock { () -> Bool in
       let was = offlineSince[name].map { Self.isUnserved($0.event) } ?? false
-      if report.state == "no status" {
+      // `no status` of a watch moved to agents that have not reported yet is served (`servedBy`).
+      if report.state == "no status", report.servedBy?.isEmpty ?? true {
         if offlineSince[name] == nil {
           offlineSince[name] = (time, MonitorEvent(time: time, watch: name, kind: .offline, message: report.note ?? "no agent serves the watch",
                                                    fields: ["reason": .string(Self.unservedReason)]))

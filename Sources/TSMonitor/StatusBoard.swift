@@ -55,8 +55,9 @@ public struct AgentReport: Sendable, Equatable {
   /// Whether that drift alters whom an SOS press reaches (`WatchStatus.sosAtRisk`); `nil` when
   /// the agent does not say (then `emergency` among `driftAddresses` says it: `putsSOSAtRisk`).
   public var sosAtRisk: Bool?
-  /// The online agents that all announce the watch, when more than one does (`nil` otherwise):
-  /// each applies its manifests to it, and its status is whichever spoke last.
+  /// The online agents that all announce the watch, when more than one does (each applies its
+  /// manifests to it, and its status is whichever spoke last), or, with `no status`, those it
+  /// moved to, which have not reported yet (it is served: no `offline` alert); `nil` otherwise.
   public var servedBy: [String]?
   /// With `invalid`: the broker's desired document is older than what the agent handled
   /// (`WatchStatus.staleDesired`), not a manifest that cannot be used.
