@@ -79,6 +79,17 @@ import TSTestSupport
     #expect(contact.status == 0 && !contact.stdout.contains("SOS at risk"), "\(contact.stdout)\(contact.stderr)")
   }
 
+  /// SOS switched off on the watch is marked in `drift` as the plan marks turning it off
+  /// (fresh-eyes fe101: `~ sos = true -> false` with no `(!)`).
+  @Test func driftMarksSOSSwitchedOffOnTheWatch() throws {
+    let dir = try ReconcileTests.workspace("family.yaml")
+    #expect(try TSApplyBinary.run(["apply", "--auto-approve"], in: dir).status == 0)
+    #expect(try TSApplyBinary.run(["device", "simulate", "emergency-clear"], in: dir).status == 0)
+    let drift = try TSApplyBinary.run(["drift", "--no-color"], in: dir)
+    #expect(drift.status == 2 && drift.stdout.contains("  # (!) SOS was switched off on the watch: a long press calls no one\n  ~ emergency {"),
+            "\(drift.stdout)")
+  }
+
   /// SOS switched on and an emergency contact set on the watch, where the manifest has SOS off:
   /// adopting changes whom a press reaches, which is said as that, not as "a press may reach no
   /// one" (fresh-eyes fe99); unattended it is refused in the same words.
