@@ -671,7 +671,11 @@ public enum FleetMonitor {
     /// The fleet's name for watch `id`, else the name it had there (while no watch named now
     /// has it), else its identity, else `SITE/WATCH-ID`.
     private func name(of id: String) -> String {
-      member(id) ?? lock.withLock { formerNames[id].flatMap { Set(names.values).contains($0) ? nil : $0 } ?? identities[id] } ?? "\(site)/\(id)"
+      if let member = member(id) { return member }
+      let (former, taken) = lock.withLock { (formerNames[id], Set(names.values)) }
+      // The name this run saw it under, else the one its record kept from an earlier run.
+      let kept = former ?? (lock.withLock { handled[id] }?.current.fleetName ?? recordPath(of: id).flatMap { HandledEvents.fleetName(at: $0, watch: "\(site)/\(id)") })
+      return kept.flatMap { taken.contains($0) ? nil : $0 } ?? lock.withLock { identities[id] } ?? "\(site)/\(id)"
     }
 
     /// The fleet's name for watch `id`, when the fleet file names it.
@@ -722,10 +726,17 @@ public enum FleetMonitor {
 
     /// The record of the SOS presses handled on watch `id`, read the first time it is needed;
     /// `nil` for an ID that cannot name a file (`FleetTopics.problem(with:)`).
+    /// Where watch `id`'s record is; `nil` for an id no file may be named after.
+    private func recordPath(of id: String) -> String? {
+      FleetTopics.problem(with: id) == nil && !id.hasPrefix(".") ? eventsDirectory + "/" + id + ".json" : nil
+    }
+
     private func record(of id: String) -> HandledEvents? {
-      guard FleetTopics.problem(with: id) == nil, !id.hasPrefix(".") else { return nil }
+      guard let path = recordPath(of: id) else { return nil }
       if let known = lock.withLock({ handled[id] }) { return known }
-      let record = HandledEvents(path: eventsDirectory + "/" + id + ".json", watch: "\(site)/\(id)")
+      let record = HandledEvents(path: path, watch: "\(site)/\(id)")
+      // The fleet file's name for it, kept for a run after it was taken out of the file.
+      if let name = member(id) { try? record.named(name) }
       if let problem = record.problem {
         emit(MonitorEvent(time: Date(), watch: name(of: id), kind: .error,
                           message: "cannot use \(record.path): \(problem); SOS presses this monitor delivered before may be delivered again, and the file is replaced",

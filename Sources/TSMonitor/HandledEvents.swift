@@ -64,6 +64,10 @@ public final class HandledEvents: @unchecked Sendable {
     /// end, so a restarted monitor ends it (`resolved`) or replaces it (`supersedes`); `nil`
     /// when none is open, and in files written before.
     public var openDrift: String?
+    /// The name a fleet file gave the watch when `monitor --fleet` last used this record, so a
+    /// press of a watch since taken out of the file is shown under that name by a restarted
+    /// monitor too (fresh-eyes fe100 #5: `ward-a/r12`, a name it never had); `nil` otherwise.
+    public var fleetName: String?
   }
 
   /// A gap in the watch's events: what came after `after` and before `before` cannot be had.
@@ -232,6 +236,21 @@ public final class HandledEvents: @unchecked Sendable {
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
   public func openDrift(_ id: String?) throws(SecureFileError) {
     try update { $0.openDrift = id }
+  }
+
+  /// Records `name`, the fleet file's name for the watch (`State.fleetName`), when it is not the
+  /// one recorded. Not fsynced.
+  /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
+  public func named(_ name: String) throws(SecureFileError) {
+    guard current.fleetName != name else { return }
+    try update { $0.fleetName = name }
+  }
+
+  /// The fleet file's name recorded for the watch in the record at `path` (`State.fleetName`),
+  /// read without keeping the record.
+  public static func fleetName(at path: String, watch: String) -> String? {
+    guard case .stored(let stored) = read(path), stored.watch == watch, stored.format == formatName else { return nil }
+    return stored.fleetName
   }
 
   /// How much earlier than the first listening (`listeningSince`) a press may be timed and

@@ -648,6 +648,29 @@ import TSMQTT
             "since \(String(describing: board.snapshot().monitorProblemSince)), the outage began \(began)")
   }
 
+  /// A watch taken out of the fleet file while the monitor was down: its next press is shown
+  /// under the name the file gave it, which the watch's record kept — not `ward-a/room-1`, a
+  /// name it never had (fresh-eyes fe100 #5: two cards for one resident).
+  @Test func aPressOfAWatchTakenOutOfTheFileWhileTheMonitorWasDownKeepsItsName() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    func press(_ number: Int) -> [UInt8] {
+      var event = FleetEvent(agent: "station", watch: "room-1", kind: .sos, time: InternetTime.text(Date()), message: "the wearer pressed SOS")
+      event.id = "sos-e-" + String(format: "%010d", number)
+      event.sequence = number
+      return event.encoded()
+    }
+    for (start, names) in [(1, ["room-1": "r1"]), (2, [:])] {
+      let events = Inbox<MonitorEvent>()
+      let (_, follower) = try await Self.follow(space, broker, names: names, events: events)
+      try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: press(start), qos: 1, retain: false)
+      let shown = await events.wait(for: 1).first { $0.kind == .sos }
+      await follower.stop(grace: .zero)
+      #expect(shown?.watch == "r1", "start \(start): \(shown?.jsonLine ?? "-")")
+    }
+    await publisher.close()
+  }
+
   /// An SOS from a watch the fleet file no longer names (its agent still serves it: the press is
   /// delivered) is an open press on the page, under the name the fleet gave it (fe17 defect 3).
   @Test func anSOSFromAWatchRemovedFromTheFleetIsOpenOnThePage() async throws {
