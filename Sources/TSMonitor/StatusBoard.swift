@@ -902,6 +902,9 @@ public final class StatusBoard: @unchecked Sendable {
       // what it last applied, and a restarted agent would be handed nothing.
       state = agent.state
       reasons.append(agent.note.map { $0.prefix(1).uppercased() + $0.dropFirst() } ?? "The broker holds no desired document for it")
+      // Publishing again is refused while a staged rollout is paused: said as for a new
+      // revision (fresh-eyes fe100 #6: the advice was refused when followed).
+      Self.namePausedRollout(rolloutState, in: &reasons)
       reasons += alsoDrift
     } else if let agent = watch.agent, agent.state == "new revision" {
       // Over MQTT: the manifests were edited and not published; drift and pending were counted
@@ -923,10 +926,7 @@ public final class StatusBoard: @unchecked Sendable {
       // on whether they are the ones it started with, which the page does not know, so both
       // ways are said; with no such rollout, neither (fresh-eyes findings: only `--continue`
       // was said, which refuses manifests edited since; then both said with no rollout at all).
-      if let phase = rolloutState?.phase, ["paused", "interrupted"].contains(phase), let last = reasons.indices.last {
-        reasons[last] += " (the fleet's staged rollout is \(phase): continue it with 'tsapply apply --fleet --continue' if these are the "
-          + "manifests it started with, else end it with --abort first)"
-      }
+      Self.namePausedRollout(rolloutState, in: &reasons)
       reasons += alsoDrift
     } else if let problem = watch.healProblem {
       state = problem.state
@@ -1040,6 +1040,15 @@ public final class StatusBoard: @unchecked Sendable {
     let unreachable = watch.connected == false ? watch.offlineSince.map { ($0, watch.offlineReason ?? "it cannot be reached") } : nil
     guard let first = watch.agentOffline ?? unreachable else { return nil }
     return (min(first.since, unreachable?.0 ?? first.since), first.reason)
+  }
+
+  /// With a staged rollout paused or interrupted: the last of `reasons` says how to go on with
+  /// it, both ways (whether it can go on with these manifests depends on whether they are the
+  /// ones it started with, which the page does not know); nothing otherwise.
+  static func namePausedRollout(_ rollout: Rollout?, in reasons: inout [String]) {
+    guard let phase = rollout?.phase, ["paused", "interrupted"].contains(phase), let last = reasons.indices.last else { return }
+    reasons[last] += " (the fleet's staged rollout is \(phase): continue it with 'tsapply apply --fleet --continue' if these are the "
+      + "manifests it started with, else end it with --abort first)"
   }
 
   /// `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`: how long, for people.

@@ -550,19 +550,25 @@ final class TestClock: @unchecked Sendable {
     #expect(try #require(board.snapshot().rows.first).reasons.allSatisfy { !$0.hasPrefix("SOS at risk") })
   }
 
-  /// A watch whose manifests give a revision not published names the staged rollout only while
-  /// one is paused or interrupted (fresh-eyes finding: "while the fleet's staged rollout is
-  /// paused …" beside every such watch, with no rollout, or one completed or aborted).
+  /// A watch whose manifests give a revision not published — or whose desired document the
+  /// broker lost, which the advice says to publish again (fresh-eyes fe100 #6) — names the
+  /// staged rollout only while one is paused or interrupted (fresh-eyes finding: "while the
+  /// fleet's staged rollout is paused …" beside every such watch, with no rollout, or one
+  /// completed or aborted).
   @Test(arguments: [(nil, false), ("running", false), ("completed", false), ("aborted", false), ("paused", true), ("interrupted", true)]
-        as [(String?, Bool)])
-  func aNewRevisionNamesTheRolloutOnlyWhileOneIsPaused(phase: String?, named: Bool) throws {
+        as [(String?, Bool)], ["new revision", "no desired document"])
+  func aNewRevisionNamesTheRolloutOnlyWhileOneIsPaused(_ row: (phase: String?, named: Bool), state: String) throws {
+    let (phase, named) = row
     let clock = TestClock()
     let board = Self.board(clock)
     board.rollout(phase.map { StatusBoard.Rollout(phase: $0, lines: [], json: .null) })
-    board.reported("room-12", AgentReport(state: "new revision", note: "the manifests give revision cccc; the agent last applied bbbb",
-                                          drift: 0, pending: nil))
+    let note = state == "new revision" ? "the manifests give revision cccc; the agent last applied bbbb"
+      : "the broker holds no desired document for the watch; agent a01 still holds the watch to revision bbbb as it last applied it. "
+        + "Publish the manifests again with 'tsapply apply --fleet'"
+    board.reported("room-12", AgentReport(state: state, note: note, drift: 0, pending: nil))
     let row = try #require(board.snapshot().rows.first)
-    let reason = try #require(row.reasons.first { $0.hasPrefix("Its manifests changed and are not published yet") }, "\(row.reasons)")
+    let first = state == "new revision" ? "Its manifests changed and are not published yet" : "The broker holds no desired document"
+    let reason = try #require(row.reasons.first { $0.hasPrefix(first) }, "\(row.reasons)")
     #expect(reason.contains("staged rollout") == named, "\(reason)")
     if let phase, named { #expect(reason.contains("the fleet's staged rollout is \(phase): continue it with"), "\(reason)") }
   }
