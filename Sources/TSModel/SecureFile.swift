@@ -192,20 +192,11 @@ public enum SecureFile {
       throw SecureFileError(path: path, operation: "use", reason: "its folder's mode is \(mode(folderInfo.st_mode)): others may put a file there in its place; "
                               + "run 'chmod 700 \(ShellWord.quoted(folder))'")
     }
-    guard info.st_size <= maxBytes else {
-      throw SecureFileError(path: path, operation: "use", reason: "it is larger than \(maxBytes / 1024) KiB, so it holds no key tsapply wrote")
+    // Read bounded from the descriptor checked above (the one reader every input goes through).
+    switch ManifestSource.descriptor(fd, displayName: path).read(maxBytes: maxBytes, noun: "key file") {
+    case .success(let bytes): return bytes
+    case .failure(let error): throw SecureFileError(path: path, operation: "use", reason: "\(error)")
     }
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
-    var count = 0
-    while count < bytes.count {
-      let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-      if got < 0 && errno == EINTR { continue }
-      guard got >= 0 else { throw SecureFileError(path: path, operation: "use", reason: "cannot read it: \(systemReason())") }
-      if got == 0 { break }
-      count += got
-    }
-    guard count <= maxBytes else { throw SecureFileError(path: path, operation: "use", reason: "it is larger than \(maxBytes / 1024) KiB, so it holds no key tsapply wrote") }
-    return Array(bytes.prefix(count))
   }
 
   /// Permission bits as `ls -l` and chmod's octal give them: `0644`.
