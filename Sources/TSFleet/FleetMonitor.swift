@@ -385,13 +385,8 @@ public enum FleetMonitor {
     /// numbering was handled: a monitor that never heard the watch cannot tell).
     static func missedPresses(_ list: RecentSOS, handled: [HandledEvents.Press]) -> FleetEvent? {
       guard list.presses.count >= RecentSOS.limit, let oldest = list.presses.first, let oldestID = oldest.id else { return nil }
-      func numbered(_ id: String) -> (numbering: String, number: Int)? {
-        let parts = id.split(separator: "-")
-        guard parts.count >= 3, parts.first == "sos", let number = Int(parts[parts.count - 1]) else { return nil }
-        return (parts.dropLast().joined(separator: "-"), number)
-      }
-      guard let first = numbered(oldestID),
-            let last = handled.compactMap({ press in numbered(press.id).map { (press.id, $0) } })
+      guard let first = HandledEvents.pressNumber(of: oldestID),
+            let last = handled.compactMap({ press in HandledEvents.pressNumber(of: press.id).map { (press.id, $0) } })
               .filter({ $0.1.numbering == first.numbering }).max(by: { $0.1.number < $1.1.number }),
             first.number > last.1.number + 1 else { return nil }
       let count = first.number - last.1.number - 1

@@ -184,8 +184,16 @@ public final class HandledEvents: @unchecked Sendable {
   /// delivered twice). Presses of one numbering are never taken for each other, however close
   /// in time (a watch may time them to the second).
   public func hasHandled(pressedAt time: String, id: String) -> Bool {
-    let numbering = { (id: String) in id.split(separator: "-").dropLast().joined(separator: "-") }
+    let numbering = { (id: String) in Self.pressNumber(of: id)?.numbering ?? id }
     return lock.withLock { state.recentSOS?.contains { $0.time == time && numbering($0.id) != numbering(id) } ?? false }
+  }
+
+  /// The parts of an SOS id as `nextSOS` makes it (`sos-EPOCH-SEQUENCE`): its numbering
+  /// (`sos-EPOCH`, one per record) and its number; `nil` for an id of another form.
+  public static func pressNumber(of id: String) -> (numbering: String, number: Int)? {
+    let parts = id.split(separator: "-")
+    guard parts.count >= 2, let number = Int(parts[parts.count - 1]) else { return nil }
+    return (parts.dropLast().joined(separator: "-"), number)
   }
 
   /// The number and id the next SOS gets (not recorded until `handled(_:sequence:)`): the next

@@ -219,7 +219,7 @@ extension Monitor {
     // which a press made since (the watch reset) could get too (fresh-eyes finding: a new press
     // dropped as the stored one, never said nor delivered).
     if !notifiers.isEmpty, let deviceEvent, let stored = session.outbox.entry(deviceEvent: deviceEvent.rawValue) {
-      recordHandled(deviceEvent, sequence: Int(stored.id.split(separator: "-").last ?? ""))
+      recordHandled(deviceEvent, sequence: HandledEvents.pressNumber(of: stored.id)?.number)
       notice("SOS \(stored.id) was heard again after a restart; it is already in the outbox and delivered from there.")
       return
     }
