@@ -142,6 +142,12 @@ public final class FleetBrokerView: @unchecked Sendable {
     return FleetStatus.movedNote(id, status: status, statusAgentOnline: agent?.online, announced: agent?.watches, servers: servers).map { ($0, servers) }
   }
 
+  /// The online agents that announce serving watch `id`, sorted: more than one is a
+  /// misconfiguration (`FleetSiteStatus.servedByMany`), each of them applying what it is handed.
+  public func servers(of id: String) -> [String] {
+    lock.withLock { agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent).sorted() }
+  }
+
   /// Why agent `id` is taken as offline although its presence on the broker says online: the
   /// broker restarted (from a save that kept the presence) and the agent has not connected since
   /// (`BrokerRestart`); `nil` otherwise.
@@ -484,6 +490,15 @@ public enum FleetPublication {
       progress(FleetProgress(done: rows.count, total: members.count, running: waiting, note: note))
       // Not done while this run's documents are being published again: the view must stay open.
       return waiting.isEmpty && !restoring.value
+    }
+    // A watch two online agents serve: its status is whichever spoke last, about whichever watch
+    // it reads, so what it holds is not known (fresh-eyes fe100: "applied", exit 0, while
+    // `status --fleet` said it was served twice).
+    for (index, member) in members.enumerated() where desired[index] != nil {
+      let servers = view.servers(of: member.watch.watchID)
+      guard servers.count > 1, let row = rows[index], !row.verdict.isFailure else { continue }
+      rows[index]?.verdict = .unknown(FleetSiteStatus.servedByManyNote(servers) + "; its report was "
+                                      + (row.verdict.word) + " from whichever of them spoke last")
     }
     await view.close()
     return (0..<members.count).map { rows[$0]! }

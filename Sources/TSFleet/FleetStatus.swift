@@ -163,9 +163,17 @@ public struct FleetSiteStatus: Sendable {
     let listed = servedByMany.prefix(10).map { "\($0.watch) (\($0.agents.joined(separator: ", ")))" }.joined(separator: ", ")
       + (servedByMany.count > 10 ? ", and \(servedByMany.count - 10) more" : "")
     return counted(servedByMany.count, "watch is", "watches are") + " served by more than one agent at once: " + listed
-      + " (each applies what it is handed and reports on the watch, so what is said of it is whichever agent spoke last: "
-      + "stop all but one of them, or take the watch out of the others' --device; docs/fleet.md \"Agents over MQTT\")"
+      + " (" + Self.servedByManyAdvice + ")"
   }
+
+  /// Why a watch `agents` (more than one) serve is not known, and what to do, e.g. `served by
+  /// more than one agent at once (a1, a4): each applies what it is handed …`.
+  public static func servedByManyNote(_ agents: [String]) -> String {
+    "served by more than one agent at once (\(agents.joined(separator: ", "))): " + servedByManyAdvice
+  }
+
+  static let servedByManyAdvice = "each applies what it is handed and reports on the watch, so what is said of it is whichever agent spoke last: "
+    + "stop all but one of them, or take the watch out of the others' --device; docs/fleet.md \"Agents over MQTT\""
 
   /// Whether nothing is still going on: no watch applying or retrying, every agent online.
   public var isSettled: Bool { offlineAgents.isEmpty && !rows.contains(where: \.isSettling) }
@@ -363,9 +371,8 @@ public enum FleetStatus {
       return current.isSettled
     }
     current.reportedStates = view.reportedStates
-    let online = view.agents.values.filter(\.online)
     for member in members {
-      let agents = online.filter { $0.watches.contains(member.watch.watchID) }.map(\.agent).sorted()
+      let agents = view.servers(of: member.watch.watchID)
       if agents.count > 1 { current.servedByMany.append((member.name, agents)) }
     }
     await view.close()

@@ -1777,6 +1777,27 @@ import TSTestSupport
     await publisher.close()
   }
 
+  /// `apply --fleet` while two online agents serve one watch: each applies what it is handed
+  /// and reports on the watch, so the row's "applied" is whichever agent spoke last, about
+  /// whichever watch it reads — not known, counted against the exit status, with both agents
+  /// named, as `status --fleet` says it (fresh-eyes fe100: "applied", exit 0).
+  @Test func anApplyWhileTwoAgentsServeOneWatchIsNotKnown() async throws {
+    let site = try await Site(watches: ["room-1", "room-2"])
+    let station = try await site.agent("station", ["room-1", "room-2"])
+    let second = try await site.agent("second", ["room-1"], engine: Engine(registry: DeviceRegistry(schemes: [MemoryScheme()], defaultSpec: "memory:default"),
+                                                                           environment: ["TSAPPLY_STATE_DIR": site.space.directory + "/state2"],
+                                                                           currentDirectory: site.space.directory))
+    let rows = try await site.apply()
+    let shared = try #require(rows.first { $0.name == "room-1" }), alone = try #require(rows.first { $0.name == "room-2" })
+    #expect(shared.verdict.isUnknown, "\(shared.verdict)")
+    if case .unknown(let reason) = shared.verdict {
+      #expect(reason.contains("served by more than one agent at once (second, station)"), "\(reason)")
+    }
+    #expect(alone.verdict.isFailure == false && alone.verdict.isUnknown == false, "\(alone.verdict)")
+    await second.stop()
+    await station.stop()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it
