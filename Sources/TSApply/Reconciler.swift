@@ -158,6 +158,10 @@ public struct ApplyReport: Sendable {
   /// watch while it wrote (`before` = as the apply left it, `after` = read back). The record
   /// keeps them as the apply left them, so they are drift.
   public var changedWhileWriting: [ResourceChange] = []
+  /// The unsafe findings this apply left out (the engine's `ApplyOptions.holdsBackUnsafe`): the
+  /// whole plan had them, so the resources they are about were planned as the watch held them
+  /// and not written; empty when nothing was left out.
+  public var heldBackUnsafe: [SafetyFinding] = []
 
   /// Resources created.
   public var added: Int { plan.resourceChanges.filter { $0.action == .create }.count }

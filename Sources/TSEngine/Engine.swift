@@ -243,6 +243,19 @@ public struct ApplyOptions: Sendable {
   /// and carries nothing new. The fleet monitor's heal of a watch a staged rollout has not
   /// reached yet (docs/fleet.md "Staged rollouts"). Without a record it changes nothing.
   public var holdsBackUnapplied = false
+  /// Whether an automatic apply without `allowDestroy` whose plan is unsafe writes its safe
+  /// part instead of refusing the whole: each section holding a resource an unsafe finding is
+  /// about (`SafetyFinding.addresses`: the contacts, the custom reminders, the emergency list
+  /// with SOS) is left out of the manifest, so planned as the watch holds it (`Watch.holdingBack(unsafe:in:)`), the
+  /// rest is applied, the record keeps what was left as drift (as `keepsDriftInRecord`), and
+  /// the report names the findings left out (`ApplyReport.heldBackUnsafe`). When nothing safe
+  /// is left to write, or the sections cannot be held, the plan is refused as without it. The
+  /// monitor's heal (docs/monitor.md "Drift and healing"): SOS switched back on while removing
+  /// the contacts the wearer added is refused.
+  public var holdsBackUnsafe = false
+  /// The unsafe findings `holdsBackUnsafe` held back in this apply (set by `Watch.apply`): the
+  /// resources they are about are the wearer's change, kept as drift whatever the held manifest says.
+  var heldBackUnsafe: [SafetyFinding] = []
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,

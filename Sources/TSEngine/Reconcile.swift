@@ -17,7 +17,7 @@ import TSPlan
 /// |---|---|---|
 /// | `noChanges` | the watch already matched | nothing to report beyond drift |
 /// | `applied` | applied and verified | an `applied` event / status |
-/// | `refusedUnsafe` | the safety gate refused; `pending` names the findings the manifest's own pending change makes | reported, left alone |
+/// | `refusedUnsafe` | the safety gate refused (with `ApplyOptions.holdsBackUnsafe`, a monitor's heal: only when nothing safe was left to write; else `applied` with `ApplyReport.heldBackUnsafe`); `pending` names the findings the manifest's own pending change makes | reported, left alone |
 /// | `invalid` | the manifest does not fit the watch | reported, not retried |
 /// | `locked` | another tsapply holds the watch | tried again later, reported `retrying` |
 /// | `retrying` | a transient failure (`EngineError.isTransient`) | tried again: an agent after `Backoff`, a monitor at its next check |
@@ -116,9 +116,16 @@ public enum Reconcile {
   /// apply left (none without a record), with that change's counts — not the refused plan's,
   /// which also undo what changed on the watch since — and only of the kinds in `findings`.
   static func pendingFindings(_ findings: [SafetyFinding], document: ManifestDocument, watch: Watch) -> [SafetyFinding] {
-    guard let last = watch.lastApplied() else { return [] }
+    pendingFindings(findings, document: document, last: watch.lastApplied(), capabilities: watch.capabilities)
+  }
+
+  /// `pendingFindings(_:document:watch:)` against `last`, what the last apply left (read before
+  /// an apply that records anew: a heal that wrote its safe part, `ApplyReport.heldBackUnsafe`).
+  public static func pendingFindings(_ findings: [SafetyFinding], document: ManifestDocument, last: DeviceState?,
+                                     capabilities: DeviceCapabilities) -> [SafetyFinding] {
+    guard let last else { return [] }
     let kinds = Set(findings.map(\.kind))
-    return (Planner.plan(document.manifest, state: last, capabilities: watch.capabilities).plan?.unsafeFindings ?? [])
+    return (Planner.plan(document.manifest, state: last, capabilities: capabilities).plan?.unsafeFindings ?? [])
       .filter { kinds.contains($0.kind) }
   }
 

@@ -199,9 +199,26 @@ public final class Watch: Sendable {
       if options.holdsBackUnapplied, let last {
         held = try holdingBack(document, last: Drift.left(by: last, current: state, capabilities: capabilities))
       }
-      let planned = try plan(held, state: state, last: last)
-      return try await execute(planned, options: options, reviewed: false,
-                               source: (kind: document.subject == "the backup" ? "restore" : "apply", manifest: document.path))
+      var planned = try plan(held, state: state, last: last)
+      var options = options
+      // An unsafe plan's safe part, when asked for (`ApplyOptions.holdsBackUnsafe`).
+      var unsafe: [SafetyFinding] = []
+      if options.holdsBackUnsafe, case .automatic(allowDestroy: false) = options.approval {
+        unsafe = planned.plan.unsafeFindings
+        if !unsafe.isEmpty, let part = try? plan(holdingBack(unsafe: unsafe, in: held), state: state, last: last),
+           !part.plan.isEmpty, part.plan.unsafeFindings.isEmpty {
+          planned = part
+          options.keepsDriftInRecord = true
+          options.heldBackUnsafe = unsafe
+        } else {
+          unsafe = []
+        }
+      }
+      let outcome = try await execute(planned, options: options, reviewed: false,
+                                      source: (kind: document.subject == "the backup" ? "restore" : "apply", manifest: document.path))
+      guard case .applied(var report) = outcome, !unsafe.isEmpty else { return outcome }
+      report.heldBackUnsafe = unsafe
+      return .applied(report)
     }
   }
 
@@ -396,18 +413,23 @@ public final class Watch: Sendable {
   /// on the watch, then an apply of a manifest of reminders only, and `drift` of the manifest
   /// with the emergency list said "No drift" for good).
   func keptInRecord(_ planned: PlannedChanges, options: ApplyOptions) -> [ResourceChange] {
-    if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned) }
+    if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned, heldBack: options.heldBackUnsafe) }
     // A plan neither writes nor changes what its manifest does not state: no need to plan again (`keptDrift`).
     return planned.plan.resourceDrift.filter { !planned.manifest.states($0.address) }
   }
 
-  func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {
+  /// `heldBack`: the findings an apply's safe part held back (`ApplyOptions.holdsBackUnsafe`):
+  /// their resources were planned as the watch holds them, which is the wearer's change, not the
+  /// manifest's, so their drift is kept.
+  func keptDrift(_ planned: PlannedChanges, heldBack: [SafetyFinding] = []) -> [ResourceChange] {
     guard let record = planned.record, !planned.plan.resourceDrift.isEmpty else { return [] }
     let written = Set(planned.plan.resourceChanges.map(\.address))
     let left = Drift.left(by: record, current: planned.state, capabilities: capabilities)
     let ownChanges = Planner.plan(planned.manifest, state: left, capabilities: capabilities).plan?.resourceChanges ?? []
     let own = Dictionary(ownChanges.map { ($0.address, $0) }) { first, _ in first }
-    var kept = planned.plan.resourceDrift.filter { !written.contains($0.address) && own[$0.address] == nil }
+    var kept = planned.plan.resourceDrift.filter {
+      !written.contains($0.address) && (own[$0.address] == nil || Self.holds($0.address, heldBack: heldBack))
+    }
     // Drifted, and written by this apply elsewhere only (the manifest's own edit of it: Lunch's
     // time, while the wearer switched it off): the wearer's change is still on the watch, so the
     // record holds the resource as the apply would have left it without that change — the
@@ -761,31 +783,59 @@ extension Watch {
     guard !changed.isEmpty else { return document }
     let stated = try Self.manifest(stating: last, file: "the last-applied record", subject: "the last-applied record",
                                    capabilities: capabilities).manifest
-    var manifest = document.manifest
-    for address in Set(changed) {
-      if address == .contacts {
-        manifest.contacts = stated.contacts
-        manifest.removals.removeAll { $0.list == .contacts }
-      } else if address == .emergency {
-        manifest.emergency = stated.emergency
-        manifest.removals.removeAll { $0.list == .emergencyContacts }
-      } else if address == .builtIn(.sedentary) {
-        manifest.reminders?.sedentary = stated.reminders?.sedentary
-      } else if address == .builtIn(.drinking) {
-        manifest.reminders?.drinking = stated.reminders?.drinking
-      } else if address == .builtIn(.medicine) {
-        manifest.reminders?.medicine = stated.reminders?.medicine
-      } else {
-        manifest.reminders?.custom = stated.reminders?.custom
-        manifest.removals.removeAll { $0.list == .customReminders }
-      }
-    }
+    let manifest = Self.replacing(Set(changed), in: document.manifest, with: stated)
     let left = Planner.plan(manifest, state: last, capabilities: capabilities).plan?.resourceChanges.map(\.address.rawValue) ?? ["the manifest"]
     guard left.isEmpty else {
       throw .invalid(InvalidInput(subject: "the last-applied record", diagnostics: [
         .error(at: nil, field: "", "the manifest's own change to \(left.joined(separator: ", ")) cannot be held back; nothing was written"),
       ], source: nil))
     }
+    return ManifestDocument(manifest: manifest, warnings: document.warnings, bytes: document.bytes, path: document.path, subject: document.subject)
+  }
+}
+
+extension Watch {
+  /// `manifest` with each section that holds one of `addresses` — a built-in reminder, the
+  /// custom reminders (any custom address: they are one list), the contacts, the emergency
+  /// contacts with the SOS switch — replaced by that section of `stated`, its removals dropped;
+  /// without `stated`, left out (the manifest no longer manages it).
+  static func replacing(_ addresses: Set<ResourceAddress>, in manifest: Manifest, with stated: Manifest?) -> Manifest {
+    var manifest = manifest
+    for address in addresses {
+      if address == .contacts {
+        manifest.contacts = stated?.contacts
+        manifest.removals.removeAll { $0.list == .contacts }
+      } else if address == .emergency {
+        manifest.emergency = stated?.emergency
+        manifest.removals.removeAll { $0.list == .emergencyContacts }
+      } else if address == .builtIn(.sedentary) {
+        manifest.reminders?.sedentary = stated?.reminders?.sedentary
+      } else if address == .builtIn(.drinking) {
+        manifest.reminders?.drinking = stated?.reminders?.drinking
+      } else if address == .builtIn(.medicine) {
+        manifest.reminders?.medicine = stated?.reminders?.medicine
+      } else {
+        manifest.reminders?.custom = stated?.reminders?.custom
+        manifest.removals.removeAll { $0.list == .customReminders }
+      }
+    }
+    return manifest
+  }
+
+  /// Whether `address` is in a section `replacing` holds for the `heldBack` findings' addresses
+  /// (`ApplyOptions.holdsBackUnsafe`): one of them, or any custom reminder when one is (the
+  /// custom reminders are one list).
+  public static func holds(_ address: ResourceAddress, heldBack: [SafetyFinding]) -> Bool {
+    let held = heldBack.flatMap(\.addresses)
+    return held.contains(address) || (address.isCustomReminder && held.contains(where: \.isCustomReminder))
+  }
+
+  /// `document` with the sections of the resources the `unsafe` findings are about left out, so
+  /// that the plan leaves them as the watch holds them (`ApplyOptions.holdsBackUnsafe`) — left
+  /// out rather than stated as the watch holds them, which a watch holding two custom reminders
+  /// of one name cannot be.
+  func holdingBack(unsafe: [SafetyFinding], in document: ManifestDocument) -> ManifestDocument {
+    let manifest = Self.replacing(Set(unsafe.flatMap(\.addresses)), in: document.manifest, with: nil)
     return ManifestDocument(manifest: manifest, warnings: document.warnings, bytes: document.bytes, path: document.path, subject: document.subject)
   }
 }

@@ -257,7 +257,7 @@ extension Monitor {
     // list was healed back unreported; a contact added to a list whose removal was being
     // healed, removed by the heal, named by no event).
     var foundByHeal = false
-    if case .applied(let applied, _, _) = outcome {
+    if case .applied(let applied, _, _, _) = outcome {
       let extra = applied.plan.resourceDrift.filter { change in
         !report.drift.contains { $0.address == change.address && $0.fields == change.fields }
       }
@@ -314,9 +314,10 @@ extension Monitor {
       tracking.failedHealWroteOverDrift = false
     }
     switch outcome {
-    case .applied(let applied, let heldBack, let notHealed):
+    case .applied(let applied, let heldBack, let notHealed, let pendingUnsafe):
       let healed = shown.adding(applied.plan)
-      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, manifest: manifestName, mask: healed)
+      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, pendingUnsafe: pendingUnsafe,
+                            manifest: manifestName, planCommand: settings.planCommand, mask: healed)
       tracking.healed = notHealed.isEmpty
       // The heal wrote and verified: the watch holds the manifest's emergency list but for what
       // it did not heal, so SOS is at risk only by that — also for an `offline` before the

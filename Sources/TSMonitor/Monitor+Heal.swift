@@ -18,8 +18,10 @@ extension Monitor {
     case unchanged
     /// Applied and verified; `heldBack` when the manifest's own changes were held back;
     /// `notHealed` the drifted resources the apply did not change back (`Reconcile.notUndone`):
-    /// what changed is not set by the manifest, so applying its pending change left it as is.
-    case applied(ApplyReport, heldBack: HeldBack?, notHealed: [ResourceChange])
+    /// what changed is not set by the manifest, so applying its pending change left it as is,
+    /// or undoing it is unsafe (`ApplyReport.heldBackUnsafe`, the heal's safe part written);
+    /// `pendingUnsafe`: of the findings held back, those the manifest's own pending change makes.
+    case applied(ApplyReport, heldBack: HeldBack?, notHealed: [ResourceChange], pendingUnsafe: [SafetyFinding])
     /// The engine's safety gate refused it: `findings` of the heal's plan, and which of them
     /// the manifest's own pending change makes (planned against what the last apply left),
     /// not undoing what changed on the watch.
@@ -140,6 +142,9 @@ extension Monitor {
     }
     options.refresh = .accepted
     options.announcements = announcements
+    // A heal part of which is unsafe heals the rest (SOS back on beside contacts the wearer
+    // added), and says what it left (fresh-eyes finding: the whole heal refused, SOS left off).
+    options.holdsBackUnsafe = true
     defer { tracking.changedDuringHeal = during.value }
     // The manifest's own changes a staged rollout has not released to this watch stay out of the heal.
     var heldBack: HeldBack?
@@ -159,7 +164,9 @@ extension Monitor {
       tracking.budget.record(at: time)
       let notHealed = recorded.map { Reconcile.notUndone(report.drift, by: applied, recorded: $0, manifest: document.manifest,
                                                                     capabilities: watch.capabilities) } ?? report.drift
-      return .applied(applied, heldBack: heldBack, notHealed: notHealed)
+      let pendingUnsafe = applied.heldBackUnsafe.isEmpty ? []
+        : Reconcile.pendingFindings(applied.heldBackUnsafe, document: document, last: recorded, capabilities: watch.capabilities)
+      return .applied(applied, heldBack: heldBack, notHealed: notHealed, pendingUnsafe: pendingUnsafe)
     case .refusedUnsafe(_, let findings, let pending): return .unsafe(findings, pending: pending)
     case .locked(let failure): return .retrying(failure.description, attempt: attempt, next: nextPoll.value)
     case .invalid, .retrying, .failed:
@@ -215,10 +222,15 @@ extension Monitor {
     switch outcome {
     case .off: result = "not healed (--reconcile not given)"
     case .unchanged: result = "healing already tried"
-    case .applied(let applied, let heldBack, let notHealed):
-      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, manifest: manifestName,
+    case .applied(let applied, let heldBack, let notHealed, let pendingUnsafe):
+      let words = HealWords(drift: report.drift, own: report.own, applied: applied, notHealed: notHealed, pendingUnsafe: pendingUnsafe,
+                            manifest: manifestName, planCommand: settings.planCommand,
                             mask: mask.adding(applied.plan))
       if !notHealed.isEmpty { fields["not_healed"] = .array(words.notHealed.map(JSONValue.string)) }
+      if !applied.heldBackUnsafe.isEmpty {
+        fields["held_back_unsafe"] = JSONPlanRenderer.findings(applied.heldBackUnsafe, mask: mask)
+        fields["pending_findings"] = JSONPlanRenderer.findings(pendingUnsafe, mask: mask)
+      }
       result = words.drift + (heldBack.map { mask.message($0.text) } ?? "")
       if let heldBack {
         fields["held_back"] = .array(heldBack.addresses.map { .string(mask.text($0.rawValue)) })

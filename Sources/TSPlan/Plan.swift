@@ -110,6 +110,8 @@ public struct ResourceAddress: Hashable, Codable, Sendable, Comparable, CustomSt
     ResourceAddress(rawValue: custom(name).rawValue + "#" + reminderId)
   }
 
+  /// Whether this is a custom reminder's address (`custom`, `customDuplicate`).
+  public var isCustomReminder: Bool { rawValue.hasPrefix("reminder.custom") }
   public var description: String { rawValue }
   public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }

@@ -34,6 +34,16 @@ public enum SafetyFinding: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The resources this finding is about: `contacts`, the deleted custom reminders, or
+  /// `emergency` (its list and the SOS switch are one resource).
+  public var addresses: [ResourceAddress] {
+    switch self {
+    case .clearsAllContacts, .removesContacts: [.contacts]
+    case .deletesCustomReminders(let addresses): addresses
+    case .disablesSOS, .clearsEmergencyContacts, .removesEmergencyContacts, .changesEmergencyContacts: [.emergency]
+    }
+  }
+
   /// A stable name for JSON, e.g. `clears_all_contacts`.
   public var kind: String {
     switch self {
@@ -73,7 +83,7 @@ public func safetyFindings(for plan: Plan) -> [SafetyFinding] {
   for change in plan.resourceChanges where change.address == .contacts {
     findings += contactFindings(change)
   }
-  let deletes = plan.resourceChanges.filter { $0.action == .delete && $0.address.rawValue.hasPrefix("reminder.custom") }
+  let deletes = plan.resourceChanges.filter { $0.action == .delete && $0.address.isCustomReminder }
   if !deletes.isEmpty { findings.append(.deletesCustomReminders(deletes.map(\.address).sorted())) }
   for change in plan.resourceChanges where change.address == .emergency {
     if case .emergency(let before)? = change.before, case .emergency(let after)? = change.after {
