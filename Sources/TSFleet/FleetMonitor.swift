@@ -244,6 +244,8 @@ public enum FleetMonitor {
     private var losses = 0
     /// Presence messages heard per agent, so a will judged late yields to a newer message.
     private var presenceCount: [String: Int] = [:]
+    /// Agents whose presence was deleted from the broker (`retired`) and not heard from since.
+    private var retiredAgents: Set<String> = []
     /// How long an agent's will heard live waits before it is believed: a broker shutting down
     /// sends its clients' wills, then closes this monitor's connection; that is the broker's
     /// going, not the agent's (fe17 defect 2).
@@ -460,6 +462,8 @@ public enum FleetMonitor {
             forward(gap, watchID: id, replayed: true)
           }
         }
+      } else if let agent = FleetTopics.parseAgent(message.topic), message.payload.isEmpty {
+        retired(agent)
       } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
         let (count, losses) = lock.withLock { () -> (Int, Int) in
           presenceCount[agent, default: 0] += 1
@@ -569,6 +573,7 @@ public enum FleetMonitor {
       guard presenceCount[agent] == count, self.losses == losses else { return lock.unlock() }
       let before = online[agent]
       online[agent] = state.online
+      retiredAgents.remove(agent)
       let servedBefore = served[agent] ?? []
       served[agent] = state.watches
       // Going offline, an agent takes with it only the watches no other online agent reports
@@ -603,6 +608,34 @@ public enum FleetMonitor {
       for observer in observers { observer.record(event, for: affected.compactMap(member)) }
     }
 
+    /// Agent `agent` retired: its retained presence was deleted from the broker
+    /// (`mosquitto_pub -r -n -t tsapply/v1/SITE/agent/ID/state`, docs/fleet.md "Agents over
+    /// MQTT"). It is forgotten — a will of its still settling is dropped — and a `removed` event
+    /// naming it ends its `agent_offline` alert and the page's "its agent is offline" (fresh-eyes
+    /// fe100: a retired agent's alert never closed); a watch of its that no other agent serves
+    /// says so (`retiredNote`). Nothing when the agent was not known.
+    private func retired(_ agent: String) {
+      lock.lock()
+      presenceCount[agent, default: 0] += 1
+      let known = online[agent] != nil
+      let servedBefore = served[agent] ?? []
+      online[agent] = nil
+      served[agent] = nil
+      retiredAgents.insert(agent)
+      let touched = Set(servedBefore + statuses.filter { $0.value.agent == agent }.map(\.key))
+      lock.unlock()
+      guard known else { return }
+      reporting.async { [self] in
+        for id in touched.sorted() { if let status = lock.withLock({ statuses[id] }) { report(id, status, always: false) } }
+      }
+      let watches = servedBefore.map { member($0) ?? "\(site)/\($0)" }
+      let event = MonitorEvent(time: Date(), watch: "agent:\(agent)", kind: .removed,
+                               message: "agent \(agent)\(watches.isEmpty ? "" : " (\(watches.joined(separator: ", ")))") was retired: its presence was deleted from the broker",
+                               fields: ["agent": .string(agent), "watches": .array(watches.map(JSONValue.string))])
+      emit(event)
+      for observer in observers { observer.record(event, for: servedBefore.compactMap(member)) }
+    }
+
     /// The online agents that announce watch `id`, sorted (the caller holds `lock`).
     private func servingAgents(_ id: String) -> [String] {
       online.filter { $0.value && (served[$0.key] ?? []).contains(id) }.map(\.key).sorted()
@@ -628,8 +661,9 @@ public enum FleetMonitor {
           report.servedBy = servers
           report.drift = nil
           report.pending = nil
-        // Its agent online and no longer naming it, and no other online agent naming it: served by no one.
-        } else if online[status.agent] == true, let note = FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers) {
+        // Its agent online and no longer naming it, or retired, and no other online agent naming it: served by no one.
+        } else if let note = online[status.agent] == true ? FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers)
+                    : retiredAgents.contains(status.agent) && servers.isEmpty ? FleetStatus.retiredNote(id, status: status) : nil {
           report.state = "no status"
           report.note = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: note) } ?? note
           report.drift = nil

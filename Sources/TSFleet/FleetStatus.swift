@@ -584,8 +584,17 @@ public enum FleetStatus {
 
   public static func unservedNote(_ id: String, status: WatchStatus, announced: [String]?, servers: [String]) -> String? {
     guard let announced, !announced.contains(id), servers.isEmpty else { return nil }
-    return "agent \(status.agent) no longer serves the watch \(id) (it is online and does not announce it), and no other agent does: "
-      + "nothing checks the watch or applies its manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
+    return "agent \(status.agent) no longer serves the watch \(id) (it is online and does not announce it), and no other agent does: " + unserved(status)
+  }
+
+  /// What to say of watch `id` whose last status came from an agent retired since (its presence
+  /// deleted from the broker) when no online agent serves it.
+  public static func retiredNote(_ id: String, status: WatchStatus) -> String {
+    "agent \(status.agent) was retired (its presence was deleted from the broker), and no other agent serves the watch \(id): " + unserved(status)
+  }
+
+  private static func unserved(_ status: WatchStatus) -> String {
+    "nothing checks the watch or applies its manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
       + (status.lastSeen.map { ", read at \($0)" } ?? "") + "); give it to an agent ('tsapply agent … --device')"
   }
 

@@ -262,6 +262,10 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
         // listeners are registered and hearing.
         for name in names { close([.offline, .eventsDown], name, event) }
       }
+    case .removed where agent != nil:
+      // An agent retired (its presence deleted from the broker): its outage ends with it; its
+      // watches are not removed (the page says who serves them now).
+      if let agent { close([.agentOffline], "agent:" + agent, event, why: "the agent was retired") }
     case .removed:
       // No longer watched: nothing it was in can be seen to end, so each open condition is
       // closed now, saying why (`cause_kind: removed`), and no `offline` is raised for it later.

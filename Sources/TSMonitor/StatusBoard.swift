@@ -833,6 +833,11 @@ public final class StatusBoard: @unchecked Sendable {
         watch.healProblem = (event.fields["reconcile"] == .string("retrying") ? "retrying" : "failed", shown(event.message), true)
       default: return false
       }
+    case .removed where event.fields["agent"] != nil:
+      // Its agent retired: not offline any more; whether another agent serves the watch is its
+      // report's to say.
+      guard watch.agentOffline != nil else { return false }
+      watch.agentOffline = nil
     case .sos, .acknowledged, .alert, .removed, .delivered:
       // A removed watch's row goes with `remove(_:)`.
       return false

@@ -467,6 +467,42 @@ import TSMQTT
     await agent.abandon()
   }
 
+  /// An agent retired by deleting its retained presence (`mosquitto_pub -r -n`, docs/fleet.md):
+  /// its `agent_offline` alert is recovered, saying so, and its watch, which no other agent
+  /// serves, says that nothing serves it — not "its agent is offline" for good (fresh-eyes fe100:
+  /// the alert never closed).
+  @Test func aRetiredAgentsOutageEndsAndItsWatchSaysNothingServesIt() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    let topic = FleetTopics.agent(site: "ward-a", agent: "station")
+    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await publisher.publish(topic, payload: Self.presence(online: true), qos: 1, retain: true)
+    let events = Inbox<MonitorEvent>()
+    let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
+                        policy: Backoff.Policy(initial: .milliseconds(10), maximum: .milliseconds(20)), emit: { events.add($0) }, notice: { _ in })
+    await alerts.start()
+    let (board, follower) = try await Self.follow(space, broker, alerts: alerts, events: events)
+    // Stopped for good: its last presence, offline (with a time: no will to wait for).
+    let stopped = #"{"agent":"station","format_version":"1","online":false,"since":"2026-12-05T13:00:00Z","watches":["room-1"]}"#
+    try await publisher.publish(topic, payload: Array(stopped.utf8), qos: 1, retain: true)
+    #expect(await Self.eventually { events.items.contains { $0.fields["alert"] == .string("agent_offline") } }, "\(events.items.map(\.message))")
+    try await publisher.publish(topic, payload: [], qos: 1, retain: true)
+    #expect(await Self.eventually { events.items.contains { $0.kind == .removed && $0.watch == "agent:station" } }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually {
+      events.items.contains { $0.fields["alert"] == .string("recovered") && $0.fields["recovers"] == .string("agent_offline") }
+    }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "no status" }, "\(String(describing: board.snapshot().rows.first))")
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.reasons.contains { $0.contains("agent station was retired (its presence was deleted from the broker), and no other agent serves") },
+            "\(row.reasons)")
+    #expect(!row.reasons.contains { $0.contains("is offline") }, "\(row.reasons)")
+    await follower.stop(grace: .zero)
+    await alerts.stop(grace: .zero)
+    await publisher.close()
+  }
+
   /// Agent `station`'s presence serving `room-1`: online since a time, or its will (no time).
   static func presence(online: Bool) -> [UInt8] {
     Array((online ? #"{"agent":"station","format_version":"1","online":true,"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
