@@ -46,6 +46,14 @@ import TSTestSupport
     // Fresh-eyes findings: mistakes answered without the fix.
     DiagnosticCase(marked: "reminders:\n  medicine: {at: [1️⃣\"24:00\"]}\n", field: "reminders.medicine.at[0]",
                    message: "\"24:00\" is not a time of day (expected HH:MM, 00:00–23:59); midnight is \"00:00\", and the day's last minute \"23:59\""),
+    // A period's end of "24:00": "00:00" would be refused next (a period cannot cross midnight), so
+    // the advice is the day's last minute alone (fresh-eyes fe101).
+    DiagnosticCase(marked: "reminders:\n  drinking: {period: {start: \"08:00\", end: 1️⃣\"24:00\", every: 2h}}\n",
+                   field: "reminders.drinking.period.end",
+                   message: "\"24:00\" is not a time of day (expected HH:MM, 00:00–23:59); a period ends within its day: write \"23:59\" to end it at midnight"),
+    DiagnosticCase(marked: "reminders:\n  sedentary: {lunch_break: {start: \"12:00\", end: 1️⃣\"24\"}}\n",
+                   field: "reminders.sedentary.lunch_break.end",
+                   message: "\"24\" is not a time of day (expected HH:MM, 00:00–23:59); a period ends within its day: write \"23:59\" to end it at midnight"),
     DiagnosticCase(marked: "reminders:\n  medicine: {at: [1️⃣\"0630\"]}\n", field: "reminders.medicine.at[0]",
                    message: "\"0630\" is not a time of day (expected HH:MM, 00:00–23:59); write \"06:30\""),
     DiagnosticCase(marked: "reminders:\n  drinking: {period: {start: \"08:00\", end: \"20:00\", every: 1️⃣1h30}}\n",

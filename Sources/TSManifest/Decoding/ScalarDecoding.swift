@@ -79,7 +79,7 @@ extension DecodingContext {
     guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
           parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
           let hour = Int(parts[0]), let minute = Int(parts[1]) else {
-      error(node.position, path, TimeOfDayRule.notATime(scalar.value))
+      error(node.position, path, TimeOfDayRule.notATime(scalar.value, field: path))
       return nil
     }
     return TimeOfDayRule.check(hour: hour, minute: minute, text: scalar.value, at: node.position, field: path,

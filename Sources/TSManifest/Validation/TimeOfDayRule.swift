@@ -12,13 +12,16 @@ enum TimeOfDayRule {
   /// The message for text that is not a time of day at all.
   /// With the spelling meant when there is one (docs/manifest.md "Common mistakes and their
   /// fixes"): curly quotes named, `8am` / `8.00` → `"08:00"`.
-  static func notATime(_ text: String) -> String {
+  /// Midnight written as 24 o'clock at the end of a period (`field` ends in `.end`) is told the
+  /// day's last minute alone: "00:00" would be refused next, as a period cannot cross midnight.
+  static func notATime(_ text: String, field: String = "") -> String {
     if let inner = MistakeHints.curlyQuoted(text) { return MistakeHints.curlyQuoteMessage(text, inner: inner) }
     var message = "\"\(text)\" is not a time of day (expected HH:MM, 00:00–23:59)"
     if let meant = MistakeHints.time(text) ?? (text.allSatisfy { $0.isASCII && $0.isNumber } ? MistakeHints.hoursAndMinutes(text) : nil) {
       message += "; write \"\(meant)\""
     } else if ["24:00", "24.00", "24h", "24"].contains(text) {
-      message += "; midnight is \"00:00\", and the day's last minute \"23:59\""
+      message += field.hasSuffix(".end") ? "; a period ends within its day: write \"23:59\" to end it at midnight"
+        : "; midnight is \"00:00\", and the day's last minute \"23:59\""
     }
     return message
   }
@@ -27,7 +30,7 @@ enum TimeOfDayRule {
   static func check(hour: Int, minute: Int, text: String, at position: SourcePosition, field: String,
                     into diagnostics: inout [Diagnostic]) -> MinuteOfDay? {
     guard let time = MinuteOfDay(hour: hour, minute: minute) else {
-      diagnostics.append(.error(at: position, field: field, notATime(text)))
+      diagnostics.append(.error(at: position, field: field, notATime(text, field: field)))
       return nil
     }
     return time
