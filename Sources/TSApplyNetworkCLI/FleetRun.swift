@@ -338,10 +338,15 @@ struct FleetSession: Sendable {
         : "nothing more was written to \(it), but " + (partly.count == refused.count ? (partly.count == 1 ? "it holds" : "they hold")
                                                        : FleetText.names(partly) + (partly.count == 1 ? " holds" : " hold"))
           + " (or may hold) part of the revision, written by an earlier attempt before the plan became unsafe (Changes says how much)"
+      // Others not refused: --allow-destroy for these alone, not for every watch of the fleet
+      // (fresh-eyes fe100: the fleet-wide advice for one refused watch).
+      let alone = refused.count < total
+      let watches = !alone ? "" : refused.count <= 5 ? " " + refused.map { "--watch " + ShellWord.quoted($0) }.joined(separator: " ") : " and --watch NAME for each"
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + FleetText.names(refused)
         // From `status`, `plan` or `drift --fleet`: the command that applies them is named.
         + " (\(its) unsafe, so \(written): add --allow-destroy to "
-        + (["apply", "restore"].contains(operation) ? "--auto-approve to \(operation) \(it)" : "'tsapply apply --fleet --auto-approve' to apply \(it)")
+        + (["apply", "restore"].contains(operation) ? "--auto-approve\(watches) to \(operation) \(it)" : "'tsapply apply --fleet --auto-approve\(watches)' to apply \(it)")
+        + (alone ? " alone" : "")
         // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone;
         // an agent applies unattended, so only allow_destroy (--allow-destroy) lets it.
         + (operation == "restore" ? "; each watch's section shows its plan)"

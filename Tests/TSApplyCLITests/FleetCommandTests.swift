@@ -225,7 +225,7 @@ import TSTestSupport
     #expect(table.contains("\nroom-3  unreachable  -  "), "\(table)")
     #expect(table.hasSuffix("\n\n3 watches: 1 refused, 1 with no changes, 1 unreachable.\n"), "\(table)")
     #expect(err == "Error: 1 of 3 watches out of reach: room-3 (nothing was read or written; its section says why, and what is known of it); 1 refused: room-1 (its plan is unsafe, so nothing was written to it: "
-      + "add --allow-destroy to --auto-approve to apply it, or review it without --auto-approve)\n", "\(err)")
+      + "add --allow-destroy to --auto-approve --watch room-1 to apply it alone, or review it without --auto-approve)\n", "\(err)")
     let (jsonStatus, json, _) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve", "--json"])
     #expect(jsonStatus == .failure)
     let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
@@ -492,6 +492,17 @@ extension FleetCommandTests {
     let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: agents).message
     #expect(words == "1 of 1 watch refused: r3 (its plan is unsafe, so nothing was written to it: add --allow-destroy to --auto-approve to apply it" + ending,
             "\(words)")
+  }
+
+  /// Refused watches among others that are not: --allow-destroy is advised for them alone, by
+  /// name (fresh-eyes fe100: the fleet-wide advice for one refused watch of 40).
+  @Test(arguments: [(["r3"], 40, "add --allow-destroy to --auto-approve --watch r3 to apply it alone"),
+                    (["r3", "r 4"], 40, "add --allow-destroy to --auto-approve --watch r3 --watch \"r 4\" to apply them alone"),
+                    (["a", "b", "c", "d", "e", "f"], 40, "add --allow-destroy to --auto-approve and --watch NAME for each to apply them alone"),
+                    (["r3", "r4"], 2, "add --allow-destroy to --auto-approve to apply them,")])
+  func aRefusalAmongOthersIsAdvisedForItAlone(refused: [String], total: Int, advice: String) {
+    let words = FleetSession.failed([], refused: refused, of: total).message
+    #expect(words.contains(advice), "\(words)")
   }
 
   /// From a command that does not apply, the one that does is named (fresh-eyes finding:
