@@ -265,6 +265,6 @@ public struct FleetLoadFailure: Error, Sendable, CustomStringConvertible {
 
   public var description: String {
     let count = problem.errorCount
-    return "\(count) error\(count == 1 ? "" : "s") in \(problem.subject); no watch was touched"
+    return "\(count) error\(count == 1 ? "" : "s") in \(problem.subject); no watch was read or written"
   }
 }

@@ -287,7 +287,7 @@ import TSModel
         "wards/a.yaml:2:22: error: contacts[0].phone: \"12-AB\" contains letters; write the number in digits only (letter numbers and extensions cannot be stored, and tsapply never guesses a number)",
         "wards/c.yaml:2:23: error: reminders.drinking.enabled: \"yes\" is not a boolean; write true (tsapply reads only true and false)",
       ])
-      #expect(error.description == "2 errors in the layers wards/a.yaml (under every watch) and wards/c.yaml (under the watches it selects); no watch was touched")
+      #expect(error.description == "2 errors in the layers wards/a.yaml (under every watch) and wards/c.yaml (under the watches it selects); no watch was read or written")
     }
   }
 
@@ -302,7 +302,7 @@ import TSModel
       #expect(error.problem.diagnostics.map(\.description) == [
         "wards/ward-a.yaml:2:23: error: reminders.drinking.enabled: \"yes\" is not a boolean; write true (tsapply reads only true and false)",
       ])
-      #expect(error.description == "1 error in the defaults wards/ward-a.yaml (under every watch); no watch was touched")
+      #expect(error.description == "1 error in the defaults wards/ward-a.yaml (under every watch); no watch was read or written")
     }
   }
 }
