@@ -912,8 +912,10 @@ public final class StatusBoard: @unchecked Sendable {
       Self.namePausedRollout(rolloutState, in: &reasons)
       reasons += alsoDrift
     } else if let agent = watch.agent, agent.state == "new revision" {
-      // Over MQTT: the manifests were edited and not published; drift and pending were counted
-      // against the revision the agent holds.
+      // Over MQTT: the manifests were edited and not published — or another publisher's revision
+      // is on the broker, which the page cannot tell apart (fresh-eyes fe100: "Its manifests
+      // changed" for a foreign document); drift and pending were counted against the revision
+      // the agent holds.
       state = agent.state
       // Its agent offline, it may have been published meanwhile: the page does not read the
       // broker's desired documents, so it does not say which (fresh-eyes finding: "not
@@ -925,7 +927,7 @@ public final class StatusBoard: @unchecked Sendable {
           + "the agent is away or just before it went — then the watch may hold part of it; the agent applies it when back "
           + "('tsapply status --fleet' says which)" + (agent.note.map { ": \($0)" } ?? ""))
       } else {
-        reasons.append("Its manifests changed and are not published yet" + (agent.note.map { ": \($0)" } ?? ""))
+        reasons.append("Its manifests give a revision the broker does not hand its agent (edited and not published yet, or another publisher's revision is on the broker)" + (agent.note.map { ": \($0)" } ?? ""))
       }
       // A staged rollout paused or stopped: whether it can go on with these manifests depends
       // on whether they are the ones it started with, which the page does not know, so both

@@ -444,7 +444,7 @@ final class TestClock: @unchecked Sendable {
 
   /// A drift the agent measured beside another state (a refusal, manifests edited and not
   /// published) is a reason too, after that state's: the wearer's change is not hidden.
-  @Test(arguments: [("refused", "The apply was refused as unsafe"), ("new revision", "Its manifests changed and are not published yet")])
+  @Test(arguments: [("refused", "The apply was refused as unsafe"), ("new revision", "Its manifests give a revision the broker does not hand its agent (edited and not published yet, or another publisher's revision is on the broker)")])
   func aDriftBesideAnotherStateIsAReasonToo(state: String, first: String) throws {
     let clock = TestClock()
     let board = Self.board(clock)
@@ -567,7 +567,7 @@ final class TestClock: @unchecked Sendable {
         + "Publish the manifests again with 'tsapply apply --fleet'"
     board.reported("room-12", AgentReport(state: state, note: note, drift: 0, pending: nil))
     let row = try #require(board.snapshot().rows.first)
-    let first = state == "new revision" ? "Its manifests changed and are not published yet" : "The broker holds no desired document"
+    let first = state == "new revision" ? "Its manifests give a revision the broker does not hand its agent (edited and not published yet, or another publisher's revision is on the broker)" : "The broker holds no desired document"
     let reason = try #require(row.reasons.first { $0.hasPrefix(first) }, "\(row.reasons)")
     #expect(reason.contains("staged rollout") == named, "\(reason)")
     if let phase, named { #expect(reason.contains("the fleet's staged rollout is \(phase): continue it with"), "\(reason)") }
@@ -599,7 +599,7 @@ final class TestClock: @unchecked Sendable {
     #expect(row.reasons.contains { $0.hasPrefix("Its manifests give a revision its agent, offline, has not reported on: not published yet, or published while")
       && $0.contains("the watch may hold part of it") },
             "\(row.reasons)")
-    #expect(!row.reasons.contains { $0.hasPrefix("Its manifests changed and are not published yet") }, "\(row.reasons)")
+    #expect(!row.reasons.contains { $0.hasPrefix("Its manifests give a revision the broker does not hand its agent (edited and not published yet, or another publisher's revision is on the broker)") }, "\(row.reasons)")
   }
 
   @Test func anSOSStaysOpenUntilAcknowledgedOnceAndIsCountedOnce() throws {
