@@ -160,6 +160,23 @@ import TSTestSupport
     #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
   }
 
+  /// A write the watch refuses for what it is sent or holds (3002: a parameter; fresh-eyes fe99
+  /// #5, a reminder's notes edited on the watch beyond the SDK's limit) fails the same way at
+  /// every rerun: the advice is not "run it again" but to see and change what is refused, first
+  /// write (nothing reached) or later (some applied).
+  @Test(arguments: [6, 8])
+  func aRefusedWriteIsNotAdvisedToBeRunAgain(call: Int) throws {
+    let dir = try ReconcileTests.workspace()
+    _ = try TSApplyBinary.run(["device", "init"], in: dir)
+    let failed = try TSApplyBinary.run(["apply", "--auto-approve"], in: dir, environment: ["TSAPPLY_SIM_FAULT": "fail@\(call):3002"])
+    #expect(failed.status == 1, "\(failed.stderr)")
+    #expect(failed.stderr.contains("The watch refused this step (3002), so running the same apply again gets the same answer: "
+                                   + "see what it writes with 'tsapply plan watch.yaml' and change what the watch refuses"), "\(failed.stderr)")
+    #expect(!failed.stderr.contains("again to apply it") && !failed.stderr.contains("again to finish"), "\(failed.stderr)")
+    let applied = !failed.stderr.contains("  applied:      (none)")
+    #expect(failed.stderr.contains("to undo what was applied.") == applied, "\(failed.stderr)")
+  }
+
   /// `tsapply apply … | grep -m1 Backed`: the reader goes away after the first line; the apply
   /// must still finish (no SIGPIPE death part-way).
   @Test func aClosedStandardOutputNeverStopsAnApply() throws {

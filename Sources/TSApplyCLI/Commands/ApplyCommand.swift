@@ -507,12 +507,25 @@ package struct ApplyRun {
           + "see what it would do first with '\(planAgain)'."
         return text
       }
+      // The watch refused the write for what was sent or what it holds (a 300x parameter, a
+      // 4001 refusal, a limit: `DeviceError.isRefusal`): the same apply gets the same answer, so
+      // "run it again" is not offered (fresh-eyes fe99 #5: a reminder whose notes were edited on
+      // the watch beyond the SDK's limit made every rerun fail the same way).
+      var refusal: String?
+      if case .device(let cause) = failure.cause, DeviceError.isRefusal(cause.code) {
+        refusal = "The watch refused this step (\(cause.code.rawValue)), so running the same apply again gets the same answer: "
+          + "see what it writes with '\(planAgain)' and change what the watch refuses (docs/platforms.md \"Errors\" says what the code means)"
+      }
       if failure.applied.isEmpty && !unknown {
         // Written, and nothing reached the watch (the write failed, or its lost answer's read-back
         // shows the list as before): it holds what the plan was made from, so there is nothing to
         // undo and the same apply — a saved plan too — can simply run again.
         text += "Nothing reached the watch (it holds what it held before), so there is nothing to undo. "
-          + "Run '\(watch.command(command, rerunArgument))' again to apply it."
+          + (refusal.map { $0 + "." } ?? "Run '\(watch.command(command, rerunArgument))' again to apply it.")
+        return text
+      }
+      if let refusal, !appliesSavedPlan {
+        text += refusal + "; or run \(restore) to undo what was applied."
         return text
       }
       if appliesSavedPlan {
