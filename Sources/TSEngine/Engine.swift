@@ -253,9 +253,6 @@ public struct ApplyOptions: Sendable {
   /// monitor's heal (docs/monitor.md "Drift and healing"): SOS switched back on while removing
   /// the contacts the wearer added is refused.
   public var holdsBackUnsafe = false
-  /// The unsafe findings `holdsBackUnsafe` held back in this apply (set by `Watch.apply`): the
-  /// resources they are about are the wearer's change, kept as drift whatever the held manifest says.
-  var heldBackUnsafe: [SafetyFinding] = []
 
   /// Options; the lock is tried once, nothing stops the apply, events are dropped by default.
   public init(approval: Approval, lockTimeout: Duration = .zero, command: String,

@@ -208,8 +208,8 @@ public final class Watch: Sendable {
         if !unsafe.isEmpty, let part = try? plan(holdingBack(unsafe: unsafe, in: held), state: state, last: last),
            !part.plan.isEmpty, part.plan.unsafeFindings.isEmpty {
           planned = part
+          // Left as the watch holds it, what was held is still the wearer's change: drift.
           options.keepsDriftInRecord = true
-          options.heldBackUnsafe = unsafe
         } else {
           unsafe = []
         }
@@ -413,23 +413,18 @@ public final class Watch: Sendable {
   /// on the watch, then an apply of a manifest of reminders only, and `drift` of the manifest
   /// with the emergency list said "No drift" for good).
   func keptInRecord(_ planned: PlannedChanges, options: ApplyOptions) -> [ResourceChange] {
-    if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned, heldBack: options.heldBackUnsafe) }
+    if options.keepsDriftInRecord || (planned.plan.isEmpty && options.refresh == .accepted) { return keptDrift(planned) }
     // A plan neither writes nor changes what its manifest does not state: no need to plan again (`keptDrift`).
     return planned.plan.resourceDrift.filter { !planned.manifest.states($0.address) }
   }
 
-  /// `heldBack`: the findings an apply's safe part held back (`ApplyOptions.holdsBackUnsafe`):
-  /// their resources were planned as the watch holds them, which is the wearer's change, not the
-  /// manifest's, so their drift is kept.
-  func keptDrift(_ planned: PlannedChanges, heldBack: [SafetyFinding] = []) -> [ResourceChange] {
+  func keptDrift(_ planned: PlannedChanges) -> [ResourceChange] {
     guard let record = planned.record, !planned.plan.resourceDrift.isEmpty else { return [] }
     let written = Set(planned.plan.resourceChanges.map(\.address))
     let left = Drift.left(by: record, current: planned.state, capabilities: capabilities)
     let ownChanges = Planner.plan(planned.manifest, state: left, capabilities: capabilities).plan?.resourceChanges ?? []
     let own = Dictionary(ownChanges.map { ($0.address, $0) }) { first, _ in first }
-    var kept = planned.plan.resourceDrift.filter {
-      !written.contains($0.address) && (own[$0.address] == nil || Self.holds($0.address, heldBack: heldBack))
-    }
+    var kept = planned.plan.resourceDrift.filter { !written.contains($0.address) && own[$0.address] == nil }
     // Drifted, and written by this apply elsewhere only (the manifest's own edit of it: Lunch's
     // time, while the wearer switched it off): the wearer's change is still on the watch, so the
     // record holds the resource as the apply would have left it without that change — the
