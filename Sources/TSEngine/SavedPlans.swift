@@ -82,7 +82,13 @@ extension Watch {
     let stale = SavedPlan.staleness(of: plan, manifestDigest: manifestDigest, manifestBytes: manifestBytes,
                                     state: other == nil ? state : nil)
     if !stale.isEmpty {
-      problem("the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made")
+      var text = "the saved plan is stale: \(stale.joined(separator: " and ")) since the plan was made"
+      // Only the watch changed, and to what the manifest gives: most likely this plan was applied
+      // already (fresh-eyes fe101: "stale" alone read as someone else having changed the watch).
+      if stale == ["the watch changed"], other == nil, let manifest, Planner.plan(manifest, state: state, capabilities: capabilities).plan?.isEmpty == true {
+        text += "; it holds what the manifest gives now (was the plan applied already?), so nothing is left to apply"
+      }
+      problem(text)
     }
     if problems.isEmpty, let manifest {
       let replanned = Planner.plan(manifest, state: state, capabilities: capabilities).plan?.resourceChanges

@@ -110,6 +110,12 @@ import TSTestSupport
     let applied = try TSApplyBinary.run(["apply", "changes.tfplan"], in: dir)
     #expect(applied.status == 0, "\(applied.stderr)")
     #expect(applied.stdout.contains("Apply complete!"))
+    // Applied twice: stale, and said to hold what the plan makes, not only "the watch changed"
+    // (fresh-eyes fe101: "stale" alone read as someone else having changed the watch).
+    let twice = try TSApplyBinary.run(["apply", "changes.tfplan"], in: dir)
+    #expect(twice.status == 1)
+    #expect(twice.stderr.contains("the saved plan is stale: the watch changed since the plan was made; it holds what the manifest gives now "
+                                  + "(was the plan applied already?), so nothing is left to apply"), "\(twice.stderr)")
     let replan = try TSApplyBinary.run(["plan", "-out", "again.tfplan"], in: dir)
     #expect(replan.stdout.contains("No changes."))
     let manifest = dir.appendingPathComponent("watch.yaml")
