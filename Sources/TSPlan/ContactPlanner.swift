@@ -109,7 +109,7 @@ enum ContactPlanner {
     var diagnostics: [Diagnostic] = []
     if contacts.value.count > maxCount {
       diagnostics.append(.error(at: contacts.position, field: field,
-        "\(contacts.value.count) \(noun), but \(watch) holds at most \(maxCount)"))
+        "\(contacts.value.count) \(noun), but \(watch) holds at most \(maxCount): remove \(contacts.value.count - maxCount) of them"))
     }
     // Names the platform cuts, by the name they are stored as: two different names cut to the
     // same one are told apart on the watch, and in plans and drift, only by their numbers.

@@ -70,7 +70,8 @@ enum CustomReminderPlanner {
     }
     guard count <= limit else {
       return [.error(at: list.position, field: "reminders.custom",
-        "\(count) custom reminders, but \(watch) holds at most \(limit)")]
+        "\(count) custom reminders, but \(watch) holds at most \(limit): remove \(count - limit), or join reminders that repeat alike "
+          + "into one with several times (`at: [\"08:00\", \"20:00\"]`)")]
     }
     return []
   }

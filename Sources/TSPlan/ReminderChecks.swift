@@ -158,7 +158,8 @@ struct ReminderChecks {
       let limit = capabilities.reminders.maxTimePoints
       guard points.count <= limit else {
         diagnostics.append(.error(at: schedule.position, field: field,
-          "\(points.count) time points, but \(watch) holds at most \(limit) per reminder"))
+          "\(points.count) time points, but \(watch) holds at most \(limit) per reminder: remove \(points.count - limit)"
+            + (path.hasPrefix("reminders.custom") ? ", or split them between two custom reminders" : ", or use `period: {start, end, every}` for times evenly spaced")))
         return nil
       }
     case .period:

@@ -90,9 +90,9 @@ import TSTestSupport
   /// `--profile NAME` checks a platform's capacities without a watch (issue 24: 6 emergency
   /// contacts on a watch that holds 5, contacts on npk), with the messages `plan` gives.
   static let profileCases: [(profile: String, errors: [String])] = [
-    ("default", ["-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile default) holds at most 5"]),
+    ("default", ["-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile default) holds at most 5: remove 1 of them"]),
     ("npk", ["-:1:1: error: contacts: the watch (profile npk) does not store regular contacts; remove the `contacts` section (in a fleet, a layer for these watches can write contacts: [])",
-             "-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile npk) holds at most 1"]),
+             "-:5:3: error: emergency.contacts: 6 emergency contacts, but the watch (profile npk) holds at most 1: remove 5 of them"]),
   ]
 
   /// On npk, where emergency contacts refer to contacts declared under `contacts:`, the advice
