@@ -439,7 +439,9 @@ private final class ValueCollector {
   init(lowercased: Bool) { self.lowercased = lowercased }
 }
 
-/// Every value of `kind` (headers, query arguments) on `connection`.
+/// Every value of `kind` (headers, query arguments) on `connection`; a name given more than once
+/// holds every value in order, joined by ", " (RFC 9110 §5.3), so a repeated field is never read
+/// as one of its values alone (two `TSApply-Protocol` headers are not the last one).
 private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
   let collector = ValueCollector(lowercased: lowercased)
   let context = Unmanaged.passUnretained(collector).toOpaque()
@@ -447,7 +449,9 @@ private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercas
     guard let cls, let key else { return .YES }
     let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
     let name = String(cString: key)
-    collector.fields[collector.lowercased ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+    let field = collector.lowercased ? name.lowercased() : name
+    let text = value.map { String(cString: $0) } ?? ""
+    collector.fields[field] = collector.fields[field].map { $0 + ", " + text } ?? text
     return .YES
   }, context)
   return collector.fields

@@ -32,6 +32,20 @@ import TSTestSupport
     #expect(tooBig.status == 413)
   }
 
+  /// A header or query argument given twice reaches the handler as one value holding both,
+  /// joined by ", " (RFC 9110 §5.3), not as whichever came last: two `TSApply-Protocol` headers
+  /// were taken as the second (fresh-eyes fe98), where the bridge must refuse what it cannot read
+  /// as one version.
+  @Test func aRepeatedFieldHoldsEveryValue() async throws {
+    let server = try HTTPServer.start { request in
+      HTTPResponse(status: 200, contentType: "text/plain",
+                   bytes: Array("h=\(request.header("X-Test") ?? "-") q=\(request.query["q"] ?? "-")".utf8))
+    }
+    defer { server.stop() }
+    let answer = try await Self.send("GET", server.baseURL + "/a?q=1&q=2", headers: [("X-Test", "1.0"), ("X-Test", "2.0")])
+    #expect(String(decoding: answer.body, as: UTF8.self) == "h=1.0, 2.0 q=1, 2")
+  }
+
   /// `%00` in the path or query would be decoded into a NUL that ends what the handler sees
   /// (fresh-eyes finding: `/v1/watches%00zzz` served as `/v1/watches`): refused with 400,
   /// without the handler; other escapes are decoded as ever, `%2500` too (a literal `%00`).

@@ -114,6 +114,22 @@ import TSTestSupport
     #expect(server.closedWaitingConnections == 1)
   }
 
+  /// A request naming its protocol version twice — even the same version — is refused with 400,
+  /// as one naming none is, before anything is opened or run: the server reads the two as one
+  /// value (`1.0, 1.0`), not as either (fresh-eyes fe98: two headers were taken as the last).
+  @Test(arguments: [("1.0", "2.0"), ("2.0", "1.0"), ("1.0", "1.0")])
+  func aVersionGivenTwiceIsRefused(first: String, second: String) async throws {
+    let watch = SimulatedDevice(profile: .default)
+    let (server, _) = try await ClientTests.serve(watch)
+    defer { server.stop() }
+    let peer = try RawConnection(port: server.port)
+    defer { peer.close() }
+    peer.send("GET /v1/watches HTTP/1.1\r\nHost: 127.0.0.1\r\n\(BridgeProtocol.versionHeader): \(first)\r\n"
+              + "\(BridgeProtocol.versionHeader): \(second)\r\n\r\n")
+    let head = try await offThePool { peer.receive(until: "\r\n\r\n") }
+    #expect(head.hasPrefix("HTTP/1.1 400"), "\(head)")
+  }
+
   /// Event streams have their own budget, and calls go on beside them; a stream beyond it closes
   /// the oldest open one (fresh-eyes finding: something on one client's path that kept the
   /// bridge's side of 32 relayed streams open, each opened by that client's reconnects, had
