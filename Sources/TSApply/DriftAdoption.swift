@@ -598,8 +598,13 @@ extension DeviceState {
         let was: Reminder? = if case .reminder(let reminder)? = other { reminder } else { nil }
         let now: Reminder? = if case .reminder(let reminder)? = wanted { reminder } else { nil }
         guard let any = was ?? now else { continue }
-        // A custom reminder by its name, a built-in by its ID (the same on both sides).
+        // A custom reminder by its name, a built-in by its ID (the same on both sides); a custom
+        // one first by its ID and name, so that of two of one name (a second "Walk" added on the
+        // watch) the drifted one is taken, not the first (fresh-eyes fe102 #1: the recorded Walk
+        // was taken out for the wearer's, and drift then said its time changed).
         let index = state.reminders.firstIndex {
+          any.kind == .custom && $0.reminderType == any.reminderType && $0.reminderId == any.reminderId && $0.reminderName == any.reminderName
+        } ?? state.reminders.firstIndex {
           $0.reminderType == any.reminderType && (any.kind == .custom ? $0.reminderName == any.reminderName : $0.reminderId == any.reminderId)
         }
         switch (index, now) {

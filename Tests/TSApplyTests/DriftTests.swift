@@ -108,6 +108,24 @@ import TSTestSupport
     #expect(Drift.changes(since: current, current: current, capabilities: Self.profile.capabilities).isEmpty)
   }
 
+  /// Taking a drifted custom reminder back to its recorded side finds that reminder, not the
+  /// first of its name: a second "Walk" added on the watch is taken out of a state holding both,
+  /// and the recorded Walk stays (fresh-eyes fe102 #1: after a heal that left the duplicate, the
+  /// record held the wearer's Walk in place of the manifest's, and drift said "at changed").
+  /// (drift side, which Walk is kept)
+  @Test(arguments: [(DeviceState.DriftSide.recorded, ["39"]), (.now, ["39", "40"])])
+  func takingADuplicateReminderFindsThatReminder(side: DeviceState.DriftSide, kept: [String]) {
+    var applied = Self.applied
+    applied.reminders.append(Self.custom("Walk", id: "39"))
+    var current = applied
+    var second = Self.custom("Walk", id: "40")
+    second.notes = "second"
+    current.reminders.append(second)
+    let drift = Drift.changes(since: applied, current: current, capabilities: Self.profile.capabilities)
+    let taken = current.taking(drift, addresses: Set(drift.map(\.address)), as: side)
+    #expect(taken.reminders.filter { $0.reminderName == "Walk" }.map(\.reminderId) == kept, "\(drift.map(\.address))")
+  }
+
   @Test func planShowsDriftBeforeItsActions() async throws {
     let device = SimulatedDevice(profile: Self.profile, state: Self.applied)
     try device.simulateContactAdd(Contact(name: "Zed", phoneNum: "+15550199", shortName: "Z"))

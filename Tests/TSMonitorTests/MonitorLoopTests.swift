@@ -228,6 +228,11 @@ final class Harness: @unchecked Sendable {
     #expect(snapshot.emergency.isSosOn, "SOS back on")
     #expect(snapshot.reminders.filter { $0.reminderName == "Walk" }.count == 2)
     await harness.stop()
+    // The record keeps the manifest's Walk, not the wearer's (fresh-eyes fe102 #1): the second
+    // is still the drift, as added.
+    let watch = try await harness.engine.open(harness.spec)
+    #expect(watch.lastApplied()?.reminders.filter { $0.reminderName == "Walk" }.map(\.reminderId) == [walk.reminderId])
+    await watch.close()
   }
 
   /// What a heal case of `aHealSaysWhatItHealed` does: which reminder the wearer toggles, and
