@@ -34,14 +34,17 @@ struct BridgeServeCommand: Command {
     other than loopback is only ever used when given with --listen. Each watch gets a MAC-style
     id derived from its path. The bridge's id and pairing key are kept in
     $XDG_CONFIG_HOME/tsapply/bridge-serve.json (0600) so a restart keeps the pairing; --new-key
-    makes a fresh key (pair again). Logs one line per request on standard error, never a name or
-    a phone number. Stops on Ctrl-C or SIGTERM.
+    makes a fresh key (pair again). The pairing string holds the key: it is printed when the key
+    is new, when standard output is a terminal, or with --show-pairing — not into a log at every
+    restart. Logs one line per request on standard error, never a name or a phone number. Stops
+    on Ctrl-C or SIGTERM.
     """
   static let options: [OptionSpec] = [
     OptionSpec(["--device"], value: "SPEC", help: "A simulated watch to serve, sim:PATH (repeat for more)."),
     OptionSpec(["--listen"], value: "HOST:PORT", help: "IPv4 address and port to listen on (default 127.0.0.1:8765)."),
     OptionSpec(["--advertise"], value: "HOST", help: "Host put in the pairing string (default: the --listen host)."),
     OptionSpec(["--new-key"], help: "Replace the kept pairing key with a fresh one (clients must pair again)."),
+    OptionSpec(["--show-pairing"], help: "Print the pairing string (it holds the key) even when standard output is not a terminal."),
   ]
 
   /// The address used without `--listen`.
@@ -52,6 +55,7 @@ struct BridgeServeCommand: Command {
   let port: UInt16
   let advertise: String?
   let newKey: Bool
+  let showPairing: Bool
 
   init(_ arguments: ParsedArguments) throws(UsageError) {
     guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
@@ -69,10 +73,17 @@ struct BridgeServeCommand: Command {
       throw UsageError("listening on 0.0.0.0 needs --advertise HOST: the address clients reach this machine at, for the pairing string")
     }
     newKey = arguments.has("--new-key")
+    showPairing = arguments.has("--show-pairing")
   }
 
   func run(_ context: CommandContext) async throws -> ExitStatus {
     let stderr = context.stderr
+    // Caught before anything says the bridge is up: a stop sent as soon as its lines appear (a
+    // supervisor, a test) reached it while catching was being set up and was lost, and the
+    // bridge served on.
+    let (stopped, continuation) = AsyncStream<Int32>.makeStream()
+    let signals = StopSignals { continuation.yield($0) }
+    signals.begin()
     let running: ReferenceBridge.Running
     do {
       running = try await ReferenceBridge.start(devices, host: host, port: port, advertise: advertise, newKey: newKey,
@@ -86,11 +97,15 @@ struct BridgeServeCommand: Command {
       context.stdout.write("Serving \(watch.id) (\(watch.capabilities.profile)) from \(watch.device.identity)\n")
     }
     context.stdout.write("Listening on \(running.server.http.baseURL)\n")
-    context.stdout.write("Pair with: tsapply bridge pair \(running.pairing) --name NAME\n")
-    context.stdout.write("Pairing string: \(running.pairing)\n")
-    let (stopped, continuation) = AsyncStream<Int32>.makeStream()
-    let signals = StopSignals { continuation.yield($0) }
-    signals.begin()
+    // The key in the pairing string is the bridge's secret: said where a person sees it, not
+    // written into a journal at every restart (fresh-eyes fe98: under systemd it was).
+    if running.keyIsNew || showPairing || context.stdoutIsTerminal {
+      context.stdout.write("Pair with: tsapply bridge pair \(running.pairing) --name NAME\n")
+      context.stdout.write("Pairing string: \(running.pairing)\n")
+    } else {
+      context.stdout.write("Pairing string: not shown (it holds the key, and standard output is not a terminal, so a log would keep it); "
+        + "clients paired before still reach this bridge. Run 'tsapply bridge serve' with --show-pairing to print it\n")
+    }
     var received: Int32 = SIGTERM
     for await signal in stopped {
       received = signal

@@ -100,6 +100,9 @@ extension ReferenceBridge {
     public var pairing: PairingString
     /// The watches served.
     public var watches: [ServedWatch]
+    /// Whether the pairing key was made by this start (no identity kept yet, or `newKey`): no
+    /// client can have paired with it yet.
+    public var keyIsNew = false
   }
 
   /// Opens the simulated watches `specs` name and serves them on `host`:`port` under the kept
@@ -122,7 +125,9 @@ extension ReferenceBridge {
       faults = parsed
     }
     let served = try await watches(specs, environment: environment, currentDirectory: currentDirectory)
-    let identity = try identity(at: identityPath(environment: environment), newKey: newKey)
+    let path = identityPath(environment: environment)
+    let keyIsNew = newKey || !FileManager.default.fileExists(atPath: path)
+    let identity = try identity(at: path, newKey: newKey)
     guard let key = identity.sealingKey else { throw PairingError("the bridge identity holds no valid key") }
     let replay = try ReplayGuard(journal: NonceJournal(path: noncePath(environment: environment)))
     let service = BridgeService(bridgeID: identity.bridgeID, key: key, watches: served, cipher: ChaCha20Poly1305(),
@@ -130,6 +135,6 @@ extension ReferenceBridge {
     await service.startListening()
     let server = try BridgeServer(service: service, host: host, port: port)
     let pairing = PairingString(host: advertise ?? host, port: Int(server.port), bridgeID: identity.bridgeID, key: key)
-    return Running(server: server, pairing: pairing, watches: served)
+    return Running(server: server, pairing: pairing, watches: served, keyIsNew: keyIsNew)
   }
 }

@@ -16,7 +16,7 @@ struct ServedBridge {
   static func start(binary: String, paths: [String], environment: [String: String]) throws -> ServedBridge {
     let server = Process()
     server.executableURL = URL(fileURLWithPath: binary)
-    server.arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + paths.flatMap { ["--device", "sim:" + $0] }
+    server.arguments = ["bridge", "serve", "--listen", "127.0.0.1:0", "--show-pairing"] + paths.flatMap { ["--device", "sim:" + $0] }
     server.environment = environment
     let output = Pipe()
     server.standardOutput = output

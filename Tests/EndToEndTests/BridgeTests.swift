@@ -40,7 +40,7 @@ final class BridgeFixture: @unchecked Sendable {
 
   /// Starts (again) the bridge server and pairs with it as `home`.
   func start(_ serveEnvironment: [String: String] = [:]) throws {
-    let arguments = ["bridge", "serve", "--listen", "127.0.0.1:0"] + watches.flatMap { ["--device", "sim:" + $0] }
+    let arguments = ["bridge", "serve", "--listen", "127.0.0.1:0", "--show-pairing"] + watches.flatMap { ["--device", "sim:" + $0] }
     server = try ListeningProcess(arguments, in: directory, environment: environment.merging(serveEnvironment) { $1 })
     let marker = "Pairing string: "
     let output = try server.waitUntil { $0.components(separatedBy: marker).dropFirst().first?.contains("\n") == true }
@@ -163,6 +163,24 @@ final class BridgeFixture: @unchecked Sendable {
     let (status, log) = await bridge.stopped()
     #expect(status == 0)
     for secret in ["Ann Lee", "+15550100", "5550111", "Sam Roe", "Walk"] { #expect(!log.contains(secret), "the bridge logged \(secret)") }
+  }
+
+  /// The pairing string holds the key: printed at the first start (a new key), not at a restart
+  /// whose standard output is not a terminal (a journal would keep it), then again with
+  /// `--show-pairing` (fresh-eyes fe98: printed into the journal at every start under systemd).
+  @Test func aRestartedBridgeDoesNotPrintItsKeyIntoALog() async throws {
+    let bridge = try await BridgeFixture.make(["default"])
+    let (_, _) = await bridge.stopped()
+    let key = try #require(bridge.pairing.split(separator: "/").last.map(String.init))
+    for (flags, shown) in [([String](), false), (["--show-pairing"], true)] {
+      let server = try ListeningProcess(["bridge", "serve", "--listen", "127.0.0.1:0", "--device", "sim:w0.json"] + flags,
+                                        in: bridge.directory, environment: bridge.environment)
+      let output = try await offThePool { try server.waitUntil { $0.contains("Pairing string: ") && $0.hasSuffix("\n") } }
+      server.send(SIGTERM)
+      _ = server.finish()
+      #expect(output.contains(key) == shown, "\(output)")
+      if !shown { #expect(output.contains("Pairing string: not shown (it holds the key"), "\(output)") }
+    }
   }
 
   @Test func aBridgeServingSeveralWatchesNeedsTheWatchID() async throws {
