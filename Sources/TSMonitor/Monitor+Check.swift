@@ -423,7 +423,16 @@ extension Monitor {
     tracking.reportedAgainst = watch.lastApplied().map { (record: $0, drift: drift) }
     return .failed(message)
   }
-  /// The apply that ended a drift by writing over it — not this monitor's heal: another `tsapply
+  /// Whether a history entry's `command` is a monitor's heal (`tsapply monitor …`, any options,
+  /// this process's or an earlier one's): a heal is never "an apply that wrote over" what
+  /// changed on the watch (fresh-eyes fe102 #2: a monitor restarted with `--serve` added took the
+  /// earlier one's heal for a person's apply and advised restoring its backup, which held SOS off).
+  static func isHeal(_ command: String) -> Bool {
+    let words = command.split(separator: " ", maxSplits: 2)
+    return words.count >= 2 && words[0].hasSuffix("tsapply") && words[1] == "monitor"
+  }
+
+  /// The apply that ended a drift by writing over it — not a monitor's heal: another `tsapply
   /// apply` or `restore` (a person's, an agent's) in the watch's history after its first `count`
   /// entries (as many as it had when the drift was found), the last one that wrote or had begun
   /// to (`started`: its backup taken, the drift read as over while it runs). Its words ("an apply
@@ -433,7 +442,8 @@ extension Monitor {
   func overwrite(_ watch: Watch, after count: Int?) -> (words: String, fields: [String: JSONValue])? {
     guard let count, watch.history.count > count,
           let entry = (try? watch.history.read().entries)?.dropFirst(count)
-            .last(where: { ($0.wrote || $0.result == HistoryEntry.started) && $0.command != settings.commandLine }) else { return nil }
+            .last(where: { ($0.wrote || $0.result == HistoryEntry.started) && !Self.isHeal($0.command) && $0.command != settings.commandLine })
+    else { return nil }
     var fields: [String: JSONValue] = ["user": .string(entry.user), "host": .string(entry.host), "time": .string(entry.time),
                                        "command": .string(entry.command)]
     var words = "\(entry.kind == "restore" ? "a restore" : "an apply") by \(entry.user)@\(entry.host) at \(entry.time) ('\(entry.command)') wrote over what had changed on the watch"

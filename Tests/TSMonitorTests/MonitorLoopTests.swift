@@ -208,6 +208,37 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A heal made by a monitor started with other options (a service restarted with the status
+  /// page added) is a heal, not "an apply that wrote over what had changed": when the wearer then
+  /// undoes what the heal left, the drift ends as undone on the watch, with no advice to restore
+  /// the heal's backup — which holds SOS switched off (fresh-eyes fe102 #2).
+  @Test func aDriftUndoneAfterAnEarlierMonitorsHealIsNotBlamedOnIt() async throws {
+    let harness = try await Harness()
+    let wearer = try harness.wearer()
+    // Written whole, as the watch holds them (short names kept): the only drift is what the test makes.
+    let held = try wearer.snapshot()
+    let zeds = (1...3).map { Contact(name: "Zed \($0)", phoneNum: "+1555019\($0)") }
+    try await wearer.setAllContacts(held.contacts + zeds)
+    try await wearer.setEmergencyContacts(held.emergency.contacts, sosOn: false)
+    var first = harness.settings(reconcile: true)
+    first.commandLine = "tsapply monitor --reconcile watch.yaml"
+    try await harness.start(first)
+    _ = try await harness.wait { $0.kind == .applied }
+    try await Task.sleep(for: .milliseconds(500))
+    await harness.stop()
+    #expect(try wearer.snapshot().emergency.isSosOn)
+    var second = harness.settings(reconcile: true)
+    second.commandLine = "tsapply monitor --reconcile --serve 8080 watch.yaml"
+    let seen = harness.events.values.count
+    try await harness.start(second)
+    try await Task.sleep(for: .milliseconds(300))
+    try await wearer.setAllContacts(held.contacts)
+    let resolved = try await harness.wait(after: seen) { $0.kind == .resolved }
+    await harness.stop()
+    #expect(!resolved.message.contains("wrote over") && resolved.fields["backup"] == nil, "\(resolved.jsonLine)")
+    #expect(resolved.message.contains("the watch holds what the last apply left again"), "\(resolved.message)")
+  }
+
   /// The fresh-eyes case itself: a second "Walk" added on the watch (deleting it is unsafe) beside
   /// SOS switched off. The watch's custom reminders cannot be stated as a manifest (two of one
   /// name), so the heal leaves them out: SOS is switched on again, both Walks stay.
