@@ -205,7 +205,7 @@ public final class Watch: Sendable {
       var unsafe: [SafetyFinding] = []
       if options.holdsBackUnsafe, case .automatic(allowDestroy: false) = options.approval {
         unsafe = planned.plan.unsafeFindings
-        if !unsafe.isEmpty, let part = try? plan(holdingBack(unsafe: unsafe, in: held), state: state, last: last),
+        if !unsafe.isEmpty, let part = try? plan(holdingBack(unsafe: unsafe, in: held, state: state), state: state, last: last),
            !part.plan.isEmpty, part.plan.unsafeFindings.isEmpty {
           planned = part
           // Left as the watch holds it, what was held is still the wearer's change: drift.
@@ -726,6 +726,19 @@ extension Watch {
   /// `state` stated as a manifest and checked with every manifest rule (`subject` names it in
   /// errors: "the backup", "the last-applied record").
   /// - Throws: `EngineError.invalid` (subject `subject`).
+  /// The emergency section as `state` holds it — every contact with its short name, or none,
+  /// as stored — for a manifest that leaves the list as it is; `nil` when it cannot be stated.
+  static func emergencyAsHeld(_ state: DeviceState, capabilities: DeviceCapabilities) -> ManifestEmergency? {
+    guard var emergency = (try? manifest(stating: state, file: "the watch", subject: "the watch", capabilities: capabilities))?.manifest.emergency,
+          var contacts = emergency.contacts?.value, let stored = state.emergency?.contacts, stored.count == contacts.count else { return nil }
+    for index in contacts.indices {
+      contacts[index].shortName = stored[index].shortName ?? ""
+      contacts[index].shortNameIsExplicit = true
+    }
+    emergency.contacts?.value = contacts
+    return emergency
+  }
+
   static func manifest(stating state: DeviceState, file: String, subject: String, capabilities: DeviceCapabilities) throws(EngineError) -> ManifestDocument {
     let (stated, problems) = StateManifest.manifest(for: state, capabilities: capabilities, file: file)
     if problems.hasErrors { throw .invalid(InvalidInput(subject: subject, diagnostics: problems, source: nil)) }
@@ -829,8 +842,17 @@ extension Watch {
   /// that the plan leaves them as the watch holds them (`ApplyOptions.holdsBackUnsafe`) — left
   /// out rather than stated as the watch holds them, which a watch holding two custom reminders
   /// of one name cannot be.
-  func holdingBack(unsafe: [SafetyFinding], in document: ManifestDocument) -> ManifestDocument {
-    let manifest = Self.replacing(Set(unsafe.flatMap(\.addresses)), in: document.manifest, with: nil)
+  /// The SOS switch is kept when only the emergency list is unsafe to write (an emergency contact
+  /// the wearer added, or the manifest's own removal of one, beside SOS switched off): the list is
+  /// held as the watch holds it and the manifest's switch is written (fresh-eyes fe102 #3: SOS
+  /// stayed off for an emergency contact added beside it).
+  func holdingBack(unsafe: [SafetyFinding], in document: ManifestDocument, state: DeviceState) -> ManifestDocument {
+    var manifest = Self.replacing(Set(unsafe.flatMap(\.addresses)), in: document.manifest, with: nil)
+    if let sos = document.manifest.emergency?.isSosOn, unsafe.contains(where: { $0.addresses.contains(.emergency) }),
+       !unsafe.contains(.disablesSOS), var held = Self.emergencyAsHeld(state, capabilities: capabilities) {
+      held.isSosOn = sos
+      manifest.emergency = held
+    }
     return ManifestDocument(manifest: manifest, warnings: document.warnings, bytes: document.bytes, path: document.path, subject: document.subject)
   }
 }

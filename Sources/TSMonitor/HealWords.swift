@@ -32,13 +32,17 @@ extension Monitor {
       let undone = drift.map(\.address).filter { !left.contains($0) }
       self.notHealed = allLeft.map { mask.text($0.address.rawValue) }
       let isHeld = { (address: ResourceAddress) in Watch.holds(address, heldBack: applied.heldBackUnsafe) }
-      unsafeLeft = allLeft.filter { isHeld($0.address) }.map { mask.text($0.address.rawValue) }
+      // Held as the watch holds it, also when the heal wrote part of it (SOS switched on beside an
+      // emergency list left as it is): the list is left, said so.
+      unsafeLeft = drift.filter { isHeld($0.address) }.map { mask.text($0.address.rawValue) }
       let pendingKinds = Set(pendingUnsafe.map(\.kind))
       undoingWords = mask.text(applied.heldBackUnsafe.filter { !pendingKinds.contains($0.kind) }.map(\.description).joined(separator: "; "))
       pendingWords = mask.text(pendingUnsafe.map(\.description).joined(separator: "; "))
       let notHealed = allLeft.filter { !isHeld($0.address) }
       healed = undone.map { mask.text($0.rawValue) }
-      pending = applied.plan.resourceChanges.map(\.address).filter { !undone.contains($0) || own.contains($0) }.map { mask.text($0.rawValue) }
+      // A held resource's own pending change was held back with it (`held`), not applied.
+      pending = applied.plan.resourceChanges.map(\.address).filter { !undone.contains($0) || own.contains($0) }
+        .filter { pendingUnsafe.isEmpty || !isHeld($0) }.map { mask.text($0.rawValue) }
       // `(enabled)` for one resource, `(reminder.custom["Lunch"]: enabled; contacts: …)` for more.
       let keys = notHealed.map { change in
         (mask.text(change.address.rawValue), change.fields.map { mask.text(ChangeBrief.key($0.field)) }

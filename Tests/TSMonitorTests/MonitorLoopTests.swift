@@ -239,6 +239,32 @@ final class Harness: @unchecked Sendable {
     #expect(resolved.message.contains("the watch holds what the last apply left again"), "\(resolved.message)")
   }
 
+  /// SOS switched off beside an unsafe change to the emergency list itself — an emergency contact
+  /// the wearer added, or the manifest's own removal of one not applied yet — is switched on
+  /// again; the list is left as the watch holds it (fresh-eyes fe102 #3: SOS stayed off).
+  /// (the manifest drops Dad, the wearer adds Zed, the list the watch keeps)
+  @Test(arguments: [(false, true, ["Mom", "Dad", "Zed"]), (true, false, ["Mom", "Dad"])])
+  func sosIsSwitchedOnBesideAnUnsafeEmergencyList(dropsDad: Bool, addsZed: Bool, kept: [String]) async throws {
+    let harness = try await Harness()
+    if dropsDad {
+      try Harness.manifest.replacingOccurrences(of: "    - {name: Dad, phone: \"+15550111\"}\n", with: "")
+        .write(toFile: harness.directory + "/watch.yaml", atomically: true, encoding: .utf8)
+    }
+    let wearer = try harness.wearer()
+    let held = try wearer.snapshot().emergency.contacts
+    try await wearer.setEmergencyContacts(held + (addsZed ? [Contact(name: "Zed", phoneNum: "+15550199")] : []), sosOn: false)
+    try await harness.start(harness.settings(reconcile: true))
+    let drift = try await harness.wait { $0.kind == .drift }
+    await harness.stop()
+    #expect(drift.fields["reconcile"] == .string("applied"), "\(drift.jsonLine)")
+    let snapshot = try wearer.snapshot()
+    #expect(snapshot.emergency.isSosOn, "SOS back on: \(drift.message)")
+    #expect(snapshot.emergency.contacts.map(\.name) == kept)
+    #expect(drift.message.contains(addsZed ? "not healed: undoing the change to emergency is unsafe (removes 1 emergency contact)"
+                                   : "held back watch.yaml's own pending change, which is unsafe (removes 1 emergency contact)"), "\(drift.message)")
+    #expect(!drift.message.contains("applying watch.yaml's pending change to emergency"), "\(drift.message)")
+  }
+
   /// The fresh-eyes case itself: a second "Walk" added on the watch (deleting it is unsafe) beside
   /// SOS switched off. The watch's custom reminders cannot be stated as a manifest (two of one
   /// name), so the heal leaves them out: SOS is switched on again, both Walks stay.
