@@ -431,6 +431,20 @@ public enum FleetStatus {
         row.servedByNoOne = true
         return row
       }
+      // Its agent has no presence on the broker (retired: its presence deleted; or a broker that
+      // lost it) and no agent announces the watch: nothing says anyone serves it, whatever its
+      // last status said (fresh-eyes fe102 #4: "in sync", exit 0, for a retired agent's watch
+      // whose SOS was switched off since).
+      if agent == nil {
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                                 lastSeen: status.lastSeen, agent: nil,
+                                 note: "agent \(status.agent), which last reported on the watch, has no presence on the broker (retired, or the "
+                                   + "broker lost it) and no agent announces the watch \(id): what it holds is not known, nothing applies its "
+                                   + "manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
+                                   + (status.lastSeen.map { ", read at \($0)" } ?? "") + "); give it to an agent ('tsapply agent … --device')")
+        row.servedByNoOne = true
+        return row
+      }
       // Retrying with its agent offline: no agent is trying, and what the status said of the
       // next try is not so while it is away. Published and not applied, as above; what is on
       // the watch is not known beyond what the agent said it reached.

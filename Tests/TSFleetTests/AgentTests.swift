@@ -1798,6 +1798,24 @@ import TSTestSupport
     await station.stop()
   }
 
+  /// A watch whose last status came from an agent with no presence on the broker (retired by
+  /// deleting it, or lost by the broker) and that no agent announces is served by no one: `no
+  /// status`, not known, which fails `status --fleet` — not the status's "in sync" (fresh-eyes fe102 #4).
+  @Test func aWatchOfAnAgentWithNoPresenceIsServedByNoOne() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let members = try site.space.load([]).members
+    let publisher = try MQTTClient(address: site.broker.address, configuration: .init(clientID: "agent-side"), onMessage: { _ in })
+    publisher.connect()
+    try await publisher.ready(within: .seconds(120))
+    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    #expect(row.state == "no status" && row.servedByNoOne && row.isNotKnown, "\(row.state): \(row.note ?? "")")
+    #expect(row.note?.contains("agent station, which last reported on the watch, has no presence on the broker") == true, "\(row.note ?? "")")
+    await publisher.close()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it
