@@ -122,7 +122,7 @@ _tsapply() {
       "tsapply device simulate") _tsapply_words "--device --help -h" ;;
       "tsapply device listen") _tsapply_words "--count --timeout --device --help -h" ;;
       "tsapply bridge") _tsapply_words "--help -h" ;;
-      "tsapply bridge serve") _tsapply_words "--device --listen --advertise --new-key --help -h" ;;
+      "tsapply bridge serve") _tsapply_words "--device --listen --advertise --new-key --show-pairing --help -h" ;;
       "tsapply bridge pair") _tsapply_words "--name --help -h" ;;
       "tsapply export") _tsapply_words "--output -o --force --device --help -h" ;;
       "tsapply fmt") _tsapply_words "--check --diff --help -h" ;;

@@ -237,6 +237,7 @@ complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l device -x -d '
 complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l listen -x -d 'IPv4 address and port to listen on (default 127.0.0.1:8765).'
 complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l advertise -x -d 'Host put in the pairing string (default: the --listen host).'
 complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l new-key -d 'Replace the kept pairing key with a fresh one (clients must pair again).'
+complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l show-pairing -d 'Print the pairing string (it holds the key) even when standard output is not a terminal.'
 complete -c tsapply -n '__tsapply_at \'tsapply bridge serve\'' -l help -s h -d 'Show help information.'
 
 # tsapply bridge pair
