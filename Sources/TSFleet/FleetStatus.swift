@@ -439,9 +439,7 @@ public enum FleetStatus {
         var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
                                  lastSeen: status.lastSeen, agent: nil,
                                  note: "agent \(status.agent), which last reported on the watch, has no presence on the broker (retired, or the "
-                                   + "broker lost it) and no agent announces the watch \(id): what it holds is not known, nothing applies its "
-                                   + "manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
-                                   + (status.lastSeen.map { ", read at \($0)" } ?? "") + "); give it to an agent ('tsapply agent … --device')")
+                                   + "broker lost it) and no agent announces the watch \(id): what it holds is not known; " + unserved(status))
         row.servedByNoOne = true
         return row
       }
