@@ -127,8 +127,7 @@ public final class FleetBrokerView: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let status = statusByWatch[id]?.status, let agent = agentByID[status.agent].map(judged), agent.online else { return nil }
-    return FleetStatus.unservedNote(id, status: status, announced: agent.watches,
-                                    servers: agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent))
+    return FleetStatus.unservedNote(id, status: status, announced: agent.watches, servers: serving(id))
   }
 
   /// What to say of watch `id` when its last status came from an agent that no longer serves it
@@ -138,14 +137,17 @@ public final class FleetBrokerView: @unchecked Sendable {
     defer { lock.unlock() }
     guard let status = statusByWatch[id]?.status else { return nil }
     let agent = agentByID[status.agent].map(judged)
-    let servers = agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) && $0.agent != status.agent }.map(\.agent).sorted()
+    let servers = serving(id).filter { $0 != status.agent }
     return FleetStatus.movedNote(id, status: status, statusAgentOnline: agent?.online, announced: agent?.watches, servers: servers).map { ($0, servers) }
   }
 
   /// The online agents that announce serving watch `id`, sorted: more than one is a
   /// misconfiguration (`FleetSiteStatus.servedByMany`), each of them applying what it is handed.
-  public func servers(of id: String) -> [String] {
-    lock.withLock { agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent).sorted() }
+  public func servers(of id: String) -> [String] { lock.withLock { serving(id) } }
+
+  /// `servers(of:)`, the caller holding `lock`.
+  private func serving(_ id: String) -> [String] {
+    agentByID.values.map(judged).filter { $0.online && $0.watches.contains(id) }.map(\.agent).sorted()
   }
 
   /// Why agent `id` is taken as offline although its presence on the broker says online: the

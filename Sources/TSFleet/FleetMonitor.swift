@@ -753,13 +753,13 @@ public enum FleetMonitor {
       }
     }
 
-    /// The record of the SOS presses handled on watch `id`, read the first time it is needed;
-    /// `nil` for an ID that cannot name a file (`FleetTopics.problem(with:)`).
     /// Where watch `id`'s record is; `nil` for an id no file may be named after.
     private func recordPath(of id: String) -> String? {
       FleetTopics.problem(with: id) == nil && !id.hasPrefix(".") ? eventsDirectory + "/" + id + ".json" : nil
     }
 
+    /// The record of the SOS presses handled on watch `id`, read the first time it is needed;
+    /// `nil` for an ID that cannot name a file (`FleetTopics.problem(with:)`).
     private func record(of id: String) -> HandledEvents? {
       guard let path = recordPath(of: id) else { return nil }
       if let known = lock.withLock({ handled[id] }) { return known }

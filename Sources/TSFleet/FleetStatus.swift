@@ -573,12 +573,6 @@ public enum FleetStatus {
     }
   }
 
-  /// What to say of watch `id` whose last status came from agent `status.agent`, online and
-  /// announcing `announced` (its presence's watches), when no online agent announces the watch
-  /// (`servers` empty): the agent no longer serves it (restarted with another device list), so
-  /// nothing checks it, applies to it or hears its SOS presses, whatever its last status said
-  /// (fresh-eyes finding: shown in sync, with SOS off and a press heard by no one). `nil` when
-  /// it is served. `status --fleet` and the status page over MQTT say the same.
   /// What to say of watch `id` when its last status came from an agent that no longer serves it
   /// — offline (`statusAgentOnline` not true), or online and no longer announcing it
   /// (`announced`) — while other online agents (`servers`, those announcing it) do: the watch
@@ -594,6 +588,12 @@ public enum FleetStatus {
       + "\(others.joined(separator: ", ")), serving it now, report\(others.count == 1 ? "s" : "") on it"
   }
 
+  /// What to say of watch `id` whose last status came from agent `status.agent`, online and
+  /// announcing `announced` (its presence's watches), when no online agent announces the watch
+  /// (`servers` empty): the agent no longer serves it (restarted with another device list), so
+  /// nothing checks it, applies to it or hears its SOS presses, whatever its last status said
+  /// (fresh-eyes finding: shown in sync, with SOS off and a press heard by no one). `nil` when
+  /// it is served. `status --fleet` and the status page over MQTT say the same.
   public static func unservedNote(_ id: String, status: WatchStatus, announced: [String]?, servers: [String]) -> String? {
     guard let announced, !announced.contains(id), servers.isEmpty else { return nil }
     return "agent \(status.agent) no longer serves the watch \(id) (it is online and does not announce it), and no other agent does: " + unserved(status)
