@@ -1614,8 +1614,10 @@ final class Harness: @unchecked Sendable {
     try harness.wearer().simulateEmergencyChange(contacts: [], sosOn: false)
     try await harness.start(harness.settings())
     _ = try await harness.wait { $0.kind == .drift }
-    let stoppedAt = Date()
+    // A check may still end while the stop is under way: the last one is between these two.
+    let stopping = Date()
     await harness.stop()
+    let stoppedAt = Date()
     let path = harness.directory + "/watch.json"
     try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
 
@@ -1627,7 +1629,7 @@ final class Harness: @unchecked Sendable {
       Issue.record("no last seen: \(offline.jsonLine)")
       return
     }
-    #expect(seen <= stoppedAt && seen > stoppedAt.addingTimeInterval(-1), "the last check before the stop: \(offline.jsonLine)")
+    #expect(seen <= stoppedAt && seen > stopping.addingTimeInterval(-1), "the last check before the stop: \(offline.jsonLine)")
     #expect(offline.fields["sos_at_risk"] == .bool(true), "what the last read found: \(offline.jsonLine)")
     let home = WatchHome(identity: harness.spec, root: harness.directory + "/state")
     let kept = try #require(HandledEvents.kept(at: home.monitorEventsPath, watch: harness.spec))
