@@ -651,9 +651,16 @@ public enum FleetMonitor {
       var report = FleetMonitor.agentReport(status, current: current)
       if let fleetFile { report.note = report.note.map { WatchStatus.naming(fleetFile: fleetFile, in: $0) } }
       let changed = lock.withLock { () -> Bool in
-        // Two online agents announcing the watch both apply to it and take turns at its status.
+        // Two online agents announcing the watch both apply to it and take turns at its status:
+        // what it holds is not known (`no status`, as `status --fleet` says it; the page names them).
         let servers = servingAgents(id)
-        if servers.count > 1 { report.servedBy = servers }
+        if servers.count > 1 {
+          report.servedBy = servers
+          report.state = "no status"
+          report.note = nil
+          report.drift = nil
+          report.pending = nil
+        }
         // Moved to another agent that has not reported yet: not what the agent it left said.
         if let note = FleetStatus.movedNote(id, status: status, statusAgentOnline: online[status.agent], announced: served[status.agent], servers: servers) {
           report.state = "no status"

@@ -73,6 +73,10 @@ public struct FleetStatusRow: Sendable {
   /// online one (`FleetStatus.unservedNote`, in `note`): nothing checks it or applies to it, so
   /// its last status says nothing of it now, and publishing changes nothing on it.
   public var servedByNoOne = false
+  /// Over MQTT, whether more than one online agent announces the watch (`FleetSiteStatus.servedByMany`,
+  /// the note names them): each applies what it is handed and reports on it, so its last status
+  /// is whichever spoke last — `no status`, not known, for `status`, `plan` and `drift --fleet`.
+  public var servedByMany = false
   /// Over MQTT, whether its agent cannot read the watch (`WatchStatus.unreachable`: its last
   /// read failed, a drift check's or an attempt's at a revision) while the row's state says what
   /// the agent is doing — `retrying` the revision, which it is. Counted out of reach
@@ -423,6 +427,17 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
                               lastSeen: status.lastSeen, agent: (id: servers[0], online: true), note: note)
       }
+      // Two online agents announcing it: its status is whichever of them spoke last, about
+      // whichever watch it reads (fresh-eyes fe102 #9: "in sync", and `plan` and `drift --fleet`
+      // exited 0, beside the problem listed under the table).
+      let servers = view.servers(of: id)
+      if servers.count > 1 {
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                                 lastSeen: status.lastSeen, agent: agent,
+                                 note: FleetSiteStatus.servedByManyNote(servers) + "; what it holds is not known")
+        row.servedByMany = true
+        return row
+      }
       // Its agent online and no longer naming it, and no other online agent naming it: served
       // by no one, whatever its last status said.
       if agent?.online == true, let note = view.unservedNote(id) {
@@ -699,6 +714,7 @@ extension FleetStatusRow {
     // changes not all made), as its agent last checked: publishing again converges it.
     let differs = (drift ?? 0) > 0 || (pending ?? 0) > 0
     return servedByNoOne ? .failed(note ?? "no agent serves the watch")
+      : servedByMany ? .unknown(note ?? "served by more than one agent at once")
       // The broker went back to an older document than its agent applied: publishing the
       // manifests again is the change (fresh-eyes fe97 #3: "failed" for every such watch).
       : state == "invalid" && staleDesired ? .publish((note.map { $0 + "; " } ?? "")

@@ -310,10 +310,11 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     // for a watch its agent cannot read (a watch moved between agents within it raises nothing;
     // fresh-eyes finding: the page said so, the alerts never did).
     let time = now()
+    // `no status` of a watch moved to agents that have not reported yet is served (`servedBy`).
+    let unserved = report.state == "no status" && report.servedBy?.isEmpty ?? true
     let wasUnserved = lock.withLock { () -> Bool in
       let was = offlineSince[name].map { Self.isUnserved($0.event) } ?? false
-      // `no status` of a watch moved to agents that have not reported yet is served (`servedBy`).
-      if report.state == "no status", report.servedBy?.isEmpty ?? true {
+      if unserved {
         if offlineSince[name] == nil {
           offlineSince[name] = (time, MonitorEvent(time: time, watch: name, kind: .offline, message: report.note ?? "no agent serves the watch",
                                                    fields: ["reason": .string(Self.unservedReason)]))
@@ -323,7 +324,10 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
       }
       return was
     }
-    if wasUnserved, report.state != "no status" { close([.offline], name, event) }
+    // Served again — also by an agent it moved to that has not reported yet (fresh-eyes fe102
+    // #7: the alert stayed open once the move's `no status` had cleared what raised it).
+    // Served now, whenever the status it carries was read: not a reading older than the alert.
+    if wasUnserved, !unserved { close([.offline], name, Cause(kind: event.kind, message: event.message, time: nil)) }
     switch report.state {
     case "refused": open(.refused, name, event)
     case "failed": open(.failed, name, event)

@@ -901,7 +901,8 @@ public final class StatusBoard: @unchecked Sendable {
       // Over MQTT: no agent has announced the watch, so nothing is known of it — and its SOS
       // presses reach no one (fresh-eyes finding: shown `checking`, "needs attention: none").
       state = agent.state
-      reasons.append(agent.note ?? "No agent has announced this watch")
+      // Served by more than one agent at once: said below, with what to do.
+      if (agent.servedBy?.count ?? 0) < 2 { reasons.append(agent.note ?? "No agent has announced this watch") }
     } else if let agent = watch.agent, agent.state == "no desired document" {
       // Over MQTT: the broker lost the watch's desired document; its agent holds the watch to
       // what it last applied, and a restarted agent would be handed nothing.

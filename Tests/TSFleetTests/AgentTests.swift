@@ -1767,7 +1767,24 @@ import TSTestSupport
       let announced = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"watches":\#(watches)}"#
       try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(announced.utf8), qos: 1, retain: true)
     }
+    // The watch's last status: in sync, from whichever of them spoke last.
+    let revision = try #require(DesiredDocument.revisions(manifest: members[0].document.get().manifest).first)
+    let status = #"{"agent":"station","applied_revision":"\#(revision)","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"\#(revision)","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
     let site2 = try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120))
+    // Its row: not the status's "in sync" beside the problem (fresh-eyes fe102 #9: `plan` and
+    // `drift --fleet` exited 0 for it), but not known, which fails all three commands.
+    let row = try #require(site2.rows.first)
+    if bothOnline {
+      #expect(row.state == "no status" && row.isNotKnown && row.note?.contains("served by more than one agent at once (second, station)") == true,
+              "\(row.state): \(row.note ?? "")")
+      #expect(row.planVerdict.isUnknown && row.driftVerdict(reported: nil, document: nil).isUnknown,
+              "\(row.planVerdict) \(row.driftVerdict(reported: nil, document: nil))")
+    } else {
+      // (No desired document is on this broker: that is what its row says, served by one agent.)
+      #expect(row.state == FleetStatusRow.noDesiredDocument && !row.servedByMany && !row.isNotKnown, "\(row.state): \(row.note ?? "")")
+    }
     #expect(site2.servedByMany.map(\.watch) == (agents.isEmpty ? [] : ["room-1"]))
     #expect(site2.servedByMany.first?.agents ?? [] == agents.sorted())
     if bothOnline {

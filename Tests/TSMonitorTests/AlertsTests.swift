@@ -347,6 +347,31 @@ import TSMonitor
     #expect(sink.summary == ["w05 offline", "w05 recovered:offline"], "\(sink.summary)")
   }
 
+  /// A watch no agent served, taken over by another agent: the takeover's `no status` (moved,
+  /// the new agent not reported yet: `servedBy` names it) is served, and the new agent's first
+  /// status ends the `offline` alert (fresh-eyes fe102 #7: it stayed open for good).
+  @Test func anUnservedWatchTakenOverByAnotherAgentIsRecovered() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.reported("w05", AgentReport(state: "no status", note: "agent a2 no longer serves the watch w05", drift: nil, pending: nil))
+    clock.advance(61)
+    alerts.tick()
+    #expect(sink.summary == ["w05 offline"], "\(sink.summary)")
+    var moved = AgentReport(state: "no status", note: "moved to agent a3, which has not reported on it yet", drift: nil, pending: nil)
+    moved.servedBy = ["a3"]
+    // Its status still the one agent a2 made before it stopped serving the watch.
+    moved.lastSeen = clock.now.addingTimeInterval(-600)
+    alerts.reported("w05", moved)
+    var reported = AgentReport(state: "in sync", drift: 0, pending: 0)
+    reported.lastSeen = clock.now
+    alerts.reported("w05", reported)
+    #expect(sink.summary == ["w05 offline", "w05 recovered:offline"], "\(sink.summary)")
+    clock.advance(120)
+    alerts.tick()
+    #expect(sink.summary == ["w05 offline", "w05 recovered:offline"], "\(sink.summary)")
+  }
+
   @Test func openConditionsOutliveARestartSoNothingIsRaisedTwice() throws {
     let directory = try TSApplyBinary.temporaryDirectory().path
     let clock = TestClock(), sink = Sink()
