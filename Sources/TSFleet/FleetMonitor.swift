@@ -246,6 +246,8 @@ public enum FleetMonitor {
     private var presenceCount: [String: Int] = [:]
     /// Agents whose presence was deleted from the broker (`retired`) and not heard from since.
     private var retiredAgents: Set<String> = []
+    /// Whether agents have had the time to be heard since the first connection (`settlePresences`).
+    private var presenceSettled = false
     /// How long an agent's will heard live waits before it is believed: a broker shutting down
     /// sends its clients' wills, then closes this monitor's connection; that is the broker's
     /// going, not the agent's (fe17 defect 2).
@@ -502,6 +504,9 @@ public enum FleetMonitor {
           defer { (connectedOnce, readyOnce, lostSince, keptOutage) = (true, true, nil, nil) }
           return (lostSince ?? keptOutage, readyOnce, lostSince == nil)
         }
+        // Once agents have had the time to be heard after the first connection, a status from
+        // an agent with no presence says nothing serves its watch (`presenceSettled`).
+        if !again { reporting.asyncAfter(deadline: .now() + Backoff.seconds(unheardSettle)) { [weak self] in self?.settlePresences() } }
         guard let since else { return }
         let losses = lock.withLock { self.losses }
         reporting.asyncAfter(deadline: .now() + Backoff.seconds(unheardSettle)) { [weak self] in self?.unheard(since: since, losses: losses) }
@@ -636,6 +641,19 @@ public enum FleetMonitor {
       for observer in observers { observer.record(event, for: servedBefore.compactMap(member)) }
     }
 
+    /// `unheardSettle` after the first connection (on `reporting`): from now on, a watch whose
+    /// last status came from an agent with no presence on the broker, which no online agent
+    /// announces, is served by no one (`FleetStatus.noPresenceNote`, as `status --fleet` says it;
+    /// fresh-eyes fe102 #6: a monitor started after an agent's retirement showed its watch in
+    /// sync for good). Those watches are reported again.
+    private func settlePresences() {
+      let touched = lock.withLock { () -> [(String, WatchStatus)] in
+        presenceSettled = true
+        return statuses.filter { online[$0.value.agent] == nil }.sorted { $0.key < $1.key }
+      }
+      for (id, status) in touched { report(id, status, always: false) }
+    }
+
     /// The online agents that announce watch `id`, sorted (the caller holds `lock`).
     private func servingAgents(_ id: String) -> [String] {
       online.filter { $0.value && (served[$0.key] ?? []).contains(id) }.map(\.key).sorted()
@@ -668,9 +686,11 @@ public enum FleetMonitor {
           report.servedBy = servers
           report.drift = nil
           report.pending = nil
-        // Its agent online and no longer naming it, or retired, and no other online agent naming it: served by no one.
+        // Its agent online and no longer naming it, retired, or with no presence at all once
+        // agents had the time to be heard, and no other online agent naming it: served by no one.
         } else if let note = online[status.agent] == true ? FleetStatus.unservedNote(id, status: status, announced: served[status.agent], servers: servers)
-                    : retiredAgents.contains(status.agent) && servers.isEmpty ? FleetStatus.retiredNote(id, status: status) : nil {
+                    : retiredAgents.contains(status.agent) && servers.isEmpty ? FleetStatus.retiredNote(id, status: status)
+                    : presenceSettled && online[status.agent] == nil && servers.isEmpty ? FleetStatus.noPresenceNote(id, status: status) : nil {
           report.state = "no status"
           report.note = fleetFile.map { WatchStatus.naming(fleetFile: $0, in: note) } ?? note
           report.drift = nil

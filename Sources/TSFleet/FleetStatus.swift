@@ -452,9 +452,7 @@ public enum FleetStatus {
       // whose SOS was switched off since).
       if agent == nil {
         var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                                 lastSeen: status.lastSeen, agent: nil,
-                                 note: "agent \(status.agent), which last reported on the watch, has no presence on the broker (retired, or the "
-                                   + "broker lost it) and no agent announces the watch \(id): what it holds is not known; " + unserved(status))
+                                 lastSeen: status.lastSeen, agent: nil, note: noPresenceNote(id, status: status))
         row.servedByNoOne = true
         return row
       }
@@ -618,6 +616,15 @@ public enum FleetStatus {
   /// deleted from the broker) when no online agent serves it.
   public static func retiredNote(_ id: String, status: WatchStatus) -> String {
     "agent \(status.agent) was retired (its presence was deleted from the broker), and no other agent serves the watch \(id): " + unserved(status)
+  }
+
+  /// What to say of watch `id` whose last status came from agent `status.agent` when that agent
+  /// has no presence on the broker (retired by deleting it, or lost by a broker without
+  /// persistence) and no online agent announces the watch: nothing says anyone serves it.
+  /// `status --fleet` and the status page over MQTT say the same.
+  public static func noPresenceNote(_ id: String, status: WatchStatus) -> String {
+    "agent \(status.agent), which last reported on the watch, has no presence on the broker (retired, or the broker lost it) and no agent "
+      + "announces the watch \(id): what it holds is not known; " + unserved(status)
   }
 
   private static func unserved(_ status: WatchStatus) -> String {

@@ -503,6 +503,28 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// A monitor started after an agent was retired (its presence deleted from the broker, its
+  /// watch's status still retained): once agents have had the time to be heard (`unheardSettle`),
+  /// the watch says that no agent has a presence that serves it, as `status --fleet` says —
+  /// not the status's "in sync" for good (fresh-eyes fe102 #6).
+  @Test func aMonitorStartedAfterAnAgentWasRetiredSaysNothingServesItsWatch() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, unheardSettle: .seconds(1))
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "no status" }, "\(String(describing: board.snapshot().rows.first))")
+    let row = try #require(board.snapshot().rows.first)
+    #expect(row.reasons.contains { $0.contains("agent station, which last reported on the watch, has no presence on the broker") }, "\(row.reasons)")
+    // An agent that announces it later serves it: its status is said again.
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Self.presence(online: true), qos: 1, retain: true)
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "in sync" }, "\(String(describing: board.snapshot().rows.first))")
+    await follower.stop(grace: .zero)
+    await publisher.close()
+  }
+
   /// Agent `station`'s presence serving `room-1`: online since a time, or its will (no time).
   static func presence(online: Bool) -> [UInt8] {
     Array((online ? #"{"agent":"station","format_version":"1","online":true,"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
@@ -514,14 +536,14 @@ import TSMQTT
   static func follow(_ space: FleetSpace, _ broker: MosquittoBroker, names: [String: String] = ["room-1": "r1"], alerts: Alerts? = nil,
                      events: Inbox<MonitorEvent>, notices: Inbox<String> = Inbox(), notifiers: [any Notifier] = [],
                      revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)? = nil,
-                     within: Duration = .seconds(120)) async throws -> (StatusBoard, FleetMonitor.Follower) {
+                     within: Duration = .seconds(120), unheardSettle: Duration = .seconds(45)) async throws -> (StatusBoard, FleetMonitor.Follower) {
     let board = StatusBoard(members: [StatusBoard.Member(name: "r1", device: "bridge:ward-a/room-1")], offlineThreshold: .seconds(3600))
     let follower = try FleetMonitor.Follower(site: "ward-a", settings: BrokerSettings(address: broker.address),
                                              outboxDirectory: space.directory + "/outbox", eventsDirectory: space.directory + "/monitor-events",
                                              notifiers: notifiers, delivery: Backoff.Policy(initial: .milliseconds(50), maximum: .milliseconds(200)),
                                              emit: { events.add($0) }, notice: { notices.add($0) },
                                              observers: [board as any MonitorObserver] + (alerts.map { [$0] } ?? []), names: names,
-                                             revisions: revisions)
+                                             revisions: revisions, unheardSettle: unheardSettle)
     try await follower.start(within: within)
     return (board, follower)
   }
