@@ -982,12 +982,14 @@ public final class StatusBoard: @unchecked Sendable {
     if watch.sosAtRisk, (drift ?? 0) > 0 {
       sosFirst += 1
       reasons.insert("SOS at risk: its SOS switch or emergency contacts changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
-    } else if watch.sosAtRisk, watch.connected == false {
+    } else if watch.sosAtRisk, watch.connected == false || watch.agent?.state == "no status" {
       // Out of reach since a read that found it (fresh-eyes finding: gone from the page once a
-      // restarted monitor could not read the watch).
+      // restarted monitor could not read the watch), or served by no agent (or two) since its
+      // agent's read found it, its sos_drift alert still open (fresh-eyes fe102 #5).
       sosFirst += 1
-      reasons.insert("SOS at risk when it was last read, before it went out of reach: its SOS switch or emergency contacts had changed on the watch, "
-        + "so a press may reach no one or not whom the manifest says", at: 0)
+      reasons.insert("SOS at risk when it was last read, "
+        + (watch.connected == false ? "before it went out of reach" : "and what it holds now is not known")
+        + ": its SOS switch or emergency contacts had changed on the watch, so a press may reach no one or not whom the manifest says", at: 0)
     }
     // An SOS a notifier has not had yet (it keeps failing): said first — the press reached no
     // one through it (fresh-eyes finding: "needs attention: none" while the receiver was down).

@@ -133,6 +133,14 @@ final class TestClock: @unchecked Sendable {
       board.record(event(.online, clock, ["has_record": .bool(true)]), for: ["room-12"])
       check(board, clock, 0, 0)
     }, state: "in sync", reason: nil),
+    // Its emergency list drifted, then no agent serves it (or two do): what its last read found,
+    // as the open sos_drift alert says — not dropped with the drift figure (fresh-eyes fe102 #5).
+    Case(name: "an agent's SOS-at-risk drift, then no agent serves it", steps: { board, clock in
+      var drifted = AgentReport(state: "drift", drift: 1, pending: 0, appliedRevision: "abc", lastSeen: clock.now)
+      (drifted.driftAddresses, drifted.sosAtRisk) = (["emergency"], true)
+      board.reported("room-12", drifted)
+      board.reported("room-12", AgentReport(state: "no status", note: "agent a1 no longer serves the watch w12", drift: nil, pending: nil))
+    }, state: "no status", reason: "SOS at risk when it was last read, and what it holds now is not known: "),
     Case(name: "an agent's drift, said once", steps: { board, clock in
       board.record(event(.drift, clock, message: "1 resource changed on the watch since the last apply: contacts (1 added)",
                          ["agent": .string("a1"), "addresses": .array([.string("contacts")])]), for: ["room-12"])
