@@ -1,4 +1,5 @@
 internal import CYaml
+import TSModel
 
 /// A YAML tree to write: scalars with the style to write them in, mappings with their keys in
 /// the order to write them, and sequences. Flow or block layout is chosen per collection.
@@ -52,7 +53,7 @@ public struct YAMLWriteError: Error, Hashable, Sendable, CustomStringConvertible
 /// (`yaml_*_event_initialize`, `yaml_emitter_emit`), owns the emitter (deleted in a `defer`) and
 /// collects the output through a write handler into a Swift byte array. Output: UTF-8, LF line
 /// ends, 2-space indentation, unlimited width (no folding of long scalars), non-ASCII written as
-/// is (also outside the BMP, `write(_:)`), no `---` or `...` markers. libyaml's emitter cannot write comments; callers that need a
+/// is (also outside the BMP) but for invisible characters, written as escapes (`write(_:)`), no `---` or `...` markers. libyaml's emitter cannot write comments; callers that need a
 /// header comment prepend it to the text.
 public enum YAMLWriter {
   /// The YAML text for `root`.
@@ -61,47 +62,81 @@ public enum YAMLWriter {
   /// is set (its printable test stops at U+FFFF: an emoji comes out as `"\U0001F600"`), so each
   /// such character is handed to it as a private-use character the document does not hold, and
   /// put back in the text it writes (`StandIns`): a name like "Enkel Max 😀" stays readable.
+  /// The other way round, libyaml writes as they are the characters a reader cannot see or that
+  /// reorder the text around them (`InvisibleCharacters`: a right-to-left override makes a name
+  /// read backwards in a review of the file): each is handed over as a stand-in too, the scalar
+  /// holding it (a key as well) is written double-quoted, and the stand-in becomes the YAML
+  /// escape (`\u202E`), which reads back as the same character.
   /// - Throws: `YAMLWriteError` when libyaml reports a problem.
   public static func write(_ root: YAMLOutputNode) throws(YAMLWriteError) -> String {
-    guard let standIns = StandIns(root) else { return try emit(root) }
-    return standIns.restore(try emit(standIns.root))
+    guard let standIns = StandIns(root) else { return try emit(root, quoting: []) }
+    return standIns.restore(try emit(standIns.root, quoting: standIns.escaped))
   }
 
-  /// Characters outside the Basic Multilingual Plane, each replaced in a tree by a private-use
-  /// character (U+E000–U+F8FF, which libyaml writes as they are) that no text of the tree holds.
+  /// Characters outside the Basic Multilingual Plane and invisible characters, each replaced in
+  /// a tree by a private-use character (U+E000–U+F8FF, which libyaml writes as they are) that no
+  /// text of the tree holds.
   struct StandIns {
     /// The tree with the stand-ins.
     var root: YAMLOutputNode
-    /// Stand-in → the character it stands for.
-    var original: [Unicode.Scalar: Unicode.Scalar] = [:]
+    /// Stand-in → what is written in its place: the character it stands for, or its escape.
+    var original: [Unicode.Scalar: String] = [:]
+    /// The stand-ins written as escapes: a scalar holding one is written double-quoted.
+    var escaped: Set<Unicode.Scalar> = []
 
-    /// `nil` when `tree` holds no character outside the BMP (or more than there are stand-ins).
+    /// `nil` when `tree` holds no character outside the BMP and no invisible one (or more than
+    /// there are stand-ins).
     init?(_ tree: YAMLOutputNode) {
       var texts: [String] = []
       Self.collect(tree, into: &texts)
-      let scalars = texts.flatMap(\.unicodeScalars)
-      let wide = Set(scalars.filter { $0.value > 0xFFFF })
-      guard !wide.isEmpty else { return nil }
-      let used = Set(scalars)
+      var used = Set<Unicode.Scalar>(), wide = Set<Unicode.Scalar>(), invisible = Set<Unicode.Scalar>()
+      for text in texts {
+        let scalars = Array(text.unicodeScalars)
+        for (index, scalar) in scalars.enumerated() {
+          used.insert(scalar)
+          if InvisibleCharacters.isInvisible(at: index, in: scalars) { invisible.insert(scalar) } else if scalar.value > 0xFFFF { wide.insert(scalar) }
+        }
+      }
+      guard !wide.isEmpty || !invisible.isEmpty else { return nil }
       var free = (0xE000...0xF8FF).lazy.compactMap(Unicode.Scalar.init).filter { !used.contains($0) }.makeIterator()
-      var standIn: [Unicode.Scalar: Unicode.Scalar] = [:]
+      var asIs: [Unicode.Scalar: Unicode.Scalar] = [:], asEscape: [Unicode.Scalar: Unicode.Scalar] = [:]
       for scalar in wide.sorted(by: { $0.value < $1.value }) {
         guard let next = free.next() else { return nil }
-        standIn[scalar] = next
-        original[next] = scalar
+        asIs[scalar] = next
+        original[next] = String(scalar)
+      }
+      for scalar in invisible.sorted(by: { $0.value < $1.value }) {
+        guard let next = free.next() else { return nil }
+        asEscape[scalar] = next
+        original[next] = Self.escape(scalar)
+        escaped.insert(next)
       }
       root = Self.replacing(tree) { text in
+        let scalars = Array(text.unicodeScalars)
         var view = String.UnicodeScalarView()
-        view.append(contentsOf: text.unicodeScalars.map { standIn[$0] ?? $0 })
+        for (index, scalar) in scalars.enumerated() {
+          let standIn = InvisibleCharacters.isInvisible(at: index, in: scalars) ? asEscape[scalar] : asIs[scalar]
+          view.append(standIn ?? scalar)
+        }
         return String(view)
       }
     }
 
     /// `text` with each stand-in put back.
     func restore(_ text: String) -> String {
-      var view = String.UnicodeScalarView()
-      view.append(contentsOf: text.unicodeScalars.map { original[$0] ?? $0 })
-      return String(view)
+      var restored = ""
+      restored.reserveCapacity(text.utf8.count)
+      for scalar in text.unicodeScalars {
+        if let written = original[scalar] { restored += written } else { restored.unicodeScalars.append(scalar) }
+      }
+      return restored
+    }
+
+    /// YAML's escape of `scalar` in a double-quoted scalar: `\u202E`, `\U000E0041`.
+    static func escape(_ scalar: Unicode.Scalar) -> String {
+      let digits = String(scalar.value, radix: 16, uppercase: true)
+      let width = scalar.value > 0xFFFF ? 8 : 4
+      return (scalar.value > 0xFFFF ? "\\U" : "\\u") + String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
     private static func collect(_ node: YAMLOutputNode, into texts: inout [String]) {
@@ -125,8 +160,9 @@ public enum YAMLWriter {
     }
   }
 
-  /// The YAML text libyaml's emitter writes for `root`.
-  private static func emit(_ root: YAMLOutputNode) throws(YAMLWriteError) -> String {
+  /// The YAML text libyaml's emitter writes for `root`, each scalar holding one of `quoting`
+  /// written double-quoted.
+  private static func emit(_ root: YAMLOutputNode, quoting: Set<Unicode.Scalar>) throws(YAMLWriteError) -> String {
     let sink = Sink()
     var emitter = yaml_emitter_t()
     guard yaml_emitter_initialize(&emitter) == 1 else { throw YAMLWriteError(problem: "cannot allocate an emitter") }
@@ -142,7 +178,7 @@ public enum YAMLWriter {
     yaml_emitter_set_indent(&emitter, 2)
     yaml_emitter_set_break(&emitter, YAML_LN_BREAK)
     try withUnsafeMutablePointer(to: &emitter) { (pointer) throws(YAMLWriteError) in
-      try emitDocument(root, with: EventWriter(emitter: pointer))
+      try emitDocument(root, with: EventWriter(emitter: pointer, quoting: quoting))
     }
     return String(decoding: sink.bytes, as: UTF8.self)
   }
@@ -165,6 +201,8 @@ public enum YAMLWriter {
   /// Emits events for nodes; holds the emitter while the document is written.
   private struct EventWriter {
     let emitter: UnsafeMutablePointer<yaml_emitter_t>
+    /// A scalar holding one of these is written double-quoted, whatever its style.
+    let quoting: Set<Unicode.Scalar>
 
     /// Initialises one event with `make` and emits it (the emitter takes ownership of it).
     func emit(_ make: (inout yaml_event_t) -> Int32) throws(YAMLWriteError) {
@@ -196,6 +234,7 @@ public enum YAMLWriter {
     }
 
     func scalar(_ text: String, style: YAMLScalar.Style) throws(YAMLWriteError) {
+      let style = !quoting.isEmpty && text.unicodeScalars.contains(where: quoting.contains) ? .doubleQuoted : style
       // A trailing NUL keeps the buffer non-empty (libyaml asserts a non-null value) without being written.
       var bytes = Array(text.utf8) + [0]
       let count = Int32(bytes.count - 1)
