@@ -402,6 +402,16 @@ public struct WatchStatus: Codable, Sendable, Equatable {
   /// closed "SOS at risk" while the watch still held an unknown emergency number).
   public var measuresDrift: Bool { appliedRevision != nil }
 
+  /// `SOS at risk when its agent last read it (TIME): …` when that read found the SOS switch or
+  /// the emergency list drifted (`sosAtRisk`, or, from an agent that does not say, `emergency`
+  /// among `driftAddresses`); `nil` otherwise. Said of a watch whose status no longer tells what
+  /// it holds (served by no agent, or by two), as the status page says it.
+  public var sosAtRiskWhenRead: String? {
+    guard measuresDrift, drift > 0, sosAtRisk ?? ResourceAddress.mayPutSOSAtRisk(driftAddresses ?? []) else { return nil }
+    return "SOS at risk when its agent last read it" + (lastSeen.map { " (\($0))" } ?? "")
+      + ": its SOS switch or emergency contacts had changed on the watch, so a press may reach no one or not whom the manifest says"
+  }
+
   /// Whether `drift` says what the watch holds now against the revision applied: one was
   /// applied, the last read succeeded, and the last result leaves the watch checked against it
   /// (`applied`, `no-changes`, and `refused` or `invalid`, which wrote nothing — not `failed` or

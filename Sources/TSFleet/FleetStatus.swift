@@ -422,27 +422,30 @@ public enum FleetStatus {
         return FleetStatusRow(name: member.name, device: member.device, state: agent?.online == false ? "offline" : "no status",
                               agent: agent, note: agent == nil ? "no agent has announced the watch \(id)" : nil)
       }
+      // Served by no agent, or by two, whatever its last status said: `no status`, not known,
+      // with what that status's read found of SOS (fresh-eyes fe102 #5: dropped while the
+      // monitor's sos_drift alert stayed open).
+      func notKnown(_ status: WatchStatus, note: String, agent: (id: String, online: Bool)?) -> FleetStatusRow {
+        FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
+                       lastSeen: status.lastSeen, agent: agent, note: (status.sosAtRiskWhenRead.map { $0 + "; " } ?? "") + note)
+      }
       // Moved to another agent that has not reported yet: not what the agent it left said.
       if let (note, servers) = view.movedNote(id) {
-        return FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                              lastSeen: status.lastSeen, agent: (id: servers[0], online: true), note: note)
+        return notKnown(status, note: note, agent: (id: servers[0], online: true))
       }
       // Two online agents announcing it: its status is whichever of them spoke last, about
       // whichever watch it reads (fresh-eyes fe102 #9: "in sync", and `plan` and `drift --fleet`
       // exited 0, beside the problem listed under the table).
       let servers = view.servers(of: id)
       if servers.count > 1 {
-        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                                 lastSeen: status.lastSeen, agent: agent,
-                                 note: FleetSiteStatus.servedByManyNote(servers) + "; what it holds is not known")
+        var row = notKnown(status, note: FleetSiteStatus.servedByManyNote(servers) + "; what it holds is not known", agent: agent)
         row.servedByMany = true
         return row
       }
       // Its agent online and no longer naming it, and no other online agent naming it: served
       // by no one, whatever its last status said.
       if agent?.online == true, let note = view.unservedNote(id) {
-        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                                 lastSeen: status.lastSeen, agent: agent, note: note)
+        var row = notKnown(status, note: note, agent: agent)
         row.servedByNoOne = true
         return row
       }
@@ -451,8 +454,7 @@ public enum FleetStatus {
       // last status said (fresh-eyes fe102 #4: "in sync", exit 0, for a retired agent's watch
       // whose SOS was switched off since).
       if agent == nil {
-        var row = FleetStatusRow(name: member.name, device: member.device, state: "no status", lastApplied: status.lastApplied,
-                                 lastSeen: status.lastSeen, agent: nil, note: noPresenceNote(id, status: status))
+        var row = notKnown(status, note: noPresenceNote(id, status: status), agent: nil)
         row.servedByNoOne = true
         return row
       }

@@ -1830,6 +1830,12 @@ import TSTestSupport
     let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
     #expect(row.state == "no status" && row.servedByNoOne && row.isNotKnown, "\(row.state): \(row.note ?? "")")
     #expect(row.note?.contains("agent station, which last reported on the watch, has no presence on the broker") == true, "\(row.note ?? "")")
+    // Its last read found the emergency list drifted: said first, as when last read.
+    let drifted = status.replacingOccurrences(of: #""drift":0"#, with: #""drift":1,"drift_addresses":["emergency"],"sos_at_risk":true"#)
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(drifted.utf8), qos: 1, retain: true)
+    let again = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    #expect(again.state == "no status" && again.note?.hasPrefix("SOS at risk when its agent last read it (2026-12-05T12:00:00Z): ") == true,
+            "\(again.state): \(again.note ?? "")")
     await publisher.close()
   }
 
