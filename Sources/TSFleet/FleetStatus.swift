@@ -390,8 +390,15 @@ public enum FleetStatus {
     return zip(members, revisions).map { member, current in
       let id = member.watch.watchID
       let agent = view.agent(serving: id).map { (id: $0.agent, online: $0.online) }
+      // Its manifests have errors here: what its agent last said of the watch still stands —
+      // when it last wrote and read it, and SOS at risk as then (fresh-eyes fe100: both blank).
       guard let current else {
-        return FleetStatusRow(name: member.name, device: member.device, state: "invalid", agent: agent, note: "its manifest has errors")
+        let status = statuses[id]?.status
+        var row = FleetStatusRow(name: member.name, device: member.device, state: "invalid", lastApplied: status?.lastApplied,
+                                 lastSeen: status?.lastSeen, agent: agent,
+                                 note: (status?.sosAtRiskWhenRead.map { $0 + "; " } ?? "") + "its manifest has errors")
+        row.neverApplied = status.map { $0.lastApplied == nil && $0.appliedRevision != nil } ?? false
+        return row
       }
       // A desired document on the broker that the agent has not reported on yet: applying it,
       // when the agent is online; when it is not, published and waiting (the watch may already

@@ -1839,6 +1839,20 @@ import TSTestSupport
     await publisher.close()
   }
 
+  /// A watch whose manifest has errors here: its row keeps when its agent last wrote and read
+  /// the watch (fresh-eyes fe100: both blank beside `invalid`).
+  @Test func aWatchWhoseManifestHasErrorsKeepsItsLastAppliedAndSeen() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let agent = try await site.agent("station", ["room-1"])
+    try site.manifest("room-1", contacts: ["A"])
+    #expect(try await site.apply().map(\.verdict.word) == ["applied"])
+    try site.space.write("residents/room-1.yaml", "contacts: [\n")
+    let members = try site.space.load([]).members
+    let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    #expect(row.state == "invalid" && row.lastApplied != nil && row.lastSeen != nil, "\(row)")
+    await agent.stop()
+  }
+
   // MARK: Statuses answer their publication
 
   /// Holds `name`'s watch lock, as another tsapply would: the agent's next apply waits for it
