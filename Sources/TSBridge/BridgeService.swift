@@ -162,7 +162,7 @@ public final class BridgeService: Sendable {
     let (logs, summary) = refusals.update { $0.admit(unauthenticated: unauthenticated, status: response.status, now: clock()) }
     if let summary { log(summary) }
     if logs {
-      log(String(format: "%@ %@ %d%@ %.1fms", request.method, Self.loggable(request.path), response.status,
+      log(String(format: "%@ %@ %d%@ %.1fms", Self.loggable(String(request.method.prefix(10))), Self.loggable(request.path), response.status,
                  note.isEmpty ? "" : " " + note, milliseconds))
     }
     return response
@@ -183,9 +183,20 @@ public final class BridgeService: Sendable {
     if logs { log("- - \(status) \(note)") }
   }
 
-  /// The path as logged: printable ASCII only, at most 100 characters (it is attacker-chosen).
+  /// An attacker-chosen text (a path, a method) as logged: its first 100 characters, each
+  /// byte that is not printable ASCII, a space or `%` percent-encoded (`%0A`, `%20`, `%C3%A4`),
+  /// so it can neither start a line of its own nor spell one (fresh-eyes fe104 #2).
   static func loggable(_ path: String) -> String {
-    String(path.unicodeScalars.prefix(100).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+    var logged = ""
+    for byte in String(path.unicodeScalars.prefix(100)).utf8 {
+      if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%") {
+        logged.unicodeScalars.append(Unicode.Scalar(byte))
+      } else {
+        let hex = String(byte, radix: 16, uppercase: true)
+        logged += "%" + (hex.count == 1 ? "0" : "") + hex
+      }
+    }
+    return logged
   }
 
   private func answer(_ request: BridgeRequest, note: inout String) async -> BridgeResponse {

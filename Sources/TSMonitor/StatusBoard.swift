@@ -604,10 +604,6 @@ public final class StatusBoard: @unchecked Sendable {
     }
   }
 
-  /// Records that the open SOS press `id` was acknowledged by `person` (trimmed, control
-  /// characters removed, at most `maxAcknowledgerLength` characters) at `time` (default now);
-  /// the front end writes the `acknowledged` event first. `nil` when there is no such open press
-  /// (acknowledged already, or unknown) or `person` is empty.
   /// Takes where the fleet's staged rollout stands into account (`nil`: it has had none); the
   /// attention part changes when it does. Call it whenever the record may have changed.
   public func rollout(_ rollout: Rollout?) {
@@ -623,8 +619,13 @@ public final class StatusBoard: @unchecked Sendable {
   /// The open SOS press `id`, if it is open.
   public func openPress(_ id: String) -> SOSPress? { lock.withLock { open.first { $0.id == id } } }
 
+  /// Records that the open SOS press `id` was acknowledged by `person` (trimmed, control
+  /// characters removed, at most `maxAcknowledgerLength` characters, phone-like text masked:
+  /// `acknowledger`) at `time` (default now);
+  /// the front end writes the `acknowledged` event first. `nil` when there is no such open press
+  /// (acknowledged already, or unknown) or `person` is empty.
   public func acknowledge(_ id: String, by person: String, at time: Date? = nil) -> SOSPress? {
-    let cleaned = Self.cleanName(person)
+    let cleaned = acknowledger(person)
     guard !cleaned.isEmpty else { return nil }
     var result: SOSPress?
     change(touching: []) { () -> Bool in
@@ -641,6 +642,10 @@ public final class StatusBoard: @unchecked Sendable {
     if result != nil { keep() }
     return result
   }
+
+  /// `person` as this board keeps and shows an acknowledger (`cleanName`), phone-like text masked
+  /// unless `showSensitive`, as the monitor's other text is (a number typed beside a name, fe104 #1).
+  public func acknowledger(_ person: String) -> String { shown(Self.cleanName(person)) }
 
   /// `person` as an acknowledgement keeps it: one line, trimmed, at most `maxAcknowledgerLength`.
   public static func cleanName(_ person: String) -> String {

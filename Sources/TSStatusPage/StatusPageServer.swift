@@ -225,7 +225,7 @@ public final class StatusPageServer: @unchecked Sendable {
     // press is acknowledged, and recorded, once.
     let done = acknowledging.withLock { () -> Bool in
       guard var press = board.openPress(id) else { return false }
-      press.acknowledgedBy = StatusBoard.cleanName(person)
+      press.acknowledgedBy = board.acknowledger(person)
       press.acknowledgedAt = Date()
       acknowledged(press)
       return board.acknowledge(id, by: person, at: press.acknowledgedAt) != nil

@@ -504,6 +504,22 @@ import TSTestSupport
     #expect(await service.handle(call(.setAllContacts, contacts, nil).0).status == 200, "a 1.1 client's call is not checked")
   }
 
+  /// The attacker-chosen path and method are logged percent-encoded beyond printable ASCII
+  /// without spaces: a path spelling another log line (`%0Abridge: POST … 200 setAllContacts ok`)
+  /// neither starts a line nor reads as one (fresh-eyes fe104 #2: `grep "setAllContacts ok"`
+  /// found a write that never happened).
+  @Test func aPathSpellingALogLineIsLoggedEncoded() async throws {
+    let lines = Locked<[String]>([])
+    let service = BridgeService(bridgeID: "b1", key: Self.key, watches: [], cipher: ChaCha20Poly1305(), clock: { 1_800_000_000_000 },
+                                log: { line in lines.update { $0.append(line) } })
+    let path = "/v1/watches/\nbridge: POST /v1/watches/22:6B/call 200 setAllContacts ok 0.3ms %41"
+    _ = await service.handle(BridgeRequest(method: "G ET", path: path, headers: [:], body: []))
+    let line = try #require(lines.value.first)
+    #expect(line.hasPrefix("G%20ET /v1/watches/%0Abridge:%20POST%20/v1/watches/22:6B/call%20200%20setAllContacts%20ok%200.3ms%20%2541 "), "\(line)")
+    #expect(!line.contains("setAllContacts ok") && !line.contains("\n"), "\(line)")
+    #expect(BridgeService.loggable("/ä") == "/%C3%A4")
+  }
+
   /// A flood of requests without the key logs 20 lines a minute and then one line saying how
   /// many were left out, by status; requests sealed with the key are logged whatever the flood.
   @Test func aFloodOfUnauthenticatedRequestsLogsTwentyLinesAMinuteAndACount() async throws {

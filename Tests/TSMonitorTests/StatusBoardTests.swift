@@ -628,6 +628,22 @@ final class TestClock: @unchecked Sendable {
     #expect(snapshot.openSOS.isEmpty && snapshot.acknowledged.map(\.acknowledgedBy) == ["Nurse  Ada"])
   }
 
+  /// A phone number typed into the acknowledging name is masked as the monitor's other text is
+  /// (in the `acknowledged` event, status.json and the page), unless `--show-sensitive`
+  /// (fresh-eyes fe104 #1: kept whole in the log and on the page).
+  @Test(arguments: [false, true])
+  func aPhoneNumberInTheAcknowledgingNameIsMaskedUnlessSensitiveIsShown(showSensitive: Bool) throws {
+    let clock = TestClock()
+    let board = StatusBoard(members: Self.members, offlineThreshold: .seconds(60), showSensitive: showSensitive, now: { clock.now })
+    board.record(Self.event(.sos, clock, id: "sos-1-1"), for: ["room-12"])
+    #expect(board.acknowledger("Kim, rang +1 (555) 010-0199").contains("010-0199") == showSensitive)
+    let press = try #require(board.acknowledge("sos-1-1", by: "Kim, rang +1 (555) 010-0199"))
+    let by = press.acknowledgedBy ?? ""
+    #expect(by.hasPrefix("Kim, rang ") && by.contains("010-0199") == showSensitive, "\(by)")
+    #expect(press.acknowledgement.message.contains("010-0199") == showSensitive, "\(press.acknowledgement.message)")
+    #expect(board.snapshot().acknowledged.first?.acknowledgedBy == by)
+  }
+
   @Test func openPressesOutliveARestartOfTheMonitor() throws {
     let path = try TSApplyBinary.temporaryDirectory().path + "/status-page.json"
     let clock = TestClock()
