@@ -437,10 +437,37 @@ public final class Watch: Sendable {
     for change in planned.plan.resourceDrift
     where written.contains(change.address) && (!undone.contains(change.address) || !planned.plan.leaves(change).isEmpty) {
       var asLeft = change
-      asLeft.before = own[change.address]?.after ?? change.before
+      asLeft.before = Self.adoptingAdded(own[change.address]?.after ?? change.before, recorded: change.before,
+                                         written: planned.plan.resourceChanges.first { $0.address == change.address }?.after)
       kept.append(asLeft)
     }
     return kept
+  }
+
+  /// `left`, a contact list as an apply would have left it without the wearer's change, with each
+  /// contact it holds that `recorded` (the list as the last apply left it) does not — one the
+  /// manifest's own change adds — taken as this apply writes it (`written`: same name and
+  /// number), when it does: the wearer added it first, the manifest declares it, and the apply
+  /// leaves it as the watch holds it (a short name the manifest does not state stays empty).
+  /// That is what tsapply wrote, so it is not drift; as a new contact would be derived, it
+  /// stayed drift that no apply writes (fresh-eyes fe103 #1). Other values are returned as given.
+  static func adoptingAdded(_ left: ResourceValue?, recorded: ResourceValue?, written: ResourceValue?) -> ResourceValue? {
+    func adopting(_ list: [Contact], recorded: [Contact], written: [Contact]) -> [Contact] {
+      let known = Set(recorded.map(\.name))
+      return list.map { contact in
+        guard !known.contains(contact.name) else { return contact }
+        return written.first { $0.name == contact.name && $0.phoneNum == contact.phoneNum } ?? contact
+      }
+    }
+    switch (left, recorded, written) {
+    case (.contacts(let list)?, .contacts(let before)?, .contacts(let after)?):
+      return .contacts(adopting(list, recorded: before, written: after))
+    case (.emergency(var list)?, .emergency(let before)?, .emergency(let after)?):
+      list.contacts = adopting(list.contacts, recorded: before.contacts, written: after.contacts)
+      return .emergency(list)
+    default:
+      return left
+    }
   }
 
   /// The watch's apply history (docs/apply.md "History").

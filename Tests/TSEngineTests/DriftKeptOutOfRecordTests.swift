@@ -96,6 +96,32 @@ import TSModel
     #expect(try await workspace.open().drift(second).drift.isEmpty)
   }
 
+  /// The wearer adds a contact on the watch (no short name, as the watch's own editor leaves it),
+  /// then the next revision declares it too and changes the list otherwise (another contact
+  /// removed on the watch is put back): the apply writes the list with the wearer's contact as
+  /// the watch holds it, which the manifest accepts — its record holds it so, not with the
+  /// short name a contact the manifest added would get, which no apply writes and so stayed
+  /// drift for good (fresh-eyes fe103 #1: `short_name = "N" -> ""` after every apply).
+  @Test func aContactTheWearerAddedThatTheRevisionDeclaresIsRecordedAsWritten() async throws {
+    let workspace = try Workspace()
+    let first = "contacts:\n  - {name: Ann Lee, phone: \"+15550100\"}\n  - {name: Bo Ray, phone: \"+15550101\"}\n"
+    _ = try await workspace.open().apply(try workspace.document(first), options: Workspace.automatic())
+    let device = try #require(try await workspace.open().device as? SimulatedDevice)
+    _ = try device.simulateContactRemove(name: "Bo Ray")
+    try device.simulateContactAdd(Contact(name: "Nephew", phoneNum: "+15550177"))
+    let second = try workspace.document(first + "  - {name: Nephew, phone: \"+1 555 0177\"}\n")
+    var options = Workspace.automatic()
+    options.keepsDriftInRecord = true
+    guard case .applied = try await workspace.open().apply(second, options: options) else {
+      Issue.record("nothing was written")
+      return
+    }
+    let nephew = try #require(try await workspace.state().contacts.first { $0.name == "Nephew" })
+    #expect(nephew.shortName?.isEmpty ?? true, "the apply wrote a short name: \(nephew)")
+    let drift = try await workspace.open().drift(second).drift
+    #expect(drift.isEmpty, "\(drift.map { "\($0.address.rawValue) \($0.fields.map(\.field))" })")
+  }
+
   /// A person's apply of a manifest that leaves a section out (reminders only) did not look at
   /// the emergency list: SOS switched off on the watch before it stays drift for the manifest
   /// that states the list, whether the apply wrote something or found nothing to change
