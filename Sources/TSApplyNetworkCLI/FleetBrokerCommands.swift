@@ -236,7 +236,9 @@ extension FleetSession {
       }
       return row
     }
-    if !json { context.stdout.write(FleetStatus.table(shown, withAgents: true) + problemsText(problems) + "\n" + report.totals) }
+    if !json {
+      context.stdout.write(FleetStatus.table(shown, withAgents: true) + problemsText(problems) + "\n" + FleetStatus.brokerDriftCaveat + report.totals)
+    }
     return try finish(report, changed: changed, printed: true)
   }
 

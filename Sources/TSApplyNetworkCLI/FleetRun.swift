@@ -261,7 +261,7 @@ struct FleetSession: Sendable {
     }
     if report.watches.contains(where: { $0.verdict.isFailure || $0.verdict.isRetrying || $0.verdict.isUnknown || $0.isPartlyPending || $0.mayHoldPart }) {
       throw Self.failed(report.watches, of: report.watches.count, waited: report.operation == "apply", agents: broker != nil,
-                        operation: report.operation == "restore" ? "restore" : "apply")
+                        operation: report.operation, fleetFile: fleetFile)
     }
     return changed ? .changesPresent : .success
   }
@@ -270,7 +270,7 @@ struct FleetSession: Sendable {
   /// `rows` of `total` watches: those that failed, were refused, are still retrying, not known,
   /// or pending with part of the revision applied.
   static func failed(_ rows: [FleetWatchReport], of total: Int, waited: Bool = true, agents: Bool = false,
-                     operation: String = "apply") -> CommandFailure {
+                     operation: String = "apply", fleetFile: String? = nil) -> CommandFailure {
     func names(_ matching: (FleetWatchReport) -> Bool) -> [String] { rows.filter(matching).map(\.name) }
     let byCheck: (FleetWatchReport) -> Bool = { $0.details["refused_by"] == .string("saved_plan_check") }
     return failed(names { $0.verdict.isFailure && !$0.verdict.isRefused && !$0.verdict.isUnreachable }, unreachable: names(\.verdict.isUnreachable),
@@ -279,7 +279,7 @@ struct FleetSession: Sendable {
                   stale: names { $0.verdict.isRefused && byCheck($0) }, retrying: names(\.verdict.isRetrying),
                   unknown: names(\.verdict.isUnknown), partlyPending: names(\.isPartlyPending),
                   mayHoldPart: names { $0.mayHoldPart && !$0.isPartlyPending }, of: total, waited: waited, agents: agents,
-                  operation: operation)
+                  operation: operation, fleetFile: fleetFile)
   }
 
   /// The error a fleet command ends with when the watches `names` of `total` failed, the safety
@@ -301,7 +301,8 @@ struct FleetSession: Sendable {
                      refusedHoldingPart: [String] = [], stale: [String] = [],
                      retrying: [String] = [], unknown: [String] = [],
                      partlyPending: [String] = [], mayHoldPart: [String] = [], noDesired: [String] = [], staleDesired: [String] = [],
-                     of total: Int, waited: Bool = true, agents: Bool = false, operation: String = "apply") -> CommandFailure {
+                     of total: Int, waited: Bool = true, agents: Bool = false, operation: String = "apply",
+                     fleetFile: String? = nil) -> CommandFailure {
     var parts: [String] = []
     if !names.isEmpty { parts.append("failed: " + FleetText.names(names)) }
     if !unreachable.isEmpty {
@@ -342,15 +343,20 @@ struct FleetSession: Sendable {
       // (fresh-eyes fe100: the fleet-wide advice for one refused watch).
       let alone = refused.count < total
       let watches = !alone ? "" : refused.count <= 5 ? " " + refused.map { "--watch " + ShellWord.quoted($0) }.joined(separator: " ") : " and --watch NAME for each"
+      // From `status`, `plan` or `drift --fleet`: the command that applies them is named, with
+      // the fleet file (fresh-eyes fe103 #6: "add --allow-destroy to --auto-approve --watch
+      // room-03" read as if the command were missing).
+      let options = "--auto-approve --allow-destroy\(watches)"
+      let file = fleetFile.map { " " + ShellWord.quoted($0) } ?? ""
       parts.append((parts.isEmpty ? "" : "\(refused.count) ") + "refused: " + FleetText.names(refused)
-        // From `status`, `plan` or `drift --fleet`: the command that applies them is named.
-        + " (\(its) unsafe, so \(written): add --allow-destroy to "
-        + (["apply", "restore"].contains(operation) ? "--auto-approve\(watches) to \(operation) \(it)" : "'tsapply apply --fleet --auto-approve\(watches)' to apply \(it)")
+        + " (\(its) unsafe, so \(written): "
+        + (["apply", "restore"].contains(operation) ? "rerun with \(options) to \(operation) \(it)" : "run 'tsapply apply --fleet\(file) \(options)' to apply \(it)")
         + (alone ? " alone" : "")
         // restore --fleet needs --auto-approve: a watch is reviewed with `restore --device` alone;
         // an agent applies unattended, so only allow_destroy (--allow-destroy) lets it.
         + (operation == "restore" ? "; each watch's section shows its plan)"
-           : agents ? "; its agent applies unattended, so only that lets it: review the plan with 'tsapply plan --fleet' first)"
+           : agents ? "; \(refused.count == 1 ? "its agent applies" : "their agents apply") unattended, so only that lets \(it): "
+             + "review the plan with 'tsapply plan --fleet\(file)' first)"
            : ", or review \(it) without --auto-approve)"))
     }
     if !stale.isEmpty {

@@ -118,7 +118,7 @@ struct StatusCommand: Command {
       problems.append(FleetSession.failed(failed.map(\.name).filter { !named.contains($0) }, unreachable: unreachable, invalid: invalid,
                                           refused: refused, refusedHoldingPart: refusedHoldingPart,
                                           unknown: offline, partlyPending: partly, noDesired: lost, staleDesired: staleDesired, of: rows.count,
-                                          agents: session.broker != nil, operation: "status").message)
+                                          agents: session.broker != nil, operation: "status", fleetFile: session.fleetFile).message)
     }
     // A rollout whose process ended mid-way: the fleet is mixed and nothing goes on with it
     // until someone continues or aborts it (fresh-eyes finding: exit 0 beside "interrupted").

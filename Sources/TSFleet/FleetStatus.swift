@@ -527,6 +527,11 @@ public enum FleetStatus {
           + (state == "new revision" ? "\(status.drift) drifted; the manifests give a revision the broker does not hold: not published yet, or lost by the broker" : "\(state)") + ")"
         state = "offline"
       }
+      // Refused, invalid or failed stays what its agent did with the revision; what the watch
+      // holds now is not known while the agent is away (fresh-eyes fe103 #5: nothing said so).
+      if agent?.online == false, ["refused", "invalid", "failed"].contains(state) {
+        note = (note.map { $0 + "; " } ?? "") + "agent \(status.agent) is offline: what the watch holds now is not known"
+      }
       // The agent cannot read the watch: it is not known to hold what the status last said.
       if let reason = status.unreachable, ["in sync", "drift", "pending", "new revision"].contains(state) {
         note = "agent \(status.agent) cannot read the watch since \(status.unreachableSince ?? "?"): \(reason); "
@@ -657,6 +662,12 @@ public enum FleetStatus {
     return "the manifests give revision \(first); the agent last "
       + (status.appliedRevision.map { "applied \($0)" } ?? "handled \(status.revision) (\(status.result.rawValue))")
   }
+
+  /// What `drift --fleet` over MQTT rests on, said under its table: each agent's last reading,
+  /// which for a reminder may be a drift interval old (fresh-eyes fe103 #4: "no drift" for a
+  /// reminder switched off on the watch 15 s before, with nothing saying how old it was).
+  public static let brokerDriftCaveat = "Drift as each watch's agent last read it (Last seen): a change to its contacts or emergency "
+    + "list is read as the watch announces it, one to a reminder at the agent's next drift check (every 5m, or its --drift-interval).\n"
 
   /// The status table, ending with a newline.
   public static func table(_ rows: [FleetStatusRow], withAgents: Bool) -> String {

@@ -342,10 +342,10 @@ public final class Alerts: MonitorObserver, @unchecked Sendable {
     default: break
     }
     // Where the agent's drift count is known beside another state — manifests edited and not
-    // published, a refused or invalid revision (the watch still held to the one applied) — it
-    // says whether the watch drifted. A revision not published yet ends no refusal or failure,
-    // and a count not known (nil) ends nothing.
-    if ["new revision", "refused", "invalid"].contains(report.state), let drift = report.drift {
+    // published, a refused or invalid revision, a desired document the broker lost (the watch
+    // still held to the one applied: fe103 #2) — it says whether the watch drifted. A revision
+    // not published yet ends no refusal or failure, and a count not known (nil) ends nothing.
+    if ["new revision", "refused", "invalid", "no desired document"].contains(report.state), let drift = report.drift {
       // In the drift's own words, not the refusal's or the edit's.
       let cause = Cause(kind: "agent_status", message: "its agent reports \(drift) resource\(drift == 1 ? "" : "s") changed on the watch since the last apply",
                         time: report.lastSeen)

@@ -144,7 +144,7 @@ import TSTestSupport
     let refused = try Self.run(["restore", "--fleet", "fleet.yaml", "--at", time, "--auto-approve"], in: dir)
     // Refused by the gate, as apply --fleet says it (it said failed), with restore's advice.
     #expect(refused.status == 1 && refused.stdout.contains("3 watches: 3 refused."), "\(refused.stdout)")
-    #expect(refused.stderr.contains("add --allow-destroy to --auto-approve to restore them; each watch's section shows its plan)"), "\(refused.stderr)")
+    #expect(refused.stderr.contains("rerun with --auto-approve --allow-destroy to restore them; each watch's section shows its plan)"), "\(refused.stderr)")
     // The table gives the refusal's first line; its advice is in the section, on lines of its own.
     #expect(!refused.stdout.contains("\\n"), "no escaped line break: \(refused.stdout)")
     #expect(refused.stdout.contains("Nothing was written.\n  Review it"), "\(refused.stdout)")

@@ -225,7 +225,7 @@ import TSTestSupport
     #expect(table.contains("\nroom-3  unreachable  -  "), "\(table)")
     #expect(table.hasSuffix("\n\n3 watches: 1 refused, 1 with no changes, 1 unreachable.\n"), "\(table)")
     #expect(err == "Error: 1 of 3 watches out of reach: room-3 (nothing was read or written; its section says why, and what is known of it); 1 refused: room-1 (its plan is unsafe, so nothing was written to it: "
-      + "add --allow-destroy to --auto-approve --watch room-1 to apply it alone, or review it without --auto-approve)\n", "\(err)")
+      + "rerun with --auto-approve --allow-destroy --watch room-1 to apply it alone, or review it without --auto-approve)\n", "\(err)")
     let (jsonStatus, json, _) = await fleet.run(["apply", "--fleet", "fleet.yaml", "--watch", "room-1", "--auto-approve", "--json"])
     #expect(jsonStatus == .failure)
     let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
@@ -490,27 +490,31 @@ extension FleetCommandTests {
                     (true, "; its agent applies unattended, so only that lets it: review the plan with 'tsapply plan --fleet' first)")])
   func aRefusalIsAdvisedAsTheTransportAllows(agents: Bool, ending: String) {
     let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: agents).message
-    #expect(words == "1 of 1 watch refused: r3 (its plan is unsafe, so nothing was written to it: add --allow-destroy to --auto-approve to apply it" + ending,
+    #expect(words == "1 of 1 watch refused: r3 (its plan is unsafe, so nothing was written to it: rerun with --auto-approve --allow-destroy to apply it" + ending,
             "\(words)")
   }
 
   /// Refused watches among others that are not: --allow-destroy is advised for them alone, by
   /// name (fresh-eyes fe100: the fleet-wide advice for one refused watch of 40).
-  @Test(arguments: [(["r3"], 40, "add --allow-destroy to --auto-approve --watch r3 to apply it alone"),
-                    (["r3", "r 4"], 40, "add --allow-destroy to --auto-approve --watch r3 --watch \"r 4\" to apply them alone"),
-                    (["a", "b", "c", "d", "e", "f"], 40, "add --allow-destroy to --auto-approve and --watch NAME for each to apply them alone"),
-                    (["r3", "r4"], 2, "add --allow-destroy to --auto-approve to apply them,")])
+  @Test(arguments: [(["r3"], 40, "rerun with --auto-approve --allow-destroy --watch r3 to apply it alone"),
+                    (["r3", "r 4"], 40, "rerun with --auto-approve --allow-destroy --watch r3 --watch \"r 4\" to apply them alone"),
+                    (["a", "b", "c", "d", "e", "f"], 40, "rerun with --auto-approve --allow-destroy and --watch NAME for each to apply them alone"),
+                    (["r3", "r4"], 2, "rerun with --auto-approve --allow-destroy to apply them,")])
   func aRefusalAmongOthersIsAdvisedForItAlone(refused: [String], total: Int, advice: String) {
     let words = FleetSession.failed([], refused: refused, of: total).message
     #expect(words.contains(advice), "\(words)")
   }
 
-  /// From a command that does not apply, the one that does is named (fresh-eyes finding:
-  /// `status --fleet` said "add --allow-destroy to --auto-approve to status them").
+  /// From a command that does not apply, the one that does is named, with the fleet file
+  /// (fresh-eyes findings: `status --fleet` said "add --allow-destroy to --auto-approve to status
+  /// them"; fe103 #6: the file was left out, and "its agent" said of two watches).
   @Test(arguments: ["status", "plan", "drift"])
   func aRefusalSeenByAnotherCommandNamesTheApply(operation: String) {
-    let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: true, operation: operation).message
-    #expect(words.contains("add --allow-destroy to 'tsapply apply --fleet --auto-approve' to apply it;"), "\(words)")
+    let words = FleetSession.failed([], refused: ["r3"], of: 1, agents: true, operation: operation, fleetFile: "ward a.yaml").message
+    #expect(words.contains("run 'tsapply apply --fleet \"ward a.yaml\" --auto-approve --allow-destroy' to apply it; its agent applies"), "\(words)")
+    let two = FleetSession.failed([], refused: ["r3", "r4"], of: 3, agents: true, operation: operation, fleetFile: "f.yaml").message
+    #expect(two.contains("run 'tsapply apply --fleet f.yaml --auto-approve --allow-destroy --watch r3 --watch r4' to apply them alone; "
+                         + "their agents apply unattended, so only that lets them: review the plan with 'tsapply plan --fleet f.yaml' first)"), "\(two)")
   }
 
   /// `plan --fleet` over MQTT of a watch served by no agent (its agent online and no longer

@@ -1839,6 +1839,24 @@ import TSTestSupport
     await publisher.close()
   }
 
+  /// A revision its agent refused, the agent offline since: still `refused` (what it did with
+  /// the revision), and the note says what the watch holds now is not known (fresh-eyes fe103 #5).
+  @Test func aRefusalWhoseAgentIsOfflineSaysTheWatchIsNotKnown() async throws {
+    let site = try await Site(watches: ["room-1"])
+    let members = try site.space.load([]).members
+    let publisher = try await FleetMonitorTests.agentsSide(site.broker)
+    let presence = #"{"agent":"station","format_version":"1","online":false,"since":"2026-12-05T13:00:00Z","watches":["room-1"]}"#
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Array(presence.utf8), qos: 1, retain: true)
+    let revision = try #require(DesiredDocument.revisions(manifest: members[0].document.get().manifest).first)
+    let status = #"{"agent":"station","device":"memory:room-1","drift":0,"format_version":"1","last_seen":"2026-12-05T12:00:00Z","#
+      + #""message":"removes 1 emergency contact","pending":1,"result":"refused","revision":"\#(revision)","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    let row = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
+    #expect(row.state == "refused" && row.note?.hasSuffix("; agent station is offline: what the watch holds now is not known") == true,
+            "\(row.state): \(row.note ?? "")")
+    await publisher.close()
+  }
+
   /// A watch whose manifest has errors here: its row keeps when its agent last wrote and read
   /// the watch (fresh-eyes fe100: both blank beside `invalid`).
   @Test func aWatchWhoseManifestHasErrorsKeepsItsLastAppliedAndSeen() async throws {

@@ -297,6 +297,19 @@ import TSMonitor
     #expect(try Alerts.parseFilter("warning").contains(.invalid))
   }
 
+  /// The broker lost the watch's desired document (`no desired document`) while its agent goes
+  /// on measuring drift against the revision it applied: the wearer's change is a `drift` alert,
+  /// and its end ends it (fresh-eyes fe103 #2: no alert until someone published again).
+  @Test func driftBesideALostDesiredDocumentIsAnAlert() throws {
+    let directory = try TSApplyBinary.temporaryDirectory().path
+    let clock = TestClock(), sink = Sink()
+    let alerts = try Self.alerts(directory, clock: clock, sink: sink)
+    alerts.reported("r07", AgentReport(state: "no desired document", note: "the broker holds no desired document", drift: 1, pending: 0))
+    #expect(sink.summary == ["r07 drift"], "\(sink.summary)")
+    alerts.reported("r07", AgentReport(state: "no desired document", note: "the broker holds no desired document", drift: 0, pending: 0))
+    #expect(sink.summary == ["r07 drift", "r07 recovered:drift"], "\(sink.summary)")
+  }
+
   /// An agent's refusal is one `refused` alert (its error event says `result: refused`), not
   /// also `failed`; the drift the agent goes on measuring after it is an alert too; and manifests
   /// edited but not published end neither the refusal nor a drift whose count is not known.
