@@ -106,7 +106,7 @@ extension Monitor {
     } else {
       let loaded = ManifestLoader.load(path: settings.manifestPath, displayName: settings.manifestName)
       guard let manifest = loaded.manifest, let bytes = loaded.source else {
-        return await manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+        return await manifestProblem(loaded.diagnostics.filter { $0.severity == .error }, source: loaded.source, watch: watch, &tracking)
       }
       document = ManifestDocument(manifest: manifest, warnings: loaded.diagnostics.filter { $0.severity == .warning },
                                   bytes: bytes, path: settings.manifestPath)
@@ -119,7 +119,8 @@ extension Monitor {
     } catch {
       switch error {
       case .device(let deviceError): return .offline(deviceError)
-      case .invalid(let input): return await manifestProblem(input.diagnostics.filter { $0.severity == .error }, watch: watch, &tracking)
+      case .invalid(let input):
+        return await manifestProblem(input.diagnostics.filter { $0.severity == .error }, source: input.source, watch: watch, &tracking)
       default: return .failed(mask(error.description))
       }
     }
@@ -371,8 +372,11 @@ extension Monitor {
   /// no manifest), so a change on the watch — SOS switched off — is reported while the manifest
   /// has errors (`reconcile: invalid`: nothing is healed until it is fixed; what it still asks
   /// of the watch is not known, `pending: null`), and its end too.
-  private func manifestProblem(_ errors: [Diagnostic], watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
-    let text = errors.prefix(3).map { mask($0.description) }.joined(separator: "; ")
+  /// `source`: the manifest's bytes, when read: its numbers are masked as written, as
+  /// `validate --redact` masks them (a letter in a number left digit runs of it readable, fe106 #1).
+  private func manifestProblem(_ errors: [Diagnostic], source: [UInt8]? = nil, watch: Watch, _ tracking: inout Tracking) async -> CheckResult {
+    let masked = PhoneRedaction.Mask(redact: !settings.showSensitive, manifest: source)
+    let text = errors.prefix(3).map { masked.text($0.description) }.joined(separator: "; ")
       + (errors.count > 3 ? "; and \(errors.count - 3) more" : "")
     // A fleet's watch: the files with the errors, not the watch's usual name for its manifests.
     let files = Array(Set(errors.compactMap { $0.position?.file })).sorted()

@@ -34,16 +34,22 @@ struct FieldFormatter {
 
   /// Both sides of an object whose keys match, showing `old -> new` only for keys that differ.
   func formatChange(_ before: FieldValue?, _ after: FieldValue?, field: String) -> String {
-    guard case .object(let old)? = before, case .object(let new)? = after else {
-      return "\(format(before, field: field)) -> \(format(after, field: field))"
-    }
+    guard case .object(let old)? = before, case .object(let new)? = after else { return arrow(before, after, field: field) }
     let keys = (new.map(\.key) + old.map(\.key)).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     let parts = keys.map { key -> String in
       let a = old.first { $0.key == key }?.value, b = new.first { $0.key == key }?.value
       let shown = ManifestWords.contactKey(key)
-      return a == b ? "\(shown) = \(format(a, field: key))" : "\(shown) = \(format(a, field: key)) -> \(format(b, field: key))"
+      return a == b ? "\(shown) = \(format(a, field: key))" : "\(shown) = " + arrow(a, b, field: key)
     }
     return "{" + parts.joined(separator: ", ") + "}"
+  }
+
+  /// `old -> new` of one field. Two phone numbers that mask alike, with no fingerprints to tell
+  /// them apart (no redaction key yet), say that they differ: a changed emergency number read as
+  /// unchanged (fresh-eyes fe106 #2).
+  private func arrow(_ before: FieldValue?, _ after: FieldValue?, field: String) -> String {
+    let (old, new) = (format(before, field: field), format(after, field: field))
+    return "\(old) -> \(new)" + (redact && field == "phoneNum" && old == new && before != after ? " (another number, alike once masked)" : "")
   }
 
   private func plain(_ value: FieldValue) -> String {

@@ -812,6 +812,19 @@ final class Harness: @unchecked Sendable {
     await harness.stop()
   }
 
+  /// A phone number in the manifest with a letter where a digit belongs: the monitor's error
+  /// event masks it as `validate --redact` does, knowing the manifest's numbers — not the digit
+  /// runs the letter leaves, which showed four of them (fresh-eyes fe106 #1).
+  @Test func aManifestErrorQuotingABrokenNumberIsMaskedWhole() async throws {
+    let harness = try await Harness()
+    let path = harness.directory + "/watch.yaml"
+    try Harness.manifest.replacingOccurrences(of: "\"+15550102\"", with: "\"+44 20 7946 OO18\"").write(toFile: path, atomically: true, encoding: .utf8)
+    try await harness.start(harness.settings(reconcile: false))
+    let error = try await harness.wait { $0.kind == .error && $0.fields["reason"] == .string("manifest") }
+    #expect(error.message.contains("OO18") && !error.message.contains("46") && !error.message.contains("7946"), "\(error.message)")
+    await harness.stop()
+  }
+
   /// A heal whose write reached the watch though its answer was lost (read back as applied)
   /// healed the drift: the heal is applied, with no error and nothing "at risk" (fresh-eyes
   /// finding: it said "healing failed for a reason that can pass" and the page "SOS at risk"

@@ -27,6 +27,21 @@ import TSTestSupport
     #expect(Self.fingerprints.tag("+447700900456") == "‹\(print)›")
   }
 
+  /// Without fingerprints (no redaction key yet: `drift` never makes one), two numbers that
+  /// mask alike still read as a change, not `"+**23" -> "+**23"` (fresh-eyes fe106 #2); numbers
+  /// that mask apart, and no --redact, are left as they were.
+  @Test func numbersThatMaskAlikeWithoutFingerprintsSayTheyDiffer() {
+    let formatter = FieldFormatter(redact: true)
+    let (a, b) = (FieldValue.string("+447700900123"), FieldValue.string("+447700911123"))
+    #expect(formatter.formatChange(a, b, field: "phoneNum") == #""+**********23" -> "+**********23" (another number, alike once masked)"#)
+    let contact = { (phone: FieldValue) in FieldValue.object([.init("name", .string("Anna")), .init("phoneNum", phone)]) }
+    #expect(formatter.formatChange(contact(a), contact(b), field: "contacts")
+            == #"{name = "Anna", phone = "+**********23" -> "+**********23" (another number, alike once masked)}"#)
+    #expect(!formatter.formatChange(a, .string("+447700900124"), field: "phoneNum").contains("alike"))
+    #expect(!FieldFormatter(redact: true, fingerprints: Self.fingerprints).formatChange(a, b, field: "phoneNum").contains("alike"))
+    #expect(!FieldFormatter(redact: false).formatChange(a, b, field: "phoneNum").contains("alike"))
+  }
+
   @Test func theHumanPlanShowsThatTheNumberChanged() throws {
     let scenario = try #require(Scenarios.all.first { $0.name == "emergency-number-change" })
     let plan = try #require(scenario.result.plan)
