@@ -265,6 +265,11 @@ public enum FleetMonitor {
     private let unheardSettle: Duration
     /// When each agent's presence was last heard.
     private var lastHeard: [String: Date] = [:]
+    /// When the broker started (`BrokerRestart.started`, from its retained uptime) and each
+    /// agent's last presence: a presence saying online since before the broker started was
+    /// kept from a save, its agent gone meanwhile (`BrokerRestart.stale`), and is taken as offline.
+    private var brokerStarted: Date?
+    private var presences: [String: AgentState] = [:]
     /// The revisions a watch's manifests give now, or why they cannot be used, by member name
     /// (`nil`: not compared).
     private let revisions: (@Sendable (String) -> Result<[String], FleetInputProblem>)?
@@ -320,11 +325,14 @@ public enum FleetMonitor {
       }
       let configuration = try settings.configuration(clientID: "tsapply-monitor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
                                                  cleanSession: true,
-                                                 // The presses' lists first: Mosquitto sends the retained
-                                                 // messages filter by filter, and drops what is
-                                                 // beyond its queue.
-                                                 subscriptions: [FleetTopics.every(.sos, site: site), FleetTopics.every(.events, site: site),
-                                                                 FleetTopics.every(.status, site: site), FleetTopics.everyAgent(site: site)])
+                                                 // The broker's uptime first, so a presence it kept
+                                                 // from before it restarted is judged as it comes
+                                                 // (`BrokerRestart`); then the presses' lists:
+                                                 // Mosquitto sends the retained messages filter by
+                                                 // filter, and drops what is beyond its queue.
+                                                 subscriptions: [BrokerRestart.uptimeTopic, FleetTopics.every(.sos, site: site),
+                                                                 FleetTopics.every(.events, site: site), FleetTopics.every(.status, site: site),
+                                                                 FleetTopics.everyAgent(site: site)])
       client = try MQTTClient(address: settings.address, configuration: configuration,
                               onMessage: { [weak self] message in self?.received(message) },
                               onConnection: { [weak self] event in self?.connection(event) })
@@ -464,13 +472,34 @@ public enum FleetMonitor {
             forward(gap, watchID: id, replayed: true)
           }
         }
+      } else if message.topic == BrokerRestart.uptimeTopic {
+        // Presences the broker kept from before it restarted, their agents gone meanwhile:
+        // offline, as `status --fleet` takes them (fresh-eyes fe105 #1: a monitor started after
+        // such a restart said the dead agent online, and its watches in sync).
+        let stale = lock.withLock { () -> [(String, AgentState, Int, Int, String)] in
+          brokerStarted = BrokerRestart.started(uptime: message.payload, now: Date())
+          return presences.sorted { $0.key < $1.key }.compactMap { agent, state in
+            guard online[agent] == true, let why = BrokerRestart.stale(state, brokerStarted: brokerStarted) else { return nil }
+            return (agent, state, presenceCount[agent] ?? 0, losses, why)
+          }
+        }
+        for (agent, state, count, losses, why) in stale {
+          var gone = state
+          gone.online = false
+          presence(agent, gone, count: count, losses: losses, why: why)
+        }
       } else if let agent = FleetTopics.parseAgent(message.topic), message.payload.isEmpty {
         retired(agent)
-      } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
-        let (count, losses) = lock.withLock { () -> (Int, Int) in
+      } else if let agent = FleetTopics.parseAgent(message.topic), var state = AgentState.decode(message.payload) {
+        let (count, losses, stale) = lock.withLock { () -> (Int, Int, String?) in
           presenceCount[agent, default: 0] += 1
           lastHeard[agent] = Date()
-          return (presenceCount[agent] ?? 0, self.losses)
+          presences[agent] = state
+          return (presenceCount[agent] ?? 0, self.losses, BrokerRestart.stale(state, brokerStarted: brokerStarted))
+        }
+        if let stale {
+          state.online = false
+          return presence(agent, state, count: count, losses: losses, why: stale)
         }
         // A will heard live (no `since`: written in advance) is believed once this monitor is
         // still connected a moment later; a retained one, heard on connecting, only if the agent
@@ -482,7 +511,7 @@ public enum FleetMonitor {
         // restarted while the broker was down).
         if !state.online, state.since == nil {
           let settle = Backoff.seconds(message.retained ? Self.retainedWillSettle : Self.willSettle)
-          reporting.asyncAfter(deadline: .now() + settle) { [weak self] in self?.presence(agent, state, count: count, losses: losses) }
+          reporting.asyncAfter(deadline: .now() + settle) { [weak self, state] in self?.presence(agent, state, count: count, losses: losses) }
         } else {
           presence(agent, state, count: count, losses: losses)
         }

@@ -192,7 +192,7 @@ import TSMQTT
     #expect(await becomes("in sync") == "in sync")
     for online in [true, false] {
       var other = AgentState(agent: "a3", online: online, watches: ["room-1"])
-      other.since = "2026-12-05T01:00:00Z"  // a clean stop, not a will: believed at once
+      other.since = InternetTime.text(Date())  // a clean stop, not a will: believed at once
       try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "a3"), payload: other.encoded(), qos: 1, retain: true)
     }
     try await Task.sleep(for: .milliseconds(1500))
@@ -202,7 +202,7 @@ import TSMQTT
     // it was down): the watch is not left offline with it (fresh-eyes finding).
     for watches in [["room-1"], ["room-9"]] {
       var station = AgentState(agent: "station", online: watches == ["room-9"], watches: watches)
-      station.since = "2026-12-05T02:00:00Z"
+      station.since = InternetTime.text(Date())
       try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: station.encoded(), qos: 1, retain: true)
       try await Task.sleep(for: .milliseconds(700))
       if watches == ["room-1"] { #expect(board.snapshot().rows.first?.offlineSince != nil, "offline with its agent") }
@@ -475,9 +475,7 @@ import TSMQTT
     let (space, broker, publisher) = try await Self.brokerAndPublisher()
     defer { broker.stop() }
     let topic = FleetTopics.agent(site: "ward-a", agent: "station")
-    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
-      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
-    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await Self.publishInSync(publisher)
     try await publisher.publish(topic, payload: Self.presence(online: true), qos: 1, retain: true)
     let events = Inbox<MonitorEvent>()
     let alerts = Alerts(directory: space.directory + "/alerts", notifiers: [], filter: try Alerts.parseFilter("all"), offlineAfter: .seconds(60),
@@ -503,6 +501,28 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// A monitor started after the broker was restored from a save that holds an agent's
+  /// presence "online" since before the broker started (the agent died meanwhile, its Last Will
+  /// never sent): the agent is offline, saying why, and so is its watch — as `status --fleet`
+  /// takes it (fresh-eyes fe105 #1: "online", and its watches in sync, SOS switched off on one).
+  @Test func aPresenceKeptFromBeforeTheBrokerStartedIsOffline() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    try await Self.publishInSync(publisher)
+    let since = InternetTime.text(Date().addingTimeInterval(-120))
+    let presence = #"{"agent":"station","format_version":"1","online":true,"since":"\#(since)","watches":["room-1"]}"#
+    try await publisher.publish(FleetTopics.agent(site: "ward-a", agent: "station"), payload: Array(presence.utf8), qos: 1, retain: true)
+    let events = Inbox<MonitorEvent>()
+    let (board, follower) = try await Self.follow(space, broker, events: events, revisions: { _ in .success(["0123456789abcdef"]) })
+    #expect(await Self.eventually { events.items.contains { $0.kind == .offline && $0.watch == "agent:station" } }, "\(events.items.map(\.message))")
+    let offline = try #require(events.items.first { $0.kind == .offline && $0.watch == "agent:station" })
+    #expect(offline.message.contains("kept by the broker from before it restarted"), "\(offline.message)")
+    #expect(!events.items.contains { $0.kind == .online && $0.watch == "agent:station" }, "\(events.items.map(\.message))")
+    #expect(await Self.eventually { board.snapshot().rows.first?.state == "offline" }, "\(String(describing: board.snapshot().rows.first))")
+    await follower.stop(grace: .zero)
+    await publisher.close()
+  }
+
   /// A monitor started after an agent was retired (its presence deleted from the broker, its
   /// watch's status still retained): once agents have had the time to be heard (`unheardSettle`),
   /// the watch says that no agent has a presence that serves it, as `status --fleet` says —
@@ -510,9 +530,7 @@ import TSMQTT
   @Test func aMonitorStartedAfterAnAgentWasRetiredSaysNothingServesItsWatch() async throws {
     let (space, broker, publisher) = try await Self.brokerAndPublisher()
     defer { broker.stop() }
-    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
-      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
-    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+    try await Self.publishInSync(publisher)
     let events = Inbox<MonitorEvent>()
     let (board, follower) = try await Self.follow(space, broker, events: events, unheardSettle: .seconds(1))
     #expect(await Self.eventually { board.snapshot().rows.first?.state == "no status" }, "\(String(describing: board.snapshot().rows.first))")
@@ -525,9 +543,17 @@ import TSMQTT
     await publisher.close()
   }
 
+  /// Publishes, retained, agent `station`'s status of `room-1`: revision 0123456789abcdef
+  /// applied, in sync when last read.
+  static func publishInSync(_ client: MQTTClient) async throws {
+    let status = #"{"agent":"station","applied_revision":"0123456789abcdef","device":"memory:room-1","drift":0,"format_version":"1","#
+      + #""last_seen":"2026-12-05T12:00:00Z","pending":0,"result":"applied","revision":"0123456789abcdef","watch":"room-1"}"#
+    try await client.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(status.utf8), qos: 1, retain: true)
+  }
+
   /// Agent `station`'s presence serving `room-1`: online since a time, or its will (no time).
   static func presence(online: Bool) -> [UInt8] {
-    Array((online ? #"{"agent":"station","format_version":"1","online":true,"since":"2026-12-05T00:59:00Z","watches":["room-1"]}"#
+    Array((online ? #"{"agent":"station","format_version":"1","online":true,"since":"\#(InternetTime.text(Date()))","watches":["room-1"]}"#
       : #"{"agent":"station","format_version":"1","online":false,"watches":["room-1"]}"#).utf8)
   }
 
@@ -974,7 +1000,7 @@ import TSMQTT
     defer { broker.stop() }
     let topic = FleetTopics.agent(site: "ward-a", agent: "station")
     func presence(_ online: Bool) -> [UInt8] {
-      Array(#"{"agent":"station","format_version":"1","online":\#(online),"watches":["room-1"]\#(online ? #","since":"2026-12-05T12:00:00Z""# : "")}"#.utf8)
+      Array(#"{"agent":"station","format_version":"1","online":\#(online),"watches":["room-1"]\#(online ? #","since":"\#(InternetTime.text(Date()))""# : "")}"#.utf8)
     }
     func publish(_ online: Bool) async throws {
       let client = try MQTTClient(address: broker.address, configuration: .init(clientID: "station-side"), onMessage: { _ in })
@@ -1175,7 +1201,7 @@ import TSMQTT
   /// Publishes, retained, agent `agent`'s presence serving `watches` (online since a time, or not).
   static func announce(_ client: MQTTClient, _ agent: String, online: Bool = true, watches: [String] = ["room-1"]) async throws {
     let list = watches.map { "\"\($0)\"" }.joined(separator: ",")
-    let payload = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"since":"2026-12-05T00:59:00Z","watches":[\#(list)]}"#
+    let payload = #"{"agent":"\#(agent)","format_version":"1","online":\#(online),"since":"\#(InternetTime.text(Date()))","watches":[\#(list)]}"#
     try await client.publish(FleetTopics.agent(site: "ward-a", agent: agent), payload: Array(payload.utf8), qos: 1, retain: true)
   }
 
