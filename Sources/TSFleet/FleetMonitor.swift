@@ -438,7 +438,7 @@ public enum FleetMonitor {
           }
           guard let previous else { return }
           reachability(id, status, previous: previous)
-          driftOver(id, status)
+          driftOver(id, status, previous: previous)
           // Comparing with the manifests reads them (the first time, or after an edit): not on
           // the network thread, which every other message (an SOS) waits behind. In order, and
           // only while it is the watch's status: one a newer status replaced meanwhile is not
@@ -951,7 +951,12 @@ public enum FleetMonitor {
     /// by id kept every one open (fresh-eyes fe92 D1). When the agent's apply undid it ("undid
     /// what was changed on the watch"), the event says so (`overwritten_by`: the agent, the
     /// revision, when), not as if the wearer had.
-    private func driftOver(_ id: String, _ status: WatchStatus) {
+    ///
+    /// From another agent than the one whose status measured the drift (`previous`: a watch
+    /// taken over, its new agent measuring against what it applied or found itself), the event
+    /// says so: the wearer's change may still be on the watch, the new agent's starting point
+    /// (fresh-eyes fe105 #2: "holds what the last apply left again" while it held the change).
+    private func driftOver(_ id: String, _ status: WatchStatus, previous: WatchStatus? = nil) {
       // Measured after a refused or invalid revision too (the watch is still checked against
       // what it holds: fresh-eyes fe94 D1).
       guard status.drift == 0, status.driftMeasured, let record = record(of: id), let driftID = record.current.openDrift else { return }
@@ -961,6 +966,12 @@ public enum FleetMonitor {
       var fields: [String: JSONValue] = ["drift_id": .string(driftID), "healed": .bool(false), "agent": .string(status.agent),
                                          "watch_id": .string(id)]
       var message = "the watch holds what the last apply left again"
+      if let previous, previous.agent != status.agent, previous.drift > 0 {
+        fields["taken_over_from"] = .string(previous.agent)
+        message = "agent \(status.agent), which took the watch over from agent \(previous.agent), measures no drift against what it "
+          + (status.lastApplied == nil ? "found on the watch" : "applied") + ": the change agent \(previous.agent) reported may still be on the watch, "
+          + "now its starting point ('tsapply device show' on its host says what the watch holds)"
+      }
       if status.result == .applied, status.message?.contains(WatchStatus.undidDrift) == true {
         fields["overwritten_by"] = .object(["agent": .string(status.agent), "revision": .string(status.revision),
                                             "time": status.lastApplied.map(JSONValue.string) ?? .null])

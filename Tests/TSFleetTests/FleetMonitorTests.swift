@@ -347,6 +347,31 @@ import TSMQTT
     #expect(by["agent"] == .string("station") && by["revision"] == .string("aaaa"), "\(resolved.jsonLine)")
   }
 
+  /// A drift another agent ends — the watch taken over by an agent with records of its own,
+  /// which measures no drift against what it found — is not said to be over as if the watch held
+  /// what the last apply left: the event names both agents (fresh-eyes fe105 #2).
+  @Test func aDriftEndedByAnAgentThatTookTheWatchOverSaysSo() async throws {
+    let (space, broker, publisher) = try await Self.brokerAndPublisher()
+    defer { broker.stop() }
+    let (_, events, follower) = try await Self.follower(space, broker, device: "sim:room-1.json")
+    func status(_ agent: String, drift: Int) -> [UInt8] {
+      Array((#"{"agent":"\#(agent)","applied_revision":"aaaa","device":"sim:room-1.json","drift":\#(drift),"format_version":"1","#
+        + #""pending":0,"result":"no-changes","revision":"aaaa","watch":"room-1"}"#).utf8)
+    }
+    let drift = #"{"addresses":["reminder.custom[\"Lunch\"]"],"agent":"a01","format_version":"1","kind":"drift","message":"1 resource changed on the watch since the last apply","#
+      + #""revision":"aaaa","time":"\#(InternetTime.text(Date()))","watch":"room-1"}"#
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status("a01", drift: 1), qos: 1, retain: true)
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .events), payload: Array(drift.utf8), qos: 1, retain: false)
+    _ = await events.wait(for: 1)
+    try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: status("a03", drift: 0), qos: 1, retain: true)
+    let seen = await events.wait(for: 2)
+    await follower.stop(grace: .zero)
+    await publisher.close()
+    let resolved = try #require(seen.first { $0.kind == .resolved }, "\(seen.map(\.jsonLine))")
+    #expect(resolved.message.hasPrefix("agent a03, which took the watch over from agent a01, measures no drift against what it found on the watch")
+            && resolved.fields["taken_over_from"] == .string("a01"), "\(resolved.jsonLine)")
+  }
+
   /// A press heard well after it was made (an agent that published it late) says so in its
   /// words as well as in `heard_at`, as a direct monitor's does (fresh-eyes fe91: only the page said it).
   /// It carries the watch's `profile` (from the agent) and the monitor's `host`, as docs/monitor.md
