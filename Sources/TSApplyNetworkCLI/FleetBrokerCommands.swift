@@ -228,7 +228,10 @@ extension FleetSession {
     // what they would change on the state it last reported (not `-` beside an exit status 2).
     let shown = zip(rows, reports).map { row, report -> FleetStatusRow in
       var row = row
-      if row.pending == nil, FleetStatusRow.notHoldingManifests.contains(row.state) {
+      // Also where its agent reported a count of its own against the revision it holds (`no
+      // desired document`): the table says what the JSON and the exit status count (fresh-eyes
+      // fe105 #3: Pending 0 in the table, 1 in `--json`).
+      if FleetStatusRow.notHoldingManifests.contains(row.state) {
         switch report.verdict {
         case .drift(_, let pending, _), .invalid(_, _, let pending): row.pending = pending
         default: break

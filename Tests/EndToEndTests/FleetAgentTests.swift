@@ -306,9 +306,35 @@ import TSTestSupport
     let edited = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--pending"], in: dir)
     #expect(edited.status == 2, "\(edited.stdout)\(edited.stderr)")
     #expect(edited.stdout.hasSuffix("2 watches: 1 with no drift, 1 with pending changes.\n"), "\(edited.stdout)")
+    // Its Pending cell is the report's count, as in `--json` (fresh-eyes fe105 #3: 0 beside exit 2).
+    let line = edited.stdout.split(separator: "\n").first { $0.hasPrefix("room-14 ") }.map(String.init) ?? ""
+    let cells = line.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    #expect(cells.count >= 6 && cells[1] == "no desired document" && cells[5] != "0" && cells[5] != "-", "\(line)")
     let planned = try TSApplyBinary.run(["plan", "--fleet", "fleet.yaml", "--detailed-exitcode"], in: dir)
     #expect(planned.status == 2, "\(planned.stdout)\(planned.stderr)")
     #expect(planned.stdout.hasSuffix("2 watches: 1 to publish, 1 with changes.\n"), "\(planned.stdout)")
+    // The wearer adds a contact on room-12: its agent measures drift 1 and its own pending 0
+    // against the revision it holds; the table's Pending is the report's count, as in `--json`
+    // (fresh-eyes fe105 #3: 0 in the table, 1 in `--json`).
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-add", "Visitor", "+15550999", "--device", "sim:watches/room-12.json"], in: dir)
+    func room12() throws -> (cells: [String], json: String) {
+      let text = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--pending"], in: dir).stdout
+      let line = text.split(separator: "\n").first { $0.hasPrefix("room-12 ") }.map(String.init) ?? ""
+      return (line.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+              try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--pending", "--json"], in: dir).stdout)
+    }
+    var seen = try room12()
+    let deadline = Date().addingTimeInterval(30)
+    while !(seen.cells.count >= 6 && seen.cells[4] == "1"), Date() < deadline {
+      Thread.sleep(forTimeInterval: 0.5)
+      seen = try room12()
+    }
+    let watches = (try JSONSerialization.jsonObject(with: Data(seen.json.utf8)) as? [String: Any])?["watches"] as? [[String: Any]]
+    let counts = watches?.first { $0["name"] as? String == "room-12" }?["counts"] as? [String: Any]
+    #expect(seen.cells.count >= 6 && seen.cells[1] == "no desired document" && seen.cells[4] == "1"
+              && seen.cells[5] == (counts?["pending"] as? Int).map(String.init), "\(seen.cells) \(String(describing: counts))")
+    // (Taken off again by the wearer: publishing would remove it, which the safety gate refuses.)
+    _ = try TSApplyBinary.run(["device", "simulate", "contact-remove", "Visitor", "--device", "sim:watches/room-12.json"], in: dir)
     #expect(try TSApplyBinary.run(["apply", "--fleet", "fleet.yaml", "--auto-approve", "--wait", "30s"], in: dir).status == 0)
     let again = try TSApplyBinary.run(["status", "--fleet", "fleet.yaml"], in: dir)
     #expect(again.status == 0 && again.stdout.contains("room-12  in sync"), "\(again.stdout)\(again.stderr)")
