@@ -13,8 +13,20 @@ extension FleetSession {
   func adopt(autoApprove: Bool) async throws -> ExitStatus {
     guard let member = loaded.members.first else { throw CommandFailure("drift --fleet --adopt needs one --watch NAME") }
     guard broker == nil else {
-      // Its watches are reached through their agents, which hold the drift records.
-      throw CommandFailure("\(fleetFile) reaches its watches through an MQTT broker: adopt on the agent's host, with 'tsapply drift --adopt --device SPEC FILE' for the watch, then commit the manifest")
+      // Its watches are reached through their agents, which hold the drift records. A watch
+      // whose manifests are merged is compared with them all there too: `--device SPEC FILE`
+      // with its own file alone took the layers' contacts for removals, and its advice to apply
+      // would have removed them (fresh-eyes fe105 #4).
+      let own = member.watch.manifest.map { loaded.fleet.displayPath($0.value) }
+      let layers = own == nil ? member.manifestFiles : Array(member.manifestFiles.dropFirst())
+      let how = layers.isEmpty && own != nil
+        ? "with 'tsapply drift --adopt --device SPEC \(ShellWord.quoted(own ?? ""))' (SPEC the watch's device as the agent names it, TSAPPLY_STATE_DIR the agent's)"
+        : "with the fleet's files: \(member.name) takes values from \(layers.joined(separator: ", ")) as well, so adopt against all of them — a copy of "
+          + "\(fleetFile) without its transport: and site: lines, each device as the agent names it, then 'tsapply drift --adopt --fleet COPY --watch "
+          + "\(ShellWord.quoted(member.name))' (TSAPPLY_STATE_DIR the agent's); 'tsapply drift --adopt --device' with one file would take what the "
+          + "others give for changes to undo"
+      throw CommandFailure("\(fleetFile) reaches its watches through an MQTT broker, and its agents hold the drift records: adopt on the agent's host, "
+                           + how + "; then commit the manifest and publish it with 'tsapply apply --fleet \(ShellWord.quoted(fleetFile))'")
     }
     guard let written = member.watch.manifest else {
       throw CommandFailure("the watch \(member.name) has no manifest of its own in \(fleetFile): all it has comes from the fleet's layers, and adopting never writes into a layer (a layer applies to every watch it selects). Give it one (manifest: FILE under watches: \(member.name)), then adopt again")

@@ -218,6 +218,29 @@ import TSTestSupport
     #expect(several.status == 64 && several.stderr.contains("name it with one --watch NAME"), "\(several.stderr)")
   }
 
+  /// Over MQTT the agents hold the drift records: refused, and for a watch whose manifests are
+  /// merged the advice compares with them all (a copy of the fleet file without its transport),
+  /// never `--device` with its own file alone, whose comparison took the layers' contacts for
+  /// removals (fresh-eyes fe105 #4).
+  @Test func overMQTTTheAdviceAdoptsAgainstEveryManifestOfTheWatch() throws {
+    let dir = try TSApplyBinary.temporaryDirectory()
+    try FileManager.default.createDirectory(at: dir.appendingPathComponent("res"), withIntermediateDirectories: true)
+    try "version: 1\ncontacts:\n  - {name: Desk, phone: \"+15550100\"}\n".write(to: dir.appendingPathComponent("res/ward.yaml"), atomically: true, encoding: .utf8)
+    try "version: 1\ncontacts:\n  - {name: Son, phone: \"+15550101\"}\n".write(to: dir.appendingPathComponent("res/r1.yaml"), atomically: true, encoding: .utf8)
+    try """
+      version: 1
+      transport: mqtt://127.0.0.1:1
+      site: ward-a
+      defaults: res/ward.yaml
+      watches:
+        r1: {device: "sim:w/r1.json", manifest: res/r1.yaml}
+      """.write(to: dir.appendingPathComponent("fleet.yaml"), atomically: true, encoding: .utf8)
+    let refused = try TSApplyBinary.run(["drift", "--fleet", "fleet.yaml", "--watch", "r1", "--adopt"], in: dir)
+    #expect(refused.status == 1, "\(refused.stderr)")
+    #expect(refused.stderr.contains("r1 takes values from res/ward.yaml as well") && refused.stderr.contains("'tsapply drift --adopt --fleet COPY --watch r1'")
+              && refused.stderr.contains("publish it with 'tsapply apply --fleet fleet.yaml'"), "\(refused.stderr)")
+  }
+
   /// A manifest another watch shares, or that is a layer, is refused however its path is spelled
   /// (`.`/`..`, a symbolic link): adopting one watch's drift into it would change the others.
   @Test func refusesASharedManifestHoweverItsPathIsSpelled() throws {
