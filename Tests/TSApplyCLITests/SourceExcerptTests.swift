@@ -44,6 +44,18 @@ import TSModel
     #expect(Self.pointed(excerpt) == character)
   }
 
+  /// A line of control characters (a binary file) is cut by its printed width: each counts as
+  /// wide as its escape, so the echo stays within `maxWidth` as printed (fresh-eyes fe106 #7:
+  /// 259 characters for 160 scalars), the caret still under the column.
+  @Test(arguments: [1, 150, 300])
+  func aLineOfControlCharactersIsCutByItsPrintedWidth(column: Int) {
+    let line = String(repeating: "\u{1}", count: 150) + "X" + String(repeating: "\u{2}", count: 150)
+    let excerpt = SourceExcerpt(line: line, column: column)
+    let printed = ControlCharacters.escaped(excerpt.line)
+    #expect(printed.count <= SourceExcerpt.maxWidth + 2, "\(printed.count): \(printed)")
+    #expect(Array(printed)[excerpt.caretLine.count - 1] == (column == 151 ? "X" : "\\"), "\(printed)\n\(excerpt.caretLine)")
+  }
+
   @Test func aColumnPastTheEndPointsJustAfterTheLine() {
     let line = String(repeating: "a", count: 500)
     let excerpt = SourceExcerpt(line: line, column: 501)
