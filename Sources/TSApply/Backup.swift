@@ -75,6 +75,10 @@ public struct Backup: Hashable, Codable, Sendable {
       if (try? SavedPlan.parse([UInt8](data), path: path)) != nil {
         throw BackupError(path: path, reason: "it is a saved plan (tsapply plan -out), not a backup: apply it with 'tsapply apply \(path)'")
       }
+      // So is a manifest (fresh-eyes fe106 #5: "top level: not valid JSON", and no word of it).
+      if ManifestLoader.load(bytes: [UInt8](data), file: path).manifest != nil {
+        throw BackupError(path: path, reason: "it is a manifest, not a backup: apply it with 'tsapply apply \(ShellWord.quoted(path))'")
+      }
       throw BackupError(path: path, reason: error.reason)
     }
   }

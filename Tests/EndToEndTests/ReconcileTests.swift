@@ -281,6 +281,10 @@ import TSTestSupport
     #expect(wrongRestore.status == 1)
     #expect(wrongRestore.stderr.contains("it is a saved plan (tsapply plan -out), not a backup: apply it with 'tsapply apply "),
             "\(wrongRestore.stderr)")
+    // A manifest given to restore (fresh-eyes fe106 #5: "top level: not valid JSON", no hint).
+    let manifestRestore = try TSApplyBinary.run(["restore", "--auto-approve", "watch.yaml"], in: dir)
+    #expect(manifestRestore.status == 1 && manifestRestore.stderr.contains("it is a manifest, not a backup: apply it with 'tsapply apply "),
+            "\(manifestRestore.stderr)")
     #expect(try Data(contentsOf: Self.stateFile(dir)) == before)
   }
 
