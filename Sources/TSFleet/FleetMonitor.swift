@@ -483,24 +483,17 @@ public enum FleetMonitor {
             return (agent, state, presenceCount[agent] ?? 0, losses, why)
           }
         }
-        for (agent, state, count, losses, why) in stale {
-          var gone = state
-          gone.online = false
-          presence(agent, gone, count: count, losses: losses, why: why)
-        }
+        for (agent, state, count, losses, why) in stale { stalePresence(agent, state, count: count, losses: losses, why: why) }
       } else if let agent = FleetTopics.parseAgent(message.topic), message.payload.isEmpty {
         retired(agent)
-      } else if let agent = FleetTopics.parseAgent(message.topic), var state = AgentState.decode(message.payload) {
+      } else if let agent = FleetTopics.parseAgent(message.topic), let state = AgentState.decode(message.payload) {
         let (count, losses, stale) = lock.withLock { () -> (Int, Int, String?) in
           presenceCount[agent, default: 0] += 1
           lastHeard[agent] = Date()
           presences[agent] = state
           return (presenceCount[agent] ?? 0, self.losses, BrokerRestart.stale(state, brokerStarted: brokerStarted))
         }
-        if let stale {
-          state.online = false
-          return presence(agent, state, count: count, losses: losses, why: stale)
-        }
+        if let stale { return stalePresence(agent, state, count: count, losses: losses, why: stale) }
         // A will heard live (no `since`: written in advance) is believed once this monitor is
         // still connected a moment later; a retained one, heard on connecting, only if the agent
         // has not connected again meanwhile (`retainedWillSettle`): a broker restarted with
@@ -515,6 +508,18 @@ public enum FleetMonitor {
         } else {
           presence(agent, state, count: count, losses: losses)
         }
+      }
+    }
+
+    /// Agent `agent`'s presence `state` (its `count`-th), kept by the broker from before it
+    /// restarted (`why`): offline once `retainedWillSettle` passed without a newer presence — an
+    /// agent alive reconnects and says so within it, as for a will the broker kept (a broker
+    /// restart is no `agent_offline` for an agent that comes back).
+    private func stalePresence(_ agent: String, _ state: AgentState, count: Int, losses: Int, why: String) {
+      var gone = state
+      gone.online = false
+      reporting.asyncAfter(deadline: .now() + Backoff.seconds(Self.retainedWillSettle)) { [weak self, gone] in
+        self?.presence(agent, gone, count: count, losses: losses, why: why)
       }
     }
 

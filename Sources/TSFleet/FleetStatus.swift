@@ -642,7 +642,9 @@ public enum FleetStatus {
   }
 
   private static func unserved(_ status: WatchStatus) -> String {
+    // With the drift it measured then (fresh-eyes fe105 #5: "no-changes" alone, beside SOS switched off).
     "nothing checks the watch or applies its manifests, and its SOS presses reach no one (it last reported \(status.result.rawValue)"
+      + (status.measuresDrift && status.drift > 0 ? ", \(status.drift) changed on the watch since its last apply" : "")
       + (status.lastSeen.map { ", read at \($0)" } ?? "") + "); give it to an agent ('tsapply agent … --device')"
   }
 

@@ -1834,7 +1834,8 @@ import TSTestSupport
     let drifted = status.replacingOccurrences(of: #""drift":0"#, with: #""drift":1,"drift_addresses":["emergency"],"sos_at_risk":true"#)
     try await publisher.publish(FleetTopics.watch(site: "ward-a", watch: "room-1", .status), payload: Array(drifted.utf8), qos: 1, retain: true)
     let again = try #require(try await FleetStatus.broker(members, site: "ward-a", settings: site.settings, timeout: .seconds(120)).rows.first)
-    #expect(again.state == "no status" && again.note?.hasPrefix("SOS at risk when its agent last read it (2026-12-05T12:00:00Z): ") == true,
+    #expect(again.state == "no status" && again.note?.hasPrefix("SOS at risk when its agent last read it (2026-12-05T12:00:00Z): ") == true
+              && again.note?.contains("(it last reported applied, 1 changed on the watch since its last apply, read at") == true,
             "\(again.state): \(again.note ?? "")")
     await publisher.close()
   }
