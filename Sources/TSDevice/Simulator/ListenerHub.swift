@@ -58,6 +58,11 @@ final class ListenerHub: @unchecked Sendable {
         return newest < sequence
       } ?? journal.endIndex
       let events = journal[start...]
+      // Nothing new: where it was. A snapshot read before the last change and delivered after
+      // it (the file watcher's read, then the writer's own delivery) took the position back to
+      // its older numbering, and the next delivery gave that change again (one SOS press, two
+      // deliveries); a journal numbered anew is heard by time, or as another one, all the same.
+      guard !events.isEmpty else { return (events, self) }
       return (events, Position(sequence: newest, time: events.last?.date ?? time))
     }
   }
