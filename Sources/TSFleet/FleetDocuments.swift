@@ -66,12 +66,7 @@ public struct DesiredDocument: Sendable {
 
   /// A fresh publication token: 16 hex digits from the system's random source (64 bits, so two
   /// runs never share one).
-  public static func newPublication() -> String {
-    var generator = SystemRandomNumberGenerator()
-    let value = generator.next() as UInt64
-    let hex = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
-  }
+  public static func newPublication() -> String { RandomHex.sixteenDigits() }
 
   /// The revision of `manifest` with `allowDestroy`: 16 hex digits of SHA-256.
   public static func revision(manifest: Manifest, allowDestroy: Bool) -> String {

@@ -1054,9 +1054,13 @@ public final class MonitoredWatches: Sendable {
   /// and `members`, the others are forgotten.
   public func waiting(members: [FleetMember], engine: Engine) -> [Watch] {
     lock.withLock {
-      let devices = Set(members.map { engine.canonicalSpec($0.device) })
+      // A watch kept under a spec a member has, as written, is that member's: only the others'
+      // paths are resolved (at a thousand watches each resolution is a handful of `lstat`s).
+      let written = Set(members.map(\.device))
+      let kept = read().filter { !written.contains($0.device) }
+      let devices = kept.isEmpty ? [] : Set(members.map { engine.canonicalSpec($0.device) })
       var seen: Set<String> = []
-      let waiting = read().filter { watch in
+      let waiting = kept.filter { watch in
         let identity = engine.canonicalSpec(watch.device)
         guard !devices.contains(identity), seen.insert(identity).inserted else { return false }
         let outbox = Outbox(directory: WatchHome(identity: identity, root: engine.stateRoot).outboxDirectory).entries()

@@ -221,10 +221,11 @@ extension FleetMonitor {
         // entry corrected): its monitor moves to it — the old device's retires (what it heard is
         // still delivered), one for the new device starts. It went on watching the old device
         // under the name, and the new watch's SOS presses reached no one (fresh-eyes finding).
-        // Another spelling of the same device is no move.
+        // Another spelling of the same device is no move (the spelling unchanged needs no look
+        // at the file system: each look would otherwise resolve every watch's path twice).
         let moved = current.filter { member in
           membership.names.contains(member.name) && !leaving.contains(member.name)
-            && devices[member.name].map { canonical($0) != canonical(member.device) } == true
+            && devices[member.name].map { $0 != member.device && canonical($0) != canonical(member.device) } == true
         }
         if !moved.isEmpty {
           let names = Set(moved.map(\.name))
@@ -248,8 +249,10 @@ extension FleetMonitor {
         }
         // A watch whose device a running monitor still watches (renamed in the fleet file: the
         // old name's monitor is stopping and holds the watch's monitor lock) joins once it stopped.
-        let busy = handOver(current.filter { !membership.names.contains($0.name) }.map(\.device))
-        let added = current.filter { !membership.names.contains($0.name) && !busy.contains(canonical($0.device)) }
+        let newcomers = current.filter { !membership.names.contains($0.name) }
+        guard !newcomers.isEmpty else { continue }
+        let busy = handOver(newcomers.map(\.device))
+        let added = newcomers.filter { !busy.contains(canonical($0.device)) }
         guard !added.isEmpty else { continue }
         monitored.add(added)
         membership.join(added.map(\.name))

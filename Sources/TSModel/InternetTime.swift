@@ -13,8 +13,29 @@ public enum InternetTime {
     var seconds = time_t(whole)
     var parts = tm()
     gmtime_r(&seconds, &parts)
-    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds))
+    // Digits put in place, not `String(format:)`: every event, record and status line is timed
+    // here, and Foundation's formatting cost a thousand-watch monitor's start 2 % of its CPU.
+    var text = ""
+    text.reserveCapacity(24)
+    func digits(_ value: Int, _ width: Int) {
+      let written = String(value)
+      if written.count < width { text += String(repeating: "0", count: width - written.count) }
+      text += written
+    }
+    digits(Int(parts.tm_year) + 1900, 4)
+    text += "-"
+    digits(Int(parts.tm_mon) + 1, 2)
+    text += "-"
+    digits(Int(parts.tm_mday), 2)
+    text += "T"
+    digits(Int(parts.tm_hour), 2)
+    text += ":"
+    digits(Int(parts.tm_min), 2)
+    text += ":"
+    digits(Int(parts.tm_sec), 2)
+    text += "."
+    digits(Int(milliseconds), 3)
+    return text + "Z"
   }
 
   /// The time `text` names: ISO 8601 with seconds, `Z` or an offset, fractional seconds

@@ -149,6 +149,9 @@ public enum SecureFile {
   ///   so (`FilePaths.notADirectory`) rather than passing on Foundation's error.
   public static func createDirectory(_ path: String) throws(SecureFileError) {
     guard !path.isEmpty else { return }
+    // One `stat` when it is there already (every write asks for its folder).
+    var info = stat()
+    if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
     if let blocker = FilePaths.nonDirectory(in: path) {
       throw SecureFileError(path: path, reason: FilePaths.notADirectory(path, blocker: blocker))
     }

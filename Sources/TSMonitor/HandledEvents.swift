@@ -136,7 +136,7 @@ public final class HandledEvents: @unchecked Sendable {
   public init(path: String, watch: String) {
     self.path = path
     let fresh = State(format: Self.formatName, version: 1, watch: watch,
-                      epoch: String(format: "%016llx", UInt64.random(in: 0...UInt64.max)), lastEventID: nil, sequence: 0,
+                      epoch: RandomHex.sixteenDigits(), lastEventID: nil, sequence: 0,
                       recentSOS: nil, listeningSince: nil, outage: nil, lastSeen: nil, sosAtRisk: nil, gapTold: nil)
     switch Self.read(path) {
     case .missing:
@@ -211,17 +211,32 @@ public final class HandledEvents: @unchecked Sendable {
 
   /// Records that the event `id` (when the device numbers its events) was handled and, for an
   /// SOS, that `sequence` was used and `press` handled (kept in `recentSOS`, the oldest dropped
-  /// beyond `keptPresses`); on disk before it returns. `durable`: fsynced, so it outlives a power
-  /// cut; a listener's resume point at start (nothing handled yet) is not — it outlives the
-  /// process either way, and a thousand watches' first start would cost a thousand fsyncs.
+  /// beyond `keptPresses`); on disk and fsynced before it returns, so it outlives a power cut.
+  /// What need not outlive a crash is `resumeAfter(_:)`'s.
   /// - Throws: `SecureFileError` when the file cannot be written (the record in memory is kept).
-  public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil, durable: Bool = true) throws(SecureFileError) {
-    try update(durable: durable) { state in
+  public func handled(_ id: DeviceEventID?, sequence: Int? = nil, press: Press? = nil) throws(SecureFileError) {
+    try update(durable: true) { state in
       if let id { state.lastEventID = id }
       if let sequence { state.sequence = max(state.sequence, sequence) }
       if let press, state.recentSOS?.contains(where: { $0.id == press.id }) != true {
         state.recentSOS = Array(((state.recentSOS ?? []) + [press]).suffix(Self.keptPresses))
       }
+    }
+  }
+
+  /// Records `id` as the last event handled where losing it costs nothing — the listener's
+  /// resume point (reported as it starts), a contact change (it asks for a check), a press made
+  /// before anyone listened (only recorded) — in memory, on disk with the next write (`seen`, an
+  /// SOS handled), not with one of its own: at a thousand watches' first start those writes
+  /// were half the files made, each a new inode. A monitor killed before that write resumes
+  /// from the point before and hears these again: a change is checked once more, an old press
+  /// recorded again; every SOS told is on disk (fsynced, `handled`) with its id before it is.
+  public func resumeAfter(_ id: DeviceEventID?) {
+    guard let id else { return }
+    lock.withLock {
+      guard state.lastEventID != id else { return }
+      state.lastEventID = id
+      onDisk = false
     }
   }
 

@@ -98,11 +98,11 @@ extension Monitor {
       self.announcements.heard(report)
       switch report {
       case .resumePoint(let id):
-        self.eventLock.withLock { self.recordHandled(id, sequence: nil, durable: false) }
+        self.eventLock.withLock { self.locked { self.session?.handled }?.resumeAfter(id) }
       case .event(let event) where event.kind == .sosRequested
         && Self.pressed(event.time, before: waited, untimedIsOlder: firstStart):
         // Pressed before this monitor waited for the watch: not this monitor's to deliver.
-        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
+        self.eventLock.withLock { self.locked { self.session?.handled }?.resumeAfter(event.id) }
       case .event(let event) where event.kind == .sosRequested:
         if unheard.value {
           self.sosPressed(watch: identity, profile: profile, deviceEvent: event.id, pressedAt: event.time,
@@ -113,7 +113,7 @@ extension Monitor {
       case .event(let event):
         self.mailbox.post(.changed)
         // A missed change needs no replay (connecting checks the watch anyway), only the record.
-        self.eventLock.withLock { self.recordHandled(event.id, sequence: nil) }
+        self.eventLock.withLock { self.locked { self.session?.handled }?.resumeAfter(event.id) }
       case .failed(let kind, let error):
         self.listenerFailed(Listener(kind), error, generation: generation)
       case .interrupted(let why):
@@ -159,10 +159,10 @@ extension Monitor {
 
   /// Records that the device's event `id` was handled (and SOS number `sequence` used); a
   /// failure to write is reported once.
-  private func recordHandled(_ id: DeviceEventID?, sequence: Int?, durable: Bool = true) {
+  private func recordHandled(_ id: DeviceEventID?, sequence: Int?) {
     guard let session = locked({ self.session }), id != nil || sequence != nil else { return }
     do {
-      try session.handled.handled(id, sequence: sequence, durable: durable)
+      try session.handled.handled(id, sequence: sequence)
     } catch {
       handledNotRecorded(error, session: session)
     }

@@ -179,18 +179,28 @@ public final class Monitor: @unchecked Sendable {
     // went away still says when it was last read (fresh-eyes finding: "last seen" empty).
     var lastAnswered: Date?
     let identity = engine.canonicalSpec(chosenSpec())
-    let kept = HandledEvents.kept(of: identity, engine: engine)
-    var keptOutage = kept?.outageSince
+    // Read when first needed — the watch out of reach — so a start where every watch answers
+    // does not read each record twice (`begin` reads it for the session). Once the watch has
+    // answered, the outage kept is over.
+    var keptRecord: (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)??
+    var keptOutageOver = false
+    func kept() -> (outageSince: Date?, lastSeen: Date?, sosAtRisk: Bool)? {
+      if case .some(let record) = keptRecord { return record }
+      let record = HandledEvents.kept(of: identity, engine: engine)
+      keptRecord = .some(record)
+      return record
+    }
+    var keptOutage: Date? { keptOutageOver ? nil : kept()?.outageSince }
 
     func goOffline(_ reason: String, error: DeviceError?) {
       if offlineSince == nil {
         let found = now()
         let since = keptOutage ?? found
-        let seen = lastAnswered ?? kept?.lastSeen
+        let seen = lastAnswered ?? kept()?.lastSeen
         offlineSince = since
         // What its last read found, said while it cannot be read (the page, after a restart too).
         let fields = Self.offlineFields(error, reason: reason, since: since, lastSeen: seen,
-                                        sosAtRisk: lastAnswered != nil ? tracking.sosAtRisk : kept?.sosAtRisk == true)
+                                        sosAtRisk: lastAnswered != nil ? tracking.sosAtRisk : kept()?.sosAtRisk == true)
         if let handled = locked({ session?.handled }) {
           if let lastAnswered { try? handled.seen(lastAnswered, sosAtRisk: tracking.sosAtRisk, exactly: true) }
           try? handled.outage(since: since, lastSeen: seen)
@@ -285,7 +295,7 @@ public final class Monitor: @unchecked Sendable {
       if confirming {
         offlineSince = nil
         backoff.reset()
-        keptOutage = nil
+        keptOutageOver = true
         if let handled = locked({ session?.handled }), handled.current.outage != nil { try? handled.outage(since: nil, lastSeen: nil) }
       }
     }

@@ -84,8 +84,8 @@ public struct MonitorEvent: Hashable, Sendable {
   /// A new event id: the UTC time to the millisecond and 64 random bits in hex,
   /// e.g. `20261201T093000.123Z-5e1b7a90c4d2e6f1`. Ids sort by time.
   public static func newID(time: Date) -> String {
-    let compact = timestamp(time).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-    return compact + "-" + String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
+    let compact = String(timestamp(time).unicodeScalars.filter { $0 != "-" && $0 != ":" })
+    return compact + "-" + RandomHex.sixteenDigits()
   }
 
   /// For a `drift` event: whether the drift alters whom an SOS press reaches — its
@@ -129,17 +129,18 @@ public struct MonitorEvent: Hashable, Sendable {
 
   /// `value` as compact JSON, keys sorted, slashes unescaped: `ManifestJSON.encoded`, which
   /// writes what `JSONEncoder` writes for these options (keys in `String` order, the same
-  /// escapes) at a tenth of the cost; a value holding a non-integer number goes through
+  /// escapes) at a tenth of the cost; a whole number (`interval_seconds: 300`) is written as
+  /// the integer it is, as `JSONEncoder` writes it; a value holding a fraction goes through
   /// `JSONEncoder`, whose spelling of doubles is its own.
   public static func compact(_ value: JSONValue) -> String {
     var text: String
-    if holdsNumber(value) {
+    if let whole = wholeNumbers(value) {
+      text = ManifestJSON.encoded(whole)
+    } else {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
       guard let data = try? encoder.encode(value) else { return "{}" }
       text = String(decoding: data, as: UTF8.self)
-    } else {
-      text = ManifestJSON.encoded(value)
     }
     // Neither escapes U+2028 and U+2029 (E2 80 A8/A9 in UTF-8); some line readers split on them.
     guard text.utf8.contains(0xE2) else { return text }
@@ -147,13 +148,34 @@ public struct MonitorEvent: Hashable, Sendable {
     return text
   }
 
-  /// Whether `value` holds a `.number` anywhere.
-  private static func holdsNumber(_ value: JSONValue) -> Bool {
+  /// `value` with each `.number` that is a whole number of at most 2⁵³ in size (exact in a
+  /// double) as that `.integer`; `value` itself when it holds no `.number`; `nil` when one is
+  /// a fraction, not finite or larger.
+  private static func wholeNumbers(_ value: JSONValue) -> JSONValue? {
     switch value {
-    case .number: true
-    case .array(let items): items.contains(where: holdsNumber)
-    case .object(let entries): entries.values.contains(where: holdsNumber)
-    case .null, .bool, .integer, .string: false
+    case .number(let number):
+      guard number.isFinite, number.rounded() == number, abs(number) <= 9_007_199_254_740_992 else { return nil }
+      return .integer(Int(number))
+    case .array(let items):
+      var whole: [JSONValue] = []
+      whole.reserveCapacity(items.count)
+      for item in items {
+        guard let converted = wholeNumbers(item) else { return nil }
+        whole.append(converted)
+      }
+      return .array(whole)
+    case .object(let entries):
+      var whole = entries
+      for (key, entry) in entries {
+        switch entry {
+        case .null, .bool, .integer, .string: continue
+        case .number, .array, .object:
+          guard let converted = wholeNumbers(entry) else { return nil }
+          whole[key] = converted
+        }
+      }
+      return .object(whole)
+    case .null, .bool, .integer, .string: return value
     }
   }
 

@@ -171,6 +171,11 @@ import TSTestSupport
                       "é": .string("e\u{301}"), "z": .array([.string("q\"\\\t\n\r\u{8}\u{c}\u{1}\u{1f}\u{7f}"), .integer(0)])]),
     JSONValue.array([.string("line\u{2028}sep\u{2029}para"), .object(["phoneNum": .string("+1555"), "name": .string("½ 😀")])]),
     JSONValue.string(""),
+    // Whole numbers are written as the integers they are; a fraction anywhere goes through the encoder.
+    JSONValue.object(["interval_seconds": .number(300), "z": .number(0), "n": .number(-2), "big": .number(9_007_199_254_740_992),
+                      "list": .array([.number(1), .object(["deep": .number(7)])])]),
+    JSONValue.object(["offline_seconds": .number(12.5), "interval_seconds": .number(300)]),
+    JSONValue.array([.number(1e300), .number(-0.25)]),
   ])
   func compactIsWhatTheEncoderWrites(value: JSONValue) throws {
     let encoder = JSONEncoder()
@@ -288,6 +293,33 @@ func mode(_ path: String) throws -> Int {
     let freshPath = try temporaryDirectory() + "/fresh.json"
     try HandledEvents(path: freshPath, watch: "sim:/w.json").handled(nil, sequence: 0)
     #expect(FileManager.default.fileExists(atPath: freshPath), "a fresh record is written at its first resume point")
+  }
+
+  /// A listener's resume point goes to disk with the record's next write, not with one of its
+  /// own: a monitor's first start writes each watch's record twice (when it first listened,
+  /// then when it first read the watch), not three times. A handled event is on disk at once.
+  @Test func aResumePointIsWrittenWithTheNextWrite() throws {
+    let path = try temporaryDirectory() + "/monitor-events.json"
+    let record = HandledEvents(path: path, watch: "sim:/w.json")
+    let since = try record.listeningSince(now: Date(timeIntervalSince1970: 1_800_000_000))
+    let inode = { (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber]) as? Int }
+    let first = try inode()
+    record.resumeAfter(DeviceEventID("4"))
+    #expect(record.lastEventID == DeviceEventID("4"))
+    #expect(try inode() == first, "the resume point alone is not written")
+    #expect(HandledEvents(path: path, watch: "sim:/w.json").lastEventID == nil, "a restart now resumes from the point before")
+    try record.seen(Date(timeIntervalSince1970: 1_800_000_001), sosAtRisk: false)
+    let restarted = HandledEvents(path: path, watch: "sim:/w.json")
+    #expect(restarted.lastEventID == DeviceEventID("4") && restarted.current.lastSeen != nil)
+    #expect(try restarted.listeningSince(now: Date()) == since)
+
+    // The resume point a restart read is not written again; a handled event is written and kept.
+    let written = try inode()
+    restarted.resumeAfter(DeviceEventID("4"))
+    try restarted.seen(Date(timeIntervalSince1970: 1_800_000_002), sosAtRisk: false)
+    #expect(try inode() == written, "nothing changed: nothing written")
+    try restarted.handled(DeviceEventID("5"))
+    #expect(HandledEvents(path: path, watch: "sim:/w.json").lastEventID == DeviceEventID("5"))
   }
 
   /// The newest presses handled are kept across restarts, each once, oldest dropped beyond
