@@ -14,32 +14,42 @@ public enum FilePaths {
   /// kept as written. A relative `path` is taken from `/`; a loop of links stops after
   /// `maximumLinks` and keeps the rest as written.
   public static func resolved(_ path: String) -> String {
-    var pending = components(path)
+    // Taken from the end (reversed), so each component is removed in constant time.
+    var pending = Array(components(path).reversed())
     var result: [String] = []
+    // `result` as a path (`/a/b`; empty for the root), kept beside it so that each component's
+    // `lstat` costs no join: this runs for every watch a fleet command or monitor opens.
+    var prefix = ""
     var exists = true
     var links = 0
-    while !pending.isEmpty {
-      let component = pending.removeFirst()
+    while let component = pending.popLast() {
       if component == "." { continue }
       if component == ".." {
-        if !result.isEmpty { result.removeLast() }
+        if !result.isEmpty {
+          result.removeLast()
+          prefix = result.isEmpty ? "" : "/" + result.joined(separator: "/")
+        }
         continue
       }
       if exists {
         // One `lstat` a component: whether it exists, and whether it is a link to follow.
-        let candidate = "/" + (result + [component]).joined(separator: "/")
+        let candidate = prefix + "/" + component
         var info = stat()
         exists = lstat(candidate, &info) == 0
         if exists, (info.st_mode & S_IFMT) == S_IFLNK, links < maximumLinks, let target = linkTarget(candidate) {
           links += 1
-          if target.hasPrefix("/") { result = [] }
-          pending = components(target) + pending
+          if target.hasPrefix("/") {
+            result = []
+            prefix = ""
+          }
+          pending += components(target).reversed()
           continue
         }
       }
       result.append(component)
+      prefix += "/" + component
     }
-    return "/" + result.joined(separator: "/")
+    return prefix.isEmpty ? "/" : prefix
   }
 
   /// The absolute `path` without `.` and `..` components: `resolved(path)` when it has any
